@@ -1,0 +1,1 @@
+# bench: rules come with the issue that builds this part.

@@ -1,0 +1,1 @@
+# kernels: rules come with the issue that builds this part.

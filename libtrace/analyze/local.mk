@@ -1,0 +1,1 @@
+# libtrace/analyze: rules come with the issue that builds this part.

@@ -1,0 +1,1 @@
+# libtrace/capture: rules come with the issue that builds this part.

@@ -1,0 +1,1 @@
+# libtrace/cli: rules come with the issue that builds this part.

@@ -1,0 +1,44 @@
+/* error.c: the per-thread message behind gt_error_last(), and status names.
+ * Every store function that fails sets the message with gt_error_set(). */
+#include "gt_store.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+static _Thread_local char last_message[1024];
+
+const char *gt_error_last(void)
+{
+    return last_message;
+}
+
+void gt_error_clear(void)
+{
+    last_message[0] = '\0';
+}
+
+int gt_error_set(int status, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(last_message, sizeof last_message, fmt, ap);
+    va_end(ap);
+    return status;
+}
+
+const char *gt_status_name(int status)
+{
+    switch (status) {
+    case GT_OK: return "ok";
+    case GT_ERR_NOMEM: return "out of memory";
+    case GT_ERR_IO: return "input/output error";
+    case GT_ERR_CORRUPT: return "corrupt file";
+    case GT_ERR_NOTTRACE: return "not a trace";
+    case GT_ERR_VERSION: return "unsupported schema version";
+    case GT_ERR_INVALID: return "invalid argument";
+    case GT_ERR_NOTFOUND: return "not found";
+    case GT_ERR_FULL: return "disk full";
+    case GT_ERR_EXISTS: return "file exists";
+    }
+    return "unknown error";
+}

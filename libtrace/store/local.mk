@@ -1,0 +1,27 @@
+# libtrace/store: the trace schema, writer and reader. A convenience library
+# (PIC) linked into libgtrace.so, the gtrace CLI and the viewer.
+noinst_LTLIBRARIES += libtrace/store/libgtstore.la
+libtrace_store_libgtstore_la_SOURCES = \
+	libtrace/store/gt_store.h \
+	libtrace/store/error.c \
+	libtrace/store/events.c \
+	libtrace/store/schema.h \
+	libtrace/store/schema.c \
+	libtrace/store/writer.c \
+	libtrace/store/reader.c
+libtrace_store_libgtstore_la_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
+libtrace_store_libgtstore_la_LIBADD = $(SQLITE_LIBS) $(PTHREAD_LIBS)
+
+if HAVE_CUNIT
+check_PROGRAMS += tests/unit/test_store_writer tests/unit/test_store_reader tests/unit/test_store_roundtrip
+TESTS += tests/unit/test_store_writer tests/unit/test_store_reader tests/unit/test_store_roundtrip
+tests_unit_test_store_writer_SOURCES = tests/unit/test_store_writer.c
+tests_unit_test_store_writer_CFLAGS = $(AM_CFLAGS) $(CUNIT_CFLAGS) $(SQLITE_CFLAGS) -I$(top_srcdir)/tests/unit
+tests_unit_test_store_writer_LDADD = libtrace/store/libgtstore.la tests/unit/libgttest.la $(CUNIT_LIBS) $(SQLITE_LIBS)
+tests_unit_test_store_reader_SOURCES = tests/unit/test_store_reader.c
+tests_unit_test_store_reader_CFLAGS = $(AM_CFLAGS) $(CUNIT_CFLAGS) $(SQLITE_CFLAGS) -I$(top_srcdir)/tests/unit
+tests_unit_test_store_reader_LDADD = libtrace/store/libgtstore.la tests/unit/libgttest.la $(CUNIT_LIBS) $(SQLITE_LIBS)
+tests_unit_test_store_roundtrip_SOURCES = tests/unit/test_store_roundtrip.c
+tests_unit_test_store_roundtrip_CFLAGS = $(AM_CFLAGS) $(CUNIT_CFLAGS) $(SQLITE_CFLAGS) -I$(top_srcdir)/tests/unit
+tests_unit_test_store_roundtrip_LDADD = libtrace/store/libgtstore.la tests/unit/libgttest.la $(CUNIT_LIBS) $(SQLITE_LIBS)
+endif

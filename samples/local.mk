@@ -1,0 +1,1 @@
+# samples: rules come with the issue that builds this part.

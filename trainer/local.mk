@@ -1,0 +1,1 @@
+# trainer: rules come with the issue that builds this part.

@@ -1,0 +1,1 @@
+# viewer: rules come with the issue that builds this part.
