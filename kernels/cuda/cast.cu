@@ -1,0 +1,78 @@
+/* cast.cu: dtype conversions on the GPU (fp32 <-> bf16, fp32 <-> fp16), the
+ * storage casts mixed precision needs. Rounding is to nearest even, as the
+ * CPU reference does, so both backends store identical low-precision bits.
+ * Kernels sit above their launchers; each launcher opens an NVTX range. */
+#include "kernels_cuda.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <nvtx3/nvToolsExt.h>
+
+#define THREADS 256
+
+__global__ void f32_to_bf16_kernel(__nv_bfloat16 *out, const float *in, long n)
+{
+    for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x)
+        out[i] = __float2bfloat16_rn(in[i]);
+}
+
+__global__ void bf16_to_f32_kernel(float *out, const __nv_bfloat16 *in, long n)
+{
+    for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x)
+        out[i] = __bfloat162float(in[i]);
+}
+
+__global__ void f32_to_f16_kernel(__half *out, const float *in, long n)
+{
+    for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x)
+        out[i] = __float2half_rn(in[i]);
+}
+
+__global__ void f16_to_f32_kernel(float *out, const __half *in, long n)
+{
+    for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x)
+        out[i] = __half2float(in[i]);
+}
+
+/* Grid-stride loops: enough blocks to fill the GPU, never more than the work. */
+static unsigned blocks_for(long n)
+{
+    long b = (n + THREADS - 1) / THREADS;
+    return (unsigned)(b < 1 ? 1 : (b > 65535 ? 65535 : b));
+}
+
+extern "C" int kc_cast_f32_to_bf16(uint16_t *out, const float *in, long n, cudaStream_t stream)
+{
+    nvtxRangePushA("cast f32->bf16");
+    f32_to_bf16_kernel<<<blocks_for(n), THREADS, 0, stream>>>((__nv_bfloat16 *)out, in, n);
+    cudaError_t err = cudaGetLastError();
+    nvtxRangePop();
+    return (int)err;
+}
+
+extern "C" int kc_cast_bf16_to_f32(float *out, const uint16_t *in, long n, cudaStream_t stream)
+{
+    nvtxRangePushA("cast bf16->f32");
+    bf16_to_f32_kernel<<<blocks_for(n), THREADS, 0, stream>>>(out, (const __nv_bfloat16 *)in, n);
+    cudaError_t err = cudaGetLastError();
+    nvtxRangePop();
+    return (int)err;
+}
+
+extern "C" int kc_cast_f32_to_f16(uint16_t *out, const float *in, long n, cudaStream_t stream)
+{
+    nvtxRangePushA("cast f32->f16");
+    f32_to_f16_kernel<<<blocks_for(n), THREADS, 0, stream>>>((__half *)out, in, n);
+    cudaError_t err = cudaGetLastError();
+    nvtxRangePop();
+    return (int)err;
+}
+
+extern "C" int kc_cast_f16_to_f32(float *out, const uint16_t *in, long n, cudaStream_t stream)
+{
+    nvtxRangePushA("cast f16->f32");
+    f16_to_f32_kernel<<<blocks_for(n), THREADS, 0, stream>>>(out, (const __half *)in, n);
+    cudaError_t err = cudaGetLastError();
+    nvtxRangePop();
+    return (int)err;
+}
