@@ -1,1 +1,55 @@
-# trainer: rules come with the issue that builds this part.
+# trainer: the reference trainer (see the "Trainer" section of ARCHITECTURE.md).
+# libtrainer.la is everything but main(): the unit suites link it. It builds
+# without NVTX (the annotations become no-ops), but the trainer program is
+# only built with NVTX headers: a trainer that tools cannot see defeats its
+# purpose as the reference program gtrace users profile.
+noinst_LTLIBRARIES += trainer/libtrainer.la
+trainer_libtrainer_la_SOURCES = \
+	trainer/error.h trainer/error.c \
+	trainer/nvtx.h trainer/nvtx.c \
+	trainer/tensor.h trainer/tensor.c \
+	trainer/alloc.h trainer/alloc.c \
+	trainer/backend.h trainer/backend_cpu.c \
+	trainer/rng.h \
+	trainer/gpt.h trainer/model_gpt.c \
+	trainer/optim.h trainer/optim.c \
+	trainer/data.h trainer/data.c \
+	trainer/ckpt.h trainer/ckpt.c
+TRAINER_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/trainer -I$(top_srcdir)/kernels $(NVTX_CPPFLAGS)
+trainer_libtrainer_la_CPPFLAGS = $(TRAINER_CPPFLAGS)
+trainer_libtrainer_la_CFLAGS = $(AM_CFLAGS) -O2 $(OPENMP_CFLAGS) $(BLAS_CFLAGS)
+trainer_libtrainer_la_LIBADD = kernels/libkernels_cpu.la $(BLAS_LIBS) $(PTHREAD_LIBS) $(M_LIBS) $(DL_LIBS)
+
+if HAVE_NVTX
+bin_PROGRAMS += trainer/trainer
+trainer_trainer_SOURCES = trainer/main.c
+trainer_trainer_CPPFLAGS = $(TRAINER_CPPFLAGS)
+trainer_trainer_CFLAGS = $(AM_CFLAGS) -O2 $(OPENMP_CFLAGS)
+trainer_trainer_LDFLAGS = $(AM_LDFLAGS) $(OPENMP_CFLAGS)
+trainer_trainer_LDADD = trainer/libtrainer.la
+
+TESTS += tests/integration/trainer_cli.sh tests/integration/trainer_train.sh
+endif
+EXTRA_DIST += tests/integration/trainer_cli.sh tests/integration/trainer_train.sh
+
+if HAVE_CUNIT
+TRAINER_TEST_CFLAGS = $(AM_CFLAGS) $(CUNIT_CFLAGS) $(OPENMP_CFLAGS)
+TRAINER_TEST_LDADD = trainer/libtrainer.la tests/unit/libgttest.la $(CUNIT_LIBS)
+check_PROGRAMS += tests/unit/test_trainer_alloc tests/unit/test_trainer_data tests/unit/test_trainer_model
+TESTS += tests/unit/test_trainer_alloc tests/unit/test_trainer_data tests/unit/test_trainer_model
+tests_unit_test_trainer_alloc_SOURCES = tests/unit/test_trainer_alloc.c
+tests_unit_test_trainer_alloc_CPPFLAGS = $(TRAINER_CPPFLAGS) -I$(top_srcdir)/tests/unit
+tests_unit_test_trainer_alloc_CFLAGS = $(TRAINER_TEST_CFLAGS)
+tests_unit_test_trainer_alloc_LDFLAGS = $(AM_LDFLAGS) $(OPENMP_CFLAGS)
+tests_unit_test_trainer_alloc_LDADD = $(TRAINER_TEST_LDADD)
+tests_unit_test_trainer_data_SOURCES = tests/unit/test_trainer_data.c
+tests_unit_test_trainer_data_CPPFLAGS = $(TRAINER_CPPFLAGS) -I$(top_srcdir)/tests/unit
+tests_unit_test_trainer_data_CFLAGS = $(TRAINER_TEST_CFLAGS)
+tests_unit_test_trainer_data_LDFLAGS = $(AM_LDFLAGS) $(OPENMP_CFLAGS)
+tests_unit_test_trainer_data_LDADD = $(TRAINER_TEST_LDADD)
+tests_unit_test_trainer_model_SOURCES = tests/unit/test_trainer_model.c
+tests_unit_test_trainer_model_CPPFLAGS = $(TRAINER_CPPFLAGS) -I$(top_srcdir)/tests/unit
+tests_unit_test_trainer_model_CFLAGS = $(TRAINER_TEST_CFLAGS)
+tests_unit_test_trainer_model_LDFLAGS = $(AM_LDFLAGS) $(OPENMP_CFLAGS)
+tests_unit_test_trainer_model_LDADD = $(TRAINER_TEST_LDADD)
+endif

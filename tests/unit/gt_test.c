@@ -1,4 +1,5 @@
 /* gt_test.c: the CUnit runner and scratch-file helpers of gt_test.h. */
+#define _XOPEN_SOURCE 700 /* nftw */
 #include "gt_test.h"
 
 #include <CUnit/Basic.h>

@@ -1,0 +1,70 @@
+/* layernorm.c: LayerNorm forward and backward, CPU reference (eps 1e-5). */
+#include "ops.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+void op_layernorm_forward_cpu(float *out, float *mean, float *rstd, const float *inp,
+                              const float *weight, const float *bias, int N, int C)
+{
+#pragma omp parallel for
+    for (int n = 0; n < N; n++) {
+        const float *x = inp + (size_t)n * C;
+        float m = 0.0f, v = 0.0f;
+        for (int i = 0; i < C; i++)
+            m += x[i];
+        m /= C;
+        for (int i = 0; i < C; i++)
+            v += (x[i] - m) * (x[i] - m);
+        float s = 1.0f / sqrtf(v / C + 1e-5f);
+        float *o = out + (size_t)n * C;
+        for (int i = 0; i < C; i++)
+            o[i] = (x[i] - m) * s * weight[i] + bias[i];
+        mean[n] = m;
+        rstd[n] = s;
+    }
+}
+
+/* dinp is parallel over rows; dweight/dbias are reduced per thread in fixed
+ * chunks and summed in chunk order, so the result does not depend on timing. */
+void op_layernorm_backward_cpu(float *dinp, float *dweight, float *dbias, const float *dout,
+                               const float *inp, const float *weight, const float *mean,
+                               const float *rstd, int N, int C)
+{
+    enum { CHUNK = 64 };
+    int n_chunks = (N + CHUNK - 1) / CHUNK;
+    float *part = calloc((size_t)n_chunks * 2 * C, sizeof *part);
+    if (!part)
+        abort(); /* a few KB of workspace; the caller's allocator owns the big buffers */
+#pragma omp parallel for
+    for (int k = 0; k < n_chunks; k++) {
+        float *pw = part + (size_t)k * 2 * C, *pb = pw + C;
+        for (int n = k * CHUNK; n < N && n < (k + 1) * CHUNK; n++) {
+            const float *x = inp + (size_t)n * C, *d = dout + (size_t)n * C;
+            float m = mean[n], s = rstd[n], dnorm_mean = 0.0f, dnorm_norm_mean = 0.0f;
+            for (int i = 0; i < C; i++) {
+                float norm = (x[i] - m) * s, dnorm = weight[i] * d[i];
+                dnorm_mean += dnorm;
+                dnorm_norm_mean += dnorm * norm;
+                pw[i] += norm * d[i];
+                pb[i] += d[i];
+            }
+            dnorm_mean /= C;
+            dnorm_norm_mean /= C;
+            float *dx = dinp + (size_t)n * C;
+            for (int i = 0; i < C; i++) {
+                float norm = (x[i] - m) * s, dnorm = weight[i] * d[i];
+                dx[i] += (dnorm - dnorm_mean - norm * dnorm_norm_mean) * s;
+            }
+        }
+    }
+    for (int k = 0; k < n_chunks; k++) {
+        const float *pw = part + (size_t)k * 2 * C, *pb = pw + C;
+        for (int i = 0; i < C; i++) {
+            dweight[i] += pw[i];
+            dbias[i] += pb[i];
+        }
+    }
+    free(part);
+}

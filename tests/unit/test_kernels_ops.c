@@ -1,0 +1,286 @@
+/* test_kernels_ops.c: every CPU op's forward against a plain loop and its
+ * backward against central finite differences of L = sum(w * out) with
+ * random w (so dout = w). */
+#include "gt_test.h"
+#include "ops.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static unsigned long long rng = 42;
+static float frand(void) /* uniform in [-1, 1) */
+{
+    rng ^= rng >> 12; rng ^= rng << 25; rng ^= rng >> 27;
+    return (float)((rng * 2685821657736338717ULL) >> 40) / (float)(1 << 23) - 1.0f;
+}
+static float *rand_buf(size_t n, float scale)
+{
+    float *p = malloc(n * sizeof *p);
+    for (size_t i = 0; i < n; i++)
+        p[i] = frand() * scale;
+    return p;
+}
+static float *zeros(size_t n) { return calloc(n, sizeof(float)); }
+
+/* The op under test as L(params) = sum(w * out); ctx carries the buffers. */
+typedef double (*loss_fn)(void *ctx);
+
+static double dot(const float *a, const float *b, size_t n)
+{
+    double s = 0;
+    for (size_t i = 0; i < n; i++)
+        s += (double)a[i] * b[i];
+    return s;
+}
+
+/* Compares grad with finite differences on up to 64 entries of x; returns the
+ * worst error relative to the largest gradient. */
+static double fd_check(loss_fn f, void *ctx, float *x, const float *grad, size_t n, float eps)
+{
+    double gmax = 1e-6, worst = 0;
+    for (size_t i = 0; i < n; i++)
+        gmax = fmax(gmax, fabs(grad[i]));
+    size_t step = n > 64 ? n / 64 : 1;
+    for (size_t i = 0; i < n; i += step) {
+        float keep = x[i];
+        x[i] = keep + eps;
+        double lp = f(ctx);
+        x[i] = keep - eps;
+        double lm = f(ctx);
+        x[i] = keep;
+        double num = (lp - lm) / (2.0 * eps);
+        worst = fmax(worst, fabs(num - grad[i]) / gmax);
+    }
+    return worst;
+}
+
+/* ---- layernorm ---- */
+struct ln_ctx { float *out, *mean, *rstd, *inp, *w, *b, *dout; int N, C; };
+static double ln_loss(void *p)
+{
+    struct ln_ctx *c = p;
+    op_layernorm_forward_cpu(c->out, c->mean, c->rstd, c->inp, c->w, c->b, c->N, c->C);
+    return dot(c->out, c->dout, (size_t)c->N * c->C);
+}
+static void test_kernels__layernorm(void)
+{
+    int N = 6, C = 32;
+    struct ln_ctx c = {zeros(N * C), zeros(N), zeros(N), rand_buf(N * C, 2), rand_buf(C, 1),
+                       rand_buf(C, 1), rand_buf(N * C, 1), N, C};
+    ln_loss(&c);
+    for (int n = 0; n < N; n++) { /* normalized rows: (out - b) / w has mean 0, variance 1 */
+        double m = 0, v = 0;
+        for (int i = 0; i < C; i++)
+            m += (c.out[n * C + i] - c.b[i]) / c.w[i];
+        m /= C;
+        for (int i = 0; i < C; i++) {
+            double z = (c.out[n * C + i] - c.b[i]) / c.w[i] - m;
+            v += z * z;
+        }
+        CU_ASSERT(fabs(m) < 1e-4);
+        CU_ASSERT(fabs(v / C - 1.0) < 1e-2);
+    }
+    float *dinp = zeros(N * C), *dw = zeros(C), *db = zeros(C);
+    op_layernorm_backward_cpu(dinp, dw, db, c.dout, c.inp, c.w, c.mean, c.rstd, N, C);
+    CU_ASSERT(fd_check(ln_loss, &c, c.inp, dinp, N * C, 1e-2f) < 1e-2);
+    CU_ASSERT(fd_check(ln_loss, &c, c.w, dw, C, 1e-2f) < 1e-2);
+    CU_ASSERT(fd_check(ln_loss, &c, c.b, db, C, 1e-2f) < 1e-2);
+    free(c.out); free(c.mean); free(c.rstd); free(c.inp); free(c.w); free(c.b); free(c.dout);
+    free(dinp); free(dw); free(db);
+}
+
+/* ---- matmul ---- */
+struct mm_ctx { float *out, *inp, *w, *b, *dout; int N, C, OC; };
+static double mm_loss(void *p)
+{
+    struct mm_ctx *c = p;
+    op_matmul_forward_cpu(c->out, c->inp, c->w, c->b, c->N, c->C, c->OC);
+    return dot(c->out, c->dout, (size_t)c->N * c->OC);
+}
+static void test_kernels__matmul(void)
+{
+    int N = 7, C = 13, OC = 9;
+    struct mm_ctx c = {zeros(N * OC), rand_buf(N * C, 1), rand_buf(OC * C, 1), rand_buf(OC, 1),
+                       rand_buf(N * OC, 1), N, C, OC};
+    mm_loss(&c);
+    double worst = 0;
+    for (int n = 0; n < N; n++)
+        for (int o = 0; o < OC; o++) {
+            double s = c.b[o];
+            for (int i = 0; i < C; i++)
+                s += (double)c.inp[n * C + i] * c.w[o * C + i];
+            worst = fmax(worst, fabs(s - c.out[n * OC + o]));
+        }
+    CU_ASSERT(worst < 1e-4);
+    float *dinp = zeros(N * C), *dw = zeros(OC * C), *db = zeros(OC);
+    op_matmul_backward_cpu(dinp, dw, db, c.dout, c.inp, c.w, N, C, OC);
+    CU_ASSERT(fd_check(mm_loss, &c, c.inp, dinp, N * C, 1e-2f) < 1e-3);
+    CU_ASSERT(fd_check(mm_loss, &c, c.w, dw, OC * C, 1e-2f) < 1e-3);
+    CU_ASSERT(fd_check(mm_loss, &c, c.b, db, OC, 1e-2f) < 1e-3);
+    /* backward accumulates: a second call doubles the gradients */
+    float keep = dw[5];
+    op_matmul_backward_cpu(NULL, dw, NULL, c.dout, c.inp, c.w, N, C, OC);
+    CU_ASSERT(fabsf(dw[5] - 2 * keep) < 1e-4f);
+    free(c.out); free(c.inp); free(c.w); free(c.b); free(c.dout); free(dinp); free(dw); free(db);
+}
+
+/* ---- attention ---- */
+struct at_ctx { float *out, *att, *qkv, *dout; int B, T, C, NH; };
+static double at_loss(void *p)
+{
+    struct at_ctx *c = p;
+    op_attention_forward_cpu(c->out, c->att, c->qkv, c->B, c->T, c->C, c->NH);
+    return dot(c->out, c->dout, (size_t)c->B * c->T * c->C);
+}
+static void test_kernels__attention(void)
+{
+    int B = 2, T = 5, C = 8, NH = 2;
+    struct at_ctx c = {zeros(B * T * C), zeros(B * NH * T * T), rand_buf(B * T * 3 * C, 1),
+                       rand_buf(B * T * C, 1), B, T, C, NH};
+    at_loss(&c);
+    /* causal: rows sum to one and nothing attends to the future */
+    for (int r = 0; r < B * NH * T; r++) {
+        int t = r % T;
+        double s = 0;
+        for (int t2 = 0; t2 < T; t2++) {
+            s += c.att[r * T + t2];
+            if (t2 > t)
+                CU_ASSERT(c.att[r * T + t2] == 0.0f);
+        }
+        CU_ASSERT(fabs(s - 1) < 1e-5);
+    }
+    /* the first position sees only itself: out = its own v */
+    for (int i = 0; i < C; i++)
+        CU_ASSERT(fabsf(c.out[i] - c.qkv[2 * C + i]) < 1e-6f);
+    float *dqkv = zeros(B * T * 3 * C), *scratch = zeros(B * NH * T * T);
+    op_attention_backward_cpu(dqkv, scratch, c.dout, c.qkv, c.att, B, T, C, NH);
+    CU_ASSERT(fd_check(at_loss, &c, c.qkv, dqkv, B * T * 3 * C, 1e-2f) < 1e-2);
+    free(c.out); free(c.att); free(c.qkv); free(c.dout); free(dqkv); free(scratch);
+}
+
+/* ---- gelu and residual ---- */
+struct ge_ctx { float *out, *inp, *dout; size_t n; };
+static double ge_loss(void *p)
+{
+    struct ge_ctx *c = p;
+    op_gelu_forward_cpu(c->out, c->inp, c->n);
+    return dot(c->out, c->dout, c->n);
+}
+static void test_kernels__gelu(void)
+{
+    size_t n = 100;
+    struct ge_ctx c = {zeros(n), rand_buf(n, 4), rand_buf(n, 1), n};
+    ge_loss(&c);
+    for (size_t i = 0; i < n; i++) { /* the exact GELU, x * Phi(x), is within 1e-3 of the tanh form */
+        double x = c.inp[i], exact = 0.5 * x * (1 + erf(x / sqrt(2.0)));
+        CU_ASSERT(fabs(exact - c.out[i]) < 1e-3);
+    }
+    float *dinp = zeros(n);
+    op_gelu_backward_cpu(dinp, c.inp, c.dout, n);
+    CU_ASSERT(fd_check(ge_loss, &c, c.inp, dinp, n, 1e-2f) < 1e-2);
+    free(c.out); free(c.inp); free(c.dout); free(dinp);
+}
+
+static void test_kernels__residual(void)
+{
+    size_t n = 33;
+    float *a = rand_buf(n, 1), *b = rand_buf(n, 1), *out = zeros(n), *d = rand_buf(n, 1);
+    float *da = zeros(n), *db = zeros(n);
+    op_residual_forward_cpu(out, a, b, n);
+    op_residual_backward_cpu(da, db, d, n);
+    op_residual_backward_cpu(da, db, d, n);
+    for (size_t i = 0; i < n; i++) {
+        CU_ASSERT(out[i] == a[i] + b[i]);
+        CU_ASSERT(da[i] == 2 * d[i] && db[i] == 2 * d[i]);
+    }
+    free(a); free(b); free(out); free(d); free(da); free(db);
+}
+
+/* ---- encoder ---- */
+struct en_ctx { float *out, *wte, *wpe, *dout; int32_t *inp; int B, T, C; };
+static double en_loss(void *p)
+{
+    struct en_ctx *c = p;
+    op_encoder_forward_cpu(c->out, c->inp, c->wte, c->wpe, c->B, c->T, c->C);
+    return dot(c->out, c->dout, (size_t)c->B * c->T * c->C);
+}
+static void test_kernels__encoder(void)
+{
+    int B = 2, T = 4, C = 6, V = 5;
+    int32_t inp[8] = {1, 3, 3, 0, 4, 1, 1, 2}; /* repeated tokens: gradients must add */
+    struct en_ctx c = {zeros(B * T * C), rand_buf(V * C, 1), rand_buf(T * C, 1), rand_buf(B * T * C, 1),
+                       inp, B, T, C};
+    en_loss(&c);
+    CU_ASSERT(c.out[1 * C + 2] == c.wte[3 * C + 2] + c.wpe[1 * C + 2]);
+    float *dwte = zeros(V * C), *dwpe = zeros(T * C);
+    op_encoder_backward_cpu(dwte, dwpe, c.dout, inp, B, T, C);
+    CU_ASSERT(fd_check(en_loss, &c, c.wte, dwte, V * C, 1e-2f) < 1e-3);
+    CU_ASSERT(fd_check(en_loss, &c, c.wpe, dwpe, T * C, 1e-2f) < 1e-3);
+    free(c.out); free(c.wte); free(c.wpe); free(c.dout); free(dwte); free(dwpe);
+}
+
+/* ---- cross-entropy ---- */
+struct ce_ctx { float *losses, *probs, *logits; int32_t *targets; int N, V, Vp; };
+static double ce_loss(void *p)
+{
+    struct ce_ctx *c = p;
+    op_crossentropy_forward_cpu(c->losses, c->probs, c->logits, c->targets, c->N, c->V, c->Vp);
+    double s = 0;
+    for (int n = 0; n < c->N; n++)
+        s += c->losses[n];
+    return s / c->N;
+}
+static void test_kernels__crossentropy(void)
+{
+    int N = 5, V = 10, Vp = 16;
+    int32_t targets[5] = {0, 9, 3, 3, 7};
+    struct ce_ctx c = {zeros(N), zeros(N * Vp), rand_buf(N * Vp, 3), targets, N, V, Vp};
+    double mean = ce_loss(&c);
+    CU_ASSERT(mean > 0);
+    for (int n = 0; n < N; n++) {
+        CU_ASSERT(fabsf(c.losses[n] + logf(c.probs[n * Vp + targets[n]])) < 1e-5f);
+        for (int i = V; i < Vp; i++)
+            CU_ASSERT(c.probs[n * Vp + i] == 0.0f); /* padding takes no probability */
+    }
+    float *dlogits = zeros(N * Vp);
+    op_crossentropy_backward_cpu(dlogits, c.probs, targets, 1.0f / N, N, V, Vp);
+    CU_ASSERT(fd_check(ce_loss, &c, c.logits, dlogits, N * Vp, 1e-2f) < 1e-2);
+    for (int n = 0; n < N; n++)
+        CU_ASSERT(dlogits[n * Vp + V + 1] == 0.0f);
+    /* uniform logits: loss is exactly ln(V) */
+    memset(c.logits, 0, N * Vp * sizeof(float));
+    CU_ASSERT(fabs(ce_loss(&c) - log(V)) < 1e-5);
+    free(c.losses); free(c.probs); free(c.logits); free(dlogits);
+}
+
+/* ---- adamw ---- */
+static void test_kernels__adamw(void)
+{
+    /* the first step of Adam moves every weight by lr * sign(g) (bias correction),
+     * plus the decoupled decay lr * wd * p */
+    float p[3] = {1.0f, -2.0f, 0.5f}, g[3] = {0.3f, -1e-3f, 0.0f}, m[3] = {0}, v[3] = {0};
+    op_adamw_cpu(p, g, m, v, 3, 0.1f, 0.9f, 0.999f, 1e-8f, 0.01f, 1);
+    CU_ASSERT(fabsf(p[0] - (1.0f - 0.1f - 0.1f * 0.01f * 1.0f)) < 1e-5f);
+    CU_ASSERT(fabsf(p[1] - (-2.0f + 0.1f - 0.1f * 0.01f * -2.0f)) < 1e-4f);
+    CU_ASSERT(fabsf(p[2] - (0.5f - 0.1f * 0.01f * 0.5f)) < 1e-6f);
+    CU_ASSERT(fabsf(m[0] - 0.03f) < 1e-6f && fabsf(v[0] - 9e-5f) < 1e-8f /* 1 - 0.999f is not exact */);
+}
+
+static const gt_test_case cases[] = {
+    {"test_kernels__encoder", test_kernels__encoder},
+    {"test_kernels__layernorm", test_kernels__layernorm},
+    {"test_kernels__matmul", test_kernels__matmul},
+    {"test_kernels__attention", test_kernels__attention},
+    {"test_kernels__gelu", test_kernels__gelu},
+    {"test_kernels__residual", test_kernels__residual},
+    {"test_kernels__crossentropy", test_kernels__crossentropy},
+    {"test_kernels__adamw", test_kernels__adamw},
+    {NULL, NULL},
+};
+
+int main(int argc, char **argv)
+{
+    const gt_test_suite suites[] = {{"kernels", cases}};
+    return gt_test_main(argc, argv, suites, 1);
+}

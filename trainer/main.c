@@ -1,0 +1,321 @@
+/* main.c: the trainer program: flags, the training loop, progress lines.
+ * It speaks NVTX only (ranges "step N", "data", "forward", "backward",
+ * "optimizer", "eval" and one per op; the allocator's memory events), so any
+ * NVTX tool can trace it; it does not know gtrace. */
+#include "config.h"
+
+#include "alloc.h"
+#include "backend.h"
+#include "ckpt.h"
+#include "data.h"
+#include "error.h"
+#include "gpt.h"
+#include "nvtx.h"
+#include "optim.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+
+#define DEFAULT_DATA "/usr/share/games/fortunes"
+
+typedef struct preset {
+    const char *name;
+    int n_layers, channels, n_heads, seq_len, batch;
+    const char *what;
+} preset;
+
+static const preset presets[] = {
+    {"gpt-tiny", 2, 128, 4, 64, 8, "0.4M parameters: a hundred steps in seconds on 2 cores"},
+    {"gpt-mini", 4, 256, 4, 128, 8, "3.2M parameters"},
+    {"gpt-small", 6, 384, 6, 256, 8, "10.7M parameters (nanoGPT's character model)"},
+    {"gpt2-124m", 12, 768, 12, 1024, 4, "GPT-2 small's shape (124M with GPT-2's vocabulary)"},
+};
+
+typedef struct options {
+    const char *model, *data, *save, *resume;
+    int steps, batch, seq_len, n_layers, channels, n_heads, workers, threads;
+    int eval_every, eval_batches, log_every, warmup;
+    double lr, weight_decay;
+    unsigned long long seed;
+    size_t mem_limit;
+} options;
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: trainer [options]\n"
+            "Trains a GPT on text (bytes are tokens) or on llm.c token files, on the CPU.\n\n"
+            "  --model NAME        gpt-tiny (default), gpt-mini, gpt-small, gpt2-124m\n"
+            "  --layers N --width N --heads N   override the preset's shape\n"
+            "  --data PATH         a text file, a folder of text files or an llm.c .bin\n"
+            "                      (default: " DEFAULT_DATA ")\n"
+            "  --steps N           optimizer steps (default 100)\n"
+            "  --batch N           sequences per step (default: the preset's)\n"
+            "  --seq N             tokens per sequence (default: the preset's context)\n"
+            "  --lr X              peak learning rate (default 0.003)\n"
+            "  --warmup N          linear warmup steps, then cosine decay to lr/10 (default 0: constant)\n"
+            "  --weight-decay X    AdamW decay of matrices and embeddings (default 0.1)\n"
+            "  --seed N            weights, data order: the same seed gives the same run (default 1337)\n"
+            "  --workers N         data loader threads; 0 loads on the training thread (default 1)\n"
+            "  --threads N         compute threads (default: OMP_NUM_THREADS or all cores)\n"
+            "  --eval-every N      validation loss every N steps, 0 never (default 50)\n"
+            "  --eval-batches N    batches per validation (default 8)\n"
+            "  --log-every N       a log line every N steps when not on a terminal (default 10)\n"
+            "  --mem-limit BYTES   the device's capacity for the caching allocator (K, M, G suffixes)\n"
+            "  --save PATH         write a checkpoint (safetensors) at the end\n"
+            "  --resume PATH       continue from a checkpoint\n"
+            "  --help              this text\n");
+}
+
+static void fail_flag(const char *flag, const char *value, const char *expected)
+{
+    fprintf(stderr, "trainer: %s: expected %s, got '%s' (see trainer --help)\n", flag, expected, value);
+    exit(2);
+}
+
+static long long parse_int(const char *flag, const char *v, long long lo, long long hi)
+{
+    char *end;
+    errno = 0;
+    long long x = strtoll(v, &end, 10);
+    if (errno || end == v || *end || x < lo || x > hi) {
+        char what[96];
+        snprintf(what, sizeof what, "an integer from %lld to %lld", lo, hi);
+        fail_flag(flag, v, what);
+    }
+    return x;
+}
+
+static double parse_real(const char *flag, const char *v, double lo, double hi)
+{
+    char *end;
+    errno = 0;
+    double x = strtod(v, &end);
+    if (errno || end == v || *end || !(x >= lo && x <= hi)) {
+        char what[96];
+        snprintf(what, sizeof what, "a number from %g to %g", lo, hi);
+        fail_flag(flag, v, what);
+    }
+    return x;
+}
+
+static size_t parse_bytes(const char *flag, const char *v)
+{
+    char *end;
+    errno = 0;
+    double x = strtod(v, &end);
+    double mult = 1;
+    if (end != v && *end && !end[1]) {
+        switch (*end) {
+        case 'K': case 'k': mult = 1024.0; end++; break;
+        case 'M': case 'm': mult = 1048576.0; end++; break;
+        case 'G': case 'g': mult = 1073741824.0; end++; break;
+        default: break;
+        }
+    }
+    if (errno || end == v || *end || !(x * mult >= 1048576.0) || x * mult > 1e15)
+        fail_flag(flag, v, "a size of at least 1M, like 512M or 2G");
+    return (size_t)(x * mult);
+}
+
+static void parse(options *o, int argc, char **argv)
+{
+    *o = (options){.model = "gpt-tiny", .data = DEFAULT_DATA, .steps = 100, .workers = 1, .eval_every = 50,
+                   .eval_batches = 8, .log_every = 10, .lr = 3e-3, .weight_decay = 0.1, .seed = 1337};
+    for (int i = 1; i < argc; i++) {
+        const char *f = argv[i];
+        if (!strcmp(f, "--help") || !strcmp(f, "-h")) {
+            usage(stdout);
+            exit(0);
+        }
+        if (strncmp(f, "--", 2) != 0) {
+            fprintf(stderr, "trainer: unexpected argument '%s' (see trainer --help)\n", f);
+            exit(2);
+        }
+        if (i + 1 >= argc) {
+            fprintf(stderr, "trainer: %s needs a value (see trainer --help)\n", f);
+            exit(2);
+        }
+        const char *v = argv[++i];
+        if (!strcmp(f, "--model")) o->model = v;
+        else if (!strcmp(f, "--data")) o->data = v;
+        else if (!strcmp(f, "--save")) o->save = v;
+        else if (!strcmp(f, "--resume")) o->resume = v;
+        else if (!strcmp(f, "--steps")) o->steps = (int)parse_int(f, v, 0, INT_MAX);
+        else if (!strcmp(f, "--batch")) o->batch = (int)parse_int(f, v, 1, 65536);
+        else if (!strcmp(f, "--seq")) o->seq_len = (int)parse_int(f, v, 1, 65536);
+        else if (!strcmp(f, "--layers")) o->n_layers = (int)parse_int(f, v, 1, 1024);
+        else if (!strcmp(f, "--width")) o->channels = (int)parse_int(f, v, 1, 65536);
+        else if (!strcmp(f, "--heads")) o->n_heads = (int)parse_int(f, v, 1, 1024);
+        else if (!strcmp(f, "--workers")) o->workers = (int)parse_int(f, v, 0, 64);
+        else if (!strcmp(f, "--threads")) o->threads = (int)parse_int(f, v, 1, 1024);
+        else if (!strcmp(f, "--eval-every")) o->eval_every = (int)parse_int(f, v, 0, INT_MAX);
+        else if (!strcmp(f, "--eval-batches")) o->eval_batches = (int)parse_int(f, v, 1, 1000000);
+        else if (!strcmp(f, "--log-every")) o->log_every = (int)parse_int(f, v, 1, INT_MAX);
+        else if (!strcmp(f, "--warmup")) o->warmup = (int)parse_int(f, v, 0, INT_MAX);
+        else if (!strcmp(f, "--seed")) o->seed = (unsigned long long)parse_int(f, v, 0, LLONG_MAX);
+        else if (!strcmp(f, "--lr")) o->lr = parse_real(f, v, 1e-9, 10);
+        else if (!strcmp(f, "--weight-decay")) o->weight_decay = parse_real(f, v, 0, 10);
+        else if (!strcmp(f, "--mem-limit")) o->mem_limit = parse_bytes(f, v);
+        else {
+            fprintf(stderr, "trainer: unknown option '%s' (see trainer --help)\n", f);
+            exit(2);
+        }
+    }
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static float lr_at(const options *o, int step)
+{
+    if (o->warmup == 0)
+        return (float)o->lr;
+    if (step < o->warmup)
+        return (float)(o->lr * (step + 1) / o->warmup);
+    double p = o->steps > o->warmup ? (double)(step - o->warmup) / (o->steps - o->warmup) : 1.0;
+    return (float)(o->lr * (0.1 + 0.9 * 0.5 * (1.0 + cos(3.141592653589793 * p))));
+}
+
+static float evaluate(tr_gpt *m, tr_loader *val, int n_batches, int B, int T)
+{
+    tr_nvtx_push_static("eval");
+    tr_check(tr_loader_seek(val, 0)); /* the same batches every time: comparable numbers */
+    double s = 0;
+    for (int i = 0; i < n_batches; i++) {
+        const tr_batch *b;
+        float loss;
+        tr_check(tr_loader_next(val, &b));
+        tr_check(tr_gpt_forward(m, b->inputs, b->targets, B, T, false, &loss));
+        s += loss;
+    }
+    tr_nvtx_pop();
+    return (float)(s / n_batches);
+}
+
+int main(int argc, char **argv)
+{
+    options o;
+    parse(&o, argc, argv);
+    const preset *p = NULL;
+    for (size_t i = 0; i < sizeof presets / sizeof *presets; i++)
+        if (!strcmp(o.model, presets[i].name))
+            p = &presets[i];
+    if (!p)
+        fail_flag("--model", o.model, "gpt-tiny, gpt-mini, gpt-small or gpt2-124m");
+    int B = o.batch ? o.batch : p->batch, T = o.seq_len ? o.seq_len : p->seq_len;
+
+    tr_dataset *data;
+    tr_check(tr_dataset_open(&data, o.data));
+    tr_gpt_config cfg = {.max_seq_len = T > p->seq_len ? T : p->seq_len, .vocab_size = data->vocab_size,
+                         .n_layers = o.n_layers ? o.n_layers : p->n_layers,
+                         .n_heads = o.n_heads ? o.n_heads : p->n_heads,
+                         .channels = o.channels ? o.channels : p->channels};
+    tr_gpt_config_finish(&cfg);
+    tr_check(tr_gpt_config_check(&cfg));
+
+    tr_backend *be = tr_backend_cpu(o.threads);
+    tr_alloc *alloc;
+    tr_check(tr_alloc_new(&alloc, &be->mem, o.mem_limit));
+    tr_gpt *model;
+    tr_check(tr_gpt_new(&model, &cfg, be, alloc, o.seed));
+    tr_adamw opt;
+    tr_check(tr_adamw_init(&opt, model, 0.9f, 0.95f, 1e-8f, (float)o.weight_decay));
+    int step0 = 0;
+    uint64_t seed = o.seed;
+    if (o.resume) {
+        tr_ckpt_state st;
+        tr_check(tr_ckpt_load(o.resume, model, &opt, &st));
+        step0 = (int)st.step;
+        seed = st.seed; /* the data order continues as the saved run drew it */
+        fprintf(stderr, "trainer: resumed %s at step %d\n", o.resume, step0);
+    }
+    tr_loader *train, *val = NULL;
+    tr_check(tr_loader_new(&train, data, 0, data->n_train, B, T, seed, o.workers, be));
+    tr_check(tr_loader_seek(train, step0)); /* one batch per step */
+    if (o.eval_every)
+        tr_check(tr_loader_new(&val, data, data->n_train, data->n_tokens, B, T, seed, 0, be));
+
+    printf("trainer: %s on %s: %d layers, width %d, %d heads, context %d, vocabulary %d; %.2fM parameters\n",
+           p->name, be->name, cfg.n_layers, cfg.channels, cfg.n_heads, T, cfg.vocab_size, model->n_params / 1e6);
+    printf("trainer: data %s: %zu tokens from %d file(s), %zu train, %zu validation; batch %d x %d; "
+           "%d thread(s), %d loader worker(s)\n",
+           o.data, data->n_tokens, data->n_files, data->n_train, data->n_tokens - data->n_train, B, T,
+           be->n_threads, o.workers);
+    fflush(stdout);
+    bool tty = isatty(STDOUT_FILENO);
+    double t_start = now_s(), last_loss = NAN;
+    int end = step0 + o.steps;
+    for (int step = step0; step < end; step++) {
+        char name[32];
+        snprintf(name, sizeof name, "step %d", step);
+        tr_nvtx_push(name);
+        double t0 = now_s();
+        const tr_batch *b;
+        tr_check(tr_loader_next(train, &b));
+        float loss;
+        tr_nvtx_push_static("forward");
+        tr_check(tr_gpt_forward(model, b->inputs, b->targets, B, T, true, &loss));
+        tr_nvtx_pop();
+        tr_gpt_zero_grad(model);
+        tr_nvtx_push_static("backward");
+        tr_check(tr_gpt_backward(model));
+        tr_nvtx_pop();
+        float lr = lr_at(&o, step);
+        tr_adamw_step(&opt, model, lr);
+        tr_nvtx_pop();
+        if (!isfinite(loss)) {
+            fprintf(stderr, "trainer: the loss is %f at step %d: diverged (try a lower --lr)\n", loss, step);
+            return 1;
+        }
+        last_loss = loss;
+        double dt = now_s() - t0, elapsed = now_s() - t_start;
+        int done = step - step0 + 1;
+        tr_alloc_stats st;
+        tr_alloc_get_stats(alloc, &st);
+        double eta = elapsed / done * (end - step - 1);
+        if (tty || done % o.log_every == 0 || step == step0 || step + 1 == end) {
+            printf("%sstep %d/%d loss %.4f lr %.2e %.0f tok/s %.1f ms/step mem %.1f/%.1f MiB eta %.0fs%s",
+                   tty ? "\r\033[K" : "", step + 1, end, loss, lr, B * T / dt, dt * 1e3,
+                   st.allocated_bytes / 1048576.0, st.reserved_bytes / 1048576.0, eta, tty ? "" : "\n");
+            fflush(stdout);
+        }
+        if (val && ((step + 1) % o.eval_every == 0 || step + 1 == end)) {
+            float vl = evaluate(model, val, o.eval_batches, B, T);
+            printf("%sstep %d val loss %.4f\n", tty ? "\r\033[K" : "", step + 1, vl);
+            fflush(stdout);
+        }
+    }
+    double total = now_s() - t_start;
+    tr_alloc_stats st;
+    tr_alloc_get_stats(alloc, &st);
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    printf("%strainer: %d steps in %.2f s, %.0f tok/s; final loss %.4f; peak allocated %.1f MiB, peak reserved "
+           "%.1f MiB, peak RSS %.1f MiB\n",
+           tty ? "\r\033[K" : "", o.steps, total, o.steps * (double)B * T / (total > 0 ? total : 1), last_loss,
+           st.peak_allocated_bytes / 1048576.0, st.peak_reserved_bytes / 1048576.0, ru.ru_maxrss / 1024.0);
+    if (o.save) {
+        tr_ckpt_state cs = {.step = end, .seed = seed};
+        tr_check(tr_ckpt_save(o.save, model, &opt, &cs));
+        printf("trainer: saved %s\n", o.save);
+    }
+    tr_loader_free(train);
+    tr_loader_free(val);
+    tr_adamw_release(&opt, model);
+    tr_gpt_free(model);
+    tr_alloc_free(alloc);
+    tr_dataset_free(data);
+    return 0;
+}

@@ -1,0 +1,26 @@
+/* nvtx.h: the trainer's NVTX annotations, all in the "trainer" domain.
+ * Ranges for steps, phases and ops; the domain handle for the memory API
+ * (alloc.c). Without NVTX headers every call is a no-op. NVTX v3 is
+ * header-only and loads a tool only if NVTX_INJECTION64_PATH is set, so the
+ * annotations cost a branch each when nothing traces the trainer. */
+#ifndef TR_NVTX_H
+#define TR_NVTX_H
+
+#include "config.h"
+
+#ifdef HAVE_NVTX
+#include <nvtx3/nvToolsExt.h>
+typedef nvtxDomainHandle_t tr_nvtx_domain_t;
+#else
+typedef void *tr_nvtx_domain_t;
+#endif
+
+/* The "trainer" domain, created on first use (thread-safe). */
+tr_nvtx_domain_t tr_nvtx_domain(void);
+/* Push/pop a range; name must outlive the call only (it is copied or registered). */
+void tr_nvtx_push(const char *name);
+void tr_nvtx_pop(void);
+/* A range named after a static string (op names): registered once, then by handle. */
+void tr_nvtx_push_static(const char *name);
+
+#endif
