@@ -1,1 +1,7 @@
-# bench: rules come with the issue that builds this part.
+# bench: programs that print figures; dated results with the machine and the
+# command are in bench/results/. Built by make, never run by make check.
+noinst_PROGRAMS += bench/bench_store_write
+bench_bench_store_write_SOURCES = bench/bench_store_write.c
+bench_bench_store_write_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
+bench_bench_store_write_LDADD = libtrace/store/libgtstore.la $(SQLITE_LIBS)
+EXTRA_DIST += bench/results/2026-11-21-store-write.md

@@ -1,0 +1,47 @@
+/* schema.h: private to libtrace/store. What the writer and the reader share
+ * about the layout of a gtrace trace: table names, version numbers, the
+ * kernel id encoding and the time indexes. The DDL itself is in schema.c. */
+#ifndef GT_SCHEMA_H
+#define GT_SCHEMA_H
+
+#include <sqlite3.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Version of the GTRACE_* tables, in META_DATA_EXPORT as GTRACE_SCHEMA_VERSION.
+ * A reader refuses a trace with a larger number. */
+#define GT_SCHEMA_VERSION 1
+/* The nsys export schema the nsys-named tables follow (EXPORT_SCHEMA_VERSION). */
+#define GT_NSYS_SCHEMA_VERSION "3.13.2"
+
+/* GTRACE_KERNELS.id = (start << GT_KERNEL_ID_SHIFT) | k, k in [0, GT_KERNEL_ID_MAX_K]:
+ * kernels are clustered on start time, and k tells apart kernels that start in
+ * the same nanosecond. start = id >> 8 (an arithmetic shift, also for start < 0). */
+#define GT_KERNEL_ID_SHIFT 8
+#define GT_KERNEL_ID_MAX_K 255
+
+/* gtrace-only tables (columns: see schema.c) */
+#define GT_TABLE_KERNEL_LAUNCHES "GTRACE_KERNEL_LAUNCHES"
+#define GT_TABLE_KERNELS "GTRACE_KERNELS"
+#define GT_TABLE_MEMORY_EVENTS "GTRACE_MEMORY_EVENTS"
+#define GT_TABLE_GPU_MEMORY_STACKS "GTRACE_GPU_MEMORY_STACKS"
+#define GT_TABLE_RUN_CONFIG "GTRACE_RUN_CONFIG"
+#define GT_TABLE_CPU_OPS "GTRACE_CPU_OPS"
+#define GT_TABLE_DROPPED_EVENTS "GTRACE_DROPPED_EVENTS"
+
+/* A time index on the start column of one event table. */
+typedef struct gt_schema_index {
+    const char *table;
+    const char *sql;   /* CREATE INDEX IF NOT EXISTS ... */
+    bool nsys_only;    /* the table is a view in gtrace traces (kernels): not indexed there */
+} gt_schema_index;
+
+extern const gt_schema_index gt_schema_indexes[];
+extern const size_t gt_schema_n_indexes;
+
+/* Creates every table, the kernel view, the ENUM_* rows and the
+ * META_DATA_EXPORT rows of an empty trace, in the caller's transaction.
+ * Returns an SQLite result code (sqlite3_errmsg tells more). */
+int gt_schema_create(sqlite3 *db);
+
+#endif /* GT_SCHEMA_H */
