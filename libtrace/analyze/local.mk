@@ -1,1 +1,48 @@
-# libtrace/analyze: rules come with the issue that builds this part.
+# libtrace/analyze: summaries, idle gaps, memory, advice, diff and exports over
+# the store's reader. A convenience library shared by the CLI and the viewer.
+noinst_LTLIBRARIES += libtrace/analyze/libgtanalyze.la
+libtrace_analyze_libgtanalyze_la_SOURCES = \
+	libtrace/analyze/gt_analyze.h \
+	libtrace/analyze/analyze_int.h \
+	libtrace/analyze/util.c \
+	libtrace/analyze/model.c \
+	libtrace/analyze/steps.c \
+	libtrace/analyze/summary.c \
+	libtrace/analyze/gaps.c \
+	libtrace/analyze/memory.c \
+	libtrace/analyze/advice.c \
+	libtrace/analyze/report.c \
+	libtrace/analyze/render.c \
+	libtrace/analyze/diff.c \
+	libtrace/analyze/export_chrome.c \
+	libtrace/analyze/export_csv.c \
+	libtrace/analyze/export_memviz.c
+libtrace_analyze_libgtanalyze_la_LIBADD = libtrace/store/libgtstore.la $(M_LIBS)
+
+if HAVE_CUNIT
+check_PROGRAMS += tests/unit/test_analyze_report tests/unit/test_analyze_rules tests/unit/test_analyze_memory \
+	tests/unit/test_analyze_diff
+TESTS += tests/unit/test_analyze_report tests/unit/test_analyze_rules tests/unit/test_analyze_memory \
+	tests/unit/test_analyze_diff
+ANALYZE_TEST_CFLAGS = $(AM_CFLAGS) $(CUNIT_CFLAGS) -I$(top_srcdir)/tests/unit
+ANALYZE_TEST_LDADD = libtrace/analyze/libgtanalyze.la tests/unit/libgttest.la $(CUNIT_LIBS) $(M_LIBS)
+tests_unit_test_analyze_report_SOURCES = tests/unit/test_analyze_report.c tests/unit/analyze_fixture.h
+tests_unit_test_analyze_report_CFLAGS = $(ANALYZE_TEST_CFLAGS)
+tests_unit_test_analyze_report_LDADD = $(ANALYZE_TEST_LDADD)
+tests_unit_test_analyze_rules_SOURCES = tests/unit/test_analyze_rules.c tests/unit/analyze_fixture.h
+tests_unit_test_analyze_rules_CFLAGS = $(ANALYZE_TEST_CFLAGS)
+tests_unit_test_analyze_rules_LDADD = $(ANALYZE_TEST_LDADD)
+tests_unit_test_analyze_memory_SOURCES = tests/unit/test_analyze_memory.c tests/unit/analyze_fixture.h
+tests_unit_test_analyze_memory_CFLAGS = $(ANALYZE_TEST_CFLAGS)
+tests_unit_test_analyze_memory_LDADD = $(ANALYZE_TEST_LDADD)
+tests_unit_test_analyze_diff_SOURCES = tests/unit/test_analyze_diff.c tests/unit/analyze_fixture.h
+tests_unit_test_analyze_diff_CFLAGS = $(ANALYZE_TEST_CFLAGS)
+tests_unit_test_analyze_diff_LDADD = $(ANALYZE_TEST_LDADD)
+endif
+
+# The exports, checked by Python (json, pickle, csv) through a small driver.
+check_PROGRAMS += tests/integration/analyze_export
+tests_integration_analyze_export_SOURCES = tests/integration/analyze_export.c
+tests_integration_analyze_export_LDADD = libtrace/analyze/libgtanalyze.la $(M_LIBS)
+TESTS += tests/integration/analyze_export.sh
+EXTRA_DIST += tests/integration/analyze_export.sh

@@ -1,0 +1,577 @@
+/* advice.c: rules that turn what the report measured into a fix. Each rule
+ * has a threshold, and when it fires, the evidence (numbers and the time
+ * range of its worst instance), a suggestion and the expected gain. Every
+ * rule is listed in the report, fired or silent, so a reader sees what was
+ * checked. The rules of Nsight Systems' `nsys analyze` (gpu_gaps,
+ * gpu_time_util, cuda_memcpy_async, cuda_memcpy_sync, cuda_memset_sync,
+ * cuda_api_sync) are here under their nsys names. Measuring is done
+ * elsewhere; this file only reads the report and the model. */
+#define _GNU_SOURCE /* strcasestr */
+#include "analyze_int.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+enum { API_OTHER, API_SYNC, API_MEMCPY_SYNC, API_MEMCPY_ASYNC, API_MEMSET_SYNC, API_MALLOC };
+
+static int classify_api(const char *name)
+{
+    if (strstr(name, "Synchronize"))
+        return API_SYNC;
+    bool async = strstr(name, "Async") != NULL;
+    if (strncmp(name, "cudaMemcpy", 10) == 0 || strncmp(name, "cuMemcpy", 8) == 0)
+        return async ? API_MEMCPY_ASYNC : API_MEMCPY_SYNC;
+    if (strncmp(name, "cudaMemset", 10) == 0 || strncmp(name, "cuMemset", 8) == 0)
+        return async ? API_OTHER : API_MEMSET_SYNC;
+    if (strncmp(name, "cudaMalloc_", 11) == 0 || strcmp(name, "cudaMalloc") == 0 ||
+        strncmp(name, "cudaFree_", 9) == 0 || strcmp(name, "cudaFree") == 0 ||
+        strncmp(name, "cuMemAlloc", 10) == 0 || strncmp(name, "cuMemFree", 9) == 0)
+        return API_MALLOC;
+    return API_OTHER;
+}
+
+/* API name id -> class, cached: traces repeat a few names millions of times. */
+typedef struct api_cache {
+    gt_string_id keys[4096];
+    int8_t cls[4096];
+    bool used[4096];
+} api_cache;
+
+static int api_class(api_cache *c, const an_model *m, gt_string_id id)
+{
+    size_t h = ((uint64_t)id * 0x9e3779b97f4a7c15ULL >> 40) & 4095;
+    for (size_t probe = 0; probe < 4096; probe++, h = (h + 1) & 4095) {
+        if (!c->used[h]) {
+            c->used[h] = true;
+            c->keys[h] = id;
+            c->cls[h] = (int8_t)classify_api(an_str(m, id));
+            return c->cls[h];
+        }
+        if (c->keys[h] == id)
+            return c->cls[h];
+    }
+    return classify_api(an_str(m, id));
+}
+
+typedef struct rules {
+    gt_report *r;
+    const an_model *m;
+    api_cache cache;
+    size_t cap;
+} rules;
+
+static char *vfmt(const char *fmt, va_list ap)
+{
+    va_list cp;
+    va_copy(cp, ap);
+    int n = vsnprintf(NULL, 0, fmt, cp);
+    va_end(cp);
+    char *p = n >= 0 ? malloc((size_t)n + 1) : NULL;
+    if (p)
+        vsnprintf(p, (size_t)n + 1, fmt, ap);
+    return p;
+}
+
+/* Adds a rule's verdict. evidence NULL: silent. */
+static int add(rules *R, const char *rule, const char *title, const char *threshold, const char *suggestion,
+               int64_t gain_ns, int64_t from_ns, int64_t to_ns, const char *gain, const char *evidence_fmt, ...)
+    __attribute__((format(printf, 10, 11)));
+static int add(rules *R, const char *rule, const char *title, const char *threshold, const char *suggestion,
+               int64_t gain_ns, int64_t from_ns, int64_t to_ns, const char *gain, const char *evidence_fmt, ...)
+{
+    gt_report *r = R->r;
+    if (r->n_advice == R->cap) {
+        size_t ncap = R->cap ? R->cap * 2 : 16;
+        gt_advice *na = realloc(r->advice, ncap * sizeof *na);
+        if (!na)
+            return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory writing advice");
+        r->advice = na;
+        R->cap = ncap;
+    }
+    gt_advice *a = &r->advice[r->n_advice];
+    memset(a, 0, sizeof *a);
+    a->rule = rule;
+    a->title = title;
+    a->fired = evidence_fmt != NULL;
+    a->threshold = an_strdup(threshold);
+    a->suggestion = an_strdup(suggestion);
+    a->gain = an_strdup(a->fired && gain ? gain : "");
+    if (a->fired) {
+        va_list ap;
+        va_start(ap, evidence_fmt);
+        a->evidence = vfmt(evidence_fmt, ap);
+        va_end(ap);
+        a->gain_ns = gain_ns;
+        a->from_ns = from_ns;
+        a->to_ns = to_ns;
+    } else {
+        a->evidence = an_strdup("");
+    }
+    r->n_advice++;
+    if (!a->threshold || !a->suggestion || !a->gain || !a->evidence)
+        return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory writing advice");
+    return 0;
+}
+
+/* Formatted numbers for one message: up to 8 per message, each its own buffer.
+ * Functions, not macros, so that several in one argument list are sequenced. */
+static const char *fmt_t(char (*tb)[48], int *i, int64_t ns)
+{
+    char *b = tb[(*i)++ % 8];
+    an_fmt_ns(b, 48, (double)ns);
+    return b;
+}
+static const char *fmt_b(char (*tb)[48], int *i, double bytes)
+{
+    char *b = tb[(*i)++ % 8];
+    an_fmt_bytes(b, 48, bytes);
+    return b;
+}
+#define T(ns) fmt_t(tb, &tbi, (ns))
+#define B(bytes) fmt_b(tb, &tbi, (double)(bytes))
+
+/* ---- nsys analyze rules ------------------------------------------------- */
+
+static int rule_gpu_gaps(rules *R)
+{
+    const gt_gaps *g = &R->r->gaps;
+    char tb[8][48];
+    int tbi = 0;
+    const char *thr = "an idle gap of 500 ms or more on a device";
+    const char *sug = "Find what the host did during the gap (see the gap list) and overlap it with device work.";
+    if (g->n_long == 0)
+        return add(R, "gpu_gaps", "Long device idle gaps", thr, sug, 0, 0, 0, NULL, NULL);
+    const gt_gap *w = g->n_longest ? &g->longest[0] : NULL;
+    return add(R, "gpu_gaps", "Long device idle gaps", thr, sug, g->long_ns, w ? w->start_ns : 0, w ? w->end_ns : 0,
+               "up to the gap time", "%lld gaps of 500 ms or more, %s in all; the longest %s (%s) while the host was in %s%s%s",
+               (long long)g->n_long, T(g->long_ns), w ? T(w->end_ns - w->start_ns) : "?",
+               w ? gt_gap_cause_name(w->cause) : "?", w && *w->nvtx_path ? w->nvtx_path : "no NVTX range",
+               w && *w->api ? ", in " : "", w && *w->api ? w->api : "");
+}
+
+static int rule_gpu_time_util(rules *R)
+{
+    const gt_report *r = R->r;
+    const an_model *m = R->m;
+    enum { CHUNKS = 30 };
+    const char *thr = "a device under 50% busy in one of 30 equal slices of the analysed time "
+                      "(slices of two median steps or more when there are steps)";
+    const char *sug = "Look at the low slices: the host is not feeding the device there (input, synchronization, "
+                      "logging, checkpoints); overlap that work or move it off the critical path.";
+    int64_t span = r->end_ns - r->start_ns;
+    if (r->n_devices == 0 || span < CHUNKS)
+        return add(R, "gpu_time_util", "Low device utilization", thr, sug, 0, 0, 0, NULL, NULL);
+    /* Slices of at least two steps: the idle tail of every step (optimizer,
+     * logging) is the step's shape, not a low period. */
+    int n_chunks = CHUNKS;
+    if (r->n_steps > 0 && r->step_time.median_ns > 0) {
+        int64_t n = span / (int64_t)(2 * r->step_time.median_ns);
+        n_chunks = n < 1 ? 1 : n < CHUNKS ? (int)n : CHUNKS;
+    }
+    /* the busiest device is the one to keep fed */
+    const gt_device_util *d = &r->devices[0];
+    for (size_t i = 1; i < r->n_devices; i++)
+        if (r->devices[i].busy_ns > d->busy_ns)
+            d = &r->devices[i];
+    int n_low = 0;
+    int64_t worst_s = 0, worst_e = 0, lost = 0;
+    double worst = 2;
+    for (int c = 0; c < n_chunks; c++) {
+        int64_t s = r->start_ns + span * c / n_chunks, e = r->start_ns + span * (c + 1) / n_chunks;
+        int64_t busy = an_busy(m, d->device_id, false, s, e);
+        double u = e > s ? (double)busy / (double)(e - s) : 1;
+        if (u < 0.5) {
+            n_low++;
+            lost += (e - s) / 2 - busy > 0 ? (e - s) / 2 - busy : 0;
+            if (u < worst) {
+                worst = u;
+                worst_s = s;
+                worst_e = e;
+            }
+        }
+    }
+    if (n_low == 0)
+        return add(R, "gpu_time_util", "Low device utilization", thr, sug, 0, 0, 0, NULL, NULL);
+    return add(R, "gpu_time_util", "Low device utilization", thr, sug, lost, worst_s, worst_e,
+               "the idle time that keeps these slices under 50%",
+               "device %d busy %.1f%% overall; %d of %d slices under 50%%, the worst %.1f%% busy",
+               d->device_id, 100 * d->utilization, n_low, n_chunks, 100 * worst);
+}
+
+/* Copies by the API that issued them. */
+typedef struct copy_stats {
+    int64_t n, bytes, api_ns, dev_ns, worst_s, worst_e, worst_d;
+} copy_stats;
+
+static void copy_add(copy_stats *s, const an_copy *c, const an_api *a)
+{
+    int64_t d = a ? a->end_ns - a->start_ns : c->end_ns - c->start_ns;
+    s->n++;
+    s->bytes += c->bytes;
+    s->dev_ns += c->end_ns - c->start_ns;
+    s->api_ns += a ? a->end_ns - a->start_ns : 0;
+    if (d > s->worst_d) {
+        s->worst_d = d;
+        s->worst_s = a ? a->start_ns : c->start_ns;
+        s->worst_e = a ? a->end_ns : c->end_ns;
+    }
+}
+
+static int rules_copies(rules *R)
+{
+    const gt_report *r = R->r;
+    const an_model *m = R->m;
+    copy_stats async_pageable = {0}, sync_copy = {0}, sync_set = {0}, pageable = {0};
+    char tb[8][48];
+    int tbi = 0;
+    int64_t n_host_copies = 0;
+    int rc;
+    for (size_t i = 0; i < m->n_copies; i++) {
+        const an_copy *c = &m->copies[i];
+        if (c->start_ns < r->start_ns || c->start_ns >= r->end_ns)
+            continue;
+        const an_api *a = an_model_launch(m, c->corr);
+        int cls = a ? api_class(&R->cache, m, a->name) : API_OTHER;
+        bool is_pageable = c->copy_kind >= 0 && (c->src_kind == GT_MEM_PAGEABLE || c->dst_kind == GT_MEM_PAGEABLE);
+        if (c->copy_kind == GT_COPY_HTOD || c->copy_kind == GT_COPY_DTOH)
+            n_host_copies++;
+        if (is_pageable)
+            copy_add(&pageable, c, a);
+        if (c->copy_kind >= 0 && cls == API_MEMCPY_ASYNC && is_pageable)
+            copy_add(&async_pageable, c, a);
+        if (c->copy_kind >= 0 && cls == API_MEMCPY_SYNC)
+            copy_add(&sync_copy, c, a);
+        if (c->copy_kind < 0 && cls == API_MEMSET_SYNC)
+            copy_add(&sync_set, c, a);
+    }
+
+    const char *thr = "10 or more copies, or 1 MiB or more, between the device and pageable host memory";
+    const char *sug = "Allocate host buffers in pinned memory (cudaMallocHost / cudaHostAlloc, "
+                      "DataLoader(pin_memory=True)): copies run at full bus speed and can be asynchronous.";
+    if (pageable.n >= 10 || pageable.bytes >= (1 << 20))
+        rc = add(R, "pageable_copies", "Copies from pageable memory", thr, sug, pageable.dev_ns / 2, pageable.worst_s,
+                 pageable.worst_e, "about half the copy time (pinned copies typically run twice as fast)",
+                 "%lld of %lld host<->device copies use pageable memory: %s in %s (%.2f GB/s)",
+                 (long long)pageable.n, (long long)n_host_copies, B(pageable.bytes), T(pageable.dev_ns),
+                 pageable.dev_ns ? (double)pageable.bytes / (double)pageable.dev_ns : 0.0);
+    else
+        rc = add(R, "pageable_copies", "Copies from pageable memory", thr, sug, 0, 0, 0, NULL, NULL);
+    if (rc < 0)
+        return rc;
+
+    thr = "an asynchronous memcpy API call that copies pageable host memory";
+    sug = "cudaMemcpyAsync with pageable memory is staged and blocks the host: pin the host buffer.";
+    if (async_pageable.n > 0)
+        rc = add(R, "cuda_memcpy_async", "Asynchronous copies that are not", thr, sug, async_pageable.api_ns,
+                 async_pageable.worst_s, async_pageable.worst_e, "the host time blocked in these calls",
+                 "%lld cudaMemcpyAsync-style copies with pageable memory (%s), host blocked %s",
+                 (long long)async_pageable.n, B(async_pageable.bytes), T(async_pageable.api_ns));
+    else
+        rc = add(R, "cuda_memcpy_async", "Asynchronous copies that are not", thr, sug, 0, 0, 0, NULL, NULL);
+    if (rc < 0)
+        return rc;
+
+    thr = "a memcpy issued by a synchronous API (cudaMemcpy, cuMemcpyHtoD...)";
+    sug = "Use cudaMemcpyAsync on a stream with pinned host memory, and synchronize only where the data is needed.";
+    if (sync_copy.n > 0)
+        rc = add(R, "cuda_memcpy_sync", "Synchronous copies", thr, sug, sync_copy.api_ns - sync_copy.dev_ns > 0 ? sync_copy.api_ns - sync_copy.dev_ns : 0,
+                 sync_copy.worst_s, sync_copy.worst_e, "the host time these calls wait beyond the copies themselves",
+                 "%lld synchronous copies (%s): %s of host time in the calls, %s of copying",
+                 (long long)sync_copy.n, B(sync_copy.bytes), T(sync_copy.api_ns), T(sync_copy.dev_ns));
+    else
+        rc = add(R, "cuda_memcpy_sync", "Synchronous copies", thr, sug, 0, 0, 0, NULL, NULL);
+    if (rc < 0)
+        return rc;
+
+    thr = "a memset issued by a synchronous API (cudaMemset...)";
+    sug = "Use cudaMemsetAsync on the stream that uses the memory.";
+    if (sync_set.n > 0)
+        rc = add(R, "cuda_memset_sync", "Synchronous memsets", thr, sug, sync_set.api_ns, sync_set.worst_s, sync_set.worst_e,
+                 "the host time blocked in these calls", "%lld synchronous memsets (%s), host blocked %s",
+                 (long long)sync_set.n, B(sync_set.bytes), T(sync_set.api_ns));
+    else
+        rc = add(R, "cuda_memset_sync", "Synchronous memsets", thr, sug, 0, 0, 0, NULL, NULL);
+    return rc;
+}
+
+static int rules_api(rules *R)
+{
+    const gt_report *r = R->r;
+    const an_model *m = R->m;
+    char tb[8][48];
+    int tbi = 0;
+    int64_t n_sync = 0, sync_ns = 0, ws = 0, we = 0, n_in_steps = 0, in_steps_ns = 0;
+    int64_t malloc_in_steps_ns = 0;
+    int rc;
+    size_t si = 0;
+    for (size_t i = 0; i < m->n_apis; i++) {
+        const an_api *a = &m->apis[i];
+        if (a->start_ns < r->start_ns || a->start_ns >= r->end_ns)
+            continue;
+        int cls = api_class(&R->cache, m, a->name);
+        if (cls != API_SYNC && cls != API_MALLOC)
+            continue;
+        while (si < r->n_steps && r->steps[si].end_ns <= a->start_ns)
+            si++;
+        bool in_step = si < r->n_steps && r->steps[si].start_ns <= a->start_ns;
+        int64_t d = a->end_ns - a->start_ns;
+        if (cls == API_MALLOC) {
+            if (in_step && si > 0) /* the steady state: the first step warms up */
+                malloc_in_steps_ns += d;
+            continue;
+        }
+        n_sync++;
+        sync_ns += d;
+        if (d > we - ws) {
+            ws = a->start_ns;
+            we = a->end_ns;
+        }
+        if (in_step) {
+            n_in_steps++;
+            in_steps_ns += d;
+        }
+    }
+    const char *thr = "a call that waits for the device (cudaDeviceSynchronize, cudaStreamSynchronize, "
+                      "cudaEventSynchronize...)";
+    const char *sug = "Each synchronization stalls the host until the device drains; keep only those that "
+                      "guard data the host reads, and use events or stream waits between streams.";
+    if (n_sync > 0)
+        rc = add(R, "cuda_api_sync", "Synchronization API calls", thr, sug, 0, ws, we,
+                 "depends on what the host could do instead; see sync_in_steps",
+                 "%lld synchronization calls, %s of host time in them; the longest %s",
+                 (long long)n_sync, T(sync_ns), T(we - ws));
+    else
+        rc = add(R, "cuda_api_sync", "Synchronization API calls", thr, sug, 0, 0, 0, NULL, NULL);
+    if (rc < 0)
+        return rc;
+
+    thr = "one synchronization call or more per step on average";
+    sug = "Remove synchronizations from the step (.item(), .cpu(), printing a loss, cudaDeviceSynchronize): "
+          "log every N steps, keep values on the device, or read them back asynchronously.";
+    double per_step = r->n_steps ? (double)n_in_steps / (double)r->n_steps : 0;
+    if (r->n_steps > 0 && per_step >= 1)
+        rc = add(R, "sync_in_steps", "Synchronizations inside steps", thr, sug, in_steps_ns, ws, we,
+                 "up to the host time blocked in them, when the device has queued work to overlap",
+                 "%.1f synchronizations per step (%lld in %zu steps), %s of host time blocked",
+                 per_step, (long long)n_in_steps, r->n_steps, T(in_steps_ns));
+    else
+        rc = add(R, "sync_in_steps", "Synchronizations inside steps", thr, sug, 0, 0, 0, NULL, NULL);
+    if (rc < 0)
+        return rc;
+
+    const gt_memory *mem = &r->memory;
+    thr = "2 or more device allocations and frees (cudaMalloc/cudaFree) per step after the first, "
+          "or 50 or more allocator block allocations and frees per step without a caching allocator's reuse";
+    sug = "Reuse memory: a caching allocator with expandable segments "
+          "(PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True), fixed or bucketed shapes, preallocated buffers.";
+    if (r->n_steps >= 2 && mem->dev_churn_per_step >= 2)
+        rc = add(R, "allocator_churn", "Allocator churn", thr, sug, malloc_in_steps_ns, r->steps[1].start_ns,
+                 r->steps[r->n_steps - 1].end_ns, "the time spent in cudaMalloc/cudaFree inside steps",
+                 "%.1f device allocations and frees per step after the first (%lld allocations, %lld frees in all); "
+                 "%s in cudaMalloc/cudaFree inside steps",
+                 mem->dev_churn_per_step, (long long)mem->n_dev_allocs, (long long)mem->n_dev_frees,
+                 T(malloc_in_steps_ns));
+    else
+        rc = add(R, "allocator_churn", "Allocator churn", thr, sug, 0, 0, 0, NULL, NULL);
+    return rc;
+}
+
+static int rule_loader(rules *R)
+{
+    const gt_report *r = R->r;
+    char tb[8][48];
+    int tbi = 0;
+    int64_t span = r->end_ns - r->start_ns;
+    const char *thr = "device idle waiting for the host (host-wait) while the host is in a data-loading NVTX range "
+                      "(data, load, batch, fetch...) for 5% of the time or more";
+    const char *sug = "Load the next batch while the device computes: more loader workers (num_workers), "
+                      "prefetching, pinned memory (pin_memory=True) and non_blocking copies.";
+    const gt_gaps *g = &r->gaps;
+    if (span > 0 && g->loader_idle_ns * 20 >= span && g->loader_idle_ns > 0) {
+        /* the longest loader gap as the instance to look at */
+        int64_t s = 0, e = 0;
+        for (size_t i = 0; i < g->n_longest; i++)
+            if (g->longest[i].cause == GT_GAP_HOST_WAIT && an_is_loader_name(g->longest[i].nvtx_path)) {
+                s = g->longest[i].start_ns;
+                e = g->longest[i].end_ns;
+                break;
+            }
+        return add(R, "data_loader_stall", "Data-loader stalls", thr, sug, g->loader_idle_ns, s, e,
+                   "up to the idle time spent waiting for data",
+                   "the device waited %s (%.1f%% of the time) for the host to load data",
+                   T(g->loader_idle_ns), 100.0 * (double)g->loader_idle_ns / (double)span);
+    }
+    return add(R, "data_loader_stall", "Data-loader stalls", thr, sug, 0, 0, 0, NULL, NULL);
+}
+
+static bool is_fp32_gemm(const char *n)
+{
+    /* convolutions have their own rule */
+    if (strcasestr(n, "conv") || strcasestr(n, "tf32") || strcasestr(n, "bf16") || strcasestr(n, "f16") || strcasestr(n, "fp16") ||
+        strcasestr(n, "half") || strcasestr(n, "h1688") || strcasestr(n, "h16816") || strcasestr(n, "i8"))
+        return false;
+    return strcasestr(n, "sgemm") || (strcasestr(n, "gemm") && (strcasestr(n, "f32") || strcasestr(n, "float"))) ||
+           strcasestr(n, "matmul_f32") || strcasestr(n, "matmul_fp32");
+}
+
+static bool is_slow_conv(const char *n)
+{
+    return strcasestr(n, "implicit_convolve_sgemm") ||
+           (strcasestr(n, "conv") && (strcasestr(n, "im2col") || strcasestr(n, "naive") || strcasestr(n, "direct") ||
+                                      strcasestr(n, "fft") || strcasestr(n, "reference")));
+}
+
+static int rules_kernels(rules *R)
+{
+    const gt_report *r = R->r;
+    const an_model *m = R->m;
+    char tb[8][48];
+    int tbi = 0;
+    int rc;
+    int cc_major = 0;
+    if (m->t) {
+        size_t n_gpus = 0;
+        const gt_gpu_info *g = gt_trace_gpus(m->t, &n_gpus);
+        for (size_t i = 0; i < n_gpus; i++)
+            if (g[i].compute_major > cc_major)
+                cc_major = g[i].compute_major;
+    }
+    double fp32_share = 0, conv_share = 0;
+    int64_t fp32_ns = 0, conv_ns = 0;
+    const char *fp32_name = "", *conv_name = "";
+    for (size_t i = 0; i < r->n_kernels; i++) {
+        const gt_name_row *k = &r->kernels[i];
+        if (is_fp32_gemm(k->name)) {
+            fp32_share += k->share;
+            fp32_ns += k->d.total_ns;
+            if (!*fp32_name)
+                fp32_name = k->name;
+        }
+        if (is_slow_conv(k->name)) {
+            conv_share += k->share;
+            conv_ns += k->d.total_ns;
+            if (!*conv_name)
+                conv_name = k->name;
+        }
+    }
+    const char *thr = "fp32 matrix-product kernels take 20% or more of kernel time on a GPU with tensor cores "
+                      "(compute capability 7.0 or newer)";
+    const char *sug = "Use automatic mixed precision (bf16 or fp16 autocast) or at least TF32, so matrix products "
+                      "run on tensor cores.";
+    if (!r->cpu_timeline && cc_major >= 7 && fp32_share >= 0.2)
+        rc = add(R, "amp", "fp32 matrix products on tensor-core hardware", thr, sug, fp32_ns / 2, 0, 0,
+                 "about half their time (tensor cores run them 2x-8x faster)",
+                 "fp32 matrix products take %.1f%% of kernel time (%s), e.g. %s; the GPU is compute capability %d.x",
+                 100 * fp32_share, T(fp32_ns), fp32_name, cc_major);
+    else
+        rc = add(R, "amp", "fp32 matrix products on tensor-core hardware", thr, sug, 0, 0, 0, NULL, NULL);
+    if (rc < 0)
+        return rc;
+
+    thr = "convolution kernels of slow algorithms (implicit GEMM without precomputation, im2col, naive, FFT) "
+          "take 10% or more of kernel time";
+    sug = "Let the library choose the algorithm by timing them once (torch.backends.cudnn.benchmark=True, "
+          "cudnnFindConvolutionForwardAlgorithm), with fixed input shapes.";
+    if (conv_share >= 0.1)
+        rc = add(R, "conv_autotune", "Slow convolution algorithms", thr, sug, conv_ns / 2, 0, 0,
+                 "often half the convolution time or more",
+                 "slow convolution kernels take %.1f%% of kernel time (%s), e.g. %s", 100 * conv_share, T(conv_ns),
+                 conv_name);
+    else
+        rc = add(R, "conv_autotune", "Slow convolution algorithms", thr, sug, 0, 0, 0, NULL, NULL);
+    if (rc < 0)
+        return rc;
+
+    /* Launch-bound: most kernels short and the device idle between them. */
+    int64_t n_k = 0, n_short = 0;
+    for (size_t i = an_first_act(m, r->start_ns); i < m->n_acts && m->acts[i].start_ns < r->end_ns; i++) {
+        const an_act *a = &m->acts[i];
+        if (a->kind != GT_EV_KERNEL || a->start_ns < r->start_ns)
+            continue;
+        n_k++;
+        n_short += a->end_ns - a->start_ns < 20000;
+    }
+    int64_t span = r->end_ns - r->start_ns;
+    int64_t launch_idle = r->gaps.idle_by_cause_ns[GT_GAP_KERNEL_WAIT] + r->gaps.idle_by_cause_ns[GT_GAP_HOST_WAIT];
+    thr = "100 kernels or more, most under 20 us, and the device idle between launches (host-wait plus "
+          "kernel-wait) for 10% of the time or more";
+    sug = "Launch fewer, bigger kernels: fuse elementwise chains (torch.compile, fused optimizers), "
+          "or capture the step in a CUDA graph to remove per-launch overhead.";
+    if (n_k >= 100 && n_short * 2 > n_k && span > 0 && launch_idle * 10 >= span)
+        rc = add(R, "launch_bound", "Many short kernels with launch gaps", thr, sug, launch_idle, 0, 0,
+                 "up to the idle time between launches",
+                 "%lld of %lld kernels run under 20 us; the device sat %s (%.1f%%) idle between launches "
+                 "(%lld kernel-wait gaps, %lld host-wait gaps)",
+                 (long long)n_short, (long long)n_k, T(launch_idle), 100.0 * (double)launch_idle / (double)span,
+                 (long long)r->gaps.n_by_cause[GT_GAP_KERNEL_WAIT], (long long)r->gaps.n_by_cause[GT_GAP_HOST_WAIT]);
+    else
+        rc = add(R, "launch_bound", "Many short kernels with launch gaps", thr, sug, 0, 0, 0, NULL, NULL);
+    return rc;
+}
+
+static int rules_memory(rules *R)
+{
+    const gt_memory *mem = &R->r->memory;
+    char tb[8][48];
+    int tbi = 0;
+    int rc;
+    int64_t total = mem->total_device_bytes, peak = mem->peak_reserved_bytes;
+    bool known = total > 0 && peak > 0 && !R->r->cpu_timeline;
+    const char *thr = "peak reserved memory under 50% of the device's memory";
+    const char *sug = "Raise the batch size (scale the learning rate with it) to use the idle memory and "
+                      "keep the device busier per launch.";
+    if (known && peak * 2 < total)
+        rc = add(R, "memory_headroom", "Memory headroom", thr, sug, 0, mem->peak_reserved_ns, mem->peak_reserved_ns,
+                 "a batch up to the memory left, for better device utilization per step",
+                 "peak reserved %s of %s (%.1f%%): roughly %.1fx the batch would fit",
+                 B(peak), B(total), 100.0 * (double)peak / (double)total, 0.9 * (double)total / (double)peak);
+    else
+        rc = add(R, "memory_headroom", "Memory headroom", thr, sug, 0, 0, 0, NULL, NULL);
+    if (rc < 0)
+        return rc;
+    thr = "peak reserved memory at 90% of the device's memory or more";
+    sug = "Trade compute for memory: activation checkpointing, gradient accumulation over smaller micro-batches, "
+          "mixed precision; or free cached blocks that fragment the pool.";
+    if (known && peak * 10 >= total * 9)
+        rc = add(R, "memory_near_limit", "Memory near the limit", thr, sug, 0, mem->peak_reserved_ns,
+                 mem->peak_reserved_ns, "room to grow the model or batch without out-of-memory errors",
+                 "peak reserved %s of %s (%.1f%%), fragmentation %.1f%% at the allocated peak",
+                 B(peak), B(total), 100.0 * (double)peak / (double)total, 100 * mem->fragmentation);
+    else
+        rc = add(R, "memory_near_limit", "Memory near the limit", thr, sug, 0, 0, 0, NULL, NULL);
+    if (rc < 0)
+        return rc;
+    thr = "allocations alive at the end whose total grew in 3 steps or more, and in half the steps";
+    sug = "Something keeps tensors from every step (a list of losses with their graphs, a growing cache): "
+          "store .item() values or detach, and bound the cache.";
+    if (mem->n_leaks > 0) {
+        const gt_leak *l = &mem->leaks[0];
+        rc = add(R, "memory_leak", "Memory growing step over step", thr, sug, 0, l->first_ns, l->last_ns,
+                 "stable memory; an out-of-memory error avoided in long runs",
+                 "%zu leaking origins; the largest, %s, holds %s in %lld allocations, %s per step",
+                 mem->n_leaks, *l->origin ? l->origin : "(no NVTX range)", B(l->alive_bytes), (long long)l->n_alive,
+                 B(l->bytes_per_step));
+    } else {
+        rc = add(R, "memory_leak", "Memory growing step over step", thr, sug, 0, 0, 0, NULL, NULL);
+    }
+    return rc;
+}
+
+int an_advice(gt_report *r, const an_model *m)
+{
+    rules *R = calloc(1, sizeof *R);
+    int rc;
+    if (!R)
+        return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
+    R->r = r;
+    R->m = m;
+    if ((rc = rule_gpu_gaps(R)) < 0 || (rc = rule_gpu_time_util(R)) < 0 || (rc = rules_copies(R)) < 0 ||
+        (rc = rules_api(R)) < 0 || (rc = rule_loader(R)) < 0 || (rc = rules_kernels(R)) < 0 ||
+        (rc = rules_memory(R)) < 0)
+        goto cleanup;
+cleanup:
+    free(R);
+    return rc;
+}

@@ -1,0 +1,144 @@
+/* analyze_int.h: what the analysis files share and the public header does not
+ * show: the trace loaded into compact, time-sorted arrays (the "model"), the
+ * helpers on it, and a tiny JSON writer. Not installed; tests may include it
+ * to build models by hand. */
+#ifndef GT_ANALYZE_INT_H
+#define GT_ANALYZE_INT_H
+
+#include "gt_analyze.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define AN_KERNEL_DELAY_NS 30000 /* HTA's consecutive_kernel_delay: 30 us */
+#define AN_LONG_GAP_NS 500000000 /* nsys analyze gpu_gaps: 500 ms */
+#define AN_ALIVE INT64_MAX        /* end of an allocation never freed */
+
+/* A span on the device timeline: a kernel, copy, memset or (CPU traces) a CPU op. */
+typedef struct an_act {
+    int64_t start_ns, end_ns;
+    int64_t corr;      /* correlation id of the launch; 0 none */
+    int64_t tid;       /* CPU op: its thread; 0 otherwise */
+    gt_string_id name;
+    int32_t device, stream;
+    int8_t kind;       /* GT_EV_KERNEL, GT_EV_MEMCPY, GT_EV_MEMSET, GT_EV_CPU_OP */
+} an_act;
+
+typedef struct an_copy {
+    int64_t start_ns, end_ns, bytes, corr;
+    int32_t device;
+    int8_t copy_kind, src_kind, dst_kind; /* -1 copy_kind: memset; mem kind in src_kind */
+} an_copy;
+
+typedef struct an_api {
+    int64_t start_ns, end_ns, tid, corr;
+    gt_string_id name;
+    int16_t driver; /* GT_API_DRIVER */
+    int16_t foreign; /* another event class (nsys 2.x wraps calls in class 67 copies) */
+} an_api;
+
+typedef struct an_range { /* an NVTX range on one thread */
+    int64_t start_ns, end_ns, tid;
+    gt_string_id text;
+    int64_t parent; /* index of the enclosing range of the same thread; -1 none */
+} an_range;
+
+typedef enum an_mem_op { /* memory events, normalised */
+    AN_SEG_ALLOC, AN_SEG_FREE, AN_BLOCK_ALLOC, AN_BLOCK_FREE, AN_HEAP_RESET,
+    AN_DEV_ALLOC, AN_DEV_FREE
+} an_mem_op;
+
+typedef struct an_mem {
+    int64_t t_ns;
+    int64_t tid;      /* allocating thread; 0 unknown */
+    int64_t callchain;
+    uint64_t heap, address;
+    int64_t bytes;
+    int32_t stream;
+    int8_t op;        /* an_mem_op */
+} an_mem;
+
+typedef struct an_model {
+    gt_trace *t;
+    an_act *acts; size_t n_acts;        /* device timeline, by start */
+    bool cpu_timeline;
+    an_copy *copies; size_t n_copies;   /* memcpy and memset, by start */
+    an_api *apis; size_t n_apis;        /* by start */
+    an_range *ranges; size_t n_ranges;  /* by (tid, start) */
+    an_mem *mem; size_t n_mem;          /* by time */
+    int64_t span_start_ns, span_end_ns;
+    int64_t max_act_ns;                 /* longest activity: bounds look-backs */
+    int64_t main_tid;                   /* thread with most CUDA calls (or ranges) */
+    /* correlation id -> index into apis */
+    int64_t *corr_keys; size_t *corr_vals; size_t corr_cap;
+} an_model;
+
+int an_model_load(an_model **out, gt_trace *t);
+void an_model_free(an_model *m);
+/* Builds parents, the correlation map and main_tid after arrays are filled and sorted. */
+int an_model_index(an_model *m);
+void an_model_sort(an_model *m);
+/* The API call with this correlation id, or NULL. */
+const an_api *an_model_launch(const an_model *m, int64_t corr);
+/* Innermost range of thread tid containing t_ns; -1 none. */
+int64_t an_model_range_at(const an_model *m, int64_t tid, int64_t t_ns);
+/* "outer > inner" path of range i (malloc'd; "" for -1). */
+char *an_model_range_path(const an_model *m, int64_t i);
+/* Origin of an allocation: range path, plus the first frames of its callchain. */
+char *an_model_origin(const an_model *m, int64_t tid, int64_t t_ns, int64_t callchain);
+/* A name from the trace (borrowed; "" when the model has no trace). */
+const char *an_str(const an_model *m, gt_string_id id);
+/* The API name without nsys's version suffix, into buf. */
+const char *an_api_base(const char *name, char *buf, size_t n);
+
+/* Steps: ranges whose name marks a training step. */
+typedef struct an_steps { gt_step *v; size_t n; } an_steps;
+int an_steps_find(an_steps *out, const an_model *m);
+bool an_is_step_name(const char *s, int64_t *out_number);
+
+/* A range name that says the host is loading data ("data", "load", "batch"...). */
+bool an_is_loader_name(const char *s);
+
+/* Statistics. */
+void an_dist(gt_dist *d, int64_t *durations, size_t n); /* sorts durations */
+
+/* Pieces of the report, each in its own file. */
+int an_summary(gt_report *r, const an_model *m, const gt_report_options *opt);
+int an_gaps(gt_gaps *g, const an_model *m, int64_t from_ns, int64_t to_ns, int top_n);
+int an_memory(gt_memory *mem, const an_model *m, gt_step *steps, size_t n_steps);
+int an_memory_state(gt_mem_state **out, const an_model *m, int64_t at_ns);
+int64_t an_memory_step_peak(const an_model *m, const gt_step *step);
+/* The allocator's history as PyTorch's trace actions (for memviz). */
+enum { AN_ACT_ALLOC, AN_ACT_FREE, AN_ACT_SEG_ALLOC, AN_ACT_SEG_FREE };
+typedef struct an_mem_action {
+    int64_t t_ns;
+    uint64_t address;
+    int64_t bytes;
+    int32_t stream;
+    int64_t tid, callchain, alloc_ns; /* who made it, and when (for frames) */
+    int8_t action;
+} an_mem_action;
+int an_memory_actions(const an_model *m, an_mem_action **out, size_t *out_n);
+int an_advice(gt_report *r, const an_model *m);
+void an_gaps_clear(gt_gaps *g);
+void an_memory_clear(gt_memory *mem);
+
+/* Union of busy time on the device timeline clipped to [from, to); device
+ * AN_ANY_DEVICE counts all devices as one. kernels_only skips copies/memsets. */
+#define AN_ANY_DEVICE INT32_MIN
+int64_t an_busy(const an_model *m, int32_t device, bool kernels_only, int64_t from_ns, int64_t to_ns);
+/* Index of the first activity that may overlap a time (uses max_act_ns). */
+size_t an_first_act(const an_model *m, int64_t from_ns);
+
+/* Strings. */
+char *an_strdup(const char *s);
+char *an_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+void an_fmt_ns(char *buf, size_t n, double ns);      /* "1.25 ms" */
+void an_fmt_bytes(char *buf, size_t n, double bytes); /* "1.5 MiB" */
+
+/* JSON output. */
+void an_json_str(FILE *f, const char *s); /* a quoted, escaped JSON string */
+void an_json_num(FILE *f, double v);      /* finite number or null */
+
+#endif

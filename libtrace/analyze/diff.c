@@ -1,0 +1,264 @@
+/* diff.c: compares two reports, BEFORE and AFTER (gtrace diff): step time,
+ * utilization, idle time by cause, kernel time by name, copies and memory
+ * peaks, each with its relative change and whether that is better or worse.
+ * When both traces have steps, time totals are per step, so runs of
+ * different lengths compare. It computes no report itself. */
+#include "analyze_int.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct rows {
+    gt_diff_row *v;
+    size_t n, cap;
+} rows;
+
+/* lower_better: +1 when a smaller value is an improvement, -1 when a larger one is. */
+static int add_row(rows *R, const char *metric, const char *unit, double before, double after, int lower_better)
+{
+    if (R->n == R->cap) {
+        size_t ncap = R->cap ? R->cap * 2 : 32;
+        gt_diff_row *nv = realloc(R->v, ncap * sizeof *nv);
+        if (!nv)
+            return gt_error_set(GT_ERR_NOMEM, "diff: out of memory");
+        R->v = nv;
+        R->cap = ncap;
+    }
+    gt_diff_row *r = &R->v[R->n];
+    r->metric = an_strdup(metric);
+    if (!r->metric)
+        return gt_error_set(GT_ERR_NOMEM, "diff: out of memory");
+    r->unit = unit;
+    r->before = before;
+    r->after = after;
+    r->change = before != 0 ? (after - before) / fabs(before) : 0;
+    double scale = fabs(before) > fabs(after) ? fabs(before) : fabs(after);
+    if (scale == 0 || fabs(after - before) <= 0.01 * scale)
+        r->verdict = 0;
+    else
+        r->verdict = (after < before) == (lower_better > 0) ? 1 : -1;
+    R->n++;
+    return 0;
+}
+
+static double busiest_util(const gt_report *r)
+{
+    double u = 0;
+    for (size_t i = 0; i < r->n_devices; i++)
+        if (r->devices[i].utilization > u)
+            u = r->devices[i].utilization;
+    return u;
+}
+
+static const gt_name_row *find_kernel(const gt_report *r, const char *name)
+{
+    for (size_t i = 0; i < r->n_kernels; i++)
+        if (strcmp(r->kernels[i].name, name) == 0)
+            return &r->kernels[i];
+    return NULL;
+}
+
+/* The kernel time of a name in r: 0 when r lists every name and not this
+ * one, -1 when r's list was cut and the name may be below it. */
+static double kernel_time(const gt_report *r, const char *name)
+{
+    const gt_name_row *k = find_kernel(r, name);
+    if (k)
+        return (double)k->d.total_ns;
+    return (int64_t)r->n_kernels == r->n_kernel_names ? 0 : -1;
+}
+
+static int kernel_rows(rows *R, const gt_report *a, const gt_report *b, double pa, double pb, const char *per)
+{
+    int rc;
+    char metric[600];
+    for (int side = 0; side < 2; side++) {
+        const gt_report *x = side ? b : a;
+        for (size_t i = 0; i < x->n_kernels; i++) {
+            const char *name = x->kernels[i].name;
+            if (side == 1 && find_kernel(a, name))
+                continue; /* done from a's side */
+            double tb = kernel_time(a, name), ta = kernel_time(b, name);
+            if (tb < 0 || ta < 0)
+                continue;
+            snprintf(metric, sizeof metric, "%s time%s: %s", a->cpu_timeline ? "CPU op" : "kernel", per, name);
+            if ((rc = add_row(R, metric, "ns", tb / pa, ta / pb, 1)) < 0)
+                return rc;
+        }
+    }
+    return 0;
+}
+
+static void copy_totals(const gt_report *r, int kind, double *n, double *bytes, double *ns, double *pageable)
+{
+    *n = *bytes = *ns = *pageable = 0;
+    for (size_t i = 0; i < r->n_copies; i++) {
+        const gt_copy_row *c = &r->copies[i];
+        if (kind == -2 ? c->copy_kind < 0 : c->copy_kind != kind)
+            continue;
+        *n += (double)c->n;
+        *bytes += (double)c->bytes;
+        *ns += (double)c->total_ns;
+        *pageable += (double)c->n_pageable;
+    }
+}
+
+int gt_diff_compute(gt_diff **out, const gt_report *a, const gt_report *b)
+{
+    rows R = {0};
+    gt_diff *d = NULL;
+    int rc;
+    *out = NULL;
+    if (!a || !b)
+        return gt_error_set(GT_ERR_INVALID, "gt_diff_compute: missing report");
+    bool per_step = a->n_steps > 0 && b->n_steps > 0;
+    double pa = per_step ? (double)a->n_steps : 1, pb = per_step ? (double)b->n_steps : 1;
+    const char *per = per_step ? " per step" : "";
+    char metric[128];
+
+    if ((rc = add_row(&R, "wall time", "ns", (double)a->wall_ns, (double)b->wall_ns, 1)) < 0)
+        goto cleanup;
+    if (per_step) {
+        if ((rc = add_row(&R, "step time mean", "ns", a->step_time.mean_ns, b->step_time.mean_ns, 1)) < 0 ||
+            (rc = add_row(&R, "step time median", "ns", a->step_time.median_ns, b->step_time.median_ns, 1)) < 0 ||
+            (rc = add_row(&R, "step time p95", "ns", a->step_time.p95_ns, b->step_time.p95_ns, 1)) < 0)
+            goto cleanup;
+    }
+    if ((rc = add_row(&R, "device utilization", "%", 100 * busiest_util(a), 100 * busiest_util(b), -1)) < 0)
+        goto cleanup;
+    snprintf(metric, sizeof metric, "idle time%s", per);
+    if ((rc = add_row(&R, metric, "ns", (double)a->gaps.idle_ns / pa, (double)b->gaps.idle_ns / pb, 1)) < 0)
+        goto cleanup;
+    for (int c = 0; c < GT_GAP_N_CAUSES; c++) {
+        snprintf(metric, sizeof metric, "idle %s%s", gt_gap_cause_name((gt_gap_cause)c), per);
+        if ((rc = add_row(&R, metric, "ns", (double)a->gaps.idle_by_cause_ns[c] / pa,
+                          (double)b->gaps.idle_by_cause_ns[c] / pb, 1)) < 0)
+            goto cleanup;
+    }
+    if ((rc = kernel_rows(&R, a, b, pa, pb, per)) < 0)
+        goto cleanup;
+    static const struct { int kind; const char *name; } kinds[] = {
+        {GT_COPY_HTOD, "HtoD"}, {GT_COPY_DTOH, "DtoH"}, {GT_COPY_DTOD, "DtoD"}, {-2, "memset"}};
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        double na, ba, ta, qa, nb, bb, tb, qb;
+        copy_totals(a, kinds[k].kind, &na, &ba, &ta, &qa);
+        copy_totals(b, kinds[k].kind, &nb, &bb, &tb, &qb);
+        if (na == 0 && nb == 0)
+            continue;
+        snprintf(metric, sizeof metric, "%s copies%s", kinds[k].name, per);
+        if ((rc = add_row(&R, metric, "count", na / pa, nb / pb, 1)) < 0)
+            goto cleanup;
+        snprintf(metric, sizeof metric, "%s copy time%s", kinds[k].name, per);
+        if ((rc = add_row(&R, metric, "ns", ta / pa, tb / pb, 1)) < 0)
+            goto cleanup;
+        if (kinds[k].kind != -2) {
+            snprintf(metric, sizeof metric, "%s bandwidth", kinds[k].name);
+            if ((rc = add_row(&R, metric, "GB/s", ta > 0 ? ba / ta : 0, tb > 0 ? bb / tb : 0, -1)) < 0)
+                goto cleanup;
+            snprintf(metric, sizeof metric, "%s pageable copies%s", kinds[k].name, per);
+            if ((rc = add_row(&R, metric, "count", qa / pa, qb / pb, 1)) < 0)
+                goto cleanup;
+        }
+    }
+    if ((rc = add_row(&R, "peak allocated", "bytes", (double)a->memory.peak_allocated_bytes,
+                      (double)b->memory.peak_allocated_bytes, 1)) < 0 ||
+        (rc = add_row(&R, "peak reserved", "bytes", (double)a->memory.peak_reserved_bytes,
+                      (double)b->memory.peak_reserved_bytes, 1)) < 0)
+        goto cleanup;
+    size_t fa = 0, fb = 0;
+    for (size_t i = 0; i < a->n_advice; i++)
+        fa += a->advice[i].fired;
+    for (size_t i = 0; i < b->n_advice; i++)
+        fb += b->advice[i].fired;
+    if ((rc = add_row(&R, "advice rules fired", "count", (double)fa, (double)fb, 1)) < 0)
+        goto cleanup;
+
+    d = calloc(1, sizeof *d);
+    if (!d || !(d->before_path = an_strdup(a->path)) || !(d->after_path = an_strdup(b->path))) {
+        rc = gt_error_set(GT_ERR_NOMEM, "diff: out of memory");
+        goto cleanup;
+    }
+    d->rows = R.v;
+    d->n_rows = R.n;
+    R.v = NULL;
+    R.n = 0;
+    *out = d;
+    d = NULL;
+cleanup:
+    for (size_t i = 0; i < R.n; i++)
+        free(R.v[i].metric);
+    free(R.v);
+    gt_diff_free(d);
+    return rc;
+}
+
+void gt_diff_free(gt_diff *d)
+{
+    if (!d)
+        return;
+    for (size_t i = 0; i < d->n_rows; i++)
+        free(d->rows[i].metric);
+    free(d->rows);
+    free(d->before_path);
+    free(d->after_path);
+    free(d);
+}
+
+static void fmt_value(char *buf, size_t n, const char *unit, double v)
+{
+    if (strcmp(unit, "ns") == 0)
+        an_fmt_ns(buf, n, v);
+    else if (strcmp(unit, "bytes") == 0)
+        an_fmt_bytes(buf, n, v);
+    else if (strcmp(unit, "%") == 0)
+        snprintf(buf, n, "%.1f%%", v);
+    else if (strcmp(unit, "GB/s") == 0)
+        snprintf(buf, n, "%.2f GB/s", v);
+    else
+        snprintf(buf, n, "%.4g", v);
+}
+
+int gt_diff_print_text(const gt_diff *d, FILE *f)
+{
+    int better = 0, worse = 0;
+    fprintf(f, "gtrace diff\n  before: %s\n  after:  %s\n\n", d->before_path, d->after_path);
+    fprintf(f, "%-48s %14s %14s %9s\n", "metric", "before", "after", "change");
+    for (size_t i = 0; i < d->n_rows; i++) {
+        const gt_diff_row *r = &d->rows[i];
+        char b[40], a[40];
+        fmt_value(b, sizeof b, r->unit, r->before);
+        fmt_value(a, sizeof a, r->unit, r->after);
+        better += r->verdict > 0;
+        worse += r->verdict < 0;
+        fprintf(f, "%-48.48s %14s %14s %+8.1f%% %s\n", r->metric, b, a, 100 * r->change,
+                r->verdict > 0 ? "better" : r->verdict < 0 ? "WORSE" : "");
+    }
+    fprintf(f, "\n%d better, %d worse, %zu unchanged\n", better, worse, d->n_rows - (size_t)better - (size_t)worse);
+    return ferror(f) ? gt_error_set(GT_ERR_IO, "cannot write the diff") : 0;
+}
+
+int gt_diff_print_json(const gt_diff *d, FILE *f)
+{
+    fputs("{\"before\":", f);
+    an_json_str(f, d->before_path);
+    fputs(",\"after\":", f);
+    an_json_str(f, d->after_path);
+    fputs(",\"rows\":[", f);
+    for (size_t i = 0; i < d->n_rows; i++) {
+        const gt_diff_row *r = &d->rows[i];
+        fputs(i ? ",{\"metric\":" : "{\"metric\":", f);
+        an_json_str(f, r->metric);
+        fputs(",\"unit\":", f);
+        an_json_str(f, r->unit);
+        fputs(",\"before\":", f);
+        an_json_num(f, r->before);
+        fputs(",\"after\":", f);
+        an_json_num(f, r->after);
+        fputs(",\"change\":", f);
+        an_json_num(f, r->change);
+        fprintf(f, ",\"verdict\":\"%s\"}", r->verdict > 0 ? "better" : r->verdict < 0 ? "worse" : "same");
+    }
+    fputs("]}\n", f);
+    return ferror(f) ? gt_error_set(GT_ERR_IO, "cannot write the diff") : 0;
+}

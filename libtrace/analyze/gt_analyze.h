@@ -1,0 +1,259 @@
+/* gt_analyze.h: what gtrace computes from a trace, shared by the CLI and the viewer.
+ *
+ * Everything here reads a trace through the store's reader (gt_store.h) and
+ * returns plain C structs; renderers turn them into text or JSON on a FILE*.
+ * Nothing here parses command lines or opens output files for the user's
+ * terminal: that is the CLI's job.
+ *
+ * Conventions are the store's: functions return 0 or a negative gt_status
+ * with the message in gt_error_last(); `T **out` hands ownership to the
+ * caller, who frees it with T's _free (which accepts NULL). Times are int64
+ * nanoseconds on the trace's clock.
+ */
+#ifndef GT_ANALYZE_H
+#define GT_ANALYZE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "gt_store.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---- options ------------------------------------------------------------ */
+
+typedef struct gt_report_options {
+    /* --steps A:B: analyse only steps A..B (by step number, inclusive);
+     * -1 leaves that side open. With both -1 the whole trace is analysed. */
+    int64_t step_first, step_last;
+    int top_n; /* rows in "top" tables and gap lists; 0: 10 */
+} gt_report_options;
+
+void gt_report_options_init(gt_report_options *opt);
+
+/* ---- results ------------------------------------------------------------ */
+
+typedef struct gt_dist { /* a distribution of durations */
+    int64_t n;
+    int64_t total_ns, min_ns, max_ns;
+    double mean_ns, median_ns, p95_ns; /* percentiles interpolate linearly */
+} gt_dist;
+
+typedef struct gt_step {
+    int64_t number; /* N of "step N"; the ordinal when the name has no number */
+    int64_t start_ns, end_ns;
+    int64_t busy_ns;        /* device busy time inside the step */
+    int64_t n_dev_allocs;   /* device allocations (cudaMalloc level) in the step */
+    int64_t n_dev_frees;
+    int64_t n_block_allocs; /* allocator blocks (NVTX memory regions) handed out */
+    int64_t n_block_frees;
+    int64_t allocated_end_bytes; /* bytes allocated when the step ended */
+} gt_step;
+
+typedef struct gt_device_util {
+    int32_t device_id; /* -1: the CPU timeline (compute ops of a CPU-only trace) */
+    int64_t busy_ns;   /* union of kernels, copies and memsets (or CPU ops) */
+    int64_t kernel_ns; /* union of kernels alone */
+    int64_t span_ns;   /* the analysed window */
+    double utilization; /* busy / span */
+} gt_device_util;
+
+typedef struct gt_name_row { /* kernels and API calls by name */
+    char *name;
+    gt_dist d;
+    double share; /* of all kernel (or API) time */
+} gt_name_row;
+
+typedef struct gt_copy_row { /* memcpy by direction, or memset (copy_kind -1) */
+    int32_t copy_kind; /* GT_COPY_*; -1: memset */
+    int64_t n, bytes, total_ns;
+    int64_t n_pageable, pageable_bytes, pageable_ns; /* host side in pageable memory */
+    int64_t n_pinned, pinned_bytes, pinned_ns;
+    double gb_per_s; /* bytes / total time */
+} gt_copy_row;
+
+typedef enum gt_gap_cause {
+    GT_GAP_HOST_WAIT = 0, /* nothing was queued: the host had not issued the next work yet */
+    GT_GAP_KERNEL_WAIT,   /* work was queued; a short gap (< 30 us): launch overhead */
+    GT_GAP_OTHER,         /* work was queued but waited longer (events, other streams) */
+    GT_GAP_N_CAUSES
+} gt_gap_cause;
+
+const char *gt_gap_cause_name(gt_gap_cause c); /* "host-wait", "kernel-wait", "other" */
+
+typedef struct gt_gap {
+    int32_t device_id; /* -1: CPU timeline */
+    int64_t start_ns, end_ns;
+    gt_gap_cause cause;
+    char *nvtx;     /* innermost NVTX range of the host thread during the gap ("" if none) */
+    char *nvtx_path; /* its enclosing ranges, outermost first: "step 3 > data" */
+    char *api;      /* the CUDA call that overlapped the gap most ("" if none) */
+    int64_t api_overlap_ns;
+} gt_gap;
+
+typedef struct gt_gap_activity { /* what the host did during host-wait and other gaps */
+    char *nvtx;  /* innermost range ("" none) */
+    char *api;   /* CUDA call ("" none) */
+    int64_t n_gaps, total_ns;
+} gt_gap_activity;
+
+typedef struct gt_gaps {
+    int64_t n_gaps;
+    int64_t n_by_cause[GT_GAP_N_CAUSES];
+    int64_t idle_by_cause_ns[GT_GAP_N_CAUSES];
+    int64_t idle_ns; /* sum over causes */
+    int64_t n_long, long_ns;   /* gaps of 500 ms or more (nsys analyze's gpu_gaps) */
+    int64_t loader_idle_ns;    /* host-wait while the host was in a data-loading NVTX range */
+    gt_gap *longest; size_t n_longest;              /* the top_n longest gaps */
+    gt_gap_activity *activity; size_t n_activity;   /* by (nvtx, api), longest total first */
+} gt_gaps;
+
+typedef struct gt_leak {
+    char *origin;     /* NVTX range path (and call stack) that made the allocations */
+    int64_t n_alive, alive_bytes; /* never freed */
+    int64_t n_steps_grew;         /* steps in which the never-freed total grew */
+    double bytes_per_step;        /* growth per step */
+    int64_t first_ns, last_ns;    /* when the first and last of them were made */
+} gt_leak;
+
+typedef struct gt_spike {
+    char *origin;
+    uint64_t address;
+    int64_t bytes;
+    int64_t start_ns, end_ns;
+    int64_t step; /* step it lived in; -1 none */
+} gt_spike;
+
+typedef struct gt_memory {
+    bool has_blocks;   /* allocator blocks (NVTX memory regions) were seen */
+    bool has_segments; /* allocator heaps were seen */
+    bool has_device;   /* device allocation events were seen */
+    int64_t peak_allocated_bytes, peak_allocated_ns;
+    int64_t peak_reserved_bytes, peak_reserved_ns;
+    int64_t end_allocated_bytes, end_reserved_bytes;
+    double fragmentation; /* (reserved - allocated) / reserved at the allocated peak */
+    int64_t total_device_bytes; /* from TARGET_INFO_GPU; 0 unknown */
+    int64_t n_dev_allocs, n_dev_frees, n_block_allocs, n_block_frees;
+    double dev_churn_per_step;   /* device allocs+frees per step, first step excluded */
+    double block_churn_per_step; /* block allocs+frees per step, first step excluded */
+    gt_leak *leaks; size_t n_leaks;
+    gt_spike *spikes; size_t n_spikes;
+} gt_memory;
+
+typedef struct gt_advice {
+    const char *rule;  /* "pageable_copies", "cuda_api_sync"... */
+    const char *title;
+    bool fired;
+    char *threshold;   /* what makes it fire */
+    char *evidence;    /* numbers; "" when silent */
+    char *suggestion;
+    char *gain;        /* expected gain in words */
+    int64_t gain_ns;   /* estimated time saved; 0 unknown */
+    int64_t from_ns, to_ns; /* the worst instance; both 0 if none */
+} gt_advice;
+
+typedef struct gt_report {
+    char *path;
+    gt_trace_origin origin;
+    int64_t start_ns, end_ns; /* the analysed window */
+    int64_t wall_ns;
+    bool cpu_timeline; /* no kernels: CPU ops play the device */
+    int64_t n_events[GT_EV_N_KINDS];
+    gt_step *steps; size_t n_steps;
+    gt_dist step_time;
+    gt_device_util *devices; size_t n_devices;
+    gt_name_row *kernels; size_t n_kernels;  /* top by total time (CPU ops if cpu_timeline) */
+    int64_t n_kernel_names;
+    gt_name_row *apis; size_t n_apis;        /* top by total time; names without _vNNNN */
+    gt_copy_row *copies; size_t n_copies;
+    gt_gaps gaps;
+    gt_memory memory;
+    gt_advice *advice; size_t n_advice;      /* every rule, fired or not */
+} gt_report;
+
+/* ---- report ------------------------------------------------------------- */
+
+/* Computes the whole report of `t` (gtrace report). opt may be NULL. A trace
+ * without GPU data, or an empty one, gives a report with what there is. */
+int gt_report_compute(gt_report **out, gt_trace *t, const gt_report_options *opt);
+void gt_report_free(gt_report *r);
+int gt_report_print_text(const gt_report *r, FILE *f);
+int gt_report_print_json(const gt_report *r, FILE *f);
+
+/* ---- diff --------------------------------------------------------------- */
+
+typedef struct gt_diff_row {
+    char *metric;   /* "step time median", "kernel time: sgemm"... */
+    const char *unit; /* "ns", "%", "bytes", "count" */
+    double before, after;
+    double change;  /* (after - before) / before; 0 when before is 0 */
+    int verdict;    /* +1 better, -1 worse, 0 same (within 1%) */
+} gt_diff_row;
+
+typedef struct gt_diff {
+    char *before_path, *after_path;
+    gt_diff_row *rows; size_t n_rows;
+} gt_diff;
+
+/* Compares two reports (gtrace diff BEFORE AFTER). */
+int gt_diff_compute(gt_diff **out, const gt_report *before, const gt_report *after);
+void gt_diff_free(gt_diff *d);
+int gt_diff_print_text(const gt_diff *d, FILE *f);
+int gt_diff_print_json(const gt_diff *d, FILE *f);
+
+/* ---- memory state at a moment ------------------------------------------- */
+
+typedef struct gt_mem_block {
+    uint64_t address;
+    int64_t bytes;
+    int64_t alloc_ns;
+    int64_t global_tid; /* 0 unknown */
+    int64_t callchain_id;
+    char *origin;  /* NVTX range path and stack of whoever allocated it */
+} gt_mem_block;
+
+typedef struct gt_mem_segment {
+    uint64_t address;
+    int64_t bytes;
+    int64_t alloc_ns;
+    int64_t allocated_bytes;  /* sum of its blocks */
+    size_t first_block, n_blocks; /* into gt_mem_state.blocks */
+    bool from_heap; /* an allocator heap; else a device allocation */
+} gt_mem_segment;
+
+typedef struct gt_mem_state {
+    int64_t at_ns;
+    int64_t step; /* the step asked for; -1 */
+    int64_t allocated_bytes, reserved_bytes;
+    gt_mem_segment *segments; size_t n_segments; /* by address */
+    gt_mem_block *blocks; size_t n_blocks;       /* grouped by segment, by address */
+    size_t n_unplaced; /* blocks in no known segment: the last n_unplaced blocks */
+} gt_mem_state;
+
+/* The allocator's state at time at_ns (gtrace memory --at). */
+int gt_memory_state_at(gt_mem_state **out, gt_trace *t, int64_t at_ns);
+/* The state at the moment step N's allocated bytes peaked (gtrace memory --step N). */
+int gt_memory_state_at_step(gt_mem_state **out, gt_trace *t, int64_t step);
+void gt_mem_state_free(gt_mem_state *s);
+int gt_mem_state_print_text(const gt_mem_state *s, FILE *f);
+int gt_mem_state_print_json(const gt_mem_state *s, FILE *f);
+
+/* ---- exports ------------------------------------------------------------ */
+
+/* Chrome trace JSON (Perfetto, chrome://tracing) with Kineto's categories. */
+int gt_export_chrome(gt_trace *t, FILE *f);
+/* PyTorch memory snapshot pickle (torch.cuda._memory_viz, pytorch.org/memory_viz). */
+int gt_export_memviz(gt_trace *t, FILE *f);
+/* One CSV per event kind, DIR/<kind>.csv (kernel.csv, memcpy.csv...), RFC 4180.
+ * Kinds without events are skipped; `dir` must exist. */
+int gt_export_csv(gt_trace *t, const char *dir);
+/* One kind's CSV to a stream. */
+int gt_export_csv_kind(gt_trace *t, gt_event_kind kind, FILE *f);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* GT_ANALYZE_H */

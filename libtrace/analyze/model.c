@@ -1,0 +1,472 @@
+/* model.c: loads a trace through the reader into the compact, time-sorted
+ * arrays every analysis works on, and answers the lookups they share: the
+ * launch of a correlation id, the NVTX range a thread was in at a time, the
+ * origin of an allocation. It computes no statistics. */
+#include "analyze_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define GROW(arr, n, cap)                                                        \
+    ((n) < (cap) ? 0 : grow((void **)&(arr), &(cap), sizeof *(arr)))
+
+static int grow(void **arr, size_t *cap, size_t elem)
+{
+    size_t ncap = *cap ? *cap * 2 : 1024;
+    void *p = realloc(*arr, ncap * elem);
+    if (!p)
+        return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory loading the trace");
+    *arr = p;
+    *cap = ncap;
+    return 0;
+}
+
+const char *an_str(const an_model *m, gt_string_id id)
+{
+    if (!m->t || id == 0)
+        return "";
+    const char *s = gt_trace_string(m->t, id);
+    return s ? s : "";
+}
+
+const char *an_api_base(const char *name, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s", name);
+    char *v = strrchr(buf, '_');
+    if (v && v[1] == 'v' && v[2] >= '0' && v[2] <= '9' && strspn(v + 2, "0123456789") == strlen(v + 2))
+        *v = '\0';
+    return buf;
+}
+
+static int cmp_act(const void *a, const void *b)
+{
+    const an_act *x = a, *y = b;
+    if (x->start_ns != y->start_ns)
+        return x->start_ns < y->start_ns ? -1 : 1;
+    return (x->end_ns > y->end_ns) - (x->end_ns < y->end_ns);
+}
+static int cmp_copy(const void *a, const void *b)
+{
+    const an_copy *x = a, *y = b;
+    return (x->start_ns > y->start_ns) - (x->start_ns < y->start_ns);
+}
+static int cmp_api(const void *a, const void *b)
+{
+    const an_api *x = a, *y = b;
+    return (x->start_ns > y->start_ns) - (x->start_ns < y->start_ns);
+}
+/* By thread, then start, outer ranges (later end) first so parents precede children. */
+static int cmp_range(const void *a, const void *b)
+{
+    const an_range *x = a, *y = b;
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    if (x->start_ns != y->start_ns)
+        return x->start_ns < y->start_ns ? -1 : 1;
+    return (x->end_ns < y->end_ns) - (x->end_ns > y->end_ns);
+}
+/* By time; at equal times frees before allocations so an address reused in
+ * the same nanosecond is not mistaken for a double allocation. */
+static int cmp_mem(const void *a, const void *b)
+{
+    const an_mem *x = a, *y = b;
+    if (x->t_ns != y->t_ns)
+        return x->t_ns < y->t_ns ? -1 : 1;
+    int fx = x->op == AN_BLOCK_FREE || x->op == AN_DEV_FREE || x->op == AN_SEG_FREE || x->op == AN_HEAP_RESET;
+    int fy = y->op == AN_BLOCK_FREE || y->op == AN_DEV_FREE || y->op == AN_SEG_FREE || y->op == AN_HEAP_RESET;
+    return fy - fx;
+}
+
+/* The reader yields each kind in time order, so arrays of one kind are
+ * usually sorted already: check in one pass before paying for qsort. */
+static void sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+    const char *p = base;
+    size_t i = 1;
+    while (i < n && cmp(p + (i - 1) * size, p + i * size) <= 0)
+        i++;
+    if (i < n)
+        qsort(base, n, size, cmp);
+}
+
+void an_model_sort(an_model *m)
+{
+    /* Merged kinds (kernels with copies) and foreign files need sorting. */
+    sort(m->acts, m->n_acts, sizeof *m->acts, cmp_act);
+    sort(m->copies, m->n_copies, sizeof *m->copies, cmp_copy);
+    sort(m->apis, m->n_apis, sizeof *m->apis, cmp_api);
+    sort(m->ranges, m->n_ranges, sizeof *m->ranges, cmp_range);
+    sort(m->mem, m->n_mem, sizeof *m->mem, cmp_mem);
+}
+
+static size_t hash64(int64_t k)
+{
+    uint64_t x = (uint64_t)k;
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    return (size_t)x;
+}
+
+int an_model_index(an_model *m)
+{
+    m->max_act_ns = 0;
+    for (size_t i = 0; i < m->n_acts; i++)
+        if (m->acts[i].end_ns - m->acts[i].start_ns > m->max_act_ns)
+            m->max_act_ns = m->acts[i].end_ns - m->acts[i].start_ns;
+    /* Parents: a stack per thread over ranges sorted by (tid, start, -end). */
+    int64_t *stack = NULL;
+    size_t depth = 0, cap = 0;
+    int rc = 0;
+    for (size_t i = 0; i < m->n_ranges; i++) {
+        an_range *r = &m->ranges[i];
+        if (i == 0 || m->ranges[i - 1].tid != r->tid)
+            depth = 0;
+        while (depth > 0 && m->ranges[stack[depth - 1]].end_ns <= r->start_ns)
+            depth--;
+        r->parent = depth > 0 ? stack[depth - 1] : -1;
+        if ((rc = GROW(stack, depth, cap)) < 0)
+            goto cleanup;
+        stack[depth++] = (int64_t)i;
+    }
+
+    /* Correlation map: open addressing, load under 1/2. */
+    size_t ccap = 16;
+    while (ccap < m->n_apis * 2 + 16)
+        ccap *= 2;
+    m->corr_keys = malloc(ccap * sizeof *m->corr_keys);
+    m->corr_vals = malloc(ccap * sizeof *m->corr_vals);
+    if (!m->corr_keys || !m->corr_vals) {
+        rc = gt_error_set(GT_ERR_NOMEM, "analyze: out of memory indexing the trace");
+        goto cleanup;
+    }
+    m->corr_cap = ccap;
+    memset(m->corr_keys, 0, ccap * sizeof *m->corr_keys);
+    for (size_t i = 0; i < m->n_apis; i++) {
+        int64_t k = m->apis[i].corr;
+        if (k == 0)
+            continue;
+        size_t h = hash64(k) & (ccap - 1);
+        while (m->corr_keys[h] != 0 && m->corr_keys[h] != k)
+            h = (h + 1) & (ccap - 1);
+        const an_api *old = m->corr_keys[h] ? &m->apis[m->corr_vals[h]] : NULL;
+        if (!old || old->foreign || (old->driver && !m->apis[i].foreign)) {
+            /* a runtime call wins over the driver call it made, and both
+             * over a wrapper of another class */
+            m->corr_keys[h] = k;
+            m->corr_vals[h] = i;
+        }
+    }
+
+    /* The main thread: most CUDA calls, else most ranges, else first CPU op.
+     * Programs have few threads: a small table of counts is enough. */
+    m->main_tid = 0;
+    int64_t best = 0;
+    {
+        int64_t tids[256], counts[256];
+        size_t nt = 0;
+        for (size_t i = 0; i < m->n_apis; i++) {
+            size_t k = 0;
+            while (k < nt && tids[k] != m->apis[i].tid)
+                k++;
+            if (k == nt) {
+                if (nt == 256)
+                    continue;
+                tids[nt] = m->apis[i].tid;
+                counts[nt++] = 0;
+            }
+            if (++counts[k] > best) {
+                best = counts[k];
+                m->main_tid = tids[k];
+            }
+        }
+    }
+    if (m->main_tid == 0) {
+        for (size_t i = 0; i < m->n_ranges;) {
+            size_t j = i;
+            while (j < m->n_ranges && m->ranges[j].tid == m->ranges[i].tid)
+                j++;
+            if ((int64_t)(j - i) > best) {
+                best = (int64_t)(j - i);
+                m->main_tid = m->ranges[i].tid;
+            }
+            i = j;
+        }
+    }
+    if (m->main_tid == 0 && m->n_acts > 0)
+        m->main_tid = m->acts[0].tid;
+
+cleanup:
+    free(stack);
+    return rc;
+}
+
+const an_api *an_model_launch(const an_model *m, int64_t corr)
+{
+    if (corr == 0 || m->corr_cap == 0)
+        return NULL;
+    size_t h = hash64(corr) & (m->corr_cap - 1);
+    while (m->corr_keys[h] != 0) {
+        if (m->corr_keys[h] == corr)
+            return &m->apis[m->corr_vals[h]];
+        h = (h + 1) & (m->corr_cap - 1);
+    }
+    return NULL;
+}
+
+int64_t an_model_range_at(const an_model *m, int64_t tid, int64_t t_ns)
+{
+    /* The last range of the thread starting at or before t; the innermost
+     * range containing t is it or one of its ancestors (ranges nest). */
+    size_t lo = 0, hi = m->n_ranges;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        const an_range *r = &m->ranges[mid];
+        if (r->tid < tid || (r->tid == tid && r->start_ns <= t_ns))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0 || m->ranges[lo - 1].tid != tid)
+        return -1;
+    int64_t i = (int64_t)lo - 1;
+    while (i >= 0 && m->ranges[i].end_ns <= t_ns)
+        i = m->ranges[i].parent;
+    return i;
+}
+
+char *an_model_range_path(const an_model *m, int64_t i)
+{
+    const char *names[64];
+    int n = 0;
+    size_t len = 1;
+    for (int64_t k = i; k >= 0 && n < 64; k = m->ranges[k].parent) {
+        names[n] = an_str(m, m->ranges[k].text);
+        len += strlen(names[n]) + 3;
+        n++;
+    }
+    char *p = malloc(len);
+    if (!p)
+        return NULL;
+    p[0] = '\0';
+    for (int k = n - 1; k >= 0; k--) {
+        strcat(p, names[k]);
+        if (k > 0)
+            strcat(p, " > ");
+    }
+    return p;
+}
+
+char *an_model_origin(const an_model *m, int64_t tid, int64_t t_ns, int64_t callchain)
+{
+    char *path = an_model_range_path(m, tid ? an_model_range_at(m, tid, t_ns) : -1);
+    if (!path || callchain == 0 || !m->t)
+        return path;
+    const gt_frame *frames = NULL;
+    size_t n = 0;
+    if (gt_trace_callchain(m->t, callchain, &frames, &n) < 0 || n == 0)
+        return path;
+    /* The first frames name the caller best; three keep a line readable. */
+    char stack[512] = "";
+    size_t used = 0;
+    for (size_t i = 0; i < n && i < 3; i++) {
+        const char *sym = an_str(m, frames[i].symbol);
+        int w = snprintf(stack + used, sizeof stack - used, "%s%s", i ? " < " : "", *sym ? sym : "?");
+        if (w < 0 || (size_t)w >= sizeof stack - used)
+            break;
+        used += (size_t)w;
+    }
+    char *o = an_printf("%s%s[%s]", path, *path ? " " : "", stack);
+    free(path);
+    return o;
+}
+
+/* Device timeline and everything else from the reader, one kind at a time. */
+static int load_kind(an_model *m, gt_trace *t, gt_event_kind kind, size_t caps[])
+{
+    gt_iter *it = NULL;
+    gt_event ev;
+    int rc = gt_iter_new(&it, t, kind, INT64_MIN, INT64_MAX);
+    if (rc < 0)
+        return rc;
+    while ((rc = gt_iter_next(it, &ev)) == 1) {
+        switch (kind) {
+        case GT_EV_KERNEL: {
+            const gt_kernel *k = &ev.u.kernel;
+            if ((rc = GROW(m->acts, m->n_acts, caps[0])) < 0)
+                goto cleanup;
+            gt_string_id name = k->demangled_name ? k->demangled_name : k->short_name ? k->short_name : k->mangled_name;
+            m->acts[m->n_acts++] = (an_act){k->start_ns, k->end_ns, k->correlation_id, 0, name,
+                                            k->device_id, k->stream_id, GT_EV_KERNEL};
+            break;
+        }
+        case GT_EV_MEMCPY: {
+            const gt_memcpy *c = &ev.u.memcpy;
+            if ((rc = GROW(m->acts, m->n_acts, caps[0])) < 0 || (rc = GROW(m->copies, m->n_copies, caps[1])) < 0)
+                goto cleanup;
+            m->acts[m->n_acts++] = (an_act){c->start_ns, c->end_ns, c->correlation_id, 0, 0,
+                                            c->device_id, c->stream_id, GT_EV_MEMCPY};
+            m->copies[m->n_copies++] = (an_copy){c->start_ns, c->end_ns, c->bytes, c->correlation_id, c->device_id,
+                                                 (int8_t)c->copy_kind, (int8_t)c->src_kind, (int8_t)c->dst_kind};
+            break;
+        }
+        case GT_EV_MEMSET: {
+            const gt_memset *s = &ev.u.memset;
+            if ((rc = GROW(m->acts, m->n_acts, caps[0])) < 0 || (rc = GROW(m->copies, m->n_copies, caps[1])) < 0)
+                goto cleanup;
+            m->acts[m->n_acts++] = (an_act){s->start_ns, s->end_ns, s->correlation_id, 0, 0,
+                                            s->device_id, s->stream_id, GT_EV_MEMSET};
+            m->copies[m->n_copies++] = (an_copy){s->start_ns, s->end_ns, s->bytes, s->correlation_id, s->device_id,
+                                                 -1, (int8_t)s->mem_kind, (int8_t)s->mem_kind};
+            break;
+        }
+        case GT_EV_CPU_OP: {
+            const gt_cpu_op *o = &ev.u.cpu_op;
+            if ((rc = GROW(m->acts, m->n_acts, caps[0])) < 0)
+                goto cleanup;
+            m->acts[m->n_acts++] = (an_act){o->start_ns, o->end_ns, 0, o->global_tid, o->name,
+                                            -1, o->stream_id, GT_EV_CPU_OP};
+            break;
+        }
+        case GT_EV_API: {
+            const gt_api_call *a = &ev.u.api;
+            if ((rc = GROW(m->apis, m->n_apis, caps[2])) < 0)
+                goto cleanup;
+            m->apis[m->n_apis++] = (an_api){a->start_ns, a->end_ns, a->global_tid, a->correlation_id, a->name,
+                                            a->event_class == GT_API_DRIVER,
+                                            a->event_class != GT_API_DRIVER && a->event_class != GT_API_RUNTIME};
+            break;
+        }
+        case GT_EV_NVTX: {
+            const gt_nvtx *n = &ev.u.nvtx;
+            if ((n->event_type != GT_NVTX_PUSHPOP && n->event_type != GT_NVTX_STARTEND) || n->end_ns < n->start_ns)
+                break;
+            if ((rc = GROW(m->ranges, m->n_ranges, caps[3])) < 0)
+                goto cleanup;
+            m->ranges[m->n_ranges++] = (an_range){n->start_ns, n->end_ns, n->global_tid, n->text, -1};
+            break;
+        }
+        case GT_EV_GPU_MEMORY: {
+            const gt_gpu_memory *g = &ev.u.gpu_memory;
+            if ((rc = GROW(m->mem, m->n_mem, caps[4])) < 0)
+                goto cleanup;
+            /* the allocating thread is the API call's; resolved in an_model_load */
+            m->mem[m->n_mem++] = (an_mem){g->start_ns, g->correlation_id, g->callchain_id, (uint64_t)g->device_id,
+                                          g->address, g->bytes, g->stream_id,
+                                          g->operation == GT_DEVMEM_FREE ? AN_DEV_FREE : AN_DEV_ALLOC};
+            break;
+        }
+        case GT_EV_HEAP: {
+            const gt_heap_event *h = &ev.u.heap;
+            int8_t op;
+            switch (h->operation) {
+            case GT_HEAP_REGISTER: op = AN_SEG_ALLOC; break;
+            case GT_HEAP_UNREGISTER: op = AN_SEG_FREE; break;
+            case GT_HEAP_RESET: op = AN_HEAP_RESET; break;
+            case GT_REGION_REGISTER: op = AN_BLOCK_ALLOC; break;
+            case GT_REGION_RESIZE: op = AN_BLOCK_ALLOC; break; /* re-registers the new size */
+            case GT_REGION_UNREGISTER: op = AN_BLOCK_FREE; break;
+            default: op = -1; break;
+            }
+            if (op < 0)
+                break;
+            if ((rc = GROW(m->mem, m->n_mem, caps[4])) < 0)
+                goto cleanup;
+            m->mem[m->n_mem++] = (an_mem){h->start_ns, h->global_tid, h->callchain_id, h->heap_id, h->address,
+                                          h->bytes, 0, op};
+            break;
+        }
+        default:
+            break;
+        }
+    }
+cleanup:
+    gt_iter_free(it);
+    return rc < 0 ? rc : 0;
+}
+
+/* nsys 2.x exports hold each runtime call twice: the call (class 0, with its
+ * version suffix) and a wrapper of another class with the same correlation
+ * id. Counting both would double every API figure: wrappers go. */
+static int drop_wrappers(an_model *m)
+{
+    size_t n = 0;
+    bool dropped = false;
+    for (size_t i = 0; i < m->n_apis; i++) {
+        const an_api *a = &m->apis[i];
+        const an_api *owner = a->foreign ? an_model_launch(m, a->corr) : NULL;
+        if (owner && !owner->foreign) {
+            dropped = true;
+            continue;
+        }
+        m->apis[n++] = *a;
+    }
+    m->n_apis = n;
+    if (!dropped)
+        return 0;
+    free(m->corr_keys);
+    free(m->corr_vals);
+    m->corr_keys = NULL;
+    m->corr_vals = NULL;
+    return an_model_index(m);
+}
+
+int an_model_load(an_model **out, gt_trace *t)
+{
+    *out = NULL;
+    an_model *m = calloc(1, sizeof *m);
+    size_t caps[5] = {0};
+    int rc;
+    if (!m)
+        return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
+    m->t = t;
+    static const gt_event_kind order[] = {GT_EV_KERNEL, GT_EV_MEMCPY, GT_EV_MEMSET, GT_EV_API,
+                                          GT_EV_NVTX, GT_EV_GPU_MEMORY, GT_EV_HEAP};
+    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
+        if ((rc = load_kind(m, t, order[i], caps)) < 0)
+            goto cleanup;
+    /* CPU ops are the device only when there is no kernel at all. */
+    bool any_kernel = false;
+    for (size_t i = 0; i < m->n_acts && !any_kernel; i++)
+        any_kernel = m->acts[i].kind == GT_EV_KERNEL;
+    if (!any_kernel) {
+        size_t n_before = m->n_acts;
+        if ((rc = load_kind(m, t, GT_EV_CPU_OP, caps)) < 0)
+            goto cleanup;
+        m->cpu_timeline = m->n_acts > n_before;
+    }
+    an_model_sort(m);
+    if ((rc = an_model_index(m)) < 0 || (rc = drop_wrappers(m)) < 0)
+        goto cleanup;
+    /* Device allocations carry a correlation id in `tid` until here: the
+     * thread is that of the API call that made them. */
+    for (size_t i = 0; i < m->n_mem; i++) {
+        an_mem *e = &m->mem[i];
+        if (e->op != AN_DEV_ALLOC && e->op != AN_DEV_FREE)
+            continue;
+        const an_api *a = an_model_launch(m, e->tid);
+        e->tid = a ? a->tid : m->main_tid;
+    }
+    rc = gt_trace_time_span(t, &m->span_start_ns, &m->span_end_ns);
+    if (rc < 0)
+        goto cleanup;
+    *out = m;
+    m = NULL;
+cleanup:
+    an_model_free(m);
+    return rc;
+}
+
+void an_model_free(an_model *m)
+{
+    if (!m)
+        return;
+    free(m->acts);
+    free(m->copies);
+    free(m->apis);
+    free(m->ranges);
+    free(m->mem);
+    free(m->corr_keys);
+    free(m->corr_vals);
+    free(m);
+}

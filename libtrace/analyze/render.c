@@ -1,0 +1,440 @@
+/* render.c: a report and an allocator state as text for a terminal (one
+ * screen for the report: the essentials first, details capped at top_n rows)
+ * and as JSON (everything, numbers in ns and bytes). It computes nothing. */
+#include "analyze_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *copy_kind_name(int k)
+{
+    static const char *names[] = {"unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA", "AtoD", "DtoA", "DtoD", "HtoH", "PtoP"};
+    if (k < 0)
+        return "memset";
+    return k <= GT_COPY_PTOP ? names[k] : "unknown";
+}
+
+#define NS(x) (an_fmt_ns(nb[nbi % 8], sizeof nb[0], (double)(x)), nb[nbi++ % 8])
+
+static const char *fmt_ns(char (*nb)[40], int *i, double ns)
+{
+    char *b = nb[(*i)++ % 8];
+    an_fmt_ns(b, 40, ns);
+    return b;
+}
+static const char *fmt_bytes(char (*nb)[40], int *i, double bytes)
+{
+    char *b = nb[(*i)++ % 8];
+    an_fmt_bytes(b, 40, bytes);
+    return b;
+}
+#undef NS
+#define NS(x) fmt_ns(nb, &nbi, (double)(x))
+#define BY(x) fmt_bytes(nb, &nbi, (double)(x))
+
+static double rel_ms(const gt_report *r, int64_t t)
+{
+    return (double)(t - r->start_ns) / 1e6;
+}
+
+int gt_report_print_text(const gt_report *r, FILE *f)
+{
+    char nb[8][40];
+    int nbi = 0;
+    fprintf(f, "gtrace report: %s (%s)\n", r->path, r->origin == GT_ORIGIN_NSYS ? "nsys export" : "gtrace trace");
+    fprintf(f, "wall time      %s", NS(r->wall_ns));
+    if (r->n_steps)
+        fprintf(f, "   steps %lld..%lld (%zu)", (long long)r->steps[0].number,
+                (long long)r->steps[r->n_steps - 1].number, r->n_steps);
+    fputc('\n', f);
+    if (r->n_steps)
+        fprintf(f, "step time      mean %s  median %s  p95 %s  min %s  max %s\n", NS(r->step_time.mean_ns),
+                NS(r->step_time.median_ns), NS(r->step_time.p95_ns), NS(r->step_time.min_ns), NS(r->step_time.max_ns));
+    else
+        fprintf(f, "step time      no steps (no NVTX range named \"step N\")\n");
+    if (r->cpu_timeline)
+        fprintf(f, "device         none: no kernels in this trace, CPU compute ops are used as the device timeline\n");
+    for (size_t i = 0; i < r->n_devices; i++) {
+        const gt_device_util *d = &r->devices[i];
+        fprintf(f, "%s %-3d  busy %5.1f%% (%s, kernels %s)  idle %s\n", d->device_id < 0 ? "cpu ops" : "device ",
+                d->device_id < 0 ? 0 : d->device_id, 100 * d->utilization, NS(d->busy_ns), NS(d->kernel_ns),
+                NS(d->span_ns - d->busy_ns));
+    }
+    if (r->n_devices == 0)
+        fprintf(f, "device         no device activity (no kernels, copies or CPU ops)\n");
+
+    const gt_gaps *g = &r->gaps;
+    fprintf(f, "\nidle gaps      %lld gaps, %s:", (long long)g->n_gaps, NS(g->idle_ns));
+    for (int c = 0; c < GT_GAP_N_CAUSES; c++)
+        fprintf(f, "  %s %s (%lld)", gt_gap_cause_name((gt_gap_cause)c), NS(g->idle_by_cause_ns[c]),
+                (long long)g->n_by_cause[c]);
+    fputc('\n', f);
+    for (size_t i = 0; i < g->n_activity && i < 5; i++) {
+        const gt_gap_activity *a = &g->activity[i];
+        fprintf(f, "  host during gaps: %-30s %-28s %s in %lld gaps\n", *a->nvtx ? a->nvtx : "(no range)",
+                *a->api ? a->api : "(no CUDA call)", NS(a->total_ns), (long long)a->n_gaps);
+    }
+    for (size_t i = 0; i < g->n_longest && i < 5; i++) {
+        const gt_gap *x = &g->longest[i];
+        fprintf(f, "  longest: %s at +%.3f ms, %s, host in %s%s%s\n", NS(x->end_ns - x->start_ns), rel_ms(r, x->start_ns),
+                gt_gap_cause_name(x->cause), *x->nvtx_path ? x->nvtx_path : "(no range)", *x->api ? " / " : "", x->api);
+    }
+
+    fprintf(f, "\n%s (%lld names)\n", r->cpu_timeline ? "top CPU ops" : "top kernels", (long long)r->n_kernel_names);
+    for (size_t i = 0; i < r->n_kernels; i++) {
+        const gt_name_row *k = &r->kernels[i];
+        fprintf(f, "  %5.1f%%  %10s  %7lld x  mean %-10s  %.70s\n", 100 * k->share, NS(k->d.total_ns), (long long)k->d.n,
+                NS(k->d.mean_ns), k->name);
+    }
+    if (r->n_apis) {
+        fprintf(f, "\nCUDA API\n");
+        for (size_t i = 0; i < r->n_apis; i++) {
+            const gt_name_row *a = &r->apis[i];
+            fprintf(f, "  %5.1f%%  %10s  %7lld x  mean %-10s max %-10s %s\n", 100 * a->share, NS(a->d.total_ns),
+                    (long long)a->d.n, NS(a->d.mean_ns), NS(a->d.max_ns), a->name);
+        }
+    }
+    if (r->n_copies) {
+        fprintf(f, "\ncopies\n");
+        for (size_t i = 0; i < r->n_copies; i++) {
+            const gt_copy_row *c = &r->copies[i];
+            fprintf(f, "  %-7s %6lld x  %10s  %10s  %7.2f GB/s  pageable %lld, pinned %lld\n", copy_kind_name(c->copy_kind),
+                    (long long)c->n, BY(c->bytes), NS(c->total_ns), c->gb_per_s, (long long)c->n_pageable,
+                    (long long)c->n_pinned);
+        }
+    }
+
+    const gt_memory *mem = &r->memory;
+    fprintf(f, "\nmemory");
+    if (!mem->has_blocks && !mem->has_segments && !mem->has_device) {
+        fprintf(f, "         no allocation events\n");
+    } else {
+        fprintf(f, "         peak allocated %s at +%.3f ms, peak reserved %s", BY(mem->peak_allocated_bytes),
+                rel_ms(r, mem->peak_allocated_ns), BY(mem->peak_reserved_bytes));
+        if (mem->total_device_bytes)
+            fprintf(f, " of %s", BY(mem->total_device_bytes));
+        fprintf(f, ", fragmentation %.1f%%\n", 100 * mem->fragmentation);
+        fprintf(f, "  churn: %lld device allocs, %lld frees; %lld block allocs, %lld frees", (long long)mem->n_dev_allocs,
+                (long long)mem->n_dev_frees, (long long)mem->n_block_allocs, (long long)mem->n_block_frees);
+        if (r->n_steps)
+            fprintf(f, "; per step after the first: %.1f device, %.1f block", mem->dev_churn_per_step,
+                    mem->block_churn_per_step);
+        fputc('\n', f);
+        for (size_t i = 0; i < mem->n_leaks; i++) {
+            const gt_leak *l = &mem->leaks[i];
+            fprintf(f, "  leak: %s alive in %lld allocations, +%s per step over %lld steps, from %s\n", BY(l->alive_bytes),
+                    (long long)l->n_alive, BY(l->bytes_per_step), (long long)l->n_steps_grew,
+                    *l->origin ? l->origin : "(no range)");
+        }
+        for (size_t i = 0; i < mem->n_spikes && i < 5; i++) {
+            const gt_spike *s = &mem->spikes[i];
+            fprintf(f, "  spike: %s for %s at +%.3f ms", BY(s->bytes), NS(s->end_ns - s->start_ns), rel_ms(r, s->start_ns));
+            if (s->step >= 0)
+                fprintf(f, " (step %lld)", (long long)s->step);
+            fprintf(f, ", from %s\n", *s->origin ? s->origin : "(no range)");
+        }
+    }
+
+    size_t n_fired = 0;
+    for (size_t i = 0; i < r->n_advice; i++)
+        n_fired += r->advice[i].fired;
+    fprintf(f, "\nadvice         %zu of %zu rules fired\n", n_fired, r->n_advice);
+    for (size_t i = 0; i < r->n_advice; i++) {
+        const gt_advice *a = &r->advice[i];
+        if (!a->fired)
+            continue;
+        fprintf(f, "* %s [%s]\n    evidence: %s\n", a->title, a->rule, a->evidence);
+        if (a->to_ns > a->from_ns)
+            fprintf(f, "    where: +%.3f ms .. +%.3f ms\n", rel_ms(r, a->from_ns), rel_ms(r, a->to_ns));
+        fprintf(f, "    fix: %s\n    gain: %s", a->suggestion, a->gain);
+        if (a->gain_ns > 0)
+            fprintf(f, " (%s)", NS(a->gain_ns));
+        fputc('\n', f);
+    }
+    return ferror(f) ? gt_error_set(GT_ERR_IO, "cannot write the report") : 0;
+}
+
+/* ---- JSON --------------------------------------------------------------- */
+
+static void jkey(FILE *f, const char *k)
+{
+    an_json_str(f, k);
+    fputc(':', f);
+}
+static void jint(FILE *f, const char *k, int64_t v) { jkey(f, k); fprintf(f, "%lld", (long long)v); }
+static void jnum(FILE *f, const char *k, double v) { jkey(f, k); an_json_num(f, v); }
+static void jstr(FILE *f, const char *k, const char *v) { jkey(f, k); an_json_str(f, v); }
+
+static void jdist(FILE *f, const char *k, const gt_dist *d)
+{
+    jkey(f, k);
+    fputc('{', f);
+    jint(f, "n", d->n); fputc(',', f);
+    jint(f, "total_ns", d->total_ns); fputc(',', f);
+    jint(f, "min_ns", d->min_ns); fputc(',', f);
+    jint(f, "max_ns", d->max_ns); fputc(',', f);
+    jnum(f, "mean_ns", d->mean_ns); fputc(',', f);
+    jnum(f, "median_ns", d->median_ns); fputc(',', f);
+    jnum(f, "p95_ns", d->p95_ns);
+    fputc('}', f);
+}
+
+static void jnames(FILE *f, const char *k, const gt_name_row *rows, size_t n)
+{
+    jkey(f, k);
+    fputc('[', f);
+    for (size_t i = 0; i < n; i++) {
+        fputs(i ? ",{" : "{", f);
+        jstr(f, "name", rows[i].name); fputc(',', f);
+        jnum(f, "share", rows[i].share); fputc(',', f);
+        jdist(f, "time", &rows[i].d);
+        fputc('}', f);
+    }
+    fputc(']', f);
+}
+
+int gt_report_print_json(const gt_report *r, FILE *f)
+{
+    fputc('{', f);
+    jstr(f, "path", r->path); fputc(',', f);
+    jstr(f, "origin", r->origin == GT_ORIGIN_NSYS ? "nsys" : "gtrace"); fputc(',', f);
+    jint(f, "start_ns", r->start_ns); fputc(',', f);
+    jint(f, "end_ns", r->end_ns); fputc(',', f);
+    jint(f, "wall_ns", r->wall_ns); fputc(',', f);
+    jkey(f, "cpu_timeline"); fputs(r->cpu_timeline ? "true," : "false,", f);
+    jkey(f, "events"); fputc('{', f);
+    for (int k = 0; k < GT_EV_N_KINDS; k++) {
+        if (k)
+            fputc(',', f);
+        jint(f, gt_event_kind_name((gt_event_kind)k), r->n_events[k]);
+    }
+    fputs("},", f);
+    jkey(f, "steps"); fputc('[', f);
+    for (size_t i = 0; i < r->n_steps; i++) {
+        const gt_step *s = &r->steps[i];
+        fputs(i ? ",{" : "{", f);
+        jint(f, "number", s->number); fputc(',', f);
+        jint(f, "start_ns", s->start_ns); fputc(',', f);
+        jint(f, "end_ns", s->end_ns); fputc(',', f);
+        jint(f, "busy_ns", s->busy_ns); fputc(',', f);
+        jint(f, "device_allocs", s->n_dev_allocs); fputc(',', f);
+        jint(f, "device_frees", s->n_dev_frees); fputc(',', f);
+        jint(f, "block_allocs", s->n_block_allocs); fputc(',', f);
+        jint(f, "block_frees", s->n_block_frees); fputc(',', f);
+        jint(f, "allocated_end_bytes", s->allocated_end_bytes);
+        fputc('}', f);
+    }
+    fputs("],", f);
+    jdist(f, "step_time", &r->step_time); fputc(',', f);
+    jkey(f, "devices"); fputc('[', f);
+    for (size_t i = 0; i < r->n_devices; i++) {
+        const gt_device_util *d = &r->devices[i];
+        fputs(i ? ",{" : "{", f);
+        jint(f, "device_id", d->device_id); fputc(',', f);
+        jint(f, "busy_ns", d->busy_ns); fputc(',', f);
+        jint(f, "kernel_ns", d->kernel_ns); fputc(',', f);
+        jint(f, "span_ns", d->span_ns); fputc(',', f);
+        jnum(f, "utilization", d->utilization);
+        fputc('}', f);
+    }
+    fputs("],", f);
+    const gt_gaps *g = &r->gaps;
+    jkey(f, "gaps"); fputc('{', f);
+    jint(f, "n", g->n_gaps); fputc(',', f);
+    jint(f, "idle_ns", g->idle_ns); fputc(',', f);
+    jint(f, "n_long", g->n_long); fputc(',', f);
+    jint(f, "long_ns", g->long_ns); fputc(',', f);
+    jint(f, "loader_idle_ns", g->loader_idle_ns); fputc(',', f);
+    jkey(f, "by_cause"); fputc('{', f);
+    for (int c = 0; c < GT_GAP_N_CAUSES; c++) {
+        if (c)
+            fputc(',', f);
+        jkey(f, gt_gap_cause_name((gt_gap_cause)c));
+        fprintf(f, "{\"n\":%lld,\"idle_ns\":%lld}", (long long)g->n_by_cause[c], (long long)g->idle_by_cause_ns[c]);
+    }
+    fputs("},", f);
+    jkey(f, "longest"); fputc('[', f);
+    for (size_t i = 0; i < g->n_longest; i++) {
+        const gt_gap *x = &g->longest[i];
+        fputs(i ? ",{" : "{", f);
+        jint(f, "device_id", x->device_id); fputc(',', f);
+        jint(f, "start_ns", x->start_ns); fputc(',', f);
+        jint(f, "end_ns", x->end_ns); fputc(',', f);
+        jstr(f, "cause", gt_gap_cause_name(x->cause)); fputc(',', f);
+        jstr(f, "nvtx", x->nvtx); fputc(',', f);
+        jstr(f, "nvtx_path", x->nvtx_path); fputc(',', f);
+        jstr(f, "api", x->api); fputc(',', f);
+        jint(f, "api_overlap_ns", x->api_overlap_ns);
+        fputc('}', f);
+    }
+    fputs("],", f);
+    jkey(f, "host_activity"); fputc('[', f);
+    for (size_t i = 0; i < g->n_activity; i++) {
+        const gt_gap_activity *a = &g->activity[i];
+        fputs(i ? ",{" : "{", f);
+        jstr(f, "nvtx", a->nvtx); fputc(',', f);
+        jstr(f, "api", a->api); fputc(',', f);
+        jint(f, "n_gaps", a->n_gaps); fputc(',', f);
+        jint(f, "idle_ns", a->total_ns);
+        fputc('}', f);
+    }
+    fputs("]},", f);
+    jint(f, "kernel_names", r->n_kernel_names); fputc(',', f);
+    jnames(f, "kernels", r->kernels, r->n_kernels); fputc(',', f);
+    jnames(f, "apis", r->apis, r->n_apis); fputc(',', f);
+    jkey(f, "copies"); fputc('[', f);
+    for (size_t i = 0; i < r->n_copies; i++) {
+        const gt_copy_row *c = &r->copies[i];
+        fputs(i ? ",{" : "{", f);
+        jstr(f, "kind", copy_kind_name(c->copy_kind)); fputc(',', f);
+        jint(f, "n", c->n); fputc(',', f);
+        jint(f, "bytes", c->bytes); fputc(',', f);
+        jint(f, "total_ns", c->total_ns); fputc(',', f);
+        jnum(f, "gb_per_s", c->gb_per_s); fputc(',', f);
+        jint(f, "n_pageable", c->n_pageable); fputc(',', f);
+        jint(f, "pageable_bytes", c->pageable_bytes); fputc(',', f);
+        jint(f, "pageable_ns", c->pageable_ns); fputc(',', f);
+        jint(f, "n_pinned", c->n_pinned); fputc(',', f);
+        jint(f, "pinned_bytes", c->pinned_bytes); fputc(',', f);
+        jint(f, "pinned_ns", c->pinned_ns);
+        fputc('}', f);
+    }
+    fputs("],", f);
+    const gt_memory *mem = &r->memory;
+    jkey(f, "memory"); fputc('{', f);
+    jkey(f, "has_blocks"); fputs(mem->has_blocks ? "true," : "false,", f);
+    jkey(f, "has_segments"); fputs(mem->has_segments ? "true," : "false,", f);
+    jkey(f, "has_device"); fputs(mem->has_device ? "true," : "false,", f);
+    jint(f, "peak_allocated_bytes", mem->peak_allocated_bytes); fputc(',', f);
+    jint(f, "peak_allocated_ns", mem->peak_allocated_ns); fputc(',', f);
+    jint(f, "peak_reserved_bytes", mem->peak_reserved_bytes); fputc(',', f);
+    jint(f, "peak_reserved_ns", mem->peak_reserved_ns); fputc(',', f);
+    jint(f, "end_allocated_bytes", mem->end_allocated_bytes); fputc(',', f);
+    jint(f, "end_reserved_bytes", mem->end_reserved_bytes); fputc(',', f);
+    jnum(f, "fragmentation", mem->fragmentation); fputc(',', f);
+    jint(f, "total_device_bytes", mem->total_device_bytes); fputc(',', f);
+    jint(f, "device_allocs", mem->n_dev_allocs); fputc(',', f);
+    jint(f, "device_frees", mem->n_dev_frees); fputc(',', f);
+    jint(f, "block_allocs", mem->n_block_allocs); fputc(',', f);
+    jint(f, "block_frees", mem->n_block_frees); fputc(',', f);
+    jnum(f, "device_churn_per_step", mem->dev_churn_per_step); fputc(',', f);
+    jnum(f, "block_churn_per_step", mem->block_churn_per_step); fputc(',', f);
+    jkey(f, "leaks"); fputc('[', f);
+    for (size_t i = 0; i < mem->n_leaks; i++) {
+        const gt_leak *l = &mem->leaks[i];
+        fputs(i ? ",{" : "{", f);
+        jstr(f, "origin", l->origin); fputc(',', f);
+        jint(f, "n_alive", l->n_alive); fputc(',', f);
+        jint(f, "alive_bytes", l->alive_bytes); fputc(',', f);
+        jint(f, "steps_grew", l->n_steps_grew); fputc(',', f);
+        jnum(f, "bytes_per_step", l->bytes_per_step); fputc(',', f);
+        jint(f, "first_ns", l->first_ns); fputc(',', f);
+        jint(f, "last_ns", l->last_ns);
+        fputc('}', f);
+    }
+    fputs("],", f);
+    jkey(f, "spikes"); fputc('[', f);
+    for (size_t i = 0; i < mem->n_spikes; i++) {
+        const gt_spike *s = &mem->spikes[i];
+        fputs(i ? ",{" : "{", f);
+        jstr(f, "origin", s->origin); fputc(',', f);
+        jint(f, "address", (int64_t)s->address); fputc(',', f);
+        jint(f, "bytes", s->bytes); fputc(',', f);
+        jint(f, "start_ns", s->start_ns); fputc(',', f);
+        jint(f, "end_ns", s->end_ns); fputc(',', f);
+        jint(f, "step", s->step);
+        fputc('}', f);
+    }
+    fputs("]},", f);
+    jkey(f, "advice"); fputc('[', f);
+    for (size_t i = 0; i < r->n_advice; i++) {
+        const gt_advice *a = &r->advice[i];
+        fputs(i ? ",{" : "{", f);
+        jstr(f, "rule", a->rule); fputc(',', f);
+        jstr(f, "title", a->title); fputc(',', f);
+        jkey(f, "fired"); fputs(a->fired ? "true," : "false,", f);
+        jstr(f, "threshold", a->threshold); fputc(',', f);
+        jstr(f, "evidence", a->evidence); fputc(',', f);
+        jstr(f, "suggestion", a->suggestion); fputc(',', f);
+        jstr(f, "gain", a->gain); fputc(',', f);
+        jint(f, "gain_ns", a->gain_ns); fputc(',', f);
+        jint(f, "from_ns", a->from_ns); fputc(',', f);
+        jint(f, "to_ns", a->to_ns);
+        fputc('}', f);
+    }
+    fputs("]}\n", f);
+    return ferror(f) ? gt_error_set(GT_ERR_IO, "cannot write the report") : 0;
+}
+
+/* ---- allocator state ---------------------------------------------------- */
+
+int gt_mem_state_print_text(const gt_mem_state *s, FILE *f)
+{
+    char nb[8][40];
+    int nbi = 0;
+    fprintf(f, "allocator state at %lld ns", (long long)s->at_ns);
+    if (s->step >= 0)
+        fprintf(f, " (step %lld, its peak)", (long long)s->step);
+    fprintf(f, ": allocated %s, reserved %s, %zu segments, %zu blocks\n", BY(s->allocated_bytes), BY(s->reserved_bytes),
+            s->n_segments, s->n_blocks);
+    for (size_t i = 0; i < s->n_segments; i++) {
+        const gt_mem_segment *g = &s->segments[i];
+        fprintf(f, "segment 0x%llx  %s  %s used in %zu blocks%s\n", (unsigned long long)g->address, BY(g->bytes),
+                BY(g->allocated_bytes), g->n_blocks, g->from_heap ? "" : " (device allocation)");
+        for (size_t b = g->first_block; b < g->first_block + g->n_blocks; b++) {
+            const gt_mem_block *k = &s->blocks[b];
+            fprintf(f, "  block 0x%llx  %10s  at %lld ns  by %s\n", (unsigned long long)k->address, BY(k->bytes),
+                    (long long)k->alloc_ns, *k->origin ? k->origin : "(no range)");
+        }
+    }
+    for (size_t b = s->n_blocks - s->n_unplaced; b < s->n_blocks; b++) {
+        const gt_mem_block *k = &s->blocks[b];
+        fprintf(f, "block outside known segments 0x%llx  %s  at %lld ns  by %s\n", (unsigned long long)k->address,
+                BY(k->bytes), (long long)k->alloc_ns, *k->origin ? k->origin : "(no range)");
+    }
+    return ferror(f) ? gt_error_set(GT_ERR_IO, "cannot write the memory state") : 0;
+}
+
+int gt_mem_state_print_json(const gt_mem_state *s, FILE *f)
+{
+    fputc('{', f);
+    jint(f, "at_ns", s->at_ns); fputc(',', f);
+    jint(f, "step", s->step); fputc(',', f);
+    jint(f, "allocated_bytes", s->allocated_bytes); fputc(',', f);
+    jint(f, "reserved_bytes", s->reserved_bytes); fputc(',', f);
+    jkey(f, "segments"); fputc('[', f);
+    for (size_t i = 0; i < s->n_segments; i++) {
+        const gt_mem_segment *g = &s->segments[i];
+        fputs(i ? ",{" : "{", f);
+        jint(f, "address", (int64_t)g->address); fputc(',', f);
+        jint(f, "bytes", g->bytes); fputc(',', f);
+        jint(f, "alloc_ns", g->alloc_ns); fputc(',', f);
+        jint(f, "allocated_bytes", g->allocated_bytes); fputc(',', f);
+        jkey(f, "from_heap"); fputs(g->from_heap ? "true," : "false,", f);
+        jkey(f, "blocks"); fputc('[', f);
+        for (size_t b = g->first_block; b < g->first_block + g->n_blocks; b++) {
+            const gt_mem_block *k = &s->blocks[b];
+            fputs(b > g->first_block ? ",{" : "{", f);
+            jint(f, "address", (int64_t)k->address); fputc(',', f);
+            jint(f, "bytes", k->bytes); fputc(',', f);
+            jint(f, "alloc_ns", k->alloc_ns); fputc(',', f);
+            jint(f, "tid", gt_tid_of(k->global_tid)); fputc(',', f);
+            jstr(f, "origin", k->origin);
+            fputc('}', f);
+        }
+        fputs("]}", f);
+    }
+    fputs("],", f);
+    jkey(f, "unplaced_blocks"); fputc('[', f);
+    for (size_t b = s->n_blocks - s->n_unplaced; b < s->n_blocks; b++) {
+        const gt_mem_block *k = &s->blocks[b];
+        fputs(b > s->n_blocks - s->n_unplaced ? ",{" : "{", f);
+        jint(f, "address", (int64_t)k->address); fputc(',', f);
+        jint(f, "bytes", k->bytes); fputc(',', f);
+        jint(f, "alloc_ns", k->alloc_ns); fputc(',', f);
+        jstr(f, "origin", k->origin);
+        fputc('}', f);
+    }
+    fputs("]}\n", f);
+    return ferror(f) ? gt_error_set(GT_ERR_IO, "cannot write the memory state") : 0;
+}

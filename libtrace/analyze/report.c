@@ -1,0 +1,117 @@
+/* report.c: gt_report_compute puts the pieces together: load the trace once,
+ * find the steps and the window to analyse (--steps A:B), then summary, gaps,
+ * memory and advice in that order (advice reads the others). Rendering is in
+ * render.c. */
+#include "analyze_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void gt_report_options_init(gt_report_options *opt)
+{
+    memset(opt, 0, sizeof *opt);
+    opt->step_first = -1;
+    opt->step_last = -1;
+    opt->top_n = 10;
+}
+
+static int select_steps(gt_report *r, const an_steps *all, const gt_report_options *opt, const char *path)
+{
+    bool filtered = opt && (opt->step_first >= 0 || opt->step_last >= 0);
+    if (opt && opt->step_first >= 0 && opt->step_last >= 0 && opt->step_first > opt->step_last)
+        return gt_error_set(GT_ERR_INVALID, "steps %lld:%lld: the first step is after the last",
+                            (long long)opt->step_first, (long long)opt->step_last);
+    r->steps = calloc(all->n ? all->n : 1, sizeof *r->steps);
+    if (!r->steps)
+        return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
+    for (size_t i = 0; i < all->n; i++) {
+        const gt_step *s = &all->v[i];
+        if (filtered && ((opt->step_first >= 0 && s->number < opt->step_first) ||
+                         (opt->step_last >= 0 && s->number > opt->step_last)))
+            continue;
+        r->steps[r->n_steps++] = *s;
+    }
+    if (filtered && r->n_steps == 0)
+        return gt_error_set(GT_ERR_NOTFOUND, "%s: no step in %lld:%lld (the trace has %zu steps%s)", path,
+                            (long long)opt->step_first, (long long)opt->step_last, all->n,
+                            all->n ? "" : ": no NVTX range named \"step N\"");
+    if (filtered) {
+        r->start_ns = r->steps[0].start_ns;
+        r->end_ns = r->steps[0].end_ns;
+        for (size_t i = 1; i < r->n_steps; i++)
+            if (r->steps[i].end_ns > r->end_ns)
+                r->end_ns = r->steps[i].end_ns;
+    }
+    return 0;
+}
+
+int gt_report_compute(gt_report **out, gt_trace *t, const gt_report_options *opt)
+{
+    gt_report_options defaults;
+    an_model *m = NULL;
+    an_steps all = {0};
+    gt_report *r = NULL;
+    int rc;
+    *out = NULL;
+    if (!t)
+        return gt_error_set(GT_ERR_INVALID, "gt_report_compute: no trace");
+    if (!opt) {
+        gt_report_options_init(&defaults);
+        opt = &defaults;
+    }
+    r = calloc(1, sizeof *r);
+    if (!r)
+        return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
+    r->path = an_strdup(gt_trace_path(t));
+    r->origin = gt_trace_origin_of(t);
+    if (!r->path) {
+        rc = gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
+        goto cleanup;
+    }
+    for (int k = 0; k < GT_EV_N_KINDS; k++)
+        if ((rc = gt_trace_count(t, (gt_event_kind)k, &r->n_events[k])) < 0)
+            goto cleanup;
+    if ((rc = an_model_load(&m, t)) < 0)
+        goto cleanup;
+    r->start_ns = m->span_start_ns;
+    r->end_ns = m->span_end_ns > m->span_start_ns ? m->span_end_ns : m->span_start_ns;
+    if ((rc = an_steps_find(&all, m)) < 0 || (rc = select_steps(r, &all, opt, r->path)) < 0)
+        goto cleanup;
+    r->wall_ns = r->end_ns - r->start_ns;
+    if ((rc = an_summary(r, m, opt)) < 0 || (rc = an_gaps(&r->gaps, m, r->start_ns, r->end_ns, opt->top_n)) < 0 ||
+        (rc = an_memory(&r->memory, m, r->steps, r->n_steps)) < 0 || (rc = an_advice(r, m)) < 0)
+        goto cleanup;
+    *out = r;
+    r = NULL;
+cleanup:
+    free(all.v);
+    an_model_free(m);
+    gt_report_free(r);
+    return rc;
+}
+
+void gt_report_free(gt_report *r)
+{
+    if (!r)
+        return;
+    free(r->path);
+    free(r->steps);
+    free(r->devices);
+    for (size_t i = 0; i < r->n_kernels; i++)
+        free(r->kernels[i].name);
+    free(r->kernels);
+    for (size_t i = 0; i < r->n_apis; i++)
+        free(r->apis[i].name);
+    free(r->apis);
+    free(r->copies);
+    an_gaps_clear(&r->gaps);
+    an_memory_clear(&r->memory);
+    for (size_t i = 0; i < r->n_advice; i++) {
+        free(r->advice[i].threshold);
+        free(r->advice[i].evidence);
+        free(r->advice[i].suggestion);
+        free(r->advice[i].gain);
+    }
+    free(r->advice);
+    free(r);
+}

@@ -1,0 +1,193 @@
+/* util.c: small helpers of the analysis: distributions, busy-time unions,
+ * number formatting, and JSON string escaping. No trace access here. */
+#include "analyze_int.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Linear interpolation between closest ranks (numpy's default), so that the
+ * median of an even count is the mean of the two middle values. */
+static double percentile(const int64_t *sorted, size_t n, double p)
+{
+    double pos = p * (double)(n - 1);
+    size_t lo = (size_t)floor(pos);
+    size_t hi = lo + 1 < n ? lo + 1 : lo;
+    double frac = pos - (double)lo;
+    return (double)sorted[lo] + frac * (double)(sorted[hi] - sorted[lo]);
+}
+
+void an_dist(gt_dist *d, int64_t *durations, size_t n)
+{
+    memset(d, 0, sizeof *d);
+    if (n == 0)
+        return;
+    qsort(durations, n, sizeof *durations, cmp_i64);
+    d->n = (int64_t)n;
+    for (size_t i = 0; i < n; i++)
+        d->total_ns += durations[i];
+    d->min_ns = durations[0];
+    d->max_ns = durations[n - 1];
+    d->mean_ns = (double)d->total_ns / (double)n;
+    d->median_ns = percentile(durations, n, 0.5);
+    d->p95_ns = percentile(durations, n, 0.95);
+}
+
+size_t an_first_act(const an_model *m, int64_t from_ns)
+{
+    int64_t t = from_ns > INT64_MIN + m->max_act_ns ? from_ns - m->max_act_ns : INT64_MIN;
+    size_t lo = 0, hi = m->n_acts;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (m->acts[mid].start_ns < t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+int64_t an_busy(const an_model *m, int32_t device, bool kernels_only, int64_t from_ns, int64_t to_ns)
+{
+    int64_t busy = 0, cur_s = 0, cur_e = INT64_MIN;
+    for (size_t i = an_first_act(m, from_ns); i < m->n_acts && m->acts[i].start_ns < to_ns; i++) {
+        const an_act *a = &m->acts[i];
+        if ((device != AN_ANY_DEVICE && a->device != device) ||
+            (kernels_only && a->kind != GT_EV_KERNEL && a->kind != GT_EV_CPU_OP))
+            continue;
+        int64_t s = a->start_ns < from_ns ? from_ns : a->start_ns;
+        int64_t e = a->end_ns > to_ns ? to_ns : a->end_ns;
+        if (e <= s)
+            continue;
+        if (s > cur_e) {
+            if (cur_e > cur_s)
+                busy += cur_e - cur_s;
+            cur_s = s;
+            cur_e = e;
+        } else if (e > cur_e) {
+            cur_e = e;
+        }
+    }
+    if (cur_e > cur_s)
+        busy += cur_e - cur_s;
+    return busy;
+}
+
+char *an_strdup(const char *s)
+{
+    size_t n = strlen(s ? s : "") + 1;
+    char *p = malloc(n);
+    if (p)
+        memcpy(p, s ? s : "", n);
+    return p;
+}
+
+char *an_printf(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return NULL;
+    char *p = malloc((size_t)n + 1);
+    if (!p)
+        return NULL;
+    va_start(ap, fmt);
+    vsnprintf(p, (size_t)n + 1, fmt, ap);
+    va_end(ap);
+    return p;
+}
+
+void an_fmt_ns(char *buf, size_t n, double ns)
+{
+    double a = fabs(ns);
+    if (a >= 1e9)
+        snprintf(buf, n, "%.3f s", ns / 1e9);
+    else if (a >= 1e6)
+        snprintf(buf, n, "%.3f ms", ns / 1e6);
+    else if (a >= 1e3)
+        snprintf(buf, n, "%.2f us", ns / 1e3);
+    else
+        snprintf(buf, n, "%.0f ns", ns);
+}
+
+void an_fmt_bytes(char *buf, size_t n, double bytes)
+{
+    static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int u = 0;
+    double v = bytes;
+    while (fabs(v) >= 1024 && u < 4) {
+        v /= 1024;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, n, "%.0f B", v);
+    else
+        snprintf(buf, n, "%.2f %s", v, units[u]);
+}
+
+/* Length of the valid UTF-8 sequence at s, 0 if invalid. */
+static int utf8_len(const unsigned char *s)
+{
+    if (s[0] < 0x80)
+        return 1;
+    int n = (s[0] & 0xe0) == 0xc0 ? 2 : (s[0] & 0xf0) == 0xe0 ? 3 : (s[0] & 0xf8) == 0xf0 ? 4 : 0;
+    if (n == 0 || (n == 2 && s[0] < 0xc2))
+        return 0;
+    for (int i = 1; i < n; i++)
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+    return n;
+}
+
+void an_json_str(FILE *f, const char *s)
+{
+    const unsigned char *p = (const unsigned char *)(s ? s : "");
+    fputc('"', f);
+    while (*p) {
+        unsigned char c = *p;
+        if (c == '"' || c == '\\') {
+            fputc('\\', f);
+            fputc(c, f);
+            p++;
+        } else if (c < 0x20) {
+            switch (c) {
+            case '\n': fputs("\\n", f); break;
+            case '\r': fputs("\\r", f); break;
+            case '\t': fputs("\\t", f); break;
+            default: fprintf(f, "\\u%04x", c); break;
+            }
+            p++;
+        } else {
+            /* Names come from traced programs: bytes that are not UTF-8
+             * become U+FFFD so the document stays valid JSON. */
+            int n = utf8_len(p);
+            if (n == 0) {
+                fputs("\\ufffd", f);
+                p++;
+            } else {
+                fwrite(p, 1, (size_t)n, f);
+                p += n;
+            }
+        }
+    }
+    fputc('"', f);
+}
+
+void an_json_num(FILE *f, double v)
+{
+    if (!isfinite(v))
+        fputs("null", f);
+    else if (v == (double)(int64_t)v && fabs(v) < 9e15)
+        fprintf(f, "%lld", (long long)v);
+    else
+        fprintf(f, "%.6g", v);
+}

@@ -1,0 +1,163 @@
+/* analyze_export.c: a test driver for the exports of libtrace/analyze, used
+ * by analyze_export.sh until and besides `gtrace export`:
+ *   analyze_export synth OUT.sqlite          writes a small trace with steps,
+ *                                             kernels, copies, NVTX ranges, a
+ *                                             caching allocator's heap and blocks,
+ *                                             and names that need escaping
+ *   analyze_export chrome|memviz TRACE OUT   exports TRACE to the file OUT
+ *   analyze_export csv TRACE DIR             one CSV per kind into DIR
+ *   analyze_export report TRACE OUT          the report as JSON
+ * Exits 0, or 1 with the library's message. */
+#include "gt_analyze.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define US 1000LL
+#define MIB (1024LL * 1024)
+
+static int add(gt_writer *w, const gt_event *ev)
+{
+    return gt_writer_add(w, ev);
+}
+
+static int synth(const char *path)
+{
+    gt_writer *w = NULL;
+    int rc = gt_writer_open(&w, path, GT_WRITE_OVERWRITE);
+    if (rc < 0)
+        return rc;
+    const int64_t pid = 777, tid = gt_global_tid(777, 778);
+    gt_string_id launch, kname, odd, step_ids[4], fwd, copy_api;
+    char buf[32];
+    if ((rc = gt_writer_begin(w)) < 0 || (rc = gt_writer_add_process(w, pid, "synth")) < 0 ||
+        (rc = gt_writer_add_thread_name(w, tid, "main \"thread\"", 0)) < 0 ||
+        (rc = gt_writer_intern(w, "cudaLaunchKernel_v7000", &launch)) < 0 ||
+        (rc = gt_writer_intern(w, "void gemm<float, 128>(float const*, \"quoted\", a\\b)", &kname)) < 0 ||
+        (rc = gt_writer_intern(w, "tab\there, comma, newline\nend \xe2\x9c\x93", &odd)) < 0 ||
+        (rc = gt_writer_intern(w, "forward", &fwd)) < 0 ||
+        (rc = gt_writer_intern(w, "cudaMemcpyAsync_v3020", &copy_api)) < 0)
+        goto cleanup;
+    for (int i = 0; i < 4; i++) {
+        snprintf(buf, sizeof buf, "step %d", i);
+        if ((rc = gt_writer_intern(w, buf, &step_ids[i])) < 0)
+            goto cleanup;
+    }
+    gt_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.kind = GT_EV_HEAP;
+    ev.u.heap = (gt_heap_event){1 * US, tid, GT_HEAP_REGISTER, 1, 0x7f0000000000ULL, 64 * MIB, 1, 2, 0, 0, 0};
+    if ((rc = add(w, &ev)) < 0)
+        goto cleanup;
+    int64_t corr = 0;
+    for (int i = 0; i < 4; i++) {
+        int64_t t0 = 10 * US + i * 1000 * US;
+        memset(&ev, 0, sizeof ev);
+        ev.kind = GT_EV_NVTX;
+        ev.u.nvtx = (gt_nvtx){.start_ns = t0, .end_ns = t0 + 900 * US, .event_type = GT_NVTX_PUSHPOP,
+                              .text = step_ids[i], .global_tid = tid};
+        if ((rc = add(w, &ev)) < 0)
+            goto cleanup;
+        ev.u.nvtx.start_ns = t0 + 10 * US;
+        ev.u.nvtx.end_ns = t0 + 500 * US;
+        ev.u.nvtx.text = i == 2 ? odd : fwd;
+        if ((rc = add(w, &ev)) < 0)
+            goto cleanup;
+        /* a block per step, freed in the next step; one kept (a leak of sorts) */
+        memset(&ev, 0, sizeof ev);
+        ev.kind = GT_EV_HEAP;
+        ev.u.heap = (gt_heap_event){t0 + 20 * US, tid, GT_REGION_REGISTER, 1, 0x7f0000000000ULL + (uint64_t)i * MIB,
+                                    MIB, 1, 2, 0, 0, 0};
+        if ((rc = add(w, &ev)) < 0)
+            goto cleanup;
+        if (i > 0 && i < 3) {
+            ev.u.heap.start_ns = t0 + 30 * US;
+            ev.u.heap.operation = GT_REGION_UNREGISTER;
+            ev.u.heap.address = 0x7f0000000000ULL + (uint64_t)(i - 1) * MIB;
+            if ((rc = add(w, &ev)) < 0)
+                goto cleanup;
+        }
+        /* a pageable input copy, then two kernels */
+        memset(&ev, 0, sizeof ev);
+        ev.kind = GT_EV_API;
+        ev.u.api = (gt_api_call){t0 + 40 * US, t0 + 60 * US, tid, ++corr, copy_api, GT_API_RUNTIME, 0, 0};
+        if ((rc = add(w, &ev)) < 0)
+            goto cleanup;
+        memset(&ev, 0, sizeof ev);
+        ev.kind = GT_EV_MEMCPY;
+        ev.u.memcpy = (gt_memcpy){t0 + 45 * US, t0 + 55 * US, gt_global_pid(pid), 0, 1, 7, corr, MIB,
+                                  GT_COPY_HTOD, GT_MEM_PAGEABLE, GT_MEM_DEVICE, 0, 0};
+        if ((rc = add(w, &ev)) < 0)
+            goto cleanup;
+        for (int k = 0; k < 2; k++) {
+            memset(&ev, 0, sizeof ev);
+            ev.kind = GT_EV_API;
+            ev.u.api = (gt_api_call){t0 + 100 * US + k * 10 * US, t0 + 105 * US + k * 10 * US, tid, ++corr, launch,
+                                     GT_API_RUNTIME, 0, 0};
+            if ((rc = add(w, &ev)) < 0)
+                goto cleanup;
+            memset(&ev, 0, sizeof ev);
+            ev.kind = GT_EV_KERNEL;
+            gt_kernel *kk = &ev.u.kernel;
+            kk->start_ns = t0 + 200 * US + k * 300 * US;
+            kk->end_ns = kk->start_ns + 250 * US;
+            kk->global_pid = gt_global_pid(pid);
+            kk->context_id = 1;
+            kk->stream_id = 7;
+            kk->correlation_id = corr;
+            kk->demangled_name = kk->short_name = kk->mangled_name = kname;
+            kk->grid_x = kk->grid_y = kk->grid_z = kk->block_x = kk->block_y = kk->block_z = 1;
+            if ((rc = add(w, &ev)) < 0)
+                goto cleanup;
+        }
+    }
+    if ((rc = gt_writer_commit(w)) < 0)
+        goto cleanup;
+    rc = gt_writer_close(w);
+    w = NULL;
+cleanup:
+    gt_writer_free(w);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    int rc;
+    if (argc == 3 && strcmp(argv[1], "synth") == 0) {
+        rc = synth(argv[2]);
+    } else if (argc == 4) {
+        gt_trace *t = NULL;
+        if ((rc = gt_trace_open(&t, argv[2], 0)) == 0) {
+            if (strcmp(argv[1], "csv") == 0) {
+                rc = gt_export_csv(t, argv[3]);
+            } else {
+                FILE *f = fopen(argv[3], "wb");
+                if (!f)
+                    rc = gt_error_set(GT_ERR_IO, "%s: cannot create", argv[3]);
+                else if (strcmp(argv[1], "chrome") == 0)
+                    rc = gt_export_chrome(t, f);
+                else if (strcmp(argv[1], "memviz") == 0)
+                    rc = gt_export_memviz(t, f);
+                else if (strcmp(argv[1], "report") == 0) {
+                    gt_report *r = NULL;
+                    if ((rc = gt_report_compute(&r, t, NULL)) == 0)
+                        rc = gt_report_print_json(r, f);
+                    gt_report_free(r);
+                }
+                else
+                    rc = gt_error_set(GT_ERR_INVALID, "unknown format %s", argv[1]);
+                if (f && fclose(f) != 0 && rc == 0)
+                    rc = gt_error_set(GT_ERR_IO, "%s: cannot write", argv[3]);
+            }
+            gt_trace_free(t);
+        }
+    } else {
+        fprintf(stderr, "usage: %s synth OUT | chrome|memviz|report TRACE OUT | csv TRACE DIR\n", argv[0]);
+        return 2;
+    }
+    if (rc < 0) {
+        fprintf(stderr, "analyze_export: %s\n", gt_error_last());
+        return 1;
+    }
+    return 0;
+}

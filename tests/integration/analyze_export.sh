@@ -1,0 +1,116 @@
+#!/bin/sh
+# analyze_export.sh: the exports of libtrace/analyze, validated by Python:
+# Chrome trace JSON parses and holds every kernel with its launch flow and
+# escaped names intact; the memory snapshot pickle loads with pickle and has
+# the keys and actions memory_viz reads; the CSVs parse (RFC 4180) with one
+# row per event. On a synthetic trace and on the nsys cloverleaf export.
+# Skipped (77) without python3.
+set -eu
+command -v python3 >/dev/null 2>&1 || { echo "python3 not found: skipped"; exit 77; }
+TOOL=${GT_TOP_BUILDDIR:-.}/tests/integration/analyze_export
+DIR=$(mktemp -d "${GT_TMPDIR:-/tmp}/gt-analyze-export-XXXXXX")
+trap 'rm -rf "$DIR"' EXIT
+
+"$TOOL" synth "$DIR/s.sqlite"
+"$TOOL" chrome "$DIR/s.sqlite" "$DIR/s.json"
+"$TOOL" memviz "$DIR/s.sqlite" "$DIR/s.pickle"
+"$TOOL" report "$DIR/s.sqlite" "$DIR/r.json"
+mkdir "$DIR/csv"
+"$TOOL" csv "$DIR/s.sqlite" "$DIR/csv"
+
+python3 - "$DIR" <<'PY'
+import csv, json, pickle, sys
+d = sys.argv[1]
+t = json.load(open(d + "/s.json", encoding="utf-8"))
+ev = t["traceEvents"]
+cats = {}
+for e in ev:
+    cats[e.get("cat")] = cats.get(e.get("cat"), 0) + 1
+assert cats.get("kernel") == 8, cats
+assert cats.get("gpu_memcpy") == 4, cats
+assert cats.get("cuda_runtime") == 12, cats
+assert cats.get("user_annotation") == 8, cats
+starts = {e["id"] for e in ev if e["ph"] == "s"}
+ends = {e["id"] for e in ev if e["ph"] == "f"}
+assert len(starts) == 12 and starts == ends, (starts, ends)
+# every flow ends on the kernel or copy of the same correlation id
+dev = {e["args"]["correlation"] for e in ev if e.get("cat") in ("kernel", "gpu_memcpy")}
+assert ends == dev
+names = {e["name"] for e in ev if e["ph"] == "X"}
+assert 'void gemm<float, 128>(float const*, "quoted", a\\b)' in names, names
+assert "tab\there, comma, newline\nend \u2713" in names, names
+k = [e for e in ev if e.get("cat") == "kernel"]
+assert k[0]["pid"] == 0 and k[0]["tid"] == 7 and abs(k[0]["dur"] - 250.0) < 1e-9, k[0]
+meta = [e for e in ev if e["ph"] == "M" and e["name"] == "thread_name"]
+assert meta and meta[0]["args"]["name"] == 'main "thread"', meta
+
+s = pickle.load(open(d + "/s.pickle", "rb"))
+assert set(s) >= {"segments", "device_traces"}, s.keys()
+seg = s["segments"]
+assert len(seg) == 1
+for key in ("device", "address", "total_size", "allocated_size", "active_size", "requested_size",
+            "stream", "segment_type", "blocks"):
+    assert key in seg[0], key
+assert seg[0]["total_size"] == 64 << 20 and seg[0]["allocated_size"] == 2 << 20
+assert sum(b["size"] for b in seg[0]["blocks"]) == seg[0]["total_size"]
+live = [b for b in seg[0]["blocks"] if b["state"] == "active_allocated"]
+assert len(live) == 2 and all(b["frames"] for b in live)
+tr = s["device_traces"]
+assert len(tr) == 1
+acts = [e["action"] for e in tr[0]]
+assert acts.count("alloc") == 4 and acts.count("free_requested") == 2 and acts.count("free_completed") == 2
+assert acts.count("segment_alloc") == 1
+assert set(acts) <= {"alloc", "free_requested", "free_completed", "segment_alloc", "segment_free"}
+for e in tr[0]:
+    assert {"action", "addr", "size", "stream", "time_us", "frames"} <= set(e)
+a0 = [e for e in tr[0] if e["action"] == "alloc"][0]
+assert [f["name"] for f in a0["frames"]] == ["forward", "step 0"], a0
+
+rows = list(csv.reader(open(d + "/csv/kernel.csv", newline="", encoding="utf-8")))
+assert rows[0][0] == "start_ns" and len(rows) == 9, len(rows)
+assert rows[1][8] == 'void gemm<float, 128>(float const*, "quoted", a\\b)'
+nv = list(csv.reader(open(d + "/csv/nvtx.csv", newline="", encoding="utf-8")))
+assert any(r[-1] == "tab\there, comma, newline\nend \u2713" for r in nv[1:])
+assert all(len(r) == len(nv[0]) for r in nv)
+r = json.load(open(d + "/r.json", encoding="utf-8"))
+assert [s["number"] for s in r["steps"]] == [0, 1, 2, 3]
+assert r["kernels"][0]["name"] == 'void gemm<float, 128>(float const*, "quoted", a\\b)'
+assert r["kernels"][0]["time"]["n"] == 8
+fired = {a["rule"] for a in r["advice"] if a["fired"]}
+assert "pageable_copies" in fired and "cuda_memcpy_async" in fired, fired
+assert r["memory"]["peak_allocated_bytes"] == 2 << 20
+print("synthetic trace: exports and report ok")
+PY
+
+FIX=${GT_FIXTURES:-}/nsys/cloverleaf-cuda-nsys2024.5.sqlite
+if [ -r "$FIX" ]; then
+    "$TOOL" chrome "$FIX" "$DIR/c.json"
+    "$TOOL" memviz "$FIX" "$DIR/c.pickle"
+    "$TOOL" report "$FIX" "$DIR/cr.json"
+    mkdir "$DIR/ccsv"
+    "$TOOL" csv "$FIX" "$DIR/ccsv"
+    python3 - "$DIR" <<'PY'
+import csv, json, pickle, sys
+d = sys.argv[1]
+ev = json.load(open(d + "/c.json", encoding="utf-8"))["traceEvents"]
+n = lambda c: sum(1 for e in ev if e.get("cat") == c)
+# sqlite3: 1312 kernels, 279 memcpys, 3048 runtime calls
+assert n("kernel") == 1312 and n("gpu_memcpy") == 279, (n("kernel"), n("gpu_memcpy"))
+assert n("cuda_runtime") + n("cuda_driver") == 3048
+flows = sum(1 for e in ev if e["ph"] == "f")
+assert flows == 1312 + 279, flows
+s = pickle.load(open(d + "/c.pickle", "rb"))
+assert s["segments"] == [] and s["device_traces"] == [[]]  # no memory events in this export
+rows = list(csv.reader(open(d + "/ccsv/kernel.csv", newline="", encoding="utf-8")))
+assert len(rows) == 1313, len(rows)
+rows = list(csv.reader(open(d + "/ccsv/memcpy.csv", newline="", encoding="utf-8")))
+assert len(rows) == 280 and sum(1 for r in rows[1:] if r[9] == "1" and r[10] == "0") == 254
+r = json.load(open(d + "/cr.json", encoding="utf-8"))
+assert r["origin"] == "nsys" and r["events"]["kernel"] == 1312
+fired = {a["rule"] for a in r["advice"] if a["fired"]}
+assert {"pageable_copies", "cuda_api_sync", "cuda_memcpy_sync"} <= fired, fired
+print("cloverleaf: exports and report ok")
+PY
+else
+    echo "fixture $FIX missing: cloverleaf part skipped"
+fi

@@ -1,0 +1,230 @@
+/* test_analyze_memory.c: memory diagnostics on traces of a caching allocator
+ * (NVTX memory API heaps and regions) and of plain cudaMalloc/cudaFree:
+ * peaks, fragmentation, leaks, spikes, and the allocator state at a time and
+ * at a step, with who allocated each block. */
+#include "analyze_fixture.h"
+
+#define HEAP1 0x10000000ULL
+#define HEAP2 0x20000000ULL
+
+/* Six 10 ms steps from 2 ms. Weights (8 MiB) made once in "init"; each step
+ * makes 4 MiB of activations in "forward" and frees them, and appends 4 KiB
+ * to a cache ("cache_append") it never frees: the leak. Step 3 also takes
+ * 40 MiB for 0.8 ms in "attention": the spike. A second heap of 32 MiB is
+ * registered when step 4 starts. */
+static gt_trace *allocator_trace(void)
+{
+    fx f;
+    fx_open(&f, "alloc.sqlite");
+    fx_heap(&f, 1 * US, GT_HEAP_REGISTER, 1, HEAP1, 64 * MIB);
+    fx_range(&f, 0, 1 * MS, "init");
+    fx_heap(&f, 500 * US, GT_REGION_REGISTER, 1, HEAP1, 8 * MIB);
+    for (int i = 0; i < 6; i++) {
+        char name[32];
+        int64_t t0 = 2 * MS + i * 10 * MS;
+        snprintf(name, sizeof name, "step %d", i);
+        fx_range(&f, t0, t0 + 10 * MS, name);
+        fx_kernel(&f, t0, t0 + 100 * US, t0 + 9 * MS, "k");
+        if (i == 4)
+            fx_heap(&f, t0, GT_HEAP_REGISTER, 2, HEAP2, 32 * MIB);
+        fx_range(&f, t0 + 1 * MS, t0 + 5 * MS, "forward");
+        fx_heap(&f, t0 + 1500 * US, GT_REGION_REGISTER, 1, HEAP1 + 0x800000, 4 * MIB);
+        fx_heap(&f, t0 + 6 * MS, GT_REGION_UNREGISTER, 1, HEAP1 + 0x800000, 0);
+        fx_range(&f, t0 + 6 * MS, t0 + 7 * MS, "cache_append");
+        fx_heap(&f, t0 + 6500 * US, GT_REGION_REGISTER, 1, HEAP1 + 0x1000000 + (uint64_t)i * 0x1000, 4096);
+        if (i == 3) {
+            fx_range(&f, t0 + 2 * MS, t0 + 3 * MS, "attention");
+            fx_heap(&f, t0 + 2100 * US, GT_REGION_REGISTER, 1, HEAP1 + 0x2000000, 40 * MIB);
+            fx_heap(&f, t0 + 2900 * US, GT_REGION_UNREGISTER, 1, HEAP1 + 0x2000000, 0);
+        }
+    }
+    return fx_close(&f);
+}
+
+static void test_analyze_memory__peaks_and_fragmentation(void)
+{
+    gt_trace *t = allocator_trace();
+    gt_report *r = fx_report(t, NULL);
+    const gt_memory *m = &r->memory;
+    CU_ASSERT_TRUE(m->has_blocks);
+    CU_ASSERT_TRUE(m->has_segments);
+    CU_ASSERT_EQUAL(m->peak_allocated_bytes, 52 * MIB + 3 * 4096);
+    CU_ASSERT_EQUAL(m->peak_allocated_ns, 32 * MS + 2100 * US);
+    CU_ASSERT_EQUAL(m->peak_reserved_bytes, 96 * MIB);
+    CU_ASSERT_EQUAL(m->peak_reserved_ns, 42 * MS);
+    /* at the allocated peak (in step 3) the one 64 MiB heap was reserved */
+    double frag = (double)(64 * MIB - (52 * MIB + 3 * 4096)) / (double)(64 * MIB);
+    CU_ASSERT_DOUBLE_EQUAL(m->fragmentation, frag, 1e-9);
+    CU_ASSERT_EQUAL(m->end_allocated_bytes, 8 * MIB + 6 * 4096);
+    CU_ASSERT_EQUAL(m->n_block_allocs, 1 + 6 * 2 + 1);
+    CU_ASSERT_EQUAL(m->n_block_frees, 6 + 1);
+    CU_ASSERT_EQUAL(r->steps[3].n_block_allocs, 3);
+    CU_ASSERT_EQUAL(r->steps[3].allocated_end_bytes, 8 * MIB + 4 * 4096);
+    gt_report_free(r);
+    gt_trace_free(t);
+}
+
+static void test_analyze_memory__leak_and_spike(void)
+{
+    gt_trace *t = allocator_trace();
+    gt_report *r = fx_report(t, NULL);
+    const gt_memory *m = &r->memory;
+    CU_ASSERT_EQUAL_FATAL(m->n_leaks, 1); /* the weights, made once, are no leak */
+    const gt_leak *l = &m->leaks[0];
+    CU_ASSERT_STRING_EQUAL(l->origin, "step 0 > cache_append");
+    CU_ASSERT_EQUAL(l->n_alive, 6);
+    CU_ASSERT_EQUAL(l->alive_bytes, 6 * 4096);
+    CU_ASSERT_EQUAL(l->n_steps_grew, 6);
+    CU_ASSERT_DOUBLE_EQUAL(l->bytes_per_step, 4096.0, 1e-9);
+    CU_ASSERT_TRUE(fx_fired(r, "memory_leak"));
+
+    CU_ASSERT_EQUAL_FATAL(m->n_spikes, 1); /* 4 MiB activations are under a tenth of the peak */
+    const gt_spike *s = &m->spikes[0];
+    CU_ASSERT_EQUAL(s->bytes, 40 * MIB);
+    CU_ASSERT_EQUAL(s->step, 3);
+    CU_ASSERT_EQUAL(s->end_ns - s->start_ns, 800 * US);
+    CU_ASSERT_STRING_EQUAL(s->origin, "step 3 > forward > attention");
+    gt_report_free(r);
+    gt_trace_free(t);
+}
+
+/* The same steps with the cache freed every step: no leak, rule silent. */
+static void test_analyze_memory__no_leak(void)
+{
+    fx f;
+    fx_open(&f, "noleak.sqlite");
+    fx_heap(&f, 1 * US, GT_HEAP_REGISTER, 1, HEAP1, 64 * MIB);
+    fx_heap(&f, 500 * US, GT_REGION_REGISTER, 1, HEAP1, 8 * MIB);
+    for (int i = 0; i < 6; i++) {
+        char name[32];
+        int64_t t0 = 2 * MS + i * 10 * MS;
+        snprintf(name, sizeof name, "step %d", i);
+        fx_range(&f, t0, t0 + 10 * MS, name);
+        fx_heap(&f, t0 + 6500 * US, GT_REGION_REGISTER, 1, HEAP1 + 0x1000000, 4096);
+        fx_heap(&f, t0 + 9 * MS, GT_REGION_UNREGISTER, 1, HEAP1 + 0x1000000, 0);
+    }
+    gt_trace *t = fx_close(&f);
+    gt_report *r = fx_report(t, NULL);
+    CU_ASSERT_EQUAL(r->memory.n_leaks, 0);
+    CU_ASSERT_FALSE(fx_fired(r, "memory_leak"));
+    CU_ASSERT_EQUAL(r->memory.end_allocated_bytes, 8 * MIB);
+    gt_report_free(r);
+    gt_trace_free(t);
+}
+
+static void test_analyze_memory__state_at_time_and_step(void)
+{
+    gt_trace *t = allocator_trace();
+    gt_mem_state *s = NULL;
+    CU_ASSERT_EQUAL_FATAL(gt_memory_state_at(&s, t, 1500 * US), 0);
+    CU_ASSERT_EQUAL(s->allocated_bytes, 8 * MIB);
+    CU_ASSERT_EQUAL(s->reserved_bytes, 64 * MIB);
+    CU_ASSERT_EQUAL_FATAL(s->n_segments, 1);
+    CU_ASSERT_EQUAL(s->segments[0].address, HEAP1);
+    CU_ASSERT_TRUE(s->segments[0].from_heap);
+    CU_ASSERT_EQUAL_FATAL(s->n_blocks, 1);
+    CU_ASSERT_STRING_EQUAL(s->blocks[0].origin, "init");
+    gt_mem_state_free(s);
+
+    /* at step 3's peak: weights, activations, three cache entries, the spike */
+    CU_ASSERT_EQUAL_FATAL(gt_memory_state_at_step(&s, t, 3), 0);
+    CU_ASSERT_EQUAL(s->step, 3);
+    CU_ASSERT_EQUAL(s->at_ns, 32 * MS + 2100 * US);
+    CU_ASSERT_EQUAL(s->allocated_bytes, 52 * MIB + 3 * 4096);
+    CU_ASSERT_EQUAL_FATAL(s->n_segments, 1);
+    CU_ASSERT_EQUAL(s->segments[0].n_blocks, 6);
+    CU_ASSERT_EQUAL(s->segments[0].allocated_bytes, 52 * MIB + 3 * 4096);
+    CU_ASSERT_EQUAL(s->n_unplaced, 0);
+    bool spike = false, fwd = false;
+    for (size_t i = 0; i < s->n_blocks; i++) {
+        spike |= s->blocks[i].bytes == 40 * MIB && strcmp(s->blocks[i].origin, "step 3 > forward > attention") == 0;
+        fwd |= s->blocks[i].bytes == 4 * MIB && strcmp(s->blocks[i].origin, "step 3 > forward") == 0;
+    }
+    CU_ASSERT_TRUE(spike);
+    CU_ASSERT_TRUE(fwd);
+    /* blocks of a segment are in address order */
+    for (size_t i = 1; i < s->n_blocks; i++)
+        CU_ASSERT_TRUE(s->blocks[i - 1].address < s->blocks[i].address);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    CU_ASSERT_EQUAL(gt_mem_state_print_text(s, m), 0);
+    CU_ASSERT_EQUAL(gt_mem_state_print_json(s, m), 0);
+    fclose(m);
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "step 3 > forward > attention"));
+    free(buf);
+    gt_mem_state_free(s);
+
+    CU_ASSERT_EQUAL(gt_memory_state_at_step(&s, t, 99), GT_ERR_NOTFOUND);
+    CU_ASSERT_PTR_NULL(s);
+    gt_trace_free(t);
+}
+
+/* No allocator: cudaMalloc'd buffers are both segments and blocks, and the
+ * thread of the cudaMalloc call says which range made them. */
+static void test_analyze_memory__device_allocations(void)
+{
+    fx f;
+    fx_open(&f, "dev.sqlite");
+    fx_range(&f, 0, 1 * MS, "load_model");
+    fx_devmem(&f, 100 * US, GT_DEVMEM_ALLOC, 0x7f0000000000ULL, 100 * MIB);
+    fx_range(&f, 2 * MS, 3 * MS, "scratch");
+    fx_devmem(&f, 2100 * US, GT_DEVMEM_ALLOC, 0x7f0010000000ULL, 20 * MIB);
+    fx_devmem(&f, 2500 * US, GT_DEVMEM_FREE, 0x7f0010000000ULL, 20 * MIB);
+    gt_trace *t = fx_close(&f);
+    gt_report *r = fx_report(t, NULL);
+    CU_ASSERT_TRUE(r->memory.has_device);
+    CU_ASSERT_FALSE(r->memory.has_blocks);
+    CU_ASSERT_EQUAL(r->memory.peak_allocated_bytes, 120 * MIB);
+    CU_ASSERT_EQUAL(r->memory.peak_reserved_bytes, 120 * MIB);
+    CU_ASSERT_EQUAL(r->memory.end_reserved_bytes, 100 * MIB);
+    CU_ASSERT_EQUAL(r->memory.n_dev_allocs, 2);
+    CU_ASSERT_EQUAL(r->memory.n_dev_frees, 1);
+    gt_report_free(r);
+    gt_mem_state *s = NULL;
+    CU_ASSERT_EQUAL_FATAL(gt_memory_state_at(&s, t, 2200 * US), 0);
+    CU_ASSERT_EQUAL_FATAL(s->n_segments, 2);
+    CU_ASSERT_FALSE(s->segments[0].from_heap);
+    CU_ASSERT_EQUAL_FATAL(s->n_blocks, 2);
+    CU_ASSERT_STRING_EQUAL(s->blocks[0].origin, "load_model");
+    CU_ASSERT_STRING_EQUAL(s->blocks[1].origin, "scratch");
+    gt_mem_state_free(s);
+    gt_trace_free(t);
+}
+
+/* A heap reset gives back every block of that heap, none of another. */
+static void test_analyze_memory__heap_reset(void)
+{
+    fx f;
+    fx_open(&f, "reset.sqlite");
+    fx_heap(&f, 1 * US, GT_HEAP_REGISTER, 1, HEAP1, 64 * MIB);
+    fx_heap(&f, 2 * US, GT_HEAP_REGISTER, 2, HEAP2, 64 * MIB);
+    fx_heap(&f, 10 * US, GT_REGION_REGISTER, 1, HEAP1, MIB);
+    fx_heap(&f, 11 * US, GT_REGION_REGISTER, 1, HEAP1 + MIB, MIB);
+    fx_heap(&f, 12 * US, GT_REGION_REGISTER, 2, HEAP2, 3 * MIB);
+    fx_heap(&f, 20 * US, GT_REGION_RESIZE, 2, HEAP2, 5 * MIB);
+    fx_heap(&f, 30 * US, GT_HEAP_RESET, 1, 0, 0);
+    gt_trace *t = fx_close(&f);
+    gt_report *r = fx_report(t, NULL);
+    CU_ASSERT_EQUAL(r->memory.peak_allocated_bytes, 7 * MIB);
+    CU_ASSERT_EQUAL(r->memory.end_allocated_bytes, 5 * MIB);
+    CU_ASSERT_EQUAL(r->memory.end_reserved_bytes, 128 * MIB);
+    gt_report_free(r);
+    gt_trace_free(t);
+}
+
+static const gt_test_case cases[] = {
+    {"test_analyze_memory__peaks_and_fragmentation", test_analyze_memory__peaks_and_fragmentation},
+    {"test_analyze_memory__leak_and_spike", test_analyze_memory__leak_and_spike},
+    {"test_analyze_memory__no_leak", test_analyze_memory__no_leak},
+    {"test_analyze_memory__state_at_time_and_step", test_analyze_memory__state_at_time_and_step},
+    {"test_analyze_memory__device_allocations", test_analyze_memory__device_allocations},
+    {"test_analyze_memory__heap_reset", test_analyze_memory__heap_reset},
+    {NULL, NULL},
+};
+
+int main(int argc, char **argv)
+{
+    gt_test_suite suites[] = {{"analyze_memory", cases}};
+    return gt_test_main(argc, argv, suites, 1);
+}

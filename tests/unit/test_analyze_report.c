@@ -1,0 +1,283 @@
+/* test_analyze_report.c: the measured part of a report on traces built with
+ * the writer (steps, utilization, top kernels, API summary, copies, idle gaps
+ * and their causes) and on the real nsys exports, whose figures were checked
+ * with sqlite3 on the files. */
+#include "analyze_fixture.h"
+#include "analyze_int.h"
+
+#include <math.h>
+
+/* A step with three gaps of known cause:
+ *   kernel A [100, 1000) us, then the host sits in cudaStreamSynchronize
+ *   until 1100 us and launches B at 1200 us: gap [1000, 1300) is host-wait;
+ *   C is launched at 1260 us, long before B ends: its 10 us gap is kernel-wait;
+ *   D is launched at 1280 us and starts 100 us after C ends: other. */
+static gt_trace *three_gaps(void)
+{
+    fx f;
+    fx_open(&f, "gaps.sqlite");
+    fx_range(&f, 0, 3000 * US, "step 0");
+    fx_range(&f, 900 * US, 1200 * US, "loss.item");
+    fx_kernel(&f, 50 * US, 100 * US, 1000 * US, "kernel_a");
+    fx_api(&f, 200 * US, 1100 * US, "cudaStreamSynchronize_v3020", 0);
+    fx_kernel(&f, 1200 * US, 1300 * US, 2000 * US, "kernel_b");
+    fx_kernel(&f, 1260 * US, 2010 * US, 2500 * US, "kernel_c");
+    fx_kernel(&f, 1280 * US, 2600 * US, 2900 * US, "kernel_b");
+    return fx_close(&f);
+}
+
+static void test_analyze_report__gap_causes(void)
+{
+    gt_trace *t = three_gaps();
+    gt_report *r = fx_report(t, NULL);
+    const gt_gaps *g = &r->gaps;
+    CU_ASSERT_EQUAL(g->n_gaps, 3);
+    CU_ASSERT_EQUAL(g->idle_by_cause_ns[GT_GAP_HOST_WAIT], 300 * US);
+    CU_ASSERT_EQUAL(g->idle_by_cause_ns[GT_GAP_KERNEL_WAIT], 10 * US);
+    CU_ASSERT_EQUAL(g->idle_by_cause_ns[GT_GAP_OTHER], 100 * US);
+    CU_ASSERT_EQUAL(g->idle_ns, 410 * US);
+    CU_ASSERT_EQUAL_FATAL(g->n_longest, 3);
+    const gt_gap *w = &g->longest[0];
+    CU_ASSERT_EQUAL(w->start_ns, 1000 * US);
+    CU_ASSERT_EQUAL(w->end_ns, 1300 * US);
+    CU_ASSERT_EQUAL(w->cause, GT_GAP_HOST_WAIT);
+    CU_ASSERT_STRING_EQUAL(w->api, "cudaStreamSynchronize");
+    CU_ASSERT_EQUAL(w->api_overlap_ns, 100 * US);
+    CU_ASSERT_STRING_EQUAL(w->nvtx, "loss.item");
+    CU_ASSERT_STRING_EQUAL(w->nvtx_path, "step 0 > loss.item");
+    CU_ASSERT_EQUAL(g->longest[1].cause, GT_GAP_OTHER);
+    CU_ASSERT_EQUAL(g->longest[2].cause, GT_GAP_KERNEL_WAIT);
+    /* utilization: busy 900 + 700 + 490 + 300 us of the 3000 us trace */
+    CU_ASSERT_EQUAL_FATAL(r->n_devices, 1);
+    CU_ASSERT_EQUAL(r->devices[0].busy_ns, 2390 * US);
+    CU_ASSERT_EQUAL(r->wall_ns, 3000 * US);
+    /* top kernels: kernel_b twice (700 + 300 us) leads */
+    CU_ASSERT_EQUAL_FATAL(r->n_kernels, 3);
+    CU_ASSERT_STRING_EQUAL(r->kernels[0].name, "kernel_b");
+    CU_ASSERT_EQUAL(r->kernels[0].d.n, 2);
+    CU_ASSERT_EQUAL(r->kernels[0].d.total_ns, 1000 * US);
+    CU_ASSERT_EQUAL(r->n_kernel_names, 3);
+    /* the API summary drops the version suffix */
+    bool sync_row = false;
+    for (size_t i = 0; i < r->n_apis; i++)
+        if (strcmp(r->apis[i].name, "cudaStreamSynchronize") == 0)
+            sync_row = r->apis[i].d.n == 1 && r->apis[i].d.total_ns == 900 * US;
+    CU_ASSERT_TRUE(sync_row);
+    gt_report_free(r);
+    gt_trace_free(t);
+}
+
+static void test_analyze_report__steps_and_filter(void)
+{
+    static const int64_t ms[] = {10, 20, 30, 40, 100};
+    fx f;
+    fx_open(&f, "steps.sqlite");
+    int64_t t0 = 0;
+    for (int i = 0; i < 5; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "step %d", i);
+        fx_range(&f, t0, t0 + ms[i] * MS, name);
+        fx_range(&f, t0 + 1 * MS, t0 + 2 * MS, "forward"); /* nested: not a step */
+        fx_kernel(&f, t0, t0 + 1 * MS, t0 + 5 * MS, "k");
+        t0 += ms[i] * MS + 1 * MS;
+    }
+    fx_range(&f, t0, t0 + 1 * MS, "stepper"); /* not a step name */
+    gt_trace *t = fx_close(&f);
+    gt_report *r = fx_report(t, NULL);
+    CU_ASSERT_EQUAL_FATAL(r->n_steps, 5);
+    CU_ASSERT_EQUAL(r->steps[4].number, 4);
+    CU_ASSERT_EQUAL(r->step_time.n, 5);
+    CU_ASSERT_DOUBLE_EQUAL(r->step_time.mean_ns, 40.0 * MS, 1);
+    CU_ASSERT_DOUBLE_EQUAL(r->step_time.median_ns, 30.0 * MS, 1);
+    CU_ASSERT_DOUBLE_EQUAL(r->step_time.p95_ns, 88.0 * MS, 1); /* 40 + 0.8 * (100 - 40) */
+    CU_ASSERT_EQUAL(r->steps[0].busy_ns, 4 * MS);
+    gt_report_free(r);
+
+    gt_report_options opt;
+    gt_report_options_init(&opt);
+    opt.step_first = 1;
+    opt.step_last = 3;
+    r = fx_report(t, &opt);
+    CU_ASSERT_EQUAL_FATAL(r->n_steps, 3);
+    CU_ASSERT_EQUAL(r->steps[0].number, 1);
+    CU_ASSERT_EQUAL(r->start_ns, 11 * MS);
+    CU_ASSERT_EQUAL(r->end_ns, 103 * MS); /* steps start at 0, 11, 32, 63 ms */
+    CU_ASSERT_DOUBLE_EQUAL(r->step_time.median_ns, 30.0 * MS, 1);
+    CU_ASSERT_EQUAL(r->kernels[0].d.n, 3); /* only kernels of steps 1..3 */
+    gt_report_free(r);
+
+    opt.step_first = 7;
+    opt.step_last = 9;
+    r = NULL;
+    CU_ASSERT_EQUAL(gt_report_compute(&r, t, &opt), GT_ERR_NOTFOUND);
+    CU_ASSERT_PTR_NULL(r);
+    CU_ASSERT_PTR_NOT_NULL(strstr(gt_error_last(), "no step"));
+    gt_trace_free(t);
+}
+
+static void test_analyze_report__step_names(void)
+{
+    int64_t n;
+    CU_ASSERT_TRUE(an_is_step_name("step 12", &n) && n == 12);
+    CU_ASSERT_TRUE(an_is_step_name("iteration_3", &n) && n == 3);
+    CU_ASSERT_TRUE(an_is_step_name("train_step", &n) && n == -1);
+    CU_ASSERT_TRUE(an_is_step_name("Step#4", &n) && n == 4);
+    CU_ASSERT_FALSE(an_is_step_name("stepper", &n));
+    CU_ASSERT_FALSE(an_is_step_name("optimizer.step", &n));
+    CU_ASSERT_FALSE(an_is_step_name("iterator", &n));
+}
+
+static void test_analyze_report__empty_trace(void)
+{
+    fx f;
+    fx_open(&f, "empty.sqlite");
+    gt_trace *t = fx_close(&f);
+    gt_report *r = fx_report(t, NULL);
+    CU_ASSERT_EQUAL(r->n_steps, 0);
+    CU_ASSERT_EQUAL(r->n_devices, 0);
+    CU_ASSERT_EQUAL(r->gaps.n_gaps, 0);
+    for (size_t i = 0; i < r->n_advice; i++)
+        CU_ASSERT_FALSE(r->advice[i].fired);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    CU_ASSERT_EQUAL(gt_report_print_text(r, m), 0);
+    CU_ASSERT_EQUAL(gt_report_print_json(r, m), 0);
+    fclose(m);
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "no device activity"));
+    free(buf);
+    gt_report_free(r);
+    gt_trace_free(t);
+}
+
+/* No kernels: the CPU backend's ops are the device, and the report says so. */
+static void test_analyze_report__cpu_timeline(void)
+{
+    fx f;
+    fx_open(&f, "cpu.sqlite");
+    fx_range(&f, 0, 10 * MS, "step 0");
+    fx_range(&f, 2 * MS, 6 * MS, "data_load");
+    fx_cpu_op(&f, 0, 2 * MS, "matmul");
+    fx_cpu_op(&f, 6 * MS, 9 * MS, "matmul");
+    fx_cpu_op(&f, 9 * MS + 5 * US, 10 * MS, "relu");
+    gt_trace *t = fx_close(&f);
+    gt_report *r = fx_report(t, NULL);
+    CU_ASSERT_TRUE(r->cpu_timeline);
+    CU_ASSERT_EQUAL_FATAL(r->n_devices, 1);
+    CU_ASSERT_EQUAL(r->devices[0].device_id, -1);
+    CU_ASSERT_EQUAL(r->devices[0].busy_ns, 6 * MS - 5 * US);
+    CU_ASSERT_EQUAL(r->gaps.idle_by_cause_ns[GT_GAP_HOST_WAIT], 4 * MS);
+    CU_ASSERT_EQUAL(r->gaps.idle_by_cause_ns[GT_GAP_KERNEL_WAIT], 5 * US);
+    CU_ASSERT_EQUAL(r->gaps.loader_idle_ns, 4 * MS);
+    CU_ASSERT_STRING_EQUAL(r->kernels[0].name, "matmul");
+    CU_ASSERT_TRUE(fx_fired(r, "data_loader_stall"));
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    gt_report_print_text(r, m);
+    fclose(m);
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "CPU compute ops are used as the device timeline"));
+    free(buf);
+    gt_report_free(r);
+    gt_trace_free(t);
+}
+
+static gt_report *fixture_report(const char *name)
+{
+    char *path = gt_test_fixture(name);
+    gt_trace *t = NULL;
+    CU_ASSERT_EQUAL_FATAL(gt_trace_open(&t, path, 0), 0);
+    gt_report *r = fx_report(t, NULL);
+    gt_trace_free(t);
+    free(path);
+    return r;
+}
+
+static const gt_name_row *api_row(const gt_report *r, const char *name)
+{
+    for (size_t i = 0; i < r->n_apis; i++)
+        if (strcmp(r->apis[i].name, name) == 0)
+            return &r->apis[i];
+    return NULL;
+}
+
+/* Figures checked with sqlite3 on the file:
+ *   select count(*), sum(end-start) from CUPTI_ACTIVITY_KIND_KERNEL;   1312 | 294404540 (102 names)
+ *   memcpy by copyKind/srcKind: HtoD from pageable 254 (225065752 bytes), DtoH 25 (51200 bytes);
+ *   cudaDeviceSynchronize_v3020: 1312 calls, 301652956 ns. */
+static void test_analyze_report__cloverleaf(void)
+{
+    gt_report *r = fixture_report("nsys/cloverleaf-cuda-nsys2024.5.sqlite");
+    CU_ASSERT_EQUAL(r->origin, GT_ORIGIN_NSYS);
+    CU_ASSERT_EQUAL(r->n_events[GT_EV_KERNEL], 1312);
+    CU_ASSERT_EQUAL(r->n_events[GT_EV_MEMCPY], 279);
+    CU_ASSERT_EQUAL(r->n_steps, 0);
+    int64_t n_k = 0;
+    for (size_t i = 0; i < r->n_kernels; i++)
+        n_k += r->kernels[i].d.n;
+    CU_ASSERT_TRUE(n_k > 0 && n_k <= 1312);
+    CU_ASSERT_EQUAL(r->n_kernel_names, 102);
+    const gt_name_row *sync = api_row(r, "cudaDeviceSynchronize");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(sync);
+    CU_ASSERT_EQUAL(sync->d.n, 1312);
+    CU_ASSERT_EQUAL(sync->d.total_ns, 301652956);
+    CU_ASSERT_EQUAL_FATAL(r->n_copies, 2);
+    CU_ASSERT_EQUAL(r->copies[0].copy_kind, GT_COPY_HTOD);
+    CU_ASSERT_EQUAL(r->copies[0].n, 254);
+    CU_ASSERT_EQUAL(r->copies[0].n_pageable, 254);
+    CU_ASSERT_EQUAL(r->copies[0].bytes, 225065752);
+    CU_ASSERT_EQUAL(r->copies[0].total_ns, 9346285);
+    CU_ASSERT_EQUAL(r->copies[1].copy_kind, GT_COPY_DTOH);
+    CU_ASSERT_EQUAL(r->copies[1].n, 25);
+    CU_ASSERT_EQUAL(r->copies[1].bytes, 51200);
+    CU_ASSERT_TRUE(fx_fired(r, "pageable_copies"));
+    CU_ASSERT_TRUE(fx_fired(r, "cuda_api_sync"));
+    CU_ASSERT_TRUE(fx_fired(r, "cuda_memcpy_sync"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(fx_rule(r, "cuda_api_sync")->evidence, "1312 synchronization calls"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(fx_rule(r, "pageable_copies")->evidence, "279 of 279"));
+    CU_ASSERT_FALSE(fx_fired(r, "cuda_memset_sync"));
+    CU_ASSERT_FALSE(fx_fired(r, "cuda_memcpy_async"));
+    CU_ASSERT_FALSE(fx_fired(r, "sync_in_steps")); /* no steps to be inside */
+    CU_ASSERT_EQUAL(r->gaps.n_gaps, r->gaps.n_by_cause[0] + r->gaps.n_by_cause[1] + r->gaps.n_by_cause[2]);
+    gt_report_free(r);
+}
+
+/* nsys 2.x holds each runtime call twice (class 0 and a class-67 wrapper):
+ * the summary counts each call once. sqlite3: 15 cudaMemcpy_v3020, 5 kernels. */
+static void test_analyze_report__saxpy(void)
+{
+    gt_report *r = fixture_report("nsys/saxpy-mpi-cuda-nsys2022.2.sqlite");
+    const gt_name_row *cp = api_row(r, "cudaMemcpy");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(cp);
+    CU_ASSERT_EQUAL(cp->d.n, 15);
+    size_t n_memcpy_rows = 0;
+    for (size_t i = 0; i < r->n_apis; i++)
+        n_memcpy_rows += strcmp(r->apis[i].name, "cudaMemcpy") == 0;
+    CU_ASSERT_EQUAL(n_memcpy_rows, 1);
+    CU_ASSERT_EQUAL_FATAL(r->n_kernels, 1);
+    CU_ASSERT_EQUAL(r->kernels[0].d.n, 5);
+    /* its longest gap (196 ms) is the host in MPI_Recv; the cudaMalloc calls
+     * at its end (0.9 ms) are too small a part of it to be named */
+    CU_ASSERT_TRUE_FATAL(r->gaps.n_longest > 0);
+    CU_ASSERT_STRING_EQUAL(r->gaps.longest[0].nvtx, "MPI_Recv");
+    CU_ASSERT_STRING_EQUAL(r->gaps.longest[0].api, "");
+    CU_ASSERT_EQUAL(r->gaps.longest[0].cause, GT_GAP_HOST_WAIT);
+    gt_report_free(r);
+}
+
+static const gt_test_case cases[] = {
+    {"test_analyze_report__gap_causes", test_analyze_report__gap_causes},
+    {"test_analyze_report__steps_and_filter", test_analyze_report__steps_and_filter},
+    {"test_analyze_report__step_names", test_analyze_report__step_names},
+    {"test_analyze_report__empty_trace", test_analyze_report__empty_trace},
+    {"test_analyze_report__cpu_timeline", test_analyze_report__cpu_timeline},
+    {"test_analyze_report__cloverleaf", test_analyze_report__cloverleaf},
+    {"test_analyze_report__saxpy", test_analyze_report__saxpy},
+    {NULL, NULL},
+};
+
+int main(int argc, char **argv)
+{
+    gt_test_suite suites[] = {{"analyze_report", cases}};
+    return gt_test_main(argc, argv, suites, 1);
+}

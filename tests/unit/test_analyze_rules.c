@@ -1,0 +1,265 @@
+/* test_analyze_rules.c: each advice rule fires on a trace that has its
+ * problem and stays silent on the same trace without it. Traces are built
+ * with the writer; the numbers in the evidence are known by construction. */
+#include "analyze_fixture.h"
+
+/* Steps of 10 ms, each with one 8 ms kernel launched at the step start. */
+static void busy_steps(fx *f, int n_steps)
+{
+    for (int i = 0; i < n_steps; i++) {
+        char name[32];
+        int64_t t0 = i * 10 * MS;
+        snprintf(name, sizeof name, "step %d", i);
+        fx_range(f, t0, t0 + 10 * MS, name);
+        fx_kernel(f, t0, t0 + 1 * MS, t0 + 9 * MS, "compute_kernel");
+    }
+}
+
+static gt_report *report_of(fx *f)
+{
+    gt_trace *t = fx_close(f);
+    gt_report *r = fx_report(t, NULL);
+    gt_trace_free(t);
+    return r;
+}
+
+static void test_analyze_rules__quiet_trace(void)
+{
+    fx f;
+    fx_open(&f, "quiet.sqlite");
+    busy_steps(&f, 5);
+    gt_report *r = report_of(&f);
+    for (size_t i = 0; i < r->n_advice; i++) {
+        if (r->advice[i].fired)
+            fprintf(stderr, "unexpected: %s: %s\n", r->advice[i].rule, r->advice[i].evidence);
+        CU_ASSERT_FALSE(r->advice[i].fired);
+        CU_ASSERT_TRUE(*r->advice[i].threshold != '\0');
+    }
+    CU_ASSERT_TRUE(r->n_advice >= 16);
+    gt_report_free(r);
+}
+
+static gt_report *copies(int host_kind, const char *api)
+{
+    fx f;
+    fx_open(&f, "copies.sqlite");
+    busy_steps(&f, 5);
+    for (int i = 0; i < 20; i++) {
+        int64_t t = i * 2 * MS + 9 * MS + 100 * US;
+        fx_copy(&f, t, t + 300 * US, api, t + 50 * US, t + 250 * US, GT_COPY_HTOD, host_kind, 4 * MIB);
+    }
+    return report_of(&f);
+}
+
+static void test_analyze_rules__pageable_copies(void)
+{
+    gt_report *r = copies(GT_MEM_PAGEABLE, "cudaMemcpyAsync_v3020");
+    CU_ASSERT_TRUE(fx_fired(r, "pageable_copies"));
+    CU_ASSERT_TRUE(fx_fired(r, "cuda_memcpy_async"));
+    CU_ASSERT_FALSE(fx_fired(r, "cuda_memcpy_sync"));
+    const gt_advice *a = fx_rule(r, "pageable_copies");
+    CU_ASSERT_PTR_NOT_NULL(strstr(a->evidence, "20 of 20"));
+    CU_ASSERT_EQUAL(a->gain_ns, 20 * 200 * US / 2);
+    CU_ASSERT_TRUE(*a->suggestion && *a->gain);
+    gt_report_free(r);
+
+    r = copies(GT_MEM_PINNED, "cudaMemcpyAsync_v3020");
+    CU_ASSERT_FALSE(fx_fired(r, "pageable_copies"));
+    CU_ASSERT_FALSE(fx_fired(r, "cuda_memcpy_async"));
+    gt_report_free(r);
+
+    r = copies(GT_MEM_PINNED, "cudaMemcpy_v3020");
+    CU_ASSERT_TRUE(fx_fired(r, "cuda_memcpy_sync"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(fx_rule(r, "cuda_memcpy_sync")->evidence, "20 synchronous copies"));
+    gt_report_free(r);
+}
+
+static void test_analyze_rules__memset_sync(void)
+{
+    for (int sync = 0; sync < 2; sync++) {
+        fx f;
+        fx_open(&f, "memset.sqlite");
+        busy_steps(&f, 3);
+        int64_t corr = ++f.corr;
+        fx_api(&f, 9 * MS, 9 * MS + 100 * US, sync ? "cudaMemset_v3020" : "cudaMemsetAsync_v3020", corr);
+        gt_event ev = {.kind = GT_EV_MEMSET};
+        ev.u.memset = (gt_memset){9 * MS + 10 * US, 9 * MS + 50 * US, gt_global_pid(PID), 0, 0, 7, corr, 0, MIB, GT_MEM_DEVICE};
+        fx_add(&f, &ev);
+        gt_report *r = report_of(&f);
+        CU_ASSERT_EQUAL(fx_fired(r, "cuda_memset_sync"), sync == 1);
+        gt_report_free(r);
+    }
+}
+
+static gt_report *syncs(bool with_sync)
+{
+    fx f;
+    fx_open(&f, "sync.sqlite");
+    busy_steps(&f, 6);
+    if (with_sync)
+        for (int i = 0; i < 6; i++)
+            fx_api(&f, i * 10 * MS + 1 * MS, i * 10 * MS + 9 * MS, "cudaStreamSynchronize_v3020", 0);
+    return report_of(&f);
+}
+
+static void test_analyze_rules__sync_in_steps(void)
+{
+    gt_report *r = syncs(true);
+    CU_ASSERT_TRUE(fx_fired(r, "cuda_api_sync"));
+    CU_ASSERT_TRUE(fx_fired(r, "sync_in_steps"));
+    CU_ASSERT_EQUAL(fx_rule(r, "sync_in_steps")->gain_ns, 6 * 8 * MS);
+    CU_ASSERT_PTR_NOT_NULL(strstr(fx_rule(r, "sync_in_steps")->evidence, "1.0 synchronizations per step"));
+    gt_report_free(r);
+    r = syncs(false);
+    CU_ASSERT_FALSE(fx_fired(r, "cuda_api_sync"));
+    CU_ASSERT_FALSE(fx_fired(r, "sync_in_steps"));
+    gt_report_free(r);
+}
+
+/* Every step frees and allocates its activations with cudaMalloc (churn), or
+ * allocates once in step 0 and reuses them (no churn). */
+static void test_analyze_rules__allocator_churn(void)
+{
+    for (int churn = 0; churn < 2; churn++) {
+        fx f;
+        fx_open(&f, "churn.sqlite");
+        busy_steps(&f, 5);
+        for (int i = 0; i < 5; i++) {
+            if (!churn && i > 0)
+                break;
+            int64_t t0 = i * 10 * MS;
+            fx_devmem(&f, t0 + 100 * US, GT_DEVMEM_ALLOC, 0x7000000 + (uint64_t)i * 0x100000, MIB);
+            fx_devmem(&f, t0 + 300 * US, GT_DEVMEM_ALLOC, 0x8000000 + (uint64_t)i * 0x100000, MIB);
+            if (churn) {
+                fx_devmem(&f, t0 + 9500 * US, GT_DEVMEM_FREE, 0x7000000 + (uint64_t)i * 0x100000, MIB);
+                fx_devmem(&f, t0 + 9700 * US, GT_DEVMEM_FREE, 0x8000000 + (uint64_t)i * 0x100000, MIB);
+            }
+        }
+        gt_report *r = report_of(&f);
+        CU_ASSERT_EQUAL(fx_fired(r, "allocator_churn"), churn == 1);
+        if (churn) {
+            CU_ASSERT_DOUBLE_EQUAL(r->memory.dev_churn_per_step, 4.0, 1e-9);
+            CU_ASSERT_EQUAL(r->steps[2].n_dev_allocs, 2);
+            CU_ASSERT_EQUAL(r->steps[2].n_dev_frees, 2);
+            CU_ASSERT_EQUAL(fx_rule(r, "allocator_churn")->gain_ns, 4 * 4 * 10 * US); /* steps 1..4 */
+        }
+        gt_report_free(r);
+    }
+}
+
+/* The kernel of each step waits for the host, which is in "data_load" (or
+ * in "optimizer", which is no loader). */
+static void test_analyze_rules__data_loader(void)
+{
+    for (int loader = 0; loader < 2; loader++) {
+        fx f;
+        fx_open(&f, "loader.sqlite");
+        for (int i = 0; i < 5; i++) {
+            char name[32];
+            int64_t t0 = i * 10 * MS;
+            snprintf(name, sizeof name, "step %d", i);
+            fx_range(&f, t0, t0 + 10 * MS, name);
+            fx_range(&f, t0, t0 + 4 * MS, loader ? "data_load" : "optimizer");
+            fx_kernel(&f, t0 + 4 * MS, t0 + 4 * MS + 10 * US, t0 + 10 * MS, "compute");
+        }
+        gt_report *r = report_of(&f);
+        CU_ASSERT_EQUAL(fx_fired(r, "data_loader_stall"), loader == 1);
+        CU_ASSERT_EQUAL(r->gaps.idle_by_cause_ns[GT_GAP_HOST_WAIT], 4 * (4 * MS + 10 * US));
+        if (loader)
+            CU_ASSERT_EQUAL(fx_rule(r, "data_loader_stall")->gain_ns, 4 * (4 * MS + 10 * US));
+        gt_report_free(r);
+    }
+}
+
+/* 200 kernels of 5 us with 20 us launch gaps, or 200 kernels of 200 us. */
+static void test_analyze_rules__launch_bound(void)
+{
+    for (int shortk = 0; shortk < 2; shortk++) {
+        fx f;
+        fx_open(&f, "launch.sqlite");
+        int64_t len = shortk ? 5 * US : 200 * US, t = 0;
+        for (int i = 0; i < 200; i++) {
+            fx_kernel(&f, t, t + 20 * US, t + 20 * US + len, "elementwise");
+            t += 20 * US + len;
+        }
+        gt_report *r = report_of(&f);
+        CU_ASSERT_EQUAL(fx_fired(r, "launch_bound"), shortk == 1);
+        gt_report_free(r);
+    }
+}
+
+static void test_analyze_rules__amp_and_conv(void)
+{
+    static const char *names[] = {"ampere_sgemm_128x64_nn", "ampere_bf16_s16816gemm_bf16_128x64", "implicit_convolve_sgemm",
+                                  "cudnn_winograd_conv_128"};
+    for (int i = 0; i < 4; i++) {
+        for (int major = 6; major <= 8; major += 2) {
+            fx f;
+            fx_open(&f, "amp.sqlite");
+            fx_gpu(&f, major, 0);
+            for (int k = 0; k < 10; k++) {
+                fx_kernel(&f, k * MS, k * MS + 10 * US, k * MS + 600 * US, names[i]);
+                fx_kernel(&f, k * MS, k * MS + 600 * US, k * MS + 990 * US, "other_kernel");
+            }
+            gt_report *r = report_of(&f);
+            CU_ASSERT_EQUAL(fx_fired(r, "amp"), i == 0 && major == 8);
+            CU_ASSERT_EQUAL(fx_fired(r, "conv_autotune"), i == 2);
+            gt_report_free(r);
+        }
+    }
+}
+
+static void test_analyze_rules__memory_limits(void)
+{
+    static const int64_t peaks[] = {1024 * MIB, 10 * 1024 * MIB, 15 * 1024 * MIB}; /* 6%, 62%, 94% */
+    for (int i = 0; i < 3; i++) {
+        fx f;
+        fx_open(&f, "limits.sqlite");
+        fx_gpu(&f, 8, 16 * 1024 * MIB);
+        busy_steps(&f, 3);
+        fx_devmem(&f, 1 * MS, GT_DEVMEM_ALLOC, 0x10000000, peaks[i]);
+        gt_report *r = report_of(&f);
+        CU_ASSERT_EQUAL(r->memory.peak_reserved_bytes, peaks[i]);
+        CU_ASSERT_EQUAL(fx_fired(r, "memory_headroom"), i == 0);
+        CU_ASSERT_EQUAL(fx_fired(r, "memory_near_limit"), i == 2);
+        gt_report_free(r);
+    }
+}
+
+/* A 600 ms hole in the device timeline (gpu_gaps), which also leaves most
+ * 30ths of the trace under 50% busy (gpu_time_util). */
+static void test_analyze_rules__gpu_gaps(void)
+{
+    fx f;
+    fx_open(&f, "hole.sqlite");
+    fx_kernel(&f, 0, 10 * US, 100 * MS, "k");
+    fx_kernel(&f, 690 * MS, 700 * MS, 800 * MS, "k");
+    gt_report *r = report_of(&f);
+    CU_ASSERT_TRUE(fx_fired(r, "gpu_gaps"));
+    CU_ASSERT_EQUAL(r->gaps.n_long, 1);
+    CU_ASSERT_EQUAL(r->gaps.long_ns, 600 * MS);
+    CU_ASSERT_EQUAL(fx_rule(r, "gpu_gaps")->from_ns, 100 * MS);
+    CU_ASSERT_EQUAL(fx_rule(r, "gpu_gaps")->to_ns, 700 * MS);
+    CU_ASSERT_TRUE(fx_fired(r, "gpu_time_util"));
+    gt_report_free(r);
+}
+
+static const gt_test_case cases[] = {
+    {"test_analyze_rules__quiet_trace", test_analyze_rules__quiet_trace},
+    {"test_analyze_rules__pageable_copies", test_analyze_rules__pageable_copies},
+    {"test_analyze_rules__memset_sync", test_analyze_rules__memset_sync},
+    {"test_analyze_rules__sync_in_steps", test_analyze_rules__sync_in_steps},
+    {"test_analyze_rules__allocator_churn", test_analyze_rules__allocator_churn},
+    {"test_analyze_rules__data_loader", test_analyze_rules__data_loader},
+    {"test_analyze_rules__launch_bound", test_analyze_rules__launch_bound},
+    {"test_analyze_rules__amp_and_conv", test_analyze_rules__amp_and_conv},
+    {"test_analyze_rules__memory_limits", test_analyze_rules__memory_limits},
+    {"test_analyze_rules__gpu_gaps", test_analyze_rules__gpu_gaps},
+    {NULL, NULL},
+};
+
+int main(int argc, char **argv)
+{
+    gt_test_suite suites[] = {{"analyze_rules", cases}};
+    return gt_test_main(argc, argv, suites, 1);
+}
