@@ -361,6 +361,12 @@ const gt_gpu_info *gt_trace_gpus(const gt_trace *t, size_t *out_n);
 /* The frames of a callchain, innermost first (borrowed, valid until the next call). */
 int gt_trace_callchain(gt_trace *t, int64_t callchain_id, const gt_frame **out_frames, size_t *out_n);
 
+/* Events the producers dropped (full buffers) of one kind, summed over the
+ * processes of the trace (GTRACE_DROPPED_EVENTS; 0 for an nsys export). */
+int gt_trace_dropped(gt_trace *t, gt_event_kind kind, int64_t *out_n);
+/* Wall-clock time (UTC, ns since the epoch) at the trace's zero; GT_ERR_NOTFOUND if absent. */
+int gt_trace_session_start(gt_trace *t, int64_t *out_utc_epoch_ns);
+
 /* Time-ordered iteration over one kind of event, restricted to events that
  * overlap [from_ns, to_ns) (instant events: that lie in it). Pass INT64_MIN
  * and INT64_MAX for everything. Served by time indexes where the file has them. */

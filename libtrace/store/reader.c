@@ -1378,6 +1378,35 @@ int gt_trace_count(gt_trace *t, gt_event_kind kind, int64_t *out_n)
     return query_int64(t, sql, out_n, &is_null, "counting events");
 }
 
+int gt_trace_dropped(gt_trace *t, gt_event_kind kind, int64_t *out_n)
+{
+    char sql[160];
+    bool is_null;
+    if (!t || !out_n || (unsigned)kind >= GT_EV_N_KINDS)
+        return gt_error_set(GT_ERR_INVALID, "gt_trace_dropped: bad argument");
+    *out_n = 0;
+    if (!find_object(t, GT_TABLE_DROPPED_EVENTS))
+        return 0; /* an nsys export, or nothing was ever dropped */
+    snprintf(sql, sizeof sql, "SELECT sum(count) FROM " GT_TABLE_DROPPED_EVENTS " WHERE kind = '%s'",
+             gt_event_kind_name(kind));
+    return query_int64(t, sql, out_n, &is_null, "reading dropped-event counts");
+}
+
+int gt_trace_session_start(gt_trace *t, int64_t *out_utc_epoch_ns)
+{
+    bool is_null;
+    if (!t || !out_utc_epoch_ns)
+        return gt_error_set(GT_ERR_INVALID, "gt_trace_session_start: bad argument");
+    *out_utc_epoch_ns = 0;
+    if (!find_object(t, "TARGET_INFO_SESSION_START_TIME"))
+        return gt_error_set(GT_ERR_NOTFOUND, "%s: no session start time", t->path);
+    int rc = query_int64(t, "SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME LIMIT 1", out_utc_epoch_ns,
+                         &is_null, "reading the session start time");
+    if (rc == 0 && is_null)
+        return gt_error_set(GT_ERR_NOTFOUND, "%s: no session start time", t->path);
+    return rc;
+}
+
 int gt_trace_time_span(gt_trace *t, int64_t *out_start_ns, int64_t *out_end_ns)
 {
     bool any = false;

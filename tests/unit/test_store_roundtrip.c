@@ -662,11 +662,49 @@ static void test_store_roundtrip__killed_writer(void)
     free(path);
 }
 
+/* Dropped-event counts and the session start come back as written; an nsys
+ * export has neither. */
+static void test_store_roundtrip__dropped_and_session_start(void)
+{
+    char *path = gt_test_path("dropped.sqlite");
+    gt_writer *w = NULL;
+    CU_ASSERT_EQUAL_FATAL(gt_writer_open(&w, path, GT_WRITE_OVERWRITE), 0);
+    CU_ASSERT_EQUAL(gt_writer_set_session_start(w, 1763700000123456789LL), 0);
+    CU_ASSERT_EQUAL(gt_writer_add_dropped(w, gt_global_pid(10), GT_EV_NVTX, 5), 0);
+    CU_ASSERT_EQUAL(gt_writer_add_dropped(w, gt_global_pid(11), GT_EV_NVTX, 7), 0);
+    CU_ASSERT_EQUAL(gt_writer_add_dropped(w, gt_global_pid(10), GT_EV_KERNEL, 2), 0);
+    CU_ASSERT_EQUAL_FATAL(gt_writer_close(w), 0);
+
+    gt_trace *t = NULL;
+    CU_ASSERT_EQUAL_FATAL(gt_trace_open(&t, path, 0), 0);
+    int64_t n = -1, utc = 0;
+    CU_ASSERT_EQUAL(gt_trace_dropped(t, GT_EV_NVTX, &n), 0);
+    CU_ASSERT_EQUAL(n, 12);
+    CU_ASSERT_EQUAL(gt_trace_dropped(t, GT_EV_KERNEL, &n), 0);
+    CU_ASSERT_EQUAL(n, 2);
+    CU_ASSERT_EQUAL(gt_trace_dropped(t, GT_EV_MEMCPY, &n), 0);
+    CU_ASSERT_EQUAL(n, 0);
+    CU_ASSERT_EQUAL(gt_trace_session_start(t, &utc), 0);
+    CU_ASSERT_EQUAL(utc, 1763700000123456789LL);
+    gt_trace_free(t);
+
+    char *nsys = gt_test_fixture("nsys/cloverleaf-cuda-nsys2024.5.sqlite");
+    CU_ASSERT_EQUAL_FATAL(gt_trace_open(&t, nsys, 0), 0);
+    CU_ASSERT_EQUAL(gt_trace_dropped(t, GT_EV_KERNEL, &n), 0);
+    CU_ASSERT_EQUAL(n, 0);
+    CU_ASSERT_EQUAL(gt_trace_session_start(t, &utc), 0);
+    CU_ASSERT_EQUAL(utc, 1696392839587175550LL);
+    gt_trace_free(t);
+    free(nsys);
+    free(path);
+}
+
 static const gt_test_case cases[] = {
     {"test_store_roundtrip__every_event_kind", test_store_roundtrip__every_event_kind},
     {"test_store_roundtrip__descriptions", test_store_roundtrip__descriptions},
     {"test_store_roundtrip__time_ranges", test_store_roundtrip__time_ranges},
     {"test_store_roundtrip__killed_writer", test_store_roundtrip__killed_writer},
+    {"test_store_roundtrip__dropped_and_session_start", test_store_roundtrip__dropped_and_session_start},
     {NULL, NULL},
 };
 
