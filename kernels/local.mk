@@ -13,10 +13,11 @@ kernels_libkernels_cpu_la_SOURCES = \
 	kernels/cpu/gelu.c \
 	kernels/cpu/residual.c \
 	kernels/cpu/crossentropy.c \
-	kernels/cpu/adamw.c
+	kernels/cpu/adamw.c \
+	kernels/cpu/cpu.h kernels/cpu/blas.c
 kernels_libkernels_cpu_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/kernels
 kernels_libkernels_cpu_la_CFLAGS = $(AM_CFLAGS) -O3 $(OPENMP_CFLAGS) $(BLAS_CFLAGS)
-kernels_libkernels_cpu_la_LIBADD = $(BLAS_LIBS) $(M_LIBS)
+kernels_libkernels_cpu_la_LIBADD = $(BLAS_LIBS) $(PTHREAD_LIBS) $(M_LIBS)
 
 # Each op's forward against a plain reference and its backward against
 # finite differences.

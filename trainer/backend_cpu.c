@@ -15,9 +15,6 @@
 #ifdef _OPENMP
 #include <omp.h>
 #endif
-#ifdef HAVE_CBLAS
-#include <cblas.h>
-#endif
 
 static float *f32(const tr_tensor *t, const char *op)
 {
@@ -213,10 +210,7 @@ tr_backend *tr_backend_cpu(int n_threads)
 #else
     cpu.n_threads = 1;
 #endif
-#if defined(HAVE_CBLAS) && defined(OPENBLAS_VERSION)
-    /* OpenBLAS has its own pool; GEMMs and OpenMP loops alternate, never
-     * overlap, so both get the same count and no more than the cores. */
-    openblas_set_num_threads(cpu.n_threads);
-#endif
+    /* The kernels call the BLAS single-threaded from inside their OpenMP
+     * regions (kernels/cpu/cpu.h): one pool of n_threads, not two. */
     return &cpu;
 }

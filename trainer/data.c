@@ -5,6 +5,7 @@
 #include "nvtx.h"
 #include "rng.h"
 
+#include <assert.h>
 #include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
@@ -204,9 +205,15 @@ int tr_dataset_open(tr_dataset **out, const char *path)
         tr_dataset_free(d);
         return rc;
     }
-    d->n_train = d->n_tokens - d->n_tokens / 10;
+    tr_dataset_split(d, 0.1);
     *out = d;
     return TR_OK;
+}
+
+void tr_dataset_split(tr_dataset *d, double val_fraction)
+{
+    assert(val_fraction >= 0 && val_fraction < 1);
+    d->n_train = d->n_tokens - (size_t)((double)d->n_tokens * val_fraction);
 }
 
 void tr_dataset_free(tr_dataset *d)
@@ -267,12 +274,20 @@ static void make_order(const tr_loader *l, order *o, int64_t epoch)
     o->epoch = epoch;
 }
 
+/* Row r of batch k is sample g = k*B + r of the run's stream: position
+ * g % n_samples of epoch g / n_samples. Epochs follow each other without a
+ * gap, so no sample is dropped: a batch may end one epoch and begin the next. */
+static int64_t sample_at(const tr_loader *l, order *o, int64_t k, int r)
+{
+    int64_t g = k * l->B + r;
+    make_order(l, o, g / l->n_samples);
+    return o->perm[g % l->n_samples];
+}
+
 static void fill(const tr_loader *l, order *o, tr_batch *b, int64_t k)
 {
-    make_order(l, o, k / l->n_batches);
-    int64_t j = k % l->n_batches;
     for (int r = 0; r < l->B; r++) {
-        const uint16_t *s = l->tokens + o->perm[j * l->B + r] * l->T;
+        const uint16_t *s = l->tokens + sample_at(l, o, k, r) * l->T;
         for (int t = 0; t < l->T; t++) {
             b->inputs[r * l->T + t] = s[t];
             b->targets[r * l->T + t] = s[t + 1];
@@ -286,8 +301,7 @@ int64_t tr_loader_sample_of(const tr_loader *l, int64_t k, int r)
     order o = {-1, malloc(l->n_samples * sizeof(int64_t))};
     if (!o.perm)
         return -1;
-    make_order(l, &o, k / l->n_batches);
-    int64_t s = o.perm[(k % l->n_batches) * l->B + r];
+    int64_t s = sample_at(l, &o, k, r);
     free(o.perm);
     return s;
 }
@@ -350,15 +364,15 @@ int tr_loader_new(tr_loader **out, const tr_dataset *d, size_t begin, size_t end
     if (end > d->n_tokens || begin >= end || B < 1 || T < 1 || n_workers < 0)
         return tr_error_set(TR_EINVAL, "tr_loader_new: bad arguments");
     int64_t n_samples = (int64_t)(end - begin - 1) / T;
-    if (n_samples < B)
-        return tr_error_set(TR_EINVAL, "the split has %zu tokens: fewer than one batch of %d x %d needs (%lld)",
-                            end - begin, B, T, (long long)B * T + 1);
+    if (n_samples < 1)
+        return tr_error_set(TR_EINVAL, "the split has %zu tokens: fewer than one sample of %d tokens needs (%d)",
+                            end - begin, T, T + 1);
     tr_loader *l = calloc(1, sizeof *l);
     if (!l)
         return tr_error_set(TR_ENOMEM, "out of memory");
     l->tokens = d->tokens + begin;
     l->n_samples = n_samples;
-    l->n_batches = n_samples / B;
+    l->n_batches = (n_samples + B - 1) / B; /* to cover an epoch */
     l->B = B;
     l->T = T;
     l->seed = seed;

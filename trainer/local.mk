@@ -28,9 +28,16 @@ trainer_trainer_CFLAGS = $(AM_CFLAGS) -O2 $(OPENMP_CFLAGS)
 trainer_trainer_LDFLAGS = $(AM_LDFLAGS) $(OPENMP_CFLAGS)
 trainer_trainer_LDADD = trainer/libtrainer.la
 
-TESTS += tests/integration/trainer_cli.sh tests/integration/trainer_train.sh
+TESTS += tests/integration/trainer_cli.sh tests/integration/trainer_train.sh \
+	tests/integration/trainer_safetensors.sh
 endif
-EXTRA_DIST += tests/integration/trainer_cli.sh tests/integration/trainer_train.sh
+EXTRA_DIST += tests/integration/trainer_cli.sh tests/integration/trainer_train.sh \
+	tests/integration/trainer_safetensors.sh
+
+# Benchmarks print figures and are never run by make check (results:
+# bench/results/*-trainer-cpu.md). Run from the build dir:
+#   $(top_srcdir)/bench/bench_trainer.sh ./trainer/trainer
+EXTRA_DIST += bench/bench_trainer.sh bench/bench_trainer_torch.py
 
 if HAVE_CUNIT
 TRAINER_TEST_CFLAGS = $(AM_CFLAGS) $(CUNIT_CFLAGS) $(OPENMP_CFLAGS)

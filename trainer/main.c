@@ -34,15 +34,15 @@ typedef struct preset {
 static const preset presets[] = {
     {"gpt-tiny", 2, 128, 4, 64, 8, "0.4M parameters: a hundred steps in seconds on 2 cores"},
     {"gpt-mini", 4, 256, 4, 128, 8, "3.2M parameters"},
-    {"gpt-small", 6, 384, 6, 256, 8, "10.7M parameters (nanoGPT's character model)"},
-    {"gpt2-124m", 12, 768, 12, 1024, 4, "GPT-2 small's shape (124M with GPT-2's vocabulary)"},
+    {"gpt-small", 6, 384, 6, 256, 8, "10.8M parameters (nanoGPT's character model)"},
+    {"gpt2-124m", 12, 768, 12, 1024, 4, "GPT-2 small's shape: 124.4M parameters on a GPT-2 .bin, 86.0M on bytes"},
 };
 
 typedef struct options {
     const char *model, *data, *save, *resume;
     int steps, batch, seq_len, n_layers, channels, n_heads, workers, threads;
     int eval_every, eval_batches, log_every, warmup;
-    double lr, weight_decay;
+    double lr, weight_decay, val_fraction;
     unsigned long long seed;
     size_t mem_limit;
 } options;
@@ -64,7 +64,10 @@ static void usage(FILE *f)
             "  --weight-decay X    AdamW decay of matrices and embeddings (default 0.1)\n"
             "  --seed N            weights, data order: the same seed gives the same run (default 1337)\n"
             "  --workers N         data loader threads; 0 loads on the training thread (default 1)\n"
-            "  --threads N         compute threads (default: OMP_NUM_THREADS or all cores)\n"
+            "  --threads N         compute threads (default: OMP_NUM_THREADS or all cores); on a machine\n"
+            "                      shared with busy programs, run with OMP_WAIT_POLICY=passive\n"
+            "  --val-fraction X    the last X of the data is the validation split, 0 to 0.9;\n"
+            "                      0 trains on everything and turns evaluation off (default 0.1)\n"
             "  --eval-every N      validation loss every N steps, 0 never (default 50)\n"
             "  --eval-batches N    batches per validation (default 8)\n"
             "  --log-every N       a log line every N steps when not on a terminal (default 10)\n"
@@ -128,7 +131,8 @@ static size_t parse_bytes(const char *flag, const char *v)
 static void parse(options *o, int argc, char **argv)
 {
     *o = (options){.model = "gpt-tiny", .data = DEFAULT_DATA, .steps = 100, .workers = 1, .eval_every = 50,
-                   .eval_batches = 8, .log_every = 10, .lr = 3e-3, .weight_decay = 0.1, .seed = 1337};
+                   .eval_batches = 8, .log_every = 10, .lr = 3e-3, .weight_decay = 0.1, .val_fraction = 0.1,
+                   .seed = 1337};
     for (int i = 1; i < argc; i++) {
         const char *f = argv[i];
         if (!strcmp(f, "--help") || !strcmp(f, "-h")) {
@@ -163,6 +167,7 @@ static void parse(options *o, int argc, char **argv)
         else if (!strcmp(f, "--seed")) o->seed = (unsigned long long)parse_int(f, v, 0, LLONG_MAX);
         else if (!strcmp(f, "--lr")) o->lr = parse_real(f, v, 1e-9, 10);
         else if (!strcmp(f, "--weight-decay")) o->weight_decay = parse_real(f, v, 0, 10);
+        else if (!strcmp(f, "--val-fraction")) o->val_fraction = parse_real(f, v, 0, 0.9);
         else if (!strcmp(f, "--mem-limit")) o->mem_limit = parse_bytes(f, v);
         else {
             fprintf(stderr, "trainer: unknown option '%s' (see trainer --help)\n", f);
@@ -218,6 +223,9 @@ int main(int argc, char **argv)
 
     tr_dataset *data;
     tr_check(tr_dataset_open(&data, o.data));
+    tr_dataset_split(data, o.val_fraction);
+    if (o.val_fraction == 0)
+        o.eval_every = 0;
     tr_gpt_config cfg = {.max_seq_len = T > p->seq_len ? T : p->seq_len, .vocab_size = data->vocab_size,
                          .n_layers = o.n_layers ? o.n_layers : p->n_layers,
                          .n_heads = o.n_heads ? o.n_heads : p->n_heads,
@@ -247,8 +255,12 @@ int main(int argc, char **argv)
     if (o.eval_every)
         tr_check(tr_loader_new(&val, data, data->n_train, data->n_tokens, B, T, seed, 0, be));
 
-    printf("trainer: %s on %s: %d layers, width %d, %d heads, context %d, vocabulary %d; %.2fM parameters\n",
-           p->name, be->name, cfg.n_layers, cfg.channels, cfg.n_heads, T, cfg.vocab_size, model->n_params / 1e6);
+    /* n_params counts the (Vp - V) zero padding rows of wte, as llm.c does */
+    size_t n_unpadded = model->n_params - (size_t)(cfg.padded_vocab_size - cfg.vocab_size) * cfg.channels;
+    printf("trainer: %s on %s: %d layers, width %d, %d heads, context %d, vocabulary %d (padded to %d); "
+           "%zu parameters (%zu without the padding rows)\n",
+           p->name, be->name, cfg.n_layers, cfg.channels, cfg.n_heads, T, cfg.vocab_size, cfg.padded_vocab_size,
+           model->n_params, n_unpadded);
     printf("trainer: data %s: %zu tokens from %d file(s), %zu train, %zu validation; batch %d x %d; "
            "%d thread(s), %d loader worker(s)\n",
            o.data, data->n_tokens, data->n_files, data->n_train, data->n_tokens - data->n_train, B, T,

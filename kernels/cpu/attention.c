@@ -1,10 +1,105 @@
 /* attention.c: causal multi-head self-attention, CPU reference. q, k and v
  * come packed per position as (q | k | v), each C wide and split into NH
- * heads of C/NH. The forward keeps the probabilities att for the backward. */
+ * heads of C/NH. The forward keeps the probabilities att for the backward.
+ *
+ * With CBLAS, each (batch, head) is a handful of GEMMs over blocks of BLOCK
+ * query rows: rows [r0, r1) only see keys [0, r1), so the masked upper
+ * triangle is (mostly) never computed. The team splits over (batch, head);
+ * each GEMM is single-threaded (cpu.h). Without CBLAS, plain loops. */
+#include "config.h"
 #include "ops.h"
+#include "cpu.h"
 
 #include <math.h>
 #include <string.h>
+
+#ifdef HAVE_CBLAS
+#include <cblas.h>
+
+enum { BLOCK = 64 }; /* query rows per GEMM */
+
+void op_attention_forward_cpu(float *out, float *att, const float *qkv, int B, int T, int C, int NH)
+{
+    int hs = C / NH, C3 = 3 * C;
+    float scale = 1.0f / sqrtf((float)hs);
+    cpu_blas_serial();
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < NH; h++) {
+            const float *q = qkv + (size_t)b * T * C3 + h * hs, *k = q + C, *v = q + 2 * C; /* (T,hs), stride 3C */
+            float *A = att + ((size_t)b * NH + h) * T * T; /* (T,T) */
+            float *o = out + (size_t)b * T * C + h * hs;   /* (T,hs), stride C */
+            for (int r0 = 0; r0 < T; r0 += BLOCK) {
+                int r1 = r0 + BLOCK < T ? r0 + BLOCK : T, nr = r1 - r0;
+                /* scores (nr, r1) = scale * q[r0:r1] @ k[0:r1]^T */
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nr, r1, hs, scale, q + (size_t)r0 * C3, C3, k,
+                            C3, 0.0f, A + (size_t)r0 * T, T);
+                for (int t = r0; t < r1; t++) {
+                    float *a = A + (size_t)t * T, maxv = -INFINITY, sum = 0.0f;
+                    for (int t2 = 0; t2 <= t; t2++)
+                        maxv = a[t2] > maxv ? a[t2] : maxv;
+                    for (int t2 = 0; t2 <= t; t2++) {
+                        a[t2] = expf(a[t2] - maxv);
+                        sum += a[t2];
+                    }
+                    float inv = 1.0f / sum;
+                    for (int t2 = 0; t2 <= t; t2++)
+                        a[t2] *= inv;
+                    /* the causal mask, explicit for the backward and for readers */
+                    memset(a + t + 1, 0, (size_t)(T - t - 1) * sizeof *a);
+                }
+                /* out[r0:r1] (nr, hs) = att[r0:r1, 0:r1] @ v[0:r1] */
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nr, hs, r1, 1.0f, A + (size_t)r0 * T, T, v,
+                            C3, 0.0f, o + (size_t)r0 * C, C);
+            }
+        }
+}
+
+/* Same blocks; dk and dv of a head gather from every block after them, in
+ * block order, on one thread: deterministic. */
+void op_attention_backward_cpu(float *dqkv, float *scratch, const float *dout, const float *qkv,
+                               const float *att, int B, int T, int C, int NH)
+{
+    int hs = C / NH, C3 = 3 * C;
+    float scale = 1.0f / sqrtf((float)hs);
+    cpu_blas_serial();
+#pragma omp parallel for collapse(2) schedule(static)
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < NH; h++) {
+            size_t pos = (size_t)b * T * C3 + h * hs;
+            const float *q = qkv + pos, *k = q + C, *v = q + 2 * C;
+            float *dq = dqkv + pos, *dk = dq + C, *dv = dq + 2 * C;
+            const float *A = att + ((size_t)b * NH + h) * T * T;
+            float *D = scratch + ((size_t)b * NH + h) * T * T;
+            const float *d = dout + (size_t)b * T * C + h * hs;
+            for (int r0 = 0; r0 < T; r0 += BLOCK) {
+                int r1 = r0 + BLOCK < T ? r0 + BLOCK : T, nr = r1 - r0;
+                const float *a = A + (size_t)r0 * T, *dO = d + (size_t)r0 * C;
+                float *da = D + (size_t)r0 * T;
+                /* through out = att @ v: dv[0:r1] += a^T @ dO, datt (nr, r1) = dO @ v[0:r1]^T */
+                cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, r1, hs, nr, 1.0f, a, T, dO, C, 1.0f, dv, C3);
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, nr, r1, hs, 1.0f, dO, C, v, C3, 0.0f, da, T);
+                /* through the softmax: dpre = att * (datt - sum(att * datt)) * scale */
+                for (int t = r0; t < r1; t++) {
+                    const float *at = A + (size_t)t * T;
+                    float *dt = D + (size_t)t * T, dot = 0.0f;
+                    for (int t2 = 0; t2 <= t; t2++)
+                        dot += at[t2] * dt[t2];
+                    for (int t2 = 0; t2 <= t; t2++)
+                        dt[t2] = at[t2] * (dt[t2] - dot) * scale;
+                    for (int t2 = t + 1; t2 < r1; t2++)
+                        dt[t2] = 0.0f;
+                }
+                /* through the scores: dq[r0:r1] += dpre @ k[0:r1], dk[0:r1] += dpre^T @ q[r0:r1] */
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, nr, hs, r1, 1.0f, da, T, k, C3, 1.0f,
+                            dq + (size_t)r0 * C3, C3);
+                cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, r1, hs, nr, 1.0f, da, T, q + (size_t)r0 * C3, C3,
+                            1.0f, dk, C3);
+            }
+        }
+}
+
+#else /* plain loops */
 
 void op_attention_forward_cpu(float *out, float *att, const float *qkv, int B, int T, int C, int NH)
 {
@@ -87,3 +182,5 @@ void op_attention_backward_cpu(float *dqkv, float *scratch, const float *dout, c
                 }
             }
 }
+
+#endif

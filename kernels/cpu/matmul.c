@@ -1,8 +1,10 @@
 /* matmul.c: the linear layer (out = inp @ W^T + b) and its backward, on CBLAS
  * when configure found it, else on plain OpenMP loops (the reference the
- * BLAS path is tested against). */
+ * BLAS path is tested against). With CBLAS each thread of the team runs a
+ * single-threaded GEMM on its own rows (cpu.h): no second thread pool. */
 #include "config.h"
 #include "ops.h"
+#include "cpu.h"
 
 #ifdef HAVE_CBLAS
 #include <cblas.h>
@@ -12,12 +14,18 @@ void op_matmul_forward_cpu(float *out, const float *inp, const float *weight, co
                            int N, int C, int OC)
 {
 #ifdef HAVE_CBLAS
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, N, OC, C, 1.0f, inp, C, weight, C, 0.0f, out, OC);
-    if (bias) {
-#pragma omp parallel for
-        for (int n = 0; n < N; n++)
-            for (int o = 0; o < OC; o++)
-                out[(size_t)n * OC + o] += bias[o];
+    cpu_blas_serial();
+#pragma omp parallel
+    {
+        int lo, hi; /* this thread's rows of out */
+        team_range(N, 16, &lo, &hi);
+        if (hi > lo) {
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, hi - lo, OC, C, 1.0f, inp + (size_t)lo * C, C,
+                        weight, C, 0.0f, out + (size_t)lo * OC, OC);
+            for (int n = lo; bias && n < hi; n++)
+                for (int o = 0; o < OC; o++)
+                    out[(size_t)n * OC + o] += bias[o];
+        }
     }
 #else
 #pragma omp parallel for collapse(2)
@@ -36,10 +44,26 @@ void op_matmul_backward_cpu(float *dinp, float *dweight, float *dbias, const flo
                             const float *inp, const float *weight, int N, int C, int OC)
 {
 #ifdef HAVE_CBLAS
-    if (dinp) /* dinp (N,C) += dout (N,OC) @ W (OC,C) */
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, N, C, OC, 1.0f, dout, OC, weight, C, 1.0f, dinp, C);
-    /* dW (OC,C) += dout^T (OC,N) @ inp (N,C) */
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, OC, C, N, 1.0f, dout, OC, inp, C, 1.0f, dweight, C);
+    cpu_blas_serial();
+#pragma omp parallel
+    {
+        int lo, hi;
+        if (dinp) { /* this thread's rows of dinp (N,C) += dout (N,OC) @ W (OC,C) */
+            team_range(N, 16, &lo, &hi);
+            if (hi > lo)
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, hi - lo, C, OC, 1.0f, dout + (size_t)lo * OC,
+                            OC, weight, C, 1.0f, dinp + (size_t)lo * C, C);
+        }
+        /* this thread's rows o of dW (OC,C) += dout^T (OC,N) @ inp (N,C), and of dbias */
+        team_range(OC, 16, &lo, &hi);
+        if (hi > lo) {
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, hi - lo, C, N, 1.0f, dout + lo, OC, inp, C, 1.0f,
+                        dweight + (size_t)lo * C, C);
+            for (int n = 0; dbias && n < N; n++)
+                for (int o = lo; o < hi; o++)
+                    dbias[o] += dout[(size_t)n * OC + o];
+        }
+    }
 #else
     if (dinp) {
 #pragma omp parallel for
@@ -53,7 +77,7 @@ void op_matmul_backward_cpu(float *dinp, float *dweight, float *dbias, const flo
             }
     }
 #pragma omp parallel for
-    for (int o = 0; o < OC; o++)
+    for (int o = 0; o < OC; o++) {
         for (int n = 0; n < N; n++) {
             float d = dout[(size_t)n * OC + o];
             const float *x = inp + (size_t)n * C;
@@ -61,14 +85,12 @@ void op_matmul_backward_cpu(float *dinp, float *dweight, float *dbias, const flo
             for (int i = 0; i < C; i++)
                 dw[i] += d * x[i];
         }
-#endif
-    if (dbias) {
-#pragma omp parallel for
-        for (int o = 0; o < OC; o++) {
+        if (dbias) {
             float s = 0.0f;
             for (int n = 0; n < N; n++)
                 s += dout[(size_t)n * OC + o];
             dbias[o] += s;
         }
     }
+#endif
 }

@@ -125,6 +125,47 @@ static void test_kernels__matmul(void)
     free(c.out); free(c.inp); free(c.w); free(c.b); free(c.dout); free(dinp); free(dw); free(db);
 }
 
+/* Big enough that every thread of the team gets rows of out, dinp and dW:
+ * against plain loops in double. */
+static void test_kernels__matmul_rows(void)
+{
+    int N = 150, C = 40, OC = 70;
+    float *inp = rand_buf((size_t)N * C, 1), *w = rand_buf((size_t)OC * C, 1), *bias = rand_buf(OC, 1);
+    float *dout = rand_buf((size_t)N * OC, 1), *out = zeros((size_t)N * OC);
+    float *dinp = zeros((size_t)N * C), *dw = zeros((size_t)OC * C), *db = zeros(OC);
+    op_matmul_forward_cpu(out, inp, w, bias, N, C, OC);
+    op_matmul_backward_cpu(dinp, dw, db, dout, inp, w, N, C, OC);
+    double worst = 0;
+    for (int n = 0; n < N; n++)
+        for (int o = 0; o < OC; o++) {
+            double s = bias[o];
+            for (int i = 0; i < C; i++)
+                s += (double)inp[n * C + i] * w[o * C + i];
+            worst = fmax(worst, fabs(s - out[n * OC + o]));
+        }
+    for (int n = 0; n < N; n++)
+        for (int i = 0; i < C; i++) {
+            double s = 0;
+            for (int o = 0; o < OC; o++)
+                s += (double)dout[n * OC + o] * w[o * C + i];
+            worst = fmax(worst, fabs(s - dinp[n * C + i]));
+        }
+    for (int o = 0; o < OC; o++) {
+        double sb = 0;
+        for (int n = 0; n < N; n++)
+            sb += dout[n * OC + o];
+        worst = fmax(worst, fabs(sb - db[o]));
+        for (int i = 0; i < C; i++) {
+            double s = 0;
+            for (int n = 0; n < N; n++)
+                s += (double)dout[n * OC + o] * inp[n * C + i];
+            worst = fmax(worst, fabs(s - dw[o * C + i]));
+        }
+    }
+    CU_ASSERT(worst < 1e-3);
+    free(inp); free(w); free(bias); free(dout); free(out); free(dinp); free(dw); free(db);
+}
+
 /* ---- attention ---- */
 struct at_ctx { float *out, *att, *qkv, *dout; int B, T, C, NH; };
 static double at_loss(void *p)
@@ -157,6 +198,70 @@ static void test_kernels__attention(void)
     op_attention_backward_cpu(dqkv, scratch, c.dout, c.qkv, c.att, B, T, C, NH);
     CU_ASSERT(fd_check(at_loss, &c, c.qkv, dqkv, B * T * 3 * C, 1e-2f) < 1e-2);
     free(c.out); free(c.att); free(c.qkv); free(c.dout); free(dqkv); free(scratch);
+}
+
+/* Longer than one block of the GEMM path (64 query rows) and not a multiple
+ * of it: forward and backward against plain loops in double. */
+static void test_kernels__attention_blocks(void)
+{
+    int B = 2, T = 150, C = 24, NH = 3, hs = C / NH, C3 = 3 * C;
+    float *qkv = rand_buf((size_t)B * T * C3, 1), *dout = rand_buf((size_t)B * T * C, 1);
+    float *out = zeros((size_t)B * T * C), *att = zeros((size_t)B * NH * T * T);
+    float *dqkv = zeros((size_t)B * T * C3), *scratch = zeros((size_t)B * NH * T * T);
+    double *a = malloc(T * sizeof *a), *da = malloc(T * sizeof *da);
+    double *ref = calloc((size_t)B * T * C3, sizeof *ref);
+    op_attention_forward_cpu(out, att, qkv, B, T, C, NH);
+    op_attention_backward_cpu(dqkv, scratch, dout, qkv, att, B, T, C, NH);
+    double worst_out = 0, worst_att = 0, worst_d = 0, dmax = 0;
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < NH; h++)
+            for (int t = 0; t < T; t++) {
+                const float *q = qkv + ((size_t)b * T + t) * C3 + h * hs;
+                double m = -1e300, sum = 0, dot = 0;
+                for (int u = 0; u <= t; u++) {
+                    const float *k = qkv + ((size_t)b * T + u) * C3 + C + h * hs;
+                    a[u] = 0;
+                    for (int i = 0; i < hs; i++)
+                        a[u] += (double)q[i] * k[i] / sqrt(hs);
+                    m = fmax(m, a[u]);
+                }
+                for (int u = 0; u <= t; u++)
+                    sum += (a[u] = exp(a[u] - m));
+                const float *d = dout + ((size_t)b * T + t) * C + h * hs;
+                for (int u = 0; u <= t; u++) {
+                    a[u] /= sum;
+                    worst_att = fmax(worst_att, fabs(a[u] - att[(((size_t)b * NH + h) * T + t) * T + u]));
+                    const float *v = qkv + ((size_t)b * T + u) * C3 + 2 * C + h * hs;
+                    da[u] = 0;
+                    for (int i = 0; i < hs; i++) {
+                        da[u] += (double)d[i] * v[i];
+                        ref[((size_t)b * T + u) * C3 + 2 * C + h * hs + i] += a[u] * d[i];
+                    }
+                    dot += a[u] * da[u];
+                }
+                for (int i = 0; i < hs; i++) {
+                    double o = 0;
+                    for (int u = 0; u <= t; u++)
+                        o += a[u] * qkv[((size_t)b * T + u) * C3 + 2 * C + h * hs + i];
+                    worst_out = fmax(worst_out, fabs(o - out[((size_t)b * T + t) * C + h * hs + i]));
+                }
+                for (int u = 0; u <= t; u++) {
+                    double dpre = a[u] * (da[u] - dot) / sqrt(hs);
+                    const float *k = qkv + ((size_t)b * T + u) * C3 + C + h * hs;
+                    for (int i = 0; i < hs; i++) {
+                        ref[((size_t)b * T + t) * C3 + h * hs + i] += dpre * k[i];
+                        ref[((size_t)b * T + u) * C3 + C + h * hs + i] += dpre * q[i];
+                    }
+                }
+            }
+    for (size_t i = 0; i < (size_t)B * T * C3; i++) {
+        dmax = fmax(dmax, fabs(ref[i]));
+        worst_d = fmax(worst_d, fabs(ref[i] - dqkv[i]));
+    }
+    CU_ASSERT(worst_out < 1e-5);
+    CU_ASSERT(worst_att < 1e-6);
+    CU_ASSERT(worst_d < 1e-5 * fmax(dmax, 1));
+    free(qkv); free(dout); free(out); free(att); free(dqkv); free(scratch); free(a); free(da); free(ref);
 }
 
 /* ---- gelu and residual ---- */
@@ -272,6 +377,8 @@ static const gt_test_case cases[] = {
     {"test_kernels__layernorm", test_kernels__layernorm},
     {"test_kernels__matmul", test_kernels__matmul},
     {"test_kernels__attention", test_kernels__attention},
+    {"test_kernels__attention_blocks", test_kernels__attention_blocks},
+    {"test_kernels__matmul_rows", test_kernels__matmul_rows},
     {"test_kernels__gelu", test_kernels__gelu},
     {"test_kernels__residual", test_kernels__residual},
     {"test_kernels__crossentropy", test_kernels__crossentropy},

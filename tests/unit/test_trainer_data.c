@@ -143,14 +143,56 @@ static void test_trainer_data__loader(void)
     tr_loader_next(l, &b);
     CU_ASSERT(memcmp(first[0], b->inputs, sizeof first[0]) != 0);
     tr_loader_free(l);
-    /* a split smaller than one batch is refused */
-    CU_ASSERT_EQUAL(tr_loader_new(&l, &d, 0, 20, B, T, 1, 0, NULL), TR_EINVAL);
+    /* a split shorter than one sample (T + 1 tokens) is refused */
+    CU_ASSERT_EQUAL(tr_loader_new(&l, &d, 0, T, B, T, 1, 0, NULL), TR_EINVAL);
+}
+
+/* B does not divide the sample count: nothing is dropped, each run of
+ * n_samples consecutive rows is one epoch, and a batch may straddle two. */
+static void test_trainer_data__wrap(void)
+{
+    tr_dataset d = {0};
+    enum { B = 4, T = 8, S = 10, N = S * T + 1, K = 5 }; /* 10 samples, 5 batches = 2 epochs */
+    uint16_t tok[N];
+    for (int i = 0; i < N; i++)
+        tok[i] = (uint16_t)(i % 251);
+    d.tokens = tok;
+    d.n_tokens = d.n_train = N;
+    d.vocab_size = 256;
+    for (int w = 0; w < 2; w++) {
+        tr_loader *l;
+        CU_ASSERT_EQUAL_FATAL(tr_loader_new(&l, &d, 0, N, B, T, 3, w, NULL), TR_OK);
+        CU_ASSERT_EQUAL(tr_loader_batches_per_epoch(l), 3);
+        int seen[2][S] = {{0}};
+        for (int k = 0; k < K; k++) {
+            const tr_batch *b;
+            CU_ASSERT_EQUAL_FATAL(tr_loader_next(l, &b), TR_OK);
+            for (int r = 0; r < B; r++) {
+                int64_t s = tr_loader_sample_of(l, k, r);
+                CU_ASSERT_FATAL(s >= 0 && s < S);
+                CU_ASSERT_EQUAL(b->inputs[r * T], tok[s * T]);
+                seen[(k * B + r) / S][s]++;
+            }
+        }
+        for (int e = 0; e < 2; e++)
+            for (int s = 0; s < S; s++)
+                CU_ASSERT_EQUAL(seen[e][s], 1);
+        tr_loader_free(l);
+    }
+    /* a split of fewer samples than B still makes batches */
+    tr_loader *l;
+    CU_ASSERT_EQUAL_FATAL(tr_loader_new(&l, &d, 0, 2 * T + 1, B, T, 3, 0, NULL), TR_OK);
+    const tr_batch *b;
+    CU_ASSERT_EQUAL(tr_loader_next(l, &b), TR_OK);
+    CU_ASSERT_NOT_EQUAL(tr_loader_sample_of(l, 0, 0), tr_loader_sample_of(l, 0, 1));
+    tr_loader_free(l);
 }
 
 static const gt_test_case cases[] = {
     {"test_trainer_data__folder", test_trainer_data__folder},
     {"test_trainer_data__bin", test_trainer_data__bin},
     {"test_trainer_data__loader", test_trainer_data__loader},
+    {"test_trainer_data__wrap", test_trainer_data__wrap},
     {NULL, NULL},
 };
 
