@@ -1,1 +1,58 @@
-# libtrace/capture: rules come with the issue that builds this part.
+# libtrace/capture: libgtrace.so, injected into the traced program (LD_PRELOAD
+# and NVTX_INJECTION64_PATH). Links only libc, pthreads, libdl and SQLite (through
+# libgtstore); CUPTI is dlopened at run time. Needs the NVTX 3 headers.
+if HAVE_NVTX
+lib_LTLIBRARIES += libtrace/capture/libgtrace.la
+libtrace_capture_libgtrace_la_SOURCES = \
+	libtrace/capture/capture.h \
+	libtrace/capture/session.h \
+	libtrace/capture/session.c \
+	libtrace/capture/buffer.c \
+	libtrace/capture/clock.c \
+	libtrace/capture/drain.h \
+	libtrace/capture/drain.c \
+	libtrace/capture/nvtx.c \
+	libtrace/capture/nvtx_mem.c \
+	libtrace/capture/stacks.c \
+	libtrace/capture/signals.c \
+	libtrace/capture/hooks.c
+libtrace_capture_libgtrace_la_CPPFLAGS = $(AM_CPPFLAGS) $(NVTX_CPPFLAGS)
+libtrace_capture_libgtrace_la_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) -fvisibility=hidden
+libtrace_capture_libgtrace_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -shared \
+	-export-symbols-regex '^(InitializeInjection|InitializeInjectionNvtx2|InitializeInjectionNvtxExtension|exec(ve|v|vp|vpe|l|lp|le))$$'
+libtrace_capture_libgtrace_la_LIBADD = libtrace/store/libgtstore.la $(SQLITE_LIBS) $(PTHREAD_LIBS) $(DL_LIBS)
+if HAVE_CUPTI
+libtrace_capture_libgtrace_la_SOURCES += libtrace/capture/cupti.c
+libtrace_capture_libgtrace_la_CPPFLAGS += $(CUPTI_CPPFLAGS) $(CUDA_CPPFLAGS)
+endif
+endif
+
+# Integration tests: gtrace on the samples (samples/local.mk), read back with sqlite3.
+if HAVE_NVTX
+TESTS += tests/integration/capture_threads.sh tests/integration/capture_features.sh \
+	tests/integration/capture_exit.sh tests/integration/capture_errors.sh \
+	tests/integration/capture_kill.sh tests/integration/capture_fork.sh \
+	tests/integration/capture_drops.sh
+endif
+EXTRA_DIST += tests/integration/capture_common.sh tests/integration/capture_threads.sh \
+	tests/integration/capture_features.sh tests/integration/capture_exit.sh \
+	tests/integration/capture_errors.sh tests/integration/capture_kill.sh \
+	tests/integration/capture_fork.sh tests/integration/capture_drops.sh
+
+# GPU test (exits 77 without a GPU): a CUDA sample with known counts (samples/local.mk).
+if HAVE_CUDA
+if HAVE_CUPTI
+TESTS += tests/gpu/capture_cuda.sh
+tests/gpu/capture_cuda.log: samples/cuda_ops$(EXEEXT) samples/cuda_probe$(EXEEXT)
+endif
+endif
+EXTRA_DIST += tests/gpu/capture_cuda.sh
+
+# Benchmark (bench/bench_capture.sh runs it; figures in bench/results/).
+if HAVE_NVTX
+noinst_PROGRAMS += bench/bench_capture
+bench_bench_capture_SOURCES = bench/bench_capture.c
+bench_bench_capture_CPPFLAGS = $(AM_CPPFLAGS) $(NVTX_CPPFLAGS)
+bench_bench_capture_LDADD = $(PTHREAD_LIBS) $(DL_LIBS)
+endif
+EXTRA_DIST += bench/bench_capture.sh

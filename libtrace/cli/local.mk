@@ -1,1 +1,14 @@
-# libtrace/cli: rules come with the issue that builds this part.
+# libtrace/cli: gtrace, the launcher and its subcommands.
+bin_PROGRAMS += libtrace/cli/gtrace
+libtrace_cli_gtrace_SOURCES = \
+	libtrace/cli/cli.h \
+	libtrace/cli/main.c \
+	libtrace/cli/record.c \
+	libtrace/cli/assemble.c \
+	libtrace/cli/info.c \
+	libtrace/cli/dropped.c \
+	libtrace/cli/analyze_cmds.c
+libtrace_cli_gtrace_CPPFLAGS = $(AM_CPPFLAGS) -DGT_LIBDIR='"$(libdir)"'
+libtrace_cli_gtrace_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
+libtrace_cli_gtrace_LDADD = libtrace/analyze/libgtanalyze.la libtrace/store/libgtstore.la $(SQLITE_LIBS) $(PTHREAD_LIBS) $(M_LIBS)
+dist_man_MANS += libtrace/cli/gtrace.1

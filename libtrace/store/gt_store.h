@@ -206,8 +206,8 @@ typedef struct gt_heap_event {
     uint64_t heap_id;     /* the nvtxMemHeapHandle_t value */
     uint64_t address;     /* region (or heap) address */
     int64_t bytes;        /* region (or heap) size; new size for RESIZE */
-    int32_t heap_usage;   /* nvtxMemHeapUsage: 0 sub-allocator, 1 pool */
-    int32_t memory_type;  /* nvtxMemType: 1 host, 2 device... */
+    int32_t heap_usage;   /* NVTX_MEM_HEAP_USAGE_TYPE_*: 0 unknown, 1 sub-allocator, 2 layout */
+    int32_t memory_type;  /* NVTX_MEM_TYPE_*: 1 virtual address */
     gt_string_id name;    /* heap or region name; 0: none */
     int64_t domain_id;
     int64_t callchain_id; /* 0: none */

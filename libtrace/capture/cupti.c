@@ -1,0 +1,699 @@
+/* cupti.c: CUDA through CUPTI, loaded with dlopen so that libgtrace.so loads
+ * where there is no CUDA at all.
+ *
+ * The launcher sets CUDA_INJECTION64_PATH to libgtrace.so: the CUDA driver
+ * calls InitializeInjection() during cuInit, before any context exists, and
+ * only in processes that use CUDA. (A process that has libcuda loaded when
+ * the session starts is subscribed at once.) Then:
+ *   - the activity API records runtime and driver calls, concurrent kernels,
+ *     memcpy, memset, synchronization, device memory (MEMORY2) and devices;
+ *     CUPTI's buffers are turned into ring records in its buffer callback;
+ *   - callbacks on the allocation calls (cudaMalloc*, cuMemAlloc*, cuMemCreate,
+ *     cuMemMap) take the caller's stack (--stacks) and remember it under the
+ *     call's correlation id, so the MEMORY2 record and the API record of that
+ *     call point to it.
+ * CUPTI timestamps are put on the trace's clock: CUPTI is given our
+ * CLOCK_MONOTONIC as its timestamp source when it supports that, else an
+ * offset is measured once.
+ *
+ * Failures (no libcupti, an old one, CUPTI taken by another tool: error 39)
+ * switch CUDA tracing off and say why once; NVTX recording goes on.
+ */
+#define _GNU_SOURCE
+#include "config.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cupti.h>
+
+#include "capture.h"
+
+#define CUPTI_BUFFER_BYTES (8u << 20)
+#define MAX_NAME_BYTES 2048
+
+/* ---- the functions we use, from the dlopened library ------------------ */
+
+static struct {
+    CUptiResult (*GetVersion)(uint32_t *);
+    CUptiResult (*GetResultString)(CUptiResult, const char **);
+    CUptiResult (*Subscribe)(CUpti_SubscriberHandle *, CUpti_CallbackFunc, void *);
+    CUptiResult (*EnableCallback)(uint32_t, CUpti_SubscriberHandle, CUpti_CallbackDomain, CUpti_CallbackId);
+    CUptiResult (*GetCallbackName)(CUpti_CallbackDomain, uint32_t, const char **);
+    CUptiResult (*ActivityRegisterCallbacks)(CUpti_BuffersCallbackRequestFunc, CUpti_BuffersCallbackCompleteFunc);
+    CUptiResult (*ActivityEnable)(CUpti_ActivityKind);
+    CUptiResult (*ActivityGetNextRecord)(uint8_t *, size_t, CUpti_Activity **);
+    CUptiResult (*ActivityGetNumDroppedRecords)(CUcontext, uint32_t, size_t *);
+    CUptiResult (*ActivityFlushAll)(uint32_t);
+    CUptiResult (*ActivityRegisterTimestampCallback)(CUpti_TimestampCallbackFunc); /* optional */
+    CUptiResult (*GetTimestamp)(uint64_t *);
+} api;
+
+static pthread_once_t start_once = PTHREAD_ONCE_INIT;
+static _Atomic int started;           /* activities enabled */
+static _Atomic int exit_flush_registered;
+static CUpti_SubscriberHandle subscriber;
+static int64_t cupti_offset_ns;       /* add to a CUPTI timestamp to get CLOCK_MONOTONIC */
+static _Atomic int cupti_pid;         /* CUPTI does not survive fork: only this process flushes */
+
+static const char *result_string(CUptiResult r)
+{
+    const char *s = NULL;
+    if (api.GetResultString && api.GetResultString(r, &s) == CUPTI_SUCCESS && s)
+        return s;
+    return "unknown CUPTI error";
+}
+
+static bool want_messages(void)
+{
+    return gt_cap_opts.cuda == 1;
+}
+
+/* ---- clock ------------------------------------------------------------ */
+
+static uint64_t CUPTIAPI monotonic_timestamp(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static int64_t trace_ns(uint64_t cupti_ts)
+{
+    return (int64_t)cupti_ts + cupti_offset_ns - gt_cap_t0_ns;
+}
+
+static void measure_offset(void)
+{
+    /* The middle of two monotonic reads around one CUPTI read, best of 5. */
+    int64_t best_gap = INT64_MAX;
+    for (int i = 0; i < 5; i++) {
+        uint64_t c = 0;
+        int64_t a = (int64_t)monotonic_timestamp();
+        if (api.GetTimestamp(&c) != CUPTI_SUCCESS)
+            return;
+        int64_t b = (int64_t)monotonic_timestamp();
+        if (b - a < best_gap) {
+            best_gap = b - a;
+            cupti_offset_ns = a + (b - a) / 2 - (int64_t)c;
+        }
+    }
+}
+
+/* ---- enum translation (CUPTI's numbering to nsys's) -------------------- */
+
+static int32_t mem_kind(uint32_t cupti_kind)
+{
+    /* CUPTI: 0 unknown, 1 pageable, 2 pinned, 3 device, 4 array, 5 managed,
+     * 6 device static, 7 managed static. nsys: the same minus one, unknown 7. */
+    return cupti_kind >= 1 && cupti_kind <= 7 ? (int32_t)cupti_kind - 1 : GT_MEM_UNKNOWN;
+}
+
+/* ---- correlation id -> call stack ------------------------------------- */
+
+#define N_CORR 8192
+static _Atomic uint64_t corr_key[N_CORR];
+static _Atomic int64_t corr_chain[N_CORR];
+
+static void corr_put(uint32_t corr, int64_t chain)
+{
+    size_t i = corr & (N_CORR - 1);
+    atomic_store_explicit(&corr_chain[i], chain, memory_order_relaxed);
+    atomic_store_explicit(&corr_key[i], corr, memory_order_release);
+}
+
+static int64_t corr_get(uint32_t corr)
+{
+    size_t i = corr & (N_CORR - 1);
+    if (atomic_load_explicit(&corr_key[i], memory_order_acquire) != corr)
+        return 0;
+    return atomic_load_explicit(&corr_chain[i], memory_order_relaxed);
+}
+
+/* ---- names ------------------------------------------------------------ */
+
+typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
+static demangle_fn demangle;
+
+typedef struct name_entry {   /* a kernel's names, by CUPTI's (stable) name pointer */
+    const char *key;
+    char *demangled, *short_name;
+} name_entry;
+#define N_NAMES 4096
+static name_entry names[N_NAMES];
+static pthread_mutex_t names_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* "void ns::foo<int>(float*, int)" -> "foo". */
+static char *short_name_of(const char *demangled)
+{
+    const char *end = demangled + strlen(demangled);
+    int depth = 0;
+    for (const char *p = demangled; *p; p++) {
+        if (*p == '<')
+            depth++;
+        else if (*p == '>')
+            depth--;
+        else if (*p == '(' && depth == 0 && p != demangled) {
+            end = p;
+            break;
+        }
+    }
+    /* Drop template arguments at the end, then keep the last component. */
+    const char *stop = end;
+    if (stop > demangled && stop[-1] == '>') {
+        int d = 0;
+        const char *p = stop - 1;
+        for (; p >= demangled; p--) {
+            if (*p == '>')
+                d++;
+            else if (*p == '<' && --d == 0)
+                break;
+        }
+        if (p >= demangled)
+            stop = p;
+    }
+    const char *start = stop;
+    while (start > demangled && start[-1] != ':' && start[-1] != ' ')
+        start--;
+    size_t n = (size_t)(stop - start);
+    char *s = malloc(n + 1);
+    if (s) {
+        memcpy(s, start, n);
+        s[n] = '\0';
+    }
+    return s;
+}
+
+static void kernel_names(const char *mangled, const char **out_demangled, const char **out_short)
+{
+    *out_demangled = mangled;
+    *out_short = mangled;
+    if (!mangled)
+        return;
+    size_t h = ((uintptr_t)mangled >> 4) & (N_NAMES - 1);
+    pthread_mutex_lock(&names_lock);
+    for (size_t probe = 0; probe < 16; probe++, h = (h + 1) & (N_NAMES - 1)) {
+        name_entry *e = &names[h];
+        if (e->key == mangled) {
+            *out_demangled = e->demangled;
+            *out_short = e->short_name;
+            break;
+        }
+        if (e->key == NULL) {
+            int status = -1;
+            char *d = demangle ? demangle(mangled, NULL, NULL, &status) : NULL;
+            if (!d || status != 0) {
+                free(d);
+                d = strdup(mangled);
+            }
+            char *s = d ? short_name_of(d) : NULL;
+            if (d && s) {
+                e->key = mangled;
+                e->demangled = d;
+                e->short_name = s;
+                *out_demangled = d;
+                *out_short = s;
+            } else {
+                free(d);
+                free(s);
+            }
+            break;
+        }
+    }
+    pthread_mutex_unlock(&names_lock);
+}
+
+static const char *api_name(CUpti_CallbackDomain domain, uint32_t cbid)
+{
+    const char *name = NULL;
+    if (api.GetCallbackName(domain, cbid, &name) != CUPTI_SUCCESS || !name)
+        return domain == CUPTI_CB_DOMAIN_RUNTIME_API ? "cuda runtime call" : "cuda driver call";
+    return name;
+}
+
+/* ---- records ---------------------------------------------------------- */
+
+__attribute__((noinline)) static size_t text_len(const char *s)
+{
+    return s ? strnlen(s, MAX_NAME_BYTES - 1) + 1 : 1;
+}
+
+__attribute__((noinline)) static char *put_text(char *dst, const char *s)
+{
+    size_t n = s ? strnlen(s, MAX_NAME_BYTES - 1) : 0;
+    if (n)
+        memcpy(dst, s, n);
+    dst[n] = '\0';
+    return dst + n + 1;
+}
+
+/* Reserves a rec_event for `kind` with room for texts; waits for room (this is
+ * CUPTI's thread, or the program's flush at exit), then drops and counts. */
+static rec_event *reserve_event(gt_event_kind kind, size_t text_bytes)
+{
+    rec_event *r = gt_cap_reserve_wait(REC_EVENT, sizeof *r, text_bytes, kind, 2000);
+    if (r) {
+        memset(&r->ev, 0, sizeof r->ev);
+        r->ev.kind = kind;
+    }
+    return r;
+}
+
+/* Devices seen (contextId -> deviceId, for records that lack a device). */
+#define N_CONTEXTS 64
+static _Atomic uint32_t context_device[N_CONTEXTS];
+
+static void note_context(uint32_t context_id, uint32_t device_id)
+{
+    if (context_id < N_CONTEXTS)
+        atomic_store_explicit(&context_device[context_id], device_id + 1, memory_order_relaxed);
+}
+
+static int32_t device_of_context(uint32_t context_id)
+{
+    uint32_t v = context_id < N_CONTEXTS ? atomic_load_explicit(&context_device[context_id], memory_order_relaxed) : 0;
+    return v ? (int32_t)v - 1 : 0;
+}
+
+static void api_record(const CUpti_ActivityAPI *a, bool runtime)
+{
+    const char *name = api_name(runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API, a->cbid);
+    rec_event *r = reserve_event(GT_EV_API, text_len(name));
+    if (!r)
+        return;
+    gt_api_call *c = &r->ev.u.api;
+    c->start_ns = trace_ns(a->start);
+    c->end_ns = trace_ns(a->end);
+    c->global_tid = gt_global_tid(a->processId, a->threadId);
+    c->correlation_id = a->correlationId;
+    c->event_class = runtime ? GT_API_RUNTIME : GT_API_DRIVER;
+    c->return_value = (int32_t)a->returnValue;
+    c->callchain_id = corr_get(a->correlationId);
+    put_text((char *)(r + 1), name);
+    gt_cap_commit();
+}
+
+static void kernel_record(const CUpti_ActivityKernel10 *k)
+{
+    const char *demangled, *short_name;
+    kernel_names(k->name, &demangled, &short_name);
+    size_t tb = text_len(demangled) + text_len(short_name) + text_len(k->name);
+    rec_event *r = reserve_event(GT_EV_KERNEL, tb);
+    if (!r)
+        return;
+    note_context(k->contextId, k->deviceId);
+    gt_kernel *g = &r->ev.u.kernel;
+    g->start_ns = trace_ns(k->start);
+    g->end_ns = trace_ns(k->end);
+    g->global_pid = gt_global_pid(getpid());
+    g->device_id = (int32_t)k->deviceId;
+    g->context_id = (int32_t)k->contextId;
+    g->stream_id = (int32_t)k->streamId;
+    g->correlation_id = k->correlationId;
+    g->grid_x = k->gridX;
+    g->grid_y = k->gridY;
+    g->grid_z = k->gridZ;
+    g->block_x = k->blockX;
+    g->block_y = k->blockY;
+    g->block_z = k->blockZ;
+    g->registers_per_thread = k->registersPerThread;
+    g->static_shared_bytes = k->staticSharedMemory;
+    g->dynamic_shared_bytes = k->dynamicSharedMemory;
+    g->local_per_thread_bytes = (int32_t)k->localMemoryPerThread;
+    g->local_total_bytes = (int64_t)k->localMemoryTotal_v2;
+    g->grid_id = k->gridId;
+    g->launch_type = k->launchType;
+    g->cache_config = k->cacheConfig.config.executed;
+    g->shared_limit_config = (int32_t)k->shmemLimitConfig;
+    g->graph_node_id = (int64_t)k->graphNodeId;
+    char *t = (char *)(r + 1);
+    t = put_text(t, demangled);
+    t = put_text(t, short_name);
+    put_text(t, k->name);
+    gt_cap_commit();
+}
+
+static void memcpy_record(const CUpti_ActivityMemcpy6 *m)
+{
+    rec_event *r = reserve_event(GT_EV_MEMCPY, 0);
+    if (!r)
+        return;
+    note_context(m->contextId, m->deviceId);
+    gt_memcpy *g = &r->ev.u.memcpy;
+    g->start_ns = trace_ns(m->start);
+    g->end_ns = trace_ns(m->end);
+    g->global_pid = gt_global_pid(getpid());
+    g->device_id = (int32_t)m->deviceId;
+    g->context_id = (int32_t)m->contextId;
+    g->stream_id = (int32_t)m->streamId;
+    g->correlation_id = m->correlationId;
+    g->bytes = (int64_t)m->bytes;
+    g->copy_kind = m->copyKind; /* CUpti_ActivityMemcpyKind numbers as ENUM_CUDA_MEMCPY_OPER */
+    g->src_kind = mem_kind(m->srcKind);
+    g->dst_kind = mem_kind(m->dstKind);
+    g->src_device_id = (int32_t)m->deviceId;
+    g->dst_device_id = (int32_t)m->deviceId;
+    gt_cap_commit();
+}
+
+static void memset_record(const CUpti_ActivityMemset4 *m)
+{
+    rec_event *r = reserve_event(GT_EV_MEMSET, 0);
+    if (!r)
+        return;
+    gt_memset *g = &r->ev.u.memset;
+    g->start_ns = trace_ns(m->start);
+    g->end_ns = trace_ns(m->end);
+    g->global_pid = gt_global_pid(getpid());
+    g->device_id = (int32_t)m->deviceId;
+    g->context_id = (int32_t)m->contextId;
+    g->stream_id = (int32_t)m->streamId;
+    g->correlation_id = m->correlationId;
+    g->value = (int32_t)m->value;
+    g->bytes = (int64_t)m->bytes;
+    g->mem_kind = mem_kind(m->memoryKind);
+    gt_cap_commit();
+}
+
+static void sync_record(const CUpti_ActivitySynchronization2 *s)
+{
+    rec_event *r = reserve_event(GT_EV_SYNC, 0);
+    if (!r)
+        return;
+    gt_sync *g = &r->ev.u.sync;
+    g->start_ns = trace_ns(s->start);
+    g->end_ns = trace_ns(s->end);
+    g->global_pid = gt_global_pid(getpid());
+    g->device_id = device_of_context(s->contextId);
+    g->context_id = (int32_t)s->contextId;
+    g->stream_id = s->streamId == CUPTI_SYNCHRONIZATION_INVALID_VALUE ? -1 : (int32_t)s->streamId;
+    g->correlation_id = s->correlationId;
+    g->sync_type = (int32_t)s->type; /* CUpti_ActivitySynchronizationType numbers as ENUM_CUPTI_SYNC_TYPE */
+    g->event_id = s->cudaEventId == CUPTI_SYNCHRONIZATION_INVALID_VALUE ? -1 : (int64_t)s->cudaEventId;
+    gt_cap_commit();
+}
+
+static void memory_record(const CUpti_ActivityMemory4 *m)
+{
+    int32_t op;
+    if (m->memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION)
+        op = GT_DEVMEM_ALLOC;
+    else if (m->memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE)
+        op = GT_DEVMEM_FREE;
+    else
+        return;
+    rec_event *r = reserve_event(GT_EV_GPU_MEMORY, 0);
+    if (!r)
+        return;
+    gt_gpu_memory *g = &r->ev.u.gpu_memory;
+    g->start_ns = trace_ns(m->timestamp);
+    g->global_pid = gt_global_pid(m->processId ? m->processId : (uint32_t)getpid());
+    g->device_id = (int32_t)m->deviceId;
+    g->context_id = (int32_t)m->contextId;
+    g->address = m->address;
+    g->pc = m->PC;
+    g->bytes = (int64_t)m->bytes;
+    g->mem_kind = mem_kind(m->memoryKind);
+    g->operation = op;
+    g->correlation_id = m->correlationId;
+    g->stream_id = (int32_t)m->streamId;
+    g->callchain_id = corr_get(m->correlationId);
+    gt_cap_commit();
+}
+
+static _Atomic uint64_t devices_seen; /* bit per device id < 64 */
+
+static void device_record(const CUpti_ActivityDevice5 *d)
+{
+    if (d->id < 64 && (atomic_fetch_or(&devices_seen, 1ull << d->id) & (1ull << d->id)))
+        return;
+    char uuid[48];
+    const unsigned char *u = (const unsigned char *)d->uuid.bytes;
+    snprintf(uuid, sizeof uuid, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1],
+             u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
+    size_t tb = text_len(d->name) + 1 + text_len(uuid) + 1;
+    rec_gpu *r = gt_cap_reserve_wait(REC_GPU, sizeof *r, tb, GT_EV_KERNEL, 2000);
+    if (!r)
+        return;
+    memset(&r->gpu, 0, sizeof r->gpu);
+    gt_gpu_info *g = &r->gpu;
+    g->id = (int32_t)d->id;
+    g->total_memory_bytes = (int64_t)d->globalMemorySize;
+    g->l2_cache_bytes = d->l2CacheSize;
+    g->memory_bandwidth_bytes_per_s = (int64_t)d->globalMemoryBandwidth * 1000; /* CUPTI: KB/s */
+    g->clock_rate_hz = (int64_t)d->coreClockRate * 1000;                      /* CUPTI: kHz */
+    g->sm_count = (int32_t)d->numMultiprocessors;
+    g->compute_major = (int32_t)d->computeCapabilityMajor;
+    g->compute_minor = (int32_t)d->computeCapabilityMinor;
+    g->max_threads_per_block = (int32_t)d->maxThreadsPerBlock;
+    g->threads_per_warp = (int32_t)d->numThreadsPerWarp;
+    g->max_shmem_per_block = d->maxSharedMemoryPerBlock;
+    g->max_shmem_per_sm = d->maxSharedMemoryPerMultiprocessor;
+    g->max_registers_per_block = (int32_t)d->maxRegistersPerBlock;
+    g->max_registers_per_sm = (int32_t)d->maxRegistersPerMultiprocessor;
+    g->async_engines = (int32_t)d->numMemcpyEngines;
+    char *t = (char *)(r + 1);
+    t = put_text(t, d->name);
+    t = put_text(t, "");    /* bus location: CUPTI does not give it */
+    t = put_text(t, uuid);
+    put_text(t, "");        /* chip name: not given either */
+    gt_cap_commit();
+}
+
+/* ---- CUPTI's buffers -------------------------------------------------- */
+
+static void CUPTIAPI buffer_requested(uint8_t **buffer, size_t *size, size_t *max_records)
+{
+    void *p = NULL;
+    if (posix_memalign(&p, 8, CUPTI_BUFFER_BYTES) != 0)
+        p = NULL;
+    *buffer = p;
+    *size = p ? CUPTI_BUFFER_BYTES : 0;
+    *max_records = 0;
+}
+
+static void CUPTIAPI buffer_completed(CUcontext ctx, uint32_t stream, uint8_t *buffer, size_t size, size_t valid)
+{
+    CUpti_Activity *rec = NULL;
+    while (api.ActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS) {
+        switch (rec->kind) {
+        case CUPTI_ACTIVITY_KIND_RUNTIME: api_record((const CUpti_ActivityAPI *)rec, true); break;
+        case CUPTI_ACTIVITY_KIND_DRIVER: api_record((const CUpti_ActivityAPI *)rec, false); break;
+        case CUPTI_ACTIVITY_KIND_KERNEL:
+        case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL: kernel_record((const CUpti_ActivityKernel10 *)rec); break;
+        case CUPTI_ACTIVITY_KIND_MEMCPY: memcpy_record((const CUpti_ActivityMemcpy6 *)rec); break;
+        case CUPTI_ACTIVITY_KIND_MEMSET: memset_record((const CUpti_ActivityMemset4 *)rec); break;
+        case CUPTI_ACTIVITY_KIND_SYNCHRONIZATION: sync_record((const CUpti_ActivitySynchronization2 *)rec); break;
+        case CUPTI_ACTIVITY_KIND_MEMORY2: memory_record((const CUpti_ActivityMemory4 *)rec); break;
+        case CUPTI_ACTIVITY_KIND_DEVICE: device_record((const CUpti_ActivityDevice5 *)rec); break;
+        default: break;
+        }
+    }
+    size_t n_dropped = 0;
+    if (api.ActivityGetNumDroppedRecords(ctx, stream, &n_dropped) == CUPTI_SUCCESS)
+        for (size_t i = 0; i < n_dropped; i++)
+            gt_cap_drop(GT_EV_KERNEL); /* CUPTI does not say which kinds it dropped */
+    (void)size;
+    free(buffer);
+}
+
+/* ---- callbacks: stacks of allocations, flush before CUDA's teardown --- */
+
+static bool is_allocation(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
+{
+    if (domain == CUPTI_CB_DOMAIN_RUNTIME_API) {
+        switch (cbid) {
+        case CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020:
+        case CUPTI_RUNTIME_TRACE_CBID_cudaMallocPitch_v3020:
+        case CUPTI_RUNTIME_TRACE_CBID_cudaMalloc3D_v3020:
+        case CUPTI_RUNTIME_TRACE_CBID_cudaMallocManaged_v6000:
+        case CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_v11020:
+        case CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_ptsz_v11020:
+        case CUPTI_RUNTIME_TRACE_CBID_cudaMallocFromPoolAsync_v11020:
+        case CUPTI_RUNTIME_TRACE_CBID_cudaMallocFromPoolAsync_ptsz_v11020: return true;
+        default: return false;
+        }
+    }
+    if (domain == CUPTI_CB_DOMAIN_DRIVER_API) {
+        switch (cbid) {
+        case CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2:
+        case CUPTI_DRIVER_TRACE_CBID_cuMemAllocPitch_v2:
+        case CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged:
+        case CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync:
+        case CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync_ptsz:
+        case CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync:
+        case CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync_ptsz:
+        case CUPTI_DRIVER_TRACE_CBID_cuMemCreate:
+        case CUPTI_DRIVER_TRACE_CBID_cuMemMap: return true;
+        default: return false;
+        }
+    }
+    return false;
+}
+
+static void flush_at_exit(void)
+{
+    gt_cupti_flush();
+}
+
+static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *data)
+{
+    (void)userdata;
+    if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
+        /* CUDA tears its contexts down in an exit handler registered before
+         * this one runs: ours, registered now, runs first and flushes. */
+        if (cbid == CUPTI_CBID_RESOURCE_CONTEXT_CREATED && !atomic_exchange(&exit_flush_registered, 1))
+            atexit(flush_at_exit);
+        return;
+    }
+    const CUpti_CallbackData *cb = data;
+    if (cb->callbackSite != CUPTI_API_ENTER || !is_allocation(domain, cbid))
+        return;
+    int64_t chain = gt_cap_stack_id(3);
+    if (chain)
+        corr_put(cb->correlationId, chain);
+}
+
+/* ---- start ------------------------------------------------------------ */
+
+static void *open_cupti(void)
+{
+    const char *candidates[] = {"libcupti.so", "libcupti.so.13", "libcupti.so.12",
+#ifdef GT_CUPTI_PATH
+                                GT_CUPTI_PATH,
+#endif
+    };
+    for (size_t i = 0; i < sizeof candidates / sizeof candidates[0]; i++) {
+        void *h = dlopen(candidates[i], RTLD_NOW | RTLD_LOCAL);
+        if (h)
+            return h;
+    }
+    return NULL;
+}
+
+#define LOAD(field, sym) (api.field = (__typeof__(api.field))dlsym(lib, sym)) != NULL
+
+static void start(void)
+{
+    static _Atomic int once_missing, once_old, once_taken, once_failed;
+    if (gt_cap_opts.cuda == 0 || !atomic_load(&gt_cap_active))
+        return;
+    void *lib = open_cupti();
+    if (!lib) {
+        if (want_messages())
+            gt_cap_warn_once(&once_missing, "CUDA is not traced: libcupti cannot be loaded (%s)", dlerror());
+        return;
+    }
+    if (!(LOAD(GetVersion, "cuptiGetVersion") && LOAD(GetResultString, "cuptiGetResultString")
+          && LOAD(Subscribe, "cuptiSubscribe") && LOAD(EnableCallback, "cuptiEnableCallback")
+          && LOAD(GetCallbackName, "cuptiGetCallbackName")
+          && LOAD(ActivityRegisterCallbacks, "cuptiActivityRegisterCallbacks")
+          && LOAD(ActivityEnable, "cuptiActivityEnable") && LOAD(ActivityGetNextRecord, "cuptiActivityGetNextRecord")
+          && LOAD(ActivityGetNumDroppedRecords, "cuptiActivityGetNumDroppedRecords")
+          && LOAD(ActivityFlushAll, "cuptiActivityFlushAll") && LOAD(GetTimestamp, "cuptiGetTimestamp"))) {
+        gt_cap_warn_once(&once_old, "CUDA is not traced: this libcupti lacks functions gtrace needs");
+        return;
+    }
+    api.ActivityRegisterTimestampCallback =
+        (__typeof__(api.ActivityRegisterTimestampCallback))dlsym(lib, "cuptiActivityRegisterTimestampCallback");
+    uint32_t version = 0;
+    if (api.GetVersion(&version) != CUPTI_SUCCESS || version < CUPTI_API_VERSION) {
+        /* An older CUPTI fills older (smaller) record layouts than the ones we read. */
+        gt_cap_warn_once(&once_old, "CUDA is not traced: libcupti API version %u is older than %u, which gtrace was built with",
+                         version, (unsigned)CUPTI_API_VERSION);
+        return;
+    }
+    CUptiResult r = api.Subscribe(&subscriber, on_callback, NULL);
+    if (r != CUPTI_SUCCESS) {
+        if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
+            gt_cap_warn_once(&once_taken, "CUDA is not traced: CUPTI is already used by another tool (CUPTI error 39); "
+                                          "recording NVTX only");
+        else
+            gt_cap_warn_once(&once_failed, "CUDA is not traced: cuptiSubscribe failed: %s", result_string(r));
+        return;
+    }
+    demangle = (demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+    if (api.ActivityRegisterTimestampCallback
+        && api.ActivityRegisterTimestampCallback(monotonic_timestamp) == CUPTI_SUCCESS)
+        cupti_offset_ns = 0;
+    else
+        measure_offset();
+
+    /* Stacks of allocations; the context-created callback for the exit flush. */
+    api.EnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
+    if (gt_cap_opts.n_stack_frames > 0) {
+        gt_cap_stacks_init();
+        static const CUpti_CallbackId runtime_allocs[] = {
+            CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020, CUPTI_RUNTIME_TRACE_CBID_cudaMallocPitch_v3020,
+            CUPTI_RUNTIME_TRACE_CBID_cudaMalloc3D_v3020, CUPTI_RUNTIME_TRACE_CBID_cudaMallocManaged_v6000,
+            CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_v11020, CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_ptsz_v11020,
+            CUPTI_RUNTIME_TRACE_CBID_cudaMallocFromPoolAsync_v11020,
+            CUPTI_RUNTIME_TRACE_CBID_cudaMallocFromPoolAsync_ptsz_v11020,
+        };
+        static const CUpti_CallbackId driver_allocs[] = {
+            CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2, CUPTI_DRIVER_TRACE_CBID_cuMemAllocPitch_v2,
+            CUPTI_DRIVER_TRACE_CBID_cuMemAllocManaged, CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync,
+            CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync_ptsz, CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync,
+            CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync_ptsz, CUPTI_DRIVER_TRACE_CBID_cuMemCreate,
+            CUPTI_DRIVER_TRACE_CBID_cuMemMap,
+        };
+        for (size_t i = 0; i < sizeof runtime_allocs / sizeof runtime_allocs[0]; i++)
+            api.EnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, runtime_allocs[i]);
+        for (size_t i = 0; i < sizeof driver_allocs / sizeof driver_allocs[0]; i++)
+            api.EnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, driver_allocs[i]);
+    }
+
+    r = api.ActivityRegisterCallbacks(buffer_requested, buffer_completed);
+    if (r != CUPTI_SUCCESS) {
+        gt_cap_warn_once(&once_failed, "CUDA is not traced: cuptiActivityRegisterCallbacks failed: %s", result_string(r));
+        return;
+    }
+    static const CUpti_ActivityKind kinds[] = {
+        CUPTI_ACTIVITY_KIND_DEVICE,  CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER,
+        CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
+        CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, CUPTI_ACTIVITY_KIND_MEMORY2,
+    };
+    int n_on = 0;
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        r = api.ActivityEnable(kinds[i]);
+        if (r == CUPTI_SUCCESS)
+            n_on++;
+        else
+            gt_cap_warn_once(&once_failed, "CUPTI refused activity kind %d (%s): some CUDA events are missing",
+                             (int)kinds[i], result_string(r));
+    }
+    if (n_on > 0) {
+        atomic_store(&cupti_pid, getpid());
+        atomic_store(&started, 1);
+    }
+}
+
+void gt_cupti_start(void)
+{
+    pthread_once(&start_once, start);
+}
+
+bool gt_cupti_started(void)
+{
+    return atomic_load(&started) && getpid() == atomic_load(&cupti_pid);
+}
+
+void gt_cupti_flush(void)
+{
+    if (gt_cupti_started())
+        api.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+}
+
+/* Called by the CUDA driver during cuInit when CUDA_INJECTION64_PATH names
+ * this library (the launcher sets it). */
+GT_EXPORT int InitializeInjection(void);
+GT_EXPORT int InitializeInjection(void)
+{
+    gt_cap_init();
+    gt_cupti_start();
+    return 1;
+}

@@ -1,0 +1,326 @@
+/* drain.c: the writer thread's side of the records: turns what the rings
+ * hold into gt_event rows, interns their strings, pairs the starts and ends
+ * of start/end ranges (the end may be recorded on another thread, and drained
+ * before its start), and symbolizes call stacks with dladdr.
+ *
+ * Runs only on the writer thread, inside a gt_writer batch; it does not
+ * know the rings (buffer.c) or when batches begin and end (session.c).
+ */
+#define _GNU_SOURCE
+#include "config.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "capture.h"
+#include "drain.h"
+
+typedef struct pending {       /* half of a start/end range */
+    int64_t range_id;          /* 0: free slot */
+    bool have_start, have_end;
+    gt_nvtx start;             /* when have_start */
+    int64_t end_ns;            /* when have_end */
+    int64_t end_global_tid;
+} pending;
+
+struct gt_drain {
+    gt_writer *w;
+    int64_t pid;
+    int first_error;           /* the first gt_writer error, 0 if none */
+    pending *table;            /* open addressing on range_id */
+    size_t n_slots, n_used;
+    int32_t named[256];        /* threads named through NVTX (their OS name is not written) */
+    size_t n_named;
+};
+
+int gt_drain_new(gt_drain **out, gt_writer *w, int64_t pid)
+{
+    gt_drain *d = calloc(1, sizeof *d);
+    if (!d)
+        return GT_ERR_NOMEM;
+    d->w = w;
+    d->pid = pid;
+    d->n_slots = 256;
+    d->table = calloc(d->n_slots, sizeof *d->table);
+    if (!d->table) {
+        free(d);
+        return GT_ERR_NOMEM;
+    }
+    *out = d;
+    return 0;
+}
+
+void gt_drain_free(gt_drain *d)
+{
+    if (!d)
+        return;
+    free(d->table);
+    free(d);
+}
+
+int gt_drain_error(const gt_drain *d)
+{
+    return d->first_error;
+}
+
+static void check(gt_drain *d, int rc)
+{
+    if (rc != 0 && d->first_error == 0)
+        d->first_error = rc;
+}
+
+static gt_string_id intern(gt_drain *d, const char *s)
+{
+    gt_string_id id = 0;
+    if (!s)
+        return 0;
+    check(d, gt_writer_intern(d->w, s, &id));
+    return id;
+}
+
+/* ---- start/end pairing ------------------------------------------------ */
+
+static size_t slot_of(const gt_drain *d, int64_t id)
+{
+    uint64_t h = (uint64_t)id * 0x9e3779b97f4a7c15ull;
+    return (size_t)(h >> 32) & (d->n_slots - 1);
+}
+
+static pending *find(gt_drain *d, int64_t id, bool create);
+
+static bool grow(gt_drain *d)
+{
+    pending *old = d->table;
+    size_t n_old = d->n_slots;
+    pending *t = calloc(n_old * 2, sizeof *t);
+    if (!t)
+        return false;
+    d->table = t;
+    d->n_slots = n_old * 2;
+    d->n_used = 0;
+    for (size_t i = 0; i < n_old; i++) {
+        if (old[i].range_id) {
+            pending *p = find(d, old[i].range_id, true);
+            *p = old[i];
+        }
+    }
+    free(old);
+    return true;
+}
+
+static pending *find(gt_drain *d, int64_t id, bool create)
+{
+    if (create && (d->n_used + 1) * 2 > d->n_slots && !grow(d))
+        return NULL;
+    for (size_t i = slot_of(d, id);; i = (i + 1) & (d->n_slots - 1)) {
+        pending *p = &d->table[i];
+        if (p->range_id == id)
+            return p;
+        if (p->range_id == 0) {
+            if (!create)
+                return NULL;
+            memset(p, 0, sizeof *p);
+            p->range_id = id;
+            d->n_used++;
+            return p;
+        }
+    }
+}
+
+/* Removes a slot, moving back the entries of its probe run (no tombstones). */
+static void erase(gt_drain *d, pending *p)
+{
+    size_t i = (size_t)(p - d->table);
+    d->table[i].range_id = 0;
+    d->n_used--;
+    for (size_t j = (i + 1) & (d->n_slots - 1); d->table[j].range_id; j = (j + 1) & (d->n_slots - 1)) {
+        pending e = d->table[j];
+        d->table[j].range_id = 0;
+        d->n_used--;
+        pending *q = find(d, e.range_id, true);
+        *q = e;
+    }
+}
+
+static void write_range(gt_drain *d, pending *p)
+{
+    gt_event ev;
+    ev.kind = GT_EV_NVTX;
+    ev.u.nvtx = p->start;
+    ev.u.nvtx.end_ns = p->end_ns;
+    ev.u.nvtx.end_global_tid = p->end_global_tid != p->start.global_tid ? p->end_global_tid : 0;
+    check(d, gt_writer_add(d->w, &ev));
+}
+
+/* ---- records ---------------------------------------------------------- */
+
+static void nvtx_record(gt_drain *d, int32_t tid, const rec_nvtx *r)
+{
+    const char *text = r->text_ref ? r->text_ref : (r->h.text_bytes ? (const char *)(r + 1) : NULL);
+    gt_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.kind = GT_EV_NVTX;
+    gt_nvtx *n = &ev.u.nvtx;
+    n->start_ns = gt_cap_stamp_to_ns(r->start);
+    n->end_ns = r->end ? gt_cap_stamp_to_ns(r->end) : -1;
+    n->event_type = r->event_type;
+    n->range_id = r->range_id;
+    n->category = (int32_t)r->category;
+    n->has_color = r->has_color;
+    n->color = r->color;
+    n->text = intern(d, text);
+    n->global_tid = gt_global_tid(d->pid, r->os_tid ? r->os_tid : tid);
+    n->domain_id = r->domain_id;
+    n->payload_kind = (gt_payload_kind)r->payload_kind;
+    memcpy(&n->payload, &r->payload, sizeof n->payload);
+
+    if (r->event_type == GT_NVTX_STARTEND) {
+        pending *p = find(d, r->range_id, true);
+        if (!p) {
+            check(d, GT_ERR_NOMEM);
+            return;
+        }
+        p->have_start = true;
+        p->start = *n;
+        if (p->have_end) {
+            write_range(d, p);
+            erase(d, p);
+        }
+        return;
+    }
+    if (r->event_type == GT_NVTX_THREAD_NAME && text) {
+        check(d, gt_writer_add_thread_name(d->w, n->global_tid, text, 0));
+        if (d->n_named < sizeof d->named / sizeof d->named[0])
+            d->named[d->n_named++] = r->os_tid;
+    }
+    check(d, gt_writer_add(d->w, &ev));
+}
+
+static void range_end_record(gt_drain *d, int32_t tid, const rec_range_end *r)
+{
+    pending *p = find(d, r->range_id, true);
+    if (!p) {
+        check(d, GT_ERR_NOMEM);
+        return;
+    }
+    p->have_end = true;
+    p->end_ns = gt_cap_stamp_to_ns(r->end);
+    p->end_global_tid = gt_global_tid(d->pid, tid);
+    if (p->have_start) {
+        write_range(d, p);
+        erase(d, p);
+    }
+}
+
+/* The strings after a rec_event, in the order capture.h gives. */
+static const char *next_text(const char **cursor, const char *end)
+{
+    if (*cursor >= end)
+        return NULL;
+    const char *s = *cursor;
+    *cursor += strnlen(s, (size_t)(end - s)) + 1;
+    return s;
+}
+
+static void event_record(gt_drain *d, int32_t tid, const rec_event *r)
+{
+    gt_event ev = r->ev;
+    const char *cur = (const char *)(r + 1);
+    const char *end = cur + r->h.text_bytes;
+    switch (ev.kind) {
+    case GT_EV_NVTX: ev.u.nvtx.text = intern(d, next_text(&cur, end)); break;
+    case GT_EV_API: ev.u.api.name = intern(d, next_text(&cur, end)); break;
+    case GT_EV_KERNEL:
+        ev.u.kernel.demangled_name = intern(d, next_text(&cur, end));
+        ev.u.kernel.short_name = intern(d, next_text(&cur, end));
+        ev.u.kernel.mangled_name = intern(d, next_text(&cur, end));
+        break;
+    case GT_EV_HEAP:
+        ev.u.heap.start_ns = gt_cap_stamp_to_ns((uint64_t)ev.u.heap.start_ns);
+        ev.u.heap.name = intern(d, next_text(&cur, end));
+        ev.u.heap.global_tid = gt_global_tid(d->pid, tid);
+        break;
+    case GT_EV_CPU_OP: ev.u.cpu_op.name = intern(d, next_text(&cur, end)); break;
+    default: break;
+    }
+    check(d, gt_writer_add(d->w, &ev));
+}
+
+static void callchain_record(gt_drain *d, const rec_callchain *r)
+{
+    gt_frame frames[GT_CAP_MAX_FRAMES];
+    size_t n = (size_t)r->n_frames < GT_CAP_MAX_FRAMES ? (size_t)r->n_frames : GT_CAP_MAX_FRAMES;
+    for (size_t i = 0; i < n; i++) {
+        Dl_info info;
+        char hex[32];
+        memset(&info, 0, sizeof info);
+        /* A return address points after the call: look up the byte before it. */
+        uint64_t ip = r->ips[i];
+        int found = dladdr((void *)(uintptr_t)(i > 0 && ip ? ip - 1 : ip), &info);
+        frames[i].original_ip = ip;
+        frames[i].unresolved = !found || !info.dli_sname;
+        if (found && info.dli_sname) {
+            frames[i].symbol = intern(d, info.dli_sname);
+        } else {
+            snprintf(hex, sizeof hex, "0x%llx", (unsigned long long)ip);
+            frames[i].symbol = intern(d, hex);
+        }
+        frames[i].module = intern(d, found && info.dli_fname ? info.dli_fname : "");
+    }
+    check(d, gt_writer_add_callchain(d->w, r->callchain_id, frames, n));
+}
+
+static void gpu_record(gt_drain *d, const rec_gpu *r)
+{
+    gt_gpu_info g = r->gpu;
+    const char *cur = (const char *)(r + 1);
+    const char *end = cur + r->h.text_bytes;
+    g.name = next_text(&cur, end);
+    g.bus_location = next_text(&cur, end);
+    g.uuid = next_text(&cur, end);
+    g.chip_name = next_text(&cur, end);
+    check(d, gt_writer_add_gpu(d->w, &g));
+}
+
+void gt_drain_record(void *ctx, int32_t tid, const rec_hdr *rec)
+{
+    gt_drain *d = ctx;
+    switch (rec->type) {
+    case REC_NVTX: nvtx_record(d, tid, (const rec_nvtx *)rec); break;
+    case REC_RANGE_END: range_end_record(d, tid, (const rec_range_end *)rec); break;
+    case REC_EVENT: event_record(d, tid, (const rec_event *)rec); break;
+    case REC_CALLCHAIN: callchain_record(d, (const rec_callchain *)rec); break;
+    case REC_GPU: gpu_record(d, (const rec_gpu *)rec); break;
+    default: break;
+    }
+}
+
+void gt_drain_thread(void *ctx, int32_t tid, const char *name)
+{
+    gt_drain *d = ctx;
+    for (size_t i = 0; i < d->n_named; i++)
+        if (d->named[i] == tid)
+            return;
+    if (name && *name)
+        check(d, gt_writer_add_thread_name(d->w, gt_global_tid(d->pid, tid), name, 0));
+}
+
+int64_t gt_drain_finish(gt_drain *d, int64_t end_ns)
+{
+    int64_t n_open = 0;
+    for (size_t i = 0; i < d->n_slots; i++) {
+        pending *p = &d->table[i];
+        if (p->range_id && p->have_start && !p->have_end) {
+            /* Never ended: written as lasting until the end of the session. */
+            p->end_ns = end_ns;
+            p->end_global_tid = 0;
+            write_range(d, p);
+            n_open++;
+        }
+        p->range_id = 0;
+    }
+    d->n_used = 0;
+    return n_open;
+}

@@ -1,0 +1,20 @@
+/* drain.h: the writer thread turns ring records into trace rows (drain.c). */
+#ifndef GT_CAPTURE_DRAIN_H
+#define GT_CAPTURE_DRAIN_H
+
+#include "capture.h"
+
+typedef struct gt_drain gt_drain;
+
+int gt_drain_new(gt_drain **out, gt_writer *w, int64_t pid);
+void gt_drain_free(gt_drain *d);
+/* The first gt_writer error met while draining (0: none). */
+int gt_drain_error(const gt_drain *d);
+/* Callbacks for gt_cap_drain_rings (ctx is the gt_drain). */
+void gt_drain_record(void *ctx, int32_t tid, const rec_hdr *rec);
+void gt_drain_thread(void *ctx, int32_t tid, const char *name);
+/* Writes start/end ranges that never ended as lasting until `end_ns`;
+ * returns how many. Call inside a batch. */
+int64_t gt_drain_finish(gt_drain *d, int64_t end_ns);
+
+#endif

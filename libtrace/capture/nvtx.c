@@ -1,0 +1,635 @@
+/* nvtx.c: the NVTX v3 injection: InitializeInjectionNvtx2 fills the CORE and
+ * CORE2 (domains) callback tables of the program's NVTX with the functions
+ * below, which record marks, push/pop and start/end ranges, domains,
+ * categories, registered strings and thread names the way nsys writes them
+ * to NVTX_EVENTS.
+ *
+ * Push/pop ranges are kept on a per-thread stack until their pop and then
+ * written as one complete row; start/end ranges are written as a start and
+ * an end record that the writer pairs (the end may come from another
+ * thread). The NVTX memory API is in nvtx_mem.c. Nothing here locks.
+ */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <wchar.h>
+
+#define NVTX_NO_IMPL
+#include <nvtx3/nvToolsExt.h>
+
+#include "capture.h"
+
+#define MAX_TEXT_BYTES 1024   /* longer messages are truncated */
+#define STACK_DEPTH 256       /* deeper pushes are dropped (and counted) */
+#define STACK_TEXT_BYTES 16384
+
+/* A domain handle points to one of these (never freed: NVTX handles may
+ * outlive nvtxDomainDestroy in a racy program). */
+typedef struct gt_domain {
+    int64_t id;
+} gt_domain;
+
+typedef struct open_range {     /* a pushed range waiting for its pop */
+    uint64_t start;             /* stamp */
+    int64_t domain_id;
+    uint64_t payload;
+    const char *text_ref;       /* registered string, else text is in the stack's arena */
+    uint32_t text_off, text_len;
+    uint32_t category, color;
+    int32_t level;              /* 0-based nesting level within its domain */
+    uint8_t has_color, payload_kind, has_text;
+} open_range;
+
+struct gt_nvtx_stack {
+    int depth;                  /* entries in `e` */
+    int n_overflow;             /* pushes beyond STACK_DEPTH not yet popped */
+    open_range e[STACK_DEPTH];
+    char text[STACK_TEXT_BYTES];
+};
+
+static _Atomic int64_t next_domain_id = 1;
+static _Atomic int64_t next_range_id = 1;
+
+void gt_nvtx_stack_free(struct gt_nvtx_stack *s)
+{
+    free(s);
+}
+
+size_t gt_cap_wide_to_utf8(const wchar_t *w, char *out, size_t out_bytes)
+{
+    size_t n = 0;
+    if (!w || out_bytes == 0)
+        return 0;
+    for (; *w; w++) {
+        uint32_t c = (uint32_t)*w;
+        char b[4];
+        size_t k;
+        if (c < 0x80) {
+            b[0] = (char)c; k = 1;
+        } else if (c < 0x800) {
+            b[0] = (char)(0xc0 | (c >> 6)); b[1] = (char)(0x80 | (c & 0x3f)); k = 2;
+        } else if (c < 0x10000) {
+            b[0] = (char)(0xe0 | (c >> 12)); b[1] = (char)(0x80 | ((c >> 6) & 0x3f));
+            b[2] = (char)(0x80 | (c & 0x3f)); k = 3;
+        } else if (c < 0x110000) {
+            b[0] = (char)(0xf0 | (c >> 18)); b[1] = (char)(0x80 | ((c >> 12) & 0x3f));
+            b[2] = (char)(0x80 | ((c >> 6) & 0x3f)); b[3] = (char)(0x80 | (c & 0x3f)); k = 4;
+        } else {
+            b[0] = '?'; k = 1;
+        }
+        if (n + k + 1 > out_bytes)
+            break;
+        memcpy(out + n, b, k);
+        n += k;
+    }
+    out[n] = '\0';
+    return n;
+}
+
+/* ---- attributes ------------------------------------------------------- */
+
+/* The parts of an event's attributes a record keeps. */
+typedef struct attrs {
+    const char *text;      /* NULL: none */
+    size_t text_len;
+    const char *text_ref;  /* registered string */
+    uint32_t category, color;
+    uint8_t has_color, payload_kind;
+    uint64_t payload;
+    char wide_buf[MAX_TEXT_BYTES];
+} attrs;
+
+#define HAS_FIELD(a, f) ((a)->size >= offsetof(nvtxEventAttributes_t, f) + sizeof((a)->f))
+
+static void set_text(attrs *o, const char *s)
+{
+    o->text = s;
+    o->text_len = s ? strnlen(s, MAX_TEXT_BYTES - 1) : 0;
+}
+
+static void set_wide(attrs *o, const wchar_t *w)
+{
+    o->text_len = gt_cap_wide_to_utf8(w, o->wide_buf, sizeof o->wide_buf);
+    o->text = w ? o->wide_buf : NULL;
+}
+
+static void read_attrs(attrs *o, const nvtxEventAttributes_t *a)
+{
+    o->text = NULL;
+    o->text_len = 0;
+    o->text_ref = NULL;
+    o->category = o->color = 0;
+    o->has_color = o->payload_kind = 0;
+    o->payload = 0;
+    if (!a)
+        return;
+    if (HAS_FIELD(a, category))
+        o->category = a->category;
+    if (HAS_FIELD(a, color) && a->colorType == NVTX_COLOR_ARGB) {
+        o->has_color = 1;
+        o->color = a->color;
+    }
+    if (HAS_FIELD(a, payload) && a->payloadType >= NVTX_PAYLOAD_TYPE_UNSIGNED_INT64
+        && a->payloadType <= NVTX_PAYLOAD_TYPE_FLOAT) {
+        /* nvtxPayloadType_t and gt_payload_kind number the kinds alike. */
+        o->payload_kind = (uint8_t)a->payloadType;
+        memcpy(&o->payload, &a->payload, sizeof o->payload);
+    }
+    if (HAS_FIELD(a, message)) {
+        switch (a->messageType) {
+        case NVTX_MESSAGE_TYPE_ASCII: set_text(o, a->message.ascii); break;
+        case NVTX_MESSAGE_TYPE_UNICODE: set_wide(o, a->message.unicode); break;
+        case NVTX_MESSAGE_TYPE_REGISTERED: o->text_ref = (const char *)a->message.registered; break;
+        default: break;
+        }
+    }
+}
+
+int64_t gt_nvtx_domain_id(const void *handle)
+{
+    return handle ? ((const gt_domain *)handle)->id : 0;
+}
+#define domain_id_of(d) gt_nvtx_domain_id(d)
+
+/* Writes one NVTX record; the text is copied after it. */
+static void emit(int32_t event_type, uint64_t start, uint64_t end, int64_t range_id,
+                 int64_t domain_id, const attrs *a, int32_t os_tid)
+{
+    size_t text_bytes = a->text ? a->text_len + 1 : 0;
+    rec_nvtx *r = gt_cap_reserve(REC_NVTX, sizeof *r, text_bytes, GT_EV_NVTX);
+    if (!r)
+        return;
+    r->event_type = event_type;
+    r->category = a->category;
+    r->start = start;
+    r->end = end;
+    r->range_id = range_id;
+    r->domain_id = domain_id;
+    r->payload = a->payload;
+    r->text_ref = a->text_ref;
+    r->color = a->color;
+    r->has_color = a->has_color;
+    r->payload_kind = a->payload_kind;
+    r->os_tid = os_tid;
+    if (text_bytes) {
+        char *t = (char *)(r + 1);
+        memcpy(t, a->text, a->text_len);
+        t[a->text_len] = '\0';
+    }
+    gt_cap_commit();
+}
+
+/* ---- push / pop ------------------------------------------------------- */
+
+static struct gt_nvtx_stack *my_stack(void)
+{
+    struct gt_nvtx_stack **slot = gt_cap_nvtx_slot();
+    if (!slot)
+        return NULL;
+    if (!*slot) {
+        *slot = malloc(sizeof **slot);
+        if (*slot) {
+            (*slot)->depth = 0;
+            (*slot)->n_overflow = 0;
+        }
+    }
+    return *slot;
+}
+
+static int push(nvtxDomainHandle_t d, const attrs *a)
+{
+    uint64_t now = gt_cap_stamp();
+    struct gt_nvtx_stack *s = my_stack();
+    if (!s) {
+        gt_cap_drop(GT_EV_NVTX);
+        return -1;
+    }
+    if (s->depth == STACK_DEPTH) {
+        s->n_overflow++;
+        gt_cap_drop(GT_EV_NVTX);
+        return s->depth + s->n_overflow - 1;
+    }
+    int64_t dom = domain_id_of(d);
+    open_range *e = &s->e[s->depth];
+    uint32_t off = s->depth ? s->e[s->depth - 1].text_off + s->e[s->depth - 1].text_len : 0;
+    e->start = now;
+    e->domain_id = dom;
+    e->payload = a->payload;
+    e->text_ref = a->text_ref;
+    e->category = a->category;
+    e->color = a->color;
+    e->has_color = a->has_color;
+    e->payload_kind = a->payload_kind;
+    e->text_off = off;
+    e->text_len = 0;
+    e->has_text = a->text != NULL;
+    if (a->text) {
+        size_t len = a->text_len;
+        if (off + len > STACK_TEXT_BYTES)
+            len = off < STACK_TEXT_BYTES ? STACK_TEXT_BYTES - off : 0;
+        memcpy(s->text + off, a->text, len);
+        e->text_len = (uint32_t)len;
+    }
+    e->level = 0;
+    for (int i = s->depth - 1; i >= 0; i--) {
+        if (s->e[i].domain_id == dom) {
+            e->level = s->e[i].level + 1;
+            break;
+        }
+    }
+    s->depth++;
+    return e->level;
+}
+
+static int pop(nvtxDomainHandle_t d)
+{
+    uint64_t now = gt_cap_stamp();
+    struct gt_nvtx_stack **slot = gt_cap_nvtx_slot();
+    struct gt_nvtx_stack *s = slot ? *slot : NULL;
+    if (!s)
+        return -1;
+    if (s->n_overflow > 0) {
+        s->n_overflow--;
+        return s->depth + s->n_overflow;
+    }
+    int64_t dom = domain_id_of(d);
+    int i = s->depth - 1;
+    while (i >= 0 && s->e[i].domain_id != dom)
+        i--;
+    if (i < 0)
+        return -1; /* a pop without a push: NVTX reports an error, nsys writes nothing */
+    open_range *e = &s->e[i];
+    attrs a;
+    a.text_ref = e->text_ref;
+    a.text = e->has_text ? s->text + e->text_off : NULL;
+    a.text_len = e->text_len;
+    a.category = e->category;
+    a.color = e->color;
+    a.has_color = e->has_color;
+    a.payload_kind = e->payload_kind;
+    a.payload = e->payload;
+    int level = e->level;
+    emit(GT_NVTX_PUSHPOP, e->start, now, 0, dom, &a, 0);
+    if (i != s->depth - 1)
+        memmove(&s->e[i], &s->e[i + 1], (size_t)(s->depth - 1 - i) * sizeof s->e[0]);
+    s->depth--;
+    return level;
+}
+
+/* A range with no message at all (nvtxRangePushEx with messageType unknown)
+ * is still written, with no text. */
+
+static int NVTX_API range_push_ex(const nvtxEventAttributes_t *ea)
+{
+    attrs a;
+    read_attrs(&a, ea);
+    return push(NULL, &a);
+}
+
+static int NVTX_API range_push_a(const char *msg)
+{
+    attrs a;
+    read_attrs(&a, NULL);
+    set_text(&a, msg);
+    return push(NULL, &a);
+}
+
+static int NVTX_API range_push_w(const wchar_t *msg)
+{
+    attrs a;
+    read_attrs(&a, NULL);
+    set_wide(&a, msg);
+    return push(NULL, &a);
+}
+
+static int NVTX_API range_pop(void)
+{
+    return pop(NULL);
+}
+
+static int NVTX_API domain_range_push_ex(nvtxDomainHandle_t d, const nvtxEventAttributes_t *ea)
+{
+    attrs a;
+    read_attrs(&a, ea);
+    return push(d, &a);
+}
+
+static int NVTX_API domain_range_pop(nvtxDomainHandle_t d)
+{
+    return pop(d);
+}
+
+/* ---- start / end ------------------------------------------------------ */
+
+static nvtxRangeId_t range_start(nvtxDomainHandle_t d, const attrs *a)
+{
+    uint64_t now = gt_cap_stamp();
+    int64_t id = atomic_fetch_add_explicit(&next_range_id, 1, memory_order_relaxed);
+    emit(GT_NVTX_STARTEND, now, 0, id, domain_id_of(d), a, 0);
+    return (nvtxRangeId_t)id;
+}
+
+static void range_end(nvtxRangeId_t id)
+{
+    uint64_t now = gt_cap_stamp();
+    if (id == 0)
+        return;
+    rec_range_end *r = gt_cap_reserve(REC_RANGE_END, sizeof *r, 0, GT_EV_NVTX);
+    if (!r)
+        return;
+    r->range_id = (int64_t)id;
+    r->end = now;
+    gt_cap_commit();
+}
+
+static nvtxRangeId_t NVTX_API range_start_ex(const nvtxEventAttributes_t *ea)
+{
+    attrs a;
+    read_attrs(&a, ea);
+    return range_start(NULL, &a);
+}
+
+static nvtxRangeId_t NVTX_API range_start_a(const char *msg)
+{
+    attrs a;
+    read_attrs(&a, NULL);
+    set_text(&a, msg);
+    return range_start(NULL, &a);
+}
+
+static nvtxRangeId_t NVTX_API range_start_w(const wchar_t *msg)
+{
+    attrs a;
+    read_attrs(&a, NULL);
+    set_wide(&a, msg);
+    return range_start(NULL, &a);
+}
+
+static void NVTX_API range_end_cb(nvtxRangeId_t id)
+{
+    range_end(id);
+}
+
+static nvtxRangeId_t NVTX_API domain_range_start_ex(nvtxDomainHandle_t d, const nvtxEventAttributes_t *ea)
+{
+    attrs a;
+    read_attrs(&a, ea);
+    return range_start(d, &a);
+}
+
+static void NVTX_API domain_range_end(nvtxDomainHandle_t d, nvtxRangeId_t id)
+{
+    (void)d;
+    range_end(id);
+}
+
+/* ---- marks ------------------------------------------------------------ */
+
+static void mark(nvtxDomainHandle_t d, const attrs *a)
+{
+    emit(GT_NVTX_MARK, gt_cap_stamp(), 0, 0, domain_id_of(d), a, 0);
+}
+
+static void NVTX_API mark_ex(const nvtxEventAttributes_t *ea)
+{
+    attrs a;
+    read_attrs(&a, ea);
+    mark(NULL, &a);
+}
+
+static void NVTX_API mark_a(const char *msg)
+{
+    attrs a;
+    read_attrs(&a, NULL);
+    set_text(&a, msg);
+    mark(NULL, &a);
+}
+
+static void NVTX_API mark_w(const wchar_t *msg)
+{
+    attrs a;
+    read_attrs(&a, NULL);
+    set_wide(&a, msg);
+    mark(NULL, &a);
+}
+
+static void NVTX_API domain_mark_ex(nvtxDomainHandle_t d, const nvtxEventAttributes_t *ea)
+{
+    attrs a;
+    read_attrs(&a, ea);
+    mark(d, &a);
+}
+
+/* ---- names: categories, threads, domains, registered strings ---------- */
+
+static void name_category(nvtxDomainHandle_t d, uint32_t category, attrs *a)
+{
+    a->category = category;
+    emit(GT_NVTX_CATEGORY, gt_cap_stamp(), 0, 0, domain_id_of(d), a, 0);
+}
+
+static void NVTX_API name_category_a(uint32_t category, const char *name)
+{
+    attrs a;
+    read_attrs(&a, NULL);
+    set_text(&a, name);
+    name_category(NULL, category, &a);
+}
+
+static void NVTX_API name_category_w(uint32_t category, const wchar_t *name)
+{
+    attrs a;
+    read_attrs(&a, NULL);
+    set_wide(&a, name);
+    name_category(NULL, category, &a);
+}
+
+static void NVTX_API domain_name_category_a(nvtxDomainHandle_t d, uint32_t category, const char *name)
+{
+    attrs a;
+    read_attrs(&a, NULL);
+    set_text(&a, name);
+    name_category(d, category, &a);
+}
+
+static void NVTX_API domain_name_category_w(nvtxDomainHandle_t d, uint32_t category, const wchar_t *name)
+{
+    attrs a;
+    read_attrs(&a, NULL);
+    set_wide(&a, name);
+    name_category(d, category, &a);
+}
+
+static void name_thread(uint32_t tid, attrs *a)
+{
+    emit(GT_NVTX_THREAD_NAME, gt_cap_stamp(), 0, 0, 0, a, (int32_t)tid);
+}
+
+static void NVTX_API name_os_thread_a(uint32_t tid, const char *name)
+{
+    attrs a;
+    read_attrs(&a, NULL);
+    set_text(&a, name);
+    name_thread(tid, &a);
+}
+
+static void NVTX_API name_os_thread_w(uint32_t tid, const wchar_t *name)
+{
+    attrs a;
+    read_attrs(&a, NULL);
+    set_wide(&a, name);
+    name_thread(tid, &a);
+}
+
+static nvtxDomainHandle_t domain_create(attrs *a)
+{
+    gt_domain *d = malloc(sizeof *d);
+    if (!d) {
+        gt_cap_drop(GT_EV_NVTX);
+        return NULL; /* the default domain: the program goes on */
+    }
+    d->id = atomic_fetch_add_explicit(&next_domain_id, 1, memory_order_relaxed);
+    emit(GT_NVTX_DOMAIN_CREATE, gt_cap_stamp(), 0, 0, d->id, a, 0);
+    return (nvtxDomainHandle_t)d;
+}
+
+static nvtxDomainHandle_t NVTX_API domain_create_a(const char *name)
+{
+    attrs a;
+    read_attrs(&a, NULL);
+    set_text(&a, name);
+    return domain_create(&a);
+}
+
+static nvtxDomainHandle_t NVTX_API domain_create_w(const wchar_t *name)
+{
+    attrs a;
+    read_attrs(&a, NULL);
+    set_wide(&a, name);
+    return domain_create(&a);
+}
+
+static void NVTX_API domain_destroy(nvtxDomainHandle_t d)
+{
+    attrs a;
+    read_attrs(&a, NULL);
+    if (d)
+        emit(76 /* NvtxDomainDestroy */, gt_cap_stamp(), 0, 0, domain_id_of(d), &a, 0);
+}
+
+/* A registered string's handle is a copy of it that is never freed, so a
+ * record can point to it instead of copying it. */
+static nvtxStringHandle_t register_string(const char *s, size_t len)
+{
+    char *copy = malloc(len + 1);
+    if (!copy)
+        return NULL;
+    memcpy(copy, s, len);
+    copy[len] = '\0';
+    return (nvtxStringHandle_t)copy;
+}
+
+static nvtxStringHandle_t NVTX_API domain_register_string_a(nvtxDomainHandle_t d, const char *s)
+{
+    (void)d;
+    return s ? register_string(s, strnlen(s, MAX_TEXT_BYTES - 1)) : NULL;
+}
+
+static nvtxStringHandle_t NVTX_API domain_register_string_w(nvtxDomainHandle_t d, const wchar_t *s)
+{
+    char buf[MAX_TEXT_BYTES];
+    (void)d;
+    if (!s)
+        return NULL;
+    size_t n = gt_cap_wide_to_utf8(s, buf, sizeof buf);
+    return register_string(buf, n);
+}
+
+/* Resources (naming OS or CUDA objects) are accepted and not recorded. */
+static char resource_token;
+
+static nvtxResourceHandle_t NVTX_API domain_resource_create(nvtxDomainHandle_t d, nvtxResourceAttributes_t *attribs)
+{
+    (void)d;
+    (void)attribs;
+    return (nvtxResourceHandle_t)&resource_token;
+}
+
+static void NVTX_API domain_resource_destroy(nvtxResourceHandle_t r)
+{
+    (void)r;
+}
+
+static void NVTX_API nvtx_initialize(const void *reserved)
+{
+    (void)reserved;
+    gt_cap_init();
+}
+
+/* ---- the injection entry point ---------------------------------------- */
+
+static void set_slot(NvtxFunctionTable table, unsigned size, unsigned id, NvtxFunctionPointer fn)
+{
+    if (id < size && table[id])
+        *table[id] = fn;
+}
+
+#define FN(f) ((NvtxFunctionPointer)(void (*)(void))(f))
+
+GT_EXPORT int NVTX_API InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table);
+
+int NVTX_API InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table)
+{
+    static _Atomic int once_bad_table;
+    gt_cap_init();
+    if (!atomic_load(&gt_cap_active) || !get_export_table)
+        return 0;
+    const NvtxExportTableCallbacks *cb = get_export_table(NVTX_ETID_CALLBACKS);
+    if (!cb || cb->struct_size < sizeof *cb || !cb->GetModuleFunctionTable) {
+        gt_cap_warn_once(&once_bad_table, "this program's NVTX has no callback table: NVTX is not recorded");
+        return 0;
+    }
+    NvtxFunctionTable t = NULL;
+    unsigned n = 0;
+    if (cb->GetModuleFunctionTable(NVTX_CB_MODULE_CORE, &t, &n) && t) {
+        set_slot(t, n, NVTX_CBID_CORE_MarkEx, FN(mark_ex));
+        set_slot(t, n, NVTX_CBID_CORE_MarkA, FN(mark_a));
+        set_slot(t, n, NVTX_CBID_CORE_MarkW, FN(mark_w));
+        set_slot(t, n, NVTX_CBID_CORE_RangeStartEx, FN(range_start_ex));
+        set_slot(t, n, NVTX_CBID_CORE_RangeStartA, FN(range_start_a));
+        set_slot(t, n, NVTX_CBID_CORE_RangeStartW, FN(range_start_w));
+        set_slot(t, n, NVTX_CBID_CORE_RangeEnd, FN(range_end_cb));
+        set_slot(t, n, NVTX_CBID_CORE_RangePushEx, FN(range_push_ex));
+        set_slot(t, n, NVTX_CBID_CORE_RangePushA, FN(range_push_a));
+        set_slot(t, n, NVTX_CBID_CORE_RangePushW, FN(range_push_w));
+        set_slot(t, n, NVTX_CBID_CORE_RangePop, FN(range_pop));
+        set_slot(t, n, NVTX_CBID_CORE_NameCategoryA, FN(name_category_a));
+        set_slot(t, n, NVTX_CBID_CORE_NameCategoryW, FN(name_category_w));
+        set_slot(t, n, NVTX_CBID_CORE_NameOsThreadA, FN(name_os_thread_a));
+        set_slot(t, n, NVTX_CBID_CORE_NameOsThreadW, FN(name_os_thread_w));
+    }
+    t = NULL;
+    n = 0;
+    if (cb->GetModuleFunctionTable(NVTX_CB_MODULE_CORE2, &t, &n) && t) {
+        set_slot(t, n, NVTX_CBID_CORE2_DomainMarkEx, FN(domain_mark_ex));
+        set_slot(t, n, NVTX_CBID_CORE2_DomainRangeStartEx, FN(domain_range_start_ex));
+        set_slot(t, n, NVTX_CBID_CORE2_DomainRangeEnd, FN(domain_range_end));
+        set_slot(t, n, NVTX_CBID_CORE2_DomainRangePushEx, FN(domain_range_push_ex));
+        set_slot(t, n, NVTX_CBID_CORE2_DomainRangePop, FN(domain_range_pop));
+        set_slot(t, n, NVTX_CBID_CORE2_DomainResourceCreate, FN(domain_resource_create));
+        set_slot(t, n, NVTX_CBID_CORE2_DomainResourceDestroy, FN(domain_resource_destroy));
+        set_slot(t, n, NVTX_CBID_CORE2_DomainNameCategoryA, FN(domain_name_category_a));
+        set_slot(t, n, NVTX_CBID_CORE2_DomainNameCategoryW, FN(domain_name_category_w));
+        set_slot(t, n, NVTX_CBID_CORE2_DomainRegisterStringA, FN(domain_register_string_a));
+        set_slot(t, n, NVTX_CBID_CORE2_DomainRegisterStringW, FN(domain_register_string_w));
+        set_slot(t, n, NVTX_CBID_CORE2_DomainCreateA, FN(domain_create_a));
+        set_slot(t, n, NVTX_CBID_CORE2_DomainCreateW, FN(domain_create_w));
+        set_slot(t, n, NVTX_CBID_CORE2_DomainDestroy, FN(domain_destroy));
+        set_slot(t, n, NVTX_CBID_CORE2_Initialize, FN(nvtx_initialize));
+    }
+    const NvtxExportTableVersionInfo *vi = get_export_table(NVTX_ETID_VERSIONINFO);
+    if (vi && vi->struct_size >= sizeof *vi && vi->SetInjectionNvtxVersion)
+        vi->SetInjectionNvtxVersion(NVTX_VERSION);
+    return 1;
+}

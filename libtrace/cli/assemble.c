@@ -1,0 +1,365 @@
+/* assemble.c: one trace out of the part files the traced processes wrote.
+ *
+ * Every traced process writes its own part (libtrace/capture): PID-N.sqlite
+ * in the run's parts directory. One cleanly finished part is renamed into
+ * place. Several parts, or a part whose writer was killed (it still has its
+ * -wal file), are copied event by event through the store's reader and
+ * writer into a fresh trace: strings are interned again, callchain ids are
+ * made unique per part, and duplicate descriptions (a process that exec'd
+ * wrote two parts) are written once. Per-process environment entries of
+ * GTRACE_RUN_CONFIG are not carried over by a copy (the reader cannot list
+ * them); the run's own entries (pid 0) are written here.
+ */
+#define _GNU_SOURCE
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+#define ROWS_PER_BATCH 50000
+
+typedef struct id_set {       /* a small growing set of int64 */
+    int64_t *v;
+    size_t n, cap;
+} id_set;
+
+static bool set_has(const id_set *s, int64_t x)
+{
+    for (size_t i = 0; i < s->n; i++)
+        if (s->v[i] == x)
+            return true;
+    return false;
+}
+
+static int set_add(id_set *s, int64_t x)
+{
+    if (set_has(s, x))
+        return 0;
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 64;
+        int64_t *v = realloc(s->v, cap * sizeof *v);
+        if (!v)
+            return gt_error_set(GT_ERR_NOMEM, "out of memory assembling the trace");
+        s->v = v;
+        s->cap = cap;
+    }
+    s->v[s->n++] = x;
+    return 0;
+}
+
+typedef struct dropped_row {
+    int64_t global_pid;
+    int64_t n[GT_EV_N_KINDS];
+} dropped_row;
+
+typedef struct assembly {
+    gt_writer *w;
+    int64_t n_rows_in_batch;
+    id_set pids, gpus;
+    dropped_row *dropped;
+    size_t n_dropped;
+} assembly;
+
+static char *path_join(const char *dir, const char *name)
+{
+    size_t n = strlen(dir) + strlen(name) + 2;
+    char *p = malloc(n);
+    if (p)
+        snprintf(p, n, "%s/%s", dir, name);
+    return p;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && !strcmp(s + a - b, suffix);
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The part files (*.sqlite) of a directory, sorted; NULL-terminated. */
+static char **list_parts(const char *dir, size_t *out_n)
+{
+    DIR *d = opendir(dir);
+    *out_n = 0;
+    if (!d)
+        return NULL;
+    size_t n = 0, cap = 16;
+    char **v = malloc(cap * sizeof *v);
+    struct dirent *e;
+    while (v && (e = readdir(d))) {
+        if (!ends_with(e->d_name, ".sqlite"))
+            continue;
+        if (n + 1 >= cap) {
+            char **b = realloc(v, (cap *= 2) * sizeof *v);
+            if (!b)
+                break;
+            v = b;
+        }
+        v[n++] = path_join(dir, e->d_name);
+    }
+    closedir(d);
+    if (v) {
+        qsort(v, n, sizeof *v, cmp_str);
+        v[n] = NULL;
+    }
+    *out_n = n;
+    return v;
+}
+
+static void remove_part(const char *path)
+{
+    char side[4200];
+    unlink(path);
+    snprintf(side, sizeof side, "%s-wal", path);
+    unlink(side);
+    snprintf(side, sizeof side, "%s-shm", path);
+    unlink(side);
+    snprintf(side, sizeof side, "%s-journal", path);
+    unlink(side);
+}
+
+static bool has_wal(const char *path)
+{
+    char side[4200];
+    struct stat st;
+    snprintf(side, sizeof side, "%s-wal", path);
+    return stat(side, &st) == 0;
+}
+
+static int add_row(assembly *a, const gt_event *ev)
+{
+    int rc = gt_writer_add(a->w, ev);
+    if (rc == 0 && ++a->n_rows_in_batch >= ROWS_PER_BATCH) {
+        rc = gt_writer_commit(a->w);
+        if (rc == 0)
+            rc = gt_writer_begin(a->w);
+        a->n_rows_in_batch = 0;
+    }
+    return rc;
+}
+
+static int remap(gt_writer *w, gt_trace *t, gt_string_id *id)
+{
+    if (*id == 0)
+        return 0;
+    return gt_writer_intern(w, gt_trace_string(t, *id), id);
+}
+
+static int64_t new_callchain_id(int part_no, int64_t id)
+{
+    return id ? ((int64_t)(part_no + 1) << 40) | id : 0;
+}
+
+static int copy_events(assembly *a, gt_trace *t, int part_no, id_set *callchains)
+{
+    int rc = 0;
+    for (int k = 0; k < GT_EV_N_KINDS && rc == 0; k++) {
+        gt_iter *it = NULL;
+        rc = gt_iter_new(&it, t, (gt_event_kind)k, INT64_MIN, INT64_MAX);
+        if (rc != 0)
+            break;
+        gt_event ev;
+        int more;
+        while (rc == 0 && (more = gt_iter_next(it, &ev)) == 1) {
+            int64_t *chain = NULL;
+            switch (ev.kind) {
+            case GT_EV_KERNEL:
+                rc = remap(a->w, t, &ev.u.kernel.demangled_name);
+                if (rc == 0)
+                    rc = remap(a->w, t, &ev.u.kernel.short_name);
+                if (rc == 0)
+                    rc = remap(a->w, t, &ev.u.kernel.mangled_name);
+                break;
+            case GT_EV_API: rc = remap(a->w, t, &ev.u.api.name); chain = &ev.u.api.callchain_id; break;
+            case GT_EV_NVTX: rc = remap(a->w, t, &ev.u.nvtx.text); break;
+            case GT_EV_GPU_MEMORY: chain = &ev.u.gpu_memory.callchain_id; break;
+            case GT_EV_HEAP: rc = remap(a->w, t, &ev.u.heap.name); chain = &ev.u.heap.callchain_id; break;
+            case GT_EV_CPU_OP: rc = remap(a->w, t, &ev.u.cpu_op.name); break;
+            default: break;
+            }
+            if (rc == 0 && chain && *chain) {
+                rc = set_add(callchains, *chain);
+                *chain = new_callchain_id(part_no, *chain);
+            }
+            if (rc == 0)
+                rc = add_row(a, &ev);
+        }
+        if (rc == 0 && more < 0)
+            rc = more;
+        gt_iter_free(it);
+    }
+    for (size_t i = 0; rc == 0 && i < callchains->n; i++) {
+        const gt_frame *frames;
+        size_t n;
+        if (gt_trace_callchain(t, callchains->v[i], &frames, &n) != 0)
+            continue; /* referenced but never written (the process was killed first) */
+        gt_frame copy[128];
+        if (n > 128)
+            n = 128;
+        for (size_t f = 0; f < n && rc == 0; f++) {
+            copy[f] = frames[f];
+            rc = remap(a->w, t, &copy[f].symbol);
+            if (rc == 0)
+                rc = remap(a->w, t, &copy[f].module);
+        }
+        if (rc == 0)
+            rc = gt_writer_add_callchain(a->w, new_callchain_id(part_no, callchains->v[i]), copy, n);
+    }
+    return rc;
+}
+
+static int copy_part(assembly *a, const char *path, int part_no)
+{
+    gt_trace *t = NULL;
+    int rc = gt_trace_open(&t, path, 0);
+    if (rc != 0) {
+        /* A process killed before its first commit leaves an empty file: say so, go on. */
+        fprintf(stderr, "gtrace: skipping an unreadable part of the trace: %s\n", gt_error_last());
+        return 0;
+    }
+    size_t n;
+    const gt_process *procs = gt_trace_processes(t, &n);
+    int64_t part_gpid = n ? procs[0].global_pid : 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        if (set_has(&a->pids, procs[i].pid))
+            continue;
+        rc = set_add(&a->pids, procs[i].pid);
+        if (rc == 0)
+            rc = gt_writer_add_process(a->w, procs[i].pid, procs[i].name ? procs[i].name : "");
+    }
+    const gt_thread *threads = gt_trace_threads(t, &n);
+    for (size_t i = 0; i < n && rc == 0; i++)
+        rc = gt_writer_add_thread_name(a->w, threads[i].global_tid, threads[i].name ? threads[i].name : "", 0);
+    const gt_gpu_info *gpus = gt_trace_gpus(t, &n);
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        if (set_has(&a->gpus, gpus[i].id))
+            continue;
+        rc = set_add(&a->gpus, gpus[i].id);
+        if (rc == 0)
+            rc = gt_writer_add_gpu(a->w, &gpus[i]);
+    }
+    id_set callchains = {0};
+    if (rc == 0)
+        rc = copy_events(a, t, part_no, &callchains);
+    free(callchains.v);
+    /* Drops of one process (across its exec'd images) become one row. */
+    dropped_row *row = NULL;
+    for (size_t i = 0; i < a->n_dropped; i++)
+        if (a->dropped[i].global_pid == part_gpid)
+            row = &a->dropped[i];
+    int64_t part_dropped[GT_EV_N_KINDS];
+    gt_cli_dropped(t, part_dropped);
+    for (int k = 0; k < GT_EV_N_KINDS && rc == 0; k++) {
+        int64_t d = part_dropped[k];
+        if (d == 0)
+            continue;
+        if (!row) {
+            dropped_row *v = realloc(a->dropped, (a->n_dropped + 1) * sizeof *v);
+            if (!v) {
+                rc = gt_error_set(GT_ERR_NOMEM, "out of memory assembling the trace");
+                break;
+            }
+            a->dropped = v;
+            row = &a->dropped[a->n_dropped++];
+            memset(row, 0, sizeof *row);
+            row->global_pid = part_gpid;
+        }
+        row->n[k] += d;
+    }
+    gt_trace_free(t);
+    return rc;
+}
+
+static int write_run_config(gt_writer *w, const gt_run_info *run)
+{
+    char v[32];
+    int rc = gt_writer_set_session_start(w, run->utc_t0_ns);
+    if (rc == 0)
+        rc = gt_writer_add_config(w, 0, "command_line", run->command_line);
+    if (rc == 0)
+        rc = gt_writer_add_config(w, 0, "gtrace_options", run->options);
+    snprintf(v, sizeof v, "%lld", (long long)run->root_pid);
+    if (rc == 0)
+        rc = gt_writer_add_config(w, 0, "root_pid", v);
+    return rc;
+}
+
+static int copy_all(char **parts, size_t n_parts, const char *output, bool force, const gt_run_info *run)
+{
+    assembly a = {0};
+    int rc = gt_writer_open(&a.w, output, force ? GT_WRITE_OVERWRITE : 0);
+    if (rc != 0)
+        return rc;
+    rc = gt_writer_begin(a.w);
+    if (rc == 0)
+        rc = write_run_config(a.w, run);
+    if (rc == 0 && n_parts == 0)
+        rc = gt_writer_add_process(a.w, run->root_pid, run->program_name);
+    for (size_t i = 0; i < n_parts && rc == 0; i++)
+        rc = copy_part(&a, parts[i], (int)i);
+    for (size_t i = 0; i < a.n_dropped && rc == 0; i++)
+        for (int k = 0; k < GT_EV_N_KINDS && rc == 0; k++)
+            if (a.dropped[i].n[k] > 0)
+                rc = gt_writer_add_dropped(a.w, a.dropped[i].global_pid, (gt_event_kind)k, a.dropped[i].n[k]);
+    if (rc == 0)
+        rc = gt_writer_commit(a.w);
+    if (rc == 0)
+        rc = gt_writer_close(a.w);
+    else
+        gt_writer_free(a.w);
+    free(a.pids.v);
+    free(a.gpus.v);
+    free(a.dropped);
+    return rc;
+}
+
+/* Renames a cleanly finished part into place. */
+static int move_part(const char *part, const char *output, bool force)
+{
+    char side[4200];
+    struct stat st;
+    if (lstat(output, &st) == 0) {
+        if (!force)
+            return gt_error_set(GT_ERR_EXISTS, "%s appeared while the program ran; the trace is left in %s", output, part);
+        remove_part(output);
+    } else {
+        snprintf(side, sizeof side, "%s-wal", output);
+        unlink(side);
+        snprintf(side, sizeof side, "%s-shm", output);
+        unlink(side);
+    }
+    if (rename(part, output) != 0)
+        return gt_error_set(GT_ERR_IO, "cannot move the trace to %s: %s", output, strerror(errno));
+    return 0;
+}
+
+int gt_cli_assemble(const char *parts_dir, const char *output, bool force, const gt_run_info *run)
+{
+    size_t n = 0;
+    char **parts = list_parts(parts_dir, &n);
+    int rc = 0;
+    if (output) {
+        if (n == 1 && !has_wal(parts[0]))
+            rc = move_part(parts[0], output, force);
+        else
+            rc = copy_all(parts, n, output, force, run);
+    }
+    if (rc == 0 || !output)
+        for (size_t i = 0; i < n; i++)
+            remove_part(parts[i]);
+    for (size_t i = 0; i < n; i++)
+        free(parts[i]);
+    free(parts);
+    return rc;
+}

@@ -1,0 +1,105 @@
+/* info.c: `gtrace info TRACE`: what a trace holds, read through the store:
+ * where it comes from, its schema, time span, counts by kind, processes,
+ * threads and GPUs. Works on gtrace traces and nsys exports alike. */
+#include "config.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+#define MAX_LISTED 32 /* processes and threads listed (an nsys export lists the whole machine) */
+
+const char *gt_cli_duration(int64_t ns, char *buf, size_t buf_bytes)
+{
+    double v = (double)ns;
+    if (ns >= 1000000000)
+        snprintf(buf, buf_bytes, "%.3f s", v / 1e9);
+    else if (ns >= 1000000)
+        snprintf(buf, buf_bytes, "%.3f ms", v / 1e6);
+    else if (ns >= 1000)
+        snprintf(buf, buf_bytes, "%.3f us", v / 1e3);
+    else
+        snprintf(buf, buf_bytes, "%" PRId64 " ns", ns);
+    return buf;
+}
+
+int64_t gt_cli_print_counts(FILE *out, gt_trace *t, const char *indent)
+{
+    int64_t total = 0;
+    for (int k = 0; k < GT_EV_N_KINDS; k++) {
+        int64_t n = 0;
+        int rc = gt_trace_count(t, (gt_event_kind)k, &n);
+        if (rc != 0)
+            return rc;
+        if (n > 0)
+            fprintf(out, "%s%-12s %" PRId64 "\n", indent, gt_event_kind_name((gt_event_kind)k), n);
+        total += n;
+    }
+    return total;
+}
+
+int gt_cli_info(int argc, char **argv)
+{
+    if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+        printf("Usage: gtrace info TRACE\nDescribes a trace written by gtrace or exported by nsys (SQLite).\n");
+        return 0;
+    }
+    if (argc != 2) {
+        gt_cli_error("usage: gtrace info TRACE");
+        return 2;
+    }
+    gt_trace *t = NULL;
+    if (gt_trace_open(&t, argv[1], 0) != 0) {
+        gt_cli_error("%s", gt_error_last());
+        return 1;
+    }
+    int status = 0;
+    char a[64], b[64];
+    printf("trace      %s\n", gt_trace_path(t));
+    printf("origin     %s\n", gt_trace_origin_of(t) == GT_ORIGIN_GTRACE ? "gtrace" : "nsys export");
+    printf("schema     %s\n", gt_trace_schema_version(t));
+    const char *cmd = gt_trace_meta(t, "command_line");
+    if (cmd)
+        printf("command    %s\n", cmd);
+    int64_t start = 0, end = 0;
+    if (gt_trace_time_span(t, &start, &end) == 0 && end >= start && (start != 0 || end != 0))
+        printf("span       %s to %s (%s)\n", gt_cli_duration(start, a, sizeof a), gt_cli_duration(end, b, sizeof b),
+               gt_cli_duration(end - start, (char[64]){0}, 64));
+    else
+        printf("span       (no events)\n");
+    printf("events\n");
+    int64_t total = gt_cli_print_counts(stdout, t, "  ");
+    if (total < 0) {
+        gt_cli_error("%s", gt_error_last());
+        status = 1;
+    }
+    int64_t dropped[GT_EV_N_KINDS];
+    gt_cli_dropped(t, dropped);
+    for (int k = 0; k < GT_EV_N_KINDS; k++)
+        if (dropped[k] > 0)
+            printf("dropped    %-12s %" PRId64 "\n", gt_event_kind_name((gt_event_kind)k), dropped[k]);
+    size_t n;
+    const gt_process *procs = gt_trace_processes(t, &n);
+    printf("processes  %zu\n", n);
+    for (size_t i = 0; i < n && i < MAX_LISTED; i++)
+        printf("  %-8" PRId64 " %s\n", procs[i].pid, procs[i].name ? procs[i].name : "");
+    if (n > MAX_LISTED)
+        printf("  (%zu more)\n", n - MAX_LISTED);
+    const gt_thread *threads = gt_trace_threads(t, &n);
+    printf("threads    %zu\n", n);
+    if (n > MAX_LISTED)
+        printf("  (%zu more, not listed)\n", n - MAX_LISTED);
+    for (size_t i = 0; i < n && i < MAX_LISTED; i++)
+        printf("  %" PRId64 "/%-8" PRId64 " %s\n", gt_pid_of(threads[i].global_tid), gt_tid_of(threads[i].global_tid),
+               threads[i].name ? threads[i].name : "");
+    const gt_gpu_info *gpus = gt_trace_gpus(t, &n);
+    printf("gpus       %zu\n", n);
+    for (size_t i = 0; i < n; i++)
+        printf("  %d: %s (sm_%d%d, %d SMs, %.1f GiB)\n", gpus[i].id, gpus[i].name ? gpus[i].name : "?",
+               gpus[i].compute_major, gpus[i].compute_minor, gpus[i].sm_count,
+               (double)gpus[i].total_memory_bytes / (1024.0 * 1024 * 1024));
+    gt_trace_free(t);
+    return status;
+}

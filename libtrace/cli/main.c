@@ -1,0 +1,74 @@
+/* main.c: gtrace's entry point: the subcommand table, --help and --version.
+ * `gtrace SUBCOMMAND ...` runs a subcommand; anything else is a program to
+ * record (`gtrace [options] PROGRAM`; `gtrace -- info` records a program
+ * named info). */
+#include "config.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+const gt_cli_command gt_cli_commands[] = {
+    {"info", "info TRACE             describe a trace (gtrace or nsys export)", gt_cli_info},
+    {"report", "report TRACE [--json] [--steps A:B]   why is it slow, where did memory go", gt_cli_report},
+    {"diff", "diff BEFORE AFTER [--json]   what got better or worse between two runs", gt_cli_diff},
+    {"memory", "memory TRACE --at TIME | --step N   the allocator's segments and blocks then", gt_cli_memory},
+    {"export", "export TRACE --format chrome|memviz|csv [-o PATH]   for Perfetto, memory_viz, spreadsheets", gt_cli_export},
+    {NULL, NULL, NULL},
+};
+
+void gt_cli_error(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("gtrace: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+}
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "Usage: gtrace [-o FILE] [--cuda=auto|on|off] [--stacks=N] [--flush-ms=N] [--force] [--] PROGRAM [ARGS...]\n"
+            "       gtrace SUBCOMMAND [ARGS...]\n"
+            "\n"
+            "Records a trace of PROGRAM (NVTX ranges and memory regions, CUDA calls, kernels,\n"
+            "copies and device memory) into an SQLite file, then prints a summary.\n"
+            "\n"
+            "  -o, --output=FILE   write the trace to FILE (default: gtrace-PROGRAM-N.sqlite)\n"
+            "      --force         replace FILE if it exists\n"
+            "      --cuda=MODE     auto (default): trace CUDA when a GPU and CUPTI are there;\n"
+            "                      on: say so when they are not; off: NVTX only\n"
+            "      --stacks=N      record N frames of the call stack of device allocations (default 16, 0: none)\n"
+            "      --flush-ms=N    write buffered events at least every N ms (default 200)\n"
+            "  -h, --help          show this help\n"
+            "  -V, --version       show the version\n"
+            "\n"
+            "Subcommands:\n");
+    for (const gt_cli_command *c = gt_cli_commands; c->name; c++)
+        fprintf(out, "  gtrace %s\n", c->synopsis);
+    fprintf(out, "\nThe exit status is PROGRAM's; see gtrace(1).\n");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        usage(stderr);
+        return 2;
+    }
+    if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+        usage(stdout);
+        return 0;
+    }
+    if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")) {
+        printf("gtrace %s\n", PACKAGE_VERSION);
+        return 0;
+    }
+    for (const gt_cli_command *c = gt_cli_commands; c->name; c++)
+        if (!strcmp(argv[1], c->name))
+            return c->run(argc - 1, argv + 1);
+    return gt_cli_record(argc, argv);
+}

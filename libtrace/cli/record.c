@@ -1,0 +1,494 @@
+/* record.c: `gtrace [options] PROGRAM [ARGS...]`, the launcher.
+ *
+ * Runs PROGRAM with libgtrace.so in LD_PRELOAD (after what it already held)
+ * and NVTX_INJECTION64_PATH, waits for it and every process it started
+ * (gtrace is their subreaper), assembles the part files they wrote into one
+ * trace, prints a summary on stderr and exits as PROGRAM did: its exit code,
+ * or, when it died of a signal, by the same signal (so a shell sees 128+N).
+ *
+ * It does not record anything itself (libtrace/capture does) and reads the
+ * trace only through libtrace/store.
+ */
+#define _GNU_SOURCE
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+#ifndef GT_LIBDIR
+#define GT_LIBDIR "/usr/local/lib"
+#endif
+
+typedef struct record_opts {
+    const char *output;
+    const char *cuda;      /* auto, on, off */
+    int n_stack_frames;
+    int flush_ms;
+    bool force;
+} record_opts;
+
+static bool parse_int(const char *s, int lo, int hi, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi)
+        return false;
+    *out = (int)v;
+    return true;
+}
+
+/* ---- finding the program and the library ------------------------------ */
+
+static bool is_file(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* Resolves PROGRAM as execvp would, so that errors are ours to explain:
+ * 127 when it does not exist, 126 when it cannot be run (as shells say). */
+static int find_program(const char *name, char *out, size_t out_bytes)
+{
+    struct stat st;
+    if (strchr(name, '/')) {
+        if (stat(name, &st) != 0) {
+            gt_cli_error("cannot run '%s': %s", name, strerror(errno));
+            return 127;
+        }
+        if (S_ISDIR(st.st_mode)) {
+            gt_cli_error("cannot run '%s': it is a directory", name);
+            return 126;
+        }
+        if (access(name, X_OK) != 0) {
+            gt_cli_error("cannot run '%s': it is not executable (%s)", name, strerror(errno));
+            return 126;
+        }
+        snprintf(out, out_bytes, "%s", name);
+        return 0;
+    }
+    const char *path = getenv("PATH");
+    if (!path || !*path)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    bool found_not_exec = false;
+    for (const char *p = path; p;) {
+        const char *colon = strchr(p, ':');
+        size_t len = colon ? (size_t)(colon - p) : strlen(p);
+        snprintf(out, out_bytes, "%.*s%s%s", (int)len, len ? p : ".", "/", name);
+        if (stat(out, &st) == 0 && S_ISREG(st.st_mode)) {
+            if (access(out, X_OK) == 0)
+                return 0;
+            found_not_exec = true;
+        }
+        p = colon ? colon + 1 : NULL;
+    }
+    if (found_not_exec) {
+        gt_cli_error("cannot run '%s': found in PATH but not executable", name);
+        return 126;
+    }
+    gt_cli_error("cannot run '%s': command not found in PATH", name);
+    return 127;
+}
+
+/* libgtrace.so: $GTRACE_LIB, else beside this executable in the build tree
+ * (libtrace/capture/.libs), else the installed libdir (relative to the
+ * executable first, so that a moved installation works). */
+static bool find_library(char *out, size_t out_bytes)
+{
+    const char *env = getenv("GTRACE_LIB");
+    if (env && *env) {
+        if (realpath(env, out) && is_file(out))
+            return true;
+        gt_cli_error("GTRACE_LIB=%s: no such library", env);
+        return false;
+    }
+    char exe[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = '\0';
+        char *dir = dirname(exe);
+        const char *candidates[] = {"/../capture/.libs/libgtrace.so", "/../lib/libgtrace.so",
+                                    "/../lib64/libgtrace.so"};
+        for (size_t i = 0; i < sizeof candidates / sizeof candidates[0]; i++) {
+            char path[PATH_MAX + 64];
+            snprintf(path, sizeof path, "%s%s", dir, candidates[i]);
+            if (realpath(path, out) && is_file(out))
+                return true;
+        }
+    }
+    char path[PATH_MAX];
+    snprintf(path, sizeof path, "%s/libgtrace.so", GT_LIBDIR);
+    if (realpath(path, out) && is_file(out))
+        return true;
+    gt_cli_error("cannot find libgtrace.so (looked beside %s and in %s); set GTRACE_LIB", n > 0 ? exe : "gtrace",
+                 GT_LIBDIR);
+    return false;
+}
+
+/* ---- the output file -------------------------------------------------- */
+
+static bool exists(const char *path)
+{
+    struct stat st;
+    return lstat(path, &st) == 0;
+}
+
+static bool choose_output(const record_opts *o, const char *program, char *out, size_t out_bytes)
+{
+    if (o->output) {
+        if (exists(o->output) && !o->force) {
+            gt_cli_error("%s exists; use --force to replace it, or -o to choose another name", o->output);
+            return false;
+        }
+        snprintf(out, out_bytes, "%s", o->output);
+        return true;
+    }
+    char copy[PATH_MAX];
+    snprintf(copy, sizeof copy, "%s", program);
+    const char *base = basename(copy);
+    for (int n = 1; n < 100000; n++) {
+        snprintf(out, out_bytes, "gtrace-%s-%d.sqlite", base, n);
+        if (!exists(out))
+            return true;
+    }
+    gt_cli_error("no free name gtrace-%s-N.sqlite in this directory; use -o", base);
+    return false;
+}
+
+/* A fresh directory beside the output for the parts the processes write. */
+static bool make_parts_dir(const char *output, char *out, size_t out_bytes)
+{
+    char copy[PATH_MAX];
+    snprintf(copy, sizeof copy, "%s", output);
+    const char *dir = dirname(copy);
+    snprintf(out, out_bytes, "%s/.gtrace-parts-XXXXXX", dir);
+    if (!mkdtemp(out)) {
+        gt_cli_error("cannot create a directory for the trace in %s: %s", dir, strerror(errno));
+        return false;
+    }
+    char abs[PATH_MAX];
+    if (realpath(out, abs))
+        snprintf(out, out_bytes, "%s", abs);
+    return true;
+}
+
+/* gt_cli_assemble consumed the parts; a directory that is not empty (a
+ * process still writing after its parent ended) is left for the user. */
+static void remove_parts_dir(const char *dir)
+{
+    if (rmdir(dir) != 0 && errno == ENOTEMPTY)
+        gt_cli_error("left %s behind: a traced process was still writing into it", dir);
+}
+
+/* ---- the environment of the program ----------------------------------- */
+
+static bool setenv_fmt(const char *name, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static bool setenv_fmt(const char *name, const char *fmt, ...)
+{
+    char buf[PATH_MAX * 2];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    return setenv(name, buf, 1) == 0;
+}
+
+static void prepare_env(const record_opts *o, const char *lib, const char *parts_dir, int64_t t0_ns)
+{
+    const char *old = getenv("LD_PRELOAD");
+    if (old && *old && !strstr(old, lib))
+        setenv_fmt("LD_PRELOAD", "%s:%s", old, lib);
+    else if (!old || !*old)
+        setenv("LD_PRELOAD", lib, 1);
+    setenv("NVTX_INJECTION64_PATH", lib, 1);
+    setenv("GTRACE_PARTS_DIR", parts_dir, 1);
+    setenv_fmt("GTRACE_T0_NS", "%lld", (long long)t0_ns);
+    setenv_fmt("GTRACE_FLUSH_MS", "%d", o->flush_ms);
+    setenv_fmt("GTRACE_STACKS", "%d", o->n_stack_frames);
+    setenv("GTRACE_CUDA", o->cuda, 1);
+#ifdef HAVE_CUPTI
+    /* The CUDA driver calls libgtrace's InitializeInjection during cuInit,
+     * so CUPTI is loaded only into processes that use CUDA. */
+    if (strcmp(o->cuda, "off") != 0)
+        setenv("CUDA_INJECTION64_PATH", lib, 1);
+#endif
+}
+
+/* ---- running it ------------------------------------------------------- */
+
+static volatile sig_atomic_t forward_to;
+
+static void forward_signal(int sig)
+{
+    if (forward_to > 0)
+        kill((pid_t)forward_to, sig);
+}
+
+/* Runs the program; returns its wait status, or -1 with the error said. */
+static int run_program(const char *path, char **argv, int *out_status, pid_t *out_pid)
+{
+    int err_pipe[2];
+    if (pipe2(err_pipe, O_CLOEXEC) != 0) {
+        gt_cli_error("pipe: %s", strerror(errno));
+        return -1;
+    }
+    /* Processes the program leaves behind become ours, so we wait for them
+     * too and their part files are complete when we assemble the trace. */
+    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+
+    struct sigaction ign = {.sa_handler = SIG_IGN}, fwd = {.sa_handler = forward_signal}, old_int, old_quit,
+                     old_term, old_hup;
+    sigemptyset(&ign.sa_mask);
+    sigemptyset(&fwd.sa_mask);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        gt_cli_error("fork: %s", strerror(errno));
+        return -1;
+    }
+    if (pid == 0) {
+        close(err_pipe[0]);
+        setenv_fmt("GTRACE_ROOT_PID", "%d", (int)getpid());
+        execv(path, argv);
+        int e = errno;
+        ssize_t n = write(err_pipe[1], &e, sizeof e);
+        (void)n;
+        _exit(127);
+    }
+    forward_to = pid;
+    /* Like system(): the terminal's ^C and ^\ go to the program (same process
+     * group); gtrace outlives it to finish the trace. TERM and HUP are passed on. */
+    sigaction(SIGINT, &ign, &old_int);
+    sigaction(SIGQUIT, &ign, &old_quit);
+    sigaction(SIGTERM, &fwd, &old_term);
+    sigaction(SIGHUP, &fwd, &old_hup);
+    close(err_pipe[1]);
+    int exec_errno = 0;
+    ssize_t n;
+    do {
+        n = read(err_pipe[0], &exec_errno, sizeof exec_errno);
+    } while (n < 0 && errno == EINTR);
+    close(err_pipe[0]);
+
+    int status = 0;
+    bool have_status = false;
+    for (;;) {
+        int st;
+        pid_t w = waitpid(-1, &st, 0);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            break; /* ECHILD: every descendant is gone */
+        }
+        if (w == pid) {
+            status = st;
+            have_status = true;
+            forward_to = 0;
+        }
+    }
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGQUIT, &old_quit, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    sigaction(SIGHUP, &old_hup, NULL);
+    if (n == (ssize_t)sizeof exec_errno) {
+        gt_cli_error("cannot run '%s': %s", path, strerror(exec_errno));
+        return -1;
+    }
+    if (!have_status) {
+        gt_cli_error("lost track of '%s'", path);
+        return -1;
+    }
+    *out_status = status;
+    *out_pid = pid;
+    return 0;
+}
+
+static int64_t monotonic_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int64_t realtime_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* ---- the summary ------------------------------------------------------ */
+
+static void print_summary(const char *output, int64_t wall_ns)
+{
+    gt_trace *t = NULL;
+    char buf[64];
+    if (gt_trace_open(&t, output, 0) != 0) {
+        gt_cli_error("the trace cannot be read back: %s", gt_error_last());
+        return;
+    }
+    fprintf(stderr, "gtrace: trace written to %s\n", output);
+    fprintf(stderr, "  run time        %s\n", gt_cli_duration(wall_ns, buf, sizeof buf));
+    int64_t start, end;
+    if (gt_trace_time_span(t, &start, &end) == 0 && end >= start)
+        fprintf(stderr, "  events span     %s\n", gt_cli_duration(end - start, buf, sizeof buf));
+    size_t n_proc = 0;
+    gt_trace_processes(t, &n_proc);
+    fprintf(stderr, "  processes       %zu\n", n_proc);
+    fprintf(stderr, "  events by kind:\n");
+    int64_t total = gt_cli_print_counts(stderr, t, "    ");
+    if (total == 0)
+        fprintf(stderr, "    (none: the program made no NVTX or CUDA calls gtrace could see)\n");
+    int64_t dropped[GT_EV_N_KINDS];
+    bool said = false;
+    gt_cli_dropped(t, dropped);
+    for (int k = 0; k < GT_EV_N_KINDS; k++) {
+        if (dropped[k] > 0) {
+            if (!said)
+                fprintf(stderr, "  DROPPED events (buffers full; try a larger GTRACE_BUFFER_KB or a smaller --flush-ms):\n");
+            said = true;
+            fprintf(stderr, "    %-12s %lld\n", gt_event_kind_name((gt_event_kind)k), (long long)dropped[k]);
+        }
+    }
+    gt_trace_free(t);
+}
+
+/* Exits as the program did: same code, or the same signal. */
+static int pass_status_through(int status)
+{
+    if (WIFEXITED(status))
+        return WEXITSTATUS(status);
+    if (WIFSIGNALED(status)) {
+        int sig = WTERMSIG(status);
+        fflush(NULL);
+        /* The program dumped core (or not): gtrace must not add its own. */
+        struct rlimit no_core = {0, 0};
+        setrlimit(RLIMIT_CORE, &no_core);
+        signal(sig, SIG_DFL);
+        sigset_t set;
+        sigemptyset(&set);
+        sigaddset(&set, sig);
+        sigprocmask(SIG_UNBLOCK, &set, NULL);
+        raise(sig);
+        return 128 + sig; /* a signal that does not kill (it cannot happen for WTERMSIG, but be sure) */
+    }
+    return 1;
+}
+
+static void record_usage(FILE *out)
+{
+    fprintf(out, "Usage: gtrace [-o FILE] [--cuda=auto|on|off] [--stacks=N] [--flush-ms=N] [--force] [--] PROGRAM [ARGS...]\n"
+                 "Try 'gtrace --help' for more.\n");
+}
+
+int gt_cli_record(int argc, char **argv)
+{
+    record_opts o = {.output = NULL, .cuda = "auto", .n_stack_frames = 16, .flush_ms = 200, .force = false};
+    enum { OPT_CUDA = 256, OPT_STACKS, OPT_FLUSH, OPT_FORCE };
+    static const struct option longopts[] = {
+        {"output", required_argument, NULL, 'o'},   {"cuda", required_argument, NULL, OPT_CUDA},
+        {"stacks", required_argument, NULL, OPT_STACKS}, {"flush-ms", required_argument, NULL, OPT_FLUSH},
+        {"force", no_argument, NULL, OPT_FORCE},    {"help", no_argument, NULL, 'h'},
+        {"version", no_argument, NULL, 'V'},        {NULL, 0, NULL, 0},
+    };
+    int c;
+    opterr = 0;
+    /* '+': stop at the first non-option, PROGRAM's own options are its own. */
+    while ((c = getopt_long(argc, argv, "+o:hV", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'o': o.output = optarg; break;
+        case OPT_CUDA:
+            if (strcmp(optarg, "auto") && strcmp(optarg, "on") && strcmp(optarg, "off")) {
+                gt_cli_error("--cuda=%s: expected auto, on or off", optarg);
+                return 2;
+            }
+            o.cuda = optarg;
+            break;
+        case OPT_STACKS:
+            if (!parse_int(optarg, 0, 64, &o.n_stack_frames)) {
+                gt_cli_error("--stacks=%s: expected a number of frames from 0 to 64", optarg);
+                return 2;
+            }
+            break;
+        case OPT_FLUSH:
+            if (!parse_int(optarg, 1, 60000, &o.flush_ms)) {
+                gt_cli_error("--flush-ms=%s: expected milliseconds from 1 to 60000", optarg);
+                return 2;
+            }
+            break;
+        case OPT_FORCE: o.force = true; break;
+        case 'h': record_usage(stdout); return 0;
+        case 'V': printf("gtrace %s\n", PACKAGE_VERSION); return 0;
+        default:
+            if (optopt && optopt < 256)
+                gt_cli_error("unknown option '-%c'", optopt);
+            else
+                gt_cli_error("unknown option '%s'", argv[optind - 1]);
+            record_usage(stderr);
+            return 2;
+        }
+    }
+    if (optind >= argc) {
+        gt_cli_error("no program to run");
+        record_usage(stderr);
+        return 2;
+    }
+    char **prog_argv = argv + optind;
+    char path[PATH_MAX], lib[PATH_MAX], output[PATH_MAX], parts[PATH_MAX];
+    int rc = find_program(prog_argv[0], path, sizeof path);
+    if (rc != 0)
+        return rc;
+    if (!find_library(lib, sizeof lib))
+        return 1;
+    if (!choose_output(&o, prog_argv[0], output, sizeof output))
+        return 1;
+    if (!make_parts_dir(output, parts, sizeof parts))
+        return 1;
+
+    int64_t t0 = monotonic_ns();
+    int64_t utc_t0 = realtime_ns();
+    prepare_env(&o, lib, parts, t0);
+    int status = 0;
+    pid_t pid = 0;
+    if (run_program(path, prog_argv, &status, &pid) != 0) {
+        gt_cli_assemble(parts, NULL, false, NULL); /* removes whatever was written */
+        remove_parts_dir(parts);
+        return 127;
+    }
+    int64_t wall_ns = monotonic_ns() - t0;
+
+    char cmdline[8192] = "";
+    size_t len = 0;
+    for (char **a = prog_argv; *a && len < sizeof cmdline - 1; a++)
+        len += (size_t)snprintf(cmdline + len, sizeof cmdline - len, "%s%s", a == prog_argv ? "" : " ", *a);
+    char options[256];
+    snprintf(options, sizeof options, "--cuda=%s --stacks=%d --flush-ms=%d", o.cuda, o.n_stack_frames, o.flush_ms);
+    char copy[PATH_MAX];
+    snprintf(copy, sizeof copy, "%s", prog_argv[0]);
+    gt_run_info run = {.utc_t0_ns = utc_t0, .root_pid = pid, .program_name = basename(copy),
+                       .command_line = cmdline, .options = options};
+    if (gt_cli_assemble(parts, output, o.force, &run) != 0) {
+        gt_cli_error("%s", gt_error_last());
+        gt_cli_error("the recorded parts are kept in %s", parts);
+    } else {
+        print_summary(output, wall_ns);
+        remove_parts_dir(parts);
+    }
+    return pass_status_through(status);
+}

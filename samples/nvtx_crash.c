@@ -1,0 +1,20 @@
+/* nvtx_crash: records N "doomed" ranges and a mark, then crashes at once
+ * (no time for a periodic flush): nvtx_crash segv|abort N */
+#include <nvtx3/nvToolsExt.h>
+#include <stdlib.h>
+#include <string.h>
+
+int main(int argc, char **argv)
+{
+    int n = argc > 2 ? atoi(argv[2]) : 50;
+    for (int i = 0; i < n; i++) {
+        nvtxRangePushA("doomed");
+        nvtxRangePop();
+    }
+    nvtxMarkA("last words");
+    if (argc > 1 && !strcmp(argv[1], "abort"))
+        abort();
+    volatile int *p = NULL;
+    *p = 42;
+    return 0;
+}

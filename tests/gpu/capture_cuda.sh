@@ -1,0 +1,43 @@
+#!/bin/sh
+# gtrace on a CUDA program with known work (samples/cuda_ops.cu): kernels,
+# pageable and pinned copies, memsets, synchronizations, device allocations
+# with their call stacks, runtime calls, and correlation ids that tie each
+# GPU activity to the call that caused it. Exits 77 without a GPU.
+. "$(dirname "$0")/../integration/capture_common.sh"
+PROBE="$SAMPLES/cuda_probe"
+[ -x "$PROBE" ] || { echo "no CUDA samples (built without CUDA)"; exit 77; }
+"$PROBE"
+rc=$?
+[ $rc = 77 ] && exit 77
+[ $rc = 0 ] || fail "cuda_probe failed ($rc)"
+
+"$GTRACE" -o c.sqlite --cuda=on --stacks=16 "$SAMPLES/cuda_ops" >out.txt 2>err.txt
+expect_eq "exit status" 0 $?
+expect_eq "program output" "kernels 5 memcpy 6 memset 4 malloc 6 free 6" "$(cat out.txt)"
+grep -q "CUDA is not traced" err.txt && fail "CUDA was not traced: $(cat err.txt)"
+T=c.sqlite
+expect_eq "kernels" 5 "$(q $T 'SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL')"
+expect_eq "kernel name and launch configuration" "fill|4|128" \
+    "$(q $T 'SELECT DISTINCT s.value, k.gridX, k.blockX FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.shortName')"
+expect_eq "pageable host-to-device copies" 3 "$(q $T 'SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE copyKind = 1 AND srcKind = 0 AND bytes = 1048576')"
+expect_eq "pinned host-to-device copies" 2 "$(q $T 'SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE copyKind = 1 AND srcKind = 1')"
+expect_eq "device-to-pinned copies" 1 "$(q $T 'SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE copyKind = 2 AND dstKind = 1')"
+expect_eq "memsets" 4 "$(q $T 'SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMSET WHERE bytes = 1048576')"
+expect_eq "context synchronizations" 2 "$(q $T 'SELECT count(*) FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION WHERE syncType = 4')"
+expect_eq "stream synchronizations" 1 "$(q $T 'SELECT count(*) FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION WHERE syncType = 3')"
+expect_eq "device allocations" 6 "$(q $T 'SELECT count(*) FROM CUDA_GPU_MEMORY_USAGE_EVENTS WHERE memKind = 2 AND memoryOperationType = 0 AND bytes = 1048576')"
+expect_eq "device frees" 6 "$(q $T 'SELECT count(*) FROM CUDA_GPU_MEMORY_USAGE_EVENTS WHERE memKind = 2 AND memoryOperationType = 1')"
+expect_eq "cudaMalloc calls" 6 "$(q $T "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON s.id = r.nameId WHERE s.value LIKE 'cudaMalloc\_v%' ESCAPE '\\'")"
+expect_eq "cudaFree calls" 6 "$(q $T "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON s.id = r.nameId WHERE s.value LIKE 'cudaFree\_v%' ESCAPE '\\'")"
+expect_eq "kernels tied to a cudaLaunchKernel call" 5 "$(q $T "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN CUPTI_ACTIVITY_KIND_RUNTIME r ON r.correlationId = k.correlationId JOIN StringIds s ON s.id = r.nameId WHERE s.value LIKE 'cudaLaunchKernel%'")"
+expect_eq "copies tied to a cudaMemcpy call" 6 "$(q $T "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMCPY m JOIN CUPTI_ACTIVITY_KIND_RUNTIME r ON r.correlationId = m.correlationId JOIN StringIds s ON s.id = r.nameId WHERE s.value LIKE 'cudaMemcpy%'")"
+expect_eq "allocations with a stack through alloc_buffers" 6 "$(q $T "SELECT count(DISTINCT g.rowid) FROM CUDA_GPU_MEMORY_USAGE_EVENTS g JOIN GTRACE_GPU_MEMORY_STACKS m ON m.eventId = g.rowid JOIN CUDA_CALLCHAINS c ON c.id = m.callchainId JOIN StringIds s ON s.id = c.symbol WHERE g.memoryOperationType = 0 AND g.memKind = 2 AND s.value = 'alloc_buffers'")"
+expect_eq "one distinct allocation stack" 1 "$(q $T 'SELECT count(DISTINCT m.callchainId) FROM CUDA_GPU_MEMORY_USAGE_EVENTS g JOIN GTRACE_GPU_MEMORY_STACKS m ON m.eventId = g.rowid WHERE g.memoryOperationType = 0 AND g.memKind = 2')"
+expect_eq "GPU described" 1 "$(q $T 'SELECT count(*) > 0 FROM TARGET_INFO_GPU')"
+expect_eq "kernels inside the run" 0 "$(q $T 'SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE start < 0 OR end < start')"
+# GPU work starts after the call that launched it (one clock for CPU and GPU).
+expect_eq "kernels after their launch call" 5 "$(q $T 'SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN CUPTI_ACTIVITY_KIND_RUNTIME r ON r.correlationId = k.correlationId WHERE k.start >= r.start')"
+# --cuda=off: NVTX only, no CUDA tables filled.
+"$GTRACE" -o off.sqlite --cuda=off "$SAMPLES/cuda_ops" >/dev/null 2>&1
+expect_eq "--cuda=off records no kernels" 0 "$(q off.sqlite 'SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL')"
+echo "all good"

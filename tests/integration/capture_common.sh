@@ -1,0 +1,31 @@
+# capture_common.sh: sourced by the capture_*.sh tests: where gtrace and the
+# samples are, a scratch directory, and small assertion helpers. Each helper
+# prints what it expected and what it got, then fails the test (exit 1).
+set -u
+: "${GT_TOP_BUILDDIR:?run through make check}"
+GTRACE="$GT_TOP_BUILDDIR/libtrace/cli/gtrace"
+SAMPLES="$GT_TOP_BUILDDIR/samples"
+for f in "$GTRACE" "$GT_TOP_BUILDDIR/libtrace/capture/.libs/libgtrace.so"; do
+    [ -e "$f" ] || { echo "missing $f: build it first"; exit 99; }
+done
+command -v sqlite3 >/dev/null 2>&1 || { echo "sqlite3 (the CLI) is needed by this test"; exit 99; }
+WORK=$(mktemp -d "${GT_TMPDIR:-/tmp}/gt-capture.XXXXXX") || exit 99
+trap 'rm -rf "$WORK"' EXIT
+cd "$WORK" || exit 99
+
+fail() { echo "FAIL: $*"; exit 1; }
+
+# expect_eq WHAT EXPECTED ACTUAL
+expect_eq() {
+    [ "$2" = "$3" ] || fail "$1: expected '$2', got '$3'"
+    echo "ok: $1 = $3"
+}
+
+# q TRACE SQL: one value from a trace
+q() { sqlite3 "$1" "$2"; }
+
+# nvtx_count TRACE TEXT [EVENT_TYPE]: NVTX rows with that text
+nvtx_count() {
+    q "$1" "SELECT count(*) FROM NVTX_EVENTS n JOIN StringIds s ON s.id = n.textId
+            WHERE s.value = '$2' ${3:+AND n.eventType = $3}"
+}

@@ -1,0 +1,32 @@
+#!/bin/sh
+# NVTX features, each with the count and values samples/nvtx_features.c
+# records: domains, categories, colors, payloads, marks, registered strings,
+# start/end ranges (one ended on another thread), the NVTX memory API.
+. "$(dirname "$0")/capture_common.sh"
+"$GTRACE" -o f.sqlite "$SAMPLES/nvtx_features" >out.txt 2>err.txt
+expect_eq "exit status" 0 $?
+expect_eq "program output" ok "$(cat out.txt)"
+T=f.sqlite
+expect_eq "domain created" 1 "$(nvtx_count $T gt.sample 75)"
+dom=$(q $T "SELECT n.domainId FROM NVTX_EVENTS n JOIN StringIds s ON s.id = n.textId WHERE s.value = 'gt.sample'")
+[ -n "$dom" ] && [ "$dom" != 0 ] || fail "the domain has no id"
+expect_eq "category named in the domain" "7|$dom" "$(q $T "SELECT n.category, n.domainId FROM NVTX_EVENTS n JOIN StringIds s ON s.id = n.textId WHERE s.value = 'io' AND n.eventType = 33")"
+expect_eq "domain ranges: payloads" "10,20,30" "$(q $T "SELECT group_concat(int64Value) FROM (SELECT int64Value FROM NVTX_EVENTS n JOIN StringIds s ON s.id = n.textId WHERE s.value = 'domain-range' AND n.eventType = 59 AND n.domainId = $dom AND n.category = 7 ORDER BY start)")"
+expect_eq "domain ranges: color" "3" "$(q $T "SELECT count(*) FROM NVTX_EVENTS n JOIN StringIds s ON s.id = n.textId WHERE s.value = 'domain-range' AND n.color = 4294901760")"
+expect_eq "marks (ASCII and wide)" 2 "$(nvtx_count $T tick 34)"
+expect_eq "mark with a double payload" "2.5" "$(q $T "SELECT doubleValue FROM NVTX_EVENTS n JOIN StringIds s ON s.id = n.textId WHERE s.value = 'payload-mark' AND n.eventType = 34")"
+expect_eq "registered-string ranges" 4 "$(nvtx_count $T registered 59)"
+expect_eq "start/end range ended on another thread" 1 "$(q $T "SELECT count(*) FROM NVTX_EVENTS n JOIN StringIds s ON s.id = n.textId WHERE s.value = 'handoff' AND n.eventType = 60 AND n.endGlobalTid IS NOT NULL AND n.endGlobalTid != n.globalTid AND n.end > n.start")"
+expect_eq "start/end range ended on its thread" "1|" "$(q $T "SELECT count(*), max(n.endGlobalTid) FROM NVTX_EVENTS n JOIN StringIds s ON s.id = n.textId WHERE s.value = 'local' AND n.eventType = 60 AND n.end >= n.start")"
+# the NVTX memory API
+M="SELECT count(*) FROM GTRACE_MEMORY_EVENTS WHERE operation ="
+expect_eq "heap registered" "1048576|pool|1" "$(q $T "SELECT m.bytes, s.value, m.memoryType FROM GTRACE_MEMORY_EVENTS m JOIN StringIds s ON s.id = m.nameId WHERE m.operation = 0")"
+heap=$(q $T "SELECT heapId FROM GTRACE_MEMORY_EVENTS WHERE operation = 0")
+base=$(q $T "SELECT address FROM GTRACE_MEMORY_EVENTS WHERE operation = 0")
+expect_eq "regions registered in the heap" "3|28672" "$(q $T "SELECT count(*), sum(bytes) FROM GTRACE_MEMORY_EVENTS WHERE operation = 3 AND heapId = $heap")"
+expect_eq "region offsets" "0,4096,12288" "$(q $T "SELECT group_concat(o) FROM (SELECT address - $base o FROM GTRACE_MEMORY_EVENTS WHERE operation = 3 ORDER BY address)")"
+expect_eq "region resized" "0|6144" "$(q $T "SELECT address - $base, bytes FROM GTRACE_MEMORY_EVENTS WHERE operation = 4")"
+expect_eq "region named" "4096|blockB" "$(q $T "SELECT m.address - $base, s.value FROM GTRACE_MEMORY_EVENTS m JOIN StringIds s ON s.id = m.nameId WHERE m.operation = 6")"
+expect_eq "regions unregistered" "0,4096" "$(q $T "SELECT group_concat(o) FROM (SELECT address - $base o FROM GTRACE_MEMORY_EVENTS WHERE operation = 5 ORDER BY address)")"
+expect_eq "memory events in the domain" 8 "$(q $T "SELECT count(*) FROM GTRACE_MEMORY_EVENTS WHERE domainId = $dom")"
+echo "all good"
