@@ -73,8 +73,11 @@ if [ "$mode" = check ]; then
 fi
 
 # ---- the main job ---------------------------------------------------------------
-say "tracing the trainer: gtrace -o trainer.sqlite ./trainer/trainer --model gpt-tiny --steps 100"
-rm -f trainer.sqlite
-./libtrace/cli/gtrace -o trainer.sqlite ./trainer/trainer --model gpt-tiny --steps 100
-say "the trace: gtrace info trainer.sqlite"
-./libtrace/cli/gtrace info trainer.sqlite
+# gtrace on the trainer, then the report. OMP_WAIT_POLICY=passive keeps the
+# trainer's OpenMP threads from spinning when the machine has other work.
+export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
+say "tracing the trainer: gtrace -o trainer.sqlite --force ./trainer/trainer --model gpt-tiny --steps 100"
+./libtrace/cli/gtrace -o trainer.sqlite --force ./trainer/trainer --model gpt-tiny --steps 100
+say "why is it slow, where did memory go: gtrace report trainer.sqlite"
+./libtrace/cli/gtrace report trainer.sqlite
+printf '\nThe trace is _build/trainer.sqlite; try gtrace info, memory --step N, export --format chrome.\n'

@@ -26,6 +26,14 @@ static int usage(const char *cmd, const char *synopsis, const char *problem)
     return EXIT_USAGE;
 }
 
+/* getopt_long met an option it does not know, or one without its value. */
+static int bad_option(const char *cmd, const char *synopsis, char **argv)
+{
+    gt_cli_error("%s: unknown option or missing value: '%s'", cmd, argv[optind - 1]);
+    fprintf(stderr, "usage: gtrace %s\n", synopsis);
+    return EXIT_USAGE;
+}
+
 static gt_trace *open_trace(const char *path)
 {
     gt_trace *t = NULL;
@@ -112,7 +120,7 @@ int gt_cli_report(int argc, char **argv)
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "+", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
         switch (c) {
         case 'j': json = true; break;
         case 's':
@@ -125,7 +133,7 @@ int gt_cli_report(int argc, char **argv)
             opt.top_n = (int)top;
             break;
         case 'h': printf("usage: gtrace %s\n", REPORT_SYNOPSIS); return 0;
-        default: return usage("report", REPORT_SYNOPSIS, "unknown option");
+        default: return bad_option("report", REPORT_SYNOPSIS, argv);
         }
     }
     if (argc - optind != 1)
@@ -181,11 +189,11 @@ int gt_cli_diff(int argc, char **argv)
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "+", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
         switch (c) {
         case 'j': json = true; break;
         case 'h': printf("usage: gtrace %s\n", DIFF_SYNOPSIS); return 0;
-        default: return usage("diff", DIFF_SYNOPSIS, "unknown option");
+        default: return bad_option("diff", DIFF_SYNOPSIS, argv);
         }
     }
     if (argc - optind != 2)
@@ -230,7 +238,7 @@ int gt_cli_memory(int argc, char **argv)
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "+", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
         switch (c) {
         case 'a':
             if (!parse_time(optarg, &at_ns))
@@ -244,7 +252,7 @@ int gt_cli_memory(int argc, char **argv)
             break;
         case 'j': json = true; break;
         case 'h': printf("usage: gtrace %s\n", MEMORY_SYNOPSIS); return 0;
-        default: return usage("memory", MEMORY_SYNOPSIS, "unknown option");
+        default: return bad_option("memory", MEMORY_SYNOPSIS, argv);
         }
     }
     if (argc - optind != 1)
@@ -319,13 +327,13 @@ int gt_cli_export(int argc, char **argv)
     int c;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "+o:", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "o:", longopts, NULL)) != -1) {
         switch (c) {
         case 'f': format = optarg; break;
         case 'o': output = optarg; break;
         case 'F': force = true; break;
         case 'h': printf("usage: gtrace %s\n", EXPORT_SYNOPSIS); return 0;
-        default: return usage("export", EXPORT_SYNOPSIS, "unknown option or missing value");
+        default: return bad_option("export", EXPORT_SYNOPSIS, argv);
         }
     }
     if (argc - optind != 1)

@@ -12,3 +12,10 @@ libtrace_cli_gtrace_CPPFLAGS = $(AM_CPPFLAGS) -DGT_LIBDIR='"$(libdir)"'
 libtrace_cli_gtrace_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 libtrace_cli_gtrace_LDADD = libtrace/analyze/libgtanalyze.la libtrace/store/libgtstore.la $(SQLITE_LIBS) $(PTHREAD_LIBS) $(M_LIBS)
 dist_man_MANS += libtrace/cli/gtrace.1
+
+# The analysis subcommands on real traces, and their errors (needs the NVTX
+# samples the capture tests build).
+if HAVE_NVTX
+TESTS += tests/integration/cli_analyze.sh
+endif
+EXTRA_DIST += tests/integration/cli_analyze.sh

@@ -1,0 +1,78 @@
+#!/bin/sh
+# cli_analyze.sh: `gtrace report|diff|memory|export|info` on real inputs (the
+# nsys fixtures and a trace gtrace records of a small NVTX program), and a
+# clear error with the right exit status for every kind of bad input.
+. "$GT_TOP_SRCDIR/tests/integration/capture_common.sh"
+
+CLOVER="$GT_FIXTURES/nsys/cloverleaf-cuda-nsys2024.5.sqlite"
+SAXPY="$GT_FIXTURES/nsys/saxpy-mpi-cuda-nsys2022.2.sqlite"
+[ -r "$CLOVER" ] && [ -r "$SAXPY" ] || { echo "fixtures missing under $GT_FIXTURES"; exit 99; }
+
+# expect_fail WHAT STATUS PATTERN CMD...: CMD exits with STATUS and says PATTERN on stderr
+expect_fail() {
+    what=$1 want=$2 pattern=$3; shift 3
+    "$@" > out.txt 2> err.txt && fail "$what: succeeded"
+    got=$?
+    [ "$got" = "$want" ] || fail "$what: exit status $got, expected $want ($(cat err.txt))"
+    grep -q -- "$pattern" err.txt || fail "$what: stderr lacks '$pattern': $(cat err.txt)"
+    echo "ok: $what -> $got: $(head -n 1 err.txt)"
+}
+
+# ---- report on an nsys export: the numbers checked against the file itself ----
+"$GTRACE" report "$CLOVER" > report.txt 2> err.txt || fail "report on cloverleaf: $(cat err.txt)"
+grep -q "1312" report.txt || fail "report lacks the 1,312 kernels"
+grep -qi "pageable" report.txt || fail "report lacks the pageable copies"
+"$GTRACE" report --json "$CLOVER" > report.json || fail "report --json"
+kernels=$(sqlite3 "$CLOVER" "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL")
+expect_eq "kernels in the fixture" 1312 "$kernels"
+if command -v python3 >/dev/null; then
+    python3 - report.json <<'PY' || fail "report --json is not what it should be"
+import json, sys
+r = json.load(open(sys.argv[1]))
+fired = [a["rule"] for a in r["advice"] if a.get("fired")]
+assert "pageable_copies" in fired or "cuda_memcpy_sync" in fired, fired
+print("ok: json advice fired:", ", ".join(fired))
+PY
+fi
+
+# ---- a trace recorded here: report with steps, diff, memory, exports ------------
+"$GTRACE" -o run.sqlite "$SAMPLES/nvtx_features" > /dev/null 2> rec.txt || fail "recording: $(cat rec.txt)"
+"$GTRACE" report run.sqlite > /dev/null || fail "report on a gtrace trace"
+"$GTRACE" diff "$SAXPY" "$CLOVER" > diff.txt || fail "diff"
+grep -qi "kernel" diff.txt || fail "diff says nothing about kernels"
+"$GTRACE" diff --json "$SAXPY" "$CLOVER" > diff.json || fail "diff --json"
+"$GTRACE" memory run.sqlite --at 1s > mem.txt || fail "memory --at"
+"$GTRACE" export "$CLOVER" --format chrome -o clover.json 2> /dev/null || fail "export chrome"
+[ -s clover.json ] || fail "export chrome wrote nothing"
+"$GTRACE" export "$CLOVER" --format csv -o csv 2> /dev/null || fail "export csv"
+[ -s csv/kernel.csv ] || fail "export csv: no kernel.csv ($(ls csv))"
+expect_eq "kernel.csv rows" 1313 "$(wc -l < csv/kernel.csv | tr -d ' ')"
+"$GTRACE" export run.sqlite --format memviz -o run.pickle 2> /dev/null || fail "export memviz"
+[ -s run.pickle ] || fail "export memviz wrote nothing"
+if command -v python3 >/dev/null; then
+    python3 -c "import json,sys; d=json.load(open('clover.json')); print('ok: chrome events', len(d['traceEvents']))" \
+        || fail "the chrome export is not JSON"
+    python3 -c "import pickle; s=pickle.load(open('run.pickle','rb')); assert 'segments' in s and 'device_traces' in s; print('ok: memviz keys')" \
+        || fail "the memviz export does not load"
+fi
+
+# ---- bad input: each a clear message and a distinct status -----------------------
+expect_fail "report: no trace" 2 "which trace" "$GTRACE" report
+expect_fail "report: missing file" 1 "no-such.sqlite" "$GTRACE" report no-such.sqlite
+printf 'hello' > notsql.sqlite
+expect_fail "report: not SQLite" 1 "not an SQLite database" "$GTRACE" report notsql.sqlite
+head -c 100000 "$CLOVER" > cut.sqlite
+expect_fail "report: truncated" 1 "cut.sqlite" "$GTRACE" report cut.sqlite
+expect_fail "report: bad --steps" 2 "steps" "$GTRACE" report --steps x:y "$CLOVER"
+expect_fail "report: reversed --steps" 2 "A <= B" "$GTRACE" report --steps 5:2 "$CLOVER"
+expect_fail "report: unknown option" 2 "frobnicate" "$GTRACE" report --frobnicate "$CLOVER"
+expect_fail "export: -o without a value" 2 "missing value" "$GTRACE" export "$CLOVER" --format chrome -o
+expect_fail "diff: one trace" 2 "two traces" "$GTRACE" diff "$CLOVER"
+expect_fail "memory: neither --at nor --step" 2 "either --at" "$GTRACE" memory "$CLOVER"
+expect_fail "memory: bad time" 2 "--at wants" "$GTRACE" memory --at soon "$CLOVER"
+expect_fail "memory: no such step" 1 "step" "$GTRACE" memory --step 99999 run.sqlite
+expect_fail "export: no format" 2 "--format is required" "$GTRACE" export "$CLOVER"
+expect_fail "export: bad format" 2 "chrome, memviz or csv" "$GTRACE" export --format pdf "$CLOVER"
+expect_fail "export: existing output" 1 "exists" "$GTRACE" export "$CLOVER" --format chrome -o clover.json
+expect_fail "info: not a trace" 1 "not an SQLite database" "$GTRACE" info notsql.sqlite
+echo "all cli_analyze checks passed"
