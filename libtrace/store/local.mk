@@ -18,10 +18,10 @@ TESTS += tests/unit/test_store_writer tests/unit/test_store_reader tests/unit/te
 tests_unit_test_store_writer_SOURCES = tests/unit/test_store_writer.c
 tests_unit_test_store_writer_CFLAGS = $(AM_CFLAGS) $(CUNIT_CFLAGS) $(SQLITE_CFLAGS) -I$(top_srcdir)/tests/unit
 tests_unit_test_store_writer_LDADD = libtrace/store/libgtstore.la tests/unit/libgttest.la $(CUNIT_LIBS) $(SQLITE_LIBS)
-tests_unit_test_store_reader_SOURCES = tests/unit/test_store_reader.c
+tests_unit_test_store_reader_SOURCES = tests/unit/test_store_reader.c tests/unit/store_check.c tests/unit/store_check.h
 tests_unit_test_store_reader_CFLAGS = $(AM_CFLAGS) $(CUNIT_CFLAGS) $(SQLITE_CFLAGS) -I$(top_srcdir)/tests/unit
 tests_unit_test_store_reader_LDADD = libtrace/store/libgtstore.la tests/unit/libgttest.la $(CUNIT_LIBS) $(SQLITE_LIBS)
-tests_unit_test_store_roundtrip_SOURCES = tests/unit/test_store_roundtrip.c
+tests_unit_test_store_roundtrip_SOURCES = tests/unit/test_store_roundtrip.c tests/unit/store_check.c tests/unit/store_check.h
 tests_unit_test_store_roundtrip_CFLAGS = $(AM_CFLAGS) $(CUNIT_CFLAGS) $(SQLITE_CFLAGS) -I$(top_srcdir)/tests/unit
 tests_unit_test_store_roundtrip_LDADD = libtrace/store/libgtstore.la tests/unit/libgttest.la $(CUNIT_LIBS) $(SQLITE_LIBS)
 endif
