@@ -59,7 +59,7 @@ static void synchronize(tr_backend *be, int stream) { (void)be; (void)stream; }
 static void *host_alloc(tr_backend *be, size_t n) { (void)be; return seg_alloc(n, NULL); }
 static void host_free(tr_backend *be, void *p) { (void)be; free(p); }
 
-#define RANGE(name) tr_nvtx_push_static(name)
+#define RANGE(name) tr_nvtx_push_op(name) /* category "compute" */
 #define END() tr_nvtx_pop()
 
 static void encoder_forward(tr_backend *be, tr_tensor *out, const tr_tensor *inp, const tr_tensor *wte,

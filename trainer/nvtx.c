@@ -1,16 +1,24 @@
 /* nvtx.c: ranges in the "trainer" domain. Op names are static strings and
  * are registered once (nvtxDomainRegisterStringA), so a tool sees one string
- * id per op instead of a copy per call. */
+ * id per op instead of a copy per call. Op ranges carry the category
+ * TR_NVTX_COMPUTE, named "compute" when the domain is created. Without a tool
+ * the domain is NULL and static and op ranges skip the registration lock. */
 #include "nvtx.h"
 
 #include <pthread.h>
+#include <stdint.h>
 #include <string.h>
 
 #ifdef HAVE_NVTX
 static tr_nvtx_domain_t domain;
 static pthread_once_t domain_once = PTHREAD_ONCE_INIT;
 
-static void make_domain(void) { domain = nvtxDomainCreateA("trainer"); }
+static void make_domain(void)
+{
+    domain = nvtxDomainCreateA("trainer");
+    if (domain)
+        nvtxDomainNameCategoryA(domain, TR_NVTX_COMPUTE, "compute");
+}
 
 tr_nvtx_domain_t tr_nvtx_domain(void)
 {
@@ -53,21 +61,27 @@ static nvtxStringHandle_t registered(const char *name)
     return h;
 }
 
-void tr_nvtx_push_static(const char *name)
+static void push_registered(const char *name, uint32_t category)
 {
-    nvtxStringHandle_t h = registered(name);
-    if (!h) { /* no tool attached, or the table is full */
-        tr_nvtx_push(name);
-        return;
-    }
     nvtxEventAttributes_t a;
     memset(&a, 0, sizeof a);
     a.version = NVTX_VERSION;
     a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
-    a.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
-    a.message.registered = h;
+    a.category = category;
+    /* no domain: no tool (the push is a no-op stub), so no registration either */
+    nvtxStringHandle_t h = tr_nvtx_domain() ? registered(name) : NULL;
+    if (h) {
+        a.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
+        a.message.registered = h;
+    } else { /* no tool, or the table is full */
+        a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+        a.message.ascii = name;
+    }
     nvtxDomainRangePushEx(tr_nvtx_domain(), &a);
 }
+
+void tr_nvtx_push_static(const char *name) { push_registered(name, 0); }
+void tr_nvtx_push_op(const char *name) { push_registered(name, TR_NVTX_COMPUTE); }
 
 void tr_nvtx_pop(void) { nvtxDomainRangePop(tr_nvtx_domain()); }
 
@@ -75,5 +89,6 @@ void tr_nvtx_pop(void) { nvtxDomainRangePop(tr_nvtx_domain()); }
 tr_nvtx_domain_t tr_nvtx_domain(void) { return NULL; }
 void tr_nvtx_push(const char *name) { (void)name; }
 void tr_nvtx_push_static(const char *name) { (void)name; }
+void tr_nvtx_push_op(const char *name) { (void)name; }
 void tr_nvtx_pop(void) {}
 #endif

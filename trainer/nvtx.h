@@ -20,7 +20,13 @@ tr_nvtx_domain_t tr_nvtx_domain(void);
 /* Push/pop a range; name must outlive the call only (it is copied or registered). */
 void tr_nvtx_push(const char *name);
 void tr_nvtx_pop(void);
-/* A range named after a static string (op names): registered once, then by handle. */
+/* A range named after a static string (phases): registered once, then by handle. */
 void tr_nvtx_push_static(const char *name);
+/* An op (a compute kernel of the CPU backend): like tr_nvtx_push_static, in
+ * the category TR_NVTX_COMPUTE, named "compute" once when the domain is made.
+ * Profilers read ranges of a category named "compute" as device work, so a
+ * trace of the CPU backend has the shape of a GPU trace. */
+enum { TR_NVTX_COMPUTE = 1 };
+void tr_nvtx_push_op(const char *name);
 
 #endif

@@ -194,10 +194,15 @@ static int rule_gpu_time_util(rules *R)
     }
     if (n_low == 0)
         return add(R, "gpu_time_util", "Low device utilization", thr, sug, 0, 0, 0, NULL, NULL);
+    char who[32];
+    if (d->device_id < 0)
+        snprintf(who, sizeof who, "CPU ops"); /* the CPU timeline */
+    else
+        snprintf(who, sizeof who, "device %d", d->device_id);
     return add(R, "gpu_time_util", "Low device utilization", thr, sug, lost, worst_s, worst_e,
                "the idle time that keeps these slices under 50%",
-               "device %d busy %.1f%% overall; %d of %d slices under 50%%, the worst %.1f%% busy",
-               d->device_id, 100 * d->utilization, n_low, n_chunks, 100 * worst);
+               "%s busy %.1f%% overall; %d of %d slices under 50%%, the worst %.1f%% busy",
+               who, 100 * d->utilization, n_low, n_chunks, 100 * worst);
 }
 
 /* Copies by the API that issued them. */

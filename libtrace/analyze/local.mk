@@ -46,3 +46,9 @@ tests_integration_analyze_export_SOURCES = tests/integration/analyze_export.c
 tests_integration_analyze_export_LDADD = libtrace/analyze/libgtanalyze.la $(M_LIBS)
 TESTS += tests/integration/analyze_export.sh
 EXTRA_DIST += tests/integration/analyze_export.sh
+
+# gtrace report on a trace of the CPU trainer (NVTX "compute" ranges as ops).
+if HAVE_NVTX
+TESTS += tests/integration/report_trainer.sh
+endif
+EXTRA_DIST += tests/integration/report_trainer.sh

@@ -1,7 +1,13 @@
 /* model.c: loads a trace through the reader into the compact, time-sorted
  * arrays every analysis works on, and answers the lookups they share: the
  * launch of a correlation id, the NVTX range a thread was in at a time, the
- * origin of an allocation. It computes no statistics. */
+ * origin of an allocation. It computes no statistics.
+ *
+ * A trace without kernels gets a CPU timeline instead: GTRACE_CPU_OPS rows and
+ * the NVTX ranges whose category is named "compute" in their domain
+ * (nvtxDomainNameCategoryA), the convention by which an NVTX-annotated program
+ * marks its compute ops; each thread is one stream, and a compute range nested
+ * in another of its thread is not counted again. */
 #include "analyze_int.h"
 
 #include <stdlib.h>
@@ -281,9 +287,68 @@ char *an_model_origin(const an_model *m, int64_t tid, int64_t t_ns, int64_t call
     return o;
 }
 
-/* Device timeline and everything else from the reader, one kind at a time. */
-static int load_kind(an_model *m, gt_trace *t, gt_event_kind kind, size_t caps[])
+/* What loading needs besides the model: array capacities, and the NVTX
+ * compute ops, kept aside until we know whether the trace has kernels. */
+enum { N_COMPUTE_CATS = 32 };
+typedef struct load_state {
+    size_t caps[5]; /* acts, copies, apis, ranges, mem */
+    struct { int64_t domain; int32_t category; } compute[N_COMPUTE_CATS]; /* categories named "compute" */
+    size_t n_compute;
+    struct cand_op { int64_t start_ns, end_ns, tid, domain; int32_t category; gt_string_id text; } *ops;
+    size_t n_ops, cap_ops; /* ranges with a category, by start */
+} load_state;
+
+static bool is_compute(const load_state *ls, int64_t domain, int32_t category)
 {
+    for (size_t i = 0; i < ls->n_compute; i++)
+        if (ls->compute[i].domain == domain && ls->compute[i].category == category)
+            return true;
+    return false;
+}
+
+static int cmp_op(const void *a, const void *b)
+{
+    const struct cand_op *x = a, *y = b;
+    if (x->tid != y->tid)
+        return x->tid < y->tid ? -1 : 1;
+    if (x->start_ns != y->start_ns)
+        return x->start_ns < y->start_ns ? -1 : 1;
+    return (x->end_ns < y->end_ns) - (x->end_ns > y->end_ns);
+}
+
+/* The ranges of a "compute" category become CPU ops: one stream per thread,
+ * outermost ranges only (an op calling an op is one op's time). */
+static int add_nvtx_ops(an_model *m, load_state *ls)
+{
+    int rc = 0;
+    if (ls->n_compute == 0 || ls->n_ops == 0)
+        return 0;
+    qsort(ls->ops, ls->n_ops, sizeof *ls->ops, cmp_op);
+    int32_t stream = -1;
+    int64_t tid = 0, outer_end = INT64_MIN;
+    for (size_t i = 0; i < ls->n_ops; i++) {
+        const struct cand_op *o = &ls->ops[i];
+        if (!is_compute(ls, o->domain, o->category))
+            continue;
+        if (stream < 0 || o->tid != tid) {
+            stream++;
+            tid = o->tid;
+            outer_end = INT64_MIN;
+        } else if (o->end_ns <= outer_end) {
+            continue;
+        }
+        if ((rc = GROW(m->acts, m->n_acts, ls->caps[0])) < 0)
+            return rc;
+        m->acts[m->n_acts++] = (an_act){o->start_ns, o->end_ns, 0, o->tid, o->text, -1, stream, GT_EV_CPU_OP};
+        outer_end = o->end_ns;
+    }
+    return 0;
+}
+
+/* Device timeline and everything else from the reader, one kind at a time. */
+static int load_kind(an_model *m, gt_trace *t, gt_event_kind kind, load_state *ls)
+{
+    size_t *caps = ls->caps;
     gt_iter *it = NULL;
     gt_event ev;
     int rc = gt_iter_new(&it, t, kind, INT64_MIN, INT64_MAX);
@@ -339,11 +404,22 @@ static int load_kind(an_model *m, gt_trace *t, gt_event_kind kind, size_t caps[]
         }
         case GT_EV_NVTX: {
             const gt_nvtx *n = &ev.u.nvtx;
+            if (n->event_type == GT_NVTX_CATEGORY && n->category != 0 && ls->n_compute < N_COMPUTE_CATS &&
+                strcmp(an_str(m, n->text), "compute") == 0 && !is_compute(ls, n->domain_id, n->category)) {
+                ls->compute[ls->n_compute].domain = n->domain_id;
+                ls->compute[ls->n_compute++].category = n->category;
+            }
             if ((n->event_type != GT_NVTX_PUSHPOP && n->event_type != GT_NVTX_STARTEND) || n->end_ns < n->start_ns)
                 break;
             if ((rc = GROW(m->ranges, m->n_ranges, caps[3])) < 0)
                 goto cleanup;
             m->ranges[m->n_ranges++] = (an_range){n->start_ns, n->end_ns, n->global_tid, n->text, -1};
+            if (n->category != 0) {
+                if ((rc = GROW(ls->ops, ls->n_ops, ls->cap_ops)) < 0)
+                    goto cleanup;
+                ls->ops[ls->n_ops++] = (struct cand_op){n->start_ns, n->end_ns, n->global_tid, n->domain_id,
+                                                        n->category, n->text};
+            }
             break;
         }
         case GT_EV_GPU_MEMORY: {
@@ -415,15 +491,16 @@ int an_model_load(an_model **out, gt_trace *t)
 {
     *out = NULL;
     an_model *m = calloc(1, sizeof *m);
-    size_t caps[5] = {0};
+    load_state ls;
     int rc;
+    memset(&ls, 0, sizeof ls);
     if (!m)
         return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
     m->t = t;
     static const gt_event_kind order[] = {GT_EV_KERNEL, GT_EV_MEMCPY, GT_EV_MEMSET, GT_EV_API,
                                           GT_EV_NVTX, GT_EV_GPU_MEMORY, GT_EV_HEAP};
     for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
-        if ((rc = load_kind(m, t, order[i], caps)) < 0)
+        if ((rc = load_kind(m, t, order[i], &ls)) < 0)
             goto cleanup;
     /* CPU ops are the device only when there is no kernel at all. */
     bool any_kernel = false;
@@ -431,7 +508,7 @@ int an_model_load(an_model **out, gt_trace *t)
         any_kernel = m->acts[i].kind == GT_EV_KERNEL;
     if (!any_kernel) {
         size_t n_before = m->n_acts;
-        if ((rc = load_kind(m, t, GT_EV_CPU_OP, caps)) < 0)
+        if ((rc = load_kind(m, t, GT_EV_CPU_OP, &ls)) < 0 || (rc = add_nvtx_ops(m, &ls)) < 0)
             goto cleanup;
         m->cpu_timeline = m->n_acts > n_before;
     }
@@ -453,6 +530,7 @@ int an_model_load(an_model **out, gt_trace *t)
     *out = m;
     m = NULL;
 cleanup:
+    free(ls.ops);
     an_model_free(m);
     return rc;
 }

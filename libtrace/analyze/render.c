@@ -53,12 +53,16 @@ int gt_report_print_text(const gt_report *r, FILE *f)
     else
         fprintf(f, "step time      no steps (no NVTX range named \"step N\")\n");
     if (r->cpu_timeline)
-        fprintf(f, "device         none: no kernels in this trace, CPU compute ops are used as the device timeline\n");
+        fprintf(f, "device         none: no kernels in this trace; CPU compute ops stand in for kernels "
+                   "(NVTX ranges of a \"compute\" category, GTRACE_CPU_OPS)\n");
     for (size_t i = 0; i < r->n_devices; i++) {
         const gt_device_util *d = &r->devices[i];
-        fprintf(f, "%s %-3d  busy %5.1f%% (%s, kernels %s)  idle %s\n", d->device_id < 0 ? "cpu ops" : "device ",
-                d->device_id < 0 ? 0 : d->device_id, 100 * d->utilization, NS(d->busy_ns), NS(d->kernel_ns),
-                NS(d->span_ns - d->busy_ns));
+        if (d->device_id < 0)
+            fprintf(f, "cpu ops      busy %5.1f%% (%s)  idle %s\n", 100 * d->utilization, NS(d->busy_ns),
+                    NS(d->span_ns - d->busy_ns));
+        else
+            fprintf(f, "device  %-3d  busy %5.1f%% (%s, kernels %s)  idle %s\n", d->device_id, 100 * d->utilization,
+                    NS(d->busy_ns), NS(d->kernel_ns), NS(d->span_ns - d->busy_ns));
     }
     if (r->n_devices == 0)
         fprintf(f, "device         no device activity (no kernels, copies or CPU ops)\n");

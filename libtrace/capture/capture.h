@@ -79,9 +79,6 @@ typedef struct rec_hdr {
 } rec_hdr;
 _Static_assert(sizeof(rec_hdr) == 8, "rec_hdr is 8 bytes");
 
-/* nsys's NVTX event types beyond those gt_store.h names. */
-enum { GT_NVTX_CATEGORY = 33 };
-
 typedef struct rec_nvtx {
     rec_hdr h;
     int32_t event_type;    /* GT_NVTX_* */

@@ -85,6 +85,7 @@ enum { /* ENUM_NSYS_EVENT_CLASS, for CUPTI_ACTIVITY_KIND_RUNTIME.eventClass */
     GT_API_RUNTIME = 0, GT_API_DRIVER = 1,
 };
 enum { /* ENUM_NSYS_EVENT_TYPE, for NVTX_EVENTS.eventType */
+    GT_NVTX_CATEGORY = 33, /* a category named: id in category, domain in domainId */
     GT_NVTX_MARK = 34, GT_NVTX_THREAD_NAME = 39, GT_NVTX_PUSHPOP = 59,
     GT_NVTX_STARTEND = 60, GT_NVTX_DOMAIN_CREATE = 75,
 };

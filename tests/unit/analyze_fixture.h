@@ -114,6 +114,36 @@ static inline void fx_range(fx *f, int64_t s, int64_t e, const char *text)
     fx_add(f, &ev);
 }
 
+/* An NVTX range of category cat in domain dom, on thread tid. */
+static inline void fx_range_cat(fx *f, int64_t s, int64_t e, const char *text, int64_t dom, int32_t cat, int64_t tid)
+{
+    gt_event ev = {.kind = GT_EV_NVTX};
+    gt_nvtx *n = &ev.u.nvtx;
+    n->start_ns = s;
+    n->end_ns = e;
+    n->event_type = GT_NVTX_PUSHPOP;
+    n->text = fx_s(f, text);
+    n->global_tid = tid;
+    n->domain_id = dom;
+    n->category = cat;
+    fx_add(f, &ev);
+}
+
+/* nvtxDomainNameCategoryA(dom, cat, name) at time t, as nsys writes it. */
+static inline void fx_category(fx *f, int64_t t, int64_t dom, int32_t cat, const char *name)
+{
+    gt_event ev = {.kind = GT_EV_NVTX};
+    gt_nvtx *n = &ev.u.nvtx;
+    n->start_ns = t;
+    n->end_ns = -1;
+    n->event_type = GT_NVTX_CATEGORY;
+    n->text = fx_s(f, name);
+    n->global_tid = TID;
+    n->domain_id = dom;
+    n->category = cat;
+    fx_add(f, &ev);
+}
+
 static inline void fx_heap(fx *f, int64_t t, int op, uint64_t heap, uint64_t addr, int64_t bytes)
 {
     gt_event ev = {.kind = GT_EV_HEAP};

@@ -176,8 +176,81 @@ static void test_analyze_report__cpu_timeline(void)
     FILE *m = open_memstream(&buf, &len);
     gt_report_print_text(r, m);
     fclose(m);
-    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "CPU compute ops are used as the device timeline"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "CPU compute ops stand in for kernels"));
     free(buf);
+    gt_report_free(r);
+    gt_trace_free(t);
+}
+
+/* No kernels, no GTRACE_CPU_OPS: NVTX ranges of a category named "compute"
+ * in their domain are the ops (the trainer's CPU backend). Other categories,
+ * the same category id in another domain, uncategorised ranges and an op
+ * nested in an op are not. */
+static void test_analyze_report__nvtx_compute_ops(void)
+{
+    const int64_t tid2 = gt_global_tid(PID, 4243);
+    fx f;
+    fx_open(&f, "nvtx_ops.sqlite");
+    fx_category(&f, 0, 1, 1, "compute");
+    fx_category(&f, 0, 1, 2, "logging");
+    fx_range(&f, 0, 10 * MS, "step 0");
+    fx_range(&f, 0, 3 * MS, "forward");
+    fx_range_cat(&f, 0, 2 * MS, "matmul_forward", 1, 1, TID);
+    fx_range_cat(&f, 2 * MS + 10 * US, 3 * MS, "gelu_forward", 1, 1, TID);   /* 10 us after: kernel-wait */
+    fx_range(&f, 3 * MS, 7 * MS, "data");                                     /* 4 ms host-wait, loading */
+    fx_range_cat(&f, 4 * MS, 5 * MS, "log_metrics", 1, 2, TID);               /* category "logging" */
+    fx_range_cat(&f, 5 * MS, 6 * MS, "io_read", 2, 1, tid2);                  /* category 1 of domain 2 */
+    fx_range_cat(&f, 7 * MS, 9 * MS, "matmul_forward", 1, 1, TID);
+    fx_range_cat(&f, 7 * MS + 500 * US, 8 * MS, "inner", 1, 1, TID);          /* nested: counted once */
+    fx_range_cat(&f, 9 * MS + 500 * US, 10 * MS, "matmul_backward", 1, 1, tid2); /* 500 us gap, other thread */
+    fx_category(&f, 9 * MS, 2, 1, "io");
+    gt_trace *t = fx_close(&f);
+    gt_report *r = fx_report(t, NULL);
+    CU_ASSERT_TRUE(r->cpu_timeline);
+    CU_ASSERT_EQUAL_FATAL(r->n_devices, 1);
+    CU_ASSERT_EQUAL(r->devices[0].device_id, -1);
+    CU_ASSERT_EQUAL(r->devices[0].span_ns, 10 * MS);
+    CU_ASSERT_EQUAL(r->devices[0].busy_ns, 2 * MS + 990 * US + 2 * MS + 500 * US);
+    CU_ASSERT_DOUBLE_EQUAL(r->devices[0].utilization, 0.549, 1e-9);
+    CU_ASSERT_EQUAL(r->gaps.n_gaps, 3);
+    CU_ASSERT_EQUAL(r->gaps.n_by_cause[GT_GAP_KERNEL_WAIT], 1);
+    CU_ASSERT_EQUAL(r->gaps.idle_by_cause_ns[GT_GAP_KERNEL_WAIT], 10 * US);
+    CU_ASSERT_EQUAL(r->gaps.n_by_cause[GT_GAP_HOST_WAIT], 2);
+    CU_ASSERT_EQUAL(r->gaps.idle_by_cause_ns[GT_GAP_HOST_WAIT], 4 * MS + 500 * US);
+    CU_ASSERT_EQUAL(r->gaps.loader_idle_ns, 4 * MS);
+    CU_ASSERT_EQUAL_FATAL(r->gaps.n_longest, 3);
+    CU_ASSERT_EQUAL(r->gaps.longest[0].start_ns, 3 * MS);
+    CU_ASSERT_EQUAL(r->gaps.longest[0].end_ns, 7 * MS);
+    CU_ASSERT_STRING_EQUAL(r->gaps.longest[0].nvtx_path, "step 0 > data");
+    CU_ASSERT_EQUAL(r->n_kernel_names, 3);
+    CU_ASSERT_EQUAL_FATAL(r->n_kernels, 3);
+    CU_ASSERT_STRING_EQUAL(r->kernels[0].name, "matmul_forward");
+    CU_ASSERT_EQUAL(r->kernels[0].d.n, 2);
+    CU_ASSERT_EQUAL(r->kernels[0].d.total_ns, 4 * MS);
+    CU_ASSERT_STRING_EQUAL(r->kernels[1].name, "gelu_forward");
+    CU_ASSERT_EQUAL(r->kernels[1].d.total_ns, 990 * US);
+    CU_ASSERT_STRING_EQUAL(r->kernels[2].name, "matmul_backward");
+    CU_ASSERT_EQUAL(r->kernels[2].d.total_ns, 500 * US);
+    CU_ASSERT_TRUE(fx_fired(r, "data_loader_stall"));
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    gt_report_print_text(r, m);
+    fclose(m);
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "CPU compute ops stand in for kernels"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "top CPU ops (3 names)"));
+    free(buf);
+    gt_report_free(r);
+    gt_trace_free(t);
+
+    /* The same ranges without a category named "compute": no device at all. */
+    fx_open(&f, "nvtx_no_ops.sqlite");
+    fx_category(&f, 0, 1, 1, "kernels");
+    fx_range_cat(&f, 0, 2 * MS, "matmul_forward", 1, 1, TID);
+    t = fx_close(&f);
+    r = fx_report(t, NULL);
+    CU_ASSERT_FALSE(r->cpu_timeline);
+    CU_ASSERT_EQUAL(r->n_devices, 0);
     gt_report_free(r);
     gt_trace_free(t);
 }
@@ -271,6 +344,7 @@ static const gt_test_case cases[] = {
     {"test_analyze_report__step_names", test_analyze_report__step_names},
     {"test_analyze_report__empty_trace", test_analyze_report__empty_trace},
     {"test_analyze_report__cpu_timeline", test_analyze_report__cpu_timeline},
+    {"test_analyze_report__nvtx_compute_ops", test_analyze_report__nvtx_compute_ops},
     {"test_analyze_report__cloverleaf", test_analyze_report__cloverleaf},
     {"test_analyze_report__saxpy", test_analyze_report__saxpy},
     {NULL, NULL},
