@@ -2,7 +2,13 @@
  * pop "busy" ranges (10 every millisecond) while the main thread forks 20 children
  * one after the other; each child records 10 "child" ranges and exits.
  * Nothing may deadlock (the fork handlers take the writer's lock; the
- * child starts its own writer). Prints "children 20". */
+ * child starts its own writer). Prints "children 20".
+ *
+ * NVTX initializes itself lazily on the first call, and that is not
+ * fork-safe: a fork while another thread is inside its first NVTX call
+ * leaves the child spinning in nvtxInitOnce forever, with or without a tool
+ * (seen here once in a dozen runs on a loaded machine). So main makes the
+ * first NVTX call before any thread starts, as a program that forks should. */
 #include <nvtx3/nvToolsExt.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -31,6 +37,7 @@ static void *busy(void *arg)
 int main(void)
 {
     pthread_t t[4];
+    nvtxMarkA("start"); /* NVTX initialized before threads and forks (see above) */
     for (int i = 0; i < 4; i++)
         pthread_create(&t[i], NULL, busy, NULL);
     int n_ok = 0;
