@@ -138,6 +138,7 @@ void an_fmt_ns(char *buf, size_t n, double ns);      /* "1.25 ms" */
 void an_fmt_bytes(char *buf, size_t n, double bytes); /* "1.5 MiB" */
 
 /* JSON output. */
+int an_utf8_len(const unsigned char *s); /* length of the valid UTF-8 sequence at s, 0 if invalid */
 void an_json_str(FILE *f, const char *s); /* a quoted, escaped JSON string */
 void an_json_num(FILE *f, double v);      /* finite number or null */
 

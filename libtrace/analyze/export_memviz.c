@@ -56,20 +56,6 @@ static void p_uint(FILE *f, uint64_t v)
     p_byte(f, 0); /* a positive number: a zero sign byte */
 }
 
-/* Length of the valid UTF-8 sequence at s, 0 if invalid. */
-static int utf8_len(const unsigned char *s)
-{
-    if (s[0] < 0x80)
-        return 1;
-    int n = (s[0] & 0xe0) == 0xc0 ? 2 : (s[0] & 0xf0) == 0xe0 ? 3 : (s[0] & 0xf8) == 0xf0 ? 4 : 0;
-    if (n == 0 || (n == 2 && s[0] < 0xc2))
-        return 0;
-    for (int i = 1; i < n; i++)
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-    return n;
-}
-
 static void p_str(FILE *f, const char *s)
 {
     /* BINUNICODE must be UTF-8: bytes that are not become '?'. */
@@ -79,7 +65,7 @@ static void p_str(FILE *f, const char *s)
     for (int i = 0; i < 4; i++)
         p_byte(f, (int)((n >> (8 * i)) & 0xff));
     while (*p) {
-        int k = utf8_len(p);
+        int k = an_utf8_len(p);
         if (k == 0) {
             p_byte(f, '?');
             p++;

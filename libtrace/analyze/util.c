@@ -134,8 +134,7 @@ void an_fmt_bytes(char *buf, size_t n, double bytes)
         snprintf(buf, n, "%.2f %s", v, units[u]);
 }
 
-/* Length of the valid UTF-8 sequence at s, 0 if invalid. */
-static int utf8_len(const unsigned char *s)
+int an_utf8_len(const unsigned char *s)
 {
     if (s[0] < 0x80)
         return 1;
@@ -169,7 +168,7 @@ void an_json_str(FILE *f, const char *s)
         } else {
             /* Names come from traced programs: bytes that are not UTF-8
              * become U+FFFD so the document stays valid JSON. */
-            int n = utf8_len(p);
+            int n = an_utf8_len(p);
             if (n == 0) {
                 fputs("\\ufffd", f);
                 p++;
