@@ -1,13 +1,9 @@
-/* analyze_export.c: a test driver for the exports of libtrace/analyze, used
- * by analyze_export.sh until and besides `gtrace export`:
- *   analyze_export synth OUT.sqlite          writes a small trace with steps,
- *                                             kernels, copies, NVTX ranges, a
- *                                             caching allocator's heap and blocks,
- *                                             and names that need escaping
- *   analyze_export chrome|memviz TRACE OUT   exports TRACE to the file OUT
- *   analyze_export csv TRACE DIR             one CSV per kind into DIR
- *   analyze_export report TRACE OUT          the report as JSON
- * Exits 0, or 1 with the library's message. */
+/* analyze_export.c: writes the synthetic trace analyze_export.sh exports
+ * with `gtrace export` and `gtrace report`:
+ *   analyze_export synth OUT.sqlite   a small trace with steps, kernels, copies,
+ *                                     NVTX ranges, a caching allocator's heap
+ *                                     and blocks, and names that need escaping
+ * Exits 0, or 1 with the store's message. */
 #include "gt_analyze.h"
 
 #include <stdlib.h>
@@ -122,40 +118,11 @@ cleanup:
 
 int main(int argc, char **argv)
 {
-    int rc;
-    if (argc == 3 && strcmp(argv[1], "synth") == 0) {
-        rc = synth(argv[2]);
-    } else if (argc == 4) {
-        gt_trace *t = NULL;
-        if ((rc = gt_trace_open(&t, argv[2], 0)) == 0) {
-            if (strcmp(argv[1], "csv") == 0) {
-                rc = gt_export_csv(t, argv[3]);
-            } else {
-                FILE *f = fopen(argv[3], "wb");
-                if (!f)
-                    rc = gt_error_set(GT_ERR_IO, "%s: cannot create", argv[3]);
-                else if (strcmp(argv[1], "chrome") == 0)
-                    rc = gt_export_chrome(t, f);
-                else if (strcmp(argv[1], "memviz") == 0)
-                    rc = gt_export_memviz(t, f);
-                else if (strcmp(argv[1], "report") == 0) {
-                    gt_report *r = NULL;
-                    if ((rc = gt_report_compute(&r, t, NULL)) == 0)
-                        rc = gt_report_print_json(r, f);
-                    gt_report_free(r);
-                }
-                else
-                    rc = gt_error_set(GT_ERR_INVALID, "unknown format %s", argv[1]);
-                if (f && fclose(f) != 0 && rc == 0)
-                    rc = gt_error_set(GT_ERR_IO, "%s: cannot write", argv[3]);
-            }
-            gt_trace_free(t);
-        }
-    } else {
-        fprintf(stderr, "usage: %s synth OUT | chrome|memviz|report TRACE OUT | csv TRACE DIR\n", argv[0]);
+    if (argc != 3 || strcmp(argv[1], "synth") != 0) {
+        fprintf(stderr, "usage: %s synth OUT.sqlite\n", argv[0]);
         return 2;
     }
-    if (rc < 0) {
+    if (synth(argv[2]) < 0) {
         fprintf(stderr, "analyze_export: %s\n", gt_error_last());
         return 1;
     }

@@ -8,15 +8,17 @@
 set -eu
 command -v python3 >/dev/null 2>&1 || { echo "python3 not found: skipped"; exit 77; }
 TOOL=${GT_TOP_BUILDDIR:-.}/tests/integration/analyze_export
+GTRACE=${GT_TOP_BUILDDIR:-.}/libtrace/cli/gtrace
+# export TRACE FORMAT OUT: through the real CLI, quietly
+export_as() { "$GTRACE" export "$1" --format "$2" -o "$3" 2>/dev/null; }
 DIR=$(mktemp -d "${GT_TMPDIR:-/tmp}/gt-analyze-export-XXXXXX")
 trap 'rm -rf "$DIR"' EXIT
 
 "$TOOL" synth "$DIR/s.sqlite"
-"$TOOL" chrome "$DIR/s.sqlite" "$DIR/s.json"
-"$TOOL" memviz "$DIR/s.sqlite" "$DIR/s.pickle"
-"$TOOL" report "$DIR/s.sqlite" "$DIR/r.json"
-mkdir "$DIR/csv"
-"$TOOL" csv "$DIR/s.sqlite" "$DIR/csv"
+export_as "$DIR/s.sqlite" chrome "$DIR/s.json"
+export_as "$DIR/s.sqlite" memviz "$DIR/s.pickle"
+"$GTRACE" report --json "$DIR/s.sqlite" > "$DIR/r.json"
+export_as "$DIR/s.sqlite" csv "$DIR/csv"
 
 python3 - "$DIR" <<'PY'
 import csv, json, pickle, sys
@@ -84,11 +86,10 @@ PY
 
 FIX=${GT_FIXTURES:-}/nsys/cloverleaf-cuda-nsys2024.5.sqlite
 if [ -r "$FIX" ]; then
-    "$TOOL" chrome "$FIX" "$DIR/c.json"
-    "$TOOL" memviz "$FIX" "$DIR/c.pickle"
-    "$TOOL" report "$FIX" "$DIR/cr.json"
-    mkdir "$DIR/ccsv"
-    "$TOOL" csv "$FIX" "$DIR/ccsv"
+    export_as "$FIX" chrome "$DIR/c.json"
+    export_as "$FIX" memviz "$DIR/c.pickle"
+    "$GTRACE" report --json "$FIX" > "$DIR/cr.json"
+    export_as "$FIX" csv "$DIR/ccsv"
     python3 - "$DIR" <<'PY'
 import csv, json, pickle, sys
 d = sys.argv[1]
