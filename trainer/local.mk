@@ -60,3 +60,20 @@ tests_unit_test_trainer_model_CFLAGS = $(TRAINER_TEST_CFLAGS)
 tests_unit_test_trainer_model_LDFLAGS = $(AM_LDFLAGS) $(OPENMP_CFLAGS)
 tests_unit_test_trainer_model_LDADD = $(TRAINER_TEST_LDADD)
 endif
+
+# Distributed training (trainer/dist.c, DDP and ZeRO over Open MPI): only
+# with Open MPI. dist_test checks its pieces under mpirun with 2 and 4 ranks.
+if HAVE_MPI
+trainer_libtrainer_la_SOURCES += trainer/dist.h trainer/dist.c
+trainer_libtrainer_la_CPPFLAGS += $(MPI_CFLAGS)
+trainer_libtrainer_la_LIBADD += $(MPI_LIBS)
+check_PROGRAMS += tests/integration/dist_test
+tests_integration_dist_test_SOURCES = tests/integration/dist_test.c
+tests_integration_dist_test_CPPFLAGS = $(TRAINER_CPPFLAGS)
+tests_integration_dist_test_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS)
+tests_integration_dist_test_LDFLAGS = $(AM_LDFLAGS) $(OPENMP_CFLAGS)
+tests_integration_dist_test_LDADD = trainer/libtrainer.la
+TESTS += tests/integration/dist_mpi.sh tests/integration/dist_watchdog.sh
+endif
+EXTRA_DIST += trainer/dist.h trainer/dist.c tests/integration/dist_mpi.sh tests/integration/dist_watchdog.sh \
+	tests/integration/dist_common.sh

@@ -16,8 +16,10 @@ static pthread_once_t domain_once = PTHREAD_ONCE_INIT;
 static void make_domain(void)
 {
     domain = nvtxDomainCreateA("trainer");
-    if (domain)
+    if (domain) {
         nvtxDomainNameCategoryA(domain, TR_NVTX_COMPUTE, "compute");
+        nvtxDomainNameCategoryA(domain, TR_NVTX_COMMUNICATION, "communication");
+    }
 }
 
 tr_nvtx_domain_t tr_nvtx_domain(void)
@@ -85,10 +87,40 @@ void tr_nvtx_push_op(const char *name) { push_registered(name, TR_NVTX_COMPUTE);
 
 void tr_nvtx_pop(void) { nvtxDomainRangePop(tr_nvtx_domain()); }
 
+uint64_t tr_nvtx_start_comm(const char *name)
+{
+    nvtxEventAttributes_t a;
+    memset(&a, 0, sizeof a);
+    a.version = NVTX_VERSION;
+    a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    a.category = TR_NVTX_COMMUNICATION;
+    a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+    a.message.ascii = name;
+    return nvtxDomainRangeStartEx(tr_nvtx_domain(), &a);
+}
+
+void tr_nvtx_end(uint64_t id) { nvtxDomainRangeEnd(tr_nvtx_domain(), id); }
+
+void tr_nvtx_mark_value(const char *name, double value)
+{
+    nvtxEventAttributes_t a;
+    memset(&a, 0, sizeof a);
+    a.version = NVTX_VERSION;
+    a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    a.payloadType = NVTX_PAYLOAD_TYPE_DOUBLE;
+    a.payload.dValue = value;
+    a.messageType = NVTX_MESSAGE_TYPE_ASCII;
+    a.message.ascii = name;
+    nvtxDomainMarkEx(tr_nvtx_domain(), &a);
+}
+
 #else
 tr_nvtx_domain_t tr_nvtx_domain(void) { return NULL; }
 void tr_nvtx_push(const char *name) { (void)name; }
 void tr_nvtx_push_static(const char *name) { (void)name; }
 void tr_nvtx_push_op(const char *name) { (void)name; }
 void tr_nvtx_pop(void) {}
+uint64_t tr_nvtx_start_comm(const char *name) { (void)name; return 0; }
+void tr_nvtx_end(uint64_t id) { (void)id; }
+void tr_nvtx_mark_value(const char *name, double value) { (void)name; (void)value; }
 #endif

@@ -8,6 +8,8 @@
 
 #include "config.h"
 
+#include <stdint.h>
+
 #ifdef HAVE_NVTX
 #include <nvtx3/nvToolsExt.h>
 typedef nvtxDomainHandle_t tr_nvtx_domain_t;
@@ -28,5 +30,15 @@ void tr_nvtx_push_static(const char *name);
  * trace of the CPU backend has the shape of a GPU trace. */
 enum { TR_NVTX_COMPUTE = 1 };
 void tr_nvtx_push_op(const char *name);
+/* Communication (dist.c): a start/end range, not a push/pop one, because a
+ * collective in flight overlaps the op ranges of the thread that started it.
+ * Category TR_NVTX_COMMUNICATION, named "communication". Returns the id
+ * that ends it (0 without a tool). */
+enum { TR_NVTX_COMMUNICATION = 2 };
+uint64_t tr_nvtx_start_comm(const char *name);
+void tr_nvtx_end(uint64_t id);
+
+/* A mark with a number as its payload (the loss scale, a skipped step). */
+void tr_nvtx_mark_value(const char *name, double value);
 
 #endif
