@@ -16,27 +16,31 @@
 void op_encoder_forward_cpu(float *out /* (B,T,C) */, const int32_t *inp /* (B,T) */,
                             const float *wte /* (V,C) */, const float *wpe /* (maxT,C) */,
                             int B, int T, int C);
+/* dwte accumulates; dwpe's first T rows accumulate if add_dwpe, else are
+ * written (set_to_none gradients need no memset pass). */
 void op_encoder_backward_cpu(float *dwte /* (V,C) */, float *dwpe /* (maxT,C) */,
                              const float *dout /* (B,T,C) */, const int32_t *inp /* (B,T) */,
-                             int B, int T, int C);
+                             int B, int T, int C, int add_dwpe);
 
 /* LayerNorm over the last dimension; mean and rstd are kept for the backward. */
 void op_layernorm_forward_cpu(float *out /* (N,C) */, float *mean /* (N) */, float *rstd /* (N) */,
                               const float *inp /* (N,C) */, const float *weight /* (C) */,
                               const float *bias /* (C) */, int N, int C);
+/* dinp accumulates; dweight and dbias accumulate if add_dparams, else are written. */
 void op_layernorm_backward_cpu(float *dinp /* (N,C) */, float *dweight /* (C) */, float *dbias /* (C) */,
                                const float *dout /* (N,C) */, const float *inp /* (N,C) */,
                                const float *weight /* (C) */, const float *mean /* (N) */,
-                               const float *rstd /* (N) */, int N, int C);
+                               const float *rstd /* (N) */, int N, int C, int add_dparams);
 
 /* out = inp @ weight^T + bias (nn.Linear's layout); bias may be NULL. */
 void op_matmul_forward_cpu(float *out /* (N,OC) */, const float *inp /* (N,C) */,
                            const float *weight /* (OC,C) */, const float *bias /* (OC) or NULL */,
                            int N, int C, int OC);
-/* dinp may be NULL (the input needs no gradient); dbias may be NULL. */
+/* dinp may be NULL (the input needs no gradient); dbias may be NULL. dinp
+ * accumulates; dweight and dbias accumulate if add_dparams, else are written. */
 void op_matmul_backward_cpu(float *dinp /* (N,C) */, float *dweight /* (OC,C) */, float *dbias /* (OC) */,
                             const float *dout /* (N,OC) */, const float *inp /* (N,C) */,
-                            const float *weight /* (OC,C) */, int N, int C, int OC);
+                            const float *weight /* (OC,C) */, int N, int C, int OC, int add_dparams);
 
 /* Causal multi-head self-attention from packed q,k,v. att keeps the softmax
  * probabilities for the backward; scratch is (B,NH,T,T) of workspace. */
@@ -66,5 +70,61 @@ void op_crossentropy_backward_cpu(float *dlogits /* (N,Vp) */, const float *prob
 /* One AdamW update (decoupled weight decay, bias-corrected), t counts from 1. */
 void op_adamw_cpu(float *param, const float *grad, float *m, float *v, size_t n, float lr,
                   float beta1, float beta2, float eps, float weight_decay, int t);
+
+/* ---- compile-style fusions (--fuse on): one pass where the unfused path
+ * takes two or three; the same arithmetic, so results match closely. ---- */
+
+/* res = a + b, then out = LayerNorm(res): one pass over each row. */
+void op_residual_layernorm_forward_cpu(float *res /* (N,C) */, float *out /* (N,C) */, float *mean /* (N) */,
+                                       float *rstd /* (N) */, const float *a /* (N,C) */,
+                                       const float *b /* (N,C) */, const float *weight /* (C) */,
+                                       const float *bias /* (C) */, int N, int C);
+/* The backward of both: dres += LayerNorm'(dout); then da += dres and db +=
+ * dres, in one pass over each row. dweight/dbias as op_layernorm_backward_cpu. */
+void op_residual_layernorm_backward_cpu(float *da /* (N,C) */, float *db /* (N,C) */, float *dres /* (N,C) */,
+                                        float *dweight /* (C) */, float *dbias /* (C) */,
+                                        const float *dout /* (N,C) */, const float *res /* (N,C) */,
+                                        const float *weight /* (C) */, const float *mean /* (N) */,
+                                        const float *rstd /* (N) */, int N, int C, int add_dparams);
+/* pre = inp @ weight^T + bias and out = GELU(pre) in the GEMM's epilogue
+ * (cuBLASLt's GELU_AUX_BIAS). pre is kept for the backward in the storage
+ * format pre_format (a LOWP_* of lowp.h), and GELU reads the value as
+ * stored, so recomputing GELU from pre gives the same bits. */
+void op_matmul_bias_gelu_forward_cpu(float *pre /* (N,OC) */, float *out /* (N,OC) */,
+                                     const float *inp /* (N,C) */, const float *weight /* (OC,C) */,
+                                     const float *bias /* (OC) */, int N, int C, int OC, int pre_format);
+/* The classifier of llm.c: softmax, the loss and, if dloss is not 0, the
+ * gradient written over the logits in place, so no (N,Vp) probabilities are
+ * kept. Padding columns get zero. */
+void op_crossentropy_fused_forward_cpu(float *losses /* (N) */, float *logits /* (N,Vp): in, dlogits out */,
+                                       const int32_t *targets /* (N) */, float dloss, int N, int V, int Vp);
+
+/* Casts between storage formats (LOWP_* of lowp.h), round to nearest even. */
+void op_cast_cpu(void *dst, int dst_format, const void *src, int src_format, size_t n);
+
+/* The fused AdamW: one pass over a whole flat buffer whose ranges
+ * [bounds[i], bounds[i+1]) take weight decay decay[i] (multi-tensor apply).
+ * Gradients are multiplied by grad_scale on the fly (a loss scaler's 1/S),
+ * as torch.optim.AdamW(fused=True) does with its grad_scale argument. */
+void op_adamw_fused_cpu(float *param, const float *grad, float *m, float *v, const size_t *bounds,
+                        const float *decay, int n_ranges, float lr, float beta1, float beta2, float eps,
+                        float grad_scale, int t);
+
+/* SGD with momentum as torch.optim.SGD (dampening 0, no Nesterov): g += wd*p;
+ * buf = first ? g : momentum*buf + g; p -= lr*buf. momentum 0 uses no buffer. */
+void op_sgd_cpu(float *param, const float *grad, float *buf /* NULL if momentum is 0 */, size_t n, float lr,
+                float momentum, float weight_decay, int first);
+
+/* Sum of squares in double (for the global gradient norm). */
+double op_sumsq_cpu(const float *x, size_t n);
+/* 1 if every element is finite (no inf, no NaN). */
+int op_all_finite_cpu(const float *x, size_t n);
+/* The fused reduction: the sum of squares and the finite check in one pass;
+ * *finite is 0 if any element is inf or NaN (the sum is then meaningless). */
+double op_sumsq_finite_cpu(const float *x, size_t n, int *finite);
+/* x *= s */
+void op_scale_cpu(float *x, float s, size_t n);
+/* ema = decay*ema + (1-decay)*x */
+void op_ema_cpu(float *ema, const float *x, float decay, size_t n);
 
 #endif

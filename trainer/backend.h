@@ -4,12 +4,19 @@
  * of kernels/cpu; a CUDA backend fills the same table with kernels/cuda.
  * Each op opens an NVTX range named after it. Ops check the dtype and device
  * of their tensors and refuse what they have no kernel for. Dimensions are
- * passed explicitly, as in llm.c, to keep call sites readable. */
+ * passed explicitly, as in llm.c, to keep call sites readable.
+ * Mixed precision: activations may be bf16 or fp16 (autocast's choice per
+ * op is the model's); an op reads and writes each tensor in its own dtype
+ * and computes in fp32. Backward ops add into activation gradients; they
+ * add into parameter gradients only if add_dparams, else write them
+ * (set_to_none gradients need no memset pass). */
 #ifndef TR_BACKEND_H
 #define TR_BACKEND_H
 
 #include "alloc.h"
 #include "tensor.h"
+
+#include <stdbool.h>
 
 typedef struct tr_backend tr_backend;
 struct tr_backend {
@@ -30,17 +37,19 @@ struct tr_backend {
 
     void (*encoder_forward)(tr_backend *be, tr_tensor *out, const tr_tensor *inp, const tr_tensor *wte,
                             const tr_tensor *wpe, int B, int T, int C);
+    /* dwte always adds (the LM head wrote it first); dwpe as add_dparams. */
     void (*encoder_backward)(tr_backend *be, tr_tensor *dwte, tr_tensor *dwpe, const tr_tensor *dout,
-                             const tr_tensor *inp, int B, int T, int C);
+                             const tr_tensor *inp, int B, int T, int C, bool add_dparams);
     void (*layernorm_forward)(tr_backend *be, tr_tensor *out, tr_tensor *mean, tr_tensor *rstd,
                               const tr_tensor *inp, const tr_tensor *w, const tr_tensor *b, int N, int C);
     void (*layernorm_backward)(tr_backend *be, tr_tensor *dinp, tr_tensor *dw, tr_tensor *db,
                                const tr_tensor *dout, const tr_tensor *inp, const tr_tensor *w,
-                               const tr_tensor *mean, const tr_tensor *rstd, int N, int C);
+                               const tr_tensor *mean, const tr_tensor *rstd, int N, int C, bool add_dparams);
     void (*matmul_forward)(tr_backend *be, tr_tensor *out, const tr_tensor *inp, const tr_tensor *w,
                            const tr_tensor *bias, int N, int C, int OC);
     void (*matmul_backward)(tr_backend *be, tr_tensor *dinp, tr_tensor *dw, tr_tensor *dbias,
-                            const tr_tensor *dout, const tr_tensor *inp, const tr_tensor *w, int N, int C, int OC);
+                            const tr_tensor *dout, const tr_tensor *inp, const tr_tensor *w, int N, int C, int OC,
+                            bool add_dparams);
     void (*attention_forward)(tr_backend *be, tr_tensor *out, tr_tensor *att, const tr_tensor *qkv,
                               int B, int T, int C, int NH);
     void (*attention_backward)(tr_backend *be, tr_tensor *dqkv, tr_tensor *scratch, const tr_tensor *dout,
@@ -53,9 +62,38 @@ struct tr_backend {
                                  const tr_tensor *targets, int N, int V, int Vp);
     void (*crossentropy_backward)(tr_backend *be, tr_tensor *dlogits, const tr_tensor *probs,
                                   const tr_tensor *targets, float dloss, int N, int V, int Vp);
+    /* Fusions (--fuse on), see kernels/ops.h. */
+    void (*residual_layernorm_forward)(tr_backend *be, tr_tensor *res, tr_tensor *out, tr_tensor *mean,
+                                       tr_tensor *rstd, const tr_tensor *a, const tr_tensor *b, const tr_tensor *w,
+                                       const tr_tensor *bias, int N, int C);
+    void (*residual_layernorm_backward)(tr_backend *be, tr_tensor *da, tr_tensor *db, tr_tensor *dres,
+                                        tr_tensor *dw, tr_tensor *dbias, const tr_tensor *dout, const tr_tensor *res,
+                                        const tr_tensor *w, const tr_tensor *mean, const tr_tensor *rstd, int N,
+                                        int C, bool add_dparams);
+    void (*matmul_bias_gelu_forward)(tr_backend *be, tr_tensor *pre, tr_tensor *out, const tr_tensor *inp,
+                                     const tr_tensor *w, const tr_tensor *bias, int N, int C, int OC);
+    /* losses, and dlogits written over logits when dloss is not 0 */
+    void (*crossentropy_fused_forward)(tr_backend *be, tr_tensor *losses, tr_tensor *logits,
+                                       const tr_tensor *targets, float dloss, int N, int V, int Vp);
+    /* dst = src converted to dst's dtype (same number of elements) */
+    void (*cast)(tr_backend *be, tr_tensor *dst, const tr_tensor *src);
     /* One AdamW step over a flat range (a shard is updated as the whole would be). */
     void (*adamw)(tr_backend *be, tr_tensor *param, const tr_tensor *grad, tr_tensor *m, tr_tensor *v,
                   float lr, float beta1, float beta2, float eps, float weight_decay, int t);
+    /* The fused AdamW over flat buffers: ranges [bounds[i], bounds[i+1]) decay
+     * by decay[i]; gradients are multiplied by grad_scale on the fly. */
+    void (*adamw_fused)(tr_backend *be, tr_tensor *param, const tr_tensor *grad, tr_tensor *m, tr_tensor *v,
+                        const size_t *bounds, const float *decay, int n_ranges, float lr, float beta1,
+                        float beta2, float eps, float grad_scale, int t);
+    /* SGD with momentum (torch.optim.SGD); buf NULL when momentum is 0. */
+    void (*sgd)(tr_backend *be, tr_tensor *param, const tr_tensor *grad, tr_tensor *buf, float lr,
+                float momentum, float weight_decay, int first);
+    /* Reductions read back to the host (one synchronization each). */
+    double (*sumsq)(tr_backend *be, const tr_tensor *x);
+    int (*all_finite)(tr_backend *be, const tr_tensor *x);
+    double (*sumsq_finite)(tr_backend *be, const tr_tensor *x, int *finite);
+    void (*scale)(tr_backend *be, tr_tensor *x, float s);
+    void (*ema)(tr_backend *be, tr_tensor *ema, const tr_tensor *x, float decay);
 };
 
 /* The CPU backend: CBLAS GEMMs, OpenMP elsewhere, n_threads OpenMP threads

@@ -1,10 +1,17 @@
 /* backend_cpu.c: the CPU backend: kernels/cpu behind the backend table, one
- * NVTX range per op, fp32 only (a bf16/fp16 tensor is refused with a message
- * until the CPU kernels grow those paths). One stream: work runs in order on
- * the calling thread, so synchronize has nothing to wait for. */
+ * NVTX range per op (category "compute"). One stream: work runs in order on
+ * the calling thread, so synchronize has nothing to wait for.
+ * Mixed precision: the kernels compute in fp32. A bf16/fp16 tensor is
+ * widened into scratch before a kernel reads it and rounded back (to nearest
+ * even) after the kernel wrote it: what a low-precision kernel with fp32
+ * arithmetic does at its loads and stores, so the values an AMP run sees are
+ * those a GPU run would store. The scratch is the backend's own host memory,
+ * not the caching allocator's: it stands for registers, not for tensors. On
+ * the CPU this costs time; the memory saved in activations is real. */
 #include "backend.h"
 
 #include "config.h"
+#include "lowp.h"
 #include "nvtx.h"
 #include "ops.h"
 
@@ -16,18 +23,6 @@
 #include <omp.h>
 #endif
 
-static float *f32(const tr_tensor *t, const char *op)
-{
-    if (!t)
-        return NULL;
-    if (t->dtype != TR_F32 || t->device != TR_CPU) {
-        fprintf(stderr, "trainer: the cpu backend has no %s kernel for %s tensors on %s\n", op,
-                tr_dtype_name(t->dtype), t->device == TR_CPU ? "cpu" : "cuda");
-        exit(1);
-    }
-    return t->data;
-}
-
 static const int32_t *i32(const tr_tensor *t)
 {
     if (t->dtype != TR_I32) {
@@ -36,6 +31,93 @@ static const int32_t *i32(const tr_tensor *t)
     }
     return t->data;
 }
+
+static int format_of(tr_dtype t) { return t == TR_BF16 ? LOWP_BF16 : t == TR_F16 ? LOWP_F16 : LOWP_F32; }
+
+/* ---- staging of low-precision tensors ---- */
+
+/* Scratch buffers, reused from op to op (the trainer calls the backend from
+ * one thread). */
+enum { N_SCRATCH = 10 };
+static struct scratch { float *p; size_t n; } scratch[N_SCRATCH];
+
+typedef struct stage {
+    const char *op;
+    int n_used;
+    tr_tensor *out[N_SCRATCH]; /* written or accumulated low-precision tensors */
+    float *out_f32[N_SCRATCH];
+    int n_out;
+} stage;
+
+static float *take_scratch(stage *s, size_t n)
+{
+    if (s->n_used == N_SCRATCH) {
+        fprintf(stderr, "trainer: %s: more low-precision operands than the cpu backend stages\n", s->op);
+        exit(1);
+    }
+    struct scratch *b = &scratch[s->n_used++];
+    if (b->n < n) {
+        free(b->p);
+        b->p = malloc(n * sizeof(float));
+        b->n = b->p ? n : 0;
+        if (!b->p) {
+            fprintf(stderr, "trainer: %s: out of host memory for %zu staged elements\n", s->op, n);
+            exit(1);
+        }
+    }
+    return b->p;
+}
+
+static void check_device(const stage *s, const tr_tensor *t)
+{
+    if (t->device != TR_CPU || t->dtype == TR_I32) {
+        fprintf(stderr, "trainer: the cpu backend has no %s kernel for %s tensors on %s\n", s->op,
+                tr_dtype_name(t->dtype), t->device == TR_CPU ? "cpu" : "cuda");
+        exit(1);
+    }
+}
+
+/* An input: fp32 as is, else widened. */
+static float *in(stage *s, const tr_tensor *t)
+{
+    if (!t)
+        return NULL;
+    check_device(s, t);
+    if (t->dtype == TR_F32)
+        return t->data;
+    size_t n = (size_t)tr_tensor_numel(t);
+    float *f = take_scratch(s, n);
+    op_cast_cpu(f, LOWP_F32, t->data, format_of(t->dtype), n);
+    return f;
+}
+
+/* An output: written (add = false) or added to (add = true); rounded at done(). */
+static float *out(stage *s, tr_tensor *t, bool add)
+{
+    if (!t)
+        return NULL;
+    check_device(s, t);
+    if (t->dtype == TR_F32)
+        return t->data;
+    float *f = add ? in(s, t) : take_scratch(s, (size_t)tr_tensor_numel(t));
+    s->out[s->n_out] = t;
+    s->out_f32[s->n_out++] = f;
+    return f;
+}
+
+static void done(stage *s)
+{
+    for (int i = 0; i < s->n_out; i++)
+        op_cast_cpu(s->out[i]->data, format_of(s->out[i]->dtype), s->out_f32[i], LOWP_F32,
+                    (size_t)tr_tensor_numel(s->out[i]));
+    tr_nvtx_pop();
+}
+
+#define BEGIN(name)                  \
+    (void)be;                        \
+    stage st = {.op = name};         \
+    tr_nvtx_push_op(name) /* category "compute" */
+#define END() done(&st)
 
 static void *seg_alloc(size_t n, void *ctx)
 {
@@ -59,118 +141,228 @@ static void synchronize(tr_backend *be, int stream) { (void)be; (void)stream; }
 static void *host_alloc(tr_backend *be, size_t n) { (void)be; return seg_alloc(n, NULL); }
 static void host_free(tr_backend *be, void *p) { (void)be; free(p); }
 
-#define RANGE(name) tr_nvtx_push_op(name) /* category "compute" */
-#define END() tr_nvtx_pop()
-
-static void encoder_forward(tr_backend *be, tr_tensor *out, const tr_tensor *inp, const tr_tensor *wte,
+static void encoder_forward(tr_backend *be, tr_tensor *out_, const tr_tensor *inp, const tr_tensor *wte,
                             const tr_tensor *wpe, int B, int T, int C)
 {
-    RANGE("encoder_forward");
-    op_encoder_forward_cpu(f32(out, "encoder"), i32(inp), f32(wte, "encoder"), f32(wpe, "encoder"), B, T, C);
+    BEGIN("encoder_forward");
+    op_encoder_forward_cpu(out(&st, out_, false), i32(inp), in(&st, wte), in(&st, wpe), B, T, C);
     END();
 }
 static void encoder_backward(tr_backend *be, tr_tensor *dwte, tr_tensor *dwpe, const tr_tensor *dout,
-                             const tr_tensor *inp, int B, int T, int C)
+                             const tr_tensor *inp, int B, int T, int C, bool add_dparams)
 {
-    RANGE("encoder_backward");
-    op_encoder_backward_cpu(f32(dwte, "encoder"), f32(dwpe, "encoder"), f32(dout, "encoder"), i32(inp), B, T, C);
+    BEGIN("encoder_backward");
+    float *pe = out(&st, dwpe, true);
+    op_encoder_backward_cpu(out(&st, dwte, true), pe, in(&st, dout), i32(inp), B, T, C, add_dparams);
+    if (!add_dparams && dwpe->shape[0] > T) /* positions past T take no part: zero, not stale */
+        memset(pe + (size_t)T * C, 0, (size_t)(dwpe->shape[0] - T) * C * sizeof(float));
     END();
 }
-static void layernorm_forward(tr_backend *be, tr_tensor *out, tr_tensor *mean, tr_tensor *rstd,
+static void layernorm_forward(tr_backend *be, tr_tensor *out_, tr_tensor *mean, tr_tensor *rstd,
                               const tr_tensor *inp, const tr_tensor *w, const tr_tensor *b, int N, int C)
 {
-    RANGE("layernorm_forward");
-    op_layernorm_forward_cpu(f32(out, "layernorm"), f32(mean, "layernorm"), f32(rstd, "layernorm"),
-                             f32(inp, "layernorm"), f32(w, "layernorm"), f32(b, "layernorm"), N, C);
+    BEGIN("layernorm_forward");
+    op_layernorm_forward_cpu(out(&st, out_, false), out(&st, mean, false), out(&st, rstd, false), in(&st, inp),
+                             in(&st, w), in(&st, b), N, C);
     END();
 }
 static void layernorm_backward(tr_backend *be, tr_tensor *dinp, tr_tensor *dw, tr_tensor *db,
                                const tr_tensor *dout, const tr_tensor *inp, const tr_tensor *w,
-                               const tr_tensor *mean, const tr_tensor *rstd, int N, int C)
+                               const tr_tensor *mean, const tr_tensor *rstd, int N, int C, bool add_dparams)
 {
-    RANGE("layernorm_backward");
-    op_layernorm_backward_cpu(f32(dinp, "layernorm"), f32(dw, "layernorm"), f32(db, "layernorm"),
-                              f32(dout, "layernorm"), f32(inp, "layernorm"), f32(w, "layernorm"),
-                              f32(mean, "layernorm"), f32(rstd, "layernorm"), N, C);
+    BEGIN("layernorm_backward");
+    op_layernorm_backward_cpu(out(&st, dinp, true), out(&st, dw, true), out(&st, db, true), in(&st, dout),
+                              in(&st, inp), in(&st, w), in(&st, mean), in(&st, rstd), N, C, add_dparams);
     END();
 }
-static void matmul_forward(tr_backend *be, tr_tensor *out, const tr_tensor *inp, const tr_tensor *w,
+static void matmul_forward(tr_backend *be, tr_tensor *out_, const tr_tensor *inp, const tr_tensor *w,
                            const tr_tensor *bias, int N, int C, int OC)
 {
-    RANGE("matmul_forward");
-    op_matmul_forward_cpu(f32(out, "matmul"), f32(inp, "matmul"), f32(w, "matmul"), f32(bias, "matmul"), N, C, OC);
+    BEGIN("matmul_forward");
+    op_matmul_forward_cpu(out(&st, out_, false), in(&st, inp), in(&st, w), in(&st, bias), N, C, OC);
     END();
 }
 static void matmul_backward(tr_backend *be, tr_tensor *dinp, tr_tensor *dw, tr_tensor *dbias,
-                            const tr_tensor *dout, const tr_tensor *inp, const tr_tensor *w, int N, int C, int OC)
+                            const tr_tensor *dout, const tr_tensor *inp, const tr_tensor *w, int N, int C, int OC,
+                            bool add_dparams)
 {
-    RANGE("matmul_backward");
-    op_matmul_backward_cpu(f32(dinp, "matmul"), f32(dw, "matmul"), f32(dbias, "matmul"), f32(dout, "matmul"),
-                           f32(inp, "matmul"), f32(w, "matmul"), N, C, OC);
+    BEGIN("matmul_backward");
+    op_matmul_backward_cpu(out(&st, dinp, true), out(&st, dw, true), out(&st, dbias, true), in(&st, dout),
+                           in(&st, inp), in(&st, w), N, C, OC, add_dparams);
     END();
 }
-static void attention_forward(tr_backend *be, tr_tensor *out, tr_tensor *att, const tr_tensor *qkv,
+static void attention_forward(tr_backend *be, tr_tensor *out_, tr_tensor *att, const tr_tensor *qkv,
                               int B, int T, int C, int NH)
 {
-    RANGE("attention_forward");
-    op_attention_forward_cpu(f32(out, "attention"), f32(att, "attention"), f32(qkv, "attention"), B, T, C, NH);
+    BEGIN("attention_forward");
+    op_attention_forward_cpu(out(&st, out_, false), out(&st, att, false), in(&st, qkv), B, T, C, NH);
     END();
 }
-static void attention_backward(tr_backend *be, tr_tensor *dqkv, tr_tensor *scratch, const tr_tensor *dout,
+static void attention_backward(tr_backend *be, tr_tensor *dqkv, tr_tensor *scratch_, const tr_tensor *dout,
                                const tr_tensor *qkv, const tr_tensor *att, int B, int T, int C, int NH)
 {
-    RANGE("attention_backward");
-    op_attention_backward_cpu(f32(dqkv, "attention"), f32(scratch, "attention"), f32(dout, "attention"),
-                              f32(qkv, "attention"), f32(att, "attention"), B, T, C, NH);
+    BEGIN("attention_backward");
+    op_attention_backward_cpu(out(&st, dqkv, true), out(&st, scratch_, true), in(&st, dout), in(&st, qkv),
+                              in(&st, att), B, T, C, NH);
     END();
 }
-static void gelu_forward(tr_backend *be, tr_tensor *out, const tr_tensor *inp)
+static void gelu_forward(tr_backend *be, tr_tensor *out_, const tr_tensor *inp)
 {
-    RANGE("gelu_forward");
-    op_gelu_forward_cpu(f32(out, "gelu"), f32(inp, "gelu"), (size_t)tr_tensor_numel(inp));
+    BEGIN("gelu_forward");
+    op_gelu_forward_cpu(out(&st, out_, false), in(&st, inp), (size_t)tr_tensor_numel(inp));
     END();
 }
 static void gelu_backward(tr_backend *be, tr_tensor *dinp, const tr_tensor *inp, const tr_tensor *dout)
 {
-    RANGE("gelu_backward");
-    op_gelu_backward_cpu(f32(dinp, "gelu"), f32(inp, "gelu"), f32(dout, "gelu"), (size_t)tr_tensor_numel(inp));
+    BEGIN("gelu_backward");
+    op_gelu_backward_cpu(out(&st, dinp, true), in(&st, inp), in(&st, dout), (size_t)tr_tensor_numel(inp));
     END();
 }
-static void residual_forward(tr_backend *be, tr_tensor *out, const tr_tensor *a, const tr_tensor *b)
+static void residual_forward(tr_backend *be, tr_tensor *out_, const tr_tensor *a, const tr_tensor *b)
 {
-    RANGE("residual_forward");
-    op_residual_forward_cpu(f32(out, "residual"), f32(a, "residual"), f32(b, "residual"), (size_t)tr_tensor_numel(a));
+    BEGIN("residual_forward");
+    op_residual_forward_cpu(out(&st, out_, false), in(&st, a), in(&st, b), (size_t)tr_tensor_numel(a));
     END();
 }
 static void residual_backward(tr_backend *be, tr_tensor *da, tr_tensor *db, const tr_tensor *dout)
 {
-    RANGE("residual_backward");
-    op_residual_backward_cpu(f32(da, "residual"), f32(db, "residual"), f32(dout, "residual"),
-                             (size_t)tr_tensor_numel(dout));
+    BEGIN("residual_backward");
+    op_residual_backward_cpu(out(&st, da, true), out(&st, db, true), in(&st, dout), (size_t)tr_tensor_numel(dout));
     END();
 }
 static void crossentropy_forward(tr_backend *be, tr_tensor *losses, tr_tensor *probs, const tr_tensor *logits,
                                  const tr_tensor *targets, int N, int V, int Vp)
 {
-    RANGE("crossentropy_forward");
-    op_crossentropy_forward_cpu(f32(losses, "crossentropy"), f32(probs, "crossentropy"),
-                                f32(logits, "crossentropy"), i32(targets), N, V, Vp);
+    BEGIN("crossentropy_forward");
+    op_crossentropy_forward_cpu(out(&st, losses, false), out(&st, probs, false), in(&st, logits), i32(targets), N,
+                                V, Vp);
     END();
 }
 static void crossentropy_backward(tr_backend *be, tr_tensor *dlogits, const tr_tensor *probs,
                                   const tr_tensor *targets, float dloss, int N, int V, int Vp)
 {
-    RANGE("crossentropy_backward");
-    op_crossentropy_backward_cpu(f32(dlogits, "crossentropy"), f32(probs, "crossentropy"), i32(targets), dloss,
-                                 N, V, Vp);
+    BEGIN("crossentropy_backward");
+    op_crossentropy_backward_cpu(out(&st, dlogits, false), in(&st, probs), i32(targets), dloss, N, V, Vp);
     END();
 }
+static void residual_layernorm_forward(tr_backend *be, tr_tensor *res, tr_tensor *out_, tr_tensor *mean,
+                                       tr_tensor *rstd, const tr_tensor *a, const tr_tensor *b, const tr_tensor *w,
+                                       const tr_tensor *bias, int N, int C)
+{
+    BEGIN("residual_layernorm_forward");
+    op_residual_layernorm_forward_cpu(out(&st, res, false), out(&st, out_, false), out(&st, mean, false),
+                                      out(&st, rstd, false), in(&st, a), in(&st, b), in(&st, w), in(&st, bias), N,
+                                      C);
+    END();
+}
+static void residual_layernorm_backward(tr_backend *be, tr_tensor *da, tr_tensor *db, tr_tensor *dres,
+                                        tr_tensor *dw, tr_tensor *dbias, const tr_tensor *dout, const tr_tensor *res,
+                                        const tr_tensor *w, const tr_tensor *mean, const tr_tensor *rstd, int N,
+                                        int C, bool add_dparams)
+{
+    BEGIN("residual_layernorm_backward");
+    op_residual_layernorm_backward_cpu(out(&st, da, true), out(&st, db, true), out(&st, dres, true),
+                                       out(&st, dw, true), out(&st, dbias, true), in(&st, dout), in(&st, res),
+                                       in(&st, w), in(&st, mean), in(&st, rstd), N, C, add_dparams);
+    END();
+}
+static void matmul_bias_gelu_forward(tr_backend *be, tr_tensor *pre, tr_tensor *out_, const tr_tensor *inp,
+                                     const tr_tensor *w, const tr_tensor *bias, int N, int C, int OC)
+{
+    BEGIN("matmul_bias_gelu_forward");
+    op_matmul_bias_gelu_forward_cpu(out(&st, pre, false), out(&st, out_, false), in(&st, inp), in(&st, w),
+                                    in(&st, bias), N, C, OC, format_of(pre->dtype));
+    END();
+}
+static void crossentropy_fused_forward(tr_backend *be, tr_tensor *losses, tr_tensor *logits,
+                                       const tr_tensor *targets, float dloss, int N, int V, int Vp)
+{
+    BEGIN("crossentropy_fused_forward");
+    op_crossentropy_fused_forward_cpu(out(&st, losses, false), out(&st, logits, true), i32(targets), dloss, N, V,
+                                      Vp);
+    END();
+}
+static void cast(tr_backend *be, tr_tensor *dst, const tr_tensor *src)
+{
+    BEGIN("cast");
+    check_device(&st, dst);
+    check_device(&st, src);
+    op_cast_cpu(dst->data, format_of(dst->dtype), src->data, format_of(src->dtype), (size_t)tr_tensor_numel(src));
+    END();
+}
+
+/* ---- optimizer ops: fp32 master weights and state only ---- */
+
+static float *f32(stage *s, const tr_tensor *t)
+{
+    if (!t)
+        return NULL;
+    check_device(s, t);
+    if (t->dtype != TR_F32) {
+        fprintf(stderr, "trainer: %s: the optimizer works on fp32 tensors, not %s\n", s->op,
+                tr_dtype_name(t->dtype));
+        exit(1);
+    }
+    return t->data;
+}
+#define F32(t) f32(&st, t)
+
 static void adamw(tr_backend *be, tr_tensor *param, const tr_tensor *grad, tr_tensor *m, tr_tensor *v,
                   float lr, float beta1, float beta2, float eps, float weight_decay, int t)
 {
-    RANGE("adamw");
-    op_adamw_cpu(f32(param, "adamw"), f32(grad, "adamw"), f32(m, "adamw"), f32(v, "adamw"),
+    BEGIN("adamw");
+    op_adamw_cpu(F32(param), F32(grad), F32(m), F32(v),
                  (size_t)tr_tensor_numel(param), lr, beta1, beta2, eps, weight_decay, t);
+    END();
+}
+static void adamw_fused(tr_backend *be, tr_tensor *param, const tr_tensor *grad, tr_tensor *m, tr_tensor *v,
+                        const size_t *bounds, const float *decay, int n_ranges, float lr, float beta1,
+                        float beta2, float eps, float grad_scale, int t)
+{
+    BEGIN("adamw_fused");
+    op_adamw_fused_cpu(F32(param), F32(grad), F32(m), F32(v), bounds, decay,
+                       n_ranges, lr, beta1, beta2, eps, grad_scale, t);
+    END();
+}
+static void sgd(tr_backend *be, tr_tensor *param, const tr_tensor *grad, tr_tensor *buf, float lr, float momentum,
+                float weight_decay, int first)
+{
+    BEGIN("sgd");
+    op_sgd_cpu(F32(param), F32(grad), F32(buf), (size_t)tr_tensor_numel(param), lr, momentum,
+               weight_decay, first);
+    END();
+}
+static double sumsq(tr_backend *be, const tr_tensor *x)
+{
+    BEGIN("sumsq");
+    double s = op_sumsq_cpu(F32(x), (size_t)tr_tensor_numel(x));
+    END();
+    return s;
+}
+static int all_finite(tr_backend *be, const tr_tensor *x)
+{
+    BEGIN("all_finite");
+    int ok = op_all_finite_cpu(F32(x), (size_t)tr_tensor_numel(x));
+    END();
+    return ok;
+}
+static double sumsq_finite(tr_backend *be, const tr_tensor *x, int *finite)
+{
+    BEGIN("sumsq_finite");
+    double s = op_sumsq_finite_cpu(F32(x), (size_t)tr_tensor_numel(x), finite);
+    END();
+    return s;
+}
+static void scale(tr_backend *be, tr_tensor *x, float s)
+{
+    BEGIN("scale");
+    op_scale_cpu(F32(x), s, (size_t)tr_tensor_numel(x));
+    END();
+}
+static void ema(tr_backend *be, tr_tensor *e, const tr_tensor *x, float decay)
+{
+    BEGIN("ema");
+    op_ema_cpu(F32(e), F32(x), decay, (size_t)tr_tensor_numel(x));
     END();
 }
 
@@ -198,7 +390,19 @@ static tr_backend cpu = {
     .residual_backward = residual_backward,
     .crossentropy_forward = crossentropy_forward,
     .crossentropy_backward = crossentropy_backward,
+    .residual_layernorm_forward = residual_layernorm_forward,
+    .residual_layernorm_backward = residual_layernorm_backward,
+    .matmul_bias_gelu_forward = matmul_bias_gelu_forward,
+    .crossentropy_fused_forward = crossentropy_fused_forward,
+    .cast = cast,
     .adamw = adamw,
+    .adamw_fused = adamw_fused,
+    .sgd = sgd,
+    .sumsq = sumsq,
+    .all_finite = all_finite,
+    .sumsq_finite = sumsq_finite,
+    .scale = scale,
+    .ema = ema,
 };
 
 tr_backend *tr_backend_cpu(int n_threads)

@@ -42,12 +42,35 @@ static void put(strbuf *b, const char *fmt, ...)
     }
 }
 
-/* The tensor table: the weights, then m, then v, each in tr_gpt_params order. */
-static void tensor_entries(strbuf *b, const tr_gpt *m, size_t *data_bytes)
+/* The groups of tensors saved: the weights, then the optimizer's state
+ * (AdamW: m and v; SGD: its momentum buffer, if any). */
+typedef struct groups {
+    const char *prefix[3];
+    void *buf[3];
+    int n;
+} groups;
+
+static groups groups_of(const tr_gpt *m, const tr_optim *opt)
 {
-    static const char *const prefix[3] = {"", "optimizer.m.", "optimizer.v."};
+    groups g = {{""}, {m->params_flat.data}, 1};
+    bool adamw = opt->cfg.kind == TR_OPTIM_ADAMW;
+    if (opt->m.data) {
+        g.prefix[g.n] = adamw ? "optimizer.m." : "optimizer.momentum.";
+        g.buf[g.n++] = opt->m.data;
+    }
+    if (opt->v.data) {
+        g.prefix[g.n] = "optimizer.v.";
+        g.buf[g.n++] = opt->v.data;
+    }
+    return g;
+}
+
+/* The tensor table: each group in tr_gpt_params order. */
+static void tensor_entries(strbuf *b, const tr_gpt *m, const groups *gs, size_t *data_bytes)
+{
+    const char *const *prefix = gs->prefix;
     size_t off = 0;
-    for (int g = 0; g < 3; g++)
+    for (int g = 0; g < gs->n; g++)
         for (int i = 0; i < TR_GPT_N_TENSORS; i++) {
             const tr_tensor *t = &m->params.all[i];
             put(b, ",\"%s%s\":{\"dtype\":\"%s\",\"shape\":[", prefix[g], tr_gpt_tensor_names[i],
@@ -60,12 +83,22 @@ static void tensor_entries(strbuf *b, const tr_gpt *m, size_t *data_bytes)
     *data_bytes = off;
 }
 
-static void metadata(strbuf *b, const tr_gpt *m, const tr_adamw *opt, const tr_ckpt_state *st)
+static const char *optim_name(const tr_optim *opt) { return opt->cfg.kind == TR_OPTIM_ADAMW ? "adamw" : "sgd"; }
+
+static void metadata(strbuf *b, const tr_gpt *m, const tr_optim *opt, const tr_ckpt_state *st)
 {
     const tr_gpt_config *c = &m->cfg;
     put(b, "{\"__metadata__\":{\"format\":\"" FORMAT "\",\"shape\":\"layers=%d,width=%d,heads=%d,context=%d,"
-        "vocab=%d\",\"step\":\"%" PRId64 "\",\"adam_t\":\"%d\",\"seed\":\"%" PRIu64 "\"}",
-        c->n_layers, c->channels, c->n_heads, c->max_seq_len, c->vocab_size, st->step, opt->t, st->seed);
+        "vocab=%d\",\"optimizer\":\"%s\",\"step\":\"%" PRId64 "\",\"optimizer_t\":\"%d\",\"seed\":\"%" PRIu64 "\"}",
+        c->n_layers, c->channels, c->n_heads, c->max_seq_len, c->vocab_size, optim_name(opt), st->step, opt->t,
+        st->seed);
+}
+
+static int check_whole(const char *path, const tr_gpt *m, const tr_optim *opt)
+{
+    if (opt->begin != 0 || opt->end != m->n_params)
+        return tr_error_set(TR_EINVAL, "%s: a checkpoint holds the whole optimizer state, not a shard", path);
+    return TR_OK;
 }
 
 static int write_all(int fd, const void *p, size_t n)
@@ -83,19 +116,23 @@ static int write_all(int fd, const void *p, size_t n)
     return 0;
 }
 
-int tr_ckpt_save(const char *path, tr_gpt *m, const tr_adamw *opt, const tr_ckpt_state *st)
+int tr_ckpt_save(const char *path, tr_gpt *m, const tr_optim *opt, const tr_ckpt_state *st)
 {
+    int rc = check_whole(path, m, opt);
+    if (rc < 0)
+        return rc;
     strbuf h = {0};
     size_t data_bytes;
+    groups gs = groups_of(m, opt);
     metadata(&h, m, opt, st);
-    tensor_entries(&h, m, &data_bytes);
+    tensor_entries(&h, m, &gs, &data_bytes);
     put(&h, "}");
     while ((8 + h.n) % 8) /* data starts 8-byte aligned, as safetensors writes it */
         put(&h, " ");
     size_t tmp_n = strlen(path) + 16;
     char *tmp = malloc(tmp_n);
     float *host = malloc(m->n_params * sizeof(float));
-    int rc = TR_OK, fd = -1;
+    int fd = -1;
     if (!tmp || !host) {
         rc = tr_error_set(TR_ENOMEM, "out of memory saving %s", path);
         goto cleanup;
@@ -106,11 +143,10 @@ int tr_ckpt_save(const char *path, tr_gpt *m, const tr_adamw *opt, const tr_ckpt
         goto cleanup;
     }
     uint64_t hlen = h.n; /* little-endian on every machine we build for */
-    const void *bufs[3] = {m->params_flat.data, opt->m.data, opt->v.data};
     if (write_all(fd, &hlen, 8) < 0 || write_all(fd, h.s, h.n) < 0)
         goto io_error;
-    for (int g = 0; g < 3; g++) {
-        m->be->copy_d2h(m->be, host, bufs[g], m->n_params * sizeof(float), 0);
+    for (int g = 0; g < gs.n; g++) {
+        m->be->copy_d2h(m->be, host, gs.buf[g], m->n_params * sizeof(float), 0);
         if (write_all(fd, host, m->n_params * sizeof(float)) < 0)
             goto io_error;
     }
@@ -159,12 +195,14 @@ static int meta_num(const char *header, const char *key, long long *out)
     return *end == '"' ? 0 : -1;
 }
 
-int tr_ckpt_load(const char *path, tr_gpt *m, tr_adamw *opt, tr_ckpt_state *st)
+int tr_ckpt_load(const char *path, tr_gpt *m, tr_optim *opt, tr_ckpt_state *st)
 {
+    int rc = check_whole(path, m, opt);
+    if (rc < 0)
+        return rc;
     FILE *f = fopen(path, "rb");
     if (!f)
         return tr_error_set(TR_EIO, "cannot open the checkpoint %s: %s", path, strerror(errno));
-    int rc = TR_OK;
     char *header = NULL;
     float *host = NULL;
     strbuf want = {0};
@@ -185,8 +223,17 @@ int tr_ckpt_load(const char *path, tr_gpt *m, tr_adamw *opt, tr_ckpt_state *st)
                           "\" in its metadata)", path);
         goto cleanup;
     }
+    char opt_kind[48];
+    snprintf(opt_kind, sizeof opt_kind, "\"optimizer\":\"%s\"", optim_name(opt));
+    if (!strstr(header, opt_kind)) {
+        const char *p = strstr(header, "\"optimizer\":\"");
+        rc = tr_error_set(TR_EFORMAT, "%s holds the state of another optimizer (%.16s); this run uses %s", path,
+                          p ? p + 13 : "none", optim_name(opt));
+        goto cleanup;
+    }
     size_t data_bytes;
-    tensor_entries(&want, m, &data_bytes);
+    groups gs = groups_of(m, opt);
+    tensor_entries(&want, m, &gs, &data_bytes);
     const tr_gpt_config *c = &m->cfg;
     char shape[160];
     snprintf(shape, sizeof shape, "\"shape\":\"layers=%d,width=%d,heads=%d,context=%d,vocab=%d\"", c->n_layers,
@@ -203,23 +250,23 @@ int tr_ckpt_load(const char *path, tr_gpt *m, tr_adamw *opt, tr_ckpt_state *st)
         goto cleanup;
     }
     long long step, t, seed;
-    if (meta_num(header, "step", &step) < 0 || meta_num(header, "adam_t", &t) < 0 ||
+    if (meta_num(header, "step", &step) < 0 || meta_num(header, "optimizer_t", &t) < 0 ||
         meta_num(header, "seed", &seed) < 0 || step < 0 || t < 0) {
-        rc = tr_error_set(TR_EFORMAT, "%s: the metadata lacks step, adam_t or seed", path);
+        rc = tr_error_set(TR_EFORMAT, "%s: the metadata lacks step, optimizer_t or seed", path);
         goto cleanup;
     }
     if (!(host = malloc(m->n_params * sizeof(float)))) {
         rc = tr_error_set(TR_ENOMEM, "out of memory loading %s", path);
         goto cleanup;
     }
-    void *bufs[3] = {m->params_flat.data, opt->m.data, opt->v.data};
-    for (int g = 0; g < 3; g++) {
+    for (int g = 0; g < gs.n; g++) {
         if (fread(host, sizeof(float), m->n_params, f) != m->n_params) {
             rc = tr_error_set(TR_EFORMAT, "%s: truncated tensor data", path);
             goto cleanup;
         }
-        m->be->copy_h2d(m->be, bufs[g], host, m->n_params * sizeof(float), 0);
+        m->be->copy_h2d(m->be, gs.buf[g], host, m->n_params * sizeof(float), 0);
     }
+    m->params_lp_stale = true;
     opt->t = (int)t;
     st->step = step;
     st->seed = (uint64_t)seed;

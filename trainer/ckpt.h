@@ -1,7 +1,8 @@
 /* ckpt.h: checkpoints as safetensors: the weights under their names in
  * tr_gpt_tensor_names (nn.Linear layout, (out, in); per-layer tensors
  * stacked as (L, ...)), AdamW's moments as "optimizer.m.<name>" and
- * "optimizer.v.<name>", and in __metadata__ the step, AdamW's step count,
+ * "optimizer.v.<name>" (SGD's momentum as "optimizer.momentum.<name>"), and
+ * in __metadata__ the optimizer, the step, the optimizer's step count,
  * the data seed (the loader's only state besides the step) and the shape.
  * PyTorch (safetensors.torch.load_file) and Hugging Face tools read it.
  * Writes are atomic: a temporary file beside the target, fsync, rename.
@@ -20,7 +21,7 @@ typedef struct tr_ckpt_state {
     uint64_t seed; /* the data order */
 } tr_ckpt_state;
 
-int tr_ckpt_save(const char *path, tr_gpt *m, const tr_adamw *opt, const tr_ckpt_state *st);
-int tr_ckpt_load(const char *path, tr_gpt *m, tr_adamw *opt, tr_ckpt_state *st);
+int tr_ckpt_save(const char *path, tr_gpt *m, const tr_optim *opt, const tr_ckpt_state *st);
+int tr_ckpt_load(const char *path, tr_gpt *m, tr_optim *opt, tr_ckpt_state *st);
 
 #endif

@@ -51,24 +51,45 @@ typedef union tr_gpt_params {
 /* The names of the tensors in checkpoints, in tr_gpt_params order. */
 extern const char *const tr_gpt_tensor_names[TR_GPT_N_TENSORS];
 
-/* What one block keeps from its forward for its backward; one allocation. */
+/* One block's parameters (or gradients): views of its layer of the (L, ...)
+ * tensors. The model reads block l's weights and writes its gradients only
+ * through layers[l], so distributed training can point them elsewhere
+ * (ZeRO-3 gathers a block's parameters just in time). */
+typedef struct tr_gpt_layer {
+    tr_tensor ln1w, ln1b;   /* (C) */
+    tr_tensor qkvw;         /* (3*C, C) */
+    tr_tensor qkvb;         /* (3*C) */
+    tr_tensor attprojw;     /* (C, C) */
+    tr_tensor attprojb;     /* (C) */
+    tr_tensor ln2w, ln2b;   /* (C) */
+    tr_tensor fcw;          /* (4*C, C) */
+    tr_tensor fcb;          /* (4*C) */
+    tr_tensor fcprojw;      /* (C, 4*C) */
+    tr_tensor fcprojb;      /* (C) */
+} tr_gpt_layer;
+
+/* What one block keeps from its forward for its backward. Three
+ * allocations: the output (the next block's input, kept by every
+ * checkpointing mode), the cheap-to-recompute part (LayerNorm outputs and
+ * GELU, dropped by selective checkpointing) and the rest (dropped too by
+ * block checkpointing). Tensors marked lp are stored in the AMP dtype. */
 typedef struct tr_gpt_block_acts {
-    void *mem;
-    tr_tensor ln1;      /* (B, T, C) */
+    void *mem, *cheap_mem, *out_mem;
+    tr_tensor ln1;      /* (B, T, C) lp, cheap */
     tr_tensor ln1_mean; /* (B, T) */
     tr_tensor ln1_rstd; /* (B, T) */
-    tr_tensor qkv;      /* (B, T, 3*C) */
-    tr_tensor atty;     /* (B, T, C) */
-    tr_tensor att;      /* (B, NH, T, T) */
-    tr_tensor attproj;  /* (B, T, C) */
+    tr_tensor qkv;      /* (B, T, 3*C) lp */
+    tr_tensor atty;     /* (B, T, C) lp */
+    tr_tensor att;      /* (B, NH, T, T) lp */
+    tr_tensor attproj;  /* (B, T, C) lp */
     tr_tensor res2;     /* (B, T, C) */
-    tr_tensor ln2;      /* (B, T, C) */
+    tr_tensor ln2;      /* (B, T, C) lp, cheap */
     tr_tensor ln2_mean; /* (B, T) */
     tr_tensor ln2_rstd; /* (B, T) */
-    tr_tensor fch;      /* (B, T, 4*C) */
-    tr_tensor fch_gelu; /* (B, T, 4*C) */
-    tr_tensor fcproj;   /* (B, T, C) */
-    tr_tensor res3;     /* (B, T, C): the block's output */
+    tr_tensor fch;      /* (B, T, 4*C) lp */
+    tr_tensor fch_gelu; /* (B, T, 4*C) lp, cheap */
+    tr_tensor fcproj;   /* (B, T, C) lp */
+    tr_tensor res3;     /* (B, T, C): the block's output, out_mem */
 } tr_gpt_block_acts;
 
 /* Embedding, head and loss activations; one allocation. */
@@ -85,20 +106,57 @@ typedef struct tr_gpt_head_acts {
     tr_tensor losses;   /* (B, T) */
 } tr_gpt_head_acts;
 
-typedef struct tr_gpt {
+/* Activation checkpointing: keep everything; keep only each block's output
+ * and recompute the block in backward; recompute only LayerNorm and GELU
+ * (llm.c's recompute). Gradients are the same bits in every mode. */
+typedef enum tr_gpt_checkpoint {
+    TR_CHECKPOINT_NONE, TR_CHECKPOINT_BLOCKS, TR_CHECKPOINT_SELECTIVE
+} tr_gpt_checkpoint;
+
+typedef enum tr_gpt_phase { TR_PHASE_FORWARD, TR_PHASE_BACKWARD } tr_gpt_phase;
+
+typedef struct tr_gpt tr_gpt;
+/* What distributed training (dist.c) plugs in; all optional. */
+typedef struct tr_gpt_hooks {
+    void *ctx;
+    /* Block l's parameter gradients are final for this backward; called for
+     * l = L-1 .. 0, then with l = -1 for wte, wpe and the final LayerNorm. */
+    int (*grads_ready)(void *ctx, tr_gpt *m, int l);
+    /* Before block l runs (begin = true) and after (begin = false), in the
+     * forward and in the backward (recomputation included). */
+    int (*block)(void *ctx, tr_gpt *m, int l, tr_gpt_phase phase, bool begin);
+} tr_gpt_hooks;
+
+struct tr_gpt {
     tr_gpt_config cfg;
     tr_backend *be;
     tr_alloc *alloc;
     size_t n_params;            /* elements in each flat buffer */
-    tr_tensor params_flat;      /* (n_params) */
-    tr_tensor grads_flat;       /* (n_params) */
+    tr_tensor params_flat;      /* (n_params) fp32: the master weights */
+    tr_tensor grads_flat;       /* (n_params) fp32 */
     tr_gpt_params params, grads; /* views into the flat buffers */
+    tr_gpt_layer *layer_params, *layer_grads; /* (L): views of params, grads */
+
+    /* how it runs (set before a forward) */
+    tr_dtype amp;               /* TR_F32 (off), TR_BF16 or TR_F16: autocast's low precision */
+    tr_gpt_checkpoint checkpoint;
+    bool fuse;                  /* fused bias+GELU, residual+LayerNorm, softmax+cross-entropy */
+    float dloss;                /* d(objective)/d(mean loss): the loss scale over the micro-batches */
+    bool grads_none;            /* set_to_none: the next backward writes the gradients, not adds */
+    tr_gpt_hooks hooks;
+
+    tr_tensor params_lp;        /* (n_params) amp dtype: the weights cast once per step; data NULL if off */
+    tr_gpt_layer *layer_params_lp; /* (L) views of params_lp */
+    bool params_lp_stale;       /* the master weights changed since the cast */
+
     int B, T;                   /* shape of the batch in flight */
     bool need_grad;             /* the forward kept activations for a backward */
     tr_gpt_head_acts head;
     tr_gpt_block_acts *blocks;  /* (L) */
     float mean_loss;
-} tr_gpt;
+    size_t peak_activation_bytes; /* the most activation memory held at once (reported) */
+    size_t activation_bytes;
+};
 
 /* Fills Vp from V. */
 void tr_gpt_config_finish(tr_gpt_config *c);
@@ -118,7 +176,15 @@ int tr_gpt_forward(tr_gpt *m, const int32_t *inputs, const int32_t *targets, int
                    float *loss);
 /* Adds d(mean loss)/d(params) into the gradients and releases the activations. */
 int tr_gpt_backward(tr_gpt *m);
+/* set_to_none: the next backward writes the gradients instead of adding
+ * to them, so no memset pass is needed. */
 void tr_gpt_zero_grad(tr_gpt *m);
+/* Points the parameter views (params, layer_params) at a flat buffer of
+ * n_params (the EMA swaps its weights in this way). */
+void tr_gpt_point_params(tr_gpt *m, void *flat);
+/* Sets the AMP dtype (TR_F32 turns it off); allocates the low-precision
+ * copy of the weights. */
+int tr_gpt_set_amp(tr_gpt *m, tr_dtype amp);
 
 /* One block, explicit so it can be recomputed: x is the block's input. */
 int tr_gpt_block_forward(tr_gpt *m, int l, const tr_tensor *x);

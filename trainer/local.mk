@@ -13,6 +13,8 @@ trainer_libtrainer_la_SOURCES = \
 	trainer/rng.h \
 	trainer/gpt.h trainer/model_gpt.c \
 	trainer/optim.h trainer/optim.c \
+	trainer/scaler.h trainer/scaler.c \
+	trainer/train.h trainer/train.c \
 	trainer/data.h trainer/data.c \
 	trainer/ckpt.h trainer/ckpt.c
 TRAINER_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/trainer -I$(top_srcdir)/kernels $(NVTX_CPPFLAGS)

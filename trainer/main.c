@@ -1,4 +1,5 @@
-/* main.c: the trainer program: flags, the training loop, progress lines.
+/* main.c: the trainer program: flags, presets, the loop over steps (the step
+ * itself is train.c's), progress lines, evaluation and checkpoints.
  * It speaks NVTX only (ranges "step N", "data", "forward", "backward",
  * "optimizer", "eval" and one per op; the allocator's memory events), so any
  * NVTX tool can trace it; it does not know gtrace. */
@@ -12,6 +13,7 @@
 #include "gpt.h"
 #include "nvtx.h"
 #include "optim.h"
+#include "train.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -39,10 +41,11 @@ static const preset presets[] = {
 };
 
 typedef struct options {
-    const char *model, *data, *save, *resume;
+    const char *model, *data, *save, *resume, *preset;
     int steps, batch, seq_len, n_layers, channels, n_heads, workers, threads;
-    int eval_every, eval_batches, log_every, warmup;
-    double lr, weight_decay, val_fraction;
+    int eval_every, eval_batches, log_every, warmup, accum;
+    double lr, weight_decay, val_fraction, loss_scale, init_scale, clip, ema, momentum;
+    const char *amp, *checkpoint, *fuse, *optimizer, *schedule;
     unsigned long long seed;
     size_t mem_limit;
 } options;
@@ -57,11 +60,8 @@ static void usage(FILE *f)
             "  --data PATH         a text file, a folder of text files or an llm.c .bin\n"
             "                      (default: " DEFAULT_DATA ")\n"
             "  --steps N           optimizer steps (default 100)\n"
-            "  --batch N           sequences per step (default: the preset's)\n"
+            "  --batch N           sequences per micro-batch (default: the preset's)\n"
             "  --seq N             tokens per sequence (default: the preset's context)\n"
-            "  --lr X              peak learning rate (default 0.003)\n"
-            "  --warmup N          linear warmup steps, then cosine decay to lr/10 (default 0: constant)\n"
-            "  --weight-decay X    AdamW decay of matrices and embeddings (default 0.1)\n"
             "  --seed N            weights, data order: the same seed gives the same run (default 1337)\n"
             "  --workers N         data loader threads; 0 loads on the training thread (default 1)\n"
             "  --threads N         compute threads (default: OMP_NUM_THREADS or all cores); on a machine\n"
@@ -74,6 +74,26 @@ static void usage(FILE *f)
             "  --mem-limit BYTES   the device's capacity for the caching allocator (K, M, G suffixes)\n"
             "  --save PATH         write a checkpoint (safetensors) at the end\n"
             "  --resume PATH       continue from a checkpoint\n"
+            "\nOptimizations (each a switch; --preset sets several, later flags override it):\n"
+            "  --preset NAME       baseline: fp32, no fusion, no loader workers, no checkpointing;\n"
+            "                      optimized: the fastest settings measured on this backend\n"
+            "  --amp MODE          off (default), bf16 or fp16: matrix products and attention in low\n"
+            "                      precision, LayerNorm, softmax and the loss in fp32, fp32 master weights\n"
+            "  --loss-scale S      a fixed loss scale; fp16 defaults to a dynamic one (GradScaler's rules)\n"
+            "  --init-scale S      the dynamic loss scale's start (default 65536)\n"
+            "  --checkpoint MODE   none (default), blocks (recompute each block in backward) or\n"
+            "                      selective (recompute LayerNorm and GELU only)\n"
+            "  --accum K           K micro-batches per step: the update of one K x batch batch (default 1)\n"
+            "  --fuse on|off       fused bias+GELU, residual+LayerNorm, softmax+cross-entropy, one-pass\n"
+            "                      optimizer and gradient norm (default off)\n"
+            "  --optimizer NAME    adamw (default) or sgd\n"
+            "  --lr X              peak learning rate (default 0.003)\n"
+            "  --momentum X        SGD's momentum (default 0.9 with sgd)\n"
+            "  --weight-decay X    decay of matrices and embeddings (default 0.1)\n"
+            "  --lr-schedule NAME  constant (default), cosine (to lr/10) or onecycle\n"
+            "  --warmup N          linear warmup steps (onecycle: the rising phase, default 30%%)\n"
+            "  --clip NORM         clip the global gradient norm (default 0: off)\n"
+            "  --ema DECAY         keep an EMA of the weights, used for evaluation (like 0.999)\n"
             "  --help              this text\n");
 }
 
@@ -132,7 +152,23 @@ static void parse(options *o, int argc, char **argv)
 {
     *o = (options){.model = "gpt-tiny", .data = DEFAULT_DATA, .steps = 100, .workers = 1, .eval_every = 50,
                    .eval_batches = 8, .log_every = 10, .lr = 3e-3, .weight_decay = 0.1, .val_fraction = 0.1,
-                   .seed = 1337};
+                   .seed = 1337, .accum = 1, .momentum = -1, .amp = "off", .checkpoint = "none", .fuse = "off",
+                   .optimizer = "adamw", .schedule = "constant"};
+    /* a preset first, so the flags around it override what it sets */
+    for (int i = 1; i + 1 < argc; i++)
+        if (!strcmp(argv[i], "--preset")) {
+            o->preset = argv[i + 1];
+            if (!strcmp(o->preset, "baseline")) {
+                o->workers = 0;
+            } else if (!strcmp(o->preset, "optimized")) {
+                /* measured on the cpu backend (bench/results/2026-11-21-optimizations-cpu.md): fusion and
+                 * a loader worker pay; AMP costs time there (conversions, no low-precision arithmetic) */
+                o->fuse = "on";
+                o->workers = 1;
+            } else {
+                fail_flag("--preset", o->preset, "baseline or optimized");
+            }
+        }
     for (int i = 1; i < argc; i++) {
         const char *f = argv[i];
         if (!strcmp(f, "--help") || !strcmp(f, "-h")) {
@@ -149,6 +185,7 @@ static void parse(options *o, int argc, char **argv)
         }
         const char *v = argv[++i];
         if (!strcmp(f, "--model")) o->model = v;
+        else if (!strcmp(f, "--preset")) continue; /* applied above */
         else if (!strcmp(f, "--data")) o->data = v;
         else if (!strcmp(f, "--save")) o->save = v;
         else if (!strcmp(f, "--resume")) o->resume = v;
@@ -164,11 +201,22 @@ static void parse(options *o, int argc, char **argv)
         else if (!strcmp(f, "--eval-batches")) o->eval_batches = (int)parse_int(f, v, 1, 1000000);
         else if (!strcmp(f, "--log-every")) o->log_every = (int)parse_int(f, v, 1, INT_MAX);
         else if (!strcmp(f, "--warmup")) o->warmup = (int)parse_int(f, v, 0, INT_MAX);
+        else if (!strcmp(f, "--accum")) o->accum = (int)parse_int(f, v, 1, 65536);
         else if (!strcmp(f, "--seed")) o->seed = (unsigned long long)parse_int(f, v, 0, LLONG_MAX);
         else if (!strcmp(f, "--lr")) o->lr = parse_real(f, v, 1e-9, 10);
         else if (!strcmp(f, "--weight-decay")) o->weight_decay = parse_real(f, v, 0, 10);
         else if (!strcmp(f, "--val-fraction")) o->val_fraction = parse_real(f, v, 0, 0.9);
+        else if (!strcmp(f, "--loss-scale")) o->loss_scale = parse_real(f, v, 1e-30, 1e30);
+        else if (!strcmp(f, "--init-scale")) o->init_scale = parse_real(f, v, 1e-30, 1e30);
+        else if (!strcmp(f, "--clip")) o->clip = parse_real(f, v, 1e-12, 1e12);
+        else if (!strcmp(f, "--ema")) o->ema = parse_real(f, v, 1e-9, 0.999999999);
+        else if (!strcmp(f, "--momentum")) o->momentum = parse_real(f, v, 0, 0.999999);
         else if (!strcmp(f, "--mem-limit")) o->mem_limit = parse_bytes(f, v);
+        else if (!strcmp(f, "--amp")) o->amp = v;
+        else if (!strcmp(f, "--checkpoint")) o->checkpoint = v;
+        else if (!strcmp(f, "--fuse")) o->fuse = v;
+        else if (!strcmp(f, "--optimizer")) o->optimizer = v;
+        else if (!strcmp(f, "--lr-schedule")) o->schedule = v;
         else {
             fprintf(stderr, "trainer: unknown option '%s' (see trainer --help)\n", f);
             exit(2);
@@ -176,21 +224,60 @@ static void parse(options *o, int argc, char **argv)
     }
 }
 
+/* One of names[] -> its index, or a clear error listing them. */
+static int pick(const char *flag, const char *v, const char *const *names, int n, const char *expected)
+{
+    for (int i = 0; i < n; i++)
+        if (!strcmp(v, names[i]))
+            return i;
+    fail_flag(flag, v, expected);
+    return -1;
+}
+
+/* The flags as a train.c configuration; invalid combinations are refused by name. */
+static tr_train_config train_config(const options *o)
+{
+    static const char *const amps[] = {"off", "bf16", "fp16"}, *const ckpts[] = {"none", "blocks", "selective"},
+                             *const onoff[] = {"off", "on"}, *const optims[] = {"adamw", "sgd"},
+                             *const scheds[] = {"constant", "cosine", "onecycle"};
+    static const tr_dtype amp_dtype[] = {TR_F32, TR_BF16, TR_F16};
+    tr_train_config c = {
+        .accum = o->accum,
+        .amp = amp_dtype[pick("--amp", o->amp, amps, 3, "off, bf16 or fp16")],
+        .loss_scale = (float)o->loss_scale,
+        .init_scale = (float)o->init_scale,
+        .checkpoint = (tr_gpt_checkpoint)pick("--checkpoint", o->checkpoint, ckpts, 3, "none, blocks or selective"),
+        .fuse = pick("--fuse", o->fuse, onoff, 2, "on or off") == 1,
+        .clip = (float)o->clip,
+        .ema_decay = (float)o->ema,
+    };
+    int kind = pick("--optimizer", o->optimizer, optims, 2, "adamw or sgd");
+    c.optim = (tr_optim_config){.kind = kind == 0 ? TR_OPTIM_ADAMW : TR_OPTIM_SGD, .beta1 = 0.9f, .beta2 = 0.95f,
+                                .eps = 1e-8f, .weight_decay = (float)o->weight_decay};
+    if (o->momentum >= 0)
+        c.optim.momentum = (float)o->momentum;
+    else if (kind == 1)
+        c.optim.momentum = 0.9f;
+    c.schedule = (tr_schedule){.kind = (tr_schedule_kind)pick("--lr-schedule", o->schedule, scheds, 3,
+                                                              "constant, cosine or onecycle"),
+                               .lr = (float)o->lr, .min_frac = 0.1f, .warmup = o->warmup, .total_steps = o->steps};
+    if (o->init_scale > 0 && !(c.amp == TR_F16 && o->loss_scale == 0)) {
+        fprintf(stderr, "trainer: --init-scale is the start of the dynamic loss scale, which only --amp fp16 "
+                        "without --loss-scale uses\n");
+        exit(2);
+    }
+    if (tr_train_config_check(&c) < 0) {
+        fprintf(stderr, "trainer: %s (see trainer --help)\n", tr_error_last());
+        exit(2);
+    }
+    return c;
+}
+
 static double now_s(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
-static float lr_at(const options *o, int step)
-{
-    if (o->warmup == 0)
-        return (float)o->lr;
-    if (step < o->warmup)
-        return (float)(o->lr * (step + 1) / o->warmup);
-    double p = o->steps > o->warmup ? (double)(step - o->warmup) / (o->steps - o->warmup) : 1.0;
-    return (float)(o->lr * (0.1 + 0.9 * 0.5 * (1.0 + cos(3.141592653589793 * p))));
 }
 
 static float evaluate(tr_gpt *m, tr_loader *val, int n_batches, int B, int T)
@@ -238,20 +325,23 @@ int main(int argc, char **argv)
     tr_check(tr_alloc_new(&alloc, &be->mem, o.mem_limit));
     tr_gpt *model;
     tr_check(tr_gpt_new(&model, &cfg, be, alloc, o.seed));
-    tr_adamw opt;
-    tr_check(tr_adamw_init(&opt, model, 0.9f, 0.95f, 1e-8f, (float)o.weight_decay));
+    tr_train_config tc = train_config(&o);
+    tr_trainer trainer;
+    tr_check(tr_trainer_init(&trainer, model, &tc));
     int step0 = 0;
     uint64_t seed = o.seed;
     if (o.resume) {
         tr_ckpt_state st;
-        tr_check(tr_ckpt_load(o.resume, model, &opt, &st));
+        tr_check(tr_ckpt_load(o.resume, model, &trainer.opt, &st));
         step0 = (int)st.step;
         seed = st.seed; /* the data order continues as the saved run drew it */
         fprintf(stderr, "trainer: resumed %s at step %d\n", o.resume, step0);
     }
+    int end = step0 + o.steps;
+    trainer.cfg.schedule.total_steps = end; /* the schedule spans the whole run, resumed or not */
     tr_loader *train, *val = NULL;
     tr_check(tr_loader_new(&train, data, 0, data->n_train, B, T, seed, o.workers, be));
-    tr_check(tr_loader_seek(train, step0)); /* one batch per step */
+    tr_check(tr_loader_seek(train, (int64_t)step0 * o.accum)); /* accum micro-batches per step */
     if (o.eval_every)
         tr_check(tr_loader_new(&val, data, data->n_train, data->n_tokens, B, T, seed, 0, be));
 
@@ -261,51 +351,49 @@ int main(int argc, char **argv)
            "%zu parameters (%zu without the padding rows)\n",
            p->name, be->name, cfg.n_layers, cfg.channels, cfg.n_heads, T, cfg.vocab_size, cfg.padded_vocab_size,
            model->n_params, n_unpadded);
-    printf("trainer: data %s: %zu tokens from %d file(s), %zu train, %zu validation; batch %d x %d; "
-           "%d thread(s), %d loader worker(s)\n",
-           o.data, data->n_tokens, data->n_files, data->n_train, data->n_tokens - data->n_train, B, T,
-           be->n_threads, o.workers);
+    printf("trainer: data %s: %zu tokens from %d file(s), %zu train, %zu validation; batch %d x %d",
+           o.data, data->n_tokens, data->n_files, data->n_train, data->n_tokens - data->n_train, B, T);
+    if (o.accum > 1)
+        printf(" x %d micro-batches", o.accum);
+    printf("; %d thread(s), %d loader worker(s)\n", be->n_threads, o.workers);
+    printf("trainer: %s%samp %s%s, checkpointing %s, fusion %s, %s, lr %g %s%s\n", o.preset ? "preset " : "",
+           o.preset ? o.preset : "", o.amp,
+           trainer.scaler.dynamic ? " (dynamic loss scale)" : trainer.scaler.enabled ? " (fixed loss scale)" : "",
+           o.checkpoint, o.fuse, o.optimizer, o.lr, o.schedule, o.ema > 0 ? ", ema" : "");
     fflush(stdout);
     bool tty = isatty(STDOUT_FILENO);
     double t_start = now_s(), last_loss = NAN;
-    int end = step0 + o.steps;
+    int64_t tokens_per_step = (int64_t)B * T * o.accum;
     for (int step = step0; step < end; step++) {
-        char name[32];
-        snprintf(name, sizeof name, "step %d", step);
-        tr_nvtx_push(name);
         double t0 = now_s();
-        const tr_batch *b;
-        tr_check(tr_loader_next(train, &b));
-        float loss;
-        tr_nvtx_push_static("forward");
-        tr_check(tr_gpt_forward(model, b->inputs, b->targets, B, T, true, &loss));
-        tr_nvtx_pop();
-        tr_gpt_zero_grad(model);
-        tr_nvtx_push_static("backward");
-        tr_check(tr_gpt_backward(model));
-        tr_nvtx_pop();
-        float lr = lr_at(&o, step);
-        tr_adamw_step(&opt, model, lr);
-        tr_nvtx_pop();
-        if (!isfinite(loss)) {
-            fprintf(stderr, "trainer: the loss is %f at step %d: diverged (try a lower --lr)\n", loss, step);
+        tr_step_result r;
+        tr_check(tr_train_step(&trainer, train, step, B, T, &r));
+        if (!isfinite(r.loss)) {
+            fprintf(stderr, "trainer: the loss is %f at step %d: diverged (try a lower --lr)\n", r.loss, step);
             return 1;
         }
-        last_loss = loss;
+        last_loss = r.loss;
         double dt = now_s() - t0, elapsed = now_s() - t_start;
         int done = step - step0 + 1;
         tr_alloc_stats st;
         tr_alloc_get_stats(alloc, &st);
         double eta = elapsed / done * (end - step - 1);
-        if (tty || done % o.log_every == 0 || step == step0 || step + 1 == end) {
-            printf("%sstep %d/%d loss %.4f lr %.2e %.0f tok/s %.1f ms/step mem %.1f/%.1f MiB eta %.0fs%s",
-                   tty ? "\r\033[K" : "", step + 1, end, loss, lr, B * T / dt, dt * 1e3,
+        if (tty || done % o.log_every == 0 || step == step0 || step + 1 == end || r.skipped) {
+            printf("%sstep %d/%d loss %.4f lr %.2e", tty ? "\r\033[K" : "", step + 1, end, r.loss, r.lr);
+            if (trainer.scaler.enabled)
+                printf(" scale %g%s", r.scale, r.skipped ? " (skipped: inf/NaN gradients)" : "");
+            if (isfinite(r.grad_norm))
+                printf(" norm %.3f", r.grad_norm);
+            printf(" %.0f tok/s %.1f ms/step mem %.1f/%.1f MiB eta %.0fs%s", tokens_per_step / dt, dt * 1e3,
                    st.allocated_bytes / 1048576.0, st.reserved_bytes / 1048576.0, eta, tty ? "" : "\n");
             fflush(stdout);
         }
         if (val && ((step + 1) % o.eval_every == 0 || step + 1 == end)) {
+            tr_trainer_eval_weights(&trainer, true);
             float vl = evaluate(model, val, o.eval_batches, B, T);
-            printf("%sstep %d val loss %.4f\n", tty ? "\r\033[K" : "", step + 1, vl);
+            tr_trainer_eval_weights(&trainer, false);
+            printf("%sstep %d val loss %.4f%s\n", tty ? "\r\033[K" : "", step + 1, vl,
+                   trainer.ema.w.data ? " (ema weights)" : "");
             fflush(stdout);
         }
     }
@@ -315,17 +403,21 @@ int main(int argc, char **argv)
     struct rusage ru;
     getrusage(RUSAGE_SELF, &ru);
     printf("%strainer: %d steps in %.2f s, %.0f tok/s; final loss %.4f; peak allocated %.1f MiB, peak reserved "
-           "%.1f MiB, peak RSS %.1f MiB\n",
-           tty ? "\r\033[K" : "", o.steps, total, o.steps * (double)B * T / (total > 0 ? total : 1), last_loss,
-           st.peak_allocated_bytes / 1048576.0, st.peak_reserved_bytes / 1048576.0, ru.ru_maxrss / 1024.0);
+           "%.1f MiB, peak activations %.1f MiB, peak RSS %.1f MiB\n",
+           tty ? "\r\033[K" : "", o.steps, total, o.steps * (double)tokens_per_step / (total > 0 ? total : 1),
+           last_loss, st.peak_allocated_bytes / 1048576.0, st.peak_reserved_bytes / 1048576.0,
+           model->peak_activation_bytes / 1048576.0, ru.ru_maxrss / 1024.0);
+    if (trainer.scaler.enabled)
+        printf("trainer: loss scale %g at the end, %lld step(s) skipped for inf/NaN gradients\n",
+               trainer.scaler.scale, (long long)trainer.scaler.n_skipped);
     if (o.save) {
         tr_ckpt_state cs = {.step = end, .seed = seed};
-        tr_check(tr_ckpt_save(o.save, model, &opt, &cs));
+        tr_check(tr_ckpt_save(o.save, model, &trainer.opt, &cs));
         printf("trainer: saved %s\n", o.save);
     }
     tr_loader_free(train);
     tr_loader_free(val);
-    tr_adamw_release(&opt, model);
+    tr_trainer_release(&trainer);
     tr_gpt_free(model);
     tr_alloc_free(alloc);
     tr_dataset_free(data);

@@ -1,66 +1,256 @@
-/* optim.c: AdamW of optim.h, one backend call per parameter tensor. */
+/* optim.c: the optimizers, gradient norm, EMA and schedules of optim.h.
+ * Every update is element-wise over the flat buffers, so a shard [begin, end)
+ * is updated exactly as the whole would be. */
 #include "optim.h"
 
 #include "error.h"
 #include "nvtx.h"
 
+#include <math.h>
 #include <string.h>
 
-/* The moments take the parameters' layout: the views are offsets into m, v. */
-static void point_like(tr_gpt_params *dst, const tr_gpt *model, void *base)
+/* A flat 1-D view of n elements at offset off of t's buffer. */
+static tr_tensor flat(const tr_tensor *t, size_t off, size_t n)
+{
+    tr_tensor r = {(float *)t->data + off, TR_F32, t->device, 1, {(int64_t)n}};
+    return r;
+}
+
+static size_t offset_of(const tr_gpt *model, int i)
+{
+    return (size_t)((float *)model->params.all[i].data - (float *)model->params_flat.data);
+}
+
+/* Matrices and embeddings decay; biases and LayerNorm gains do not. */
+static bool decays(const tr_gpt *model, int i) { return i < 2 || model->params.all[i].n_dims == 3; }
+
+/* Calls fn on the part of each parameter tensor inside [begin, end). */
+typedef void (*slice_fn)(void *ctx, int i, size_t lo, size_t hi);
+static void for_each_slice(const tr_gpt *model, size_t begin, size_t end, slice_fn fn, void *ctx)
 {
     for (int i = 0; i < TR_GPT_N_TENSORS; i++) {
-        dst->all[i] = model->params.all[i];
-        dst->all[i].data = (char *)base + ((char *)model->params.all[i].data - (char *)model->params_flat.data);
+        size_t lo = offset_of(model, i), hi = lo + (size_t)tr_tensor_numel(&model->params.all[i]);
+        if (lo < begin)
+            lo = begin;
+        if (hi > end)
+            hi = end;
+        if (lo < hi)
+            fn(ctx, i, lo, hi);
     }
 }
 
-int tr_adamw_init(tr_adamw *o, tr_gpt *model, float beta1, float beta2, float eps, float weight_decay)
+int tr_optim_init(tr_optim *o, tr_gpt *model, const tr_optim_config *cfg, size_t begin, size_t end)
 {
     memset(o, 0, sizeof *o);
-    o->beta1 = beta1;
-    o->beta2 = beta2;
-    o->eps = eps;
-    o->weight_decay = weight_decay;
-    size_t n_bytes = model->n_params * sizeof(float);
-    void *m, *v;
-    int rc = tr_alloc_malloc(model->alloc, &m, n_bytes, 0);
-    if (rc < 0)
-        return rc;
-    if ((rc = tr_alloc_malloc(model->alloc, &v, n_bytes, 0)) < 0) {
-        tr_alloc_release(model->alloc, m);
-        return rc;
+    if (begin > end || end > model->n_params)
+        return tr_error_set(TR_EINVAL, "optimizer range [%zu, %zu) is outside the %zu parameters", begin, end,
+                            model->n_params);
+    o->cfg = *cfg;
+    o->begin = begin;
+    o->end = end;
+    size_t n = end - begin, n_bytes = n * sizeof(float);
+    bool adamw = cfg->kind == TR_OPTIM_ADAMW, need_m = adamw || cfg->momentum != 0.0f;
+    void *m = NULL, *v = NULL;
+    int rc;
+    if (need_m && n) {
+        if ((rc = tr_alloc_malloc(model->alloc, &m, n_bytes, 0)) < 0)
+            return rc;
+        tr_alloc_name(model->alloc, m, adamw ? "adamw m" : "sgd momentum");
+        model->be->memset0(model->be, m, n_bytes, 0);
     }
-    tr_alloc_name(model->alloc, m, "adamw m");
-    tr_alloc_name(model->alloc, v, "adamw v");
-    model->be->memset0(model->be, m, n_bytes, 0);
-    model->be->memset0(model->be, v, n_bytes, 0);
-    o->m = model->params_flat;
-    o->m.data = m;
-    o->v = model->params_flat;
-    o->v.data = v;
-    point_like(&o->m_views, model, m);
-    point_like(&o->v_views, model, v);
+    if (adamw && n) {
+        if ((rc = tr_alloc_malloc(model->alloc, &v, n_bytes, 0)) < 0) {
+            tr_alloc_release(model->alloc, m);
+            return rc;
+        }
+        tr_alloc_name(model->alloc, v, "adamw v");
+        model->be->memset0(model->be, v, n_bytes, 0);
+    }
+    o->m = (tr_tensor){m, TR_F32, model->be->device, 1, {(int64_t)n}};
+    o->v = (tr_tensor){v, TR_F32, model->be->device, 1, {(int64_t)n}};
     return TR_OK;
 }
 
-void tr_adamw_release(tr_adamw *o, tr_gpt *model)
+void tr_optim_release(tr_optim *o, tr_gpt *model)
 {
     tr_alloc_release(model->alloc, o->m.data);
     tr_alloc_release(model->alloc, o->v.data);
     o->m.data = o->v.data = NULL;
 }
 
-void tr_adamw_step(tr_adamw *o, tr_gpt *model, float lr)
+typedef struct step_ctx {
+    tr_optim *o;
+    tr_gpt *model;
+    float lr;
+} step_ctx;
+
+static void step_slice(void *ctx, int i, size_t lo, size_t hi)
+{
+    step_ctx *c = ctx;
+    tr_optim *o = c->o;
+    tr_gpt *model = c->model;
+    tr_backend *be = model->be;
+    size_t n = hi - lo;
+    tr_tensor p = flat(&model->params_flat, lo, n), g = flat(&model->grads_flat, lo, n);
+    tr_tensor m = o->m.data ? flat(&o->m, lo - o->begin, n) : (tr_tensor){0};
+    float wd = decays(model, i) ? o->cfg.weight_decay : 0.0f;
+    if (o->cfg.kind == TR_OPTIM_ADAMW) {
+        tr_tensor v = flat(&o->v, lo - o->begin, n);
+        be->adamw(be, &p, &g, &m, &v, c->lr, o->cfg.beta1, o->cfg.beta2, o->cfg.eps, wd, o->t);
+    } else {
+        be->sgd(be, &p, &g, o->m.data ? &m : NULL, c->lr, o->cfg.momentum, wd, o->t == 1);
+    }
+}
+
+/* The fused path's range table: the tensors' bounds inside [begin, end). */
+typedef struct ranges {
+    size_t bounds[TR_GPT_N_TENSORS + 1];
+    float decay[TR_GPT_N_TENSORS];
+    int n;
+    float wd;
+    const tr_gpt *model;
+} ranges;
+
+static void add_range(void *ctx, int i, size_t lo, size_t hi)
+{
+    ranges *r = ctx;
+    r->bounds[r->n] = lo;
+    r->decay[r->n] = decays(r->model, i) ? r->wd : 0.0f;
+    r->bounds[++r->n] = hi;
+}
+
+void tr_optim_step(tr_optim *o, tr_gpt *model, float lr, float grad_scale)
 {
     tr_nvtx_push_static("optimizer");
+    tr_backend *be = model->be;
     o->t++;
-    for (int i = 0; i < TR_GPT_N_TENSORS; i++) {
-        tr_tensor *p = &model->params.all[i];
-        /* the last dimension of a decayed tensor is the width: matrices and embeddings */
-        bool decay = i < 2 || p->n_dims == 3; /* wte, wpe and the (L, OC, C) matrices */
-        model->be->adamw(model->be, p, &model->grads.all[i], &o->m_views.all[i], &o->v_views.all[i], lr,
-                         o->beta1, o->beta2, o->eps, decay ? o->weight_decay : 0.0f, o->t);
+    if (o->end > o->begin) {
+        if (o->cfg.fused && o->cfg.kind == TR_OPTIM_ADAMW) {
+            ranges r = {.wd = o->cfg.weight_decay, .model = model};
+            for_each_slice(model, o->begin, o->end, add_range, &r);
+            /* the kernel indexes param/grad/m/v alike: shift the state so index i is element i */
+            tr_tensor p = flat(&model->params_flat, 0, model->n_params);
+            tr_tensor g = flat(&model->grads_flat, 0, model->n_params);
+            tr_tensor m = o->m, v = o->v;
+            m.data = (float *)o->m.data - o->begin;
+            v.data = (float *)o->v.data - o->begin;
+            be->adamw_fused(be, &p, &g, &m, &v, r.bounds, r.decay, r.n, lr, o->cfg.beta1, o->cfg.beta2,
+                            o->cfg.eps, grad_scale, o->t);
+        } else {
+            if (grad_scale != 1.0f)
+                tr_grad_scale(model, o->begin, o->end, grad_scale);
+            step_ctx c = {o, model, lr};
+            for_each_slice(model, o->begin, o->end, step_slice, &c);
+        }
     }
     tr_nvtx_pop();
+}
+
+typedef struct norm_ctx {
+    tr_gpt *model;
+    double sumsq;
+    bool finite;
+} norm_ctx;
+
+static void norm_slice(void *ctx, int i, size_t lo, size_t hi)
+{
+    (void)i;
+    norm_ctx *c = ctx;
+    tr_tensor g = flat(&c->model->grads_flat, lo, hi - lo);
+    c->sumsq += c->model->be->sumsq(c->model->be, &g);
+    c->finite = c->finite && c->model->be->all_finite(c->model->be, &g);
+}
+
+double tr_grad_sumsq(tr_gpt *model, bool fused, size_t begin, size_t end, bool *finite)
+{
+    tr_nvtx_push_static("grad norm");
+    double s;
+    if (fused) {
+        tr_tensor g = flat(&model->grads_flat, begin, end - begin);
+        int ok;
+        s = model->be->sumsq_finite(model->be, &g, &ok);
+        *finite = ok != 0;
+    } else {
+        /* per tensor, as torch.nn.utils.clip_grad_norm_ without foreach */
+        norm_ctx c = {model, 0, true};
+        for_each_slice(model, begin, end, norm_slice, &c);
+        s = c.sumsq;
+        *finite = c.finite;
+    }
+    tr_nvtx_pop();
+    return s;
+}
+
+void tr_grad_scale(tr_gpt *model, size_t begin, size_t end, float s)
+{
+    tr_tensor g = flat(&model->grads_flat, begin, end - begin);
+    model->be->scale(model->be, &g, s);
+}
+
+int tr_ema_init(tr_ema *e, tr_gpt *model, float decay)
+{
+    memset(e, 0, sizeof *e);
+    e->decay = decay;
+    size_t n_bytes = model->n_params * sizeof(float);
+    void *w;
+    int rc = tr_alloc_malloc(model->alloc, &w, n_bytes, 0);
+    if (rc < 0)
+        return rc;
+    tr_alloc_name(model->alloc, w, "ema weights");
+    model->be->copy_d2h(model->be, w, model->params_flat.data, n_bytes, 0); /* same device: a plain copy */
+    e->w = model->params_flat;
+    e->w.data = w;
+    return TR_OK;
+}
+
+void tr_ema_release(tr_ema *e, tr_gpt *model)
+{
+    tr_alloc_release(model->alloc, e->w.data);
+    e->w.data = NULL;
+}
+
+void tr_ema_update(tr_ema *e, tr_gpt *model)
+{
+    tr_nvtx_push_static("ema");
+    model->be->ema(model->be, &e->w, &model->params_flat, e->decay);
+    tr_nvtx_pop();
+}
+
+void tr_ema_swap(tr_ema *e, tr_gpt *model)
+{
+    /* swap the buffers, not the bytes: the views follow the flat pointer */
+    void *w = e->w.data;
+    e->w.data = model->params_flat.data;
+    tr_gpt_point_params(model, w);
+}
+
+float tr_schedule_lr(const tr_schedule *s, int step)
+{
+    const double pi = 3.141592653589793;
+    double lr = s->lr;
+    if (s->kind == TR_SCHEDULE_ONECYCLE) {
+        /* OneCycleLR's defaults: div_factor 25, final_div_factor 1e4, cosine annealing */
+        double lo = lr / 25.0, end = lo / 1e4;
+        /* phase ends as OneCycleLR computes them: pct_start * total - 1, then total - 1 */
+        double rise = s->warmup > 0 ? s->warmup : 0.3 * s->total_steps - 1, last = s->total_steps - 1;
+        if (rise < 1)
+            rise = 1;
+        if (step <= rise) {
+            double p = step / rise;
+            return (float)(lr + (lo - lr) * 0.5 * (1.0 + cos(pi * p)));
+        }
+        double p = last > rise ? (step - rise) / (last - rise) : 1.0;
+        if (p > 1)
+            p = 1;
+        return (float)(end + (lr - end) * 0.5 * (1.0 + cos(pi * p)));
+    }
+    if (step < s->warmup)
+        return (float)(lr * (step + 1) / s->warmup);
+    if (s->kind == TR_SCHEDULE_CONSTANT)
+        return (float)lr;
+    int span = s->total_steps - s->warmup;
+    double p = span > 1 ? (double)(step - s->warmup) / (span - 1) : 1.0;
+    if (p > 1)
+        p = 1;
+    return (float)(lr * (s->min_frac + (1.0 - s->min_frac) * 0.5 * (1.0 + cos(pi * p))));
 }

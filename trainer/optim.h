@@ -1,23 +1,77 @@
-/* optim.h: AdamW over a model's flat parameter buffer. The moments m and v
- * are flat buffers in the same order, so a rank can own a shard (ZeRO).
+/* optim.h: the optimizers over a model's flat parameter buffer (AdamW, SGD
+ * with momentum), the global gradient norm and clipping, and the weight EMA.
+ * The state (AdamW's m and v, SGD's momentum) is flat buffers in the
+ * parameters' order covering a range [begin, end) of the flat buffer, so a
+ * rank can own a shard (ZeRO); the whole model is [0, n_params).
  * Weight decay applies to matrices and embeddings, not to biases and
- * LayerNorm gains (GPT-2/nanoGPT practice). */
+ * LayerNorm gains (GPT-2/nanoGPT practice).
+ * Unfused: one backend call per parameter tensor (a for-loop optimizer);
+ * fused: one pass over the range (multi-tensor apply), which also takes the
+ * loss scaler's 1/S so gradients are unscaled on the fly. */
 #ifndef TR_OPTIM_H
 #define TR_OPTIM_H
 
 #include "gpt.h"
 
-typedef struct tr_adamw {
-    float beta1, beta2, eps, weight_decay;
-    int t;          /* steps taken */
-    tr_tensor m;    /* (n_params) */
-    tr_tensor v;    /* (n_params) */
-    tr_gpt_params m_views, v_views;
-} tr_adamw;
+#include <stdbool.h>
+#include <stddef.h>
 
-int tr_adamw_init(tr_adamw *o, tr_gpt *model, float beta1, float beta2, float eps, float weight_decay);
-void tr_adamw_release(tr_adamw *o, tr_gpt *model);
-/* One step with learning rate lr; NVTX range "optimizer". */
-void tr_adamw_step(tr_adamw *o, tr_gpt *model, float lr);
+typedef enum tr_optim_kind { TR_OPTIM_ADAMW, TR_OPTIM_SGD } tr_optim_kind;
+
+typedef struct tr_optim_config {
+    tr_optim_kind kind;
+    float beta1, beta2, eps; /* AdamW */
+    float momentum;          /* SGD; 0 keeps no buffer */
+    float weight_decay;      /* AdamW: decoupled; SGD: L2 added to the gradient, as torch.optim.SGD */
+    bool fused;
+} tr_optim_config;
+
+typedef struct tr_optim {
+    tr_optim_config cfg;
+    int t;                  /* steps taken */
+    size_t begin, end;      /* the range of the flat buffers this state covers */
+    tr_tensor m;            /* (end - begin): AdamW's first moment, SGD's momentum buffer */
+    tr_tensor v;            /* (end - begin): AdamW's second moment; data NULL for SGD */
+} tr_optim;
+
+/* Allocates and zeroes the state for [begin, end) of the flat buffers. */
+int tr_optim_init(tr_optim *o, tr_gpt *model, const tr_optim_config *cfg, size_t begin, size_t end);
+void tr_optim_release(tr_optim *o, tr_gpt *model);
+/* One step over [begin, end) with learning rate lr; the gradients are
+ * multiplied by grad_scale first (1 without a loss scaler; the fused path
+ * does it inside the update, the unfused path in a pass of its own).
+ * NVTX range "optimizer". */
+void tr_optim_step(tr_optim *o, tr_gpt *model, float lr, float grad_scale);
+
+/* The sum of squares of the gradients over [begin, end) and whether they are
+ * all finite: fused, one pass; unfused, per tensor, then a finite check. */
+double tr_grad_sumsq(tr_gpt *model, bool fused, size_t begin, size_t end, bool *finite);
+/* Gradients over [begin, end) times s (clipping, unscaling). */
+void tr_grad_scale(tr_gpt *model, size_t begin, size_t end, float s);
+
+/* The weight EMA: ema = decay*ema + (1-decay)*params after each step;
+ * evaluation swaps it in and back (torch.optim.swa_utils.AveragedModel). */
+typedef struct tr_ema {
+    float decay;
+    tr_tensor w; /* (n_params) */
+} tr_ema;
+int tr_ema_init(tr_ema *e, tr_gpt *model, float decay);
+void tr_ema_release(tr_ema *e, tr_gpt *model);
+void tr_ema_update(tr_ema *e, tr_gpt *model);
+/* Exchanges the model's parameters with the EMA (twice restores them). */
+void tr_ema_swap(tr_ema *e, tr_gpt *model);
+
+/* The learning-rate schedule. constant: lr after a linear warmup; cosine:
+ * linear warmup, then cosine decay to lr*min_frac at the last step;
+ * onecycle: torch.optim.lr_scheduler.OneCycleLR (cosine annealing from
+ * lr/25 up to lr over the warmup, or 30% of the steps without one, then down
+ * to lr/25/1e4). */
+typedef enum tr_schedule_kind { TR_SCHEDULE_CONSTANT, TR_SCHEDULE_COSINE, TR_SCHEDULE_ONECYCLE } tr_schedule_kind;
+typedef struct tr_schedule {
+    tr_schedule_kind kind;
+    float lr, min_frac;
+    int warmup, total_steps;
+} tr_schedule;
+float tr_schedule_lr(const tr_schedule *s, int step);
 
 #endif

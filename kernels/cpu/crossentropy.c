@@ -43,3 +43,29 @@ void op_crossentropy_backward_cpu(float *dlogits, const float *probs, const int3
             d[i] = 0.0f;
     }
 }
+
+void op_crossentropy_fused_forward_cpu(float *losses, float *logits, const int32_t *targets, float dloss, int N,
+                                       int V, int Vp)
+{
+#pragma omp parallel for
+    for (int n = 0; n < N; n++) {
+        float *l = logits + (size_t)n * Vp;
+        float maxv = -INFINITY;
+        for (int i = 0; i < V; i++)
+            if (l[i] > maxv)
+                maxv = l[i];
+        float sum = 0.0f;
+        for (int i = 0; i < V; i++)
+            sum += expf(l[i] - maxv);
+        losses[n] = logf(sum) + maxv - l[targets[n]];
+        if (dloss == 0.0f)
+            continue;
+        /* the same operations as the unfused forward then backward: same bits */
+        for (int i = 0; i < V; i++) {
+            float p = expf(l[i] - maxv) / sum;
+            l[i] = (p - (i == targets[n] ? 1.0f : 0.0f)) * dloss;
+        }
+        for (int i = V; i < Vp; i++)
+            l[i] = 0.0f;
+    }
+}

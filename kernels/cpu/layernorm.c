@@ -5,32 +5,50 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* One row; shared by the fused residual+LayerNorm so both give the same bits. */
+static inline void layernorm_row(float *o, float *mean, float *rstd, const float *x, const float *weight,
+                                 const float *bias, int C)
+{
+    float m = 0.0f, v = 0.0f;
+    for (int i = 0; i < C; i++)
+        m += x[i];
+    m /= C;
+    for (int i = 0; i < C; i++)
+        v += (x[i] - m) * (x[i] - m);
+    float s = 1.0f / sqrtf(v / C + 1e-5f);
+    for (int i = 0; i < C; i++)
+        o[i] = (x[i] - m) * s * weight[i] + bias[i];
+    *mean = m;
+    *rstd = s;
+}
+
 void op_layernorm_forward_cpu(float *out, float *mean, float *rstd, const float *inp,
                               const float *weight, const float *bias, int N, int C)
 {
 #pragma omp parallel for
+    for (int n = 0; n < N; n++)
+        layernorm_row(out + (size_t)n * C, &mean[n], &rstd[n], inp + (size_t)n * C, weight, bias, C);
+}
+
+void op_residual_layernorm_forward_cpu(float *res, float *out, float *mean, float *rstd, const float *a,
+                                       const float *b, const float *weight, const float *bias, int N, int C)
+{
+#pragma omp parallel for
     for (int n = 0; n < N; n++) {
-        const float *x = inp + (size_t)n * C;
-        float m = 0.0f, v = 0.0f;
+        float *r = res + (size_t)n * C;
+        const float *x = a + (size_t)n * C, *y = b + (size_t)n * C;
         for (int i = 0; i < C; i++)
-            m += x[i];
-        m /= C;
-        for (int i = 0; i < C; i++)
-            v += (x[i] - m) * (x[i] - m);
-        float s = 1.0f / sqrtf(v / C + 1e-5f);
-        float *o = out + (size_t)n * C;
-        for (int i = 0; i < C; i++)
-            o[i] = (x[i] - m) * s * weight[i] + bias[i];
-        mean[n] = m;
-        rstd[n] = s;
+            r[i] = x[i] + y[i];
+        layernorm_row(out + (size_t)n * C, &mean[n], &rstd[n], r, weight, bias, C);
     }
 }
 
 /* dinp is parallel over rows; dweight/dbias are reduced per thread in fixed
- * chunks and summed in chunk order, so the result does not depend on timing. */
-void op_layernorm_backward_cpu(float *dinp, float *dweight, float *dbias, const float *dout,
-                               const float *inp, const float *weight, const float *mean,
-                               const float *rstd, int N, int C)
+ * chunks and summed in chunk order, so the result does not depend on timing.
+ * With da/db (the fused residual), each row of dinp is then added to both. */
+static void layernorm_backward(float *dinp, float *da, float *db, float *dweight, float *dbias,
+                               const float *dout, const float *inp, const float *weight, const float *mean,
+                               const float *rstd, int N, int C, int add_dparams)
 {
     enum { CHUNK = 64 };
     int n_chunks = (N + CHUNK - 1) / CHUNK;
@@ -57,14 +75,35 @@ void op_layernorm_backward_cpu(float *dinp, float *dweight, float *dbias, const 
                 float norm = (x[i] - m) * s, dnorm = weight[i] * d[i];
                 dx[i] += (dnorm - dnorm_mean - norm * dnorm_norm_mean) * s;
             }
+            if (da) {
+                float *ra = da + (size_t)n * C, *rb = db + (size_t)n * C;
+                for (int i = 0; i < C; i++) {
+                    ra[i] += dx[i];
+                    rb[i] += dx[i];
+                }
+            }
         }
     }
     for (int k = 0; k < n_chunks; k++) {
         const float *pw = part + (size_t)k * 2 * C, *pb = pw + C;
         for (int i = 0; i < C; i++) {
-            dweight[i] += pw[i];
-            dbias[i] += pb[i];
+            dweight[i] = (add_dparams || k > 0 ? dweight[i] : 0.0f) + pw[i];
+            dbias[i] = (add_dparams || k > 0 ? dbias[i] : 0.0f) + pb[i];
         }
     }
     free(part);
+}
+
+void op_layernorm_backward_cpu(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
+                               const float *weight, const float *mean, const float *rstd, int N, int C,
+                               int add_dparams)
+{
+    layernorm_backward(dinp, NULL, NULL, dweight, dbias, dout, inp, weight, mean, rstd, N, C, add_dparams);
+}
+
+void op_residual_layernorm_backward_cpu(float *da, float *db, float *dres, float *dweight, float *dbias,
+                                        const float *dout, const float *res, const float *weight,
+                                        const float *mean, const float *rstd, int N, int C, int add_dparams)
+{
+    layernorm_backward(dres, da, db, dweight, dbias, dout, res, weight, mean, rstd, N, C, add_dparams);
 }

@@ -5,6 +5,7 @@
 #include "config.h"
 #include "ops.h"
 #include "cpu.h"
+#include "lowp.h"
 
 #ifdef HAVE_CBLAS
 #include <cblas.h>
@@ -41,7 +42,7 @@ void op_matmul_forward_cpu(float *out, const float *inp, const float *weight, co
 }
 
 void op_matmul_backward_cpu(float *dinp, float *dweight, float *dbias, const float *dout,
-                            const float *inp, const float *weight, int N, int C, int OC)
+                            const float *inp, const float *weight, int N, int C, int OC, int add_dparams)
 {
 #ifdef HAVE_CBLAS
     cpu_blas_serial();
@@ -57,8 +58,10 @@ void op_matmul_backward_cpu(float *dinp, float *dweight, float *dbias, const flo
         /* this thread's rows o of dW (OC,C) += dout^T (OC,N) @ inp (N,C), and of dbias */
         team_range(OC, 16, &lo, &hi);
         if (hi > lo) {
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, hi - lo, C, N, 1.0f, dout + lo, OC, inp, C, 1.0f,
-                        dweight + (size_t)lo * C, C);
+            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, hi - lo, C, N, 1.0f, dout + lo, OC, inp, C,
+                        add_dparams ? 1.0f : 0.0f, dweight + (size_t)lo * C, C);
+            for (int o = lo; dbias && !add_dparams && o < hi; o++)
+                dbias[o] = 0.0f;
             for (int n = 0; dbias && n < N; n++)
                 for (int o = lo; o < hi; o++)
                     dbias[o] += dout[(size_t)n * OC + o];
@@ -78,6 +81,8 @@ void op_matmul_backward_cpu(float *dinp, float *dweight, float *dbias, const flo
     }
 #pragma omp parallel for
     for (int o = 0; o < OC; o++) {
+        for (int i = 0; !add_dparams && i < C; i++)
+            dweight[(size_t)o * C + i] = 0.0f;
         for (int n = 0; n < N; n++) {
             float d = dout[(size_t)n * OC + o];
             const float *x = inp + (size_t)n * C;
@@ -89,8 +94,43 @@ void op_matmul_backward_cpu(float *dinp, float *dweight, float *dbias, const flo
             float s = 0.0f;
             for (int n = 0; n < N; n++)
                 s += dout[(size_t)n * OC + o];
-            dbias[o] += s;
+            dbias[o] = (add_dparams ? dbias[o] : 0.0f) + s;
         }
     }
+#endif
+}
+
+void op_matmul_bias_gelu_forward_cpu(float *pre, float *out, const float *inp, const float *weight,
+                                     const float *bias, int N, int C, int OC, int pre_format)
+{
+#ifdef HAVE_CBLAS
+    cpu_blas_serial();
+#pragma omp parallel
+    {
+        int lo, hi;
+        team_range(N, 16, &lo, &hi);
+        if (hi > lo) {
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, hi - lo, OC, C, 1.0f, inp + (size_t)lo * C, C,
+                        weight, C, 0.0f, pre + (size_t)lo * OC, OC);
+            /* the epilogue, while the rows are in cache */
+            for (size_t k = (size_t)lo * OC; k < (size_t)hi * OC; k++) {
+                float x = lowp_round(pre[k] + bias[k % OC], pre_format);
+                pre[k] = x;
+                out[k] = gelu_value(x);
+            }
+        }
+    }
+#else
+#pragma omp parallel for collapse(2)
+    for (int n = 0; n < N; n++)
+        for (int o = 0; o < OC; o++) {
+            const float *x = inp + (size_t)n * C, *w = weight + (size_t)o * C;
+            float s = 0.0f;
+            for (int i = 0; i < C; i++)
+                s += x[i] * w[i];
+            float v = lowp_round(s + bias[o], pre_format);
+            pre[(size_t)n * OC + o] = v;
+            out[(size_t)n * OC + o] = gelu_value(v);
+        }
 #endif
 }

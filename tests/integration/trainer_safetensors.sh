@@ -43,7 +43,7 @@ shape = dict(kv.split("=") for kv in meta["shape"].split(","))
 L, C, NH, maxT, V = (int(shape[k]) for k in ("layers", "width", "heads", "context", "vocab"))
 Vp = (V + 63) // 64 * 64
 check((L, C, NH, V) == (2, 32, 4, 256), f"metadata shape {meta['shape']}")
-check(meta["step"] == "2" and meta["adam_t"] == "2", f"metadata step/adam_t {meta}")
+check(meta["step"] == "2" and meta["optimizer_t"] == "2" and meta["optimizer"] == "adamw", f"metadata step/optimizer_t {meta}")
 expect = {"wte.weight": [Vp, C], "wpe.weight": [maxT, C],
           "blocks.ln_1.weight": [L, C], "blocks.ln_1.bias": [L, C],
           "blocks.attn.qkv.weight": [L, 3 * C, C], "blocks.attn.qkv.bias": [L, 3 * C],

@@ -82,7 +82,7 @@ static void test_kernels__layernorm(void)
         CU_ASSERT(fabs(v / C - 1.0) < 1e-2);
     }
     float *dinp = zeros(N * C), *dw = zeros(C), *db = zeros(C);
-    op_layernorm_backward_cpu(dinp, dw, db, c.dout, c.inp, c.w, c.mean, c.rstd, N, C);
+    op_layernorm_backward_cpu(dinp, dw, db, c.dout, c.inp, c.w, c.mean, c.rstd, N, C, 1);
     CU_ASSERT(fd_check(ln_loss, &c, c.inp, dinp, N * C, 1e-2f) < 1e-2);
     CU_ASSERT(fd_check(ln_loss, &c, c.w, dw, C, 1e-2f) < 1e-2);
     CU_ASSERT(fd_check(ln_loss, &c, c.b, db, C, 1e-2f) < 1e-2);
@@ -114,13 +114,13 @@ static void test_kernels__matmul(void)
         }
     CU_ASSERT(worst < 1e-4);
     float *dinp = zeros(N * C), *dw = zeros(OC * C), *db = zeros(OC);
-    op_matmul_backward_cpu(dinp, dw, db, c.dout, c.inp, c.w, N, C, OC);
+    op_matmul_backward_cpu(dinp, dw, db, c.dout, c.inp, c.w, N, C, OC, 1);
     CU_ASSERT(fd_check(mm_loss, &c, c.inp, dinp, N * C, 1e-2f) < 1e-3);
     CU_ASSERT(fd_check(mm_loss, &c, c.w, dw, OC * C, 1e-2f) < 1e-3);
     CU_ASSERT(fd_check(mm_loss, &c, c.b, db, OC, 1e-2f) < 1e-3);
     /* backward accumulates: a second call doubles the gradients */
     float keep = dw[5];
-    op_matmul_backward_cpu(NULL, dw, NULL, c.dout, c.inp, c.w, N, C, OC);
+    op_matmul_backward_cpu(NULL, dw, NULL, c.dout, c.inp, c.w, N, C, OC, 1);
     CU_ASSERT(fabsf(dw[5] - 2 * keep) < 1e-4f);
     free(c.out); free(c.inp); free(c.w); free(c.b); free(c.dout); free(dinp); free(dw); free(db);
 }
@@ -134,7 +134,7 @@ static void test_kernels__matmul_rows(void)
     float *dout = rand_buf((size_t)N * OC, 1), *out = zeros((size_t)N * OC);
     float *dinp = zeros((size_t)N * C), *dw = zeros((size_t)OC * C), *db = zeros(OC);
     op_matmul_forward_cpu(out, inp, w, bias, N, C, OC);
-    op_matmul_backward_cpu(dinp, dw, db, dout, inp, w, N, C, OC);
+    op_matmul_backward_cpu(dinp, dw, db, dout, inp, w, N, C, OC, 1);
     double worst = 0;
     for (int n = 0; n < N; n++)
         for (int o = 0; o < OC; o++) {
@@ -319,7 +319,7 @@ static void test_kernels__encoder(void)
     en_loss(&c);
     CU_ASSERT(c.out[1 * C + 2] == c.wte[3 * C + 2] + c.wpe[1 * C + 2]);
     float *dwte = zeros(V * C), *dwpe = zeros(T * C);
-    op_encoder_backward_cpu(dwte, dwpe, c.dout, inp, B, T, C);
+    op_encoder_backward_cpu(dwte, dwpe, c.dout, inp, B, T, C, 1);
     CU_ASSERT(fd_check(en_loss, &c, c.wte, dwte, V * C, 1e-2f) < 1e-3);
     CU_ASSERT(fd_check(en_loss, &c, c.wpe, dwpe, T * C, 1e-2f) < 1e-3);
     free(c.out); free(c.wte); free(c.wpe); free(c.dout); free(dwte); free(dwpe);

@@ -123,8 +123,11 @@ static void test_trainer_model__gradient_check(void)
     teardown(&f);
 }
 
+static const tr_optim_config adamw_config = {
+    .kind = TR_OPTIM_ADAMW, .beta1 = 0.9f, .beta2 = 0.95f, .eps = 1e-8f, .weight_decay = 0.1f};
+
 /* Trains steps [from, to) on the loader's batches. */
-static void train(fixture *f, tr_adamw *o, tr_loader *l, int from, int to, float *last)
+static void train(fixture *f, tr_optim *o, tr_loader *l, int from, int to, float *last)
 {
     CU_ASSERT_EQUAL(tr_loader_seek(l, from), TR_OK);
     for (int s = from; s < to; s++) {
@@ -133,7 +136,7 @@ static void train(fixture *f, tr_adamw *o, tr_loader *l, int from, int to, float
         CU_ASSERT_EQUAL(tr_gpt_forward(f->m, b->inputs, b->targets, B, T, true, last), TR_OK);
         tr_gpt_zero_grad(f->m);
         CU_ASSERT_EQUAL(tr_gpt_backward(f->m), TR_OK);
-        tr_adamw_step(o, f->m, 1e-2f);
+        tr_optim_step(o, f->m, 1e-2f, 1.0f);
     }
 }
 
@@ -155,12 +158,12 @@ static void test_trainer_model__learns_and_resumes(void)
     tr_dataset *d = text_dataset();
     CU_ASSERT_PTR_NOT_NULL_FATAL(d);
     fixture a, b;
-    tr_adamw oa, ob;
+    tr_optim oa, ob;
     tr_loader *la, *lb;
     setup(&a, 3);
     setup(&b, 99); /* other weights: loading must replace them all */
-    CU_ASSERT_EQUAL(tr_adamw_init(&oa, a.m, 0.9f, 0.95f, 1e-8f, 0.1f), TR_OK);
-    CU_ASSERT_EQUAL(tr_adamw_init(&ob, b.m, 0.9f, 0.95f, 1e-8f, 0.1f), TR_OK);
+    CU_ASSERT_EQUAL(tr_optim_init(&oa, a.m, &adamw_config, 0, a.m->n_params), TR_OK);
+    CU_ASSERT_EQUAL(tr_optim_init(&ob, b.m, &adamw_config, 0, b.m->n_params), TR_OK);
     CU_ASSERT_EQUAL(tr_loader_new(&la, d, 0, d->n_train, B, T, 5, 2, NULL), TR_OK);
     CU_ASSERT_EQUAL(tr_loader_new(&lb, d, 0, d->n_train, B, T, 5, 0, NULL), TR_OK);
     float first, last;
@@ -199,20 +202,20 @@ static void test_trainer_model__learns_and_resumes(void)
     c.be = a.be;
     CU_ASSERT_EQUAL(tr_alloc_new(&c.alloc, &c.be->mem, 0), TR_OK);
     CU_ASSERT_EQUAL(tr_gpt_new(&c.m, &other, c.be, c.alloc, 1), TR_OK);
-    tr_adamw oc;
-    CU_ASSERT_EQUAL(tr_adamw_init(&oc, c.m, 0.9f, 0.95f, 1e-8f, 0.1f), TR_OK);
+    tr_optim oc;
+    CU_ASSERT_EQUAL(tr_optim_init(&oc, c.m, &adamw_config, 0, c.m->n_params), TR_OK);
     CU_ASSERT_EQUAL(tr_ckpt_load(ck, c.m, &oc, &got), TR_EFORMAT);
     CU_ASSERT_PTR_NOT_NULL(strstr(tr_error_last(), "another model"));
     CU_ASSERT_EQUAL(tr_ckpt_load(gt_test_path("missing"), c.m, &oc, &got), TR_EIO);
-    tr_adamw_release(&oc, c.m);
+    tr_optim_release(&oc, c.m);
     teardown(&c);
 
     free(ck);
     free(bad);
     tr_loader_free(la);
     tr_loader_free(lb);
-    tr_adamw_release(&oa, a.m);
-    tr_adamw_release(&ob, b.m);
+    tr_optim_release(&oa, a.m);
+    tr_optim_release(&ob, b.m);
     teardown(&a);
     teardown(&b);
     tr_dataset_free(d);

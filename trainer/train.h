@@ -1,0 +1,63 @@
+/* train.h: one optimizer step of the trainer, with every optimization a
+ * switch: gradient accumulation over micro-batches, mixed precision with a
+ * loss scaler, activation checkpointing, fusion, gradient clipping, the
+ * optimizer and its learning-rate schedule, a weight EMA. main.c parses the
+ * flags into a tr_train_config and calls tr_train_step once per step; this
+ * file does not print. NVTX: "step N" around each step, "data", "forward",
+ * "backward" per micro-batch, "optimizer", and marks "loss scale" (every
+ * step, payload the scale) and "skipped step" (payload the scale that
+ * overflowed). */
+#ifndef TR_TRAIN_H
+#define TR_TRAIN_H
+
+#include "data.h"
+#include "gpt.h"
+#include "optim.h"
+#include "scaler.h"
+
+#include <stdbool.h>
+
+typedef struct tr_train_config {
+    int accum;                    /* micro-batches per step (>= 1) */
+    tr_dtype amp;                 /* TR_F32 (off), TR_BF16, TR_F16 */
+    float loss_scale;             /* > 0: fixed; 0: dynamic for fp16, none otherwise */
+    float init_scale;             /* the dynamic scaler's first scale (2^16) */
+    int growth_interval;          /* good steps before the scale grows (2000) */
+    tr_gpt_checkpoint checkpoint;
+    bool fuse;                    /* fused ops, fused optimizer and gradient-norm pass */
+    float clip;                   /* global gradient-norm clipping; 0 off */
+    float ema_decay;              /* 0 off */
+    tr_optim_config optim;
+    tr_schedule schedule;
+} tr_train_config;
+
+/* Checks a configuration; TR_EINVAL with a message naming the switch. */
+int tr_train_config_check(const tr_train_config *c);
+
+typedef struct tr_trainer {
+    tr_train_config cfg;
+    tr_gpt *model;
+    tr_optim opt;
+    tr_ema ema;                   /* w.data NULL without --ema */
+    tr_scaler scaler;
+    size_t shard_begin, shard_end; /* the part of the flat buffers this process updates */
+} tr_trainer;
+
+typedef struct tr_step_result {
+    float loss;       /* mean over the micro-batches */
+    float lr;
+    float scale;      /* the loss scale used for this step */
+    float grad_norm;  /* of the unscaled gradients, before clipping; NaN if not computed */
+    bool skipped;     /* inf/NaN gradients: no update */
+} tr_step_result;
+
+/* Sets the model up (AMP, checkpointing, fusion) and makes the optimizer,
+ * EMA and scaler. The model stays the caller's. */
+int tr_trainer_init(tr_trainer *t, tr_gpt *model, const tr_train_config *cfg);
+void tr_trainer_release(tr_trainer *t);
+/* One optimizer step: accum micro-batches of B x T from loader. */
+int tr_train_step(tr_trainer *t, tr_loader *loader, int step, int B, int T, tr_step_result *r);
+/* Evaluation uses the EMA weights when there are any: swap in, then back. */
+void tr_trainer_eval_weights(tr_trainer *t, bool begin);
+
+#endif
