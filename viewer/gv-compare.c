@@ -1,0 +1,171 @@
+/* gv-compare.c: keeps the two timelines' views in step and fills the diff
+ * table once both analyses are in. A view change on one side is copied to
+ * the other shifted by the alignment offset; `syncing` stops the echo. */
+#include "gv-compare.h"
+
+struct _GvCompare {
+    GtkPaned parent_instance;
+    GvTraceModel *models[2];
+    GvTimeline *timelines[2];
+    GtkListStore *store;
+    int64_t offset_ns;
+    gboolean syncing, diffed;
+};
+
+G_DEFINE_TYPE(GvCompare, gv_compare, GTK_TYPE_PANED)
+
+enum { COL_METRIC, COL_BEFORE, COL_AFTER, COL_CHANGE, COL_COLOR, N_COLS };
+
+static void sync_from(GvCompare *self, int from)
+{
+    if (self->syncing)
+        return;
+    self->syncing = TRUE;
+    GvView *src = gv_timeline_get_view(self->timelines[from]);
+    GvView *dst = gv_timeline_get_view(self->timelines[1 - from]);
+    dst->ns_per_px = src->ns_per_px;
+    dst->t0_ns = src->t0_ns + (from == 0 ? self->offset_ns : -self->offset_ns);
+    dst->origin_ns = src->origin_ns + (from == 0 ? self->offset_ns : -self->offset_ns);
+    gv_timeline_view_changed(self->timelines[1 - from]);
+    self->syncing = FALSE;
+}
+
+static void on_view_changed(GvTimeline *tl, gpointer p)
+{
+    GvCompare *self = p;
+    sync_from(self, tl == self->timelines[0] ? 0 : 1);
+}
+
+static const char *fmt_value(char *buf, size_t n, const char *unit, double v)
+{
+    if (g_strcmp0(unit, "ns") == 0)
+        return gv_format_ns(buf, n, (int64_t)v);
+    if (g_strcmp0(unit, "bytes") == 0)
+        return gv_format_bytes(buf, n, (int64_t)v);
+    if (g_strcmp0(unit, "%") == 0)
+        g_snprintf(buf, n, "%.1f%%", v);
+    else
+        g_snprintf(buf, n, "%.0f", v);
+    return buf;
+}
+
+/* Both analysed: align on the first step number both have, and fill the table. */
+static void on_analysed(GvTraceModel *m, gpointer p)
+{
+    GvCompare *self = p;
+    const gt_report *a = gv_trace_model_report(self->models[0]), *b = gv_trace_model_report(self->models[1]);
+    if (!a || !b || self->diffed)
+        return;
+    self->diffed = TRUE;
+    self->offset_ns = b->start_ns - a->start_ns;
+    for (size_t i = 0; i < a->n_steps; i++) {
+        gboolean done = FALSE;
+        for (size_t j = 0; j < b->n_steps && !done; j++)
+            if (a->steps[i].number == b->steps[j].number) {
+                self->offset_ns = b->steps[j].start_ns - a->steps[i].start_ns;
+                done = TRUE;
+            }
+        if (done)
+            break;
+    }
+    gt_diff *d = NULL;
+    if (gt_diff_compute(&d, a, b) == 0) {
+        for (size_t i = 0; i < d->n_rows; i++) {
+            const gt_diff_row *r = &d->rows[i];
+            char x[40], y[40], c[40];
+            g_snprintf(c, sizeof c, "%+.1f%%", 100 * r->change);
+            GtkTreeIter it;
+            gtk_list_store_append(self->store, &it);
+            gtk_list_store_set(self->store, &it, COL_METRIC, r->metric, COL_BEFORE,
+                               fmt_value(x, sizeof x, r->unit, r->before), COL_AFTER,
+                               fmt_value(y, sizeof y, r->unit, r->after), COL_CHANGE, c, COL_COLOR,
+                               r->verdict > 0 ? "#1a7f37" : r->verdict < 0 ? "#b02020" : "#555555", -1);
+        }
+        gt_diff_free(d);
+    }
+    /* Show the first aligned step on both. */
+    if (a->n_steps > 0)
+        gv_timeline_show_range(self->timelines[0], a->steps[0].start_ns,
+                               a->steps[a->n_steps > 1 ? 1 : 0].end_ns);
+    sync_from(self, 0);
+}
+
+GvTimeline *gv_compare_get_timeline(GvCompare *self, int which) { return self->timelines[which ? 1 : 0]; }
+int64_t gv_compare_offset(GvCompare *self) { return self->offset_ns; }
+guint gv_compare_n_diff_rows(GvCompare *self)
+{
+    return (guint)gtk_tree_model_iter_n_children(GTK_TREE_MODEL(self->store), NULL);
+}
+
+static void gv_compare_dispose(GObject *obj)
+{
+    GvCompare *self = GV_COMPARE(obj);
+    for (int i = 0; i < 2; i++)
+        if (self->models[i]) {
+            g_signal_handlers_disconnect_by_data(self->models[i], self);
+            g_clear_object(&self->models[i]);
+        }
+    g_clear_object(&self->store);
+    G_OBJECT_CLASS(gv_compare_parent_class)->dispose(obj);
+}
+
+static void gv_compare_class_init(GvCompareClass *klass)
+{
+    G_OBJECT_CLASS(klass)->dispose = gv_compare_dispose;
+}
+
+static void gv_compare_init(GvCompare *self)
+{
+    gtk_orientable_set_orientation(GTK_ORIENTABLE(self), GTK_ORIENTATION_VERTICAL);
+    self->store = gtk_list_store_new(N_COLS, G_TYPE_STRING, G_TYPE_STRING, G_TYPE_STRING, G_TYPE_STRING,
+                                     G_TYPE_STRING);
+}
+
+static GtkWidget *titled(const char *title, GtkWidget *child)
+{
+    GtkWidget *box = gtk_box_new(GTK_ORIENTATION_VERTICAL, 0);
+    GtkWidget *label = gtk_label_new(title);
+    gtk_label_set_xalign(GTK_LABEL(label), 0);
+    gtk_label_set_ellipsize(GTK_LABEL(label), PANGO_ELLIPSIZE_START);
+    gtk_box_pack_start(GTK_BOX(box), label, FALSE, FALSE, 2);
+    gtk_box_pack_start(GTK_BOX(box), child, TRUE, TRUE, 0);
+    return box;
+}
+
+GtkWidget *gv_compare_new(GvTraceModel *before, GvTraceModel *after)
+{
+    g_return_val_if_fail(GV_IS_TRACE_MODEL(before) && GV_IS_TRACE_MODEL(after), NULL);
+    GvCompare *self = g_object_new(GV_TYPE_COMPARE, NULL);
+    GvTraceModel *ms[2] = {before, after};
+    GtkWidget *pair = gtk_paned_new(GTK_ORIENTATION_VERTICAL);
+    for (int i = 0; i < 2; i++) {
+        self->models[i] = g_object_ref(ms[i]);
+        self->timelines[i] = GV_TIMELINE(gv_timeline_new());
+        gv_timeline_set_model(self->timelines[i], ms[i]);
+        g_signal_connect(self->timelines[i], "view-changed", G_CALLBACK(on_view_changed), self);
+        g_signal_connect(ms[i], "analysed", G_CALLBACK(on_analysed), self);
+        g_autofree char *title = g_strdup_printf("%s: %s", i ? "after" : "before", gv_trace_model_path(ms[i]));
+        GtkWidget *t = titled(title, GTK_WIDGET(self->timelines[i]));
+        if (i == 0)
+            gtk_paned_pack1(GTK_PANED(pair), t, TRUE, FALSE);
+        else
+            gtk_paned_pack2(GTK_PANED(pair), t, TRUE, FALSE);
+    }
+    GtkWidget *tree = gtk_tree_view_new_with_model(GTK_TREE_MODEL(self->store));
+    static const char *const heads[] = {"metric", "before", "after", "change"};
+    for (int c = 0; c < 4; c++) {
+        GtkCellRenderer *cell = gtk_cell_renderer_text_new();
+        GtkTreeViewColumn *col = gtk_tree_view_column_new_with_attributes(heads[c], cell, "text", c, NULL);
+        if (c == COL_CHANGE)
+            gtk_tree_view_column_add_attribute(col, cell, "foreground", COL_COLOR);
+        gtk_tree_view_column_set_resizable(col, TRUE);
+        gtk_tree_view_append_column(GTK_TREE_VIEW(tree), col);
+    }
+    GtkWidget *sw = gtk_scrolled_window_new(NULL, NULL);
+    gtk_container_add(GTK_CONTAINER(sw), tree);
+    gtk_widget_set_size_request(sw, -1, 160);
+    gtk_paned_pack1(GTK_PANED(self), pair, TRUE, FALSE);
+    gtk_paned_pack2(GTK_PANED(self), titled("diff (gtrace diff BEFORE AFTER)", sw), FALSE, FALSE);
+    on_analysed(before, self); /* both may be in already */
+    return GTK_WIDGET(self);
+}

@@ -1,0 +1,501 @@
+/* gv-memory-view.c: drawing and input of the memory view (see the header).
+ * Layout top down: time axis, the stacked chart with the allocated (black)
+ * and reserved (red) lines, a marker row (spikes orange, leaks purple, the
+ * peak), then the snapshot under the cursor: one bar per segment, its blocks
+ * in colour and its free space grey. Wheel zooms, drag pans, a click picks a
+ * block and puts the cursor there. */
+#include "gv-memory-view.h"
+
+#include <math.h>
+#include <pango/pangocairo.h>
+#include <stdio.h>
+#include <string.h>
+
+enum { MARK_H = 16 };
+
+void gv_mem_view_init(GvMemView *v, int width, int height)
+{
+    memset(v, 0, sizeof *v);
+    gv_view_init(&v->x, width, height);
+    v->selected_block = -1;
+}
+
+double gv_memory_chart_bottom(const GvMemView *v)
+{
+    return GV_AXIS_H + (v->x.height - GV_AXIS_H) * 0.58;
+}
+
+static double chart_top(void) { return GV_AXIS_H + 6; }
+
+static double y_of(const GvMemView *v, int64_t bytes, int64_t max_bytes)
+{
+    double bottom = gv_memory_chart_bottom(v) - MARK_H;
+    return bottom - (bottom - chart_top()) * (double)bytes / (double)(max_bytes > 0 ? max_bytes : 1);
+}
+
+static double clampx(const GvView *v, double x)
+{
+    return x < GV_LABEL_W ? GV_LABEL_W : x > v->width + 2 ? v->width + 2 : x;
+}
+
+static void block_rgb(const GvMemBlock *b, size_t i, double rgb[3])
+{
+    uint32_t h = (uint32_t)(b->address >> 9) * 2654435761u; /* by address: the snapshot's colours match */
+    double hue = (h >> 8) / 16777216.0;
+    double c[3] = {0.55 + 0.35 * sin(6.283 * hue), 0.55 + 0.35 * sin(6.283 * (hue + 0.33)),
+                   0.55 + 0.35 * sin(6.283 * (hue + 0.66))};
+    memcpy(rgb, c, sizeof c);
+}
+
+static void text(cairo_t *cr, PangoLayout *lay, double x, double y, double w, const char *s, double gray)
+{
+    pango_layout_set_text(lay, s, -1);
+    pango_layout_set_width(lay, w > 0 ? (int)(w * PANGO_SCALE) : -1);
+    cairo_set_source_rgb(cr, gray, gray, gray);
+    cairo_move_to(cr, x, y);
+    pango_cairo_show_layout(cr, lay);
+}
+
+static void draw_snapshot(cairo_t *cr, PangoLayout *lay, const GvMemView *v, const gt_mem_state *st)
+{
+    double top = gv_memory_chart_bottom(v) + 4, left = 10, w = v->x.width - 20;
+    char a[32], b[32], c[32], line[256];
+    if (!st) {
+        text(cr, lay, left, top, w, "click the chart to see the allocator's segments and blocks at that moment", 0.4);
+        return;
+    }
+    snprintf(line, sizeof line, "at %s: allocated %s, reserved %s, %zu segments, %zu blocks",
+             gv_format_ns(a, sizeof a, st->at_ns - v->x.origin_ns), gv_format_bytes(b, sizeof b, st->allocated_bytes),
+             gv_format_bytes(c, sizeof c, st->reserved_bytes), st->n_segments, st->n_blocks);
+    text(cr, lay, left, top, w, line, 0.1);
+    top += 18;
+    /* Segments as bars, wrapped over rows; widths by bytes so the whole reserved pool fits. */
+    int64_t total = 0;
+    for (size_t i = 0; i < st->n_segments; i++)
+        total += st->segments[i].bytes;
+    double rows = floor((v->x.height - top - 4) / 16);
+    if (rows < 1 || total <= 0)
+        return;
+    double px_per_byte = rows * w / (double)total * 0.95;
+    double x = left, y = top;
+    for (size_t i = 0; i < st->n_segments; i++) {
+        const gt_mem_segment *s = &st->segments[i];
+        double sw = s->bytes * px_per_byte;
+        if (sw < 2)
+            sw = 2;
+        if (x + sw > left + w && x > left) {
+            x = left;
+            y += 16;
+        }
+        if (y + 14 > v->x.height)
+            break;
+        cairo_set_source_rgb(cr, 0.88, 0.88, 0.88);
+        cairo_rectangle(cr, x, y, MIN(sw, left + w - x), 14);
+        cairo_fill(cr);
+        for (size_t k = s->first_block; k < s->first_block + s->n_blocks && k < st->n_blocks; k++) {
+            const gt_mem_block *blk = &st->blocks[k];
+            double bx = x + (double)(blk->address - s->address) * px_per_byte;
+            double bw = blk->bytes * px_per_byte;
+            GvMemBlock fake = {.address = blk->address};
+            double rgb[3];
+            block_rgb(&fake, 0, rgb);
+            cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
+            cairo_rectangle(cr, MIN(bx, left + w), y + 1, MAX(bw, 1), 12);
+            cairo_fill(cr);
+        }
+        cairo_set_source_rgb(cr, 0.3, 0.3, 0.3);
+        cairo_set_line_width(cr, 1);
+        cairo_rectangle(cr, x + 0.5, y + 0.5, MIN(sw, left + w - x) - 1, 13);
+        cairo_stroke(cr);
+        x += sw + 3;
+    }
+}
+
+static void draw_markers(cairo_t *cr, GvTraceModel *m, const GvMemView *v, const gt_report *r)
+{
+    double y = gv_memory_chart_bottom(v) - MARK_H + 2;
+    const GvView *x = &v->x;
+    for (size_t i = 0; r && i < r->memory.n_spikes; i++) { /* spikes: orange spans */
+        const gt_spike *s = &r->memory.spikes[i];
+        double x0 = clampx(x, gv_view_x(x, s->start_ns)), x1 = clampx(x, gv_view_x(x, s->end_ns));
+        cairo_set_source_rgb(cr, 0.95, 0.55, 0.10);
+        cairo_rectangle(cr, x0, y, MAX(x1 - x0, 3), 5);
+        cairo_fill(cr);
+    }
+    for (size_t i = 0; r && i < r->memory.n_leaks; i++) { /* leaks: purple from first to last */
+        const gt_leak *l = &r->memory.leaks[i];
+        double x0 = clampx(x, gv_view_x(x, l->first_ns)), x1 = clampx(x, gv_view_x(x, l->last_ns));
+        cairo_set_source_rgb(cr, 0.55, 0.15, 0.70);
+        cairo_rectangle(cr, x0, y + 7, MAX(x1 - x0, 3), 5);
+        cairo_fill(cr);
+    }
+    if (r && r->memory.peak_allocated_bytes > 0) { /* the peak: a triangle */
+        double px = gv_view_x(x, r->memory.peak_allocated_ns);
+        if (px >= GV_LABEL_W && px <= x->width) {
+            cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
+            cairo_move_to(cr, px - 5, y);
+            cairo_line_to(cr, px + 5, y);
+            cairo_line_to(cr, px, y + 8);
+            cairo_close_path(cr);
+            cairo_fill(cr);
+        }
+    }
+}
+
+/* A step line through the samples: allocated or reserved. */
+static void draw_series(cairo_t *cr, const GvMemView *v, const GvMemory *mem, int64_t max, gboolean reserved)
+{
+    const GvView *x = &v->x;
+    gboolean started = FALSE;
+    double last_px = -1e9;
+    size_t i0 = 0, lo = 0, hi = mem->n_samples;
+    while (lo < hi) { /* the first sample on screen, minus one */
+        size_t mid = lo + (hi - lo) / 2;
+        if (mem->samples[mid].t_ns < x->t0_ns)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    i0 = lo > 0 ? lo - 1 : 0;
+    for (size_t i = i0; i < mem->n_samples; i++) {
+        const GvMemSample *s = &mem->samples[i];
+        double px = clampx(x, gv_view_x(x, s->t_ns));
+        double py = y_of(v, reserved ? s->reserved_bytes : s->allocated_bytes, max);
+        if (!started) {
+            cairo_move_to(cr, px, py);
+            started = TRUE;
+        } else {
+            double cx, cy;
+            cairo_get_current_point(cr, &cx, &cy);
+            if (px - last_px < 0.5 && i + 1 < mem->n_samples && fabs(py - cy) < 0.5)
+                continue; /* several samples in one pixel: one segment */
+            cairo_line_to(cr, px, cy);
+            cairo_line_to(cr, px, py);
+        }
+        last_px = px;
+        if (px > x->width)
+            break;
+    }
+    if (started) {
+        double cx, cy;
+        cairo_get_current_point(cr, &cx, &cy);
+        cairo_line_to(cr, x->width, cy);
+        cairo_stroke(cr);
+    }
+}
+
+void gv_render_memory(cairo_t *cr, GvTraceModel *m, const GvMemView *v, const gt_mem_state *snapshot)
+{
+    const GvView *x = &v->x;
+    char a[32], line[160];
+    cairo_save(cr);
+    cairo_set_source_rgb(cr, 1, 1, 1);
+    cairo_paint(cr);
+    PangoLayout *lay = pango_cairo_create_layout(cr);
+    PangoFontDescription *font = pango_font_description_from_string("Sans 8");
+    pango_layout_set_font_description(lay, font);
+    pango_layout_set_ellipsize(lay, PANGO_ELLIPSIZE_END);
+
+    const GvMemory *mem = gv_trace_model_memory(m);
+    const gt_report *r = gv_trace_model_report(m);
+    if (!mem) {
+        text(cr, lay, 10, 10, x->width - 20, gv_trace_model_is_loaded(m) ? "analysing memory..." : "loading...", 0.3);
+        goto done;
+    }
+    if (mem->n_samples == 0) {
+        text(cr, lay, 10, 10, x->width - 20,
+             "no memory events in this trace (no device allocations, no NVTX memory regions)", 0.3);
+        goto done;
+    }
+    int64_t max = MAX(mem->max_reserved_bytes, mem->max_stack_bytes);
+    max += max / 20;
+
+    /* Axis: time on top, bytes on the left. */
+    cairo_set_source_rgb(cr, 0.93, 0.93, 0.93);
+    cairo_rectangle(cr, 0, 0, x->width, GV_AXIS_H);
+    cairo_fill(cr);
+    snprintf(line, sizeof line, "%s .. %s", gv_format_ns(a, sizeof a, x->t0_ns - x->origin_ns),
+             gv_format_ns(line + 100, 32, gv_view_end(x) - x->origin_ns));
+    text(cr, lay, GV_LABEL_W + 4, 3, x->width - GV_LABEL_W - 8, line, 0.25);
+    for (int k = 0; k <= 4; k++) {
+        int64_t bytes = max * k / 4;
+        double y = y_of(v, bytes, max);
+        cairo_set_source_rgb(cr, 0.9, 0.9, 0.9);
+        cairo_set_line_width(cr, 1);
+        cairo_move_to(cr, GV_LABEL_W, floor(y) + 0.5);
+        cairo_line_to(cr, x->width, floor(y) + 0.5);
+        cairo_stroke(cr);
+        text(cr, lay, GV_LABEL_W - 80, y - 7, 76, gv_format_bytes(a, sizeof a, bytes), 0.35);
+    }
+    text(cr, lay, 6, GV_AXIS_H + 4, GV_LABEL_W - 90, "allocated (black)\nreserved (red)\nblocks stacked", 0.3);
+
+    /* Bands: each block from its points; only blocks alive in the window are walked. */
+    cairo_save(cr);
+    cairo_rectangle(cr, GV_LABEL_W, chart_top(), x->width - GV_LABEL_W, gv_memory_chart_bottom(v) - chart_top());
+    cairo_clip(cr);
+    int64_t t_end = gv_view_end(x);
+    for (size_t i = 0; i < mem->n_blocks; i++) {
+        const GvMemBlock *b = &mem->blocks[i];
+        if (b->n_pts == 0 || b->alloc_ns > t_end || b->free_ns < x->t0_ns)
+            continue;
+        double rgb[3];
+        block_rgb(b, i, rgb);
+        if ((gssize)i == v->selected_block)
+            rgb[0] = rgb[1] = rgb[2] = 0.15;
+        cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
+        const GvMemPoint *p = &mem->pts[b->first_pt];
+        for (size_t k = 0; k < b->n_pts; k++) {
+            int64_t t1 = k + 1 < b->n_pts ? p[k + 1].t_ns : (b->free_ns == INT64_MAX ? t_end : b->free_ns);
+            double x0 = clampx(x, gv_view_x(x, p[k].t_ns)), x1 = clampx(x, gv_view_x(x, t1));
+            if (x1 < GV_LABEL_W || x0 > x->width)
+                continue;
+            double y0 = y_of(v, p[k].offset_bytes + b->bytes, max), y1 = y_of(v, p[k].offset_bytes, max);
+            cairo_rectangle(cr, x0, y0, MAX(x1 - x0, 0.5), MAX(y1 - y0, 0.5));
+        }
+        cairo_fill(cr);
+    }
+    cairo_set_line_width(cr, 1.5);
+    cairo_set_source_rgb(cr, 0.85, 0.1, 0.1);
+    draw_series(cr, v, mem, max, TRUE);
+    cairo_set_source_rgb(cr, 0, 0, 0);
+    draw_series(cr, v, mem, max, FALSE);
+    cairo_restore(cr);
+    draw_markers(cr, m, v, r);
+    if (mem->n_blocks_dropped > 0) {
+        snprintf(line, sizeof line, "%zu blocks not stacked (layout cap)", mem->n_blocks_dropped);
+        text(cr, lay, 6, gv_memory_chart_bottom(v) - 40, GV_LABEL_W - 10, line, 0.5);
+    }
+    if (v->has_cursor) {
+        double cx = floor(gv_view_x(x, v->cursor_ns)) + 0.5;
+        cairo_set_source_rgb(cr, 0.1, 0.4, 0.9);
+        cairo_set_line_width(cr, 1);
+        cairo_move_to(cr, cx, GV_AXIS_H);
+        cairo_line_to(cr, cx, gv_memory_chart_bottom(v));
+        cairo_stroke(cr);
+    }
+    cairo_set_source_rgb(cr, 0.7, 0.7, 0.7);
+    cairo_move_to(cr, 0, floor(gv_memory_chart_bottom(v)) + 0.5);
+    cairo_line_to(cr, x->width, floor(gv_memory_chart_bottom(v)) + 0.5);
+    cairo_stroke(cr);
+    draw_snapshot(cr, lay, v, snapshot);
+done:
+    pango_font_description_free(font);
+    g_object_unref(lay);
+    cairo_restore(cr);
+}
+
+gssize gv_memory_hit_block(GvTraceModel *m, const GvMemView *v, double px, double py)
+{
+    const GvMemory *mem = gv_trace_model_memory(m);
+    if (!mem || px < GV_LABEL_W || py < chart_top() || py > gv_memory_chart_bottom(v))
+        return -1;
+    int64_t max = MAX(mem->max_reserved_bytes, mem->max_stack_bytes);
+    max += max / 20;
+    int64_t t = gv_view_time(&v->x, px);
+    for (size_t i = 0; i < mem->n_blocks; i++) {
+        const GvMemBlock *b = &mem->blocks[i];
+        if (b->n_pts == 0 || t < b->alloc_ns || t >= b->free_ns)
+            continue;
+        const GvMemPoint *p = &mem->pts[b->first_pt];
+        size_t k = 0;
+        while (k + 1 < b->n_pts && p[k + 1].t_ns <= t)
+            k++;
+        double y0 = y_of(v, p[k].offset_bytes + b->bytes, max), y1 = y_of(v, p[k].offset_bytes, max);
+        if (py >= y0 - 0.5 && py <= y1 + 0.5)
+            return (gssize)i;
+    }
+    return -1;
+}
+
+/* ---- the widget ---------------------------------------------------------------- */
+
+struct _GvMemoryView {
+    GtkDrawingArea parent_instance;
+    GvTraceModel *model;
+    gulong analysed_id;
+    GvMemView state;
+    gt_mem_state *snapshot;
+    char *details;
+    gboolean dragging, moved;
+    double drag_x;
+};
+
+G_DEFINE_TYPE(GvMemoryView, gv_memory_view, GTK_TYPE_DRAWING_AREA)
+
+enum { SIG_DETAILS_CHANGED, N_SIGNALS };
+static guint signals[N_SIGNALS];
+
+static void on_analysed(GvTraceModel *m, gpointer p)
+{
+    GvMemoryView *self = p;
+    gv_view_fit(&self->state.x, m);
+    gtk_widget_queue_draw(GTK_WIDGET(self));
+}
+
+void gv_memory_view_set_model(GvMemoryView *self, GvTraceModel *model)
+{
+    g_return_if_fail(GV_IS_MEMORY_VIEW(self));
+    if (self->model) {
+        g_signal_handler_disconnect(self->model, self->analysed_id);
+        g_clear_object(&self->model);
+    }
+    g_clear_pointer(&self->snapshot, gt_mem_state_free);
+    if (model) {
+        self->model = g_object_ref(model);
+        self->analysed_id = g_signal_connect(model, "analysed", G_CALLBACK(on_analysed), self);
+        gv_view_fit(&self->state.x, model);
+    }
+    gtk_widget_queue_draw(GTK_WIDGET(self));
+}
+
+GvMemView *gv_memory_view_get_state(GvMemoryView *self) { return &self->state; }
+const char *gv_memory_view_get_details(GvMemoryView *self) { return self->details ? self->details : ""; }
+const gt_mem_state *gv_memory_view_get_snapshot(GvMemoryView *self) { return self->snapshot; }
+
+void gv_memory_view_set_cursor(GvMemoryView *self, int64_t t_ns)
+{
+    g_return_if_fail(GV_IS_MEMORY_VIEW(self));
+    self->state.has_cursor = TRUE;
+    self->state.cursor_ns = t_ns;
+    g_clear_pointer(&self->snapshot, gt_mem_state_free);
+    if (self->model) {
+        g_autoptr(GError) error = NULL;
+        self->snapshot = gv_trace_model_memory_state_at(self->model, t_ns, &error);
+        if (error) {
+            g_free(self->details);
+            self->details = g_strdup(error->message);
+            g_signal_emit(self, signals[SIG_DETAILS_CHANGED], 0);
+        }
+    }
+    gtk_widget_queue_draw(GTK_WIDGET(self));
+}
+
+void gv_memory_view_click(GvMemoryView *self, double x, double y)
+{
+    g_return_if_fail(GV_IS_MEMORY_VIEW(self));
+    if (!self->model || y > gv_memory_chart_bottom(&self->state) || x < GV_LABEL_W)
+        return;
+    gssize bi = gv_memory_hit_block(self->model, &self->state, x, y);
+    self->state.selected_block = bi;
+    g_free(self->details);
+    self->details = NULL;
+    const GvMemory *mem = gv_trace_model_memory(self->model);
+    if (bi >= 0 && mem) {
+        const GvMemBlock *b = &mem->blocks[bi];
+        char s[32], t0[32], life[32];
+        g_autofree char *origin = gv_trace_model_block_origin(self->model, b->address, b->alloc_ns);
+        if (b->free_ns == INT64_MAX)
+            snprintf(life, sizeof life, "never freed");
+        else
+            gv_format_ns(life, sizeof life, b->free_ns - b->alloc_ns);
+        self->details = g_strdup_printf("block %s at 0x%llx, allocated at %s, lifetime %s\nallocated in: %s",
+                                        gv_format_bytes(s, sizeof s, b->bytes), (unsigned long long)b->address,
+                                        gv_format_ns(t0, sizeof t0, b->alloc_ns - self->state.x.origin_ns), life,
+                                        origin && *origin ? origin : "(unknown)");
+    }
+    g_signal_emit(self, signals[SIG_DETAILS_CHANGED], 0);
+    gv_memory_view_set_cursor(self, gv_view_time(&self->state.x, x));
+}
+
+static gboolean mv_draw(GtkWidget *w, cairo_t *cr)
+{
+    GvMemoryView *self = GV_MEMORY_VIEW(w);
+    self->state.x.width = gtk_widget_get_allocated_width(w);
+    self->state.x.height = gtk_widget_get_allocated_height(w);
+    if (self->model)
+        gv_render_memory(cr, self->model, &self->state, self->snapshot);
+    return TRUE;
+}
+
+static void mv_size_allocate(GtkWidget *w, GtkAllocation *a)
+{
+    GvMemoryView *self = GV_MEMORY_VIEW(w);
+    GTK_WIDGET_CLASS(gv_memory_view_parent_class)->size_allocate(w, a);
+    gboolean first = self->state.x.width != a->width;
+    self->state.x.width = a->width;
+    self->state.x.height = a->height;
+    if (first && self->model)
+        gv_view_fit(&self->state.x, self->model);
+}
+
+static gboolean mv_scroll(GtkWidget *w, GdkEventScroll *e)
+{
+    GvMemoryView *self = GV_MEMORY_VIEW(w);
+    double dx = 0, dy = 0;
+    if (e->direction == GDK_SCROLL_SMOOTH)
+        gdk_event_get_scroll_deltas((GdkEvent *)e, &dx, &dy);
+    else
+        dy = e->direction == GDK_SCROLL_UP ? -1 : e->direction == GDK_SCROLL_DOWN ? 1 : 0;
+    gv_view_zoom(&self->state.x, pow(1.25, -dy), e->x);
+    gtk_widget_queue_draw(w);
+    return TRUE;
+}
+
+static gboolean mv_press(GtkWidget *w, GdkEventButton *e)
+{
+    GvMemoryView *self = GV_MEMORY_VIEW(w);
+    if (e->button != 1)
+        return FALSE;
+    self->dragging = TRUE;
+    self->moved = FALSE;
+    self->drag_x = e->x;
+    return TRUE;
+}
+
+static gboolean mv_motion(GtkWidget *w, GdkEventMotion *e)
+{
+    GvMemoryView *self = GV_MEMORY_VIEW(w);
+    if (!self->dragging || (!self->moved && fabs(e->x - self->drag_x) < 3))
+        return FALSE;
+    self->moved = TRUE;
+    gv_view_pan(&self->state.x, e->x - self->drag_x);
+    self->drag_x = e->x;
+    gtk_widget_queue_draw(w);
+    return TRUE;
+}
+
+static gboolean mv_release(GtkWidget *w, GdkEventButton *e)
+{
+    GvMemoryView *self = GV_MEMORY_VIEW(w);
+    if (e->button != 1 || !self->dragging)
+        return FALSE;
+    self->dragging = FALSE;
+    if (!self->moved)
+        gv_memory_view_click(self, e->x, e->y);
+    return TRUE;
+}
+
+static void mv_dispose(GObject *obj)
+{
+    GvMemoryView *self = GV_MEMORY_VIEW(obj);
+    gv_memory_view_set_model(self, NULL);
+    g_clear_pointer(&self->details, g_free);
+    G_OBJECT_CLASS(gv_memory_view_parent_class)->dispose(obj);
+}
+
+static void gv_memory_view_class_init(GvMemoryViewClass *klass)
+{
+    GtkWidgetClass *wc = GTK_WIDGET_CLASS(klass);
+    G_OBJECT_CLASS(klass)->dispose = mv_dispose;
+    wc->draw = mv_draw;
+    wc->size_allocate = mv_size_allocate;
+    wc->scroll_event = mv_scroll;
+    wc->button_press_event = mv_press;
+    wc->button_release_event = mv_release;
+    wc->motion_notify_event = mv_motion;
+    signals[SIG_DETAILS_CHANGED] = g_signal_new("details-changed", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0,
+                                                NULL, NULL, NULL, G_TYPE_NONE, 0);
+}
+
+static void gv_memory_view_init(GvMemoryView *self)
+{
+    gv_mem_view_init(&self->state, 800, 500);
+    gtk_widget_add_events(GTK_WIDGET(self), GDK_SCROLL_MASK | GDK_SMOOTH_SCROLL_MASK | GDK_BUTTON_PRESS_MASK |
+                                                GDK_BUTTON_RELEASE_MASK | GDK_POINTER_MOTION_MASK);
+    gtk_widget_set_size_request(GTK_WIDGET(self), 400, 300);
+}
+
+GtkWidget *gv_memory_view_new(void)
+{
+    return g_object_new(GV_TYPE_MEMORY_VIEW, NULL);
+}

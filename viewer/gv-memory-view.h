@@ -1,0 +1,48 @@
+/* gv-memory-view.h: the memory view: allocated and reserved bytes over
+ * time, every allocation as a band stacked the way memory_viz's Active
+ * Memory Timeline stacks them (a freed block lets the ones above it fall),
+ * leak and spike markers from the analysis, and a time cursor under which
+ * the allocator's segments and blocks at that moment are drawn (the snapshot,
+ * gt_memory_state_at). Drawing works headless, like the timeline's. */
+#ifndef GV_MEMORY_VIEW_H
+#define GV_MEMORY_VIEW_H
+
+#include <gtk/gtk.h>
+
+#include "gv-render.h"
+
+G_BEGIN_DECLS
+
+/* State of the memory view; x maps time like the timeline (GvView). */
+typedef struct GvMemView {
+    GvView x;              /* width, height, t0_ns, ns_per_px, origin_ns */
+    gboolean has_cursor;
+    int64_t cursor_ns;
+    gssize selected_block; /* into GvMemory.blocks; -1 none */
+} GvMemView;
+
+void gv_mem_view_init(GvMemView *v, int width, int height);
+/* Draws the view; snapshot is the state at the cursor (NULL: none). */
+void gv_render_memory(cairo_t *cr, GvTraceModel *m, const GvMemView *v, const gt_mem_state *snapshot);
+/* The block whose band is under (x, y); -1 none. */
+gssize gv_memory_hit_block(GvTraceModel *m, const GvMemView *v, double x, double y);
+/* Height of the chart part (the snapshot is drawn below it). */
+double gv_memory_chart_bottom(const GvMemView *v);
+
+#define GV_TYPE_MEMORY_VIEW (gv_memory_view_get_type())
+G_DECLARE_FINAL_TYPE(GvMemoryView, gv_memory_view, GV, MEMORY_VIEW, GtkDrawingArea)
+
+GtkWidget *gv_memory_view_new(void);
+void gv_memory_view_set_model(GvMemoryView *self, GvTraceModel *model);
+GvMemView *gv_memory_view_get_state(GvMemoryView *self);
+/* Puts the cursor at t and computes the snapshot there. */
+void gv_memory_view_set_cursor(GvMemoryView *self, int64_t t_ns);
+/* What the last click found (block size, lifetime, origin), or "". Borrowed. */
+const char *gv_memory_view_get_details(GvMemoryView *self);
+const gt_mem_state *gv_memory_view_get_snapshot(GvMemoryView *self);
+/* Simulates what a click at (x, y) does: selects a block and moves the cursor. */
+void gv_memory_view_click(GvMemoryView *self, double x, double y);
+
+G_END_DECLS
+
+#endif /* GV_MEMORY_VIEW_H */

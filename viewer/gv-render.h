@@ -1,0 +1,70 @@
+/* gv-render.h: the timeline's view state and its drawing onto any cairo
+ * context, so the widget, the tests, --screenshot and the benchmark draw the
+ * same pixels with or without a display. The view is plain data: a left
+ * time, a scale, a vertical scroll, a selection. Drawing walks only the
+ * visible lanes and, in each, only the visible boxes (gv-lane.h). */
+#ifndef GV_RENDER_H
+#define GV_RENDER_H
+
+#include <cairo.h>
+
+#include "gv-trace-model.h"
+
+G_BEGIN_DECLS
+
+enum {
+    GV_LABEL_W = 190,   /* track and lane titles on the left */
+    GV_AXIS_H = 22,     /* time axis */
+    GV_RULER_H = 18,    /* steps */
+    GV_TITLE_H = 18,    /* a track's title row */
+    GV_LANE_H = 18,
+    GV_GAP_LANE_H = 12, /* a device's idle lane */
+    GV_MIN_BOX_PX = 3,  /* narrower items merge into one box with a count */
+};
+
+typedef struct GvView {
+    int width, height;
+    int64_t t0_ns;    /* time at the left edge of the lanes */
+    double ns_per_px; /* zoom */
+    double scroll_y;  /* pixels scrolled down */
+    gboolean has_selection, has_related;
+    GvItemRef selection, related;
+    gboolean has_range; /* a time range being selected (shift-drag) */
+    int64_t range_from_ns, range_to_ns;
+    int64_t origin_ns; /* times on the axis are shown relative to it */
+} GvView;
+
+void gv_view_init(GvView *v, int width, int height);
+/* The whole loaded span in the width. */
+void gv_view_fit(GvView *v, GvTraceModel *m);
+/* [from, to) in the width (with a small margin). */
+void gv_view_show_range(GvView *v, int64_t from_ns, int64_t to_ns);
+/* Zoom by `factor` (> 1: in) keeping the time under x where it is. */
+void gv_view_zoom(GvView *v, double factor, double x);
+void gv_view_pan(GvView *v, double dx_px);
+double gv_view_x(const GvView *v, int64_t t_ns);
+int64_t gv_view_time(const GvView *v, double x);
+/* Time at the right edge. */
+int64_t gv_view_end(const GvView *v);
+
+/* Total height of the tracks (for scrolling). Takes the model's lock. */
+int gv_view_content_height(GvTraceModel *m, const GvView *v);
+
+/* What is under (x, y): a single item (count 1) or a merged box; FALSE: nothing. */
+gboolean gv_view_hit(GvTraceModel *m, const GvView *v, double x, double y, GvItemRef *out, size_t *out_count);
+/* The y (top) of a lane, or -1 when the model has no such lane. */
+double gv_view_lane_y(GvTraceModel *m, const GvView *v, size_t track, size_t lane);
+
+/* Draws the timeline; returns the number of boxes drawn. Takes the model's lock. */
+size_t gv_render_timeline(cairo_t *cr, GvTraceModel *m, const GvView *v);
+
+/* Colours everything uses, as 0..1 RGB. */
+void gv_color_gap(int cause, double rgb[3]);
+void gv_color_item(GvTraceModel *m, const GvItem *it, double rgb[3]);
+
+/* Writes a surface to a PNG with a clear error. */
+gboolean gv_write_png(cairo_surface_t *s, const char *path, GError **error);
+
+G_END_DECLS
+
+#endif /* GV_RENDER_H */

@@ -1,0 +1,39 @@
+/* gv-timeline.h: the timeline widget: a GtkDrawingArea over a GvTraceModel
+ * that draws through gv_render_timeline and turns wheel, pinch, drag, keys
+ * and clicks into changes of its GvView. It never holds a widget per item. */
+#ifndef GV_TIMELINE_H
+#define GV_TIMELINE_H
+
+#include <gtk/gtk.h>
+
+#include "gv-render.h"
+
+G_BEGIN_DECLS
+
+#define GV_TYPE_TIMELINE (gv_timeline_get_type())
+G_DECLARE_FINAL_TYPE(GvTimeline, gv_timeline, GV, TIMELINE, GtkDrawingArea)
+
+GtkWidget *gv_timeline_new(void);
+void gv_timeline_set_model(GvTimeline *self, GvTraceModel *model);
+GvTraceModel *gv_timeline_get_model(GvTimeline *self);
+
+/* The view, borrowed; after changing it call gv_timeline_view_changed. */
+GvView *gv_timeline_get_view(GvTimeline *self);
+void gv_timeline_view_changed(GvTimeline *self);
+void gv_timeline_fit(GvTimeline *self);
+void gv_timeline_show_range(GvTimeline *self, int64_t from_ns, int64_t to_ns);
+/* Zooms to the range being selected, else to the selected item. */
+gboolean gv_timeline_zoom_to_selection(GvTimeline *self);
+
+/* Selects an item (and finds its related one); NULL clears. Scrolls it into view. */
+void gv_timeline_select(GvTimeline *self, const GvItemRef *ref);
+gboolean gv_timeline_get_selection(GvTimeline *self, GvItemRef *out);
+gboolean gv_timeline_get_related(GvTimeline *self, GvItemRef *out);
+/* Selects the next (previous) item whose name contains text; FALSE: none. */
+gboolean gv_timeline_search(GvTimeline *self, const char *text, gboolean backwards);
+/* The current view, as drawn, to a PNG. */
+gboolean gv_timeline_export_png(GvTimeline *self, const char *path, GError **error);
+
+G_END_DECLS
+
+#endif /* GV_TIMELINE_H */

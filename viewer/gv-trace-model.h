@@ -1,0 +1,116 @@
+/* gv-trace-model.h: one trace as the viewer sees it: tracks of lanes of
+ * sorted items, the memory timeline, and the analysis report.
+ *
+ * Loading runs in a GTask thread: the reader's iterators over every kind are
+ * merged by start time and published in chunks, so the first rows are drawn
+ * while the rest loads ("updated" fires on the main thread after each chunk).
+ * Then the analysis (gt_report_compute) and the memory timeline are computed
+ * and "analysed" fires. Readers of the tracks hold the model's lock
+ * (gv_trace_model_lock) while they draw or search. This file knows nothing
+ * about widgets or cairo. */
+#ifndef GV_TRACE_MODEL_H
+#define GV_TRACE_MODEL_H
+
+#include <gio/gio.h>
+
+#include "gt_analyze.h"
+#include "gv-lane.h"
+
+G_BEGIN_DECLS
+
+#define GV_TYPE_TRACE_MODEL (gv_trace_model_get_type())
+G_DECLARE_FINAL_TYPE(GvTraceModel, gv_trace_model, GV, TRACE_MODEL, GObject)
+
+#define GV_ERROR (gv_error_quark())
+GQuark gv_error_quark(void);
+
+typedef enum GvTrackKind { GV_TRACK_DEVICE, GV_TRACK_THREAD } GvTrackKind;
+
+/* A group of lanes with one title: a device (lane 0 its idle gaps, then one
+ * lane per stream) or a host thread (its NVTX depths, then its API calls). */
+typedef struct GvTrack {
+    GvTrackKind kind;
+    int64_t key;       /* device id (-1: CPU ops) or global thread id */
+    char *title;
+    GvLane **lanes; size_t n_lanes, cap_lanes;
+} GvTrack;
+
+/* An allocator block (NVTX memory region) or, without regions, a device allocation. */
+typedef struct GvMemBlock {
+    int64_t alloc_ns, free_ns; /* free_ns: INT64_MAX when never freed */
+    int64_t bytes;
+    uint64_t address;
+    int64_t tid;
+    size_t first_pt, n_pts;  /* its band in the stacked layout: GvMemory.pts */
+} GvMemBlock;
+
+typedef struct GvMemPoint { int64_t t_ns, offset_bytes; } GvMemPoint;
+typedef struct GvMemSample { int64_t t_ns, allocated_bytes, reserved_bytes; } GvMemSample;
+
+typedef struct GvMemory {
+    GvMemSample *samples; size_t n_samples; /* after each event, by time */
+    GvMemBlock *blocks; size_t n_blocks;    /* by alloc time */
+    GvMemPoint *pts; size_t n_pts;          /* band offsets, memory_viz's stacking */
+    int64_t max_stack_bytes, max_reserved_bytes;
+    size_t n_blocks_dropped; /* past the layout's cap: counted, not stacked */
+} GvMemory;
+
+GvTraceModel *gv_trace_model_new(void);
+
+/* Opens `path` and loads it in a thread; `callback` gets the result when the
+ * rows and the analysis are there (or when it failed). */
+void gv_trace_model_load_async(GvTraceModel *self, const char *path, GCancellable *cancellable,
+                               GAsyncReadyCallback callback, gpointer user_data);
+gboolean gv_trace_model_load_finish(GvTraceModel *self, GAsyncResult *result, GError **error);
+/* Loads in this thread, running the default main context until done (tests, screenshots). */
+gboolean gv_trace_model_load(GvTraceModel *self, const char *path, GError **error);
+
+const char *gv_trace_model_path(GvTraceModel *self);
+gboolean gv_trace_model_is_loaded(GvTraceModel *self);   /* all rows are in */
+gboolean gv_trace_model_is_analysed(GvTraceModel *self); /* report and memory are in */
+double gv_trace_model_progress(GvTraceModel *self);      /* 0..1 of the events */
+int64_t gv_trace_model_n_items(GvTraceModel *self);      /* published so far */
+/* What is loaded spans [start, end). */
+void gv_trace_model_span(GvTraceModel *self, int64_t *out_start_ns, int64_t *out_end_ns);
+
+/* Tracks, lanes and names: read under the lock. */
+void gv_trace_model_lock(GvTraceModel *self);
+void gv_trace_model_unlock(GvTraceModel *self);
+size_t gv_trace_model_n_tracks(GvTraceModel *self);
+const GvTrack *gv_trace_model_track(GvTraceModel *self, size_t i);
+const char *gv_trace_model_name(GvTraceModel *self, uint32_t name);
+/* ARGB of an NVTX colour slot (GvItem.color - 1). */
+uint32_t gv_trace_model_color(GvTraceModel *self, uint16_t slot);
+
+/* After "analysed" (NULL before): borrowed. */
+const gt_report *gv_trace_model_report(GvTraceModel *self);
+const GvMemory *gv_trace_model_memory(GvTraceModel *self);
+
+/* A position of an item: track, lane, index. */
+typedef struct GvItemRef { size_t track, lane, index; } GvItemRef;
+
+/* The launch of device work, or the device work of a launch (same correlation id). */
+gboolean gv_trace_model_find_related(GvTraceModel *self, const GvItemRef *of, GvItemRef *out);
+/* The first item after after_ns whose name contains `text` (any case), or before
+ * before_ns when backwards. */
+gboolean gv_trace_model_search(GvTraceModel *self, const char *text, int64_t after_ns, gboolean backwards,
+                               GvItemRef *out);
+/* Lines that describe an item (name, times, launch configuration, launch
+ * call); the caller frees. Takes the lock itself. */
+char *gv_trace_model_describe(GvTraceModel *self, const GvItemRef *ref);
+/* Lines that describe a merged box of `count` items from `first`. */
+char *gv_trace_model_describe_run(GvTraceModel *self, const GvItemRef *first, size_t count);
+
+/* The allocator's segments and blocks at t (gt_memory_state_at), or NULL with
+ * *error set; NULL without error while the analysis still holds the trace. */
+gt_mem_state *gv_trace_model_memory_state_at(GvTraceModel *self, int64_t t_ns, GError **error);
+/* Who allocated the block at `address` made at alloc_ns ("" unknown); the caller frees. */
+char *gv_trace_model_block_origin(GvTraceModel *self, uint64_t address, int64_t alloc_ns);
+
+/* "1.234 ms", "56.7 us"; into buf. */
+const char *gv_format_ns(char *buf, size_t n, int64_t ns);
+const char *gv_format_bytes(char *buf, size_t n, int64_t bytes);
+
+G_END_DECLS
+
+#endif /* GV_TRACE_MODEL_H */

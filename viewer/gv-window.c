@@ -1,0 +1,217 @@
+/* gv-window.c: wiring between the views (see gv-window.h). Keys: Ctrl+F
+ * search (Enter next, Shift+Enter previous), Ctrl+S export the current page
+ * to PNG, Ctrl+1/2/3 pages; the timeline's own keys work when it has focus. */
+#include "gv-window.h"
+
+#include <string.h>
+
+struct _GvWindow {
+    GtkWindow parent_instance;
+    GvTraceModel *model;
+    GtkWidget *notebook, *search, *status;
+    GvTimeline *timeline;
+    GvMemoryView *memory;
+    GvSummary *summary;
+    GvCompare *compare;
+};
+
+G_DEFINE_TYPE(GvWindow, gv_window, GTK_TYPE_WINDOW)
+
+GvTimeline *gv_window_get_timeline(GvWindow *self) { return self->timeline; }
+GvMemoryView *gv_window_get_memory_view(GvWindow *self) { return self->memory; }
+GvSummary *gv_window_get_summary(GvWindow *self) { return self->summary; }
+GvCompare *gv_window_get_compare(GvWindow *self) { return self->compare; }
+const char *gv_window_get_status(GvWindow *self) { return gtk_label_get_text(GTK_LABEL(self->status)); }
+
+void gv_window_show_page(GvWindow *self, int page)
+{
+    if (page >= 0 && page < gtk_notebook_get_n_pages(GTK_NOTEBOOK(self->notebook)))
+        gtk_notebook_set_current_page(GTK_NOTEBOOK(self->notebook), page);
+}
+
+static void set_status(GvWindow *self, const char *text, gboolean error)
+{
+    if (error) {
+        g_autofree char *m = g_markup_printf_escaped("<span foreground='#b02020'><b>%s</b></span>", text);
+        gtk_label_set_markup(GTK_LABEL(self->status), m);
+    } else {
+        gtk_label_set_text(GTK_LABEL(self->status), text);
+    }
+}
+
+void gv_window_set_error(GvWindow *self, const char *message)
+{
+    g_return_if_fail(GV_IS_WINDOW(self));
+    set_status(self, message, TRUE);
+}
+
+static void on_selection(GvTimeline *tl, gpointer p)
+{
+    GvWindow *self = p;
+    GvItemRef r;
+    if (gv_timeline_get_selection(tl, &r)) {
+        g_autofree char *d = gv_trace_model_describe(gv_timeline_get_model(tl), &r);
+        char *nl = strchr(d, '\n'); /* the status line: the first two lines */
+        if (nl && (nl = strchr(nl + 1, '\n')))
+            *nl = 0;
+        set_status(self, d, FALSE);
+    } else {
+        set_status(self, "", FALSE);
+    }
+}
+
+static void on_block(GvMemoryView *mv, gpointer p)
+{
+    set_status(p, gv_memory_view_get_details(mv), FALSE);
+}
+
+static void on_navigate(GvSummary *s, gint64 from, gint64 to, gpointer p)
+{
+    GvWindow *self = p;
+    gv_timeline_show_range(self->timeline, from, to);
+    GvMemView *mv = gv_memory_view_get_state(self->memory);
+    gv_view_show_range(&mv->x, from, to);
+    gtk_widget_queue_draw(GTK_WIDGET(self->memory));
+    if (gtk_notebook_get_current_page(GTK_NOTEBOOK(self->notebook)) == 2)
+        gv_window_show_page(self, 0);
+}
+
+static void on_search(GtkEntry *e, gpointer p)
+{
+    GvWindow *self = p;
+    GdkModifierType mods = 0;
+    gtk_get_current_event_state(&mods);
+    const char *text = gtk_entry_get_text(e);
+    gv_window_show_page(self, 0);
+    if (!gv_timeline_search(self->timeline, text, (mods & GDK_SHIFT_MASK) != 0)) {
+        g_autofree char *m = g_strdup_printf("no more items named like \"%s\"", text);
+        set_status(self, m, FALSE);
+    }
+}
+
+gboolean gv_window_export_png(GvWindow *self, const char *path, GError **error)
+{
+    g_return_val_if_fail(GV_IS_WINDOW(self), FALSE);
+    int page = gtk_notebook_get_current_page(GTK_NOTEBOOK(self->notebook));
+    if (page == 0)
+        return gv_timeline_export_png(self->timeline, path, error);
+    GtkWidget *w = gtk_notebook_get_nth_page(GTK_NOTEBOOK(self->notebook), page);
+    int width = gtk_widget_get_allocated_width(w), height = gtk_widget_get_allocated_height(w);
+    cairo_surface_t *s = cairo_image_surface_create(CAIRO_FORMAT_RGB24, MAX(width, 1), MAX(height, 1));
+    cairo_t *cr = cairo_create(s);
+    gtk_widget_draw(w, cr);
+    cairo_destroy(cr);
+    gboolean ok = gv_write_png(s, path, error);
+    cairo_surface_destroy(s);
+    return ok;
+}
+
+static void export_dialog(GvWindow *self)
+{
+    GtkFileChooserNative *fc = gtk_file_chooser_native_new("Export the view to PNG", GTK_WINDOW(self),
+                                                           GTK_FILE_CHOOSER_ACTION_SAVE, "_Export", "_Cancel");
+    gtk_file_chooser_set_do_overwrite_confirmation(GTK_FILE_CHOOSER(fc), TRUE);
+    gtk_file_chooser_set_current_name(GTK_FILE_CHOOSER(fc), "gtrace-view.png");
+    if (gtk_native_dialog_run(GTK_NATIVE_DIALOG(fc)) == GTK_RESPONSE_ACCEPT) {
+        g_autofree char *path = gtk_file_chooser_get_filename(GTK_FILE_CHOOSER(fc));
+        g_autoptr(GError) error = NULL;
+        if (gv_window_export_png(self, path, &error)) {
+            g_autofree char *m = g_strdup_printf("wrote %s", path);
+            set_status(self, m, FALSE);
+        } else {
+            set_status(self, error->message, TRUE);
+        }
+    }
+    g_object_unref(fc);
+}
+
+static gboolean on_key(GtkWidget *w, GdkEventKey *e)
+{
+    GvWindow *self = GV_WINDOW(w);
+    if (e->state & GDK_CONTROL_MASK) {
+        switch (e->keyval) {
+        case GDK_KEY_f: gtk_widget_grab_focus(self->search); return TRUE;
+        case GDK_KEY_s: export_dialog(self); return TRUE;
+        case GDK_KEY_1: gv_window_show_page(self, 0); return TRUE;
+        case GDK_KEY_2: gv_window_show_page(self, 1); return TRUE;
+        case GDK_KEY_3: gv_window_show_page(self, 2); return TRUE;
+        default: break;
+        }
+    }
+    return GTK_WIDGET_CLASS(gv_window_parent_class)->key_press_event(w, e);
+}
+
+static void gv_window_dispose(GObject *obj)
+{
+    g_clear_object(&GV_WINDOW(obj)->model);
+    G_OBJECT_CLASS(gv_window_parent_class)->dispose(obj);
+}
+
+static void gv_window_class_init(GvWindowClass *klass)
+{
+    G_OBJECT_CLASS(klass)->dispose = gv_window_dispose;
+    GTK_WIDGET_CLASS(klass)->key_press_event = on_key;
+}
+
+static void gv_window_init(GvWindow *self)
+{
+}
+
+GtkWidget *gv_window_new(GvTraceModel *model, GvTraceModel *after)
+{
+    g_return_val_if_fail(GV_IS_TRACE_MODEL(model), NULL);
+    GvWindow *self = g_object_new(GV_TYPE_WINDOW, "type", GTK_WINDOW_TOPLEVEL, NULL);
+    self->model = g_object_ref(model);
+    gtk_window_set_default_size(GTK_WINDOW(self), 1400, 860);
+
+    GtkWidget *header = gtk_header_bar_new();
+    gtk_header_bar_set_show_close_button(GTK_HEADER_BAR(header), TRUE);
+    g_autofree char *base = g_path_get_basename(gv_trace_model_path(model));
+    gtk_header_bar_set_title(GTK_HEADER_BAR(header), "gtrace-view");
+    gtk_header_bar_set_subtitle(GTK_HEADER_BAR(header), base);
+    self->search = gtk_search_entry_new();
+    gtk_entry_set_placeholder_text(GTK_ENTRY(self->search), "search names (Ctrl+F)");
+    g_signal_connect(self->search, "activate", G_CALLBACK(on_search), self);
+    GtkWidget *fit = gtk_button_new_with_label("Fit");
+    GtkWidget *png = gtk_button_new_with_label("Export PNG");
+    gtk_header_bar_pack_end(GTK_HEADER_BAR(header), self->search);
+    gtk_header_bar_pack_start(GTK_HEADER_BAR(header), fit);
+    gtk_header_bar_pack_start(GTK_HEADER_BAR(header), png);
+    gtk_window_set_titlebar(GTK_WINDOW(self), header);
+
+    self->timeline = GV_TIMELINE(gv_timeline_new());
+    gv_timeline_set_model(self->timeline, model);
+    g_signal_connect(self->timeline, "selection-changed", G_CALLBACK(on_selection), self);
+    g_signal_connect_swapped(fit, "clicked", G_CALLBACK(gv_timeline_fit), self->timeline);
+    g_signal_connect_swapped(png, "clicked", G_CALLBACK(export_dialog), self);
+    self->memory = GV_MEMORY_VIEW(gv_memory_view_new());
+    gv_memory_view_set_model(self->memory, model);
+    g_signal_connect(self->memory, "details-changed", G_CALLBACK(on_block), self);
+    self->summary = GV_SUMMARY(gv_summary_new());
+    gv_summary_set_model(self->summary, model);
+    g_signal_connect(self->summary, "navigate", G_CALLBACK(on_navigate), self);
+
+    self->notebook = gtk_notebook_new();
+    gtk_notebook_append_page(GTK_NOTEBOOK(self->notebook), GTK_WIDGET(self->timeline), gtk_label_new("Timeline"));
+    gtk_notebook_append_page(GTK_NOTEBOOK(self->notebook), GTK_WIDGET(self->memory), gtk_label_new("Memory"));
+    if (after) {
+        self->compare = GV_COMPARE(gv_compare_new(model, after));
+        gtk_notebook_append_page(GTK_NOTEBOOK(self->notebook), GTK_WIDGET(self->compare), gtk_label_new("Compare"));
+    }
+    GtkWidget *paned = gtk_paned_new(GTK_ORIENTATION_HORIZONTAL);
+    gtk_paned_pack1(GTK_PANED(paned), self->notebook, TRUE, FALSE);
+    gtk_paned_pack2(GTK_PANED(paned), GTK_WIDGET(self->summary), FALSE, FALSE);
+    gtk_paned_set_position(GTK_PANED(paned), 1020);
+    self->status = gtk_label_new("");
+    gtk_label_set_xalign(GTK_LABEL(self->status), 0);
+    gtk_label_set_ellipsize(GTK_LABEL(self->status), PANGO_ELLIPSIZE_END);
+    gtk_label_set_selectable(GTK_LABEL(self->status), TRUE);
+    GtkWidget *box = gtk_box_new(GTK_ORIENTATION_VERTICAL, 2);
+    gtk_box_pack_start(GTK_BOX(box), paned, TRUE, TRUE, 0);
+    gtk_box_pack_start(GTK_BOX(box), self->status, FALSE, FALSE, 2);
+    gtk_container_add(GTK_CONTAINER(self), box);
+    gtk_widget_show_all(box);
+    if (after)
+        gv_window_show_page(self, 2);
+    return GTK_WIDGET(self);
+}

@@ -1,0 +1,35 @@
+/* gv-window.h: the main window: a header bar with search, fit and PNG
+ * export; the timeline, memory and (with two traces) compare pages; the
+ * summary and advice panel on the right; a status line with what is
+ * selected, or the error that stopped a load. */
+#ifndef GV_WINDOW_H
+#define GV_WINDOW_H
+
+#include <gtk/gtk.h>
+
+#include "gv-compare.h"
+#include "gv-memory-view.h"
+#include "gv-summary.h"
+#include "gv-timeline.h"
+
+G_BEGIN_DECLS
+
+#define GV_TYPE_WINDOW (gv_window_get_type())
+G_DECLARE_FINAL_TYPE(GvWindow, gv_window, GV, WINDOW, GtkWindow)
+
+/* `after` may be NULL; with it the window opens on the compare page. */
+GtkWidget *gv_window_new(GvTraceModel *model, GvTraceModel *after);
+GvTimeline *gv_window_get_timeline(GvWindow *self);
+GvMemoryView *gv_window_get_memory_view(GvWindow *self);
+GvSummary *gv_window_get_summary(GvWindow *self);
+GvCompare *gv_window_get_compare(GvWindow *self); /* NULL with one trace */
+/* Pages: 0 timeline, 1 memory, 2 compare. */
+void gv_window_show_page(GvWindow *self, int page);
+const char *gv_window_get_status(GvWindow *self);
+void gv_window_set_error(GvWindow *self, const char *message);
+/* The current page as drawn, to a PNG (what Ctrl+S does without the dialog). */
+gboolean gv_window_export_png(GvWindow *self, const char *path, GError **error);
+
+G_END_DECLS
+
+#endif /* GV_WINDOW_H */
