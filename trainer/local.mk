@@ -31,10 +31,10 @@ trainer_trainer_LDFLAGS = $(AM_LDFLAGS) $(OPENMP_CFLAGS)
 trainer_trainer_LDADD = trainer/libtrainer.la
 
 TESTS += tests/integration/trainer_cli.sh tests/integration/trainer_train.sh \
-	tests/integration/trainer_safetensors.sh
+	tests/integration/trainer_safetensors.sh tests/integration/trainer_optimizations.sh
 endif
 EXTRA_DIST += tests/integration/trainer_cli.sh tests/integration/trainer_train.sh \
-	tests/integration/trainer_safetensors.sh
+	tests/integration/trainer_safetensors.sh tests/integration/trainer_optimizations.sh
 
 # Benchmarks print figures and are never run by make check (results:
 # bench/results/*-trainer-cpu.md). Run from the build dir:
@@ -44,8 +44,10 @@ EXTRA_DIST += bench/bench_trainer.sh bench/bench_trainer_torch.py
 if HAVE_CUNIT
 TRAINER_TEST_CFLAGS = $(AM_CFLAGS) $(CUNIT_CFLAGS) $(OPENMP_CFLAGS)
 TRAINER_TEST_LDADD = trainer/libtrainer.la tests/unit/libgttest.la $(CUNIT_LIBS)
-check_PROGRAMS += tests/unit/test_trainer_alloc tests/unit/test_trainer_data tests/unit/test_trainer_model
-TESTS += tests/unit/test_trainer_alloc tests/unit/test_trainer_data tests/unit/test_trainer_model
+check_PROGRAMS += tests/unit/test_trainer_alloc tests/unit/test_trainer_data tests/unit/test_trainer_model \
+	tests/unit/test_trainer_train
+TESTS += tests/unit/test_trainer_alloc tests/unit/test_trainer_data tests/unit/test_trainer_model \
+	tests/unit/test_trainer_train
 tests_unit_test_trainer_alloc_SOURCES = tests/unit/test_trainer_alloc.c
 tests_unit_test_trainer_alloc_CPPFLAGS = $(TRAINER_CPPFLAGS) -I$(top_srcdir)/tests/unit
 tests_unit_test_trainer_alloc_CFLAGS = $(TRAINER_TEST_CFLAGS)
@@ -61,6 +63,11 @@ tests_unit_test_trainer_model_CPPFLAGS = $(TRAINER_CPPFLAGS) -I$(top_srcdir)/tes
 tests_unit_test_trainer_model_CFLAGS = $(TRAINER_TEST_CFLAGS)
 tests_unit_test_trainer_model_LDFLAGS = $(AM_LDFLAGS) $(OPENMP_CFLAGS)
 tests_unit_test_trainer_model_LDADD = $(TRAINER_TEST_LDADD)
+tests_unit_test_trainer_train_SOURCES = tests/unit/test_trainer_train.c
+tests_unit_test_trainer_train_CPPFLAGS = $(TRAINER_CPPFLAGS) -I$(top_srcdir)/tests/unit
+tests_unit_test_trainer_train_CFLAGS = $(TRAINER_TEST_CFLAGS)
+tests_unit_test_trainer_train_LDFLAGS = $(AM_LDFLAGS) $(OPENMP_CFLAGS)
+tests_unit_test_trainer_train_LDADD = $(TRAINER_TEST_LDADD)
 endif
 
 # Distributed training (trainer/dist.c, DDP and ZeRO over Open MPI): only
