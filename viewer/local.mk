@@ -19,4 +19,13 @@ bin_PROGRAMS += viewer/gtrace-view
 viewer_gtrace_view_SOURCES = viewer/main.c
 viewer_gtrace_view_CFLAGS = $(AM_CFLAGS) $(GTK_CFLAGS)
 viewer_gtrace_view_LDADD = viewer/libgtview.la $(GTK_LIBS)
+
+# The model, the level of detail and headless drawing (no display needed).
+if HAVE_CUNIT
+check_PROGRAMS += tests/unit/test_viewer_model
+TESTS += tests/unit/test_viewer_model
+tests_unit_test_viewer_model_SOURCES = tests/unit/test_viewer_model.c tests/unit/test_viewer_fixture.h
+tests_unit_test_viewer_model_CFLAGS = $(AM_CFLAGS) $(GTK_CFLAGS) $(CUNIT_CFLAGS) -I$(top_srcdir)/tests/unit -I$(top_srcdir)/viewer
+tests_unit_test_viewer_model_LDADD = viewer/libgtview.la tests/unit/libgttest.la $(GTK_LIBS) $(CUNIT_LIBS) $(M_LIBS)
+endif
 endif

@@ -4,11 +4,40 @@
  * named info). */
 #include "config.h"
 
+#include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
+
+/* gtrace view: runs gtrace-view from beside this binary (installed: both in
+ * bindir; build tree: ../../viewer), else from PATH. */
+static int cli_view(int argc, char **argv)
+{
+    char exe[PATH_MAX], path[PATH_MAX + 32];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    argv[0] = "gtrace-view";
+    if (n > 0) {
+        exe[n] = 0;
+        char *slash = strrchr(exe, '/');
+        if (slash) {
+            *slash = 0;
+            const char *const rel[] = {"/gtrace-view", "/../../viewer/gtrace-view"};
+            for (int i = 0; i < 2; i++) {
+                snprintf(path, sizeof path, "%s%s", exe, rel[i]);
+                if (access(path, X_OK) == 0)
+                    execv(path, argv);
+            }
+        }
+    }
+    execvp("gtrace-view", argv);
+    gt_cli_error("view: cannot run gtrace-view (%s); it is built when configure finds GTK 3", strerror(errno));
+    (void)argc;
+    return 127;
+}
 
 const gt_cli_command gt_cli_commands[] = {
     {"info", "info TRACE             describe a trace (gtrace or nsys export)", gt_cli_info},
@@ -16,6 +45,7 @@ const gt_cli_command gt_cli_commands[] = {
     {"diff", "diff BEFORE AFTER [--json]   what got better or worse between two runs", gt_cli_diff},
     {"memory", "memory TRACE --at TIME | --step N   the allocator's segments and blocks then", gt_cli_memory},
     {"export", "export TRACE --format chrome|memviz|csv [-o PATH]   for Perfetto, memory_viz, spreadsheets", gt_cli_export},
+    {"view", "view TRACE [TRACE2]      open the viewer (gtrace-view): timeline, memory, compare", cli_view},
     {NULL, NULL, NULL},
 };
 
