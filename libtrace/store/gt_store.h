@@ -336,6 +336,12 @@ enum {
  * Missing, unreadable, non-SQLite, damaged, foreign and too-new files each
  * fail with their own status and a message that names the file. */
 int gt_trace_open(gt_trace **out, const char *path, unsigned flags);
+/* A second handle on the file `t` was opened from, with a connection of its
+ * own: a gt_trace serves one thread at a time, so a program that reads one
+ * trace on two threads opens it once and reopens it for the other thread.
+ * The file is not checked again. String ids from the file's StringIds are the
+ * same in both handles; the ids a handle gives inline NVTX texts are its own. */
+int gt_trace_reopen(gt_trace **out, const gt_trace *t);
 void gt_trace_free(gt_trace *t);
 
 gt_trace_origin gt_trace_origin_of(const gt_trace *t);

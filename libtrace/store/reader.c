@@ -18,6 +18,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <sqlite3.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -50,6 +51,7 @@ struct gt_trace {
     char *path;
     sqlite3 *db;
     bool live_wal; /* WAL file with a -wal beside it: read through SQLite's WAL protocol */
+    int64_t file_bytes;
     gt_trace_origin origin;
     const char *schema_version;
     arena_block *arena;
@@ -80,6 +82,13 @@ struct gt_trace {
     sqlite3_stmt *callchain_stmt;
     gt_frame *frames;
     size_t cap_frames;
+
+    /* GTRACE_KERNEL_LAUNCHES, sorted by id, loaded on the first kernel read:
+     * each a gt_kernel with only its launch_fields members set. */
+    bool launches_loaded;
+    int64_t *launch_ids;
+    gt_kernel *launches;
+    size_t n_launches;
 
     /* Longest event per kind, so a time-range query can bound start from
      * below; computed on the first range query of that kind. */
@@ -159,7 +168,11 @@ static const field kernel_fields[] = {
     FLD(gt_kernel, "graphNodeId", graph_node_id, F_I64),
 };
 
-/* gtrace traces: GTRACE_KERNELS (m) with its launch configuration (j). */
+/* gtrace traces: GTRACE_KERNELS (m), then the launch configuration from its
+ * GTRACE_KERNEL_LAUNCHES row, which the reader keeps in memory (launch_hook):
+ * a few hundred launch rows serve millions of kernels, and joining them row
+ * by row in SQL took more time than reading the kernels. */
+enum { GK_LAUNCH_ID = 6 }; /* position of launchId in gtrace_kernel_fields */
 static const field gtrace_kernel_fields[] = {
     FLD(gt_kernel, "id", start_ns, F_ID_START),
     FLD(gt_kernel, "end", end_ns, F_I64),
@@ -167,6 +180,11 @@ static const field gtrace_kernel_fields[] = {
     FLD(gt_kernel, "correlationId", correlation_id, F_I64),
     FLD(gt_kernel, "gridId", grid_id, F_I64),
     FLD(gt_kernel, "graphNodeId", graph_node_id, F_I64),
+    [GK_LAUNCH_ID] = {"launchId", 0, F_HOOK, 0},
+};
+
+/* The columns of GTRACE_KERNEL_LAUNCHES, copied into each kernel of that launch. */
+static const field launch_fields[] = {
     JFLD(gt_kernel, "globalPid", global_pid, F_I64),
     JFLD(gt_kernel, "deviceId", device_id, F_I32),
     JFLD(gt_kernel, "contextId", context_id, F_I32),
@@ -309,6 +327,8 @@ static const field cpu_op_fields[] = {
 };
 
 static int nvtx_hook(gt_iter *it, gt_event *ev);
+static int launch_hook(gt_iter *it, gt_event *ev);
+static int load_launches(gt_trace *t);
 
 /* The tables are those of events.c (gt_event_kind_table); gtrace traces read
  * kernels from GTRACE_KERNELS rather than through the view of the same name. */
@@ -326,8 +346,7 @@ static const kind_desc kind_descs[GT_EV_N_KINDS] = {
 };
 
 static const kind_desc gtrace_kernel_desc = {
-    GT_TABLE_KERNELS, GT_TABLE_KERNEL_LAUNCHES, "j.\"id\" = m.\"launchId\"",
-    gtrace_kernel_fields, N_OF(gtrace_kernel_fields), false, true, NULL,
+    GT_TABLE_KERNELS, NULL, NULL, gtrace_kernel_fields, N_OF(gtrace_kernel_fields), false, true, launch_hook,
 };
 
 static const field process_fields[] = {
@@ -374,9 +393,8 @@ static int nomem(const gt_trace *t)
 }
 
 /* Turns an SQLite failure into a status and a message that names the file. */
-static int sql_fail(const gt_trace *t, int rc, const char *doing)
+static int sql_fail_msg(const gt_trace *t, int rc, const char *doing, const char *msg)
 {
-    const char *msg = t->db ? sqlite3_errmsg(t->db) : sqlite3_errstr(rc);
     switch (rc & 0xff) {
     case SQLITE_NOMEM:
         return gt_error_set(GT_ERR_NOMEM, "%s: out of memory while %s", t->path, doing);
@@ -406,6 +424,11 @@ static int sql_fail(const gt_trace *t, int rc, const char *doing)
         return gt_error_set(GT_ERR_CORRUPT, "%s is not a well-formed trace (found while %s): %s",
                             t->path, doing, msg);
     }
+}
+
+static int sql_fail(const gt_trace *t, int rc, const char *doing)
+{
+    return sql_fail_msg(t, rc, doing, t->db ? sqlite3_errmsg(t->db) : sqlite3_errstr(rc));
 }
 
 static int prepare(gt_trace *t, const char *sql, sqlite3_stmt **out, const char *doing)
@@ -617,7 +640,7 @@ static uint32_t be32(const unsigned char *p)
  * missing, unreadable, empty, not SQLite, truncated. Also tells whether the
  * file is in WAL mode with a write-ahead log beside it (a live or killed
  * gtrace capture), which must be read through SQLite's WAL protocol. */
-static int probe_file(const char *path, bool *out_live_wal)
+static int probe_file(const char *path, bool *out_live_wal, int64_t *out_bytes)
 {
     struct stat st;
     unsigned char h[100];
@@ -636,6 +659,7 @@ static int probe_file(const char *path, bool *out_live_wal)
         return gt_error_set(GT_ERR_IO, "%s is not a regular file", path);
     if (st.st_size == 0)
         return gt_error_set(GT_ERR_NOTTRACE, "%s is empty (0 bytes): it is not an SQLite database", path);
+    *out_bytes = (int64_t)st.st_size;
     fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
         return gt_error_set(GT_ERR_IO, "%s cannot be read: %s", path, strerror(errno));
@@ -718,58 +742,215 @@ static char *file_uri(const char *path, const char *query)
     return b.s;
 }
 
-/* Opens t->db: read-only (immutable unless a live WAL must be followed), or
- * read-write for adding indexes. */
-static int connect_db(gt_trace *t, bool rw)
+/* A connection to t's file: read-only (immutable unless a live WAL must be
+ * followed), or read-write for adding indexes. Returns an SQLite code; *out
+ * may be set (for its message) even when it fails. */
+static int open_db(const gt_trace *t, bool rw, sqlite3 **out)
 {
     const char *query = rw ? "" : t->live_wal ? "mode=ro" : "mode=ro&immutable=1";
     char *uri = file_uri(t->path, query);
-    int rc = 0;
+    *out = NULL;
     if (!uri)
-        return nomem(t);
-    int flags = SQLITE_OPEN_URI | (rw ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY);
-    int orc = sqlite3_open_v2(uri, &t->db, flags, NULL);
-    if (orc != SQLITE_OK) {
-        rc = t->db ? sql_fail(t, orc, "opening it") : nomem(t);
-        if (rw && t->db && (orc & 0xff) == SQLITE_CANTOPEN)
-            rc = gt_error_set(GT_ERR_IO, "%s cannot be opened for writing, to add time indexes: %s", t->path,
-                              sqlite3_errmsg(t->db));
-        sqlite3_close(t->db);
-        t->db = NULL;
-        goto cleanup;
-    }
-    sqlite3_extended_result_codes(t->db, 1);
+        return SQLITE_NOMEM;
+    /* NOMUTEX: a gt_trace is used by one thread at a time (its strings and
+     * statements are not shared either), and the connection's mutex, taken
+     * for every column read, was a tenth of the time of reading events. */
+    int flags = SQLITE_OPEN_URI | SQLITE_OPEN_NOMUTEX | (rw ? SQLITE_OPEN_READWRITE : SQLITE_OPEN_READONLY);
+    int orc = sqlite3_open_v2(uri, out, flags, NULL);
+    free(uri);
+    if (orc != SQLITE_OK)
+        return orc;
+    sqlite3_extended_result_codes(*out, 1);
     /* the file is input: its schema may not run functions or change us */
-    sqlite3_db_config(t->db, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
+    sqlite3_db_config(*out, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
 #ifdef SQLITE_DBCONFIG_TRUSTED_SCHEMA
-    sqlite3_db_config(t->db, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, (int *)NULL);
+    sqlite3_db_config(*out, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, (int *)NULL);
 #endif
     if (t->live_wal || rw)
-        sqlite3_busy_timeout(t->db, 2000); /* a capture may be writing it */
+        sqlite3_busy_timeout(*out, 2000); /* a capture may be writing it */
     /* catches damaged b-tree cells as they are read, for a small cost */
-    int erc = sqlite3_exec(t->db, "PRAGMA cell_size_check = ON", NULL, NULL, NULL);
-    if (erc != SQLITE_OK)
-        rc = sql_fail(t, erc, "opening it");
+    return sqlite3_exec(*out, "PRAGMA cell_size_check = ON", NULL, NULL, NULL);
+}
+
+/* Opens t->db (see open_db). */
+static int connect_db(gt_trace *t, bool rw)
+{
+    int orc = open_db(t, rw, &t->db);
+    if (orc == SQLITE_OK)
+        return 0;
+    int rc = t->db ? sql_fail(t, orc, "opening it") : nomem(t);
+    if (rw && t->db && (orc & 0xff) == SQLITE_CANTOPEN)
+        rc = gt_error_set(GT_ERR_IO, "%s cannot be opened for writing, to add time indexes: %s", t->path,
+                          sqlite3_errmsg(t->db));
+    sqlite3_close(t->db);
+    t->db = NULL;
+    return rc;
+}
+
+/* ---- the integrity check -------------------------------------------------- */
+
+/* Files this big are checked table by table on two connections at once:
+ * PRAGMA quick_check alone took over a second for 500 MB. A table's check
+ * covers its indexes; what it skips (free pages, pages used by no table) is
+ * never read. Smaller files get the whole-file check. */
+enum { CHECK_SPLIT_BYTES = 64 << 20 };
+
+typedef struct check_work {
+    char **tables;
+    size_t n_tables, next; /* next: under mu */
+    bool stop;             /* under mu: a problem was found */
+    pthread_mutex_t mu;
+} check_work;
+
+typedef struct check_result {
+    sqlite3 *db;
+    check_work *work;
+    int sqlite_rc;  /* an SQLite failure, or SQLITE_OK */
+    char *problem;  /* what quick_check found, or SQLite's message; malloc'd (NULL: no memory) */
+    bool failed;
+} check_result;
+
+/* Runs a quick_check; on a problem, its first line ("*** in database main
+ * ***" only introduces the others) or SQLite's message goes to *out_problem. */
+static int quick_check(sqlite3 *db, const char *sql, int *out_sqlite_rc, char **out_problem)
+{
+    sqlite3_stmt *st = NULL;
+    bool failed = false;
+    int step = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+    while (step == SQLITE_OK || step == SQLITE_ROW) {
+        step = sqlite3_step(st);
+        if (step != SQLITE_ROW)
+            break;
+        const char *res = (const char *)sqlite3_column_text(st, 0);
+        if (res && strcmp(res, "ok") == 0)
+            continue;
+        const char *p = res ? res : "integrity check failed";
+        if (strncmp(p, "*** in database", 15) == 0 && strchr(p, '\n'))
+            p = strchr(p, '\n') + 1;
+        *out_problem = strndup(p, strcspn(p, "\n")); /* the first problem is enough */
+        failed = true;
+        break;
+    }
+    if (!failed && step != SQLITE_DONE) {
+        *out_sqlite_rc = step;
+        *out_problem = strdup(sqlite3_errmsg(db));
+        failed = true;
+    }
+    sqlite3_finalize(st);
+    return failed ? -1 : 0;
+}
+
+static void *check_tables(void *arg)
+{
+    check_result *res = arg;
+    check_work *w = res->work;
+    for (;;) {
+        pthread_mutex_lock(&w->mu);
+        size_t i = w->stop || w->next == w->n_tables ? SIZE_MAX : w->next++;
+        pthread_mutex_unlock(&w->mu);
+        if (i == SIZE_MAX)
+            return NULL;
+        char *sql = sqlite3_mprintf("PRAGMA quick_check(%Q)", w->tables[i]);
+        int failed = sql ? quick_check(res->db, sql, &res->sqlite_rc, &res->problem) : -1;
+        if (!sql)
+            res->sqlite_rc = SQLITE_NOMEM;
+        sqlite3_free(sql);
+        if (failed) {
+            res->failed = true;
+            pthread_mutex_lock(&w->mu);
+            w->stop = true;
+            pthread_mutex_unlock(&w->mu);
+            return NULL;
+        }
+    }
+}
+
+/* Big tables first, so the two connections end at about the same time. */
+static int table_rank(const char *name)
+{
+    static const char *const big[] = {GT_TABLE_KERNELS, "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_RUNTIME",
+                                      "NVTX_EVENTS", GT_TABLE_MEMORY_EVENTS, GT_TABLE_CPU_OPS,
+                                      "CUDA_GPU_MEMORY_USAGE_EVENTS"};
+    for (int i = 0; i < (int)N_OF(big); i++)
+        if (sqlite3_stricmp(name, big[i]) == 0)
+            return i;
+    return (int)N_OF(big);
+}
+
+static int cmp_table_rank(const void *a, const void *b)
+{
+    return table_rank(*(char *const *)a) - table_rank(*(char *const *)b);
+}
+
+static int check_split(gt_trace *t)
+{
+    check_work w = {0};
+    check_result mine = {0}, other = {0};
+    pthread_t th;
+    bool started = false;
+    size_t cap = 0;
+    sqlite3_stmt *st = NULL;
+    int rc = prepare(t, "SELECT name FROM sqlite_master WHERE type = 'table' AND name IS NOT NULL", &st,
+                     "checking its integrity");
+    if (rc < 0)
+        return rc;
+    int step;
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *name = (const char *)sqlite3_column_text(st, 0);
+        char **tables = grow(w.tables, &cap, w.n_tables + 1, sizeof *w.tables);
+        if (tables)
+            w.tables = tables;
+        if (!name || !tables || !(w.tables[w.n_tables] = strdup(name))) {
+            rc = nomem(t);
+            goto cleanup;
+        }
+        w.n_tables++;
+    }
+    if (step != SQLITE_DONE) {
+        rc = sql_fail(t, step, "checking its integrity");
+        goto cleanup;
+    }
+    qsort(w.tables, w.n_tables, sizeof *w.tables, cmp_table_rank);
+    pthread_mutex_init(&w.mu, NULL);
+    mine = (check_result){t->db, &w, SQLITE_OK, NULL, false};
+    other = (check_result){NULL, &w, SQLITE_OK, NULL, false};
+    /* without a second connection or thread, one does it all */
+    if (w.n_tables > 1 && open_db(t, false, &other.db) == SQLITE_OK)
+        started = pthread_create(&th, NULL, check_tables, &other) == 0;
+    check_tables(&mine);
+    if (started)
+        pthread_join(th, NULL);
+    pthread_mutex_destroy(&w.mu);
+    const check_result *bad = mine.failed ? &mine : other.failed ? &other : NULL;
+    if (bad && bad->sqlite_rc != SQLITE_OK)
+        rc = sql_fail_msg(t, bad->sqlite_rc, "checking its integrity", bad->problem ? bad->problem : "out of memory");
+    else if (bad)
+        rc = gt_error_set(GT_ERR_CORRUPT, "%s is damaged: %s", t->path, bad->problem ? bad->problem : "integrity check failed");
 cleanup:
-    free(uri);
+    sqlite3_finalize(st);
+    sqlite3_close(other.db);
+    free(mine.problem);
+    free(other.problem);
+    for (size_t i = 0; i < w.n_tables; i++)
+        free(w.tables[i]);
+    free(w.tables);
     return rc;
 }
 
 static int check_integrity(gt_trace *t)
 {
-    sqlite3_stmt *st = NULL;
-    int rc = prepare(t, "PRAGMA quick_check", &st, "checking its integrity");
-    if (rc < 0)
-        return rc;
-    int step = sqlite3_step(st);
-    if (step == SQLITE_ROW) {
-        const char *res = (const char *)sqlite3_column_text(st, 0);
-        if (!res || strcmp(res, "ok") != 0)
-            rc = gt_error_set(GT_ERR_CORRUPT, "%s is damaged: %s", t->path, res ? res : "integrity check failed");
-    } else {
-        rc = sql_fail(t, step, "checking its integrity");
+    if (t->file_bytes >= CHECK_SPLIT_BYTES && !t->live_wal)
+        return check_split(t);
+    int sqlite_rc = SQLITE_OK;
+    char *problem = NULL;
+    int rc = 0;
+    if (quick_check(t->db, "PRAGMA quick_check", &sqlite_rc, &problem) < 0) {
+        if (sqlite_rc != SQLITE_OK)
+            rc = sql_fail_msg(t, sqlite_rc, "checking its integrity", problem ? problem : "out of memory");
+        else
+            rc = gt_error_set(GT_ERR_CORRUPT, "%s is damaged: %s", t->path, problem ? problem : "integrity check failed");
     }
-    sqlite3_finalize(st);
+    free(problem);
     return rc;
 }
 
@@ -1138,29 +1319,24 @@ static int add_indexes(gt_trace *t)
     return rc;
 }
 
-int gt_trace_open(gt_trace **out, const char *path, unsigned flags)
+static int open_trace(gt_trace **out, const char *path, unsigned flags, bool check)
 {
     gt_trace *t = NULL;
     void *rows = NULL;
     int rc = 0;
 
-    if (!out || !path)
-        return gt_error_set(GT_ERR_INVALID, "gt_trace_open: no output or no path");
-    *out = NULL;
-    if (flags & ~(unsigned)GT_OPEN_ADD_INDEXES)
-        return gt_error_set(GT_ERR_INVALID, "%s: unknown open flags 0x%x", path, flags);
     t = calloc(1, sizeof *t);
     if (!t || !(t->path = strdup(path))) {
         free(t);
         return gt_error_set(GT_ERR_NOMEM, "%s: out of memory", path);
     }
-    rc = probe_file(path, &t->live_wal);
+    rc = probe_file(path, &t->live_wal, &t->file_bytes);
     if (rc < 0)
         goto cleanup;
     rc = connect_db(t, false);
     if (rc < 0)
         goto cleanup;
-    rc = check_integrity(t);
+    rc = check ? check_integrity(t) : 0;
     if (rc < 0)
         goto cleanup;
     rc = load_objects(t);
@@ -1179,7 +1355,7 @@ int gt_trace_open(gt_trace **out, const char *path, unsigned flags)
         rc = add_indexes(t);
         if (rc < 0)
             goto cleanup;
-        rc = probe_file(path, &t->live_wal); /* writing may have folded the log in */
+        rc = probe_file(path, &t->live_wal, &t->file_bytes); /* writing may have folded the log in */
         if (rc < 0)
             goto cleanup;
         rc = connect_db(t, false);
@@ -1212,6 +1388,24 @@ cleanup:
     return rc;
 }
 
+int gt_trace_open(gt_trace **out, const char *path, unsigned flags)
+{
+    if (!out || !path)
+        return gt_error_set(GT_ERR_INVALID, "gt_trace_open: no output or no path");
+    *out = NULL;
+    if (flags & ~(unsigned)GT_OPEN_ADD_INDEXES)
+        return gt_error_set(GT_ERR_INVALID, "%s: unknown open flags 0x%x", path, flags);
+    return open_trace(out, path, flags, true);
+}
+
+int gt_trace_reopen(gt_trace **out, const gt_trace *t)
+{
+    if (!out || !t)
+        return gt_error_set(GT_ERR_INVALID, "gt_trace_reopen: no output or no trace");
+    *out = NULL;
+    return open_trace(out, t->path, 0, false);
+}
+
 void gt_trace_free(gt_trace *t)
 {
     if (!t)
@@ -1232,6 +1426,8 @@ void gt_trace_free(gt_trace *t)
     free(t->threads);
     free(t->gpus);
     free(t->frames);
+    free(t->launch_ids);
+    free(t->launches);
     free(t->path);
     free(t);
 }
@@ -1502,6 +1698,8 @@ int gt_iter_new(gt_iter **out, gt_trace *t, gt_event_kind kind, int64_t from_ns,
     const db_object *o = find_object(t, d->table);
     const char *join = d->join_table && find_object(t, d->join_table) ? d->join_table : NULL;
     int64_t max_dur = 0;
+    if (d->hook == launch_hook && (rc = load_launches(t)) < 0)
+        goto cleanup;
     if (!everything && !d->instant) {
         rc = max_duration(t, kind, d, &max_dur);
         if (rc < 0)
@@ -1557,6 +1755,97 @@ cleanup:
     gt_iter_free(it);
     free(sql.s);
     return rc;
+}
+
+/* Reads GTRACE_KERNEL_LAUNCHES into t->launches, once. */
+static int load_launches(gt_trace *t)
+{
+    sbuf sql = {0};
+    sqlite3_stmt *st = NULL;
+    size_t cap_ids = 0, cap_launches = 0;
+    int rc = 0;
+    if (t->launches_loaded)
+        return 0;
+    if (!find_object(t, GT_TABLE_KERNEL_LAUNCHES)) {
+        t->launches_loaded = true; /* kernels without their launch: zeros, as a LEFT JOIN gives */
+        return 0;
+    }
+    sb_printf(&sql, "SELECT ");
+    rc = append_columns(t, &sql, launch_fields, N_OF(launch_fields), NULL, GT_TABLE_KERNEL_LAUNCHES);
+    if (rc < 0)
+        goto cleanup;
+    sb_printf(&sql, ", j.\"id\" FROM \"%s\" AS j ORDER BY j.\"id\"", GT_TABLE_KERNEL_LAUNCHES);
+    if (sql.failed) {
+        rc = nomem(t);
+        goto cleanup;
+    }
+    if ((rc = prepare(t, sql.s, &st, "reading kernel launches")) < 0)
+        goto cleanup;
+    int step;
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t *ids = grow(t->launch_ids, &cap_ids, t->n_launches + 1, sizeof *ids);
+        if (ids)
+            t->launch_ids = ids;
+        gt_kernel *launches = ids ? grow(t->launches, &cap_launches, t->n_launches + 1, sizeof *launches) : NULL;
+        if (!launches) {
+            rc = nomem(t);
+            goto cleanup;
+        }
+        t->launches = launches;
+        gt_kernel *k = &t->launches[t->n_launches];
+        memset(k, 0, sizeof *k);
+        if ((rc = fill_fields(t, st, launch_fields, N_OF(launch_fields), k)) < 0)
+            goto cleanup;
+        t->launch_ids[t->n_launches++] = sqlite3_column_int64(st, (int)N_OF(launch_fields));
+    }
+    if (step != SQLITE_DONE) {
+        rc = sql_fail(t, step, "reading kernel launches");
+        goto cleanup;
+    }
+    t->launches_loaded = true;
+cleanup:
+    if (rc < 0)
+        t->n_launches = 0;
+    sqlite3_finalize(st);
+    free(sql.s);
+    return rc;
+}
+
+/* A gtrace kernel's launch configuration, from the launches read at first use. */
+static int launch_hook(gt_iter *it, gt_event *ev)
+{
+    const gt_trace *t = it->t;
+    if (sqlite3_column_type(it->stmt, GK_LAUNCH_ID) == SQLITE_NULL)
+        return 0;
+    int64_t id = sqlite3_column_int64(it->stmt, GK_LAUNCH_ID);
+    size_t n = t->n_launches, i;
+    if (n > 0 && t->launch_ids[n - 1] - t->launch_ids[0] == (int64_t)n - 1) { /* ids 1..n, as written */
+        if (id < t->launch_ids[0] || id > t->launch_ids[n - 1])
+            return 0; /* no such launch: zeros, as a LEFT JOIN gives */
+        i = (size_t)(id - t->launch_ids[0]);
+    } else {
+        size_t lo = 0, hi = n;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (t->launch_ids[mid] < id)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo == n || t->launch_ids[lo] != id)
+            return 0;
+        i = lo;
+    }
+    /* the launch's members from its row, this kernel's own from its own */
+    gt_kernel *k = &ev->u.kernel, own = *k;
+    *k = t->launches[i];
+    k->start_ns = own.start_ns;
+    k->end_ns = own.end_ns;
+    k->stream_id = own.stream_id;
+    k->correlation_id = own.correlation_id;
+    k->grid_id = own.grid_id;
+    k->graph_node_id = own.graph_node_id;
+    return 0;
 }
 
 /* NVTX: the color, the message (registered, or inline and interned here) and
