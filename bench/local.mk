@@ -5,3 +5,9 @@ bench_bench_store_write_SOURCES = bench/bench_store_write.c
 bench_bench_store_write_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 bench_bench_store_write_LDADD = libtrace/store/libgtstore.la $(SQLITE_LIBS)
 EXTRA_DIST += bench/results/2026-11-21-store-write.md
+
+# gtrace report on a synthetic 10 M-event trace (written once, then reused).
+noinst_PROGRAMS += bench/bench_report
+bench_bench_report_SOURCES = bench/bench_report.c
+bench_bench_report_LDADD = libtrace/analyze/libgtanalyze.la $(M_LIBS)
+EXTRA_DIST += bench/results/2026-11-21-report.md
