@@ -530,37 +530,51 @@ static void put(float *dst, const float *src, size_t n, float scale, bool accumu
             dst[i] = src[i] * scale;
 }
 
+static void unpack(tr_dist_grads *g, bucket *b, float *dst, size_t dst_off, float scale, bool accumulate)
+{
+    size_t lo, hi, at = 0;
+    tr_dist_shard_range(g->n_flat, g->d->size, g->d->rank, &lo, &hi);
+    for (int i = 0; i < b->n_slices; i++) {
+        const tr_dist_slice *s = &b->slices[i];
+        if (g->kind == TR_DIST_ALLREDUCE) {
+            put(dst + (s->off - dst_off), b->buf + at, s->n, scale, accumulate);
+            at += s->n;
+            continue;
+        }
+        /* reduce-scatter: this rank's run holds its parts of the slices, in order */
+        size_t a = s->off > lo ? s->off : lo, e = s->off + s->n < hi ? s->off + s->n : hi;
+        if (a < e) {
+            put(dst + (a - dst_off), b->recv + at, e - a, scale, accumulate);
+            at += e - a;
+        }
+    }
+}
+
+int tr_dist_grads_drain(tr_dist_grads *g, float *dst, size_t dst_off, float scale, bool accumulate, int keep)
+{
+    int n_started = 0, rc = TR_OK;
+    for (bucket *b = g->head; b && b->started; b = b->next)
+        n_started++;
+    while (n_started > keep) {
+        bucket *b = g->head;
+        if ((rc = wait_pending(g->d, &b->p)) < 0)
+            return rc;
+        unpack(g, b, dst, dst_off, scale, accumulate);
+        g->head = b->next;
+        if (!g->head)
+            g->tail = NULL;
+        bucket_free(g, b);
+        n_started--;
+    }
+    return rc;
+}
+
 int tr_dist_grads_finish(tr_dist_grads *g, float *dst, size_t dst_off, float scale, bool accumulate)
 {
     int rc = tr_dist_grads_flush(g);
-    if (rc < 0)
-        return rc;
-    tr_dist *d = g->d;
-    size_t lo, hi;
-    tr_dist_shard_range(g->n_flat, d->size, d->rank, &lo, &hi);
-    for (bucket *b = g->head; b && rc == TR_OK; b = b->next) {
-        if (!b->started)
-            continue; /* opened, never filled */
-        if ((rc = wait_pending(d, &b->p)) < 0)
-            break;
-        if (g->kind == TR_DIST_ALLREDUCE) {
-            size_t at = 0;
-            for (int i = 0; i < b->n_slices; i++) {
-                put(dst + (b->slices[i].off - dst_off), b->buf + at, b->slices[i].n, scale, accumulate);
-                at += b->slices[i].n;
-            }
-        } else { /* this rank's run: its parts of the slices, in order */
-            size_t at = 0;
-            for (int i = 0; i < b->n_slices; i++) {
-                size_t a = b->slices[i].off > lo ? b->slices[i].off : lo;
-                size_t e = b->slices[i].off + b->slices[i].n < hi ? b->slices[i].off + b->slices[i].n : hi;
-                if (a < e) {
-                    put(dst + (a - dst_off), b->recv + at, e - a, scale, accumulate);
-                    at += e - a;
-                }
-            }
-        }
-    }
+    if (rc == TR_OK)
+        rc = tr_dist_grads_drain(g, dst, dst_off, scale, accumulate, 0);
+    /* what is left: an open bucket that never got a slice */
     for (bucket *b = g->head, *next; b; b = next) {
         next = b->next;
         bucket_free(g, b);

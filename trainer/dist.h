@@ -99,7 +99,10 @@ int tr_dist_grads_flush(tr_dist_grads *g);
  * every added element, reduce-scatter only those of this rank's shard.
  * accumulate adds to dst instead of overwriting. Releases the buckets. */
 int tr_dist_grads_finish(tr_dist_grads *g, float *dst, size_t dst_off, float scale, bool accumulate);
-/* Buckets started since tr_dist_grads_new (names "allreduce bucket i"). */
+/* Waits for and unpacks (as finish does) the oldest started buckets until
+ * at most keep are in flight: bounds the memory held in buckets. */
+int tr_dist_grads_drain(tr_dist_grads *g, float *dst, size_t dst_off, float scale, bool accumulate, int keep);
+/* Buckets started since the last finish (names "allreduce bucket i"). */
 int tr_dist_grads_n_started(const tr_dist_grads *g);
 
 /* All-gather of parameter slices from their owners: every rank contributes

@@ -39,7 +39,8 @@ EXTRA_DIST += tests/integration/trainer_cli.sh tests/integration/trainer_train.s
 # Benchmarks print figures and are never run by make check (results:
 # bench/results/*-trainer-cpu.md). Run from the build dir:
 #   $(top_srcdir)/bench/bench_trainer.sh ./trainer/trainer
-EXTRA_DIST += bench/bench_trainer.sh bench/bench_trainer_torch.py
+#   $(top_srcdir)/bench/bench_optimizations.sh ./trainer/trainer (results: *-optimizations-cpu.md)
+EXTRA_DIST += bench/bench_trainer.sh bench/bench_trainer_torch.py bench/bench_optimizations.sh
 
 if HAVE_CUNIT
 TRAINER_TEST_CFLAGS = $(AM_CFLAGS) $(CUNIT_CFLAGS) $(OPENMP_CFLAGS)
@@ -73,7 +74,7 @@ endif
 # Distributed training (trainer/dist.c, DDP and ZeRO over Open MPI): only
 # with Open MPI. dist_test checks its pieces under mpirun with 2 and 4 ranks.
 if HAVE_MPI
-trainer_libtrainer_la_SOURCES += trainer/dist.h trainer/dist.c
+trainer_libtrainer_la_SOURCES += trainer/dist.h trainer/dist.c trainer/dist_gpt.h trainer/dist_gpt.c
 trainer_libtrainer_la_CPPFLAGS += $(MPI_CFLAGS)
 trainer_libtrainer_la_LIBADD += $(MPI_LIBS)
 check_PROGRAMS += tests/integration/dist_test
@@ -84,5 +85,5 @@ tests_integration_dist_test_LDFLAGS = $(AM_LDFLAGS) $(OPENMP_CFLAGS)
 tests_integration_dist_test_LDADD = trainer/libtrainer.la
 TESTS += tests/integration/dist_mpi.sh tests/integration/dist_watchdog.sh
 endif
-EXTRA_DIST += trainer/dist.h trainer/dist.c tests/integration/dist_mpi.sh tests/integration/dist_watchdog.sh \
+EXTRA_DIST += trainer/dist.h trainer/dist.c trainer/dist_gpt.h trainer/dist_gpt.c tests/integration/dist_mpi.sh tests/integration/dist_watchdog.sh \
 	tests/integration/dist_common.sh

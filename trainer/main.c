@@ -14,6 +14,10 @@
 #include "nvtx.h"
 #include "optim.h"
 #include "train.h"
+#ifdef HAVE_MPI
+#include "dist.h"
+#include "dist_gpt.h"
+#endif
 
 #include <errno.h>
 #include <limits.h>
@@ -48,6 +52,9 @@ typedef struct options {
     const char *amp, *checkpoint, *fuse, *optimizer, *schedule;
     unsigned long long seed;
     size_t mem_limit;
+    const char *dist;       /* distributed training: NULL, "ddp" or "fsdp" */
+    int zero;               /* FSDP's ZeRO stage; 0: not given */
+    double bucket_mb, dist_timeout;
 } options;
 
 static void usage(FILE *f)
@@ -94,6 +101,13 @@ static void usage(FILE *f)
             "  --warmup N          linear warmup steps (onecycle: the rising phase, default 30%%)\n"
             "  --clip NORM         clip the global gradient norm (default 0: off)\n"
             "  --ema DECAY         keep an EMA of the weights, used for evaluation (like 0.999)\n"
+            "\nDistributed (run under Open MPI's mpirun: mpirun -np N trainer --dist ddp ...):\n"
+            "  --dist MODE         ddp: gradients all-reduced in buckets during backward;\n"
+            "                      fsdp: ZeRO sharding of optimizer state, gradients, parameters\n"
+            "  --zero N            fsdp's stage: 1 optimizer state, 2 also gradients, 3 also parameters (default 3)\n"
+            "  --bucket-mb X       ddp and zero 1: all-reduce bucket size in MiB (default 25)\n"
+            "  --dist-timeout S    a collective not done after S seconds stops every rank (default 300)\n"
+            "                      --batch is per rank: N ranks of batch B train as one of batch N x B\n"
             "  --help              this text\n");
 }
 
@@ -152,7 +166,7 @@ static void parse(options *o, int argc, char **argv)
 {
     *o = (options){.model = "gpt-tiny", .data = DEFAULT_DATA, .steps = 100, .workers = 1, .eval_every = 50,
                    .eval_batches = 8, .log_every = 10, .lr = 3e-3, .weight_decay = 0.1, .val_fraction = 0.1,
-                   .seed = 1337, .accum = 1, .momentum = -1, .amp = "off", .checkpoint = "none", .fuse = "off",
+                   .seed = 1337, .accum = 1, .bucket_mb = 25, .dist_timeout = 300, .momentum = -1, .amp = "off", .checkpoint = "none", .fuse = "off",
                    .optimizer = "adamw", .schedule = "constant"};
     /* a preset first, so the flags around it override what it sets */
     for (int i = 1; i + 1 < argc; i++)
@@ -216,6 +230,10 @@ static void parse(options *o, int argc, char **argv)
         else if (!strcmp(f, "--checkpoint")) o->checkpoint = v;
         else if (!strcmp(f, "--fuse")) o->fuse = v;
         else if (!strcmp(f, "--optimizer")) o->optimizer = v;
+        else if (!strcmp(f, "--dist")) o->dist = v;
+        else if (!strcmp(f, "--zero")) o->zero = (int)parse_int(f, v, 1, 3);
+        else if (!strcmp(f, "--bucket-mb")) o->bucket_mb = parse_real(f, v, 0.004, 1024);
+        else if (!strcmp(f, "--dist-timeout")) o->dist_timeout = parse_real(f, v, 0.1, 1e6);
         else if (!strcmp(f, "--lr-schedule")) o->schedule = v;
         else {
             fprintf(stderr, "trainer: unknown option '%s' (see trainer --help)\n", f);
@@ -280,20 +298,120 @@ static double now_s(void)
     return ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-static float evaluate(tr_gpt *m, tr_loader *val, int n_batches, int B, int T)
+/* The mean validation loss; under distributed training each rank takes its
+ * rows of the global batch and the ranks average. */
+static float evaluate(tr_trainer *t, tr_loader *val, int n_batches, int B, int T)
 {
+    tr_gpt *m = t->model;
     tr_nvtx_push_static("eval");
     tr_check(tr_loader_seek(val, 0)); /* the same batches every time: comparable numbers */
     double s = 0;
+    size_t row0 = (size_t)t->row0 * T;
     for (int i = 0; i < n_batches; i++) {
         const tr_batch *b;
         float loss;
         tr_check(tr_loader_next(val, &b));
-        tr_check(tr_gpt_forward(m, b->inputs, b->targets, B, T, false, &loss));
+#ifdef HAVE_MPI
+        if (t->dist)
+            tr_check(tr_dist_gpt_forward_begin(t->dist));
+#endif
+        tr_check(tr_gpt_forward(m, b->inputs + row0, b->targets + row0, B, T, false, &loss));
         s += loss;
     }
+    float mean = (float)(s / n_batches);
+#ifdef HAVE_MPI
+    if (t->dist) {
+        tr_check(tr_dist_gpt_eval_end(t->dist));
+        tr_check(tr_dist_gpt_mean(t->dist, &mean));
+    }
+#endif
     tr_nvtx_pop();
-    return (float)(s / n_batches);
+    return mean;
+}
+
+/* ---- distributed training: start-up and the configuration check ---------- */
+
+#ifdef HAVE_MPI
+/* MPI starts before anything else; ranks other than 0 print errors only. */
+static tr_dist *dist_start(const options *o)
+{
+    if (!o->dist)
+        return NULL;
+    if (strcmp(o->dist, "ddp") && strcmp(o->dist, "fsdp"))
+        fail_flag("--dist", o->dist, "ddp or fsdp");
+    tr_dist *d;
+    tr_check(tr_dist_init(&d, o->dist_timeout));
+    if (tr_dist_rank(d) != 0 && !freopen("/dev/null", "w", stdout))
+        perror("trainer: /dev/null");
+    return d;
+}
+
+/* Every flag and shape that changes the training must match on all ranks. */
+static void dist_agree(tr_dist *d, const options *o, const tr_gpt *m, const tr_dataset *data)
+{
+    tr_dist_setting s[40];
+    int n = 0;
+#define SET(flag, ...) (s[n].name = (flag), snprintf(s[n].value, sizeof s[n].value, __VA_ARGS__), n++)
+    SET("--model", "%s", o->model);
+    SET("--layers/--width/--heads", "%d/%d/%d", m->cfg.n_layers, m->cfg.channels, m->cfg.n_heads);
+    SET("--seq", "%d", o->seq_len);
+    SET("--batch", "%d", o->batch);
+    SET("--accum", "%d", o->accum);
+    SET("--steps", "%d", o->steps);
+    SET("--lr", "%.9g", o->lr);
+    SET("--warmup", "%d", o->warmup);
+    SET("--lr-schedule", "%s", o->schedule);
+    SET("--weight-decay", "%.9g", o->weight_decay);
+    SET("--optimizer", "%s", o->optimizer);
+    SET("--momentum", "%.9g", o->momentum);
+    SET("--seed", "%llu", o->seed);
+    SET("--amp", "%s", o->amp);
+    SET("--loss-scale", "%.9g", o->loss_scale);
+    SET("--init-scale", "%.9g", o->init_scale);
+    SET("--checkpoint", "%s", o->checkpoint);
+    SET("--fuse", "%s", o->fuse);
+    SET("--clip", "%.9g", o->clip);
+    SET("--ema", "%.9g", o->ema);
+    SET("--data", "%s", o->data);
+    SET("data tokens", "%zu", data->n_tokens);
+    SET("--val-fraction", "%.9g", o->val_fraction);
+    SET("--eval-every", "%d", o->eval_every);
+    SET("--eval-batches", "%d", o->eval_batches);
+    SET("--dist", "%s", o->dist);
+    SET("--zero", "%d", o->zero);
+    SET("--bucket-mb", "%.9g", o->bucket_mb);
+    SET("--dist-timeout", "%.9g", o->dist_timeout);
+    SET("--resume", "%s", o->resume ? o->resume : "");
+    SET("parameters", "%zu", m->n_params);
+#undef SET
+    if (tr_dist_agree(d, s, n) < 0) {
+        fprintf(stderr, "trainer: rank %d: %s\n", tr_dist_rank(d), tr_error_last());
+        tr_dist_free(d);
+        exit(2);
+    }
+}
+#endif
+
+/* --dist without MPI, or mpirun without --dist: both would train wrong. */
+static void dist_check_flags(const options *o)
+{
+    const char *np = getenv("OMPI_COMM_WORLD_SIZE");
+    if (!o->dist && np && atoi(np) > 1) {
+        fprintf(stderr, "trainer: started by mpirun with %s ranks but without --dist: each would train alone; "
+                        "add --dist ddp or --dist fsdp\n", np);
+        exit(2);
+    }
+    if (o->zero && !(o->dist && !strcmp(o->dist, "fsdp"))) {
+        fprintf(stderr, "trainer: --zero is the stage of --dist fsdp\n");
+        exit(2);
+    }
+#ifndef HAVE_MPI
+    if (o->dist) {
+        fprintf(stderr, "trainer: --dist %s needs Open MPI, and this trainer was built without it "
+                        "(apt-get install libopenmpi-dev openmpi-bin, then configure and make again)\n", o->dist);
+        exit(2);
+    }
+#endif
 }
 
 int main(int argc, char **argv)
@@ -307,6 +425,24 @@ int main(int argc, char **argv)
     if (!p)
         fail_flag("--model", o.model, "gpt-tiny, gpt-mini, gpt-small or gpt2-124m");
     int B = o.batch ? o.batch : p->batch, T = o.seq_len ? o.seq_len : p->seq_len;
+    o.batch = B;
+    o.seq_len = T;
+    dist_check_flags(&o);
+    int rank = 0, n_ranks = 1; /* the loader yields n_ranks x B rows; this rank trains on its B */
+#ifdef HAVE_MPI
+    tr_dist *dist = dist_start(&o);
+    tr_dist_gpt_config dist_cfg = {.strategy = o.dist && !strcmp(o.dist, "fsdp") ? TR_DIST_FSDP : TR_DIST_DDP,
+                                   .zero = o.zero ? o.zero : 3, .bucket_bytes = (size_t)(o.bucket_mb * 1048576.0)};
+    if (dist) {
+        rank = tr_dist_rank(dist);
+        n_ranks = tr_dist_size(dist);
+        if (dist_cfg.strategy == TR_DIST_FSDP && (o.save || o.resume)) {
+            fprintf(stderr, "trainer: --save and --resume with --dist fsdp are not supported yet (the optimizer "
+                            "state is sharded); use --dist ddp to checkpoint\n");
+            tr_dist_abort(dist, 2);
+        }
+    }
+#endif
 
     tr_dataset *data;
     tr_check(tr_dataset_open(&data, o.data));
@@ -326,8 +462,16 @@ int main(int argc, char **argv)
     tr_gpt *model;
     tr_check(tr_gpt_new(&model, &cfg, be, alloc, o.seed));
     tr_train_config tc = train_config(&o);
+#ifdef HAVE_MPI
+    if (dist) {
+        dist_agree(dist, &o, model, data);
+        tc.dist = dist;
+        tc.dist_cfg = &dist_cfg;
+    }
+#endif
     tr_trainer trainer;
     tr_check(tr_trainer_init(&trainer, model, &tc));
+    trainer.row0 = rank * B;
     int step0 = 0;
     uint64_t seed = o.seed;
     if (o.resume) {
@@ -340,10 +484,10 @@ int main(int argc, char **argv)
     int end = step0 + o.steps;
     trainer.cfg.schedule.total_steps = end; /* the schedule spans the whole run, resumed or not */
     tr_loader *train, *val = NULL;
-    tr_check(tr_loader_new(&train, data, 0, data->n_train, B, T, seed, o.workers, be));
+    tr_check(tr_loader_new(&train, data, 0, data->n_train, B * n_ranks, T, seed, o.workers, be));
     tr_check(tr_loader_seek(train, (int64_t)step0 * o.accum)); /* accum micro-batches per step */
     if (o.eval_every)
-        tr_check(tr_loader_new(&val, data, data->n_train, data->n_tokens, B, T, seed, 0, be));
+        tr_check(tr_loader_new(&val, data, data->n_train, data->n_tokens, B * n_ranks, T, seed, 0, be));
 
     /* n_params counts the (Vp - V) zero padding rows of wte, as llm.c does */
     size_t n_unpadded = model->n_params - (size_t)(cfg.padded_vocab_size - cfg.vocab_size) * cfg.channels;
@@ -360,8 +504,21 @@ int main(int argc, char **argv)
            o.preset ? o.preset : "", o.amp,
            trainer.scaler.dynamic ? " (dynamic loss scale)" : trainer.scaler.enabled ? " (fixed loss scale)" : "",
            o.checkpoint, o.fuse, o.optimizer, o.lr, o.schedule, o.ema > 0 ? ", ema" : "");
+#ifdef HAVE_MPI
+    tr_dist_stats comm0 = {0};
+    double states_bytes = 0; /* allocated after the last step: the model states */
+    if (dist) {
+        printf("trainer: %s over %d ranks: batch %d per rank, %d in all\n", tr_dist_gpt_name(trainer.dist), n_ranks,
+               B, B * n_ranks);
+        tr_check(tr_dist_barrier(dist, "start")); /* time the steps, not the start-up */
+        tr_dist_get_stats(dist, &comm0);
+    }
+#endif
     fflush(stdout);
     bool tty = isatty(STDOUT_FILENO);
+#ifdef HAVE_MPI
+    tty = tty && !dist; /* mpirun hands rank 0 a pseudo-terminal; its output is a log */
+#endif
     double t_start = now_s(), last_loss = NAN;
     int64_t tokens_per_step = (int64_t)B * T * o.accum;
     for (int step = step0; step < end; step++) {
@@ -373,6 +530,13 @@ int main(int argc, char **argv)
             return 1;
         }
         last_loss = r.loss;
+#ifdef HAVE_MPI
+        if (dist && step + 1 == end) {
+            tr_alloc_stats as;
+            tr_alloc_get_stats(alloc, &as);
+            states_bytes = (double)as.allocated_bytes;
+        }
+#endif
         double dt = now_s() - t0, elapsed = now_s() - t_start;
         int done = step - step0 + 1;
         tr_alloc_stats st;
@@ -390,7 +554,7 @@ int main(int argc, char **argv)
         }
         if (val && ((step + 1) % o.eval_every == 0 || step + 1 == end)) {
             tr_trainer_eval_weights(&trainer, true);
-            float vl = evaluate(model, val, o.eval_batches, B, T);
+            float vl = evaluate(&trainer, val, o.eval_batches, B, T);
             tr_trainer_eval_weights(&trainer, false);
             printf("%sstep %d val loss %.4f%s\n", tty ? "\r\033[K" : "", step + 1, vl,
                    trainer.ema.w.data ? " (ema weights)" : "");
@@ -410,7 +574,29 @@ int main(int argc, char **argv)
     if (trainer.scaler.enabled)
         printf("trainer: loss scale %g at the end, %lld step(s) skipped for inf/NaN gradients\n",
                trainer.scaler.scale, (long long)trainer.scaler.n_skipped);
+#ifdef HAVE_MPI
+    if (dist) {
+        /* the ZeRO accounting, and how much communication compute hid */
+        tr_dist_gpt_memory mem;
+        double optim_bytes = trainer.opt.m.data ? (trainer.opt.v.data ? 8.0 : 4.0) : 0.0;
+        tr_dist_gpt_get_memory(trainer.dist, optim_bytes, &mem);
+        tr_dist_stats c1;
+        tr_dist_get_stats(dist, &c1);
+        double steps = o.steps > 0 ? o.steps : 1;
+        double fl = (c1.in_flight_ns - comm0.in_flight_ns) / 1e6 / steps;
+        double ex = (c1.exposed_ns - comm0.exposed_ns) / 1e6 / steps;
+        printf("trainer: rank 0 model states: expected %.3f MiB (amp %s), measured %.3f MiB after the last step; "
+               "the ZeRO paper's mixed-precision figure %.3f MiB\n",
+               mem.expected_bytes / 1048576.0, o.amp, states_bytes / 1048576.0, mem.paper_bytes / 1048576.0);
+        printf("trainer: communication per step: %.0f collectives, %.2f MiB sent, %.2f ms in flight, %.2f ms "
+               "exposed, %.0f%% hidden behind compute\n",
+               (c1.n_collectives - comm0.n_collectives) / steps, (c1.bytes - comm0.bytes) / 1048576.0 / steps, fl, ex,
+               fl > 0 ? 100.0 * (fl - ex > 0 ? fl - ex : 0) / fl : 0.0);
+    }
+    if (o.save && rank == 0) {
+#else
     if (o.save) {
+#endif
         tr_ckpt_state cs = {.step = end, .seed = seed};
         tr_check(tr_ckpt_save(o.save, model, &trainer.opt, &cs));
         printf("trainer: saved %s\n", o.save);
@@ -421,5 +607,8 @@ int main(int argc, char **argv)
     tr_gpt_free(model);
     tr_alloc_free(alloc);
     tr_dataset_free(data);
+#ifdef HAVE_MPI
+    tr_dist_free(dist);
+#endif
     return 0;
 }

@@ -1,8 +1,13 @@
 /* train.c: the training step of train.h. */
+#include "config.h"
+
 #include "train.h"
 
 #include "error.h"
 #include "nvtx.h"
+#ifdef HAVE_MPI
+#include "dist_gpt.h"
+#endif
 
 #include <math.h>
 #include <stdio.h>
@@ -29,6 +34,26 @@ int tr_train_config_check(const tr_train_config *c)
     return TR_OK;
 }
 
+/* Distributed training (dist_gpt.h): the hooks, and the shard this rank
+ * updates. After AMP is set: ZeRO-3 replaces the weight copy by its own. */
+static int dist_init(tr_trainer *t)
+{
+#ifdef HAVE_MPI
+    const tr_train_config *c = &t->cfg;
+    if (c->dist_cfg->strategy == TR_DIST_FSDP && c->dist_cfg->zero == 3 && c->ema_decay > 0)
+        return tr_error_set(TR_EINVAL, "--ema keeps a whole copy of the weights, which --zero 3 shards; "
+                                       "use --zero 1 or 2 with --ema");
+    int rc = tr_dist_gpt_new(&t->dist, c->dist, t->model, c->dist_cfg);
+    if (rc < 0)
+        return rc;
+    tr_dist_gpt_range(t->dist, &t->shard_begin, &t->shard_end);
+    return TR_OK;
+#else
+    (void)t;
+    return tr_error_set(TR_EINVAL, "this trainer was built without Open MPI: no distributed training");
+#endif
+}
+
 int tr_trainer_init(tr_trainer *t, tr_gpt *model, const tr_train_config *cfg)
 {
     *t = (tr_trainer){.cfg = *cfg, .model = model, .shard_begin = 0, .shard_end = model->n_params};
@@ -37,9 +62,11 @@ int tr_trainer_init(tr_trainer *t, tr_gpt *model, const tr_train_config *cfg)
         return rc;
     model->checkpoint = cfg->checkpoint;
     model->fuse = cfg->fuse;
+    if (cfg->dist && (rc = dist_init(t)) < 0)
+        return rc;
     tr_optim_config oc = cfg->optim;
     oc.fused = cfg->fuse;
-    if ((rc = tr_optim_init(&t->opt, model, &oc, 0, model->n_params)) < 0)
+    if ((rc = tr_optim_init(&t->opt, model, &oc, t->shard_begin, t->shard_end)) < 0)
         return rc;
     if (cfg->ema_decay > 0 && (rc = tr_ema_init(&t->ema, model, cfg->ema_decay)) < 0) {
         tr_optim_release(&t->opt, model);
@@ -63,6 +90,10 @@ void tr_trainer_release(tr_trainer *t)
     tr_optim_release(&t->opt, t->model);
     if (t->ema.w.data)
         tr_ema_release(&t->ema, t->model);
+#ifdef HAVE_MPI
+    tr_dist_gpt_free(t->dist);
+    t->dist = NULL;
+#endif
     t->model = NULL;
 }
 
@@ -95,12 +126,27 @@ int tr_train_step(tr_trainer *t, tr_loader *loader, int step, int B, int T, tr_s
         if (rc < 0)
             break;
         tr_nvtx_push_static("forward");
-        rc = tr_gpt_forward(m, b->inputs, b->targets, B, T, true, &loss);
+        size_t row0 = (size_t)t->row0 * T; /* this rank's rows of the global batch */
+#ifdef HAVE_MPI
+        if (t->dist)
+            rc = tr_dist_gpt_forward_begin(t->dist); /* ZeRO-3: the root unit */
+#endif
+        if (rc >= 0)
+            rc = tr_gpt_forward(m, b->inputs + row0, b->targets + row0, B, T, true, &loss);
         tr_nvtx_pop();
         if (rc < 0)
             break;
         tr_nvtx_push_static("backward");
-        rc = tr_gpt_backward(m);
+#ifdef HAVE_MPI
+        if (t->dist) /* DDP communicates on the last micro-batch only */
+            rc = tr_dist_gpt_backward_begin(t->dist, k == 0, k == c->accum - 1);
+#endif
+        if (rc >= 0)
+            rc = tr_gpt_backward(m);
+#ifdef HAVE_MPI
+        if (rc >= 0 && t->dist)
+            rc = tr_dist_gpt_backward_end(t->dist);
+#endif
         tr_nvtx_pop();
         loss_sum += loss;
     }
@@ -109,12 +155,26 @@ int tr_train_step(tr_trainer *t, tr_loader *loader, int step, int B, int T, tr_s
         return rc;
     }
     r->loss = (float)(loss_sum / c->accum);
+#ifdef HAVE_MPI
+    if (t->dist && (rc = tr_dist_gpt_mean(t->dist, &r->loss)) < 0) {
+        tr_nvtx_pop();
+        return rc;
+    }
+#endif
 
     /* Gradient checks: one pass for the norm and inf/NaN when needed */
     float grad_scale = 1.0f / t->scaler.scale;
     bool finite = true;
     if (t->scaler.enabled || c->clip > 0) {
-        double sumsq = tr_grad_sumsq(m, c->fuse, t->shard_begin, t->shard_end, &finite);
+        double sumsq = 0;
+#ifdef HAVE_MPI
+        if (t->dist && (rc = tr_dist_gpt_grad_sumsq(t->dist, c->fuse, &sumsq, &finite)) < 0) {
+            tr_nvtx_pop();
+            return rc;
+        }
+        if (!t->dist)
+#endif
+            sumsq = tr_grad_sumsq(m, c->fuse, t->shard_begin, t->shard_end, &finite);
         if (finite) {
             double norm = sqrt(sumsq) / t->scaler.scale;
             r->grad_norm = (float)norm;
@@ -128,6 +188,12 @@ int tr_train_step(tr_trainer *t, tr_loader *loader, int step, int B, int T, tr_s
     if (take) {
         tr_optim_step(&t->opt, m, r->lr, grad_scale);
         m->params_lp_stale = true;
+#ifdef HAVE_MPI
+        if (t->dist && (rc = tr_dist_gpt_step_end(t->dist, true)) < 0) { /* ZeRO-1/2: gather the update */
+            tr_nvtx_pop();
+            return rc;
+        }
+#endif
         if (t->ema.w.data)
             tr_ema_update(&t->ema, m);
     } else {

@@ -29,6 +29,8 @@ typedef struct tr_train_config {
     float ema_decay;              /* 0 off */
     tr_optim_config optim;
     tr_schedule schedule;
+    struct tr_dist *dist;                       /* distributed training (dist.h); NULL: one process */
+    const struct tr_dist_gpt_config *dist_cfg;  /* DDP or ZeRO stage (dist_gpt.h) */
 } tr_train_config;
 
 /* Checks a configuration; TR_EINVAL with a message naming the switch. */
@@ -41,6 +43,8 @@ typedef struct tr_trainer {
     tr_ema ema;                   /* w.data NULL without --ema */
     tr_scaler scaler;
     size_t shard_begin, shard_end; /* the part of the flat buffers this process updates */
+    struct tr_dist_gpt *dist;     /* NULL: one process */
+    int row0;                     /* this rank's first row of the loader's global batch */
 } tr_trainer;
 
 typedef struct tr_step_result {
@@ -55,7 +59,9 @@ typedef struct tr_step_result {
  * EMA and scaler. The model stays the caller's. */
 int tr_trainer_init(tr_trainer *t, tr_gpt *model, const tr_train_config *cfg);
 void tr_trainer_release(tr_trainer *t);
-/* One optimizer step: accum micro-batches of B x T from loader. */
+/* One optimizer step: accum micro-batches of B x T from loader. Under
+ * distributed training the loader yields the global batch (ranks x B rows)
+ * and each rank trains on its B rows of it. */
 int tr_train_step(tr_trainer *t, tr_loader *loader, int step, int B, int T, tr_step_result *r);
 /* Evaluation uses the EMA weights when there are any: swap in, then back. */
 void tr_trainer_eval_weights(tr_trainer *t, bool begin);
