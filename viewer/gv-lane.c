@@ -41,6 +41,10 @@ size_t gv_lane_walk(const GvLane *l, int64_t t0_ns, int64_t t1_ns, double ns_per
         if (it->end_ns - it->start_ns < min_ns) {
             /* Everything that starts within min_px of this item joins it. */
             size_t j = gv_lane_lower_bound(l, i + 1, it->start_ns + min_ns);
+            /* In a lane without overlaps only the run's last item can be wide (the
+             * next ones start after it ends): it is drawn on its own, not hidden. */
+            if (j > i + 1 && l->items[j - 1].end_ns - l->items[j - 1].start_ns >= min_ns)
+                j--;
             for (size_t k = j; k-- > i + 1 && k + 4 > j;) /* the last few may end later */
                 if (l->items[k].end_ns > b.end_ns)
                     b.end_ns = l->items[k].end_ns;

@@ -614,6 +614,17 @@ static gboolean emit_analysed(gpointer p)
     return G_SOURCE_REMOVE;
 }
 
+/* Runs fn on the main thread's context, always later: g_main_context_invoke
+ * would run it right here when no thread happens to own the context. */
+static void on_main(GMainContext *ctx, GSourceFunc fn, GvTraceModel *m)
+{
+    GSource *src = g_idle_source_new();
+    g_source_set_priority(src, G_PRIORITY_DEFAULT);
+    g_source_set_callback(src, fn, g_object_ref(m), g_object_unref);
+    g_source_attach(src, ctx);
+    g_source_unref(src);
+}
+
 static void publish(loader *ld, GMainContext *ctx, int64_t n_items, int64_t start, int64_t end)
 {
     GvTraceModel *m = ld->m;
@@ -627,7 +638,7 @@ static void publish(loader *ld, GMainContext *ctx, int64_t n_items, int64_t star
     m->span_start_ns = start;
     m->span_end_ns = end;
     g_mutex_unlock(&m->lock);
-    g_main_context_invoke_full(ctx, G_PRIORITY_DEFAULT, emit_updated, g_object_ref(m), g_object_unref);
+    on_main(ctx, emit_updated, m);
 }
 
 /* ---- memory timeline ----------------------------------------------------------- */
@@ -919,7 +930,7 @@ static void load_thread(GTask *task, gpointer source, gpointer task_data, GCance
     if (!load_rows(&ld, d->ctx, cancellable, &error))
         goto cleanup;
     g_atomic_int_set(&self->loaded, TRUE);
-    g_main_context_invoke_full(d->ctx, G_PRIORITY_DEFAULT, emit_updated, g_object_ref(self), g_object_unref);
+    on_main(d->ctx, emit_updated, self);
 
     gt_report_options opt;
     gt_report_options_init(&opt);
@@ -935,7 +946,7 @@ static void load_thread(GTask *task, gpointer source, gpointer task_data, GCance
     self->memory = memory;
     g_mutex_unlock(&self->lock);
     g_atomic_int_set(&self->analysed, TRUE);
-    g_main_context_invoke_full(d->ctx, G_PRIORITY_DEFAULT, emit_analysed, g_object_ref(self), g_object_unref);
+    on_main(d->ctx, emit_analysed, self);
 cleanup:
     if (ld.name_of_id) {
         g_hash_table_unref(ld.name_of_id);

@@ -28,4 +28,14 @@ tests_unit_test_viewer_model_SOURCES = tests/unit/test_viewer_model.c tests/unit
 tests_unit_test_viewer_model_CFLAGS = $(AM_CFLAGS) $(GTK_CFLAGS) $(CUNIT_CFLAGS) -I$(top_srcdir)/tests/unit -I$(top_srcdir)/viewer
 tests_unit_test_viewer_model_LDADD = viewer/libgtview.la tests/unit/libgttest.la $(GTK_LIBS) $(CUNIT_LIBS) $(M_LIBS)
 endif
+
+# The window under Xvfb: synthetic input, screenshots, the trainer, the CLI.
+if HAVE_CUNIT
+check_PROGRAMS += tests/unit/test_viewer_ui
+tests_unit_test_viewer_ui_SOURCES = tests/unit/test_viewer_ui.c tests/unit/test_viewer_fixture.h
+tests_unit_test_viewer_ui_CFLAGS = $(AM_CFLAGS) $(GTK_CFLAGS) $(CUNIT_CFLAGS) -I$(top_srcdir)/tests/unit -I$(top_srcdir)/viewer
+tests_unit_test_viewer_ui_LDADD = viewer/libgtview.la tests/unit/libgttest.la $(GTK_LIBS) $(CUNIT_LIBS) $(M_LIBS)
+TESTS += tests/integration/viewer_ui.sh
 endif
+endif
+EXTRA_DIST += tests/integration/viewer_ui.sh viewer/screenshots

@@ -1,0 +1,339 @@
+/* test_viewer_ui.c: the window under a display (tests/integration/viewer_ui.sh
+ * runs it inside xvfb-run): synthetic wheel, drag, click and key events on
+ * the timeline and the memory view, the summary's links, search, the
+ * compare page, PNG export, and a corrupt file's error in the window.
+ * $GV_TRAINER_TRACE (a trace of the CPU trainer) is opened too when set;
+ * $GV_SHOT_DIR receives the screenshots. */
+#include "gt_test.h"
+#include "test_viewer_fixture.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "gv-window.h"
+
+static void settle(void)
+{
+    for (int k = 0; k < 20; k++) {
+        while (gtk_events_pending())
+            gtk_main_iteration();
+        g_usleep(1000);
+    }
+}
+
+static GvWindow *open_window(const char *path, const char *path2, GvTraceModel **out)
+{
+    GvTraceModel *m = gv_trace_model_new(), *m2 = path2 ? gv_trace_model_new() : NULL;
+    GvWindow *w = GV_WINDOW(gv_window_new(m, m2));
+    gtk_window_set_default_size(GTK_WINDOW(w), 1300, 800);
+    gtk_widget_show(GTK_WIDGET(w));
+    GError *error = NULL;
+    CU_ASSERT_TRUE(gv_trace_model_load(m, path, &error));
+    if (m2)
+        CU_ASSERT_TRUE(gv_trace_model_load(m2, path2, &error));
+    settle();
+    if (out)
+        *out = m;
+    else
+        g_object_unref(m);
+    if (m2)
+        g_object_unref(m2);
+    return w;
+}
+
+static void send(GtkWidget *w, GdkEvent *e)
+{
+    e->any.window = g_object_ref(gtk_widget_get_window(w));
+    e->any.send_event = TRUE;
+    gtk_widget_event(w, e);
+    gdk_event_free(e);
+}
+
+static void scroll(GtkWidget *w, double x, double y, GdkScrollDirection dir, GdkModifierType state)
+{
+    GdkEvent *e = gdk_event_new(GDK_SCROLL);
+    e->scroll.x = x;
+    e->scroll.y = y;
+    e->scroll.direction = dir;
+    e->scroll.state = state;
+    send(w, e);
+}
+
+static void button(GtkWidget *w, GdkEventType type, double x, double y, GdkModifierType state)
+{
+    GdkEvent *e = gdk_event_new(type);
+    e->button.x = x;
+    e->button.y = y;
+    e->button.button = 1;
+    e->button.state = state;
+    send(w, e);
+}
+
+static void motion(GtkWidget *w, double x, double y)
+{
+    GdkEvent *e = gdk_event_new(GDK_MOTION_NOTIFY);
+    e->motion.x = x;
+    e->motion.y = y;
+    send(w, e);
+}
+
+static void key(GtkWidget *w, guint keyval)
+{
+    GdkEvent *e = gdk_event_new(GDK_KEY_PRESS);
+    e->key.keyval = keyval;
+    send(w, e);
+}
+
+static void click(GtkWidget *w, double x, double y)
+{
+    button(w, GDK_BUTTON_PRESS, x, y, 0);
+    button(w, GDK_BUTTON_RELEASE, x, y, 0);
+}
+
+static void shot(GvWindow *w, const char *name)
+{
+    const char *dir = getenv("GV_SHOT_DIR");
+    char *path = dir && *dir ? g_build_filename(dir, name, NULL) : gt_test_path(name);
+    GError *error = NULL;
+    CU_ASSERT_TRUE(gv_window_export_png(w, path, &error));
+    CU_ASSERT(gt_test_file_size(path) > 1000);
+    g_free(path);
+}
+
+static void test_viewer_ui__timeline_input(void)
+{
+    char *path = gt_test_path("fixture.sqlite");
+    CU_ASSERT_EQUAL_FATAL(fx_write(path), 0);
+    GvTraceModel *m;
+    GvWindow *win = open_window(path, NULL, &m);
+    GvTimeline *tl = gv_window_get_timeline(win);
+    GtkWidget *w = GTK_WIDGET(tl);
+    GvView *v = gv_timeline_get_view(tl);
+    CU_ASSERT(v->width > 500);
+
+    /* Wheel up zooms in around the pointer: the time under it stays. */
+    double x = GV_LABEL_W + 300;
+    int64_t t_under = gv_view_time(v, x);
+    double npp = v->ns_per_px;
+    scroll(w, x, 100, GDK_SCROLL_UP, 0);
+    CU_ASSERT(v->ns_per_px < npp);
+    CU_ASSERT(llabs(gv_view_time(v, x) - t_under) <= (int64_t)v->ns_per_px + 1);
+    /* Wheel down zooms back out. */
+    scroll(w, x, 100, GDK_SCROLL_DOWN, 0);
+    CU_ASSERT(fabs(v->ns_per_px - npp) / npp < 1e-6);
+    /* A drag to the left moves later times into view. */
+    int64_t t0 = v->t0_ns;
+    button(w, GDK_BUTTON_PRESS, x, 100, 0);
+    motion(w, x - 100, 100);
+    button(w, GDK_BUTTON_RELEASE, x - 100, 100, 0);
+    CU_ASSERT(v->t0_ns > t0);
+    key(w, GDK_KEY_f); /* fit again */
+    CU_ASSERT_EQUAL(v->t0_ns, t0);
+
+    /* A click on kernel B selects it and finds its launch. */
+    double ky = gv_view_lane_y(m, v, 0, 1) + GV_LANE_H / 2.0;
+    click(w, gv_view_x(v, 4 * FX_MS + FX_MS / 2), ky);
+    GvItemRef sel, rel;
+    CU_ASSERT_TRUE_FATAL(gv_timeline_get_selection(tl, &sel));
+    CU_ASSERT_EQUAL(sel.track, 0);
+    CU_ASSERT_EQUAL(sel.index, 1);
+    CU_ASSERT_TRUE(gv_timeline_get_related(tl, &rel));
+    CU_ASSERT_EQUAL(rel.track, 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(gv_window_get_status(win), "kernB"));
+    /* n selects the next kernel of the lane, z zooms to it. */
+    key(w, GDK_KEY_n);
+    CU_ASSERT_TRUE(gv_timeline_get_selection(tl, &sel));
+    CU_ASSERT_EQUAL(sel.index, 2);
+    key(w, GDK_KEY_z);
+    CU_ASSERT(v->t0_ns <= 5 * FX_MS + 10000 && gv_view_end(v) >= 5 * FX_MS + FX_MS / 2);
+    CU_ASSERT(gv_view_end(v) - v->t0_ns < FX_MS);
+    /* Shift-drag marks a range; z zooms to it. */
+    key(w, GDK_KEY_f);
+    double x1 = gv_view_x(v, 2 * FX_MS), x2 = gv_view_x(v, 4 * FX_MS);
+    button(w, GDK_BUTTON_PRESS, x1, 100, GDK_SHIFT_MASK);
+    motion(w, x2, 100);
+    button(w, GDK_BUTTON_RELEASE, x2, 100, GDK_SHIFT_MASK);
+    key(w, GDK_KEY_z);
+    CU_ASSERT(llabs(v->t0_ns - 2 * FX_MS) < FX_MS / 10);
+    CU_ASSERT(llabs(gv_view_end(v) - 4 * FX_MS) < FX_MS / 10);
+    /* Keys pan and zoom. */
+    int64_t before = v->t0_ns;
+    key(w, GDK_KEY_Right);
+    CU_ASSERT(v->t0_ns > before);
+    npp = v->ns_per_px;
+    key(w, GDK_KEY_plus);
+    CU_ASSERT(v->ns_per_px < npp);
+    /* Search selects by name. */
+    CU_ASSERT_TRUE(gv_timeline_search(tl, "kernA", FALSE) || gv_timeline_search(tl, "kernA", TRUE));
+    CU_ASSERT_TRUE(gv_timeline_get_selection(tl, &sel));
+    CU_ASSERT_EQUAL(sel.index, 0);
+    key(w, GDK_KEY_Escape);
+    CU_ASSERT_FALSE(gv_timeline_get_selection(tl, &sel));
+
+    /* The summary links a gap to its time range on the timeline. */
+    guint linked = 0;
+    guint n = gv_summary_n_items(gv_window_get_summary(win), &linked);
+    CU_ASSERT(n > 3);
+    CU_ASSERT(linked >= 1);
+    key(w, GDK_KEY_f);
+    gboolean navigated = FALSE; /* the last linked rows are gaps and the memory peak: short ranges */
+    for (guint i = n; i-- > 0 && !navigated;)
+        navigated = gv_summary_activate(gv_window_get_summary(win), i);
+    CU_ASSERT_TRUE(navigated);
+    CU_ASSERT(gv_view_end(v) - v->t0_ns < 6 * FX_MS); /* zoomed in from the fit */
+
+    /* Memory: a click in the lower band at 2.5 ms hits block A (256 KiB, 1..3 ms) and shows the snapshot. */
+    gv_window_show_page(win, 1);
+    settle();
+    GvMemoryView *mv = gv_window_get_memory_view(win);
+    GvMemView *ms = gv_memory_view_get_state(mv);
+    CU_ASSERT(ms->x.width > 500);
+    gv_view_fit(&ms->x, m);
+    double mx = gv_view_x(&ms->x, 2 * FX_MS + FX_MS / 2);
+    double my = -1;
+    for (double y = gv_memory_chart_bottom(ms) - 1; y > 0; y -= 1)
+        if (gv_memory_hit_block(m, ms, mx, y) == 0) {
+            my = y;
+            break;
+        }
+    CU_ASSERT_FATAL(my > 0);
+    click(GTK_WIDGET(mv), mx, my);
+    CU_ASSERT_PTR_NOT_NULL(strstr(gv_memory_view_get_details(mv), "256.0 KiB"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(gv_memory_view_get_details(mv), "lifetime 2.000 ms"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(gv_window_get_status(win), "256.0 KiB"));
+    const gt_mem_state *snap = gv_memory_view_get_snapshot(mv);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(snap);
+    CU_ASSERT_EQUAL(snap->n_blocks, 2);
+    shot(win, "viewer-fixture-memory.png");
+    gv_window_show_page(win, 0);
+    settle();
+    char *png = gt_test_path("export.png");
+    CU_ASSERT_TRUE(gv_window_export_png(win, png, NULL));
+    CU_ASSERT(gt_test_file_size(png) > 1000);
+    free(png);
+    gtk_widget_destroy(GTK_WIDGET(win));
+    g_object_unref(m);
+    free(path);
+}
+
+static void test_viewer_ui__compare(void)
+{
+    char *a = gt_test_path("a.sqlite");
+    CU_ASSERT_EQUAL_FATAL(fx_write(a), 0);
+    char *b = gt_test_fixture("nsys/cloverleaf-cuda-nsys2024.5.sqlite");
+    const char *trainer = getenv("GV_TRAINER_TRACE");
+    GvWindow *win = open_window(trainer && *trainer ? trainer : a, b, NULL);
+    GvCompare *c = gv_window_get_compare(win);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    CU_ASSERT(gv_compare_n_diff_rows(c) > 3);
+    /* Zooming one side zooms the other, keeping the alignment offset. */
+    GvTimeline *t0 = gv_compare_get_timeline(c, 0), *t1 = gv_compare_get_timeline(c, 1);
+    scroll(GTK_WIDGET(t0), GV_LABEL_W + 200, 80, GDK_SCROLL_UP, 0);
+    GvView *v0 = gv_timeline_get_view(t0), *v1 = gv_timeline_get_view(t1);
+    CU_ASSERT_DOUBLE_EQUAL(v0->ns_per_px, v1->ns_per_px, 1e-9);
+    CU_ASSERT_EQUAL(v1->t0_ns - v0->t0_ns, gv_compare_offset(c));
+    gtk_widget_destroy(GTK_WIDGET(win));
+    free(a);
+    free(b);
+}
+
+static void test_viewer_ui__trainer_trace(void)
+{
+    const char *trainer = getenv("GV_TRAINER_TRACE");
+    if (!trainer || !*trainer) {
+        fprintf(stderr, "(no GV_TRAINER_TRACE: the trainer part is not run)\n");
+        return;
+    }
+    GvTraceModel *m;
+    GvWindow *win = open_window(trainer, NULL, &m);
+    /* CPU ops play the device: a track with an idle lane, and NVTX steps on the thread. */
+    const GvTrack *dev = gv_trace_model_track(m, 0);
+    CU_ASSERT_EQUAL_FATAL(dev->kind, GV_TRACK_DEVICE);
+    CU_ASSERT_EQUAL(dev->key, -1);
+    CU_ASSERT(dev->lanes[0]->n > 10); /* gaps */
+    CU_ASSERT(gv_trace_model_report(m)->n_steps >= 10);
+    const GvMemory *mem = gv_trace_model_memory(m);
+    CU_ASSERT(mem && mem->n_blocks > 10);
+    /* Rendered: the idle lane shows some host-wait red. */
+    GvTimeline *tl = gv_window_get_timeline(win);
+    GvView v = *gv_timeline_get_view(tl);
+    cairo_surface_t *s = cairo_image_surface_create(CAIRO_FORMAT_RGB24, v.width, v.height);
+    cairo_t *cr = cairo_create(s);
+    gv_render_timeline(cr, m, &v);
+    cairo_destroy(cr);
+    cairo_surface_flush(s);
+    double host[3];
+    gv_color_gap(GT_GAP_HOST_WAIT, host);
+    uint32_t want = ((uint32_t)(host[0] * 255 + 0.5) << 16) | ((uint32_t)(host[1] * 255 + 0.5) << 8) |
+                    (uint32_t)(host[2] * 255 + 0.5);
+    int y = (int)(gv_view_lane_y(m, &v, 0, 0) + GV_GAP_LANE_H / 2.0), red = 0;
+    const unsigned char *d = cairo_image_surface_get_data(s);
+    for (int x = GV_LABEL_W; x < v.width; x++) { /* within 2 per channel: cairo rounds its own way */
+        uint32_t px = *(const uint32_t *)(d + y * cairo_image_surface_get_stride(s) + 4 * x);
+        int ok = 1;
+        for (int sh = 0; sh < 24; sh += 8)
+            ok &= abs((int)((px >> sh) & 0xff) - (int)((want >> sh) & 0xff)) <= 2;
+        red += ok;
+    }
+    if (red == 0) {
+        fprintf(stderr, "no host-wait pixel at y %d of %dx%d\n", y, v.width, v.height);
+        cairo_surface_write_to_png(s, "/tmp/gv-debug.png");
+    }
+    CU_ASSERT(red > 0);
+    cairo_surface_destroy(s);
+    shot(win, "viewer-trainer-timeline.png");
+    /* Memory page at the peak, with its snapshot. */
+    gv_window_show_page(win, 1);
+    settle();
+    GvMemoryView *mv = gv_window_get_memory_view(win);
+    gv_memory_view_set_cursor(mv, gv_trace_model_report(m)->memory.peak_allocated_ns);
+    CU_ASSERT_PTR_NOT_NULL(gv_memory_view_get_snapshot(mv));
+    settle();
+    shot(win, "viewer-trainer-memory.png");
+    gtk_widget_destroy(GTK_WIDGET(win));
+    g_object_unref(m);
+}
+
+static void test_viewer_ui__corrupt_file(void)
+{
+    char *bad = gt_test_path("bad.sqlite");
+    FILE *f = fopen(bad, "w");
+    fputs("SQLite format 3", f); /* a header and nothing else */
+    fclose(f);
+    GvTraceModel *m = gv_trace_model_new();
+    GvWindow *w = GV_WINDOW(gv_window_new(m, NULL));
+    gtk_widget_show(GTK_WIDGET(w));
+    GError *error = NULL;
+    CU_ASSERT_FALSE(gv_trace_model_load(m, bad, &error));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(error);
+    gv_window_set_error(w, error->message);
+    CU_ASSERT_PTR_NOT_NULL(strstr(gv_window_get_status(w), bad));
+    /* Input on an empty model is harmless. */
+    GtkWidget *tl = GTK_WIDGET(gv_window_get_timeline(w));
+    scroll(tl, 400, 100, GDK_SCROLL_UP, 0);
+    click(tl, 400, 100);
+    key(tl, GDK_KEY_f);
+    settle();
+    g_error_free(error);
+    gtk_widget_destroy(GTK_WIDGET(w));
+    g_object_unref(m);
+    free(bad);
+}
+
+int main(int argc, char **argv)
+{
+    if (!gtk_init_check(&argc, &argv)) {
+        fprintf(stderr, "test_viewer_ui: no display (run it through tests/integration/viewer_ui.sh)\n");
+        return 77;
+    }
+    static const gt_test_case ui[] = {
+        {"test_viewer_ui__timeline_input", test_viewer_ui__timeline_input},
+        {"test_viewer_ui__compare", test_viewer_ui__compare},
+        {"test_viewer_ui__trainer_trace", test_viewer_ui__trainer_trace},
+        {"test_viewer_ui__corrupt_file", test_viewer_ui__corrupt_file},
+        {NULL, NULL},
+    };
+    static const gt_test_suite suites[] = {{"viewer_ui", ui}};
+    return gt_test_main(argc, argv, suites, 1);
+}
