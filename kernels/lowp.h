@@ -13,10 +13,9 @@ static inline uint16_t lowp_f32_to_bf16(float f)
 {
     uint32_t u;
     memcpy(&u, &f, 4);
-    if ((u & 0x7fffffffu) > 0x7f800000u) /* NaN stays a (quiet) NaN */
-        return (uint16_t)((u >> 16) | 0x40);
-    u += 0x7fffu + ((u >> 16) & 1u);
-    return (uint16_t)(u >> 16);
+    uint16_t rounded = (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
+    uint16_t quiet_nan = (uint16_t)((u >> 16) | 0x40); /* NaN stays a (quiet) NaN */
+    return (u & 0x7fffffffu) > 0x7f800000u ? quiet_nan : rounded; /* a select: vectorizes */
 }
 
 static inline float lowp_bf16_to_f32(uint16_t h)

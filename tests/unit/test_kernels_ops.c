@@ -2,6 +2,7 @@
  * backward against central finite differences of L = sum(w * out) with
  * random w (so dout = w). */
 #include "gt_test.h"
+#include "lowp.h"
 #include "ops.h"
 
 #include <math.h>
@@ -372,6 +373,90 @@ static void test_kernels__adamw(void)
     CU_ASSERT(fabsf(m[0] - 0.03f) < 1e-6f && fabsf(v[0] - 9e-5f) < 1e-8f /* 1 - 0.999f is not exact */);
 }
 
+/* ---- casts, and the fusions against their unfused ops ---- */
+static void test_kernels__cast(void)
+{
+    /* exact bit patterns: a tie rounds to even, overflow to inf, NaN stays NaN, subnormals */
+    const float in[] = {1.0f, 1.00390625f /* 1 + 2^-8: bf16 tie, rounds down to 1 */,
+                        1.01171875f /* 1 + 3*2^-8: tie, rounds up to 1 + 2^-6 */, -2.5f, 65504.0f, 65520.0f,
+                        1e-7f, INFINITY, NAN, 0.0f};
+    enum { N = sizeof in / sizeof *in };
+    uint16_t bf[N], hf[N];
+    float back[N];
+    op_cast_cpu(bf, LOWP_BF16, in, LOWP_F32, N);
+    op_cast_cpu(hf, LOWP_F16, in, LOWP_F32, N);
+    CU_ASSERT_EQUAL(bf[0], 0x3f80);
+    CU_ASSERT_EQUAL(bf[1], 0x3f80);
+    CU_ASSERT_EQUAL(bf[2], 0x3f82);
+    CU_ASSERT_EQUAL(bf[3], 0xc020);
+    CU_ASSERT_EQUAL(bf[7], 0x7f80);
+    CU_ASSERT((bf[8] & 0x7f80) == 0x7f80 && (bf[8] & 0x7f) != 0);
+    CU_ASSERT_EQUAL(hf[0], 0x3c00);
+    CU_ASSERT_EQUAL(hf[4], 0x7bff); /* fp16's largest */
+    CU_ASSERT_EQUAL(hf[5], 0x7c00); /* 65520 rounds to infinity: what makes a loss scale overflow */
+    CU_ASSERT_EQUAL(hf[6], 0x0002); /* 1e-7 is subnormal in fp16: 2 * 2^-24 */
+    op_cast_cpu(back, LOWP_F32, hf, LOWP_F16, N);
+    CU_ASSERT_EQUAL(back[4], 65504.0f);
+    CU_ASSERT(isinf(back[5]) && isnan(back[8]));
+    CU_ASSERT_EQUAL(back[6], ldexpf(2.0f, -24));
+    /* a large buffer through every pair: bf16 -> f16 -> f32 equals rounding twice */
+    size_t n = 100003;
+    float *x = rand_buf(n, 100.0f), *y = malloc(n * sizeof *y);
+    uint16_t *a = malloc(n * 2), *b = malloc(n * 2);
+    op_cast_cpu(a, LOWP_BF16, x, LOWP_F32, n);
+    op_cast_cpu(b, LOWP_F16, a, LOWP_BF16, n);
+    op_cast_cpu(y, LOWP_F32, b, LOWP_F16, n);
+    size_t n_ok = 0;
+    for (size_t i = 0; i < n; i++)
+        n_ok += y[i] == lowp_round(lowp_round(x[i], LOWP_BF16), LOWP_F16);
+    CU_ASSERT_EQUAL(n_ok, n);
+    free(x); free(y); free(a); free(b);
+}
+
+static void test_kernels__fusions(void)
+{
+    enum { N = 37, C = 48, OC = 96 };
+    float *a = rand_buf(N * C, 1), *b = rand_buf(N * C, 1), *w = rand_buf(C, 1), *bias = rand_buf(C, 1);
+    float *res1 = malloc(N * C * 4), *out1 = malloc(N * C * 4), *mean1 = malloc(N * 4), *rstd1 = malloc(N * 4);
+    float *res2 = malloc(N * C * 4), *out2 = malloc(N * C * 4), *mean2 = malloc(N * 4), *rstd2 = malloc(N * 4);
+    op_residual_forward_cpu(res1, a, b, N * C);
+    op_layernorm_forward_cpu(out1, mean1, rstd1, res1, w, bias, N, C);
+    op_residual_layernorm_forward_cpu(res2, out2, mean2, rstd2, a, b, w, bias, N, C);
+    CU_ASSERT(memcmp(out1, out2, N * C * 4) == 0 && memcmp(res1, res2, N * C * 4) == 0);
+    /* backward: unfused LayerNorm backward then residual backward, against the fused op */
+    float *dout = rand_buf(N * C, 1), *dres0 = rand_buf(N * C, 1);
+    float *da1 = calloc(N * C, 4), *db1 = calloc(N * C, 4), *dres1 = malloc(N * C * 4), *dw1 = malloc(C * 4),
+          *dbi1 = malloc(C * 4);
+    float *da2 = calloc(N * C, 4), *db2 = calloc(N * C, 4), *dres2 = malloc(N * C * 4), *dw2 = malloc(C * 4),
+          *dbi2 = malloc(C * 4);
+    memcpy(dres1, dres0, N * C * 4);
+    memcpy(dres2, dres0, N * C * 4);
+    op_layernorm_backward_cpu(dres1, dw1, dbi1, dout, res1, w, mean1, rstd1, N, C, 0);
+    op_residual_backward_cpu(da1, db1, dres1, N * C);
+    op_residual_layernorm_backward_cpu(da2, db2, dres2, dw2, dbi2, dout, res1, w, mean1, rstd1, N, C, 0);
+    CU_ASSERT(memcmp(da1, da2, N * C * 4) == 0 && memcmp(db1, db2, N * C * 4) == 0);
+    CU_ASSERT(memcmp(dw1, dw2, C * 4) == 0 && memcmp(dbi1, dbi2, C * 4) == 0);
+    /* bias+GELU in the GEMM's epilogue against matmul then GELU */
+    float *x = rand_buf(N * C, 1), *W = rand_buf(OC * C, 0.2f), *bb = rand_buf(OC, 0.1f);
+    float *pre1 = malloc(N * OC * 4), *g1 = malloc(N * OC * 4), *pre2 = malloc(N * OC * 4), *g2 = malloc(N * OC * 4);
+    op_matmul_forward_cpu(pre1, x, W, bb, N, C, OC);
+    op_gelu_forward_cpu(g1, pre1, N * OC);
+    op_matmul_bias_gelu_forward_cpu(pre2, g2, x, W, bb, N, C, OC, LOWP_F32);
+    size_t n_close = 0;
+    for (int i = 0; i < N * OC; i++)
+        n_close += fabsf(pre1[i] - pre2[i]) <= 1e-5f && fabsf(g1[i] - g2[i]) <= 1e-5f;
+    CU_ASSERT_EQUAL(n_close, (size_t)N * OC);
+    /* with bf16 storage the pre-activation is rounded before GELU reads it */
+    op_matmul_bias_gelu_forward_cpu(pre2, g2, x, W, bb, N, C, OC, LOWP_BF16);
+    CU_ASSERT_EQUAL(pre2[5], lowp_round(pre2[5], LOWP_BF16));
+    op_gelu_forward_cpu(g1, pre2, N * OC);
+    CU_ASSERT(memcmp(g1, g2, N * OC * 4) == 0);
+    free(a); free(b); free(w); free(bias); free(res1); free(out1); free(mean1); free(rstd1);
+    free(res2); free(out2); free(mean2); free(rstd2); free(dout); free(dres0);
+    free(da1); free(db1); free(dres1); free(dw1); free(dbi1); free(da2); free(db2); free(dres2); free(dw2); free(dbi2);
+    free(x); free(W); free(bb); free(pre1); free(g1); free(pre2); free(g2);
+}
+
 static const gt_test_case cases[] = {
     {"test_kernels__encoder", test_kernels__encoder},
     {"test_kernels__layernorm", test_kernels__layernorm},
@@ -383,6 +468,8 @@ static const gt_test_case cases[] = {
     {"test_kernels__residual", test_kernels__residual},
     {"test_kernels__crossentropy", test_kernels__crossentropy},
     {"test_kernels__adamw", test_kernels__adamw},
+    {"test_kernels__cast", test_kernels__cast},
+    {"test_kernels__fusions", test_kernels__fusions},
     {NULL, NULL},
 };
 

@@ -1,0 +1,70 @@
+#!/bin/sh
+# bench_optimizations.sh: step time and peak memory of the trainer with each
+# optimization switch on and off, on the backend it runs on. Each
+# configuration runs ROUNDS times, interleaved (config 1, 2, ..., then again),
+# and the best step time is kept, because the machine may be shared.
+# Not part of make check: it prints figures, it asserts nothing.
+#
+#   bench/bench_optimizations.sh [TRAINER] (default ./trainer/trainer, from the build dir)
+#   MODEL=gpt-mini STEPS=20 ROUNDS=3 THREADS=2
+#
+# ms/step is the mean over a run's steps after the first (the trainer prints
+# the total; the first step pays page faults and the allocator's warm-up).
+set -eu
+trainer=${1:-./trainer/trainer}
+model=${MODEL:-gpt-mini}
+steps=${STEPS:-20}
+rounds=${ROUNDS:-3}
+threads=${THREADS:-2}
+[ -x "$trainer" ] || { echo "bench_optimizations: no trainer at $trainer" >&2; exit 1; }
+export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
+
+echo "date $(date -u +%Y-%m-%dT%H:%MZ); $(nproc) cores: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+echo "model $model, $steps steps, best of $rounds, $threads threads; load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+
+configs="baseline|--preset baseline
+fuse on|--preset baseline --fuse on
+amp bf16|--preset baseline --amp bf16
+amp fp16|--preset baseline --amp fp16
+checkpoint selective|--preset baseline --checkpoint selective
+checkpoint blocks|--preset baseline --checkpoint blocks
+accum 2 (half batch)|--preset baseline --accum 2 --batch 4
+workers 1|--preset baseline --workers 1
+sgd|--preset baseline --optimizer sgd --lr 0.05
+optimized|--preset optimized"
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+r=1
+while [ "$r" -le "$rounds" ]; do
+    i=0
+    echo "$configs" | while IFS='|' read -r name args; do
+        i=$((i + 1))
+        # shellcheck disable=SC2086
+        "$trainer" --model "$model" --steps "$steps" --eval-every 0 --log-every 1 --threads "$threads" $args \
+            >"$tmp/$i.$r" 2>&1 || { echo "$name: failed"; cat "$tmp/$i.$r"; }
+    done
+    r=$((r + 1))
+done
+
+printf '%-22s %10s %10s %12s %12s %12s\n' config "ms/step" "tok/s" "peak alloc" "peak acts" "final loss"
+i=0
+echo "$configs" | while IFS='|' read -r name args; do
+    i=$((i + 1))
+    best=""
+    for f in "$tmp/$i".*; do
+        # mean ms/step of steps 2..N from the per-step lines
+        ms=$(grep -E '^step [0-9]+/' "$f" | tail -n +2 | sed -E 's/.* ([0-9.]+) ms\/step.*/\1/' |
+            awk '{ s += $1; n++ } END { if (n) printf "%.2f", s / n }')
+        if [ -z "$best" ] || awk "BEGIN { exit !($ms < $best) }"; then best=$ms; bestf=$f; fi
+    done
+    line=$(grep '^trainer: .* steps in' "$bestf")
+    alloc=$(echo "$line" | sed -E 's/.*peak allocated ([0-9.]+ MiB).*/\1/')
+    acts=$(echo "$line" | sed -E 's/.*peak activations ([0-9.]+ MiB).*/\1/')
+    loss=$(echo "$line" | sed -E 's/.*final loss ([0-9.]+);.*/\1/')
+    tpb=$(grep '^trainer: data' "$bestf" | sed -E 's/.*batch ([0-9]+) x ([0-9]+)( x ([0-9]+) micro-batches)?.*/\1 \2 \4/' |
+        awk '{ print $1 * $2 * ($3 ? $3 : 1) }')
+    tok=$(awk -v t="$tpb" -v ms="$best" 'BEGIN { printf "%.0f", t / (ms / 1000) }')
+    printf '%-22s %10s %10s %12s %12s %12s\n' "$name" "$best" "$tok" "$alloc" "$acts" "$loss"
+done
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
