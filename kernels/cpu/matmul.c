@@ -113,10 +113,18 @@ void op_matmul_bias_gelu_forward_cpu(float *pre, float *out, const float *inp, c
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, hi - lo, OC, C, 1.0f, inp + (size_t)lo * C, C,
                         weight, C, 0.0f, pre + (size_t)lo * OC, OC);
             /* the epilogue, while the rows are in cache */
-            for (size_t k = (size_t)lo * OC; k < (size_t)hi * OC; k++) {
-                float x = lowp_round(pre[k] + bias[k % OC], pre_format);
-                pre[k] = x;
-                out[k] = gelu_value(x);
+            for (int n = lo; n < hi; n++) {
+                float *p = pre + (size_t)n * OC, *g = out + (size_t)n * OC;
+                if (pre_format == LOWP_F32)
+                    for (int o = 0; o < OC; o++) {
+                        p[o] += bias[o];
+                        g[o] = gelu_value(p[o]);
+                    }
+                else
+                    for (int o = 0; o < OC; o++) {
+                        p[o] = lowp_round(p[o] + bias[o], pre_format);
+                        g[o] = gelu_value(p[o]);
+                    }
             }
         }
     }
