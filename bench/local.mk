@@ -11,3 +11,12 @@ noinst_PROGRAMS += bench/bench_report
 bench_bench_report_SOURCES = bench/bench_report.c
 bench_bench_report_LDADD = libtrace/analyze/libgtanalyze.la $(M_LIBS)
 EXTRA_DIST += bench/results/2026-11-21-report.md
+
+# gtrace-view on a big trace, headless: first frame, load, frame times.
+if HAVE_GTK
+noinst_PROGRAMS += bench/bench_viewer
+bench_bench_viewer_SOURCES = bench/bench_viewer.c
+bench_bench_viewer_CFLAGS = $(AM_CFLAGS) $(GTK_CFLAGS) -I$(top_srcdir)/viewer
+bench_bench_viewer_LDADD = viewer/libgtview.la $(GTK_LIBS) $(M_LIBS)
+endif
+EXTRA_DIST += bench/results/2026-11-21-viewer.md
