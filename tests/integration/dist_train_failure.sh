@@ -17,21 +17,26 @@ fails=0
 for how in STOP KILL; do
     timeout 120 mpirun --oversubscribe --bind-to none -np 2 "$tr" --model gpt-tiny --layers 2 --width 64 \
         --steps 1000000 --threads 1 --workers 0 --eval-every 0 --log-every 1 --batch 4 --dist ddp \
-        --dist-timeout 3 > "$tmp/out" 2>&1 &
+        --dist-timeout 3 > "$tmp/out.$how" 2>&1 &
     job=$!
     # wait until training runs, then hit the rank that is not rank 0
     i=0
-    while ! grep -q '^step 3/' "$tmp/out" 2>/dev/null && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
     victim=""
-    for p in $(pgrep -f -- "--dist-timeout 3"); do
-        [ -r "/proc/$p/environ" ] && tr '\0' '\n' < "/proc/$p/environ" | grep -qx 'OMPI_COMM_WORLD_RANK=1' && victim=$p
+    while [ -z "$victim" ] && [ $i -lt 600 ]; do
+        sleep 0.1; i=$((i + 1))
+        grep -q '^step 3/' "$tmp/out.$how" 2>/dev/null || continue
+        # only this job's ranks: children of its mpirun, the child of timeout
+        for p in $(pgrep -P "$(pgrep -P $job | head -n 1)" 2>/dev/null); do
+            [ -r "/proc/$p/environ" ] && tr '\0' '\n' < "/proc/$p/environ" | grep -qx 'OMPI_COMM_WORLD_RANK=1' &&
+                victim=$p
+        done
     done
     if [ -z "$victim" ]; then
-        cat "$tmp/out"; echo "FAIL ($how): could not find rank 1"; fails=1; kill $job 2>/dev/null; wait $job; continue
+        cat "$tmp/out.$how"; echo "FAIL ($how): could not find rank 1"; fails=1; kill $job 2>/dev/null; wait $job; continue
     fi
     kill -$how "$victim"
     wait $job; rc=$?
-    out=$(cat "$tmp/out")
+    out=$(cat "$tmp/out.$how")
     if [ "$rc" -eq 124 ]; then
         echo "$out" | tail -5; echo "FAIL ($how): the job hung"; fails=1; kill -KILL "$victim" 2>/dev/null
     elif [ "$rc" -eq 0 ]; then
