@@ -39,3 +39,5 @@ TESTS += tests/integration/viewer_ui.sh
 endif
 endif
 EXTRA_DIST += tests/integration/viewer_ui.sh viewer/screenshots
+# Screenshots the UI test writes into the build tree (copies for the README are in the sources).
+CLEANFILES += viewer/screenshots/*.png
