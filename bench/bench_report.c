@@ -403,10 +403,12 @@ static bool trace_usable(const char *path, int64_t target)
 
 /* ---- timing ------------------------------------------------------------- */
 
-enum { PH_OPEN, PH_MODEL, PH_COMPUTE, PH_TEXT, PH_JSON, PH_FREE, PH_TOTAL, PH_CLI, N_PH };
+enum { PH_OPEN, PH_COMPUTE, PH_MODEL, PH_STEPS, PH_SUMMARY, PH_GAPS, PH_MEMORY, PH_ADVICE, PH_TEXT, PH_JSON,
+       PH_FREE, PH_TOTAL, PH_CLI, N_PH };
 static const char *const ph_names[N_PH] = {
-    "open (gt_trace_open)", "  model load alone", "gt_report_compute", "render text", "render JSON",
-    "free", "open+compute+text", "CLI: gtrace report > /dev/null"};
+    "open (gt_trace_open)", "gt_report_compute", "  of which: model load", "  steps", "  summary", "  gaps",
+    "  memory", "  advice", "render text", "render JSON", "free", "open+compute+text",
+    "CLI: gtrace report > /dev/null"};
 
 typedef struct times { double wall[N_PH], cpu[N_PH]; } times;
 
@@ -420,7 +422,7 @@ static void run_library(const char *path, times *tm)
         perror("bench_report: /dev/null");
         exit(1);
     }
-    double w[8], c[8];
+    double w[13], c[13];
 #define MARK(i) (w[i] = seconds(CLOCK_MONOTONIC), c[i] = seconds(CLOCK_PROCESS_CPUTIME_ID))
     MARK(0);
     check(gt_trace_open(&t, path, 0), "open");
@@ -436,22 +438,43 @@ static void run_library(const char *path, times *tm)
     gt_report_free(r);
     gt_trace_free(t);
     MARK(5);
-    /* the model alone, on a fresh open so no cache is warmer than the CLI's */
+    /* gt_report_compute's pieces one by one (as report.c calls them), on a
+     * fresh open so that nothing is warmer than in the CLI */
     check(gt_trace_open(&t, path, 0), "open");
     MARK(6);
     check(an_model_load(&m, t), "model");
     MARK(7);
+    an_steps all = {0};
+    r = calloc(1, sizeof *r);
+    if (!r)
+        check(GT_ERR_NOMEM, "report");
+    r->start_ns = m->span_start_ns;
+    r->end_ns = m->span_end_ns;
+    check(an_steps_find(&all, m), "steps");
+    r->steps = all.v;
+    r->n_steps = all.n;
+    MARK(8);
+    check(an_summary(r, m, NULL), "summary");
+    MARK(9);
+    check(an_gaps(&r->gaps, m, r->start_ns, r->end_ns, 10), "gaps");
+    MARK(10);
+    check(an_memory(&r->memory, m, r->steps, r->n_steps), "memory");
+    MARK(11);
+    check(an_advice(r, m), "advice");
+    MARK(12);
+    gt_report_free(r);
     an_model_free(m);
     gt_trace_free(t);
 #undef MARK
     fclose(null);
+    for (int p = PH_MODEL; p <= PH_ADVICE; p++)
+        tm->wall[p] = w[p - PH_MODEL + 7] - w[p - PH_MODEL + 6], tm->cpu[p] = c[p - PH_MODEL + 7] - c[p - PH_MODEL + 6];
     tm->wall[PH_OPEN] = w[1] - w[0], tm->cpu[PH_OPEN] = c[1] - c[0];
     tm->wall[PH_COMPUTE] = w[2] - w[1], tm->cpu[PH_COMPUTE] = c[2] - c[1];
     tm->wall[PH_TEXT] = w[3] - w[2], tm->cpu[PH_TEXT] = c[3] - c[2];
     tm->wall[PH_JSON] = w[4] - w[3], tm->cpu[PH_JSON] = c[4] - c[3];
     tm->wall[PH_FREE] = w[5] - w[4], tm->cpu[PH_FREE] = c[5] - c[4];
     tm->wall[PH_TOTAL] = w[3] - w[0], tm->cpu[PH_TOTAL] = c[3] - c[0];
-    tm->wall[PH_MODEL] = w[7] - w[6], tm->cpu[PH_MODEL] = c[7] - c[6];
 }
 
 /* gtrace report as a user runs it: a process of its own, output discarded. */

@@ -70,8 +70,10 @@ typedef struct an_model {
     int64_t span_start_ns, span_end_ns;
     int64_t max_act_ns;                 /* longest activity: bounds look-backs */
     int64_t main_tid;                   /* thread with most CUDA calls (or ranges) */
-    /* correlation id -> index into apis */
+    /* correlation id -> index into apis: a direct table when the ids are
+     * dense (as CUPTI numbers them), else open addressing */
     int64_t *corr_keys; size_t *corr_vals; size_t corr_cap;
+    uint32_t *corr_dense; int64_t corr_min; size_t corr_dense_n; /* index + 1; 0 none */
 } an_model;
 
 int an_model_load(an_model **out, gt_trace *t);

@@ -67,6 +67,57 @@ static int cmp_api_idx(const void *a, const void *b)
     return (x->start_ns > y->start_ns) - (x->start_ns < y->start_ns);
 }
 
+static int cmp_tid(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Orders api indices by (thread, start). The calls are sorted by start
+ * already, so grouping them by thread, keeping their order, is enough (and
+ * linear); qsort for programs with very many threads. */
+static void sort_by_thread(const an_model *m, size_t *idx, size_t n)
+{
+    enum { MAX_TIDS = 256 };
+    int64_t tids[MAX_TIDS];
+    size_t n_tids = 0, at[MAX_TIDS];
+    size_t *out = NULL;
+    for (size_t i = 0; i < n; i++) {
+        int64_t tid = m->apis[idx[i]].tid;
+        size_t k = 0;
+        while (k < n_tids && tids[k] != tid)
+            k++;
+        if (k == n_tids) {
+            if (n_tids == MAX_TIDS)
+                goto fallback;
+            tids[n_tids++] = tid;
+        }
+    }
+    if (n_tids < 2)
+        return;
+    if (!(out = malloc(n * sizeof *out)))
+        goto fallback;
+    qsort(tids, n_tids, sizeof *tids, cmp_tid);
+    memset(at, 0, sizeof at);
+    for (size_t i = 0; i < n; i++) {
+        int64_t *k = bsearch(&m->apis[idx[i]].tid, tids, n_tids, sizeof *tids, cmp_tid);
+        if ((size_t)(k - tids) + 1 < n_tids)
+            at[k - tids + 1]++;
+    }
+    for (size_t k = 1; k < n_tids; k++)
+        at[k] += at[k - 1];
+    for (size_t i = 0; i < n; i++) {
+        int64_t *k = bsearch(&m->apis[idx[i]].tid, tids, n_tids, sizeof *tids, cmp_tid);
+        out[at[k - tids]++] = idx[i];
+    }
+    memcpy(idx, out, n * sizeof *idx);
+    free(out);
+    return;
+fallback:
+    sort_model = m;
+    qsort(idx, n, sizeof *idx, cmp_api_idx);
+}
+
 /* The call of thread tid in idx[] that overlaps [s, e) the most; -1 none. */
 static int64_t overlapping_call(const an_model *m, const size_t *idx, size_t n, int64_t tid, int64_t s, int64_t e,
                                 int64_t *out_overlap)
@@ -232,9 +283,8 @@ int an_gaps(gt_gaps *g, const an_model *m, int64_t from_ns, int64_t to_ns, int t
         else
             c.runtime[c.n_runtime++] = i;
     }
-    sort_model = m;
-    qsort(c.runtime, c.n_runtime, sizeof *c.runtime, cmp_api_idx);
-    qsort(c.driver, c.n_driver, sizeof *c.driver, cmp_api_idx);
+    sort_by_thread(m, c.runtime, c.n_runtime);
+    sort_by_thread(m, c.driver, c.n_driver);
 
     /* Devices one by one: few devices, one pass each over the window. */
     int32_t done[64];

@@ -17,7 +17,7 @@ libtrace_analyze_libgtanalyze_la_SOURCES = \
 	libtrace/analyze/export_chrome.c \
 	libtrace/analyze/export_csv.c \
 	libtrace/analyze/export_memviz.c
-libtrace_analyze_libgtanalyze_la_LIBADD = libtrace/store/libgtstore.la $(M_LIBS)
+libtrace_analyze_libgtanalyze_la_LIBADD = libtrace/store/libgtstore.la $(M_LIBS) $(PTHREAD_LIBS)
 
 if HAVE_CUNIT
 check_PROGRAMS += tests/unit/test_analyze_report tests/unit/test_analyze_rules tests/unit/test_analyze_memory \

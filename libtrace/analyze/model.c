@@ -10,6 +10,7 @@
  * in another of its thread is not counted again. */
 #include "analyze_int.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -83,16 +84,156 @@ static int cmp_mem(const void *a, const void *b)
     return fy - fx;
 }
 
-/* The reader yields each kind in time order, so arrays of one kind are
- * usually sorted already: check in one pass before paying for qsort. */
+/* The reader yields each kind in time order, so the arrays are made of a few
+ * sorted runs (one per kind) with local disorder (equal starts, frees at the
+ * time of an allocation). Sorting them is stable in every branch, so the
+ * order of equal elements is the order they were loaded in, as a stable
+ * sort of the whole array would leave it:
+ *   1. already sorted: one pass;
+ *   2. local disorder: insertion, while it moves few elements;
+ *   3. a few runs: merged pairwise;
+ *   4. otherwise qsort (glibc's is a merge sort, stable). */
+enum { MAX_ELEM_BYTES = 64, MAX_RUNS = 64 };
+
+static bool insertion(char *p, size_t n, size_t size, int (*cmp)(const void *, const void *), size_t budget)
+{
+    char x[MAX_ELEM_BYTES];
+    size_t moves = 0;
+    for (size_t i = 1; i < n; i++) {
+        if (cmp(p + (i - 1) * size, p + i * size) <= 0)
+            continue;
+        memcpy(x, p + i * size, size);
+        size_t j = i;
+        /* only past strictly greater elements: equal ones keep their order,
+         * also when we give up halfway */
+        while (j > 0 && cmp(p + (j - 1) * size, x) > 0 && moves < budget) {
+            memcpy(p + j * size, p + (j - 1) * size, size);
+            j--;
+            moves++;
+        }
+        memcpy(p + j * size, x, size);
+        if (moves >= budget)
+            return false;
+    }
+    return true;
+}
+
+static bool merge_runs(char *p, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+    size_t b[MAX_RUNS + 1], k = 0;
+    b[k++] = 0;
+    for (size_t i = 1; i < n; i++)
+        if (cmp(p + (i - 1) * size, p + i * size) > 0) {
+            if (k == MAX_RUNS)
+                return false;
+            b[k++] = i;
+        }
+    b[k] = n; /* k runs: [b[r], b[r+1]) */
+    char *tmp = malloc(n * size), *src = p, *dst = tmp;
+    if (!tmp)
+        return false;
+    while (k > 1) {
+        size_t nk = 0;
+        for (size_t r = 0; r < k; r += 2) {
+            size_t lo = b[r], mid = b[r + 1], hi = b[r + 2 < k ? r + 2 : k]; /* a last odd run: mid == hi */
+            size_t i = lo, j = mid, o = lo;
+            while (i < mid && j < hi) {
+                if (cmp(src + i * size, src + j * size) <= 0) /* ties from the left: stable */
+                    memcpy(dst + (o++) * size, src + (i++) * size, size);
+                else
+                    memcpy(dst + (o++) * size, src + (j++) * size, size);
+            }
+            memcpy(dst + o * size, src + i * size, (mid - i) * size);
+            o += mid - i;
+            memcpy(dst + o * size, src + j * size, (hi - j) * size);
+            b[nk++] = lo;
+        }
+        b[nk] = n;
+        k = nk;
+        char *t = src;
+        src = dst;
+        dst = t;
+    }
+    if (src != p)
+        memcpy(p, src, n * size);
+    free(tmp);
+    return true;
+}
+
 static void sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
 {
-    const char *p = base;
+    char *p = base;
     size_t i = 1;
     while (i < n && cmp(p + (i - 1) * size, p + i * size) <= 0)
         i++;
-    if (i < n)
+    if (i >= n)
+        return;
+    if (size <= MAX_ELEM_BYTES && insertion(p, n, size, cmp, n / 8 + 4096))
+        return;
+    if (!merge_runs(p, n, size, cmp))
         qsort(base, n, size, cmp);
+}
+
+/* Ranges come by start over all threads: grouped by thread first (a stable
+ * counting pass), they are nearly sorted. Skipped for many threads. */
+static void group_ranges_by_thread(an_model *m)
+{
+    enum { MAX_TIDS = 1024 };
+    int64_t tids[MAX_TIDS];
+    size_t n_tids = 0, first[MAX_TIDS];
+    for (size_t i = 0; i < m->n_ranges; i++) {
+        int64_t tid = m->ranges[i].tid;
+        size_t k = 0;
+        if (n_tids > 0 && tids[n_tids - 1] == tid)
+            continue;
+        while (k < n_tids && tids[k] != tid)
+            k++;
+        if (k == n_tids) {
+            if (n_tids == MAX_TIDS)
+                return;
+            tids[n_tids++] = tid;
+        }
+    }
+    if (n_tids < 2)
+        return;
+    /* tids in order, then where each one's ranges begin */
+    for (size_t a = 1; a < n_tids; a++)
+        for (size_t b = a; b > 0 && tids[b] < tids[b - 1]; b--) {
+            int64_t t = tids[b];
+            tids[b] = tids[b - 1];
+            tids[b - 1] = t;
+        }
+    an_range *out = malloc(m->n_ranges * sizeof *out);
+    if (!out)
+        return; /* sort() still gets it right, more slowly */
+    memset(first, 0, sizeof first);
+    for (size_t i = 0; i < m->n_ranges; i++) {
+        size_t lo = 0, hi = n_tids;
+        while (hi - lo > 1) {
+            size_t mid = (lo + hi) / 2;
+            if (tids[mid] <= m->ranges[i].tid)
+                lo = mid;
+            else
+                hi = mid;
+        }
+        if (lo + 1 < n_tids)
+            first[lo + 1]++;
+    }
+    for (size_t k = 1; k < n_tids; k++)
+        first[k] += first[k - 1];
+    for (size_t i = 0; i < m->n_ranges; i++) {
+        size_t lo = 0, hi = n_tids;
+        while (hi - lo > 1) {
+            size_t mid = (lo + hi) / 2;
+            if (tids[mid] <= m->ranges[i].tid)
+                lo = mid;
+            else
+                hi = mid;
+        }
+        out[first[lo]++] = m->ranges[i];
+    }
+    free(m->ranges);
+    m->ranges = out;
 }
 
 void an_model_sort(an_model *m)
@@ -101,6 +242,7 @@ void an_model_sort(an_model *m)
     sort(m->acts, m->n_acts, sizeof *m->acts, cmp_act);
     sort(m->copies, m->n_copies, sizeof *m->copies, cmp_copy);
     sort(m->apis, m->n_apis, sizeof *m->apis, cmp_api);
+    group_ranges_by_thread(m);
     sort(m->ranges, m->n_ranges, sizeof *m->ranges, cmp_range);
     sort(m->mem, m->n_mem, sizeof *m->mem, cmp_mem);
 }
@@ -136,33 +278,64 @@ int an_model_index(an_model *m)
         stack[depth++] = (int64_t)i;
     }
 
-    /* Correlation map: open addressing, load under 1/2. */
-    size_t ccap = 16;
-    while (ccap < m->n_apis * 2 + 16)
-        ccap *= 2;
-    m->corr_keys = malloc(ccap * sizeof *m->corr_keys);
-    m->corr_vals = malloc(ccap * sizeof *m->corr_vals);
-    if (!m->corr_keys || !m->corr_vals) {
-        rc = gt_error_set(GT_ERR_NOMEM, "analyze: out of memory indexing the trace");
-        goto cleanup;
-    }
-    m->corr_cap = ccap;
-    memset(m->corr_keys, 0, ccap * sizeof *m->corr_keys);
+    /* Correlation map. A call wins over an earlier one of the same id when
+     * that one is a wrapper of another class, or a driver call and this one
+     * is not a wrapper: a runtime call over the driver call it made, both
+     * over a wrapper. */
+#define CORR_WINS(old, cur) ((old)->foreign || ((old)->driver && !(cur)->foreign))
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
     for (size_t i = 0; i < m->n_apis; i++) {
         int64_t k = m->apis[i].corr;
-        if (k == 0)
-            continue;
-        size_t h = hash64(k) & (ccap - 1);
-        while (m->corr_keys[h] != 0 && m->corr_keys[h] != k)
-            h = (h + 1) & (ccap - 1);
-        const an_api *old = m->corr_keys[h] ? &m->apis[m->corr_vals[h]] : NULL;
-        if (!old || old->foreign || (old->driver && !m->apis[i].foreign)) {
-            /* a runtime call wins over the driver call it made, and both
-             * over a wrapper of another class */
-            m->corr_keys[h] = k;
-            m->corr_vals[h] = i;
+        if (k != 0 && k < lo)
+            lo = k;
+        if (k != 0 && k > hi)
+            hi = k;
+    }
+    /* Dense ids (CUPTI counts up from 1): a direct table, looked up in
+     * nearly increasing order by the analyses, so mostly from the cache. */
+    if (lo <= hi && (uint64_t)hi - (uint64_t)lo < 4 * (uint64_t)m->n_apis + 1024 && m->n_apis < UINT32_MAX) {
+        m->corr_dense_n = (size_t)((uint64_t)hi - (uint64_t)lo) + 1;
+        m->corr_min = lo;
+        m->corr_dense = calloc(m->corr_dense_n, sizeof *m->corr_dense);
+        if (!m->corr_dense) {
+            rc = gt_error_set(GT_ERR_NOMEM, "analyze: out of memory indexing the trace");
+            goto cleanup;
+        }
+        for (size_t i = 0; i < m->n_apis; i++) {
+            int64_t k = m->apis[i].corr;
+            if (k == 0)
+                continue;
+            uint32_t *slot = &m->corr_dense[k - lo];
+            if (*slot == 0 || CORR_WINS(&m->apis[*slot - 1], &m->apis[i]))
+                *slot = (uint32_t)i + 1;
+        }
+    } else {
+        /* open addressing, load under 1/2 */
+        size_t ccap = 16;
+        while (ccap < m->n_apis * 2 + 16)
+            ccap *= 2;
+        m->corr_keys = malloc(ccap * sizeof *m->corr_keys);
+        m->corr_vals = malloc(ccap * sizeof *m->corr_vals);
+        if (!m->corr_keys || !m->corr_vals) {
+            rc = gt_error_set(GT_ERR_NOMEM, "analyze: out of memory indexing the trace");
+            goto cleanup;
+        }
+        m->corr_cap = ccap;
+        memset(m->corr_keys, 0, ccap * sizeof *m->corr_keys);
+        for (size_t i = 0; i < m->n_apis; i++) {
+            int64_t k = m->apis[i].corr;
+            if (k == 0)
+                continue;
+            size_t h = hash64(k) & (ccap - 1);
+            while (m->corr_keys[h] != 0 && m->corr_keys[h] != k)
+                h = (h + 1) & (ccap - 1);
+            if (!m->corr_keys[h] || CORR_WINS(&m->apis[m->corr_vals[h]], &m->apis[i])) {
+                m->corr_keys[h] = k;
+                m->corr_vals[h] = i;
+            }
         }
     }
+#undef CORR_WINS
 
     /* The main thread: most CUDA calls, else most ranges, else first CPU op.
      * Programs have few threads: a small table of counts is enough. */
@@ -209,7 +382,15 @@ cleanup:
 
 const an_api *an_model_launch(const an_model *m, int64_t corr)
 {
-    if (corr == 0 || m->corr_cap == 0)
+    if (corr == 0)
+        return NULL;
+    if (m->corr_dense) {
+        if (corr < m->corr_min || (uint64_t)corr - (uint64_t)m->corr_min >= m->corr_dense_n)
+            return NULL;
+        uint32_t v = m->corr_dense[corr - m->corr_min];
+        return v ? &m->apis[v - 1] : NULL;
+    }
+    if (m->corr_cap == 0)
         return NULL;
     size_t h = hash64(corr) & (m->corr_cap - 1);
     while (m->corr_keys[h] != 0) {
@@ -345,16 +526,44 @@ static int add_nvtx_ops(an_model *m, load_state *ls)
     return 0;
 }
 
-/* Device timeline and everything else from the reader, one kind at a time. */
-static int load_kind(an_model *m, gt_trace *t, gt_event_kind kind, load_state *ls)
+/* One thread's share of the loading: some kinds, read through one handle.
+ * The two loaders fill different arrays of the model. */
+typedef struct loader {
+    an_model *m;
+    gt_trace *t;
+    load_state *ls;
+    const gt_event_kind *kinds;
+    size_t n_kinds;
+    bool any;                 /* a row was read */
+    int64_t first_ns, last_ns; /* over every row read: the trace's time span */
+    int rc;
+    char msg[512];            /* a failure's message, for the thread that reports it */
+} loader;
+
+/* Device timeline and everything else from the reader, one kind at a time;
+ * span_only: rows only count for the time span. */
+static int load_kind(loader *L, gt_event_kind kind, bool span_only)
 {
+    an_model *m = L->m;
+    load_state *ls = L->ls;
     size_t *caps = ls->caps;
     gt_iter *it = NULL;
     gt_event ev;
-    int rc = gt_iter_new(&it, t, kind, INT64_MIN, INT64_MAX);
+    int rc = gt_iter_new(&it, L->t, kind, INT64_MIN, INT64_MAX);
     if (rc < 0)
         return rc;
     while ((rc = gt_iter_next(it, &ev)) == 1) {
+        /* the span as gt_trace_time_span gives it, without reading it all again */
+        int64_t ev_s = gt_event_start(&ev), ev_e = gt_event_end(&ev);
+        if (ev_e < ev_s)
+            ev_e = ev_s;
+        if (!L->any || ev_s < L->first_ns)
+            L->first_ns = ev_s;
+        if (!L->any || ev_e > L->last_ns)
+            L->last_ns = ev_e;
+        L->any = true;
+        if (span_only)
+            continue;
         switch (kind) {
         case GT_EV_KERNEL: {
             const gt_kernel *k = &ev.u.kernel;
@@ -482,9 +691,26 @@ static int drop_wrappers(an_model *m)
         return 0;
     free(m->corr_keys);
     free(m->corr_vals);
+    free(m->corr_dense);
     m->corr_keys = NULL;
     m->corr_vals = NULL;
+    m->corr_dense = NULL;
+    m->corr_cap = m->corr_dense_n = 0;
     return an_model_index(m);
+}
+
+static int run_loader(loader *L)
+{
+    for (size_t i = 0; i < L->n_kinds && L->rc == 0; i++)
+        if ((L->rc = load_kind(L, L->kinds[i], false)) < 0)
+            snprintf(L->msg, sizeof L->msg, "%s", gt_error_last());
+    return L->rc;
+}
+
+static void *loader_thread(void *arg)
+{
+    run_loader(arg);
+    return NULL;
 }
 
 int an_model_load(an_model **out, gt_trace *t)
@@ -492,26 +718,46 @@ int an_model_load(an_model **out, gt_trace *t)
     *out = NULL;
     an_model *m = calloc(1, sizeof *m);
     load_state ls;
+    gt_trace *t2 = NULL;
+    pthread_t th;
+    bool threaded = false;
     int rc;
     memset(&ls, 0, sizeof ls);
     if (!m)
         return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
     m->t = t;
-    static const gt_event_kind order[] = {GT_EV_KERNEL, GT_EV_MEMCPY, GT_EV_MEMSET, GT_EV_API,
-                                          GT_EV_NVTX, GT_EV_GPU_MEMORY, GT_EV_HEAP};
-    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
-        if ((rc = load_kind(m, t, order[i], &ls)) < 0)
-            goto cleanup;
+    /* Two loaders, on two threads when a second handle and a thread can be
+     * had: the device and its API calls; the host's NVTX and memory. NVTX
+     * stays on `t`, whose ids for inline texts the model keeps. */
+    static const gt_event_kind dev_kinds[] = {GT_EV_KERNEL, GT_EV_MEMCPY, GT_EV_MEMSET, GT_EV_API};
+    static const gt_event_kind host_kinds[] = {GT_EV_NVTX, GT_EV_GPU_MEMORY, GT_EV_HEAP, GT_EV_SYNC};
+    loader dev = {m, t, &ls, dev_kinds, 4, false, 0, 0, 0, ""};
+    loader host = {m, t, &ls, host_kinds, 4, false, 0, 0, 0, ""};
+    if (gt_trace_reopen(&t2, t) == 0) {
+        dev.t = t2;
+        threaded = pthread_create(&th, NULL, loader_thread, &dev) == 0;
+    }
+    if (!threaded)
+        dev.t = t;
+    /* SYNC: only its time span (loader's switch keeps nothing of it) */
+    run_loader(&host);
+    if (threaded)
+        pthread_join(th, NULL);
+    else
+        run_loader(&dev);
+    gt_trace_free(t2);
+    if ((rc = dev.rc < 0 ? dev.rc : host.rc) < 0) {
+        gt_error_set(rc, "%s", dev.rc < 0 ? dev.msg : host.msg);
+        goto cleanup;
+    }
     /* CPU ops are the device only when there is no kernel at all. */
     bool any_kernel = false;
     for (size_t i = 0; i < m->n_acts && !any_kernel; i++)
         any_kernel = m->acts[i].kind == GT_EV_KERNEL;
-    if (!any_kernel) {
-        size_t n_before = m->n_acts;
-        if ((rc = load_kind(m, t, GT_EV_CPU_OP, &ls)) < 0 || (rc = add_nvtx_ops(m, &ls)) < 0)
-            goto cleanup;
-        m->cpu_timeline = m->n_acts > n_before;
-    }
+    size_t n_before = m->n_acts;
+    if ((rc = load_kind(&host, GT_EV_CPU_OP, any_kernel)) < 0 || (!any_kernel && (rc = add_nvtx_ops(m, &ls)) < 0))
+        goto cleanup;
+    m->cpu_timeline = !any_kernel && m->n_acts > n_before;
     an_model_sort(m);
     if ((rc = an_model_index(m)) < 0 || (rc = drop_wrappers(m)) < 0)
         goto cleanup;
@@ -524,9 +770,10 @@ int an_model_load(an_model **out, gt_trace *t)
         const an_api *a = an_model_launch(m, e->tid);
         e->tid = a ? a->tid : m->main_tid;
     }
-    rc = gt_trace_time_span(t, &m->span_start_ns, &m->span_end_ns);
-    if (rc < 0)
-        goto cleanup;
+    if (dev.any || host.any) {
+        m->span_start_ns = !host.any || (dev.any && dev.first_ns < host.first_ns) ? dev.first_ns : host.first_ns;
+        m->span_end_ns = !host.any || (dev.any && dev.last_ns > host.last_ns) ? dev.last_ns : host.last_ns;
+    }
     *out = m;
     m = NULL;
 cleanup:
@@ -546,5 +793,6 @@ void an_model_free(an_model *m)
     free(m->mem);
     free(m->corr_keys);
     free(m->corr_vals);
+    free(m->corr_dense);
     free(m);
 }

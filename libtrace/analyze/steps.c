@@ -35,6 +35,31 @@ bool an_is_step_name(const char *s, int64_t *out_number)
     return true;
 }
 
+/* an_is_step_name by string id, remembered: millions of ranges share a few
+ * hundred names. Open addressing; a full or missing table just asks again. */
+typedef struct name_cache {
+    gt_string_id *keys; /* 0: empty slot (id 0 is no name, asked directly) */
+    int64_t *numbers;   /* the step number; INT64_MIN: not a step */
+    size_t cap, n;
+} name_cache;
+
+static bool is_step(name_cache *c, const an_model *m, gt_string_id id, int64_t *out_number)
+{
+    if (id == 0 || c->cap == 0 || c->n * 2 >= c->cap)
+        return an_is_step_name(an_str(m, id), out_number);
+    size_t h = ((uint64_t)id * 0x9e3779b97f4a7c15ULL >> 32) & (c->cap - 1);
+    while (c->keys[h] != 0 && c->keys[h] != id)
+        h = (h + 1) & (c->cap - 1);
+    if (c->keys[h] == 0) {
+        int64_t num;
+        c->keys[h] = id;
+        c->numbers[h] = an_is_step_name(an_str(m, id), &num) ? num : INT64_MIN;
+        c->n++;
+    }
+    *out_number = c->numbers[h];
+    return c->numbers[h] != INT64_MIN;
+}
+
 static int cmp_step(const void *a, const void *b)
 {
     const gt_step *x = a, *y = b;
@@ -45,6 +70,13 @@ int an_steps_find(an_steps *out, const an_model *m)
 {
     out->v = NULL;
     out->n = 0;
+    name_cache c = {NULL, NULL, 64, 0};
+    while (c.cap < 2 * m->n_ranges && c.cap < (1u << 16))
+        c.cap *= 2;
+    c.keys = calloc(c.cap, sizeof *c.keys);
+    c.numbers = malloc(c.cap * sizeof *c.numbers);
+    if (!c.keys || !c.numbers)
+        c.cap = 0;
     /* Pass 1: the thread with most outermost step ranges. */
     int64_t best_tid = 0;
     size_t best_n = 0, cur_n = 0;
@@ -53,11 +85,11 @@ int an_steps_find(an_steps *out, const an_model *m)
         if (i > 0 && m->ranges[i - 1].tid != r->tid)
             cur_n = 0;
         int64_t num;
-        if (!an_is_step_name(an_str(m, r->text), &num))
+        if (!is_step(&c, m, r->text, &num))
             continue;
         bool nested = false;
         for (int64_t p = r->parent; p >= 0 && !nested; p = m->ranges[p].parent)
-            nested = an_is_step_name(an_str(m, m->ranges[p].text), &num);
+            nested = is_step(&c, m, m->ranges[p].text, &num);
         if (nested)
             continue;
         if (++cur_n > best_n) {
@@ -65,20 +97,21 @@ int an_steps_find(an_steps *out, const an_model *m)
             best_tid = r->tid;
         }
     }
-    if (best_n == 0)
-        return 0;
-    gt_step *v = calloc(best_n, sizeof *v);
-    if (!v)
-        return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory finding steps");
+    gt_step *v = best_n ? calloc(best_n, sizeof *v) : NULL;
+    if (best_n == 0 || !v) {
+        free(c.keys);
+        free(c.numbers);
+        return best_n == 0 ? 0 : gt_error_set(GT_ERR_NOMEM, "analyze: out of memory finding steps");
+    }
     size_t n = 0;
     for (size_t i = 0; i < m->n_ranges && n < best_n; i++) {
         const an_range *r = &m->ranges[i];
         int64_t num, pn;
-        if (r->tid != best_tid || !an_is_step_name(an_str(m, r->text), &num))
+        if (r->tid != best_tid || !is_step(&c, m, r->text, &num))
             continue;
         bool nested = false;
         for (int64_t p = r->parent; p >= 0 && !nested; p = m->ranges[p].parent)
-            nested = an_is_step_name(an_str(m, m->ranges[p].text), &pn);
+            nested = is_step(&c, m, m->ranges[p].text, &pn);
         if (nested)
             continue;
         v[n].number = num;
@@ -92,6 +125,8 @@ int an_steps_find(an_steps *out, const an_model *m)
     for (size_t i = 0; i < n; i++)
         if (v[i].number < 0)
             v[i].number = (int64_t)i;
+    free(c.keys);
+    free(c.numbers);
     out->v = v;
     out->n = n;
     return 0;

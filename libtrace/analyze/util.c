@@ -7,10 +7,61 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int cmp_i64(const void *a, const void *b)
+/* LSD radix sort, a byte at a time, skipping bytes all values share:
+ * durations of millions of kernels sort in a few linear passes where qsort
+ * took a third of a second. Signed values: the top bit flipped. */
+static void sort_i64(int64_t *v, size_t n)
 {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
+    enum { SMALL = 256 };
+    if (n < SMALL) {
+        for (size_t i = 1; i < n; i++)
+            for (size_t j = i; j > 0 && v[j] < v[j - 1]; j--) {
+                int64_t t = v[j];
+                v[j] = v[j - 1];
+                v[j - 1] = t;
+            }
+        return;
+    }
+    uint64_t *a = (uint64_t *)v, *b = malloc(n * sizeof *b);
+    if (!b) { /* in place, slower */
+        for (size_t gap = n / 2; gap > 0; gap /= 2)
+            for (size_t i = gap; i < n; i++)
+                for (size_t j = i; j >= gap && v[j] < v[j - gap]; j -= gap) {
+                    int64_t t = v[j];
+                    v[j] = v[j - gap];
+                    v[j - gap] = t;
+                }
+        return;
+    }
+    const uint64_t flip = (uint64_t)1 << 63;
+    uint64_t all_or = 0, all_and = ~(uint64_t)0;
+    for (size_t i = 0; i < n; i++) {
+        a[i] ^= flip;
+        all_or |= a[i];
+        all_and &= a[i];
+    }
+    uint64_t *src = a, *dst = b;
+    for (int shift = 0; shift < 64; shift += 8) {
+        if ((((all_or ^ all_and) >> shift) & 0xff) == 0)
+            continue; /* every value has the same byte here */
+        size_t count[256] = {0};
+        for (size_t i = 0; i < n; i++)
+            count[(src[i] >> shift) & 0xff]++;
+        size_t pos = 0;
+        for (int k = 0; k < 256; k++) {
+            size_t c = count[k];
+            count[k] = pos;
+            pos += c;
+        }
+        for (size_t i = 0; i < n; i++)
+            dst[count[(src[i] >> shift) & 0xff]++] = src[i];
+        uint64_t *t = src;
+        src = dst;
+        dst = t;
+    }
+    for (size_t i = 0; i < n; i++)
+        a[i] = src[i] ^ flip;
+    free(b);
 }
 
 /* Linear interpolation between closest ranks (numpy's default), so that the
@@ -29,7 +80,7 @@ void an_dist(gt_dist *d, int64_t *durations, size_t n)
     memset(d, 0, sizeof *d);
     if (n == 0)
         return;
-    qsort(durations, n, sizeof *durations, cmp_i64);
+    sort_i64(durations, n);
     d->n = (int64_t)n;
     for (size_t i = 0; i < n; i++)
         d->total_ns += durations[i];
