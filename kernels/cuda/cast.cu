@@ -1,12 +1,9 @@
 /* cast.cu: dtype conversions on the GPU (fp32 <-> bf16, fp32 <-> fp16), the
  * storage casts mixed precision needs. Rounding is to nearest even, as the
  * CPU reference does, so both backends store identical low-precision bits.
+ * kc_cast converts between any two storage types (the backend's cast op).
  * Kernels sit above their launchers; each launcher opens an NVTX range. */
-#include "kernels_cuda.h"
-
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-#include <nvtx3/nvToolsExt.h>
+#include "common.cuh"
 
 #define THREADS 256
 
@@ -34,12 +31,14 @@ __global__ void f16_to_f32_kernel(float *out, const __half *in, long n)
         out[i] = __half2float(in[i]);
 }
 
-/* Grid-stride loops: enough blocks to fill the GPU, never more than the work. */
-static unsigned blocks_for(long n)
+/* Any storage type to any other, through fp32. */
+template <typename D, typename S> __global__ void cast_kernel(D *out, const S *in, long n)
 {
-    long b = (n + THREADS - 1) / THREADS;
-    return (unsigned)(b < 1 ? 1 : (b > 65535 ? 65535 : b));
+    for (long i = blockIdx.x * (long)blockDim.x + threadIdx.x; i < n; i += (long)gridDim.x * blockDim.x)
+        out[i] = from_f32<D>(to_f32(in[i]));
 }
+
+static unsigned blocks_for(long n) { return kc_blocks(n, THREADS); }
 
 extern "C" int kc_cast_f32_to_bf16(uint16_t *out, const float *in, long n, cudaStream_t stream)
 {
@@ -75,4 +74,12 @@ extern "C" int kc_cast_f16_to_f32(float *out, const uint16_t *in, long n, cudaSt
     cudaError_t err = cudaGetLastError();
     nvtxRangePop();
     return (int)err;
+}
+
+extern "C" int kc_cast(void *dst, int dst_dt, const void *src, int src_dt, long n, cudaStream_t stream)
+{
+    kc_range r("cast");
+    KC_DISPATCH(dst_dt, D, KC_DISPATCH(src_dt, S, cast_kernel<D, S><<<blocks_for(n), THREADS, 0, stream>>>(
+                                                      (D *)dst, (const S *)src, n)));
+    return kc_launched();
 }
