@@ -169,9 +169,10 @@ int tr_gpt_new(tr_gpt **out, const tr_gpt_config *cfg, tr_backend *be, tr_alloc 
 void tr_gpt_free(tr_gpt *m);
 
 /* Runs the model on inputs (B, T) and, if targets is not NULL, sets *loss to
- * the mean cross-entropy. need_grad keeps activations for tr_gpt_backward;
- * without it each block's activations are released as soon as the next
- * block has run. */
+ * the mean cross-entropy (loss NULL: the losses are not read back, so a GPU
+ * backend does not wait for the forward to finish). need_grad keeps
+ * activations for tr_gpt_backward; without it each block's activations are
+ * released as soon as the next block has run. */
 int tr_gpt_forward(tr_gpt *m, const int32_t *inputs, const int32_t *targets, int B, int T, bool need_grad,
                    float *loss);
 /* Adds d(mean loss)/d(params) into the gradients and releases the activations. */

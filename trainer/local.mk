@@ -91,3 +91,19 @@ endif
 EXTRA_DIST += trainer/dist.h trainer/dist.c trainer/dist_gpt.h trainer/dist_gpt.c tests/integration/dist_mpi.sh \
 	tests/integration/dist_watchdog.sh tests/integration/dist_common.sh tests/integration/dist_train.sh \
 	tests/integration/dist_train_failure.sh bench/bench_dist.sh
+
+# The CUDA backend (trainer/backend_cuda.c, --backend cuda): only with the
+# CUDA toolkit, cuBLASLt and NVTX (the kernels library needs both). The
+# trainer then links cudart and cuBLASLt, not libcuda: the driver API is
+# reached through cudaGetDriverEntryPoint, so the trainer starts (and runs
+# on the CPU) on machines without a driver.
+if HAVE_CUDA
+if HAVE_NVTX
+if HAVE_CUBLASLT
+TRAINER_CPPFLAGS += -DTR_CUDA_BACKEND $(CUDA_CPPFLAGS) -I$(top_srcdir)/kernels/cuda
+trainer_libtrainer_la_SOURCES += trainer/backend_cuda.h trainer/backend_cuda.c
+trainer_libtrainer_la_LIBADD += kernels/cuda/libgtkernels_cuda.la $(CUDA_LDFLAGS) $(CUBLASLT_LIBS) $(CUDA_LIBS)
+endif
+endif
+endif
+EXTRA_DIST += trainer/backend_cuda.h trainer/backend_cuda.c

@@ -14,6 +14,9 @@
 #include "nvtx.h"
 #include "optim.h"
 #include "train.h"
+#ifdef TR_CUDA_BACKEND
+#include "backend_cuda.h"
+#endif
 #ifdef HAVE_MPI
 #include "dist.h"
 #include "dist_gpt.h"
@@ -55,6 +58,9 @@ typedef struct options {
     const char *dist;       /* distributed training: NULL, "ddp" or "fsdp" */
     int zero;               /* FSDP's ZeRO stage; 0: not given */
     double bucket_mb, dist_timeout;
+    /* the backend; NULL strings are the defaults ("cpu", "off") */
+    const char *backend, *pin_memory, *expandable_segments, *sync_every_op, *autotune, *tf32;
+    int device;
 } options;
 
 static void usage(FILE *f)
@@ -108,6 +114,16 @@ static void usage(FILE *f)
             "  --bucket-mb X       ddp and zero 1: all-reduce bucket size in MiB (default 25)\n"
             "  --dist-timeout S    a collective not done after S seconds stops every rank (default 300)\n"
             "                      --batch is per rank: N ranks of batch B train as one of batch N x B\n"
+            "\nCUDA backend (built with the CUDA toolkit):\n"
+            "  --backend NAME      cpu (default) or cuda\n"
+            "  --device N          the GPU to train on (default 0)\n"
+            "  --pin-memory on|off pinned staging buffers: batches copied on a copy stream while compute\n"
+            "                      runs (default off: pageable copies that wait for the compute stream)\n"
+            "  --expandable-segments on|off  the allocator's segments mapped into one reserved virtual\n"
+            "                      range (cuMemCreate/cuMemMap) instead of cudaMalloc (default off)\n"
+            "  --sync-every-op on|off  wait for the GPU after every op: what synchronization costs (default off)\n"
+            "  --autotune on|off   time cuBLASLt's candidate algorithms once per GEMM shape (default off)\n"
+            "  --tf32 on|off       fp32 matrix products on tensor cores with TF32 inputs (default off)\n"
             "  --help              this text\n");
 }
 
@@ -235,6 +251,13 @@ static void parse(options *o, int argc, char **argv)
         else if (!strcmp(f, "--bucket-mb")) o->bucket_mb = parse_real(f, v, 0.004, 1024);
         else if (!strcmp(f, "--dist-timeout")) o->dist_timeout = parse_real(f, v, 0.1, 1e6);
         else if (!strcmp(f, "--lr-schedule")) o->schedule = v;
+        else if (!strcmp(f, "--backend")) o->backend = v;
+        else if (!strcmp(f, "--device")) o->device = (int)parse_int(f, v, 0, 1023);
+        else if (!strcmp(f, "--pin-memory")) o->pin_memory = v;
+        else if (!strcmp(f, "--expandable-segments")) o->expandable_segments = v;
+        else if (!strcmp(f, "--sync-every-op")) o->sync_every_op = v;
+        else if (!strcmp(f, "--autotune")) o->autotune = v;
+        else if (!strcmp(f, "--tf32")) o->tf32 = v;
         else {
             fprintf(stderr, "trainer: unknown option '%s' (see trainer --help)\n", f);
             exit(2);
@@ -289,6 +312,59 @@ static tr_train_config train_config(const options *o)
         exit(2);
     }
     return c;
+}
+
+/* ---- the backend: --backend cpu|cuda and the CUDA switches ---------------- */
+
+static bool switch_on(const char *flag, const char *v)
+{
+    static const char *const onoff[] = {"off", "on"};
+    return v && pick(flag, v, onoff, 2, "on or off") == 1;
+}
+
+/* The CPU backend, or the CUDA one with its switches; CUDA flags without
+ * --backend cuda are refused rather than ignored. */
+static tr_backend *make_backend(const options *o)
+{
+    bool cuda = o->backend && !strcmp(o->backend, "cuda");
+    if (o->backend && !cuda && strcmp(o->backend, "cpu"))
+        fail_flag("--backend", o->backend, "cpu or cuda");
+    if (!cuda) {
+        if (o->device || o->pin_memory || o->expandable_segments || o->sync_every_op || o->autotune || o->tf32) {
+            fprintf(stderr, "trainer: --device, --pin-memory, --expandable-segments, --sync-every-op, --autotune "
+                            "and --tf32 are switches of --backend cuda\n");
+            exit(2);
+        }
+        return tr_backend_cpu(o->threads);
+    }
+#ifdef TR_CUDA_BACKEND
+    tr_cuda_options co = {.device = o->device,
+                          .pin_memory = switch_on("--pin-memory", o->pin_memory),
+                          .expandable_segments = switch_on("--expandable-segments", o->expandable_segments),
+                          .sync_every_op = switch_on("--sync-every-op", o->sync_every_op),
+                          .autotune = switch_on("--autotune", o->autotune),
+                          .tf32 = switch_on("--tf32", o->tf32)};
+    tr_backend *be;
+    if (tr_backend_cuda_new(&be, &co) < 0) {
+        fprintf(stderr, "trainer: %s\n", tr_error_last());
+        exit(1);
+    }
+    return be;
+#else
+    fprintf(stderr, "trainer: --backend cuda: this trainer was built without the CUDA toolkit (configure found "
+                    "none, or no cuBLASLt); use --backend cpu\n");
+    exit(2);
+#endif
+}
+
+static void free_backend(tr_backend *be)
+{
+#ifdef TR_CUDA_BACKEND
+    if (be->device == TR_CUDA)
+        tr_backend_cuda_free(be);
+#else
+    (void)be;
+#endif
 }
 
 static double now_s(void)
@@ -456,7 +532,7 @@ int main(int argc, char **argv)
     tr_gpt_config_finish(&cfg);
     tr_check(tr_gpt_config_check(&cfg));
 
-    tr_backend *be = tr_backend_cpu(o.threads);
+    tr_backend *be = make_backend(&o);
     tr_alloc *alloc;
     tr_check(tr_alloc_new(&alloc, &be->mem, o.mem_limit));
     tr_gpt *model;
@@ -500,6 +576,10 @@ int main(int argc, char **argv)
     if (o.accum > 1)
         printf(" x %d micro-batches", o.accum);
     printf("; %d thread(s), %d loader worker(s)\n", be->n_threads, o.workers);
+#ifdef TR_CUDA_BACKEND
+    if (be->device == TR_CUDA)
+        printf("trainer: cuda device %d: %s\n", o.device, tr_backend_cuda_describe(be));
+#endif
     printf("trainer: %s%samp %s%s, checkpointing %s, fusion %s, %s, lr %g %s%s\n", o.preset ? "preset " : "",
            o.preset ? o.preset : "", o.amp,
            trainer.scaler.dynamic ? " (dynamic loss scale)" : trainer.scaler.enabled ? " (fixed loss scale)" : "",
@@ -524,8 +604,11 @@ int main(int argc, char **argv)
     for (int step = step0; step < end; step++) {
         double t0 = now_s();
         tr_step_result r;
+        /* on a GPU the loss is read back (a wait for the device) only on the steps that print it */
+        trainer.skip_loss = be->device == TR_CUDA && !(tty || (step - step0 + 1) % o.log_every == 0 ||
+                                                       step == step0 || step + 1 == end);
         tr_check(tr_train_step(&trainer, train, step, B, T, &r));
-        if (!isfinite(r.loss)) {
+        if (!trainer.skip_loss && !isfinite(r.loss)) {
             fprintf(stderr, "trainer: the loss is %f at step %d: diverged (try a lower --lr)\n", r.loss, step);
             return 1;
         }
@@ -606,6 +689,7 @@ int main(int argc, char **argv)
     tr_trainer_release(&trainer);
     tr_gpt_free(model);
     tr_alloc_free(alloc);
+    free_backend(be);
     tr_dataset_free(data);
 #ifdef HAVE_MPI
     tr_dist_free(dist);

@@ -525,6 +525,8 @@ int tr_gpt_forward(tr_gpt *m, const int32_t *inputs, const int32_t *targets, int
                                            need_grad ? m->dloss / N : 0.0f, N, V, Vp);
         else
             be->crossentropy_forward(be, &h->losses, &h->probs, &h->logits, &h->targets, N, V, Vp);
+    }
+    if (targets && loss) { /* reading the losses back waits for the device: only when asked */
         float *losses = malloc(N * sizeof *losses);
         if (!losses)
             return tr_error_set(TR_ENOMEM, "out of host memory");
@@ -534,8 +536,7 @@ int tr_gpt_forward(tr_gpt *m, const int32_t *inputs, const int32_t *targets, int
             s += losses[i];
         free(losses);
         m->mean_loss = (float)(s / N);
-        if (loss)
-            *loss = m->mean_loss;
+        *loss = m->mean_loss;
     }
     return TR_OK;
 }

@@ -119,7 +119,7 @@ int tr_train_step(tr_trainer *t, tr_loader *loader, int step, int B, int T, tr_s
     m->dloss = t->scaler.scale / c->accum;
     for (int k = 0; k < c->accum && rc >= 0; k++) {
         const tr_batch *b;
-        float loss;
+        float loss = NAN; /* stays NaN when the loss is not read back */
         tr_nvtx_push_static("data");
         rc = tr_loader_next(loader, &b);
         tr_nvtx_pop();
@@ -132,7 +132,8 @@ int tr_train_step(tr_trainer *t, tr_loader *loader, int step, int B, int T, tr_s
             rc = tr_dist_gpt_forward_begin(t->dist); /* ZeRO-3: the root unit */
 #endif
         if (rc >= 0)
-            rc = tr_gpt_forward(m, b->inputs + row0, b->targets + row0, B, T, true, &loss);
+            rc = tr_gpt_forward(m, b->inputs + row0, b->targets + row0, B, T, true,
+                                t->skip_loss && !t->dist ? NULL : &loss);
         tr_nvtx_pop();
         if (rc < 0)
             break;

@@ -45,6 +45,7 @@ typedef struct tr_trainer {
     size_t shard_begin, shard_end; /* the part of the flat buffers this process updates */
     struct tr_dist_gpt *dist;     /* NULL: one process */
     int row0;                     /* this rank's first row of the loader's global batch */
+    bool skip_loss;               /* set per step: do not read the loss back (r->loss NaN); one process only */
 } tr_trainer;
 
 typedef struct tr_step_result {
