@@ -1,0 +1,93 @@
+#!/bin/sh
+# device_check.sh: everything a session with a GPU checks, in one call, from
+# a build tree made elsewhere (it builds nothing): the GPU tests (each CUDA
+# op against the CPU reference, the trainer on both backends), compute-
+# sanitizer's memcheck over a few training steps, and the trainer's speed.
+# Prints everything; with $OUT set (the device machine's output folder) it
+# also writes device_check.txt there.
+#
+# usage, from the source root: tests/gpu/device_check.sh [BUILD_DIR] [PART...]
+#   BUILD_DIR  the build tree (default _build-gpu: configure --without-blas
+#              --without-mpi, so it needs nothing the device may lack)
+#   PART       tests, sanitizer, speed (default: all three)
+set -u
+cd "$(dirname "$0")/../.." || exit 1
+SRC=$(pwd)
+BUILD=${1:-_build-gpu}
+[ $# -gt 0 ] && shift
+PARTS=${*:-tests sanitizer speed}
+case $BUILD in /*) ;; *) BUILD=$SRC/$BUILD ;; esac
+TRAINER=$BUILD/trainer/trainer
+DATA=/usr/share/games/fortunes
+[ -d "$DATA" ] || DATA=$SRC/trainer # any text: the trainer's own sources
+SANITIZER=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+LOG=${OUT:+$OUT/device_check.txt}
+export GT_TOP_SRCDIR=$SRC GT_TOP_BUILDDIR=$BUILD OMP_WAIT_POLICY=passive
+
+main() {
+    failed=""
+    echo "== device_check $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname), build $BUILD"
+    nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv 2>&1
+    ldd "$TRAINER" | grep -i "not found" && failed="$failed libraries"
+    for part in $PARTS; do "part_$part" || failed="$failed $part"; done
+    echo "== done; failed:${failed:- nothing}"
+    [ -z "$failed" ]
+}
+
+part_tests() {
+    rc=0
+    for t in test_cuda_cast test_cuda_ops; do
+        echo "== $t"
+        "$BUILD/tests/gpu/$t"; r=$?
+        echo "== $t: exit $r"; [ $r -eq 0 ] || rc=1
+    done
+    echo "== trainer_cuda.sh"
+    sh "$SRC/tests/gpu/trainer_cuda.sh" "$BUILD"; r=$?
+    echo "== trainer_cuda.sh: exit $r"; [ $r -eq 0 ] || rc=1
+    return $rc
+}
+
+part_sanitizer() {
+    rc=0
+    for flags in "" "--amp bf16 --fuse on --pin-memory on --workers 1" "--expandable-segments on --checkpoint blocks"; do
+        echo "== compute-sanitizer memcheck: trainer --backend cuda --steps 3 $flags"
+        "$SANITIZER" --tool memcheck --leak-check full --error-exitcode 99 "$TRAINER" --backend cuda --steps 3 \
+            --eval-every 2 --eval-batches 2 --log-every 1 --data "$DATA" $flags; r=$?
+        echo "== memcheck exit $r"; [ $r -eq 0 ] || rc=1
+    done
+    echo "== compute-sanitizer memcheck: test_cuda_ops"
+    "$SANITIZER" --tool memcheck --error-exitcode 99 "$BUILD/tests/gpu/test_cuda_ops" >/dev/null; r=$?
+    echo "== memcheck exit $r"; [ $r -eq 0 ] || rc=1
+    return $rc
+}
+
+# speed MODEL STEPS FLAGS...: the trainer's own summary line
+speed() {
+    model=$1 steps=$2; shift 2
+    line=$("$TRAINER" --backend cuda --model "$model" --steps "$steps" --eval-every 0 --log-every "$steps" \
+        --data "$DATA" "$@" 2>&1 | grep -E "^trainer: [0-9]+ steps|error|FAIL|out of memory")
+    printf '%-10s %-70s %s\n' "$model" "$*" "$line"
+}
+
+part_speed() {
+    echo "== speed (own attention kernel; tok/s and ms/step from the trainer's summary)"
+    speed gpt-small 50
+    speed gpt-small 50 --amp bf16 --fuse on --pin-memory on --workers 2
+    speed gpt2-124m 20 --batch 8
+    speed gpt2-124m 20 --batch 8 --tf32 on
+    speed gpt2-124m 20 --batch 8 --amp bf16
+    speed gpt2-124m 20 --batch 8 --amp bf16 --fuse on
+    speed gpt2-124m 20 --batch 8 --amp bf16 --fuse on --pin-memory on --workers 2
+    speed gpt2-124m 20 --batch 8 --amp bf16 --fuse on --pin-memory on --workers 2 --autotune on
+    speed gpt2-124m 20 --batch 8 --amp bf16 --fuse on --pin-memory on --workers 2 --expandable-segments on
+    speed gpt2-124m 20 --batch 8 --amp bf16 --fuse on --pin-memory on --workers 2 --checkpoint selective
+    speed gpt2-124m 20 --batch 8 --amp bf16 --fuse on --sync-every-op on
+    speed gpt2-124m 20 --batch 8 --amp fp16 --fuse on --pin-memory on --workers 2
+    return 0
+}
+
+if [ -n "$LOG" ]; then
+    main 2>&1 | tee "$LOG"
+    exit "$(tail -1 "$LOG" | grep -q 'failed: nothing' && echo 0 || echo 1)"
+fi
+main 2>&1
