@@ -316,11 +316,13 @@ static tr_train_config train_config(const options *o)
 
 /* ---- the backend: --backend cpu|cuda and the CUDA switches ---------------- */
 
+#ifdef TR_CUDA_BACKEND
 static bool switch_on(const char *flag, const char *v)
 {
     static const char *const onoff[] = {"off", "on"};
     return v && pick(flag, v, onoff, 2, "on or off") == 1;
 }
+#endif
 
 /* The CPU backend, or the CUDA one with its switches; CUDA flags without
  * --backend cuda are refused rather than ignored. */
