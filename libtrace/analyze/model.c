@@ -91,9 +91,9 @@ static int cmp_mem(const void *a, const void *b)
  * sort of the whole array would leave it:
  *   1. already sorted: one pass;
  *   2. local disorder: insertion, while it moves few elements;
- *   3. a few runs: merged pairwise;
+ *   3. a few runs: merged one after the other, in place;
  *   4. otherwise qsort (glibc's is a merge sort, stable). */
-enum { MAX_ELEM_BYTES = 64, MAX_RUNS = 64 };
+enum { MAX_ELEM_BYTES = 64, MAX_RUNS = 8 };
 
 static bool insertion(char *p, size_t n, size_t size, int (*cmp)(const void *, const void *), size_t budget)
 {
@@ -118,45 +118,53 @@ static bool insertion(char *p, size_t n, size_t size, int (*cmp)(const void *, c
     return true;
 }
 
+/* Merges the sorted [p, p + n1) and [p + n1, p + n) in place, with a buffer
+ * the size of the shorter one; ties go to the left run (stable). */
+static bool merge_two(char *p, size_t n1, size_t n, size_t size, int (*cmp)(const void *, const void *))
+{
+    size_t n2 = n - n1;
+    char *buf = malloc((n1 < n2 ? n1 : n2) * size);
+    if (!buf)
+        return false;
+    if (n1 <= n2) { /* left into the buffer, merged forwards */
+        memcpy(buf, p, n1 * size);
+        size_t i = 0, j = n1, o = 0;
+        while (i < n1 && j < n) {
+            if (cmp(buf + i * size, p + j * size) <= 0)
+                memcpy(p + (o++) * size, buf + (i++) * size, size);
+            else
+                memcpy(p + (o++) * size, p + (j++) * size, size);
+        }
+        memcpy(p + o * size, buf + i * size, (n1 - i) * size);
+    } else { /* right into the buffer, merged backwards */
+        memcpy(buf, p + n1 * size, n2 * size);
+        size_t i = n1, j = n2, o = n;
+        while (i > 0 && j > 0) {
+            if (cmp(p + (i - 1) * size, buf + (j - 1) * size) > 0)
+                memcpy(p + (--o) * size, p + (--i) * size, size);
+            else
+                memcpy(p + (--o) * size, buf + (--j) * size, size);
+        }
+        memcpy(p + (o - j) * size, buf, j * size);
+    }
+    free(buf);
+    return true;
+}
+
+/* A few runs (one per kind loaded, a big one and small ones): each merged
+ * into what comes before it. */
 static bool merge_runs(char *p, size_t n, size_t size, int (*cmp)(const void *, const void *))
 {
     size_t b[MAX_RUNS + 1], k = 0;
-    b[k++] = 0;
     for (size_t i = 1; i < n; i++)
         if (cmp(p + (i - 1) * size, p + i * size) > 0) {
             if (k == MAX_RUNS)
                 return false;
             b[k++] = i;
         }
-    b[k] = n; /* k runs: [b[r], b[r+1]) */
-    char *tmp = malloc(n * size), *src = p, *dst = tmp;
-    if (!tmp)
-        return false;
-    while (k > 1) {
-        size_t nk = 0;
-        for (size_t r = 0; r < k; r += 2) {
-            size_t lo = b[r], mid = b[r + 1], hi = b[r + 2 < k ? r + 2 : k]; /* a last odd run: mid == hi */
-            size_t i = lo, j = mid, o = lo;
-            while (i < mid && j < hi) {
-                if (cmp(src + i * size, src + j * size) <= 0) /* ties from the left: stable */
-                    memcpy(dst + (o++) * size, src + (i++) * size, size);
-                else
-                    memcpy(dst + (o++) * size, src + (j++) * size, size);
-            }
-            memcpy(dst + o * size, src + i * size, (mid - i) * size);
-            o += mid - i;
-            memcpy(dst + o * size, src + j * size, (hi - j) * size);
-            b[nk++] = lo;
-        }
-        b[nk] = n;
-        k = nk;
-        char *t = src;
-        src = dst;
-        dst = t;
-    }
-    if (src != p)
-        memcpy(p, src, n * size);
-    free(tmp);
+    for (size_t r = 0; r < k; r++)
+        if (!merge_two(p, b[r], r + 1 < k ? b[r + 1] : n, size, cmp))
+            return false; /* what is merged stays merged: qsort finishes */
     return true;
 }
 
@@ -236,15 +244,26 @@ static void group_ranges_by_thread(an_model *m)
     m->ranges = out;
 }
 
-void an_model_sort(an_model *m)
+/* The arrays each loader fills, sorted by that loader (on its thread). */
+static void sort_device(an_model *m)
 {
-    /* Merged kinds (kernels with copies) and foreign files need sorting. */
     sort(m->acts, m->n_acts, sizeof *m->acts, cmp_act);
     sort(m->copies, m->n_copies, sizeof *m->copies, cmp_copy);
     sort(m->apis, m->n_apis, sizeof *m->apis, cmp_api);
+}
+
+static void sort_host(an_model *m)
+{
     group_ranges_by_thread(m);
     sort(m->ranges, m->n_ranges, sizeof *m->ranges, cmp_range);
     sort(m->mem, m->n_mem, sizeof *m->mem, cmp_mem);
+}
+
+void an_model_sort(an_model *m)
+{
+    /* Merged kinds (kernels with copies) and foreign files need sorting. */
+    sort_device(m);
+    sort_host(m);
 }
 
 static size_t hash64(int64_t k)
@@ -534,6 +553,7 @@ typedef struct loader {
     load_state *ls;
     const gt_event_kind *kinds;
     size_t n_kinds;
+    void (*finish)(an_model *m); /* sorts what it loaded */
     bool any;                 /* a row was read */
     int64_t first_ns, last_ns; /* over every row read: the trace's time span */
     int rc;
@@ -704,6 +724,8 @@ static int run_loader(loader *L)
     for (size_t i = 0; i < L->n_kinds && L->rc == 0; i++)
         if ((L->rc = load_kind(L, L->kinds[i], false)) < 0)
             snprintf(L->msg, sizeof L->msg, "%s", gt_error_last());
+    if (L->rc == 0)
+        L->finish(L->m);
     return L->rc;
 }
 
@@ -731,8 +753,8 @@ int an_model_load(an_model **out, gt_trace *t)
      * stays on `t`, whose ids for inline texts the model keeps. */
     static const gt_event_kind dev_kinds[] = {GT_EV_KERNEL, GT_EV_MEMCPY, GT_EV_MEMSET, GT_EV_API};
     static const gt_event_kind host_kinds[] = {GT_EV_NVTX, GT_EV_GPU_MEMORY, GT_EV_HEAP, GT_EV_SYNC};
-    loader dev = {m, t, &ls, dev_kinds, 4, false, 0, 0, 0, ""};
-    loader host = {m, t, &ls, host_kinds, 4, false, 0, 0, 0, ""};
+    loader dev = {m, t, &ls, dev_kinds, 4, sort_device, false, 0, 0, 0, ""};
+    loader host = {m, t, &ls, host_kinds, 4, sort_host, false, 0, 0, 0, ""};
     if (gt_trace_reopen(&t2, t) == 0) {
         dev.t = t2;
         threaded = pthread_create(&th, NULL, loader_thread, &dev) == 0;
@@ -758,7 +780,7 @@ int an_model_load(an_model **out, gt_trace *t)
     if ((rc = load_kind(&host, GT_EV_CPU_OP, any_kernel)) < 0 || (!any_kernel && (rc = add_nvtx_ops(m, &ls)) < 0))
         goto cleanup;
     m->cpu_timeline = !any_kernel && m->n_acts > n_before;
-    an_model_sort(m);
+    an_model_sort(m); /* sorted already, but for CPU ops: a pass to see it */
     if ((rc = an_model_index(m)) < 0 || (rc = drop_wrappers(m)) < 0)
         goto cleanup;
     /* Device allocations carry a correlation id in `tid` until here: the

@@ -4,6 +4,8 @@
  * render.c. */
 #include "analyze_int.h"
 
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -45,6 +47,25 @@ static int select_steps(gt_report *r, const an_steps *all, const gt_report_optio
     return 0;
 }
 
+/* The summary, on a thread beside gaps and memory: the three read the model
+ * and write different parts of the report (of the steps: busy_ns for the
+ * summary, the allocation counts for memory). */
+typedef struct summary_job {
+    gt_report *r;
+    const an_model *m;
+    const gt_report_options *opt;
+    int rc;
+    char msg[512];
+} summary_job;
+
+static void *summary_thread(void *arg)
+{
+    summary_job *j = arg;
+    if ((j->rc = an_summary(j->r, j->m, j->opt)) < 0)
+        snprintf(j->msg, sizeof j->msg, "%s", gt_error_last());
+    return NULL;
+}
+
 int gt_report_compute(gt_report **out, gt_trace *t, const gt_report_options *opt)
 {
     gt_report_options defaults;
@@ -78,8 +99,22 @@ int gt_report_compute(gt_report **out, gt_trace *t, const gt_report_options *opt
     if ((rc = an_steps_find(&all, m)) < 0 || (rc = select_steps(r, &all, opt, r->path)) < 0)
         goto cleanup;
     r->wall_ns = r->end_ns - r->start_ns;
-    if ((rc = an_summary(r, m, opt)) < 0 || (rc = an_gaps(&r->gaps, m, r->start_ns, r->end_ns, opt->top_n)) < 0 ||
-        (rc = an_memory(&r->memory, m, r->steps, r->n_steps)) < 0 || (rc = an_advice(r, m)) < 0)
+    summary_job sj = {r, m, opt, 0, ""};
+    pthread_t th;
+    bool threaded = pthread_create(&th, NULL, summary_thread, &sj) == 0;
+    if (!threaded)
+        summary_thread(&sj);
+    rc = an_gaps(&r->gaps, m, r->start_ns, r->end_ns, opt->top_n);
+    if (rc == 0)
+        rc = an_memory(&r->memory, m, r->steps, r->n_steps);
+    if (threaded)
+        pthread_join(th, NULL);
+    if (rc == 0 && sj.rc < 0)
+        rc = gt_error_set(sj.rc, "%s", sj.msg);
+    if (rc < 0 || (rc = an_advice(r, m)) < 0)
+        goto cleanup;
+    /* a check the open left running (GT_OPEN_CHECK_LATER) has the last word */
+    if ((rc = gt_trace_check(t)) < 0)
         goto cleanup;
     *out = r;
     r = NULL;

@@ -34,10 +34,13 @@ static int bad_option(const char *cmd, const char *synopsis, char **argv)
     return EXIT_USAGE;
 }
 
-static gt_trace *open_trace(const char *path)
+/* flags: GT_OPEN_CHECK_LATER where analyze reads the whole trace and asks
+ * for the check's verdict (gt_report_compute does): the check of a big file
+ * then runs beside the reading. */
+static gt_trace *open_trace(const char *path, unsigned flags)
 {
     gt_trace *t = NULL;
-    if (gt_trace_open(&t, path, 0) != 0) {
+    if (gt_trace_open(&t, path, flags) != 0) {
         gt_cli_error("%s", gt_error_last());
         return NULL;
     }
@@ -141,7 +144,7 @@ int gt_cli_report(int argc, char **argv)
     if (opt.step_first >= 0 && opt.step_last >= 0 && opt.step_first > opt.step_last)
         return usage("report", REPORT_SYNOPSIS, "--steps A:B needs A <= B");
 
-    gt_trace *t = open_trace(argv[optind]);
+    gt_trace *t = open_trace(argv[optind], GT_OPEN_CHECK_LATER);
     gt_report *r = NULL;
     int status = 1;
     if (!t)
@@ -171,7 +174,7 @@ static gt_report *report_of(const char *path)
     gt_report_options_init(&opt);
     opt.top_n = 50; /* compare more kernels than a report shows */
     gt_report *r = NULL;
-    gt_trace *t = open_trace(path);
+    gt_trace *t = open_trace(path, GT_OPEN_CHECK_LATER);
     if (t && gt_report_compute(&r, t, &opt) != 0)
         gt_cli_error("diff %s: %s", path, gt_error_last());
     gt_trace_free(t);
@@ -260,7 +263,7 @@ int gt_cli_memory(int argc, char **argv)
     if (have_at == have_step)
         return usage("memory", MEMORY_SYNOPSIS, "give either --at TIME or --step N");
 
-    gt_trace *t = open_trace(argv[optind]);
+    gt_trace *t = open_trace(argv[optind], 0);
     gt_mem_state *s = NULL;
     int status = 1;
     if (!t)
@@ -355,7 +358,7 @@ int gt_cli_export(int argc, char **argv)
         gt_cli_error("export: out of memory");
         goto cleanup;
     }
-    if (!(t = open_trace(trace_path)))
+    if (!(t = open_trace(trace_path, 0)))
         goto cleanup;
     if (!strcmp(format, "csv")) {
         /* A folder of one CSV per event kind. */

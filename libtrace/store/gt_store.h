@@ -330,6 +330,10 @@ typedef enum gt_trace_origin { GT_ORIGIN_GTRACE = 0, GT_ORIGIN_NSYS = 1 } gt_tra
 
 enum {
     GT_OPEN_ADD_INDEXES = 1u << 0, /* may write time indexes into a foreign file */
+    /* Big files only (64 MB and more): the integrity check runs on a thread
+     * of its own while the caller reads, and gt_trace_check gives its verdict.
+     * For a caller that reads the whole file anyway and then asks. */
+    GT_OPEN_CHECK_LATER = 1u << 1,
 };
 
 /* Opens a gtrace trace or an nsys export, read-only unless asked otherwise.
@@ -342,6 +346,10 @@ int gt_trace_open(gt_trace **out, const char *path, unsigned flags);
  * The file is not checked again. String ids from the file's StringIds are the
  * same in both handles; the ids a handle gives inline NVTX texts are its own. */
 int gt_trace_reopen(gt_trace **out, const gt_trace *t);
+/* The integrity check's verdict: 0, or the status and message gt_trace_open
+ * would have failed with. Waits for a check GT_OPEN_CHECK_LATER started;
+ * without one, 0 at once. */
+int gt_trace_check(gt_trace *t);
 void gt_trace_free(gt_trace *t);
 
 gt_trace_origin gt_trace_origin_of(const gt_trace *t);

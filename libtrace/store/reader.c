@@ -90,6 +90,14 @@ struct gt_trace {
     gt_kernel *launches;
     size_t n_launches;
 
+    /* GT_OPEN_CHECK_LATER: the check on its own thread and connection */
+    bool check_running;
+    pthread_t check_thread;
+    sqlite3 *check_db;
+    int check_sqlite_rc; /* its outcome, read after the join */
+    char *check_problem;
+    bool check_failed;
+
     /* Longest event per kind, so a time-range query can bound start from
      * below; computed on the first range query of that kind. */
     bool max_dur_known[GT_EV_N_KINDS];
@@ -954,6 +962,48 @@ static int check_integrity(gt_trace *t)
     return rc;
 }
 
+static void *check_later(void *arg)
+{
+    gt_trace *t = arg;
+    t->check_failed = quick_check(t->check_db, "PRAGMA quick_check", &t->check_sqlite_rc, &t->check_problem) < 0;
+    return NULL;
+}
+
+/* GT_OPEN_CHECK_LATER: starts the whole-file check on a connection and a
+ * thread of its own; without them, checks now. */
+static int start_check(gt_trace *t)
+{
+    if (t->file_bytes < CHECK_SPLIT_BYTES || t->live_wal)
+        return check_integrity(t);
+    if (open_db(t, false, &t->check_db) == SQLITE_OK &&
+        pthread_create(&t->check_thread, NULL, check_later, t) == 0) {
+        t->check_running = true;
+        return 0;
+    }
+    sqlite3_close(t->check_db);
+    t->check_db = NULL;
+    return check_integrity(t);
+}
+
+int gt_trace_check(gt_trace *t)
+{
+    if (!t)
+        return gt_error_set(GT_ERR_INVALID, "gt_trace_check: no trace");
+    if (t->check_running) {
+        pthread_join(t->check_thread, NULL);
+        t->check_running = false;
+        sqlite3_close(t->check_db);
+        t->check_db = NULL;
+    }
+    if (!t->check_failed)
+        return 0;
+    if (t->check_sqlite_rc != SQLITE_OK)
+        return sql_fail_msg(t, t->check_sqlite_rc, "checking its integrity",
+                            t->check_problem ? t->check_problem : "out of memory");
+    return gt_error_set(GT_ERR_CORRUPT, "%s is damaged: %s", t->path,
+                        t->check_problem ? t->check_problem : "integrity check failed");
+}
+
 static int load_objects(gt_trace *t)
 {
     sqlite3_stmt *st = NULL;
@@ -1336,7 +1386,10 @@ static int open_trace(gt_trace **out, const char *path, unsigned flags, bool che
     rc = connect_db(t, false);
     if (rc < 0)
         goto cleanup;
-    rc = check ? check_integrity(t) : 0;
+    if (check && (flags & GT_OPEN_CHECK_LATER) && !(flags & GT_OPEN_ADD_INDEXES))
+        rc = start_check(t);
+    else if (check)
+        rc = check_integrity(t);
     if (rc < 0)
         goto cleanup;
     rc = load_objects(t);
@@ -1393,7 +1446,7 @@ int gt_trace_open(gt_trace **out, const char *path, unsigned flags)
     if (!out || !path)
         return gt_error_set(GT_ERR_INVALID, "gt_trace_open: no output or no path");
     *out = NULL;
-    if (flags & ~(unsigned)GT_OPEN_ADD_INDEXES)
+    if (flags & ~(unsigned)(GT_OPEN_ADD_INDEXES | GT_OPEN_CHECK_LATER))
         return gt_error_set(GT_ERR_INVALID, "%s: unknown open flags 0x%x", path, flags);
     return open_trace(out, path, flags, true);
 }
@@ -1410,6 +1463,12 @@ void gt_trace_free(gt_trace *t)
 {
     if (!t)
         return;
+    if (t->check_running) { /* nobody waits for the verdict: stop the check */
+        sqlite3_interrupt(t->check_db);
+        pthread_join(t->check_thread, NULL);
+    }
+    sqlite3_close(t->check_db);
+    free(t->check_problem);
     sqlite3_finalize(t->callchain_stmt);
     sqlite3_close_v2(t->db); /* v2: iterators still open keep it alive until freed */
     while (t->arena) {

@@ -1202,6 +1202,61 @@ static void test_store_reader__flipped_bytes(void)
     }
 }
 
+/* Files of 64 MB and more are checked table by table on two connections, or
+ * beside the reading (GT_OPEN_CHECK_LATER): a damaged page is found either
+ * way; gt_trace_reopen gives a second handle without a second check. */
+static void test_store_reader__big_file_checks(void)
+{
+    char *path = gt_test_path("big.sqlite");
+    char sql[1024];
+    snprintf(sql, sizeof sql,
+             "PRAGMA page_size = 4096;"
+             "CREATE TABLE META_DATA_EXPORT (name TEXT NOT NULL, value TEXT);"
+             "INSERT INTO META_DATA_EXPORT VALUES ('EXPORT_PRODUCT_NAME', 'gtrace'), ('GTRACE_SCHEMA_VERSION', '%d');"
+             "CREATE TABLE StringIds (id INTEGER PRIMARY KEY, value TEXT);"
+             "INSERT INTO StringIds VALUES (1, 'kept');"
+             "CREATE TABLE filler (id INTEGER PRIMARY KEY, x BLOB);"
+             "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 70)"
+             " INSERT INTO filler SELECT i, zeroblob(1048576) FROM n;",
+             GT_SCHEMA_VERSION);
+    CU_ASSERT_EQUAL_FATAL(make_db(path, sql), SQLITE_OK);
+    size_t size = 0;
+    unsigned char *data = read_whole(path, &size);
+    CU_ASSERT_FATAL(data != NULL && size >= (64u << 20));
+
+    gt_trace *t = open_ok(path, 0), *t2 = NULL;
+    CU_ASSERT_EQUAL(gt_trace_reopen(&t2, t), 0);
+    CU_ASSERT_STRING_EQUAL(gt_trace_string(t2, 1), "kept");
+    CU_ASSERT_EQUAL(gt_trace_origin_of(t2), GT_ORIGIN_GTRACE);
+    gt_trace_free(t2);
+    CU_ASSERT_EQUAL(gt_trace_check(t), 0);
+    gt_trace_free(t);
+    t = NULL;
+    CU_ASSERT_EQUAL(gt_trace_open(&t, path, GT_OPEN_CHECK_LATER), 0);
+    CU_ASSERT_EQUAL(gt_trace_check(t), 0);
+    CU_ASSERT_EQUAL(gt_trace_check(t), 0); /* the verdict stays */
+    gt_trace_free(t);
+
+    /* a page of garbage in the middle (the chain of a blob) */
+    memset(data + (size / 2 / 4096) * 4096, 0x5a, 4096);
+    CU_ASSERT_EQUAL_FATAL(write_file(path, data, size), 0);
+    expect_open_error(path, GT_ERR_CORRUPT, "damaged");
+    t = NULL;
+    CU_ASSERT_EQUAL(gt_trace_open(&t, path, GT_OPEN_CHECK_LATER), 0);
+    CU_ASSERT_EQUAL(gt_trace_check(t), GT_ERR_CORRUPT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(gt_error_last(), "damaged"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(gt_error_last(), path));
+    CU_ASSERT_EQUAL(gt_trace_check(t), GT_ERR_CORRUPT);
+    gt_trace_free(t);
+    /* freed while its check runs: the check stops */
+    t = NULL;
+    CU_ASSERT_EQUAL(gt_trace_open(&t, path, GT_OPEN_CHECK_LATER), 0);
+    gt_trace_free(t);
+    free(data);
+    unlink(path);
+    free(path);
+}
+
 static const gt_test_case cases[] = {
     {"test_store_reader__nsys2024_counts", test_store_reader__nsys2024_counts},
     {"test_store_reader__nsys2024_kernels", test_store_reader__nsys2024_kernels},
@@ -1225,6 +1280,7 @@ static const gt_test_case cases[] = {
     {"test_store_reader__newer_schema", test_store_reader__newer_schema},
     {"test_store_reader__truncated", test_store_reader__truncated},
     {"test_store_reader__flipped_bytes", test_store_reader__flipped_bytes},
+    {"test_store_reader__big_file_checks", test_store_reader__big_file_checks},
     {NULL, NULL},
 };
 
