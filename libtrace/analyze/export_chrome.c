@@ -7,9 +7,13 @@
  *           "gpu_memcpy", "gpu_memset", "cuda_sync";
  *   flows "ac2g" from each launch call to its kernel, copy or memset, by
  *   correlation id (a flow only where both ends exist).
- * Times are microseconds with nanosecond decimals. It streams the trace
- * through the reader; it does not project NVTX ranges onto the device
- * ("gpu_user_annotation") nor draw memory counters. */
+ *   "gpu_user_annotation": each NVTX range projected onto the streams its
+ *   launches ran on (from the first to the last of that work, per stream);
+ *   memory: a counter of allocated and reserved bytes ("ph":"C") and, per
+ *   allocator block allocated or freed, Kineto's "[memory]" instant event;
+ *   metadata: a name for every process, thread and stream that appears.
+ * Times are microseconds with nanosecond decimals. Events stream through the
+ * reader; annotations and memory come from the analysis model. */
 #include "analyze_int.h"
 
 #include <stdlib.h>
@@ -70,11 +74,53 @@ static bool idset_has(const idset *s, int64_t k)
     return false;
 }
 
+/* Rows that appeared, for their names: host threads (global tid) and device
+ * streams ((device << 32) | stream); a few hundred at most in practice. */
+typedef struct rowset {
+    int64_t *v;
+    size_t n, cap;
+} rowset;
+
+static int rowset_add(rowset *s, int64_t k)
+{
+    if (s->n > 0 && s->v[s->n - 1] == k)
+        return 0;
+    for (size_t i = 0; i < s->n; i++)
+        if (s->v[i] == k)
+            return 0;
+    if (s->n == s->cap) {
+        size_t ncap = s->cap ? s->cap * 2 : 32;
+        int64_t *nv = realloc(s->v, ncap * sizeof *nv);
+        if (!nv)
+            return gt_error_set(GT_ERR_NOMEM, "chrome export: out of memory");
+        s->v = nv;
+        s->cap = ncap;
+    }
+    s->v[s->n++] = k;
+    return 0;
+}
+
 typedef struct out {
     FILE *f;
     bool first;
     int64_t base_ns; /* the trace's first time: small numbers keep precision */
+    rowset threads, streams;
+    int rc; /* the first failure to remember a row */
 } out;
+
+static void seen_thread(out *o, int64_t global_tid)
+{
+    int rc = rowset_add(&o->threads, global_tid);
+    if (rc < 0 && o->rc == 0)
+        o->rc = rc;
+}
+
+static void seen_stream(out *o, int32_t device, int32_t stream)
+{
+    int rc = rowset_add(&o->streams, (int64_t)((uint64_t)(uint32_t)device << 32 | (uint32_t)stream));
+    if (rc < 0 && o->rc == 0)
+        o->rc = rc;
+}
 
 static void sep(out *o)
 {
@@ -176,6 +222,7 @@ static int emit_kind(gt_trace *t, out *o, gt_event_kind kind, const idset *host,
         case GT_EV_KERNEL: {
             const gt_kernel *k = &ev.u.kernel;
             gt_string_id nid = k->demangled_name ? k->demangled_name : k->short_name ? k->short_name : k->mangled_name;
+            seen_stream(o, k->device_id, k->stream_id);
             span(o, "kernel", gt_trace_string(t, nid), k->device_id, k->stream_id, k->start_ns, k->end_ns);
             fprintf(o->f, ",\"args\":{\"device\":%d,\"stream\":%d,\"correlation\":%lld,\"registers per thread\":%d,"
                           "\"shared memory\":%d,\"grid\":[%d,%d,%d],\"block\":[%d,%d,%d]}}",
@@ -190,6 +237,7 @@ static int emit_kind(gt_trace *t, out *o, gt_event_kind kind, const idset *host,
             const gt_memcpy *c = &ev.u.memcpy;
             snprintf(name, sizeof name, "Memcpy %s (%s -> %s)", copy_name(c->copy_kind), mem_kind_name(c->src_kind),
                      mem_kind_name(c->dst_kind));
+            seen_stream(o, c->device_id, c->stream_id);
             span(o, "gpu_memcpy", name, c->device_id, c->stream_id, c->start_ns, c->end_ns);
             double gbps = c->end_ns > c->start_ns ? (double)c->bytes / (double)(c->end_ns - c->start_ns) : 0;
             fprintf(o->f, ",\"args\":{\"device\":%d,\"stream\":%d,\"correlation\":%lld,\"bytes\":%lld,"
@@ -204,6 +252,7 @@ static int emit_kind(gt_trace *t, out *o, gt_event_kind kind, const idset *host,
         case GT_EV_MEMSET: {
             const gt_memset *s = &ev.u.memset;
             snprintf(name, sizeof name, "Memset (%s)", mem_kind_name(s->mem_kind));
+            seen_stream(o, s->device_id, s->stream_id);
             span(o, "gpu_memset", name, s->device_id, s->stream_id, s->start_ns, s->end_ns);
             fprintf(o->f, ",\"args\":{\"device\":%d,\"stream\":%d,\"correlation\":%lld,\"bytes\":%lld}}", s->device_id,
                     s->stream_id, (long long)s->correlation_id, (long long)s->bytes);
@@ -214,6 +263,7 @@ static int emit_kind(gt_trace *t, out *o, gt_event_kind kind, const idset *host,
         case GT_EV_SYNC: {
             const gt_sync *s = &ev.u.sync;
             static const char *names[] = {"Unknown Sync", "Event Sync", "Stream Wait Event", "Stream Sync", "Context Sync"};
+            seen_stream(o, s->device_id, s->stream_id);
             span(o, "cuda_sync", s->sync_type >= 0 && s->sync_type <= 4 ? names[s->sync_type] : names[0], s->device_id,
                  s->stream_id, s->start_ns, s->end_ns);
             fprintf(o->f, ",\"args\":{\"correlation\":%lld}}", (long long)s->correlation_id);
@@ -222,6 +272,7 @@ static int emit_kind(gt_trace *t, out *o, gt_event_kind kind, const idset *host,
         case GT_EV_API: {
             const gt_api_call *a = &ev.u.api;
             int64_t pid = gt_pid_of(a->global_tid), tid = gt_tid_of(a->global_tid);
+            seen_thread(o, a->global_tid);
             span(o, a->event_class == GT_API_DRIVER ? "cuda_driver" : "cuda_runtime", gt_trace_string(t, a->name), pid,
                  tid, a->start_ns, a->end_ns);
             fprintf(o->f, ",\"args\":{\"correlation\":%lld,\"cbid\":0}}", (long long)a->correlation_id);
@@ -232,6 +283,8 @@ static int emit_kind(gt_trace *t, out *o, gt_event_kind kind, const idset *host,
         case GT_EV_NVTX: {
             const gt_nvtx *n = &ev.u.nvtx;
             int64_t pid = gt_pid_of(n->global_tid), tid = gt_tid_of(n->global_tid);
+            if (n->event_type == GT_NVTX_MARK || n->event_type == GT_NVTX_PUSHPOP || n->event_type == GT_NVTX_STARTEND)
+                seen_thread(o, n->global_tid);
             if (n->event_type == GT_NVTX_MARK) {
                 sep(o);
                 fputs("{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"user_annotation\",\"name\":", o->f);
@@ -247,6 +300,7 @@ static int emit_kind(gt_trace *t, out *o, gt_event_kind kind, const idset *host,
         }
         case GT_EV_CPU_OP: {
             const gt_cpu_op *c = &ev.u.cpu_op;
+            seen_thread(o, c->global_tid);
             span(o, "cpu_op", gt_trace_string(t, c->name), gt_pid_of(c->global_tid), gt_tid_of(c->global_tid),
                  c->start_ns, c->end_ns);
             fprintf(o->f, ",\"args\":{\"stream\":%d,\"flops\":%lld,\"bytes\":%lld}}", c->stream_id, (long long)c->flops,
@@ -261,33 +315,232 @@ static int emit_kind(gt_trace *t, out *o, gt_event_kind kind, const idset *host,
     return rc < 0 ? rc : 0;
 }
 
-static void metadata(gt_trace *t, out *o, const int32_t *devs, size_t n_devs)
+/* ---- NVTX ranges on the device ("gpu_user_annotation") -------------------- */
+
+typedef struct proj { /* a range's work on one stream */
+    int64_t range;     /* index into the model's ranges; -1: empty slot */
+    int32_t device, stream;
+    int64_t start_ns, end_ns;
+    int64_t n;         /* activities */
+} proj;
+
+typedef struct projset {
+    proj *v;
+    size_t n, cap; /* open addressing, cap a power of two */
+} projset;
+
+static size_t proj_hash(int64_t range, int32_t device, int32_t stream)
 {
-    size_t n;
-    const gt_process *ps = gt_trace_processes(t, &n);
-    for (size_t i = 0; i < n; i++) {
-        sep(o);
-        fprintf(o->f, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%lld,\"tid\":0,\"args\":{\"name\":",
-                (long long)gt_pid_of(ps[i].global_pid));
-        an_json_str(o->f, ps[i].name && *ps[i].name ? ps[i].name : "process");
-        fputs("}}", o->f);
+    uint64_t x = (uint64_t)range * 0x9e3779b97f4a7c15ULL ^ ((uint64_t)(uint32_t)device << 32 | (uint32_t)stream);
+    x ^= x >> 29;
+    x *= 0xbf58476d1ce4e5b9ULL;
+    return (size_t)(x ^ (x >> 32));
+}
+
+static int proj_add(projset *ps, int64_t range, const an_act *a)
+{
+    if ((ps->n + 1) * 2 > ps->cap) {
+        size_t ncap = ps->cap ? ps->cap * 2 : 1024;
+        proj *nv = malloc(ncap * sizeof *nv);
+        if (!nv)
+            return gt_error_set(GT_ERR_NOMEM, "chrome export: out of memory");
+        for (size_t i = 0; i < ncap; i++)
+            nv[i].range = -1;
+        for (size_t i = 0; i < ps->cap; i++) {
+            if (ps->v[i].range < 0)
+                continue;
+            size_t h = proj_hash(ps->v[i].range, ps->v[i].device, ps->v[i].stream) & (ncap - 1);
+            while (nv[h].range >= 0)
+                h = (h + 1) & (ncap - 1);
+            nv[h] = ps->v[i];
+        }
+        free(ps->v);
+        ps->v = nv;
+        ps->cap = ncap;
     }
-    const gt_thread *ts_ = gt_trace_threads(t, &n);
+    size_t h = proj_hash(range, a->device, a->stream) & (ps->cap - 1);
+    while (ps->v[h].range >= 0 &&
+           (ps->v[h].range != range || ps->v[h].device != a->device || ps->v[h].stream != a->stream))
+        h = (h + 1) & (ps->cap - 1);
+    proj *p = &ps->v[h];
+    if (p->range < 0) {
+        *p = (proj){range, a->device, a->stream, a->start_ns, a->end_ns, 0};
+        ps->n++;
+    }
+    if (a->start_ns < p->start_ns)
+        p->start_ns = a->start_ns;
+    if (a->end_ns > p->end_ns)
+        p->end_ns = a->end_ns;
+    p->n++;
+    return 0;
+}
+
+static int cmp_proj(const void *a, const void *b)
+{
+    const proj *x = a, *y = b;
+    if (x->start_ns != y->start_ns)
+        return x->start_ns < y->start_ns ? -1 : 1;
+    return (x->range > y->range) - (x->range < y->range);
+}
+
+/* Each kernel, copy and memset counts for the ranges its launch call was in
+ * (the innermost and every enclosing one), on its own stream, as Kineto
+ * projects record_function ranges. */
+static int annotations(const an_model *m, out *o)
+{
+    projset ps = {0};
+    int rc = 0;
+    for (size_t i = 0; i < m->n_acts; i++) {
+        const an_act *a = &m->acts[i];
+        if (a->kind == GT_EV_CPU_OP)
+            continue;
+        const an_api *l = an_model_launch(m, a->corr);
+        if (!l)
+            continue;
+        for (int64_t r = an_model_range_at(m, l->tid, l->start_ns); r >= 0; r = m->ranges[r].parent)
+            if ((rc = proj_add(&ps, r, a)) < 0)
+                goto cleanup;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < ps.cap; i++)
+        if (ps.v[i].range >= 0)
+            ps.v[n++] = ps.v[i];
+    qsort(ps.v, n, sizeof *ps.v, cmp_proj);
     for (size_t i = 0; i < n; i++) {
+        const proj *p = &ps.v[i];
+        span(o, "gpu_user_annotation", an_str(m, m->ranges[p->range].text), p->device, p->stream, p->start_ns,
+             p->end_ns);
+        fprintf(o->f, ",\"args\":{\"device\":%d,\"stream\":%d,\"activities\":%lld}}", p->device, p->stream,
+                (long long)p->n);
+    }
+cleanup:
+    free(ps.v);
+    return rc;
+}
+
+/* ---- memory ----------------------------------------------------------------- */
+
+/* The allocator's history: a counter of allocated and reserved bytes on the
+ * device's row (the process's when the trace has no device), one sample per
+ * time at which they changed; and Kineto's "[memory]" instant event on the
+ * allocating thread for each block allocated (bytes > 0) or freed (< 0). */
+static int memory(const an_model *m, out *o, const int32_t *devs, size_t n_devs)
+{
+    an_mem_action *acts = NULL;
+    size_t n = 0;
+    int rc = an_memory_actions(m, &acts, &n);
+    if (rc < 0)
+        return rc;
+    bool on_device = n_devs > 0;
+    int64_t counter_pid = on_device ? devs[0] : gt_pid_of(m->main_tid);
+    int64_t allocated = 0, reserved = 0;
+    for (size_t i = 0; i < n; i++) {
+        const an_mem_action *a = &acts[i];
+        switch (a->action) {
+        case AN_ACT_ALLOC: allocated += a->bytes; break;
+        case AN_ACT_FREE: allocated -= a->bytes; break;
+        case AN_ACT_SEG_ALLOC: reserved += a->bytes; break;
+        case AN_ACT_SEG_FREE: reserved -= a->bytes; break;
+        }
+        if (a->action == AN_ACT_ALLOC || a->action == AN_ACT_FREE) {
+            int64_t tid = a->tid ? a->tid : m->main_tid;
+            seen_thread(o, tid);
+            sep(o);
+            fprintf(o->f, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"cpu_instant_event\",\"name\":\"[memory]\","
+                          "\"pid\":%lld,\"tid\":%lld",
+                    (long long)gt_pid_of(tid), (long long)gt_tid_of(tid));
+            ts(o, "ts", a->t_ns);
+            fprintf(o->f, ",\"args\":{\"Device Type\":%d,\"Device Id\":%d,\"Addr\":%llu,\"Bytes\":%lld,"
+                          "\"Total Allocated\":%lld,\"Total Reserved\":%lld}}",
+                    on_device ? 1 : 0, on_device ? devs[0] : -1, (unsigned long long)a->address,
+                    (long long)(a->action == AN_ACT_ALLOC ? a->bytes : -a->bytes), (long long)allocated,
+                    (long long)reserved);
+        }
+        if (i + 1 < n && acts[i + 1].t_ns == a->t_ns)
+            continue; /* one sample per time, once it settled */
         sep(o);
-        fprintf(o->f, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%lld,\"tid\":%lld,\"args\":{\"name\":",
-                (long long)gt_pid_of(ts_[i].global_tid), (long long)gt_tid_of(ts_[i].global_tid));
-        an_json_str(o->f, ts_[i].name ? ts_[i].name : "");
-        fputs("}}", o->f);
+        fprintf(o->f, "{\"ph\":\"C\",\"name\":\"%s\",\"pid\":%lld,\"tid\":0", on_device ? "GPU memory" : "memory",
+                (long long)counter_pid);
+        ts(o, "ts", a->t_ns);
+        fprintf(o->f, ",\"args\":{\"allocated\":%lld,\"reserved\":%lld}}", (long long)allocated, (long long)reserved);
+    }
+    free(acts);
+    return 0;
+}
+
+/* ---- names of the rows ----------------------------------------------------- */
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static void meta_name(out *o, const char *what, int64_t pid, int64_t tid, const char *name)
+{
+    sep(o);
+    fprintf(o->f, "{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%lld,\"tid\":%lld,\"args\":{\"name\":", what,
+            (long long)pid, (long long)tid);
+    an_json_str(o->f, name);
+    fputs("}}", o->f);
+}
+
+static void meta_sort(out *o, const char *what, int64_t pid, int64_t tid, int64_t index)
+{
+    sep(o);
+    fprintf(o->f, "{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%lld,\"tid\":%lld,\"args\":{\"sort_index\":%lld}}",
+            what, (long long)pid, (long long)tid, (long long)index);
+}
+
+/* Every process, thread and stream that appeared gets a name, and only
+ * those (nsys lists every process of the machine): the trace's (PROCESSES,
+ * ThreadNames), else "process N" / "thread N"; devices are "GPU N" and sort
+ * after the host, their streams "stream N" (Kineto's). */
+static int metadata(gt_trace *t, out *o, const int32_t *devs, size_t n_devs)
+{
+    size_t n_ps, n_ts;
+    char name[64];
+    const gt_process *ps = gt_trace_processes(t, &n_ps);
+    const gt_thread *ths = gt_trace_threads(t, &n_ts);
+    rowset pids = {0};
+    int rc = 0;
+    for (size_t i = 0; i < o->threads.n && rc == 0; i++)
+        rc = rowset_add(&pids, gt_pid_of(o->threads.v[i]));
+    if (rc < 0)
+        goto cleanup;
+    qsort(pids.v, pids.n, sizeof *pids.v, cmp_i64);
+    for (size_t i = 0; i < pids.n; i++) {
+        const char *pname = NULL;
+        for (size_t k = 0; k < n_ps && !pname; k++)
+            if (gt_pid_of(ps[k].global_pid) == pids.v[i] && ps[k].name && *ps[k].name)
+                pname = ps[k].name;
+        snprintf(name, sizeof name, "process %lld", (long long)pids.v[i]);
+        meta_name(o, "process_name", pids.v[i], 0, pname ? pname : name);
+    }
+    qsort(o->threads.v, o->threads.n, sizeof *o->threads.v, cmp_i64);
+    for (size_t i = 0; i < o->threads.n; i++) {
+        const char *tname = NULL;
+        for (size_t k = 0; k < n_ts && !tname; k++)
+            if (ths[k].global_tid == o->threads.v[i] && ths[k].name && *ths[k].name)
+                tname = ths[k].name;
+        snprintf(name, sizeof name, "thread %lld", (long long)gt_tid_of(o->threads.v[i]));
+        meta_name(o, "thread_name", gt_pid_of(o->threads.v[i]), gt_tid_of(o->threads.v[i]), tname ? tname : name);
     }
     for (size_t i = 0; i < n_devs; i++) {
-        sep(o);
-        fprintf(o->f, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"tid\":0,\"args\":{\"name\":\"GPU %d\"}}",
-                devs[i], devs[i]);
-        sep(o);
-        fprintf(o->f, "{\"ph\":\"M\",\"name\":\"process_sort_index\",\"pid\":%d,\"tid\":0,\"args\":{\"sort_index\":%d}}",
-                devs[i], 0x1000000 + devs[i]);
+        snprintf(name, sizeof name, "GPU %d", devs[i]);
+        meta_name(o, "process_name", devs[i], 0, name);
+        meta_sort(o, "process_sort_index", devs[i], 0, 0x1000000 + devs[i]);
     }
+    qsort(o->streams.v, o->streams.n, sizeof *o->streams.v, cmp_i64);
+    for (size_t i = 0; i < o->streams.n; i++) {
+        int32_t dev = (int32_t)(uint32_t)((uint64_t)o->streams.v[i] >> 32), stream = (int32_t)(uint32_t)o->streams.v[i];
+        snprintf(name, sizeof name, "stream %d", stream);
+        meta_name(o, "thread_name", dev, stream, name);
+        meta_sort(o, "thread_sort_index", dev, stream, stream);
+    }
+cleanup:
+    free(pids.v);
+    return rc;
 }
 
 int gt_export_chrome(gt_trace *t, FILE *f)
@@ -296,26 +549,33 @@ int gt_export_chrome(gt_trace *t, FILE *f)
     int32_t devs[64];
     size_t n_devs = 0;
     int64_t end;
-    out o = {f, true, 0};
+    out o = {.f = f, .first = true};
+    an_model *m = NULL;
     int rc;
     if (!t || !f)
         return gt_error_set(GT_ERR_INVALID, "gt_export_chrome: missing argument");
-    if ((rc = gt_trace_time_span(t, &o.base_ns, &end)) < 0 || (rc = collect(t, &host, &dev, devs, &n_devs)) < 0)
+    if ((rc = gt_trace_time_span(t, &o.base_ns, &end)) < 0 || (rc = collect(t, &host, &dev, devs, &n_devs)) < 0 ||
+        (rc = an_model_load(&m, t)) < 0)
         goto cleanup;
     fputs("{\"displayTimeUnit\":\"ns\",\"traceName\":", f);
     an_json_str(f, gt_trace_path(t));
     fprintf(f, ",\"baseTimeNanoseconds\":%lld,\"traceEvents\":[", (long long)o.base_ns);
-    metadata(t, &o, devs, n_devs);
     static const gt_event_kind kinds[] = {GT_EV_API, GT_EV_NVTX, GT_EV_CPU_OP, GT_EV_KERNEL,
                                           GT_EV_MEMCPY, GT_EV_MEMSET, GT_EV_SYNC};
     for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
         if ((rc = emit_kind(t, &o, kinds[k], &host, &dev)) < 0)
             goto cleanup;
+    if ((rc = annotations(m, &o)) < 0 || (rc = memory(m, &o, devs, n_devs)) < 0 || (rc = o.rc) < 0 ||
+        (rc = metadata(t, &o, devs, n_devs)) < 0)
+        goto cleanup;
     fputs("\n]}\n", f);
     if (ferror(f))
         rc = gt_error_set(GT_ERR_IO, "chrome export: cannot write the output");
 cleanup:
+    an_model_free(m);
     free(host.keys);
     free(dev.keys);
+    free(o.threads.v);
+    free(o.streams.v);
     return rc;
 }

@@ -46,6 +46,41 @@ assert k[0]["pid"] == 0 and k[0]["tid"] == 7 and abs(k[0]["dur"] - 250.0) < 1e-9
 meta = [e for e in ev if e["ph"] == "M" and e["name"] == "thread_name"]
 assert meta and meta[0]["args"]["name"] == 'main "thread"', meta
 
+def rows_named(ev):
+    # every row an event lands on has a name: processes, threads, streams
+    pnames = {e["pid"] for e in ev if e["ph"] == "M" and e["name"] == "process_name"}
+    tnames = {(e["pid"], e["tid"]) for e in ev if e["ph"] == "M" and e["name"] == "thread_name"}
+    used = {(e["pid"], e["tid"]) for e in ev if e["ph"] in ("X", "i", "s", "f")}
+    assert {p for p, _ in used} <= pnames, ({p for p, _ in used} - pnames)
+    assert used <= tnames, used - tnames
+rows_named(ev)
+assert {"name": "stream 7"} in [e["args"] for e in ev if e["ph"] == "M" and e["pid"] == 0 and e["tid"] == 7]
+assert {"name": "GPU 0"} in [e["args"] for e in ev if e["ph"] == "M" and e["name"] == "process_name"]
+
+# NVTX ranges on the device (Kineto's gpu_user_annotation): each step and its
+# forward range span the copy and the two kernels they launched on stream 7
+ann = [e for e in ev if e.get("cat") == "gpu_user_annotation"]
+assert len(ann) == 8, ann
+a0 = [e for e in ann if e["name"] == "step 0"]
+assert len(a0) == 1 and a0[0]["pid"] == 0 and a0[0]["tid"] == 7, a0
+copy0 = min((e for e in ev if e.get("cat") == "gpu_memcpy"), key=lambda e: e["ts"])
+last_k0 = sorted((e for e in ev if e.get("cat") == "kernel"), key=lambda e: e["ts"])[1]
+assert abs(a0[0]["ts"] - copy0["ts"]) < 1e-9 and abs(a0[0]["ts"] + a0[0]["dur"] - last_k0["ts"] - last_k0["dur"]) < 1e-6, a0
+assert a0[0]["args"]["activities"] == 3
+assert sorted(e["name"] for e in ann if abs(e["ts"] - a0[0]["ts"]) < 1e-9) == ["forward", "step 0"]
+
+# memory: a counter of allocated/reserved bytes and Kineto's [memory] events
+cnt = [e for e in ev if e["ph"] == "C"]
+assert cnt and all(set(e["args"]) == {"allocated", "reserved"} for e in cnt), cnt
+assert cnt[-1]["args"] == {"allocated": 2 << 20, "reserved": 64 << 20}, cnt[-1]
+assert max(e["args"]["allocated"] for e in cnt) == 2 << 20
+assert [e["ts"] for e in cnt] == sorted(e["ts"] for e in cnt)
+mem = [e for e in ev if e.get("name") == "[memory]"]
+assert [e["args"]["Bytes"] for e in mem] == [1 << 20, 1 << 20, -(1 << 20), 1 << 20, -(1 << 20), 1 << 20], mem
+assert all(e["ph"] == "i" and e["cat"] == "cpu_instant_event" and e["pid"] == 777 and e["tid"] == 778 for e in mem)
+assert [e["args"]["Total Allocated"] for e in mem] == [1 << 20, 2 << 20, 1 << 20, 2 << 20, 1 << 20, 2 << 20]
+assert all(e["args"]["Total Reserved"] == 64 << 20 and e["args"]["Device Type"] == 1 for e in mem)
+
 s = pickle.load(open(d + "/s.pickle", "rb"))
 assert set(s) >= {"segments", "device_traces"}, s.keys()
 seg = s["segments"]
@@ -100,6 +135,10 @@ assert n("kernel") == 1312 and n("gpu_memcpy") == 279, (n("kernel"), n("gpu_memc
 assert n("cuda_runtime") + n("cuda_driver") == 3048
 flows = sum(1 for e in ev if e["ph"] == "f")
 assert flows == 1312 + 279, flows
+pnames = {e["pid"] for e in ev if e["ph"] == "M" and e["name"] == "process_name"}
+tnames = {(e["pid"], e["tid"]) for e in ev if e["ph"] == "M" and e["name"] == "thread_name"}
+used = {(e["pid"], e["tid"]) for e in ev if e["ph"] in ("X", "i", "s", "f")}
+assert {p for p, _ in used} <= pnames and used <= tnames, (used - tnames)
 s = pickle.load(open(d + "/c.pickle", "rb"))
 assert s["segments"] == [] and s["device_traces"] == [[]]  # no memory events in this export
 rows = list(csv.reader(open(d + "/ccsv/kernel.csv", newline="", encoding="utf-8")))
