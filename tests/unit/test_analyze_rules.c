@@ -227,20 +227,69 @@ static void test_analyze_rules__memory_limits(void)
 }
 
 /* A 600 ms hole in the device timeline (gpu_gaps), which also leaves most
- * 30ths of the trace under 50% busy (gpu_time_util). */
+ * 30ths of the trace under 50% busy (gpu_time_util); a 400 ms hole is under
+ * gpu_gaps' 500 ms. */
 static void test_analyze_rules__gpu_gaps(void)
 {
+    for (int long_hole = 0; long_hole < 2; long_hole++) {
+        fx f;
+        fx_open(&f, "hole.sqlite");
+        int64_t next = long_hole ? 700 * MS : 500 * MS;
+        fx_kernel(&f, 0, 10 * US, 100 * MS, "k");
+        fx_kernel(&f, next - 10 * MS, next, next + 100 * MS, "k");
+        gt_report *r = report_of(&f);
+        CU_ASSERT_EQUAL(fx_fired(r, "gpu_gaps"), long_hole == 1);
+        CU_ASSERT_EQUAL(r->gaps.n_long, long_hole);
+        if (long_hole) {
+            CU_ASSERT_EQUAL(r->gaps.long_ns, 600 * MS);
+            CU_ASSERT_EQUAL(fx_rule(r, "gpu_gaps")->from_ns, 100 * MS);
+            CU_ASSERT_EQUAL(fx_rule(r, "gpu_gaps")->to_ns, 700 * MS);
+        }
+        CU_ASSERT_TRUE(fx_fired(r, "gpu_time_util"));
+        gt_report_free(r);
+    }
+}
+
+/* 30 steps of 10 ms, each busy 8 ms, but for steps 10-13 (1 ms each) when
+ * `dip`: the slices of two steps over those are 10% busy. */
+static void test_analyze_rules__gpu_time_util(void)
+{
+    for (int dip = 0; dip < 2; dip++) {
+        fx f;
+        fx_open(&f, "util.sqlite");
+        for (int i = 0; i < 30; i++) {
+            char name[32];
+            int64_t t0 = i * 10 * MS, busy = dip && i >= 10 && i < 14 ? 1 * MS : 8 * MS;
+            snprintf(name, sizeof name, "step %d", i);
+            fx_range(&f, t0, t0 + 10 * MS, name);
+            fx_kernel(&f, t0, t0 + 1 * MS, t0 + 1 * MS + busy, "compute_kernel");
+        }
+        gt_report *r = report_of(&f);
+        CU_ASSERT_EQUAL(fx_fired(r, "gpu_time_util"), dip == 1);
+        if (dip) {
+            const gt_advice *a = fx_rule(r, "gpu_time_util");
+            CU_ASSERT_PTR_NOT_NULL(strstr(a->evidence, "2 of 15 slices under 50%"));
+            CU_ASSERT_PTR_NOT_NULL(strstr(a->evidence, "the worst 10.0% busy"));
+            CU_ASSERT_TRUE(a->from_ns >= 100 * MS && a->to_ns <= 140 * MS && a->to_ns - a->from_ns == 20 * MS);
+            CU_ASSERT_EQUAL(a->gain_ns, 2 * (10 * MS - 2 * MS));
+        }
+        gt_report_free(r);
+    }
+}
+
+/* Synchronizations after the last step: the API rule fires, the per-step one
+ * does not. */
+static void test_analyze_rules__sync_outside_steps(void)
+{
     fx f;
-    fx_open(&f, "hole.sqlite");
-    fx_kernel(&f, 0, 10 * US, 100 * MS, "k");
-    fx_kernel(&f, 690 * MS, 700 * MS, 800 * MS, "k");
+    fx_open(&f, "sync_out.sqlite");
+    busy_steps(&f, 6);
+    for (int i = 0; i < 6; i++)
+        fx_api(&f, 61 * MS + i * MS, 61 * MS + i * MS + 500 * US, "cudaDeviceSynchronize_v3020", 0);
     gt_report *r = report_of(&f);
-    CU_ASSERT_TRUE(fx_fired(r, "gpu_gaps"));
-    CU_ASSERT_EQUAL(r->gaps.n_long, 1);
-    CU_ASSERT_EQUAL(r->gaps.long_ns, 600 * MS);
-    CU_ASSERT_EQUAL(fx_rule(r, "gpu_gaps")->from_ns, 100 * MS);
-    CU_ASSERT_EQUAL(fx_rule(r, "gpu_gaps")->to_ns, 700 * MS);
-    CU_ASSERT_TRUE(fx_fired(r, "gpu_time_util"));
+    CU_ASSERT_TRUE(fx_fired(r, "cuda_api_sync"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(fx_rule(r, "cuda_api_sync")->evidence, "6 synchronization calls"));
+    CU_ASSERT_FALSE(fx_fired(r, "sync_in_steps"));
     gt_report_free(r);
 }
 
@@ -255,6 +304,8 @@ static const gt_test_case cases[] = {
     {"test_analyze_rules__amp_and_conv", test_analyze_rules__amp_and_conv},
     {"test_analyze_rules__memory_limits", test_analyze_rules__memory_limits},
     {"test_analyze_rules__gpu_gaps", test_analyze_rules__gpu_gaps},
+    {"test_analyze_rules__gpu_time_util", test_analyze_rules__gpu_time_util},
+    {"test_analyze_rules__sync_outside_steps", test_analyze_rules__sync_outside_steps},
     {NULL, NULL},
 };
 
