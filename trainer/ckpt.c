@@ -1,16 +1,20 @@
-/* ckpt.c: safetensors checkpoints of ckpt.h. The header is JSON written by
- * us; loading checks it against the header this model would write (same
- * names, dtypes, shapes, offsets), so no general JSON parser is needed and
- * anything else is refused. */
+/* ckpt.c: safetensors checkpoints of ckpt.h, full and sharded. The header
+ * is JSON written by us; loading checks it against the header this model
+ * would write (same names, dtypes, shapes, offsets), so no general JSON
+ * parser is needed and anything else is refused. One writer (write_file)
+ * serves every kind: it takes the groups' buffers on the host or on the
+ * device. */
 #include "ckpt.h"
 
 #include "error.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <libgen.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +22,7 @@
 #include <unistd.h>
 
 #define FORMAT "gtrace-trainer-1"
+#define SHARD_FORMAT "gtrace-trainer-shard-1"
 
 typedef struct strbuf { char *s; size_t n, cap; } strbuf;
 
@@ -43,38 +48,47 @@ static void put(strbuf *b, const char *fmt, ...)
 }
 
 /* The groups of tensors saved: the weights, then the optimizer's state
- * (AdamW: m and v; SGD: its momentum buffer, if any). */
+ * (AdamW: m and v; SGD: its momentum buffer, if any). key[g] names the
+ * state ("optimizer.<key>."), NULL for the weights. Decided by the
+ * configuration, not by pointers: an empty shard has none. */
+enum { MAX_GROUPS = 3 };
 typedef struct groups {
-    const char *prefix[3];
-    void *buf[3];
+    const char *key[MAX_GROUPS];
     int n;
 } groups;
 
-static groups groups_of(const tr_gpt *m, const tr_optim *opt)
+static groups groups_of(const tr_optim_config *c)
 {
-    groups g = {{""}, {m->params_flat.data}, 1};
-    bool adamw = opt->cfg.kind == TR_OPTIM_ADAMW;
-    if (opt->m.data) {
-        g.prefix[g.n] = adamw ? "optimizer.m." : "optimizer.momentum.";
-        g.buf[g.n++] = opt->m.data;
-    }
-    if (opt->v.data) {
-        g.prefix[g.n] = "optimizer.v.";
-        g.buf[g.n++] = opt->v.data;
+    groups g = {{NULL}, 1};
+    if (c->kind == TR_OPTIM_ADAMW) {
+        g.key[g.n++] = "m";
+        g.key[g.n++] = "v";
+    } else if (c->momentum != 0.0f) {
+        g.key[g.n++] = "momentum";
     }
     return g;
 }
 
-/* The tensor table: each group in tr_gpt_params order. */
+int tr_ckpt_n_optim_groups(const tr_optim_config *cfg) { return groups_of(cfg).n - 1; }
+
+/* The groups' device buffers over [opt->begin, opt->end): the weights at
+ * their flat offset, the state from its start. */
+static void device_groups(const tr_gpt *m, const tr_optim *opt, float **dev)
+{
+    dev[0] = (float *)m->params_flat.data + opt->begin;
+    dev[1] = opt->m.data;
+    dev[2] = opt->v.data;
+}
+
+/* The full tensor table: each group in tr_gpt_params order. */
 static void tensor_entries(strbuf *b, const tr_gpt *m, const groups *gs, size_t *data_bytes)
 {
-    const char *const *prefix = gs->prefix;
     size_t off = 0;
     for (int g = 0; g < gs->n; g++)
         for (int i = 0; i < TR_GPT_N_TENSORS; i++) {
             const tr_tensor *t = &m->params.all[i];
-            put(b, ",\"%s%s\":{\"dtype\":\"%s\",\"shape\":[", prefix[g], tr_gpt_tensor_names[i],
-                tr_dtype_name(t->dtype));
+            put(b, ",\"%s%s%s%s\":{\"dtype\":\"%s\",\"shape\":[", gs->key[g] ? "optimizer." : "",
+                gs->key[g] ? gs->key[g] : "", gs->key[g] ? "." : "", tr_gpt_tensor_names[i], tr_dtype_name(t->dtype));
             for (int d = 0; d < t->n_dims; d++)
                 put(b, "%s%" PRId64, d ? "," : "", t->shape[d]);
             put(b, "],\"data_offsets\":[%zu,%zu]}", off, off + tr_tensor_bytes(t));
@@ -83,22 +97,40 @@ static void tensor_entries(strbuf *b, const tr_gpt *m, const groups *gs, size_t 
     *data_bytes = off;
 }
 
-static const char *optim_name(const tr_optim *opt) { return opt->cfg.kind == TR_OPTIM_ADAMW ? "adamw" : "sgd"; }
-
-static void metadata(strbuf *b, const tr_gpt *m, const tr_optim *opt, const tr_ckpt_state *st)
+/* A shard's tensor table: one 1-D tensor of n floats per group. */
+static void shard_entries(strbuf *b, const groups *gs, size_t n, size_t *data_bytes)
 {
-    const tr_gpt_config *c = &m->cfg;
-    put(b, "{\"__metadata__\":{\"format\":\"" FORMAT "\",\"shape\":\"layers=%d,width=%d,heads=%d,context=%d,"
-        "vocab=%d\",\"optimizer\":\"%s\",\"step\":\"%" PRId64 "\",\"optimizer_t\":\"%d\",\"seed\":\"%" PRIu64 "\"}",
-        c->n_layers, c->channels, c->n_heads, c->max_seq_len, c->vocab_size, optim_name(opt), st->step, opt->t,
-        st->seed);
+    size_t off = 0, n_bytes = n * sizeof(float);
+    for (int g = 0; g < gs->n; g++) {
+        put(b, ",\"shard.%s%s\":{\"dtype\":\"F32\",\"shape\":[%zu],\"data_offsets\":[%zu,%zu]}",
+            gs->key[g] ? "optimizer." : "params", gs->key[g] ? gs->key[g] : "", n, off, off + n_bytes);
+        off += n_bytes;
+    }
+    *data_bytes = off;
 }
 
-static int check_whole(const char *path, const tr_gpt *m, const tr_optim *opt)
+static const char *optim_name(const tr_optim *opt) { return opt->cfg.kind == TR_OPTIM_ADAMW ? "adamw" : "sgd"; }
+
+static void shape_text(char *s, size_t n, const tr_gpt *m)
 {
-    if (opt->begin != 0 || opt->end != m->n_params)
-        return tr_error_set(TR_EINVAL, "%s: a checkpoint holds the whole optimizer state, not a shard", path);
-    return TR_OK;
+    const tr_gpt_config *c = &m->cfg;
+    snprintf(s, n, "layers=%d,width=%d,heads=%d,context=%d,vocab=%d", c->n_layers, c->channels, c->n_heads,
+             c->max_seq_len, c->vocab_size);
+}
+
+/* Opens the header and its metadata (left open for the tensor table). */
+static void metadata(strbuf *b, const tr_gpt *m, const tr_optim *opt, const tr_ckpt_state *st,
+                     const tr_ckpt_shard *sh)
+{
+    char shape[160];
+    shape_text(shape, sizeof shape, m);
+    put(b, "{\"__metadata__\":{\"format\":\"%s\",\"shape\":\"%s\",\"optimizer\":\"%s\",\"step\":\"%" PRId64
+        "\",\"optimizer_t\":\"%d\",\"seed\":\"%" PRIu64 "\"", sh ? SHARD_FORMAT : FORMAT, shape, optim_name(opt),
+        st->step, opt->t, st->seed);
+    if (sh)
+        put(b, ",\"rank\":\"%d\",\"ranks\":\"%d\",\"zero\":\"%d\",\"begin\":\"%zu\",\"end\":\"%zu\",\"n_params\":\"%zu\"",
+            sh->rank, sh->n_ranks, sh->zero, sh->begin, sh->end, m->n_params);
+    put(b, "}");
 }
 
 static int write_all(int fd, const void *p, size_t n)
@@ -116,24 +148,20 @@ static int write_all(int fd, const void *p, size_t n)
     return 0;
 }
 
-int tr_ckpt_save(const char *path, tr_gpt *m, const tr_optim *opt, const tr_ckpt_state *st)
+/* Writes the header h (closed and padded here) and n floats of each group
+ * to path atomically. be NULL: the groups are host memory; else device
+ * memory of be, copied through one host buffer. */
+static int write_file(const char *path, strbuf *h, float *const *src, int n_groups, size_t n, tr_backend *be)
 {
-    int rc = check_whole(path, m, opt);
-    if (rc < 0)
-        return rc;
-    strbuf h = {0};
-    size_t data_bytes;
-    groups gs = groups_of(m, opt);
-    metadata(&h, m, opt, st);
-    tensor_entries(&h, m, &gs, &data_bytes);
-    put(&h, "}");
-    while ((8 + h.n) % 8) /* data starts 8-byte aligned, as safetensors writes it */
-        put(&h, " ");
-    size_t tmp_n = strlen(path) + 16;
+    int rc = TR_OK;
+    put(h, "}");
+    while ((8 + h->n) % 8) /* data starts 8-byte aligned, as safetensors writes it */
+        put(h, " ");
+    size_t tmp_n = strlen(path) + 16, n_bytes = n * sizeof(float);
     char *tmp = malloc(tmp_n);
-    float *host = malloc(m->n_params * sizeof(float));
+    float *host = be && n ? malloc(n_bytes) : NULL;
     int fd = -1;
-    if (!tmp || !host) {
+    if (!tmp || (be && n && !host)) {
         rc = tr_error_set(TR_ENOMEM, "out of memory saving %s", path);
         goto cleanup;
     }
@@ -142,12 +170,16 @@ int tr_ckpt_save(const char *path, tr_gpt *m, const tr_optim *opt, const tr_ckpt
         rc = tr_error_set(TR_EIO, "cannot create a temporary file beside %s: %s", path, strerror(errno));
         goto cleanup;
     }
-    uint64_t hlen = h.n; /* little-endian on every machine we build for */
-    if (write_all(fd, &hlen, 8) < 0 || write_all(fd, h.s, h.n) < 0)
+    uint64_t hlen = h->n; /* little-endian on every machine we build for */
+    if (write_all(fd, &hlen, 8) < 0 || write_all(fd, h->s, h->n) < 0)
         goto io_error;
-    for (int g = 0; g < gs.n; g++) {
-        m->be->copy_d2h(m->be, host, gs.buf[g], m->n_params * sizeof(float), 0);
-        if (write_all(fd, host, m->n_params * sizeof(float)) < 0)
+    for (int g = 0; g < n_groups && n; g++) {
+        const float *p = src[g];
+        if (be) {
+            be->copy_d2h(be, host, src[g], n_bytes, 0);
+            p = host;
+        }
+        if (write_all(fd, p, n_bytes) < 0)
             goto io_error;
     }
     if (fsync(fd) != 0)
@@ -177,10 +209,83 @@ cleanup:
         close(fd);
     free(tmp);
     free(host);
-    free(h.s);
-    (void)data_bytes;
     return rc;
 }
+
+int tr_ckpt_save(const char *path, tr_gpt *m, const tr_optim *opt, const tr_ckpt_state *st)
+{
+    if (opt->begin != 0 || opt->end != m->n_params)
+        return tr_error_set(TR_EINVAL, "%s: a full checkpoint needs the whole optimizer state, not a shard "
+                            "(gather it, or save shards)", path);
+    strbuf h = {0};
+    size_t data_bytes;
+    groups gs = groups_of(&opt->cfg);
+    float *dev[MAX_GROUPS];
+    device_groups(m, opt, dev);
+    metadata(&h, m, opt, st, NULL);
+    tensor_entries(&h, m, &gs, &data_bytes);
+    int rc = write_file(path, &h, dev, gs.n, m->n_params, m->be);
+    free(h.s);
+    return rc;
+}
+
+int tr_ckpt_save_host(const char *path, const tr_gpt *m, const tr_optim *opt, const tr_ckpt_state *st,
+                      const float *const *groups_host)
+{
+    strbuf h = {0};
+    size_t data_bytes;
+    groups gs = groups_of(&opt->cfg);
+    float *src[MAX_GROUPS];
+    for (int g = 0; g < gs.n; g++)
+        src[g] = (float *)groups_host[g]; /* only read */
+    metadata(&h, m, opt, st, NULL);
+    tensor_entries(&h, m, &gs, &data_bytes);
+    int rc = write_file(path, &h, src, gs.n, m->n_params, NULL);
+    free(h.s);
+    return rc;
+}
+
+char *tr_ckpt_shard_path(const char *path, int rank, int n_ranks)
+{
+    size_t n = strlen(path) + 48;
+    char *s = malloc(n);
+    if (s)
+        snprintf(s, n, "%s.rank%d-of-%d", path, rank, n_ranks);
+    return s;
+}
+
+static int check_shard_range(const char *path, const tr_gpt *m, const tr_optim *opt, const tr_ckpt_shard *sh)
+{
+    if (sh->begin != opt->begin || sh->end != opt->end || sh->end > m->n_params || sh->rank < 0 ||
+        sh->rank >= sh->n_ranks)
+        return tr_error_set(TR_EINVAL, "%s: rank %d of %d: the shard [%zu, %zu) is not the optimizer's [%zu, %zu)",
+                            path, sh->rank, sh->n_ranks, sh->begin, sh->end, opt->begin, opt->end);
+    return TR_OK;
+}
+
+int tr_ckpt_save_shard(const char *path, tr_gpt *m, const tr_optim *opt, const tr_ckpt_state *st,
+                       const tr_ckpt_shard *sh)
+{
+    int rc = check_shard_range(path, m, opt, sh);
+    if (rc < 0)
+        return rc;
+    char *file = tr_ckpt_shard_path(path, sh->rank, sh->n_ranks);
+    if (!file)
+        return tr_error_set(TR_ENOMEM, "out of memory saving %s", path);
+    strbuf h = {0};
+    size_t data_bytes;
+    groups gs = groups_of(&opt->cfg);
+    float *dev[MAX_GROUPS];
+    device_groups(m, opt, dev);
+    metadata(&h, m, opt, st, sh);
+    shard_entries(&h, &gs, sh->end - sh->begin, &data_bytes);
+    rc = write_file(file, &h, dev, gs.n, sh->end - sh->begin, m->be);
+    free(h.s);
+    free(file);
+    return rc;
+}
+
+/* ---- loading ----------------------------------------------------------------------- */
 
 /* The value of "key":"..." in the metadata, as a number. */
 static int meta_num(const char *header, const char *key, long long *out)
@@ -191,89 +296,333 @@ static int meta_num(const char *header, const char *key, long long *out)
     if (!p)
         return -1;
     char *end;
+    errno = 0;
     *out = strtoll(p + strlen(pat), &end, 10);
-    return *end == '"' ? 0 : -1;
+    return *end == '"' && !errno ? 0 : -1;
 }
 
-int tr_ckpt_load(const char *path, tr_gpt *m, tr_optim *opt, tr_ckpt_state *st)
+/* The text of "key":"..." in the metadata, for messages ("?" if absent). */
+static const char *meta_str(const char *header, const char *key, char *buf, size_t n)
 {
-    int rc = check_whole(path, m, opt);
-    if (rc < 0)
-        return rc;
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return tr_error_set(TR_EIO, "cannot open the checkpoint %s: %s", path, strerror(errno));
-    char *header = NULL;
-    float *host = NULL;
-    strbuf want = {0};
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\":\"", key);
+    const char *p = strstr(header, pat), *e = p ? strchr(p + strlen(pat), '"') : NULL;
+    if (!e)
+        return "?";
+    p += strlen(pat);
+    snprintf(buf, n, "%.*s", (int)(e - p < (ptrdiff_t)n ? e - p : (ptrdiff_t)n - 1), p);
+    return buf;
+}
+
+/* An open checkpoint file whose header has been read. */
+typedef struct ckfile {
+    const char *path;
+    FILE *f;
+    char *header;
     uint64_t hlen;
+    long long size;
+    int open_errno; /* fopen's, when it failed */
+} ckfile;
+
+static void ck_close(ckfile *c)
+{
+    if (c->f)
+        fclose(c->f);
+    free(c->header);
+    c->f = NULL;
+    c->header = NULL;
+}
+
+static int ck_open(ckfile *c, const char *path)
+{
+    *c = (ckfile){.path = path};
     struct stat sb;
-    if (fstat(fileno(f), &sb) != 0 || fread(&hlen, 8, 1, f) != 1 || hlen > (uint64_t)sb.st_size - 8 ||
-        hlen > (64u << 20)) {
-        rc = tr_error_set(TR_EFORMAT, "%s is not a safetensors file (no valid header length)", path);
-        goto cleanup;
+    if (!(c->f = fopen(path, "rb"))) {
+        c->open_errno = errno;
+        return tr_error_set(TR_EIO, "cannot open the checkpoint %s: %s", path, strerror(errno));
     }
-    if (!(header = malloc(hlen + 1)) || fread(header, 1, hlen, f) != hlen) {
-        rc = tr_error_set(TR_EFORMAT, "%s: truncated header", path);
-        goto cleanup;
-    }
-    header[hlen] = 0;
-    if (header[0] != '{' || !strstr(header, "\"format\":\"" FORMAT "\"")) {
-        rc = tr_error_set(TR_EFORMAT, "%s is not a checkpoint of this trainer (no \"format\":\"" FORMAT
-                          "\" in its metadata)", path);
-        goto cleanup;
-    }
-    char opt_kind[48];
+    if (fstat(fileno(c->f), &sb) != 0 || sb.st_size < 8 || fread(&c->hlen, 8, 1, c->f) != 1 ||
+        c->hlen > (uint64_t)sb.st_size - 8 || c->hlen > (64u << 20))
+        return tr_error_set(TR_EFORMAT, "%s is not a safetensors file (no valid header length)", path);
+    c->size = (long long)sb.st_size;
+    if (!(c->header = malloc(c->hlen + 1)) || fread(c->header, 1, c->hlen, c->f) != c->hlen)
+        return tr_error_set(TR_EFORMAT, "%s: truncated header", path);
+    c->header[c->hlen] = 0;
+    if (c->header[0] != '{' || (!strstr(c->header, "\"format\":\"" FORMAT "\"") &&
+                                !strstr(c->header, "\"format\":\"" SHARD_FORMAT "\"")))
+        return tr_error_set(TR_EFORMAT, "%s is not a checkpoint of this trainer (no \"format\":\"" FORMAT
+                            "\" in its metadata)", path);
+    return TR_OK;
+}
+
+static bool is_shard(const ckfile *c) { return strstr(c->header, "\"format\":\"" SHARD_FORMAT "\"") != NULL; }
+
+/* The optimizer and the shape: the clearest reasons, checked first. */
+static int check_model(const ckfile *c, const tr_gpt *m, const tr_optim *opt)
+{
+    char buf[160], opt_kind[48];
     snprintf(opt_kind, sizeof opt_kind, "\"optimizer\":\"%s\"", optim_name(opt));
-    if (!strstr(header, opt_kind)) {
-        const char *p = strstr(header, "\"optimizer\":\"");
-        rc = tr_error_set(TR_EFORMAT, "%s holds the state of another optimizer (%.16s); this run uses %s", path,
-                          p ? p + 13 : "none", optim_name(opt));
-        goto cleanup;
+    if (!strstr(c->header, opt_kind))
+        return tr_error_set(TR_EFORMAT, "%s holds the state of another optimizer (%s); this run uses %s", c->path,
+                            meta_str(c->header, "optimizer", buf, sizeof buf), optim_name(opt));
+    char shape[160], shape_kv[180];
+    shape_text(shape, sizeof shape, m);
+    snprintf(shape_kv, sizeof shape_kv, "\"shape\":\"%s\"", shape);
+    if (!strstr(c->header, shape_kv))
+        return tr_error_set(TR_EFORMAT, "%s was saved from another model (%s); this one has %s", c->path,
+                            meta_str(c->header, "shape", buf, sizeof buf), shape);
+    return TR_OK;
+}
+
+/* The tensor table (want: the one this model and optimizer write) and the size. */
+static int check_table(const ckfile *c, const char *want, size_t data_bytes)
+{
+    if (!strstr(c->header, want))
+        return tr_error_set(TR_EFORMAT, "%s: the tensor table is not the one this model and optimizer write "
+                            "(another optimizer setting, or a damaged header)", c->path);
+    if ((uint64_t)c->size != 8 + c->hlen + data_bytes)
+        return tr_error_set(TR_EFORMAT, "%s is truncated or padded: %lld bytes, expected %llu", c->path, c->size,
+                            (unsigned long long)(8 + c->hlen + data_bytes));
+    return TR_OK;
+}
+
+static int read_state(const ckfile *c, long long *step, long long *t, long long *seed)
+{
+    if (meta_num(c->header, "step", step) < 0 || meta_num(c->header, "optimizer_t", t) < 0 ||
+        meta_num(c->header, "seed", seed) < 0 || *step < 0 || *t < 0 || *t > INT32_MAX)
+        return tr_error_set(TR_EFORMAT, "%s: the metadata lacks step, optimizer_t or seed", c->path);
+    return TR_OK;
+}
+
+/* Reads elements [lo, lo + n) of group g (n_group floats each) into the
+ * device buffers dev[g], for every group. */
+static int read_groups(const ckfile *c, tr_backend *be, float *const *dev, int n_groups, size_t n_group, size_t lo,
+                       size_t n)
+{
+    if (!n)
+        return TR_OK;
+    float *host = malloc(n * sizeof(float));
+    if (!host)
+        return tr_error_set(TR_ENOMEM, "out of memory loading %s", c->path);
+    int rc = TR_OK;
+    for (int g = 0; g < n_groups && rc == TR_OK; g++) {
+        off_t at = (off_t)(8 + c->hlen + ((size_t)g * n_group + lo) * sizeof(float));
+        if (fseeko(c->f, at, SEEK_SET) != 0 || fread(host, sizeof(float), n, c->f) != n)
+            rc = tr_error_set(TR_EFORMAT, "%s: truncated tensor data", c->path);
+        else
+            be->copy_h2d(be, dev[g], host, n * sizeof(float), 0);
     }
-    size_t data_bytes;
-    groups gs = groups_of(m, opt);
-    tensor_entries(&want, m, &gs, &data_bytes);
-    const tr_gpt_config *c = &m->cfg;
-    char shape[160];
-    snprintf(shape, sizeof shape, "\"shape\":\"layers=%d,width=%d,heads=%d,context=%d,vocab=%d\"", c->n_layers,
-             c->channels, c->n_heads, c->max_seq_len, c->vocab_size);
-    if (!strstr(header, shape) || !strstr(header, want.s)) {
-        const char *p = strstr(header, "\"shape\":\"");
-        rc = tr_error_set(TR_EFORMAT, "%s was saved from another model (%.80s); this one has %s", path,
-                          p ? p + 9 : "?", shape + 9);
-        goto cleanup;
-    }
-    if ((uint64_t)sb.st_size != 8 + hlen + data_bytes) {
-        rc = tr_error_set(TR_EFORMAT, "%s is truncated or padded: %lld bytes, expected %llu", path,
-                          (long long)sb.st_size, (unsigned long long)(8 + hlen + data_bytes));
-        goto cleanup;
-    }
-    long long step, t, seed;
-    if (meta_num(header, "step", &step) < 0 || meta_num(header, "optimizer_t", &t) < 0 ||
-        meta_num(header, "seed", &seed) < 0 || step < 0 || t < 0) {
-        rc = tr_error_set(TR_EFORMAT, "%s: the metadata lacks step, optimizer_t or seed", path);
-        goto cleanup;
-    }
-    if (!(host = malloc(m->n_params * sizeof(float)))) {
-        rc = tr_error_set(TR_ENOMEM, "out of memory loading %s", path);
-        goto cleanup;
-    }
-    for (int g = 0; g < gs.n; g++) {
-        if (fread(host, sizeof(float), m->n_params, f) != m->n_params) {
-            rc = tr_error_set(TR_EFORMAT, "%s: truncated tensor data", path);
-            goto cleanup;
-        }
-        m->be->copy_h2d(m->be, gs.buf[g], host, m->n_params * sizeof(float), 0);
-    }
+    free(host);
+    return rc;
+}
+
+static void set_state(tr_gpt *m, tr_optim *opt, tr_ckpt_state *st, long long step, long long t, long long seed)
+{
     m->params_lp_stale = true;
     opt->t = (int)t;
     st->step = step;
     st->seed = (uint64_t)seed;
+}
+
+int tr_ckpt_load(const char *path, tr_gpt *m, tr_optim *opt, tr_ckpt_state *st)
+{
+    if (opt->begin > opt->end || opt->end > m->n_params)
+        return tr_error_set(TR_EINVAL, "%s: the optimizer's range is outside the model", path);
+    ckfile c;
+    strbuf want = {0};
+    int rc = ck_open(&c, path);
+    if (rc < 0) {
+        tr_ckpt_kind kind;
+        int n_ranks;
+        if (c.open_errno == ENOENT && tr_ckpt_locate(path, &kind, &n_ranks) == TR_OK && kind == TR_CKPT_SHARDED)
+            rc = tr_error_set(TR_EIO, "%s does not exist, but %s.rank0-of-%d does: it is a sharded checkpoint; "
+                              "resume it with mpirun -np %d trainer --dist fsdp, or gather it into one file there "
+                              "with --save-format full", path, path, n_ranks, n_ranks);
+        goto cleanup;
+    }
+    if (is_shard(&c)) {
+        long long r = -1, n = -1;
+        meta_num(c.header, "rank", &r);
+        meta_num(c.header, "ranks", &n);
+        rc = tr_error_set(TR_EFORMAT, "%s is one rank's file of a sharded checkpoint (rank %lld of %lld), not a "
+                          "full one: resume from the name without .rank<r>-of-<N> with --dist fsdp on %lld ranks",
+                          path, r, n, n);
+        goto cleanup;
+    }
+    size_t data_bytes;
+    groups gs = groups_of(&opt->cfg);
+    tensor_entries(&want, m, &gs, &data_bytes);
+    long long step, t, seed;
+    if ((rc = check_model(&c, m, opt)) < 0 || (rc = check_table(&c, want.s, data_bytes)) < 0 ||
+        (rc = read_state(&c, &step, &t, &seed)) < 0)
+        goto cleanup;
+    float *dev[MAX_GROUPS];
+    device_groups(m, opt, dev);
+    if ((rc = read_groups(&c, m->be, dev, gs.n, m->n_params, opt->begin, opt->end - opt->begin)) < 0)
+        goto cleanup;
+    set_state(m, opt, st, step, t, seed);
 cleanup:
-    fclose(f);
-    free(header);
-    free(host);
+    ck_close(&c);
     free(want.s);
     return rc;
+}
+
+int tr_ckpt_load_shard(const char *path, tr_gpt *m, tr_optim *opt, tr_ckpt_state *st, const tr_ckpt_shard *sh)
+{
+    int rc = check_shard_range(path, m, opt, sh);
+    if (rc < 0)
+        return rc;
+    char *file = tr_ckpt_shard_path(path, sh->rank, sh->n_ranks);
+    if (!file)
+        return tr_error_set(TR_ENOMEM, "out of memory loading %s", path);
+    ckfile c;
+    strbuf want = {0};
+    if ((rc = ck_open(&c, file)) < 0) {
+        tr_ckpt_kind kind;
+        int n_ranks;
+        if (c.open_errno == ENOENT) {
+            if (tr_ckpt_locate(path, &kind, &n_ranks) == TR_OK && kind == TR_CKPT_SHARDED && n_ranks != sh->n_ranks)
+                rc = tr_error_set(TR_EIO, "%s is missing: the checkpoint %s was saved by %d ranks (%s.rank0-of-%d), "
+                                  "this job has %d; resume on %d ranks, or gather it there with --save-format full "
+                                  "and resume from that file on any number", file, path, n_ranks, path, n_ranks,
+                                  sh->n_ranks, n_ranks);
+            else
+                rc = tr_error_set(TR_EIO, "the shard %s is missing: a sharded checkpoint of %d ranks needs all of "
+                                  "%s.rank0-of-%d to %s.rank%d-of-%d", file, sh->n_ranks, path, sh->n_ranks, path,
+                                  sh->n_ranks - 1, sh->n_ranks);
+        }
+        goto cleanup;
+    }
+    if (!is_shard(&c)) {
+        rc = tr_error_set(TR_EFORMAT, "%s is a full checkpoint, not one rank's shard", file);
+        goto cleanup;
+    }
+    long long r, n, b, e, np;
+    if (meta_num(c.header, "rank", &r) < 0 || meta_num(c.header, "ranks", &n) < 0 ||
+        meta_num(c.header, "begin", &b) < 0 || meta_num(c.header, "end", &e) < 0 ||
+        meta_num(c.header, "n_params", &np) < 0) {
+        rc = tr_error_set(TR_EFORMAT, "%s: the metadata lacks rank, ranks, begin, end or n_params", file);
+        goto cleanup;
+    }
+    size_t data_bytes, n_shard = sh->end - sh->begin;
+    groups gs = groups_of(&opt->cfg);
+    shard_entries(&want, &gs, n_shard, &data_bytes);
+    if ((rc = check_model(&c, m, opt)) < 0)
+        goto cleanup;
+    if (r != sh->rank || n != sh->n_ranks) {
+        rc = tr_error_set(TR_EFORMAT, "%s holds rank %lld of %lld ranks; this is rank %d of %d (renamed files?)", file,
+                          r, n, sh->rank, sh->n_ranks);
+        goto cleanup;
+    }
+    if (np != (long long)m->n_params || b != (long long)sh->begin || e != (long long)sh->end) {
+        rc = tr_error_set(TR_EFORMAT, "%s holds elements [%lld, %lld) of %lld parameters; this rank's shard is "
+                          "[%zu, %zu) of %zu (saved by a build that shards differently)", file, b, e, np, sh->begin,
+                          sh->end, m->n_params);
+        goto cleanup;
+    }
+    long long step, t, seed;
+    if ((rc = check_table(&c, want.s, data_bytes)) < 0 || (rc = read_state(&c, &step, &t, &seed)) < 0)
+        goto cleanup;
+    float *dev[MAX_GROUPS];
+    device_groups(m, opt, dev);
+    if ((rc = read_groups(&c, m->be, dev, gs.n, n_shard, 0, n_shard)) < 0)
+        goto cleanup;
+    set_state(m, opt, st, step, t, seed);
+cleanup:
+    ck_close(&c);
+    free(want.s);
+    free(file);
+    return rc;
+}
+
+/* ---- what a path names ----------------------------------------------------------- */
+
+/* Calls fn on each file "<path>.rank<r>-of-<N>" beside path (its full
+ * name, r, N). Temporary files beside one do not match. */
+typedef void (*shard_fn)(void *ctx, const char *file, int rank, int n_ranks);
+static int for_each_shard_file(const char *path, shard_fn fn, void *ctx)
+{
+    char *d = strdup(path), *b = strdup(path);
+    if (!d || !b) {
+        free(d);
+        free(b);
+        return tr_error_set(TR_ENOMEM, "out of memory looking for %s", path);
+    }
+    const char *base = basename(b), *dname = dirname(d);
+    size_t base_n = strlen(base);
+    DIR *dir = opendir(dname);
+    for (struct dirent *e; dir && (e = readdir(dir));) {
+        int r, n, used = 0;
+        if (strncmp(e->d_name, base, base_n) != 0 || strncmp(e->d_name + base_n, ".rank", 5) != 0)
+            continue;
+        if (sscanf(e->d_name + base_n, ".rank%d-of-%d%n", &r, &n, &used) != 2 || e->d_name[base_n + used] ||
+            n < 1 || r < 0 || r >= n)
+            continue;
+        size_t n_file = strlen(dname) + strlen(e->d_name) + 2;
+        char *file = malloc(n_file);
+        if (file) {
+            snprintf(file, n_file, "%s/%s", dname, e->d_name);
+            fn(ctx, file, r, n);
+            free(file);
+        }
+    }
+    if (dir)
+        closedir(dir);
+    free(d);
+    free(b);
+    return TR_OK;
+}
+
+typedef struct counts { int lo, hi; } counts;
+
+static void note_count(void *ctx, const char *file, int rank, int n_ranks)
+{
+    counts *c = ctx;
+    (void)file;
+    (void)rank;
+    c->lo = !c->lo || n_ranks < c->lo ? n_ranks : c->lo;
+    c->hi = n_ranks > c->hi ? n_ranks : c->hi;
+}
+
+int tr_ckpt_locate(const char *path, tr_ckpt_kind *kind, int *n_ranks)
+{
+    *kind = TR_CKPT_NONE;
+    *n_ranks = 0;
+    struct stat sb;
+    bool full = stat(path, &sb) == 0;
+    counts c = {0, 0};
+    int rc = for_each_shard_file(path, note_count, &c);
+    if (rc < 0)
+        return rc;
+    *n_ranks = c.lo;
+    if (c.lo != c.hi)
+        return tr_error_set(TR_EFORMAT, "%s: sharded files of different rank counts lie beside it (%s.rank0-of-%d "
+                            "and of %d): remove the stale ones", path, path, c.lo, c.hi);
+    if (full && c.lo)
+        return tr_error_set(TR_EFORMAT, "both a full checkpoint %s and sharded files %s.rank<r>-of-%d exist; which "
+                            "is newer cannot be told: remove one of them", path, path, c.lo);
+    *kind = full ? TR_CKPT_FULL : c.lo ? TR_CKPT_SHARDED : TR_CKPT_NONE;
+    return TR_OK;
+}
+
+typedef struct stale { int keep_n_ranks, n_removed; } stale;
+
+static void remove_stale(void *ctx, const char *file, int rank, int n_ranks)
+{
+    stale *s = ctx;
+    (void)rank;
+    if (n_ranks != s->keep_n_ranks && unlink(file) == 0)
+        s->n_removed++;
+}
+
+int tr_ckpt_remove_stale(const char *path, tr_ckpt_kind kept, int n_ranks)
+{
+    stale s = {kept == TR_CKPT_SHARDED ? n_ranks : 0, 0};
+    int rc = for_each_shard_file(path, remove_stale, &s);
+    if (rc < 0)
+        return rc;
+    struct stat sb;
+    if (kept == TR_CKPT_SHARDED && lstat(path, &sb) == 0 && S_ISREG(sb.st_mode) && unlink(path) == 0)
+        s.n_removed++;
+    return s.n_removed;
 }
