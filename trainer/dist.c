@@ -667,6 +667,40 @@ int tr_dist_gather_wait(tr_dist_gather *g)
     return rc;
 }
 
+/* ---- gathering shards to one rank ----------------------------------------------- */
+
+int tr_dist_gather_shards(tr_dist *d, const float *shard, size_t n_flat, float *full, int root, const char *what)
+{
+    if (n_flat > (size_t)INT32_MAX)
+        return tr_error_set(TR_EINVAL, "%s: %zu elements is too many for MPI's int counts", what, n_flat);
+    if (root < 0 || root >= d->size)
+        return tr_error_set(TR_EINVAL, "%s: no rank %d among %d", what, root, d->size);
+    int *counts = NULL, *displs = NULL;
+    if (d->rank == root) {
+        if (!(counts = calloc((size_t)d->size * 2, sizeof(int))))
+            return tr_error_set(TR_ENOMEM, "out of host memory for %s", what);
+        displs = counts + d->size;
+        for (int r = 0; r < d->size; r++) {
+            size_t lo, hi;
+            tr_dist_shard_range(n_flat, d->size, r, &lo, &hi);
+            counts[r] = (int)(hi - lo);
+            displs[r] = (int)lo;
+        }
+    }
+    size_t lo, hi;
+    tr_dist_shard_range(n_flat, d->size, d->rank, &lo, &hi);
+    pending p = {0};
+    int rc = MPI_Igatherv(shard, (int)(hi - lo), MPI_FLOAT, full, counts, displs, MPI_FLOAT, root, d->comm, &p.req);
+    if (rc != MPI_SUCCESS) {
+        free(counts);
+        return mpi_error(rc, "MPI_Igatherv", what);
+    }
+    start_pending(d, &p, what, (hi - lo) * sizeof(float));
+    rc = wait_pending(d, &p);
+    free(counts);
+    return rc;
+}
+
 /* ---- memory accounting ---------------------------------------------------------- */
 
 double tr_dist_expected_bytes(const tr_dist_state_buffer *bufs, int n_bufs, size_t n_params, int stage, int size)

@@ -115,6 +115,13 @@ int tr_dist_gather_start(tr_dist_gather **out, tr_dist *d, tr_alloc *alloc, size
 /* Waits (under the watchdog) and frees the handle; NULL is fine. */
 int tr_dist_gather_wait(tr_dist_gather *g);
 
+/* Gathers every rank's shard of a flat buffer of n_flat elements
+ * (tr_dist_shard_range, in rank order) into full on root: MPI_Igatherv
+ * under the watchdog. shard holds this rank's elements (host memory);
+ * full (n_flat) is only written on root and may be NULL elsewhere. For
+ * checkpoints: the one time everything meets on one rank. */
+int tr_dist_gather_shards(tr_dist *d, const float *shard, size_t n_flat, float *full, int root, const char *what);
+
 /* Communication time, for the progress line and the benchmark. in_flight:
  * from a collective's start to the poll that saw it complete; exposed: the
  * training thread blocked in waits (what compute did not hide). */

@@ -462,11 +462,12 @@ int tr_dist_gpt_grad_sumsq(tr_dist_gpt *w, bool fused, double *sumsq, bool *fini
     return rc;
 }
 
-int tr_dist_gpt_step_end(tr_dist_gpt *w, bool stepped)
+/* ZeRO-1/2: every rank holds all parameters but wrote only its shard
+ * (the update, a checkpoint): all of them need all of it. */
+static int gather_params(tr_dist_gpt *w)
 {
-    if (w->cfg.strategy != TR_DIST_FSDP || w->cfg.zero >= 3 || !stepped)
+    if (w->cfg.strategy != TR_DIST_FSDP || w->cfg.zero >= 3)
         return TR_OK;
-    /* ZeRO-1/2: every rank updated its shard; all of them need all of it */
     float *p = w->m->params_flat.data;
     tr_dist_slice all = {0, w->n};
     tr_dist_gather *g;
@@ -474,6 +475,8 @@ int tr_dist_gpt_step_end(tr_dist_gpt *w, bool stepped)
                                   "all-gather parameters");
     return rc == TR_OK ? tr_dist_gather_wait(g) : rc;
 }
+
+int tr_dist_gpt_step_end(tr_dist_gpt *w, bool stepped) { return stepped ? gather_params(w) : TR_OK; }
 
 int tr_dist_gpt_mean(tr_dist_gpt *w, float *x)
 {
@@ -497,4 +500,89 @@ void tr_dist_gpt_get_memory(tr_dist_gpt *w, double optim_bytes_per_param, tr_dis
     tr_alloc_stats st;
     tr_alloc_get_stats(w->alloc, &st);
     out->measured_bytes = (double)st.allocated_bytes;
+}
+
+/* ---- checkpoints ------------------------------------------------------------------------ */
+
+/* Every rank's status: rc where this rank failed, else an error when any
+ * other did (so no rank goes on to wait for one that stopped). */
+static int agree(tr_dist_gpt *w, int rc, const char *what, const char *path)
+{
+    int ok = rc >= 0;
+    int rc_mpi = tr_dist_allreduce_min_int(w->d, &ok, 1, "checkpoint status");
+    if (rc < 0)
+        return rc;
+    if (rc_mpi < 0)
+        return rc_mpi;
+    return ok ? TR_OK : tr_error_set(TR_EIO, "%s %s failed on another rank (see its message)", what, path);
+}
+
+/* Rank 0 writes one file from the shards gathered into host buffers. */
+static int save_gathered(tr_dist_gpt *w, const char *path, const tr_optim *opt, const tr_ckpt_state *st)
+{
+    tr_gpt *m = w->m;
+    int n_groups = 1 + tr_ckpt_n_optim_groups(&opt->cfg), rank = tr_dist_rank(w->d);
+    size_t n_shard = w->end - w->begin;
+    float *send = malloc(zmax(n_shard, 1) * sizeof(float)); /* host: MPI reads it, the device may be a GPU */
+    float *all = rank == 0 ? malloc((size_t)n_groups * w->n * sizeof(float)) : NULL; /* (n_groups, n) */
+    int rc = !send || (rank == 0 && !all) ? tr_error_set(TR_ENOMEM, "out of host memory gathering %s", path) : TR_OK;
+    if (rc == TR_OK && (opt->begin != w->begin || opt->end != w->end))
+        rc = tr_error_set(TR_EINVAL, "%s: the optimizer's range is not this rank's shard", path);
+    rc = agree(w, rc, "gathering", path); /* before the first collective: none is left waiting */
+    const float *dev[3] = {(float *)m->params_flat.data + w->begin, opt->m.data, opt->v.data};
+    const float *groups_host[3];
+    for (int g = 0; g < n_groups && rc == TR_OK; g++) {
+        if (n_shard)
+            m->be->copy_d2h(m->be, send, dev[g], n_shard * sizeof(float), 0);
+        groups_host[g] = all ? all + (size_t)g * w->n : NULL;
+        rc = tr_dist_gather_shards(w->d, send, w->n, all ? all + (size_t)g * w->n : NULL, 0, "gather checkpoint");
+    }
+    if (rc == TR_OK && rank == 0)
+        rc = tr_ckpt_save_host(path, m, opt, st, groups_host);
+    free(send);
+    free(all);
+    return rc;
+}
+
+int tr_dist_gpt_save(tr_dist_gpt *w, const char *path, bool full, const tr_optim *opt, const tr_ckpt_state *st)
+{
+    int rc = TR_OK, rank = tr_dist_rank(w->d);
+    if (!full && w->cfg.strategy == TR_DIST_DDP)
+        rc = tr_error_set(TR_EINVAL, "%s: DDP holds everything on every rank: its checkpoint is one full file", path);
+    else if (full && w->cfg.strategy == TR_DIST_DDP)
+        rc = rank == 0 ? tr_ckpt_save(path, w->m, opt, st) : TR_OK;
+    else if (full)
+        rc = save_gathered(w, path, opt, st);
+    else
+        rc = tr_ckpt_save_shard(path, w->m, opt, st,
+                                &(tr_ckpt_shard){rank, w->size, w->cfg.zero, w->begin, w->end});
+    return agree(w, rc, "saving", path);
+}
+
+int tr_dist_gpt_load(tr_dist_gpt *w, const char *path, tr_optim *opt, tr_ckpt_state *st)
+{
+    tr_ckpt_kind kind;
+    int n_saved, rank = tr_dist_rank(w->d);
+    int rc = tr_ckpt_locate(path, &kind, &n_saved);
+    if (rc == TR_OK && kind == TR_CKPT_SHARDED && w->cfg.strategy == TR_DIST_DDP)
+        rc = tr_error_set(TR_EINVAL, "%s is a sharded checkpoint (%s.rank0-of-%d ...), which DDP cannot resume: "
+                          "resume it with --dist fsdp on %d ranks, or gather it there with --save-format full",
+                          path, path, n_saved, n_saved);
+    else if (rc == TR_OK && kind == TR_CKPT_SHARDED)
+        rc = tr_ckpt_load_shard(path, w->m, opt, st, &(tr_ckpt_shard){rank, w->size, w->cfg.zero, w->begin, w->end});
+    else if (rc == TR_OK) /* a full file, or none: its loader names what is missing */
+        rc = tr_ckpt_load(path, w->m, opt, st);
+    if ((rc = agree(w, rc, "resuming from", path)) < 0)
+        return rc;
+    /* every rank at the same point: not shards of different saves */
+    int at[6] = {st->step < INT32_MAX ? (int)st->step : INT32_MAX, 0, opt->t, 0, (int)(st->seed % 2147483647u), 0};
+    at[1] = -at[0];
+    at[3] = -at[2];
+    at[5] = -at[4];
+    if ((rc = tr_dist_allreduce_min_int(w->d, at, 6, "checkpoint step")) < 0)
+        return rc;
+    if (at[0] != -at[1] || at[2] != -at[3] || at[4] != -at[5])
+        return tr_error_set(TR_EFORMAT, "the shards of %s were saved at different steps (%d to %d) or from different "
+                            "runs: a sharded checkpoint's files must come from one save", path, at[0], -at[1]);
+    return gather_params(w);
 }

@@ -20,6 +20,7 @@
 #ifndef TR_DIST_GPT_H
 #define TR_DIST_GPT_H
 
+#include "ckpt.h"
 #include "dist.h"
 #include "gpt.h"
 
@@ -63,6 +64,20 @@ int tr_dist_gpt_grad_sumsq(tr_dist_gpt *w, bool fused, double *sumsq, bool *fini
 int tr_dist_gpt_step_end(tr_dist_gpt *w, bool stepped);
 /* x averaged over the ranks (the loss for printing). */
 int tr_dist_gpt_mean(tr_dist_gpt *w, float *x);
+
+/* Checkpoints (ckpt.h), FSDP's two state-dict kinds. Collective: every
+ * rank calls, and every rank returns the same status (a rank that failed
+ * keeps its own message; the others say another rank failed).
+ * Save, full: the parameters and the optimizer's state (opt: this rank's
+ * range) gathered to rank 0, which writes one ordinary checkpoint at path
+ * (DDP: rank 0 writes what it holds). Sharded (FSDP only): every rank
+ * writes its shard, path.rank<r>-of-<N>. */
+int tr_dist_gpt_save(tr_dist_gpt *w, const char *path, bool full, const tr_optim *opt, const tr_ckpt_state *st);
+/* Resumes from a full checkpoint at path (each rank reads its range; ZeRO-1
+ * and 2 then all-gather the parameters) or a sharded one (each rank its
+ * own file; refused on another rank count, for DDP, or with a file
+ * missing). Refuses shards saved at different steps. */
+int tr_dist_gpt_load(tr_dist_gpt *w, const char *path, tr_optim *opt, tr_ckpt_state *st);
 
 /* Model-state memory per rank: what this trainer's buffers should take at
  * this stage (expected: fp32 parameters, fp32 gradients, the optimizer's

@@ -85,12 +85,12 @@ tests_integration_dist_test_LDFLAGS = $(AM_LDFLAGS) $(OPENMP_CFLAGS)
 tests_integration_dist_test_LDADD = trainer/libtrainer.la
 TESTS += tests/integration/dist_mpi.sh tests/integration/dist_watchdog.sh
 if HAVE_NVTX
-TESTS += tests/integration/dist_train.sh tests/integration/dist_train_failure.sh
+TESTS += tests/integration/dist_train.sh tests/integration/dist_train_failure.sh tests/integration/dist_ckpt.sh
 endif
 endif
 EXTRA_DIST += trainer/dist.h trainer/dist.c trainer/dist_gpt.h trainer/dist_gpt.c tests/integration/dist_mpi.sh \
 	tests/integration/dist_watchdog.sh tests/integration/dist_common.sh tests/integration/dist_train.sh \
-	tests/integration/dist_train_failure.sh bench/bench_dist.sh
+	tests/integration/dist_train_failure.sh tests/integration/dist_ckpt.sh bench/bench_dist.sh
 
 # The CUDA backend (trainer/backend_cuda.c, --backend cuda): only with the
 # CUDA toolkit, cuBLASLt and NVTX (the kernels library needs both). The

@@ -49,6 +49,7 @@ static const preset presets[] = {
 
 typedef struct options {
     const char *model, *data, *save, *resume, *preset;
+    const char *save_format; /* NULL: sharded under --dist fsdp, else full */
     int steps, batch, seq_len, n_layers, channels, n_heads, workers, threads;
     int eval_every, eval_batches, log_every, warmup, accum;
     double lr, weight_decay, val_fraction, loss_scale, init_scale, clip, ema, momentum;
@@ -86,7 +87,12 @@ static void usage(FILE *f)
             "  --log-every N       a log line every N steps when not on a terminal (default 10)\n"
             "  --mem-limit BYTES   the device's capacity for the caching allocator (K, M, G suffixes)\n"
             "  --save PATH         write a checkpoint (safetensors) at the end\n"
-            "  --resume PATH       continue from a checkpoint\n"
+            "  --save-format F     sharded (the default with --dist fsdp): each rank writes its shard of the\n"
+            "                      weights and optimizer state, PATH.rank<r>-of-<N>; full (the default\n"
+            "                      otherwise): gathered to rank 0 into one file at PATH, which one process,\n"
+            "                      DDP, or FSDP on any number of ranks resumes from\n"
+            "  --resume PATH       continue from a checkpoint: the file PATH, or under --dist fsdp on N ranks\n"
+            "                      the shards PATH.rank<r>-of-<N>\n"
             "\nOptimizations (each a switch; --preset sets several, later flags override it):\n"
             "  --preset NAME       baseline: fp32, no fusion, no loader workers, no checkpointing;\n"
             "                      optimized: the fastest settings measured on this backend\n"
@@ -219,6 +225,7 @@ static void parse(options *o, int argc, char **argv)
         else if (!strcmp(f, "--data")) o->data = v;
         else if (!strcmp(f, "--save")) o->save = v;
         else if (!strcmp(f, "--resume")) o->resume = v;
+        else if (!strcmp(f, "--save-format")) o->save_format = v;
         else if (!strcmp(f, "--steps")) o->steps = (int)parse_int(f, v, 0, INT_MAX);
         else if (!strcmp(f, "--batch")) o->batch = (int)parse_int(f, v, 1, 65536);
         else if (!strcmp(f, "--seq")) o->seq_len = (int)parse_int(f, v, 1, 65536);
@@ -460,6 +467,8 @@ static void dist_agree(tr_dist *d, const options *o, const tr_gpt *m, const tr_d
     SET("--bucket-mb", "%.9g", o->bucket_mb);
     SET("--dist-timeout", "%.9g", o->dist_timeout);
     SET("--resume", "%s", o->resume ? o->resume : "");
+    SET("--save", "%s", o->save ? o->save : "");
+    SET("--save-format", "%s", o->save_format);
     SET("parameters", "%zu", m->n_params);
 #undef SET
     if (tr_dist_agree(d, s, n) < 0) {
@@ -492,6 +501,71 @@ static void dist_check_flags(const options *o)
 #endif
 }
 
+/* ---- checkpoints: --save, --save-format, --resume ------------------------- */
+
+/* Sharded by default under --dist fsdp (FSDP's SHARDED_STATE_DICT), one
+ * full file otherwise; sharded needs --dist fsdp, the one mode with shards. */
+static void checkpoint_flags(options *o)
+{
+    bool fsdp = o->dist && !strcmp(o->dist, "fsdp");
+    static const char *const formats[] = {"sharded", "full"};
+    if (!o->save_format)
+        o->save_format = fsdp ? "sharded" : "full";
+    else if (!o->save) {
+        fprintf(stderr, "trainer: --save-format is the format of --save PATH, which is missing\n");
+        exit(2);
+    }
+    if (pick("--save-format", o->save_format, formats, 2, "sharded or full") == 0 && !fsdp) {
+        fprintf(stderr, "trainer: --save-format sharded needs --dist fsdp: %s holds everything in one process, "
+                        "and its checkpoint is one file\n", o->dist ? "ddp" : "a run without --dist");
+        exit(2);
+    }
+}
+
+/* A checkpoint not saved or resumed: each rank prints its reason (the
+ * ranks agreed on failing, so all stop here and MPI ends cleanly). */
+static void fail_checkpoint(tr_trainer *t)
+{
+#ifdef HAVE_MPI
+    if (t->dist) {
+        tr_dist *d = tr_dist_gpt_dist(t->dist);
+        fprintf(stderr, "trainer: rank %d: %s\n", tr_dist_rank(d), tr_error_last());
+        tr_trainer_release(t);
+        tr_dist_free(d);
+        exit(1);
+    }
+#endif
+    fprintf(stderr, "trainer: %s\n", tr_error_last());
+    exit(1);
+}
+
+static void save_checkpoint(const options *o, tr_trainer *t, int64_t step, uint64_t seed, int rank, int n_ranks)
+{
+    tr_ckpt_state cs = {.step = step, .seed = seed};
+    bool full = !strcmp(o->save_format, "full");
+    int rc;
+#ifdef HAVE_MPI
+    if (t->dist)
+        rc = tr_dist_gpt_save(t->dist, o->save, full, &t->opt, &cs);
+    else
+#endif
+        rc = tr_ckpt_save(o->save, t->model, &t->opt, &cs);
+    if (rc < 0)
+        fail_checkpoint(t);
+    if (rank != 0)
+        return;
+    if (full)
+        printf("trainer: saved %s%s\n", o->save, n_ranks > 1 && t->shard_end - t->shard_begin < t->model->n_params ?
+               " (gathered from every rank's shard)" : "");
+    else
+        printf("trainer: saved %s.rank0-of-%d to %s.rank%d-of-%d (one shard per rank)\n", o->save, n_ranks, o->save,
+               n_ranks - 1, n_ranks);
+    /* one checkpoint per name: what an earlier save of the other kind left would make --resume ambiguous */
+    int n_stale = tr_ckpt_remove_stale(o->save, full ? TR_CKPT_FULL : TR_CKPT_SHARDED, n_ranks);
+    if (n_stale > 0)
+        printf("trainer: removed %d file(s) an earlier checkpoint left at %s\n", n_stale, o->save);
+}
+
 int main(int argc, char **argv)
 {
     options o;
@@ -506,6 +580,7 @@ int main(int argc, char **argv)
     o.batch = B;
     o.seq_len = T;
     dist_check_flags(&o);
+    checkpoint_flags(&o);
     int rank = 0, n_ranks = 1; /* the loader yields n_ranks x B rows; this rank trains on its B */
 #ifdef HAVE_MPI
     tr_dist *dist = dist_start(&o);
@@ -514,11 +589,6 @@ int main(int argc, char **argv)
     if (dist) {
         rank = tr_dist_rank(dist);
         n_ranks = tr_dist_size(dist);
-        if (dist_cfg.strategy == TR_DIST_FSDP && (o.save || o.resume)) {
-            fprintf(stderr, "trainer: --save and --resume with --dist fsdp are not supported yet (the optimizer "
-                            "state is sharded); use --dist ddp to checkpoint\n");
-            tr_dist_abort(dist, 2);
-        }
     }
 #endif
 
@@ -554,7 +624,15 @@ int main(int argc, char **argv)
     uint64_t seed = o.seed;
     if (o.resume) {
         tr_ckpt_state st;
-        tr_check(tr_ckpt_load(o.resume, model, &trainer.opt, &st));
+        int rc;
+#ifdef HAVE_MPI
+        if (trainer.dist)
+            rc = tr_dist_gpt_load(trainer.dist, o.resume, &trainer.opt, &st); /* a full file or this rank's shard */
+        else
+#endif
+            rc = tr_ckpt_load(o.resume, model, &trainer.opt, &st);
+        if (rc < 0)
+            fail_checkpoint(&trainer);
         step0 = (int)st.step;
         seed = st.seed; /* the data order continues as the saved run drew it */
         fprintf(stderr, "trainer: resumed %s at step %d\n", o.resume, step0);
@@ -678,14 +756,9 @@ int main(int argc, char **argv)
                (c1.n_collectives - comm0.n_collectives) / steps, (c1.bytes - comm0.bytes) / 1048576.0 / steps, fl, ex,
                fl > 0 ? 100.0 * (fl - ex > 0 ? fl - ex : 0) / fl : 0.0);
     }
-    if (o.save && rank == 0) {
-#else
-    if (o.save) {
 #endif
-        tr_ckpt_state cs = {.step = end, .seed = seed};
-        tr_check(tr_ckpt_save(o.save, model, &trainer.opt, &cs));
-        printf("trainer: saved %s\n", o.save);
-    }
+    if (o.save)
+        save_checkpoint(&o, &trainer, end, seed, rank, n_ranks);
     tr_loader_free(train);
     tr_loader_free(val);
     tr_trainer_release(&trainer);
