@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <libgen.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -127,6 +128,9 @@ static void metadata(strbuf *b, const tr_gpt *m, const tr_optim *opt, const tr_c
     put(b, "{\"__metadata__\":{\"format\":\"%s\",\"shape\":\"%s\",\"optimizer\":\"%s\",\"step\":\"%" PRId64
         "\",\"optimizer_t\":\"%d\",\"seed\":\"%" PRIu64 "\"", sh ? SHARD_FORMAT : FORMAT, shape, optim_name(opt),
         st->step, opt->t, st->seed);
+    if (st->loss_scale > 0)
+        put(b, ",\"loss_scale\":\"%.9g\",\"loss_scale_good_steps\":\"%d\"", st->loss_scale,
+            st->loss_scale_good_steps);
     if (sh)
         put(b, ",\"rank\":\"%d\",\"ranks\":\"%d\",\"zero\":\"%d\",\"begin\":\"%zu\",\"end\":\"%zu\",\"n_params\":\"%zu\"",
             sh->rank, sh->n_ranks, sh->zero, sh->begin, sh->end, m->n_params);
@@ -416,12 +420,27 @@ static int read_groups(const ckfile *c, tr_backend *be, float *const *dev, int n
     return rc;
 }
 
-static void set_state(tr_gpt *m, tr_optim *opt, tr_ckpt_state *st, long long step, long long t, long long seed)
+static void set_state(const ckfile *c, tr_gpt *m, tr_optim *opt, tr_ckpt_state *st, long long step, long long t,
+                      long long seed)
 {
     m->params_lp_stale = true;
     opt->t = (int)t;
     st->step = step;
     st->seed = (uint64_t)seed;
+    /* the loss scaler's state, if the run that saved it had one (GradScaler.state_dict) */
+    st->loss_scale = 0;
+    st->loss_scale_good_steps = 0;
+    const char *p = strstr(c->header, "\"loss_scale\":\"");
+    long long good;
+    if (p) {
+        char *end;
+        double s = strtod(p + 14, &end);
+        if (*end == '"' && isfinite(s) && s > 0 && meta_num(c->header, "loss_scale_good_steps", &good) == 0 &&
+            good >= 0 && good <= INT32_MAX) {
+            st->loss_scale = s;
+            st->loss_scale_good_steps = (int)good;
+        }
+    }
 }
 
 int tr_ckpt_load(const char *path, tr_gpt *m, tr_optim *opt, tr_ckpt_state *st)
@@ -460,7 +479,7 @@ int tr_ckpt_load(const char *path, tr_gpt *m, tr_optim *opt, tr_ckpt_state *st)
     device_groups(m, opt, dev);
     if ((rc = read_groups(&c, m->be, dev, gs.n, m->n_params, opt->begin, opt->end - opt->begin)) < 0)
         goto cleanup;
-    set_state(m, opt, st, step, t, seed);
+    set_state(&c, m, opt, st, step, t, seed);
 cleanup:
     ck_close(&c);
     free(want.s);
@@ -527,7 +546,7 @@ int tr_ckpt_load_shard(const char *path, tr_gpt *m, tr_optim *opt, tr_ckpt_state
     device_groups(m, opt, dev);
     if ((rc = read_groups(&c, m->be, dev, gs.n, n_shard, 0, n_shard)) < 0)
         goto cleanup;
-    set_state(m, opt, st, step, t, seed);
+    set_state(&c, m, opt, st, step, t, seed);
 cleanup:
     ck_close(&c);
     free(want.s);

@@ -3,7 +3,8 @@
  * stacked as (L, ...)), AdamW's moments as "optimizer.m.<name>" and
  * "optimizer.v.<name>" (SGD's momentum as "optimizer.momentum.<name>"), and
  * in __metadata__ the optimizer, the step, the optimizer's step count,
- * the data seed (the loader's only state besides the step) and the shape.
+ * the data seed (the loader's only state besides the step), the shape and,
+ * with mixed precision, the loss scaler's scale and count of good steps.
  * PyTorch (safetensors.torch.load_file) and Hugging Face tools read it.
  *
  * Sharded checkpoints (FSDP's SHARDED_STATE_DICT) are one file per rank,
@@ -31,6 +32,8 @@
 typedef struct tr_ckpt_state {
     int64_t step;  /* steps done; the next batch index */
     uint64_t seed; /* the data order */
+    double loss_scale;         /* the loss scaler's scale; 0: none saved */
+    int loss_scale_good_steps; /* its good steps in a row */
 } tr_ckpt_state;
 
 /* One rank's part of a sharded checkpoint. */

@@ -542,6 +542,10 @@ static void fail_checkpoint(tr_trainer *t)
 static void save_checkpoint(const options *o, tr_trainer *t, int64_t step, uint64_t seed, int rank, int n_ranks)
 {
     tr_ckpt_state cs = {.step = step, .seed = seed};
+    if (t->scaler.dynamic) { /* a resumed fp16 run goes on with the scale it had learned */
+        cs.loss_scale = t->scaler.scale;
+        cs.loss_scale_good_steps = t->scaler.good_steps;
+    }
     bool full = !strcmp(o->save_format, "full");
     int rc;
 #ifdef HAVE_MPI
@@ -635,6 +639,10 @@ int main(int argc, char **argv)
             fail_checkpoint(&trainer);
         step0 = (int)st.step;
         seed = st.seed; /* the data order continues as the saved run drew it */
+        if (trainer.scaler.dynamic && st.loss_scale > 0) {
+            trainer.scaler.scale = (float)st.loss_scale;
+            trainer.scaler.good_steps = st.loss_scale_good_steps;
+        }
         fprintf(stderr, "trainer: resumed %s at step %d\n", o.resume, step0);
     }
     int end = step0 + o.steps;

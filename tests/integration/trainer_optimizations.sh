@@ -34,6 +34,15 @@ assert len(scales) == 12 and scales[0] == 1e9, f"one loss-scale mark per step: {
 assert len(recompute) == 12 * 2, "a recompute range per block per step"
 PY
 
+# the loss scaler's state survives a checkpoint, as GradScaler.state_dict does
+"$TRAINER" --amp fp16 --init-scale 1e9 --steps 10 --eval-every 0 --save "$WORK/fp16.st" >"$WORK/save.log" 2>&1 ||
+    { cat "$WORK/save.log"; fail "an fp16 run with --save"; }
+saved=$(sed -n 's/^trainer: loss scale \([^ ]*\) at the end.*/\1/p' "$WORK/save.log")
+"$TRAINER" --amp fp16 --steps 1 --eval-every 0 --resume "$WORK/fp16.st" >"$WORK/resume.log" 2>&1 ||
+    { cat "$WORK/resume.log"; fail "resuming the fp16 run"; }
+grep -q "^step 11/11 .* scale $saved " "$WORK/resume.log" ||
+    { cat "$WORK/resume.log"; fail "the resumed run does not continue at the saved loss scale $saved"; }
+
 for p in baseline optimized; do
     "$GTRACE" -o "$WORK/$p.sqlite" "$TRAINER" --preset $p --steps 10 --eval-every 0 >"$WORK/$p.log" 2>&1 ||
         { cat "$WORK/$p.log"; fail "gtrace on --preset $p"; }
