@@ -11,6 +11,22 @@
 #include <omp.h>
 #endif
 
+/* [*lo, *hi) of [begin, end) for the calling thread of the team, contiguous and
+ * fixed by the team size; *nt and *id say which part it is. */
+static void thread_part(size_t begin, size_t end, size_t *lo, size_t *hi, int *nt, int *id)
+{
+#ifdef _OPENMP
+    *nt = omp_get_num_threads();
+    *id = omp_get_thread_num();
+#else
+    *nt = 1;
+    *id = 0;
+#endif
+    size_t n = end - begin;
+    *lo = begin + n * (size_t)*id / (size_t)*nt;
+    *hi = begin + n * (size_t)(*id + 1) / (size_t)*nt;
+}
+
 void op_adamw_fused_cpu(float *param, const float *grad, float *m, float *v, const size_t *bounds,
                         const float *decay, int n_ranges, float lr, float beta1, float beta2, float eps,
                         float grad_scale, int t)
@@ -20,12 +36,9 @@ void op_adamw_fused_cpu(float *param, const float *grad, float *m, float *v, con
 #pragma omp parallel
     {
         /* each thread walks its contiguous part, finding the range once */
-#ifdef _OPENMP
-        int nt = omp_get_num_threads(), id = omp_get_thread_num();
-#else
-        int nt = 1, id = 0;
-#endif
-        size_t n = end - begin, lo = begin + n * id / nt, hi = begin + n * (id + 1) / nt;
+        size_t lo, hi;
+        int nt, id;
+        thread_part(begin, end, &lo, &hi, &nt, &id);
         int r = 0;
         while (r + 1 < n_ranges && bounds[r + 1] <= lo)
             r++;
@@ -66,15 +79,15 @@ static double sumsq_parts(const float *x, size_t n, int *finite)
     int ok_part[MAX_PARTS], n_parts = 1;
 #pragma omp parallel
     {
-#ifdef _OPENMP
-        int nt = omp_get_num_threads(), id = omp_get_thread_num();
-#else
-        int nt = 1, id = 0;
-#endif
-        if (nt > MAX_PARTS)
+        size_t lo, hi;
+        int nt, id;
+        thread_part(0, n, &lo, &hi, &nt, &id);
+        if (nt > MAX_PARTS) { /* more threads than parts: the first MAX_PARTS split the work */
             nt = MAX_PARTS;
+            lo = n * (size_t)id / MAX_PARTS;
+            hi = n * (size_t)(id + 1) / MAX_PARTS;
+        }
         if (id < nt) {
-            size_t lo = n * id / nt, hi = n * (id + 1) / nt;
             double s = 0;
             int ok = 1;
             for (size_t i = lo; i < hi; i++) {

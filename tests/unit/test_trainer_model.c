@@ -7,6 +7,7 @@
 #include "error.h"
 #include "gpt.h"
 #include "gt_test.h"
+#include "trainer_fixture.h"
 #include "optim.h"
 
 #include <math.h>
@@ -17,34 +18,9 @@
 
 enum { B = 2, T = 8 };
 
-typedef struct fixture {
-    tr_backend *be;
-    tr_alloc *alloc;
-    tr_gpt *m;
-} fixture;
-
-static void setup(fixture *f, uint64_t seed)
-{
-    tr_gpt_config c = {.max_seq_len = T, .vocab_size = 256, .n_layers = 2, .n_heads = 2, .channels = 16};
-    tr_gpt_config_finish(&c);
-    f->be = tr_backend_cpu(0);
-    CU_ASSERT_EQUAL_FATAL(tr_alloc_new(&f->alloc, &f->be->mem, 0), TR_OK);
-    CU_ASSERT_EQUAL_FATAL(tr_gpt_new(&f->m, &c, f->be, f->alloc, seed), TR_OK);
-}
-
-static void teardown(fixture *f)
-{
-    tr_gpt_free(f->m);
-    tr_alloc_free(f->alloc);
-}
-
-static void tokens(int32_t *in, int32_t *tg, unsigned salt)
-{
-    for (int i = 0; i < B * T; i++) {
-        in[i] = (int32_t)((i * 37u + salt * 11u) % 256);
-        tg[i] = (int32_t)((i * 53u + salt * 7u + 1) % 256);
-    }
-}
+static void setup(fixture *f, uint64_t seed) { fixture_setup(f, 16, T, seed); }
+static void teardown(fixture *f) { fixture_teardown(f); }
+static void tokens(int32_t *in, int32_t *tg, unsigned salt) { fixture_tokens(in, tg, B * T, salt); }
 
 static void test_trainer_model__initial_loss(void)
 {

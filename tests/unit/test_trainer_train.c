@@ -8,6 +8,7 @@
 #include "error.h"
 #include "gpt.h"
 #include "gt_test.h"
+#include "trainer_fixture.h"
 #include "optim.h"
 #include "scaler.h"
 #include "train.h"
@@ -19,34 +20,8 @@
 
 enum { B = 4, T = 16 };
 
-typedef struct fixture {
-    tr_backend *be;
-    tr_alloc *alloc;
-    tr_gpt *m;
-} fixture;
-
-static void setup(fixture *f, uint64_t seed)
-{
-    tr_gpt_config c = {.max_seq_len = T, .vocab_size = 256, .n_layers = 2, .n_heads = 2, .channels = 32};
-    tr_gpt_config_finish(&c);
-    f->be = tr_backend_cpu(0);
-    CU_ASSERT_EQUAL_FATAL(tr_alloc_new(&f->alloc, &f->be->mem, 0), TR_OK);
-    CU_ASSERT_EQUAL_FATAL(tr_gpt_new(&f->m, &c, f->be, f->alloc, seed), TR_OK);
-}
-
-static void teardown(fixture *f)
-{
-    tr_gpt_free(f->m);
-    tr_alloc_free(f->alloc);
-}
-
-static void tokens(int32_t *in, int32_t *tg, int n, unsigned salt)
-{
-    for (int i = 0; i < n; i++) {
-        in[i] = (int32_t)((i * 37u + salt * 11u) % 256);
-        tg[i] = (int32_t)((i * 53u + salt * 7u + 1) % 256);
-    }
-}
+static void setup(fixture *f, uint64_t seed) { fixture_setup(f, 32, T, seed); }
+static void teardown(fixture *f) { fixture_teardown(f); }
 
 /* One forward and backward on a fresh model with the given switches; the
  * gradients (n_params floats) and the loss come back. */
@@ -67,7 +42,7 @@ static run grads_of(tr_dtype amp, tr_gpt_checkpoint ckpt, bool fuse, int batch, 
     f.m->fuse = fuse;
     int n_tok = batch * accum * T;
     int32_t *in = malloc(n_tok * sizeof *in), *tg = malloc(n_tok * sizeof *tg);
-    tokens(in, tg, n_tok, 1);
+    fixture_tokens(in, tg, n_tok, 1);
     run r = {.n = f.m->n_params};
     tr_gpt_zero_grad(f.m);
     f.m->dloss = 1.0f / accum;
@@ -186,7 +161,7 @@ static void test_trainer_train__amp_stores_low_precision(void)
     setup(&f, 7);
     CU_ASSERT_EQUAL(tr_gpt_set_amp(f.m, TR_BF16), TR_OK);
     int32_t in[B * T], tg[B * T];
-    tokens(in, tg, B * T, 1);
+    fixture_tokens(in, tg, B * T, 1);
     float loss;
     CU_ASSERT_EQUAL(tr_gpt_forward(f.m, in, tg, B, T, true, &loss), TR_OK);
     const uint16_t *q = f.m->blocks[0].qkv.data;
@@ -204,7 +179,7 @@ static void test_trainer_train__set_to_none_needs_no_memset(void)
     fixture f;
     setup(&f, 7);
     int32_t in[B * T], tg[B * T];
-    tokens(in, tg, B * T, 1);
+    fixture_tokens(in, tg, B * T, 1);
     float *g = f.m->grads_flat.data;
     for (size_t i = 0; i < f.m->n_params; i++)
         g[i] = NAN; /* stale garbage: set_to_none must overwrite every element */
