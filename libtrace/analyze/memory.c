@@ -32,6 +32,7 @@ typedef struct replay {
     const an_model *m;
     rec *recs; size_t n_recs, cap_recs;
     live_map live[3];
+    live_map heap_blocks; /* heap id -> its live blocks, so a heap's end frees them */
     bool has_blocks, has_segments, has_device;
     int64_t allocated, reserved;
     int64_t peak_alloc, peak_alloc_ns, peak_res, peak_res_ns, res_at_peak_alloc;
@@ -121,6 +122,17 @@ static void replay_free(replay *rp)
     free(rp->recs);
     for (int k = 0; k < 3; k++)
         map_clear(&rp->live[k]);
+    map_clear(&rp->heap_blocks);
+}
+
+static int count_heap_block(replay *rp, uint64_t heap, int64_t delta)
+{
+    int64_t slot = map_find(&rp->heap_blocks, heap);
+    if (slot >= 0) {
+        rp->heap_blocks.vals[slot] += delta;
+        return 0;
+    }
+    return map_put(&rp->heap_blocks, heap, delta > 0 ? delta : 0);
 }
 
 static int log_one(replay *rp, int8_t action, const rec *r, int64_t t_ns, int64_t bytes)
@@ -183,6 +195,9 @@ static void account(replay *rp, int8_t kind, int64_t delta, int64_t t_ns)
 static int end_rec(replay *rp, int64_t idx, int64_t t_ns)
 {
     rec *r = &rp->recs[idx];
+    int rc;
+    if (r->kind == REC_BLOCK && (rc = count_heap_block(rp, r->heap, -1)) < 0)
+        return rc;
     r->end_ns = t_ns;
     account(rp, r->kind, -r->bytes, t_ns);
     return log_rec(rp, r, false, t_ns, r->bytes);
@@ -196,19 +211,26 @@ static int replay_event(replay *rp, const an_mem *e)
     live_map *mp = &rp->live[kind];
     int rc;
     rp->n_ops[e->op]++;
-    if (e->op == AN_HEAP_RESET) {
-        /* every live block of this heap goes back */
-        for (size_t h = 0; h < mp->cap; h++) {
-            if (mp->vals[h] >= 0 && rp->recs[mp->vals[h]].heap == e->heap) {
-                if ((rc = end_rec(rp, mp->vals[h], e->t_ns)) < 0)
+    int64_t hb = e->op == AN_HEAP_RESET || e->op == AN_SEG_FREE ? map_find(&rp->heap_blocks, e->heap) : -1;
+    if (hb >= 0 && rp->heap_blocks.vals[hb] > 0) {
+        /* every live block of this heap goes back: on a reset, and when the
+         * heap itself is destroyed (nvtxMemHeapUnregister) */
+        live_map *bm = &rp->live[REC_BLOCK];
+        for (size_t h = 0; h < bm->cap; h++) {
+            if (bm->vals[h] >= 0 && rp->recs[bm->vals[h]].heap == e->heap) {
+                if ((rc = end_rec(rp, bm->vals[h], e->t_ns)) < 0)
                     return rc;
-                mp->vals[h] = -2;
+                bm->vals[h] = -2;
             }
         }
-        return 0;
     }
+    if (e->op == AN_HEAP_RESET)
+        return 0;
     bool alloc = e->op == AN_BLOCK_ALLOC || e->op == AN_SEG_ALLOC || e->op == AN_DEV_ALLOC;
-    uint64_t key = kind == REC_SEGMENT ? (e->address ? e->address : e->heap) : e->address;
+    /* A heap is known by its handle: nvtxMemHeapUnregister gives no address.
+     * Its record keeps the address it was registered with. */
+    uint64_t key = kind == REC_SEGMENT ? (e->heap ? e->heap : e->address) : e->address;
+    uint64_t address = kind == REC_SEGMENT && e->address == 0 ? e->heap : e->address;
     int64_t slot = map_find(mp, key);
     if (!alloc) {
         if (slot >= 0) {
@@ -235,8 +257,9 @@ static int replay_event(replay *rp, const an_mem *e)
         rp->recs = nr;
         rp->cap_recs = ncap;
     }
-    rp->recs[rp->n_recs] = (rec){e->t_ns, AN_ALIVE, key, e->heap, e->bytes, e->tid, e->callchain, e->stream, kind};
-    if ((rc = map_put(mp, key, (int64_t)rp->n_recs)) < 0)
+    rp->recs[rp->n_recs] = (rec){e->t_ns, AN_ALIVE, address, e->heap, e->bytes, e->tid, e->callchain, e->stream, kind};
+    if ((rc = map_put(mp, key, (int64_t)rp->n_recs)) < 0 ||
+        (kind == REC_BLOCK && (rc = count_heap_block(rp, e->heap, 1)) < 0))
         return rc;
     rp->n_recs++;
     account(rp, kind, e->bytes, e->t_ns);

@@ -3,6 +3,10 @@
  *   analyze_export synth OUT.sqlite   a small trace with steps, kernels, copies,
  *                                     NVTX ranges, a caching allocator's heap
  *                                     and blocks, and names that need escaping
+ *   analyze_export memedge OUT.sqlite an allocator at its edges: 1,500 blocks
+ *                                     come and go, a heap is destroyed with a
+ *                                     block still in it, blocks of a heap that
+ *                                     was never registered
  * Exits 0, or 1 with the store's message. */
 #include "gt_analyze.h"
 
@@ -116,13 +120,59 @@ cleanup:
     return rc;
 }
 
+static int heap_ev(gt_writer *w, int64_t t, int op, uint64_t heap, uint64_t addr, int64_t bytes)
+{
+    gt_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.kind = GT_EV_HEAP;
+    ev.u.heap = (gt_heap_event){t, gt_global_tid(777, 778), op, heap, addr, bytes, 1, 1, 0, 0, 0};
+    return gt_writer_add(w, &ev);
+}
+
+static int memedge(const char *path)
+{
+    const uint64_t H1 = 0x7f0000000000ULL, H2 = 0x7f1000000000ULL, LOST = 0x7e0000000000ULL;
+    gt_writer *w = NULL;
+    int rc = gt_writer_open(&w, path, GT_WRITE_OVERWRITE);
+    if (rc < 0)
+        return rc;
+    int64_t t = 1000;
+    if ((rc = gt_writer_begin(w)) < 0 || (rc = gt_writer_add_process(w, 777, "memedge")) < 0 ||
+        (rc = heap_ev(w, t++, GT_HEAP_REGISTER, 1, H1, 16 * MIB)) < 0 ||
+        (rc = heap_ev(w, t++, GT_HEAP_REGISTER, 2, H2, 8 * MIB)) < 0)
+        goto cleanup;
+    for (int i = 0; i < 1500 && rc == 0; i++) { /* small blocks come and go */
+        uint64_t a = H1 + (uint64_t)(i % 8) * 4096;
+        rc = heap_ev(w, t++, GT_REGION_REGISTER, 1, a, 4096);
+        if (rc == 0)
+            rc = heap_ev(w, t++, GT_REGION_UNREGISTER, 1, a, 0);
+    }
+    /* a heap destroyed with a block still in it (the handle only, as nvtxMemHeapUnregister) */
+    if (rc < 0 || (rc = heap_ev(w, t++, GT_REGION_REGISTER, 2, H2 + MIB, 2 * MIB)) < 0 ||
+        (rc = heap_ev(w, t++, GT_HEAP_UNREGISTER, 2, 0, 0)) < 0)
+        goto cleanup;
+    /* blocks of a heap never registered: one freed, one kept */
+    if ((rc = heap_ev(w, t++, GT_REGION_REGISTER, 3, LOST, MIB)) < 0 ||
+        (rc = heap_ev(w, t++, GT_REGION_REGISTER, 3, LOST + 4 * MIB, 3 * MIB)) < 0 ||
+        (rc = heap_ev(w, t++, GT_REGION_UNREGISTER, 3, LOST, 0)) < 0)
+        goto cleanup;
+    /* and one live block in the heap that stays */
+    if ((rc = heap_ev(w, t++, GT_REGION_REGISTER, 1, H1 + 8 * MIB, MIB)) < 0 || (rc = gt_writer_commit(w)) < 0)
+        goto cleanup;
+    rc = gt_writer_close(w);
+    w = NULL;
+cleanup:
+    gt_writer_free(w);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
-    if (argc != 3 || strcmp(argv[1], "synth") != 0) {
-        fprintf(stderr, "usage: %s synth OUT.sqlite\n", argv[0]);
+    if (argc != 3 || (strcmp(argv[1], "synth") != 0 && strcmp(argv[1], "memedge") != 0)) {
+        fprintf(stderr, "usage: %s synth|memedge OUT.sqlite\n", argv[0]);
         return 2;
     }
-    if (synth(argv[2]) < 0) {
+    if ((strcmp(argv[1], "synth") == 0 ? synth(argv[2]) : memedge(argv[2])) < 0) {
         fprintf(stderr, "analyze_export: %s\n", gt_error_last());
         return 1;
     }

@@ -15,14 +15,73 @@ DIR=$(mktemp -d "${GT_TMPDIR:-/tmp}/gt-analyze-export-XXXXXX")
 trap 'rm -rf "$DIR"' EXIT
 
 "$TOOL" synth "$DIR/s.sqlite"
+"$TOOL" memedge "$DIR/m.sqlite"
+export_as "$DIR/m.sqlite" memviz "$DIR/m.pickle"
 export_as "$DIR/s.sqlite" chrome "$DIR/s.json"
 export_as "$DIR/s.sqlite" memviz "$DIR/s.pickle"
 "$GTRACE" report --json "$DIR/s.sqlite" > "$DIR/r.json"
 export_as "$DIR/s.sqlite" csv "$DIR/csv"
 
 python3 - "$DIR" <<'PY'
-import csv, json, pickle, sys
+import csv, json, pickle, pickletools, sys
 d = sys.argv[1]
+
+def viewer_invariants(path):
+    """What PyTorch's memory_viz page needs of a snapshot (checked against
+    its MemoryViz.js, see bench/results/2026-11-21-memviz.md): blocks tile
+    their segment; every block lives inside a segment at every moment of the
+    trace; the trace, replayed, ends in the snapshot's state; no APPENDS of
+    more than 1,000 items (the page's unpickler spreads one onto the stack)."""
+    raw = open(path, "rb").read()
+    s = pickle.loads(raw)
+    levels = []
+    for op, arg, pos in pickletools.genops(raw):
+        if op.name == "MARK":
+            levels.append(0)
+        elif op.name in ("APPENDS", "SETITEMS"):
+            n = levels.pop()
+            assert op.name != "APPENDS" or n <= 1000, (path, pos, n)
+        elif levels:
+            levels[-1] += len(op.stack_after) - len(op.stack_before)
+    for seg in s["segments"]:
+        assert sum(b["size"] for b in seg["blocks"]) == seg["total_size"], seg["address"]
+        at = seg["address"]
+        for b in seg["blocks"]:
+            assert b["address"] == at and b["requested_size"] <= b["size"]
+            at += b["size"]
+        assert seg["allocated_size"] == sum(b["size"] for b in seg["blocks"] if b["state"] == "active_allocated")
+    segs, blocks = {}, {}
+    def inside(a, n):
+        return any(sa <= a and a + n <= sa + sn for sa, sn in segs.items())
+    for e in s["device_traces"][0]:
+        a, n = e["addr"], e["size"]
+        if e["action"] == "segment_alloc":
+            segs[a] = n
+        elif e["action"] == "segment_free":
+            assert not any(sa <= b < sa + segs[a] for b in blocks for sa in [a]), "segment freed under a live block"
+            del segs[a]
+        elif e["action"] == "alloc":
+            assert inside(a, n), ("block outside every segment", e)
+            blocks[a] = n
+        elif e["action"] == "free_completed":
+            del blocks[a]
+    assert segs == {g["address"]: g["total_size"] for g in s["segments"]}, (segs, s["segments"])
+    live = {b["address"]: b["size"] for g in s["segments"] for b in g["blocks"] if b["state"] == "active_allocated"}
+    assert blocks == live, (blocks, live)
+    return s
+
+m = viewer_invariants(d + "/m.pickle")
+acts = [e["action"] for e in m["device_traces"][0]]
+assert acts.count("alloc") == 1500 + 4 and acts.count("free_completed") == 1500 + 2, acts.count("alloc")
+# the destroyed heap: its block freed, then the segment
+tail = [(e["action"], e["addr"]) for e in m["device_traces"][0] if e["addr"] in (0x7f1000000000 + (1 << 20), 0x7f1000000000)]
+assert [x for x, _ in tail] == ["segment_alloc", "alloc", "free_requested", "free_completed", "segment_free"], tail
+# the blocks of the unregistered heap: each in a segment of its own
+own = [g for g in m["segments"] if g["address"] == 0x7e0000000000 + (4 << 20)]
+assert len(own) == 1 and own[0]["total_size"] == 3 << 20 and own[0]["blocks"][0]["state"] == "active_allocated"
+assert len(m["segments"]) == 2 and sum(g["allocated_size"] for g in m["segments"]) == 4 << 20
+print("memviz at the allocator's edges: ok")
+
 t = json.load(open(d + "/s.json", encoding="utf-8"))
 ev = t["traceEvents"]
 cats = {}
@@ -81,7 +140,7 @@ assert all(e["ph"] == "i" and e["cat"] == "cpu_instant_event" and e["pid"] == 77
 assert [e["args"]["Total Allocated"] for e in mem] == [1 << 20, 2 << 20, 1 << 20, 2 << 20, 1 << 20, 2 << 20]
 assert all(e["args"]["Total Reserved"] == 64 << 20 and e["args"]["Device Type"] == 1 for e in mem)
 
-s = pickle.load(open(d + "/s.pickle", "rb"))
+s = viewer_invariants(d + "/s.pickle")
 assert set(s) >= {"segments", "device_traces"}, s.keys()
 seg = s["segments"]
 assert len(seg) == 1

@@ -213,6 +213,41 @@ static void test_analyze_memory__heap_reset(void)
     gt_trace_free(t);
 }
 
+/* nvtxMemHeapUnregister names the heap by its handle only (address 0, as
+ * the capture writes it): its segment goes, and so do the blocks still in it. */
+static void test_analyze_memory__heap_unregister(void)
+{
+    fx f;
+    fx_open(&f, "unregister.sqlite");
+    fx_heap(&f, 1 * US, GT_HEAP_REGISTER, 1, HEAP1, 64 * MIB);
+    fx_heap(&f, 2 * US, GT_HEAP_REGISTER, 2, HEAP2, 32 * MIB);
+    fx_heap(&f, 10 * US, GT_REGION_REGISTER, 1, HEAP1, MIB);
+    fx_heap(&f, 11 * US, GT_REGION_REGISTER, 1, HEAP1 + MIB, 2 * MIB);
+    fx_heap(&f, 12 * US, GT_REGION_REGISTER, 2, HEAP2, 4 * MIB);
+    fx_heap(&f, 20 * US, GT_REGION_UNREGISTER, 1, HEAP1, 0);
+    fx_heap(&f, 30 * US, GT_HEAP_UNREGISTER, 1, 0, 0); /* one block still in it */
+    gt_trace *t = fx_close(&f);
+    gt_report *r = fx_report(t, NULL);
+    CU_ASSERT_EQUAL(r->memory.peak_allocated_bytes, 7 * MIB);
+    CU_ASSERT_EQUAL(r->memory.peak_reserved_bytes, 96 * MIB);
+    CU_ASSERT_EQUAL(r->memory.end_allocated_bytes, 4 * MIB);
+    CU_ASSERT_EQUAL(r->memory.end_reserved_bytes, 32 * MIB);
+    gt_report_free(r);
+    gt_mem_state *st = NULL;
+    CU_ASSERT_EQUAL_FATAL(gt_memory_state_at(&st, t, 25 * US), 0);
+    CU_ASSERT_EQUAL(st->n_segments, 2);
+    CU_ASSERT_EQUAL(st->allocated_bytes, 6 * MIB);
+    gt_mem_state_free(st);
+    CU_ASSERT_EQUAL_FATAL(gt_memory_state_at(&st, t, 40 * US), 0);
+    CU_ASSERT_EQUAL(st->n_segments, 1);
+    CU_ASSERT_EQUAL(st->segments[0].address, HEAP2);
+    CU_ASSERT_EQUAL(st->n_blocks, 1);
+    CU_ASSERT_EQUAL(st->n_unplaced, 0);
+    CU_ASSERT_EQUAL(st->reserved_bytes, 32 * MIB);
+    gt_mem_state_free(st);
+    gt_trace_free(t);
+}
+
 static const gt_test_case cases[] = {
     {"test_analyze_memory__peaks_and_fragmentation", test_analyze_memory__peaks_and_fragmentation},
     {"test_analyze_memory__leak_and_spike", test_analyze_memory__leak_and_spike},
@@ -220,6 +255,7 @@ static const gt_test_case cases[] = {
     {"test_analyze_memory__state_at_time_and_step", test_analyze_memory__state_at_time_and_step},
     {"test_analyze_memory__device_allocations", test_analyze_memory__device_allocations},
     {"test_analyze_memory__heap_reset", test_analyze_memory__heap_reset},
+    {"test_analyze_memory__heap_unregister", test_analyze_memory__heap_unregister},
     {NULL, NULL},
 };
 
