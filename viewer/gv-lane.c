@@ -2,7 +2,9 @@
  * Nothing here locks: the caller holds the model's lock while it walks. */
 #include "gv-lane.h"
 
+#include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 size_t gv_lane_lower_bound(const GvLane *l, size_t from, int64_t t_ns)
 {
@@ -27,27 +29,34 @@ size_t gv_lane_first_visible(const GvLane *l, int64_t t_ns)
     return i;
 }
 
-size_t gv_lane_walk(const GvLane *l, int64_t t0_ns, int64_t t1_ns, double ns_per_px, double min_px,
-                    GvBoxFunc visit, void *data)
+static int64_t dur(const GvItem *it) { return it->end_ns - it->start_ns; }
+
+/* Item by item: an item narrower than min_ns starts a run, one more binary
+ * search jumps to the first item starting min_ns later; the run's items are
+ * then summed (zoomed in, a run holds a few pixels' worth of items). */
+static size_t walk_items(const GvLane *l, int64_t t0_ns, int64_t t1_ns, int64_t min_ns, GvBoxFunc visit,
+                         void *data)
 {
     size_t n_boxes = 0;
-    if (l->n == 0 || ns_per_px <= 0)
-        return 0;
-    const int64_t min_ns = (int64_t)(ns_per_px * min_px) + 1;
     size_t i = gv_lane_first_visible(l, t0_ns);
     while (i < l->n && l->items[i].start_ns < t1_ns) {
         const GvItem *it = &l->items[i];
-        GvBox b = {it->start_ns, it->end_ns, i, 1};
-        if (it->end_ns - it->start_ns < min_ns) {
-            /* Everything that starts within min_px of this item joins it. */
+        GvBox b = {it->start_ns, it->end_ns, i, 1, dur(it), i};
+        if (dur(it) < min_ns) {
+            /* Everything that starts within min_ns of this item joins it. */
             size_t j = gv_lane_lower_bound(l, i + 1, it->start_ns + min_ns);
             /* In a lane without overlaps only the run's last item can be wide (the
              * next ones start after it ends): it is drawn on its own, not hidden. */
-            if (j > i + 1 && l->items[j - 1].end_ns - l->items[j - 1].start_ns >= min_ns)
+            if (j > i + 1 && dur(&l->items[j - 1]) >= min_ns)
                 j--;
-            for (size_t k = j; k-- > i + 1 && k + 4 > j;) /* the last few may end later */
-                if (l->items[k].end_ns > b.end_ns)
-                    b.end_ns = l->items[k].end_ns;
+            for (size_t k = i + 1; k < j; k++) {
+                const GvItem *x = &l->items[k];
+                b.busy_ns += dur(x);
+                if (x->end_ns > b.end_ns)
+                    b.end_ns = x->end_ns;
+                if (dur(x) > dur(&l->items[b.dominant]))
+                    b.dominant = k;
+            }
             b.count = j - i;
             i = j;
         } else {
@@ -59,6 +68,248 @@ size_t gv_lane_walk(const GvLane *l, int64_t t0_ns, int64_t t1_ns, double ns_per
         }
     }
     return n_boxes;
+}
+
+int gv_lane_lod_level(const GvLane *l, double ns_per_px)
+{
+    const GvLod *d = &l->lod;
+    if (d->n_levels == 0 || d->n_items != l->n || ns_per_px < 1)
+        return -1;
+    int s = ilogb(ns_per_px); /* buckets at most a pixel wide */
+    if (s < d->shift)
+        return -1;
+    return s - d->shift < d->n_levels ? s - d->shift : d->n_levels - 1;
+}
+
+/* A merged box being built from buckets (and, around a wide item, from items). */
+typedef struct run {
+    GvBox b;
+    int64_t limit_ns, dom_weight; /* buckets starting before limit_ns join */
+    int active;
+} run;
+
+static void run_add_items(const GvLane *l, run *r, size_t from, size_t to, int64_t min_ns)
+{
+    for (size_t k = from; k < to; k++) {
+        const GvItem *x = &l->items[k];
+        if (!r->active) {
+            r->b = (GvBox){x->start_ns, x->end_ns, k, 0, 0, k};
+            r->limit_ns = x->start_ns + min_ns;
+            r->dom_weight = -1;
+            r->active = 1;
+        }
+        r->b.count++;
+        r->b.busy_ns += dur(x);
+        if (x->end_ns > r->b.end_ns)
+            r->b.end_ns = x->end_ns;
+        if (dur(x) > r->dom_weight) {
+            r->dom_weight = dur(x);
+            r->b.dominant = k;
+        }
+    }
+}
+
+static size_t run_flush(const GvLane *l, run *r, int64_t t0_ns, GvBoxFunc visit, void *data)
+{
+    if (!r->active)
+        return 0;
+    r->active = 0;
+    r->b.start_ns = l->items[r->b.first].start_ns;
+    if (r->b.end_ns <= t0_ns)
+        return 0;
+    visit(l, &r->b, data);
+    return 1;
+}
+
+/* From the pyramid's level k (buckets at most a pixel wide): consecutive
+ * buckets within min_ns of a run's start join it; a bucket whose longest
+ * item is wide splits: that item is a box of its own. */
+static size_t walk_lod(const GvLane *l, int k, int64_t t0_ns, int64_t t1_ns, int64_t min_ns, GvBoxFunc visit,
+                       void *data)
+{
+    const GvLod *d = &l->lod;
+    const GvBucket *bk = d->lv[k];
+    const size_t nb = d->n[k];
+    const int s = d->shift + k;
+    size_t n_boxes = 0;
+    size_t b = t0_ns <= d->origin_ns ? 0 : (size_t)((t0_ns - d->origin_ns) >> s);
+    if (b >= nb) /* everything starts before t0: only long items can show */
+        return walk_items(l, t0_ns, t1_ns, min_ns, visit, data);
+    /* Items starting before this bucket and still running at t0 (a long range): boxes of their own. */
+    for (size_t i = gv_lane_first_visible(l, t0_ns); i < bk[b].first; i++) {
+        GvBox one = {l->items[i].start_ns, l->items[i].end_ns, i, 1, dur(&l->items[i]), i};
+        visit(l, &one, data);
+        n_boxes++;
+    }
+    run r = {.active = 0};
+    for (; b < nb; b++) {
+        int64_t bs = d->origin_ns + ((int64_t)b << s);
+        if (bs >= t1_ns)
+            break;
+        size_t f = bk[b].first, e = b + 1 < nb ? bk[b + 1].first : d->n_items;
+        if (f == e)
+            continue;
+        if (r.active && bs >= r.limit_ns)
+            n_boxes += run_flush(l, &r, t0_ns, visit, data);
+        size_t w = bk[b].longest;
+        if (bk[b].end_ns - bs >= min_ns && dur(&l->items[w]) >= min_ns) {
+            run_add_items(l, &r, f, w, min_ns);
+            n_boxes += run_flush(l, &r, t0_ns, visit, data);
+            GvBox one = {l->items[w].start_ns, l->items[w].end_ns, w, 1, dur(&l->items[w]), w};
+            if (one.end_ns > t0_ns) {
+                visit(l, &one, data);
+                n_boxes++;
+            }
+            run_add_items(l, &r, w + 1, e, min_ns);
+            continue;
+        }
+        if (!r.active) {
+            r.b = (GvBox){0, INT64_MIN, f, 0, 0, w};
+            r.limit_ns = bs + min_ns;
+            r.dom_weight = -1;
+            r.active = 1;
+        }
+        r.b.count += e - f;
+        r.b.busy_ns += bk[b].busy_ns;
+        if (bk[b].end_ns > r.b.end_ns)
+            r.b.end_ns = bk[b].end_ns;
+        if (bk[b].busy_ns > r.dom_weight) {
+            r.dom_weight = bk[b].busy_ns;
+            r.b.dominant = w;
+        }
+    }
+    n_boxes += run_flush(l, &r, t0_ns, visit, data);
+    return n_boxes;
+}
+
+size_t gv_lane_walk(const GvLane *l, int64_t t0_ns, int64_t t1_ns, double ns_per_px, double min_px,
+                    GvBoxFunc visit, void *data)
+{
+    if (l->n == 0 || ns_per_px <= 0)
+        return 0;
+    const int64_t min_ns = (int64_t)(ns_per_px * min_px) + 1;
+    int k = gv_lane_lod_level(l, ns_per_px);
+    return k < 0 ? walk_items(l, t0_ns, t1_ns, min_ns, visit, data)
+                 : walk_lod(l, k, t0_ns, t1_ns, min_ns, visit, data);
+}
+
+/* ---- the pyramid ------------------------------------------------------------------------ */
+
+static GvBucket *level_push(GvLod *d, int k)
+{
+    if (d->n[k] == d->cap[k]) {
+        size_t cap = d->cap[k] ? d->cap[k] * 2 : 64;
+        GvBucket *p = realloc(d->lv[k], cap * sizeof *p);
+        if (!p)
+            return NULL;
+        d->lv[k] = p;
+        d->cap[k] = cap;
+    }
+    return &d->lv[k][d->n[k]++];
+}
+
+void gv_lane_lod_free(GvLane *l)
+{
+    for (int k = 0; k < GV_LOD_MAX_LEVELS; k++)
+        free(l->lod.lv[k]);
+    memset(&l->lod, 0, sizeof l->lod);
+}
+
+/* Level k+1 from level k, from the parent of bucket `from` on (the parents
+ * before it are final); *out_from: the first parent redone. */
+static int lod_parents(const GvLane *l, GvLod *d, int k, size_t from, size_t *out_from)
+{
+    const GvBucket *c = d->lv[k];
+    size_t np = (d->n[k] + 1) / 2;
+    size_t p = from / 2 < d->n[k + 1] ? from / 2 : d->n[k + 1];
+    *out_from = p;
+    d->n[k + 1] = p;
+    for (; p < np; p++) {
+        GvBucket *q = level_push(d, k + 1);
+        if (!q)
+            return -1;
+        *q = c[2 * p];
+        if (2 * p + 1 < d->n[k]) {
+            const GvBucket *r = &c[2 * p + 1];
+            size_t r_end = 2 * p + 2 < d->n[k] ? c[2 * p + 2].first : d->n_items;
+            q->busy_ns += r->busy_ns;
+            if (r->end_ns > q->end_ns)
+                q->end_ns = r->end_ns;
+            /* r holds items, and q none yet or a shorter longest */
+            if (r->first != r_end && (q->first == r->first || dur(&l->items[r->longest]) > dur(&l->items[q->longest])))
+                q->longest = r->longest;
+        }
+    }
+    return 0;
+}
+
+int gv_lane_lod_update(GvLane *l)
+{
+    GvLod *d = &l->lod;
+    if (l->n > UINT32_MAX) {
+        gv_lane_lod_free(l);
+        return 0;
+    }
+    if (d->n_levels == 0) {
+        if (l->n < GV_LOD_MIN_ITEMS)
+            return 0;
+        /* About 16 items per bucket at the density seen so far. */
+        int64_t span = l->items[l->n - 1].start_ns - l->items[0].start_ns;
+        double w = (double)span * GV_LOD_ITEMS_PER_BUCKET / (double)l->n;
+        d->shift = w <= 1 ? 0 : ilogb(w) + 1;
+        d->origin_ns = l->items[0].start_ns;
+        d->n_items = 0;
+        d->n_levels = 1;
+    }
+    /* The density fell (long idle stretches): level 0 goes, level 1 becomes it. */
+    int64_t last = l->items[l->n - 1].start_ns - d->origin_ns;
+    while (((uint64_t)(last < 0 ? 0 : last) >> d->shift) > l->n / 4 + 1024) {
+        if (d->n_levels < 2) { /* nothing above: build again at the new density */
+            gv_lane_lod_free(l);
+            return gv_lane_lod_update(l);
+        }
+        free(d->lv[0]);
+        memmove(d->lv, d->lv + 1, (size_t)(d->n_levels - 1) * sizeof d->lv[0]);
+        memmove(d->n, d->n + 1, (size_t)(d->n_levels - 1) * sizeof d->n[0]);
+        memmove(d->cap, d->cap + 1, (size_t)(d->n_levels - 1) * sizeof d->cap[0]);
+        d->n_levels--;
+        d->lv[d->n_levels] = NULL;
+        d->n[d->n_levels] = d->cap[d->n_levels] = 0;
+        d->shift++;
+    }
+    size_t changed[GV_LOD_MAX_LEVELS]; /* first bucket of each level that changed */
+    changed[0] = d->n[0] ? d->n[0] - 1 : 0;
+    for (size_t i = d->n_items; i < l->n; i++) {
+        const GvItem *it = &l->items[i];
+        int64_t rel = it->start_ns - d->origin_ns;
+        size_t b = rel <= 0 ? 0 : (size_t)((uint64_t)rel >> d->shift);
+        if (d->n[0] && b < d->n[0] - 1) /* out of order: into the latest bucket */
+            b = d->n[0] - 1;
+        while (d->n[0] <= b) {
+            GvBucket *q = level_push(d, 0);
+            if (!q) {
+                gv_lane_lod_free(l);
+                return -1;
+            }
+            *q = (GvBucket){0, INT64_MIN, (uint32_t)i, (uint32_t)i};
+        }
+        GvBucket *q = &d->lv[0][b];
+        q->busy_ns += dur(it);
+        if (it->end_ns > q->end_ns)
+            q->end_ns = it->end_ns;
+        if (dur(it) > dur(&l->items[q->longest]))
+            q->longest = (uint32_t)i;
+    }
+    d->n_items = l->n;
+    for (int k = 0; k + 1 < GV_LOD_MAX_LEVELS && d->n[k] > 1; k++) {
+        if (k + 1 == d->n_levels)
+            d->n_levels++;
+        if (lod_parents(l, d, k, changed[k], &changed[k + 1]) < 0) {
+            gv_lane_lod_free(l);
+            return -1;
+        }
+    }
+    return 0;
 }
 
 typedef struct hit_ctx { int64_t t, slop; GvBox best; int64_t best_dist; int found; } hit_ctx;

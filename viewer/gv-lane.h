@@ -1,12 +1,16 @@
 /* gv-lane.h: one horizontal lane of the timeline as a sorted array of items,
- * and the level-of-detail walk that draws any zoom level in O(visible pixels).
+ * its level-of-detail pyramid, and the walk that draws any zoom level in
+ * O(visible pixels).
  *
  * A lane holds items that (nearly) never overlap: kernels of one stream, NVTX
  * ranges of one depth on one thread, runtime calls of one thread, idle gaps
- * of one device. Items are sorted by start, so the visible range is found by
- * binary search, and a run of items narrower than a few pixels is skipped in
- * one more binary search (to the first item that starts a few pixels later)
- * and drawn as one box with a count. Plain C; no GObject, no drawing. */
+ * of one device. Items are sorted by start. Items narrower than a few pixels
+ * merge into one box with a count and their busy time. Zoomed in (fewer than
+ * ~16 items per pixel) the walk goes item by item from a binary search;
+ * zoomed out it reads the pyramid: per power-of-two time bucket the count,
+ * busy time, latest end and longest item of the items starting in it, so a
+ * frame reads about two buckets per pixel whatever the lane holds.
+ * Plain C; no GObject, no drawing. */
 #ifndef GV_LANE_H_INCLUDED
 #define GV_LANE_H_INCLUDED
 
@@ -28,8 +32,31 @@ typedef struct GvItem { /* 32 bytes: 10 M of them fit in 320 MB */
 } GvItem;
 _Static_assert(sizeof(GvItem) == 32, "GvItem is 32 bytes");
 
+/* Items starting in [origin + b * 2^s, origin + (b + 1) * 2^s): 24 bytes. Its
+ * count is the next bucket's first minus its first (the lane's count for the
+ * last), so an empty bucket has first = the next item's index. */
+typedef struct GvBucket {
+    int64_t busy_ns;  /* sum of their durations */
+    int64_t end_ns;   /* latest end among them (INT64_MIN: empty) */
+    uint32_t first;   /* index of the first of them */
+    uint32_t longest; /* index of the longest: the colour of a merged box */
+} GvBucket;
+
+enum { GV_LOD_MAX_LEVELS = 48, GV_LOD_MIN_ITEMS = 1024, GV_LOD_ITEMS_PER_BUCKET = 16 };
+
+/* Level k has buckets 2^(shift + k) ns wide, each the sum of two of level k-1;
+ * the top level has one bucket. Built as rows are published (gv_lane_lod_update). */
+typedef struct GvLod {
+    int shift, n_levels; /* n_levels 0: none (a lane of few items, or over 4 G items) */
+    int64_t origin_ns;
+    size_t n_items;      /* items it covers: the lane's published n */
+    GvBucket *lv[GV_LOD_MAX_LEVELS];
+    size_t n[GV_LOD_MAX_LEVELS], cap[GV_LOD_MAX_LEVELS];
+} GvLod;
+
 typedef struct GvLane {
     GvItem *items; size_t n, cap; /* n: published; the loader writes past n */
+    GvLod lod;                    /* over items[0 .. n) */
     size_t n_loaded;              /* the loader's own count (n catches up at each publish) */
     int64_t max_dur_ns;           /* longest item */
     int64_t key;                  /* stream id, NVTX depth...: orders lanes in a track */
@@ -46,6 +73,8 @@ size_t gv_lane_lower_bound(const GvLane *l, size_t from, int64_t t_ns);
 typedef struct GvBox {
     int64_t start_ns, end_ns;
     size_t first, count; /* items[first .. first+count) */
+    int64_t busy_ns;     /* sum of their durations */
+    size_t dominant;     /* the item whose colour the box takes (the longest, or of the busiest bucket) */
 } GvBox;
 
 /* Calls visit() for each box in [t0, t1) at ns_per_px, merging items narrower
@@ -56,6 +85,14 @@ size_t gv_lane_walk(const GvLane *l, int64_t t0_ns, int64_t t1_ns, double ns_per
 
 /* The box under time t (within slop_ns), as drawn at ns_per_px; 0 if none. */
 int gv_lane_hit(const GvLane *l, int64_t t_ns, double ns_per_px, double min_px, int64_t slop_ns, GvBox *out);
+
+/* Brings the pyramid up to the published n (items past lod.n_items are new).
+ * The loader calls it under the model's lock; -1 when out of memory (the lane
+ * then has no pyramid and draws item by item). */
+int gv_lane_lod_update(GvLane *l);
+void gv_lane_lod_free(GvLane *l);
+/* The level the walk reads at ns_per_px, or -1: item by item. */
+int gv_lane_lod_level(const GvLane *l, double ns_per_px);
 
 /* Doubles the capacity; -1 when out of memory. The loader calls it under
  * the model's lock (drawing may be reading the array). */

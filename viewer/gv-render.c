@@ -241,9 +241,11 @@ typedef struct draw_ctx {
     cairo_t *cr;
     GvTraceModel *m;
     const GvView *v;
-    PangoLayout *layout;
     double y, h;
     size_t n_boxes;
+    /* Boxes of one colour in a row go into one path, filled once. */
+    double path_rgba[4];
+    gboolean path_open;
 } draw_ctx;
 
 static double clampx(const GvView *v, double x)
@@ -251,13 +253,94 @@ static double clampx(const GvView *v, double x)
     return x < GV_LABEL_W - 2 ? GV_LABEL_W - 2 : x > v->width + 2 ? v->width + 2 : x;
 }
 
+/* ---- text: shaped once, drawn many times --------------------------------------------------
+ * Shaping a string with pango costs tens of microseconds; a frame shows the
+ * same lane titles, tick labels and names again and again. Layouts are kept by
+ * (width, text) on one PangoContext for the main thread, where all drawing
+ * runs, and dropped together when the font setup changes or there are many. */
+enum { TEXT_CACHE_MAX = 1024 };
+static PangoContext *text_ctx;
+static GHashTable *text_cache; /* "width\x1ftext" -> PangoLayout */
+static guint text_serial;
+
+static void text_begin(cairo_t *cr)
+{
+    if (!text_ctx) {
+        text_ctx = pango_font_map_create_context(pango_cairo_font_map_get_default());
+        PangoFontDescription *font = pango_font_description_from_string("Sans 8");
+        pango_context_set_font_description(text_ctx, font);
+        pango_font_description_free(font);
+        text_cache = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_object_unref);
+    }
+    pango_cairo_update_context(cr, text_ctx);
+    if (pango_context_get_serial(text_ctx) != text_serial || g_hash_table_size(text_cache) > TEXT_CACHE_MAX) {
+        g_hash_table_remove_all(text_cache);
+        text_serial = pango_context_get_serial(text_ctx);
+    }
+}
+
+static PangoLayout *text_layout(const char *s, double max_w)
+{
+    int w = max_w > 0 ? (int)max_w : -1;
+    char key[320];
+    int n = snprintf(key, sizeof key, "%d\x1f%s", w, s);
+    if (n < 0 || (size_t)n >= sizeof key) /* a long name: not kept */
+        return NULL;
+    PangoLayout *l = g_hash_table_lookup(text_cache, key);
+    if (!l) {
+        l = pango_layout_new(text_ctx);
+        pango_layout_set_ellipsize(l, PANGO_ELLIPSIZE_END);
+        pango_layout_set_height(l, -1); /* one line */
+        pango_layout_set_width(l, w > 0 ? w * PANGO_SCALE : -1);
+        pango_layout_set_text(l, s, -1);
+        g_hash_table_insert(text_cache, g_strdup(key), l);
+    }
+    return l;
+}
+
 static void text_at(draw_ctx *c, double x, double y, double max_w, const char *s, double gray)
 {
-    pango_layout_set_text(c->layout, s, -1);
-    pango_layout_set_width(c->layout, max_w > 0 ? (int)(max_w * PANGO_SCALE) : -1);
+    PangoLayout *l = text_layout(s, max_w), *own = NULL;
+    if (!l) {
+        l = own = pango_layout_new(text_ctx);
+        pango_layout_set_ellipsize(l, PANGO_ELLIPSIZE_END);
+        pango_layout_set_width(l, max_w > 0 ? (int)(max_w * PANGO_SCALE) : -1);
+        pango_layout_set_text(l, s, -1);
+    }
     cairo_set_source_rgb(c->cr, gray, gray, gray);
-    cairo_move_to(c->cr, x, y);
-    pango_cairo_show_layout(c->cr, c->layout);
+    cairo_move_to(c->cr, floor(x), floor(y));
+    pango_cairo_show_layout(c->cr, l);
+    if (own)
+        g_object_unref(own);
+}
+
+/* ---- boxes ------------------------------------------------------------------------------ */
+
+static void flush_boxes(draw_ctx *c)
+{
+    if (!c->path_open)
+        return;
+    cairo_set_source_rgba(c->cr, c->path_rgba[0], c->path_rgba[1], c->path_rgba[2], c->path_rgba[3]);
+    cairo_fill(c->cr);
+    c->path_open = FALSE;
+}
+
+/* Whole pixels: cairo fills pixel-aligned rectangles without antialiasing
+ * work, several times faster than ones at fractional x. */
+static void add_box(draw_ctx *c, double x0, double x1, double y, double h, const double rgb[3], double alpha)
+{
+    if (c->path_open && (c->path_rgba[0] != rgb[0] || c->path_rgba[1] != rgb[1] || c->path_rgba[2] != rgb[2] ||
+                         c->path_rgba[3] != alpha))
+        flush_boxes(c);
+    double a = floor(x0), b = floor(x1 + 0.5);
+    if (b < a + 1)
+        b = a + 1;
+    cairo_rectangle(c->cr, a, floor(y), b - a, h);
+    c->path_rgba[0] = rgb[0];
+    c->path_rgba[1] = rgb[1];
+    c->path_rgba[2] = rgb[2];
+    c->path_rgba[3] = alpha;
+    c->path_open = TRUE;
 }
 
 static void draw_box(const GvLane *l, const GvBox *b, void *data)
@@ -268,18 +351,14 @@ static void draw_box(const GvLane *l, const GvBox *b, void *data)
     if (x1 - x0 < 1)
         x1 = x0 + 1;
     double rgb[3];
-    const GvItem *it = &l->items[b->first];
+    const GvItem *it = &l->items[b->count > 1 ? b->dominant : b->first];
     gv_color_item(c->m, it, rgb);
     if (b->count > 1 && l->kind != GV_ITEM_GAP) { /* a merged run: a shade darker */
         for (int k = 0; k < 3; k++)
             rgb[k] *= 0.80;
     }
-    if (b->count > 1 && l->kind == GV_ITEM_GAP) /* gaps under a pixel each: a pale hint, not solid idle */
-        cairo_set_source_rgba(c->cr, rgb[0], rgb[1], rgb[2], 0.35);
-    else
-        cairo_set_source_rgb(c->cr, rgb[0], rgb[1], rgb[2]);
-    cairo_rectangle(c->cr, x0, c->y + 1, x1 - x0, c->h - 2);
-    cairo_fill(c->cr);
+    /* gaps under a pixel each: a pale hint, not solid idle */
+    add_box(c, x0, x1, c->y + 1, c->h - 2, rgb, b->count > 1 && l->kind == GV_ITEM_GAP ? 0.35 : 1.0);
     c->n_boxes++;
     double w = x1 - x0;
     if (w >= 40 && l->kind != GV_ITEM_GAP) {
@@ -293,8 +372,10 @@ static void draw_box(const GvLane *l, const GvBox *b, void *data)
         }
         double tx = x0 < GV_LABEL_W ? GV_LABEL_W : x0;
         double tw = x1 - tx - 4;
-        if (tw >= 30)
+        if (tw >= 30) {
+            flush_boxes(c); /* the text goes over the box */
             text_at(c, tx + 2, c->y + 2, tw, label, 0.08);
+        }
     }
 }
 
@@ -305,18 +386,17 @@ static gboolean draw_lane(const GvTrack *tr, size_t ti, const GvLane *l, size_t 
     c->y = y;
     c->h = lane_h(l);
     if (l->kind == GV_ITEM_GAP) { /* the device's lane: busy in grey, gaps in their colour on top */
-        cairo_set_source_rgb(c->cr, 0.80, 0.82, 0.85);
-        cairo_rectangle(c->cr, GV_LABEL_W, y + 1, v->width - GV_LABEL_W, c->h - 2);
-        cairo_fill(c->cr);
+        static const double busy[3] = {0.80, 0.82, 0.85};
+        add_box(c, GV_LABEL_W, v->width, y + 1, c->h - 2, busy, 1.0);
     }
     gv_lane_walk(l, v->t0_ns, gv_view_end(v), v->ns_per_px, l->kind == GV_ITEM_GAP ? 1.0 : GV_MIN_BOX_PX, draw_box,
                  c);
+    flush_boxes(c);
     cairo_save(c->cr);
     cairo_reset_clip(c->cr);
     cairo_set_source_rgb(c->cr, 0.97, 0.97, 0.97);
-    cairo_rectangle(c->cr, 0, y, GV_LABEL_W, c->h);
+    cairo_rectangle(c->cr, 0, floor(y), GV_LABEL_W, c->h);
     cairo_fill(c->cr);
-    pango_layout_set_ellipsize(c->layout, PANGO_ELLIPSIZE_END);
     text_at(c, 16, y + 1, GV_LABEL_W - 20, l->label, 0.35);
     cairo_restore(c->cr);
     return FALSE;
@@ -411,11 +491,7 @@ size_t gv_render_timeline(cairo_t *cr, GvTraceModel *m, const GvView *v)
     cairo_save(cr);
     cairo_set_source_rgb(cr, 1, 1, 1);
     cairo_paint(cr);
-    c.layout = pango_cairo_create_layout(cr);
-    PangoFontDescription *font = pango_font_description_from_string("Sans 8");
-    pango_layout_set_font_description(c.layout, font);
-    pango_layout_set_ellipsize(c.layout, PANGO_ELLIPSIZE_END);
-    pango_layout_set_height(c.layout, -1); /* one line */
+    text_begin(cr);
 
     gv_trace_model_lock(m);
     /* Track titles: a pass of its own so lanes can clip to their area. */
@@ -455,8 +531,9 @@ size_t gv_render_timeline(cairo_t *cr, GvTraceModel *m, const GvView *v)
     draw_axis(&c);
     gboolean loaded = gv_trace_model_is_loaded(m);
     gv_trace_model_unlock(m);
+    g_autofree char *problem = gv_trace_model_get_problem(m);
 
-    if (!loaded) {
+    if (!loaded && !problem) {
         char buf[64];
         snprintf(buf, sizeof buf, "loading %.0f%%", 100 * gv_trace_model_progress(m));
         cairo_set_source_rgba(cr, 1, 1, 0.8, 0.9);
@@ -464,8 +541,12 @@ size_t gv_render_timeline(cairo_t *cr, GvTraceModel *m, const GvView *v)
         cairo_fill(cr);
         text_at(&c, v->width - 124, v->height - 22, 120, buf, 0.1);
     }
-    pango_font_description_free(font);
-    g_object_unref(c.layout);
+    if (problem) { /* a late integrity-check failure: said over the view, which stays */
+        cairo_set_source_rgba(cr, 0.85, 0.15, 0.15, 0.92);
+        cairo_rectangle(cr, 0, v->height - 24, v->width, 24);
+        cairo_fill(cr);
+        text_at(&c, 6, v->height - 21, v->width - 12, problem, 1.0);
+    }
     cairo_restore(cr);
     return c.n_boxes;
 }

@@ -34,6 +34,7 @@ struct _GvTraceModel {
     gboolean loaded, analysed, loading;
     gt_report *report;
     GvMemory *memory;
+    char *problem; /* the integrity check's late verdict, when it failed */
 };
 
 G_DEFINE_TYPE(GvTraceModel, gv_trace_model, G_TYPE_OBJECT)
@@ -78,6 +79,7 @@ static void track_free(gpointer p)
 {
     GvTrack *tr = p;
     for (size_t i = 0; i < tr->n_lanes; i++) {
+        gv_lane_lod_free(tr->lanes[i]);
         free(tr->lanes[i]->items);
         g_free(tr->lanes[i]);
     }
@@ -106,6 +108,7 @@ static void gv_trace_model_finalize(GObject *obj)
     memory_free(self->memory);
     gt_trace_free(self->trace);
     g_free(self->path);
+    g_free(self->problem);
     g_mutex_clear(&self->lock);
     g_mutex_clear(&self->trace_lock);
     G_OBJECT_CLASS(gv_trace_model_parent_class)->finalize(obj);
@@ -157,6 +160,15 @@ gboolean gv_trace_model_is_loaded(GvTraceModel *self) { return g_atomic_int_get(
 gboolean gv_trace_model_is_analysed(GvTraceModel *self) { return g_atomic_int_get(&self->analysed); }
 const gt_report *gv_trace_model_report(GvTraceModel *self) { return gv_trace_model_is_analysed(self) ? self->report : NULL; }
 const GvMemory *gv_trace_model_memory(GvTraceModel *self) { return gv_trace_model_is_analysed(self) ? self->memory : NULL; }
+
+char *gv_trace_model_get_problem(GvTraceModel *self)
+{
+    g_return_val_if_fail(GV_IS_TRACE_MODEL(self), NULL);
+    g_mutex_lock(&self->lock);
+    char *p = g_strdup(self->problem);
+    g_mutex_unlock(&self->lock);
+    return p;
+}
 
 double gv_trace_model_progress(GvTraceModel *self)
 {
@@ -631,8 +643,13 @@ static void publish(loader *ld, GMainContext *ctx, int64_t n_items, int64_t star
     g_mutex_lock(&m->lock);
     for (guint i = 0; i < m->tracks->len; i++) {
         GvTrack *tr = g_ptr_array_index(m->tracks, i);
-        for (size_t j = 0; j < tr->n_lanes; j++)
-            tr->lanes[j]->n = tr->lanes[j]->n_loaded;
+        for (size_t j = 0; j < tr->n_lanes; j++) {
+            GvLane *l = tr->lanes[j];
+            if (l->n == l->n_loaded)
+                continue;
+            l->n = l->n_loaded;
+            gv_lane_lod_update(l); /* out of memory: the lane draws item by item */
+        }
     }
     m->n_items = n_items;
     m->span_start_ns = start;
@@ -915,7 +932,10 @@ static void load_thread(GTask *task, gpointer source, gpointer task_data, GCance
     int rc;
 
     g_mutex_lock(&self->trace_lock);
-    if ((rc = gt_trace_open(&t, d->path, 0)) < 0) {
+    /* The integrity check of a big file (1.4 s for 500 MB) runs beside the
+     * loading instead of before the first frame; its verdict is asked for
+     * once the rows are in. */
+    if ((rc = gt_trace_open(&t, d->path, GT_OPEN_CHECK_LATER)) < 0) {
         fail(&error, rc);
         goto cleanup;
     }
@@ -930,6 +950,15 @@ static void load_thread(GTask *task, gpointer source, gpointer task_data, GCance
     if (!load_rows(&ld, d->ctx, cancellable, &error))
         goto cleanup;
     g_atomic_int_set(&self->loaded, TRUE);
+    if ((rc = gt_trace_check(t)) < 0) {
+        /* Damaged after all: the rows read stay on screen, the error beside them. */
+        fail(&error, rc);
+        g_mutex_lock(&self->lock);
+        self->problem = g_strdup(error->message);
+        g_mutex_unlock(&self->lock);
+        on_main(d->ctx, emit_updated, self);
+        goto cleanup;
+    }
     on_main(d->ctx, emit_updated, self);
 
     gt_report_options opt;

@@ -3,7 +3,8 @@
  *
  * Loading runs in a GTask thread: the reader's iterators over every kind are
  * merged by start time and published in chunks, so the first rows are drawn
- * while the rest loads ("updated" fires on the main thread after each chunk).
+ * while the rest loads ("updated" fires on the main thread after each chunk);
+ * each chunk also brings the lanes' level-of-detail pyramids up to date.
  * Then the analysis (gt_report_compute) and the memory timeline are computed
  * and "analysed" fires. Readers of the tracks hold the model's lock
  * (gv_trace_model_lock) while they draw or search. This file knows nothing
@@ -69,6 +70,10 @@ const char *gv_trace_model_path(GvTraceModel *self);
 gboolean gv_trace_model_is_loaded(GvTraceModel *self);   /* all rows are in */
 gboolean gv_trace_model_is_analysed(GvTraceModel *self); /* report and memory are in */
 double gv_trace_model_progress(GvTraceModel *self);      /* 0..1 of the events */
+/* The file opens without its integrity check, which runs beside the loading;
+ * when it fails later, the rows read so far stay and this says why (the load
+ * fails with the same message). NULL: no problem (yet); the caller frees. */
+char *gv_trace_model_get_problem(GvTraceModel *self);
 int64_t gv_trace_model_n_items(GvTraceModel *self);      /* published so far */
 /* What is loaded spans [start, end). */
 void gv_trace_model_span(GvTraceModel *self, int64_t *out_start_ns, int64_t *out_end_ns);

@@ -25,8 +25,8 @@ if HAVE_CUNIT
 check_PROGRAMS += tests/unit/test_viewer_model
 TESTS += tests/unit/test_viewer_model
 tests_unit_test_viewer_model_SOURCES = tests/unit/test_viewer_model.c tests/unit/test_viewer_fixture.h
-tests_unit_test_viewer_model_CFLAGS = $(AM_CFLAGS) $(GTK_CFLAGS) $(CUNIT_CFLAGS) -I$(top_srcdir)/tests/unit -I$(top_srcdir)/viewer
-tests_unit_test_viewer_model_LDADD = viewer/libgtview.la tests/unit/libgttest.la $(GTK_LIBS) $(CUNIT_LIBS) $(M_LIBS)
+tests_unit_test_viewer_model_CFLAGS = $(AM_CFLAGS) $(GTK_CFLAGS) $(CUNIT_CFLAGS) $(SQLITE_CFLAGS) -I$(top_srcdir)/tests/unit -I$(top_srcdir)/viewer
+tests_unit_test_viewer_model_LDADD = viewer/libgtview.la tests/unit/libgttest.la $(GTK_LIBS) $(CUNIT_LIBS) $(SQLITE_LIBS) $(M_LIBS)
 endif
 
 # The window under Xvfb: synthetic input, screenshots, the trainer, the CLI.

@@ -1,12 +1,15 @@
 /* test_viewer_model.c: the viewer's model and drawing without a display:
  * tracks and lanes of a known trace, idle gaps and their causes, launch <->
- * kernel, search, the level-of-detail walk, the memory stacking, pixels of a
- * headless render, the nsys fixtures, and errors for bad files. */
+ * kernel, search, the level-of-detail walk and its pyramid, the memory
+ * stacking, pixels of a headless render, the nsys fixtures, errors for bad
+ * files, and a damage the integrity check finds after the rows are in. */
 #include "gt_test.h"
 #include "test_viewer_fixture.h"
 
+#include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gv-render.h"
 
@@ -149,6 +152,133 @@ static void test_viewer_lane__walk_merges_narrow_items(void)
     CU_ASSERT_TRUE(gv_lane_hit(&l, 500000, 2000.0, 3, 4000, &b));
     CU_ASSERT(b.count > 1);
     CU_ASSERT_FALSE(gv_lane_hit(&l, -100000, 1.0, 3, 2, &b));
+    free(l.items);
+}
+
+
+/* A lane of bursts, idle stretches and a few wide items, published in chunks
+ * as the loader does. */
+static void make_irregular_lane(GvLane *l, size_t n)
+{
+    l->items = calloc(n, sizeof *l->items);
+    l->cap = n;
+    uint64_t x = 88172645463325252ull;
+    int64_t t = 1000;
+    for (size_t i = 0; i < n; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        int64_t d = 50 + (int64_t)(x % 400);
+        if (i % 5000 == 4999)
+            d = 3000000; /* a wide one */
+        l->items[i] = (GvItem){.start_ns = t, .end_ns = t + d, .name = (uint32_t)(x % 7) + 1};
+        t += d + (i % 20000 < 15000 ? (int64_t)(x >> 40) % 100 : 2000 + (int64_t)(x >> 40) % 50000);
+    }
+    for (size_t done = 0; done < n;) {
+        size_t chunk = done == 0 ? 3000 : 37000;
+        done = done + chunk < n ? done + chunk : n;
+        l->n = done;
+        CU_ASSERT_EQUAL(gv_lane_lod_update(l), 0);
+    }
+}
+
+/* Every bucket of every level: its count, busy time and latest end are those
+ * of the raw items starting in its time range; its longest is one of them. */
+static void test_viewer_lane__lod_pyramid_sums(void)
+{
+    enum { N = 150000 };
+    GvLane l = {0};
+    make_irregular_lane(&l, N);
+    const GvLod *d = &l.lod;
+    CU_ASSERT_FATAL(d->n_levels >= 5);
+    CU_ASSERT_EQUAL(d->n_items, N);
+    CU_ASSERT_EQUAL(d->n[d->n_levels - 1], 1); /* the top: the whole lane */
+    for (int k = 0; k < d->n_levels; k++) {
+        int s = d->shift + k;
+        size_t i = 0, bad = 0, items = 0;
+        for (size_t b = 0; b < d->n[k]; b++) {
+            int64_t from = d->origin_ns + ((int64_t)b << s), to = from + ((int64_t)1 << s);
+            int64_t busy = 0, end = INT64_MIN;
+            size_t first = i;
+            for (; i < N && l.items[i].start_ns < to; i++) {
+                busy += l.items[i].end_ns - l.items[i].start_ns;
+                if (l.items[i].end_ns > end)
+                    end = l.items[i].end_ns;
+            }
+            const GvBucket *q = &d->lv[k][b];
+            size_t count = (b + 1 < d->n[k] ? d->lv[k][b + 1].first : N) - q->first;
+            bad += q->first != first || count != i - first || q->busy_ns != busy || q->end_ns != end ||
+                   (count && (q->longest < first || q->longest >= i)) || (count && l.items[first].start_ns < from);
+            items += count;
+        }
+        CU_ASSERT_EQUAL(bad, 0);
+        CU_ASSERT_EQUAL(items, N);
+    }
+    gv_lane_lod_free(&l);
+    free(l.items);
+}
+
+typedef struct box_list { GvBox b[20000]; size_t n; } box_list;
+static void keep_box(const GvLane *l, const GvBox *b, void *p)
+{
+    box_list *bl = p;
+    if (bl->n < 20000)
+        bl->b[bl->n++] = *b;
+}
+
+/* At zoom levels read from the pyramid and item by item: boxes follow each
+ * other, a merged box's count, busy time and end are the sums over its raw
+ * items, and every item that overlaps the window is in a box. */
+static void test_viewer_lane__lod_walk_sums(void)
+{
+    enum { N = 150000 };
+    GvLane l = {0};
+    make_irregular_lane(&l, N);
+    int64_t span = l.items[N - 1].end_ns - l.items[0].start_ns;
+    const double npps[] = {span / 1000.0, span / 5000.0, span / 25000.0, span / 300000.0, 20.0, 1.0};
+    int from_lod = 0;
+    box_list *bl = malloc(sizeof *bl);
+    for (size_t z = 0; z < sizeof npps / sizeof npps[0]; z++) {
+        for (int w = 0; w < 2; w++) { /* the whole lane, then a window in its middle */
+            int64_t t0 = w ? l.items[N / 2].start_ns + 20 : l.items[0].start_ns - 10;
+            int64_t t1 = t0 + (int64_t)(npps[z] * 1400);
+            bl->n = 0;
+            from_lod += gv_lane_lod_level(&l, npps[z]) >= 0;
+            size_t nb = gv_lane_walk(&l, t0, t1, npps[z], 3, keep_box, bl);
+            CU_ASSERT_EQUAL(nb, bl->n);
+            if (!(bl->n > 0 && bl->n < 20000))
+                fprintf(stderr, "\n  %zu boxes at %.1f ns/px (window %d)\n", bl->n, npps[z], w);
+            CU_ASSERT_FATAL(bl->n > 0 && bl->n < 20000);
+            size_t bad = 0;
+            for (size_t k = 0; k < bl->n; k++) {
+                const GvBox *b = &bl->b[k];
+                int64_t busy = 0, end = INT64_MIN;
+                for (size_t i = b->first; i < b->first + b->count; i++) {
+                    busy += l.items[i].end_ns - l.items[i].start_ns;
+                    end = l.items[i].end_ns > end ? l.items[i].end_ns : end;
+                }
+                bad += b->count == 0 || b->busy_ns != busy || b->end_ns != end ||
+                       b->start_ns != l.items[b->first].start_ns || b->dominant < b->first ||
+                       b->dominant >= b->first + b->count || b->end_ns <= t0 || b->start_ns >= t1 + (int64_t)npps[z]; /* a bucket: at most a pixel */
+                if (k > 0) /* in order, no item twice; between boxes only items out of the window */
+                    for (size_t i = bl->b[k - 1].first + bl->b[k - 1].count; i < b->first; i++)
+                        bad += l.items[i].end_ns > t0 && l.items[i].start_ns < t1;
+                if (k > 0)
+                    bad += b->first < bl->b[k - 1].first + bl->b[k - 1].count;
+            }
+            for (size_t i = 0; i < bl->b[0].first; i++) /* nothing visible before the first box */
+                bad += l.items[i].end_ns > t0;
+            const GvBox *last = &bl->b[bl->n - 1];
+            for (size_t i = last->first + last->count; i < N; i++) /* nor after the last */
+                bad += l.items[i].start_ns < t1 && l.items[i].end_ns > t0;
+            CU_ASSERT_EQUAL(bad, 0);
+            if (bad)
+                fprintf(stderr, "\n  %zu bad boxes at %.1f ns/px (window %d)\n", bad, npps[z], w);
+            /* Zoomed out, a frame is about one box per 3 px whatever the lane holds. */
+            CU_ASSERT(bl->n <= 1400 / 3 + 1400 / 3 + 8);
+        }
+    }
+    CU_ASSERT(from_lod >= 6); /* the first three zoom levels come from the pyramid */
+    free(bl);
+    gv_lane_lod_free(&l);
     free(l.items);
 }
 
@@ -310,6 +440,79 @@ static void test_viewer_model__bad_files(void)
     free(good);
 }
 
+/* The trace opens without its integrity check (GT_OPEN_CHECK_LATER); a damage
+ * the check finds after the rows are in fails the load with the reader's
+ * message, and the rows stay, drawn with the error over them. The damage is
+ * in a 70 MB table the viewer never reads (the check runs late only on files
+ * of 64 MB and more), so only the late check can find it. */
+static void test_viewer_model__late_integrity_failure(void)
+{
+    char *path = gt_test_path("damaged.sqlite");
+    CU_ASSERT_EQUAL_FATAL(fx_write(path), 0);
+    GvTraceModel *good = gv_trace_model_new();
+    CU_ASSERT_TRUE_FATAL(gv_trace_model_load(good, path, NULL));
+    sqlite3 *db = NULL;
+    CU_ASSERT_EQUAL_FATAL(sqlite3_open(path, &db), SQLITE_OK);
+    CU_ASSERT_EQUAL_FATAL(sqlite3_exec(db,
+                                       "CREATE TABLE filler (id INTEGER PRIMARY KEY, x BLOB);"
+                                       "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 70)"
+                                       " INSERT INTO filler SELECT i, zeroblob(1048576) FROM n;",
+                                       NULL, NULL, NULL),
+                          SQLITE_OK);
+    int page = 4096;
+    sqlite3_stmt *st = NULL;
+    if (sqlite3_prepare_v2(db, "PRAGMA page_size", -1, &st, NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW)
+        page = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    FILE *f = fopen(path, "r+b");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    CU_ASSERT_EQUAL_FATAL(fseek(f, 0, SEEK_END), 0);
+    long size = ftell(f);
+    CU_ASSERT_FATAL(size >= (64L << 20));
+    char *junk = malloc((size_t)page);
+    memset(junk, 0x5a, (size_t)page);
+    CU_ASSERT_EQUAL(fseek(f, (size / 2 / page) * page, SEEK_SET), 0); /* a page of a blob's chain */
+    CU_ASSERT_EQUAL(fwrite(junk, 1, (size_t)page, f), (size_t)page);
+    fclose(f);
+    free(junk);
+
+    GvTraceModel *m = gv_trace_model_new();
+    GError *error = NULL;
+    CU_ASSERT_FALSE(gv_trace_model_load(m, path, &error));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(error);
+    CU_ASSERT_PTR_NOT_NULL(strstr(error->message, "damaged"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(error->message, path));
+    char *problem = gv_trace_model_get_problem(m);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(problem);
+    CU_ASSERT_STRING_EQUAL(problem, error->message);
+    /* The view stays: every row, in the same tracks. */
+    CU_ASSERT_TRUE(gv_trace_model_is_loaded(m));
+    CU_ASSERT_EQUAL(gv_trace_model_n_items(m), gv_trace_model_n_items(good));
+    CU_ASSERT_EQUAL(gv_trace_model_n_tracks(m), gv_trace_model_n_tracks(good));
+    CU_ASSERT_PTR_NULL(gv_trace_model_get_problem(good));
+    GvView v;
+    gv_view_init(&v, 400, 300);
+    gv_view_fit(&v, m);
+    cairo_surface_t *s = cairo_image_surface_create(CAIRO_FORMAT_RGB24, 400, 300);
+    cairo_t *cr = cairo_create(s);
+    CU_ASSERT(gv_render_timeline(cr, m, &v) > 0);
+    cairo_destroy(cr);
+    cairo_surface_flush(s);
+    /* The message's strip: red at the bottom left. */
+    const uint32_t *px = (const uint32_t *)(const void *)cairo_image_surface_get_data(s);
+    int stride = cairo_image_surface_get_stride(s) / 4;
+    uint32_t c = px[(300 - 3) * stride + 2];
+    CU_ASSERT(((c >> 16) & 0xff) > 180 && ((c >> 8) & 0xff) < 80 && (c & 0xff) < 80);
+    cairo_surface_destroy(s);
+    g_free(problem);
+    g_error_free(error);
+    g_object_unref(m);
+    g_object_unref(good);
+    unlink(path);
+    free(path);
+}
+
 int main(int argc, char **argv)
 {
     static const gt_test_case model[] = {
@@ -318,10 +521,13 @@ int main(int argc, char **argv)
         {"test_viewer_model__related_and_describe", test_viewer_model__related_and_describe},
         {"test_viewer_model__search", test_viewer_model__search},
         {"test_viewer_lane__walk_merges_narrow_items", test_viewer_lane__walk_merges_narrow_items},
+        {"test_viewer_lane__lod_pyramid_sums", test_viewer_lane__lod_pyramid_sums},
+        {"test_viewer_lane__lod_walk_sums", test_viewer_lane__lod_walk_sums},
         {"test_viewer_model__memory_stacking", test_viewer_model__memory_stacking},
         {"test_viewer_render__rows_and_gap_colours", test_viewer_render__rows_and_gap_colours},
         {"test_viewer_model__nsys_fixtures", test_viewer_model__nsys_fixtures},
         {"test_viewer_model__bad_files", test_viewer_model__bad_files},
+        {"test_viewer_model__late_integrity_failure", test_viewer_model__late_integrity_failure},
         {NULL, NULL},
     };
     static const gt_test_suite suites[] = {{"viewer_model", model}};
