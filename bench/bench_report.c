@@ -36,7 +36,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define GENERATOR_VERSION "1" /* bump when the generated trace changes */
+#define GENERATOR_VERSION "3" /* bump when the generated trace (or the writer) changes */
 #define US 1000LL
 #define MS 1000000LL
 #define MIB (1024LL * 1024)

@@ -2,8 +2,11 @@
  *
  * One thread writes. Events are buffered per table and inserted BULK_ROWS at
  * a time with multi-row prepared INSERTs (one sqlite3_step per 64 rows, not
- * per row); what is left in the buffers goes in at commit. Kernels are
- * buffered longer and sorted on start, so that their table fills its pages.
+ * per row); what is left in the buffers goes in at commit. Rows are buffered
+ * SORT_ROWS at a time and put in start order (stable): kernels so that their
+ * table fills its pages; the other tables so that their rows lie in about the
+ * order their start index reads them (NVTX ranges and API calls are recorded
+ * when they end), which made reading NVTX_EVENTS in time order a fifth faster.
  * Strings and kernel launch configurations are kept in hash tables here,
  * given their ids at once, and written to StringIds / GTRACE_KERNEL_LAUNCHES
  * in the transaction that commits them.
@@ -40,7 +43,7 @@
 
 enum {
     BULK_ROWS = 64,     /* rows per multi-row INSERT: measured, see bench/results */
-    KERNEL_ROWS = 1024, /* kernels are put in start order this many at a time */
+    SORT_ROWS = 1024, /* rows are put in start order this many at a time */
     CHUNK_BYTES = 64 * 1024, /* string arena */
 };
 
@@ -172,7 +175,11 @@ struct gt_writer {
     sqlite3_stmt *stmts[N_STMTS];
     row_buffer rows[N_TABLES];
     void *row_memory;              /* every buffer's cells and nulls */
-    row_key kernel_order[KERNEL_ROWS];
+    row_key order[SORT_ROWS];
+    /* Whether each table's rows went in with non-decreasing starts: then a
+     * reader can take rowid order for time order (GTRACE_TIME_ORDERED). */
+    int64_t last_start[N_TABLES];
+    bool has_rows[N_TABLES], unordered[N_TABLES];
     int64_t n_events[GT_EV_N_KINDS];         /* added, including the open batch */
     int64_t n_events_durable[GT_EV_N_KINDS]; /* committed */
 
@@ -488,13 +495,16 @@ static int unplaced_kernel(gt_writer *w, int64_t launch)
 static int compare_keys(const void *a, const void *b)
 {
     const row_key *x = a, *y = b;
-    return x->id < y->id ? -1 : x->id > y->id;
+    if (x->id != y->id)
+        return x->id < y->id ? -1 : 1;
+    return (x->row > y->row) - (x->row < y->row); /* equal starts: in the order added */
 }
 
-/* Kernels in start order: then B-tree inserts land past the last row and
- * leave full pages, where kernels of several streams, interleaved, would
- * split pages in the middle. */
-static void sort_kernels(const row_buffer *b, row_key *keys)
+/* Rows in start order (column 0: start, or a kernel's id made of it). For
+ * kernels, B-tree inserts then land past the last row and leave full pages,
+ * where kernels of several streams, interleaved, would split pages in the
+ * middle; for the rest, rowid order follows time order. */
+static void sort_rows(const row_buffer *b, row_key *keys)
 {
     bool sorted = true;
     for (int r = 0; r < b->n_rows; r++) {
@@ -540,12 +550,15 @@ static int insert_rows(gt_writer *w, table_id t, const row_key *rows, int n)
 static int flush_rows(gt_writer *w, table_id t)
 {
     row_buffer *b = &w->rows[t];
-    const row_key *order = NULL;
-    if (t == TB_KERNEL) {
-        sort_kernels(b, w->kernel_order);
-        order = w->kernel_order;
+    sort_rows(b, w->order);
+    int status = insert_rows(w, t, w->order, b->n_rows);
+    for (int i = 0; i < b->n_rows && status == GT_OK; i++) {
+        int64_t start = b->cells[(size_t)w->order[i].row * b->n_cols];
+        if (w->has_rows[t] && start < w->last_start[t])
+            w->unordered[t] = true; /* a rolled-back batch can only make this pessimistic */
+        w->last_start[t] = start;
+        w->has_rows[t] = true;
     }
-    int status = insert_rows(w, t, order, b->n_rows);
     b->n_rows = 0;
     return status;
 }
@@ -573,7 +586,7 @@ static int alloc_buffers(gt_writer *w)
     size_t n_bytes = 0;
     for (int t = 0; t < N_TABLES; t++) {
         row_buffer *b = &w->rows[t];
-        b->cap_rows = t == TB_KERNEL ? KERNEL_ROWS : BULK_ROWS;
+        b->cap_rows = SORT_ROWS;
         b->n_cols = table_defs[t].n_cols;
         n_bytes += (size_t)b->cap_rows * (b->n_cols * sizeof *b->cells + sizeof *b->nulls);
     }
@@ -1310,6 +1323,27 @@ static int build_indexes(gt_writer *w)
     for (size_t i = 0; i < gt_schema_n_indexes && status == GT_OK; i++)
         if (!gt_schema_indexes[i].nsys_only)
             status = exec(w, gt_schema_indexes[i].sql, "build the time indexes");
+    /* the tables whose rowid order is their time order (kernels always are) */
+    char ordered[512] = "";
+    for (int t = 0; t < N_TABLES; t++) {
+        if (t == TB_KERNEL || !w->has_rows[t] || w->unordered[t])
+            continue;
+        const char *ins = table_defs[t].insert + strlen("INSERT INTO "), *sp = strchr(ins, ' ');
+        size_t len = strlen(ordered);
+        snprintf(ordered + len, sizeof ordered - len, "%s%.*s", len ? " " : "", (int)(sp - ins), ins);
+    }
+    if (status == GT_OK && *ordered) {
+        sqlite3_stmt *stmt = NULL;
+        int rc = sqlite3_prepare_v2(w->db, "INSERT INTO META_DATA_EXPORT (name, value) VALUES ('GTRACE_TIME_ORDERED', ?)",
+                                    -1, &stmt, NULL);
+        if (rc == SQLITE_OK) {
+            sqlite3_bind_text(stmt, 1, ordered, -1, SQLITE_STATIC);
+            rc = sqlite3_step(stmt);
+        }
+        sqlite3_finalize(stmt);
+        if (rc != SQLITE_DONE)
+            status = sql_error(w, rc, "record the tables in time order");
+    }
     return status == GT_OK ? commit_txn(w) : abort_batch(w, status);
 }
 

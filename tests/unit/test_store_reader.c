@@ -1257,6 +1257,67 @@ static void test_store_reader__big_file_checks(void)
     free(path);
 }
 
+/* The writer puts each batch of rows in start order and records the tables
+ * whose rows all went in with non-decreasing starts; the reader reads those
+ * in rowid order. Either way events come by start, equal starts in the order
+ * they were added. */
+static void test_store_reader__time_ordered_tables(void)
+{
+    char *path = gt_test_path("ordered.sqlite");
+    gt_writer *w = NULL;
+    gt_string_id name = 0;
+    CU_ASSERT_EQUAL_FATAL(gt_writer_open(&w, path, GT_WRITE_OVERWRITE), 0);
+    CU_ASSERT_EQUAL_FATAL(gt_writer_intern(w, "x", &name), 0);
+    for (int batch = 0; batch < 3; batch++) {
+        CU_ASSERT_EQUAL_FATAL(gt_writer_begin(w), 0);
+        for (int i = 0; i < 3000; i++) {
+            int64_t k = batch * 3000 + i;
+            gt_event ev = {.kind = GT_EV_API};
+            /* pairs with equal starts, told apart by correlation id */
+            ev.u.api = (gt_api_call){1000 + k / 2 * 10, 1000 + k / 2 * 10 + 5, 7, k + 1, name, GT_API_RUNTIME, 0, 0};
+            CU_ASSERT_EQUAL_FATAL(gt_writer_add(w, &ev), 0);
+            gt_event nv = {.kind = GT_EV_NVTX};
+            /* recorded when they end: the last of a batch started first */
+            int64_t s = i == 2999 ? batch * 100000 : batch * 100000 + 10 + i;
+            nv.u.nvtx = (gt_nvtx){.start_ns = s, .end_ns = batch * 100000 + 50000, .event_type = GT_NVTX_PUSHPOP,
+                                  .text = name, .global_tid = 7, .range_id = k + 1};
+            CU_ASSERT_EQUAL_FATAL(gt_writer_add(w, &nv), 0);
+        }
+        CU_ASSERT_EQUAL_FATAL(gt_writer_commit(w), 0);
+    }
+    CU_ASSERT_EQUAL_FATAL(gt_writer_close(w), 0);
+    gt_trace *t = open_ok(path, 0);
+    const char *ordered = gt_trace_meta(t, "GTRACE_TIME_ORDERED");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ordered);
+    CU_ASSERT_PTR_NOT_NULL(strstr(ordered, "CUPTI_ACTIVITY_KIND_RUNTIME"));
+    CU_ASSERT_PTR_NULL(strstr(ordered, "NVTX_EVENTS")); /* each batch's last range started first */
+    gt_iter *it = NULL;
+    gt_event ev;
+    int64_t n = 0, last_start = INT64_MIN, last_corr = 0;
+    CU_ASSERT_EQUAL_FATAL(gt_iter_new(&it, t, GT_EV_API, INT64_MIN, INT64_MAX), 0);
+    while (gt_iter_next(it, &ev) == 1) {
+        CU_ASSERT(ev.u.api.start_ns > last_start || (ev.u.api.start_ns == last_start && ev.u.api.correlation_id > last_corr));
+        last_start = ev.u.api.start_ns;
+        last_corr = ev.u.api.correlation_id;
+        n++;
+    }
+    gt_iter_free(it);
+    CU_ASSERT_EQUAL(n, 9000);
+    n = 0;
+    last_start = INT64_MIN;
+    CU_ASSERT_EQUAL_FATAL(gt_iter_new(&it, t, GT_EV_NVTX, INT64_MIN, INT64_MAX), 0);
+    while (gt_iter_next(it, &ev) == 1) {
+        CU_ASSERT(ev.u.nvtx.start_ns >= last_start);
+        last_start = ev.u.nvtx.start_ns;
+        n++;
+    }
+    gt_iter_free(it);
+    CU_ASSERT_EQUAL(n, 9000);
+    gt_trace_free(t);
+    unlink(path);
+    free(path);
+}
+
 static const gt_test_case cases[] = {
     {"test_store_reader__nsys2024_counts", test_store_reader__nsys2024_counts},
     {"test_store_reader__nsys2024_kernels", test_store_reader__nsys2024_kernels},
@@ -1281,6 +1342,7 @@ static const gt_test_case cases[] = {
     {"test_store_reader__truncated", test_store_reader__truncated},
     {"test_store_reader__flipped_bytes", test_store_reader__flipped_bytes},
     {"test_store_reader__big_file_checks", test_store_reader__big_file_checks},
+    {"test_store_reader__time_ordered_tables", test_store_reader__time_ordered_tables},
     {NULL, NULL},
 };
 
