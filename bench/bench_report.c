@@ -20,6 +20,10 @@
  *
  *   bench_report [-n EVENTS] [-f TRACE] [--runs N] [--gtrace PATH] [--regen]
  *
+ * -f: a trace to time; an existing file is used as it is (any trace), a
+ * missing one is written. Without -f: bench_report-EVENTS.sqlite here,
+ * rewritten when it was made for another size or by another generator.
+ *
  * Not run by make check; figures are in bench/results/. */
 #include "analyze_int.h"
 #include "gt_analyze.h"
@@ -544,7 +548,9 @@ int main(int argc, char **argv)
         snprintf(default_gtrace, sizeof default_gtrace, "%.*s/../libtrace/cli/gtrace", dir, slash ? argv[0] : ".");
         gtrace = default_gtrace;
     }
-    if (regen || !trace_usable(path, target))
+    struct stat st0;
+    bool given = path != default_path && stat(path, &st0) == 0;
+    if (!given && (regen || !trace_usable(path, target)))
         generate(path, target);
     else
         printf("reusing %s\n", path);

@@ -20,3 +20,4 @@ bench_bench_viewer_CFLAGS = $(AM_CFLAGS) $(GTK_CFLAGS) -I$(top_srcdir)/viewer
 bench_bench_viewer_LDADD = viewer/libgtview.la $(GTK_LIBS) $(M_LIBS)
 endif
 EXTRA_DIST += bench/results/2026-11-21-viewer.md
+EXTRA_DIST += bench/results/2026-11-21-memviz.md
