@@ -337,13 +337,14 @@ int gv_lane_hit(const GvLane *l, int64_t t_ns, double ns_per_px, double min_px, 
     return c.found;
 }
 
-int gv_lane_grow(GvLane *l)
+GvItem *gv_lane_grown_copy(const GvLane *l, size_t *out_cap)
 {
     size_t cap = l->cap ? l->cap * 2 : 256;
-    GvItem *p = realloc(l->items, cap * sizeof *p);
+    GvItem *p = malloc(cap * sizeof *p);
     if (!p)
-        return -1;
-    l->items = p;
-    l->cap = cap;
-    return 0;
+        return NULL;
+    if (l->n_loaded)
+        memcpy(p, l->items, l->n_loaded * sizeof *p);
+    *out_cap = cap;
+    return p;
 }

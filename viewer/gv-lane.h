@@ -94,8 +94,10 @@ void gv_lane_lod_free(GvLane *l);
 /* The level the walk reads at ns_per_px, or -1: item by item. */
 int gv_lane_lod_level(const GvLane *l, double ns_per_px);
 
-/* Doubles the capacity; -1 when out of memory. The loader calls it under
- * the model's lock (drawing may be reading the array). */
-int gv_lane_grow(GvLane *l);
+/* The items in a new array of twice the capacity (*out_cap), or NULL when
+ * out of memory. The loader copies without the model's lock (it alone writes
+ * items; readers hold the lock), then swaps the array in under the lock, so
+ * drawing never waits for a copy of hundreds of megabytes. */
+GvItem *gv_lane_grown_copy(const GvLane *l, size_t *out_cap);
 
 #endif /* GV_LANE_H_INCLUDED */

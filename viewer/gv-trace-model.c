@@ -4,9 +4,9 @@
  * lane is appended in start order and stays sorted without a sort, NVTX
  * depths come from a per-thread stack of open ranges, and idle gaps come
  * from one running "busy until" per device. It writes past each lane's
- * published count without the lock and takes the lock only to grow an array,
- * add a lane or a track, or publish. It does not compute statistics: the
- * report comes from libtrace/analyze. */
+ * published count without the lock and takes the lock only to swap in a
+ * grown copy of an array, add a lane or a track, or publish. It does not
+ * compute statistics: the report comes from libtrace/analyze. */
 #include "gv-trace-model.h"
 
 #include <stdio.h>
@@ -232,13 +232,18 @@ typedef struct loader {
 static void *lane_slot(loader *ld, GvLane *l)
 {
     if (l->n_loaded == l->cap) {
-        g_mutex_lock(&ld->m->lock);
-        int rc = gv_lane_grow(l);
-        g_mutex_unlock(&ld->m->lock);
-        if (rc < 0) {
+        size_t cap;
+        GvItem *p = gv_lane_grown_copy(l, &cap), *old;
+        if (!p) {
             ld->failed_oom = TRUE;
             return NULL;
         }
+        g_mutex_lock(&ld->m->lock);
+        old = l->items;
+        l->items = p;
+        l->cap = cap;
+        g_mutex_unlock(&ld->m->lock);
+        free(old);
     }
     return &l->items[l->n_loaded];
 }
@@ -637,20 +642,27 @@ static void on_main(GMainContext *ctx, GSourceFunc fn, GvTraceModel *m)
     g_source_unref(src);
 }
 
+/* Items a lane publishes per hold of the lock: with its pyramid's update,
+ * well under a millisecond, so a frame never waits long for a publish. */
+#define PUBLISH_STEP 65536
+
 static void publish(loader *ld, GMainContext *ctx, int64_t n_items, int64_t start, int64_t end)
 {
     GvTraceModel *m = ld->m;
-    g_mutex_lock(&m->lock);
+    /* Only this thread adds tracks and lanes: it reads them without the lock. */
     for (guint i = 0; i < m->tracks->len; i++) {
         GvTrack *tr = g_ptr_array_index(m->tracks, i);
         for (size_t j = 0; j < tr->n_lanes; j++) {
             GvLane *l = tr->lanes[j];
-            if (l->n == l->n_loaded)
-                continue;
-            l->n = l->n_loaded;
-            gv_lane_lod_update(l); /* out of memory: the lane draws item by item */
+            while (l->n < l->n_loaded) {
+                g_mutex_lock(&m->lock);
+                l->n = l->n_loaded - l->n > PUBLISH_STEP ? l->n + PUBLISH_STEP : l->n_loaded;
+                gv_lane_lod_update(l); /* out of memory: the lane draws item by item */
+                g_mutex_unlock(&m->lock);
+            }
         }
     }
+    g_mutex_lock(&m->lock);
     m->n_items = n_items;
     m->span_start_ns = start;
     m->span_end_ns = end;
