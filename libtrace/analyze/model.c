@@ -189,6 +189,11 @@ static void group_ranges_by_thread(an_model *m)
     enum { MAX_TIDS = 1024 };
     int64_t tids[MAX_TIDS];
     size_t n_tids = 0, first[MAX_TIDS];
+    size_t k0 = 1;
+    while (k0 < m->n_ranges && m->ranges[k0 - 1].tid <= m->ranges[k0].tid)
+        k0++;
+    if (k0 >= m->n_ranges)
+        return; /* grouped already */
     for (size_t i = 0; i < m->n_ranges; i++) {
         int64_t tid = m->ranges[i].tid;
         size_t k = 0;
@@ -259,6 +264,10 @@ static void sort_host(an_model *m)
     sort(m->mem, m->n_mem, sizeof *m->mem, cmp_mem);
 }
 
+static int index_ranges(an_model *m);
+static int index_calls(an_model *m);
+static void index_rest(an_model *m);
+
 void an_model_sort(an_model *m)
 {
     /* Merged kinds (kernels with copies) and foreign files need sorting. */
@@ -275,13 +284,9 @@ static size_t hash64(int64_t k)
     return (size_t)x;
 }
 
-int an_model_index(an_model *m)
+/* Parents: a stack per thread over ranges sorted by (tid, start, -end). */
+static int index_ranges(an_model *m)
 {
-    m->max_act_ns = 0;
-    for (size_t i = 0; i < m->n_acts; i++)
-        if (m->acts[i].end_ns - m->acts[i].start_ns > m->max_act_ns)
-            m->max_act_ns = m->acts[i].end_ns - m->acts[i].start_ns;
-    /* Parents: a stack per thread over ranges sorted by (tid, start, -end). */
     int64_t *stack = NULL;
     size_t depth = 0, cap = 0;
     int rc = 0;
@@ -293,10 +298,23 @@ int an_model_index(an_model *m)
             depth--;
         r->parent = depth > 0 ? stack[depth - 1] : -1;
         if ((rc = GROW(stack, depth, cap)) < 0)
-            goto cleanup;
+            break;
         stack[depth++] = (int64_t)i;
     }
+    free(stack);
+    return rc;
+}
 
+static int index_calls(an_model *m)
+{
+    int rc = 0;
+    free(m->corr_keys);
+    free(m->corr_vals);
+    free(m->corr_dense);
+    m->corr_keys = NULL;
+    m->corr_vals = NULL;
+    m->corr_dense = NULL;
+    m->corr_cap = m->corr_dense_n = 0;
     /* Correlation map. A call wins over an earlier one of the same id when
      * that one is a wrapper of another class, or a driver call and this one
      * is not a wrapper: a runtime call over the driver call it made, both
@@ -318,7 +336,7 @@ int an_model_index(an_model *m)
         m->corr_dense = calloc(m->corr_dense_n, sizeof *m->corr_dense);
         if (!m->corr_dense) {
             rc = gt_error_set(GT_ERR_NOMEM, "analyze: out of memory indexing the trace");
-            goto cleanup;
+            return rc;
         }
         for (size_t i = 0; i < m->n_apis; i++) {
             int64_t k = m->apis[i].corr;
@@ -337,7 +355,7 @@ int an_model_index(an_model *m)
         m->corr_vals = malloc(ccap * sizeof *m->corr_vals);
         if (!m->corr_keys || !m->corr_vals) {
             rc = gt_error_set(GT_ERR_NOMEM, "analyze: out of memory indexing the trace");
-            goto cleanup;
+            return rc;
         }
         m->corr_cap = ccap;
         memset(m->corr_keys, 0, ccap * sizeof *m->corr_keys);
@@ -356,6 +374,16 @@ int an_model_index(an_model *m)
     }
 #undef CORR_WINS
 
+    return rc;
+}
+
+/* The longest activity and the main thread. */
+static void index_rest(an_model *m)
+{
+    m->max_act_ns = 0;
+    for (size_t i = 0; i < m->n_acts; i++)
+        if (m->acts[i].end_ns - m->acts[i].start_ns > m->max_act_ns)
+            m->max_act_ns = m->acts[i].end_ns - m->acts[i].start_ns;
     /* The main thread: most CUDA calls, else most ranges, else first CPU op.
      * Programs have few threads: a small table of counts is enough. */
     m->main_tid = 0;
@@ -393,9 +421,15 @@ int an_model_index(an_model *m)
     }
     if (m->main_tid == 0 && m->n_acts > 0)
         m->main_tid = m->acts[0].tid;
+}
 
-cleanup:
-    free(stack);
+int an_model_index(an_model *m)
+{
+    int rc = index_ranges(m);
+    if (rc == 0)
+        rc = index_calls(m);
+    if (rc == 0)
+        index_rest(m);
     return rc;
 }
 
@@ -553,7 +587,7 @@ typedef struct loader {
     load_state *ls;
     const gt_event_kind *kinds;
     size_t n_kinds;
-    void (*finish)(an_model *m); /* sorts what it loaded */
+    int (*finish)(an_model *m); /* sorts and indexes what it loaded */
     bool any;                 /* a row was read */
     int64_t first_ns, last_ns; /* over every row read: the trace's time span */
     int rc;
@@ -709,13 +743,6 @@ static int drop_wrappers(an_model *m)
     m->n_apis = n;
     if (!dropped)
         return 0;
-    free(m->corr_keys);
-    free(m->corr_vals);
-    free(m->corr_dense);
-    m->corr_keys = NULL;
-    m->corr_vals = NULL;
-    m->corr_dense = NULL;
-    m->corr_cap = m->corr_dense_n = 0;
     return an_model_index(m);
 }
 
@@ -724,9 +751,21 @@ static int run_loader(loader *L)
     for (size_t i = 0; i < L->n_kinds && L->rc == 0; i++)
         if ((L->rc = load_kind(L, L->kinds[i], false)) < 0)
             snprintf(L->msg, sizeof L->msg, "%s", gt_error_last());
-    if (L->rc == 0)
-        L->finish(L->m);
+    if (L->rc == 0 && (L->rc = L->finish(L->m)) < 0)
+        snprintf(L->msg, sizeof L->msg, "%s", gt_error_last());
     return L->rc;
+}
+
+static int finish_device(an_model *m)
+{
+    sort_device(m);
+    return index_calls(m);
+}
+
+static int finish_host(an_model *m)
+{
+    sort_host(m);
+    return index_ranges(m);
 }
 
 static void *loader_thread(void *arg)
@@ -753,8 +792,8 @@ int an_model_load(an_model **out, gt_trace *t)
      * stays on `t`, whose ids for inline texts the model keeps. */
     static const gt_event_kind dev_kinds[] = {GT_EV_KERNEL, GT_EV_MEMCPY, GT_EV_MEMSET, GT_EV_API};
     static const gt_event_kind host_kinds[] = {GT_EV_NVTX, GT_EV_GPU_MEMORY, GT_EV_HEAP, GT_EV_SYNC};
-    loader dev = {m, t, &ls, dev_kinds, 4, sort_device, false, 0, 0, 0, ""};
-    loader host = {m, t, &ls, host_kinds, 4, sort_host, false, 0, 0, 0, ""};
+    loader dev = {m, t, &ls, dev_kinds, 4, finish_device, false, 0, 0, 0, ""};
+    loader host = {m, t, &ls, host_kinds, 4, finish_host, false, 0, 0, 0, ""};
     if (gt_trace_reopen(&t2, t) == 0) {
         dev.t = t2;
         threaded = pthread_create(&th, NULL, loader_thread, &dev) == 0;
@@ -780,8 +819,11 @@ int an_model_load(an_model **out, gt_trace *t)
     if ((rc = load_kind(&host, GT_EV_CPU_OP, any_kernel)) < 0 || (!any_kernel && (rc = add_nvtx_ops(m, &ls)) < 0))
         goto cleanup;
     m->cpu_timeline = !any_kernel && m->n_acts > n_before;
-    an_model_sort(m); /* sorted already, but for CPU ops: a pass to see it */
-    if ((rc = an_model_index(m)) < 0 || (rc = drop_wrappers(m)) < 0)
+    /* CPU ops join the device timeline; ranges and calls, sorted and indexed
+     * by their loaders, stay as they are */
+    sort(m->acts, m->n_acts, sizeof *m->acts, cmp_act);
+    index_rest(m);
+    if ((rc = drop_wrappers(m)) < 0)
         goto cleanup;
     /* Device allocations carry a correlation id in `tid` until here: the
      * thread is that of the API call that made them. */
