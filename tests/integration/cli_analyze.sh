@@ -75,4 +75,25 @@ expect_fail "export: no format" 2 "--format is required" "$GTRACE" export "$CLOV
 expect_fail "export: bad format" 2 "chrome, memviz or csv" "$GTRACE" export --format pdf "$CLOVER"
 expect_fail "export: existing output" 1 "exists" "$GTRACE" export "$CLOVER" --format chrome -o clover.json
 expect_fail "info: not a trace" 1 "not an SQLite database" "$GTRACE" info notsql.sqlite
+
+# ---- an empty trace still reports -------------------------------------------------
+"$GTRACE" -o empty.sqlite /bin/true > /dev/null 2>&1 || fail "recording an empty run"
+"$GTRACE" report empty.sqlite > empty.txt || fail "report on an empty trace"
+grep -q "no steps" empty.txt && grep -q "no device activity" empty.txt || fail "empty report: $(cat empty.txt)"
+echo "ok: an empty trace reports no steps and no device activity"
+
+# ---- a big trace (64 MB and more) is checked beside the reading: damage is still refused
+if command -v sqlite3 > /dev/null && command -v dd > /dev/null; then
+    cp run.sqlite big.sqlite
+    sqlite3 big.sqlite "PRAGMA journal_mode=DELETE; CREATE TABLE filler (x BLOB);
+        WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 70)
+        INSERT INTO filler SELECT zeroblob(1048576) FROM n;" > /dev/null || fail "making a big trace"
+    "$GTRACE" report big.sqlite > big.txt || fail "report on an intact big trace"
+    page=$(sqlite3 big.sqlite "PRAGMA page_size")
+    size=$(wc -c < big.sqlite)
+    dd if=/dev/zero of=big.sqlite bs="$page" count=1 seek=$((size / page / 2)) conv=notrunc 2> /dev/null
+    expect_fail "report: damaged big trace" 1 "damaged" "$GTRACE" report big.sqlite
+    expect_fail "diff: damaged big trace" 1 "damaged" "$GTRACE" diff run.sqlite big.sqlite
+    rm -f big.sqlite
+fi
 echo "all cli_analyze checks passed"
