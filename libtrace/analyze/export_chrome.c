@@ -433,6 +433,8 @@ static int memory(const an_model *m, out *o, const int32_t *devs, size_t n_devs)
         return rc;
     bool on_device = n_devs > 0;
     int64_t counter_pid = on_device ? devs[0] : gt_pid_of(m->main_tid);
+    if (!on_device && n > 0)
+        seen_thread(o, m->main_tid); /* so that the counter's process gets a name */
     int64_t allocated = 0, reserved = 0;
     for (size_t i = 0; i < n; i++) {
         const an_mem_action *a = &acts[i];

@@ -112,6 +112,7 @@ def rows_named(ev):
     used = {(e["pid"], e["tid"]) for e in ev if e["ph"] in ("X", "i", "s", "f")}
     assert {p for p, _ in used} <= pnames, ({p for p, _ in used} - pnames)
     assert used <= tnames, used - tnames
+    assert {e["pid"] for e in ev if e["ph"] == "C"} <= pnames
 rows_named(ev)
 assert {"name": "stream 7"} in [e["args"] for e in ev if e["ph"] == "M" and e["pid"] == 0 and e["tid"] == 7]
 assert {"name": "GPU 0"} in [e["args"] for e in ev if e["ph"] == "M" and e["name"] == "process_name"]
