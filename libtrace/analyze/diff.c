@@ -30,6 +30,7 @@ static int add_row(rows *R, const char *metric, const char *unit, double before,
     if (!r->metric)
         return gt_error_set(GT_ERR_NOMEM, "diff: out of memory");
     r->unit = unit;
+    r->presence = 0;
     r->before = before;
     r->after = after;
     r->change = before != 0 ? (after - before) / fabs(before) : 0;
@@ -85,6 +86,13 @@ static int kernel_rows(rows *R, const gt_report *a, const gt_report *b, double p
             snprintf(metric, sizeof metric, "%s time%s: %s", a->cpu_timeline ? "CPU op" : "kernel", per, name);
             if ((rc = add_row(R, metric, "ns", tb / pa, ta / pb, 1)) < 0)
                 return rc;
+            /* a kernel that appears or disappears (a fusion, another algorithm) is not by itself
+             * better or worse: the step time says that */
+            gt_diff_row *r = &R->v[R->n - 1];
+            if ((tb == 0) != (ta == 0)) {
+                r->presence = tb == 0 ? 1 : -1;
+                r->verdict = 0;
+            }
         }
     }
     return 0;
@@ -231,10 +239,22 @@ int gt_diff_print_text(const gt_diff *d, FILE *f)
         fmt_value(a, sizeof a, r->unit, r->after);
         better += r->verdict > 0;
         worse += r->verdict < 0;
-        fprintf(f, "%-48.48s %14s %14s %+8.1f%% %s\n", r->metric, b, a, 100 * r->change,
-                r->verdict > 0 ? "better" : r->verdict < 0 ? "WORSE" : "");
+        if (r->presence)
+            fprintf(f, "%-48.48s %14s %14s %9s\n", r->metric, b, a, r->presence > 0 ? "new" : "gone");
+        else
+            fprintf(f, "%-48.48s %14s %14s %+8.1f%% %s\n", r->metric, b, a, 100 * r->change,
+                    r->verdict > 0 ? "better" : r->verdict < 0 ? "WORSE" : "");
     }
-    fprintf(f, "\n%d better, %d worse, %zu unchanged\n", better, worse, d->n_rows - (size_t)better - (size_t)worse);
+    size_t n_new = 0, n_gone = 0;
+    for (size_t i = 0; i < d->n_rows; i++) {
+        n_new += d->rows[i].presence > 0;
+        n_gone += d->rows[i].presence < 0;
+    }
+    fprintf(f, "\n%d better, %d worse, %zu unchanged", better, worse,
+            d->n_rows - (size_t)better - (size_t)worse - n_new - n_gone);
+    if (n_new || n_gone)
+        fprintf(f, "; by name: %zu new, %zu gone", n_new, n_gone);
+    fputc('\n', f);
     return ferror(f) ? gt_error_set(GT_ERR_IO, "cannot write the diff") : 0;
 }
 
@@ -257,7 +277,12 @@ int gt_diff_print_json(const gt_diff *d, FILE *f)
         an_json_num(f, r->after);
         fputs(",\"change\":", f);
         an_json_num(f, r->change);
-        fprintf(f, ",\"verdict\":\"%s\"}", r->verdict > 0 ? "better" : r->verdict < 0 ? "worse" : "same");
+        fprintf(f, ",\"verdict\":\"%s\"}",
+                r->presence > 0   ? "new"
+                : r->presence < 0 ? "gone"
+                : r->verdict > 0  ? "better"
+                : r->verdict < 0  ? "worse"
+                                  : "same");
     }
     fputs("]}\n", f);
     return ferror(f) ? gt_error_set(GT_ERR_IO, "cannot write the diff") : 0;

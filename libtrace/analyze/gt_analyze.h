@@ -190,7 +190,8 @@ typedef struct gt_diff_row {
     const char *unit; /* "ns", "%", "bytes", "count" */
     double before, after;
     double change;  /* (after - before) / before; 0 when before is 0 */
-    int verdict;    /* +1 better, -1 worse, 0 same (within 1%) */
+    int verdict;    /* +1 better, -1 worse, 0 same (within 1%), or new or gone */
+    int presence;   /* per-name rows: +1 only after (new), -1 only before (gone), 0 in both */
 } gt_diff_row;
 
 typedef struct gt_diff {

@@ -55,8 +55,10 @@ rows = {r["metric"]: r for r in json.load(open(sys.argv[1]))["rows"]}
 op = lambda name: rows.get("CPU op time per step: " + name)
 for gone in ("gelu_forward", "crossentropy_backward", "adamw"):
     assert op(gone) and op(gone)["before"] > 0 and op(gone)["after"] == 0, f"{gone} disappears"
+    assert op(gone)["verdict"] == "gone", f"{gone} is marked gone, not better: {op(gone)}"
 for new in ("matmul_bias_gelu_forward", "crossentropy_fused_forward", "adamw_fused"):
     assert op(new) and op(new)["before"] == 0 and op(new)["after"] > 0, f"{new} appears"
+    assert op(new)["verdict"] == "new", f"{new} is marked new, not worse: {op(new)}"
 peak = rows["peak allocated"]
 assert peak["after"] < peak["before"], f"the fused classifier keeps no probabilities: {peak}"
 PY
