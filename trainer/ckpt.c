@@ -49,47 +49,68 @@ static void put(strbuf *b, const char *fmt, ...)
 }
 
 /* The groups of tensors saved: the weights, then the optimizer's state
- * (AdamW: m and v; SGD: its momentum buffer, if any). key[g] names the
- * state ("optimizer.<key>."), NULL for the weights. Decided by the
- * configuration, not by pointers: an empty shard has none. */
-enum { MAX_GROUPS = 3 };
+ * (AdamW: m and v; SGD: its momentum buffer, if any), then the weight EMA
+ * if there is one. key[g] names the state ("optimizer.<key>."), NULL for
+ * the weights and the EMA. Decided by the configuration, not by pointers:
+ * an empty shard has none. */
+enum { MAX_GROUPS = 4 };
 typedef struct groups {
     const char *key[MAX_GROUPS];
     int n;
+    bool ema; /* the last group is the EMA ("ema.<name>") */
 } groups;
 
-static groups groups_of(const tr_optim_config *c)
+static groups groups_of(const tr_optim_config *c, bool ema)
 {
-    groups g = {{NULL}, 1};
+    groups g = {{NULL}, 1, ema};
     if (c->kind == TR_OPTIM_ADAMW) {
         g.key[g.n++] = "m";
         g.key[g.n++] = "v";
     } else if (c->momentum != 0.0f) {
         g.key[g.n++] = "momentum";
     }
+    if (ema)
+        g.key[g.n++] = NULL;
     return g;
 }
 
-int tr_ckpt_n_optim_groups(const tr_optim_config *cfg) { return groups_of(cfg).n - 1; }
+static bool is_ema_group(const groups *gs, int g) { return gs->ema && g == gs->n - 1; }
 
-/* The groups' device buffers over [opt->begin, opt->end): the weights at
- * their flat offset, the state from its start. */
-static void device_groups(const tr_gpt *m, const tr_optim *opt, float **dev)
+/* The name prefix of group g's tensors: "", "optimizer.m.", "ema.". */
+static const char *group_prefix(const groups *gs, int g, char *buf, size_t n)
+{
+    if (is_ema_group(gs, g))
+        return "ema.";
+    if (!gs->key[g])
+        return "";
+    snprintf(buf, n, "optimizer.%s.", gs->key[g]);
+    return buf;
+}
+
+int tr_ckpt_n_optim_groups(const tr_optim_config *cfg) { return groups_of(cfg, false).n - 1; }
+
+/* The groups' device buffers over [opt->begin, opt->end): the weights and
+ * the EMA at their flat offset, the optimizer's state from its start. */
+static void device_groups(const tr_gpt *m, const tr_optim *opt, const tr_ckpt_state *st, const groups *gs,
+                          float **dev)
 {
     dev[0] = (float *)m->params_flat.data + opt->begin;
     dev[1] = opt->m.data;
     dev[2] = opt->v.data;
+    if (gs->ema)
+        dev[gs->n - 1] = st->ema ? (float *)st->ema->data + opt->begin : NULL;
 }
 
 /* The full tensor table: each group in tr_gpt_params order. */
 static void tensor_entries(strbuf *b, const tr_gpt *m, const groups *gs, size_t *data_bytes)
 {
     size_t off = 0;
+    char buf[32];
     for (int g = 0; g < gs->n; g++)
         for (int i = 0; i < TR_GPT_N_TENSORS; i++) {
             const tr_tensor *t = &m->params.all[i];
-            put(b, ",\"%s%s%s%s\":{\"dtype\":\"%s\",\"shape\":[", gs->key[g] ? "optimizer." : "",
-                gs->key[g] ? gs->key[g] : "", gs->key[g] ? "." : "", tr_gpt_tensor_names[i], tr_dtype_name(t->dtype));
+            put(b, ",\"%s%s\":{\"dtype\":\"%s\",\"shape\":[", group_prefix(gs, g, buf, sizeof buf),
+                tr_gpt_tensor_names[i], tr_dtype_name(t->dtype));
             for (int d = 0; d < t->n_dims; d++)
                 put(b, "%s%" PRId64, d ? "," : "", t->shape[d]);
             put(b, "],\"data_offsets\":[%zu,%zu]}", off, off + tr_tensor_bytes(t));
@@ -223,9 +244,9 @@ int tr_ckpt_save(const char *path, tr_gpt *m, const tr_optim *opt, const tr_ckpt
                             "(gather it, or save shards)", path);
     strbuf h = {0};
     size_t data_bytes;
-    groups gs = groups_of(&opt->cfg);
+    groups gs = groups_of(&opt->cfg, st->ema != NULL);
     float *dev[MAX_GROUPS];
-    device_groups(m, opt, dev);
+    device_groups(m, opt, st, &gs, dev);
     metadata(&h, m, opt, st, NULL);
     tensor_entries(&h, m, &gs, &data_bytes);
     int rc = write_file(path, &h, dev, gs.n, m->n_params, m->be);
@@ -238,14 +259,22 @@ int tr_ckpt_save_host(const char *path, const tr_gpt *m, const tr_optim *opt, co
 {
     strbuf h = {0};
     size_t data_bytes;
-    groups gs = groups_of(&opt->cfg);
-    float *src[MAX_GROUPS];
+    groups gs = groups_of(&opt->cfg, st->ema != NULL);
+    float *src[MAX_GROUPS], *ema_host = NULL;
     for (int g = 0; g < gs.n; g++)
         src[g] = (float *)groups_host[g]; /* only read */
+    if (gs.ema) { /* the EMA is whole on every rank that keeps one: rank 0's own copy */
+        size_t n_bytes = m->n_params * sizeof(float);
+        if (!(ema_host = malloc(n_bytes)))
+            return tr_error_set(TR_ENOMEM, "out of memory saving %s", path);
+        m->be->copy_d2h(m->be, ema_host, st->ema->data, n_bytes, 0);
+        src[gs.n - 1] = ema_host;
+    }
     metadata(&h, m, opt, st, NULL);
     tensor_entries(&h, m, &gs, &data_bytes);
     int rc = write_file(path, &h, src, gs.n, m->n_params, NULL);
     free(h.s);
+    free(ema_host);
     return rc;
 }
 
@@ -273,14 +302,17 @@ int tr_ckpt_save_shard(const char *path, tr_gpt *m, const tr_optim *opt, const t
     int rc = check_shard_range(path, m, opt, sh);
     if (rc < 0)
         return rc;
+    if (st->ema) /* every rank holds the whole EMA: a shard of it would need a gather on resume */
+        return tr_error_set(TR_EINVAL, "%s: the weight EMA (--ema) is saved in full checkpoints only; "
+                            "add --save-format full", path);
     char *file = tr_ckpt_shard_path(path, sh->rank, sh->n_ranks);
     if (!file)
         return tr_error_set(TR_ENOMEM, "out of memory saving %s", path);
     strbuf h = {0};
     size_t data_bytes;
-    groups gs = groups_of(&opt->cfg);
+    groups gs = groups_of(&opt->cfg, false);
     float *dev[MAX_GROUPS];
-    device_groups(m, opt, dev);
+    device_groups(m, opt, st, &gs, dev);
     metadata(&h, m, opt, st, sh);
     shard_entries(&h, &gs, sh->end - sh->begin, &data_bytes);
     rc = write_file(file, &h, dev, gs.n, sh->end - sh->begin, m->be);
@@ -398,10 +430,9 @@ static int read_state(const ckfile *c, long long *step, long long *t, long long 
     return TR_OK;
 }
 
-/* Reads elements [lo, lo + n) of group g (n_group floats each) into the
- * device buffers dev[g], for every group. */
-static int read_groups(const ckfile *c, tr_backend *be, float *const *dev, int n_groups, size_t n_group, size_t lo,
-                       size_t n)
+/* Reads elements [lo, lo + n) of group g (n_group floats each, after g
+ * groups) into the device buffer dst. */
+static int read_group(const ckfile *c, tr_backend *be, float *dst, int g, size_t n_group, size_t lo, size_t n)
 {
     if (!n)
         return TR_OK;
@@ -409,14 +440,23 @@ static int read_groups(const ckfile *c, tr_backend *be, float *const *dev, int n
     if (!host)
         return tr_error_set(TR_ENOMEM, "out of memory loading %s", c->path);
     int rc = TR_OK;
-    for (int g = 0; g < n_groups && rc == TR_OK; g++) {
-        off_t at = (off_t)(8 + c->hlen + ((size_t)g * n_group + lo) * sizeof(float));
-        if (fseeko(c->f, at, SEEK_SET) != 0 || fread(host, sizeof(float), n, c->f) != n)
-            rc = tr_error_set(TR_EFORMAT, "%s: truncated tensor data", c->path);
-        else
-            be->copy_h2d(be, dev[g], host, n * sizeof(float), 0);
-    }
+    off_t at = (off_t)(8 + c->hlen + ((size_t)g * n_group + lo) * sizeof(float));
+    if (fseeko(c->f, at, SEEK_SET) != 0 || fread(host, sizeof(float), n, c->f) != n)
+        rc = tr_error_set(TR_EFORMAT, "%s: truncated tensor data", c->path);
+    else
+        be->copy_h2d(be, dst, host, n * sizeof(float), 0);
     free(host);
+    return rc;
+}
+
+/* The weights and the optimizer's state over [lo, lo + n), into dev[g]. */
+static int read_groups(const ckfile *c, tr_backend *be, float *const *dev, const groups *gs, size_t n_group,
+                       size_t lo, size_t n)
+{
+    int rc = TR_OK;
+    for (int g = 0; g < gs->n && rc == TR_OK; g++)
+        if (!is_ema_group(gs, g))
+            rc = read_group(c, be, dev[g], g, n_group, lo, n);
     return rc;
 }
 
@@ -425,6 +465,7 @@ static void set_state(const ckfile *c, tr_gpt *m, tr_optim *opt, tr_ckpt_state *
 {
     m->params_lp_stale = true;
     opt->t = (int)t;
+    st->ema_loaded = false;
     st->step = step;
     st->seed = (uint64_t)seed;
     /* the loss scaler's state, if the run that saved it had one (GradScaler.state_dict) */
@@ -468,18 +509,26 @@ int tr_ckpt_load(const char *path, tr_gpt *m, tr_optim *opt, tr_ckpt_state *st)
                           path, r, n, n);
         goto cleanup;
     }
+    /* the table this model and optimizer write, with an EMA if the file has one (a run without --ema
+     * resumes from a file with one and ignores it; one with --ema from a file without starts it afresh) */
+    char ema_key[80];
+    snprintf(ema_key, sizeof ema_key, "\"ema.%s\":", tr_gpt_tensor_names[0]);
     size_t data_bytes;
-    groups gs = groups_of(&opt->cfg);
+    groups gs = groups_of(&opt->cfg, strstr(c.header, ema_key) != NULL);
     tensor_entries(&want, m, &gs, &data_bytes);
     long long step, t, seed;
     if ((rc = check_model(&c, m, opt)) < 0 || (rc = check_table(&c, want.s, data_bytes)) < 0 ||
         (rc = read_state(&c, &step, &t, &seed)) < 0)
         goto cleanup;
     float *dev[MAX_GROUPS];
-    device_groups(m, opt, dev);
-    if ((rc = read_groups(&c, m->be, dev, gs.n, m->n_params, opt->begin, opt->end - opt->begin)) < 0)
+    device_groups(m, opt, st, &gs, dev);
+    if ((rc = read_groups(&c, m->be, dev, &gs, m->n_params, opt->begin, opt->end - opt->begin)) < 0)
+        goto cleanup;
+    /* whoever keeps an EMA keeps all of it (ZeRO-3 refuses --ema): read it whole */
+    if (gs.ema && st->ema && (rc = read_group(&c, m->be, st->ema->data, gs.n - 1, m->n_params, 0, m->n_params)) < 0)
         goto cleanup;
     set_state(&c, m, opt, st, step, t, seed);
+    st->ema_loaded = gs.ema && st->ema;
 cleanup:
     ck_close(&c);
     free(want.s);
@@ -524,7 +573,7 @@ int tr_ckpt_load_shard(const char *path, tr_gpt *m, tr_optim *opt, tr_ckpt_state
         goto cleanup;
     }
     size_t data_bytes, n_shard = sh->end - sh->begin;
-    groups gs = groups_of(&opt->cfg);
+    groups gs = groups_of(&opt->cfg, false);
     shard_entries(&want, &gs, n_shard, &data_bytes);
     if ((rc = check_model(&c, m, opt)) < 0)
         goto cleanup;
@@ -543,8 +592,8 @@ int tr_ckpt_load_shard(const char *path, tr_gpt *m, tr_optim *opt, tr_ckpt_state
     if ((rc = check_table(&c, want.s, data_bytes)) < 0 || (rc = read_state(&c, &step, &t, &seed)) < 0)
         goto cleanup;
     float *dev[MAX_GROUPS];
-    device_groups(m, opt, dev);
-    if ((rc = read_groups(&c, m->be, dev, gs.n, n_shard, 0, n_shard)) < 0)
+    device_groups(m, opt, st, &gs, dev);
+    if ((rc = read_groups(&c, m->be, dev, &gs, n_shard, 0, n_shard)) < 0)
         goto cleanup;
     set_state(&c, m, opt, st, step, t, seed);
 cleanup:

@@ -2,6 +2,7 @@
  * tr_gpt_tensor_names (nn.Linear layout, (out, in); per-layer tensors
  * stacked as (L, ...)), AdamW's moments as "optimizer.m.<name>" and
  * "optimizer.v.<name>" (SGD's momentum as "optimizer.momentum.<name>"), and
+ * the weight EMA (--ema) as "ema.<name>" when the run keeps one, and
  * in __metadata__ the optimizer, the step, the optimizer's step count,
  * the data seed (the loader's only state besides the step), the shape and,
  * with mixed precision, the loss scaler's scale and count of good steps.
@@ -27,6 +28,7 @@
 #include "gpt.h"
 #include "optim.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 
 typedef struct tr_ckpt_state {
@@ -34,6 +36,9 @@ typedef struct tr_ckpt_state {
     uint64_t seed; /* the data order */
     double loss_scale;         /* the loss scaler's scale; 0: none saved */
     int loss_scale_good_steps; /* its good steps in a row */
+    tr_tensor *ema;            /* the weight EMA (n_params floats) to save, or to load into; NULL: none.
+                                  Full checkpoints only: a shard save refuses it */
+    bool ema_loaded;           /* after a load: the file held an EMA and it was read into ema */
 } tr_ckpt_state;
 
 /* One rank's part of a sharded checkpoint. */

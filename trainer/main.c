@@ -87,7 +87,7 @@ static void usage(FILE *f)
             "  --log-every N       a log line every N steps when not on a terminal (default 10)\n"
             "  --mem-limit BYTES   the device's capacity for the caching allocator (K, M, G suffixes)\n"
             "  --save PATH         write a checkpoint (safetensors) at the end\n"
-            "  --save-format F     sharded (the default with --dist fsdp): each rank writes its shard of the\n"
+            "  --save-format F     sharded (the default with --dist fsdp, without --ema): each rank writes its shard of the\n"
             "                      weights and optimizer state, PATH.rank<r>-of-<N>; full (the default\n"
             "                      otherwise): gathered to rank 0 into one file at PATH, which one process,\n"
             "                      DDP, or FSDP on any number of ranks resumes from\n"
@@ -504,13 +504,14 @@ static void dist_check_flags(const options *o)
 /* ---- checkpoints: --save, --save-format, --resume ------------------------- */
 
 /* Sharded by default under --dist fsdp (FSDP's SHARDED_STATE_DICT), one
- * full file otherwise; sharded needs --dist fsdp, the one mode with shards. */
+ * full file otherwise; sharded needs --dist fsdp, the one mode with shards.
+ * The weight EMA is whole on every rank, so --ema saves full files. */
 static void checkpoint_flags(options *o)
 {
     bool fsdp = o->dist && !strcmp(o->dist, "fsdp");
     static const char *const formats[] = {"sharded", "full"};
     if (!o->save_format)
-        o->save_format = fsdp ? "sharded" : "full";
+        o->save_format = fsdp && !(o->ema > 0) ? "sharded" : "full";
     else if (!o->save) {
         fprintf(stderr, "trainer: --save-format is the format of --save PATH, which is missing\n");
         exit(2);
@@ -518,6 +519,11 @@ static void checkpoint_flags(options *o)
     if (pick("--save-format", o->save_format, formats, 2, "sharded or full") == 0 && !fsdp) {
         fprintf(stderr, "trainer: --save-format sharded needs --dist fsdp: %s holds everything in one process, "
                         "and its checkpoint is one file\n", o->dist ? "ddp" : "a run without --dist");
+        exit(2);
+    }
+    if (!strcmp(o->save_format, "sharded") && o->ema > 0) {
+        fprintf(stderr, "trainer: --save-format sharded with --ema: every rank keeps the whole weight EMA, which "
+                        "is saved in full checkpoints only; use --save-format full\n");
         exit(2);
     }
 }
@@ -541,7 +547,7 @@ static void fail_checkpoint(tr_trainer *t)
 
 static void save_checkpoint(const options *o, tr_trainer *t, int64_t step, uint64_t seed, int rank, int n_ranks)
 {
-    tr_ckpt_state cs = {.step = step, .seed = seed};
+    tr_ckpt_state cs = {.step = step, .seed = seed, .ema = t->ema.w.data ? &t->ema.w : NULL};
     if (t->scaler.dynamic) { /* a resumed fp16 run goes on with the scale it had learned */
         cs.loss_scale = t->scaler.scale;
         cs.loss_scale_good_steps = t->scaler.good_steps;
@@ -627,7 +633,7 @@ int main(int argc, char **argv)
     int step0 = 0;
     uint64_t seed = o.seed;
     if (o.resume) {
-        tr_ckpt_state st;
+        tr_ckpt_state st = {.ema = trainer.ema.w.data ? &trainer.ema.w : NULL};
         int rc;
 #ifdef HAVE_MPI
         if (trainer.dist)
@@ -643,7 +649,11 @@ int main(int argc, char **argv)
             trainer.scaler.scale = (float)st.loss_scale;
             trainer.scaler.good_steps = st.loss_scale_good_steps;
         }
-        fprintf(stderr, "trainer: resumed %s at step %d\n", o.resume, step0);
+        if (st.ema && !st.ema_loaded) { /* a file saved without --ema: the average starts at the resumed weights */
+            be->copy_d2h(be, st.ema->data, model->params_flat.data, model->n_params * sizeof(float), 0);
+            fprintf(stderr, "trainer: %s holds no weight EMA; --ema starts from the resumed weights\n", o.resume);
+        }
+        fprintf(stderr, "trainer: resumed %s at step %d%s\n", o.resume, step0, st.ema_loaded ? " (with its EMA)" : "");
     }
     int end = step0 + o.steps;
     trainer.cfg.schedule.total_steps = end; /* the schedule spans the whole run, resumed or not */

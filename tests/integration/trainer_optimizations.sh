@@ -43,6 +43,30 @@ saved=$(sed -n 's/^trainer: loss scale \([^ ]*\) at the end.*/\1/p' "$WORK/save.
 grep -q "^step 11/11 .* scale $saved " "$WORK/resume.log" ||
     { cat "$WORK/resume.log"; fail "the resumed run does not continue at the saved loss scale $saved"; }
 
+# the weight EMA survives a checkpoint: 3 steps + save + 3 resumed steps evaluate the EMA exactly as 6
+# steps do (an EMA restarted from the resumed weights would lag differently)
+ema="--model gpt-tiny --steps 3 --eval-every 3 --eval-batches 2 --ema 0.9"
+"$TRAINER" $ema --steps 6 >"$WORK/ema6.log" 2>&1 || { cat "$WORK/ema6.log"; fail "a run with --ema"; }
+"$TRAINER" $ema --save "$WORK/ema.st" >"$WORK/ema3.log" 2>&1 || { cat "$WORK/ema3.log"; fail "--ema with --save"; }
+"$TRAINER" $ema --resume "$WORK/ema.st" >"$WORK/ema3r.log" 2>&1 || { cat "$WORK/ema3r.log"; fail "--ema with --resume"; }
+want=$(sed -n 's/^step 6 val loss \([^ ]*\) (ema weights)$/\1/p' "$WORK/ema6.log")
+got=$(sed -n 's/^step 6 val loss \([^ ]*\) (ema weights)$/\1/p' "$WORK/ema3r.log")
+[ -n "$want" ] && [ "$want" = "$got" ] || { cat "$WORK/ema6.log" "$WORK/ema3r.log"; fail "the resumed EMA's val loss '$got' is not the uninterrupted run's '$want'"; }
+grep -q "(with its EMA)" "$WORK/ema3r.log" || fail "the resume did not say it read the EMA"
+python3 - "$WORK/ema.st" <<'PY' || fail "the EMA tensors in the checkpoint"
+import json, struct, sys
+raw = open(sys.argv[1], "rb").read()
+(n,) = struct.unpack("<Q", raw[:8])
+h = json.loads(raw[8:8 + n])
+ema = sorted(k[4:] for k in h if k.startswith("ema."))
+weights = sorted(k for k in h if k != "__metadata__" and not k.startswith(("ema.", "optimizer.")))
+assert ema == weights, f"an ema.<name> for every weight: {ema} vs {weights}"
+PY
+"$TRAINER" --model gpt-tiny --steps 1 --eval-every 0 --resume "$WORK/ema.st" >"$WORK/noema.log" 2>&1 ||
+    { cat "$WORK/noema.log"; fail "a run without --ema resuming from a checkpoint with one"; }
+"$TRAINER" $ema --save-format sharded --save "$WORK/x.st" >"$WORK/sharded.log" 2>&1 && fail "--save-format sharded accepted"
+grep -q "with --ema" "$WORK/sharded.log" || grep -q "needs --dist fsdp" "$WORK/sharded.log" || { cat "$WORK/sharded.log"; fail "no clear refusal of a sharded save"; }
+
 for p in baseline optimized; do
     "$GTRACE" -o "$WORK/$p.sqlite" "$TRAINER" --preset $p --steps 10 --eval-every 0 >"$WORK/$p.log" 2>&1 ||
         { cat "$WORK/$p.log"; fail "gtrace on --preset $p"; }
