@@ -1102,3 +1102,9 @@ void tr_backend_cuda_free(tr_backend *be)
 }
 
 const char *tr_backend_cuda_describe(const tr_backend *be) { return ((const cuda_backend *)be)->description; }
+
+void *tr_backend_cuda_compute_stream(tr_backend *be, int *device)
+{
+    *device = cb_of(be)->opt.device;
+    return cb_of(be)->compute;
+}
