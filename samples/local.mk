@@ -28,11 +28,13 @@ endif
 
 # CUDA samples for tests/gpu: one nvcc command each (they only need cudart).
 if HAVE_CUDA
-GT_CUDA_SAMPLES = samples/cuda_ops$(EXEEXT) samples/cuda_probe$(EXEEXT)
+GT_CUDA_SAMPLES = samples/cuda_ops$(EXEEXT) samples/cuda_probe$(EXEEXT) samples/cuda_many_kernels$(EXEEXT)
 samples/cuda_ops$(EXEEXT): samples/cuda_ops.cu
 	$(AM_V_CC)$(MKDIR_P) samples && $(NVCC) $(NVCC_FLAGS) -g -Xlinker -export-dynamic -o $@ $(srcdir)/samples/cuda_ops.cu -L$(CUDA_HOME)/lib64 -Xlinker -rpath=$(CUDA_HOME)/lib64 $(DL_LIBS)
 samples/cuda_probe$(EXEEXT): samples/cuda_probe.cu
 	$(AM_V_CC)$(MKDIR_P) samples && $(NVCC) $(NVCC_FLAGS) -o $@ $(srcdir)/samples/cuda_probe.cu
+samples/cuda_many_kernels$(EXEEXT): samples/cuda_many_kernels.cu
+	$(AM_V_CC)$(MKDIR_P) samples && $(NVCC) $(NVCC_FLAGS) -o $@ $(srcdir)/samples/cuda_many_kernels.cu
 CLEANFILES += $(GT_CUDA_SAMPLES)
 endif
-EXTRA_DIST += samples/cuda_ops.cu samples/cuda_probe.cu
+EXTRA_DIST += samples/cuda_ops.cu samples/cuda_probe.cu samples/cuda_many_kernels.cu

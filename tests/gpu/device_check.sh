@@ -7,15 +7,16 @@
 # also writes device_check.txt there.
 #
 # usage, from the source root: tests/gpu/device_check.sh [BUILD_DIR] [PART...]
-#   BUILD_DIR  the build tree (default _build-gpu: configure --without-blas
-#              --without-mpi, so it needs nothing the device may lack)
-#   PART       tests, sanitizer, speed (default: all three)
+#   BUILD_DIR  the build tree, or the stage tests/gpu/prepare_device.sh makes
+#              of it (_build-gpu/stage: the binaries plus lib/ and bin/ with
+#              SQLite and what else the device may lack); default _build-gpu
+#   PART       tests, capture, sanitizer, speed (default: all four)
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 SRC=$(pwd)
 BUILD=${1:-_build-gpu}
 [ $# -gt 0 ] && shift
-PARTS=${*:-tests sanitizer speed}
+PARTS=${*:-tests capture sanitizer speed}
 case $BUILD in /*) ;; *) BUILD=$SRC/$BUILD ;; esac
 TRAINER=$BUILD/trainer/trainer
 DATA=/usr/share/games/fortunes
@@ -23,12 +24,17 @@ DATA=/usr/share/games/fortunes
 SANITIZER=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 LOG=${OUT:+$OUT/device_check.txt}
 export GT_TOP_SRCDIR=$SRC GT_TOP_BUILDDIR=$BUILD OMP_WAIT_POLICY=passive
+# a stage's own libraries and tools (SQLite, its CLI) for what the device lacks
+[ -d "$BUILD/lib" ] && export LD_LIBRARY_PATH="$BUILD/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+[ -d "$BUILD/bin" ] && export PATH="$PATH:$BUILD/bin"
 
 main() {
     failed=""
     echo "== device_check $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname), build $BUILD"
     nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv 2>&1
-    ldd "$TRAINER" | grep -i "not found" && failed="$failed libraries"
+    for b in "$TRAINER" "$BUILD/libtrace/cli/gtrace" "$BUILD/libtrace/capture/.libs/libgtrace.so"; do
+        [ -e "$b" ] && ldd "$b" | grep -i "not found" && failed="$failed libraries"
+    done
     for part in $PARTS; do "part_$part" || failed="$failed $part"; done
     echo "== done; failed:${failed:- nothing}"
     [ -z "$failed" ]
@@ -45,6 +51,18 @@ part_tests() {
     sh "$SRC/tests/gpu/trainer_cuda.sh" "$BUILD"; r=$?
     echo "== trainer_cuda.sh: exit $r"; [ $r -eq 0 ] || rc=1
     return $rc
+}
+
+# gtrace on CUDA programs: the capture test (kernels, copies, memsets, syncs,
+# allocations with stacks, correlation ids) and what tracing costs
+part_capture() {
+    echo "== capture_cuda.sh"
+    sh "$SRC/tests/gpu/capture_cuda.sh"; r=$?
+    echo "== capture_cuda.sh: exit $r"
+    echo "== bench_capture_cuda.sh"
+    sh "$SRC/bench/bench_capture_cuda.sh" "$BUILD"; r2=$?
+    echo "== bench_capture_cuda.sh: exit $r2"
+    [ $r -eq 0 ] && [ $r2 -eq 0 ]
 }
 
 part_sanitizer() {

@@ -1,0 +1,65 @@
+#!/bin/sh
+# prepare_device.sh: builds here everything a session with a GPU runs on the
+# device machine, and stages it into one folder to carry there. That machine
+# has the CUDA toolkit and a driver but no autotools, no apt, and maybe no
+# SQLite: so the build happens here (same x86-64) and the stage holds the
+# binaries in the build tree's layout (what device_check.sh and the tests
+# expect as GT_TOP_BUILDDIR) plus lib/ and bin/ with the few libraries and
+# tools that may be missing there (SQLite and its CLI, libgomp).
+#
+# usage, from the source root: tests/gpu/prepare_device.sh [BUILD_DIR]
+#   BUILD_DIR  default _build-gpu (configured --without-blas --without-mpi
+#              --without-gtk unless it is configured already)
+# Then, in one device call:
+#   run(command="tests/gpu/device_check.sh _build-gpu/stage", carry=["_build-gpu/stage"])
+set -eu
+cd "$(dirname "$0")/../.."
+SRC=$(pwd)
+BUILD=${1:-_build-gpu}
+case $BUILD in /*) ;; *) BUILD=$SRC/$BUILD ;; esac
+STAGE=$BUILD/stage
+
+mkdir -p "$BUILD"
+cd "$BUILD"
+[ -f config.status ] || "$SRC/configure" --enable-werror --without-blas --without-mpi --without-gtk
+grep -q '^#define HAVE_CUDA 1' config.h || { echo "prepare_device: configure found no CUDA toolkit"; exit 1; }
+
+# What runs there: the trainer, gtrace and its library, the CUDA samples, the
+# GPU test programs (one per tests/gpu/*.c) and the bench programs.
+targets="trainer/trainer libtrace/cli/gtrace libtrace/capture/libgtrace.la"
+for f in "$SRC"/samples/cuda_*.cu "$SRC"/tests/gpu/*.c; do
+    [ -e "$f" ] || continue
+    d=$(basename "$(dirname "$f")")
+    case $d in gpu) d=tests/gpu ;; esac
+    n=$(basename "$f"); n=${n%.*}
+    targets="$targets $d/$n"
+done
+make -j2 $targets
+
+rm -rf "$STAGE"
+mkdir -p "$STAGE/lib" "$STAGE/bin"
+for t in $targets; do
+    case $t in
+    *.la) src=$(dirname "$t")/.libs/$(basename "$t" .la).so ;;
+    *) src=$t ;;
+    esac
+    mkdir -p "$STAGE/$(dirname "$src")"
+    # libtool wrappers are shell scripts: the stage needs the real program
+    if ! head -c 4 "$src" | grep -q ELF; then
+        echo "prepare_device: $src is not a program (a libtool wrapper?)"
+        exit 1
+    fi
+    cp -L "$src" "$STAGE/$src"
+done
+# Libraries the device may lack; never libc, libstdc++ or libgcc_s, whose
+# newer versions there must win (PyTorch runs in the same environment).
+for lib in libsqlite3.so.0 libgomp.so.1 libreadline.so.8; do
+    p=$(ldconfig -p | awk -v l="$lib" '$1 == l && /x86-64/ { print $NF; exit }')
+    [ -n "$p" ] && cp -L "$p" "$STAGE/lib/"
+done
+command -v sqlite3 >/dev/null && cp -L "$(command -v sqlite3)" "$STAGE/bin/"
+# Open MPI, if a script to gather it exists (the NCCL tests need mpirun)
+if [ -x "$SRC/tests/gpu/carry_mpi.sh" ]; then "$SRC/tests/gpu/carry_mpi.sh" "$STAGE"; fi
+
+echo "prepare_device: staged $(du -sh "$STAGE" | cut -f1) in $STAGE"
+echo "next: run(command=\"tests/gpu/device_check.sh ${BUILD#$SRC/}/stage\", carry=[\"${BUILD#$SRC/}/stage\"])"
