@@ -564,6 +564,77 @@ static int rules_memory(rules *R)
     return rc;
 }
 
+/* Exposed communication: the most exposed rank against its step time. The
+ * suggestion follows the collective with most exposed time, and names a
+ * straggler when the other ranks' exposed time is waiting for its compute. */
+static int rule_exposed_comm(rules *R)
+{
+    const gt_comm *c = &R->r->comm;
+    char tb[8][48];
+    int tbi = 0;
+    const char *rule = "exposed_communication", *title = "Exposed communication";
+    const char *thr = "communication with no compute running (exposed) for 10% of a rank's step time or more";
+    const char *sug = "Overlap communication with compute: start collectives as soon as their data is ready "
+                      "(gradient buckets during backward, parameter prefetch) and wait for them as late as possible.";
+    if (c->most_exposed < 0)
+        return add(R, rule, title, thr, sug, 0, 0, 0, NULL, NULL);
+    const gt_comm_rank *k = &c->ranks[c->most_exposed];
+    if (k->span_ns <= 0 || k->exposed_ns * 10 < k->span_ns)
+        return add(R, rule, title, thr, sug, 0, 0, 0, NULL, NULL);
+    double n = k->n_steps ? (double)k->n_steps : 1;
+    const char *per = k->n_steps ? " per step" : "";
+    /* the worst step, and the collective with most exposed time */
+    int64_t from = 0, to = 0, worst = -1;
+    for (size_t i = 0; i < k->n_steps; i++)
+        if (k->steps[i].exposed_ns > worst) {
+            worst = k->steps[i].exposed_ns;
+            from = k->steps[i].start_ns;
+            to = k->steps[i].end_ns;
+        }
+    const gt_comm_kind *top = NULL;
+    for (size_t i = 0; i < c->n_kinds; i++)
+        if (!top || c->kinds[i].exposed_ns > top->exposed_ns)
+            top = &c->kinds[i];
+    const char *advice = "";
+    if (top && (strcasestr(top->name, "gather")))
+        advice = " Parameter all-gathers are exposed (ZeRO-3, FSDP): prefetch the next block's parameters earlier "
+                 "(forward and backward prefetch), gather bigger units, or use ZeRO stage 2, which keeps whole "
+                 "parameters and needs no gathers in forward and backward, if memory allows.";
+    else if (top && strcasestr(top->name, "reduce")) {
+        double mean = top->n ? (double)top->total_ns / (double)top->n : 0;
+        double per_rank_step = (double)top->n / (double)(c->n_ranks ? c->n_ranks : 1) / n;
+        advice = per_rank_step >= 8 && mean < 100e3
+                     ? " Many short gradient reductions: bigger buckets (--bucket-mb, DDP's bucket_cap_mb) pay the "
+                       "per-collective latency fewer times."
+                     : " Gradient reductions wait at the end of backward: smaller buckets (--bucket-mb, DDP's "
+                       "bucket_cap_mb) start the first ones while backward still computes; accumulating gradients "
+                       "over more micro-batches (--accum, no_sync) reduces once per step for more compute.";
+    }
+    char straggler[640] = "";
+    if (c->slowest >= 0 && c->slowest != c->most_exposed) {
+        const gt_comm_rank *s = &c->ranks[c->slowest];
+        double ns = s->n_steps ? (double)s->n_steps : 1;
+        double extra = (double)s->compute_ns / ns - (double)k->compute_ns / n;
+        if (extra * 2 >= (double)k->exposed_ns / n)
+            snprintf(straggler, sizeof straggler,
+                     " pid %lld computes %s more%s than pid %lld: much of the exposed time is waiting for it; "
+                     "balance the work across ranks.",
+                     (long long)s->pid, T((int64_t)extra), per, (long long)k->pid);
+    }
+    char *suggestion = an_printf("%s%s%s", sug, advice, straggler);
+    if (!suggestion)
+        return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory writing advice");
+    int rc = add(R, rule, title, thr, suggestion, k->exposed_ns, from, to,
+                 "up to the exposed time, when compute hides all of it",
+                 "pid %lld%s%s: %s of exposed communication%s, %.1f%% of its step time; %.1f%% of its communication "
+                 "(%s%s) hidden behind compute; the collective with most exposed time, over all ranks: %s (%s in %lld)",
+                 (long long)k->pid, *k->name ? " " : "", k->name, T((int64_t)((double)k->exposed_ns / n)), per,
+                 100 * k->exposed_share, 100 * k->hidden, T((int64_t)((double)k->comm_ns / n)), per,
+                 top ? top->name : "?", top ? T(top->exposed_ns) : "?", top ? (long long)top->n : 0LL);
+    free(suggestion);
+    return rc;
+}
+
 int an_advice(gt_report *r, const an_model *m)
 {
     rules *R = calloc(1, sizeof *R);
@@ -574,7 +645,7 @@ int an_advice(gt_report *r, const an_model *m)
     R->m = m;
     if ((rc = rule_gpu_gaps(R)) < 0 || (rc = rule_gpu_time_util(R)) < 0 || (rc = rules_copies(R)) < 0 ||
         (rc = rules_api(R)) < 0 || (rc = rule_loader(R)) < 0 || (rc = rules_kernels(R)) < 0 ||
-        (rc = rules_memory(R)) < 0)
+        (rc = rules_memory(R)) < 0 || (rc = rule_exposed_comm(R)) < 0)
         goto cleanup;
 cleanup:
     free(R);

@@ -23,6 +23,7 @@ typedef struct an_act {
     gt_string_id name;
     int32_t device, stream;
     int8_t kind;       /* GT_EV_KERNEL, GT_EV_MEMCPY, GT_EV_MEMSET, GT_EV_CPU_OP */
+    int32_t pid;       /* the process (a rank of a distributed job); 0 unknown */
 } an_act;
 
 typedef struct an_copy {
@@ -43,6 +44,14 @@ typedef struct an_range { /* an NVTX range on one thread */
     gt_string_id text;
     int64_t parent; /* index of the enclosing range of the same thread; -1 none */
 } an_range;
+
+/* A communication interval on a host thread: an NVTX range of a category
+ * named "communication" (NCCL kernels stay on the device timeline, acts). */
+typedef struct an_comm {
+    int64_t start_ns, end_ns, tid;
+    int64_t bytes;     /* an integer payload of the range; -1 unknown */
+    gt_string_id name;
+} an_comm;
 
 typedef enum an_mem_op { /* memory events, normalised */
     AN_SEG_ALLOC, AN_SEG_FREE, AN_BLOCK_ALLOC, AN_BLOCK_FREE, AN_HEAP_RESET,
@@ -67,6 +76,7 @@ typedef struct an_model {
     an_api *apis; size_t n_apis;        /* by start */
     an_range *ranges; size_t n_ranges;  /* by (tid, start) */
     an_mem *mem; size_t n_mem;          /* by time */
+    an_comm *comms; size_t n_comms;     /* by start */
     int64_t span_start_ns, span_end_ns;
     int64_t max_act_ns;                 /* longest activity: bounds look-backs */
     int64_t main_tid;                   /* thread with most CUDA calls (or ranges) */
@@ -97,6 +107,8 @@ const char *an_api_base(const char *name, char *buf, size_t n);
 /* Steps: ranges whose name marks a training step. */
 typedef struct an_steps { gt_step *v; size_t n; } an_steps;
 int an_steps_find(an_steps *out, const an_model *m);
+/* The steps of one process (pid -1: any, as an_steps_find). */
+int an_steps_find_pid(an_steps *out, const an_model *m, int64_t pid);
 bool an_is_step_name(const char *s, int64_t *out_number);
 
 /* A range name that says the host is loading data ("data", "load", "batch"...). */
@@ -122,6 +134,9 @@ typedef struct an_mem_action {
     int8_t action;
 } an_mem_action;
 int an_memory_actions(const an_model *m, an_mem_action **out, size_t *out_n);
+/* Communication per rank and step (r's steps and window must be set). */
+int an_comm_measure(gt_comm *cm, const an_model *m, const gt_report *r, const gt_report_options *opt);
+void an_comm_clear(gt_comm *cm);
 int an_advice(gt_report *r, const an_model *m);
 void an_gaps_clear(gt_gaps *g);
 void an_memory_clear(gt_memory *mem);

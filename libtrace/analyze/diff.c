@@ -1,6 +1,7 @@
 /* diff.c: compares two reports, BEFORE and AFTER (gtrace diff): step time,
- * utilization, idle time by cause, kernel time by name, copies and memory
- * peaks, each with its relative change and whether that is better or worse.
+ * utilization, idle time by cause, kernel time by name, copies, communication
+ * (mean over ranks) and memory peaks, each with its relative change and
+ * whether that is better or worse.
  * When both traces have steps, time totals are per step, so runs of
  * different lengths compare. It computes no report itself. */
 #include "analyze_int.h"
@@ -112,6 +113,34 @@ static void copy_totals(const gt_report *r, int kind, double *n, double *bytes, 
     }
 }
 
+/* Communication, as means over ranks per step: when either run has some and
+ * both are measured alike (both per step, or both over their window). */
+static int comm_rows(rows *R, const gt_comm *a, const gt_comm *b)
+{
+    int rc;
+    if (a->n_ranks == 0 && b->n_ranks == 0)
+        return 0;
+    bool per_step = (a->n_ranks == 0 || a->per_step) && (b->n_ranks == 0 || b->per_step);
+    bool window = (a->n_ranks == 0 || !a->per_step) && (b->n_ranks == 0 || !b->per_step);
+    if (!per_step && !window)
+        return 0; /* one per step, the other over its whole run: not comparable */
+    const char *per = per_step ? " per step" : "";
+    char metric[128];
+    snprintf(metric, sizeof metric, "communication%s", per);
+    if ((rc = add_row(R, metric, "ns", a->comm_ns, b->comm_ns, 1)) < 0)
+        return rc;
+    snprintf(metric, sizeof metric, "exposed communication%s", per);
+    if ((rc = add_row(R, metric, "ns", a->exposed_ns, b->exposed_ns, 1)) < 0)
+        return rc;
+    if ((rc = add_row(R, "communication hidden by compute", "%", 100 * a->hidden, 100 * b->hidden, -1)) < 0)
+        return rc;
+    snprintf(metric, sizeof metric, "collectives%s", per);
+    if ((rc = add_row(R, metric, "count", a->collectives, b->collectives, 1)) < 0)
+        return rc;
+    R->v[R->n - 1].verdict = 0; /* fewer, bigger collectives are not better by themselves */
+    return 0;
+}
+
 int gt_diff_compute(gt_diff **out, const gt_report *a, const gt_report *b)
 {
     rows R = {0};
@@ -169,6 +198,8 @@ int gt_diff_compute(gt_diff **out, const gt_report *a, const gt_report *b)
                 goto cleanup;
         }
     }
+    if ((rc = comm_rows(&R, &a->comm, &b->comm)) < 0)
+        goto cleanup;
     if ((rc = add_row(&R, "peak allocated", "bytes", (double)a->memory.peak_allocated_bytes,
                       (double)b->memory.peak_allocated_bytes, 1)) < 0 ||
         (rc = add_row(&R, "peak reserved", "bytes", (double)a->memory.peak_reserved_bytes,

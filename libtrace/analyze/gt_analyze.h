@@ -143,6 +143,61 @@ typedef struct gt_memory {
     gt_spike *spikes; size_t n_spikes;
 } gt_memory;
 
+/* Communication of a distributed job, per rank. What is communication: NCCL
+ * kernels (names starting "nccl") on a device, and NVTX ranges of a category
+ * named "communication" (any domain) on a host thread; a process with NCCL
+ * kernels is measured on its devices. Compute is the device timeline the rest
+ * of the report uses: kernels that are not NCCL's, or the CPU ops of a trace
+ * without kernels, of the same process (and device). */
+typedef enum gt_comm_source {
+    GT_COMM_NVTX = 0, /* NVTX ranges of a "communication" category (host side) */
+    GT_COMM_NCCL = 1, /* NCCL kernels on a device */
+} gt_comm_source;
+
+typedef struct gt_comm_step { /* one rank's communication in one step */
+    int64_t number;           /* the step's number */
+    int64_t start_ns, end_ns; /* the step as this rank ran it */
+    int64_t comm_ns;          /* union of communication intervals */
+    int64_t compute_ns;       /* union of compute intervals */
+    int64_t overlap_ns;       /* communication while compute ran */
+    int64_t exposed_ns;       /* communication with no compute: comm - overlap, what the step waits for */
+    int64_t n_collectives;    /* collectives that started in the step */
+    int64_t bytes;            /* their bytes, of the n_bytes_known that say (an integer NVTX payload) */
+    int64_t n_bytes_known;
+} gt_comm_step;
+
+typedef struct gt_comm_rank { /* a process (a rank of the job); NCCL: one of its devices */
+    int64_t pid;
+    int32_t device_id;        /* NCCL: the device; -1: host communication */
+    gt_comm_source source;
+    char *name;               /* the process's name ("" unknown) */
+    bool own_steps;           /* its own step ranges; else the report's steps, or the window when none */
+    gt_comm_step *steps; size_t n_steps; /* 0: the figures are over the analysed window */
+    int64_t span_ns;          /* the steps' total time (or the window) */
+    int64_t comm_ns, compute_ns, overlap_ns, exposed_ns; /* sums over the steps */
+    int64_t n_collectives, bytes, n_bytes_known;
+    double hidden;            /* overlap / comm: the share compute hid */
+    double exposed_share;     /* exposed / span: the share of step time waiting on communication */
+} gt_comm_rank;
+
+typedef struct gt_comm_kind { /* collectives by name, a trailing number dropped ("allreduce bucket") */
+    char *name;
+    int64_t n, total_ns;
+    int64_t exposed_ns; /* each one's own time with no compute, summed */
+} gt_comm_kind;
+
+typedef struct gt_comm {
+    gt_comm_rank *ranks; size_t n_ranks; /* by pid, then device; none: no communication */
+    gt_comm_kind *kinds; size_t n_kinds; /* over all ranks, longest total first, top_n */
+    int64_t n_kind_names;
+    bool per_step; /* the ranks have steps: the means below are per step */
+    /* means over the ranks of each rank's figure per step (or over the window) */
+    double comm_ns, compute_ns, overlap_ns, exposed_ns, collectives;
+    double hidden;          /* all ranks' overlap / all ranks' communication */
+    int64_t most_exposed;   /* the rank with most exposed communication per step; -1 none */
+    int64_t slowest;        /* the rank with most compute per step (a straggler the others wait for); -1 */
+} gt_comm;
+
 typedef struct gt_advice {
     const char *rule;  /* "pageable_copies", "cuda_api_sync"... */
     const char *title;
@@ -172,6 +227,7 @@ typedef struct gt_report {
     gt_gaps gaps;
     gt_memory memory;
     gt_advice *advice; size_t n_advice;      /* every rule, fired or not */
+    gt_comm comm;                            /* n_ranks 0: no communication in the trace */
 } gt_report;
 
 /* ---- report ------------------------------------------------------------- */

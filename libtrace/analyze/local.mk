@@ -10,6 +10,7 @@ libtrace_analyze_libgtanalyze_la_SOURCES = \
 	libtrace/analyze/summary.c \
 	libtrace/analyze/gaps.c \
 	libtrace/analyze/memory.c \
+	libtrace/analyze/comm.c \
 	libtrace/analyze/advice.c \
 	libtrace/analyze/report.c \
 	libtrace/analyze/render.c \
@@ -21,9 +22,9 @@ libtrace_analyze_libgtanalyze_la_LIBADD = libtrace/store/libgtstore.la $(M_LIBS)
 
 if HAVE_CUNIT
 check_PROGRAMS += tests/unit/test_analyze_report tests/unit/test_analyze_rules tests/unit/test_analyze_memory \
-	tests/unit/test_analyze_diff
+	tests/unit/test_analyze_diff tests/unit/test_analyze_comm
 TESTS += tests/unit/test_analyze_report tests/unit/test_analyze_rules tests/unit/test_analyze_memory \
-	tests/unit/test_analyze_diff
+	tests/unit/test_analyze_diff tests/unit/test_analyze_comm
 ANALYZE_TEST_CFLAGS = $(AM_CFLAGS) $(CUNIT_CFLAGS) -I$(top_srcdir)/tests/unit
 ANALYZE_TEST_LDADD = libtrace/analyze/libgtanalyze.la tests/unit/libgttest.la $(CUNIT_LIBS) $(M_LIBS)
 tests_unit_test_analyze_report_SOURCES = tests/unit/test_analyze_report.c tests/unit/analyze_fixture.h
@@ -38,6 +39,9 @@ tests_unit_test_analyze_memory_LDADD = $(ANALYZE_TEST_LDADD)
 tests_unit_test_analyze_diff_SOURCES = tests/unit/test_analyze_diff.c tests/unit/analyze_fixture.h
 tests_unit_test_analyze_diff_CFLAGS = $(ANALYZE_TEST_CFLAGS)
 tests_unit_test_analyze_diff_LDADD = $(ANALYZE_TEST_LDADD)
+tests_unit_test_analyze_comm_SOURCES = tests/unit/test_analyze_comm.c tests/unit/analyze_fixture.h
+tests_unit_test_analyze_comm_CFLAGS = $(ANALYZE_TEST_CFLAGS)
+tests_unit_test_analyze_comm_LDADD = $(ANALYZE_TEST_LDADD)
 endif
 
 # The exports, checked by Python (json, pickle, csv) through a small driver.
@@ -47,8 +51,10 @@ tests_integration_analyze_export_LDADD = libtrace/analyze/libgtanalyze.la $(M_LI
 TESTS += tests/integration/analyze_export.sh
 EXTRA_DIST += tests/integration/analyze_export.sh
 
-# gtrace report on a trace of the CPU trainer (NVTX "compute" ranges as ops).
+# gtrace report on a trace of the CPU trainer (NVTX "compute" ranges as ops);
+# its Communication section on 2 ranks of the distributed trainer (skips
+# without Open MPI).
 if HAVE_NVTX
-TESTS += tests/integration/report_trainer.sh
+TESTS += tests/integration/report_trainer.sh tests/integration/dist_report.sh
 endif
-EXTRA_DIST += tests/integration/report_trainer.sh
+EXTRA_DIST += tests/integration/report_trainer.sh tests/integration/dist_report.sh

@@ -7,7 +7,9 @@
  * the NVTX ranges whose category is named "compute" in their domain
  * (nvtxDomainNameCategoryA), the convention by which an NVTX-annotated program
  * marks its compute ops; each thread is one stream, and a compute range nested
- * in another of its thread is not counted again. */
+ * in another of its thread is not counted again. NVTX ranges of a category
+ * named "communication" (the same convention for collectives) are kept apart
+ * as the model's comms, for comm.c. */
 #include "analyze_int.h"
 
 #include <pthread.h>
@@ -521,23 +523,95 @@ char *an_model_origin(const an_model *m, int64_t tid, int64_t t_ns, int64_t call
     return o;
 }
 
-/* What loading needs besides the model: array capacities, and the NVTX
- * compute ops, kept aside until we know whether the trace has kernels. */
-enum { N_COMPUTE_CATS = 32 };
+/* What loading needs besides the model: array capacities, and the ranges
+ * with a category, kept aside until the categories' names are known (and,
+ * for compute ops, whether the trace has kernels). */
+enum { N_COMPUTE_CATS = 256 }; /* per list: a few categories in each of up to 256 processes */
+/* Categories of one name, by (process, domain, id): NVTX domains and their
+ * categories belong to a process, and the processes of one trace (the ranks
+ * of a job, a launcher and its tools) may number theirs alike. pid 0: a
+ * category named on an unknown thread, taken to hold in every process. */
+typedef struct cat_list {
+    struct { int64_t pid, domain; int32_t category; } v[N_COMPUTE_CATS];
+    size_t n;
+} cat_list;
 typedef struct load_state {
-    size_t caps[5]; /* acts, copies, apis, ranges, mem */
-    struct { int64_t domain; int32_t category; } compute[N_COMPUTE_CATS]; /* categories named "compute" */
-    size_t n_compute;
-    struct cand_op { int64_t start_ns, end_ns, tid, domain; int32_t category; gt_string_id text; } *ops;
+    size_t caps[6]; /* acts, copies, apis, ranges, mem, comms */
+    cat_list compute, comm; /* categories named "compute", "communication" */
+    struct cand_op {
+        int64_t start_ns, end_ns, tid, domain, bytes;
+        int32_t category;
+        gt_string_id text;
+    } *ops;
     size_t n_ops, cap_ops; /* ranges with a category, by start */
 } load_state;
 
-static bool is_compute(const load_state *ls, int64_t domain, int32_t category)
+static bool in_cats(const cat_list *c, int64_t tid, int64_t domain, int32_t category)
 {
-    for (size_t i = 0; i < ls->n_compute; i++)
-        if (ls->compute[i].domain == domain && ls->compute[i].category == category)
+    int64_t pid = gt_pid_of(tid);
+    for (size_t i = 0; i < c->n; i++)
+        if (c->v[i].domain == domain && c->v[i].category == category && (c->v[i].pid == 0 || c->v[i].pid == pid))
             return true;
     return false;
+}
+
+static bool is_compute(const load_state *ls, int64_t tid, int64_t domain, int32_t category)
+{
+    return in_cats(&ls->compute, tid, domain, category);
+}
+
+/* Remembers a category named `name` if it is one the analysis reads. */
+static void note_category(load_state *ls, const char *name, int64_t tid, int64_t domain, int32_t category)
+{
+    cat_list *c = strcmp(name, "compute") == 0 ? &ls->compute : strcmp(name, "communication") == 0 ? &ls->comm : NULL;
+    int64_t pid = tid ? gt_pid_of(tid) : 0;
+    for (size_t i = 0; c && i < c->n; i++)
+        if (c->v[i].pid == pid && c->v[i].domain == domain && c->v[i].category == category)
+            return;
+    if (c && c->n < N_COMPUTE_CATS) {
+        c->v[c->n].pid = pid;
+        c->v[c->n].domain = domain;
+        c->v[c->n++].category = category;
+    }
+}
+
+/* The bytes an integer payload gives a communication range; -1 none. */
+static int64_t payload_bytes(const gt_nvtx *n)
+{
+    switch (n->payload_kind) {
+    case GT_PAYLOAD_U64: return n->payload.u64 <= INT64_MAX ? (int64_t)n->payload.u64 : -1;
+    case GT_PAYLOAD_I64: return n->payload.i64 >= 0 ? n->payload.i64 : -1;
+    case GT_PAYLOAD_U32: return n->payload.u32;
+    case GT_PAYLOAD_I32: return n->payload.i32 >= 0 ? n->payload.i32 : -1;
+    default: return -1;
+    }
+}
+
+static int cmp_comm(const void *a, const void *b)
+{
+    const an_comm *x = a, *y = b;
+    if (x->start_ns != y->start_ns)
+        return x->start_ns < y->start_ns ? -1 : 1;
+    return (x->end_ns > y->end_ns) - (x->end_ns < y->end_ns);
+}
+
+/* The ranges of a "communication" category: every one is a collective (or
+ * a transfer); start/end ranges of one thread may overlap. */
+static int add_nvtx_comms(an_model *m, load_state *ls)
+{
+    int rc;
+    if (ls->comm.n == 0)
+        return 0;
+    for (size_t i = 0; i < ls->n_ops; i++) {
+        const struct cand_op *o = &ls->ops[i];
+        if (!in_cats(&ls->comm, o->tid, o->domain, o->category))
+            continue;
+        if ((rc = GROW(m->comms, m->n_comms, ls->caps[5])) < 0)
+            return rc;
+        m->comms[m->n_comms++] = (an_comm){o->start_ns, o->end_ns, o->tid, o->bytes, o->text};
+    }
+    sort(m->comms, m->n_comms, sizeof *m->comms, cmp_comm);
+    return 0;
 }
 
 static int cmp_op(const void *a, const void *b)
@@ -555,14 +629,14 @@ static int cmp_op(const void *a, const void *b)
 static int add_nvtx_ops(an_model *m, load_state *ls)
 {
     int rc = 0;
-    if (ls->n_compute == 0 || ls->n_ops == 0)
+    if (ls->compute.n == 0 || ls->n_ops == 0)
         return 0;
     qsort(ls->ops, ls->n_ops, sizeof *ls->ops, cmp_op);
     int32_t stream = -1;
     int64_t tid = 0, outer_end = INT64_MIN;
     for (size_t i = 0; i < ls->n_ops; i++) {
         const struct cand_op *o = &ls->ops[i];
-        if (!is_compute(ls, o->domain, o->category))
+        if (!is_compute(ls, o->tid, o->domain, o->category))
             continue;
         if (stream < 0 || o->tid != tid) {
             stream++;
@@ -573,7 +647,8 @@ static int add_nvtx_ops(an_model *m, load_state *ls)
         }
         if ((rc = GROW(m->acts, m->n_acts, ls->caps[0])) < 0)
             return rc;
-        m->acts[m->n_acts++] = (an_act){o->start_ns, o->end_ns, 0, o->tid, o->text, -1, stream, GT_EV_CPU_OP};
+        m->acts[m->n_acts++] = (an_act){o->start_ns, o->end_ns, 0, o->tid, o->text, -1, stream, GT_EV_CPU_OP,
+                                        (int32_t)gt_pid_of(o->tid)};
         outer_end = o->end_ns;
     }
     return 0;
@@ -625,7 +700,8 @@ static int load_kind(loader *L, gt_event_kind kind, bool span_only)
                 goto cleanup;
             gt_string_id name = k->demangled_name ? k->demangled_name : k->short_name ? k->short_name : k->mangled_name;
             m->acts[m->n_acts++] = (an_act){k->start_ns, k->end_ns, k->correlation_id, 0, name,
-                                            k->device_id, k->stream_id, GT_EV_KERNEL};
+                                            k->device_id, k->stream_id, GT_EV_KERNEL,
+                                            (int32_t)gt_pid_of(k->global_pid)};
             break;
         }
         case GT_EV_MEMCPY: {
@@ -633,7 +709,8 @@ static int load_kind(loader *L, gt_event_kind kind, bool span_only)
             if ((rc = GROW(m->acts, m->n_acts, caps[0])) < 0 || (rc = GROW(m->copies, m->n_copies, caps[1])) < 0)
                 goto cleanup;
             m->acts[m->n_acts++] = (an_act){c->start_ns, c->end_ns, c->correlation_id, 0, 0,
-                                            c->device_id, c->stream_id, GT_EV_MEMCPY};
+                                            c->device_id, c->stream_id, GT_EV_MEMCPY,
+                                            (int32_t)gt_pid_of(c->global_pid)};
             m->copies[m->n_copies++] = (an_copy){c->start_ns, c->end_ns, c->bytes, c->correlation_id, c->device_id,
                                                  (int8_t)c->copy_kind, (int8_t)c->src_kind, (int8_t)c->dst_kind};
             break;
@@ -643,7 +720,8 @@ static int load_kind(loader *L, gt_event_kind kind, bool span_only)
             if ((rc = GROW(m->acts, m->n_acts, caps[0])) < 0 || (rc = GROW(m->copies, m->n_copies, caps[1])) < 0)
                 goto cleanup;
             m->acts[m->n_acts++] = (an_act){s->start_ns, s->end_ns, s->correlation_id, 0, 0,
-                                            s->device_id, s->stream_id, GT_EV_MEMSET};
+                                            s->device_id, s->stream_id, GT_EV_MEMSET,
+                                            (int32_t)gt_pid_of(s->global_pid)};
             m->copies[m->n_copies++] = (an_copy){s->start_ns, s->end_ns, s->bytes, s->correlation_id, s->device_id,
                                                  -1, (int8_t)s->mem_kind, (int8_t)s->mem_kind};
             break;
@@ -653,7 +731,7 @@ static int load_kind(loader *L, gt_event_kind kind, bool span_only)
             if ((rc = GROW(m->acts, m->n_acts, caps[0])) < 0)
                 goto cleanup;
             m->acts[m->n_acts++] = (an_act){o->start_ns, o->end_ns, 0, o->global_tid, o->name,
-                                            -1, o->stream_id, GT_EV_CPU_OP};
+                                            -1, o->stream_id, GT_EV_CPU_OP, (int32_t)gt_pid_of(o->global_tid)};
             break;
         }
         case GT_EV_API: {
@@ -667,11 +745,8 @@ static int load_kind(loader *L, gt_event_kind kind, bool span_only)
         }
         case GT_EV_NVTX: {
             const gt_nvtx *n = &ev.u.nvtx;
-            if (n->event_type == GT_NVTX_CATEGORY && n->category != 0 && ls->n_compute < N_COMPUTE_CATS &&
-                strcmp(an_str(m, n->text), "compute") == 0 && !is_compute(ls, n->domain_id, n->category)) {
-                ls->compute[ls->n_compute].domain = n->domain_id;
-                ls->compute[ls->n_compute++].category = n->category;
-            }
+            if (n->event_type == GT_NVTX_CATEGORY && n->category != 0)
+                note_category(ls, an_str(m, n->text), n->global_tid, n->domain_id, n->category);
             if ((n->event_type != GT_NVTX_PUSHPOP && n->event_type != GT_NVTX_STARTEND) || n->end_ns < n->start_ns)
                 break;
             if ((rc = GROW(m->ranges, m->n_ranges, caps[3])) < 0)
@@ -681,7 +756,7 @@ static int load_kind(loader *L, gt_event_kind kind, bool span_only)
                 if ((rc = GROW(ls->ops, ls->n_ops, ls->cap_ops)) < 0)
                     goto cleanup;
                 ls->ops[ls->n_ops++] = (struct cand_op){n->start_ns, n->end_ns, n->global_tid, n->domain_id,
-                                                        n->category, n->text};
+                                                        payload_bytes(n), n->category, n->text};
             }
             break;
         }
@@ -816,7 +891,9 @@ int an_model_load(an_model **out, gt_trace *t)
     for (size_t i = 0; i < m->n_acts && !any_kernel; i++)
         any_kernel = m->acts[i].kind == GT_EV_KERNEL;
     size_t n_before = m->n_acts;
-    if ((rc = load_kind(&host, GT_EV_CPU_OP, any_kernel)) < 0 || (!any_kernel && (rc = add_nvtx_ops(m, &ls)) < 0))
+    /* communication first: add_nvtx_ops reorders the candidates */
+    if ((rc = add_nvtx_comms(m, &ls)) < 0 || (rc = load_kind(&host, GT_EV_CPU_OP, any_kernel)) < 0 ||
+        (!any_kernel && (rc = add_nvtx_ops(m, &ls)) < 0))
         goto cleanup;
     m->cpu_timeline = !any_kernel && m->n_acts > n_before;
     /* CPU ops join the device timeline; ranges and calls, sorted and indexed
@@ -855,6 +932,7 @@ void an_model_free(an_model *m)
     free(m->apis);
     free(m->ranges);
     free(m->mem);
+    free(m->comms);
     free(m->corr_keys);
     free(m->corr_vals);
     free(m->corr_dense);

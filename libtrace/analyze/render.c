@@ -37,6 +37,105 @@ static double rel_ms(const gt_report *r, int64_t t)
     return (double)(t - r->start_ns) / 1e6;
 }
 
+/* "pid 4993" or, for NCCL, "pid 4993 dev 0" */
+static const char *rank_label(char *buf, size_t n, const gt_comm_rank *k)
+{
+    if (k->device_id >= 0)
+        snprintf(buf, n, "pid %lld dev %d", (long long)k->pid, k->device_id);
+    else
+        snprintf(buf, n, "pid %lld", (long long)k->pid);
+    return buf;
+}
+
+typedef struct worst_step { size_t rank, step; } worst_step;
+
+/* The Communication section: per rank (a line each), the collectives by
+ * kind, then each step, or the steps with most exposed time when many. */
+static void print_comm(const gt_report *r, FILE *f)
+{
+    enum { ALL_STEPS_MAX = 6, N_WORST = 5 };
+    char nb[8][40], lb[64];
+    int nbi = 0;
+    const gt_comm *c = &r->comm;
+    bool nccl = false, nvtx = false;
+    size_t max_steps = 0, n_pairs = 0;
+    for (size_t i = 0; i < c->n_ranks; i++) {
+        nccl = nccl || c->ranks[i].source == GT_COMM_NCCL;
+        nvtx = nvtx || c->ranks[i].source == GT_COMM_NVTX;
+        if (c->ranks[i].n_steps > max_steps)
+            max_steps = c->ranks[i].n_steps;
+        n_pairs += c->ranks[i].n_steps;
+    }
+    fprintf(f, "\ncommunication  %zu rank%s: %s%s%s; compute: %s\n", c->n_ranks, c->n_ranks == 1 ? "" : "s",
+            nccl ? "NCCL kernels" : "", nccl && nvtx ? " and " : "",
+            nvtx ? "NVTX ranges of a \"communication\" category" : "",
+            r->cpu_timeline ? "CPU ops" : "kernels that are not NCCL's");
+    fprintf(f, "  %s, mean over ranks: comm %s, exposed %s, overlap %s, %.1f%% hidden, %.1f collectives\n",
+            c->per_step ? "per step" : "over the window (no steps)", NS(c->comm_ns), NS(c->exposed_ns),
+            NS(c->overlap_ns), 100 * c->hidden, c->collectives);
+    fprintf(f, "  %-22s %5s %11s %11s %11s %11s %7s %8s %11s %12s\n", c->per_step ? "rank, per step" : "rank",
+            "steps", "comm", "compute", "overlap", "exposed", "hidden", "exposed%", "collectives", "bytes");
+    for (size_t i = 0; i < c->n_ranks; i++) {
+        const gt_comm_rank *k = &c->ranks[i];
+        double n = k->n_steps ? (double)k->n_steps : 1;
+        char who[96];
+        snprintf(who, sizeof who, "%s %s", rank_label(lb, sizeof lb, k), k->name);
+        char bytes[40] = "unknown";
+        if (k->n_bytes_known > 0)
+            an_fmt_bytes(bytes, sizeof bytes, (double)k->bytes / n);
+        fprintf(f, "  %-22.22s %5zu %11s %11s %11s %11s %6.1f%% %7.1f%% %11.1f %12s\n", who, k->n_steps,
+                NS((double)k->comm_ns / n), NS((double)k->compute_ns / n), NS((double)k->overlap_ns / n),
+                NS((double)k->exposed_ns / n), 100 * k->hidden, 100 * k->exposed_share, (double)k->n_collectives / n,
+                bytes);
+    }
+    if (c->n_ranks > 1 && c->most_exposed >= 0 && c->slowest >= 0) {
+        const gt_comm_rank *e = &c->ranks[c->most_exposed], *s = &c->ranks[c->slowest];
+        double ne = e->n_steps ? (double)e->n_steps : 1, ns = s->n_steps ? (double)s->n_steps : 1;
+        fprintf(f, "  most exposed: %s, %s%s (%.1f%% of its time)", rank_label(lb, sizeof lb, e),
+                NS((double)e->exposed_ns / ne), c->per_step ? " per step" : "", 100 * e->exposed_share);
+        fprintf(f, "; slowest: %s, %s of compute%s\n", rank_label(lb, sizeof lb, s), NS((double)s->compute_ns / ns),
+                c->per_step ? " per step" : "");
+    }
+    fprintf(f, "  (exposed: communication while no compute ran, what the step waits for; hidden: overlap / comm)\n");
+    if (c->n_kinds > 0)
+        fprintf(f, "  %-36s %7s %11s %11s\n", "collectives by name, all ranks", "n", "time", "exposed");
+    for (size_t i = 0; i < c->n_kinds && i < 5; i++) {
+        const gt_comm_kind *k = &c->kinds[i];
+        fprintf(f, "  %-36.60s %7lld %11s %11s\n", k->name, (long long)k->n, NS(k->total_ns), NS(k->exposed_ns));
+    }
+    if (n_pairs == 0)
+        return;
+    worst_step *w = malloc(n_pairs * sizeof *w);
+    size_t n_w = 0;
+    if (!w)
+        return; /* the per-step lines are a detail; the JSON has them all */
+    for (size_t i = 0; i < c->n_ranks; i++)
+        for (size_t j = 0; j < c->ranks[i].n_steps; j++)
+            w[n_w++] = (worst_step){i, j};
+    bool all = max_steps <= ALL_STEPS_MAX;
+    if (!all) { /* the N_WORST with most exposed time, by selection: N_WORST is tiny */
+        for (size_t a = 0; a < N_WORST && a < n_w; a++)
+            for (size_t b = a + 1; b < n_w; b++) {
+                const gt_comm_step *x = &c->ranks[w[a].rank].steps[w[a].step], *y = &c->ranks[w[b].rank].steps[w[b].step];
+                if (y->exposed_ns > x->exposed_ns) {
+                    worst_step t = w[a];
+                    w[a] = w[b];
+                    w[b] = t;
+                }
+            }
+        fprintf(f, "  the %d steps with most exposed communication, of %zu (rank x step):\n", N_WORST < (int)n_w ? N_WORST : (int)n_w, n_w);
+        n_w = n_w < N_WORST ? n_w : N_WORST;
+    }
+    for (size_t i = 0; i < n_w; i++) {
+        const gt_comm_rank *k = &c->ranks[w[i].rank];
+        const gt_comm_step *st = &k->steps[w[i].step];
+        fprintf(f, "  step %-5lld %-16s comm %10s  compute %10s  overlap %10s  exposed %10s  %lld collectives\n",
+                (long long)st->number, rank_label(lb, sizeof lb, k), NS(st->comm_ns), NS(st->compute_ns),
+                NS(st->overlap_ns), NS(st->exposed_ns), (long long)st->n_collectives);
+    }
+    free(w);
+}
+
 int gt_report_print_text(const gt_report *r, FILE *f)
 {
     char nb[8][40];
@@ -83,6 +182,9 @@ int gt_report_print_text(const gt_report *r, FILE *f)
         fprintf(f, "  longest: %s at +%.3f ms, %s, host in %s%s%s\n", NS(x->end_ns - x->start_ns), rel_ms(r, x->start_ns),
                 gt_gap_cause_name(x->cause), *x->nvtx_path ? x->nvtx_path : "(no range)", *x->api ? " / " : "", x->api);
     }
+
+    if (r->comm.n_ranks > 0)
+        print_comm(r, f);
 
     fprintf(f, "\n%s (%lld names)\n", r->cpu_timeline ? "top CPU ops" : "top kernels", (long long)r->n_kernel_names);
     for (size_t i = 0; i < r->n_kernels; i++) {
@@ -195,6 +297,70 @@ static void jnames(FILE *f, const char *k, const gt_name_row *rows, size_t n)
         fputc('}', f);
     }
     fputc(']', f);
+}
+
+static void print_comm_json(const gt_comm *c, FILE *f)
+{
+    jkey(f, "communication"); fputc('{', f);
+    jkey(f, "per_step"); fputs(c->per_step ? "true," : "false,", f);
+    jnum(f, "comm_ns", c->comm_ns); fputc(',', f);
+    jnum(f, "compute_ns", c->compute_ns); fputc(',', f);
+    jnum(f, "overlap_ns", c->overlap_ns); fputc(',', f);
+    jnum(f, "exposed_ns", c->exposed_ns); fputc(',', f);
+    jnum(f, "collectives", c->collectives); fputc(',', f);
+    jnum(f, "hidden", c->hidden); fputc(',', f);
+    jint(f, "most_exposed", c->most_exposed); fputc(',', f);
+    jint(f, "slowest", c->slowest); fputc(',', f);
+    jkey(f, "ranks"); fputc('[', f);
+    for (size_t i = 0; i < c->n_ranks; i++) {
+        const gt_comm_rank *k = &c->ranks[i];
+        fputs(i ? ",{" : "{", f);
+        jint(f, "pid", k->pid); fputc(',', f);
+        jint(f, "device_id", k->device_id); fputc(',', f);
+        jstr(f, "source", k->source == GT_COMM_NCCL ? "nccl" : "nvtx"); fputc(',', f);
+        jstr(f, "name", k->name); fputc(',', f);
+        jkey(f, "own_steps"); fputs(k->own_steps ? "true," : "false,", f);
+        jint(f, "span_ns", k->span_ns); fputc(',', f);
+        jint(f, "comm_ns", k->comm_ns); fputc(',', f);
+        jint(f, "compute_ns", k->compute_ns); fputc(',', f);
+        jint(f, "overlap_ns", k->overlap_ns); fputc(',', f);
+        jint(f, "exposed_ns", k->exposed_ns); fputc(',', f);
+        jint(f, "collectives", k->n_collectives); fputc(',', f);
+        jint(f, "bytes", k->bytes); fputc(',', f);
+        jint(f, "bytes_known", k->n_bytes_known); fputc(',', f);
+        jnum(f, "hidden", k->hidden); fputc(',', f);
+        jnum(f, "exposed_share", k->exposed_share); fputc(',', f);
+        jkey(f, "steps"); fputc('[', f);
+        for (size_t j = 0; j < k->n_steps; j++) {
+            const gt_comm_step *st = &k->steps[j];
+            fputs(j ? ",{" : "{", f);
+            jint(f, "number", st->number); fputc(',', f);
+            jint(f, "start_ns", st->start_ns); fputc(',', f);
+            jint(f, "end_ns", st->end_ns); fputc(',', f);
+            jint(f, "comm_ns", st->comm_ns); fputc(',', f);
+            jint(f, "compute_ns", st->compute_ns); fputc(',', f);
+            jint(f, "overlap_ns", st->overlap_ns); fputc(',', f);
+            jint(f, "exposed_ns", st->exposed_ns); fputc(',', f);
+            jint(f, "collectives", st->n_collectives); fputc(',', f);
+            jint(f, "bytes", st->bytes); fputc(',', f);
+            jint(f, "bytes_known", st->n_bytes_known);
+            fputc('}', f);
+        }
+        fputs("]}", f);
+    }
+    fputs("],", f);
+    jint(f, "collective_names", c->n_kind_names); fputc(',', f);
+    jkey(f, "collectives_by_name"); fputc('[', f);
+    for (size_t i = 0; i < c->n_kinds; i++) {
+        const gt_comm_kind *k = &c->kinds[i];
+        fputs(i ? ",{" : "{", f);
+        jstr(f, "name", k->name); fputc(',', f);
+        jint(f, "n", k->n); fputc(',', f);
+        jint(f, "total_ns", k->total_ns); fputc(',', f);
+        jint(f, "exposed_ns", k->exposed_ns);
+        fputc('}', f);
+    }
+    fputs("]}", f);
 }
 
 int gt_report_print_json(const gt_report *r, FILE *f)
@@ -350,6 +516,8 @@ int gt_report_print_json(const gt_report *r, FILE *f)
         fputc('}', f);
     }
     fputs("]},", f);
+    print_comm_json(&r->comm, f);
+    fputc(',', f);
     jkey(f, "advice"); fputc('[', f);
     for (size_t i = 0; i < r->n_advice; i++) {
         const gt_advice *a = &r->advice[i];

@@ -1,7 +1,7 @@
 /* report.c: gt_report_compute puts the pieces together: load the trace once,
  * find the steps and the window to analyse (--steps A:B), then summary, gaps,
- * memory and advice in that order (advice reads the others). Rendering is in
- * render.c. */
+ * memory, communication and advice in that order (advice reads the others).
+ * Rendering is in render.c. */
 #include "analyze_int.h"
 
 #include <pthread.h>
@@ -111,7 +111,7 @@ int gt_report_compute(gt_report **out, gt_trace *t, const gt_report_options *opt
         pthread_join(th, NULL);
     if (rc == 0 && sj.rc < 0)
         rc = gt_error_set(sj.rc, "%s", sj.msg);
-    if (rc < 0 || (rc = an_advice(r, m)) < 0)
+    if (rc < 0 || (rc = an_comm_measure(&r->comm, m, r, opt)) < 0 || (rc = an_advice(r, m)) < 0)
         goto cleanup;
     /* a check the open left running (GT_OPEN_CHECK_LATER) has the last word */
     if ((rc = gt_trace_check(t)) < 0)
@@ -141,6 +141,7 @@ void gt_report_free(gt_report *r)
     free(r->copies);
     an_gaps_clear(&r->gaps);
     an_memory_clear(&r->memory);
+    an_comm_clear(&r->comm);
     for (size_t i = 0; i < r->n_advice; i++) {
         free(r->advice[i].threshold);
         free(r->advice[i].evidence);

@@ -1,7 +1,8 @@
 /* steps.c: finds training steps among NVTX ranges: the reference trainer's
  * "step N", and the names other programs use ("iteration 3", "train_step",
  * "Step#4"). Only the outermost step ranges count, on the thread that has
- * the most of them. It measures nothing inside the steps. */
+ * the most of them (in the whole trace, or in one process: each rank of a
+ * distributed job has its own). It measures nothing inside the steps. */
 #include "analyze_int.h"
 
 #include <ctype.h>
@@ -68,6 +69,11 @@ static int cmp_step(const void *a, const void *b)
 
 int an_steps_find(an_steps *out, const an_model *m)
 {
+    return an_steps_find_pid(out, m, -1);
+}
+
+int an_steps_find_pid(an_steps *out, const an_model *m, int64_t pid)
+{
     out->v = NULL;
     out->n = 0;
     name_cache c = {NULL, NULL, 64, 0};
@@ -85,7 +91,7 @@ int an_steps_find(an_steps *out, const an_model *m)
         if (i > 0 && m->ranges[i - 1].tid != r->tid)
             cur_n = 0;
         int64_t num;
-        if (!is_step(&c, m, r->text, &num))
+        if ((pid >= 0 && gt_pid_of(r->tid) != pid) || !is_step(&c, m, r->text, &num))
             continue;
         bool nested = false;
         for (int64_t p = r->parent; p >= 0 && !nested; p = m->ranges[p].parent)

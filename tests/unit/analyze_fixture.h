@@ -144,6 +144,72 @@ static inline void fx_category(fx *f, int64_t t, int64_t dom, int32_t cat, const
     fx_add(f, &ev);
 }
 
+/* Another process of the trace (a rank of a distributed job). */
+static inline void fx_process(fx *f, int64_t pid, const char *name)
+{
+    CU_ASSERT_EQUAL_FATAL(gt_writer_add_process(f->w, pid, name), 0);
+}
+
+/* An NVTX range of any type (GT_NVTX_PUSHPOP, GT_NVTX_STARTEND) on thread
+ * tid, in category cat of domain dom; bytes >= 0 rides as a u64 payload. */
+static inline void fx_nvtx(fx *f, int type, int64_t s, int64_t e, const char *text, int64_t dom, int32_t cat,
+                           int64_t tid, int64_t bytes)
+{
+    gt_event ev = {.kind = GT_EV_NVTX};
+    gt_nvtx *n = &ev.u.nvtx;
+    n->start_ns = s;
+    n->end_ns = e;
+    n->event_type = type;
+    n->range_id = type == GT_NVTX_STARTEND ? ++f->corr : 0;
+    n->text = fx_s(f, text);
+    n->global_tid = tid;
+    n->domain_id = dom;
+    n->category = cat;
+    if (bytes >= 0) {
+        n->payload_kind = GT_PAYLOAD_U64;
+        n->payload.u64 = (uint64_t)bytes;
+    }
+    fx_add(f, &ev);
+}
+
+/* nvtxDomainNameCategoryA on thread tid (categories belong to a process). */
+static inline void fx_category_on(fx *f, int64_t t, int64_t dom, int32_t cat, const char *name, int64_t tid)
+{
+    gt_event ev = {.kind = GT_EV_NVTX};
+    gt_nvtx *n = &ev.u.nvtx;
+    n->start_ns = t;
+    n->end_ns = -1;
+    n->event_type = GT_NVTX_CATEGORY;
+    n->text = fx_s(f, name);
+    n->global_tid = tid;
+    n->domain_id = dom;
+    n->category = cat;
+    fx_add(f, &ev);
+}
+
+/* A kernel [s, e) of process pid on a device and stream, launched 5 us
+ * before it starts by the process's main thread (tid = pid). */
+static inline void fx_kernel_on(fx *f, int64_t pid, int32_t device, int32_t stream, int64_t s, int64_t e,
+                                const char *name)
+{
+    int64_t corr = ++f->corr;
+    gt_event call = {.kind = GT_EV_API};
+    call.u.api = (gt_api_call){s - 5 * US, s - 4 * US, gt_global_tid(pid, pid), corr,
+                               fx_s(f, "cudaLaunchKernel_v7000"), GT_API_RUNTIME, 0, 0};
+    fx_add(f, &call);
+    gt_event ev = {.kind = GT_EV_KERNEL};
+    gt_kernel *k = &ev.u.kernel;
+    k->start_ns = s;
+    k->end_ns = e;
+    k->global_pid = gt_global_pid(pid);
+    k->device_id = device;
+    k->stream_id = stream;
+    k->correlation_id = corr;
+    k->demangled_name = k->short_name = k->mangled_name = fx_s(f, name);
+    k->grid_x = k->grid_y = k->grid_z = k->block_x = k->block_y = k->block_z = 1;
+    fx_add(f, &ev);
+}
+
 static inline void fx_heap(fx *f, int64_t t, int op, uint64_t heap, uint64_t addr, int64_t bytes)
 {
     gt_event ev = {.kind = GT_EV_HEAP};

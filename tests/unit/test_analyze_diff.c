@@ -1,7 +1,8 @@
 /* test_analyze_diff.c: a baseline and an optimized run of the same training
  * loop, built with the writer: the optimized one pins its input copies and
  * drops the per-step synchronization, so its steps are shorter, its device
- * busier, its host-wait smaller; the diff says so, by the right amounts. */
+ * busier, its host-wait smaller; the diff says so, by the right amounts.
+ * And a rank whose collectives moved under compute: less exposed communication. */
 #include "analyze_fixture.h"
 
 /* 5 steps. Baseline: a 2 ms pageable input copy, a 3 ms host wait in
@@ -90,8 +91,79 @@ static void test_analyze_diff__baseline_vs_optimized(void)
     gt_report_free(b);
 }
 
+/* One CPU rank, 3 steps of 10 ms, compute [0, 6). Before: one collective
+ * [6, 8), all of it exposed. After: two, [4.5, 5.5) and [5.5, 6.5): the same
+ * 2 ms of communication, 1.5 ms of it under compute. */
+static gt_report *comm_run(bool overlapped, const char *name)
+{
+    fx f;
+    fx_open(&f, name);
+    fx_category_on(&f, 0, 1, 1, "compute", TID);
+    fx_category_on(&f, 0, 1, 2, "communication", TID);
+    for (int i = 0; i < 3; i++) {
+        char step[32];
+        int64_t t0 = i * 10 * MS;
+        snprintf(step, sizeof step, "step %d", i);
+        fx_nvtx(&f, GT_NVTX_PUSHPOP, t0, t0 + 10 * MS, step, 1, 0, TID, -1);
+        fx_nvtx(&f, GT_NVTX_PUSHPOP, t0, t0 + 6 * MS, "matmul_backward", 1, 1, TID, -1);
+        if (overlapped) {
+            fx_nvtx(&f, GT_NVTX_STARTEND, t0 + 4500 * US, t0 + 5500 * US, "allreduce bucket 0", 1, 2, TID, -1);
+            fx_nvtx(&f, GT_NVTX_STARTEND, t0 + 5500 * US, t0 + 6500 * US, "allreduce bucket 1", 1, 2, TID, -1);
+        } else {
+            fx_nvtx(&f, GT_NVTX_STARTEND, t0 + 6 * MS, t0 + 8 * MS, "allreduce bucket 0", 1, 2, TID, -1);
+        }
+    }
+    gt_trace *t = fx_close(&f);
+    gt_report *r = fx_report(t, NULL);
+    gt_trace_free(t);
+    return r;
+}
+
+static void test_analyze_diff__communication(void)
+{
+    gt_report *a = comm_run(false, "comm_before.sqlite"), *b = comm_run(true, "comm_after.sqlite");
+    gt_diff *d = NULL;
+    CU_ASSERT_EQUAL_FATAL(gt_diff_compute(&d, a, b), 0);
+    const gt_diff_row *c = row(d, "communication per step");
+    CU_ASSERT_DOUBLE_EQUAL(c->before, 2.0 * MS, 1e-6);
+    CU_ASSERT_DOUBLE_EQUAL(c->after, 2.0 * MS, 1e-6);
+    CU_ASSERT_EQUAL(c->verdict, 0);
+    const gt_diff_row *e = row(d, "exposed communication per step");
+    CU_ASSERT_DOUBLE_EQUAL(e->before, 2.0 * MS, 1e-6);
+    CU_ASSERT_DOUBLE_EQUAL(e->after, 0.5 * MS, 1e-6);
+    CU_ASSERT_DOUBLE_EQUAL(e->change, -0.75, 1e-9);
+    CU_ASSERT_EQUAL(e->verdict, 1);
+    const gt_diff_row *h = row(d, "communication hidden by compute");
+    CU_ASSERT_DOUBLE_EQUAL(h->before, 0.0, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(h->after, 75.0, 1e-9);
+    CU_ASSERT_EQUAL(h->verdict, 1);
+    const gt_diff_row *n = row(d, "collectives per step");
+    CU_ASSERT_DOUBLE_EQUAL(n->before, 1.0, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(n->after, 2.0, 1e-9);
+    CU_ASSERT_EQUAL(n->verdict, 0); /* more, smaller collectives: the exposed time judges */
+    gt_diff_free(d);
+
+    /* against a run without communication: the rows are there, from 0 */
+    gt_report *none = run(false, "comm_none.sqlite");
+    CU_ASSERT_EQUAL_FATAL(gt_diff_compute(&d, none, a), 0);
+    e = row(d, "exposed communication per step");
+    CU_ASSERT_DOUBLE_EQUAL(e->before, 0.0, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(e->after, 2.0 * MS, 1e-6);
+    CU_ASSERT_EQUAL(e->verdict, -1);
+    gt_diff_free(d);
+    /* neither has any: no communication rows */
+    CU_ASSERT_EQUAL_FATAL(gt_diff_compute(&d, none, none), 0);
+    for (size_t i = 0; i < d->n_rows; i++)
+        CU_ASSERT_PTR_NULL(strstr(d->rows[i].metric, "communication"));
+    gt_diff_free(d);
+    gt_report_free(none);
+    gt_report_free(a);
+    gt_report_free(b);
+}
+
 static const gt_test_case cases[] = {
     {"test_analyze_diff__baseline_vs_optimized", test_analyze_diff__baseline_vs_optimized},
+    {"test_analyze_diff__communication", test_analyze_diff__communication},
     {NULL, NULL},
 };
 

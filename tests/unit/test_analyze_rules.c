@@ -293,6 +293,65 @@ static void test_analyze_rules__sync_outside_steps(void)
     gt_report_free(r);
 }
 
+/* Two CPU ranks, 3 steps of 10 ms. Exposed: rank 101 computes [0, 6) and
+ * then waits for its collective [6, 8): 2 ms of 10 exposed (20%); rank 102
+ * computes [0, 7.5) and waits [7.5, 8): it is the straggler rank 101 waits
+ * for. Hidden: both collectives start at 5 ms, under compute, and leave
+ * 0.5 ms exposed (5%). */
+static gt_report *two_ranks(bool exposed, const char *collective)
+{
+    fx f;
+    fx_open(&f, "exposed_comm.sqlite");
+    for (int64_t pid = 101; pid <= 102; pid++) {
+        int64_t tid = gt_global_tid(pid, pid);
+        fx_process(&f, pid, "trainer");
+        fx_category_on(&f, 0, 1, 1, "compute", tid);
+        fx_category_on(&f, 0, 1, 2, "communication", tid);
+        for (int i = 0; i < 3; i++) {
+            char name[32];
+            int64_t t0 = i * 10 * MS;
+            int64_t compute = pid == 101 ? 6 * MS : 7500 * US;
+            int64_t cs = exposed ? t0 + compute : t0 + 5 * MS, ce = exposed ? t0 + 8 * MS : cs + compute + 500 * US - 5 * MS;
+            snprintf(name, sizeof name, "step %d", i);
+            fx_nvtx(&f, GT_NVTX_PUSHPOP, t0, t0 + 10 * MS, name, 1, 0, tid, -1);
+            fx_nvtx(&f, GT_NVTX_PUSHPOP, t0, t0 + compute, "matmul_backward", 1, 1, tid, -1);
+            fx_nvtx(&f, GT_NVTX_STARTEND, cs, ce, collective, 1, 2, tid, -1);
+        }
+    }
+    return report_of(&f);
+}
+
+static void test_analyze_rules__exposed_communication(void)
+{
+    gt_report *r = two_ranks(true, "allreduce bucket 0");
+    CU_ASSERT_TRUE(fx_fired(r, "exposed_communication"));
+    const gt_advice *a = fx_rule(r, "exposed_communication");
+    CU_ASSERT_PTR_NOT_NULL(strstr(a->evidence, "pid 101 trainer: 2.000 ms of exposed communication per step, "
+                                               "20.0% of its step time; 0.0% of its communication (2.000 ms per step) "
+                                               "hidden behind compute"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(a->evidence, "allreduce bucket (7.500 ms in 6)"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(a->suggestion, "smaller buckets"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(a->suggestion, "pid 102 computes 1.500 ms more per step than pid 101"));
+    CU_ASSERT_EQUAL(a->gain_ns, 6 * MS);
+    CU_ASSERT_EQUAL(a->from_ns, 0);
+    CU_ASSERT_EQUAL(a->to_ns, 10 * MS);
+    gt_report_free(r);
+
+    /* parameter gathers exposed: prefetch, or a lower ZeRO stage */
+    r = two_ranks(true, "all-gather block 1");
+    CU_ASSERT_TRUE(fx_fired(r, "exposed_communication"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(fx_rule(r, "exposed_communication")->suggestion, "ZeRO stage 2"));
+    gt_report_free(r);
+
+    /* the same collectives under compute: 5% exposed, silent */
+    r = two_ranks(false, "allreduce bucket 0");
+    CU_ASSERT_EQUAL_FATAL(r->comm.n_ranks, 2);
+    CU_ASSERT_EQUAL(r->comm.ranks[0].exposed_ns, 3 * 500 * US);
+    CU_ASSERT_FALSE(fx_fired(r, "exposed_communication"));
+    CU_ASSERT_STRING_EQUAL(fx_rule(r, "exposed_communication")->evidence, "");
+    gt_report_free(r);
+}
+
 static const gt_test_case cases[] = {
     {"test_analyze_rules__quiet_trace", test_analyze_rules__quiet_trace},
     {"test_analyze_rules__pageable_copies", test_analyze_rules__pageable_copies},
@@ -306,6 +365,7 @@ static const gt_test_case cases[] = {
     {"test_analyze_rules__gpu_gaps", test_analyze_rules__gpu_gaps},
     {"test_analyze_rules__gpu_time_util", test_analyze_rules__gpu_time_util},
     {"test_analyze_rules__sync_outside_steps", test_analyze_rules__sync_outside_steps},
+    {"test_analyze_rules__exposed_communication", test_analyze_rules__exposed_communication},
     {NULL, NULL},
 };
 

@@ -1,0 +1,537 @@
+/* comm.c: communication of a distributed job, per rank and per step: how
+ * long collectives were in flight, how much of that compute hid (overlap) and
+ * how much the rank had nothing else to do (exposed: what the step waits
+ * for), after HTA's communication/computation overlap.
+ *
+ * A rank is a process; with NCCL, one device of a process. Communication is
+ * NCCL kernels (names starting "nccl") on a device, or NVTX ranges of a
+ * category named "communication" on the process's threads; a process with
+ * NCCL kernels is measured on its devices only (its host ranges would mix a
+ * host view into a device one). Compute is what the rest of the report calls
+ * the device timeline: the process's kernels that are not NCCL's (on that
+ * device), or its CPU ops on a trace without kernels. Each rank is measured
+ * in its own steps (its process's step ranges), else in the report's steps,
+ * else over the analysed window. It judges nothing: advice.c does. */
+#include "analyze_int.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A sorted list of disjoint intervals. */
+typedef struct span { int64_t s, e; } span;
+typedef struct spans {
+    span *v;
+    size_t n, cap;
+} spans;
+
+/* Adds [s, e); intervals come in start order, so a union is built as they come. */
+static int spans_add(spans *x, int64_t s, int64_t e)
+{
+    if (e <= s)
+        return 0;
+    if (x->n > 0 && s <= x->v[x->n - 1].e) {
+        if (e > x->v[x->n - 1].e)
+            x->v[x->n - 1].e = e;
+        return 0;
+    }
+    if (x->n == x->cap) {
+        size_t ncap = x->cap ? x->cap * 2 : 64;
+        span *nv = realloc(x->v, ncap * sizeof *nv);
+        if (!nv)
+            return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory measuring communication");
+        x->v = nv;
+        x->cap = ncap;
+    }
+    x->v[x->n++] = (span){s, e};
+    return 0;
+}
+
+static int spans_intersect(spans *out, const spans *a, const spans *b)
+{
+    size_t i = 0, j = 0;
+    int rc = 0;
+    while (i < a->n && j < b->n && rc == 0) {
+        int64_t s = a->v[i].s > b->v[j].s ? a->v[i].s : b->v[j].s;
+        int64_t e = a->v[i].e < b->v[j].e ? a->v[i].e : b->v[j].e;
+        rc = spans_add(out, s, e);
+        if (a->v[i].e < b->v[j].e)
+            i++;
+        else
+            j++;
+    }
+    return rc;
+}
+
+/* Time the intervals cover inside [from, to). */
+static int64_t spans_len(const spans *x, int64_t from, int64_t to)
+{
+    size_t lo = 0, hi = x->n;
+    while (lo < hi) { /* the first interval that ends after `from` */
+        size_t mid = (lo + hi) / 2;
+        if (x->v[mid].e <= from)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    int64_t len = 0;
+    for (size_t i = lo; i < x->n && x->v[i].s < to; i++) {
+        int64_t s = x->v[i].s > from ? x->v[i].s : from, e = x->v[i].e < to ? x->v[i].e : to;
+        if (e > s)
+            len += e - s;
+    }
+    return len;
+}
+
+static void spans_free(spans *x)
+{
+    free(x->v);
+    memset(x, 0, sizeof *x);
+}
+
+/* One collective: where it came from and what it says. */
+typedef struct item {
+    int64_t start_ns, end_ns, bytes; /* bytes -1: unknown */
+    gt_string_id name;
+} item;
+
+typedef struct unit {
+    int64_t pid;
+    int32_t device;
+    gt_comm_source source;
+    spans comm, compute, overlap;
+    item *items; size_t n_items, cap_items; /* by start */
+} unit;
+
+typedef struct kind_acc {
+    char *name;
+    int64_t n, total_ns, exposed_ns;
+} kind_acc;
+
+typedef struct ctx {
+    const an_model *m;
+    unit *units; size_t n_units, cap_units;
+    /* kernel name id -> NCCL or not, remembered (open addressing) */
+    gt_string_id nccl_keys[4096];
+    int8_t nccl_val[4096]; /* 0 unknown, 1 no, 2 yes */
+    kind_acc *kinds; size_t n_kinds, cap_kinds;
+    struct { gt_string_id id; size_t kind; } name_kind[4096]; /* name id -> kind + 1, remembered */
+} ctx;
+
+static bool is_nccl_name(const char *s)
+{
+    if (strncmp(s, "void ", 5) == 0) /* demangled templates */
+        s += 5;
+    return strncmp(s, "nccl", 4) == 0;
+}
+
+static bool is_nccl(ctx *c, const an_act *a)
+{
+    if (a->kind != GT_EV_KERNEL)
+        return false;
+    size_t h = ((uint64_t)a->name * 0x9e3779b97f4a7c15ULL >> 40) & 4095;
+    for (size_t probe = 0; probe < 4096; probe++, h = (h + 1) & 4095) {
+        if (c->nccl_val[h] == 0) {
+            c->nccl_keys[h] = a->name;
+            c->nccl_val[h] = is_nccl_name(an_str(c->m, a->name)) ? 2 : 1;
+            return c->nccl_val[h] == 2;
+        }
+        if (c->nccl_keys[h] == a->name)
+            return c->nccl_val[h] == 2;
+    }
+    return is_nccl_name(an_str(c->m, a->name));
+}
+
+/* The unit of (pid, device, source), made when missing; NULL: out of memory. */
+static unit *unit_of(ctx *c, int64_t pid, int32_t device, gt_comm_source source)
+{
+    for (size_t i = c->n_units; i > 0; i--) /* the last one made is the likely one */
+        if (c->units[i - 1].pid == pid && c->units[i - 1].device == device && c->units[i - 1].source == source)
+            return &c->units[i - 1];
+    if (c->n_units == c->cap_units) {
+        size_t ncap = c->cap_units ? c->cap_units * 2 : 8;
+        unit *nu = realloc(c->units, ncap * sizeof *nu);
+        if (!nu) {
+            gt_error_set(GT_ERR_NOMEM, "analyze: out of memory measuring communication");
+            return NULL;
+        }
+        c->units = nu;
+        c->cap_units = ncap;
+    }
+    unit *u = &c->units[c->n_units++];
+    memset(u, 0, sizeof *u);
+    u->pid = pid;
+    u->device = device;
+    u->source = source;
+    return u;
+}
+
+static int add_item(unit *u, int64_t s, int64_t e, int64_t bytes, gt_string_id name)
+{
+    if (u->n_items == u->cap_items) {
+        size_t ncap = u->cap_items ? u->cap_items * 2 : 64;
+        item *ni = realloc(u->items, ncap * sizeof *ni);
+        if (!ni)
+            return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory measuring communication");
+        u->items = ni;
+        u->cap_items = ncap;
+    }
+    u->items[u->n_items++] = (item){s, e, bytes, name};
+    return spans_add(&u->comm, s, e);
+}
+
+static bool has_nccl_pid(const ctx *c, int64_t pid)
+{
+    for (size_t i = 0; i < c->n_units; i++)
+        if (c->units[i].pid == pid && c->units[i].source == GT_COMM_NCCL)
+            return true;
+    return false;
+}
+
+/* Units and their communication: NCCL kernels, then NVTX ranges of the
+ * processes without them. */
+static int find_units(ctx *c)
+{
+    const an_model *m = c->m;
+    int rc;
+    for (size_t i = 0; i < m->n_acts; i++) {
+        const an_act *a = &m->acts[i];
+        if (!is_nccl(c, a))
+            continue;
+        unit *u = unit_of(c, a->pid, a->device, GT_COMM_NCCL);
+        if (!u)
+            return GT_ERR_NOMEM;
+        if ((rc = add_item(u, a->start_ns, a->end_ns, -1, a->name)) < 0)
+            return rc;
+    }
+    size_t n_nccl = c->n_units;
+    for (size_t i = 0; i < m->n_comms; i++) {
+        const an_comm *x = &m->comms[i];
+        int64_t pid = gt_pid_of(x->tid);
+        if (n_nccl > 0 && has_nccl_pid(c, pid))
+            continue;
+        unit *u = unit_of(c, pid, -1, GT_COMM_NVTX);
+        if (!u)
+            return GT_ERR_NOMEM;
+        if ((rc = add_item(u, x->start_ns, x->end_ns, x->bytes, x->name)) < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* Compute of each unit: the process's device timeline without NCCL (NCCL
+ * units: on their device only; CPU ops have device -1). */
+static int find_compute(ctx *c)
+{
+    const an_model *m = c->m;
+    int rc;
+    for (size_t i = 0; i < m->n_acts; i++) {
+        const an_act *a = &m->acts[i];
+        if ((a->kind != GT_EV_KERNEL && a->kind != GT_EV_CPU_OP) || is_nccl(c, a))
+            continue;
+        for (size_t k = 0; k < c->n_units; k++) {
+            unit *u = &c->units[k];
+            if (u->pid != a->pid || (u->source == GT_COMM_NCCL && u->device != a->device))
+                continue;
+            if ((rc = spans_add(&u->compute, a->start_ns, a->end_ns)) < 0)
+                return rc;
+        }
+    }
+    for (size_t k = 0; k < c->n_units; k++)
+        if ((rc = spans_intersect(&c->units[k].overlap, &c->units[k].comm, &c->units[k].compute)) < 0)
+            return rc;
+    return 0;
+}
+
+/* "allreduce bucket 3" -> "allreduce bucket"; a kernel's argument list and a
+ * leading "void " go too. */
+static void kind_name(const char *s, char *buf, size_t n)
+{
+    if (strncmp(s, "void ", 5) == 0)
+        s += 5;
+    snprintf(buf, n, "%s", s);
+    char *paren = strchr(buf, '(');
+    if (paren && paren > buf)
+        *paren = '\0';
+    size_t len = strlen(buf), k = len;
+    while (k > 0 && isdigit((unsigned char)buf[k - 1]))
+        k--;
+    if (k < len && k > 1 && (buf[k - 1] == ' ' || buf[k - 1] == '#'))
+        buf[k - 1] = '\0';
+    len = strlen(buf);
+    while (len > 1 && buf[len - 1] == ' ')
+        buf[--len] = '\0';
+}
+
+/* The kind of a collective's name, made when missing; -1: out of memory. */
+static int64_t kind_of(ctx *c, gt_string_id id)
+{
+    size_t h = ((uint64_t)id * 0x9e3779b97f4a7c15ULL >> 40) & 4095, probe = 0;
+    for (; probe < 4096; probe++, h = (h + 1) & 4095) {
+        if (c->name_kind[h].kind == 0)
+            break;
+        if (c->name_kind[h].id == id)
+            return (int64_t)c->name_kind[h].kind - 1;
+    }
+    char buf[512];
+    kind_name(an_str(c->m, id), buf, sizeof buf);
+    size_t k = 0;
+    while (k < c->n_kinds && strcmp(c->kinds[k].name, buf) != 0)
+        k++;
+    if (k == c->n_kinds) {
+        if (c->n_kinds == c->cap_kinds) {
+            size_t ncap = c->cap_kinds ? c->cap_kinds * 2 : 16;
+            kind_acc *nk = realloc(c->kinds, ncap * sizeof *nk);
+            if (!nk)
+                return -1;
+            c->kinds = nk;
+            c->cap_kinds = ncap;
+        }
+        if (!(c->kinds[k].name = an_strdup(buf)))
+            return -1;
+        c->kinds[k].n = c->kinds[k].total_ns = c->kinds[k].exposed_ns = 0;
+        c->n_kinds++;
+    }
+    if (probe < 4096) {
+        c->name_kind[h].id = id;
+        c->name_kind[h].kind = k + 1;
+    }
+    return (int64_t)k;
+}
+
+/* The steps of a unit's process the report's --steps selects. */
+static int unit_steps(gt_step **out, size_t *out_n, const an_model *m, int64_t pid, const gt_report_options *opt)
+{
+    an_steps all = {0};
+    int rc = an_steps_find_pid(&all, m, pid);
+    *out = NULL;
+    *out_n = 0;
+    if (rc < 0)
+        return rc;
+    size_t n = 0;
+    for (size_t i = 0; i < all.n; i++) {
+        const gt_step *s = &all.v[i];
+        if (opt && ((opt->step_first >= 0 && s->number < opt->step_first) ||
+                    (opt->step_last >= 0 && s->number > opt->step_last)))
+            continue;
+        all.v[n++] = *s;
+    }
+    if (n == 0) {
+        free(all.v);
+        return 0;
+    }
+    *out = all.v;
+    *out_n = n;
+    return 0;
+}
+
+static int measure_unit(ctx *c, gt_comm_rank *rk, const unit *u, const gt_report *r, const gt_report_options *opt)
+{
+    const an_model *m = c->m;
+    gt_step *own = NULL;
+    size_t n_own = 0;
+    int rc = unit_steps(&own, &n_own, m, u->pid, opt);
+    if (rc < 0)
+        return rc;
+    rk->pid = u->pid;
+    rk->device_id = u->device;
+    rk->source = u->source;
+    rk->own_steps = n_own > 0;
+    const gt_step *steps = n_own ? own : r->steps;
+    size_t n_steps = n_own ? n_own : r->n_steps;
+    gt_step whole = {0};
+    if (n_steps == 0) { /* no steps anywhere: the window, as one */
+        whole.number = -1;
+        whole.start_ns = r->start_ns;
+        whole.end_ns = r->end_ns;
+        steps = &whole;
+    }
+    size_t n_win = n_steps ? n_steps : 1;
+    rk->steps = calloc(n_win, sizeof *rk->steps);
+    const char *pname = "";
+    if (m->t) {
+        size_t n_proc = 0;
+        const gt_process *p = gt_trace_processes(m->t, &n_proc);
+        for (size_t i = 0; i < n_proc; i++)
+            if (p[i].pid == u->pid && p[i].name)
+                pname = p[i].name;
+    }
+    rk->name = an_strdup(pname);
+    if (!rk->steps || !rk->name) {
+        free(own);
+        return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory measuring communication");
+    }
+    rk->n_steps = n_steps;
+    for (size_t w = 0; w < n_win; w++) {
+        gt_comm_step *st = &rk->steps[w];
+        int64_t a = steps[w].start_ns, b = steps[w].end_ns;
+        st->number = steps[w].number;
+        st->start_ns = a;
+        st->end_ns = b;
+        st->comm_ns = spans_len(&u->comm, a, b);
+        st->compute_ns = spans_len(&u->compute, a, b);
+        st->overlap_ns = spans_len(&u->overlap, a, b);
+        st->exposed_ns = st->comm_ns - st->overlap_ns;
+        /* the collectives that start in the step */
+        size_t lo = 0, hi = u->n_items;
+        while (lo < hi) {
+            size_t mid = (lo + hi) / 2;
+            if (u->items[mid].start_ns < a)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        for (size_t i = lo; i < u->n_items && u->items[i].start_ns < b; i++) {
+            const item *x = &u->items[i];
+            st->n_collectives++;
+            if (x->bytes >= 0) {
+                st->bytes += x->bytes;
+                st->n_bytes_known++;
+            }
+            int64_t k = kind_of(c, x->name);
+            if (k < 0) {
+                free(own);
+                return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory measuring communication");
+            }
+            int64_t d = x->end_ns - x->start_ns;
+            c->kinds[k].n++;
+            c->kinds[k].total_ns += d;
+            c->kinds[k].exposed_ns += d - spans_len(&u->compute, x->start_ns, x->end_ns);
+        }
+        rk->span_ns += b - a;
+        rk->comm_ns += st->comm_ns;
+        rk->compute_ns += st->compute_ns;
+        rk->overlap_ns += st->overlap_ns;
+        rk->exposed_ns += st->exposed_ns;
+        rk->n_collectives += st->n_collectives;
+        rk->bytes += st->bytes;
+        rk->n_bytes_known += st->n_bytes_known;
+    }
+    rk->hidden = rk->comm_ns > 0 ? (double)rk->overlap_ns / (double)rk->comm_ns : 0;
+    rk->exposed_share = rk->span_ns > 0 ? (double)rk->exposed_ns / (double)rk->span_ns : 0;
+    free(own);
+    return 0;
+}
+
+static int cmp_unit(const void *a, const void *b)
+{
+    const unit *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    return (x->device > y->device) - (x->device < y->device);
+}
+
+static int cmp_kind(const void *a, const void *b)
+{
+    const kind_acc *x = a, *y = b;
+    if (x->total_ns != y->total_ns)
+        return x->total_ns < y->total_ns ? 1 : -1;
+    return strcmp(x->name, y->name);
+}
+
+/* The means over ranks and who stands out. */
+static void summarise(gt_comm *cm)
+{
+    int64_t all_comm = 0, all_overlap = 0;
+    double worst_exposed = -1, worst_compute = -1;
+    cm->per_step = cm->n_ranks > 0;
+    cm->most_exposed = cm->slowest = -1;
+    for (size_t i = 0; i < cm->n_ranks; i++) {
+        const gt_comm_rank *rk = &cm->ranks[i];
+        double per = rk->n_steps ? (double)rk->n_steps : 1;
+        cm->per_step = cm->per_step && rk->n_steps > 0;
+        cm->comm_ns += (double)rk->comm_ns / per;
+        cm->compute_ns += (double)rk->compute_ns / per;
+        cm->overlap_ns += (double)rk->overlap_ns / per;
+        cm->exposed_ns += (double)rk->exposed_ns / per;
+        cm->collectives += (double)rk->n_collectives / per;
+        all_comm += rk->comm_ns;
+        all_overlap += rk->overlap_ns;
+        if ((double)rk->exposed_ns / per > worst_exposed) {
+            worst_exposed = (double)rk->exposed_ns / per;
+            cm->most_exposed = (int64_t)i;
+        }
+        if ((double)rk->compute_ns / per > worst_compute) {
+            worst_compute = (double)rk->compute_ns / per;
+            cm->slowest = (int64_t)i;
+        }
+    }
+    if (cm->n_ranks > 0) {
+        double n = (double)cm->n_ranks;
+        cm->comm_ns /= n;
+        cm->compute_ns /= n;
+        cm->overlap_ns /= n;
+        cm->exposed_ns /= n;
+        cm->collectives /= n;
+    }
+    cm->hidden = all_comm > 0 ? (double)all_overlap / (double)all_comm : 0;
+}
+
+int an_comm_measure(gt_comm *cm, const an_model *m, const gt_report *r, const gt_report_options *opt)
+{
+    memset(cm, 0, sizeof *cm);
+    cm->most_exposed = cm->slowest = -1;
+    ctx *c = calloc(1, sizeof *c);
+    int rc;
+    if (!c)
+        return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory measuring communication");
+    c->m = m;
+    if ((rc = find_units(c)) < 0 || c->n_units == 0 || (rc = find_compute(c)) < 0)
+        goto cleanup;
+    qsort(c->units, c->n_units, sizeof *c->units, cmp_unit);
+    cm->ranks = calloc(c->n_units, sizeof *cm->ranks);
+    if (!cm->ranks) {
+        rc = gt_error_set(GT_ERR_NOMEM, "analyze: out of memory measuring communication");
+        goto cleanup;
+    }
+    cm->n_ranks = c->n_units;
+    for (size_t k = 0; k < c->n_units; k++)
+        if ((rc = measure_unit(c, &cm->ranks[k], &c->units[k], r, opt)) < 0)
+            goto cleanup;
+    summarise(cm);
+    /* collectives by kind, the top_n longest */
+    size_t top_n = opt && opt->top_n > 0 ? (size_t)opt->top_n : 10;
+    if (c->n_kinds > 1)
+        qsort(c->kinds, c->n_kinds, sizeof *c->kinds, cmp_kind);
+    cm->n_kind_names = (int64_t)c->n_kinds;
+    size_t n_keep = c->n_kinds < top_n ? c->n_kinds : top_n;
+    cm->kinds = calloc(n_keep ? n_keep : 1, sizeof *cm->kinds);
+    if (!cm->kinds) {
+        rc = gt_error_set(GT_ERR_NOMEM, "analyze: out of memory measuring communication");
+        goto cleanup;
+    }
+    for (size_t k = 0; k < n_keep; k++) {
+        cm->kinds[k] = (gt_comm_kind){c->kinds[k].name, c->kinds[k].n, c->kinds[k].total_ns, c->kinds[k].exposed_ns};
+        c->kinds[k].name = NULL; /* moved */
+    }
+    cm->n_kinds = n_keep;
+cleanup:
+    for (size_t k = 0; k < c->n_units; k++) {
+        spans_free(&c->units[k].comm);
+        spans_free(&c->units[k].compute);
+        spans_free(&c->units[k].overlap);
+        free(c->units[k].items);
+    }
+    free(c->units);
+    for (size_t k = 0; k < c->n_kinds; k++)
+        free(c->kinds[k].name);
+    free(c->kinds);
+    free(c);
+    if (rc < 0)
+        an_comm_clear(cm);
+    return rc;
+}
+
+void an_comm_clear(gt_comm *cm)
+{
+    for (size_t i = 0; i < cm->n_ranks; i++) {
+        free(cm->ranks[i].name);
+        free(cm->ranks[i].steps);
+    }
+    free(cm->ranks);
+    for (size_t i = 0; i < cm->n_kinds; i++)
+        free(cm->kinds[i].name);
+    free(cm->kinds);
+    memset(cm, 0, sizeof *cm);
+    cm->most_exposed = cm->slowest = -1;
+}
