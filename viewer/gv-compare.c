@@ -1,6 +1,8 @@
 /* gv-compare.c: keeps the two timelines' views in step and fills the diff
- * table once both analyses are in. A view change on one side is copied to
- * the other shifted by the alignment offset; `syncing` stops the echo. */
+ * table once both analyses are in. Then the after trace's view draws through
+ * the step alignment (gv-align), so both views' t0 and scale are in the
+ * before trace's time and a view change on one side is copied as is to the
+ * other; `syncing` stops the echo. Until then each follows its own span. */
 #include "gv-compare.h"
 
 struct _GvCompare {
@@ -8,7 +10,7 @@ struct _GvCompare {
     GvTraceModel *models[2];
     GvTimeline *timelines[2];
     GtkListStore *store;
-    int64_t offset_ns;
+    GvAlign align;
     gboolean syncing, diffed;
 };
 
@@ -18,14 +20,14 @@ enum { COL_METRIC, COL_BEFORE, COL_AFTER, COL_CHANGE, COL_COLOR, N_COLS };
 
 static void sync_from(GvCompare *self, int from)
 {
-    if (self->syncing)
+    if (self->syncing || !self->diffed)
         return;
     self->syncing = TRUE;
     GvView *src = gv_timeline_get_view(self->timelines[from]);
     GvView *dst = gv_timeline_get_view(self->timelines[1 - from]);
     dst->ns_per_px = src->ns_per_px;
-    dst->t0_ns = src->t0_ns + (from == 0 ? self->offset_ns : -self->offset_ns);
-    dst->origin_ns = src->origin_ns + (from == 0 ? self->offset_ns : -self->offset_ns);
+    dst->t0_ns = src->t0_ns;
+    gv_timeline_stop_following(self->timelines[1 - from]);
     gv_timeline_view_changed(self->timelines[1 - from]);
     self->syncing = FALSE;
 }
@@ -49,7 +51,7 @@ static const char *fmt_value(char *buf, size_t n, const char *unit, double v)
     return buf;
 }
 
-/* Both analysed: align on the first step number both have, and fill the table. */
+/* Both analysed: align every step both have, and fill the table. */
 static void on_analysed(GvTraceModel *m, gpointer p)
 {
     GvCompare *self = p;
@@ -57,17 +59,13 @@ static void on_analysed(GvTraceModel *m, gpointer p)
     if (!a || !b || self->diffed)
         return;
     self->diffed = TRUE;
-    self->offset_ns = b->start_ns - a->start_ns;
-    for (size_t i = 0; i < a->n_steps; i++) {
-        gboolean done = FALSE;
-        for (size_t j = 0; j < b->n_steps && !done; j++)
-            if (a->steps[i].number == b->steps[j].number) {
-                self->offset_ns = b->steps[j].start_ns - a->steps[i].start_ns;
-                done = TRUE;
-            }
-        if (done)
-            break;
-    }
+    if (gv_align_init(&self->align, a->steps, a->n_steps, b->steps, b->n_steps, a->start_ns, b->start_ns) < 0)
+        self->align.shift_ns = b->start_ns - a->start_ns; /* out of memory: aligned on the starts only */
+    GvView *va = gv_timeline_get_view(self->timelines[0]), *vb = gv_timeline_get_view(self->timelines[1]);
+    va->align = vb->align = &self->align;
+    va->align_side = 0;
+    vb->align_side = 1;
+    vb->origin_ns = gv_align_map(&self->align, 0, va->origin_ns); /* both axes read the same at a pair's start */
     gt_diff *d = NULL;
     if (gt_diff_compute(&d, a, b) == 0) {
         for (size_t i = 0; i < d->n_rows; i++) {
@@ -83,15 +81,16 @@ static void on_analysed(GvTraceModel *m, gpointer p)
         }
         gt_diff_free(d);
     }
-    /* Show the first aligned step on both. */
-    if (a->n_steps > 0)
-        gv_timeline_show_range(self->timelines[0], a->steps[0].start_ns,
-                               a->steps[a->n_steps > 1 ? 1 : 0].end_ns);
+    /* Show the first two aligned steps on both. */
+    const GvAlign *al = &self->align;
+    if (al->n_pairs > 0)
+        gv_timeline_show_range(self->timelines[0], al->pairs[0].start_ns[0],
+                               al->pairs[al->n_pairs > 1 ? 1 : 0].end_ns[0]);
     sync_from(self, 0);
 }
 
 GvTimeline *gv_compare_get_timeline(GvCompare *self, int which) { return self->timelines[which ? 1 : 0]; }
-int64_t gv_compare_offset(GvCompare *self) { return self->offset_ns; }
+const GvAlign *gv_compare_get_align(GvCompare *self) { return self->diffed ? &self->align : NULL; }
 guint gv_compare_n_diff_rows(GvCompare *self)
 {
     return (guint)gtk_tree_model_iter_n_children(GTK_TREE_MODEL(self->store), NULL);
@@ -101,6 +100,9 @@ static void gv_compare_dispose(GObject *obj)
 {
     GvCompare *self = GV_COMPARE(obj);
     for (int i = 0; i < 2; i++)
+        if (self->timelines[i]) /* they may outlive the map they point to */
+            gv_timeline_get_view(self->timelines[i])->align = NULL;
+    for (int i = 0; i < 2; i++)
         if (self->models[i]) {
             g_signal_handlers_disconnect_by_data(self->models[i], self);
             g_clear_object(&self->models[i]);
@@ -109,9 +111,16 @@ static void gv_compare_dispose(GObject *obj)
     G_OBJECT_CLASS(gv_compare_parent_class)->dispose(obj);
 }
 
+static void gv_compare_finalize(GObject *obj)
+{
+    gv_align_clear(&GV_COMPARE(obj)->align);
+    G_OBJECT_CLASS(gv_compare_parent_class)->finalize(obj);
+}
+
 static void gv_compare_class_init(GvCompareClass *klass)
 {
     G_OBJECT_CLASS(klass)->dispose = gv_compare_dispose;
+    G_OBJECT_CLASS(klass)->finalize = gv_compare_finalize;
 }
 
 static void gv_compare_init(GvCompare *self)

@@ -1,6 +1,8 @@
 /* gv-compare.h: two traces side by side: a timeline each, their time axes
- * locked together and aligned on the first step both have (else on their
- * starts), and the analysis's diff table (gt_diff_compute) below. */
+ * locked together and aligned on every step both have (gv-align: time maps
+ * piecewise linearly between the steps' boundaries, so step k starts at the
+ * same x in both; the after trace's ruler says how much longer or shorter
+ * each step took), and the analysis's diff table (gt_diff_compute) below. */
 #ifndef GV_COMPARE_H
 #define GV_COMPARE_H
 
@@ -15,8 +17,9 @@ G_DECLARE_FINAL_TYPE(GvCompare, gv_compare, GV, COMPARE, GtkPaned)
 
 GtkWidget *gv_compare_new(GvTraceModel *before, GvTraceModel *after);
 GvTimeline *gv_compare_get_timeline(GvCompare *self, int which); /* 0 before, 1 after */
-/* after's time minus before's at the aligned step. */
-int64_t gv_compare_offset(GvCompare *self);
+/* The map from the before trace's time to the after trace's (borrowed);
+ * NULL until both are analysed. */
+const GvAlign *gv_compare_get_align(GvCompare *self);
 /* Rows of the diff table (0 until both are analysed). */
 guint gv_compare_n_diff_rows(GvCompare *self);
 

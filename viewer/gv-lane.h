@@ -4,7 +4,7 @@
  *
  * A lane holds items that (nearly) never overlap: kernels of one stream, NVTX
  * ranges of one depth on one thread, runtime calls of one thread, idle gaps
- * of one device. Items are sorted by start. Items narrower than a few pixels
+ * of one device, a thread's NVTX marks (instants), a device's synchronizations. Items are sorted by start. Items narrower than a few pixels
  * merge into one box with a count and their busy time. Zoomed in (fewer than
  * ~16 items per pixel) the walk goes item by item from a binary search;
  * zoomed out it reads the pyramid: per power-of-two time bucket the count,
@@ -19,15 +19,15 @@
 
 typedef enum GvItemKind {
     GV_ITEM_KERNEL = 0, GV_ITEM_MEMCPY, GV_ITEM_MEMSET, GV_ITEM_CPU_OP,
-    GV_ITEM_API, GV_ITEM_NVTX, GV_ITEM_GAP, GV_ITEM_N_KINDS
+    GV_ITEM_API, GV_ITEM_NVTX, GV_ITEM_GAP, GV_ITEM_MARK, GV_ITEM_SYNC, GV_ITEM_N_KINDS
 } GvItemKind;
 
 typedef struct GvItem { /* 32 bytes: 10 M of them fit in 320 MB */
     int64_t start_ns, end_ns;
-    int64_t corr;     /* correlation id (launch <-> device work); 0 none */
+    int64_t corr;     /* correlation id (launch <-> device work, sync); 0 none; a mark's payload bits */
     uint32_t name;    /* index into the model's names */
     uint8_t kind;     /* GvItemKind */
-    uint8_t aux;      /* copy kind (memcpy), gap cause (gap), depth (nvtx) */
+    uint8_t aux;      /* copy kind (memcpy), gap cause (gap), depth (nvtx), payload kind (mark), sync type */
     uint16_t color;   /* NVTX colour slot + 1; 0: colour by name */
 } GvItem;
 _Static_assert(sizeof(GvItem) == 32, "GvItem is 32 bytes");

@@ -22,8 +22,25 @@ static double lanes_w(const GvView *v)
     return v->width > GV_LABEL_W + 10 ? v->width - GV_LABEL_W : 10;
 }
 
+static gboolean warped(const GvView *v)
+{
+    return v->align && v->align_side == 1;
+}
+
+int64_t gv_view_axis(const GvView *v, int64_t t_ns)
+{
+    return warped(v) ? gv_align_map(v->align, 1, t_ns) : t_ns;
+}
+
+int64_t gv_view_own(const GvView *v, int64_t axis_ns)
+{
+    return warped(v) ? gv_align_map(v->align, 0, axis_ns) : axis_ns;
+}
+
 void gv_view_show_range(GvView *v, int64_t from_ns, int64_t to_ns)
 {
+    from_ns = gv_view_axis(v, from_ns);
+    to_ns = gv_view_axis(v, to_ns);
     if (to_ns <= from_ns)
         to_ns = from_ns + 1;
     int64_t margin = (to_ns - from_ns) / 50;
@@ -43,12 +60,17 @@ void gv_view_fit(GvView *v, GvTraceModel *m)
 
 double gv_view_x(const GvView *v, int64_t t_ns)
 {
-    return GV_LABEL_W + (double)(t_ns - v->t0_ns) / v->ns_per_px;
+    return GV_LABEL_W + (double)(gv_view_axis(v, t_ns) - v->t0_ns) / v->ns_per_px;
+}
+
+static int64_t axis_time(const GvView *v, double x)
+{
+    return v->t0_ns + (int64_t)llround((x - GV_LABEL_W) * v->ns_per_px);
 }
 
 int64_t gv_view_time(const GvView *v, double x)
 {
-    return v->t0_ns + (int64_t)llround((x - GV_LABEL_W) * v->ns_per_px);
+    return gv_view_own(v, axis_time(v, x));
 }
 
 int64_t gv_view_end(const GvView *v)
@@ -60,7 +82,7 @@ void gv_view_zoom(GvView *v, double factor, double x)
 {
     if (factor <= 0)
         return;
-    int64_t t = gv_view_time(v, x);
+    int64_t t = axis_time(v, x);
     double npp = v->ns_per_px / factor;
     if (npp < 1e-3) /* a thousandth of a nanosecond per pixel is enough */
         npp = 1e-3;
@@ -112,7 +134,7 @@ void gv_color_item(GvTraceModel *m, const GvItem *it, double rgb[3])
         gv_color_gap(it->aux, rgb);
         return;
     }
-    if (it->kind == GV_ITEM_NVTX && it->color) {
+    if ((it->kind == GV_ITEM_NVTX || it->kind == GV_ITEM_MARK) && it->color) {
         uint32_t argb = gv_trace_model_color(m, (uint16_t)(it->color - 1));
         rgb[0] = ((argb >> 16) & 0xff) / 255.0;
         rgb[1] = ((argb >> 8) & 0xff) / 255.0;
@@ -127,6 +149,8 @@ void gv_color_item(GvTraceModel *m, const GvItem *it, double rgb[3])
     case GV_ITEM_MEMSET: hsv(0.80, 0.35, 0.85, rgb); break;
     case GV_ITEM_API: hsv(0.30 + 0.15 * hue, 0.30, 0.80, rgb); break;  /* calls: muted green */
     case GV_ITEM_NVTX: hsv(0.55 + 0.12 * hue, 0.30, 0.92, rgb); break; /* ranges: pale blue */
+    case GV_ITEM_MARK: hsv(0.78 + 0.12 * hue, 0.70, 0.75, rgb); break; /* marks: purple..magenta */
+    case GV_ITEM_SYNC: hsv(0.0, 0.30 + 0.08 * (it->aux % 4), 0.72, rgb); break; /* waiting: greyish red */
     default: hsv(0.50 + 0.45 * hue, 0.55, 0.78, rgb); break;          /* kernels and ops: blue..magenta */
     }
 }
@@ -135,7 +159,61 @@ void gv_color_item(GvTraceModel *m, const GvItem *it, double rgb[3])
 
 static double lane_h(const GvLane *l)
 {
-    return l->kind == GV_ITEM_GAP ? GV_GAP_LANE_H : GV_LANE_H;
+    return l->kind == GV_ITEM_GAP ? GV_GAP_LANE_H : l->kind == GV_ITEM_MARK ? GV_MARK_LANE_H : GV_LANE_H;
+}
+
+/* Items closer than this merge: what is drawn and what a click hits agree. */
+static double lane_min_px(const GvLane *l)
+{
+    return l->kind == GV_ITEM_GAP ? 1.0 : l->kind == GV_ITEM_MARK ? GV_MARK_PX : GV_MIN_BOX_PX;
+}
+
+/* Own ns per pixel at t: an aligned view runs at another rate in each step. */
+static double npp_at(const GvView *v, int64_t t_ns)
+{
+    if (!warped(v))
+        return v->ns_per_px;
+    int64_t p0, p1;
+    double slope = gv_align_piece(v->align, 1, t_ns, &p0, &p1);
+    return slope > 0 ? v->ns_per_px / slope : v->ns_per_px;
+}
+
+typedef struct skip_ctx { GvBoxFunc visit; void *data; int64_t from_ns; } skip_ctx;
+
+/* An item the previous stretch drew whole is not drawn again. */
+static void skip_drawn(const GvLane *l, const GvBox *b, void *p)
+{
+    const skip_ctx *c = p;
+    if (b->count == 1 && b->start_ns < c->from_ns)
+        return;
+    c->visit(l, b, c->data);
+}
+
+/* The boxes of a lane in view. An aligned view's own time runs at another
+ * rate in each step: it is walked in stretches of whole pieces of the map
+ * at least 64 px wide, each at its own ns per pixel. */
+static size_t walk_view(const GvLane *l, const GvView *v, int64_t t0_ns, int64_t t1_ns, GvBoxFunc visit, void *data)
+{
+    double min_px = lane_min_px(l);
+    if (!warped(v))
+        return gv_lane_walk(l, t0_ns, t1_ns, v->ns_per_px, min_px, visit, data);
+    size_t n = 0;
+    for (int64_t s = t0_ns; s < t1_ns;) {
+        int64_t e = s, p0, p1;
+        do {
+            gv_align_piece(v->align, 1, e, &p0, &p1);
+            e = p1;
+        } while (e < t1_ns && gv_view_x(v, e) - gv_view_x(v, s) < 64);
+        if (e > t1_ns)
+            e = t1_ns;
+        double px = gv_view_x(v, e) - gv_view_x(v, s);
+        double npp = px > 1e-9 ? (double)(e - s) / px : v->ns_per_px;
+        skip_ctx c = {visit, data, s};
+        n += s == t0_ns ? gv_lane_walk(l, s, e, npp, min_px, visit, data)
+                        : gv_lane_walk(l, s, e, npp, min_px, skip_drawn, &c);
+        s = e;
+    }
+    return n;
 }
 
 static double content_top(void)
@@ -176,24 +254,31 @@ static void each_visible_lane(GvTraceModel *m, const GvView *v, lane_func f, voi
     }
 }
 
-typedef struct find_lane_ctx { size_t track, lane; double y; gboolean found; } find_lane_ctx;
-
-double gv_view_lane_y(GvTraceModel *m, const GvView *v, size_t track, size_t lane)
+/* The top of a lane; FALSE: no such lane. The caller holds the lock. */
+static gboolean lane_y(GvTraceModel *m, const GvView *v, size_t track, size_t lane, double *out_y)
 {
     double y = content_top() - v->scroll_y;
-    double out = -1;
-    gv_trace_model_lock(m);
-    for (size_t ti = 0; ti < gv_trace_model_n_tracks(m); ti++) {
+    for (size_t ti = 0; ti < gv_trace_model_n_tracks(m) && ti <= track; ti++) {
         const GvTrack *tr = gv_trace_model_track(m, ti);
         y += GV_TITLE_H;
         for (size_t li = 0; li < tr->n_lanes; li++) {
-            if (ti == track && li == lane)
-                out = y;
+            if (ti == track && li == lane) {
+                *out_y = y;
+                return TRUE;
+            }
             y += lane_h(tr->lanes[li]);
         }
     }
+    return FALSE;
+}
+
+double gv_view_lane_y(GvTraceModel *m, const GvView *v, size_t track, size_t lane)
+{
+    double y = -1;
+    gv_trace_model_lock(m);
+    lane_y(m, v, track, lane, &y);
     gv_trace_model_unlock(m);
-    return out;
+    return y;
 }
 
 typedef struct hit_ctx {
@@ -211,7 +296,9 @@ static gboolean hit_lane(const GvTrack *tr, size_t ti, const GvLane *l, size_t l
         return FALSE;
     GvBox b;
     int64_t t = gv_view_time(c->v, c->x);
-    if (gv_lane_hit(l, t, c->v->ns_per_px, GV_MIN_BOX_PX, (int64_t)(2 * c->v->ns_per_px), &b)) {
+    double npp = npp_at(c->v, t);
+    double slop_px = l->kind == GV_ITEM_MARK ? GV_MARK_PX / 2.0 + 1 : 2; /* a marker is wider than its instant */
+    if (gv_lane_hit(l, t, npp, lane_min_px(l), (int64_t)(slop_px * npp), &b)) {
         c->ref = (GvItemRef){ti, li, b.first};
         c->count = b.count;
         c->found = TRUE;
@@ -241,6 +328,7 @@ typedef struct draw_ctx {
     cairo_t *cr;
     GvTraceModel *m;
     const GvView *v;
+    int64_t t_left_ns, t_right_ns; /* the trace's times at the lanes' edges */
     double y, h;
     size_t n_boxes;
     /* Boxes of one colour in a row go into one path, filled once. */
@@ -325,17 +413,11 @@ static void flush_boxes(draw_ctx *c)
     c->path_open = FALSE;
 }
 
-/* Whole pixels: cairo fills pixel-aligned rectangles without antialiasing
- * work, several times faster than ones at fractional x. */
-static void add_box(draw_ctx *c, double x0, double x1, double y, double h, const double rgb[3], double alpha)
+static void path_color(draw_ctx *c, const double rgb[3], double alpha)
 {
     if (c->path_open && (c->path_rgba[0] != rgb[0] || c->path_rgba[1] != rgb[1] || c->path_rgba[2] != rgb[2] ||
                          c->path_rgba[3] != alpha))
         flush_boxes(c);
-    double a = floor(x0), b = floor(x1 + 0.5);
-    if (b < a + 1)
-        b = a + 1;
-    cairo_rectangle(c->cr, a, floor(y), b - a, h);
     c->path_rgba[0] = rgb[0];
     c->path_rgba[1] = rgb[1];
     c->path_rgba[2] = rgb[2];
@@ -343,23 +425,54 @@ static void add_box(draw_ctx *c, double x0, double x1, double y, double h, const
     c->path_open = TRUE;
 }
 
+/* Whole pixels: cairo fills pixel-aligned rectangles without antialiasing
+ * work, several times faster than ones at fractional x. */
+static void add_box(draw_ctx *c, double x0, double x1, double y, double h, const double rgb[3], double alpha)
+{
+    path_color(c, rgb, alpha);
+    double a = floor(x0), b = floor(x1 + 0.5);
+    if (b < a + 1)
+        b = a + 1;
+    cairo_rectangle(c->cr, a, floor(y), b - a, h);
+}
+
+/* A mark: a small triangle pointing down at its instant; marks merged at
+ * this zoom: a trapezoid from the first to the last. */
+static void add_marker(draw_ctx *c, double x0, double x1, double y, double h, const double rgb[3])
+{
+    path_color(c, rgb, 1.0);
+    const double r = GV_MARK_PX / 2.0;
+    x0 = floor(x0) + 0.5;
+    x1 = floor(x1) + 0.5;
+    cairo_move_to(c->cr, x0 - r, y + 2);
+    cairo_line_to(c->cr, x1 + r, y + 2);
+    cairo_line_to(c->cr, x1, y + h - 2);
+    if (x1 > x0)
+        cairo_line_to(c->cr, x0, y + h - 2);
+    cairo_close_path(c->cr);
+}
+
 static void draw_box(const GvLane *l, const GvBox *b, void *data)
 {
     draw_ctx *c = data;
     const GvView *v = c->v;
     double x0 = clampx(v, gv_view_x(v, b->start_ns)), x1 = clampx(v, gv_view_x(v, b->end_ns));
-    if (x1 - x0 < 1)
-        x1 = x0 + 1;
     double rgb[3];
     const GvItem *it = &l->items[b->count > 1 ? b->dominant : b->first];
     gv_color_item(c->m, it, rgb);
+    c->n_boxes++;
+    if (l->kind == GV_ITEM_MARK) {
+        add_marker(c, x0, x1, c->y, c->h, rgb);
+        return;
+    }
+    if (x1 - x0 < 1)
+        x1 = x0 + 1;
     if (b->count > 1 && l->kind != GV_ITEM_GAP) { /* a merged run: a shade darker */
         for (int k = 0; k < 3; k++)
             rgb[k] *= 0.80;
     }
     /* gaps under a pixel each: a pale hint, not solid idle */
     add_box(c, x0, x1, c->y + 1, c->h - 2, rgb, b->count > 1 && l->kind == GV_ITEM_GAP ? 0.35 : 1.0);
-    c->n_boxes++;
     double w = x1 - x0;
     if (w >= 40 && l->kind != GV_ITEM_GAP) {
         char buf[48];
@@ -382,25 +495,32 @@ static void draw_box(const GvLane *l, const GvBox *b, void *data)
 static gboolean draw_lane(const GvTrack *tr, size_t ti, const GvLane *l, size_t li, double y, void *data)
 {
     draw_ctx *c = data;
-    const GvView *v = c->v;
     c->y = y;
     c->h = lane_h(l);
     if (l->kind == GV_ITEM_GAP) { /* the device's lane: busy in grey, gaps in their colour on top */
         static const double busy[3] = {0.80, 0.82, 0.85};
-        add_box(c, GV_LABEL_W, v->width, y + 1, c->h - 2, busy, 1.0);
+        add_box(c, GV_LABEL_W, c->v->width, y + 1, c->h - 2, busy, 1.0);
     }
-    gv_lane_walk(l, v->t0_ns, gv_view_end(v), v->ns_per_px, l->kind == GV_ITEM_GAP ? 1.0 : GV_MIN_BOX_PX, draw_box,
-                 c);
+    walk_view(l, c->v, c->t_left_ns, c->t_right_ns, draw_box, c);
     flush_boxes(c);
-    cairo_save(c->cr);
-    cairo_reset_clip(c->cr);
-    cairo_set_source_rgb(c->cr, 0.97, 0.97, 0.97);
-    cairo_rectangle(c->cr, 0, floor(y), GV_LABEL_W, c->h);
-    cairo_fill(c->cr);
-    text_at(c, 16, y + 1, GV_LABEL_W - 20, l->label, 0.35);
-    cairo_restore(c->cr);
     return FALSE;
 }
+
+/* Lane titles, in a pass of their own after the boxes: one clip for all. */
+static gboolean label_background(const GvTrack *tr, size_t ti, const GvLane *l, size_t li, double y, void *data)
+{
+    draw_ctx *c = data;
+    cairo_rectangle(c->cr, 0, floor(y), GV_LABEL_W, lane_h(l));
+    return FALSE;
+}
+
+static gboolean label_text(const GvTrack *tr, size_t ti, const GvLane *l, size_t li, double y, void *data)
+{
+    text_at(data, 16, y + 1, GV_LABEL_W - 20, l->label, 0.35);
+    return FALSE;
+}
+
+/* ---- axis and steps ------------------------------------------------------------------------ */
 
 static void nice_tick(double ns_per_px, double *out_step)
 {
@@ -416,6 +536,19 @@ static void nice_tick(double ns_per_px, double *out_step)
     *out_step = step;
 }
 
+/* "step 3  +1.200 ms (+8.1%)": how long this step took next to its partner. */
+static void step_diff_label(char *buf, size_t n, const gt_step *s, const GvStepPair *p)
+{
+    int64_t da = p->end_ns[0] - p->start_ns[0], db = p->end_ns[1] - p->start_ns[1];
+    char d[32];
+    gv_format_ns(d, sizeof d, db - da < 0 ? da - db : db - da);
+    if (da > 0)
+        snprintf(buf, n, "step %lld  %s%s (%+.1f%%)", (long long)s->number, db < da ? "-" : "+", d,
+                 100.0 * (double)(db - da) / (double)da);
+    else
+        snprintf(buf, n, "step %lld  %s%s", (long long)s->number, db < da ? "-" : "+", d);
+}
+
 static void draw_axis(draw_ctx *c)
 {
     const GvView *v = c->v;
@@ -423,78 +556,167 @@ static void draw_axis(draw_ctx *c)
     cairo_set_source_rgb(cr, 0.93, 0.93, 0.93);
     cairo_rectangle(cr, 0, 0, v->width, GV_AXIS_H);
     cairo_fill(cr);
+    /* Ticks in the trace's own time; an aligned view's ticks are not evenly spaced. */
     double step;
-    nice_tick(v->ns_per_px, &step);
-    double first = ceil((double)(v->t0_ns - v->origin_ns) / step) * step;
+    nice_tick((double)(c->t_right_ns - c->t_left_ns) / lanes_w(v), &step);
+    double first = ceil((double)(c->t_left_ns - v->origin_ns) / step) * step, last_label = -1e9;
     cairo_set_line_width(cr, 1);
-    for (double t = first; t + v->origin_ns < (double)gv_view_end(v); t += step) {
+    for (double t = first; t + v->origin_ns < (double)c->t_right_ns; t += step) {
         double x = floor(gv_view_x(v, v->origin_ns + (int64_t)t)) + 0.5;
         cairo_set_source_rgb(cr, 0.6, 0.6, 0.6);
         cairo_move_to(cr, x, GV_AXIS_H - 6);
         cairo_line_to(cr, x, GV_AXIS_H);
         cairo_stroke(cr);
+        if (x - last_label < 60)
+            continue;
         char buf[32];
         gv_format_ns(buf, sizeof buf, (int64_t)t);
         text_at(c, x + 3, 2, -1, buf, 0.25);
+        last_label = x;
     }
-    /* Steps from the analysis, alternating shades. */
+    /* Steps from the analysis, alternating shades; an aligned trace's steps
+     * are tinted by how they compare with their partners: red slower, green faster. */
     const gt_report *r = gv_trace_model_report(c->m);
     cairo_set_source_rgb(cr, 0.97, 0.97, 0.97);
     cairo_rectangle(cr, 0, GV_AXIS_H, v->width, GV_RULER_H);
     cairo_fill(cr);
     for (size_t i = 0; r && i < r->n_steps; i++) {
         const gt_step *s = &r->steps[i];
-        if (s->end_ns < v->t0_ns || s->start_ns > gv_view_end(v))
+        if (s->end_ns < c->t_left_ns || s->start_ns > c->t_right_ns)
             continue;
         double x0 = clampx(v, gv_view_x(v, s->start_ns)), x1 = clampx(v, gv_view_x(v, s->end_ns));
-        cairo_set_source_rgb(cr, i % 2 ? 0.78 : 0.70, i % 2 ? 0.84 : 0.78, 0.90);
+        double rgb[3] = {i % 2 ? 0.78 : 0.70, i % 2 ? 0.84 : 0.78, 0.90};
+        const GvStepPair *p = warped(v) ? gv_align_pair_at(v->align, 1, s->start_ns) : NULL;
+        if (p && p->start_ns[1] != s->start_ns)
+            p = NULL;
+        if (p) {
+            int64_t da = p->end_ns[0] - p->start_ns[0], db = p->end_ns[1] - p->start_ns[1];
+            double rel = da > 0 ? (double)(db - da) / (double)da : 0;
+            if (rel > 0.01) {
+                rgb[0] = i % 2 ? 0.97 : 0.94, rgb[1] = i % 2 ? 0.72 : 0.62, rgb[2] = i % 2 ? 0.70 : 0.60;
+            } else if (rel < -0.01) {
+                rgb[0] = i % 2 ? 0.72 : 0.62, rgb[1] = i % 2 ? 0.92 : 0.86, rgb[2] = i % 2 ? 0.74 : 0.66;
+            }
+        }
+        cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
         cairo_rectangle(cr, x0, GV_AXIS_H + 1, x1 - x0 > 1 ? x1 - x0 : 1, GV_RULER_H - 2);
         cairo_fill(cr);
         if (x1 - x0 > 40) {
-            char buf[32];
-            snprintf(buf, sizeof buf, "step %lld", (long long)s->number);
+            char buf[96];
+            if (p)
+                step_diff_label(buf, sizeof buf, s, p);
+            else
+                snprintf(buf, sizeof buf, "step %lld", (long long)s->number);
             text_at(c, (x0 > GV_LABEL_W ? x0 : GV_LABEL_W) + 2, GV_AXIS_H + 1, x1 - x0 - 4, buf, 0.1);
         }
     }
     text_at(c, 6, 2, GV_LABEL_W - 10, "time", 0.35);
-    text_at(c, 6, GV_AXIS_H + 1, GV_LABEL_W - 10, r ? "steps" : "steps (after analysis)", 0.35);
+    text_at(c, 6, GV_AXIS_H + 1, GV_LABEL_W - 10,
+            !r ? "steps (after analysis)" : warped(v) ? "steps (vs. before)" : "steps", 0.35);
+}
+
+/* ---- selection and flows ------------------------------------------------------------------ */
+
+/* An item as drawn: its x span (clamped, at least as wide as its marker)
+ * and its lane's band. The caller holds the lock. */
+typedef struct item_box { const GvItem *it; double x0, x1, y, h; } item_box;
+
+static gboolean item_rect(GvTraceModel *m, const GvView *v, const GvItemRef *ref, item_box *out)
+{
+    const GvTrack *tr = gv_trace_model_track(m, ref->track);
+    if (!tr || ref->lane >= tr->n_lanes || ref->index >= tr->lanes[ref->lane]->n ||
+        !lane_y(m, v, ref->track, ref->lane, &out->y))
+        return FALSE;
+    const GvLane *l = tr->lanes[ref->lane];
+    out->it = &l->items[ref->index];
+    out->x0 = clampx(v, gv_view_x(v, out->it->start_ns));
+    out->x1 = clampx(v, gv_view_x(v, out->it->end_ns));
+    out->h = lane_h(l);
+    double min_w = l->kind == GV_ITEM_MARK ? GV_MARK_PX + 2 : 3;
+    if (out->x1 - out->x0 < min_w) {
+        out->x0 -= min_w / 2;
+        out->x1 = out->x0 + min_w;
+    }
+    return TRUE;
 }
 
 static void outline_item(draw_ctx *c, const GvItemRef *ref, double r, double g, double b)
 {
-    GvTraceModel *m = c->m;
-    const GvTrack *tr = gv_trace_model_track(m, ref->track);
-    if (!tr || ref->lane >= tr->n_lanes || ref->index >= tr->lanes[ref->lane]->n)
+    item_box ib;
+    if (!item_rect(c->m, c->v, ref, &ib))
         return;
-    const GvItem *it = &tr->lanes[ref->lane]->items[ref->index];
-    double y = content_top() - c->v->scroll_y;
-    for (size_t ti = 0; ti <= ref->track; ti++) {
-        const GvTrack *t2 = gv_trace_model_track(m, ti);
-        y += GV_TITLE_H;
-        for (size_t li = 0; li < t2->n_lanes && !(ti == ref->track && li == ref->lane); li++)
-            y += lane_h(t2->lanes[li]);
-    }
-    double x0 = clampx(c->v, gv_view_x(c->v, it->start_ns)), x1 = clampx(c->v, gv_view_x(c->v, it->end_ns));
-    if (x1 - x0 < 3) {
-        x0 -= 1.5;
-        x1 = x0 + 3;
-    }
     cairo_set_source_rgb(c->cr, r, g, b);
     cairo_set_line_width(c->cr, 2);
-    cairo_rectangle(c->cr, x0, y, x1 - x0, lane_h(tr->lanes[ref->lane]));
+    cairo_rectangle(c->cr, ib.x0, ib.y, ib.x1 - ib.x0, ib.h);
     cairo_stroke(c->cr);
+}
+
+/* From the call (launch or synchronize) at its start to the device work at
+ * its start, leaving and entering the lanes on the sides that face each
+ * other. The caller holds the lock. */
+static gboolean flow_points(GvTraceModel *m, const GvView *v, double out[4])
+{
+    item_box a, b;
+    if (!v->has_selection || !v->has_related || !item_rect(m, v, &v->selection, &a) ||
+        !item_rect(m, v, &v->related, &b))
+        return FALSE;
+    if (a.it->kind != GV_ITEM_API) { /* the call is where the arrow starts */
+        item_box t = a;
+        a = b;
+        b = t;
+    }
+    if (a.it->kind != GV_ITEM_API || b.it->kind == GV_ITEM_API)
+        return FALSE;
+    double ys = b.y < a.y ? a.y : a.y + a.h, yd = b.y < a.y ? b.y + b.h : b.y;
+    double top = content_top(), bottom = v->height;
+    out[0] = a.x0 < GV_LABEL_W ? GV_LABEL_W : a.x0;
+    out[1] = ys < top ? top : ys > bottom ? bottom : ys;
+    out[2] = b.x0 < GV_LABEL_W ? GV_LABEL_W : b.x0;
+    out[3] = yd < top ? top : yd > bottom ? bottom : yd;
+    return TRUE;
+}
+
+gboolean gv_view_flow(GvTraceModel *m, const GvView *v, double out[4])
+{
+    gv_trace_model_lock(m);
+    gboolean ok = flow_points(m, v, out);
+    gv_trace_model_unlock(m);
+    return ok;
+}
+
+static void draw_flow(draw_ctx *c)
+{
+    double p[4];
+    if (!flow_points(c->m, c->v, p))
+        return;
+    cairo_t *cr = c->cr;
+    double ym = (p[1] + p[3]) / 2, dir = p[3] < p[1] ? -1 : 1; /* -1: the arrow points up */
+    cairo_set_source_rgb(cr, GV_FLOW_RGB);
+    cairo_set_line_width(cr, 2);
+    cairo_arc(cr, p[0], p[1], 3, 0, 2 * G_PI);
+    cairo_fill(cr);
+    cairo_move_to(cr, p[0], p[1]);
+    cairo_curve_to(cr, p[0], ym, p[2], ym, p[2], p[3] - dir * 6);
+    cairo_stroke(cr);
+    cairo_move_to(cr, p[2], p[3]);
+    cairo_line_to(cr, p[2] - 5, p[3] - dir * 9);
+    cairo_line_to(cr, p[2] + 5, p[3] - dir * 9);
+    cairo_close_path(cr);
+    cairo_fill(cr);
 }
 
 size_t gv_render_timeline(cairo_t *cr, GvTraceModel *m, const GvView *v)
 {
     draw_ctx c = {.cr = cr, .m = m, .v = v};
+    c.t_left_ns = gv_view_time(v, GV_LABEL_W);
+    c.t_right_ns = gv_view_end(v);
     cairo_save(cr);
     cairo_set_source_rgb(cr, 1, 1, 1);
     cairo_paint(cr);
     text_begin(cr);
 
     gv_trace_model_lock(m);
-    /* Track titles: a pass of its own so lanes can clip to their area. */
+    /* Track titles: a pass of their own so lanes can clip to their area. */
     double y = content_top() - v->scroll_y;
     for (size_t ti = 0; ti < gv_trace_model_n_tracks(m) && y < v->height; ti++) {
         const GvTrack *tr = gv_trace_model_track(m, ti);
@@ -510,15 +732,14 @@ size_t gv_render_timeline(cairo_t *cr, GvTraceModel *m, const GvView *v)
             y += lane_h(tr->lanes[li]);
     }
     cairo_save(cr);
-    cairo_rectangle(cr, 0, content_top(), v->width, v->height - content_top());
-    cairo_clip(cr);
     cairo_rectangle(cr, GV_LABEL_W, content_top(), v->width - GV_LABEL_W, v->height - content_top());
     cairo_clip(cr);
     each_visible_lane(m, v, draw_lane, &c);
     if (v->has_selection) {
         outline_item(&c, &v->selection, 0, 0, 0);
         if (v->has_related)
-            outline_item(&c, &v->related, 0.1, 0.3, 0.95);
+            outline_item(&c, &v->related, GV_FLOW_RGB);
+        draw_flow(&c);
     }
     if (v->has_range) {
         double x0 = clampx(v, gv_view_x(v, MIN(v->range_from_ns, v->range_to_ns)));
@@ -527,6 +748,14 @@ size_t gv_render_timeline(cairo_t *cr, GvTraceModel *m, const GvView *v)
         cairo_rectangle(cr, x0, content_top(), x1 - x0, v->height);
         cairo_fill(cr);
     }
+    cairo_restore(cr);
+    cairo_save(cr);
+    cairo_rectangle(cr, 0, content_top(), GV_LABEL_W, v->height - content_top());
+    cairo_clip(cr);
+    each_visible_lane(m, v, label_background, &c);
+    cairo_set_source_rgb(cr, 0.97, 0.97, 0.97);
+    cairo_fill(cr);
+    each_visible_lane(m, v, label_text, &c);
     cairo_restore(cr);
     draw_axis(&c);
     gboolean loaded = gv_trace_model_is_loaded(m);

@@ -8,6 +8,7 @@
 
 #include <cairo.h>
 
+#include "gv-align.h"
 #include "gv-trace-model.h"
 
 G_BEGIN_DECLS
@@ -19,8 +20,12 @@ enum {
     GV_TITLE_H = 18,    /* a track's title row */
     GV_LANE_H = 18,
     GV_GAP_LANE_H = 12, /* a device's idle lane */
+    GV_MARK_LANE_H = 14,
     GV_MIN_BOX_PX = 3,  /* narrower items merge into one box with a count */
+    GV_MARK_PX = 7,     /* a mark's marker; marks closer than this merge */
 };
+/* The related item's outline and the flow arrow to it (0..1 RGB). */
+#define GV_FLOW_RGB 0.10, 0.30, 0.95
 
 typedef struct GvView {
     int width, height;
@@ -32,6 +37,11 @@ typedef struct GvView {
     gboolean has_range; /* a time range being selected (shift-drag) */
     int64_t range_from_ns, range_to_ns;
     int64_t origin_ns; /* times on the axis are shown relative to it */
+    /* Compare: t0_ns and ns_per_px are in side 0's time of `align`, and this
+     * trace (its side) is drawn through the map, so both traces' steps line
+     * up. NULL: the view's own time. */
+    const GvAlign *align;
+    int align_side;
 } GvView;
 
 void gv_view_init(GvView *v, int width, int height);
@@ -42,10 +52,14 @@ void gv_view_show_range(GvView *v, int64_t from_ns, int64_t to_ns);
 /* Zoom by `factor` (> 1: in) keeping the time under x where it is. */
 void gv_view_zoom(GvView *v, double factor, double x);
 void gv_view_pan(GvView *v, double dx_px);
+/* x of a time of this view's trace, and the trace's time at x. */
 double gv_view_x(const GvView *v, int64_t t_ns);
 int64_t gv_view_time(const GvView *v, double x);
 /* Time at the right edge. */
 int64_t gv_view_end(const GvView *v);
+/* A time of this view's trace on its axis (t0_ns's time: side 0's when aligned), and back. */
+int64_t gv_view_axis(const GvView *v, int64_t t_ns);
+int64_t gv_view_own(const GvView *v, int64_t axis_ns);
 
 /* Total height of the tracks (for scrolling). Takes the model's lock. */
 int gv_view_content_height(GvTraceModel *m, const GvView *v);
@@ -54,6 +68,10 @@ int gv_view_content_height(GvTraceModel *m, const GvView *v);
 gboolean gv_view_hit(GvTraceModel *m, const GvView *v, double x, double y, GvItemRef *out, size_t *out_count);
 /* The y (top) of a lane, or -1 when the model has no such lane. */
 double gv_view_lane_y(GvTraceModel *m, const GvView *v, size_t track, size_t lane);
+
+/* The arrow from the selected item's launch (or sync) call to its device
+ * work: from (out[0], out[1]) to (out[2], out[3]); FALSE: none shown. */
+gboolean gv_view_flow(GvTraceModel *m, const GvView *v, double out[4]);
 
 /* Draws the timeline; returns the number of boxes drawn. Takes the model's lock. */
 size_t gv_render_timeline(cairo_t *cr, GvTraceModel *m, const GvView *v);

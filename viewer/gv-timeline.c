@@ -2,7 +2,8 @@
  * Bindings: wheel zooms at the pointer, shift+wheel scrolls the rows, a
  * horizontal wheel or a drag pans, pinch zooms; shift+drag marks a time
  * range and z zooms to it (or to the selected item); a click selects and
- * shows the related launch or kernel; double-click zooms to the item; keys:
+ * shows the related launch or kernel (outlined, an arrow from the call to
+ * the device work); double-click zooms to the item; keys:
  * + - (or w s) zoom, Left Right (a d) pan, Up Down scroll, f or Home fit,
  * n p next/previous item in the selected lane, r jump to the related item,
  * Escape clears. Until the user moves the view it follows the loaded span. */
@@ -47,6 +48,12 @@ void gv_timeline_view_changed(GvTimeline *self)
     clamp_scroll(self);
     gtk_widget_queue_draw(GTK_WIDGET(self));
     g_signal_emit(self, signals[SIG_VIEW_CHANGED], 0);
+}
+
+void gv_timeline_stop_following(GvTimeline *self)
+{
+    g_return_if_fail(GV_IS_TIMELINE(self));
+    self->follow_span = FALSE;
 }
 
 static void user_moved(GvTimeline *self)
@@ -163,8 +170,8 @@ static void reveal(GvTimeline *self, const GvItemRef *r)
     GvItem it;
     if (!item_of(self, r, &it))
         return;
-    if (it.start_ns < v->t0_ns || it.start_ns > gv_view_end(v))
-        v->t0_ns = it.start_ns - (int64_t)((v->width - GV_LABEL_W) * v->ns_per_px / 3);
+    if (it.start_ns < gv_view_time(v, GV_LABEL_W) || it.start_ns > gv_view_end(v))
+        v->t0_ns = gv_view_axis(v, it.start_ns) - (int64_t)((v->width - GV_LABEL_W) * v->ns_per_px / 3);
     double y = gv_view_lane_y(self->model, v, r->track, r->lane);
     if (y >= 0 && (y < GV_AXIS_H + GV_RULER_H || y + GV_LANE_H > v->height))
         v->scroll_y += y - v->height / 2.0;
@@ -209,7 +216,7 @@ gboolean gv_timeline_search(GvTimeline *self, const char *text, gboolean backwar
     GvItem cur;
     int64_t from = v->has_selection && item_of(self, &v->selection, &cur) ? cur.start_ns
                    : backwards                                          ? gv_view_end(v)
-                                                                        : v->t0_ns - 1;
+                                                                        : gv_view_time(v, GV_LABEL_W) - 1;
     GvItemRef r;
     gv_trace_model_lock(self->model);
     gboolean found = gv_trace_model_search(self->model, text, from, backwards, &r);

@@ -20,6 +20,9 @@ GvTraceModel *gv_timeline_get_model(GvTimeline *self);
 /* The view, borrowed; after changing it call gv_timeline_view_changed. */
 GvView *gv_timeline_get_view(GvTimeline *self);
 void gv_timeline_view_changed(GvTimeline *self);
+/* Until the user moves it, the view fits the loaded span as rows come in and
+ * when resized; a view driven by another (compare) stops that. */
+void gv_timeline_stop_following(GvTimeline *self);
 void gv_timeline_fit(GvTimeline *self);
 void gv_timeline_show_range(GvTimeline *self, int64_t from_ns, int64_t to_ns);
 /* Zooms to the range being selected, else to the selected item. */

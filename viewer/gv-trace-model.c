@@ -19,6 +19,9 @@
 #define LOOKBACK_ITEMS 256        /* launch search: items of an API lane looked at */
 #define MAX_MEM_POINTS (8u << 20) /* stacked layout cap (points of the bands) */
 #define REPORT_TOP_N 50
+/* Lane keys: a thread's marks above its NVTX depths, a device's syncs below its streams. */
+#define MARK_LANE_KEY (-1)
+#define SYNC_LANE_KEY ((int64_t)1 << 40)
 
 struct _GvTraceModel {
     GObject parent_instance;
@@ -211,7 +214,7 @@ typedef struct dev_state {
 typedef struct thread_state {
     GvTrack *track;
     GArray *open_ends; /* ends of the open NVTX ranges: the depth stack */
-    GvLane *api, *driver;
+    GvLane *api, *driver, *marks;
     int64_t op_until_ns; /* end of the outermost compute range, to skip nested ones */
 } thread_state;
 
@@ -563,6 +566,20 @@ static void take_event(loader *ld, const gt_event *ev)
             ld->compute[ld->n_compute].domain = n->domain_id;
             ld->compute[ld->n_compute++].category = n->category;
         }
+        if (n->event_type == GT_NVTX_MARK) {
+            thread_state *ts = thread(ld, n->global_tid);
+            if (!ts->marks)
+                ts->marks = add_lane(ld, ts->track, GV_ITEM_MARK, MARK_LANE_KEY, "NVTX marks");
+            /* An instant: its payload's bytes ride in corr, their type in aux. */
+            _Static_assert(sizeof n->payload == sizeof(int64_t), "an NVTX payload fits in an item's corr");
+            int64_t bits;
+            memcpy(&bits, &n->payload, sizeof bits);
+            GvItem it = {n->start_ns, n->start_ns, n->payload_kind == GT_PAYLOAD_NONE ? 0 : bits,
+                         name_of_id(ld, n->text, FALSE), GV_ITEM_MARK, (uint8_t)n->payload_kind,
+                         n->has_color ? color_slot(ld, n->color) : 0};
+            lane_append(ld, ts->marks, &it);
+            break;
+        }
         if ((n->event_type != GT_NVTX_PUSHPOP && n->event_type != GT_NVTX_STARTEND) || n->end_ns < n->start_ns)
             break;
         thread_state *ts = thread(ld, n->global_tid);
@@ -595,6 +612,26 @@ static void take_event(loader *ld, const gt_event *ev)
             ts->op_until_ns = n->end_ns;
             device_activity(ld, d, n->start_ns, n->end_ns, 0, TRUE);
         }
+        break;
+    }
+    case GT_EV_SYNC: {
+        const gt_sync *y = &ev->u.sync;
+        if (y->end_ns < y->start_ns)
+            break;
+        static const char *const what[] = {"sync", "event sync", "stream wait event", "stream sync", "context sync"};
+        int type = y->sync_type >= 0 && y->sync_type <= GT_SYNC_CONTEXT ? y->sync_type : GT_SYNC_UNKNOWN;
+        char name[64];
+        if (y->stream_id >= 0) /* nsys writes -1 (as 2^32 - 1) for no stream */
+            snprintf(name, sizeof name, "%s (stream %d)", what[type], y->stream_id);
+        else
+            snprintf(name, sizeof name, "%s", what[type]);
+        dev_state *d = device(ld, y->device_id);
+        GvLane *l = find_lane(d->track, GV_ITEM_SYNC, SYNC_LANE_KEY);
+        if (!l)
+            l = add_lane(ld, d->track, GV_ITEM_SYNC, SYNC_LANE_KEY, "sync");
+        GvItem it = {y->start_ns, y->end_ns, y->correlation_id, name_of_string(ld, name), GV_ITEM_SYNC, (uint8_t)type,
+                     0};
+        lane_append(ld, l, &it);
         break;
     }
     case GT_EV_GPU_MEMORY: {
@@ -842,7 +879,7 @@ static GvMemory *build_memory(GArray *mem)
 /* ---- the loading task ------------------------------------------------------------ */
 
 static const gt_event_kind merged_kinds[] = {GT_EV_KERNEL, GT_EV_MEMCPY, GT_EV_MEMSET, GT_EV_CPU_OP, GT_EV_API,
-                                             GT_EV_NVTX, GT_EV_GPU_MEMORY, GT_EV_HEAP};
+                                             GT_EV_SYNC, GT_EV_NVTX, GT_EV_GPU_MEMORY, GT_EV_HEAP};
 #define N_MERGED (sizeof merged_kinds / sizeof merged_kinds[0])
 
 static gboolean fail(GError **error, int status)
@@ -1067,7 +1104,8 @@ static gboolean find_corr(GvTraceModel *self, int64_t corr, int64_t t, gboolean 
         const GvTrack *tr = g_ptr_array_index(self->tracks, ti);
         for (size_t li = 0; li < tr->n_lanes; li++) {
             const GvLane *l = tr->lanes[li];
-            if ((l->kind == GV_ITEM_API) != want_api || l->kind == GV_ITEM_GAP || l->kind == GV_ITEM_NVTX)
+            if ((l->kind == GV_ITEM_API) != want_api || l->kind == GV_ITEM_GAP || l->kind == GV_ITEM_NVTX ||
+                l->kind == GV_ITEM_MARK) /* a mark's corr is its payload */
                 continue;
             size_t i = gv_lane_lower_bound(l, 0, t);
             /* Launch latency is short next to the items between: a bounded look. */
@@ -1105,7 +1143,8 @@ gboolean gv_trace_model_find_related(GvTraceModel *self, const GvItemRef *of, Gv
         return FALSE;
     if (it->kind == GV_ITEM_API) /* device work starts after its launch */
         return find_corr(self, it->corr, it->start_ns, TRUE, FALSE, out);
-    if (it->kind == GV_ITEM_KERNEL || it->kind == GV_ITEM_MEMCPY || it->kind == GV_ITEM_MEMSET)
+    if (it->kind == GV_ITEM_KERNEL || it->kind == GV_ITEM_MEMCPY || it->kind == GV_ITEM_MEMSET ||
+        it->kind == GV_ITEM_SYNC) /* the call started first */
         return find_corr(self, it->corr, it->start_ns + 1, FALSE, TRUE, out);
     return FALSE;
 }
@@ -1195,6 +1234,22 @@ static void describe_kernel(GvTraceModel *self, const GvItem *it, GString *s)
     g_mutex_unlock(&self->trace_lock);
 }
 
+/* A mark's payload, from the bytes kept in its corr. */
+static void append_payload(GString *s, const GvItem *it)
+{
+    union { uint64_t u64; int64_t i64; double f64; uint32_t u32; int32_t i32; float f32; } p;
+    memcpy(&p, &it->corr, sizeof p);
+    switch (it->aux) {
+    case GT_PAYLOAD_U64: g_string_append_printf(s, "\npayload %llu", (unsigned long long)p.u64); break;
+    case GT_PAYLOAD_I64: g_string_append_printf(s, "\npayload %lld", (long long)p.i64); break;
+    case GT_PAYLOAD_DOUBLE: g_string_append_printf(s, "\npayload %.10g", p.f64); break;
+    case GT_PAYLOAD_U32: g_string_append_printf(s, "\npayload %u", p.u32); break;
+    case GT_PAYLOAD_I32: g_string_append_printf(s, "\npayload %d", p.i32); break;
+    case GT_PAYLOAD_FLOAT: g_string_append_printf(s, "\npayload %.7g", (double)p.f32); break;
+    default: g_string_append(s, "\nno payload"); break;
+    }
+}
+
 char *gv_trace_model_describe(GvTraceModel *self, const GvItemRef *ref)
 {
     g_return_val_if_fail(GV_IS_TRACE_MODEL(self), NULL);
@@ -1209,12 +1264,20 @@ char *gv_trace_model_describe(GvTraceModel *self, const GvItemRef *ref)
     const GvTrack *tr = gv_trace_model_track(self, ref->track);
     const char *name = gv_trace_model_name(self, it->name);
     static const char *const kind_words[] = {"kernel", "memcpy", "memset", "CPU op", "CUDA call", "NVTX range",
-                                             "idle gap"};
-    g_string_append_printf(s, "%s%s%s\n%s, %s at %s", it->kind == GV_ITEM_GAP ? "idle" : name,
-                           it->kind == GV_ITEM_GAP ? "" : "  ", it->kind == GV_ITEM_GAP ? "" : kind_words[it->kind],
-                           gv_format_ns(a, sizeof a, it->end_ns - it->start_ns), tr->title,
-                           gv_format_ns(b, sizeof b, it->start_ns));
-    if (it->kind == GV_ITEM_GAP) {
+                                             "idle gap", "NVTX mark", "CUDA synchronization"};
+    _Static_assert(sizeof kind_words / sizeof kind_words[0] == GV_ITEM_N_KINDS, "a word for every kind");
+    if (it->kind == GV_ITEM_GAP)
+        g_string_append(s, "idle");
+    else
+        g_string_append_printf(s, "%s  %s", name, kind_words[it->kind]);
+    if (it->kind == GV_ITEM_MARK) /* an instant */
+        g_string_append_printf(s, "\n%s at %s", tr->title, gv_format_ns(b, sizeof b, it->start_ns));
+    else
+        g_string_append_printf(s, "\n%s, %s at %s", gv_format_ns(a, sizeof a, it->end_ns - it->start_ns), tr->title,
+                               gv_format_ns(b, sizeof b, it->start_ns));
+    if (it->kind == GV_ITEM_MARK) {
+        append_payload(s, it);
+    } else if (it->kind == GV_ITEM_GAP) {
         g_string_append_printf(s, "\n%s", gap_cause_words(it->aux));
         const gt_report *r = gv_trace_model_report(self);
         for (size_t i = 0; r && i < r->gaps.n_longest; i++) {
@@ -1234,8 +1297,12 @@ char *gv_trace_model_describe(GvTraceModel *self, const GvItemRef *ref)
     GvItemRef rel;
     if (gv_trace_model_find_related(self, ref, &rel)) {
         const GvItem *ri = item_at(self, &rel);
-        g_string_append_printf(s, "\n%s %s (%s, at %s)", it->kind == GV_ITEM_API ? "launched" : "launched by",
-                               gv_trace_model_name(self, ri->name), gv_format_ns(a, sizeof a, ri->end_ns - ri->start_ns),
+        const char *how = it->kind == GV_ITEM_SYNC   ? "waited in"
+                          : ri->kind == GV_ITEM_SYNC ? "waited:"
+                          : it->kind == GV_ITEM_API  ? "launched"
+                                                     : "launched by";
+        g_string_append_printf(s, "\n%s %s (%s, at %s)", how, gv_trace_model_name(self, ri->name),
+                               gv_format_ns(a, sizeof a, ri->end_ns - ri->start_ns),
                                gv_format_ns(b, sizeof b, ri->start_ns));
         if (it->kind != GV_ITEM_API)
             g_string_append_printf(s, " on %s", gv_trace_model_track(self, rel.track)->title);

@@ -1,8 +1,9 @@
 #!/bin/sh
-# viewer_ui.sh: gtrace-view under Xvfb. Records a trace of the CPU trainer,
-# runs the window tests (synthetic input, compare, the trainer's trace,
-# a corrupt file), then the program itself: --screenshot of each nsys
-# fixture and of the trainer's trace (window and headless views), through
+# viewer_ui.sh: gtrace-view under Xvfb. Records two traces of the CPU
+# trainer (fp16 with its loss-scale marks, and fp32), runs the window tests
+# (synthetic input, compare, the trainer's trace, a corrupt file), then the
+# program itself: --screenshot of each nsys fixture and of the trainer's
+# trace (window and headless views), the two runs compared, through
 # `gtrace view` too, and bad files, which must fail with a message that
 # names the file and not crash. Screenshots land in $GV_SHOT_DIR (default:
 # the build's viewer/screenshots). Skips (77) only without Xvfb.
@@ -24,8 +25,10 @@ export GV_SHOT_DIR
 
 GV_TRAINER_TRACE=""
 if [ -d /usr/share/games/fortunes ]; then
-    "$GTRACE" -o "$WORK/trainer.sqlite" "$B/trainer/trainer" --model gpt-tiny --steps 20 --eval-every 0 \
-        >"$WORK/trainer.log" 2>&1 || { cat "$WORK/trainer.log"; fail "gtrace on the trainer"; }
+    "$GTRACE" -o "$WORK/trainer.sqlite" "$B/trainer/trainer" --model gpt-tiny --steps 20 --eval-every 0 --amp fp16 \
+        >"$WORK/trainer.log" 2>&1 || { cat "$WORK/trainer.log"; fail "gtrace on the trainer (fp16)"; }
+    "$GTRACE" -o "$WORK/trainer32.sqlite" "$B/trainer/trainer" --model gpt-tiny --steps 20 --eval-every 0 \
+        >"$WORK/trainer32.log" 2>&1 || { cat "$WORK/trainer32.log"; fail "gtrace on the trainer (fp32)"; }
     GV_TRAINER_TRACE="$WORK/trainer.sqlite"
 else
     echo "note: no fortunes data; the trainer's trace is not part of this run"
@@ -47,7 +50,7 @@ for f in "$GT_FIXTURES"/nsys/*.sqlite; do
 done
 if [ -n "$GV_TRAINER_TRACE" ]; then
     shoot viewer-trainer-window.png "$GV_TRAINER_TRACE"
-    shoot viewer-compare.png "$GV_TRAINER_TRACE" "$GT_FIXTURES/nsys/cloverleaf-cuda-nsys2024.5.sqlite"
+    shoot viewer-compare.png "$WORK/trainer32.sqlite" "$GV_TRAINER_TRACE"
     # headless views need no display
     "$VIEW" --screenshot "$WORK/tl.png" --view timeline "$GV_TRAINER_TRACE" || fail "headless timeline"
     "$VIEW" --screenshot "$WORK/mem.png" --view memory --size 900x600 "$GV_TRAINER_TRACE" || fail "headless memory"

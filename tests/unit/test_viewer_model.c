@@ -6,6 +6,7 @@
 #include "gt_test.h"
 #include "test_viewer_fixture.h"
 
+#include <math.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,14 +52,16 @@ static void test_viewer_model__tracks(void)
     const GvTrack *dev = gv_trace_model_track(m, 0), *th = gv_trace_model_track(m, 1);
     CU_ASSERT_EQUAL(dev->kind, GV_TRACK_DEVICE);
     CU_ASSERT_EQUAL(th->kind, GV_TRACK_THREAD);
-    CU_ASSERT_EQUAL(dev->n_lanes, 2); /* idle, stream 7 */
+    CU_ASSERT_EQUAL_FATAL(dev->n_lanes, 3); /* idle, stream 7, sync */
     CU_ASSERT_STRING_EQUAL(dev->lanes[1]->label, "stream 7");
     CU_ASSERT_EQUAL(dev->lanes[1]->n, 3);
     CU_ASSERT_STRING_EQUAL(gv_trace_model_name(m, dev->lanes[1]->items[1].name), "kernB");
-    CU_ASSERT_EQUAL(th->n_lanes, 3); /* NVTX 0, NVTX 1, CUDA API */
-    CU_ASSERT_STRING_EQUAL(gv_trace_model_name(m, th->lanes[1]->items[0].name), "forward");
-    CU_ASSERT_STRING_EQUAL(th->lanes[2]->label, "CUDA API");
-    CU_ASSERT_STRING_EQUAL(gv_trace_model_name(m, th->lanes[2]->items[0].name), "cudaLaunchKernel");
+    CU_ASSERT_STRING_EQUAL(dev->lanes[2]->label, "sync");
+    CU_ASSERT_EQUAL_FATAL(th->n_lanes, 4); /* marks, NVTX 0, NVTX 1, CUDA API */
+    CU_ASSERT_STRING_EQUAL(th->lanes[0]->label, "NVTX marks");
+    CU_ASSERT_STRING_EQUAL(gv_trace_model_name(m, th->lanes[2]->items[0].name), "forward");
+    CU_ASSERT_STRING_EQUAL(th->lanes[3]->label, "CUDA API");
+    CU_ASSERT_STRING_EQUAL(gv_trace_model_name(m, th->lanes[3]->items[0].name), "cudaLaunchKernel");
     CU_ASSERT_EQUAL(gv_trace_model_report(m)->n_events[GT_EV_KERNEL], 3);
     g_object_unref(m);
 }
@@ -99,6 +102,59 @@ static void test_viewer_model__related_and_describe(void)
     CU_ASSERT_PTR_NOT_NULL(strstr(d, "grid (64, 1, 1)"));
     CU_ASSERT_PTR_NOT_NULL(strstr(d, "launched by cudaLaunchKernel"));
     g_free(d);
+    g_object_unref(m);
+}
+
+/* NVTX marks: instants on their thread's marks lane, with their payload in
+ * the details; a CUDA synchronization on its device's sync lane, joined to
+ * the call that waited. */
+static void test_viewer_model__marks_and_sync(void)
+{
+    GvTraceModel *m = load_fixture();
+    size_t mt, ml, st, sl, at, al;
+    const GvLane *marks = lane_of(m, GV_TRACK_THREAD, GV_ITEM_MARK, &mt, &ml);
+    const GvLane *sync = lane_of(m, GV_TRACK_DEVICE, GV_ITEM_SYNC, &st, &sl);
+    lane_of(m, GV_TRACK_THREAD, GV_ITEM_API, &at, &al);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(marks);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(sync);
+    CU_ASSERT_EQUAL_FATAL(marks->n, 2);
+    CU_ASSERT_EQUAL(marks->items[0].start_ns, 2 * FX_MS + FX_MS / 2);
+    CU_ASSERT_EQUAL(marks->items[0].end_ns, marks->items[0].start_ns);
+    CU_ASSERT_STRING_EQUAL(gv_trace_model_name(m, marks->items[1].name), "skipped step");
+    GvItemRef r0 = {mt, ml, 0}, r1 = {mt, ml, 1};
+    char *d = gv_trace_model_describe(m, &r0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(d, "loss scale  NVTX mark"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(d, "payload 65536"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(d, "at 2.500 ms"));
+    g_free(d);
+    d = gv_trace_model_describe(m, &r1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(d, "payload -3"));
+    g_free(d);
+    /* A mark's payload is no correlation id: it finds no "related" item. */
+    GvItemRef rel;
+    gv_trace_model_lock(m);
+    CU_ASSERT_FALSE(gv_trace_model_find_related(m, &r0, &rel));
+    gv_trace_model_unlock(m);
+
+    CU_ASSERT_EQUAL_FATAL(sync->n, 1);
+    CU_ASSERT_STRING_EQUAL(gv_trace_model_name(m, sync->items[0].name), "stream sync (stream 7)");
+    GvItemRef sr = {st, sl, 0}, back;
+    gv_trace_model_lock(m);
+    CU_ASSERT_TRUE(gv_trace_model_find_related(m, &sr, &rel));
+    CU_ASSERT_EQUAL(rel.track, at);
+    CU_ASSERT_EQUAL(rel.lane, al);
+    CU_ASSERT_STRING_EQUAL(gv_trace_model_name(m, gv_trace_model_track(m, at)->lanes[al]->items[rel.index].name),
+                           "cudaStreamSynchronize");
+    CU_ASSERT_TRUE(gv_trace_model_find_related(m, &rel, &back)); /* and from the call, its sync */
+    CU_ASSERT_EQUAL(back.track, st);
+    CU_ASSERT_EQUAL(back.lane, sl);
+    gv_trace_model_unlock(m);
+    d = gv_trace_model_describe(m, &sr);
+    CU_ASSERT_PTR_NOT_NULL(strstr(d, "CUDA synchronization"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(d, "waited in cudaStreamSynchronize"));
+    g_free(d);
+    /* The marks do not count as device work: the gaps are as before. */
+    CU_ASSERT_EQUAL(lane_of(m, GV_TRACK_DEVICE, GV_ITEM_GAP, NULL, NULL)->n, 2);
     g_object_unref(m);
 }
 
@@ -361,6 +417,334 @@ static void test_viewer_render__rows_and_gap_colours(void)
     g_object_unref(m);
 }
 
+static cairo_surface_t *render(GvTraceModel *m, const GvView *v)
+{
+    cairo_surface_t *s = cairo_image_surface_create(CAIRO_FORMAT_RGB24, v->width, v->height);
+    cairo_t *cr = cairo_create(s);
+    gv_render_timeline(cr, m, v);
+    cairo_destroy(cr);
+    cairo_surface_flush(s);
+    return s;
+}
+
+/* Marks are drawn as markers on their lane and hit within their marker; the
+ * two marks 2.7 ms apart merge into one when zoomed out far enough. */
+static void test_viewer_render__marks(void)
+{
+    GvTraceModel *m = load_fixture();
+    size_t mt, ml;
+    const GvLane *marks = lane_of(m, GV_TRACK_THREAD, GV_ITEM_MARK, &mt, &ml);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(marks);
+    GvView v;
+    gv_view_init(&v, 1200, 400);
+    gv_view_fit(&v, m);
+    cairo_surface_t *s = render(m, &v);
+    double y = gv_view_lane_y(m, &v, mt, ml);
+    int x = (int)gv_view_x(&v, 2 * FX_MS + FX_MS / 2);
+    double rgb[3];
+    gv_color_item(m, &marks->items[0], rgb);
+    CU_ASSERT(near(pixel(s, x, (int)y + 4), rgb24(rgb))); /* the marker's wide top */
+    CU_ASSERT_EQUAL(pixel(s, x + 10, (int)y + 4), 0xffffff);
+    CU_ASSERT_EQUAL(pixel(s, (int)gv_view_x(&v, 4 * FX_MS), (int)y + 4), 0xffffff); /* between the marks */
+    cairo_surface_destroy(s);
+    /* A click 3 px off the instant still hits it (count 1); 12 px off does not. */
+    GvItemRef r;
+    size_t count = 0;
+    CU_ASSERT_TRUE(gv_view_hit(m, &v, x + 3, y + 6, &r, &count));
+    CU_ASSERT_EQUAL(r.track, mt);
+    CU_ASSERT_EQUAL(r.lane, ml);
+    CU_ASSERT_EQUAL(r.index, 0);
+    CU_ASSERT_EQUAL(count, 1);
+    CU_ASSERT_FALSE(gv_view_hit(m, &v, x + 12, y + 6, &r, &count));
+    /* At 1 ms per pixel both marks fall within one marker: one box of two. */
+    v.ns_per_px = 1e6;
+    v.t0_ns = 0;
+    CU_ASSERT_TRUE(gv_view_hit(m, &v, gv_view_x(&v, 4 * FX_MS), y + 6, &r, &count));
+    CU_ASSERT_EQUAL(count, 2);
+    g_object_unref(m);
+}
+
+static int has_flow_pixel(cairo_surface_t *s, double x, double y)
+{
+    const double flow[3] = {GV_FLOW_RGB};
+    for (int dy = -2; dy <= 2; dy++)
+        for (int dx = -2; dx <= 2; dx++) {
+            uint32_t p = pixel(s, (int)x + dx, (int)y + dy);
+            int ok = 1;
+            for (int k = 0; k < 3; k++)
+                ok &= fabs(((p >> (16 - 8 * k)) & 0xff) / 255.0 - flow[k]) < 0.15;
+            if (ok)
+                return 1;
+        }
+    return 0;
+}
+
+/* A selected kernel draws an arrow from its launch call to it, leaving the
+ * call's lane at the top (the device is above) and entering the kernel's at
+ * the bottom; the selected call draws the same arrow; none without a selection. */
+static void test_viewer_render__flow_arrow(void)
+{
+    GvTraceModel *m = load_fixture();
+    size_t kt, kl, at, al;
+    lane_of(m, GV_TRACK_DEVICE, GV_ITEM_KERNEL, &kt, &kl);
+    lane_of(m, GV_TRACK_THREAD, GV_ITEM_API, &at, &al);
+    GvView v;
+    gv_view_init(&v, 1200, 400);
+    gv_view_fit(&v, m);
+    double p[4];
+    CU_ASSERT_FALSE(gv_view_flow(m, &v, p));
+    cairo_surface_t *plain = render(m, &v);
+    v.has_selection = TRUE;
+    v.selection = (GvItemRef){kt, kl, 1}; /* kernB */
+    gv_trace_model_lock(m);
+    v.has_related = gv_trace_model_find_related(m, &v.selection, &v.related);
+    gv_trace_model_unlock(m);
+    CU_ASSERT_TRUE_FATAL(v.has_related);
+    CU_ASSERT_TRUE_FATAL(gv_view_flow(m, &v, p));
+    CU_ASSERT_DOUBLE_EQUAL(p[0], gv_view_x(&v, 3 * FX_MS + FX_MS / 2), 0.01); /* launch B's start */
+    CU_ASSERT_DOUBLE_EQUAL(p[1], gv_view_lane_y(m, &v, at, al), 0.01);       /* the call lane's top */
+    CU_ASSERT_DOUBLE_EQUAL(p[2], gv_view_x(&v, 4 * FX_MS), 0.01);            /* kernB's start */
+    CU_ASSERT_DOUBLE_EQUAL(p[3], gv_view_lane_y(m, &v, kt, kl) + GV_LANE_H, 0.01);
+    cairo_surface_t *s = render(m, &v);
+    double mx = (p[0] + p[2]) / 2, my = (p[1] + p[3]) / 2; /* the curve's middle */
+    CU_ASSERT_TRUE(has_flow_pixel(s, mx, my));
+    CU_ASSERT_FALSE(has_flow_pixel(plain, mx, my));
+    CU_ASSERT_TRUE(has_flow_pixel(s, p[2], p[3] + 3)); /* the arrowhead */
+    /* Selected from the call's side: the same arrow. */
+    GvItemRef call = v.related;
+    v.related = v.selection;
+    v.selection = call;
+    double q[4];
+    CU_ASSERT_TRUE(gv_view_flow(m, &v, q));
+    CU_ASSERT_EQUAL(memcmp(p, q, sizeof p), 0);
+    /* A mark has no related item and so no arrow. */
+    size_t mt, ml;
+    lane_of(m, GV_TRACK_THREAD, GV_ITEM_MARK, &mt, &ml);
+    v.selection = (GvItemRef){mt, ml, 0};
+    gv_trace_model_lock(m);
+    v.has_related = gv_trace_model_find_related(m, &v.selection, &v.related);
+    gv_trace_model_unlock(m);
+    CU_ASSERT_FALSE(gv_view_flow(m, &v, q));
+    cairo_surface_destroy(s);
+    cairo_surface_destroy(plain);
+    g_object_unref(m);
+}
+
+/* ---- the step alignment (gv-align) --------------------------------------------------- */
+
+static void make_steps(gt_step *out, const int64_t *dur_ns, int n, int64_t t0_ns, int first_number, int64_t pause_ns)
+{
+    for (int k = 0; k < n; k++) {
+        out[k] = (gt_step){.number = first_number + k, .start_ns = t0_ns, .end_ns = t0_ns + dur_ns[k]};
+        t0_ns += dur_ns[k] + pause_ns;
+    }
+}
+
+/* The map never decreases over times sampled across [from, to). */
+static int monotonic(const GvAlign *al, int side, int64_t from, int64_t to)
+{
+    int64_t prev = INT64_MIN;
+    for (int64_t i = 0; i <= 20000; i++) {
+        int64_t t = from + (to - from) / 20000 * i, y = gv_align_map(al, side, t);
+        if (y < prev)
+            return 0;
+        prev = y;
+    }
+    return 1;
+}
+
+static void test_viewer_align__steps_of_unequal_length(void)
+{
+    const int64_t da[5] = {10 * FX_MS, 10 * FX_MS, 10 * FX_MS, 10 * FX_MS, 10 * FX_MS};
+    const int64_t db[6] = {12 * FX_MS, 7 * FX_MS, 15 * FX_MS, 10 * FX_MS, 9 * FX_MS, 11 * FX_MS};
+    gt_step a[5], b[6];
+    make_steps(a, da, 5, 1 * FX_MS, 0, 0);
+    make_steps(b, db, 6, 4 * FX_MS, 0, 0);
+    GvAlign al;
+    CU_ASSERT_EQUAL_FATAL(gv_align_init(&al, a, 5, b, 6, 0, 2 * FX_MS), 0);
+    CU_ASSERT_EQUAL(al.n_pairs, 5); /* B's step 5 has no partner */
+    CU_ASSERT_EQUAL(al.n_knots, 6); /* back-to-back steps share their boundaries */
+    for (int k = 0; k < 5; k++) { /* exact at every boundary, both ways */
+        CU_ASSERT_EQUAL(gv_align_map(&al, 0, a[k].start_ns), b[k].start_ns);
+        CU_ASSERT_EQUAL(gv_align_map(&al, 0, a[k].end_ns), b[k].end_ns);
+        CU_ASSERT_EQUAL(gv_align_map(&al, 1, b[k].start_ns), a[k].start_ns);
+        CU_ASSERT_EQUAL(gv_align_map(&al, 1, b[k].end_ns), a[k].end_ns);
+        CU_ASSERT_EQUAL(al.pairs[k].number, k);
+    }
+    /* Inside a step: the same fraction of the partner (half of 10 ms -> half of 15 ms). */
+    CU_ASSERT_EQUAL(gv_align_map(&al, 0, a[2].start_ns + 5 * FX_MS), b[2].start_ns + 15 * FX_MS / 2);
+    /* Outside the common steps: shifted by the nearest boundary's offset. */
+    CU_ASSERT_EQUAL(gv_align_map(&al, 0, 0), b[0].start_ns - a[0].start_ns);
+    CU_ASSERT_EQUAL(gv_align_map(&al, 0, a[4].end_ns + 3 * FX_MS), b[4].end_ns + 3 * FX_MS);
+    CU_ASSERT_EQUAL(gv_align_map(&al, 1, b[5].end_ns), a[4].end_ns + db[5]);
+    CU_ASSERT_TRUE(monotonic(&al, 0, -20 * FX_MS, 120 * FX_MS));
+    CU_ASSERT_TRUE(monotonic(&al, 1, -20 * FX_MS, 120 * FX_MS));
+    /* There and back comes home within the rounding of two divisions. */
+    int64_t worst = 0;
+    for (int64_t t = 0; t < 60 * FX_MS; t += 7919) {
+        int64_t d = llabs(gv_align_map(&al, 1, gv_align_map(&al, 0, t)) - t);
+        worst = d > worst ? d : worst;
+    }
+    CU_ASSERT(worst <= 2);
+    /* Pieces: step 2's own rate, and slope 1 outside. */
+    int64_t p0, p1;
+    CU_ASSERT_DOUBLE_EQUAL(gv_align_piece(&al, 0, a[2].start_ns + 1, &p0, &p1), 1.5, 1e-12);
+    CU_ASSERT_EQUAL(p0, a[2].start_ns);
+    CU_ASSERT_EQUAL(p1, a[2].end_ns);
+    CU_ASSERT_DOUBLE_EQUAL(gv_align_piece(&al, 1, b[5].start_ns + 1, &p0, &p1), 1.0, 1e-12);
+    CU_ASSERT_EQUAL(p1, INT64_MAX);
+    /* The pair of a time on either side. */
+    const GvStepPair *pr = gv_align_pair_at(&al, 1, b[3].start_ns + 1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(pr);
+    CU_ASSERT_EQUAL(pr->number, 3);
+    CU_ASSERT_PTR_NULL(gv_align_pair_at(&al, 1, b[5].start_ns + 1));
+    CU_ASSERT_PTR_NULL(gv_align_pair_at(&al, 0, 0));
+    gv_align_clear(&al);
+}
+
+static void test_viewer_align__without_steps(void)
+{
+    gt_step a[2];
+    const int64_t d[2] = {FX_MS, FX_MS};
+    make_steps(a, d, 2, 0, 0, 0);
+    GvAlign al;
+    /* Neither trace has steps, or only one has: shifted by the traces' starts. */
+    CU_ASSERT_EQUAL_FATAL(gv_align_init(&al, NULL, 0, NULL, 0, 100, 350), 0);
+    CU_ASSERT_EQUAL(al.n_knots, 0);
+    CU_ASSERT_EQUAL(gv_align_map(&al, 0, 1000), 1250);
+    CU_ASSERT_EQUAL(gv_align_map(&al, 1, 1250), 1000);
+    int64_t p0, p1;
+    CU_ASSERT_DOUBLE_EQUAL(gv_align_piece(&al, 0, 5, &p0, &p1), 1.0, 0);
+    CU_ASSERT(p0 == INT64_MIN && p1 == INT64_MAX);
+    gv_align_clear(&al);
+    CU_ASSERT_EQUAL_FATAL(gv_align_init(&al, a, 2, NULL, 0, 0, -40), 0);
+    CU_ASSERT_EQUAL(al.n_pairs, 0);
+    CU_ASSERT_EQUAL(gv_align_map(&al, 0, a[1].start_ns), a[1].start_ns - 40);
+    /* Far times saturate instead of wrapping. */
+    CU_ASSERT_EQUAL(gv_align_map(&al, 0, INT64_MIN + 10), INT64_MIN);
+    gv_align_clear(&al);
+}
+
+static void test_viewer_align__pairing(void)
+{
+    const int64_t d[4] = {5 * FX_MS, 6 * FX_MS, 7 * FX_MS, 8 * FX_MS};
+    gt_step a[4], b[4];
+    GvAlign al;
+    /* No number in common (a resumed run): paired by position. */
+    make_steps(a, d, 3, 0, 0, FX_MS);
+    make_steps(b, d, 3, 50 * FX_MS, 100, 2 * FX_MS);
+    CU_ASSERT_EQUAL_FATAL(gv_align_init(&al, a, 3, b, 3, 0, 50 * FX_MS), 0);
+    CU_ASSERT_EQUAL(al.n_pairs, 3);
+    CU_ASSERT_EQUAL(al.n_knots, 6); /* pauses between steps: starts and ends are knots */
+    CU_ASSERT_EQUAL(gv_align_map(&al, 0, a[2].start_ns), b[2].start_ns);
+    /* Between steps: the pause of A (1 ms) maps onto the pause of B (2 ms). */
+    CU_ASSERT_EQUAL(gv_align_map(&al, 0, a[0].end_ns + FX_MS / 2), b[0].end_ns + FX_MS);
+    CU_ASSERT_TRUE(monotonic(&al, 0, -FX_MS, 80 * FX_MS));
+    gv_align_clear(&al);
+    /* B lacks step 2: steps 0, 1 and 3 pair by number, and step 2 of A maps
+     * into the stretch between B's steps 1 and 3. */
+    make_steps(a, d, 4, 0, 0, 0);
+    make_steps(b, d, 4, 10 * FX_MS, 0, 0);
+    b[2] = b[3];
+    b[2].number = 3;
+    CU_ASSERT_EQUAL_FATAL(gv_align_init(&al, a, 4, b, 3, 0, 10 * FX_MS), 0);
+    CU_ASSERT_EQUAL(al.n_pairs, 3);
+    CU_ASSERT_EQUAL(al.pairs[2].number, 3);
+    CU_ASSERT_EQUAL(gv_align_map(&al, 0, a[3].start_ns), b[2].start_ns);
+    CU_ASSERT_TRUE(monotonic(&al, 0, 0, 40 * FX_MS));
+    gv_align_clear(&al);
+    /* An empty step and steps out of order in the list: still monotonic, no repeated knot. */
+    make_steps(a, d, 4, 0, 0, 0);
+    make_steps(b, d, 4, 0, 0, 0);
+    b[1].end_ns = b[1].start_ns; /* empty */
+    gt_step t = b[0];
+    b[0] = b[3];
+    b[3] = t;
+    CU_ASSERT_EQUAL_FATAL(gv_align_init(&al, a, 4, b, 4, 0, 0), 0);
+    for (size_t k = 1; k < al.n_knots; k++)
+        CU_ASSERT(al.knots[0][k] > al.knots[0][k - 1] && al.knots[1][k] > al.knots[1][k - 1]);
+    CU_ASSERT_TRUE(monotonic(&al, 0, -FX_MS, 30 * FX_MS));
+    CU_ASSERT_TRUE(monotonic(&al, 1, -FX_MS, 30 * FX_MS));
+    gv_align_clear(&al);
+}
+
+static GvTraceModel *load_steps(const char *name, const int64_t *dur, int n, int64_t t0)
+{
+    char *path = gt_test_path(name);
+    CU_ASSERT_EQUAL_FATAL(fx_write_steps(path, dur, n, t0, 0), 0);
+    GvTraceModel *m = gv_trace_model_new();
+    CU_ASSERT_TRUE_FATAL(gv_trace_model_load(m, path, NULL));
+    free(path);
+    return m;
+}
+
+/* Two traces whose steps differ in length, drawn aligned: every common step
+ * starts at the same x in both views at any zoom and pan, the ruler draws the
+ * boundaries there, and the after trace's ruler tints a slower step red and
+ * a faster one green. */
+static void test_viewer_render__aligned_steps(void)
+{
+    const int64_t da[5] = {10 * FX_MS, 10 * FX_MS, 10 * FX_MS, 10 * FX_MS, 10 * FX_MS};
+    const int64_t db[6] = {12 * FX_MS, 7 * FX_MS, 15 * FX_MS, 10 * FX_MS, 9 * FX_MS, 11 * FX_MS};
+    GvTraceModel *ma = load_steps("steps_a.sqlite", da, 5, 1 * FX_MS);
+    GvTraceModel *mb = load_steps("steps_b.sqlite", db, 6, 4 * FX_MS);
+    const gt_report *ra = gv_trace_model_report(ma), *rb = gv_trace_model_report(mb);
+    CU_ASSERT_EQUAL_FATAL(ra->n_steps, 5);
+    CU_ASSERT_EQUAL_FATAL(rb->n_steps, 6);
+    GvAlign al;
+    CU_ASSERT_EQUAL_FATAL(gv_align_init(&al, ra->steps, ra->n_steps, rb->steps, rb->n_steps, ra->start_ns, rb->start_ns), 0);
+    GvView va, vb;
+    gv_view_init(&va, 1200, 300);
+    gv_view_init(&vb, 1200, 300);
+    gv_view_fit(&va, ma);
+    va.align = vb.align = &al;
+    va.align_side = 0;
+    vb.align_side = 1;
+    const struct { double zoom, pan; } moves[] = {{1, 0}, {3, -200}, {1.0 / 5, 0}, {40, 150}};
+    for (size_t z = 0; z < sizeof moves / sizeof moves[0]; z++) {
+        gv_view_zoom(&va, moves[z].zoom, 600);
+        gv_view_pan(&va, moves[z].pan);
+        vb.t0_ns = va.t0_ns; /* what the compare page copies */
+        vb.ns_per_px = va.ns_per_px;
+        for (int k = 0; k < 5; k++) {
+            CU_ASSERT_DOUBLE_EQUAL(gv_view_x(&va, ra->steps[k].start_ns), gv_view_x(&vb, rb->steps[k].start_ns), 1e-6);
+            CU_ASSERT_DOUBLE_EQUAL(gv_view_x(&va, ra->steps[k].end_ns), gv_view_x(&vb, rb->steps[k].end_ns), 1e-6);
+        }
+        /* The time under a pixel in B is B's time for A's time there. */
+        CU_ASSERT_EQUAL(gv_view_time(&vb, 700), gv_align_map(&al, 0, gv_view_time(&va, 700)));
+    }
+    /* The whole of both, and the boundaries on the rulers. */
+    gv_view_fit(&va, ma);
+    vb.t0_ns = va.t0_ns;
+    vb.ns_per_px = va.ns_per_px;
+    cairo_surface_t *sa = render(ma, &va), *sb = render(mb, &vb);
+    int ry = GV_AXIS_H + GV_RULER_H - 3, bad = 0;
+    for (int k = 1; k < 5; k++) { /* back-to-back steps: a shade changes at each boundary */
+        int x = (int)floor(gv_view_x(&va, ra->steps[k].start_ns));
+        bad += pixel(sa, x - 2, ry) == pixel(sa, x + 2, ry);
+        bad += pixel(sb, x - 2, ry) == pixel(sb, x + 2, ry);
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+    /* Step 2 took 15 ms against 10: red; step 1 7 ms against 10: green. */
+    uint32_t slow = pixel(sb, (int)gv_view_x(&vb, rb->steps[2].end_ns) - 3, ry);
+    uint32_t fast = pixel(sb, (int)gv_view_x(&vb, rb->steps[1].end_ns) - 3, ry);
+    uint32_t plain = pixel(sa, (int)gv_view_x(&va, ra->steps[2].end_ns) - 3, ry);
+    CU_ASSERT(((slow >> 16) & 0xff) > ((slow >> 8) & 0xff) + 40);
+    CU_ASSERT(((fast >> 8) & 0xff) > ((fast >> 16) & 0xff) + 40);
+    CU_ASSERT((plain & 0xff) > ((plain >> 16) & 0xff)); /* before's ruler: the plain blue shades */
+    /* B's kernel of step 2 starts a fifth into the step in both traces: same fraction, same x. */
+    CU_ASSERT_DOUBLE_EQUAL(gv_view_x(&vb, rb->steps[2].start_ns + db[2] / 5),
+                           gv_view_x(&va, ra->steps[2].start_ns + da[2] / 5), 1e-6);
+    char *png = gt_test_path("aligned_after.png");
+    CU_ASSERT_TRUE(gv_write_png(sb, png, NULL));
+    free(png);
+    cairo_surface_destroy(sa);
+    cairo_surface_destroy(sb);
+    gv_align_clear(&al);
+    g_object_unref(ma);
+    g_object_unref(mb);
+}
+
 static void test_viewer_model__nsys_fixtures(void)
 {
     const char *names[] = {"nsys/cloverleaf-cuda-nsys2024.5.sqlite", "nsys/saxpy-mpi-cuda-nsys2022.2.sqlite"};
@@ -375,6 +759,19 @@ static void test_viewer_model__nsys_fixtures(void)
         CU_ASSERT_PTR_NOT_NULL_FATAL(k);
         CU_ASSERT(k->n > 0);
         CU_ASSERT_PTR_NOT_NULL(lane_of(m, GV_TRACK_THREAD, GV_ITEM_API, NULL, NULL));
+        if (i == 0) { /* cloverleaf: 1,312 synchronizations, each joined to its cudaDeviceSynchronize */
+            size_t st, sl;
+            const GvLane *sync = lane_of(m, GV_TRACK_DEVICE, GV_ITEM_SYNC, &st, &sl);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(sync);
+            CU_ASSERT_EQUAL(sync->n, 1312);
+            GvItemRef sr = {st, sl, sync->n / 2}, rel;
+            gv_trace_model_lock(m);
+            CU_ASSERT_TRUE(gv_trace_model_find_related(m, &sr, &rel));
+            CU_ASSERT_STRING_EQUAL(
+                gv_trace_model_name(m, gv_trace_model_track(m, rel.track)->lanes[rel.lane]->items[rel.index].name),
+                "cudaDeviceSynchronize");
+            gv_trace_model_unlock(m);
+        }
         /* Lanes are sorted by start: what the binary searches rely on. */
         for (size_t t = 0; t < gv_trace_model_n_tracks(m); t++) {
             const GvTrack *tr = gv_trace_model_track(m, t);
@@ -519,12 +916,19 @@ int main(int argc, char **argv)
         {"test_viewer_model__tracks", test_viewer_model__tracks},
         {"test_viewer_model__gaps", test_viewer_model__gaps},
         {"test_viewer_model__related_and_describe", test_viewer_model__related_and_describe},
+        {"test_viewer_model__marks_and_sync", test_viewer_model__marks_and_sync},
         {"test_viewer_model__search", test_viewer_model__search},
         {"test_viewer_lane__walk_merges_narrow_items", test_viewer_lane__walk_merges_narrow_items},
         {"test_viewer_lane__lod_pyramid_sums", test_viewer_lane__lod_pyramid_sums},
         {"test_viewer_lane__lod_walk_sums", test_viewer_lane__lod_walk_sums},
         {"test_viewer_model__memory_stacking", test_viewer_model__memory_stacking},
         {"test_viewer_render__rows_and_gap_colours", test_viewer_render__rows_and_gap_colours},
+        {"test_viewer_render__marks", test_viewer_render__marks},
+        {"test_viewer_render__flow_arrow", test_viewer_render__flow_arrow},
+        {"test_viewer_align__steps_of_unequal_length", test_viewer_align__steps_of_unequal_length},
+        {"test_viewer_align__without_steps", test_viewer_align__without_steps},
+        {"test_viewer_align__pairing", test_viewer_align__pairing},
+        {"test_viewer_render__aligned_steps", test_viewer_render__aligned_steps},
         {"test_viewer_model__nsys_fixtures", test_viewer_model__nsys_fixtures},
         {"test_viewer_model__bad_files", test_viewer_model__bad_files},
         {"test_viewer_model__late_integrity_failure", test_viewer_model__late_integrity_failure},

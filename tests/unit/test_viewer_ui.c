@@ -2,8 +2,9 @@
  * runs it inside xvfb-run): synthetic wheel, drag, click and key events on
  * the timeline and the memory view, the summary's links, search, the
  * compare page, PNG export, and a corrupt file's error in the window.
- * $GV_TRAINER_TRACE (a trace of the CPU trainer) is opened too when set;
- * $GV_SHOT_DIR receives the screenshots. */
+ * $GV_TRAINER_TRACE (a trace of the CPU trainer with --amp fp16, so it has
+ * loss-scale marks) is opened too when set; $GV_SHOT_DIR receives the
+ * screenshots. */
 #include "gt_test.h"
 #include "test_viewer_fixture.h"
 
@@ -141,6 +142,22 @@ static void test_viewer_ui__timeline_input(void)
     CU_ASSERT_TRUE(gv_timeline_get_related(tl, &rel));
     CU_ASSERT_EQUAL(rel.track, 1);
     CU_ASSERT_PTR_NOT_NULL(strstr(gv_window_get_status(win), "kernB"));
+    /* ... and joins them with an arrow from the launch call to the kernel. */
+    double flow[4];
+    CU_ASSERT_TRUE(gv_view_flow(m, v, flow));
+    CU_ASSERT_DOUBLE_EQUAL(flow[0], gv_view_x(v, 3 * FX_MS + FX_MS / 2), 0.01);
+    CU_ASSERT_DOUBLE_EQUAL(flow[2], gv_view_x(v, 4 * FX_MS), 0.01);
+    /* A click on the "loss scale" mark shows its name and payload. */
+    double my_mark = gv_view_lane_y(m, v, 1, 0) + GV_MARK_LANE_H / 2.0;
+    click(w, gv_view_x(v, 2 * FX_MS + FX_MS / 2) + 2, my_mark);
+    CU_ASSERT_TRUE(gv_timeline_get_selection(tl, &sel));
+    CU_ASSERT_PTR_NOT_NULL(strstr(gv_window_get_status(win), "loss scale  NVTX mark"));
+    g_autofree char *mark_text = gv_trace_model_describe(m, &sel);
+    CU_ASSERT_PTR_NOT_NULL(strstr(mark_text, "payload 65536"));
+    CU_ASSERT_FALSE(gv_view_flow(m, v, flow));
+    /* Back to kernel B for what follows. */
+    click(w, gv_view_x(v, 4 * FX_MS + FX_MS / 2), ky);
+    shot(win, "viewer-fixture-timeline.png");
     /* n selects the next kernel of the lane, z zooms to it. */
     key(w, GDK_KEY_n);
     CU_ASSERT_TRUE(gv_timeline_get_selection(tl, &sel));
@@ -217,22 +234,81 @@ static void test_viewer_ui__timeline_input(void)
     free(path);
 }
 
+/* Every common step starts at the same x in both views. */
+static int misaligned_steps(GvCompare *c)
+{
+    GvTimeline *t[2] = {gv_compare_get_timeline(c, 0), gv_compare_get_timeline(c, 1)};
+    const gt_report *r[2];
+    for (int i = 0; i < 2; i++)
+        r[i] = gv_trace_model_report(gv_timeline_get_model(t[i]));
+    size_t n = MIN(r[0]->n_steps, r[1]->n_steps), bad = 0;
+    for (size_t k = 0; k < n; k++) {
+        double x0 = gv_view_x(gv_timeline_get_view(t[0]), r[0]->steps[k].start_ns);
+        double x1 = gv_view_x(gv_timeline_get_view(t[1]), r[1]->steps[k].start_ns);
+        bad += fabs(x0 - x1) > 1e-6;
+    }
+    return (int)bad;
+}
+
+/* Two traces whose steps differ in length: aligned on every step boundary,
+ * and kept aligned as either side is zoomed, dragged, fitted or panned. */
 static void test_viewer_ui__compare(void)
 {
-    char *a = gt_test_path("a.sqlite");
-    CU_ASSERT_EQUAL_FATAL(fx_write(a), 0);
-    char *b = gt_test_fixture("nsys/cloverleaf-cuda-nsys2024.5.sqlite");
-    const char *trainer = getenv("GV_TRAINER_TRACE");
-    GvWindow *win = open_window(trainer && *trainer ? trainer : a, b, NULL);
+    const int64_t da[5] = {10 * FX_MS, 10 * FX_MS, 10 * FX_MS, 10 * FX_MS, 10 * FX_MS};
+    const int64_t db[6] = {12 * FX_MS, 7 * FX_MS, 15 * FX_MS, 10 * FX_MS, 9 * FX_MS, 11 * FX_MS};
+    char *a = gt_test_path("steps_a.sqlite"), *b = gt_test_path("steps_b.sqlite");
+    CU_ASSERT_EQUAL_FATAL(fx_write_steps(a, da, 5, 1 * FX_MS, 0), 0);
+    CU_ASSERT_EQUAL_FATAL(fx_write_steps(b, db, 6, 4 * FX_MS, 0), 0);
+    GvWindow *win = open_window(a, b, NULL);
     GvCompare *c = gv_window_get_compare(win);
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
     CU_ASSERT(gv_compare_n_diff_rows(c) > 3);
-    /* Zooming one side zooms the other, keeping the alignment offset. */
+    const GvAlign *al = gv_compare_get_align(c);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(al);
+    CU_ASSERT_EQUAL(al->n_pairs, 5);
     GvTimeline *t0 = gv_compare_get_timeline(c, 0), *t1 = gv_compare_get_timeline(c, 1);
-    scroll(GTK_WIDGET(t0), GV_LABEL_W + 200, 80, GDK_SCROLL_UP, 0);
     GvView *v0 = gv_timeline_get_view(t0), *v1 = gv_timeline_get_view(t1);
+    CU_ASSERT_EQUAL(misaligned_steps(c), 0);
+    /* Zooming the after side zooms the before side: same scale, same left edge, steps aligned. */
+    double npp = v0->ns_per_px;
+    scroll(GTK_WIDGET(t1), GV_LABEL_W + 200, 80, GDK_SCROLL_UP, 0);
+    CU_ASSERT(v0->ns_per_px < npp);
     CU_ASSERT_DOUBLE_EQUAL(v0->ns_per_px, v1->ns_per_px, 1e-9);
-    CU_ASSERT_EQUAL(v1->t0_ns - v0->t0_ns, gv_compare_offset(c));
+    CU_ASSERT_EQUAL(v0->t0_ns, v1->t0_ns);
+    CU_ASSERT_EQUAL(misaligned_steps(c), 0);
+    /* Dragging the before side pans both. */
+    int64_t left = v1->t0_ns;
+    button(GTK_WIDGET(t0), GDK_BUTTON_PRESS, 600, 60, 0);
+    motion(GTK_WIDGET(t0), 450, 60);
+    button(GTK_WIDGET(t0), GDK_BUTTON_RELEASE, 450, 60, 0);
+    CU_ASSERT(v1->t0_ns > left);
+    CU_ASSERT_EQUAL(misaligned_steps(c), 0);
+    key(GTK_WIDGET(t1), GDK_KEY_f); /* the after trace's whole span */
+    CU_ASSERT_EQUAL(misaligned_steps(c), 0);
+    key(GTK_WIDGET(t0), GDK_KEY_Right);
+    key(GTK_WIDGET(t0), GDK_KEY_plus);
+    CU_ASSERT_EQUAL(misaligned_steps(c), 0);
+    /* Drawn: the ruler's boundary between steps 2 and 3 at one x in both. */
+    settle();
+    const gt_report *rb = gv_trace_model_report(gv_timeline_get_model(t1));
+    gv_timeline_show_range(t1, rb->steps[1].start_ns, rb->steps[4].end_ns);
+    int x = (int)floor(gv_view_x(v1, rb->steps[3].start_ns)), y = GV_AXIS_H + GV_RULER_H - 3;
+    cairo_surface_t *s[2];
+    for (int i = 0; i < 2; i++) {
+        GvView *v = i ? v1 : v0;
+        s[i] = cairo_image_surface_create(CAIRO_FORMAT_RGB24, v->width, v->height);
+        cairo_t *cr = cairo_create(s[i]);
+        gv_render_timeline(cr, gv_timeline_get_model(i ? t1 : t0), v);
+        cairo_destroy(cr);
+        cairo_surface_flush(s[i]);
+        const unsigned char *d = cairo_image_surface_get_data(s[i]);
+        int stride = cairo_image_surface_get_stride(s[i]);
+        uint32_t before = *(const uint32_t *)(d + y * stride + 4 * (x - 2));
+        uint32_t after = *(const uint32_t *)(d + y * stride + 4 * (x + 2));
+        CU_ASSERT_NOT_EQUAL(before, after);
+        cairo_surface_destroy(s[i]);
+    }
+    shot(win, "viewer-fixture-compare.png");
     gtk_widget_destroy(GTK_WIDGET(win));
     free(a);
     free(b);
@@ -253,6 +329,15 @@ static void test_viewer_ui__trainer_trace(void)
     CU_ASSERT_EQUAL(dev->key, -1);
     CU_ASSERT(dev->lanes[0]->n > 10); /* gaps */
     CU_ASSERT(gv_trace_model_report(m)->n_steps >= 10);
+    /* The trace is of an fp16 run: a "loss scale" mark per step on the thread's marks lane. */
+    size_t n_scale = 0;
+    for (size_t t = 0; t < gv_trace_model_n_tracks(m); t++) {
+        const GvTrack *tr = gv_trace_model_track(m, t);
+        for (size_t l = 0; l < tr->n_lanes; l++)
+            for (size_t i = 0; tr->lanes[l]->kind == GV_ITEM_MARK && i < tr->lanes[l]->n; i++)
+                n_scale += strcmp(gv_trace_model_name(m, tr->lanes[l]->items[i].name), "loss scale") == 0;
+    }
+    CU_ASSERT(n_scale >= gv_trace_model_report(m)->n_steps);
     const GvMemory *mem = gv_trace_model_memory(m);
     CU_ASSERT(mem && mem->n_blocks > 10);
     /* Rendered: the idle lane shows some host-wait red. */
