@@ -99,6 +99,8 @@ gboolean gv_window_export_png(GvWindow *self, const char *path, GError **error)
     int width = gtk_widget_get_allocated_width(w), height = gtk_widget_get_allocated_height(w);
     cairo_surface_t *s = cairo_image_surface_create(CAIRO_FORMAT_RGB24, MAX(width, 1), MAX(height, 1));
     cairo_t *cr = cairo_create(s);
+    /* Pages leave their background to the window: without it, unpainted parts come out black. */
+    gtk_render_background(gtk_widget_get_style_context(GTK_WIDGET(self)), cr, 0, 0, width, height);
     gtk_widget_draw(w, cr);
     cairo_destroy(cr);
     gboolean ok = gv_write_png(s, path, error);
