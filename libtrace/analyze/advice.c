@@ -576,7 +576,7 @@ static int rule_exposed_comm(rules *R)
     const char *thr = "communication with no compute running (exposed) for 10% of a rank's step time or more";
     const char *sug = "Overlap communication with compute: start collectives as soon as their data is ready "
                       "(gradient buckets during backward, parameter prefetch) and wait for them as late as possible.";
-    if (c->most_exposed < 0)
+    if (c->most_exposed < 0 || (size_t)c->most_exposed >= c->n_ranks) /* none (a zeroed gt_comm has no ranks) */
         return add(R, rule, title, thr, sug, 0, 0, 0, NULL, NULL);
     const gt_comm_rank *k = &c->ranks[c->most_exposed];
     if (k->span_ns <= 0 || k->exposed_ns * 10 < k->span_ns)
@@ -611,7 +611,7 @@ static int rule_exposed_comm(rules *R)
                        "over more micro-batches (--accum, no_sync) reduces once per step for more compute.";
     }
     char straggler[640] = "";
-    if (c->slowest >= 0 && c->slowest != c->most_exposed) {
+    if (c->slowest >= 0 && (size_t)c->slowest < c->n_ranks && c->slowest != c->most_exposed) {
         const gt_comm_rank *s = &c->ranks[c->slowest];
         double ns = s->n_steps ? (double)s->n_steps : 1;
         double extra = (double)s->compute_ns / ns - (double)k->compute_ns / n;
