@@ -91,8 +91,9 @@ static void print_comm(const gt_report *r, FILE *f)
     if (c->n_ranks > 1 && c->most_exposed >= 0 && c->slowest >= 0) {
         const gt_comm_rank *e = &c->ranks[c->most_exposed], *s = &c->ranks[c->slowest];
         double ne = e->n_steps ? (double)e->n_steps : 1, ns = s->n_steps ? (double)s->n_steps : 1;
-        fprintf(f, "  most exposed: %s, %s%s (%.1f%% of its time)", rank_label(lb, sizeof lb, e),
-                NS((double)e->exposed_ns / ne), c->per_step ? " per step" : "", 100 * e->exposed_share);
+        fprintf(f, "  most exposed: %s, %s%s (%.1f%% of its %s)", rank_label(lb, sizeof lb, e),
+                NS((double)e->exposed_ns / ne), c->per_step ? " per step" : "", 100 * e->exposed_share,
+                c->per_step ? "step time" : "time");
         fprintf(f, "; slowest: %s, %s of compute%s\n", rank_label(lb, sizeof lb, s), NS((double)s->compute_ns / ns),
                 c->per_step ? " per step" : "");
     }

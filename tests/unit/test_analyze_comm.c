@@ -313,6 +313,41 @@ static void test_analyze_comm__no_steps(void)
     gt_trace_free(t);
 }
 
+/* Many steps: the text keeps the 5 with most exposed time, worst first.
+ * 10 steps of 10 ms, op [0, 5), a collective [5, 5 + 0.1 (i + 1)) but step 7's
+ * [5, 9): exposed 4 ms, then step 9's 1 ms, step 8's 0.9 ms... */
+static void test_analyze_comm__many_steps(void)
+{
+    fx f;
+    fx_open(&f, "comm_many.sqlite");
+    categories(&f, PID);
+    for (int i = 0; i < 10; i++) {
+        int64_t t0 = i * 10 * MS;
+        step(&f, PID, t0, t0 + 10 * MS, i);
+        op(&f, PID, t0, t0 + 5 * MS, "matmul_backward");
+        coll(&f, PID, t0 + 5 * MS, t0 + 5 * MS + (i == 7 ? 4 * MS : (i + 1) * 100 * US), "allreduce bucket 0", -1);
+    }
+    gt_trace *t = fx_close(&f);
+    gt_report *r = fx_report(t, NULL);
+    CU_ASSERT_EQUAL_FATAL(r->comm.n_ranks, 1);
+    CU_ASSERT_EQUAL(r->comm.ranks[0].n_steps, 10);
+    CU_ASSERT_EQUAL(r->comm.ranks[0].exposed_ns, 4 * MS + (55 - 8) * 100 * US);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    CU_ASSERT_EQUAL(gt_report_print_text(r, m), 0);
+    fclose(m);
+    const char *head = strstr(buf, "the 5 steps with most exposed communication, of 10 (rank x step):\n");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(head);
+    const char *s7 = strstr(head, "step 7 "), *s9 = strstr(head, "step 9 "), *s8 = strstr(head, "step 8 ");
+    const char *s5 = strstr(head, "step 5 "), *s4 = strstr(head, "step 4 ");
+    CU_ASSERT_TRUE(s7 && s9 && s8 && s5 && s7 < s9 && s9 < s8);
+    CU_ASSERT_PTR_NULL(s4); /* 0.5 ms: the sixth */
+    free(buf);
+    gt_report_free(r);
+    gt_trace_free(t);
+}
+
 /* No communication: no ranks, no section; the JSON says so with an empty list. */
 static void test_analyze_comm__none(void)
 {
@@ -344,6 +379,7 @@ static const gt_test_case cases[] = {
     {"test_analyze_comm__cpu_ranks", test_analyze_comm__cpu_ranks},
     {"test_analyze_comm__nccl_ranks", test_analyze_comm__nccl_ranks},
     {"test_analyze_comm__no_steps", test_analyze_comm__no_steps},
+    {"test_analyze_comm__many_steps", test_analyze_comm__many_steps},
     {"test_analyze_comm__none", test_analyze_comm__none},
     {NULL, NULL},
 };
