@@ -1,12 +1,17 @@
-/* dist.c: the MPI layer of dist.h. Every collective is non-blocking
- * (MPI_I*) and tracked as a pending operation: started with an NVTX
- * start/end range, polled by tr_dist_progress, waited for by polling
- * MPI_Test against a deadline (the watchdog), so no wait can hang.
- * It does not touch the model or the optimizer. */
+/* dist.c: dist.h over MPI, and over NCCL for device buffers (the
+ * transport in dist_nccl.c). Every collective is non-blocking and tracked
+ * as a pending operation. MPI: started with an NVTX start/end range,
+ * polled by tr_dist_progress, waited for by polling MPI_Test against a
+ * deadline (the watchdog), so no wait can hang. NCCL: enqueued on the
+ * communication stream; a wait makes the compute stream wait; dist_nccl.c
+ * keeps the range, the watchdog and the times. Buckets, shards, packing
+ * and unpacking are the same code for both, the data moved by the
+ * backend's ops. It does not touch the model or the optimizer. */
 #include "config.h"
 
 #include "dist.h"
 
+#include "dist_nccl.h"
 #include "error.h"
 #include "nvtx.h"
 
@@ -20,6 +25,7 @@
 /* One collective in flight. */
 typedef struct pending {
     MPI_Request req;
+    tr_nccl_op *op; /* NCCL: the collective on the communication stream */
     int64_t t0_ns;
     uint64_t nvtx_id;
     bool active, done;
@@ -29,7 +35,9 @@ typedef struct pending {
 
 struct tr_dist {
     MPI_Comm comm;
-    int rank, size;
+    int rank, size, local_rank, local_size;
+    tr_backend *be;  /* whose buffers the buckets hold (tr_dist_use_backend) */
+    tr_nccl *nccl;   /* NULL: MPI carries the buckets */
     double timeout_s;
     bool we_initialized;
     pending *inflight; /* list of started, not yet waited-for operations */
@@ -80,6 +88,16 @@ int tr_dist_init(tr_dist **out, double timeout_s)
     MPI_Comm_set_errhandler(d->comm, MPI_ERRORS_RETURN);
     MPI_Comm_rank(d->comm, &d->rank);
     MPI_Comm_size(d->comm, &d->size);
+    MPI_Comm node;
+    if (MPI_Comm_split_type(d->comm, MPI_COMM_TYPE_SHARED, d->rank, MPI_INFO_NULL, &node) == MPI_SUCCESS) {
+        MPI_Comm_rank(node, &d->local_rank);
+        MPI_Comm_size(node, &d->local_size);
+        MPI_Comm_free(&node);
+    } else { /* mpirun's own count, else one rank per node */
+        const char *lr = getenv("OMPI_COMM_WORLD_LOCAL_RANK"), *ls = getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+        d->local_rank = lr ? atoi(lr) : 0;
+        d->local_size = ls ? atoi(ls) : 1;
+    }
     d->timeout_s = timeout_s;
     *out = d;
     return TR_OK;
@@ -89,6 +107,9 @@ void tr_dist_free(tr_dist *d)
 {
     if (!d)
         return;
+#ifdef TR_DIST_NCCL
+    tr_nccl_free(d->nccl);
+#endif
     MPI_Comm_free(&d->comm);
     int fin = 0;
     MPI_Finalized(&fin);
@@ -99,6 +120,8 @@ void tr_dist_free(tr_dist *d)
 
 int tr_dist_rank(const tr_dist *d) { return d->rank; }
 int tr_dist_size(const tr_dist *d) { return d->size; }
+int tr_dist_local_rank(const tr_dist *d) { return d->local_rank; }
+int tr_dist_local_size(const tr_dist *d) { return d->local_size; }
 
 void tr_dist_abort(tr_dist *d, int code)
 {
@@ -108,7 +131,21 @@ void tr_dist_abort(tr_dist *d, int code)
     exit(code); /* MPI_Abort does not return; this keeps the compiler sure of it */
 }
 
-void tr_dist_get_stats(const tr_dist *d, tr_dist_stats *out) { *out = d->stats; }
+int tr_dist_get_stats(tr_dist *d, tr_dist_stats *out)
+{
+    *out = d->stats;
+#ifdef TR_DIST_NCCL
+    if (d->nccl) {
+        int rc = tr_nccl_progress(d->nccl, true);
+        int64_t in_flight, exposed;
+        tr_nccl_times(d->nccl, &in_flight, &exposed);
+        out->in_flight_ns += in_flight;
+        out->exposed_ns += exposed;
+        return rc;
+    }
+#endif
+    return TR_OK;
+}
 
 /* ---- pending operations and the watchdog ---------------------------------- */
 
@@ -116,7 +153,7 @@ static void start_pending(tr_dist *d, pending *p, const char *name, size_t bytes
 {
     snprintf(p->name, sizeof p->name, "%s", name);
     p->t0_ns = now_ns();
-    p->nvtx_id = tr_nvtx_start_comm(p->name);
+    p->nvtx_id = p->op ? 0 : tr_nvtx_start_comm(p->name); /* NCCL's range ends on the GPU's completion */
     p->active = true;
     p->done = false;
     p->prev = NULL;
@@ -144,6 +181,12 @@ static int poll_pending(tr_dist *d, pending *p)
 {
     if (p->done)
         return TR_OK;
+#ifdef TR_DIST_NCCL
+    if (p->op) { /* dist_nccl.c keeps the times and ends the range */
+        p->done = tr_nccl_op_done(p->op);
+        return TR_OK;
+    }
+#endif
     int flag = 0, rc = MPI_Test(&p->req, &flag, MPI_STATUS_IGNORE);
     if (rc != MPI_SUCCESS)
         return mpi_error(rc, "MPI_Test", p->name);
@@ -162,6 +205,10 @@ int tr_dist_progress(tr_dist *d)
         if (rc < 0)
             return rc;
     }
+#ifdef TR_DIST_NCCL
+    if (d->nccl)
+        return tr_nccl_progress(d->nccl, false);
+#endif
     return TR_OK;
 }
 
@@ -170,6 +217,14 @@ int tr_dist_progress(tr_dist *d)
  * collective stalled on which rank, then stop the job. */
 static int wait_pending(tr_dist *d, pending *p)
 {
+#ifdef TR_DIST_NCCL
+    if (p->op) { /* the compute stream waits; dist_nccl.c's watchdog watches */
+        int rc = tr_nccl_op_consume(d->nccl, p->op);
+        p->op = NULL;
+        unlink_pending(d, p);
+        return rc;
+    }
+#endif
     int64_t t0 = now_ns(), deadline = t0 + (int64_t)(d->timeout_s * 1e9);
     long nap_ns = 20000;
     int rc = TR_OK;
@@ -204,6 +259,103 @@ static int wait_pending(tr_dist *d, pending *p)
     d->stats.exposed_ns += now_ns() - t0;
     unlink_pending(d, p);
     return rc;
+}
+
+/* ---- the transport ------------------------------------------------------------ */
+
+int tr_dist_use_backend(tr_dist *d, tr_backend *be)
+{
+    if (d->be)
+        return tr_error_set(TR_EINVAL, "the distributed layer already has a backend (%s)", d->be->name);
+    d->be = be;
+    if (be->device == TR_CPU)
+        return TR_OK; /* MPI on host buffers */
+#ifdef TR_DIST_NCCL
+    /* rank 0 makes the id and broadcasts it with its status, so a failure
+     * there stops every rank instead of leaving them waiting to join */
+    struct {
+        int ok;
+        unsigned char id[TR_NCCL_ID_BYTES];
+    } msg = {0};
+    int rc = TR_OK;
+    if (d->rank == 0)
+        msg.ok = (rc = tr_nccl_make_id(msg.id)) == TR_OK;
+    pending p = {0};
+    int mpi = MPI_Ibcast(&msg, (int)sizeof msg, MPI_BYTE, 0, d->comm, &p.req);
+    if (mpi != MPI_SUCCESS)
+        return mpi_error(mpi, "MPI_Ibcast", "the NCCL id");
+    start_pending(d, &p, "broadcast NCCL id", sizeof msg);
+    int rc_wait = wait_pending(d, &p);
+    if (rc < 0 || rc_wait < 0)
+        return rc < 0 ? rc : rc_wait;
+    if (!msg.ok)
+        return tr_error_set(TR_EIO, "rank 0 could not make the NCCL communicator's id (see its message)");
+    return tr_nccl_new(&d->nccl, be, d->rank, d->size, msg.id, d->timeout_s);
+#else
+    return tr_error_set(TR_EINVAL, "--dist on --backend %s needs NCCL, and this trainer was built without it "
+                        "(configure found no nccl.h/libnccl in the CUDA toolkit)", be->name);
+#endif
+}
+
+const char *tr_dist_transport(const tr_dist *d)
+{
+#ifdef TR_DIST_NCCL
+    if (d->nccl)
+        return tr_nccl_describe(d->nccl);
+#endif
+    return "MPI";
+}
+
+/* Data moves through the backend's ops, so on a GPU they are queued on its
+ * compute stream, and on the CPU they are the plain loops they were. */
+static int need_backend(const tr_dist *d, const char *what)
+{
+    return d->be ? TR_OK : tr_error_set(TR_EINVAL, "%s before tr_dist_use_backend", what);
+}
+
+static tr_tensor vec(const tr_dist *d, float *x, size_t n)
+{
+    return (tr_tensor){x, TR_F32, d->be->device, 1, {(int64_t)n}};
+}
+
+static void copy_floats(tr_dist *d, float *dst, const float *src, size_t n)
+{
+    if (n)
+        d->be->copy_h2d(d->be, dst, src, n * sizeof(float), 0); /* device to device on a GPU */
+}
+
+static void scale_floats(tr_dist *d, float *x, size_t n, float scale)
+{
+    if (n && scale != 1.0f) {
+        tr_tensor t = vec(d, x, n);
+        d->be->scale(d->be, &t, scale);
+    }
+}
+
+/* dst = src, or dst += src: src holds the reduced values already scaled */
+static void put_floats(tr_dist *d, float *dst, float *src, size_t n, bool accumulate)
+{
+    if (!n)
+        return;
+    if (!accumulate) {
+        copy_floats(d, dst, src, n);
+        return;
+    }
+    tr_tensor t = vec(d, dst, n), u = vec(d, src, n);
+    d->be->residual_forward(d->be, &t, &t, &u);
+}
+
+/* A collective in flight given up on an error path: the compute stream
+ * waits for an NCCL one before its buffers go back to the allocator. */
+static void abandon_pending(tr_dist *d, pending *p)
+{
+#ifdef TR_DIST_NCCL
+    if (p->op) {
+        tr_nccl_op_consume(d->nccl, p->op);
+        p->op = NULL;
+    }
+#endif
+    unlink_pending(d, p);
 }
 
 /* ---- small blocking collectives ------------------------------------------- */
@@ -349,8 +501,8 @@ static int rank_counts(const tr_dist *d, size_t n_flat, const tr_dist_slice *s, 
 typedef struct bucket {
     pending p;
     float *buf;            /* (n) packed slices */
-    float *recv;           /* reduce-scatter: (counts[rank]) this rank's run */
-    size_t n;
+    float *recv;           /* reduce-scatter: (n_recv = counts[rank]) this rank's run */
+    size_t n, n_recv;
     tr_dist_slice *slices;
     int n_slices, cap_slices;
     bool started;
@@ -371,6 +523,9 @@ int tr_dist_grads_new(tr_dist_grads **out, tr_dist *d, tr_alloc *alloc, tr_dist_
                       size_t bucket_bytes)
 {
     *out = NULL;
+    int rc = need_backend(d, "gradient buckets");
+    if (rc < 0)
+        return rc;
     size_t cap = bucket_bytes / sizeof(float);
     if (cap < 1024)
         return tr_error_set(TR_EINVAL, "a bucket of %zu bytes is too small (at least 4 KiB)", bucket_bytes);
@@ -396,7 +551,7 @@ int tr_dist_grads_new(tr_dist_grads **out, tr_dist *d, tr_alloc *alloc, tr_dist_
 static void bucket_free(tr_dist_grads *g, bucket *b)
 {
     if (b->p.active) /* freed while in flight: only on the error path, before an abort */
-        unlink_pending(g->d, &b->p);
+        abandon_pending(g->d, &b->p);
     tr_alloc_release(g->alloc, b->buf);
     tr_alloc_release(g->alloc, b->recv);
     free(b->slices);
@@ -424,8 +579,14 @@ static int start_bucket(tr_dist_grads *g, bucket *b)
     int rc;
     if (g->kind == TR_DIST_ALLREDUCE) {
         snprintf(name, sizeof name, "allreduce bucket %d", g->n_started);
-        rc = MPI_Iallreduce(MPI_IN_PLACE, b->buf, (int)b->n, MPI_FLOAT, MPI_SUM, d->comm, &b->p.req);
-        if (rc != MPI_SUCCESS)
+#ifdef TR_DIST_NCCL
+        if (d->nccl) {
+            if ((rc = tr_nccl_allreduce(d->nccl, &b->p.op, b->buf, b->n, name)) < 0)
+                return rc;
+        } else
+#endif
+        if ((rc = MPI_Iallreduce(MPI_IN_PLACE, b->buf, (int)b->n, MPI_FLOAT, MPI_SUM, d->comm, &b->p.req)) !=
+            MPI_SUCCESS)
             return mpi_error(rc, "MPI_Iallreduce", name);
     } else {
         snprintf(name, sizeof name, "reduce-scatter bucket %d", g->n_started);
@@ -437,8 +598,15 @@ static int start_bucket(tr_dist_grads *g, bucket *b)
                 return rc;
             tr_alloc_name(g->alloc, b->recv, "communication bucket");
         }
-        rc = MPI_Ireduce_scatter(b->buf, b->recv, g->counts, MPI_FLOAT, MPI_SUM, d->comm, &b->p.req);
-        if (rc != MPI_SUCCESS)
+        b->n_recv = mine;
+#ifdef TR_DIST_NCCL
+        if (d->nccl) {
+            if ((rc = tr_nccl_reduce_scatterv(d->nccl, &b->p.op, b->buf, b->recv, g->counts, g->displs, name)) < 0)
+                return rc;
+        } else
+#endif
+        if ((rc = MPI_Ireduce_scatter(b->buf, b->recv, g->counts, MPI_FLOAT, MPI_SUM, d->comm, &b->p.req)) !=
+            MPI_SUCCESS)
             return mpi_error(rc, "MPI_Ireduce_scatter", name);
     }
     start_pending(d, &b->p, name, b->n * sizeof(float));
@@ -495,7 +663,7 @@ int tr_dist_grads_add(tr_dist_grads *g, const float *src, size_t off, size_t n)
             b = g->tail;
         }
         size_t take = g->cap - b->n < n ? g->cap - b->n : n;
-        memcpy(b->buf + b->n, src, take * sizeof(float));
+        copy_floats(g->d, b->buf + b->n, src, take);
         tr_dist_slice *last = b->n_slices ? &b->slices[b->n_slices - 1] : NULL;
         if (last && last->off + last->n == off) {
             last->n += take; /* contiguous with the previous slice */
@@ -520,31 +688,26 @@ int tr_dist_grads_add(tr_dist_grads *g, const float *src, size_t off, size_t n)
     return TR_OK;
 }
 
-static void put(float *dst, const float *src, size_t n, float scale, bool accumulate)
-{
-    if (accumulate)
-        for (size_t i = 0; i < n; i++)
-            dst[i] += src[i] * scale;
-    else
-        for (size_t i = 0; i < n; i++)
-            dst[i] = src[i] * scale;
-}
-
+/* The reduced run scaled in place once, then put slice by slice: on the
+ * CPU bitwise what dst = src * scale (or dst += src * scale) gives. */
 static void unpack(tr_dist_grads *g, bucket *b, float *dst, size_t dst_off, float scale, bool accumulate)
 {
+    tr_dist *d = g->d;
     size_t lo, hi, at = 0;
-    tr_dist_shard_range(g->n_flat, g->d->size, g->d->rank, &lo, &hi);
+    tr_dist_shard_range(g->n_flat, d->size, d->rank, &lo, &hi);
+    float *run = g->kind == TR_DIST_ALLREDUCE ? b->buf : b->recv;
+    scale_floats(d, run, g->kind == TR_DIST_ALLREDUCE ? b->n : b->n_recv, scale);
     for (int i = 0; i < b->n_slices; i++) {
         const tr_dist_slice *s = &b->slices[i];
         if (g->kind == TR_DIST_ALLREDUCE) {
-            put(dst + (s->off - dst_off), b->buf + at, s->n, scale, accumulate);
+            put_floats(d, dst + (s->off - dst_off), run + at, s->n, accumulate);
             at += s->n;
             continue;
         }
         /* reduce-scatter: this rank's run holds its parts of the slices, in order */
         size_t a = s->off > lo ? s->off : lo, e = s->off + s->n < hi ? s->off + s->n : hi;
         if (a < e) {
-            put(dst + (a - dst_off), b->recv + at, e - a, scale, accumulate);
+            put_floats(d, dst + (a - dst_off), run + at, e - a, accumulate);
             at += e - a;
         }
     }
@@ -598,6 +761,9 @@ int tr_dist_gather_start(tr_dist_gather **out, tr_dist *d, tr_alloc *alloc, size
                          int n_slices, const float *shard, size_t shard_off, float *packed, const char *name)
 {
     *out = NULL;
+    int rc = need_backend(d, name);
+    if (rc < 0)
+        return rc;
     for (int i = 0; i < n_slices; i++)
         if (slices[i].off > n_flat || slices[i].n > n_flat - slices[i].off ||
             (i && slices[i].off < slices[i - 1].off + slices[i - 1].n))
@@ -611,7 +777,7 @@ int tr_dist_gather_start(tr_dist_gather **out, tr_dist *d, tr_alloc *alloc, size
     g->displs = g->counts + d->size;
     g->d = d;
     g->alloc = alloc;
-    int rc = rank_counts(d, n_flat, slices, n_slices, g->counts, g->displs);
+    rc = rank_counts(d, n_flat, slices, n_slices, g->counts, g->displs);
     size_t lo, hi, mine = rc == TR_OK ? (size_t)g->counts[d->rank] : 0;
     tr_dist_shard_range(n_flat, d->size, d->rank, &lo, &hi);
     /* in place when this rank's run already sits where it belongs in packed */
@@ -631,12 +797,18 @@ int tr_dist_gather_start(tr_dist_gather **out, tr_dist *d, tr_alloc *alloc, size
                 size_t a = slices[i].off > lo ? slices[i].off : lo;
                 size_t e = slices[i].off + slices[i].n < hi ? slices[i].off + slices[i].n : hi;
                 if (a < e) {
-                    memcpy(g->send + at, shard + (a - shard_off), (e - a) * sizeof(float));
+                    copy_floats(d, g->send + at, shard + (a - shard_off), e - a);
                     at += e - a;
                 }
             }
         }
     }
+#ifdef TR_DIST_NCCL
+    if (rc == TR_OK && d->nccl) {
+        rc = tr_nccl_allgatherv(d->nccl, &g->p.op, in_place ? packed + g->displs[d->rank] : g->send, packed,
+                                g->counts, g->displs, name);
+    } else
+#endif
     if (rc == TR_OK) {
         int mpi = in_place ? MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, packed, g->counts, g->displs,
                                              MPI_FLOAT, d->comm, &g->p.req)

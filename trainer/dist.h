@@ -1,19 +1,29 @@
 /* dist.h: distributed training over Open MPI (DDP and ZeRO/FSDP), the
- * layer between the training loop and MPI. It does: start-up from mpirun's
- * environment, the agreement check of the ranks' configurations, bucketed
- * asynchronous gradient all-reduce and reduce-scatter over slices of the
- * model's flat buffers, all-gather of parameter shards, a watchdog on every
- * wait (a stalled rank stops the job with a message naming the collective,
- * never a hang), NVTX ranges for every collective (category
- * "communication"), the ZeRO shard arithmetic and the ZeRO memory
- * accounting. It does not know the model: it moves floats between ranks.
+ * layer between the training loop and the transports. It does: start-up
+ * from mpirun's environment, the agreement check of the ranks'
+ * configurations, bucketed asynchronous gradient all-reduce and
+ * reduce-scatter over slices of the model's flat buffers, all-gather of
+ * parameter shards, a watchdog on every wait (a stalled rank stops the job
+ * with a message naming the collective, never a hang), NVTX ranges for
+ * every collective (category "communication"), the ZeRO shard arithmetic
+ * and the ZeRO memory accounting. It does not know the model: it moves
+ * floats between ranks.
+ *
+ * Transports, chosen by tr_dist_use_backend from the backend: on the CPU,
+ * MPI's non-blocking collectives on host buffers; on the CUDA backend, NCCL
+ * on device buffers (dist_nccl.h: a communication stream ordered against
+ * the compute stream by events; a wait makes the compute stream wait, the
+ * host never does). The bucket copies, the unpacking and the scaling go
+ * through the backend's ops either way. Small host reductions (loss,
+ * gradient norm, flags), the start-up and checkpoint gathers stay on MPI.
  *
  * Sharding: every ZeRO stage gives rank r one contiguous range
  * [begin, end) of the flat parameter order (tr_dist_shard_range), so the
  * optimizer, the gradient norm and checkpoint shards work on one range.
  * A unit's slices (a block's 12 tensors) packed in flat order split into
  * per-rank runs in rank order, which is what MPI_Ireduce_scatter and
- * MPI_Iallgatherv exchange; so a block is reduce-scattered and gathered
+ * MPI_Iallgatherv exchange (on NCCL: a group of ncclReduce or
+ * ncclBroadcast, one per rank); so a block is reduce-scattered and gathered
  * as one packed buffer.
  *
  * Open MPI progresses non-blocking collectives only inside MPI calls (no
@@ -25,6 +35,7 @@
 #define TR_DIST_H
 
 #include "alloc.h"
+#include "backend.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -43,6 +54,17 @@ int tr_dist_init(tr_dist **out, double timeout_s);
 void tr_dist_free(tr_dist *d);
 int tr_dist_rank(const tr_dist *d);
 int tr_dist_size(const tr_dist *d);
+/* This rank's index among the ranks of its node, and their count
+ * (MPI_Comm_split_type SHARED): the GPU a rank takes. */
+int tr_dist_local_rank(const tr_dist *d);
+int tr_dist_local_size(const tr_dist *d);
+/* Collective. The backend whose buffers the buckets and gathers hold, and
+ * so the transport: MPI for the CPU backend; NCCL for the CUDA one (the
+ * communicator made here, its id broadcast over MPI), or TR_EINVAL when
+ * this trainer was built without NCCL. Call before any bucket or gather. */
+int tr_dist_use_backend(tr_dist *d, tr_backend *be);
+/* "MPI" or "NCCL 2.28.9": what carries the buckets and gathers. */
+const char *tr_dist_transport(const tr_dist *d);
 /* Stops every rank (MPI_Abort): the one way out when ranks disagree midway. */
 void tr_dist_abort(tr_dist *d, int code) __attribute__((noreturn));
 
@@ -62,13 +84,15 @@ int tr_dist_agree(tr_dist *d, const tr_dist_setting *settings, int n_settings);
 void tr_dist_shard_range(size_t n, int size, int rank, size_t *begin, size_t *end);
 
 /* Blocking all-reduces (sums) of small host arrays, under the watchdog:
- * the gradient norm's sum of squares, the loss, finite flags. */
+ * the gradient norm's sum of squares, the loss, finite flags. MPI on either
+ * transport: these values are on the host already. */
 int tr_dist_allreduce_sum(tr_dist *d, double *x, int n, const char *what);
 int tr_dist_allreduce_min_int(tr_dist *d, int *x, int n, const char *what);
 /* Every rank waits for every other (start-up, before timing). */
 int tr_dist_barrier(tr_dist *d, const char *what);
 /* Polls every collective in flight (moves Open MPI's schedules along and
- * notes completions). Cheap; call between blocks. */
+ * notes completions; on NCCL notes finished collectives and stream waits).
+ * Cheap; call between blocks. */
 int tr_dist_progress(tr_dist *d);
 
 /* A slice of a flat buffer: elements [off, off + n). */
@@ -79,7 +103,9 @@ typedef struct tr_dist_slice {
 /* Gradient reduction in buckets. Slices are copied into a bucket buffer
  * (from the caching allocator, "communication bucket") as they are added;
  * a bucket is started (MPI_Iallreduce, or MPI_Ireduce_scatter over the
- * owners' runs) when it is full, and finish waits, unpacks and scales.
+ * owners' runs; ncclAllReduce, or ncclReduce per owner) when it is full,
+ * and finish waits, unpacks and scales (on NCCL: the compute stream waits,
+ * and the unpacking is queued behind the wait).
  * For reduce-scatter, slices within a bucket must rise in offset: an added
  * slice below the previous one starts the bucket first. */
 typedef enum tr_dist_reduce_kind { TR_DIST_ALLREDUCE, TR_DIST_REDUCE_SCATTER } tr_dist_reduce_kind;
@@ -90,7 +116,8 @@ int tr_dist_grads_new(tr_dist_grads **out, tr_dist *d, tr_alloc *alloc, tr_dist_
                       size_t bucket_bytes);
 void tr_dist_grads_free(tr_dist_grads *g);
 /* Adds flat elements [off, off + n) whose values are at src. src may be
- * reused as soon as this returns. */
+ * reused as soon as this returns (on a GPU: by work queued on the compute
+ * stream after this call). */
 int tr_dist_grads_add(tr_dist_grads *g, const float *src, size_t off, size_t n);
 /* Starts the partly filled bucket. */
 int tr_dist_grads_flush(tr_dist_grads *g);
@@ -112,7 +139,8 @@ int tr_dist_grads_n_started(const tr_dist_grads *g);
 typedef struct tr_dist_gather tr_dist_gather;
 int tr_dist_gather_start(tr_dist_gather **out, tr_dist *d, tr_alloc *alloc, size_t n_flat, const tr_dist_slice *slices,
                          int n_slices, const float *shard, size_t shard_off, float *packed, const char *name);
-/* Waits (under the watchdog) and frees the handle; NULL is fine. */
+/* Waits (under the watchdog; on NCCL the compute stream waits) and frees
+ * the handle; NULL is fine. */
 int tr_dist_gather_wait(tr_dist_gather *g);
 
 /* Gathers every rank's shard of a flat buffer of n_flat elements
@@ -122,16 +150,21 @@ int tr_dist_gather_wait(tr_dist_gather *g);
  * checkpoints: the one time everything meets on one rank. */
 int tr_dist_gather_shards(tr_dist *d, const float *shard, size_t n_flat, float *full, int root, const char *what);
 
-/* Communication time, for the progress line and the benchmark. in_flight:
- * from a collective's start to the poll that saw it complete; exposed: the
- * training thread blocked in waits (what compute did not hide). */
+/* Communication time, for the progress line and the benchmark. MPI:
+ * in_flight from a collective's start to the poll that saw it complete;
+ * exposed, the training thread blocked in waits (what compute did not
+ * hide). NCCL: in_flight, the collectives' time on the communication
+ * stream (from when it could start them to their end); exposed, the time
+ * the compute stream stood waiting for them (events around each wait). */
 typedef struct tr_dist_stats {
     uint64_t n_collectives;
     uint64_t bytes;       /* payload sent by this rank's collectives' buffers */
     int64_t in_flight_ns;
     int64_t exposed_ns;
 } tr_dist_stats;
-void tr_dist_get_stats(const tr_dist *d, tr_dist_stats *out);
+/* On NCCL it first waits for the collectives and stream waits in flight:
+ * call it outside a step. */
+int tr_dist_get_stats(tr_dist *d, tr_dist_stats *out);
 
 /* ZeRO memory accounting. A model state buffer holds bytes_per_param bytes
  * per parameter and is sharded from ZeRO stage shard_stage on (1: optimizer

@@ -107,3 +107,22 @@ endif
 endif
 endif
 EXTRA_DIST += trainer/backend_cuda.h trainer/backend_cuda.c
+
+# NCCL for --dist on the CUDA backend (trainer/dist_nccl.c, behind dist.c's
+# tr_dist_* API): only with Open MPI (start-up, small host reductions), the
+# CUDA backend and NCCL. tests/gpu/dist_nccl.sh runs it on a GPU (77 without).
+if HAVE_MPI
+if HAVE_CUDA
+if HAVE_NVTX
+if HAVE_CUBLASLT
+if HAVE_NCCL
+TRAINER_CPPFLAGS += -DTR_DIST_NCCL
+trainer_libtrainer_la_SOURCES += trainer/dist_nccl.h trainer/dist_nccl.c
+trainer_libtrainer_la_LIBADD += $(NCCL_LIBS)
+TESTS += tests/gpu/dist_nccl.sh
+endif
+endif
+endif
+endif
+endif
+EXTRA_DIST += trainer/dist_nccl.h trainer/dist_nccl.c tests/gpu/dist_nccl.sh tests/gpu/carry_mpi.sh

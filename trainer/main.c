@@ -61,7 +61,7 @@ typedef struct options {
     double bucket_mb, dist_timeout;
     /* the backend; NULL strings are the defaults ("cpu", "off") */
     const char *backend, *pin_memory, *expandable_segments, *sync_every_op, *autotune, *tf32;
-    int device;
+    int device;             /* -1: not given (0, or under --dist the rank's index on its node) */
 } options;
 
 static void usage(FILE *f)
@@ -113,7 +113,9 @@ static void usage(FILE *f)
             "  --warmup N          linear warmup steps (onecycle: the rising phase, default 30%%)\n"
             "  --clip NORM         clip the global gradient norm (default 0: off)\n"
             "  --ema DECAY         keep an EMA of the weights, used for evaluation (like 0.999)\n"
-            "\nDistributed (run under Open MPI's mpirun: mpirun -np N trainer --dist ddp ...):\n"
+            "\nDistributed (run under Open MPI's mpirun: mpirun -np N trainer --dist ddp ...; on GPUs with\n"
+            "--backend cuda each rank takes the GPU of its index on its node and NCCL carries the gradients\n"
+            "and parameters; one rank may also start without mpirun):\n"
             "  --dist MODE         ddp: gradients all-reduced in buckets during backward;\n"
             "                      fsdp: ZeRO sharding of optimizer state, gradients, parameters\n"
             "  --zero N            fsdp's stage: 1 optimizer state, 2 also gradients, 3 also parameters (default 3)\n"
@@ -122,7 +124,7 @@ static void usage(FILE *f)
             "                      --batch is per rank: N ranks of batch B train as one of batch N x B\n"
             "\nCUDA backend (built with the CUDA toolkit):\n"
             "  --backend NAME      cpu (default) or cuda\n"
-            "  --device N          the GPU to train on (default 0)\n"
+            "  --device N          the GPU to train on (default 0; under --dist the rank's index on its node)\n"
             "  --pin-memory on|off pinned staging buffers: batches copied on a copy stream while compute\n"
             "                      runs (default off: pageable copies that wait for the compute stream)\n"
             "  --expandable-segments on|off  the allocator's segments mapped into one reserved virtual\n"
@@ -188,7 +190,7 @@ static void parse(options *o, int argc, char **argv)
 {
     *o = (options){.model = "gpt-tiny", .data = DEFAULT_DATA, .steps = 100, .workers = 1, .eval_every = 50,
                    .eval_batches = 8, .log_every = 10, .lr = 3e-3, .weight_decay = 0.1, .val_fraction = 0.1,
-                   .seed = 1337, .accum = 1, .bucket_mb = 25, .dist_timeout = 300, .momentum = -1, .amp = "off", .checkpoint = "none", .fuse = "off",
+                   .seed = 1337, .accum = 1, .bucket_mb = 25, .dist_timeout = 300, .device = -1, .momentum = -1, .amp = "off", .checkpoint = "none", .fuse = "off",
                    .optimizer = "adamw", .schedule = "constant"};
     /* a preset first, so the flags around it override what it sets */
     for (int i = 1; i + 1 < argc; i++)
@@ -339,7 +341,7 @@ static tr_backend *make_backend(const options *o)
     if (o->backend && !cuda && strcmp(o->backend, "cpu"))
         fail_flag("--backend", o->backend, "cpu or cuda");
     if (!cuda) {
-        if (o->device || o->pin_memory || o->expandable_segments || o->sync_every_op || o->autotune || o->tf32) {
+        if (o->device >= 0 || o->pin_memory || o->expandable_segments || o->sync_every_op || o->autotune || o->tf32) {
             fprintf(stderr, "trainer: --device, --pin-memory, --expandable-segments, --sync-every-op, --autotune "
                             "and --tf32 are switches of --backend cuda\n");
             exit(2);
@@ -347,7 +349,7 @@ static tr_backend *make_backend(const options *o)
         return tr_backend_cpu(o->threads);
     }
 #ifdef TR_CUDA_BACKEND
-    tr_cuda_options co = {.device = o->device,
+    tr_cuda_options co = {.device = o->device < 0 ? 0 : o->device,
                           .pin_memory = switch_on("--pin-memory", o->pin_memory),
                           .expandable_segments = switch_on("--expandable-segments", o->expandable_segments),
                           .sync_every_op = switch_on("--sync-every-op", o->sync_every_op),
@@ -463,6 +465,7 @@ static void dist_agree(tr_dist *d, const options *o, const tr_gpt *m, const tr_d
     SET("--eval-every", "%d", o->eval_every);
     SET("--eval-batches", "%d", o->eval_batches);
     SET("--dist", "%s", o->dist);
+    SET("--backend", "%s", o->backend ? o->backend : "cpu");
     SET("--zero", "%d", o->zero);
     SET("--bucket-mb", "%.9g", o->bucket_mb);
     SET("--dist-timeout", "%.9g", o->dist_timeout);
@@ -496,6 +499,12 @@ static void dist_check_flags(const options *o)
     if (o->dist) {
         fprintf(stderr, "trainer: --dist %s needs Open MPI, and this trainer was built without it "
                         "(apt-get install libopenmpi-dev openmpi-bin, then configure and make again)\n", o->dist);
+        exit(2);
+    }
+#elif !defined(TR_DIST_NCCL)
+    if (o->dist && o->backend && !strcmp(o->backend, "cuda")) {
+        fprintf(stderr, "trainer: --dist %s on --backend cuda needs NCCL, and this trainer was built without it "
+                        "(configure finds it in the CUDA toolkit: nccl.h and libnccl); use --backend cpu\n", o->dist);
         exit(2);
     }
 #endif
@@ -599,6 +608,8 @@ int main(int argc, char **argv)
     if (dist) {
         rank = tr_dist_rank(dist);
         n_ranks = tr_dist_size(dist);
+        if (o.device < 0 && o.backend && !strcmp(o.backend, "cuda")) /* one GPU per rank of a node */
+            o.device = tr_dist_local_rank(dist);
     }
 #endif
 
@@ -623,6 +634,10 @@ int main(int argc, char **argv)
 #ifdef HAVE_MPI
     if (dist) {
         dist_agree(dist, &o, model, data);
+        if (tr_dist_use_backend(dist, be) < 0) { /* on a GPU: the NCCL communicator */
+            fprintf(stderr, "trainer: rank %d: %s\n", rank, tr_error_last());
+            exit(1);
+        }
         tc.dist = dist;
         tc.dist_cfg = &dist_cfg;
     }
@@ -676,7 +691,7 @@ int main(int argc, char **argv)
     printf("; %d thread(s), %d loader worker(s)\n", be->n_threads, o.workers);
 #ifdef TR_CUDA_BACKEND
     if (be->device == TR_CUDA)
-        printf("trainer: cuda device %d: %s\n", o.device, tr_backend_cuda_describe(be));
+        printf("trainer: cuda device %d: %s\n", o.device < 0 ? 0 : o.device, tr_backend_cuda_describe(be));
 #endif
     printf("trainer: %s%samp %s%s, checkpointing %s, fusion %s, %s, lr %g %s%s\n", o.preset ? "preset " : "",
            o.preset ? o.preset : "", o.amp,
@@ -686,10 +701,10 @@ int main(int argc, char **argv)
     tr_dist_stats comm0 = {0};
     double states_bytes = 0; /* allocated after the last step: the model states */
     if (dist) {
-        printf("trainer: %s over %d ranks: batch %d per rank, %d in all\n", tr_dist_gpt_name(trainer.dist), n_ranks,
-               B, B * n_ranks);
+        printf("trainer: %s over %d ranks (%s): batch %d per rank, %d in all\n", tr_dist_gpt_name(trainer.dist),
+               n_ranks, tr_dist_transport(dist), B, B * n_ranks);
         tr_check(tr_dist_barrier(dist, "start")); /* time the steps, not the start-up */
-        tr_dist_get_stats(dist, &comm0);
+        tr_check(tr_dist_get_stats(dist, &comm0));
     }
 #endif
     fflush(stdout);
@@ -762,7 +777,7 @@ int main(int argc, char **argv)
         double optim_bytes = trainer.opt.m.data ? (trainer.opt.v.data ? 8.0 : 4.0) : 0.0;
         tr_dist_gpt_get_memory(trainer.dist, optim_bytes, &mem);
         tr_dist_stats c1;
-        tr_dist_get_stats(dist, &c1);
+        tr_check(tr_dist_get_stats(dist, &c1));
         double steps = o.steps > 0 ? o.steps : 1;
         double fl = (c1.in_flight_ns - comm0.in_flight_ns) / 1e6 / steps;
         double ex = (c1.exposed_ns - comm0.exposed_ns) / 1e6 / steps;
