@@ -10,13 +10,13 @@
 #   BUILD_DIR  the build tree, or the stage tests/gpu/prepare_device.sh makes
 #              of it (_build-gpu/stage: the binaries plus lib/ and bin/ with
 #              SQLite and what else the device may lack); default _build-gpu
-#   PART       tests, capture, sanitizer, speed (default: all four)
+#   PART       tests, dist, capture, sanitizer, speed (default: all five)
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 SRC=$(pwd)
 BUILD=${1:-_build-gpu}
 [ $# -gt 0 ] && shift
-PARTS=${*:-tests capture sanitizer speed}
+PARTS=${*:-tests dist capture sanitizer speed}
 case $BUILD in /*) ;; *) BUILD=$SRC/$BUILD ;; esac
 TRAINER=$BUILD/trainer/trainer
 DATA=/usr/share/games/fortunes
@@ -51,6 +51,15 @@ part_tests() {
     sh "$SRC/tests/gpu/trainer_cuda.sh" "$BUILD"; r=$?
     echo "== trainer_cuda.sh: exit $r"; [ $r -eq 0 ] || rc=1
     return $rc
+}
+
+# --dist over NCCL (needs a build with Open MPI and, on a device without it,
+# tests/gpu/carry_mpi.sh's copy in the stage); 77 (skipped) is not a failure
+part_dist() {
+    echo "== dist_nccl.sh"
+    sh "$SRC/tests/gpu/dist_nccl.sh" "$BUILD"; r=$?
+    echo "== dist_nccl.sh: exit $r$([ $r -eq 77 ] && echo ' (skipped)')"
+    [ $r -eq 0 ] || [ $r -eq 77 ]
 }
 
 # gtrace on CUDA programs: the capture test (kernels, copies, memsets, syncs,
