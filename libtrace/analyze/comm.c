@@ -7,7 +7,8 @@
  * NCCL kernels (names starting "nccl") on a device, or NVTX ranges of a
  * category named "communication" on the process's threads; a process with
  * NCCL kernels is measured on its devices only (its host ranges would mix a
- * host view into a device one). Compute is what the rest of the report calls
+ * host view into a device one; when it has one device, the payloads of those
+ * ranges still give the bytes). Compute is what the rest of the report calls
  * the device timeline: the process's kernels that are not NCCL's (on that
  * device), or its CPU ops on a trace without kernels. Each rank is measured
  * in its own steps (its process's step ranges), else in the report's steps,
@@ -101,6 +102,7 @@ typedef struct unit {
     gt_comm_source source;
     spans comm, compute, overlap;
     item *items; size_t n_items, cap_items; /* by start */
+    item *sized; size_t n_sized, cap_sized;  /* NCCL units: the host ranges that give bytes, by start */
 } unit;
 
 typedef struct kind_acc {
@@ -166,26 +168,35 @@ static unit *unit_of(ctx *c, int64_t pid, int32_t device, gt_comm_source source)
     return u;
 }
 
-static int add_item(unit *u, int64_t s, int64_t e, int64_t bytes, gt_string_id name)
+static int push_item(item **v, size_t *n, size_t *cap, item x)
 {
-    if (u->n_items == u->cap_items) {
-        size_t ncap = u->cap_items ? u->cap_items * 2 : 64;
-        item *ni = realloc(u->items, ncap * sizeof *ni);
-        if (!ni)
+    if (*n == *cap) {
+        size_t ncap = *cap ? *cap * 2 : 64;
+        item *nv = realloc(*v, ncap * sizeof *nv);
+        if (!nv)
             return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory measuring communication");
-        u->items = ni;
-        u->cap_items = ncap;
+        *v = nv;
+        *cap = ncap;
     }
-    u->items[u->n_items++] = (item){s, e, bytes, name};
-    return spans_add(&u->comm, s, e);
+    (*v)[(*n)++] = x;
+    return 0;
 }
 
-static bool has_nccl_pid(const ctx *c, int64_t pid)
+static int add_item(unit *u, int64_t s, int64_t e, int64_t bytes, gt_string_id name)
 {
+    int rc = push_item(&u->items, &u->n_items, &u->cap_items, (item){s, e, bytes, name});
+    return rc < 0 ? rc : spans_add(&u->comm, s, e);
+}
+
+/* The NCCL units of a process: how many, and the first. */
+static size_t nccl_units_of(ctx *c, int64_t pid, unit **first)
+{
+    size_t n = 0;
+    *first = NULL;
     for (size_t i = 0; i < c->n_units; i++)
-        if (c->units[i].pid == pid && c->units[i].source == GT_COMM_NCCL)
-            return true;
-    return false;
+        if (c->units[i].pid == pid && c->units[i].source == GT_COMM_NCCL && n++ == 0)
+            *first = &c->units[i];
+    return n;
 }
 
 /* Units and their communication: NCCL kernels, then NVTX ranges of the
@@ -208,7 +219,12 @@ static int find_units(ctx *c)
     for (size_t i = 0; i < m->n_comms; i++) {
         const an_comm *x = &m->comms[i];
         int64_t pid = gt_pid_of(x->tid);
-        if (n_nccl > 0 && has_nccl_pid(c, pid))
+        unit *nu = NULL;
+        size_t n_nu = n_nccl > 0 ? nccl_units_of(c, pid, &nu) : 0;
+        if (n_nu == 1 && x->bytes >= 0 &&
+            (rc = push_item(&nu->sized, &nu->n_sized, &nu->cap_sized, (item){x->start_ns, x->end_ns, x->bytes, x->name})) < 0)
+            return rc;
+        if (n_nu > 0)
             continue;
         unit *u = unit_of(c, pid, -1, GT_COMM_NVTX);
         if (!u)
@@ -325,6 +341,20 @@ static int unit_steps(gt_step **out, size_t *out_n, const an_model *m, int64_t p
     return 0;
 }
 
+/* The first item that starts at or after t (items by start). */
+static size_t first_from(const item *v, size_t n, int64_t t)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (v[mid].start_ns < t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 static int measure_unit(ctx *c, gt_comm_rank *rk, const unit *u, const gt_report *r, const gt_report_options *opt)
 {
     const an_model *m = c->m;
@@ -373,15 +403,7 @@ static int measure_unit(ctx *c, gt_comm_rank *rk, const unit *u, const gt_report
         st->overlap_ns = spans_len(&u->overlap, a, b);
         st->exposed_ns = st->comm_ns - st->overlap_ns;
         /* the collectives that start in the step */
-        size_t lo = 0, hi = u->n_items;
-        while (lo < hi) {
-            size_t mid = (lo + hi) / 2;
-            if (u->items[mid].start_ns < a)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        for (size_t i = lo; i < u->n_items && u->items[i].start_ns < b; i++) {
+        for (size_t i = first_from(u->items, u->n_items, a); i < u->n_items && u->items[i].start_ns < b; i++) {
             const item *x = &u->items[i];
             st->n_collectives++;
             if (x->bytes >= 0) {
@@ -397,6 +419,11 @@ static int measure_unit(ctx *c, gt_comm_rank *rk, const unit *u, const gt_report
             c->kinds[k].n++;
             c->kinds[k].total_ns += d;
             c->kinds[k].exposed_ns += d - spans_len(&u->compute, x->start_ns, x->end_ns);
+        }
+        /* NCCL: bytes from the host's ranges */
+        for (size_t i = first_from(u->sized, u->n_sized, a); i < u->n_sized && u->sized[i].start_ns < b; i++) {
+            st->bytes += u->sized[i].bytes;
+            st->n_bytes_known++;
         }
         rk->span_ns += b - a;
         rk->comm_ns += st->comm_ns;
@@ -511,6 +538,7 @@ cleanup:
         spans_free(&c->units[k].compute);
         spans_free(&c->units[k].overlap);
         free(c->units[k].items);
+        free(c->units[k].sized);
     }
     free(c->units);
     for (size_t k = 0; k < c->n_kinds; k++)

@@ -162,7 +162,8 @@ typedef struct gt_comm_step { /* one rank's communication in one step */
     int64_t overlap_ns;       /* communication while compute ran */
     int64_t exposed_ns;       /* communication with no compute: comm - overlap, what the step waits for */
     int64_t n_collectives;    /* collectives that started in the step */
-    int64_t bytes;            /* their bytes, of the n_bytes_known that say (an integer NVTX payload) */
+    int64_t bytes;            /* their bytes, of the n_bytes_known that say (an integer NVTX payload; NCCL
+                               * ranks: of the process's NVTX communication ranges) */
     int64_t n_bytes_known;
 } gt_comm_step;
 

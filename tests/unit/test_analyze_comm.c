@@ -197,7 +197,8 @@ static void test_analyze_comm__cpu_ranks(void)
  *   302 step 1: sgemm [11, 19), no collective
  * 301's host range of a "communication" category and its copy during the
  * AllReduce are not counted: a process with NCCL kernels is measured on its
- * device, and copies are not compute. */
+ * device, and copies are not compute; the range's payload (4096) is step 0's
+ * bytes, all 301's bytes say. */
 static void test_analyze_comm__nccl_ranks(void)
 {
     static const char *allreduce = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm *, unsigned long, ncclWork *)";
@@ -247,7 +248,11 @@ static void test_analyze_comm__nccl_ranks(void)
     CU_ASSERT_EQUAL(a->steps[1].exposed_ns, 2 * MS);
     CU_ASSERT_EQUAL(a->steps[1].n_collectives, 2);
     CU_ASSERT_EQUAL(a->n_collectives, 3);
-    CU_ASSERT_EQUAL(a->n_bytes_known, 0);
+    CU_ASSERT_EQUAL(a->steps[0].bytes, 4096);
+    CU_ASSERT_EQUAL(a->steps[0].n_bytes_known, 1);
+    CU_ASSERT_EQUAL(a->steps[1].n_bytes_known, 0);
+    CU_ASSERT_EQUAL(a->bytes, 4096);
+    CU_ASSERT_EQUAL(b->n_bytes_known, 0);
     CU_ASSERT_EQUAL(a->comm_ns, 10 * MS);
     CU_ASSERT_EQUAL(a->compute_ns, 11 * MS);
     CU_ASSERT_EQUAL(a->exposed_ns, 4 * MS);
