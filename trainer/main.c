@@ -501,7 +501,7 @@ static void dist_check_flags(const options *o)
                         "(apt-get install libopenmpi-dev openmpi-bin, then configure and make again)\n", o->dist);
         exit(2);
     }
-#elif !defined(TR_DIST_NCCL)
+#elif defined(TR_CUDA_BACKEND) && !defined(TR_DIST_NCCL) /* without the backend, make_backend says so */
     if (o->dist && o->backend && !strcmp(o->backend, "cuda")) {
         fprintf(stderr, "trainer: --dist %s on --backend cuda needs NCCL, and this trainer was built without it "
                         "(configure finds it in the CUDA toolkit: nccl.h and libnccl); use --backend cpu\n", o->dist);
