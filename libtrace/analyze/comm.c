@@ -379,12 +379,15 @@ static int measure_unit(ctx *c, gt_comm_rank *rk, const unit *u, const gt_report
     size_t n_win = n_steps ? n_steps : 1;
     rk->steps = calloc(n_win, sizeof *rk->steps);
     const char *pname = "";
+    rk->rank = -1;
     if (m->t) {
         size_t n_proc = 0;
         const gt_process *p = gt_trace_processes(m->t, &n_proc);
         for (size_t i = 0; i < n_proc; i++)
-            if (p[i].pid == u->pid && p[i].name)
-                pname = p[i].name;
+            if (p[i].pid == u->pid) {
+                pname = p[i].name ? p[i].name : "";
+                rk->rank = p[i].rank;
+            }
     }
     rk->name = an_strdup(pname);
     if (!rk->steps || !rk->name) {
@@ -446,6 +449,19 @@ static int cmp_unit(const void *a, const void *b)
     if (x->pid != y->pid)
         return x->pid < y->pid ? -1 : 1;
     return (x->device > y->device) - (x->device < y->device);
+}
+
+/* Ranks in job order; processes whose rank is unknown after, by pid. */
+static int cmp_rank(const void *a, const void *b)
+{
+    const gt_comm_rank *x = a, *y = b;
+    if ((x->rank < 0) != (y->rank < 0))
+        return x->rank < 0 ? 1 : -1;
+    if (x->rank != y->rank)
+        return x->rank < y->rank ? -1 : 1;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    return (x->device_id > y->device_id) - (x->device_id < y->device_id);
 }
 
 static int cmp_kind(const void *a, const void *b)
@@ -515,6 +531,7 @@ int an_comm_measure(gt_comm *cm, const an_model *m, const gt_report *r, const gt
     for (size_t k = 0; k < c->n_units; k++)
         if ((rc = measure_unit(c, &cm->ranks[k], &c->units[k], r, opt)) < 0)
             goto cleanup;
+    qsort(cm->ranks, cm->n_ranks, sizeof *cm->ranks, cmp_rank);
     summarise(cm);
     /* collectives by kind, the top_n longest */
     size_t top_n = opt && opt->top_n > 0 ? (size_t)opt->top_n : 10;

@@ -169,6 +169,7 @@ typedef struct gt_comm_step { /* one rank's communication in one step */
 
 typedef struct gt_comm_rank { /* a process (a rank of the job); NCCL: one of its devices */
     int64_t pid;
+    int32_t rank;             /* its rank in the job, from the launcher's variables; -1 unknown */
     int32_t device_id;        /* NCCL: the device; -1: host communication */
     gt_comm_source source;
     char *name;               /* the process's name ("" unknown) */
@@ -188,7 +189,7 @@ typedef struct gt_comm_kind { /* collectives by name, a trailing number dropped 
 } gt_comm_kind;
 
 typedef struct gt_comm {
-    gt_comm_rank *ranks; size_t n_ranks; /* by pid, then device; none: no communication */
+    gt_comm_rank *ranks; size_t n_ranks; /* by rank (unknown last), pid, device; none: no communication */
     gt_comm_kind *kinds; size_t n_kinds; /* over all ranks, longest total first, top_n */
     int64_t n_kind_names;
     bool per_step; /* the ranks have steps: the means below are per step */

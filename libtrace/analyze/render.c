@@ -37,13 +37,16 @@ static double rel_ms(const gt_report *r, int64_t t)
     return (double)(t - r->start_ns) / 1e6;
 }
 
-/* "pid 4993" or, for NCCL, "pid 4993 dev 0" */
+/* "rank 1 (pid 4993)", "pid 4993" when the rank is unknown; NCCL adds " dev 0" */
 static const char *rank_label(char *buf, size_t n, const gt_comm_rank *k)
 {
+    char dev[24] = "";
     if (k->device_id >= 0)
-        snprintf(buf, n, "pid %lld dev %d", (long long)k->pid, k->device_id);
+        snprintf(dev, sizeof dev, " dev %d", k->device_id);
+    if (k->rank >= 0)
+        snprintf(buf, n, "rank %d (pid %lld)%s", k->rank, (long long)k->pid, dev);
     else
-        snprintf(buf, n, "pid %lld", (long long)k->pid);
+        snprintf(buf, n, "pid %lld%s", (long long)k->pid, dev);
     return buf;
 }
 
@@ -73,7 +76,7 @@ static void print_comm(const gt_report *r, FILE *f)
     fprintf(f, "  %s, mean over ranks: comm %s, exposed %s, overlap %s, %.1f%% hidden, %.1f collectives\n",
             c->per_step ? "per step" : "over the window (no steps)", NS(c->comm_ns), NS(c->exposed_ns),
             NS(c->overlap_ns), 100 * c->hidden, c->collectives);
-    fprintf(f, "  %-22s %5s %11s %11s %11s %11s %7s %8s %11s %12s\n", c->per_step ? "rank, per step" : "rank",
+    fprintf(f, "  %-30s %5s %11s %11s %11s %11s %7s %8s %11s %12s\n", c->per_step ? "rank, per step" : "rank",
             "steps", "comm", "compute", "overlap", "exposed", "hidden", "exposed%", "collectives", "bytes");
     for (size_t i = 0; i < c->n_ranks; i++) {
         const gt_comm_rank *k = &c->ranks[i];
@@ -83,7 +86,7 @@ static void print_comm(const gt_report *r, FILE *f)
         char bytes[40] = "unknown";
         if (k->n_bytes_known > 0)
             an_fmt_bytes(bytes, sizeof bytes, (double)k->bytes / n);
-        fprintf(f, "  %-22.22s %5zu %11s %11s %11s %11s %6.1f%% %7.1f%% %11.1f %12s\n", who, k->n_steps,
+        fprintf(f, "  %-30.30s %5zu %11s %11s %11s %11s %6.1f%% %7.1f%% %11.1f %12s\n", who, k->n_steps,
                 NS((double)k->comm_ns / n), NS((double)k->compute_ns / n), NS((double)k->overlap_ns / n),
                 NS((double)k->exposed_ns / n), 100 * k->hidden, 100 * k->exposed_share, (double)k->n_collectives / n,
                 bytes);
@@ -317,6 +320,7 @@ static void print_comm_json(const gt_comm *c, FILE *f)
         const gt_comm_rank *k = &c->ranks[i];
         fputs(i ? ",{" : "{", f);
         jint(f, "pid", k->pid); fputc(',', f);
+        jint(f, "rank", k->rank); fputc(',', f);
         jint(f, "device_id", k->device_id); fputc(',', f);
         jstr(f, "source", k->source == GT_COMM_NCCL ? "nccl" : "nvtx"); fputc(',', f);
         jstr(f, "name", k->name); fputc(',', f);

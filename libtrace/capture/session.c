@@ -162,11 +162,16 @@ static char *read_small_file(const char *path, size_t *out_len)
     return buf;
 }
 
-static bool is_cuda_env(const char *kv)
+/* The environment worth keeping: what changes CUDA, the libraries and the
+ * threads, and the job rank. */
+static bool is_recorded_env(const char *kv)
 {
     static const char *const prefixes[] = {
         "CUDA_", "NCCL_", "CUBLAS_", "CUBLASLT_", "CUDNN_", "PYTORCH_", "TORCH_", "NVIDIA_TF32",
         "OMP_NUM_THREADS=", "GTRACE_", "LD_PRELOAD=", "NVTX_INJECTION64_PATH=",
+        /* which rank of a distributed job this process is (the report names ranks by them) */
+        "OMPI_COMM_WORLD_RANK=", "OMPI_COMM_WORLD_LOCAL_RANK=", "OMPI_COMM_WORLD_SIZE=", "PMIX_RANK=", "PMI_RANK=",
+        "PMI_SIZE=", "SLURM_PROCID=", "SLURM_NTASKS=", "RANK=", "LOCAL_RANK=", "WORLD_SIZE=",
     };
     for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
         if (!strncmp(kv, prefixes[i], strlen(prefixes[i])))
@@ -205,7 +210,7 @@ static void describe_process(void)
     }
     write_config(gpid, "process_name", comm ? comm : "", root);
     for (char **e = environ; e && *e; e++) {
-        if (!is_cuda_env(*e))
+        if (!is_recorded_env(*e))
             continue;
         const char *eq = strchr(*e, '=');
         if (!eq)

@@ -6,9 +6,10 @@
  * -wal file), are copied event by event through the store's reader and
  * writer into a fresh trace: strings are interned again, callchain ids are
  * made unique per part, and duplicate descriptions (a process that exec'd
- * wrote two parts) are written once. Per-process environment entries of
- * GTRACE_RUN_CONFIG are not carried over by a copy (the reader cannot list
- * them); the run's own entries (pid 0) are written here.
+ * wrote two parts) are written once. GTRACE_RUN_CONFIG: the run's own
+ * entries (command line, options, root pid) are written here; each process's
+ * (and the root's copy under pid 0 of its environment) come from the first
+ * part that has them, so an exec'd image does not repeat them.
  */
 #define _GNU_SOURCE
 #include "config.h"
@@ -63,6 +64,7 @@ typedef struct assembly {
     gt_writer *w;
     int64_t n_rows_in_batch;
     id_set pids, gpus;
+    id_set config_pids; /* global pids whose configuration was copied */
     dropped_row *dropped;
     size_t n_dropped;
 } assembly;
@@ -219,6 +221,34 @@ static int copy_events(assembly *a, gt_trace *t, int part_no, id_set *callchains
     return rc;
 }
 
+/* One part's configuration rows: global pids met in an earlier part are
+ * skipped (their first image's rows stand), as are the run's own keys. */
+typedef struct config_copy {
+    assembly *a;
+    id_set seen_here;
+} config_copy;
+
+static int copy_config_row(void *ctx, int64_t gpid, const char *key, const char *value)
+{
+    config_copy *c = ctx;
+    if (set_has(&c->a->config_pids, gpid))
+        return 0;
+    if (gpid == 0 && (!strcmp(key, "command_line") || !strcmp(key, "gtrace_options") || !strcmp(key, "root_pid")))
+        return 0;
+    int rc = set_has(&c->seen_here, gpid) ? 0 : set_add(&c->seen_here, gpid);
+    return rc != 0 ? rc : gt_writer_add_config(c->a->w, gpid, key, value);
+}
+
+static int copy_config(assembly *a, gt_trace *t)
+{
+    config_copy c = {a, {0}};
+    int rc = gt_trace_each_config(t, copy_config_row, &c);
+    for (size_t i = 0; i < c.seen_here.n && rc == 0; i++)
+        rc = set_add(&a->config_pids, c.seen_here.v[i]);
+    free(c.seen_here.v);
+    return rc;
+}
+
 static int copy_part(assembly *a, const char *path, int part_no)
 {
     gt_trace *t = NULL;
@@ -249,6 +279,8 @@ static int copy_part(assembly *a, const char *path, int part_no)
         if (rc == 0)
             rc = gt_writer_add_gpu(a->w, &gpus[i]);
     }
+    if (rc == 0)
+        rc = copy_config(a, t);
     id_set callchains = {0};
     if (rc == 0)
         rc = copy_events(a, t, part_no, &callchains);
@@ -320,6 +352,7 @@ static int copy_all(char **parts, size_t n_parts, const char *output, bool force
         gt_writer_free(a.w);
     free(a.pids.v);
     free(a.gpus.v);
+    free(a.config_pids.v);
     free(a.dropped);
     return rc;
 }

@@ -359,6 +359,13 @@ const char *gt_trace_schema_version(const gt_trace *t);
 /* A value from META_DATA_EXPORT / EXPORT_META_DATA or GTRACE_RUN_CONFIG (pid 0); NULL if absent. */
 const char *gt_trace_meta(const gt_trace *t, const char *name);
 
+/* Calls fn on every row of GTRACE_RUN_CONFIG (none in an nsys export): the
+ * run's own entries under global pid 0, then each process's (command line,
+ * recorded environment, options). fn returns nonzero to stop; that value is
+ * returned. The strings live until fn returns. */
+typedef int (*gt_config_fn)(void *ctx, int64_t global_pid, const char *key, const char *value);
+int gt_trace_each_config(gt_trace *t, gt_config_fn fn, void *ctx);
+
 /* The string behind an id ("" for 0 or an unknown id). Borrowed from `t`. */
 const char *gt_trace_string(const gt_trace *t, gt_string_id id);
 
@@ -367,7 +374,13 @@ int gt_trace_count(gt_trace *t, gt_event_kind kind, int64_t *out_n);
 /* First start and last end over all event kinds. */
 int gt_trace_time_span(gt_trace *t, int64_t *out_start_ns, int64_t *out_end_ns);
 
-typedef struct gt_process { int64_t global_pid, pid; const char *name; } gt_process;
+typedef struct gt_process {
+    int64_t global_pid, pid;
+    const char *name;
+    /* its rank in a distributed job, from the launcher's variables gtrace recorded
+     * (OMPI_COMM_WORLD_RANK, PMIX_RANK, PMI_RANK, SLURM_PROCID, torchrun's RANK); -1 unknown */
+    int32_t rank;
+} gt_process;
 typedef struct gt_thread { int64_t global_tid; const char *name; } gt_thread;
 /* Descriptions, loaded at open; borrowed arrays. */
 const gt_process *gt_trace_processes(const gt_trace *t, size_t *out_n);

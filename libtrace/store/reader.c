@@ -1098,6 +1098,77 @@ static int load_run_config(gt_trace *t)
     return load_meta_rows(t, "SELECT \"key\", \"value\" FROM " GT_TABLE_RUN_CONFIG " WHERE \"globalPid\" = 0");
 }
 
+/* Each process's rank in a distributed job, from the launcher variables the
+ * capture recorded (env.* rows of GTRACE_RUN_CONFIG); the first variable of
+ * the list that a process has wins, as launchers set several. */
+static int load_process_ranks(gt_trace *t)
+{
+    static const char *const keys[] = {"env.OMPI_COMM_WORLD_RANK", "env.PMIX_RANK", "env.PMI_RANK",
+                                       "env.SLURM_PROCID", "env.RANK"};
+    enum { N_KEYS = sizeof keys / sizeof keys[0] };
+    int best[64]; /* the key each of the first processes got its rank from */
+    for (size_t i = 0; i < t->n_processes; i++) {
+        t->processes[i].rank = -1;
+        if (i < 64)
+            best[i] = N_KEYS;
+    }
+    if (!find_object(t, GT_TABLE_RUN_CONFIG) || t->n_processes == 0)
+        return 0;
+    sqlite3_stmt *st;
+    int rc = prepare(t, "SELECT \"globalPid\", \"key\", \"value\" FROM " GT_TABLE_RUN_CONFIG
+                        " WHERE \"key\" IN ('env.OMPI_COMM_WORLD_RANK', 'env.PMIX_RANK', 'env.PMI_RANK', "
+                        "'env.SLURM_PROCID', 'env.RANK')", &st, "reading process ranks");
+    if (rc < 0)
+        return rc;
+    int step;
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        int64_t gpid = sqlite3_column_int64(st, 0);
+        const char *key = (const char *)sqlite3_column_text(st, 1), *value = (const char *)sqlite3_column_text(st, 2);
+        char *end;
+        long v = value ? strtol(value, &end, 10) : -1;
+        if (!key || !value || *end || v < 0 || v > INT32_MAX)
+            continue; /* not a rank: leave it unknown */
+        int k = 0;
+        while (k < N_KEYS && strcmp(keys[k], key))
+            k++;
+        for (size_t i = 0; i < t->n_processes; i++) {
+            if (t->processes[i].global_pid != gpid)
+                continue;
+            if (i >= 64 || k < best[i]) {
+                t->processes[i].rank = (int32_t)v;
+                if (i < 64)
+                    best[i] = k;
+            }
+        }
+    }
+    rc = step == SQLITE_DONE ? 0 : sql_fail(t, step, "reading process ranks");
+    sqlite3_finalize(st);
+    return rc;
+}
+
+int gt_trace_each_config(gt_trace *t, gt_config_fn fn, void *ctx)
+{
+    if (!t || !fn)
+        return gt_error_set(GT_ERR_INVALID, "gt_trace_each_config: no trace or no function");
+    if (!find_object(t, GT_TABLE_RUN_CONFIG))
+        return 0;
+    sqlite3_stmt *st;
+    int rc = prepare(t, "SELECT \"globalPid\", \"key\", \"value\" FROM " GT_TABLE_RUN_CONFIG " ORDER BY \"globalPid\"",
+                     &st, "reading the run configuration");
+    if (rc < 0)
+        return rc;
+    int step;
+    while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+        const char *key = (const char *)sqlite3_column_text(st, 1), *value = (const char *)sqlite3_column_text(st, 2);
+        if ((rc = fn(ctx, sqlite3_column_int64(st, 0), key ? key : "", value ? value : "")) != 0)
+            break;
+    }
+    if (rc == 0 && step != SQLITE_DONE)
+        rc = sql_fail(t, step, "reading the run configuration");
+    sqlite3_finalize(st);
+    return rc;
+}
+
 /* Decides what the file is: a gtrace trace this build can read, an nsys
  * export, or neither. */
 static int identify(gt_trace *t)
@@ -1423,7 +1494,7 @@ static int open_trace(gt_trace **out, const char *path, unsigned flags, bool che
     rc = load_rows(t, "PROCESSES", process_fields, N_OF(process_fields), "", &rows, &t->n_processes,
                    sizeof *t->processes);
     t->processes = rows;
-    if (rc < 0)
+    if (rc < 0 || (rc = load_process_ranks(t)) < 0)
         goto cleanup;
     rows = NULL;
     rc = load_rows(t, "TARGET_INFO_GPU", gpu_fields, N_OF(gpu_fields), "ORDER BY m.\"id\"", &rows, &t->n_gpus,

@@ -26,6 +26,11 @@ done
 [ "$(t 'max(end)' pre-exec)" -lt "$(t 'min(start)' exec-child)" ] || fail "ranges after exec precede those before it"
 echo "ok: one clock across processes"
 ls -a | grep -q gtrace-parts && fail "parts left behind: $(ls -a)"
+# Each process's own description survives the assembly of the parts, once:
+# its command line and options under its global pid (an exec'd image keeps its first).
+expect_eq "processes with a command line" 3 "$(q p.sqlite "SELECT count(DISTINCT globalPid) FROM GTRACE_RUN_CONFIG WHERE key = 'command_line' AND globalPid != 0")"
+expect_eq "one command line per process" 0 "$(q p.sqlite "SELECT count(*) FROM (SELECT globalPid FROM GTRACE_RUN_CONFIG WHERE key = 'command_line' GROUP BY globalPid HAVING count(*) > 1)")"
+expect_eq "the run's command line once" 1 "$(q p.sqlite "SELECT count(*) FROM GTRACE_RUN_CONFIG WHERE key = 'command_line' AND globalPid = 0")"
 
 # Forks while other threads record: no deadlock, every child in the trace.
 timeout 120 "$GTRACE" -o s.sqlite "$SAMPLES/nvtx_fork_stress" >out.txt 2>err.txt

@@ -45,13 +45,19 @@ static void categories(fx *f, int64_t pid)
  *   a barrier at [25, 26) outside its steps.
  * Process C (pid 103) names its category 2 "logging": its range is not
  *   communication although A and B call category 2 of domain 1 that. */
-static gt_trace *two_cpu_ranks(void)
+static gt_trace *two_cpu_ranks(bool with_ranks)
 {
     fx f;
-    fx_open(&f, "comm_cpu.sqlite");
+    fx_open(&f, with_ranks ? "comm_cpu_ranks.sqlite" : "comm_cpu.sqlite");
     fx_process(&f, PID_A, "trainer");
     fx_process(&f, PID_B, "trainer");
     fx_process(&f, PID_C, "logger");
+    if (with_ranks) { /* as the capture records mpirun's variables: A is rank 1, B rank 0 */
+        CU_ASSERT_EQUAL(gt_writer_add_config(f.w, gt_global_pid(PID_A), "env.OMPI_COMM_WORLD_RANK", "1"), 0);
+        CU_ASSERT_EQUAL(gt_writer_add_config(f.w, gt_global_pid(PID_B), "env.RANK", "7"), 0); /* outranked by: */
+        CU_ASSERT_EQUAL(gt_writer_add_config(f.w, gt_global_pid(PID_B), "env.PMIX_RANK", "0"), 0);
+        CU_ASSERT_EQUAL(gt_writer_add_config(f.w, gt_global_pid(PID_C), "env.PMI_RANK", "not a number"), 0);
+    }
     categories(&f, PID_A);
     categories(&f, PID_B);
     fx_category_on(&f, 0, DOM, CAT_COMM, "logging", TID_OF(PID_C));
@@ -78,7 +84,7 @@ static gt_trace *two_cpu_ranks(void)
 
 static void test_analyze_comm__cpu_ranks(void)
 {
-    gt_trace *t = two_cpu_ranks();
+    gt_trace *t = two_cpu_ranks(false);
     gt_report *r = fx_report(t, NULL);
     const gt_comm *c = &r->comm;
     CU_ASSERT_TRUE(r->cpu_timeline);
@@ -166,7 +172,7 @@ static void test_analyze_comm__cpu_ranks(void)
     CU_ASSERT_EQUAL(gt_report_print_json(r, m), 0);
     fclose(m);
     CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"communication\":{\"per_step\":true,"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"pid\":101,\"device_id\":-1,\"source\":\"nvtx\",\"name\":\"trainer\""));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"pid\":101,\"rank\":-1,\"device_id\":-1,\"source\":\"nvtx\",\"name\":\"trainer\""));
     CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"comm_ns\":5500000,\"compute_ns\":7000000,\"overlap_ns\":3000000,"
                                        "\"exposed_ns\":2500000,\"collectives\":2,\"bytes\":1500,\"bytes_known\":2"));
     CU_ASSERT_PTR_NOT_NULL(strstr(buf, "{\"name\":\"allreduce bucket\",\"n\":5,\"total_ns\":15500000,\"exposed_ns\":5500000}"));
@@ -380,8 +386,41 @@ static void test_analyze_comm__none(void)
     gt_trace_free(t);
 }
 
+/* The same job with the ranks the launcher gave: the trace's processes know
+ * them, the section lists ranks in job order and names them. */
+static void test_analyze_comm__launcher_ranks(void)
+{
+    gt_trace *t = two_cpu_ranks(true);
+    size_t n_proc = 0;
+    const gt_process *p = gt_trace_processes(t, &n_proc);
+    CU_ASSERT_EQUAL_FATAL(n_proc, 4); /* the fixture's own, A, B, C */
+    for (size_t i = 0; i < n_proc; i++)
+        CU_ASSERT_EQUAL(p[i].rank, p[i].pid == PID_A ? 1 : p[i].pid == PID_B ? 0 : -1);
+    gt_report *r = fx_report(t, NULL);
+    const gt_comm *c = &r->comm;
+    CU_ASSERT_EQUAL_FATAL(c->n_ranks, 2);
+    CU_ASSERT_EQUAL(c->ranks[0].rank, 0);
+    CU_ASSERT_EQUAL(c->ranks[0].pid, PID_B);
+    CU_ASSERT_EQUAL(c->ranks[1].rank, 1);
+    CU_ASSERT_EQUAL(c->ranks[1].exposed_ns, 3500 * US); /* A's figures, moved with it */
+    CU_ASSERT_EQUAL(c->most_exposed, 1);
+    CU_ASSERT_EQUAL(c->slowest, 0);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    CU_ASSERT_EQUAL(gt_report_print_text(r, m), 0);
+    fclose(m);
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "rank 0 (pid 102) trainer"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "most exposed: rank 1 (pid 101), 1.750 ms per step"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "rank 1 (pid 101) trainer: 1.750 ms of exposed communication"));
+    free(buf);
+    gt_report_free(r);
+    gt_trace_free(t);
+}
+
 static const gt_test_case cases[] = {
     {"test_analyze_comm__cpu_ranks", test_analyze_comm__cpu_ranks},
+    {"test_analyze_comm__launcher_ranks", test_analyze_comm__launcher_ranks},
     {"test_analyze_comm__nccl_ranks", test_analyze_comm__nccl_ranks},
     {"test_analyze_comm__no_steps", test_analyze_comm__no_steps},
     {"test_analyze_comm__many_steps", test_analyze_comm__many_steps},
