@@ -50,10 +50,21 @@ struct tr_backend {
     void (*matmul_backward)(tr_backend *be, tr_tensor *dinp, tr_tensor *dw, tr_tensor *dbias,
                             const tr_tensor *dout, const tr_tensor *inp, const tr_tensor *w, int N, int C, int OC,
                             bool add_dparams);
+    /* What attention keeps from its forward for its backward (att) and the
+     * fp32 scratch its backward takes, for activations of dtype act: each
+     * one's dtype and shape (data NULL). NULL member: the probabilities
+     * (B,NH,T,T) in act and a (B,NH,T,T) scratch, as kernels/cpu does; fused
+     * attention (cuDNN) keeps the softmax statistics (B,NH,T) in fp32 and
+     * takes no scratch. */
+    void (*attention_layout)(tr_backend *be, tr_dtype act, int B, int T, int C, int NH, tr_tensor *att,
+                             tr_tensor *scratch);
     void (*attention_forward)(tr_backend *be, tr_tensor *out, tr_tensor *att, const tr_tensor *qkv,
                               int B, int T, int C, int NH);
+    /* out: the forward's output (fused attention reads it). dqkv is zero on
+     * entry (the model clears it): the own kernels add, cuDNN writes. */
     void (*attention_backward)(tr_backend *be, tr_tensor *dqkv, tr_tensor *scratch, const tr_tensor *dout,
-                               const tr_tensor *qkv, const tr_tensor *att, int B, int T, int C, int NH);
+                               const tr_tensor *qkv, const tr_tensor *out, const tr_tensor *att, int B, int T,
+                               int C, int NH);
     void (*gelu_forward)(tr_backend *be, tr_tensor *out, const tr_tensor *inp);
     void (*gelu_backward)(tr_backend *be, tr_tensor *dinp, const tr_tensor *inp, const tr_tensor *dout);
     void (*residual_forward)(tr_backend *be, tr_tensor *out, const tr_tensor *a, const tr_tensor *b);

@@ -202,8 +202,10 @@ static void attention_forward(tr_backend *be, tr_tensor *out_, tr_tensor *att, c
     END();
 }
 static void attention_backward(tr_backend *be, tr_tensor *dqkv, tr_tensor *scratch_, const tr_tensor *dout,
-                               const tr_tensor *qkv, const tr_tensor *att, int B, int T, int C, int NH)
+                               const tr_tensor *qkv, const tr_tensor *out_, const tr_tensor *att, int B, int T,
+                               int C, int NH)
 {
+    (void)out_; /* the probabilities in att are all the backward needs */
     BEGIN("attention_backward");
     op_attention_backward_cpu(out(&st, dqkv, true), out(&st, scratch_, true), in(&st, dout), in(&st, qkv),
                               in(&st, att), B, T, C, NH);

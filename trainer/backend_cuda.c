@@ -36,6 +36,9 @@
 #include "error.h"
 #include "kernels_cuda.h"
 #include "nvtx.h"
+#ifdef HAVE_CUDNN
+#include "attention_cudnn.h"
+#endif
 
 /* cublasLt.h declares a function without a prototype */
 #pragma GCC diagnostic push
@@ -90,7 +93,10 @@ typedef struct cuda_backend {
     tr_backend be; /* first: the table the model sees */
     tr_cuda_options opt;
     char device_name[16]; /* "cuda:0" */
-    char description[256];
+    char description[512];
+    struct tr_attn_cudnn *cudnn; /* cuDNN's fused attention; NULL: the own kernel only (why says why) */
+    char cudnn_why[256];
+    bool cudnn_fallback_said; /* --attention auto said once that a shape had no cuDNN plan */
     cudaStream_t compute, copy;
     cublasLtHandle_t lt;
     void *lt_workspace;
@@ -773,23 +779,123 @@ static void residual_layernorm_backward(tr_backend *be, tr_tensor *da, tr_tensor
                                         f32(op_name, "rstd", rstd), add_dparams, s, N, C, cb->compute));
 }
 
+/* ---- attention: cuDNN's fused attention (attention_cudnn.c) or the own kernel ---- */
+
+/* Whether attention on activations of dtype dt at this shape runs on cuDNN,
+ * and its workspace then: --attention own never; cudnn always, or an error
+ * naming why it cannot; auto when cuDNN loaded, dt is bf16 or fp16 and cuDNN
+ * has plans for the shape (else the own kernel, said once). */
+static bool use_cudnn(cuda_backend *cb, int dt, int B, int T, int C, int NH, size_t *workspace_bytes)
+{
+    *workspace_bytes = 0;
+    if (cb->opt.attention == TR_CUDA_ATTENTION_OWN)
+        return false;
+    bool must = cb->opt.attention == TR_CUDA_ATTENTION_CUDNN;
+    if (dt == KC_F32) {
+        if (!must)
+            return false;
+        fprintf(stderr, "trainer: --attention cudnn: cuDNN's fused attention has no fp32; train with --amp bf16 "
+                        "or fp16, or --attention own\n");
+        exit(1);
+    }
+#ifdef HAVE_CUDNN
+    if (cb->cudnn) {
+        if (tr_attn_cudnn_prepare(cb->cudnn, (tr_dtype)dt, B, T, NH, C / NH, workspace_bytes) == TR_OK)
+            return true;
+        if (must) {
+            fprintf(stderr, "trainer: --attention cudnn: %s\n", tr_error_last());
+            exit(1);
+        }
+        if (!cb->cudnn_fallback_said)
+            fprintf(stderr, "trainer: attention runs on the own kernel: %s\n", tr_error_last());
+        cb->cudnn_fallback_said = true;
+        return false;
+    }
+#else
+    (void)B, (void)T, (void)C, (void)NH;
+#endif
+    if (must) { /* tr_backend_cuda_new refused this already; kept for callers that change the options */
+        fprintf(stderr, "trainer: --attention cudnn: %s\n", cb->cudnn_why);
+        exit(1);
+    }
+    return false;
+}
+
+static void attention_layout(tr_backend *be, tr_dtype act_dt, int B, int T, int C, int NH, tr_tensor *att,
+                             tr_tensor *scr)
+{
+    size_t ws;
+    if (use_cudnn(cb_of(be), (int)act_dt, B, T, C, NH, &ws)) {
+        *att = (tr_tensor){NULL, TR_F32, TR_CUDA, 3, {B, NH, T}};
+        *scr = (tr_tensor){NULL, TR_F32, TR_CUDA, 1, {0}};
+    } else {
+        *att = (tr_tensor){NULL, act_dt, TR_CUDA, 4, {B, NH, T, T}};
+        *scr = (tr_tensor){NULL, TR_F32, TR_CUDA, 4, {B, NH, T, T}};
+    }
+}
+
+#ifdef HAVE_CUDNN
+/* The softmax statistics fused attention keeps in att: (B,NH,T) fp32. */
+static float *cudnn_stats(const char *op, const tr_tensor *att, int B, int T, int NH)
+{
+    float *s = f32(op, "att (softmax statistics)", att);
+    if (tr_tensor_numel(att) != (int64_t)B * NH * T) {
+        fprintf(stderr, "trainer: %s: cuDNN attention keeps (B,NH,T) = %lld softmax statistics in att, which holds "
+                        "%lld (see attention_layout)\n",
+                op, (long long)B * NH * T, (long long)tr_tensor_numel(att));
+        exit(1);
+    }
+    return s;
+}
+
+static void cudnn_check(const char *op, int rc)
+{
+    if (rc < 0) {
+        fprintf(stderr, "trainer: cuda: %s: %s\n", op, tr_error_last());
+        exit(1);
+    }
+}
+#endif
+
 static void attention_forward(tr_backend *be, tr_tensor *out, tr_tensor *att, const tr_tensor *qkv, int B, int T,
                               int C, int NH)
 {
     OP("attention_forward");
     int dt = -1;
-    void *o = act(op_name, "out", out, &dt), *a = act(op_name, "att", att, &dt);
-    DONE(kc_attention_forward(o, a, act(op_name, "qkv", qkv, &dt), dt, B, T, C, NH, cb->compute));
+    void *o = act(op_name, "out", out, &dt);
+    const void *x = act(op_name, "qkv", qkv, &dt);
+    size_t ws;
+    if (use_cudnn(cb, dt, B, T, C, NH, &ws)) {
+#ifdef HAVE_CUDNN
+        cudnn_check(op_name, tr_attn_cudnn_forward(cb->cudnn, o, cudnn_stats(op_name, att, B, T, NH), x,
+                                                   (tr_dtype)dt, B, T, NH, C / NH, scratch(cb, ws), cb->compute));
+#endif
+        DONE(0);
+        return;
+    }
+    void *a = act(op_name, "att", att, &dt);
+    DONE(kc_attention_forward(o, a, x, dt, B, T, C, NH, cb->compute));
 }
 
 static void attention_backward(tr_backend *be, tr_tensor *dqkv, tr_tensor *scr, const tr_tensor *dout,
-                               const tr_tensor *qkv, const tr_tensor *att, int B, int T, int C, int NH)
+                               const tr_tensor *qkv, const tr_tensor *out, const tr_tensor *att, int B, int T, int C,
+                               int NH)
 {
     OP("attention_backward");
     int dt = -1;
     void *dq = act(op_name, "dqkv", dqkv, &dt);
-    const void *d = act(op_name, "dout", dout, &dt), *q = act(op_name, "qkv", qkv, &dt),
-               *a = act(op_name, "att", att, &dt);
+    const void *d = act(op_name, "dout", dout, &dt), *q = act(op_name, "qkv", qkv, &dt);
+    size_t ws;
+    if (use_cudnn(cb, dt, B, T, C, NH, &ws)) {
+#ifdef HAVE_CUDNN
+        const void *o = act(op_name, "out", out, &dt);
+        cudnn_check(op_name, tr_attn_cudnn_backward(cb->cudnn, dq, d, q, o, cudnn_stats(op_name, att, B, T, NH),
+                                                    (tr_dtype)dt, B, T, NH, C / NH, scratch(cb, ws), cb->compute));
+#endif
+        DONE(0);
+        return;
+    }
+    const void *a = act(op_name, "att", att, &dt);
     DONE(kc_attention_backward(dq, f32(op_name, "scratch", scr), d, q, a, dt, B, T, C, NH, cb->compute));
 }
 
@@ -969,6 +1075,7 @@ static const tr_backend table = {
     .layernorm_backward = layernorm_backward,
     .matmul_forward = matmul_forward,
     .matmul_backward = matmul_backward,
+    .attention_layout = attention_layout,
     .attention_forward = attention_forward,
     .attention_backward = attention_backward,
     .gelu_forward = gelu_forward,
@@ -1025,6 +1132,36 @@ static int open_device(const tr_cuda_options *opt, struct cudaDeviceProp *prop, 
     return TR_OK;
 }
 
+/* cuDNN for --attention auto and cudnn, on the device open_device chose;
+ * only --attention cudnn fails without it. The banner says which runs. */
+static int attention_init(cuda_backend *cb)
+{
+    if (cb->opt.attention == TR_CUDA_ATTENTION_OWN) {
+        snprintf(cb->cudnn_why, sizeof cb->cudnn_why, "--attention own");
+    } else {
+#ifdef HAVE_CUDNN
+        if (tr_attn_cudnn_new(&cb->cudnn, NULL) < 0)
+            snprintf(cb->cudnn_why, sizeof cb->cudnn_why, "%s", tr_error_last());
+#else
+        snprintf(cb->cudnn_why, sizeof cb->cudnn_why, "this trainer was built without cuDNN (configure found no "
+                                                      "cudnn.h or libcudnn)");
+#endif
+        if (!cb->cudnn && cb->opt.attention == TR_CUDA_ATTENTION_CUDNN)
+            return tr_error_set(TR_EINVAL, "--attention cudnn: %s", cb->cudnn_why);
+    }
+    size_t n = strlen(cb->description);
+#ifdef HAVE_CUDNN
+    if (cb->cudnn) {
+        snprintf(cb->description + n, sizeof cb->description - n, "; attention: cuDNN %s fused for bf16/fp16, own "
+                                                                    "kernel for fp32",
+                 tr_attn_cudnn_version(cb->cudnn));
+        return TR_OK;
+    }
+#endif
+    snprintf(cb->description + n, sizeof cb->description - n, "; attention: own kernel (%.200s)", cb->cudnn_why);
+    return TR_OK;
+}
+
 int tr_backend_cuda_new(tr_backend **out, const tr_cuda_options *opt)
 {
     *out = NULL;
@@ -1049,6 +1186,12 @@ int tr_backend_cuda_new(tr_backend **out, const tr_cuda_options *opt)
         }
         cb->be.mem.seg_alloc = seg_alloc_vmm;
         cb->be.mem.seg_free = seg_free_vmm;
+    }
+    if ((rc = attention_init(cb)) < 0) {
+        if (cb->vmm.on)
+            cb->vmm.address_free(cb->vmm.base, cb->vmm.reserved);
+        free(cb);
+        return rc;
     }
     check(cudaStreamCreateWithFlags(&cb->compute, cudaStreamNonBlocking), "creating the compute stream");
     check(cudaStreamCreateWithFlags(&cb->copy, cudaStreamNonBlocking), "creating the copy stream");
@@ -1086,6 +1229,9 @@ void tr_backend_cuda_free(tr_backend *be)
     cublasLtDestroy(cb->lt);
     cudaFree(cb->lt_workspace);
     cudaFree(cb->scratch);
+#ifdef HAVE_CUDNN
+    tr_attn_cudnn_free(cb->cudnn);
+#endif
     cudaFree(cb->red_dev);
     cudaFreeHost(cb->red_host);
     cudaStreamDestroy(cb->compute);

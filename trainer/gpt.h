@@ -80,7 +80,7 @@ typedef struct tr_gpt_block_acts {
     tr_tensor ln1_rstd; /* (B, T) */
     tr_tensor qkv;      /* (B, T, 3*C) lp */
     tr_tensor atty;     /* (B, T, C) lp */
-    tr_tensor att;      /* (B, NH, T, T) lp */
+    tr_tensor att;      /* (B, NH, T, T) lp probabilities; fused attention: (B, NH, T) softmax statistics */
     tr_tensor attproj;  /* (B, T, C) lp */
     tr_tensor res2;     /* (B, T, C) */
     tr_tensor ln2;      /* (B, T, C) lp, cheap */

@@ -103,6 +103,11 @@ if HAVE_CUBLASLT
 TRAINER_CPPFLAGS += -DTR_CUDA_BACKEND $(CUDA_CPPFLAGS) -I$(top_srcdir)/kernels/cuda
 trainer_libtrainer_la_SOURCES += trainer/backend_cuda.h trainer/backend_cuda.c
 trainer_libtrainer_la_LIBADD += kernels/cuda/libgtkernels_cuda.la $(CUDA_LDFLAGS) $(CUBLASLT_LIBS) $(CUDA_LIBS)
+# cuDNN's fused attention (--attention): built with cuDNN's headers, the
+# library dlopened (the trainer starts without it and uses its own kernel)
+if HAVE_CUDNN
+trainer_libtrainer_la_SOURCES += trainer/attention_cudnn.h trainer/attention_cudnn.c
+endif
 endif
 endif
 endif

@@ -61,6 +61,7 @@ typedef struct options {
     double bucket_mb, dist_timeout;
     /* the backend; NULL strings are the defaults ("cpu", "off") */
     const char *backend, *pin_memory, *expandable_segments, *sync_every_op, *autotune, *tf32;
+    const char *attention; /* --attention auto|cudnn|own (NULL: auto) */
     int device;             /* -1: not given (0, or under --dist the rank's index on its node) */
 } options;
 
@@ -131,6 +132,10 @@ static void usage(FILE *f)
             "                      range (cuMemCreate/cuMemMap) instead of cudaMalloc (default off)\n"
             "  --sync-every-op on|off  wait for the GPU after every op: what synchronization costs (default off)\n"
             "  --autotune on|off   time cuBLASLt's candidate algorithms once per GEMM shape (default off)\n"
+            "  --attention MODE    auto (default): cuDNN's fused flash attention under --amp bf16|fp16 where\n"
+            "                      cuDNN loads and has a plan for the shape, the own kernel otherwise; cudnn:\n"
+            "                      cuDNN or an error saying why not; own: the own kernel, which keeps the\n"
+            "                      (B,NH,T,T) probabilities where cuDNN keeps (B,NH,T) softmax statistics\n"
             "  --tf32 on|off       fp32 matrix products on tensor cores with TF32 inputs (default off)\n"
             "  --help              this text\n");
 }
@@ -266,6 +271,7 @@ static void parse(options *o, int argc, char **argv)
         else if (!strcmp(f, "--expandable-segments")) o->expandable_segments = v;
         else if (!strcmp(f, "--sync-every-op")) o->sync_every_op = v;
         else if (!strcmp(f, "--autotune")) o->autotune = v;
+        else if (!strcmp(f, "--attention")) o->attention = v;
         else if (!strcmp(f, "--tf32")) o->tf32 = v;
         else {
             fprintf(stderr, "trainer: unknown option '%s' (see trainer --help)\n", f);
@@ -331,6 +337,28 @@ static bool switch_on(const char *flag, const char *v)
     static const char *const onoff[] = {"off", "on"};
     return v && pick(flag, v, onoff, 2, "on or off") == 1;
 }
+
+/* --attention; cudnn is refused before the device opens where it cannot run. */
+static tr_cuda_attention attention_mode(const options *o)
+{
+    static const char *const modes[] = {"auto", "cudnn", "own"}; /* tr_cuda_attention's order */
+    if (!o->attention)
+        return TR_CUDA_ATTENTION_AUTO;
+    tr_cuda_attention m = (tr_cuda_attention)pick("--attention", o->attention, modes, 3, "auto, cudnn or own");
+    if (m == TR_CUDA_ATTENTION_CUDNN && !strcmp(o->amp, "off")) {
+        fprintf(stderr, "trainer: --attention cudnn: cuDNN's fused attention has no fp32; add --amp bf16 or --amp "
+                        "fp16, or use --attention auto (the own kernel for fp32)\n");
+        exit(2);
+    }
+#ifndef HAVE_CUDNN
+    if (m == TR_CUDA_ATTENTION_CUDNN) {
+        fprintf(stderr, "trainer: --attention cudnn: this trainer was built without cuDNN (configure found no "
+                        "cudnn.h or libcudnn); use --attention auto or own\n");
+        exit(2);
+    }
+#endif
+    return m;
+}
 #endif
 
 /* The CPU backend, or the CUDA one with its switches; CUDA flags without
@@ -340,6 +368,11 @@ static tr_backend *make_backend(const options *o)
     bool cuda = o->backend && !strcmp(o->backend, "cuda");
     if (o->backend && !cuda && strcmp(o->backend, "cpu"))
         fail_flag("--backend", o->backend, "cpu or cuda");
+    if (!cuda && o->attention) {
+        fprintf(stderr, "trainer: --attention is a switch of --backend cuda (the cpu backend has one attention "
+                        "kernel)\n");
+        exit(2);
+    }
     if (!cuda) {
         if (o->device >= 0 || o->pin_memory || o->expandable_segments || o->sync_every_op || o->autotune || o->tf32) {
             fprintf(stderr, "trainer: --device, --pin-memory, --expandable-segments, --sync-every-op, --autotune "
@@ -354,7 +387,8 @@ static tr_backend *make_backend(const options *o)
                           .expandable_segments = switch_on("--expandable-segments", o->expandable_segments),
                           .sync_every_op = switch_on("--sync-every-op", o->sync_every_op),
                           .autotune = switch_on("--autotune", o->autotune),
-                          .tf32 = switch_on("--tf32", o->tf32)};
+                          .tf32 = switch_on("--tf32", o->tf32),
+                          .attention = attention_mode(o)};
     tr_backend *be;
     if (tr_backend_cuda_new(&be, &co) < 0) {
         fprintf(stderr, "trainer: %s\n", tr_error_last());

@@ -248,24 +248,46 @@ void tr_gpt_free(tr_gpt *m)
 
 void tr_gpt_zero_grad(tr_gpt *m) { m->grads_none = true; }
 
+/* A view shaped like shape (attention's tensors, as the backend lays them out). */
+static tr_tensor view_as(void **p, const tr_tensor *shape)
+{
+    const int64_t *d = shape->shape;
+    return view(p, shape->dtype, shape->device, shape->n_dims, d[0], d[1], d[2], d[3]);
+}
+
+/* What attention keeps for its backward and the scratch the backward takes. */
+static void attention_shapes(const tr_gpt *m, tr_tensor *att, tr_tensor *scratch)
+{
+    tr_backend *be = m->be;
+    int64_t B = m->B, T = m->T, NH = m->cfg.n_heads;
+    if (be->attention_layout) {
+        be->attention_layout(be, m->amp, m->B, m->T, m->cfg.channels, m->cfg.n_heads, att, scratch);
+        return;
+    }
+    *att = (tr_tensor){NULL, m->amp, be->device, 4, {B, NH, T, T}};
+    *scratch = (tr_tensor){NULL, TR_F32, be->device, 4, {B, NH, T, T}};
+}
+
 /* The block's activations in its three allocations; a NULL base gives
- * offsets, so the sizes are the end pointers. lp is the AMP dtype. */
+ * offsets, so the sizes are the end pointers. lp is the AMP dtype; att is
+ * attention's saved tensor's shape. qkv, atty and att come first: cuDNN
+ * reads them 16-byte aligned. */
 typedef struct block_layout {
     size_t mem_bytes, cheap_bytes, out_bytes;
 } block_layout;
 
 static block_layout point_block(tr_gpt_block_acts *a, void *mem, void *cheap, void *out, tr_dtype lp,
-                                tr_device dev, int B, int T, int C, int NH)
+                                tr_device dev, int B, int T, int C, const tr_tensor *att)
 {
     void *q = mem, *c = cheap, *o = out;
     a->ln1 = view(&c, lp, dev, 3, B, T, C, 0);
     a->ln2 = view(&c, lp, dev, 3, B, T, C, 0);
     a->fch_gelu = view(&c, lp, dev, 3, B, T, 4 * C, 0);
-    a->ln1_mean = view(&q, TR_F32, dev, 2, B, T, 0, 0);
-    a->ln1_rstd = view(&q, TR_F32, dev, 2, B, T, 0, 0);
     a->qkv = view(&q, lp, dev, 3, B, T, 3 * C, 0);
     a->atty = view(&q, lp, dev, 3, B, T, C, 0);
-    a->att = view(&q, lp, dev, 4, B, NH, T, T);
+    a->att = view_as(&q, att);
+    a->ln1_mean = view(&q, TR_F32, dev, 2, B, T, 0, 0);
+    a->ln1_rstd = view(&q, TR_F32, dev, 2, B, T, 0, 0);
     a->attproj = view(&q, lp, dev, 3, B, T, C, 0);
     a->res2 = view(&q, TR_F32, dev, 3, B, T, C, 0);
     a->ln2_mean = view(&q, TR_F32, dev, 2, B, T, 0, 0);
@@ -294,8 +316,9 @@ static int block_alloc(tr_gpt *m, int l, bool with_out)
 {
     tr_gpt_block_acts *a = &m->blocks[l];
     tr_dtype lp = m->amp;
-    block_layout sz = point_block(a, NULL, NULL, NULL, lp, m->be->device, m->B, m->T, m->cfg.channels,
-                                  m->cfg.n_heads);
+    tr_tensor att, scratch;
+    attention_shapes(m, &att, &scratch);
+    block_layout sz = point_block(a, NULL, NULL, NULL, lp, m->be->device, m->B, m->T, m->cfg.channels, &att);
     int rc;
     if (!a->mem && (rc = acts_malloc(m, &a->mem, sz.mem_bytes, "block activations")) < 0)
         return rc;
@@ -303,8 +326,7 @@ static int block_alloc(tr_gpt *m, int l, bool with_out)
         return rc;
     if (with_out && !a->out_mem && (rc = acts_malloc(m, &a->out_mem, sz.out_bytes, "block output")) < 0)
         return rc;
-    point_block(a, a->mem, a->cheap_mem, a->out_mem, lp, m->be->device, m->B, m->T, m->cfg.channels,
-                m->cfg.n_heads);
+    point_block(a, a->mem, a->cheap_mem, a->out_mem, lp, m->be->device, m->B, m->T, m->cfg.channels, &att);
     return TR_OK;
 }
 
@@ -385,7 +407,7 @@ typedef struct block_grads {
 } block_grads;
 
 static size_t point_block_grads(block_grads *g, void *mem, tr_dtype lp, tr_device dev, int B, int T, int C,
-                                int NH)
+                                const tr_tensor *scratch)
 {
     void *q = mem;
     g->dln1 = view(&q, lp, dev, 3, B, T, C, 0);
@@ -397,7 +419,7 @@ static size_t point_block_grads(block_grads *g, void *mem, tr_dtype lp, tr_devic
     g->dfch = view(&q, lp, dev, 3, B, T, 4 * C, 0);
     g->dfch_gelu = view(&q, lp, dev, 3, B, T, 4 * C, 0);
     g->dfcproj = view(&q, lp, dev, 3, B, T, C, 0);
-    g->scratch = view(&q, TR_F32, dev, 4, B, NH, T, T); /* attention's workspace */
+    g->scratch = view_as(&q, scratch); /* attention's workspace */
     return (size_t)((char *)q - (char *)mem);
 }
 
@@ -410,11 +432,13 @@ int tr_gpt_block_backward(tr_gpt *m, int l, const tr_tensor *x, const tr_tensor 
         return rc;
     tr_gpt_block_acts *a = &m->blocks[l];
     block_grads g;
-    size_t n_bytes = point_block_grads(&g, NULL, m->amp, be->device, B, T, C, NH);
+    tr_tensor att, scratch;
+    attention_shapes(m, &att, &scratch);
+    size_t n_bytes = point_block_grads(&g, NULL, m->amp, be->device, B, T, C, &scratch);
     void *mem;
     if ((rc = acts_malloc(m, &mem, n_bytes, "block gradients")) < 0)
         return rc;
-    point_block_grads(&g, mem, m->amp, be->device, B, T, C, NH);
+    point_block_grads(&g, mem, m->amp, be->device, B, T, C, &scratch);
     be->memset0(be, mem, n_bytes, 0);
     const tr_gpt_layer *P = &m->layer_params[l], *W = matrices(m, l);
     tr_gpt_layer *G = &m->layer_grads[l];
@@ -434,7 +458,7 @@ int tr_gpt_block_backward(tr_gpt *m, int l, const tr_tensor *x, const tr_tensor 
     }
     be->matmul_backward(be, &g.datty, &G->attprojw, &G->attprojb, &g.dattproj, &a->atty, &W->attprojw, N, C, C,
                         add);
-    be->attention_backward(be, &g.dqkv, &g.scratch, &g.datty, &a->qkv, &a->att, B, T, C, NH);
+    be->attention_backward(be, &g.dqkv, &g.scratch, &g.datty, &a->qkv, &a->atty, &a->att, B, T, C, NH);
     be->matmul_backward(be, &g.dln1, &G->qkvw, &G->qkvb, &g.dqkv, &a->ln1, &W->qkvw, N, C, 3 * C, add);
     be->layernorm_backward(be, din, &G->ln1w, &G->ln1b, &g.dln1, x, &P->ln1w, &a->ln1_mean, &a->ln1_rstd, N, C,
                            add);

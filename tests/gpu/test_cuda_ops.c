@@ -243,7 +243,7 @@ static void test_attention(tr_dtype dt)
     gpu->copy_h2d(gpu, att.g.data, att.c.data, tr_tensor_bytes(&att.c), 0); /* the same probabilities in */
     pair dqkv = make(dt, 1, 3, B, TT, 3 * C, 0), scratch = make(TR_F32, 0, 4, B, NH, TT, TT);
     pair dout = make(dt, 1, 3, B, TT, C, 0);
-    BOTH(be->attention_backward(be, T(dqkv), T(scratch), T(dout), T(qkv), T(att), B, TT, C, NH));
+    BOTH(be->attention_backward(be, T(dqkv), T(scratch), T(dout), T(qkv), T(out), T(att), B, TT, C, NH));
     expect("attention_backward", "dqkv", &dqkv);
     drop(&out), drop(&att), drop(&qkv), drop(&dqkv), drop(&scratch), drop(&dout);
 }
@@ -367,7 +367,8 @@ int main(void)
         return 77;
     }
     cpu = tr_backend_cpu(0);
-    tr_cuda_options opt = {.device = 0};
+    /* the own attention kernel: cuDNN's is test_cuda_attention's */
+    tr_cuda_options opt = {.device = 0, .attention = TR_CUDA_ATTENTION_OWN};
     if (tr_backend_cuda_new(&gpu, &opt) < 0) {
         fprintf(stderr, "test_cuda_ops: %s\n", tr_error_last());
         return 1;

@@ -1,0 +1,107 @@
+/* test_cudnn_attention_plans: the attention graphs of trainer/attention_cudnn.c
+ * on a machine without a GPU. cuDNN (9.8 and newer) builds plans
+ * "deviceless" from a description of the device; its support checks then
+ * decide whether an engine takes the graph, and it compiles the fused kernel
+ * at run time (NVRTC); only loading the kernel needs the device. So each
+ * forward and backward graph, bf16 and fp16, at shapes like the tests' and
+ * the trainer's, must be accepted for an H100 (sm_90). A graph whose pattern
+ * cuDNN does not recognize (a wrong op, a wrong intermediate type) is
+ * refused here; numerics are test_cuda_attention's, on a GPU.
+ * The runtime compiler wants libcuda.so.1: the driver where there is one,
+ * else the toolkit's stub (kernels compile, nothing loads). Skips (77)
+ * without cuDNN or without either libcuda. */
+#include "config.h"
+
+#include "attention_cudnn.h"
+#include "error.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+
+/* An H100 SXM (80 GB HBM3) as cuDNN's CUDNN_ATTR_DEVICEPROP_JSON_REPRESENTATION
+ * describes a device, written from the card's published properties (132 SMs,
+ * 228 KiB of shared memory per SM, 50 MiB of L2, 1.98 GHz); test_cuda_attention
+ * writes the real description of the GPU it runs on to $OUT. */
+static const char h100_json[] =
+    "{\"deviceName\":\"NVIDIA H100 80GB HBM3\",\"cudaDeviceId\":0,\"deviceVer\":900,\"driverVer\":13000,"
+    "\"totalGlobalMem\":85520809984,\"multiProcessorCount\":132,\"maxGridSize\":[2147483647,65535,65535],"
+    "\"maxBlockSize\":[1024,1024,64],\"regsPerBlock\":65536,\"warpSize\":32,\"maxSharedMemoryPerBlock\":49152,"
+    "\"maxSharedMemoryPerBlockOptin\":232448,\"reservedSharedMemoryPerBlock\":1024,\"maxRegistersPerSM\":65536,"
+    "\"maxCtasPerSM\":32,\"maxThreadsPerBlock\":1024,\"maxThreadsPerSM\":2048,\"pciDeviceId\":0,\"isTccDriver\":0,"
+    "\"supportCoopLaunch\":1,\"smClockRateKHz\":1980000,\"memClockRateKHz\":2619000,\"l2CacheSize\":52428800}";
+
+static int n_failed, n_checked;
+
+static void expect_ok(int rc, const char *what)
+{
+    n_checked++;
+    if (rc < 0) {
+        n_failed++;
+        printf("FAIL %s: %s\n", what, tr_error_last());
+    } else {
+        printf("ok   %s\n", what);
+    }
+}
+
+/* A refusal that names its reason. */
+static void expect_refused(int rc, const char *what, const char *needle)
+{
+    n_checked++;
+    if (rc >= 0 || !strstr(tr_error_last(), needle)) {
+        n_failed++;
+        printf("FAIL %s: %s (expected an error naming '%s')\n", what, rc >= 0 ? "accepted" : tr_error_last(), needle);
+    } else {
+        printf("ok   %s: %s\n", what, tr_error_last());
+    }
+}
+
+int main(void)
+{
+    if (!dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL) &&
+        !dlopen(GT_CUDA_LIBDIR "/stubs/libcuda.so", RTLD_NOW | RTLD_GLOBAL)) {
+        printf("SKIP: no libcuda.so.1 and no stub in %s/stubs: cuDNN cannot compile its kernels here\n",
+               GT_CUDA_LIBDIR);
+        return 77;
+    }
+    tr_attn_cudnn *a;
+    if (tr_attn_cudnn_new(&a, h100_json) < 0) {
+        if (strstr(tr_error_last(), "does not load")) {
+            printf("SKIP: %s\n", tr_error_last());
+            return 77;
+        }
+        printf("FAIL deviceless cuDNN for an H100: %s\n", tr_error_last());
+        return 1;
+    }
+    printf("cuDNN %s, plans for an H100 (sm_90), deviceless\n", tr_attn_cudnn_version(a));
+    /* B, T, NH, HS: test_cuda_attention's shapes (T not a multiple of 64, head sizes 32, 64, 128) and
+     * the trainer's gpt-small and gpt2-124m */
+    static const int shapes[][4] = {{2, 67, 2, 64}, {1, 200, 3, 128}, {3, 128, 4, 32}, {8, 256, 6, 64},
+                                    {4, 1024, 12, 64}};
+    static const tr_dtype dts[] = {TR_BF16, TR_F16};
+    for (size_t d = 0; d < 2; d++)
+        for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
+            const int *s = shapes[i];
+            char what[160];
+            size_t ws;
+            int rc = tr_attn_cudnn_prepare(a, dts[d], s[0], s[1], s[2], s[3], &ws);
+            snprintf(what, sizeof what, "%-4s B %d T %4d NH %2d HS %3d: forward and backward accepted (%s)",
+                     tr_dtype_name(dts[d]), s[0], s[1], s[2], s[3],
+                     rc < 0 ? "-" : tr_attn_cudnn_backward_kind(a, dts[d], s[0], s[1], s[2], s[3]));
+            expect_ok(rc, what);
+        }
+    size_t ws;
+    expect_refused(tr_attn_cudnn_prepare(a, TR_F32, 2, 64, 2, 64, &ws), "fp32 is refused", "F32");
+    expect_refused(tr_attn_cudnn_prepare(a, TR_BF16, 2, 64, 2, 60, &ws), "a head size of 60 is refused",
+                   "multiple of 8");
+    char stats[16];
+    expect_refused(tr_attn_cudnn_forward(a, stats, (float *)stats, stats, TR_BF16, 2, 67, 2, 64, stats, 0),
+                   "deviceless plans do not run", "deviceless");
+    tr_attn_cudnn_free(a);
+    tr_attn_cudnn *bad = NULL;
+    expect_refused(tr_attn_cudnn_new(&bad, "{\"deviceName\":\"half a description\"}"),
+                   "an incomplete device description is refused", "device properties");
+    tr_attn_cudnn_free(bad);
+    printf("%d of %d checks failed\n", n_failed, n_checked);
+    return n_failed ? 1 : 0;
+}

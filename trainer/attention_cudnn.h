@@ -1,0 +1,61 @@
+/* attention_cudnn.h: causal multi-head self-attention on cuDNN's fused
+ * (flash) attention, for the CUDA backend (backend_cuda.c, --attention).
+ * Built only with cuDNN's headers (HAVE_CUDNN); the library itself is
+ * dlopened, so the trainer starts and trains with its own attention kernel
+ * where libcudnn.so.9 is missing.
+ *
+ * Layouts are the model's, no permute copy: qkv (B,T,3,NH,HS) as the model
+ * packs q|k|v per position, out and dout (B,T,NH,HS), dqkv like qkv. What the
+ * forward keeps for the backward is the softmax statistics, stats (B,NH,T)
+ * fp32 (the log-sum-exp of each row of scaled scores), not the (B,NH,T,T)
+ * probabilities. The backward writes dqkv (cuDNN cannot add into it).
+ * Activations are bf16 or fp16 (dt TR_BF16 or TR_F16): cuDNN's fused
+ * attention has no fp32.
+ *
+ * Plans are built once per direction, shape and dtype and cached; a shape
+ * cuDNN has no engine for is remembered as such. Not thread-safe: one
+ * backend thread calls it. Errors return a negative code with a message
+ * (tr_error_last) naming the cuDNN call, its status and cuDNN's reason. */
+#ifndef TR_ATTENTION_CUDNN_H
+#define TR_ATTENTION_CUDNN_H
+
+#include "tensor.h"
+
+#include <cuda_runtime_api.h>
+#include <stddef.h>
+
+typedef struct tr_attn_cudnn tr_attn_cudnn;
+
+/* Loads cuDNN and makes a handle on the current device. deviceprop_json:
+ * NULL for that; or a cuDNN device-properties description (JSON, as cuDNN
+ * serializes CUDNN_BACKEND_DEVICEPROP_DESCRIPTOR) to build plans for that
+ * device without one ("deviceless": tr_attn_cudnn_prepare works, the
+ * forward and backward refuse). Fails naming why when libcudnn.so.9 does not
+ * load or is older than 9.0. */
+int tr_attn_cudnn_new(tr_attn_cudnn **out, const char *deviceprop_json);
+void tr_attn_cudnn_free(tr_attn_cudnn *a);
+/* cuDNN's version as loaded, like "9.19.0"; borrowed. */
+const char *tr_attn_cudnn_version(const tr_attn_cudnn *a);
+/* The device-properties description of the current device (JSON), to build
+ * plans for it elsewhere; malloc'ed, NULL with a message on failure. */
+char *tr_attn_cudnn_deviceprop_json(tr_attn_cudnn *a);
+
+/* Builds (or finds) the forward and backward plans for a shape; TR_OK if
+ * cuDNN has engines for both. *workspace_bytes: the device workspace the
+ * forward and the backward each need at most (256-byte aligned). */
+int tr_attn_cudnn_prepare(tr_attn_cudnn *a, tr_dtype dt, int B, int T, int NH, int HS, size_t *workspace_bytes);
+/* One line about the backward plan of a prepared shape: "deterministic (dP
+ * workspace)" or "dQ accumulated in fp32"; borrowed, "" if not prepared. */
+const char *tr_attn_cudnn_backward_kind(tr_attn_cudnn *a, tr_dtype dt, int B, int T, int NH, int HS);
+
+/* out (B,T,NH,HS), stats (B,NH,T) fp32 = attention of qkv (B,T,3,NH,HS),
+ * causal, scores scaled by 1/sqrt(HS). Asynchronous on stream; workspace is
+ * device memory of the prepared size. */
+int tr_attn_cudnn_forward(tr_attn_cudnn *a, void *out, float *stats, const void *qkv, tr_dtype dt, int B, int T, int NH,
+                          int HS, void *workspace, cudaStream_t stream);
+/* dqkv (written) from dout, the forward's qkv, out and stats. */
+int tr_attn_cudnn_backward(tr_attn_cudnn *a, void *dqkv, const void *dout, const void *qkv, const void *out,
+                           const float *stats, tr_dtype dt, int B, int T, int NH, int HS, void *workspace,
+                           cudaStream_t stream);
+
+#endif
