@@ -153,7 +153,7 @@ static void start_pending(tr_dist *d, pending *p, const char *name, size_t bytes
 {
     snprintf(p->name, sizeof p->name, "%s", name);
     p->t0_ns = now_ns();
-    p->nvtx_id = p->op ? 0 : tr_nvtx_start_comm(p->name); /* NCCL's range ends on the GPU's completion */
+    p->nvtx_id = p->op ? 0 : tr_nvtx_start_comm(p->name, bytes); /* NCCL's range ends on the GPU's completion */
     p->active = true;
     p->done = false;
     p->prev = NULL;

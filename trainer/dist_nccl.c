@@ -309,7 +309,7 @@ static void CUDART_CB op_finished(void *arg)
 /* A recycled or new op, already in the active list (so the watchdog sees a
  * first collective that blocks in NCCL's connection set-up), its NVTX range
  * started, the communication stream waiting for the compute stream. */
-static int begin_op(tr_nccl *n, tr_nccl_op **out, const char *name)
+static int begin_op(tr_nccl *n, tr_nccl_op **out, const char *name, size_t bytes)
 {
     tr_nccl_op *op = n->free_ops;
     if (op) {
@@ -342,7 +342,7 @@ static int begin_op(tr_nccl *n, tr_nccl_op **out, const char *name)
         n->free_ops = op;
         return cuda_error(err, "ordering the communication stream after the compute stream", name);
     }
-    op->nvtx_id = tr_nvtx_start_comm(op->name);
+    op->nvtx_id = tr_nvtx_start_comm(op->name, bytes);
     pthread_mutex_lock(&n->lock);
     if (n->active_tail)
         n->active_tail->next = op;
@@ -399,7 +399,7 @@ static int end_op(tr_nccl *n, tr_nccl_op *op, ncclResult_t r, const char *call, 
 int tr_nccl_allreduce(tr_nccl *n, tr_nccl_op **out, float *buf, size_t count, const char *name)
 {
     tr_nccl_op *op;
-    int rc = begin_op(n, &op, name);
+    int rc = begin_op(n, &op, name, count * sizeof(float));
     if (rc < 0)
         return rc;
     ncclResult_t r = ncclAllReduce(buf, buf, count, ncclFloat, ncclSum, n->comm, n->comm_stream);
@@ -410,7 +410,10 @@ int tr_nccl_reduce_scatterv(tr_nccl *n, tr_nccl_op **out, const float *send, flo
                             const int *displs, const char *name)
 {
     tr_nccl_op *op;
-    int rc = begin_op(n, &op, name);
+    size_t sent = 0; /* as dist.c counts a bucket: all of it */
+    for (int root = 0; root < n->size; root++)
+        sent += (size_t)counts[root];
+    int rc = begin_op(n, &op, name, sent * sizeof(float));
     if (rc < 0)
         return rc;
     ncclResult_t r = ncclGroupStart();
@@ -430,7 +433,7 @@ int tr_nccl_allgatherv(tr_nccl *n, tr_nccl_op **out, const float *send, float *p
                        const int *displs, const char *name)
 {
     tr_nccl_op *op;
-    int rc = begin_op(n, &op, name);
+    int rc = begin_op(n, &op, name, (size_t)counts[n->rank] * sizeof(float)); /* this rank's part, as dist.c counts */
     if (rc < 0)
         return rc;
     ncclResult_t r = ncclGroupStart();

@@ -87,13 +87,15 @@ void tr_nvtx_push_op(const char *name) { push_registered(name, TR_NVTX_COMPUTE);
 
 void tr_nvtx_pop(void) { nvtxDomainRangePop(tr_nvtx_domain()); }
 
-uint64_t tr_nvtx_start_comm(const char *name)
+uint64_t tr_nvtx_start_comm(const char *name, uint64_t bytes)
 {
     nvtxEventAttributes_t a;
     memset(&a, 0, sizeof a);
     a.version = NVTX_VERSION;
     a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
     a.category = TR_NVTX_COMMUNICATION;
+    a.payloadType = NVTX_PAYLOAD_TYPE_UNSIGNED_INT64;
+    a.payload.ullValue = bytes;
     a.messageType = NVTX_MESSAGE_TYPE_ASCII;
     a.message.ascii = name;
     return nvtxDomainRangeStartEx(tr_nvtx_domain(), &a);
@@ -120,7 +122,7 @@ void tr_nvtx_push(const char *name) { (void)name; }
 void tr_nvtx_push_static(const char *name) { (void)name; }
 void tr_nvtx_push_op(const char *name) { (void)name; }
 void tr_nvtx_pop(void) {}
-uint64_t tr_nvtx_start_comm(const char *name) { (void)name; return 0; }
+uint64_t tr_nvtx_start_comm(const char *name, uint64_t bytes) { (void)name; (void)bytes; return 0; }
 void tr_nvtx_end(uint64_t id) { (void)id; }
 void tr_nvtx_mark_value(const char *name, double value) { (void)name; (void)value; }
 #endif

@@ -32,10 +32,11 @@ enum { TR_NVTX_COMPUTE = 1 };
 void tr_nvtx_push_op(const char *name);
 /* Communication (dist.c): a start/end range, not a push/pop one, because a
  * collective in flight overlaps the op ranges of the thread that started it.
- * Category TR_NVTX_COMMUNICATION, named "communication". Returns the id
+ * Category TR_NVTX_COMMUNICATION, named "communication"; the payload is the
+ * bytes this rank sends (gtrace report sums them per step). Returns the id
  * that ends it (0 without a tool). */
 enum { TR_NVTX_COMMUNICATION = 2 };
-uint64_t tr_nvtx_start_comm(const char *name);
+uint64_t tr_nvtx_start_comm(const char *name, uint64_t bytes);
 void tr_nvtx_end(uint64_t id);
 
 /* A mark with a number as its payload (the loss scale, a skipped step). */
