@@ -8,8 +8,9 @@
 # tools that may be missing there (SQLite and its CLI, libgomp).
 #
 # usage, from the source root: tests/gpu/prepare_device.sh [BUILD_DIR]
-#   BUILD_DIR  default _build-gpu (configured --without-blas --without-mpi
-#              --without-gtk unless it is configured already)
+#   BUILD_DIR  default _build-gpu (configured --without-blas --without-gtk
+#              unless it is configured already: with Open MPI, which
+#              carry_mpi.sh stages too, so --dist runs on NCCL there)
 # Then, in one device call:
 #   run(command="tests/gpu/device_check.sh _build-gpu/stage", carry=["_build-gpu/stage"])
 set -eu
@@ -21,7 +22,7 @@ STAGE=$BUILD/stage
 
 mkdir -p "$BUILD"
 cd "$BUILD"
-[ -f config.status ] || "$SRC/configure" --enable-werror --without-blas --without-mpi --without-gtk
+[ -f config.status ] || "$SRC/configure" --enable-werror --without-blas --without-gtk
 grep -q '^#define HAVE_CUDA 1' config.h || { echo "prepare_device: configure found no CUDA toolkit"; exit 1; }
 
 # What runs there: the trainer, gtrace and its library, the CUDA samples, the
