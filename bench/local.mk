@@ -21,3 +21,7 @@ bench_bench_viewer_LDADD = viewer/libgtview.la $(GTK_LIBS) $(M_LIBS)
 endif
 EXTRA_DIST += bench/results/2026-11-21-viewer.md
 EXTRA_DIST += bench/results/2026-11-21-memviz.md
+
+# The trainer against PyTorch on a GPU, GPT-2 small's shape (tokens/s, MFU):
+# bench/bench_gpu.sh, which tests/gpu/device_check.sh runs as its part bench.
+EXTRA_DIST += bench/bench_gpu.sh bench/bench_gpu_torch.py

@@ -51,7 +51,7 @@ endif
 endif
 EXTRA_DIST += tests/gpu/test_cuda_ops.c tests/gpu/trainer_cuda.sh tests/gpu/device_check.sh
 EXTRA_DIST += tests/gpu/test_cuda_attention.c tests/gpu/test_cudnn_attention_plans.c tests/gpu/trainer_attention.sh \
-	trainer/attention_cudnn.h trainer/attention_cudnn.c
+	tests/gpu/cudnn_path.sh trainer/attention_cudnn.h trainer/attention_cudnn.c
 EXTRA_DIST += kernels/cuda/kernels_cuda.h kernels/cuda/common.cuh kernels/cuda/cast.cu kernels/cuda/encoder.cu \
 	kernels/cuda/layernorm.cu kernels/cuda/matmul.cu kernels/cuda/attention.cu kernels/cuda/gelu.cu \
 	kernels/cuda/residual.cu kernels/cuda/crossentropy.cu kernels/cuda/optim.cu

@@ -10,13 +10,14 @@
 #   BUILD_DIR  the build tree, or the stage tests/gpu/prepare_device.sh makes
 #              of it (_build-gpu/stage: the binaries plus lib/ and bin/ with
 #              SQLite and what else the device may lack); default _build-gpu
-#   PART       tests, dist, capture, sanitizer, speed (default: all five)
+#   PART       tests, dist, capture, sanitizer, speed, bench (default: all six;
+#              bench, bench/bench_gpu.sh against PyTorch, takes minutes alone)
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 SRC=$(pwd)
 BUILD=${1:-_build-gpu}
 [ $# -gt 0 ] && shift
-PARTS=${*:-tests dist capture sanitizer speed}
+PARTS=${*:-tests dist capture sanitizer speed bench}
 case $BUILD in /*) ;; *) BUILD=$SRC/$BUILD ;; esac
 TRAINER=$BUILD/trainer/trainer
 DATA=/usr/share/games/fortunes
@@ -27,11 +28,13 @@ export GT_TOP_SRCDIR=$SRC GT_TOP_BUILDDIR=$BUILD OMP_WAIT_POLICY=passive
 # a stage's own libraries and tools (SQLite, its CLI) for what the device lacks
 [ -d "$BUILD/lib" ] && export LD_LIBRARY_PATH="$BUILD/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 [ -d "$BUILD/bin" ] && export PATH="$PATH:$BUILD/bin"
+. "$SRC/tests/gpu/cudnn_path.sh" # the trainer dlopens cuDNN: PyTorch's where the system has none
 
 main() {
     failed=""
     echo "== device_check $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname), build $BUILD"
     nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv 2>&1
+    cudnn_on_path
     for b in "$TRAINER" "$BUILD/libtrace/cli/gtrace" "$BUILD/libtrace/capture/.libs/libgtrace.so"; do
         [ -e "$b" ] && ldd "$b" | grep -i "not found" && failed="$failed libraries"
     done
@@ -42,11 +45,14 @@ main() {
 
 part_tests() {
     rc=0
-    for t in test_cuda_cast test_cuda_ops; do
+    for t in test_cuda_cast test_cuda_ops test_cuda_attention test_cudnn_attention_plans; do
         echo "== $t"
         "$BUILD/tests/gpu/$t"; r=$?
-        echo "== $t: exit $r"; [ $r -eq 0 ] || rc=1
+        echo "== $t: exit $r$([ $r -eq 77 ] && echo ' (skipped)')"; [ $r -eq 0 ] || [ $r -eq 77 ] || rc=1
     done
+    echo "== trainer_attention.sh"
+    sh "$SRC/tests/gpu/trainer_attention.sh" "$BUILD"; r=$?
+    echo "== trainer_attention.sh: exit $r"; [ $r -eq 0 ] || rc=1
     echo "== trainer_cuda.sh"
     sh "$SRC/tests/gpu/trainer_cuda.sh" "$BUILD"; r=$?
     echo "== trainer_cuda.sh: exit $r"; [ $r -eq 0 ] || rc=1
@@ -97,7 +103,9 @@ speed() {
 }
 
 part_speed() {
-    echo "== speed (own attention kernel; tok/s and ms/step from the trainer's summary)"
+    echo "== speed (attention auto: cuDNN's under --amp, the own kernel in fp32; tok/s and ms/step from the trainer's summary)"
+    speed gpt2-124m 20 --batch 8 --amp bf16 --fuse on --pin-memory on --workers 2 --attention own
+    speed gpt2-124m 20 --batch 8 --amp bf16 --fuse on --pin-memory on --workers 2 --attention cudnn
     speed gpt-small 50
     speed gpt-small 50 --amp bf16 --fuse on --pin-memory on --workers 2
     speed gpt2-124m 20 --batch 8
@@ -111,6 +119,14 @@ part_speed() {
     speed gpt2-124m 20 --batch 8 --amp bf16 --fuse on --sync-every-op on
     speed gpt2-124m 20 --batch 8 --amp fp16 --fuse on --pin-memory on --workers 2
     return 0
+}
+
+# the trainer against PyTorch (eager and torch.compile) on GPT-2 small's shape, each at its largest batch
+part_bench() {
+    echo "== bench_gpu.sh"
+    sh "$SRC/bench/bench_gpu.sh" "$BUILD"; r=$?
+    echo "== bench_gpu.sh: exit $r"
+    [ $r -eq 0 ]
 }
 
 if [ -n "$LOG" ]; then
