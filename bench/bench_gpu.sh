@@ -73,15 +73,15 @@ COMMON="--backend cuda --model gpt2-124m --amp bf16 --fuse on --pin-memory on --
     --val-fraction 0 --eval-every 0 --log-every 1"
 # trainer_run NAME BATCH STEPS FLAGS...: exit status, output in $TMP/NAME.out
 trainer_run() {
-    name=$1 b=$2 n=$3; shift 3
-    "$TRAINER" $COMMON --batch "$b" --steps "$n" "$@" >"$TMP/$name.out" 2>&1 </dev/null
+    run_name=$1 run_batch=$2 run_steps=$3; shift 3 # (sh has no locals: names the callers do not use)
+    "$TRAINER" $COMMON --batch "$run_batch" --steps "$run_steps" "$@" >"$TMP/$run_name.out" 2>&1 </dev/null
 }
 # largest_batch NAME FLAGS...: the largest batch of 64 48 32 24 16 12 8 4 2 1 that runs 2 steps
-largest_batch() {
-    name=$1; shift
+largest_batch() { # (run in $(...): its variables stay there)
+    probe=$1.probe; shift
     for b in 64 48 32 24 16 12 8 4 2 1; do
-        trainer_run "$name.probe" "$b" 2 "$@" && { echo "$b"; return 0; }
-        grep -q "out of memory" "$TMP/$name.probe.out" || { cat "$TMP/$name.probe.out" >&2; return 1; }
+        trainer_run "$probe" "$b" 2 "$@" && { echo "$b"; return 0; }
+        grep -q "out of memory" "$TMP/$probe.out" || { cat "$TMP/$probe.out" >&2; return 1; }
     done
     return 1
 }

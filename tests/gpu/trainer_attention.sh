@@ -52,13 +52,13 @@ COMMON="--backend cuda --steps $STEPS --data $DATA --seq 64 --eval-every 3 --eva
 
 # run NAME ARGS...: per-step losses in $TMP/NAME.loss, the whole output in $TMP/NAME.out
 run() {
-    name=$1; shift
-    if ! "$TRAINER" $COMMON "$@" >"$TMP/$name.out" 2>&1 </dev/null; then
-        echo "FAIL: trainer $* exited non-zero:"; cat "$TMP/$name.out"; fails=$((fails + 1)); return 1
+    run_name=$1; shift # (sh has no locals: not $name, which the callers use)
+    if ! "$TRAINER" $COMMON "$@" >"$TMP/$run_name.out" 2>&1 </dev/null; then
+        echo "FAIL: trainer $* exited non-zero:"; cat "$TMP/$run_name.out"; fails=$((fails + 1)); return 1
     fi
-    sed -n 's/^step [0-9]*\/[0-9]* loss \([-0-9.naif]*\).*/\1/p' "$TMP/$name.out" >"$TMP/$name.loss"
-    [ "$(wc -l <"$TMP/$name.loss")" -eq "$STEPS" ] || {
-        echo "FAIL: $name: expected $STEPS loss lines"; cat "$TMP/$name.out"; fails=$((fails + 1)); return 1; }
+    sed -n 's/^step [0-9]*\/[0-9]* loss \([-0-9.naif]*\).*/\1/p' "$TMP/$run_name.out" >"$TMP/$run_name.loss"
+    [ "$(wc -l <"$TMP/$run_name.loss")" -eq "$STEPS" ] || {
+        echo "FAIL: $run_name: expected $STEPS loss lines"; cat "$TMP/$run_name.out"; fails=$((fails + 1)); return 1; }
 }
 
 # close WHAT A B RTOL: every step's loss within RTOL (relative)
