@@ -90,8 +90,8 @@ report() {
     out=$TMP/$1.out
     params=$(sed -n 's/.*context [0-9]*, vocabulary [0-9]* (padded to [0-9]*); \([0-9]*\) parameters.*/\1/p' "$out")
     batch=$(sed -n 's/.*batch \([0-9]*\) x \([0-9]*\).*/\1 \2/p' "$out" | head -1)
-    sed -n 's/^step \([0-9]*\)\/[0-9]* loss .* \([0-9.]*\) ms\/step.*/\1 \2/p' "$out" | awk -v skip=5 '$1 > skip { print $2 }' |
-        sort -n | awk -v label="$2" -v params="$params" -v bt="$batch" -v peak="$PEAK" '
+    sed -n 's/^step \([0-9]*\)\/[0-9]* loss .* \([0-9.]*\) ms\/step.*/\1 \2/p' "$out" |
+        awk -v skip=5 '$1 > skip { print $2 }' | sort -n | awk -v label="$2" -v params="$params" -v bt="$batch" -v peak="$PEAK" '
         { t[NR] = $1 }
         END {
             if (NR == 0) { printf "%-36s no timed steps\n", label; exit }
@@ -106,14 +106,16 @@ report() {
 # trainer rows: cuDNN's attention, the own kernel, and with a CUDA graph where the trainer has one
 for mode in cudnn own; do
     b=$BATCH
-    [ -n "$b" ] || b=$(largest_batch "$mode" --attention "$mode") || { echo "trainer --attention $mode: no batch runs"; continue; }
+    [ -n "$b" ] || b=$(largest_batch "$mode" --attention "$mode") ||
+        { echo "trainer --attention $mode: no batch runs"; continue; }
     [ "$mode" = cudnn ] && BATCH_CUDNN=$b
     if trainer_run "$mode" "$b" "$STEPS" --attention "$mode"; then report "$mode" "trainer --attention $mode"
     else echo "trainer --attention $mode failed:"; tail -5 "$TMP/$mode.out"; fi
 done
 if "$TRAINER" --help | grep -q -- "--cuda-graph"; then
     b=${BATCH:-${BATCH_CUDNN:-8}}
-    if trainer_run graph "$b" "$STEPS" --attention cudnn --cuda-graph on; then report graph "trainer --attention cudnn --cuda-graph on"
+    if trainer_run graph "$b" "$STEPS" --attention cudnn --cuda-graph on; then
+        report graph "trainer --attention cudnn --cuda-graph on"
     else echo "trainer --cuda-graph on failed:"; tail -5 "$TMP/graph.out"; fi
 fi
 
@@ -125,7 +127,8 @@ while [ "$b" -ge 1 ]; do
         grep -E "^torch" "$TMP/torch.out"
         break
     fi
-    grep -q -i "out of memory" "$TMP/torch.out" || { echo "bench_gpu_torch.py failed:"; tail -15 "$TMP/torch.out"; break; }
+    grep -q -i "out of memory" "$TMP/torch.out" ||
+        { echo "bench_gpu_torch.py failed:"; tail -15 "$TMP/torch.out"; break; }
     echo "torch: batch $b does not fit; trying $((b / 2))"
     b=$((b / 2))
 done

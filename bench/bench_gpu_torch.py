@@ -180,7 +180,10 @@ def run(args, device, compiled):
     flops_per_token = 6 * n_params + 12 * args.layers * args.width * args.seq
     peak, gpu = peak_tflops(args, device)
     achieved = flops_per_token * tokens / (ms / 1e3) / 1e12
-    mfu = f"MFU {100 * achieved / peak:.1f}% of {peak:g} TFLOP/s" if peak else f"{achieved:.1f} TFLOP/s (no peak known for {gpu})"
+    if peak:
+        mfu = f"MFU {100 * achieved / peak:.1f}% of {peak:g} TFLOP/s"
+    else:
+        mfu = f"{achieved:.1f} TFLOP/s (no peak known for {gpu})"
     mem = f", peak memory {torch.cuda.max_memory_allocated(device) / 2**30:.2f} GiB" if device.type == "cuda" else ""
     mode = "torch.compile" if compiled else "torch eager"
     print(f"{mode:13s} batch {args.batch} x {args.seq}, {args.steps} timed steps after {args.warmup}: "

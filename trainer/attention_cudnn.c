@@ -631,7 +631,9 @@ static plan *try_plan(tr_attn_cudnn *a, const plan_key *key, bool dq_accum)
     }
     if (b.rc == TR_OK && p->padding && a->handle) { /* the workaround's sequence lengths: all full */
         int32_t *lens = malloc(2 * (size_t)B * sizeof *lens);
-        cudaError_t err = lens ? cudaMalloc((void **)&p->seq_lens, 2 * (size_t)B * sizeof *lens) : cudaErrorMemoryAllocation;
+        cudaError_t err = cudaErrorMemoryAllocation;
+        if (lens)
+            err = cudaMalloc((void **)&p->seq_lens, 2 * (size_t)B * sizeof *lens);
         for (int64_t i = 0; lens && i < 2 * B; i++)
             lens[i] = (int32_t)T;
         if (err == cudaSuccess)

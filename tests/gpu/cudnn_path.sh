@@ -16,6 +16,7 @@ cudnn_on_path() {
         echo "cuDNN: PyTorch's, $gt_cudnn_dir (on LD_LIBRARY_PATH)"
         return 0
     fi
-    echo "cuDNN: none found (no libcudnn.so.9 on the system, no nvidia.cudnn Python package): the own attention kernel only"
+    echo "cuDNN: none found (no libcudnn.so.9 on the system, no nvidia.cudnn Python package):" \
+        "the own attention kernel only"
     return 1
 }
