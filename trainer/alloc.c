@@ -1,12 +1,18 @@
 /* alloc.c: the caching allocator of alloc.h.
  *
  * A segment is one seg_alloc; it is cut into blocks kept in address order
- * (prev/next). Free blocks sit in their pool, an array sorted by (stream,
- * size, address), so best fit is a binary search. Live blocks are found by
- * address in an open-addressing hash table (device memory cannot carry a
- * header). NVTX: a segment is a heap (usage SUB_ALLOCATOR: nothing in it may
+ * (prev/next). Free blocks sit in their pool, an array sorted by (graph,
+ * stream, size, address), so best fit is a binary search. Live blocks are
+ * found by address in an open-addressing hash table (device memory cannot
+ * carry a header). NVTX: a segment is a heap (usage SUB_ALLOCATOR: nothing in it may
  * be touched until a region is registered), a live block is a region of that
- * heap, registered with its rounded size and unregistered by pointer. */
+ * heap, registered with its rounded size and unregistered by pointer.
+ * CUDA graphs: blocks handed out while a step is captured are the graph's
+ * (block.graph); released, they go to the graph's private pool, a separate
+ * key of the same sorted arrays that only captured allocations search, and
+ * never merge with other blocks. Each free block of that pool is an NVTX
+ * region named "cuda graph private pool" once the capture ended: the replays
+ * use that memory without the allocator seeing them. */
 #include "alloc.h"
 
 #include "error.h"
@@ -30,6 +36,8 @@ typedef struct block {
     size_t requested; /* what the caller asked for (live blocks) */
     int stream;
     bool allocated;
+    bool graph;       /* a CUDA graph's: handed out during its capture */
+    bool pool_region; /* free in the graph's pool and announced as its region */
     struct block *prev, *next; /* neighbours in the segment, by address */
     segment *seg;
 } block;
@@ -44,7 +52,7 @@ struct segment {
 };
 
 typedef struct pool {
-    block **v; /* free blocks sorted by (stream, size, ptr) */
+    block **v; /* free blocks sorted by (graph, stream, size, ptr) */
     size_t n, cap;
 } pool;
 
@@ -56,6 +64,8 @@ struct tr_alloc {
     segment *segments;
     block **live; /* hash table by ptr, linear probing; NULL = empty */
     size_t live_cap;
+    bool capturing;   /* a CUDA graph is being captured: no new segments, blocks become the graph's */
+    bool has_graph;   /* a captured graph holds a private pool */
     tr_alloc_stats st;
 };
 
@@ -176,8 +186,10 @@ static void announce_resize(const block *b)
 }
 
 /* ---- pools: sorted arrays of free blocks ---- */
-static int cmp_key(int stream, size_t size, const char *ptr, const block *b)
+static int cmp_key(bool graph, int stream, size_t size, const char *ptr, const block *b)
 {
+    if (graph != b->graph)
+        return graph ? 1 : -1;
     if (stream != b->stream)
         return stream < b->stream ? -1 : 1;
     if (size != b->size)
@@ -185,12 +197,12 @@ static int cmp_key(int stream, size_t size, const char *ptr, const block *b)
     return ptr < b->ptr ? -1 : ptr > b->ptr ? 1 : 0;
 }
 
-static size_t lower_bound(const pool *p, int stream, size_t size, const char *ptr)
+static size_t lower_bound(const pool *p, bool graph, int stream, size_t size, const char *ptr)
 {
     size_t lo = 0, hi = p->n;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if (cmp_key(stream, size, ptr, p->v[mid]) > 0)
+        if (cmp_key(graph, stream, size, ptr, p->v[mid]) > 0)
             lo = mid + 1;
         else
             hi = mid;
@@ -198,7 +210,30 @@ static size_t lower_bound(const pool *p, int stream, size_t size, const char *pt
     return lo;
 }
 
-static int pool_insert(pool *p, block *b)
+/* Free neighbours merge only within one pool: a graph's blocks stay its own. */
+static bool same_pool(const block *a, const block *b) { return a->graph == b->graph && a->stream == b->stream; }
+
+static void name_region(const block *b, const char *name);
+
+/* A free block of a captured graph's pool is announced as one of its regions. */
+static void pool_region_on(tr_alloc *a, block *b)
+{
+    if (b->graph && a->has_graph && !a->capturing && !b->pool_region) {
+        announce_region(b);
+        name_region(b, "cuda graph private pool");
+        b->pool_region = true;
+    }
+}
+
+static void pool_region_off(block *b)
+{
+    if (b->pool_region) {
+        retire_region(b);
+        b->pool_region = false;
+    }
+}
+
+static int pool_insert(tr_alloc *a, pool *p, block *b)
 {
     if (p->n == p->cap) {
         size_t cap = p->cap ? 2 * p->cap : 64;
@@ -208,19 +243,25 @@ static int pool_insert(pool *p, block *b)
         p->v = v;
         p->cap = cap;
     }
-    size_t i = lower_bound(p, b->stream, b->size, b->ptr);
+    size_t i = lower_bound(p, b->graph, b->stream, b->size, b->ptr);
     memmove(p->v + i + 1, p->v + i, (p->n - i) * sizeof *p->v);
     p->v[i] = b;
     p->n++;
+    if (b->graph)
+        a->st.graph_pool_bytes += b->size;
+    pool_region_on(a, b);
     return TR_OK;
 }
 
-static void pool_remove(pool *p, block *b)
+static void pool_remove(tr_alloc *a, pool *p, block *b)
 {
-    size_t i = lower_bound(p, b->stream, b->size, b->ptr);
+    size_t i = lower_bound(p, b->graph, b->stream, b->size, b->ptr);
     if (i < p->n && p->v[i] == b) {
         memmove(p->v + i, p->v + i + 1, (p->n - i - 1) * sizeof *p->v);
         p->n--;
+        if (b->graph)
+            a->st.graph_pool_bytes -= b->size;
+        pool_region_off(b);
     }
 }
 
@@ -293,11 +334,13 @@ static void live_remove(tr_alloc *a, size_t i)
 static size_t release_cached(tr_alloc *a)
 {
     size_t released = 0;
+    if (a->capturing) /* the capture is refused growth before this; nothing is freed under it */
+        return 0;
     for (segment **sp = &a->segments; *sp;) {
         segment *s = *sp;
         block *b = s->first;
-        if (!b->allocated && !b->next) { /* one free block spans the segment */
-            pool_remove(&a->pools[s->pool], b);
+        if (!b->allocated && !b->next && !b->graph) { /* one free block spans the segment, no graph's */
+            pool_remove(a, &a->pools[s->pool], b);
             retire_heap(s);
             a->ops.seg_free(s->ptr, s->size, a->ops.ctx);
             released += s->size;
@@ -345,6 +388,18 @@ static int out_of_memory(tr_alloc *a, size_t n_bytes, size_t size, const char *w
 static int new_segment(tr_alloc *a, block **out, size_t n_bytes, size_t size, int stream)
 {
     size_t seg_bytes = segment_size(size);
+    if (a->capturing) {
+        char req[32], alloc[32], res[32];
+        a->st.n_ooms++;
+        format_bytes(req, sizeof req, n_bytes);
+        format_bytes(alloc, sizeof alloc, a->st.allocated_bytes);
+        format_bytes(res, sizeof res, a->st.reserved_bytes);
+        return tr_error_set(TR_ENOMEM,
+                            "--cuda-graph: the captured step asked %s for %s that no cached block holds, and no "
+                            "memory may be allocated while a CUDA graph is captured (allocated %s, reserved %s): "
+                            "its memory use did not settle in the warm-up steps; train without --cuda-graph",
+                            a->ops.device, req, alloc, res);
+    }
     bool over = a->limit_bytes && a->st.reserved_bytes + seg_bytes > a->limit_bytes;
     if (over) { /* free the cache and retry before giving up */
         release_cached(a);
@@ -395,6 +450,7 @@ static int split(tr_alloc *a, block *b, size_t size)
     rest->ptr = b->ptr + size;
     rest->size = b->size - size;
     rest->stream = b->stream;
+    rest->graph = b->graph;
     rest->seg = b->seg;
     rest->prev = b;
     rest->next = b->next;
@@ -404,8 +460,8 @@ static int split(tr_alloc *a, block *b, size_t size)
     b->size = size;
     a->st.n_splits++;
     block *n = rest->next;
-    if (n && !n->allocated) { /* keep the invariant: no two free neighbours */
-        pool_remove(&a->pools[b->seg->pool], n);
+    if (n && !n->allocated && same_pool(n, rest)) { /* keep the invariant: no two free neighbours of a pool */
+        pool_remove(a, &a->pools[b->seg->pool], n);
         rest->size += n->size;
         rest->next = n->next;
         if (n->next)
@@ -415,7 +471,7 @@ static int split(tr_alloc *a, block *b, size_t size)
         a->st.n_merges++;
     }
     a->st.n_free_blocks++;
-    return pool_insert(&a->pools[b->seg->pool], rest);
+    return pool_insert(a, &a->pools[b->seg->pool], rest);
 }
 
 int tr_alloc_new(tr_alloc **out, const tr_mem_ops *ops, size_t limit_bytes)
@@ -443,7 +499,7 @@ void tr_alloc_free(tr_alloc *a)
         segment *s = a->segments;
         for (block *b = s->first; b;) {
             block *n = b->next;
-            if (b->allocated)
+            if (b->allocated || b->pool_region)
                 retire_region(b);
             free(b);
             b = n;
@@ -460,6 +516,19 @@ void tr_alloc_free(tr_alloc *a)
     free(a);
 }
 
+/* Takes the best-fitting free block of the pool (the graph's or the cache) on stream. */
+static block *best_fit(tr_alloc *a, pool *p, bool graph, int stream, size_t size)
+{
+    size_t i = lower_bound(p, graph, stream, size, NULL);
+    if (i == p->n || p->v[i]->graph != graph || p->v[i]->stream != stream)
+        return NULL;
+    block *b = p->v[i];
+    pool_remove(a, p, b);
+    a->st.n_free_blocks--;
+    a->st.n_cache_hits++;
+    return b;
+}
+
 int tr_alloc_malloc(tr_alloc *a, void **out, size_t n_bytes, int stream)
 {
     *out = NULL;
@@ -469,18 +538,14 @@ int tr_alloc_malloc(tr_alloc *a, void **out, size_t n_bytes, int stream)
     int rc = TR_OK;
     pthread_mutex_lock(&a->lock);
     pool *p = &a->pools[size <= TR_ALLOC_SMALL_MAX ? POOL_SMALL : POOL_LARGE];
-    size_t i = lower_bound(p, stream, size, NULL);
-    block *b = NULL;
-    if (i < p->n && p->v[i]->stream == stream) { /* best fit on this stream */
-        b = p->v[i];
-        pool_remove(p, b);
-        a->st.n_free_blocks--;
-        a->st.n_cache_hits++;
-    } else if ((rc = new_segment(a, &b, n_bytes, size, stream)) < 0) {
+    /* during a capture the graph's own pool first, then the cache */
+    block *b = a->capturing ? best_fit(a, p, true, stream, size) : NULL;
+    if (!b && !(b = best_fit(a, p, false, stream, size)) && (rc = new_segment(a, &b, n_bytes, size, stream)) < 0)
         goto cleanup;
-    }
     if (should_split(b, size) && (rc = split(a, b, size)) < 0)
         goto cleanup;
+    if (a->capturing)
+        b->graph = true; /* after the split: the tail stays in the cache */
     b->allocated = true;
     b->requested = n_bytes;
     if ((rc = live_insert(a, b)) < 0) {
@@ -522,8 +587,8 @@ int tr_alloc_release(tr_alloc *a, void *ptr)
     b->requested = 0;
     pool *p = &a->pools[b->seg->pool];
     block *n = b->next, *pr = b->prev;
-    if (n && !n->allocated) {
-        pool_remove(p, n);
+    if (n && !n->allocated && same_pool(n, b)) {
+        pool_remove(a, p, n);
         b->size += n->size;
         b->next = n->next;
         if (n->next)
@@ -532,8 +597,8 @@ int tr_alloc_release(tr_alloc *a, void *ptr)
         a->st.n_free_blocks--;
         a->st.n_merges++;
     }
-    if (pr && !pr->allocated) {
-        pool_remove(p, pr);
+    if (pr && !pr->allocated && same_pool(pr, b)) {
+        pool_remove(a, p, pr);
         pr->size += b->size;
         pr->next = b->next;
         if (b->next)
@@ -544,7 +609,7 @@ int tr_alloc_release(tr_alloc *a, void *ptr)
         a->st.n_merges++;
     }
     a->st.n_free_blocks++;
-    rc = pool_insert(p, b);
+    rc = pool_insert(a, p, b);
 cleanup:
     pthread_mutex_unlock(&a->lock);
     return rc;
@@ -565,11 +630,11 @@ int tr_alloc_resize(tr_alloc *a, void *ptr, size_t n_bytes)
     size_t size = tr_alloc_round_size(n_bytes), old = b->size;
     if (size > b->size) {
         block *n = b->next;
-        if (!n || n->allocated || b->size + n->size < size) {
+        if (!n || n->allocated || !same_pool(n, b) || b->size + n->size < size) {
             rc = tr_error_set(TR_ENOSPC, "tr_alloc_resize: no room after %p to grow to %zu bytes", ptr, n_bytes);
             goto cleanup;
         }
-        pool_remove(&a->pools[b->seg->pool], n); /* swallow the free neighbour, give back its tail */
+        pool_remove(a, &a->pools[b->seg->pool], n); /* swallow the free neighbour, give back its tail */
         b->size += n->size;
         b->next = n->next;
         if (n->next)
@@ -594,18 +659,24 @@ cleanup:
 
 void tr_alloc_name(tr_alloc *a, void *ptr, const char *name)
 {
-#ifdef HAVE_NVTX
     pthread_mutex_lock(&a->lock);
     size_t i = live_find(a, ptr);
-    bool traced = i != SIZE_MAX && a->live[i]->seg->heap;
+    block *b = i != SIZE_MAX ? a->live[i] : NULL;
     pthread_mutex_unlock(&a->lock);
-    if (!traced)
+    if (b)
+        name_region(b, name);
+}
+
+static void name_region(const block *b, const char *name)
+{
+#ifdef HAVE_NVTX
+    if (!b->seg->heap)
         return;
     nvtxMemRegionNameDesc_t nd;
     memset(&nd, 0, sizeof nd);
     nd.regionRefType = NVTX_MEM_REGION_REF_TYPE_POINTER;
     nd.nameType = NVTX_MESSAGE_TYPE_ASCII;
-    nd.region.pointer = ptr;
+    nd.region.pointer = b->ptr;
     nd.name.ascii = name;
     nvtxMemRegionsNameBatch_t d;
     memset(&d, 0, sizeof d);
@@ -616,7 +687,7 @@ void tr_alloc_name(tr_alloc *a, void *ptr, const char *name)
     d.regionElements = &nd;
     nvtxMemRegionsName(tr_nvtx_domain(), &d);
 #else
-    (void)a; (void)ptr; (void)name;
+    (void)b; (void)name;
 #endif
 }
 
@@ -641,4 +712,81 @@ size_t tr_alloc_block_size(tr_alloc *a, void *ptr)
     size_t i = live_find(a, ptr), n = i == SIZE_MAX ? 0 : a->live[i]->size;
     pthread_mutex_unlock(&a->lock);
     return n;
+}
+
+int tr_alloc_capture_begin(tr_alloc *a)
+{
+    int rc = TR_OK;
+    pthread_mutex_lock(&a->lock);
+    if (a->capturing || a->has_graph)
+        rc = tr_error_set(TR_EINVAL, "--cuda-graph: the allocator holds a graph's pool already (one capture at a time)");
+    else
+        a->capturing = true;
+    pthread_mutex_unlock(&a->lock);
+    return rc;
+}
+
+void tr_alloc_capture_end(tr_alloc *a)
+{
+    pthread_mutex_lock(&a->lock);
+    if (a->capturing) {
+        a->capturing = false;
+        a->has_graph = true;
+        for (int k = 0; k < N_POOLS; k++) /* the pool as the replays hold it, for tools */
+            for (size_t i = 0; i < a->pools[k].n; i++)
+                pool_region_on(a, a->pools[k].v[i]);
+    }
+    pthread_mutex_unlock(&a->lock);
+}
+
+/* Joins free neighbours of one pool in s (after blocks changed pools). */
+static int merge_segment(tr_alloc *a, segment *s)
+{
+    pool *p = &a->pools[s->pool];
+    for (block *b = s->first; b && b->next;) {
+        block *n = b->next;
+        if (b->allocated || n->allocated || !same_pool(b, n)) {
+            b = n;
+            continue;
+        }
+        pool_remove(a, p, b);
+        pool_remove(a, p, n);
+        b->size += n->size;
+        b->next = n->next;
+        if (n->next)
+            n->next->prev = b;
+        free(n);
+        a->st.n_free_blocks--;
+        a->st.n_merges++;
+        int rc = pool_insert(a, p, b);
+        if (rc < 0)
+            return rc;
+    }
+    return TR_OK;
+}
+
+int tr_alloc_graph_release(tr_alloc *a)
+{
+    int rc = TR_OK;
+    pthread_mutex_lock(&a->lock);
+    a->capturing = false;
+    a->has_graph = false;
+    for (segment *s = a->segments; s && rc >= 0; s = s->next_seg) {
+        pool *p = &a->pools[s->pool];
+        for (block *b = s->first; b && rc >= 0; b = b->next) {
+            if (!b->graph)
+                continue;
+            if (b->allocated) { /* released later, into the cache */
+                b->graph = false;
+                continue;
+            }
+            pool_remove(a, p, b);
+            b->graph = false;
+            rc = pool_insert(a, p, b);
+        }
+        if (rc >= 0)
+            rc = merge_segment(a, s);
+    }
+    pthread_mutex_unlock(&a->lock);
+    return rc < 0 ? tr_error_set(TR_ENOMEM, "out of host memory for allocator bookkeeping") : TR_OK;
 }

@@ -45,6 +45,7 @@ typedef struct tr_alloc_stats {
     uint64_t n_segment_allocs, n_segment_frees;
     uint64_t n_splits, n_merges;
     uint64_t n_ooms;             /* allocations that failed */
+    size_t graph_pool_bytes;     /* free blocks a captured CUDA graph keeps for its replays */
 } tr_alloc_stats;
 
 typedef struct tr_alloc tr_alloc;
@@ -71,5 +72,19 @@ void tr_alloc_get_stats(tr_alloc *a, tr_alloc_stats *out);
 size_t tr_alloc_round_size(size_t n_bytes);
 /* The size of the live block at ptr, 0 if ptr is not one. */
 size_t tr_alloc_block_size(tr_alloc *a, void *ptr);
+
+/* CUDA graphs (--cuda-graph), as torch.cuda.graph's private pool. Between
+ * capture_begin and capture_end the allocator never asks for a segment (a
+ * cudaMalloc would escape the graph: the request fails with TR_ENOMEM and a
+ * message naming --cuda-graph) nor releases one, and every block it hands
+ * out becomes the graph's: released, it goes to the graph's private pool,
+ * which only allocations made during the capture search. After the capture
+ * nothing else is given the graph's memory, so each replay finds its blocks
+ * as the capture left them, and segments holding them are never released.
+ * One capture at a time (TR_EINVAL otherwise). graph_release, once the graph
+ * is destroyed, returns the pool to the cache. */
+int tr_alloc_capture_begin(tr_alloc *a);
+void tr_alloc_capture_end(tr_alloc *a);
+int tr_alloc_graph_release(tr_alloc *a);
 
 #endif

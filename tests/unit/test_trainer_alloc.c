@@ -216,6 +216,62 @@ static void test_trainer_alloc__peaks_and_many(void)
     tr_alloc_free(a);
 }
 
+/* CUDA graphs (--cuda-graph): a capture gets no new segment; the blocks it
+ * used stay the graph's after it (nothing else is handed them, empty_cache
+ * keeps their segment) until the graph is released. */
+static void test_trainer_alloc__graph_pool(void)
+{
+    device d = {0};
+    tr_alloc *a = make(&d, 0);
+    void *keep, *w, *g1, *g2, *g3, *x, *y;
+    /* the warm-up: a block that stays (the weights) and a step's block, freed: one small segment cached */
+    CU_ASSERT_EQUAL(tr_alloc_malloc(a, &keep, 4096, 0), TR_OK);
+    CU_ASSERT_EQUAL(tr_alloc_malloc(a, &w, 65536, 0), TR_OK);
+    CU_ASSERT_EQUAL(tr_alloc_release(a, w), TR_OK);
+    CU_ASSERT_EQUAL(tr_alloc_capture_begin(a), TR_OK);
+    CU_ASSERT_EQUAL(tr_alloc_capture_begin(a), TR_EINVAL); /* one capture at a time */
+    /* the captured step: from the cache, and its own freed blocks first */
+    CU_ASSERT_EQUAL(tr_alloc_malloc(a, &g1, 65536, 0), TR_OK);
+    CU_ASSERT_PTR_EQUAL(g1, w);
+    CU_ASSERT_EQUAL(tr_alloc_malloc(a, &g2, 4096, 0), TR_OK);
+    CU_ASSERT_PTR_EQUAL(g2, (char *)g1 + 65536);
+    CU_ASSERT_EQUAL(tr_alloc_release(a, g1), TR_OK);
+    CU_ASSERT_EQUAL(tr_alloc_malloc(a, &g3, 65536, 0), TR_OK);
+    CU_ASSERT_PTR_EQUAL(g3, g1);
+    CU_ASSERT_EQUAL(tr_alloc_release(a, g3), TR_OK);
+    CU_ASSERT_EQUAL(tr_alloc_release(a, g2), TR_OK);
+    /* more than the cache holds: refused, naming the switch, and no segment taken */
+    CU_ASSERT_EQUAL(tr_alloc_malloc(a, &x, 4u << 20, 0), TR_ENOMEM);
+    CU_ASSERT_PTR_NOT_NULL(strstr(tr_error_last(), "--cuda-graph"));
+    CU_ASSERT_EQUAL(d.n_live, 1);
+    tr_alloc_capture_end(a);
+    tr_alloc_stats s;
+    tr_alloc_get_stats(a, &s);
+    CU_ASSERT_EQUAL(s.graph_pool_bytes, 65536 + 4096);
+    CU_ASSERT_EQUAL(s.allocated_bytes, 4096);
+    /* between replays nothing else gets the graph's memory */
+    char *lo = g1, *hi = (char *)g1 + 65536 + 4096;
+    CU_ASSERT_EQUAL(tr_alloc_malloc(a, &x, 65536, 0), TR_OK);
+    CU_ASSERT_EQUAL(tr_alloc_malloc(a, &y, 4096, 0), TR_OK);
+    CU_ASSERT((char *)x >= hi || (char *)x + 65536 <= lo);
+    CU_ASSERT((char *)y >= hi || (char *)y + 4096 <= lo);
+    CU_ASSERT_EQUAL(tr_alloc_release(a, x), TR_OK);
+    CU_ASSERT_EQUAL(tr_alloc_release(a, y), TR_OK);
+    CU_ASSERT_EQUAL(tr_alloc_release(a, keep), TR_OK);
+    CU_ASSERT_EQUAL(tr_alloc_empty_cache(a), 0); /* its segment holds the graph's pool */
+    CU_ASSERT_EQUAL(d.n_live, 1);
+    /* the graph released: its pool joins the cache, everything merges back */
+    CU_ASSERT_EQUAL(tr_alloc_graph_release(a), TR_OK);
+    tr_alloc_get_stats(a, &s);
+    CU_ASSERT_EQUAL(s.graph_pool_bytes, 0);
+    CU_ASSERT_EQUAL(s.n_free_blocks, 1);
+    CU_ASSERT_EQUAL(tr_alloc_empty_cache(a), TR_ALLOC_SMALL_SEGMENT);
+    CU_ASSERT_EQUAL(d.n_live, 0);
+    CU_ASSERT_EQUAL(tr_alloc_capture_begin(a), TR_OK); /* and a new capture may start */
+    tr_alloc_capture_end(a);
+    tr_alloc_free(a);
+}
+
 static const gt_test_case cases[] = {
     {"test_trainer_alloc__rounding", test_trainer_alloc__rounding},
     {"test_trainer_alloc__pools", test_trainer_alloc__pools},
@@ -224,6 +280,7 @@ static const gt_test_case cases[] = {
     {"test_trainer_alloc__resize", test_trainer_alloc__resize},
     {"test_trainer_alloc__out_of_memory", test_trainer_alloc__out_of_memory},
     {"test_trainer_alloc__peaks_and_many", test_trainer_alloc__peaks_and_many},
+    {"test_trainer_alloc__graph_pool", test_trainer_alloc__graph_pool},
     {NULL, NULL},
 };
 
