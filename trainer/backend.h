@@ -105,6 +105,10 @@ struct tr_backend {
     double (*sumsq_finite)(tr_backend *be, const tr_tensor *x, int *finite);
     void (*scale)(tr_backend *be, tr_tensor *x, float s);
     void (*ema)(tr_backend *be, tr_tensor *ema, const tr_tensor *x, float decay);
+
+    /* The step decided on the device and its CUDA graph (step_state.h);
+     * NULL on the CPU backend, whose step train.c decides on the host. */
+    const struct tr_step_ops *step_ops;
 };
 
 /* The CPU backend: CBLAS GEMMs, OpenMP elsewhere, n_threads OpenMP threads

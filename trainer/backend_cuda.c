@@ -33,6 +33,7 @@
 
 #include "backend_cuda.h"
 
+#include "backend_cuda_step.h"
 #include "error.h"
 #include "kernels_cuda.h"
 #include "nvtx.h"
@@ -103,6 +104,7 @@ typedef struct cuda_backend {
     void *scratch; /* kernels' workspace (column-sum partials, reductions) */
     size_t scratch_bytes;
     kc_reduction *red_dev, *red_host; /* a reduction's result, and its pinned read-back */
+    tr_cuda_step *step; /* the step decided on the device, its CUDA graph (backend_cuda_step.c) */
     struct stage {
         void *dev;
         size_t cap;
@@ -139,6 +141,10 @@ static void fail_cuda(const char *what, cudaError_t err)
     if (err == cudaErrorIllegalAddress || err == cudaErrorLaunchFailure)
         fprintf(stderr, "trainer: a kernel failed; run with --sync-every-op to find which, or under "
                         "compute-sanitizer\n");
+    if (err == cudaErrorStreamCaptureUnsupported || err == cudaErrorStreamCaptureInvalidated ||
+        err == cudaErrorStreamCaptureImplicit || err == cudaErrorCapturedEvent)
+        fprintf(stderr, "trainer: --cuda-graph: the step did something a CUDA graph cannot capture; train "
+                        "without --cuda-graph\n");
     exit(1);
 }
 
@@ -214,8 +220,11 @@ static void *scratch(cuda_backend *cb, size_t n_bytes)
 {
     if (n_bytes <= cb->scratch_bytes)
         return cb->scratch;
+    if (tr_cuda_step_capturing(cb->step)) /* the warm-up steps sized it: a shape not seen there */
+        tr_cuda_step_refuse("the kernels' workspace had to grow (cudaMalloc)");
     check(cudaStreamSynchronize(cb->compute), "growing the kernel workspace");
-    check(cudaFree(cb->scratch), "cudaFree of the kernel workspace");
+    if (!tr_cuda_step_retire(cb->step, cb->scratch)) /* a captured graph's kernels still use it */
+        check(cudaFree(cb->scratch), "cudaFree of the kernel workspace");
     cb->scratch = NULL;
     size_t n = n_bytes + n_bytes / 2;
     check(cudaMalloc(&cb->scratch, n), "cudaMalloc of the kernel workspace");
@@ -381,7 +390,15 @@ static void copy_h2d(tr_backend *be, void *dst, const void *src, size_t n, int s
     (void)stream;
     cuda_backend *cb = cb_of(be);
     tr_nvtx_push_static("copy_h2d");
-    if (is_device(src)) {
+    if (tr_cuda_step_capturing(cb->step)) {
+        /* a captured copy reads its source again at every replay: the step's
+         * pinned inputs, which the trainer rewrites before each, or device memory */
+        bool input = tr_cuda_step_is_input(cb->step, src, n);
+        if (!input && !is_device(src))
+            tr_cuda_step_refuse("a host-to-device copy from memory other than the step's pinned inputs");
+        check(cudaMemcpyAsync(dst, src, n, input ? cudaMemcpyHostToDevice : cudaMemcpyDeviceToDevice, cb->compute),
+              "a captured copy");
+    } else if (is_device(src)) {
         check(cudaMemcpyAsync(dst, src, n, cudaMemcpyDeviceToDevice, cb->compute), "device-to-device copy");
     } else if (!is_pinned(src)) {
         check(cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, cb->compute), "pageable host-to-device copy");
@@ -415,6 +432,8 @@ static void copy_d2h(tr_backend *be, void *dst, const void *src, size_t n, int s
     (void)stream;
     cuda_backend *cb = cb_of(be);
     tr_nvtx_push_static("copy_d2h");
+    if (tr_cuda_step_capturing(cb->step))
+        tr_cuda_step_refuse("a device-to-host copy");
     check(cudaMemcpyAsync(dst, src, n, cudaMemcpyDefault, cb->compute), "device-to-host copy");
     if (!is_device(dst)) /* the caller reads dst at once */
         check(cudaStreamSynchronize(cb->compute), "waiting for a device-to-host copy (a kernel before it failed?)");
@@ -542,6 +561,8 @@ static gemm_plan *plan_for(cuda_backend *cb, const gemm_key *key, const void *A,
         cb->plans = v;
         cb->cap_plans = cap;
     }
+    if (cb->opt.autotune && tr_cuda_step_capturing(cb->step)) /* it allocates and waits */
+        tr_cuda_step_refuse("a GEMM shape the warm-up steps did not run needs --autotune");
     gemm_plan *p = &cb->plans[cb->n_plans++];
     memset(p, 0, sizeof *p);
     p->key = *key;
@@ -950,7 +971,8 @@ static void crossentropy_backward(tr_backend *be, tr_tensor *dlogits, const tr_t
     OP("crossentropy_backward");
     int dt = -1;
     void *d = act(op_name, "dlogits", dlogits, &dt);
-    DONE(kc_crossentropy_backward(d, dt, f32(op_name, "probs", probs), i32(op_name, targets), dloss, N, V, Vp,
+    DONE(kc_crossentropy_backward(d, dt, f32(op_name, "probs", probs), i32(op_name, targets), dloss,
+                                  tr_cuda_step_loss_scale(cb->step), N, V, Vp,
                                   cb->compute));
 }
 
@@ -960,7 +982,8 @@ static void crossentropy_fused_forward(tr_backend *be, tr_tensor *losses, tr_ten
     OP("crossentropy_fused_forward");
     int dt = -1;
     void *l = act(op_name, "logits", logits, &dt);
-    DONE(kc_crossentropy_fused_forward(f32(op_name, "losses", losses), l, dt, i32(op_name, targets), dloss, N, V, Vp,
+    DONE(kc_crossentropy_fused_forward(f32(op_name, "losses", losses), l, dt, i32(op_name, targets), dloss,
+                                       tr_cuda_step_loss_scale(cb->step), N, V, Vp,
                                        cb->compute));
 }
 
@@ -1010,6 +1033,8 @@ static void sgd(tr_backend *be, tr_tensor *param, const tr_tensor *grad, tr_tens
 /* One reduction, read back with one synchronization. */
 static kc_reduction reduce(cuda_backend *cb, const char *op, const tr_tensor *x)
 {
+    if (tr_cuda_step_capturing(cb->step))
+        tr_cuda_step_refuse("a reduction read back to the host");
     void *s = scratch(cb, kc_sumsq_scratch_bytes());
     int err = kc_sumsq_finite(cb->red_dev, f32(op, "x", x), (long)tr_tensor_numel(x), s, cb->compute);
     if (err)
@@ -1097,6 +1122,7 @@ static const tr_backend table = {
     .sumsq_finite = sumsq_finite,
     .scale = scale,
     .ema = ema,
+    .step_ops = &tr_cuda_step_ops,
 };
 
 /* The checks a user needs named before anything runs. */
@@ -1203,6 +1229,10 @@ int tr_backend_cuda_new(tr_backend **out, const tr_cuda_options *opt)
     check(cudaMalloc(&cb->lt_workspace, LT_WORKSPACE_BYTES), "cudaMalloc of cuBLASLt's workspace");
     check(cudaMalloc((void **)&cb->red_dev, sizeof *cb->red_dev), "cudaMalloc");
     check(cudaHostAlloc((void **)&cb->red_host, sizeof *cb->red_host, cudaHostAllocDefault), "cudaHostAlloc");
+    if ((rc = tr_cuda_step_new(&cb->step, cb->compute, opt->sync_every_op)) < 0) {
+        tr_backend_cuda_free(&cb->be);
+        return rc;
+    }
     *out = &cb->be;
     return TR_OK;
 }
@@ -1213,6 +1243,7 @@ void tr_backend_cuda_free(tr_backend *be)
         return;
     cuda_backend *cb = cb_of(be);
     check(cudaDeviceSynchronize(), "waiting for the device at the end");
+    tr_cuda_step_free(cb->step);
     for (int i = 0; i < cb->n_plans; i++) {
         gemm_plan *p = &cb->plans[i];
         cublasLtMatrixLayoutDestroy(p->a);
@@ -1254,3 +1285,5 @@ void *tr_backend_cuda_compute_stream(tr_backend *be, int *device)
     *device = cb_of(be)->opt.device;
     return cb_of(be)->compute;
 }
+
+tr_cuda_step *tr_backend_cuda_step(tr_backend *be) { return cb_of(be)->step; }

@@ -13,7 +13,7 @@ trainer_libtrainer_la_SOURCES = \
 	trainer/rng.h \
 	trainer/gpt.h trainer/model_gpt.c \
 	trainer/optim.h trainer/optim.c \
-	trainer/scaler.h trainer/scaler.c \
+	trainer/scaler.h trainer/scaler.c trainer/step_state.h \
 	trainer/train.h trainer/train.c \
 	trainer/data.h trainer/data.c \
 	trainer/ckpt.h trainer/ckpt.c
@@ -101,7 +101,8 @@ if HAVE_CUDA
 if HAVE_NVTX
 if HAVE_CUBLASLT
 TRAINER_CPPFLAGS += -DTR_CUDA_BACKEND $(CUDA_CPPFLAGS) -I$(top_srcdir)/kernels/cuda
-trainer_libtrainer_la_SOURCES += trainer/backend_cuda.h trainer/backend_cuda.c
+trainer_libtrainer_la_SOURCES += trainer/backend_cuda.h trainer/backend_cuda.c \
+	trainer/backend_cuda_step.h trainer/backend_cuda_step.c
 trainer_libtrainer_la_LIBADD += kernels/cuda/libgtkernels_cuda.la $(CUDA_LDFLAGS) $(CUBLASLT_LIBS) $(CUDA_LIBS)
 # cuDNN's fused attention (--attention): built with cuDNN's headers, the
 # library dlopened (the trainer starts without it and uses its own kernel)
@@ -111,7 +112,7 @@ endif
 endif
 endif
 endif
-EXTRA_DIST += trainer/backend_cuda.h trainer/backend_cuda.c
+EXTRA_DIST += trainer/backend_cuda.h trainer/backend_cuda.c trainer/backend_cuda_step.h trainer/backend_cuda_step.c
 
 # NCCL for --dist on the CUDA backend (trainer/dist_nccl.c, behind dist.c's
 # tr_dist_* API): only with Open MPI (start-up, small host reductions), the

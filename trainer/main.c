@@ -61,6 +61,7 @@ typedef struct options {
     double bucket_mb, dist_timeout;
     /* the backend; NULL strings are the defaults ("cpu", "off") */
     const char *backend, *pin_memory, *expandable_segments, *sync_every_op, *autotune, *tf32;
+    const char *cuda_graph; /* --cuda-graph on|off */
     const char *attention; /* --attention auto|cudnn|own (NULL: auto) */
     int device;             /* -1: not given (0, or under --dist the rank's index on its node) */
 } options;
@@ -137,6 +138,11 @@ static void usage(FILE *f)
             "                      cuDNN or an error saying why not; own: the own kernel, which keeps the\n"
             "                      (B,NH,T,T) probabilities where cuDNN keeps (B,NH,T) softmax statistics\n"
             "  --tf32 on|off       fp32 matrix products on tensor cores with TF32 inputs (default off)\n"
+            "  --cuda-graph on|off capture the training step into a CUDA graph once, after eager warm-up\n"
+            "                      steps (until one takes no new memory, at most 3), and replay it: one launch\n"
+            "                      per step (default off; not with --sync-every-op or --dist). With or without\n"
+            "                      it, one process on the cuda backend keeps the loss scaler, clipping and\n"
+            "                      the optimizer's step on the GPU and reads them back on the steps it prints\n"
             "  --help              this text\n");
 }
 
@@ -273,6 +279,7 @@ static void parse(options *o, int argc, char **argv)
         else if (!strcmp(f, "--autotune")) o->autotune = v;
         else if (!strcmp(f, "--attention")) o->attention = v;
         else if (!strcmp(f, "--tf32")) o->tf32 = v;
+        else if (!strcmp(f, "--cuda-graph")) o->cuda_graph = v;
         else {
             fprintf(stderr, "trainer: unknown option '%s' (see trainer --help)\n", f);
             exit(2);
@@ -288,6 +295,27 @@ static int pick(const char *flag, const char *v, const char *const *names, int n
             return i;
     fail_flag(flag, v, expected);
     return -1;
+}
+
+/* --cuda-graph on|off; what a captured step cannot hold is refused by name. */
+static bool cuda_graph_on(const options *o)
+{
+    static const char *const onoff[] = {"off", "on"};
+    if (!o->cuda_graph || pick("--cuda-graph", o->cuda_graph, onoff, 2, "on or off") == 0)
+        return false;
+    const char *why = NULL;
+    if (!o->backend || strcmp(o->backend, "cuda"))
+        why = "needs --backend cuda: a CUDA graph replays GPU work, and the cpu backend runs its ops on the host";
+    else if (o->sync_every_op && pick("--sync-every-op", o->sync_every_op, onoff, 2, "on or off") == 1)
+        why = "with --sync-every-op: a replay is one launch of the whole step, there is no op to wait after, and a "
+              "wait cannot be captured";
+    else if (o->dist)
+        why = "with --dist: the collectives are not captured yet";
+    if (why) {
+        fprintf(stderr, "trainer: --cuda-graph on %s (see trainer --help)\n", why);
+        exit(2);
+    }
+    return true;
 }
 
 /* The flags as a train.c configuration; invalid combinations are refused by name. */
@@ -306,6 +334,7 @@ static tr_train_config train_config(const options *o)
         .fuse = pick("--fuse", o->fuse, onoff, 2, "on or off") == 1,
         .clip = (float)o->clip,
         .ema_decay = (float)o->ema,
+        .cuda_graph = cuda_graph_on(o),
     };
     int kind = pick("--optimizer", o->optimizer, optims, 2, "adamw or sgd");
     c.optim = (tr_optim_config){.kind = kind == 0 ? TR_OPTIM_ADAMW : TR_OPTIM_SGD, .beta1 = 0.9f, .beta2 = 0.95f,
@@ -659,6 +688,7 @@ int main(int argc, char **argv)
     tr_gpt_config_finish(&cfg);
     tr_check(tr_gpt_config_check(&cfg));
 
+    cuda_graph_on(&o); /* what --cuda-graph cannot do is refused before the device opens */
     tr_backend *be = make_backend(&o);
     tr_alloc *alloc;
     tr_check(tr_alloc_new(&alloc, &be->mem, o.mem_limit));
@@ -727,10 +757,11 @@ int main(int argc, char **argv)
     if (be->device == TR_CUDA)
         printf("trainer: cuda device %d: %s\n", o.device < 0 ? 0 : o.device, tr_backend_cuda_describe(be));
 #endif
-    printf("trainer: %s%samp %s%s, checkpointing %s, fusion %s, %s, lr %g %s%s\n", o.preset ? "preset " : "",
+    printf("trainer: %s%samp %s%s, checkpointing %s, fusion %s, %s, lr %g %s%s%s\n", o.preset ? "preset " : "",
            o.preset ? o.preset : "", o.amp,
            trainer.scaler.dynamic ? " (dynamic loss scale)" : trainer.scaler.enabled ? " (fixed loss scale)" : "",
-           o.checkpoint, o.fuse, o.optimizer, o.lr, o.schedule, o.ema > 0 ? ", ema" : "");
+           o.checkpoint, o.fuse, o.optimizer, o.lr, o.schedule, o.ema > 0 ? ", ema" : "",
+           tc.cuda_graph ? ", cuda graph" : "");
 #ifdef HAVE_MPI
     tr_dist_stats comm0 = {0};
     double states_bytes = 0; /* allocated after the last step: the model states */
@@ -760,6 +791,13 @@ int main(int argc, char **argv)
             return 1;
         }
         last_loss = r.loss;
+        if (r.graph_captured) {
+            tr_alloc_stats as;
+            tr_alloc_get_stats(alloc, &as);
+            printf("%strainer: step %d captured into a CUDA graph of %zu nodes after %d warm-up step(s), replayed "
+                   "from here on; its private pool holds %.1f MiB\n", tty ? "\r\033[K" : "", step + 1,
+                   trainer.graph.n_nodes, trainer.graph.n_warmup, as.graph_pool_bytes / 1048576.0);
+        }
 #ifdef HAVE_MPI
         if (dist && step + 1 == end) {
             tr_alloc_stats as;
@@ -792,6 +830,7 @@ int main(int argc, char **argv)
         }
     }
     double total = now_s() - t_start;
+    tr_trainer_sync(&trainer); /* a step decided on the device: its scale, skips and optimizer step count */
     tr_alloc_stats st;
     tr_alloc_get_stats(alloc, &st);
     struct rusage ru;
@@ -804,6 +843,11 @@ int main(int argc, char **argv)
     if (trainer.scaler.enabled)
         printf("trainer: loss scale %g at the end, %lld step(s) skipped for inf/NaN gradients\n",
                trainer.scaler.scale, (long long)trainer.scaler.n_skipped);
+    if (tc.cuda_graph && trainer.graph.captured_at >= 0)
+        printf("trainer: cuda graph: %d warm-up step(s), captured at step %d, %lld replay(s)\n",
+               trainer.graph.n_warmup, trainer.graph.captured_at + 1, (long long)trainer.graph.n_replays);
+    else if (tc.cuda_graph)
+        printf("trainer: cuda graph: %d warm-up step(s); the run ended before the capture\n", trainer.graph.n_warmup);
 #ifdef HAVE_MPI
     if (dist) {
         /* the ZeRO accounting, and how much communication compute hid */

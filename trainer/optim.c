@@ -5,6 +5,7 @@
 
 #include "error.h"
 #include "nvtx.h"
+#include "step_state.h"
 
 #include <math.h>
 #include <string.h>
@@ -143,6 +144,81 @@ void tr_optim_step(tr_optim *o, tr_gpt *model, float lr, float grad_scale)
             for_each_slice(model, o->begin, o->end, step_slice, &c);
         }
     }
+    tr_nvtx_pop();
+}
+
+/* ---- the step decided on the device ---- */
+
+static void step_slice_device(void *ctx, int i, size_t lo, size_t hi)
+{
+    step_ctx *c = ctx;
+    tr_optim *o = c->o;
+    tr_gpt *model = c->model;
+    tr_backend *be = model->be;
+    const tr_step_ops *ops = be->step_ops;
+    size_t n = hi - lo;
+    tr_tensor p = flat(&model->params_flat, lo, n), g = flat(&model->grads_flat, lo, n);
+    tr_tensor m = o->m.data ? flat(&o->m, lo - o->begin, n) : (tr_tensor){0};
+    float wd = decays(model, i) ? o->cfg.weight_decay : 0.0f;
+    if (o->cfg.kind == TR_OPTIM_ADAMW) {
+        tr_tensor v = flat(&o->v, lo - o->begin, n);
+        ops->adamw(be, &p, &g, &m, &v, o->cfg.beta1, o->cfg.beta2, o->cfg.eps, wd);
+    } else {
+        ops->sgd(be, &p, &g, o->m.data ? &m : NULL, o->cfg.momentum, wd);
+    }
+}
+
+void tr_optim_step_device(tr_optim *o, tr_gpt *model, bool unscale)
+{
+    tr_nvtx_push_static("optimizer");
+    tr_backend *be = model->be;
+    const tr_step_ops *ops = be->step_ops;
+    if (o->end > o->begin) {
+        if (o->cfg.fused && o->cfg.kind == TR_OPTIM_ADAMW) {
+            ranges r = {.wd = o->cfg.weight_decay, .model = model};
+            for_each_slice(model, o->begin, o->end, add_range, &r);
+            tr_tensor p = flat(&model->params_flat, 0, model->n_params);
+            tr_tensor g = flat(&model->grads_flat, 0, model->n_params);
+            tr_tensor m = o->m, v = o->v;
+            m.data = (float *)o->m.data - o->begin;
+            v.data = (float *)o->v.data - o->begin;
+            ops->adamw_fused(be, &p, &g, &m, &v, r.bounds, r.decay, r.n, o->cfg.beta1, o->cfg.beta2, o->cfg.eps);
+        } else {
+            if (unscale) {
+                tr_tensor g = flat(&model->grads_flat, o->begin, o->end - o->begin);
+                ops->scale(be, &g);
+            }
+            step_ctx c = {o, model, 0.0f};
+            for_each_slice(model, o->begin, o->end, step_slice_device, &c);
+        }
+    }
+    tr_nvtx_pop();
+}
+
+static void check_slice_device(void *ctx, int i, size_t lo, size_t hi)
+{
+    (void)i;
+    tr_gpt *model = ctx;
+    tr_tensor g = flat(&model->grads_flat, lo, hi - lo);
+    model->be->step_ops->check_grads(model->be, &g);
+}
+
+void tr_grad_check_device(tr_gpt *model, bool fused, size_t begin, size_t end)
+{
+    tr_nvtx_push_static("grad norm");
+    if (fused) {
+        tr_tensor g = flat(&model->grads_flat, begin, end - begin);
+        model->be->step_ops->check_grads(model->be, &g);
+    } else {
+        for_each_slice(model, begin, end, check_slice_device, model);
+    }
+    tr_nvtx_pop();
+}
+
+void tr_ema_update_device(tr_ema *e, tr_gpt *model)
+{
+    tr_nvtx_push_static("ema");
+    model->be->step_ops->ema(model->be, &e->w, &model->params_flat, e->decay);
     tr_nvtx_pop();
 }
 

@@ -61,6 +61,17 @@ void tr_ema_update(tr_ema *e, tr_gpt *model);
 /* Exchanges the model's parameters with the EMA (twice restores them). */
 void tr_ema_swap(tr_ema *e, tr_gpt *model);
 
+/* The same steps decided on the device (step_state.h; the backend's
+ * step_ops must exist): the gradient check accumulates into the device
+ * state (fused: one pass; unfused: per tensor); the update reads lr, t and
+ * the gradients' scale from it and writes nothing on a skipped step; o->t is
+ * the device's and is current after a read-back. unscale: the unfused path
+ * multiplies the gradients by the state's grad_scale first (a loss scaler
+ * or clipping is on), as tr_optim_step does when grad_scale is not 1. */
+void tr_grad_check_device(tr_gpt *model, bool fused, size_t begin, size_t end);
+void tr_optim_step_device(tr_optim *o, tr_gpt *model, bool unscale);
+void tr_ema_update_device(tr_ema *e, tr_gpt *model);
+
 /* The learning-rate schedule. constant: lr after a linear warmup; cosine:
  * linear warmup, then cosine decay to lr*min_frac at the last step;
  * onecycle: torch.optim.lr_scheduler.OneCycleLR (cosine annealing from

@@ -4,12 +4,23 @@
  * divided by S before the step. If any gradient is inf or NaN the step is
  * skipped and S is multiplied by the backoff (0.5); after growth_interval
  * (2000) good steps in a row S is multiplied by the growth (2.0). A fixed
- * scale (--loss-scale S) skips bad steps too but never changes. */
+ * scale (--loss-scale S) skips bad steps too but never changes.
+ * The rules after the gradient check (tr_scaler_update, tr_scaler_grad_scale)
+ * are inline and also compiled for the GPU: the step decided on the device
+ * (step_state.h, kernels/cuda/optim.cu) runs this code, in the same float
+ * and double arithmetic as train.c on the host. */
 #ifndef TR_SCALER_H
 #define TR_SCALER_H
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
+
+#ifdef __CUDACC__
+#define TR_SCALER_FN static inline __host__ __device__
+#else
+#define TR_SCALER_FN static inline
+#endif
 
 typedef struct tr_scaler {
     bool enabled, dynamic;
@@ -25,8 +36,45 @@ void tr_scaler_off(tr_scaler *s);
 void tr_scaler_fixed(tr_scaler *s, float scale);
 /* GradScaler(init_scale, growth_factor=2, backoff_factor=0.5, growth_interval) */
 void tr_scaler_dynamic(tr_scaler *s, float init_scale, int growth_interval);
+
 /* After the gradients were checked: true if the step is to be taken. Updates
  * the scale as GradScaler.update does. */
-bool tr_scaler_update(tr_scaler *s, bool found_inf);
+TR_SCALER_FN bool tr_scaler_update(tr_scaler *s, bool found_inf)
+{
+    if (!s->enabled)
+        return true;
+    if (found_inf) {
+        s->n_skipped++;
+        s->good_steps = 0;
+        if (s->dynamic)
+            s->scale *= s->backoff;
+        return false;
+    }
+    if (s->dynamic && ++s->good_steps == s->growth_interval) {
+        s->scale *= s->growth;
+        s->good_steps = 0;
+    }
+    return true;
+}
+
+/* What the optimizer multiplies the gradients by: 1/S (unscaling), times the
+ * clipping factor when clip > 0 and the norm exceeds it (clip_grad_norm_'s
+ * clip / (norm + 1e-6)). checked: the gradient check ran (a scaler or
+ * clipping is on) and gave sumsq (of the scaled gradients) and finite.
+ * *grad_norm: the unscaled norm before clipping, NaN when not checked or not
+ * finite. Call before tr_scaler_update: S is this step's scale. */
+TR_SCALER_FN float tr_scaler_grad_scale(const tr_scaler *s, float clip, bool checked, double sumsq, bool finite,
+                                        float *grad_norm)
+{
+    float grad_scale = 1.0f / s->scale;
+    *grad_norm = NAN;
+    if (checked && finite) {
+        double norm = sqrt(sumsq) / s->scale;
+        *grad_norm = (float)norm;
+        if (clip > 0 && norm > clip)
+            grad_scale *= (float)(clip / (norm + 1e-6));
+    }
+    return grad_scale;
+}
 
 #endif

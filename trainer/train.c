@@ -1,16 +1,25 @@
-/* train.c: the training step of train.h. */
+/* train.c: the training step of train.h: decided on the host (the CPU
+ * backend, distributed training), or on the device (step_state.h), eagerly
+ * or as a captured CUDA graph. */
 #include "config.h"
 
 #include "train.h"
 
 #include "error.h"
 #include "nvtx.h"
+#include "step_state.h"
 #ifdef HAVE_MPI
 #include "dist_gpt.h"
 #endif
 
 #include <math.h>
 #include <stdio.h>
+#include <string.h>
+
+/* --cuda-graph: eager steps before the capture: at least one (it makes the
+ * GEMM plans, sizes the workspaces and fills the allocator's cache), then
+ * until a step takes no new segment, at most this many. */
+enum { GRAPH_MAX_WARMUP = 3, GRAPH_INPUTS_ALIGN = 64 };
 
 int tr_train_config_check(const tr_train_config *c)
 {
@@ -24,6 +33,9 @@ int tr_train_config_check(const tr_train_config *c)
         return tr_error_set(TR_EINVAL, "--ema takes a decay in [0, 1), like 0.999");
     if (c->clip < 0)
         return tr_error_set(TR_EINVAL, "--clip takes a positive norm");
+    if (c->cuda_graph && c->dist)
+        return tr_error_set(TR_EINVAL, "--cuda-graph with --dist: the collectives are not captured yet; "
+                                       "train without one of them");
     if (c->optim.kind == TR_OPTIM_ADAMW && c->optim.momentum != 0)
         return tr_error_set(TR_EINVAL, "--momentum is for --optimizer sgd; AdamW has --beta1/--beta2");
     if (c->schedule.warmup >= c->schedule.total_steps && c->schedule.kind != TR_SCHEDULE_CONSTANT &&
@@ -57,8 +69,15 @@ static int dist_init(tr_trainer *t)
 int tr_trainer_init(tr_trainer *t, tr_gpt *model, const tr_train_config *cfg)
 {
     *t = (tr_trainer){.cfg = *cfg, .model = model, .shard_begin = 0, .shard_end = model->n_params};
+    t->graph.captured_at = -1;
     int rc = tr_train_config_check(cfg);
-    if (rc < 0 || (rc = tr_gpt_set_amp(model, cfg->amp)) < 0)
+    if (rc < 0)
+        return rc;
+    if (cfg->cuda_graph && !model->be->step_ops)
+        return tr_error_set(TR_EINVAL, "--cuda-graph needs a GPU: the %s backend has no graphs (--backend cuda)",
+                            model->be->name);
+    t->on_device = model->be->step_ops && !cfg->dist;
+    if ((rc = tr_gpt_set_amp(model, cfg->amp)) < 0)
         return rc;
     model->checkpoint = cfg->checkpoint;
     model->fuse = cfg->fuse;
@@ -87,6 +106,17 @@ void tr_trainer_release(tr_trainer *t)
 {
     if (!t->model)
         return;
+    tr_backend *be = t->model->be;
+    if (t->graph.captured_at >= 0) {
+        be->step_ops->graph_free(be); /* waits for the last replay */
+        tr_alloc_graph_release(t->model->alloc);
+        t->graph.captured_at = -1;
+    }
+    if (t->graph.inputs) {
+        be->synchronize(be, 0); /* no copy reads them any more */
+        be->step_ops->pinned_free(be, t->graph.inputs);
+        t->graph.inputs = NULL;
+    }
     tr_optim_release(&t->opt, t->model);
     if (t->ema.w.data)
         tr_ema_release(&t->ema, t->model);
@@ -104,8 +134,215 @@ void tr_trainer_eval_weights(tr_trainer *t, bool begin)
         tr_ema_swap(&t->ema, t->model);
 }
 
+/* ---- the step decided on the device (step_state.h) ---- */
+
+/* The device state from the host's scaler and optimizer step count. */
+static int device_load(tr_trainer *t)
+{
+    tr_backend *be = t->model->be;
+    tr_step_state st = {.scaler = t->scaler, .clip = t->cfg.clip, .check = t->scaler.enabled || t->cfg.clip > 0,
+                        .t = t->opt.t, .scale_used = t->scaler.scale, .grad_scale = 1.0f, .grad_norm = NAN,
+                        .finite = 1};
+    int rc = be->step_ops->load(be, &st);
+    if (rc >= 0)
+        t->device_loaded = true;
+    return rc;
+}
+
+void tr_trainer_sync(tr_trainer *t)
+{
+    if (!t->on_device || !t->device_loaded)
+        return;
+    tr_backend *be = t->model->be;
+    tr_step_state st;
+    be->step_ops->read(be, &st);
+    t->scaler = st.scaler;
+    t->opt.t = st.t;
+}
+
+/* The last step's loss, scale and verdict (one wait), and the host's
+ * mirrors of the state; the marks a host-decided step makes at once. */
+static void device_read(tr_trainer *t, tr_step_result *r)
+{
+    tr_backend *be = t->model->be;
+    tr_step_state st;
+    be->step_ops->read(be, &st);
+    t->scaler = st.scaler;
+    t->opt.t = st.t;
+    r->loss = (float)(st.loss_sum / t->cfg.accum);
+    r->scale = st.scale_used;
+    r->grad_norm = st.grad_norm;
+    r->skipped = st.skipped != 0;
+    if (t->scaler.enabled)
+        tr_nvtx_mark_value("loss scale", r->scale);
+    if (r->skipped)
+        tr_nvtx_mark_value("skipped step", r->scale);
+}
+
+/* Micro-batch k's tokens in the graph's pinned inputs. */
+static int32_t *graph_tokens(const tr_trainer *t, int k, bool targets)
+{
+    size_t n = (size_t)t->graph.B * t->graph.T;
+    return (int32_t *)((char *)t->graph.inputs + GRAPH_INPUTS_ALIGN) + (2 * (size_t)k + targets) * n;
+}
+
+/* One step's work, from the loader's batches, or with loader NULL from the
+ * graph's pinned inputs (warm-up and capture; lr_src: the pinned lr the
+ * replays read). Nothing here waits for the device. */
+static int device_body(tr_trainer *t, tr_loader *loader, float lr, const float *lr_src, int B, int T, bool capturing)
+{
+    tr_gpt *m = t->model;
+    tr_backend *be = m->be;
+    const tr_step_ops *ops = be->step_ops;
+    const tr_train_config *c = &t->cfg;
+    ops->begin(be, lr, lr_src);
+    m->dloss = 1.0f / c->accum; /* the backend multiplies by the device's loss scale */
+    int rc = TR_OK;
+    for (int k = 0; k < c->accum && rc >= 0; k++) {
+        const int32_t *inputs, *targets;
+        if (loader) {
+            const tr_batch *b;
+            tr_nvtx_push_static("data");
+            rc = tr_loader_next(loader, &b);
+            tr_nvtx_pop();
+            if (rc < 0)
+                break;
+            size_t row0 = (size_t)t->row0 * T;
+            inputs = b->inputs + row0;
+            targets = b->targets + row0;
+        } else {
+            inputs = graph_tokens(t, k, false);
+            targets = graph_tokens(t, k, true);
+        }
+        tr_nvtx_push_static("forward");
+        rc = tr_gpt_forward(m, inputs, targets, B, T, true, NULL);
+        if (rc >= 0)
+            ops->add_loss(be, &m->head.losses);
+        tr_nvtx_pop();
+        if (rc < 0)
+            break;
+        if (capturing && k == c->accum - 1)
+            ops->inputs_read(be);
+        tr_nvtx_push_static("backward");
+        rc = tr_gpt_backward(m);
+        tr_nvtx_pop();
+    }
+    if (rc < 0)
+        return rc;
+    bool checked = t->scaler.enabled || c->clip > 0;
+    if (checked)
+        tr_grad_check_device(m, c->fuse, t->shard_begin, t->shard_end);
+    ops->verdict(be);
+    tr_optim_step_device(&t->opt, m, checked);
+    m->params_lp_stale = true; /* recast every step: a replay cannot know whether the update was skipped */
+    if (t->ema.w.data)
+        tr_ema_update_device(&t->ema, m);
+    tr_gpt_zero_grad(m);
+    return TR_OK;
+}
+
+/* Tokens a replay would take unchecked: the model's own test, by the host. */
+static int check_tokens(const tr_gpt *m, const int32_t *inputs, const int32_t *targets, int n)
+{
+    int V = m->cfg.vocab_size;
+    for (int i = 0; i < n; i++)
+        if (inputs[i] < 0 || inputs[i] >= V || targets[i] < 0 || targets[i] >= V)
+            return tr_error_set(TR_EINVAL, "token %d at %d is outside the vocabulary (%d)",
+                                inputs[i] < 0 || inputs[i] >= V ? inputs[i] : targets[i], i, V);
+    return TR_OK;
+}
+
+/* --cuda-graph: this step's lr and tokens into the pinned inputs, then a
+ * warm-up step, the capture, or a replay. */
+static int graph_step(tr_trainer *t, tr_loader *loader, int step, float lr, int B, int T, tr_step_result *r)
+{
+    tr_gpt *m = t->model;
+    tr_backend *be = m->be;
+    const tr_step_ops *ops = be->step_ops;
+    const tr_train_config *c = &t->cfg;
+    size_t n = (size_t)B * T;
+    if (!t->graph.inputs) {
+        t->graph.inputs_bytes = GRAPH_INPUTS_ALIGN + 2 * (size_t)c->accum * n * sizeof(int32_t);
+        if (!(t->graph.inputs = ops->pinned_alloc(be, t->graph.inputs_bytes)))
+            return tr_error_set(TR_ENOMEM, "--cuda-graph: no pinned host memory for the step's inputs (%zu bytes)",
+                                t->graph.inputs_bytes);
+        t->graph.B = B;
+        t->graph.T = T;
+    } else if (B != t->graph.B || T != t->graph.T) {
+        return tr_error_set(TR_EINVAL, "--cuda-graph: the batch changed from %dx%d to %dx%d; the graph holds one shape",
+                            t->graph.B, t->graph.T, B, T);
+    }
+    ops->wait_inputs(be); /* the last replay has read the previous step's */
+    for (int k = 0; k < c->accum; k++) {
+        const tr_batch *b;
+        tr_nvtx_push_static("data");
+        int rc = tr_loader_next(loader, &b);
+        tr_nvtx_pop();
+        if (rc < 0)
+            return rc;
+        size_t row0 = (size_t)t->row0 * T;
+        if ((rc = check_tokens(m, b->inputs + row0, b->targets + row0, (int)n)) < 0)
+            return rc;
+        memcpy(graph_tokens(t, k, false), b->inputs + row0, n * sizeof(int32_t));
+        memcpy(graph_tokens(t, k, true), b->targets + row0, n * sizeof(int32_t));
+    }
+    float *lr_src = t->graph.inputs;
+    *lr_src = lr;
+    if (t->graph.captured_at >= 0) {
+        ops->replay(be);
+        t->graph.n_replays++;
+        m->params_lp_stale = true; /* the replay updated the weights: an evaluation recasts them */
+        return TR_OK;
+    }
+    if (t->graph.n_warmup < 1 || (t->graph.warmup_grew && t->graph.n_warmup < GRAPH_MAX_WARMUP)) {
+        tr_alloc_stats before, after;
+        tr_alloc_get_stats(m->alloc, &before);
+        int rc = device_body(t, NULL, lr, NULL, B, T, false);
+        tr_alloc_get_stats(m->alloc, &after);
+        t->graph.n_warmup++;
+        t->graph.warmup_grew = after.n_segment_allocs != before.n_segment_allocs;
+        return rc;
+    }
+    int rc = tr_alloc_capture_begin(m->alloc);
+    if (rc < 0)
+        return rc;
+    if ((rc = ops->capture_begin(be, t->graph.inputs, t->graph.inputs_bytes)) < 0) {
+        tr_alloc_capture_end(m->alloc);
+        return rc;
+    }
+    rc = device_body(t, NULL, lr, lr_src, B, T, true);
+    int rc_end = ops->capture_end(be, &t->graph.n_nodes); /* ended even when the step failed */
+    tr_alloc_capture_end(m->alloc);
+    t->graph.captured_at = step; /* released with the trainer from here on */
+    if (rc < 0 || (rc = rc_end) < 0)
+        return rc;
+    r->graph_captured = true;
+    ops->replay(be);
+    t->graph.n_replays++;
+    m->params_lp_stale = true;
+    return TR_OK;
+}
+
+static int device_step(tr_trainer *t, tr_loader *loader, int step, int B, int T, tr_step_result *r)
+{
+    char name[32];
+    snprintf(name, sizeof name, "step %d", step);
+    tr_nvtx_push(name);
+    *r = (tr_step_result){.lr = tr_schedule_lr(&t->cfg.schedule, step), .loss = NAN, .scale = NAN, .grad_norm = NAN};
+    int rc = t->device_loaded ? TR_OK : device_load(t);
+    if (rc >= 0)
+        rc = t->cfg.cuda_graph ? graph_step(t, loader, step, r->lr, B, T, r)
+                               : device_body(t, loader, r->lr, NULL, B, T, false);
+    if (rc >= 0 && !t->skip_loss)
+        device_read(t, r);
+    tr_nvtx_pop();
+    return rc;
+}
+
 int tr_train_step(tr_trainer *t, tr_loader *loader, int step, int B, int T, tr_step_result *r)
 {
+    if (t->on_device)
+        return device_step(t, loader, step, B, T, r);
     tr_gpt *m = t->model;
     const tr_train_config *c = &t->cfg;
     char name[32];
@@ -164,10 +401,9 @@ int tr_train_step(tr_trainer *t, tr_loader *loader, int step, int B, int T, tr_s
 #endif
 
     /* Gradient checks: one pass for the norm and inf/NaN when needed */
-    float grad_scale = 1.0f / t->scaler.scale;
-    bool finite = true;
-    if (t->scaler.enabled || c->clip > 0) {
-        double sumsq = 0;
+    bool checked = t->scaler.enabled || c->clip > 0, finite = true;
+    double sumsq = 0;
+    if (checked) {
 #ifdef HAVE_MPI
         if (t->dist && (rc = tr_dist_gpt_grad_sumsq(t->dist, c->fuse, &sumsq, &finite)) < 0) {
             tr_nvtx_pop();
@@ -176,13 +412,9 @@ int tr_train_step(tr_trainer *t, tr_loader *loader, int step, int B, int T, tr_s
         if (!t->dist)
 #endif
             sumsq = tr_grad_sumsq(m, c->fuse, t->shard_begin, t->shard_end, &finite);
-        if (finite) {
-            double norm = sqrt(sumsq) / t->scaler.scale;
-            r->grad_norm = (float)norm;
-            if (c->clip > 0 && norm > c->clip)
-                grad_scale *= (float)(c->clip / (norm + 1e-6));
-        }
     }
+    /* scaler.h's rules, which the device step runs too */
+    float grad_scale = tr_scaler_grad_scale(&t->scaler, c->clip, checked, sumsq, finite, &r->grad_norm);
     bool take = tr_scaler_update(&t->scaler, !finite);
     if (t->scaler.enabled)
         tr_nvtx_mark_value("loss scale", r->scale);

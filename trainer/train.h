@@ -6,7 +6,15 @@
  * file does not print. NVTX: "step N" around each step, "data", "forward",
  * "backward" per micro-batch, "optimizer", and marks "loss scale" (every
  * step, payload the scale) and "skipped step" (payload the scale that
- * overflowed). */
+ * overflowed).
+ * On a backend with step_ops (CUDA) and one process, the step is decided on
+ * the device (step_state.h): no wait for the device in the step; the loss,
+ * the scale, the gradient norm and the verdict are read back only when
+ * skip_loss is false (the marks then come with that read-back), and
+ * t->scaler and t->opt.t are the device's as of the last read-back
+ * (tr_trainer_sync). With cuda_graph the step is then captured into a CUDA
+ * graph after eager warm-up steps and replayed: NVTX "graph replay" inside
+ * "step N"; the op ranges were recorded once, at the capture. */
 #ifndef TR_TRAIN_H
 #define TR_TRAIN_H
 
@@ -31,6 +39,7 @@ typedef struct tr_train_config {
     tr_schedule schedule;
     struct tr_dist *dist;                       /* distributed training (dist.h); NULL: one process */
     const struct tr_dist_gpt_config *dist_cfg;  /* DDP or ZeRO stage (dist_gpt.h) */
+    bool cuda_graph;              /* capture the step once, replay it (a backend with step_ops, one process) */
 } tr_train_config;
 
 /* Checks a configuration; TR_EINVAL with a message naming the switch. */
@@ -46,6 +55,18 @@ typedef struct tr_trainer {
     struct tr_dist_gpt *dist;     /* NULL: one process */
     int row0;                     /* this rank's first row of the loader's global batch */
     bool skip_loss;               /* set per step: do not read the loss back (r->loss NaN); one process only */
+    bool on_device;               /* the step is decided on the device (step_state.h) */
+    bool device_loaded;           /* the device state holds the host's scaler and t */
+    struct {                      /* --cuda-graph */
+        int n_warmup;             /* eager steps before the capture */
+        bool warmup_grew;         /* the last of them took a new segment from the device */
+        int captured_at;          /* the step that was captured; -1: none yet */
+        int64_t n_replays;
+        size_t n_nodes;           /* in the captured graph */
+        void *inputs;             /* pinned: the lr, then per micro-batch inputs and targets (B, T) int32 */
+        size_t inputs_bytes;
+        int B, T;
+    } graph;
 } tr_trainer;
 
 typedef struct tr_step_result {
@@ -53,7 +74,8 @@ typedef struct tr_step_result {
     float lr;
     float scale;      /* the loss scale used for this step */
     float grad_norm;  /* of the unscaled gradients, before clipping; NaN if not computed */
-    bool skipped;     /* inf/NaN gradients: no update */
+    bool skipped;     /* inf/NaN gradients: no update (on the device: as of the read-back) */
+    bool graph_captured; /* this step was captured into the CUDA graph (and replayed) */
 } tr_step_result;
 
 /* Sets the model up (AMP, checkpointing, fusion) and makes the optimizer,
@@ -66,5 +88,8 @@ void tr_trainer_release(tr_trainer *t);
 int tr_train_step(tr_trainer *t, tr_loader *loader, int step, int B, int T, tr_step_result *r);
 /* Evaluation uses the EMA weights when there are any: swap in, then back. */
 void tr_trainer_eval_weights(tr_trainer *t, bool begin);
+/* A step decided on the device: reads its state back into t->scaler and
+ * t->opt.t (for a checkpoint, the final report); waits. Nothing otherwise. */
+void tr_trainer_sync(tr_trainer *t);
 
 #endif

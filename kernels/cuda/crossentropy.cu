@@ -38,17 +38,19 @@ __global__ void crossentropy_forward_kernel(float *losses, float *probs, const T
 /* WRITES dlogits = (probs - onehot) * dloss, zero in the padding */
 template <typename T>
 __global__ void crossentropy_backward_kernel(T *dlogits, const float *probs, const int32_t *targets, float dloss,
-                                             int V, int Vp)
+                                             const float *dloss_scale, int V, int Vp)
 {
     long n = blockIdx.x;
+    if (dloss_scale)
+        dloss *= *dloss_scale;
     int tgt = targets[n];
     for (int i = threadIdx.x; i < Vp; i += blockDim.x)
         dlogits[n * Vp + i] = from_f32<T>(i < V ? (probs[n * Vp + i] - (i == tgt ? 1.0f : 0.0f)) * dloss : 0.0f);
 }
 
 template <typename T>
-__global__ void crossentropy_fused_kernel(float *losses, T *logits, const int32_t *targets, float dloss, int V,
-                                          int Vp)
+__global__ void crossentropy_fused_kernel(float *losses, T *logits, const int32_t *targets, float dloss,
+                                          const float *dloss_scale, int V, int Vp)
 {
     long n = blockIdx.x;
     T *l = logits + n * Vp;
@@ -61,6 +63,8 @@ __global__ void crossentropy_fused_kernel(float *losses, T *logits, const int32_
         losses[n] = logf(sum) + m - lt;
     if (dloss == 0.0f)
         return;
+    if (dloss_scale)
+        dloss *= *dloss_scale;
     for (int i = threadIdx.x; i < Vp; i += blockDim.x) {
         float d = 0.0f;
         if (i < V)
@@ -79,19 +83,21 @@ extern "C" int kc_crossentropy_forward(float *losses, float *probs, const void *
 }
 
 extern "C" int kc_crossentropy_backward(void *dlogits, int dt, const float *probs, const int32_t *targets,
-                                        float dloss, int N, int V, int Vp, cudaStream_t stream)
+                                        float dloss, const float *dloss_scale, int N, int V, int Vp,
+                                        cudaStream_t stream)
 {
     kc_range r("crossentropy_backward");
     KC_DISPATCH(dt, S, crossentropy_backward_kernel<S><<<N, THREADS, 0, stream>>>((S *)dlogits, probs, targets,
-                                                                                  dloss, V, Vp));
+                                                                                  dloss, dloss_scale, V, Vp));
     return kc_launched();
 }
 
 extern "C" int kc_crossentropy_fused_forward(float *losses, void *logits, int dt, const int32_t *targets,
-                                             float dloss, int N, int V, int Vp, cudaStream_t stream)
+                                             float dloss, const float *dloss_scale, int N, int V, int Vp,
+                                             cudaStream_t stream)
 {
     kc_range r("crossentropy_fused_forward");
     KC_DISPATCH(dt, S, crossentropy_fused_kernel<S><<<N, THREADS, 0, stream>>>(losses, (S *)logits, targets, dloss,
-                                                                               V, Vp));
+                                                                               dloss_scale, V, Vp));
     return kc_launched();
 }

@@ -78,13 +78,15 @@ int kc_gelu_backward(void *dinp, const void *inp, const void *dout, int dt, long
 int kc_residual_forward(float *out, const float *a, const void *b, int dt, long n, cudaStream_t stream);
 int kc_residual_backward(float *da, void *db, int dt, const float *dout, long n, cudaStream_t stream);
 
-/* crossentropy.cu: logits/dlogits in dt; losses, probs fp32 */
+/* crossentropy.cu: logits/dlogits in dt; losses, probs fp32. The gradient
+ * is scaled by dloss, times *dloss_scale (device memory: the device step's
+ * loss scale) when that is not NULL; dloss 0: no gradient (fused). */
 int kc_crossentropy_forward(float *losses /* (N) */, float *probs /* (N,Vp) */, const void *logits /* (N,Vp) */,
                             int dt, const int32_t *targets, int N, int V, int Vp, cudaStream_t stream);
-int kc_crossentropy_backward(void *dlogits, int dt, const float *probs, const int32_t *targets, float dloss, int N,
-                             int V, int Vp, cudaStream_t stream);
-int kc_crossentropy_fused_forward(float *losses, void *logits, int dt, const int32_t *targets, float dloss, int N,
-                                  int V, int Vp, cudaStream_t stream);
+int kc_crossentropy_backward(void *dlogits, int dt, const float *probs, const int32_t *targets, float dloss,
+                             const float *dloss_scale, int N, int V, int Vp, cudaStream_t stream);
+int kc_crossentropy_fused_forward(float *losses, void *logits, int dt, const int32_t *targets, float dloss,
+                                  const float *dloss_scale, int N, int V, int Vp, cudaStream_t stream);
 
 /* optim.cu: fp32 */
 #define KC_MAX_RANGES 32
@@ -108,6 +110,26 @@ size_t kc_sumsq_scratch_bytes(void);
 int kc_sumsq_finite(kc_reduction *out, const float *x, long n, void *scratch, cudaStream_t stream);
 int kc_scale(float *x, float s, long n, cudaStream_t stream);
 int kc_ema(float *ema, const float *x, float decay, long n, cudaStream_t stream);
+
+/* optim.cu: the step decided on the device (trainer/step_state.h): the
+ * updates above with lr, t and grad_scale read from the state st (device
+ * memory), writing nothing on a skipped step; the state's per-step sums
+ * (lr_src: NULL, or mapped pinned host memory holding the lr); the loss
+ * scaler's verdict. One thread or one block each but the reductions. */
+struct tr_step_state;
+int kc_adamw_step(float *param, const float *grad, float *m, float *v, long n, float beta1, float beta2, float eps,
+                  float weight_decay, const struct tr_step_state *st, cudaStream_t stream);
+int kc_adamw_fused_step(float *param, const float *grad, float *m, float *v, const kc_ranges *ranges, float beta1,
+                        float beta2, float eps, const struct tr_step_state *st, cudaStream_t stream);
+int kc_sgd_step(float *param, const float *grad, float *buf, long n, float momentum, float weight_decay,
+                const struct tr_step_state *st, cudaStream_t stream);
+int kc_scale_step(float *x, long n, const struct tr_step_state *st, cudaStream_t stream);
+int kc_ema_step(float *ema, const float *x, float decay, long n, const struct tr_step_state *st, cudaStream_t stream);
+int kc_step_begin(struct tr_step_state *s, float lr, const float *lr_src, cudaStream_t stream);
+int kc_step_add_loss(struct tr_step_state *s, const float *losses, int n, cudaStream_t stream);
+/* scratch: kc_sumsq_scratch_bytes() */
+int kc_step_check_grads(struct tr_step_state *s, const float *g, long n, void *scratch, cudaStream_t stream);
+int kc_step_verdict(struct tr_step_state *s, cudaStream_t stream);
 
 #ifdef __cplusplus
 }
