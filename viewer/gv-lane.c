@@ -31,6 +31,28 @@ size_t gv_lane_first_visible(const GvLane *l, int64_t t_ns)
 
 static int64_t dur(const GvItem *it) { return it->end_ns - it->start_ns; }
 
+/* gv_lane_lower_bound when the answer is near `from`: steps of 1, 2, 4...
+ * then a binary search in the last step. A run of merged items is a few
+ * dozen items long; a search over the whole lane would touch ~20 cache lines
+ * spread over hundreds of megabytes for each. */
+static size_t gallop_lower_bound(const GvLane *l, size_t from, int64_t t_ns)
+{
+    size_t lo = from, step = 1;
+    while (lo + step < l->n && l->items[lo + step - 1].start_ns < t_ns) {
+        lo += step;
+        step *= 2;
+    }
+    size_t hi = lo + step < l->n ? lo + step : l->n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (l->items[mid].start_ns < t_ns)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /* Item by item: an item narrower than min_ns starts a run, one more binary
  * search jumps to the first item starting min_ns later; the run's items are
  * then summed (zoomed in, a run holds a few pixels' worth of items). */
@@ -44,7 +66,7 @@ static size_t walk_items(const GvLane *l, int64_t t0_ns, int64_t t1_ns, int64_t 
         GvBox b = {it->start_ns, it->end_ns, i, 1, dur(it), i};
         if (dur(it) < min_ns) {
             /* Everything that starts within min_ns of this item joins it. */
-            size_t j = gv_lane_lower_bound(l, i + 1, it->start_ns + min_ns);
+            size_t j = gallop_lower_bound(l, i + 1, it->start_ns + min_ns);
             /* In a lane without overlaps only the run's last item can be wide (the
              * next ones start after it ends): it is drawn on its own, not hidden. */
             if (j > i + 1 && dur(&l->items[j - 1]) >= min_ns)
@@ -208,16 +230,22 @@ static GvBucket *level_push(GvLod *d, int k)
     return &d->lv[k][d->n[k]++];
 }
 
-void gv_lane_lod_free(GvLane *l)
+static void lod_free(GvLod *d)
 {
     for (int k = 0; k < GV_LOD_MAX_LEVELS; k++)
-        free(l->lod.lv[k]);
-    memset(&l->lod, 0, sizeof l->lod);
+        free(d->lv[k]);
+    memset(d, 0, sizeof *d);
+}
+
+void gv_lane_lod_free(GvLane *l)
+{
+    lod_free(&l->lod);
+    lod_free(&l->lod_spare);
 }
 
 /* Level k+1 from level k, from the parent of bucket `from` on (the parents
  * before it are final); *out_from: the first parent redone. */
-static int lod_parents(const GvLane *l, GvLod *d, int k, size_t from, size_t *out_from)
+static int lod_parents(const GvItem *items, GvLod *d, int k, size_t from, size_t *out_from)
 {
     const GvBucket *c = d->lv[k];
     size_t np = (d->n[k] + 1) / 2;
@@ -236,37 +264,37 @@ static int lod_parents(const GvLane *l, GvLod *d, int k, size_t from, size_t *ou
             if (r->end_ns > q->end_ns)
                 q->end_ns = r->end_ns;
             /* r holds items, and q none yet or a shorter longest */
-            if (r->first != r_end && (q->first == r->first || dur(&l->items[r->longest]) > dur(&l->items[q->longest])))
+            if (r->first != r_end && (q->first == r->first || dur(&items[r->longest]) > dur(&items[q->longest])))
                 q->longest = r->longest;
         }
     }
     return 0;
 }
 
-int gv_lane_lod_update(GvLane *l)
+/* Brings pyramid d over items[0 .. d->n_items) up to items[0 .. n). */
+static int lod_update(GvLod *d, const GvItem *items, size_t n)
 {
-    GvLod *d = &l->lod;
-    if (l->n > UINT32_MAX) {
-        gv_lane_lod_free(l);
+    if (n > UINT32_MAX) {
+        lod_free(d);
         return 0;
     }
     if (d->n_levels == 0) {
-        if (l->n < GV_LOD_MIN_ITEMS)
+        if (n < GV_LOD_MIN_ITEMS)
             return 0;
         /* About 16 items per bucket at the density seen so far. */
-        int64_t span = l->items[l->n - 1].start_ns - l->items[0].start_ns;
-        double w = (double)span * GV_LOD_ITEMS_PER_BUCKET / (double)l->n;
+        int64_t span = items[n - 1].start_ns - items[0].start_ns;
+        double w = (double)span * GV_LOD_ITEMS_PER_BUCKET / (double)n;
         d->shift = w <= 1 ? 0 : ilogb(w) + 1;
-        d->origin_ns = l->items[0].start_ns;
+        d->origin_ns = items[0].start_ns;
         d->n_items = 0;
         d->n_levels = 1;
     }
     /* The density fell (long idle stretches): level 0 goes, level 1 becomes it. */
-    int64_t last = l->items[l->n - 1].start_ns - d->origin_ns;
-    while (((uint64_t)(last < 0 ? 0 : last) >> d->shift) > l->n / 4 + 1024) {
+    int64_t last = items[n - 1].start_ns - d->origin_ns;
+    while (((uint64_t)(last < 0 ? 0 : last) >> d->shift) > n / 4 + 1024) {
         if (d->n_levels < 2) { /* nothing above: build again at the new density */
-            gv_lane_lod_free(l);
-            return gv_lane_lod_update(l);
+            lod_free(d);
+            return lod_update(d, items, n);
         }
         free(d->lv[0]);
         memmove(d->lv, d->lv + 1, (size_t)(d->n_levels - 1) * sizeof d->lv[0]);
@@ -279,8 +307,8 @@ int gv_lane_lod_update(GvLane *l)
     }
     size_t changed[GV_LOD_MAX_LEVELS]; /* first bucket of each level that changed */
     changed[0] = d->n[0] ? d->n[0] - 1 : 0;
-    for (size_t i = d->n_items; i < l->n; i++) {
-        const GvItem *it = &l->items[i];
+    for (size_t i = d->n_items; i < n; i++) {
+        const GvItem *it = &items[i];
         int64_t rel = it->start_ns - d->origin_ns;
         size_t b = rel <= 0 ? 0 : (size_t)((uint64_t)rel >> d->shift);
         if (d->n[0] && b < d->n[0] - 1) /* out of order: into the latest bucket */
@@ -288,7 +316,7 @@ int gv_lane_lod_update(GvLane *l)
         while (d->n[0] <= b) {
             GvBucket *q = level_push(d, 0);
             if (!q) {
-                gv_lane_lod_free(l);
+                lod_free(d);
                 return -1;
             }
             *q = (GvBucket){0, INT64_MIN, (uint32_t)i, (uint32_t)i};
@@ -297,19 +325,37 @@ int gv_lane_lod_update(GvLane *l)
         q->busy_ns += dur(it);
         if (it->end_ns > q->end_ns)
             q->end_ns = it->end_ns;
-        if (dur(it) > dur(&l->items[q->longest]))
+        if (dur(it) > dur(&items[q->longest]))
             q->longest = (uint32_t)i;
     }
-    d->n_items = l->n;
+    d->n_items = n;
     for (int k = 0; k + 1 < GV_LOD_MAX_LEVELS && d->n[k] > 1; k++) {
         if (k + 1 == d->n_levels)
             d->n_levels++;
-        if (lod_parents(l, d, k, changed[k], &changed[k + 1]) < 0) {
-            gv_lane_lod_free(l);
+        if (lod_parents(items, d, k, changed[k], &changed[k + 1]) < 0) {
+            lod_free(d);
             return -1;
         }
     }
     return 0;
+}
+
+int gv_lane_lod_update(GvLane *l)
+{
+    return lod_update(&l->lod, l->items, l->n);
+}
+
+int gv_lane_lod_prepare(GvLane *l, size_t n)
+{
+    return lod_update(&l->lod_spare, l->items, n);
+}
+
+void gv_lane_publish(GvLane *l, size_t n)
+{
+    GvLod t = l->lod;
+    l->lod = l->lod_spare;
+    l->lod_spare = t;
+    l->n = n;
 }
 
 typedef struct hit_ctx { int64_t t, slop; GvBox best; int64_t best_dist; int found; } hit_ctx;

@@ -56,7 +56,8 @@ typedef struct GvLod {
 
 typedef struct GvLane {
     GvItem *items; size_t n, cap; /* n: published; the loader writes past n */
-    GvLod lod;                    /* over items[0 .. n) */
+    GvLod lod;                    /* over items[0 .. n): what drawing reads */
+    GvLod lod_spare;              /* the loader's, brought up to date outside the lock, then swapped in */
     size_t n_loaded;              /* the loader's own count (n catches up at each publish) */
     int64_t max_dur_ns;           /* longest item */
     int64_t key;                  /* stream id, NVTX depth...: orders lanes in a track */
@@ -86,10 +87,16 @@ size_t gv_lane_walk(const GvLane *l, int64_t t0_ns, int64_t t1_ns, double ns_per
 /* The box under time t (within slop_ns), as drawn at ns_per_px; 0 if none. */
 int gv_lane_hit(const GvLane *l, int64_t t_ns, double ns_per_px, double min_px, int64_t slop_ns, GvBox *out);
 
-/* Brings the pyramid up to the published n (items past lod.n_items are new).
- * The loader calls it under the model's lock; -1 when out of memory (the lane
- * then has no pyramid and draws item by item). */
+/* Brings the pyramid up to the published n (items past lod.n_items are new);
+ * -1 when out of memory (the lane then has no pyramid and draws item by item). */
 int gv_lane_lod_update(GvLane *l);
+/* Publishing without holding readers up: the loader brings the spare pyramid
+ * up to n items while drawing reads the other (no lock: only the loader
+ * touches the spare and items past the published n), then, under the lock,
+ * gv_lane_publish swaps the two and publishes n: a few stores. The spare is
+ * then one publish behind and catches up at the next. */
+int gv_lane_lod_prepare(GvLane *l, size_t n);
+void gv_lane_publish(GvLane *l, size_t n);
 void gv_lane_lod_free(GvLane *l);
 /* The level the walk reads at ns_per_px, or -1: item by item. */
 int gv_lane_lod_level(const GvLane *l, double ns_per_px);

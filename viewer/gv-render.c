@@ -101,9 +101,12 @@ void gv_view_pan(GvView *v, double dx_px)
 
 static void hsv(double h, double s, double val, double rgb[3])
 {
-    double c = val * s, x = c * (1 - fabs(fmod(h * 6, 2) - 1)), m = val - c;
+    /* h in [0, 1]: fmod(6h, 2) is the sector's parity plus its fraction (a box's colour each: no fmod) */
+    double h6 = h * 6;
+    int sector = (int)h6;
+    double c = val * s, x = c * (1 - fabs((sector & 1) + (h6 - sector) - 1)), m = val - c;
     double r = 0, g = 0, b = 0;
-    int i = (int)(h * 6) % 6;
+    int i = sector % 6;
     switch (i) {
     case 0: r = c; g = x; break;
     case 1: r = x; g = c; break;
@@ -350,6 +353,9 @@ enum { TEXT_CACHE_MAX = 1024 };
 static PangoContext *text_ctx;
 static GHashTable *text_cache; /* "width\x1ftext" -> PangoLayout */
 static guint text_serial;
+static gboolean text_ctx_set;
+static unsigned long text_fo_hash;
+static cairo_matrix_t text_matrix;
 
 static void text_begin(cairo_t *cr)
 {
@@ -360,16 +366,33 @@ static void text_begin(cairo_t *cr)
         pango_font_description_free(font);
         text_cache = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_object_unref);
     }
-    pango_cairo_update_context(cr, text_ctx);
+    /* pango_cairo_update_context marks the context changed at every call
+     * (pango 1.50), and a changed context drops every layout: it is called
+     * only when what it takes from cr differs (font options, scale). */
+    cairo_font_options_t *fo = cairo_font_options_create(), *cr_fo = cairo_font_options_create();
+    cairo_surface_get_font_options(cairo_get_target(cr), fo);
+    cairo_get_font_options(cr, cr_fo);
+    cairo_font_options_merge(fo, cr_fo);
+    cairo_matrix_t mt;
+    cairo_get_matrix(cr, &mt);
+    unsigned long fo_hash = cairo_font_options_hash(fo);
+    if (!text_ctx_set || fo_hash != text_fo_hash || mt.xx != text_matrix.xx || mt.yx != text_matrix.yx ||
+        mt.xy != text_matrix.xy || mt.yy != text_matrix.yy) {
+        pango_cairo_update_context(cr, text_ctx);
+        text_ctx_set = TRUE;
+        text_fo_hash = fo_hash;
+        text_matrix = mt;
+    }
+    cairo_font_options_destroy(fo);
+    cairo_font_options_destroy(cr_fo);
     if (pango_context_get_serial(text_ctx) != text_serial || g_hash_table_size(text_cache) > TEXT_CACHE_MAX) {
         g_hash_table_remove_all(text_cache);
         text_serial = pango_context_get_serial(text_ctx);
     }
 }
 
-static PangoLayout *text_layout(const char *s, double max_w)
+static PangoLayout *cached_layout(const char *s, int w)
 {
-    int w = max_w > 0 ? (int)max_w : -1;
     char key[320];
     int n = snprintf(key, sizeof key, "%d\x1f%s", w, s);
     if (n < 0 || (size_t)n >= sizeof key) /* a long name: not kept */
@@ -384,6 +407,22 @@ static PangoLayout *text_layout(const char *s, double max_w)
         g_hash_table_insert(text_cache, g_strdup(key), l);
     }
     return l;
+}
+
+/* A name that fits is drawn from its one unbounded layout whatever the
+ * room; one that does not is ellipsized at the room rounded down to 16 px:
+ * a box's room changes at every zoom step, and shaping its name again each
+ * time was most of the text's cost. */
+static PangoLayout *text_layout(const char *s, double max_w)
+{
+    PangoLayout *whole = cached_layout(s, -1);
+    if (!whole || max_w <= 0)
+        return whole;
+    int w;
+    pango_layout_get_pixel_size(whole, &w, NULL);
+    if (w <= max_w)
+        return whole;
+    return cached_layout(s, max_w >= 16 ? (int)max_w / 16 * 16 : (int)max_w);
 }
 
 static void text_at(draw_ctx *c, double x, double y, double max_w, const char *s, double gray)
@@ -518,6 +557,92 @@ static gboolean label_text(const GvTrack *tr, size_t ti, const GvLane *l, size_t
 {
     text_at(data, 16, y + 1, GV_LABEL_W - 20, l->label, 0.35);
     return FALSE;
+}
+
+/* Lane titles straight onto the target. */
+static void draw_labels(draw_ctx *c)
+{
+    cairo_t *cr = c->cr;
+    cairo_save(cr);
+    cairo_rectangle(cr, 0, content_top(), GV_LABEL_W, c->v->height - content_top());
+    cairo_clip(cr);
+    each_visible_lane(c->m, c->v, label_background, c);
+    cairo_set_source_rgb(cr, 0.97, 0.97, 0.97);
+    cairo_fill(cr);
+    each_visible_lane(c->m, c->v, label_text, c);
+    cairo_restore(cr);
+}
+
+/* The titles change only when lanes come or the font changes, while every
+ * pan and zoom redraws: the whole column is drawn once into an image kept by
+ * those keys and copied in at the scroll (a fraction of a millisecond, where
+ * showing some forty layouts took a millisecond or more). A column taller
+ * than LABEL_IMAGE_MAX_PX is kept for one scroll position at a time. Two
+ * images: the compare page draws two timelines. Main thread only, like the
+ * text cache. */
+enum { LABEL_IMAGE_MAX_PX = 8192 };
+typedef struct label_image {
+    cairo_surface_t *s;
+    guint64 layout_serial;
+    guint text_serial;
+    double scroll_y; /* -1: the whole column */
+    double scale_x, scale_y;
+    int height;
+} label_image;
+static label_image label_images[2];
+static unsigned label_next;
+
+static void blit_labels(draw_ctx *c)
+{
+    const GvView *v = c->v;
+    double sx = 1, sy = 1, column_h = content_top();
+    cairo_surface_get_device_scale(cairo_get_target(c->cr), &sx, &sy);
+    for (size_t ti = 0; ti < gv_trace_model_n_tracks(c->m); ti++) {
+        const GvTrack *tr = gv_trace_model_track(c->m, ti);
+        column_h += GV_TITLE_H;
+        for (size_t li = 0; li < tr->n_lanes; li++)
+            column_h += lane_h(tr->lanes[li]);
+    }
+    gboolean whole = column_h * sy <= LABEL_IMAGE_MAX_PX;
+    label_image want = {NULL, gv_trace_model_layout_serial(c->m), pango_context_get_serial(text_ctx),
+                        whole ? -1 : v->scroll_y, sx, sy, whole ? (int)ceil(column_h) : v->height};
+    label_image *li = NULL;
+    for (int i = 0; i < 2 && !li; i++) {
+        label_image *x = &label_images[i];
+        if (x->s && x->layout_serial == want.layout_serial && x->text_serial == want.text_serial &&
+            x->scroll_y == want.scroll_y && x->height == want.height && x->scale_x == sx && x->scale_y == sy)
+            li = x;
+    }
+    if (!li) {
+        li = &label_images[label_next++ % 2];
+        if (li->s)
+            cairo_surface_destroy(li->s);
+        want.s = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, (int)ceil(GV_LABEL_W * sx), (int)ceil(want.height * sy));
+        *li = want;
+        if (cairo_surface_status(li->s) != CAIRO_STATUS_SUCCESS) {
+            cairo_surface_destroy(li->s);
+            li->s = NULL;
+            draw_labels(c);
+            return;
+        }
+        cairo_surface_set_device_scale(li->s, sx, sy);
+        GvView lv = *v;
+        if (whole) { /* the column as if unscrolled and tall enough for all of it */
+            lv.scroll_y = 0;
+            lv.height = want.height;
+        }
+        draw_ctx lc = *c;
+        lc.v = &lv;
+        lc.cr = cairo_create(li->s);
+        draw_labels(&lc);
+        cairo_destroy(lc.cr);
+    }
+    cairo_save(c->cr);
+    cairo_rectangle(c->cr, 0, content_top(), GV_LABEL_W, v->height - content_top());
+    cairo_clip(c->cr);
+    cairo_set_source_surface(c->cr, li->s, 0, whole ? -v->scroll_y : 0);
+    cairo_paint(c->cr);
+    cairo_restore(c->cr);
 }
 
 /* ---- axis and steps ------------------------------------------------------------------------ */
@@ -749,14 +874,7 @@ size_t gv_render_timeline(cairo_t *cr, GvTraceModel *m, const GvView *v)
         cairo_fill(cr);
     }
     cairo_restore(cr);
-    cairo_save(cr);
-    cairo_rectangle(cr, 0, content_top(), GV_LABEL_W, v->height - content_top());
-    cairo_clip(cr);
-    each_visible_lane(m, v, label_background, &c);
-    cairo_set_source_rgb(cr, 0.97, 0.97, 0.97);
-    cairo_fill(cr);
-    each_visible_lane(m, v, label_text, &c);
-    cairo_restore(cr);
+    blit_labels(&c);
     draw_axis(&c);
     gboolean loaded = gv_trace_model_is_loaded(m);
     gv_trace_model_unlock(m);

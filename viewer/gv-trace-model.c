@@ -9,9 +9,15 @@
  * compute statistics: the report comes from libtrace/analyze. */
 #include "gv-trace-model.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef __linux__
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 #define KERNEL_WAIT_NS 30000      /* the analysis's kernel-wait bound (HTA) */
 #define FIRST_PUBLISH_US 150000   /* the first rows go out early: the first frame */
@@ -19,6 +25,7 @@
 #define LOOKBACK_ITEMS 256        /* launch search: items of an API lane looked at */
 #define MAX_MEM_POINTS (8u << 20) /* stacked layout cap (points of the bands) */
 #define REPORT_TOP_N 50
+#define LOADER_NICE 10 /* the loader's weight is a tenth of the drawing thread's */
 /* Lane keys: a thread's marks above its NVTX depths, a device's syncs below its streams. */
 #define MARK_LANE_KEY (-1)
 #define SYNC_LANE_KEY ((int64_t)1 << 40)
@@ -38,7 +45,15 @@ struct _GvTraceModel {
     gt_report *report;
     GvMemory *memory;
     char *problem; /* the integrity check's late verdict, when it failed */
+    guint64 layout_serial; /* changes with every track or lane added */
 };
+
+/* One counter for all models: a serial names one layout of one model. */
+static guint64 next_layout_serial(void)
+{
+    static _Atomic uint64_t counter; /* two models load at once in a compare */
+    return atomic_fetch_add(&counter, 1) + 1;
+}
 
 G_DEFINE_TYPE(GvTraceModel, gv_trace_model, G_TYPE_OBJECT)
 G_DEFINE_QUARK(gv-error-quark, gv_error)
@@ -146,6 +161,7 @@ GvTraceModel *gv_trace_model_new(void)
 void gv_trace_model_lock(GvTraceModel *self) { g_mutex_lock(&self->lock); }
 void gv_trace_model_unlock(GvTraceModel *self) { g_mutex_unlock(&self->lock); }
 size_t gv_trace_model_n_tracks(GvTraceModel *self) { return self->tracks->len; }
+guint64 gv_trace_model_layout_serial(GvTraceModel *self) { return self->layout_serial; }
 const GvTrack *gv_trace_model_track(GvTraceModel *self, size_t i)
 {
     return i < self->tracks->len ? g_ptr_array_index(self->tracks, i) : NULL;
@@ -332,6 +348,7 @@ static GvTrack *add_track(loader *ld, GvTrackKind kind, int64_t key, char *title
     g_mutex_lock(&ld->m->lock);
     g_ptr_array_add(ld->m->tracks, tr);
     g_ptr_array_sort(ld->m->tracks, cmp_track);
+    ld->m->layout_serial = next_layout_serial();
     g_mutex_unlock(&ld->m->lock);
     return tr;
 }
@@ -354,6 +371,7 @@ static GvLane *add_lane(loader *ld, GvTrack *tr, GvItemKind kind, int64_t key, c
     }
     tr->lanes[at] = l;
     tr->n_lanes++;
+    ld->m->layout_serial = next_layout_serial();
     g_mutex_unlock(&ld->m->lock);
     return l;
 }
@@ -679,27 +697,26 @@ static void on_main(GMainContext *ctx, GSourceFunc fn, GvTraceModel *m)
     g_source_unref(src);
 }
 
-/* Items a lane publishes per hold of the lock: with its pyramid's update,
- * well under a millisecond, so a frame never waits long for a publish. */
-#define PUBLISH_STEP 65536
-
 static void publish(loader *ld, GMainContext *ctx, int64_t n_items, int64_t start, int64_t end)
 {
     GvTraceModel *m = ld->m;
-    /* Only this thread adds tracks and lanes: it reads them without the lock. */
+    /* Only this thread adds tracks and lanes: it reads them without the lock.
+     * Each lane's pyramid is brought up to date before the lock (gv-lane.h),
+     * and one hold swaps them all in: a frame waits for a few stores per
+     * lane, not for the pyramids' work, nor for a loader preempted in between. */
     for (guint i = 0; i < m->tracks->len; i++) {
         GvTrack *tr = g_ptr_array_index(m->tracks, i);
-        for (size_t j = 0; j < tr->n_lanes; j++) {
-            GvLane *l = tr->lanes[j];
-            while (l->n < l->n_loaded) {
-                g_mutex_lock(&m->lock);
-                l->n = l->n_loaded - l->n > PUBLISH_STEP ? l->n + PUBLISH_STEP : l->n_loaded;
-                gv_lane_lod_update(l); /* out of memory: the lane draws item by item */
-                g_mutex_unlock(&m->lock);
-            }
-        }
+        for (size_t j = 0; j < tr->n_lanes; j++)
+            if (tr->lanes[j]->n != tr->lanes[j]->n_loaded) /* out of memory: the lane draws item by item */
+                gv_lane_lod_prepare(tr->lanes[j], tr->lanes[j]->n_loaded);
     }
     g_mutex_lock(&m->lock);
+    for (guint i = 0; i < m->tracks->len; i++) {
+        GvTrack *tr = g_ptr_array_index(m->tracks, i);
+        for (size_t j = 0; j < tr->n_lanes; j++)
+            if (tr->lanes[j]->n != tr->lanes[j]->n_loaded)
+                gv_lane_publish(tr->lanes[j], tr->lanes[j]->n_loaded);
+    }
     m->n_items = n_items;
     m->span_start_ns = start;
     m->span_end_ns = end;
@@ -1041,6 +1058,21 @@ cleanup:
         g_task_return_boolean(task, TRUE);
 }
 
+/* The loader's own thread, not one of GLib's pool: it lowers its priority
+ * (Linux: per thread), so on a busy machine the main thread's frames come
+ * before the loading, and the threads the loading starts (the store's
+ * integrity check, the analysis) inherit it. */
+static gpointer loader_main(gpointer p)
+{
+    GTask *task = p;
+#ifdef __linux__
+    setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), LOADER_NICE); /* refused: it runs as it was */
+#endif
+    load_thread(task, g_task_get_source_object(task), g_task_get_task_data(task), g_task_get_cancellable(task));
+    g_object_unref(task);
+    return NULL;
+}
+
 void gv_trace_model_load_async(GvTraceModel *self, const char *path, GCancellable *cancellable,
                                GAsyncReadyCallback callback, gpointer user_data)
 {
@@ -1054,8 +1086,14 @@ void gv_trace_model_load_async(GvTraceModel *self, const char *path, GCancellabl
     d->path = g_strdup(path);
     d->ctx = g_main_context_ref_thread_default();
     g_task_set_task_data(task, d, load_data_free);
-    g_task_run_in_thread(task, load_thread);
-    g_object_unref(task);
+    GError *error = NULL;
+    GThread *th = g_thread_try_new("gv-loader", loader_main, task, &error); /* it owns the task's ref */
+    if (!th) {
+        g_task_return_error(task, error);
+        g_object_unref(task);
+        return;
+    }
+    g_thread_unref(th);
 }
 
 gboolean gv_trace_model_load_finish(GvTraceModel *self, GAsyncResult *result, GError **error)

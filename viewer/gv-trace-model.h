@@ -82,6 +82,9 @@ void gv_trace_model_span(GvTraceModel *self, int64_t *out_start_ns, int64_t *out
 void gv_trace_model_lock(GvTraceModel *self);
 void gv_trace_model_unlock(GvTraceModel *self);
 size_t gv_trace_model_n_tracks(GvTraceModel *self);
+/* Changes whenever a track or a lane is added (unique across models): what
+ * drawing keys its cached lane titles on. */
+guint64 gv_trace_model_layout_serial(GvTraceModel *self);
 const GvTrack *gv_trace_model_track(GvTraceModel *self, size_t i);
 const char *gv_trace_model_name(GvTraceModel *self, uint32_t name);
 /* ARGB of an NVTX colour slot (GvItem.color - 1). */

@@ -213,8 +213,9 @@ static void test_viewer_lane__walk_merges_narrow_items(void)
 
 
 /* A lane of bursts, idle stretches and a few wide items, published in chunks
- * as the loader does. */
-static void make_irregular_lane(GvLane *l, size_t n)
+ * as the loader does: with the spare pyramid swapped in at each publish, or
+ * (in_place) one pyramid updated in place. */
+static void make_lane(GvLane *l, size_t n, int in_place)
 {
     l->items = calloc(n, sizeof *l->items);
     l->cap = n;
@@ -231,9 +232,20 @@ static void make_irregular_lane(GvLane *l, size_t n)
     for (size_t done = 0; done < n;) {
         size_t chunk = done == 0 ? 3000 : 37000;
         done = done + chunk < n ? done + chunk : n;
-        l->n = done;
-        CU_ASSERT_EQUAL(gv_lane_lod_update(l), 0);
+        if (in_place) {
+            l->n = done;
+            CU_ASSERT_EQUAL(gv_lane_lod_update(l), 0);
+        } else {
+            CU_ASSERT_EQUAL(gv_lane_lod_prepare(l, done), 0);
+            gv_lane_publish(l, done);
+            CU_ASSERT_EQUAL(l->lod.n_items, done);
+        }
     }
+}
+
+static void make_irregular_lane(GvLane *l, size_t n)
+{
+    make_lane(l, n, 0);
 }
 
 /* Every bucket of every level: its count, busy time and latest end are those
@@ -241,35 +253,37 @@ static void make_irregular_lane(GvLane *l, size_t n)
 static void test_viewer_lane__lod_pyramid_sums(void)
 {
     enum { N = 150000 };
-    GvLane l = {0};
-    make_irregular_lane(&l, N);
-    const GvLod *d = &l.lod;
-    CU_ASSERT_FATAL(d->n_levels >= 5);
-    CU_ASSERT_EQUAL(d->n_items, N);
-    CU_ASSERT_EQUAL(d->n[d->n_levels - 1], 1); /* the top: the whole lane */
-    for (int k = 0; k < d->n_levels; k++) {
-        int s = d->shift + k;
-        size_t i = 0, bad = 0, items = 0;
-        for (size_t b = 0; b < d->n[k]; b++) {
-            int64_t from = d->origin_ns + ((int64_t)b << s), to = from + ((int64_t)1 << s);
-            int64_t busy = 0, end = INT64_MIN;
-            size_t first = i;
-            for (; i < N && l.items[i].start_ns < to; i++) {
-                busy += l.items[i].end_ns - l.items[i].start_ns;
-                if (l.items[i].end_ns > end)
-                    end = l.items[i].end_ns;
+    for (int in_place = 0; in_place < 2; in_place++) {
+        GvLane l = {0};
+        make_lane(&l, N, in_place);
+        const GvLod *d = &l.lod;
+        CU_ASSERT_FATAL(d->n_levels >= 5);
+        CU_ASSERT_EQUAL(d->n_items, N);
+        CU_ASSERT_EQUAL(d->n[d->n_levels - 1], 1); /* the top: the whole lane */
+        for (int k = 0; k < d->n_levels; k++) {
+            int s = d->shift + k;
+            size_t i = 0, bad = 0, items = 0;
+            for (size_t b = 0; b < d->n[k]; b++) {
+                int64_t from = d->origin_ns + ((int64_t)b << s), to = from + ((int64_t)1 << s);
+                int64_t busy = 0, end = INT64_MIN;
+                size_t first = i;
+                for (; i < N && l.items[i].start_ns < to; i++) {
+                    busy += l.items[i].end_ns - l.items[i].start_ns;
+                    if (l.items[i].end_ns > end)
+                        end = l.items[i].end_ns;
+                }
+                const GvBucket *q = &d->lv[k][b];
+                size_t count = (b + 1 < d->n[k] ? d->lv[k][b + 1].first : N) - q->first;
+                bad += q->first != first || count != i - first || q->busy_ns != busy || q->end_ns != end ||
+                       (count && (q->longest < first || q->longest >= i)) || (count && l.items[first].start_ns < from);
+                items += count;
             }
-            const GvBucket *q = &d->lv[k][b];
-            size_t count = (b + 1 < d->n[k] ? d->lv[k][b + 1].first : N) - q->first;
-            bad += q->first != first || count != i - first || q->busy_ns != busy || q->end_ns != end ||
-                   (count && (q->longest < first || q->longest >= i)) || (count && l.items[first].start_ns < from);
-            items += count;
+            CU_ASSERT_EQUAL(bad, 0);
+            CU_ASSERT_EQUAL(items, N);
         }
-        CU_ASSERT_EQUAL(bad, 0);
-        CU_ASSERT_EQUAL(items, N);
+        gv_lane_lod_free(&l);
+        free(l.items);
     }
-    gv_lane_lod_free(&l);
-    free(l.items);
 }
 
 typedef struct box_list { GvBox b[20000]; size_t n; } box_list;
@@ -745,6 +759,39 @@ static void test_viewer_render__aligned_steps(void)
     g_object_unref(mb);
 }
 
+/* Lane titles come from an image of the whole column, copied at the scroll:
+ * at any scroll each lane's title cell sits on its lane and each track's
+ * title row between them. */
+static void test_viewer_render__titles_follow_scroll(void)
+{
+    GvTraceModel *m = load_fixture();
+    GvView v;
+    gv_view_init(&v, 800, 200);
+    gv_view_fit(&v, m);
+    const double scrolls[] = {0, 13, 47, 13, 0};
+    for (size_t k = 0; k < sizeof scrolls / sizeof scrolls[0]; k++) {
+        v.scroll_y = scrolls[k];
+        cairo_surface_t *s = render(m, &v);
+        size_t bad = 0, seen = 0;
+        for (size_t t = 0; t < gv_trace_model_n_tracks(m); t++) {
+            const GvTrack *tr = gv_trace_model_track(m, t);
+            for (size_t l = 0; l < tr->n_lanes; l++) {
+                double y = gv_view_lane_y(m, &v, t, l);
+                if (y >= GV_AXIS_H + GV_RULER_H + 1 && y + 3 < v.height) { /* the cell's grey, left of its text */
+                    bad += !near(pixel(s, 5, (int)y + 2), 0xf7f7f7);
+                    seen++;
+                }
+                if (l == 0 && y - GV_TITLE_H / 2 >= GV_AXIS_H + GV_RULER_H && y < v.height) /* the title row */
+                    bad += near(pixel(s, 2, (int)(y - GV_TITLE_H / 2)), 0xf7f7f7);
+            }
+        }
+        CU_ASSERT(seen >= 4);
+        CU_ASSERT_EQUAL(bad, 0);
+        cairo_surface_destroy(s);
+    }
+    g_object_unref(m);
+}
+
 static void test_viewer_model__nsys_fixtures(void)
 {
     const char *names[] = {"nsys/cloverleaf-cuda-nsys2024.5.sqlite", "nsys/saxpy-mpi-cuda-nsys2022.2.sqlite"};
@@ -929,6 +976,7 @@ int main(int argc, char **argv)
         {"test_viewer_align__without_steps", test_viewer_align__without_steps},
         {"test_viewer_align__pairing", test_viewer_align__pairing},
         {"test_viewer_render__aligned_steps", test_viewer_render__aligned_steps},
+        {"test_viewer_render__titles_follow_scroll", test_viewer_render__titles_follow_scroll},
         {"test_viewer_model__nsys_fixtures", test_viewer_model__nsys_fixtures},
         {"test_viewer_model__bad_files", test_viewer_model__bad_files},
         {"test_viewer_model__late_integrity_failure", test_viewer_model__late_integrity_failure},
