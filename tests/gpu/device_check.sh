@@ -56,6 +56,9 @@ part_tests() {
     echo "== trainer_cuda.sh"
     sh "$SRC/tests/gpu/trainer_cuda.sh" "$BUILD"; r=$?
     echo "== trainer_cuda.sh: exit $r"; [ $r -eq 0 ] || rc=1
+    echo "== cuda_graph.sh"
+    sh "$SRC/tests/gpu/cuda_graph.sh" "$BUILD"; r=$?
+    echo "== cuda_graph.sh: exit $r"; [ $r -eq 0 ] || rc=1
     return $rc
 }
 
@@ -82,7 +85,8 @@ part_capture() {
 
 part_sanitizer() {
     rc=0
-    for flags in "" "--amp bf16 --fuse on --pin-memory on --workers 1" "--expandable-segments on --checkpoint blocks"; do
+    for flags in "" "--amp bf16 --fuse on --pin-memory on --workers 1" "--expandable-segments on --checkpoint blocks" \
+        "--cuda-graph on --amp fp16 --clip 1 --accum 2 --steps 6"; do
         echo "== compute-sanitizer memcheck: trainer --backend cuda --steps 3 $flags"
         "$SANITIZER" --tool memcheck --leak-check full --error-exitcode 99 "$TRAINER" --backend cuda --steps 3 \
             --eval-every 2 --eval-batches 2 --log-every 1 --data "$DATA" $flags; r=$?
@@ -118,6 +122,8 @@ part_speed() {
     speed gpt2-124m 20 --batch 8 --amp bf16 --fuse on --pin-memory on --workers 2 --checkpoint selective
     speed gpt2-124m 20 --batch 8 --amp bf16 --fuse on --sync-every-op on
     speed gpt2-124m 20 --batch 8 --amp fp16 --fuse on --pin-memory on --workers 2
+    speed gpt-small 50 --amp bf16 --fuse on --cuda-graph on
+    speed gpt2-124m 20 --batch 8 --amp bf16 --fuse on --pin-memory on --workers 2 --cuda-graph on
     return 0
 }
 
