@@ -26,6 +26,8 @@
 set -u
 cd "$(dirname "$0")/.." || exit 1
 SRC=$(pwd)
+# Python with the machine's own libraries when device_check.sh carried some (GT_PYTHON)
+PY=${GT_PYTHON:-python3}
 BUILD=_build-gpu
 case ${1:-} in --*|"") ;; *) BUILD=$1; shift ;; esac
 DATA="" STEPS=25 BATCH=""
@@ -50,7 +52,7 @@ if [ -z "$DATA" ]; then
     TEXT=/usr/share/games/fortunes
     [ -d "$TEXT" ] || TEXT=$SRC/trainer
     DATA=$TMP/text_bytes.bin
-    python3 - "$TEXT" "$DATA" <<'EOF' || exit 1
+    $PY - "$TEXT" "$DATA" <<'EOF' || exit 1
 import array, os, struct, sys
 src, out = sys.argv[1], sys.argv[2]
 files = sorted(os.path.join(d, f) for d, _, fs in os.walk(src) for f in fs) if os.path.isdir(src) else [src]
@@ -64,7 +66,7 @@ print(f"data: {out}: {len(data)} tokens, the bytes of {src} as GPT-2 token ids")
 EOF
 fi
 
-set -- $(python3 "$SRC/bench/bench_gpu_torch.py" --print-peak 2>/dev/null) 0 unknown
+set -- $($PY "$SRC/bench/bench_gpu_torch.py" --print-peak 2>/dev/null) 0 unknown
 PEAK=$1; shift
 GPU=$(echo "$*" | sed 's/ *0 unknown$//')
 echo "== bench_gpu $(date -u +%Y-%m-%dT%H:%M:%SZ): ${GPU:-no GPU seen by PyTorch}; gpt2-124m shape, bf16, data $DATA"
@@ -122,7 +124,7 @@ fi
 # PyTorch at the trainer's cuDNN batch, halved until it fits
 b=${BATCH:-${BATCH_CUDNN:-16}}
 while [ "$b" -ge 1 ]; do
-    if python3 "$SRC/bench/bench_gpu_torch.py" --batch "$b" --steps $((STEPS - 5)) --warmup 5 --lr 6e-4 --compile both \
+    if $PY "$SRC/bench/bench_gpu_torch.py" --batch "$b" --steps $((STEPS - 5)) --warmup 5 --lr 6e-4 --compile both \
         --data "$DATA" >"$TMP/torch.out" 2>&1; then
         grep -E "^torch" "$TMP/torch.out"
         break

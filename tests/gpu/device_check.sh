@@ -25,7 +25,9 @@ DATA=/usr/share/games/fortunes
 SANITIZER=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
 LOG=${OUT:+$OUT/device_check.txt}
 export GT_TOP_SRCDIR=$SRC GT_TOP_BUILDDIR=$BUILD OMP_WAIT_POLICY=passive
-# a stage's own libraries and tools (SQLite, its CLI) for what the device lacks
+# a stage's own libraries and tools (SQLite, its CLI, Open MPI's) for what the device lacks; Python
+# runs with the machine's own (GT_PYTHON), so a carried libz or libudev never shadows what PyTorch loads
+export GT_PYTHON="env LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-} python3"
 [ -d "$BUILD/lib" ] && export LD_LIBRARY_PATH="$BUILD/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 [ -d "$BUILD/bin" ] && export PATH="$PATH:$BUILD/bin"
 . "$SRC/tests/gpu/cudnn_path.sh" # the trainer dlopens cuDNN: PyTorch's where the system has none
