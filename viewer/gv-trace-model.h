@@ -1,10 +1,11 @@
 /* gv-trace-model.h: one trace as the viewer sees it: tracks of lanes of
  * sorted items, the memory timeline, and the analysis report.
  *
- * Loading runs in a GTask thread: the reader's iterators over every kind are
- * merged by start time and published in chunks, so the first rows are drawn
- * while the rest loads ("updated" fires on the main thread after each chunk);
- * each chunk also brings the lanes' level-of-detail pyramids up to date.
+ * Loading runs on a thread of its own at a lower priority (the result comes
+ * back through a GTask): the reader's iterators over every kind are merged by
+ * start time and published in chunks, so the first rows are drawn while the
+ * rest loads ("updated" fires on the main thread after each chunk); each
+ * chunk also brings the lanes' level-of-detail pyramids up to date.
  * Then the analysis (gt_report_compute) and the memory timeline are computed
  * and "analysed" fires. Readers of the tracks hold the model's lock
  * (gv_trace_model_lock) while they draw or search. This file knows nothing
