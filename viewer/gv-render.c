@@ -171,16 +171,6 @@ static double lane_min_px(const GvLane *l)
     return l->kind == GV_ITEM_GAP ? 1.0 : l->kind == GV_ITEM_MARK ? GV_MARK_PX : GV_MIN_BOX_PX;
 }
 
-/* Own ns per pixel at t: an aligned view runs at another rate in each step. */
-static double npp_at(const GvView *v, int64_t t_ns)
-{
-    if (!warped(v))
-        return v->ns_per_px;
-    int64_t p0, p1;
-    double slope = gv_align_piece(v->align, 1, t_ns, &p0, &p1);
-    return slope > 0 ? v->ns_per_px / slope : v->ns_per_px;
-}
-
 typedef struct skip_ctx { GvBoxFunc visit; void *data; int64_t from_ns; } skip_ctx;
 
 /* An item the previous stretch drew whole is not drawn again. */
@@ -192,31 +182,50 @@ static void skip_drawn(const GvLane *l, const GvBox *b, void *p)
     c->visit(l, b, c->data);
 }
 
-/* The boxes of a lane in view. An aligned view's own time runs at another
- * rate in each step: it is walked in stretches of whole pieces of the map
- * at least 64 px wide, each at its own ns per pixel. */
+/* An aligned view's own time runs at another rate in each step: it is drawn
+ * in stretches of whole pieces of the map at least 64 px wide (or to t1),
+ * each at its own ns per pixel. The stretch from s: its end and rate. */
+static int64_t next_stretch(const GvView *v, int64_t s, int64_t t1_ns, double *out_npp)
+{
+    int64_t e = s, p0, p1;
+    do {
+        gv_align_piece(v->align, 1, e, &p0, &p1);
+        e = p1;
+    } while (e < t1_ns && gv_view_x(v, e) - gv_view_x(v, s) < 64);
+    if (e > t1_ns)
+        e = t1_ns;
+    double px = gv_view_x(v, e) - gv_view_x(v, s);
+    *out_npp = px > 1e-9 ? (double)(e - s) / px : v->ns_per_px;
+    return e;
+}
+
+/* The boxes of a lane in view, stretch by stretch in an aligned view. */
 static size_t walk_view(const GvLane *l, const GvView *v, int64_t t0_ns, int64_t t1_ns, GvBoxFunc visit, void *data)
 {
-    double min_px = lane_min_px(l);
+    double min_px = lane_min_px(l), npp;
     if (!warped(v))
         return gv_lane_walk(l, t0_ns, t1_ns, v->ns_per_px, min_px, visit, data);
     size_t n = 0;
-    for (int64_t s = t0_ns; s < t1_ns;) {
-        int64_t e = s, p0, p1;
-        do {
-            gv_align_piece(v->align, 1, e, &p0, &p1);
-            e = p1;
-        } while (e < t1_ns && gv_view_x(v, e) - gv_view_x(v, s) < 64);
-        if (e > t1_ns)
-            e = t1_ns;
-        double px = gv_view_x(v, e) - gv_view_x(v, s);
-        double npp = px > 1e-9 ? (double)(e - s) / px : v->ns_per_px;
+    for (int64_t s = t0_ns, e; s < t1_ns; s = e) {
+        e = next_stretch(v, s, t1_ns, &npp);
         skip_ctx c = {visit, data, s};
         n += s == t0_ns ? gv_lane_walk(l, s, e, npp, min_px, visit, data)
                         : gv_lane_walk(l, s, e, npp, min_px, skip_drawn, &c);
-        s = e;
     }
     return n;
+}
+
+/* Own ns per pixel at t, as drawn (a hit merges what drawing merged). */
+static double npp_at(const GvView *v, int64_t t_ns)
+{
+    if (!warped(v))
+        return v->ns_per_px;
+    int64_t s = gv_view_time(v, GV_LABEL_W), t1 = gv_view_end(v), e;
+    double npp = v->ns_per_px;
+    for (; s < t1; s = e)
+        if ((e = next_stretch(v, s, t1, &npp)) > t_ns)
+            break;
+    return npp;
 }
 
 static double content_top(void)

@@ -749,6 +749,16 @@ static void test_viewer_render__aligned_steps(void)
     /* B's kernel of step 2 starts a fifth into the step in both traces: same fraction, same x. */
     CU_ASSERT_DOUBLE_EQUAL(gv_view_x(&vb, rb->steps[2].start_ns + db[2] / 5),
                            gv_view_x(&va, ra->steps[2].start_ns + da[2] / 5), 1e-6);
+    /* A click on B's kernel of step 2, where it is drawn, hits it. */
+    size_t kt, kl;
+    lane_of(mb, GV_TRACK_DEVICE, GV_ITEM_KERNEL, &kt, &kl);
+    int64_t k0 = rb->steps[2].start_ns + db[2] / 5, k1 = rb->steps[2].start_ns + db[2] / 2;
+    GvItemRef hit;
+    size_t count = 0;
+    CU_ASSERT_TRUE(gv_view_hit(mb, &vb, gv_view_x(&vb, k0 + (k1 - k0) / 2), gv_view_lane_y(mb, &vb, kt, kl) + 5, &hit,
+                               &count));
+    CU_ASSERT_EQUAL(hit.index, 2);
+    CU_ASSERT_EQUAL(count, 1);
     char *png = gt_test_path("aligned_after.png");
     CU_ASSERT_TRUE(gv_write_png(sb, png, NULL));
     free(png);
