@@ -811,7 +811,10 @@ int main(int argc, char **argv)
         tr_alloc_get_stats(alloc, &st);
         double eta = elapsed / done * (end - step - 1);
         if (tty || done % o.log_every == 0 || step == step0 || step + 1 == end || r.skipped) {
-            printf("%sstep %d/%d loss %.4f lr %.2e", tty ? "\r\033[K" : "", step + 1, end, r.loss, r.lr);
+            if (isnan(r.loss) && trainer.skip_loss) /* a skipped step between logging steps: not read back */
+                printf("step %d/%d loss n/a lr %.2e", step + 1, end, r.lr);
+            else
+                printf("%sstep %d/%d loss %.4f lr %.2e", tty ? "\r\033[K" : "", step + 1, end, r.loss, r.lr);
             if (trainer.scaler.enabled)
                 printf(" scale %g%s", r.scale, r.skipped ? " (skipped: inf/NaN gradients)" : "");
             if (isfinite(r.grad_norm))

@@ -370,7 +370,7 @@ int tr_train_step(tr_trainer *t, tr_loader *loader, int step, int B, int T, tr_s
 #endif
         if (rc >= 0)
             rc = tr_gpt_forward(m, b->inputs + row0, b->targets + row0, B, T, true,
-                                t->skip_loss && !t->dist ? NULL : &loss);
+                                t->skip_loss ? NULL : &loss);
         tr_nvtx_pop();
         if (rc < 0)
             break;
@@ -394,7 +394,9 @@ int tr_train_step(tr_trainer *t, tr_loader *loader, int step, int B, int T, tr_s
     }
     r->loss = (float)(loss_sum / c->accum);
 #ifdef HAVE_MPI
-    if (t->dist && (rc = tr_dist_gpt_mean(t->dist, &r->loss)) < 0) {
+    /* every rank skips the same steps (main.c decides from the step number alone), so the collective
+     * mean is skipped together with the read-back it needs */
+    if (t->dist && !t->skip_loss && (rc = tr_dist_gpt_mean(t->dist, &r->loss)) < 0) {
         tr_nvtx_pop();
         return rc;
     }

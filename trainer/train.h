@@ -54,7 +54,8 @@ typedef struct tr_trainer {
     size_t shard_begin, shard_end; /* the part of the flat buffers this process updates */
     struct tr_dist_gpt *dist;     /* NULL: one process */
     int row0;                     /* this rank's first row of the loader's global batch */
-    bool skip_loss;               /* set per step: do not read the loss back (r->loss NaN); one process only */
+    bool skip_loss;               /* set per step: do not read the loss back (r->loss NaN); under --dist every
+                                     rank must set it alike (it also skips the ranks' mean) */
     bool on_device;               /* the step is decided on the device (step_state.h) */
     bool device_loaded;           /* the device state holds the host's scaler and t */
     struct {                      /* --cuda-graph */
