@@ -340,9 +340,22 @@ static void test_viewer_ui__trainer_trace(void)
     CU_ASSERT(n_scale >= gv_trace_model_report(m)->n_steps);
     const GvMemory *mem = gv_trace_model_memory(m);
     CU_ASSERT(mem && mem->n_blocks > 10);
-    /* Rendered: the idle lane shows some host-wait red. */
+    /* Rendered: the idle lane shows host-wait red where the model found a host-wait gap. Zoomed onto
+     * the longest one (the run's timing decides how many there are and how they merge when the whole
+     * run fits the window, so the view is chosen from the model, not fixed). */
+    const GvItem *hw = NULL;
+    for (size_t i = 0; i < dev->lanes[0]->n; i++) {
+        const GvItem *it = &dev->lanes[0]->items[i];
+        if (it->kind == GV_ITEM_GAP && it->aux == GT_GAP_HOST_WAIT &&
+            (!hw || it->end_ns - it->start_ns > hw->end_ns - hw->start_ns))
+            hw = it;
+    }
+    CU_ASSERT_PTR_NOT_NULL_FATAL(hw); /* the CPU waits at least before its first op */
     GvTimeline *tl = gv_window_get_timeline(win);
     GvView v = *gv_timeline_get_view(tl);
+    int64_t gap_ns = hw->end_ns - hw->start_ns;
+    v.ns_per_px = (double)gap_ns / ((v.width - GV_LABEL_W) / 2.0); /* the gap spans half the lanes' width */
+    v.t0_ns = hw->start_ns - gap_ns / 2;
     cairo_surface_t *s = cairo_image_surface_create(CAIRO_FORMAT_RGB24, v.width, v.height);
     cairo_t *cr = cairo_create(s);
     gv_render_timeline(cr, m, &v);
