@@ -567,16 +567,6 @@ static int rules_memory(rules *R)
 /* Exposed communication: the most exposed rank against its step time. The
  * suggestion follows the collective with most exposed time, and names a
  * straggler when the other ranks' exposed time is waiting for its compute. */
-/* "rank 1 (pid 4993)", or "pid 4993" when the trace does not say the rank */
-static const char *who(char *buf, size_t n, const gt_comm_rank *k)
-{
-    if (k->rank >= 0)
-        snprintf(buf, n, "rank %d (pid %lld)", k->rank, (long long)k->pid);
-    else
-        snprintf(buf, n, "pid %lld", (long long)k->pid);
-    return buf;
-}
-
 static int rule_exposed_comm(rules *R)
 {
     const gt_comm *c = &R->r->comm;
@@ -592,7 +582,7 @@ static int rule_exposed_comm(rules *R)
     if (k->span_ns <= 0 || k->exposed_ns * 10 < k->span_ns)
         return add(R, rule, title, thr, sug, 0, 0, 0, NULL, NULL);
     double n = k->n_steps ? (double)k->n_steps : 1;
-    char wk[48];
+    char wk[64];
     const char *per = k->n_steps ? " per step" : "";
     /* the worst step, and the collective with most exposed time */
     int64_t from = 0, to = 0, worst = -1;
@@ -621,7 +611,7 @@ static int rule_exposed_comm(rules *R)
                        "bucket_cap_mb) start the first ones while backward still computes; accumulating gradients "
                        "over more micro-batches (--accum, no_sync) reduces once per step for more compute.";
     }
-    char straggler[640] = "", ws[48];
+    char straggler[640] = "", ws[64];
     if (c->slowest >= 0 && (size_t)c->slowest < c->n_ranks && c->slowest != c->most_exposed) {
         const gt_comm_rank *s = &c->ranks[c->slowest];
         double ns = s->n_steps ? (double)s->n_steps : 1;
@@ -630,7 +620,7 @@ static int rule_exposed_comm(rules *R)
             snprintf(straggler, sizeof straggler,
                      " %s computes %s more%s than %s: much of the exposed time is waiting for it; "
                      "balance the work across ranks.",
-                     who(ws, sizeof ws, s), T((int64_t)extra), per, who(wk, sizeof wk, k));
+                     an_rank_label(ws, sizeof ws, s), T((int64_t)extra), per, an_rank_label(wk, sizeof wk, k));
     }
     char *suggestion = an_printf("%s%s%s", sug, advice, straggler);
     if (!suggestion)
@@ -639,7 +629,7 @@ static int rule_exposed_comm(rules *R)
                  "up to the exposed time, when compute hides all of it",
                  "%s%s%s: %s of exposed communication%s, %.1f%% of its step time; %.1f%% of its communication "
                  "(%s%s) hidden behind compute; the collective with most exposed time, over all ranks: %s (%s in %lld)",
-                 who(wk, sizeof wk, k), *k->name ? " " : "", k->name, T((int64_t)((double)k->exposed_ns / n)), per,
+                 an_rank_label(wk, sizeof wk, k), *k->name ? " " : "", k->name, T((int64_t)((double)k->exposed_ns / n)), per,
                  100 * k->exposed_share, 100 * k->hidden, T((int64_t)((double)k->comm_ns / n)), per,
                  top ? top->name : "?", top ? T(top->exposed_ns) : "?", top ? (long long)top->n : 0LL);
     free(suggestion);

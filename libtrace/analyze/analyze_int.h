@@ -153,6 +153,9 @@ char *an_strdup(const char *s);
 char *an_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void an_fmt_ns(char *buf, size_t n, double ns);      /* "1.25 ms" */
 void an_fmt_bytes(char *buf, size_t n, double bytes); /* "1.5 MiB" */
+/* A rank of the Communication section: "rank 1 (pid 4993)", "pid 4993" when
+ * the trace does not say the rank; NCCL adds " dev 0". */
+const char *an_rank_label(char *buf, size_t n, const gt_comm_rank *k);
 
 /* JSON output. */
 int an_utf8_len(const unsigned char *s); /* length of the valid UTF-8 sequence at s, 0 if invalid */

@@ -37,19 +37,6 @@ static double rel_ms(const gt_report *r, int64_t t)
     return (double)(t - r->start_ns) / 1e6;
 }
 
-/* "rank 1 (pid 4993)", "pid 4993" when the rank is unknown; NCCL adds " dev 0" */
-static const char *rank_label(char *buf, size_t n, const gt_comm_rank *k)
-{
-    char dev[24] = "";
-    if (k->device_id >= 0)
-        snprintf(dev, sizeof dev, " dev %d", k->device_id);
-    if (k->rank >= 0)
-        snprintf(buf, n, "rank %d (pid %lld)%s", k->rank, (long long)k->pid, dev);
-    else
-        snprintf(buf, n, "pid %lld%s", (long long)k->pid, dev);
-    return buf;
-}
-
 typedef struct worst_step { size_t rank, step; } worst_step;
 
 /* The Communication section: per rank (a line each), the collectives by
@@ -82,7 +69,7 @@ static void print_comm(const gt_report *r, FILE *f)
         const gt_comm_rank *k = &c->ranks[i];
         double n = k->n_steps ? (double)k->n_steps : 1;
         char who[96];
-        snprintf(who, sizeof who, "%s %s", rank_label(lb, sizeof lb, k), k->name);
+        snprintf(who, sizeof who, "%s %s", an_rank_label(lb, sizeof lb, k), k->name);
         char bytes[40] = "unknown";
         if (k->n_bytes_known > 0)
             an_fmt_bytes(bytes, sizeof bytes, (double)k->bytes / n);
@@ -94,10 +81,10 @@ static void print_comm(const gt_report *r, FILE *f)
     if (c->n_ranks > 1 && c->most_exposed >= 0 && c->slowest >= 0) {
         const gt_comm_rank *e = &c->ranks[c->most_exposed], *s = &c->ranks[c->slowest];
         double ne = e->n_steps ? (double)e->n_steps : 1, ns = s->n_steps ? (double)s->n_steps : 1;
-        fprintf(f, "  most exposed: %s, %s%s (%.1f%% of its %s)", rank_label(lb, sizeof lb, e),
+        fprintf(f, "  most exposed: %s, %s%s (%.1f%% of its %s)", an_rank_label(lb, sizeof lb, e),
                 NS((double)e->exposed_ns / ne), c->per_step ? " per step" : "", 100 * e->exposed_share,
                 c->per_step ? "step time" : "time");
-        fprintf(f, "; slowest: %s, %s of compute%s\n", rank_label(lb, sizeof lb, s), NS((double)s->compute_ns / ns),
+        fprintf(f, "; slowest: %s, %s of compute%s\n", an_rank_label(lb, sizeof lb, s), NS((double)s->compute_ns / ns),
                 c->per_step ? " per step" : "");
     }
     fprintf(f, "  (exposed: communication while no compute ran, what the step waits for; hidden: overlap / comm)\n");
@@ -134,7 +121,7 @@ static void print_comm(const gt_report *r, FILE *f)
         const gt_comm_rank *k = &c->ranks[w[i].rank];
         const gt_comm_step *st = &k->steps[w[i].step];
         fprintf(f, "  step %-5lld %-16s comm %10s  compute %10s  overlap %10s  exposed %10s  %lld collectives\n",
-                (long long)st->number, rank_label(lb, sizeof lb, k), NS(st->comm_ns), NS(st->compute_ns),
+                (long long)st->number, an_rank_label(lb, sizeof lb, k), NS(st->comm_ns), NS(st->compute_ns),
                 NS(st->overlap_ns), NS(st->exposed_ns), (long long)st->n_collectives);
     }
     free(w);

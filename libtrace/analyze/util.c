@@ -241,3 +241,15 @@ void an_json_num(FILE *f, double v)
     else
         fprintf(f, "%.6g", v);
 }
+
+const char *an_rank_label(char *buf, size_t n, const gt_comm_rank *k)
+{
+    char dev[24] = "";
+    if (k->device_id >= 0)
+        snprintf(dev, sizeof dev, " dev %d", k->device_id);
+    if (k->rank >= 0)
+        snprintf(buf, n, "rank %d (pid %lld)%s", k->rank, (long long)k->pid, dev);
+    else
+        snprintf(buf, n, "pid %lld%s", (long long)k->pid, dev);
+    return buf;
+}

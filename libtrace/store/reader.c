@@ -1099,47 +1099,34 @@ static int load_run_config(gt_trace *t)
 }
 
 /* Each process's rank in a distributed job, from the launcher variables the
- * capture recorded (env.* rows of GTRACE_RUN_CONFIG); the first variable of
- * the list that a process has wins, as launchers set several. */
+ * capture recorded (env.* rows of GTRACE_RUN_CONFIG). Launchers set several:
+ * rows come least trusted first, so the most trusted one a process has is
+ * written last. */
 static int load_process_ranks(gt_trace *t)
 {
-    static const char *const keys[] = {"env.OMPI_COMM_WORLD_RANK", "env.PMIX_RANK", "env.PMI_RANK",
-                                       "env.SLURM_PROCID", "env.RANK"};
-    enum { N_KEYS = sizeof keys / sizeof keys[0] };
-    int best[64]; /* the key each of the first processes got its rank from */
-    for (size_t i = 0; i < t->n_processes; i++) {
+    for (size_t i = 0; i < t->n_processes; i++)
         t->processes[i].rank = -1;
-        if (i < 64)
-            best[i] = N_KEYS;
-    }
     if (!find_object(t, GT_TABLE_RUN_CONFIG) || t->n_processes == 0)
         return 0;
     sqlite3_stmt *st;
-    int rc = prepare(t, "SELECT \"globalPid\", \"key\", \"value\" FROM " GT_TABLE_RUN_CONFIG
-                        " WHERE \"key\" IN ('env.OMPI_COMM_WORLD_RANK', 'env.PMIX_RANK', 'env.PMI_RANK', "
-                        "'env.SLURM_PROCID', 'env.RANK')", &st, "reading process ranks");
+    int rc = prepare(t, "SELECT \"globalPid\", \"value\" FROM " GT_TABLE_RUN_CONFIG " WHERE \"key\" IN "
+                        "('env.OMPI_COMM_WORLD_RANK', 'env.PMIX_RANK', 'env.PMI_RANK', 'env.SLURM_PROCID', 'env.RANK') "
+                        "ORDER BY CASE \"key\" WHEN 'env.RANK' THEN 0 WHEN 'env.SLURM_PROCID' THEN 1 "
+                        "WHEN 'env.PMI_RANK' THEN 2 WHEN 'env.PMIX_RANK' THEN 3 ELSE 4 END",
+                     &st, "reading process ranks");
     if (rc < 0)
         return rc;
     int step;
     while ((step = sqlite3_step(st)) == SQLITE_ROW) {
         int64_t gpid = sqlite3_column_int64(st, 0);
-        const char *key = (const char *)sqlite3_column_text(st, 1), *value = (const char *)sqlite3_column_text(st, 2);
+        const char *value = (const char *)sqlite3_column_text(st, 1);
         char *end;
         long v = value ? strtol(value, &end, 10) : -1;
-        if (!key || !value || *end || v < 0 || v > INT32_MAX)
+        if (!value || !*value || *end || v < 0 || v > INT32_MAX)
             continue; /* not a rank: leave it unknown */
-        int k = 0;
-        while (k < N_KEYS && strcmp(keys[k], key))
-            k++;
-        for (size_t i = 0; i < t->n_processes; i++) {
-            if (t->processes[i].global_pid != gpid)
-                continue;
-            if (i >= 64 || k < best[i]) {
+        for (size_t i = 0; i < t->n_processes; i++)
+            if (t->processes[i].global_pid == gpid)
                 t->processes[i].rank = (int32_t)v;
-                if (i < 64)
-                    best[i] = k;
-            }
-        }
     }
     rc = step == SQLITE_DONE ? 0 : sql_fail(t, step, "reading process ranks");
     sqlite3_finalize(st);
