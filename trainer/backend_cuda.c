@@ -62,7 +62,7 @@ typedef struct gemm_key {
     int ta, tb, td;           /* KC_* dtypes of A, B and C = D */
     int trans_a, trans_b;
     int epilogue;             /* cublasLtEpilogue_t */
-    int align_a, align_b, align_d, align_aux; /* pointer alignments the algorithm may assume */
+    int align_a, align_b, align_d, align_bias, align_aux; /* pointer alignments the algorithm may assume */
 } gemm_key;
 
 typedef struct gemm_plan {
@@ -495,6 +495,18 @@ static int alignment(const void *p)
 
 static size_t dt_size(int dt) { return dt == KC_F32 ? 4 : 2; }
 
+/* The epilogue's pointers, set before each use of the plan and before its
+ * heuristic, which takes their alignment from their values (cublasLt.h). */
+static void set_epilogue_pointers(gemm_plan *p, const void *bias, const void *aux)
+{
+    if (bias)
+        check_lt(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias),
+                 "bias pointer");
+    if (aux)
+        check_lt(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &aux, sizeof aux),
+                 "aux pointer");
+}
+
 /* Times each candidate on a scratch output, once per shape; the choice is
  * kept in the plan. */
 static void autotune(cuda_backend *cb, gemm_plan *p, const cublasLtMatmulHeuristicResult_t *cand, int n_cand,
@@ -507,13 +519,7 @@ static void autotune(cuda_backend *cb, gemm_plan *p, const cublasLtMatmulHeurist
     check(cudaMemsetAsync(d, 0, d_bytes, cb->compute), "autotune memset");
     if (aux_bytes)
         check(cudaMalloc(&aux, aux_bytes), "cudaMalloc for autotuning");
-    if (bias)
-        check_lt(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias),
-                 "bias pointer");
-    if (aux)
-        check_lt(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &aux,
-                                                sizeof aux),
-                 "aux pointer");
+    set_epilogue_pointers(p, bias, aux);
     cudaEvent_t t0, t1;
     check(cudaEventCreate(&t0), "cudaEventCreate");
     check(cudaEventCreate(&t1), "cudaEventCreate");
@@ -546,7 +552,8 @@ static void autotune(cuda_backend *cb, gemm_plan *p, const cublasLtMatmulHeurist
         check(cudaFree(aux), "cudaFree after autotuning");
 }
 
-static gemm_plan *plan_for(cuda_backend *cb, const gemm_key *key, const void *A, const void *B, const void *bias)
+static gemm_plan *plan_for(cuda_backend *cb, const gemm_key *key, const void *A, const void *B, const void *bias,
+                           const void *aux)
 {
     for (int i = 0; i < cb->n_plans; i++)
         if (!memcmp(&cb->plans[i].key, key, sizeof *key))
@@ -589,6 +596,7 @@ static gemm_plan *plan_for(cuda_backend *cb, const gemm_key *key, const void *A,
                                                 sizeof aux_type),
                  "aux type");
     }
+    set_epilogue_pointers(p, bias, aux);
     /* column-major layouts: op(A) is m x k, op(B) is k x n, D is m x n */
     check_lt(cublasLtMatrixLayoutCreate(&p->a, lt_type(key->ta), key->trans_a ? key->k : key->m,
                                         key->trans_a ? key->m : key->k, key->lda),
@@ -634,13 +642,15 @@ static bool gemm(cuda_backend *cb, void *D, int td, int ldd, const void *A, int 
 {
     if (bias && alignment(bias) < 16)
         return false; /* the epilogue reads the bias in 16-byte vectors */
+    if (aux && ld_aux % 8)
+        return false; /* cublasLt.h: the GELU input's leading dimension must be divisible by 8 */
     gemm_key key;
     memset(&key, 0, sizeof key); /* compared with memcmp: no stray padding */
     key.m = m, key.n = n, key.k = k, key.lda = lda, key.ldb = ldb, key.ldd = ldd, key.ld_aux = aux ? ld_aux : 0;
     key.ta = ta, key.tb = tb, key.td = td, key.trans_a = trans_a, key.trans_b = trans_b, key.epilogue = epi;
     key.align_a = alignment(A), key.align_b = alignment(B), key.align_d = alignment(D);
-    key.align_aux = aux ? alignment(aux) : 0;
-    gemm_plan *p = plan_for(cb, &key, A, B, bias);
+    key.align_bias = bias ? alignment(bias) : 0, key.align_aux = aux ? alignment(aux) : 0;
+    gemm_plan *p = plan_for(cb, &key, A, B, bias, aux);
     if (!p->supported) {
         if (epi != CUBLASLT_EPILOGUE_DEFAULT)
             return false;
@@ -648,13 +658,7 @@ static bool gemm(cuda_backend *cb, void *D, int td, int ldd, const void *A, int 
                 tr_dtype_name((tr_dtype)ta), tr_dtype_name((tr_dtype)tb), tr_dtype_name((tr_dtype)td));
         exit(1);
     }
-    if (bias)
-        check_lt(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias),
-                 "bias pointer");
-    if (aux)
-        check_lt(cublasLtMatmulDescSetAttribute(p->desc, CUBLASLT_MATMUL_DESC_EPILOGUE_AUX_POINTER, &aux,
-                                                sizeof aux),
-                 "aux pointer");
+    set_epilogue_pointers(p, bias, aux);
     float alpha = 1.0f;
     check_lt(cublasLtMatmul(cb->lt, p->desc, &alpha, A, p->a, B, p->b, &beta, D, p->d, D, p->d, &p->algo,
                             cb->lt_workspace, LT_WORKSPACE_BYTES, cb->compute),
