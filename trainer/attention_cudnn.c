@@ -115,7 +115,7 @@ typedef struct plan {
     size_t sum_at, dq_at, bytes;   /* the backward's tensors in the workspace, and its whole size */
     bool dq_accum;                 /* backward: dQ accumulated in fp32 (else the dP-workspace engines) */
     bool padding;                  /* backward: the padding-mask workaround of cuDNN <= 9.15 */
-    int32_t *seq_lens;             /* device: B query then B key sequence lengths, for that workaround */
+    int32_t *seq_lens;             /* device: B query lengths, then at seq_kv_at B key lengths (all T) */
     float scalars[MAX_SCALARS];    /* the graph's by-value scalars, passed by host pointer */
     int64_t scalar_uids[MAX_SCALARS];
     int n_scalars;
@@ -131,6 +131,11 @@ struct tr_attn_cudnn {
 };
 
 static size_t align256(size_t n) { return (n + 255) / 256 * 256; }
+
+/* Where the key lengths start in seq_lens, in int32s: past the B query
+ * lengths, rounded up to 16 bytes, the alignment the tensors declare and
+ * execute() checks (right after them, B = 1, 2 or 3 mod 4 was refused). */
+static size_t seq_kv_at(int64_t B) { return (size_t)(B + 3) / 4 * 4; }
 
 static void plan_free(plan *p)
 {
@@ -630,14 +635,19 @@ static plan *try_plan(tr_attn_cudnn *a, const plan_key *key, bool dq_accum)
         p->bytes = bytes;
     }
     if (b.rc == TR_OK && p->padding && a->handle) { /* the workaround's sequence lengths: all full */
-        int32_t *lens = malloc(2 * (size_t)B * sizeof *lens);
+        size_t n = 2 * seq_kv_at(B);
+        int32_t *lens = malloc(n * sizeof *lens);
         cudaError_t err = cudaErrorMemoryAllocation;
         if (lens)
-            err = cudaMalloc((void **)&p->seq_lens, 2 * (size_t)B * sizeof *lens);
-        for (int64_t i = 0; lens && i < 2 * B; i++)
+            err = cudaMalloc((void **)&p->seq_lens, n * sizeof *lens);
+        for (size_t i = 0; lens && i < n; i++)
             lens[i] = (int32_t)T;
         if (err == cudaSuccess)
-            err = cudaMemcpy(p->seq_lens, lens, 2 * (size_t)B * sizeof *lens, cudaMemcpyHostToDevice);
+            err = cudaMemcpy(p->seq_lens, lens, n * sizeof *lens, cudaMemcpyHostToDevice);
+        /* from pageable memory cudaMemcpy may return before the copy lands, and the compute stream does not
+         * wait for the legacy stream it went on */
+        if (err == cudaSuccess)
+            err = cudaDeviceSynchronize();
         free(lens);
         if (err != cudaSuccess)
             b.rc = tr_error_set(TR_ENOMEM, "cuDNN attention: the sequence lengths of the padding workaround: %s",
@@ -931,7 +941,7 @@ int tr_attn_cudnn_backward(tr_attn_cudnn *a, void *dqkv, const void *dout, const
         uids[n] = UID_SEQ_Q;
         ptrs[n++] = p->seq_lens;
         uids[n] = UID_SEQ_KV;
-        ptrs[n++] = p->seq_lens + B;
+        ptrs[n++] = p->seq_lens + seq_kv_at(B);
     }
     return execute(a, p, "backward", n, uids, ptrs, workspace, stream);
 }
