@@ -100,18 +100,40 @@ static int nccl_error(const tr_nccl *n, ncclResult_t r, const char *call, const 
 
 /* ---- the watchdog ------------------------------------------------------------------ */
 
+/* The least time ncclCommInitRank is given, whatever --dist-timeout says. */
+#define INIT_TIMEOUT_MIN_S 60
+/* How long ncclCommAbort may take before the process ends without it. */
+#define ABORT_GRACE_S 10
+
+/* Ends the process if ncclCommAbort does not return: it frees device memory,
+ * which waits for whatever holds the GPU, and has been seen to hang
+ * (NVIDIA/nccl#549, #992; PyTorch's heartbeat monitor exists for this). */
+static void *abort_backstop(void *arg)
+{
+    const tr_nccl *n = arg;
+    struct timespec ts = {ABORT_GRACE_S, 0};
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+    fprintf(stderr, "trainer: rank %d of %d: ncclCommAbort did not return within %d s; stopping without it\n",
+            n->rank, n->size, ABORT_GRACE_S);
+    _exit(1);
+}
+
 /* No way back from here: say what stalled, free the GPU from NCCL's kernels
- * (ncclCommAbort may be called from another thread), and end the process.
- * The training thread may sit in a CUDA wait that only the abort ends; MPI
- * may not be called from this thread (MPI_THREAD_FUNNELED), and mpirun
- * stops the other ranks when one exits without MPI_Finalize. */
+ * (ncclCommAbort may be called from another thread), and end the process,
+ * within ABORT_GRACE_S whatever the abort does. The training thread may sit
+ * in a CUDA wait that only the abort ends; MPI may not be called from this
+ * thread (MPI_THREAD_FUNNELED), and mpirun stops the other ranks when one
+ * exits without MPI_Finalize. */
 __attribute__((noreturn)) static void fire(tr_nccl *n, const char *msg)
 {
+    pthread_t backstop;
+    bool armed = pthread_create(&backstop, NULL, abort_backstop, n) == 0; /* before anything that may block */
     fprintf(stderr, "trainer: rank %d of %d: %s; aborting the NCCL communicator and stopping this rank (mpirun "
                     "stops the others)\n", n->rank, n->size, msg);
     fflush(stdout);
     fflush(stderr);
-    if (n->comm)
+    if (n->comm && armed) /* unguarded, skip it: the exit frees the GPU too */
         ncclCommAbort(n->comm);
     _exit(1);
 }
@@ -124,6 +146,10 @@ static void *watchdog_main(void *arg)
     double tick_s = n->timeout_s / 10;
     tick_s = tick_s < 0.01 ? 0.01 : tick_s > 0.2 ? 0.2 : tick_s;
     int64_t timeout_ns = (int64_t)(n->timeout_s * 1e9);
+    /* the start-up (topology, buffers, NCCL's kernels loaded) takes seconds
+     * on a healthy machine: a timeout chosen for collectives must not kill it */
+    double init_timeout_s = n->timeout_s > INIT_TIMEOUT_MIN_S ? n->timeout_s : INIT_TIMEOUT_MIN_S;
+    int64_t init_timeout_ns = (int64_t)(init_timeout_s * 1e9);
     pthread_mutex_lock(&n->lock);
     while (!n->stop) {
         struct timespec ts;
@@ -136,9 +162,10 @@ static void *watchdog_main(void *arg)
             break;
         int64_t t = now_ns(), init_t0 = atomic_load(&n->init_t0_ns);
         char msg[320];
-        if (init_t0 && t - init_t0 > timeout_ns) {
+        if (init_t0 && t - init_t0 > init_timeout_ns) {
             snprintf(msg, sizeof msg, "ncclCommInitRank (the NCCL communicator's start-up) did not complete "
-                     "within %g s: another rank did not join (--dist-timeout)", n->timeout_s);
+                     "within %g s: another rank did not join (--dist-timeout, at least %d s here)", init_timeout_s,
+                     INIT_TIMEOUT_MIN_S);
             fire(n, msg);
         }
         const tr_nccl_op *oldest = NULL;

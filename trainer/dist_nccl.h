@@ -19,8 +19,9 @@
  * (the host runs at most about a step ahead of the GPU, because the step
  * reads its loss and gradient norm back). A thread checks the deadlines and
  * ncclCommGetAsyncError; on a timeout or an NCCL error it names the
- * collective and the rank, calls ncclCommAbort and ends the process, which
- * makes mpirun stop the other ranks. ncclCommInitRank is watched the same way.
+ * collective and the rank, calls ncclCommAbort and ends the process (within
+ * 10 s, also when the abort hangs), which makes mpirun stop the other ranks.
+ * ncclCommInitRank is watched the same way, given at least 60 s.
  *
  * Compiled only with NCCL, the CUDA backend and Open MPI (TR_DIST_NCCL); this
  * header includes neither nccl.h nor the CUDA headers. */
