@@ -526,8 +526,10 @@ static void autotune(cuda_backend *cb, gemm_plan *p, const cublasLtMatmulHeurist
     float alpha = 1.0f, beta = 0.0f, best = -1.0f;
     for (int i = 0; i < n_cand; i++) {
         if (cublasLtMatmul(cb->lt, p->desc, &alpha, A, p->a, B, p->b, &beta, d, p->d, d, p->d, &cand[i].algo,
-                           cb->lt_workspace, LT_WORKSPACE_BYTES, cb->compute) != CUBLAS_STATUS_SUCCESS)
-            continue; /* warm-up; a candidate that fails is not chosen */
+                           cb->lt_workspace, LT_WORKSPACE_BYTES, cb->compute) != CUBLAS_STATUS_SUCCESS) {
+            (void)cudaGetLastError(); /* a refused launch's error, else the next kernel's check reports it */
+            continue;                 /* warm-up; a candidate that fails is not chosen */
+        }
         check(cudaEventRecord(t0, cb->compute), "cudaEventRecord");
         for (int r = 0; r < AUTOTUNE_REPS; r++)
             check_lt(cublasLtMatmul(cb->lt, p->desc, &alpha, A, p->a, B, p->b, &beta, d, p->d, d, p->d,
