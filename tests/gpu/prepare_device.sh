@@ -11,8 +11,11 @@
 #   BUILD_DIR  default _build-gpu (configured --without-blas --without-gtk
 #              unless it is configured already: with Open MPI, which
 #              carry_mpi.sh stages too, so --dist runs on NCCL there)
-# Then, in one device call:
-#   run(command="tests/gpu/device_check.sh _build-gpu/stage", carry=["_build-gpu/stage"])
+# Then three device calls (one runs at most 10 minutes; the later ones find
+# the stage still there while the machine stays warm):
+#   run(command="tests/gpu/device_check.sh _build-gpu/stage tests capture", carry=["_build-gpu/stage"])
+#   run(command="tests/gpu/device_check.sh _build-gpu/stage dist sanitizer speed")
+#   run(command="tests/gpu/device_check.sh _build-gpu/stage bench")
 set -eu
 cd "$(dirname "$0")/../.."
 SRC=$(pwd)
@@ -24,6 +27,20 @@ mkdir -p "$BUILD"
 cd "$BUILD"
 [ -f config.status ] || "$SRC/configure" --enable-werror --without-blas --without-gtk
 grep -q '^#define HAVE_CUDA 1' config.h || { echo "prepare_device: configure found no CUDA toolkit"; exit 1; }
+# a tree configured without Open MPI (as _build-gpu once was) has no --dist:
+# dist_nccl.sh would only skip there. Configure it again with the same flags
+# less that one, when Open MPI is here to be found.
+if ! grep -q '^#define HAVE_MPI 1' config.h; then
+    if pkg-config --exists ompi-c 2>/dev/null; then
+        flags=$(./config.status --config | sed -E "s/(^| )'?--with(out-mpi|-mpi=no)'?( |\$)/ /g")
+        echo "prepare_device: $BUILD was configured without Open MPI; configuring it again with it ($flags)"
+        eval "\"\$SRC/configure\" $flags"
+        grep -q '^#define HAVE_MPI 1' config.h || { echo "prepare_device: configure still found no Open MPI"; exit 1; }
+    else
+        echo "prepare_device: no Open MPI here (apt-get install libopenmpi-dev openmpi-bin): the stage has no --dist," \
+             "and dist_nccl.sh will skip on the device"
+    fi
+fi
 
 # What runs there: the trainer, gtrace and its library, the CUDA samples, the
 # GPU test programs (one per tests/gpu/*.c) and the bench programs.
@@ -63,4 +80,8 @@ command -v sqlite3 >/dev/null && cp -L "$(command -v sqlite3)" "$STAGE/bin/"
 if [ -x "$SRC/tests/gpu/carry_mpi.sh" ]; then "$SRC/tests/gpu/carry_mpi.sh" "$STAGE"; fi
 
 echo "prepare_device: staged $(du -sh "$STAGE" | cut -f1) in $STAGE"
-echo "next: run(command=\"tests/gpu/device_check.sh ${BUILD#$SRC/}/stage\", carry=[\"${BUILD#$SRC/}/stage\"])"
+rel=${BUILD#"$SRC"/}
+echo "next, three device calls (10 minutes at most each):"
+echo "  run(command=\"tests/gpu/device_check.sh $rel/stage tests capture\", carry=[\"$rel/stage\"])"
+echo "  run(command=\"tests/gpu/device_check.sh $rel/stage dist sanitizer speed\")"
+echo "  run(command=\"tests/gpu/device_check.sh $rel/stage bench\")"
