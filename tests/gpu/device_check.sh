@@ -12,6 +12,9 @@
 #              SQLite and what else the device may lack); default _build-gpu
 #   PART       tests, dist, capture, sanitizer, speed, bench (default: all six;
 #              bench, bench/bench_gpu.sh against PyTorch, takes minutes alone)
+# A check that exits 77 is skipped: without a GPU (a run here) that is all
+# most can do; on a machine with one a skip is a failure, since everything
+# here is meant to run there.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 SRC=$(pwd)
@@ -32,16 +35,64 @@ export GT_PYTHON="env LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-} python3"
 [ -d "$BUILD/bin" ] && export PATH="$PATH:$BUILD/bin"
 . "$SRC/tests/gpu/cudnn_path.sh" # the trainer dlopens cuDNN: PyTorch's where the system has none
 
-main() {
-    failed=""
-    echo "== device_check $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname), build $BUILD"
-    nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv 2>&1
-    cudnn_on_path
-    for b in "$TRAINER" "$BUILD/libtrace/cli/gtrace" "$BUILD/libtrace/capture/.libs/libgtrace.so"; do
-        [ -e "$b" ] && ldd "$b" | grep -i "not found" && failed="$failed libraries"
+# Libraries the binaries link that the loader does not find here: NCCL (and
+# maybe cuBLASLt) can be on the device only inside PyTorch's nvidia-* wheels.
+# Each one's folder goes on LD_LIBRARY_PATH after the stage's. Says what it did.
+libs_on_path() {
+    missing=$(for b in "$TRAINER" "$BUILD/tests/integration/dist_test" "$BUILD"/tests/gpu/test_*; do
+        [ -e "$b" ] && ldd "$b" 2>/dev/null | awk '/=> not found/ { print $1 }'
+    done | sort -u)
+    [ -n "$missing" ] || return 0
+    wheels=$($GT_PYTHON -c 'import nvidia; print("\n".join(nvidia.__path__))' 2>/dev/null)
+    for lib in $missing; do
+        found=""
+        for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib $wheels; do
+            found=$(find "$d" -name "$lib" 2>/dev/null | head -1)
+            [ -n "$found" ] && break
+        done
+        if [ -n "$found" ]; then
+            LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$(dirname "$found")
+            echo "$lib: the loader has none; $(dirname "$found") put on LD_LIBRARY_PATH"
+        else
+            echo "$lib: not found (neither where the loader looks, nor in the CUDA toolkit, nor in PyTorch's nvidia packages)"
+        fi
     done
-    for part in $PARTS; do "part_$part" || failed="$failed $part"; done
-    echo "== done; failed:${failed:- nothing}"
+    export LD_LIBRARY_PATH
+}
+
+# note NAME EXIT: one check's result, counted in the part's rc (0 passed, 1
+# failed, 77 skipped: nothing failed, something skipped)
+note() {
+    echo "== $1: exit $2$([ "$2" -eq 77 ] && echo ' (skipped)')"
+    if [ "$2" -eq 77 ]; then [ "$rc" -eq 0 ] && rc=77; elif [ "$2" -ne 0 ]; then rc=1; fi
+}
+
+main() {
+    failed="" skipped=""
+    echo "== device_check $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname), build $BUILD"
+    if command -v nvidia-smi >/dev/null 2>&1; then
+        nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv 2>&1
+    else
+        echo "no nvidia-smi (no NVIDIA driver here?)"
+    fi
+    probe=$("$BUILD/samples/cuda_probe" 2>&1); gpu=$?
+    echo "cuda_probe: $probe"
+    cudnn_on_path
+    libs_on_path
+    for b in "$TRAINER" "$BUILD/tests/integration/dist_test" "$BUILD/libtrace/cli/gtrace" \
+        "$BUILD/libtrace/capture/.libs/libgtrace.so"; do
+        [ -e "$b" ] && ldd "$b" | grep -i "not found" && failed="${failed% libraries} libraries"
+    done
+    for part in $PARTS; do
+        "part_$part"; r=$?
+        if [ $r -eq 77 ]; then
+            skipped="$skipped $part"
+            [ $gpu -eq 0 ] && failed="$failed $part(skipped-with-a-GPU)"
+        elif [ $r -ne 0 ]; then
+            failed="$failed $part"
+        fi
+    done
+    echo "== done; skipped:${skipped:- nothing}$([ $gpu -eq 0 ] || echo ' (no usable GPU)'); failed:${failed:- nothing}"
     [ -z "$failed" ]
 }
 
@@ -49,43 +100,37 @@ part_tests() {
     rc=0
     for t in test_cuda_cast test_cuda_ops test_cuda_attention test_cudnn_attention_plans; do
         echo "== $t"
-        "$BUILD/tests/gpu/$t"; r=$?
-        echo "== $t: exit $r$([ $r -eq 77 ] && echo ' (skipped)')"; [ $r -eq 0 ] || [ $r -eq 77 ] || rc=1
+        "$BUILD/tests/gpu/$t"; note "$t" $?
     done
-    echo "== trainer_attention.sh"
-    sh "$SRC/tests/gpu/trainer_attention.sh" "$BUILD"; r=$?
-    echo "== trainer_attention.sh: exit $r"; [ $r -eq 0 ] || rc=1
-    echo "== trainer_cuda.sh"
-    sh "$SRC/tests/gpu/trainer_cuda.sh" "$BUILD"; r=$?
-    echo "== trainer_cuda.sh: exit $r"; [ $r -eq 0 ] || rc=1
-    echo "== cuda_graph.sh"
-    sh "$SRC/tests/gpu/cuda_graph.sh" "$BUILD"; r=$?
-    echo "== cuda_graph.sh: exit $r"; [ $r -eq 0 ] || rc=1
+    for t in trainer_attention.sh trainer_cuda.sh cuda_graph.sh; do
+        echo "== $t"
+        sh "$SRC/tests/gpu/$t" "$BUILD"; note "$t" $?
+    done
     return $rc
 }
 
 # --dist over NCCL (needs a build with Open MPI and, on a device without it,
-# tests/gpu/carry_mpi.sh's copy in the stage); 77 (skipped) is not a failure
+# tests/gpu/carry_mpi.sh's copy in the stage)
 part_dist() {
+    rc=0
     echo "== dist_nccl.sh"
-    sh "$SRC/tests/gpu/dist_nccl.sh" "$BUILD"; r=$?
-    echo "== dist_nccl.sh: exit $r$([ $r -eq 77 ] && echo ' (skipped)')"
-    [ $r -eq 0 ] || [ $r -eq 77 ]
+    sh "$SRC/tests/gpu/dist_nccl.sh" "$BUILD"; note dist_nccl.sh $?
+    return $rc
 }
 
 # gtrace on CUDA programs: the capture test (kernels, copies, memsets, syncs,
 # allocations with stacks, correlation ids) and what tracing costs
 part_capture() {
+    rc=0
     echo "== capture_cuda.sh"
-    sh "$SRC/tests/gpu/capture_cuda.sh"; r=$?
-    echo "== capture_cuda.sh: exit $r"
+    sh "$SRC/tests/gpu/capture_cuda.sh"; note capture_cuda.sh $?
     echo "== bench_capture_cuda.sh"
-    sh "$SRC/bench/bench_capture_cuda.sh" "$BUILD"; r2=$?
-    echo "== bench_capture_cuda.sh: exit $r2"
-    [ $r -eq 0 ] && [ $r2 -eq 0 ]
+    sh "$SRC/bench/bench_capture_cuda.sh" "$BUILD"; note bench_capture_cuda.sh $?
+    return $rc
 }
 
 part_sanitizer() {
+    [ $gpu -eq 0 ] || { echo "== compute-sanitizer: skipped, no usable GPU ($probe)"; return 77; }
     rc=0
     for flags in "" "--amp bf16 --fuse on --pin-memory on --workers 1" "--expandable-segments on --checkpoint blocks" \
         "--cuda-graph on --amp fp16 --clip 1 --accum 2 --steps 6"; do
@@ -103,12 +148,15 @@ part_sanitizer() {
 # speed MODEL STEPS FLAGS...: the trainer's own summary line
 speed() {
     model=$1 steps=$2; shift 2
-    line=$("$TRAINER" --backend cuda --model "$model" --steps "$steps" --eval-every 0 --log-every "$steps" \
-        --data "$DATA" "$@" 2>&1 | grep -E "^trainer: [0-9]+ steps|error|FAIL|out of memory")
+    out=$("$TRAINER" --backend cuda --model "$model" --steps "$steps" --eval-every 0 --log-every "$steps" \
+        --data "$DATA" "$@" 2>&1)
+    line=$(echo "$out" | grep -E "^trainer: [0-9]+ steps|error|FAIL|out of memory")
+    [ -n "$line" ] || line="no summary: $(echo "$out" | tail -1)" # a failure the patterns miss
     printf '%-10s %-70s %s\n' "$model" "$*" "$line"
 }
 
 part_speed() {
+    [ $gpu -eq 0 ] || { echo "== speed: skipped, no usable GPU ($probe)"; return 77; }
     echo "== speed (attention auto: cuDNN's under --amp, the own kernel in fp32; tok/s and ms/step from the trainer's summary)"
     speed gpt2-124m 20 --batch 8 --amp bf16 --fuse on --pin-memory on --workers 2 --attention own
     speed gpt2-124m 20 --batch 8 --amp bf16 --fuse on --pin-memory on --workers 2 --attention cudnn
@@ -131,10 +179,11 @@ part_speed() {
 
 # the trainer against PyTorch (eager and torch.compile) on GPT-2 small's shape, each at its largest batch
 part_bench() {
+    [ $gpu -eq 0 ] || { echo "== bench_gpu.sh: skipped, no usable GPU ($probe)"; return 77; }
+    rc=0
     echo "== bench_gpu.sh"
-    sh "$SRC/bench/bench_gpu.sh" "$BUILD"; r=$?
-    echo "== bench_gpu.sh: exit $r"
-    [ $r -eq 0 ]
+    sh "$SRC/bench/bench_gpu.sh" "$BUILD"; note bench_gpu.sh $?
+    return $rc
 }
 
 if [ -n "$LOG" ]; then
