@@ -89,6 +89,8 @@ typedef CUresult (*pfn_mem_map)(CUdeviceptr, size_t, size_t, CUmemGenericAllocat
 typedef CUresult (*pfn_mem_unmap)(CUdeviceptr, size_t);
 typedef CUresult (*pfn_mem_set_access)(CUdeviceptr, size_t, const CUmemAccessDesc *, size_t);
 typedef CUresult (*pfn_mem_get_granularity)(size_t *, const CUmemAllocationProp *, CUmemAllocationGranularity_flags);
+typedef CUresult (*pfn_device_get)(CUdevice *, int);
+typedef CUresult (*pfn_device_get_attribute)(int *, CUdevice_attribute, CUdevice);
 
 typedef struct cuda_backend {
     tr_backend be; /* first: the table the model sees */
@@ -128,6 +130,8 @@ typedef struct cuda_backend {
         pfn_mem_unmap unmap;
         pfn_mem_set_access set_access;
         pfn_mem_get_granularity granularity_of;
+        pfn_device_get device_get;
+        pfn_device_get_attribute device_attribute;
     } vmm;
 } cuda_backend;
 
@@ -341,12 +345,22 @@ static int vmm_init(cuda_backend *cb, int device, size_t total_bytes)
         {"cuMemUnmap", (void **)&cb->vmm.unmap},
         {"cuMemSetAccess", (void **)&cb->vmm.set_access},
         {"cuMemGetAllocationGranularity", (void **)&cb->vmm.granularity_of},
+        {"cuDeviceGet", (void **)&cb->vmm.device_get},
+        {"cuDeviceGetAttribute", (void **)&cb->vmm.device_attribute},
     };
     for (size_t i = 0; i < sizeof syms / sizeof *syms; i++) {
         int rc = vmm_symbol(syms[i].name, syms[i].fn);
         if (rc < 0)
             return rc;
     }
+    CUdevice dev;
+    int vmm_supported = 0;
+    if (cb->vmm.device_get(&dev, device) != CUDA_SUCCESS ||
+        cb->vmm.device_attribute(&vmm_supported, CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, dev) !=
+            CUDA_SUCCESS ||
+        !vmm_supported) /* as PyTorch checks: cuMemCreate would fail with a bare error code */
+        return tr_error_set(TR_EINVAL, "--expandable-segments: device %d does not support virtual memory management "
+                                       "(cuMemCreate, cuMemMap); train without --expandable-segments", device);
     memset(&cb->vmm.prop, 0, sizeof cb->vmm.prop);
     cb->vmm.prop.type = CU_MEM_ALLOCATION_TYPE_PINNED;
     cb->vmm.prop.location.type = CU_MEM_LOCATION_TYPE_DEVICE;
