@@ -640,6 +640,11 @@ static gemm_plan *plan_for(cuda_backend *cb, const gemm_key *key, const void *A,
     cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(cb->lt, p->desc, p->a, p->b, p->d, p->d, pref,
                                                        cb->opt.autotune ? N_ALGOS : 1, cand, &n_cand);
     cublasLtMatmulPreferenceDestroy(pref);
+    int n_ok = 0; /* cublasLt.h: each result's own state says whether it may be used */
+    for (int i = 0; st == CUBLAS_STATUS_SUCCESS && i < n_cand; i++)
+        if (cand[i].state == CUBLAS_STATUS_SUCCESS)
+            cand[n_ok++] = cand[i];
+    n_cand = n_ok;
     p->supported = st == CUBLAS_STATUS_SUCCESS && n_cand > 0;
     if (p->supported) {
         p->algo = cand[0].algo;
