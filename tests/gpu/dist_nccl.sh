@@ -40,8 +40,10 @@ trap 'rm -rf "$TMP"' EXIT
 
 probe=$("$TRAINER" --backend cuda --dist ddp --steps 0 --data "$DATA" --eval-every 0 2>&1)
 case $probe in
-*"error while loading shared libraries"*)
+*"error while loading shared libraries: libmpi"*)
     echo "skip: the trainer does not start ($probe): carry Open MPI with tests/gpu/carry_mpi.sh"; exit 77 ;;
+*"error while loading shared libraries"*)
+    echo "skip: the trainer does not start ($probe)"; exit 77 ;;
 *"no NVIDIA driver"*|*"no CUDA device"*|*"built without the CUDA toolkit"*|*"needs NCCL"*|*"needs Open MPI"*)
     echo "skip: $probe"; exit 77 ;;
 esac
