@@ -725,6 +725,10 @@ int tr_attn_cudnn_new(tr_attn_cudnn **out, const char *deviceprop_json)
     size_t version = api.cudnnGetVersion();
     if (version < 90000)
         return tr_error_set(TR_EINVAL, "cuDNN: the loaded library is version %zu; 9.0 or newer is needed", version);
+    if (version == 91000 || version == 91001) /* cudnn-frontend refuses both directions there too */
+        return tr_error_set(TR_EINVAL, "cuDNN: the loaded library is 9.10.%zu, whose fused attention has known bugs in "
+                                       "bf16/fp16; 9.10.2 or newer is needed",
+                            version % 100);
     tr_attn_cudnn *a = calloc(1, sizeof *a);
     if (!a)
         return tr_error_set(TR_ENOMEM, "out of host memory");
@@ -809,6 +813,10 @@ static int check_args(const char *what, tr_dtype dt, int B, int T, int NH, int H
         return tr_error_set(TR_EINVAL, "cuDNN attention (%s): batch %d, sequence %d, %d heads of %d: cuDNN needs a "
                                        "head size that is a multiple of 8",
                             what, B, T, NH, HS);
+    if (T == 1) /* as cudnn-frontend: its backward has no sequence of one query and one key */
+        return tr_error_set(TR_EINVAL, "cuDNN attention (%s): a sequence of 1: cuDNN's fused attention backward "
+                                       "takes 2 or more",
+                            what);
     return TR_OK;
 }
 

@@ -31,7 +31,7 @@ typedef struct tr_attn_cudnn tr_attn_cudnn;
  * serializes CUDNN_BACKEND_DEVICEPROP_DESCRIPTOR) to build plans for that
  * device without one ("deviceless": tr_attn_cudnn_prepare works, the
  * forward and backward refuse). Fails naming why when libcudnn.so.9 does not
- * load or is older than 9.0. */
+ * load, is older than 9.0, or is 9.10.0 or 9.10.1 (known attention bugs). */
 int tr_attn_cudnn_new(tr_attn_cudnn **out, const char *deviceprop_json);
 void tr_attn_cudnn_free(tr_attn_cudnn *a);
 /* cuDNN's version as loaded, like "9.19.0"; borrowed. */
@@ -41,7 +41,8 @@ const char *tr_attn_cudnn_version(const tr_attn_cudnn *a);
 char *tr_attn_cudnn_deviceprop_json(tr_attn_cudnn *a);
 
 /* Builds (or finds) the forward and backward plans for a shape; TR_OK if
- * cuDNN has engines for both. *workspace_bytes: the device workspace the
+ * cuDNN has engines for both (never for T = 1 or a head size that is not a
+ * multiple of 8). *workspace_bytes: the device workspace the
  * forward and the backward each need at most (256-byte aligned). */
 int tr_attn_cudnn_prepare(tr_attn_cudnn *a, tr_dtype dt, int B, int T, int NH, int HS, size_t *workspace_bytes);
 /* One line about the backward plan of a prepared shape: "deterministic (dP
