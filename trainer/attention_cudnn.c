@@ -125,6 +125,8 @@ struct tr_attn_cudnn {
     cudnnHandle_t handle;                /* NULL when deviceless */
     cudnnBackendDescriptor_t deviceprop; /* deviceless: the device plans are built for */
     size_t version;
+    size_t graph_version; /* whose workarounds the graphs get: version's, or a test's */
+    bool dq_accum_only;   /* a test's: the backward with the dQ accumulator, not the deterministic one first */
     char version_text[24];
     plan **plans;
     int n_plans, cap_plans;
@@ -617,9 +619,10 @@ static plan *try_plan(tr_attn_cudnn *a, const plan_key *key, bool dq_accum)
     } else {
         p->dq_accum = dq_accum;
         /* cudnn-frontend: before 9.15.1 the backward needs a padding mask when T is not a multiple of 128 */
-        p->padding = a->version <= 91500 && T % 128 != 0;
-        float masked = a->version < 91000 ? -FLT_MAX : -INFINITY;
-        build_backward(&b, io_type((tr_dtype)key->dt), &s, masked, a->version >= 90000 && a->version < 91000);
+        size_t v = a->graph_version;
+        p->padding = v <= 91500 && T % 128 != 0;
+        float masked = v < 91000 ? -FLT_MAX : -INFINITY;
+        build_backward(&b, io_type((tr_dtype)key->dt), &s, masked, v >= 90000 && v < 91000);
     }
     build_plan(&b);
     if (b.rc == TR_OK) {
@@ -683,8 +686,8 @@ static plan *get_plan(tr_attn_cudnn *a, const plan_key *key)
     }
     /* the backward: the deterministic engines (dQ = dS K written directly) if cuDNN has them for this shape,
      * else dQ accumulated in fp32 */
-    plan *p = try_plan(a, key, false);
-    if (p && p->status < 0 && key->dir == BACKWARD) {
+    plan *p = try_plan(a, key, a->dq_accum_only);
+    if (p && p->status < 0 && key->dir == BACKWARD && !a->dq_accum_only) {
         char first[512];
         snprintf(first, sizeof first, "%s", p->why);
         plan_free(p);
@@ -732,7 +735,7 @@ int tr_attn_cudnn_new(tr_attn_cudnn **out, const char *deviceprop_json)
     tr_attn_cudnn *a = calloc(1, sizeof *a);
     if (!a)
         return tr_error_set(TR_ENOMEM, "out of host memory");
-    a->version = version;
+    a->version = a->graph_version = version;
     snprintf(a->version_text, sizeof a->version_text, "%zu.%zu.%zu", version / 10000, version / 100 % 100,
              version % 100);
     cudnnStatus_t st;
@@ -772,6 +775,20 @@ void tr_attn_cudnn_free(tr_attn_cudnn *a)
 }
 
 const char *tr_attn_cudnn_version(const tr_attn_cudnn *a) { return a->version_text; }
+
+void tr_attn_cudnn_test_graphs(tr_attn_cudnn *a, size_t version, bool dq_accumulator)
+{
+    int n = 0;
+    for (int i = 0; i < a->n_plans; i++) {
+        if (a->plans[i]->key.dir == BACKWARD)
+            plan_free(a->plans[i]);
+        else
+            a->plans[n++] = a->plans[i];
+    }
+    a->n_plans = n;
+    a->graph_version = version;
+    a->dq_accum_only = dq_accumulator;
+}
 
 char *tr_attn_cudnn_deviceprop_json(tr_attn_cudnn *a)
 {

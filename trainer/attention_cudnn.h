@@ -22,6 +22,7 @@
 #include "tensor.h"
 
 #include <cuda_runtime_api.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 typedef struct tr_attn_cudnn tr_attn_cudnn;
@@ -36,6 +37,14 @@ int tr_attn_cudnn_new(tr_attn_cudnn **out, const char *deviceprop_json);
 void tr_attn_cudnn_free(tr_attn_cudnn *a);
 /* cuDNN's version as loaded, like "9.19.0"; borrowed. */
 const char *tr_attn_cudnn_version(const tr_attn_cudnn *a);
+/* For tests, to build with this cuDNN the graphs an older one gets: from now
+ * on the graphs have the workarounds cudnn-frontend applies for cuDNN
+ * version (like 91500 for 9.15.0: the backward's padding mask up to 9.15.0,
+ * twice and with the lowest float before 9.10), and with dq_accumulator the
+ * backward is the one with the fp32 dQ accumulator, not the deterministic
+ * one first. The backward plans built so far are dropped (the forward's
+ * graph has no workaround). */
+void tr_attn_cudnn_test_graphs(tr_attn_cudnn *a, size_t version, bool dq_accumulator);
 /* The device-properties description of the current device (JSON), to build
  * plans for it elsewhere; malloc'ed, NULL with a message on failure. */
 char *tr_attn_cudnn_deviceprop_json(tr_attn_cudnn *a);

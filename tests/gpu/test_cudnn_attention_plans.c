@@ -4,9 +4,12 @@
  * decide whether an engine takes the graph, and it compiles the fused kernel
  * at run time (NVRTC); only loading the kernel needs the device. So each
  * forward and backward graph, bf16 and fp16, at shapes like the tests' and
- * the trainer's, must be accepted for an H100 (sm_90). A graph whose pattern
- * cuDNN does not recognize (a wrong op, a wrong intermediate type) is
- * refused here; numerics are test_cuda_attention's, on a GPU.
+ * the trainer's, must be accepted for an H100 (sm_90); so must the graphs
+ * older cuDNN versions get (the backward's padding-mask workaround, which
+ * the device may run) and the backward with the dQ accumulator, the
+ * fallback. A graph whose pattern cuDNN does not recognize (a wrong op, a
+ * wrong intermediate type in the forward) is refused here; numerics are
+ * test_cuda_attention's, on a GPU.
  * The runtime compiler wants libcuda.so.1: the driver where there is one,
  * else the toolkit's stub (kernels compile, nothing loads). Skips (77)
  * without cuDNN or without either libcuda. */
@@ -56,6 +59,30 @@ static void expect_refused(int rc, const char *what, const char *needle)
     }
 }
 
+/* Each shape's forward and backward, bf16 and fp16; with want_kind, the
+ * backward plan must be of that kind. */
+static void prepare_all(tr_attn_cudnn *a, const char *variant, const int (*shapes)[4], size_t n_shapes,
+                        const char *want_kind)
+{
+    static const tr_dtype dts[] = {TR_BF16, TR_F16};
+    for (size_t d = 0; d < 2; d++)
+        for (size_t i = 0; i < n_shapes; i++) {
+            const int *s = shapes[i];
+            char what[200];
+            size_t ws;
+            int rc = tr_attn_cudnn_prepare(a, dts[d], s[0], s[1], s[2], s[3], &ws);
+            const char *kind = rc < 0 ? "-" : tr_attn_cudnn_backward_kind(a, dts[d], s[0], s[1], s[2], s[3]);
+            snprintf(what, sizeof what, "%-4s B %d T %4d NH %2d HS %3d%s: forward and backward accepted (%s)",
+                     tr_dtype_name(dts[d]), s[0], s[1], s[2], s[3], variant, kind);
+            expect_ok(rc, what);
+            if (rc >= 0 && want_kind && strncmp(kind, want_kind, strlen(want_kind)) != 0) {
+                n_checked++;
+                n_failed++;
+                printf("FAIL %s: the backward is not '%s'\n", what, want_kind);
+            }
+        }
+}
+
 int main(void)
 {
     if (!dlopen("libcuda.so.1", RTLD_NOW | RTLD_GLOBAL) &&
@@ -73,23 +100,27 @@ int main(void)
         printf("FAIL deviceless cuDNN for an H100: %s\n", tr_error_last());
         return 1;
     }
-    printf("cuDNN %s, plans for an H100 (sm_90), deviceless\n", tr_attn_cudnn_version(a));
-    /* B, T, NH, HS: test_cuda_attention's shapes (T not a multiple of 64, head sizes 32, 64, 128) and
-     * the trainer's gpt-small and gpt2-124m */
-    static const int shapes[][4] = {{2, 67, 2, 64}, {1, 200, 3, 128}, {3, 128, 4, 32}, {8, 256, 6, 64},
-                                    {4, 1024, 12, 64}};
-    static const tr_dtype dts[] = {TR_BF16, TR_F16};
-    for (size_t d = 0; d < 2; d++)
-        for (size_t i = 0; i < sizeof shapes / sizeof *shapes; i++) {
-            const int *s = shapes[i];
-            char what[160];
-            size_t ws;
-            int rc = tr_attn_cudnn_prepare(a, dts[d], s[0], s[1], s[2], s[3], &ws);
-            snprintf(what, sizeof what, "%-4s B %d T %4d NH %2d HS %3d: forward and backward accepted (%s)",
-                     tr_dtype_name(dts[d]), s[0], s[1], s[2], s[3],
-                     rc < 0 ? "-" : tr_attn_cudnn_backward_kind(a, dts[d], s[0], s[1], s[2], s[3]));
-            expect_ok(rc, what);
-        }
+    const char *version = tr_attn_cudnn_version(a);
+    unsigned major = 0, minor = 0, patch = 0;
+    sscanf(version, "%u.%u.%u", &major, &minor, &patch);
+    size_t version_number = major * 10000 + minor * 100 + patch;
+    printf("cuDNN %s, plans for an H100 (sm_90), deviceless\n", version);
+    /* B, T, NH, HS: test_cuda_attention's shapes (T not a multiple of 64, head sizes 32, 64, 128), then the
+     * trainer's presets (gpt-tiny, gpt-mini, gpt-small, gpt2-124m, and that at B 8 as device_check times it) */
+    static const int shapes[][4] = {{2, 67, 2, 64}, {1, 200, 3, 128}, {8, 64, 4, 32},  {3, 128, 4, 32},
+                                    {8, 128, 4, 64}, {8, 256, 6, 64}, {4, 1024, 12, 64}, {8, 1024, 12, 64}};
+    size_t n_shapes = sizeof shapes / sizeof *shapes, n_small = 3; /* head sizes 64, 128, 32; T % 128 != 0 */
+    prepare_all(a, "", shapes, n_shapes, NULL);
+    /* the graphs older versions get: the backward's padding mask when T is not a multiple of 128 (9.10 to
+     * 9.15.0); the dQ accumulator, with and without it. Not 9.0 to 9.9's second padding mask: cuDNN 9.19's
+     * heuristics crash on that graph (a segmentation fault in libcudnn_engines_runtime_compiled) */
+    tr_attn_cudnn_test_graphs(a, 91500, false);
+    prepare_all(a, " as for 9.15.0", shapes, n_small, NULL);
+    tr_attn_cudnn_test_graphs(a, version_number, true);
+    prepare_all(a, ", dQ accumulator", shapes, n_small, "dQ accumulated");
+    tr_attn_cudnn_test_graphs(a, 91500, true);
+    prepare_all(a, " as for 9.15.0, dQ accumulator", shapes, n_small, "dQ accumulated");
+    tr_attn_cudnn_test_graphs(a, version_number, false);
     size_t ws;
     expect_refused(tr_attn_cudnn_prepare(a, TR_F32, 2, 64, 2, 64, &ws), "fp32 is refused", "F32");
     expect_refused(tr_attn_cudnn_prepare(a, TR_BF16, 2, 64, 2, 60, &ws), "a head size of 60 is refused",
