@@ -49,7 +49,8 @@ static void resolve(void)
     real_execvpe = (execvpe_fn)dlsym(RTLD_NEXT, "execvpe");
     for (char **e = environ; e && *e && n_kept < MAX_KEPT; e++) {
         if (!strncmp(*e, "GTRACE_", 7) || !strncmp(*e, "NVTX_INJECTION64_PATH=", 22)
-            || (!strncmp(*e, "LD_PRELOAD=", 11) && strstr(*e, "libgtrace")))
+            || (!strncmp(*e, "LD_PRELOAD=", 11) && strstr(*e, "libgtrace"))
+            || (!strncmp(*e, "CUDA_INJECTION64_PATH=", 22) && strstr(*e, "libgtrace")))
             kept_env[n_kept++] = strdup(*e);
     }
 }
@@ -93,15 +94,16 @@ static char *const *with_gtrace_env(char *const envp[], char ***to_free)
     if (!out)
         return envp;
     memcpy(out, envp, n * sizeof *out);
+    size_t n_out = n; /* envp itself has n entries: only those are searched */
     for (size_t k = 0; k < n_kept; k++) {
         size_t key_len = (size_t)(strchr(kept_env[k], '=') - kept_env[k]) + 1;
         bool present = false;
         for (size_t i = 0; i < n && !present; i++)
             present = !strncmp(envp[i], kept_env[k], key_len);
         if (!present)
-            out[n++] = kept_env[k];
+            out[n_out++] = kept_env[k];
     }
-    out[n] = NULL;
+    out[n_out] = NULL;
     *to_free = out;
     return out;
 }

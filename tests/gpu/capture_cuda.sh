@@ -6,6 +6,19 @@
 . "$(dirname "$0")/../integration/capture_common.sh"
 PROBE="$SAMPLES/cuda_probe"
 [ -x "$PROBE" ] || { echo "no CUDA samples (built without CUDA)"; exit 77; }
+
+# Without a GPU too: a program that execs with an environment of its own
+# still hands CUDA's injection hook to the new image (hooks.c), unless
+# --cuda=off never set it.
+if command -v python3 >/dev/null 2>&1; then
+    bare_exec='import os; os.execve("/usr/bin/env", ["env"], {})'
+    "$GTRACE" -o env.sqlite python3 -c "$bare_exec" >env.txt 2>/dev/null
+    expect_eq "CUDA injection after an exec with a bare environment" 1 \
+        "$(grep -c '^CUDA_INJECTION64_PATH=.*libgtrace' env.txt)"
+    "$GTRACE" -o env-off.sqlite --cuda=off python3 -c "$bare_exec" >env.txt 2>/dev/null
+    expect_eq "no CUDA injection with --cuda=off" 0 "$(grep -c '^CUDA_INJECTION64_PATH=' env.txt)"
+fi
+
 "$PROBE"
 rc=$?
 [ $rc = 77 ] && exit 77
