@@ -7,7 +7,10 @@
  * cuDNN, added into zeros by the CPU) with the CPU's. The CPU keeps its
  * probabilities in the activation dtype, as the own kernels do; cuDNN rounds
  * P and dS to it before its matrix products: a few units in the last place
- * apart. A deterministic backward plan must give the same bits twice.
+ * apart. A deterministic backward plan must give the same bits twice. The
+ * backward graphs the backend does not choose here run too, through the API:
+ * the dQ accumulator's, and the padding-mask workaround of cuDNN <= 9.15.0
+ * (T not a multiple of 128), as tr_attn_cudnn_test_graphs builds them.
  * With $OUT set it writes cuDNN's description of the GPU there
  * (cudnn_deviceprop.json), which test_cudnn_attention_plans can build for.
  * Exits 77 (skipped) without a usable GPU or without cuDNN. */
@@ -154,6 +157,38 @@ static double *reference_stats(const pair *qkv, int B, int T, int NH, int HS)
     return lse;
 }
 
+static size_t version_number; /* the loaded cuDNN's, like 91900 */
+
+/* The backward again through the API, with the graphs of another version's
+ * workarounds or the dQ accumulator, against the CPU's dqkv. */
+static void test_backward_variant(tr_attn_cudnn *direct, const char *name, const char *variant, size_t version,
+                                  bool dq_accumulator, const pair *dqkv_ref, const pair *dout, const pair *qkv,
+                                  const pair *out, const tr_tensor *stats, tr_dtype dt, int B, int T, int NH, int HS)
+{
+    char what[160];
+    snprintf(what, sizeof what, "%s backward dqkv, %s", name, variant);
+    tr_attn_cudnn_test_graphs(direct, version, dq_accumulator);
+    size_t ws_bytes;
+    void *ws = NULL;
+    pair dqkv = make(dt, 0, 3, B, T, 3 * (int64_t)NH * HS, 0);
+    int rc = tr_attn_cudnn_prepare(direct, dt, B, T, NH, HS, &ws_bytes);
+    if (rc >= 0) {
+        cuda_ok(cudaMalloc(&ws, ws_bytes ? ws_bytes : 1), "cudaMalloc");
+        rc = tr_attn_cudnn_backward(direct, dqkv.g.data, dout->g.data, qkv->g.data, out->g.data, stats->data, dt, B,
+                                    T, NH, HS, ws, 0);
+    }
+    if (rc < 0) {
+        n_checked++;
+        n_failed++;
+        printf("FAIL %s: %s\n", what, tr_error_last());
+    } else {
+        compare(what, &dqkv_ref->c, dqkv_ref->c.data, &dqkv.g, tolerance(dt), tolerance(dt));
+    }
+    cudaFree(ws);
+    drop(&dqkv);
+    tr_attn_cudnn_test_graphs(direct, version_number, false);
+}
+
 static void test_shape(tr_attn_cudnn *direct, tr_dtype dt, int B, int T, int NH, int HS)
 {
     int C = NH * HS;
@@ -206,6 +241,14 @@ static void test_shape(tr_attn_cudnn *direct, tr_dtype dt, int B, int T, int NH,
     } else {
         printf("ok   %s backward twice: %s\n", name, same ? "the same bits" : "other bits (dQ accumulator)");
     }
+    test_backward_variant(direct, name, "the dQ accumulator", version_number, true, &dqkv, &dout, &qkv, &out, &att_g,
+                          dt, B, T, NH, HS);
+    if (T % 128 != 0) {
+        test_backward_variant(direct, name, "as for cuDNN 9.15.0 (padding mask)", 91500, false, &dqkv, &dout, &qkv,
+                              &out, &att_g, dt, B, T, NH, HS);
+        test_backward_variant(direct, name, "as for cuDNN 9.15.0, the dQ accumulator", 91500, true, &dqkv, &dout,
+                              &qkv, &out, &att_g, dt, B, T, NH, HS);
+    }
     free(first), free(second), free(lse), free(lse_f), free(att_c.data), free(scr_c.data);
     cudaFree(att_g.data);
     drop(&qkv), drop(&out), drop(&dout), drop(&dqkv), drop(&dqkv2);
@@ -252,6 +295,9 @@ int main(void)
         printf("FAIL cuDNN: %s\n", tr_error_last());
         return 1;
     }
+    unsigned major = 0, minor = 0, patch = 0;
+    sscanf(tr_attn_cudnn_version(direct), "%u.%u.%u", &major, &minor, &patch);
+    version_number = major * 10000 + minor * 100 + patch;
     write_deviceprop(direct);
     static const int shapes[][4] = {{2, 67, 2, 64}, {1, 200, 3, 128}, {3, 128, 4, 32}, {2, 256, 12, 64},
                                     {1, 1024, 2, 64}};
