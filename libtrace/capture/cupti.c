@@ -14,7 +14,7 @@
  *     call point to it.
  * CUPTI timestamps are put on the trace's clock: CUPTI is given our
  * CLOCK_MONOTONIC as its timestamp source when it supports that, else an
- * offset is measured once.
+ * offset is measured once. Records become rows in cupti_records.c.
  *
  * Failures (no libcupti, an old one, CUPTI taken by another tool: error 39)
  * switch CUDA tracing off and say why once; NVTX recording goes on.
@@ -32,6 +32,7 @@
 #include <cupti.h>
 
 #include "capture.h"
+#include "cupti_records.h"
 
 #define CUPTI_BUFFER_BYTES (8u << 20)
 #define MAX_NAME_BYTES 2048
@@ -82,9 +83,10 @@ static uint64_t CUPTIAPI monotonic_timestamp(void)
     return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-static int64_t trace_ns(uint64_t cupti_ts)
+/* Added to a CUPTI timestamp: trace time. */
+static int64_t shift_ns(void)
 {
-    return (int64_t)cupti_ts + cupti_offset_ns - gt_cap_t0_ns;
+    return cupti_offset_ns - gt_cap_t0_ns;
 }
 
 static void measure_offset(void)
@@ -102,15 +104,6 @@ static void measure_offset(void)
             cupti_offset_ns = a + (b - a) / 2 - (int64_t)c;
         }
     }
-}
-
-/* ---- enum translation (CUPTI's numbering to nsys's) -------------------- */
-
-static int32_t mem_kind(uint32_t cupti_kind)
-{
-    /* CUPTI: 0 unknown, 1 pageable, 2 pinned, 3 device, 4 array, 5 managed,
-     * 6 device static, 7 managed static. nsys: the same minus one, unknown 7. */
-    return cupti_kind >= 1 && cupti_kind <= 7 ? (int32_t)cupti_kind - 1 : GT_MEM_UNKNOWN;
 }
 
 /* ---- correlation id -> call stack ------------------------------------- */
@@ -147,47 +140,6 @@ typedef struct name_entry {   /* a kernel's names, by CUPTI's (stable) name poin
 static name_entry names[N_NAMES];
 static pthread_mutex_t names_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* "void ns::foo<int>(float*, int)" -> "foo". */
-static char *short_name_of(const char *demangled)
-{
-    const char *end = demangled + strlen(demangled);
-    int depth = 0;
-    for (const char *p = demangled; *p; p++) {
-        if (*p == '<')
-            depth++;
-        else if (*p == '>')
-            depth--;
-        else if (*p == '(' && depth == 0 && p != demangled) {
-            end = p;
-            break;
-        }
-    }
-    /* Drop template arguments at the end, then keep the last component. */
-    const char *stop = end;
-    if (stop > demangled && stop[-1] == '>') {
-        int d = 0;
-        const char *p = stop - 1;
-        for (; p >= demangled; p--) {
-            if (*p == '>')
-                d++;
-            else if (*p == '<' && --d == 0)
-                break;
-        }
-        if (p >= demangled)
-            stop = p;
-    }
-    const char *start = stop;
-    while (start > demangled && start[-1] != ':' && start[-1] != ' ')
-        start--;
-    size_t n = (size_t)(stop - start);
-    char *s = malloc(n + 1);
-    if (s) {
-        memcpy(s, start, n);
-        s[n] = '\0';
-    }
-    return s;
-}
-
 static void kernel_names(const char *mangled, const char **out_demangled, const char **out_short)
 {
     *out_demangled = mangled;
@@ -210,7 +162,7 @@ static void kernel_names(const char *mangled, const char **out_demangled, const 
                 free(d);
                 d = strdup(mangled);
             }
-            char *s = d ? short_name_of(d) : NULL;
+            char *s = d ? gt_cupti_short_name(d) : NULL;
             if (d && s) {
                 e->key = mangled;
                 e->demangled = d;
@@ -281,55 +233,36 @@ static int32_t device_of_context(uint32_t context_id)
 
 static void api_record(const CUpti_ActivityAPI *a, bool runtime)
 {
+    gt_api_call row;
+    if (!gt_cupti_api_row(&row, a, runtime, shift_ns())) {
+        gt_cap_drop(GT_EV_API);
+        return;
+    }
     const char *name = api_name(runtime ? CUPTI_CB_DOMAIN_RUNTIME_API : CUPTI_CB_DOMAIN_DRIVER_API, a->cbid);
     rec_event *r = reserve_event(GT_EV_API, text_len(name));
     if (!r)
         return;
-    gt_api_call *c = &r->ev.u.api;
-    c->start_ns = trace_ns(a->start);
-    c->end_ns = trace_ns(a->end);
-    c->global_tid = gt_global_tid(a->processId, a->threadId);
-    c->correlation_id = a->correlationId;
-    c->event_class = runtime ? GT_API_RUNTIME : GT_API_DRIVER;
-    c->return_value = (int32_t)a->returnValue;
-    c->callchain_id = corr_get(a->correlationId);
+    row.callchain_id = corr_get(a->correlationId);
+    r->ev.u.api = row;
     put_text((char *)(r + 1), name);
     gt_cap_commit();
 }
 
 static void kernel_record(const CUpti_ActivityKernel10 *k)
 {
+    note_context(k->contextId, k->deviceId);
+    gt_kernel row;
+    if (!gt_cupti_kernel_row(&row, k, shift_ns(), getpid())) {
+        gt_cap_drop(GT_EV_KERNEL);
+        return;
+    }
     const char *demangled, *short_name;
     kernel_names(k->name, &demangled, &short_name);
     size_t tb = text_len(demangled) + text_len(short_name) + text_len(k->name);
     rec_event *r = reserve_event(GT_EV_KERNEL, tb);
     if (!r)
         return;
-    note_context(k->contextId, k->deviceId);
-    gt_kernel *g = &r->ev.u.kernel;
-    g->start_ns = trace_ns(k->start);
-    g->end_ns = trace_ns(k->end);
-    g->global_pid = gt_global_pid(getpid());
-    g->device_id = (int32_t)k->deviceId;
-    g->context_id = (int32_t)k->contextId;
-    g->stream_id = (int32_t)k->streamId;
-    g->correlation_id = k->correlationId;
-    g->grid_x = k->gridX;
-    g->grid_y = k->gridY;
-    g->grid_z = k->gridZ;
-    g->block_x = k->blockX;
-    g->block_y = k->blockY;
-    g->block_z = k->blockZ;
-    g->registers_per_thread = k->registersPerThread;
-    g->static_shared_bytes = k->staticSharedMemory;
-    g->dynamic_shared_bytes = k->dynamicSharedMemory;
-    g->local_per_thread_bytes = (int32_t)k->localMemoryPerThread;
-    g->local_total_bytes = (int64_t)k->localMemoryTotal_v2;
-    g->grid_id = k->gridId;
-    g->launch_type = k->launchType;
-    g->cache_config = k->cacheConfig.config.executed;
-    g->shared_limit_config = (int32_t)k->shmemLimitConfig;
-    g->graph_node_id = (int64_t)k->graphNodeId;
+    r->ev.u.kernel = row;
     char *t = (char *)(r + 1);
     t = put_text(t, demangled);
     t = put_text(t, short_name);
@@ -339,89 +272,61 @@ static void kernel_record(const CUpti_ActivityKernel10 *k)
 
 static void memcpy_record(const CUpti_ActivityMemcpy6 *m)
 {
+    note_context(m->contextId, m->deviceId);
+    gt_memcpy row;
+    if (!gt_cupti_memcpy_row(&row, m, shift_ns(), getpid())) {
+        gt_cap_drop(GT_EV_MEMCPY);
+        return;
+    }
     rec_event *r = reserve_event(GT_EV_MEMCPY, 0);
     if (!r)
         return;
-    note_context(m->contextId, m->deviceId);
-    gt_memcpy *g = &r->ev.u.memcpy;
-    g->start_ns = trace_ns(m->start);
-    g->end_ns = trace_ns(m->end);
-    g->global_pid = gt_global_pid(getpid());
-    g->device_id = (int32_t)m->deviceId;
-    g->context_id = (int32_t)m->contextId;
-    g->stream_id = (int32_t)m->streamId;
-    g->correlation_id = m->correlationId;
-    g->bytes = (int64_t)m->bytes;
-    g->copy_kind = m->copyKind; /* CUpti_ActivityMemcpyKind numbers as ENUM_CUDA_MEMCPY_OPER */
-    g->src_kind = mem_kind(m->srcKind);
-    g->dst_kind = mem_kind(m->dstKind);
-    g->src_device_id = (int32_t)m->deviceId;
-    g->dst_device_id = (int32_t)m->deviceId;
+    r->ev.u.memcpy = row;
     gt_cap_commit();
 }
 
 static void memset_record(const CUpti_ActivityMemset4 *m)
 {
+    gt_memset row;
+    if (!gt_cupti_memset_row(&row, m, shift_ns(), getpid())) {
+        gt_cap_drop(GT_EV_MEMSET);
+        return;
+    }
     rec_event *r = reserve_event(GT_EV_MEMSET, 0);
     if (!r)
         return;
-    gt_memset *g = &r->ev.u.memset;
-    g->start_ns = trace_ns(m->start);
-    g->end_ns = trace_ns(m->end);
-    g->global_pid = gt_global_pid(getpid());
-    g->device_id = (int32_t)m->deviceId;
-    g->context_id = (int32_t)m->contextId;
-    g->stream_id = (int32_t)m->streamId;
-    g->correlation_id = m->correlationId;
-    g->value = (int32_t)m->value;
-    g->bytes = (int64_t)m->bytes;
-    g->mem_kind = mem_kind(m->memoryKind);
+    r->ev.u.memset = row;
     gt_cap_commit();
 }
 
 static void sync_record(const CUpti_ActivitySynchronization2 *s)
 {
+    gt_sync row;
+    if (!gt_cupti_sync_row(&row, s, shift_ns(), getpid(), device_of_context(s->contextId))) {
+        gt_cap_drop(GT_EV_SYNC);
+        return;
+    }
     rec_event *r = reserve_event(GT_EV_SYNC, 0);
     if (!r)
         return;
-    gt_sync *g = &r->ev.u.sync;
-    g->start_ns = trace_ns(s->start);
-    g->end_ns = trace_ns(s->end);
-    g->global_pid = gt_global_pid(getpid());
-    g->device_id = device_of_context(s->contextId);
-    g->context_id = (int32_t)s->contextId;
-    g->stream_id = s->streamId == CUPTI_SYNCHRONIZATION_INVALID_VALUE ? -1 : (int32_t)s->streamId;
-    g->correlation_id = s->correlationId;
-    g->sync_type = (int32_t)s->type; /* CUpti_ActivitySynchronizationType numbers as ENUM_CUPTI_SYNC_TYPE */
-    g->event_id = s->cudaEventId == CUPTI_SYNCHRONIZATION_INVALID_VALUE ? -1 : (int64_t)s->cudaEventId;
+    r->ev.u.sync = row;
     gt_cap_commit();
 }
 
 static void memory_record(const CUpti_ActivityMemory4 *m)
 {
-    int32_t op;
-    if (m->memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION)
-        op = GT_DEVMEM_ALLOC;
-    else if (m->memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE)
-        op = GT_DEVMEM_FREE;
-    else
+    gt_gpu_memory row;
+    if (!gt_cupti_memory_row(&row, m, shift_ns(), getpid())) {
+        if (m->memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_ALLOCATION
+            || m->memoryOperationType == CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE)
+            gt_cap_drop(GT_EV_GPU_MEMORY); /* no time */
         return;
+    }
     rec_event *r = reserve_event(GT_EV_GPU_MEMORY, 0);
     if (!r)
         return;
-    gt_gpu_memory *g = &r->ev.u.gpu_memory;
-    g->start_ns = trace_ns(m->timestamp);
-    g->global_pid = gt_global_pid(m->processId ? m->processId : (uint32_t)getpid());
-    g->device_id = (int32_t)m->deviceId;
-    g->context_id = (int32_t)m->contextId;
-    g->address = m->address;
-    g->pc = m->PC;
-    g->bytes = (int64_t)m->bytes;
-    g->mem_kind = mem_kind(m->memoryKind);
-    g->operation = op;
-    g->correlation_id = m->correlationId;
-    g->stream_id = (int32_t)m->streamId;
-    g->callchain_id = corr_get(m->correlationId);
+    row.callchain_id = corr_get(m->correlationId);
+    r->ev.u.gpu_memory = row;
     gt_cap_commit();
 }
 
@@ -431,31 +336,13 @@ static void device_record(const CUpti_ActivityDevice5 *d)
 {
     if (d->id < 64 && (atomic_fetch_or(&devices_seen, 1ull << d->id) & (1ull << d->id)))
         return;
-    char uuid[48];
-    const unsigned char *u = (const unsigned char *)d->uuid.bytes;
-    snprintf(uuid, sizeof uuid, "GPU-%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", u[0], u[1],
-             u[2], u[3], u[4], u[5], u[6], u[7], u[8], u[9], u[10], u[11], u[12], u[13], u[14], u[15]);
+    char uuid[37];
+    gt_cupti_uuid(uuid, &d->uuid);
     size_t tb = text_len(d->name) + 1 + text_len(uuid) + 1;
     rec_gpu *r = gt_cap_reserve_wait(REC_GPU, sizeof *r, tb, GT_EV_KERNEL, 2000);
     if (!r)
         return;
-    memset(&r->gpu, 0, sizeof r->gpu);
-    gt_gpu_info *g = &r->gpu;
-    g->id = (int32_t)d->id;
-    g->total_memory_bytes = (int64_t)d->globalMemorySize;
-    g->l2_cache_bytes = d->l2CacheSize;
-    g->memory_bandwidth_bytes_per_s = (int64_t)d->globalMemoryBandwidth * 1000; /* CUPTI: KB/s */
-    g->clock_rate_hz = (int64_t)d->coreClockRate * 1000;                      /* CUPTI: kHz */
-    g->sm_count = (int32_t)d->numMultiprocessors;
-    g->compute_major = (int32_t)d->computeCapabilityMajor;
-    g->compute_minor = (int32_t)d->computeCapabilityMinor;
-    g->max_threads_per_block = (int32_t)d->maxThreadsPerBlock;
-    g->threads_per_warp = (int32_t)d->numThreadsPerWarp;
-    g->max_shmem_per_block = d->maxSharedMemoryPerBlock;
-    g->max_shmem_per_sm = d->maxSharedMemoryPerMultiprocessor;
-    g->max_registers_per_block = (int32_t)d->maxRegistersPerBlock;
-    g->max_registers_per_sm = (int32_t)d->maxRegistersPerMultiprocessor;
-    g->async_engines = (int32_t)d->numMemcpyEngines;
+    gt_cupti_gpu_row(&r->gpu, d);
     char *t = (char *)(r + 1);
     t = put_text(t, d->name);
     t = put_text(t, "");    /* bus location: CUPTI does not give it */

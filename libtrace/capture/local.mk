@@ -22,8 +22,23 @@ libtrace_capture_libgtrace_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -sh
 	-export-symbols-regex '^(InitializeInjection|InitializeInjectionNvtx2|InitializeInjectionNvtxExtension|exec(ve|v|vp|vpe|l|lp|le))$$'
 libtrace_capture_libgtrace_la_LIBADD = libtrace/store/libgtstore.la $(SQLITE_LIBS) $(PTHREAD_LIBS) $(DL_LIBS)
 if HAVE_CUPTI
-libtrace_capture_libgtrace_la_SOURCES += libtrace/capture/cupti.c
+libtrace_capture_libgtrace_la_SOURCES += libtrace/capture/cupti.c \
+	libtrace/capture/cupti_records.h libtrace/capture/cupti_records.c
 libtrace_capture_libgtrace_la_CPPFLAGS += $(CUPTI_CPPFLAGS) $(CUDA_CPPFLAGS)
+endif
+endif
+
+# Unit test: CUPTI records (built as cupti_activity.h lays them out) to trace rows; no GPU needed.
+if HAVE_CUPTI
+if HAVE_CUNIT
+check_PROGRAMS += tests/unit/test_capture_cupti
+TESTS += tests/unit/test_capture_cupti
+tests_unit_test_capture_cupti_SOURCES = tests/unit/test_capture_cupti.c \
+	libtrace/capture/cupti_records.h libtrace/capture/cupti_records.c
+tests_unit_test_capture_cupti_CPPFLAGS = $(AM_CPPFLAGS) $(CUPTI_CPPFLAGS) $(CUDA_CPPFLAGS) \
+	-I$(top_srcdir)/libtrace/capture -I$(top_srcdir)/tests/unit
+tests_unit_test_capture_cupti_CFLAGS = $(AM_CFLAGS) $(CUNIT_CFLAGS) $(SQLITE_CFLAGS)
+tests_unit_test_capture_cupti_LDADD = tests/unit/libgttest.la $(CUNIT_LIBS) $(SQLITE_LIBS)
 endif
 endif
 
