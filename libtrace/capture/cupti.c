@@ -447,17 +447,30 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
 
 /* ---- start ------------------------------------------------------------ */
 
-static void *open_cupti(void)
+/* The first libcupti that loads and fills the record layouts we read: an
+ * older one (CUDA 12) first on the library path must not hide the toolkit's.
+ * `*out_version`: the version of the one returned, else the newest seen. */
+static void *open_cupti(uint32_t *out_version)
 {
-    const char *candidates[] = {"libcupti.so", "libcupti.so.13", "libcupti.so.12",
+    const char *candidates[] = {"libcupti.so.13", "libcupti.so",
 #ifdef GT_CUPTI_PATH
                                 GT_CUPTI_PATH,
 #endif
     };
+    *out_version = 0;
     for (size_t i = 0; i < sizeof candidates / sizeof candidates[0]; i++) {
         void *h = dlopen(candidates[i], RTLD_NOW | RTLD_LOCAL);
-        if (h)
+        if (!h)
+            continue;
+        CUptiResult (*get_version)(uint32_t *) = (CUptiResult(*)(uint32_t *))dlsym(h, "cuptiGetVersion");
+        uint32_t version = 0;
+        if (get_version && get_version(&version) == CUPTI_SUCCESS && version >= GT_CUPTI_MIN_VERSION) {
+            *out_version = version;
             return h;
+        }
+        if (version > *out_version)
+            *out_version = version;
+        dlclose(h);
     }
     return NULL;
 }
@@ -469,7 +482,14 @@ static void start(void)
     static _Atomic int once_missing, once_old, once_taken, once_failed;
     if (gt_cap_opts.cuda == 0 || !atomic_load(&gt_cap_active))
         return;
-    void *lib = open_cupti();
+    uint32_t version = 0;
+    void *lib = open_cupti(&version);
+    if (!lib && version > 0) {
+        /* An older CUPTI fills older (smaller) record layouts than the ones we read. */
+        gt_cap_warn_once(&once_old, "CUDA is not traced: the libcupti found has API version %u, older than %u "
+                                    "(CUDA 13.0)", version, GT_CUPTI_MIN_VERSION);
+        return;
+    }
     if (!lib) {
         if (want_messages())
             gt_cap_warn_once(&once_missing, "CUDA is not traced: libcupti cannot be loaded (%s)", dlerror());
@@ -487,13 +507,6 @@ static void start(void)
     }
     api.ActivityRegisterTimestampCallback =
         (__typeof__(api.ActivityRegisterTimestampCallback))dlsym(lib, "cuptiActivityRegisterTimestampCallback");
-    uint32_t version = 0;
-    if (api.GetVersion(&version) != CUPTI_SUCCESS || version < CUPTI_API_VERSION) {
-        /* An older CUPTI fills older (smaller) record layouts than the ones we read. */
-        gt_cap_warn_once(&once_old, "CUDA is not traced: libcupti API version %u is older than %u, which gtrace was built with",
-                         version, (unsigned)CUPTI_API_VERSION);
-        return;
-    }
     CUptiResult r = api.Subscribe(&subscriber, on_callback, NULL);
     if (r != CUPTI_SUCCESS) {
         if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
