@@ -1,3 +1,4 @@
+# shellcheck shell=sh
 # cudnn_path.sh, sourced by device_check.sh and bench/bench_gpu.sh: the
 # trainer dlopens libcudnn.so.9 (its own attention kernel runs without it).
 # Where the system has none, as on the device image whose only cuDNN is the

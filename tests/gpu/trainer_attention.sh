@@ -6,8 +6,8 @@
 # fusion and both checkpointing modes, whose recomputation reruns the
 # forward), the softmax statistics cuDNN keeps instead of the probabilities
 # (the peak of activation memory drops), and auto's choice per dtype.
-# Exits 77 without the CUDA backend; the GPU part is skipped (and said so)
-# without a GPU, the refusals still checked.
+# Exits 77 without the CUDA backend, and without a GPU or cuDNN once the
+# refusals, checked everywhere, passed (1 if one failed).
 set -u
 BUILD=${1:-${GT_TOP_BUILDDIR:-}}
 SRC=${GT_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}
@@ -25,8 +25,8 @@ case $probe in *"built without the CUDA toolkit"*) echo "skip: $probe"; exit 77 
 # refused ERROR_TEXT ARGS...: the trainer exits non-zero naming the problem
 refused() {
     want=$1; shift
-    out=$("$TRAINER" --steps 1 --data "$DATA" "$@" 2>&1 </dev/null)
-    if [ $? -ne 0 ] && echo "$out" | grep -q -- "$want"; then echo "ok   refused: $* -> $(echo "$out" | tail -1)"
+    out=$("$TRAINER" --steps 1 --data "$DATA" "$@" 2>&1 </dev/null); rc=$?
+    if [ $rc -ne 0 ] && echo "$out" | grep -q -- "$want"; then echo "ok   refused: $* -> $(echo "$out" | tail -1)"
     else echo "FAIL: trainer $* should be refused with '$want': $out"; fails=$((fails + 1)); fi
 }
 refused "switch of --backend cuda" --attention own
@@ -37,14 +37,13 @@ refused "has no fp32" --backend cuda --attention cudnn --amp off
 
 case $probe in
 *"no NVIDIA driver"*|*"no CUDA device"*)
-    echo "skip: the GPU part: $probe"
     [ "$fails" -eq 0 ] || { echo "$fails failure(s)"; exit 1; }
-    exit 0 ;;
+    echo "skip: the GPU part: $probe"; exit 77 ;;
 esac
 case $("$TRAINER" --backend cuda --attention cudnn --amp bf16 --steps 0 --data "$DATA" 2>&1) in
-*"does not load"*) echo "skip: the GPU part: cuDNN does not load here"
+*"does not load"*|*"or newer is needed"*)
     [ "$fails" -eq 0 ] || { echo "$fails failure(s)"; exit 1; }
-    exit 77 ;;
+    echo "skip: the GPU part: no usable cuDNN here"; exit 77 ;;
 esac
 
 STEPS=6
@@ -53,6 +52,7 @@ COMMON="--backend cuda --steps $STEPS --data $DATA --seq 64 --eval-every 3 --eva
 # run NAME ARGS...: per-step losses in $TMP/NAME.loss, the whole output in $TMP/NAME.out
 run() {
     run_name=$1; shift # (sh has no locals: not $name, which the callers use)
+    # shellcheck disable=SC2086 # COMMON is a list of arguments
     if ! "$TRAINER" $COMMON "$@" >"$TMP/$run_name.out" 2>&1 </dev/null; then
         echo "FAIL: trainer $* exited non-zero:"; cat "$TMP/$run_name.out"; fails=$((fails + 1)); return 1
     fi
@@ -76,6 +76,7 @@ peak() { sed -n 's/.*peak activations \([0-9.]*\) MiB.*/\1/p' "$TMP/$1.out"; }
 
 while read -r tol flags; do
     name=$(echo "$flags" | tr -c 'a-z0-9\n' '_')
+    # shellcheck disable=SC2086 # flags is a list of arguments
     run "own$name" $flags --attention own && run "cudnn$name" $flags --attention cudnn &&
         close "cudnn vs own: $flags" "own$name" "cudnn$name" "$tol"
 done <<EOF
@@ -92,12 +93,14 @@ own=$(peak own__amp_bf16) cudnn=$(peak cudnn__amp_bf16)
 if [ -n "$own" ] && [ -n "$cudnn" ] && awk -v a="$cudnn" -v b="$own" 'BEGIN { exit !(a < b) }'; then
     echo "ok   peak activations: cudnn $cudnn MiB < own $own MiB"
 else echo "FAIL: peak activations: cudnn '$cudnn' MiB, own '$own' MiB"; fails=$((fails + 1)); fi
-grep -q "attention: cuDNN" "$TMP/cudnn__amp_bf16.out" && echo "ok   the banner names cuDNN's attention" ||
-    { echo "FAIL: no 'attention: cuDNN' in the banner:"; head -5 "$TMP/cudnn__amp_bf16.out"; fails=$((fails + 1)); }
+if grep -q "attention: cuDNN" "$TMP/cudnn__amp_bf16.out"; then echo "ok   the banner names cuDNN's attention"
+else echo "FAIL: no 'attention: cuDNN' in the banner:"; head -5 "$TMP/cudnn__amp_bf16.out"; fails=$((fails + 1)); fi
 
 # auto: cuDNN for bf16 (the same statistics-sized activations), the own kernel for fp32
-run auto_bf16 --amp bf16 && [ "$(peak auto_bf16)" = "$cudnn" ] && echo "ok   auto takes cuDNN for bf16" ||
-    { echo "FAIL: auto with bf16: peak activations $(peak auto_bf16) MiB, cudnn's $cudnn"; fails=$((fails + 1)); }
+if run auto_bf16 --amp bf16; then # (run counts its own failure)
+    if [ "$(peak auto_bf16)" = "$cudnn" ]; then echo "ok   auto takes cuDNN for bf16"
+    else echo "FAIL: auto with bf16: peak activations $(peak auto_bf16) MiB, cudnn's $cudnn"; fails=$((fails + 1)); fi
+fi
 run own_fp32 --attention own && run auto_fp32 && close "auto vs own in fp32 (both the own kernel)" own_fp32 auto_fp32 0
 
 [ "$fails" -eq 0 ] || { echo "$fails failure(s)"; exit 1; }
