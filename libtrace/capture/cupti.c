@@ -57,6 +57,7 @@ static struct {
 static pthread_once_t start_once = PTHREAD_ONCE_INIT;
 static _Atomic int started;           /* activities enabled */
 static _Atomic int exit_flush_registered;
+static _Atomic int exit_flushed;      /* the flush at exit ran: CUPTI may be torn down after it */
 static CUpti_SubscriberHandle subscriber;
 static int64_t cupti_offset_ns;       /* add to a CUPTI timestamp to get CLOCK_MONOTONIC */
 static _Atomic int cupti_pid;         /* CUPTI does not survive fork: only this process flushes */
@@ -422,9 +423,21 @@ static bool is_allocation(CUpti_CallbackDomain domain, CUpti_CallbackId cbid)
     return false;
 }
 
+static void flush_now(void)
+{
+    if (gt_cupti_started())
+        api.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+}
+
+/* Registered twice (see start and on_callback); the later registration runs
+ * first and flushes once. After it CUPTI is never called again: exit() goes
+ * on to the static destructors of libcupti and libcuda (registered when they
+ * loaded, before ours), and the library destructor that stops the session
+ * runs after those. */
 static void flush_at_exit(void)
 {
-    gt_cupti_flush();
+    if (!atomic_exchange(&exit_flushed, 1))
+        flush_now();
 }
 
 static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void *data)
@@ -569,6 +582,9 @@ static void start(void)
     if (n_on > 0) {
         atomic_store(&cupti_pid, getpid());
         atomic_store(&started, 1);
+        /* Runs before the exit-time destructors of libcupti and libcuda,
+         * which were registered when they loaded (before now). */
+        atexit(flush_at_exit);
     }
 }
 
@@ -584,8 +600,8 @@ bool gt_cupti_started(void)
 
 void gt_cupti_flush(void)
 {
-    if (gt_cupti_started())
-        api.ActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    if (!atomic_load(&exit_flushed))
+        flush_now();
 }
 
 /* Called by the CUDA driver during cuInit when CUDA_INJECTION64_PATH names
