@@ -69,14 +69,24 @@ note() {
 
 main() {
     failed="" skipped=""
+    if [ ! -x "$TRAINER" ]; then # nothing would run, and every part would pass as skipped
+        echo "device_check: no trainer at $TRAINER: on the device machine the stage must be carried by every" \
+             "call (run(..., carry=[\"_build-gpu/stage\"]): a machine left idle goes back within a minute)"
+        echo "== done; failed: no build"
+        return 1
+    fi
     echo "== device_check $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(hostname), build $BUILD"
     if command -v nvidia-smi >/dev/null 2>&1; then
         nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm --format=csv 2>&1
     else
         echo "no nvidia-smi (no NVIDIA driver here?)"
     fi
-    probe=$("$BUILD/samples/cuda_probe" 2>&1); gpu=$?
-    echo "cuda_probe: $probe"
+    if [ -x "$BUILD/samples/cuda_probe" ]; then
+        probe=$("$BUILD/samples/cuda_probe" 2>&1); gpu=$?
+    else
+        probe=$(nvidia-smi -L 2>&1 | head -1); nvidia-smi -L 2>/dev/null | grep -q '^GPU'; gpu=$?
+    fi
+    echo "GPU: $probe"
     cudnn_on_path
     libs_on_path
     for b in "$TRAINER" "$BUILD/tests/integration/dist_test" "$BUILD/libtrace/cli/gtrace" \

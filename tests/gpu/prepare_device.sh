@@ -11,11 +11,11 @@
 #   BUILD_DIR  default _build-gpu (configured --without-blas --without-gtk
 #              unless it is configured already: with Open MPI, which
 #              carry_mpi.sh stages too, so --dist runs on NCCL there)
-# Then three device calls (one runs at most 10 minutes; the later ones find
-# the stage still there while the machine stays warm):
+# Then three device calls (one runs at most 10 minutes), each carrying the
+# stage: an idle machine goes back after 30 s, and a fresh one starts bare:
 #   run(command="tests/gpu/device_check.sh _build-gpu/stage tests capture", carry=["_build-gpu/stage"])
-#   run(command="tests/gpu/device_check.sh _build-gpu/stage dist sanitizer speed")
-#   run(command="tests/gpu/device_check.sh _build-gpu/stage bench")
+#   run(command="tests/gpu/device_check.sh _build-gpu/stage dist sanitizer speed", carry=["_build-gpu/stage"])
+#   run(command="tests/gpu/device_check.sh _build-gpu/stage bench", carry=["_build-gpu/stage"])
 set -eu
 cd "$(dirname "$0")/../.."
 SRC=$(pwd)
@@ -81,7 +81,7 @@ if [ -x "$SRC/tests/gpu/carry_mpi.sh" ]; then "$SRC/tests/gpu/carry_mpi.sh" "$ST
 
 echo "prepare_device: staged $(du -sh "$STAGE" | cut -f1) in $STAGE"
 rel=${BUILD#"$SRC"/}
-echo "next, three device calls (10 minutes at most each):"
-echo "  run(command=\"tests/gpu/device_check.sh $rel/stage tests capture\", carry=[\"$rel/stage\"])"
-echo "  run(command=\"tests/gpu/device_check.sh $rel/stage dist sanitizer speed\")"
-echo "  run(command=\"tests/gpu/device_check.sh $rel/stage bench\")"
+echo "next, three device calls (10 minutes at most each), each carrying the stage:"
+for parts in "tests capture" "dist sanitizer speed" "bench"; do
+    echo "  run(command=\"tests/gpu/device_check.sh $rel/stage $parts\", carry=[\"$rel/stage\"])"
+done
