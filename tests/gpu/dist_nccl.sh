@@ -33,6 +33,10 @@ else # as the CPU tests run mpirun
     export OMPI_ALLOW_RUN_AS_ROOT OMPI_ALLOW_RUN_AS_ROOT_CONFIRM OMPI_MCA_ess_singleton_isolated
     export OMPI_MCA_btl OMPI_MCA_btl_tcp_if_include OMPI_MCA_oob_tcp_if_include
 fi
+# NCCL checks that every buffer is device memory of the rank's GPU: with one
+# rank an in-place all-reduce moves nothing, so a wrong pointer shows only so
+NCCL_CHECK_POINTERS=${NCCL_CHECK_POINTERS:-1}
+export NCCL_CHECK_POINTERS
 DATA=/usr/share/games/fortunes
 [ -d "$DATA" ] || DATA=$SRC/trainer
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/dist_nccl.XXXXXX")
