@@ -14,7 +14,8 @@
  *     call point to it.
  * CUPTI timestamps are put on the trace's clock: CUPTI is given our
  * CLOCK_MONOTONIC as its timestamp source when it supports that, else an
- * offset is measured once. Records become rows in cupti_records.c.
+ * offset is measured once. Thread ids are the kernel's (gettid), as ours.
+ * Records become rows in cupti_records.c.
  *
  * Failures (no libcupti, an old one, CUPTI taken by another tool: error 39)
  * switch CUDA tracing off and say why once; NVTX recording goes on.
@@ -52,6 +53,7 @@ static struct {
     CUptiResult (*ActivityFlushAll)(uint32_t);
     CUptiResult (*ActivityRegisterTimestampCallback)(CUpti_TimestampCallbackFunc); /* optional */
     CUptiResult (*GetTimestamp)(uint64_t *);
+    CUptiResult (*SetThreadIdType)(CUpti_ActivityThreadIdType);
 } api;
 
 static pthread_once_t start_once = PTHREAD_ONCE_INIT;
@@ -514,7 +516,8 @@ static void start(void)
           && LOAD(ActivityRegisterCallbacks, "cuptiActivityRegisterCallbacks")
           && LOAD(ActivityEnable, "cuptiActivityEnable") && LOAD(ActivityGetNextRecord, "cuptiActivityGetNextRecord")
           && LOAD(ActivityGetNumDroppedRecords, "cuptiActivityGetNumDroppedRecords")
-          && LOAD(ActivityFlushAll, "cuptiActivityFlushAll") && LOAD(GetTimestamp, "cuptiGetTimestamp"))) {
+          && LOAD(ActivityFlushAll, "cuptiActivityFlushAll") && LOAD(GetTimestamp, "cuptiGetTimestamp")
+          && LOAD(SetThreadIdType, "cuptiSetThreadIdType"))) {
         gt_cap_warn_once(&once_old, "CUDA is not traced: this libcupti lacks functions gtrace needs");
         return;
     }
@@ -530,6 +533,12 @@ static void start(void)
         return;
     }
     demangle = (demangle_fn)dlsym(RTLD_DEFAULT, "__cxa_demangle");
+    /* CUPTI's default thread id is pthread_self(); the trace's threads are
+     * the kernel's ids (gettid), as NVTX events and thread names have them. */
+    r = api.SetThreadIdType(CUPTI_ACTIVITY_THREAD_ID_TYPE_SYSTEM);
+    if (r != CUPTI_SUCCESS)
+        gt_cap_warn_once(&once_failed, "CUPTI cannot give system thread ids (%s): CUDA calls are not on their threads",
+                         result_string(r));
     if (api.ActivityRegisterTimestampCallback
         && api.ActivityRegisterTimestampCallback(monotonic_timestamp) == CUPTI_SUCCESS)
         cupti_offset_ns = 0;
