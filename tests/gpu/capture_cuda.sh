@@ -39,8 +39,14 @@ expect_eq "pageable host-to-device copies" 3 "$(q $T 'SELECT count(*) FROM (SELE
 expect_eq "pinned host-to-device copies" 2 "$(q $T 'SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE copyKind = 1 AND srcKind = 1')"
 expect_eq "device-to-pinned copies" 1 "$(q $T 'SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMCPY WHERE copyKind = 2 AND dstKind = 1')"
 expect_eq "memsets" 4 "$(q $T 'SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMSET WHERE bytes = 1048576')"
-expect_eq "context synchronizations" 2 "$(q $T 'SELECT count(*) FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION WHERE syncType = 4')"
-expect_eq "stream synchronizations" 1 "$(q $T 'SELECT count(*) FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION WHERE syncType = 3')"
+# Synchronizations by the call that made them: the type is CUPTI's to choose
+# (nsys's cloverleaf export has its cudaDeviceSynchronize calls as type 1).
+sync_of() {
+    q $T "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION y JOIN CUPTI_ACTIVITY_KIND_RUNTIME r ON r.correlationId = y.correlationId JOIN StringIds s ON s.id = r.nameId WHERE s.value LIKE '$1\_v%' ESCAPE '\\'"
+}
+expect_eq "cudaDeviceSynchronize synchronizations" 2 "$(sync_of cudaDeviceSynchronize)"
+expect_eq "cudaStreamSynchronize synchronizations" 1 "$(sync_of cudaStreamSynchronize)"
+expect_eq "synchronization types nsys labels" 0 "$(q $T 'SELECT count(*) FROM CUPTI_ACTIVITY_KIND_SYNCHRONIZATION WHERE syncType NOT IN (SELECT id FROM ENUM_CUPTI_SYNC_TYPE)')"
 expect_eq "device allocations" 6 "$(q $T 'SELECT count(*) FROM CUDA_GPU_MEMORY_USAGE_EVENTS WHERE memKind = 2 AND memoryOperationType = 0 AND bytes = 1048576')"
 expect_eq "device frees of those allocations" 6 "$(q $T 'SELECT count(*) FROM CUDA_GPU_MEMORY_USAGE_EVENTS WHERE memoryOperationType = 1 AND address IN (SELECT address FROM CUDA_GPU_MEMORY_USAGE_EVENTS WHERE memKind = 2 AND memoryOperationType = 0 AND bytes = 1048576)')"
 expect_eq "cudaMalloc calls" 6 "$(q $T "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON s.id = r.nameId WHERE s.value LIKE 'cudaMalloc\_v%' ESCAPE '\\'")"
