@@ -739,7 +739,11 @@ int tr_attn_cudnn_new(tr_attn_cudnn **out, const char *deviceprop_json)
     snprintf(a->version_text, sizeof a->version_text, "%zu.%zu.%zu", version / 10000, version / 100 % 100,
              version % 100);
     cudnnStatus_t st;
-    if (deviceprop_json) {
+    if (deviceprop_json && version < 90800) {
+        rc = tr_error_set(TR_EINVAL, "cuDNN %s: plans without a device need cuDNN 9.8 or newer", a->version_text);
+        tr_attn_cudnn_free(a);
+        return rc;
+    } else if (deviceprop_json) {
         if ((st = api.cudnnBackendCreateDescriptor(CUDNN_BACKEND_DEVICEPROP_DESCRIPTOR, &a->deviceprop)) !=
                 CUDNN_STATUS_SUCCESS ||
             (st = api.cudnnBackendSetAttribute(a->deviceprop, CUDNN_ATTR_DEVICEPROP_JSON_REPRESENTATION,

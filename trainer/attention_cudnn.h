@@ -30,8 +30,8 @@ typedef struct tr_attn_cudnn tr_attn_cudnn;
 /* Loads cuDNN and makes a handle on the current device. deviceprop_json:
  * NULL for that; or a cuDNN device-properties description (JSON, as cuDNN
  * serializes CUDNN_BACKEND_DEVICEPROP_DESCRIPTOR) to build plans for that
- * device without one ("deviceless": tr_attn_cudnn_prepare works, the
- * forward and backward refuse). Fails naming why when libcudnn.so.9 does not
+ * device without one ("deviceless", cuDNN 9.8 and newer: tr_attn_cudnn_prepare
+ * works, the forward and backward refuse). Fails naming why when libcudnn.so.9 does not
  * load, is older than 9.0, or is 9.10.0 or 9.10.1 (known attention bugs). */
 int tr_attn_cudnn_new(tr_attn_cudnn **out, const char *deviceprop_json);
 void tr_attn_cudnn_free(tr_attn_cudnn *a);
