@@ -9,7 +9,9 @@
  * its "composite" path, used before cuDNN 9.21 and still accepted after),
  * with the same virtual-tensor types and layouts, since the pattern matcher
  * is strict about them; the two workarounds the frontend applies for old
- * cuDNN versions are applied under the same conditions.
+ * cuDNN versions are applied under the same conditions, but for one part:
+ * the backward's padding mask is not applied a second time before 9.10
+ * (see build_backward).
  *
  * libcudnn.so.9 is dlopened on first use. Plans are built once per
  * direction, dtype and shape (descriptors, heuristics mode A, the first
@@ -411,7 +413,7 @@ static void build_forward(builder *b, cudnnDataType_t io, const shape *s)
 
 /* dQ, dK, dV from dO, O and the stats: P = exp(S - stats) recomputed,
  * dV = P^T dO, dS = P (dO V^T - rowsum(dO O)) * scale, dK = dS^T Q, dQ = dS K. */
-static void build_backward(builder *b, cudnnDataType_t io, const shape *s, float masked_value, bool second_padding)
+static void build_backward(builder *b, cudnnDataType_t io, const shape *s, float masked_value)
 {
     plan *pl = b->p;
     int64_t B = s->B, H = s->H, T = s->T, D = s->D, C = H * D, C3 = 3 * C;
@@ -454,11 +456,11 @@ static void build_backward(builder *b, cudnnDataType_t io, const shape *s, float
     pointwise(b, "scale", CUDNN_POINTWISE_MUL, F, -1, scores, &scale, NULL, scaled);
     tens centered = virt(b, "scores - stats", F, s->ss, s->ss_stride);
     pointwise(b, "scores - stats", CUDNN_POINTWISE_SUB, F, -1, scaled, &stats, NULL, centered);
-    if (pl->padding) {
+    /* The frontend masks a second time for cuDNN 9.0 to 9.9, for rows past a sequence length; cuDNN 9.9.0's
+     * heuristics crash on that graph (a segmentation fault, as 9.19's do), and with every length full no row
+     * is past one: the mask changes nothing but the engines chosen, and once is what steers them. */
+    if (pl->padding)
         centered = padding_mask(b, centered, seq_q, seq_kv, masked_value, s);
-        if (second_padding) /* the frontend masks twice for cuDNN 9.0 to 9.9 */
-            centered = padding_mask(b, centered, seq_q, seq_kv, masked_value, s);
-    }
     tens masked = causal_mask(b, centered, s);
     tens p = virt(b, "P", F, s->ss, s->ss_stride);
     pointwise(b, "exp", CUDNN_POINTWISE_EXP, F, -1, masked, NULL, NULL, p);
@@ -622,7 +624,7 @@ static plan *try_plan(tr_attn_cudnn *a, const plan_key *key, bool dq_accum)
         size_t v = a->graph_version;
         p->padding = v <= 91500 && T % 128 != 0;
         float masked = v < 91000 ? -FLT_MAX : -INFINITY;
-        build_backward(&b, io_type((tr_dtype)key->dt), &s, masked, v >= 90000 && v < 91000);
+        build_backward(&b, io_type((tr_dtype)key->dt), &s, masked);
     }
     build_plan(&b);
     if (b.rc == TR_OK) {

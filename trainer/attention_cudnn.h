@@ -40,7 +40,7 @@ const char *tr_attn_cudnn_version(const tr_attn_cudnn *a);
 /* For tests, to build with this cuDNN the graphs an older one gets: from now
  * on the graphs have the workarounds cudnn-frontend applies for cuDNN
  * version (like 91500 for 9.15.0: the backward's padding mask up to 9.15.0,
- * twice and with the lowest float before 9.10), and with dq_accumulator the
+ * with the lowest float before 9.10), and with dq_accumulator the
  * backward is the one with the fp32 dQ accumulator, not the deterministic
  * one first. The backward plans built so far are dropped (the forward's
  * graph has no workaround). */

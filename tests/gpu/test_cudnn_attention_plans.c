@@ -24,15 +24,18 @@
 
 /* An H100 SXM (80 GB HBM3) as cuDNN's CUDNN_ATTR_DEVICEPROP_JSON_REPRESENTATION
  * describes a device, written from the card's published properties (132 SMs,
- * 228 KiB of shared memory per SM, 50 MiB of L2, 1.98 GHz); test_cuda_attention
- * writes the real description of the GPU it runs on to $OUT. */
+ * 228 KiB of shared memory per SM, 50 MiB of L2, 1.98 GHz, a 5120-bit bus);
+ * the last three keys are the ones cuDNN 9.28 requires besides 9.19's (no
+ * oversized shared memory: the opt-in maximum). test_cuda_attention writes
+ * the real description of the GPU it runs on to $OUT. */
 static const char h100_json[] =
     "{\"deviceName\":\"NVIDIA H100 80GB HBM3\",\"cudaDeviceId\":0,\"deviceVer\":900,\"driverVer\":13000,"
     "\"totalGlobalMem\":85520809984,\"multiProcessorCount\":132,\"maxGridSize\":[2147483647,65535,65535],"
     "\"maxBlockSize\":[1024,1024,64],\"regsPerBlock\":65536,\"warpSize\":32,\"maxSharedMemoryPerBlock\":49152,"
     "\"maxSharedMemoryPerBlockOptin\":232448,\"reservedSharedMemoryPerBlock\":1024,\"maxRegistersPerSM\":65536,"
     "\"maxCtasPerSM\":32,\"maxThreadsPerBlock\":1024,\"maxThreadsPerSM\":2048,\"pciDeviceId\":0,\"isTccDriver\":0,"
-    "\"supportCoopLaunch\":1,\"smClockRateKHz\":1980000,\"memClockRateKHz\":2619000,\"l2CacheSize\":52428800}";
+    "\"supportCoopLaunch\":1,\"smClockRateKHz\":1980000,\"memClockRateKHz\":2619000,\"l2CacheSize\":52428800,"
+    "\"smCountOrigin\":0,\"oversizedSharedMemoryPerBlock\":232448,\"memoryBusWidth\":5120}";
 
 static int n_failed, n_checked;
 
@@ -112,11 +115,12 @@ int main(void)
                                     {8, 128, 4, 64}, {8, 256, 6, 64}, {4, 1024, 12, 64}, {8, 1024, 12, 64}};
     size_t n_shapes = sizeof shapes / sizeof *shapes, n_small = 3; /* head sizes 64, 128, 32; T % 128 != 0 */
     prepare_all(a, "", shapes, n_shapes, NULL);
-    /* the graphs older versions get: the backward's padding mask when T is not a multiple of 128 (9.10 to
-     * 9.15.0); the dQ accumulator, with and without it. Not 9.0 to 9.9's second padding mask: cuDNN 9.19's
-     * heuristics crash on that graph (a segmentation fault in libcudnn_engines_runtime_compiled) */
+    /* the graphs older versions get: the backward's padding mask when T is not a multiple of 128 (up to
+     * 9.15.0; with the lowest float before 9.10); the dQ accumulator, with and without it */
     tr_attn_cudnn_test_graphs(a, 91500, false);
     prepare_all(a, " as for 9.15.0", shapes, n_small, NULL);
+    tr_attn_cudnn_test_graphs(a, 90900, false);
+    prepare_all(a, " as for 9.9.0", shapes, n_small, NULL);
     tr_attn_cudnn_test_graphs(a, version_number, true);
     prepare_all(a, ", dQ accumulator", shapes, n_small, "dQ accumulated");
     tr_attn_cudnn_test_graphs(a, 91500, true);
