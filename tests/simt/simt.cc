@@ -31,7 +31,7 @@ struct thread_state {
     uint64_t slot; /* what it offers the warp */
 };
 
-thread_state *cur;
+static thread_state *cur; /* the fiber running */
 uint3 block_idx;
 dim3 block_dim, grid_dim;
 
@@ -445,5 +445,3 @@ extern "C" cudaError_t cudaGetLastError(void)
     last_error = cudaSuccess;
     return e;
 }
-
-extern "C" cudaError_t cudaPeekAtLastError(void) { return last_error; }

@@ -40,8 +40,6 @@
 
 namespace simt {
 
-struct thread_state; /* one fiber: tests/simt/simt.cc */
-extern thread_state *cur;
 extern uint3 block_idx;
 extern dim3 block_dim, grid_dim;
 
