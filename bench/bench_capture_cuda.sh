@@ -4,7 +4,7 @@
 #     every 1,000): microseconds per launch untraced and under gtrace, and
 #     whether every kernel reached the trace (no drops);
 #  2. the trainer on the CUDA backend (gpt-small, bf16, fused): ms/step
-#     untraced and under gtrace (the capture issue's target: at most 2%).
+#     untraced and under gtrace (the target: at most 2%).
 # Three runs of each, every figure printed; nothing asserted on time.
 # Exits 77 without a GPU. Needs sqlite3 (the CLI) on PATH.
 set -u

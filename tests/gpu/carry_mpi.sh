@@ -1,11 +1,11 @@
 #!/bin/sh
-# carry_mpi.sh: gathers the Open MPI of this machine into a folder the device
-# machine can use, since that machine has a GPU, CUDA and NCCL but no Open MPI
-# (and no apt). The trainer built here with Open MPI and NCCL then runs there:
+# carry_mpi.sh: gathers the Open MPI of the build machine into a folder that a
+# machine with a GPU, CUDA and NCCL but no Open MPI can use. The trainer built
+# with Open MPI and NCCL then runs there:
 # one rank as an MPI singleton (no mpirun: Open MPI's ess/singleton with
 # ess_singleton_isolated, no daemon), or N ranks under the carried mpirun.
 # Only shared memory and TCP: the fabric components (UCX, OFI, verbs, PSM)
-# and their libraries stay here; MPI carries the NCCL id and a few host
+# and their libraries stay behind; MPI carries the NCCL id and a few host
 # reductions only.
 #
 # usage, from the source root: tests/gpu/carry_mpi.sh [DEST [BUILD_DIR]]
@@ -13,7 +13,7 @@
 #         calls this script); BUILD_DIR default DEST's parent. It gets:
 #     lib/                  libmpi and every library it and the components need
 #                           that a machine may lack (never libc, libstdc++ or
-#                           libgcc_s: the device's own, newer ones must win)
+#                           libgcc_s: the GPU machine's own, newer ones must win)
 #     bin/                  mpirun, orted
 #     openmpi/lib/openmpi3  Open MPI's components; openmpi/lib/pmix PMIx's
 #     openmpi/share, etc    help texts, the MCA parameter files
@@ -22,7 +22,8 @@
 #     tests/integration/dist_test  when BUILD_DIR is a build tree with Open MPI
 #                           (made there if needed): tests/gpu/dist_nccl.sh
 #                           runs it on device buffers
-# Check here that nothing of the system's Open MPI is used through the copy:
+# Check on the build machine that nothing of the system's Open MPI is used
+# through the copy:
 #   tests/gpu/carry_mpi.sh /tmp/x && GT_OPENMPI=/tmp/x/openmpi && . /tmp/x/openmpi/env.sh &&
 #   strace -f -e trace=openat trainer --dist ddp ... 2>&1 | grep -c /openmpi   (only /tmp/x paths)
 set -eu

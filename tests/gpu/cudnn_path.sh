@@ -1,8 +1,8 @@
 # shellcheck shell=sh
 # cudnn_path.sh, sourced by device_check.sh and bench/bench_gpu.sh: the
 # trainer dlopens libcudnn.so.9 (its own attention kernel runs without it).
-# Where the system has none, as on the device image whose only cuDNN is the
-# one inside PyTorch's wheel (nvidia-cudnn-cu13), put that one's directory on
+# Where the system has none, as on a machine whose only cuDNN is the one
+# inside PyTorch's wheel (nvidia-cudnn-cu13), put that one's directory on
 # LD_LIBRARY_PATH. Says what it did.
 cudnn_on_path() {
     if ldconfig -p 2>/dev/null | grep -q 'libcudnn\.so\.9 ' || [ -e /usr/local/cuda/lib64/libcudnn.so.9 ]; then

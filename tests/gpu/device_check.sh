@@ -1,10 +1,10 @@
 #!/bin/sh
-# device_check.sh: everything a session with a GPU checks, in one call, from
-# a build tree made elsewhere (it builds nothing): the GPU tests (each CUDA
+# device_check.sh: everything checked on a machine with a GPU, in one call,
+# from a build tree made elsewhere (it builds nothing): the GPU tests (each CUDA
 # op against the CPU reference, the trainer on both backends), compute-
 # sanitizer's memcheck over a few training steps, and the trainer's speed.
-# Prints everything; with $OUT set (the device machine's output folder) it
-# also writes device_check.txt there.
+# Prints everything; with $OUT set (a folder for results) it also writes
+# device_check.txt there.
 #
 # usage, from the source root: tests/gpu/device_check.sh [BUILD_DIR] [PART...]
 #   BUILD_DIR  the build tree, or the stage tests/gpu/prepare_device.sh makes
@@ -12,9 +12,9 @@
 #              SQLite and what else the device may lack); default _build-gpu
 #   PART       tests, dist, capture, sanitizer, speed, bench (default: all six;
 #              bench, bench/bench_gpu.sh against PyTorch, takes minutes alone)
-# A check that exits 77 is skipped: without a GPU (a run here) that is all
-# most can do; on a machine with one a skip is a failure, since everything
-# here is meant to run there.
+# A check that exits 77 is skipped: without a GPU that is all most can do;
+# on a machine with one a skip is a failure, since everything here is meant
+# to run there.
 set -u
 cd "$(dirname "$0")/../.." || exit 1
 SRC=$(pwd)
@@ -36,7 +36,7 @@ export GT_PYTHON="env LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-} python3"
 . "$SRC/tests/gpu/cudnn_path.sh" # the trainer dlopens cuDNN: PyTorch's where the system has none
 
 # Libraries the binaries link that the loader does not find here: NCCL (and
-# maybe cuBLASLt) can be on the device only inside PyTorch's nvidia-* wheels.
+# maybe cuBLASLt) may be installed only inside PyTorch's nvidia-* wheels.
 # Each one's folder goes on LD_LIBRARY_PATH after the stage's. Says what it did.
 libs_on_path() {
     missing=$(for b in "$TRAINER" "$BUILD/tests/integration/dist_test" "$BUILD"/tests/gpu/test_*; do
@@ -70,8 +70,8 @@ note() {
 main() {
     failed="" skipped=""
     if [ ! -x "$TRAINER" ]; then # nothing would run, and every part would pass as skipped
-        echo "device_check: no trainer at $TRAINER: on the device machine the stage must be carried by every" \
-             "call (run(..., carry=[\"_build-gpu/stage\"]): a machine left idle goes back within a minute)"
+        echo "device_check: no trainer at $TRAINER: build and stage it with tests/gpu/prepare_device.sh" \
+             "and copy the stage (_build-gpu/stage) here with the source tree"
         echo "== done; failed: no build"
         return 1
     fi

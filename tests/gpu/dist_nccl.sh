@@ -16,8 +16,9 @@
 # batch 8 (as tests/integration/dist_train.sh does on the CPU).
 # Exits 77 without a GPU, or with a trainer built without NCCL or Open MPI.
 # Paths: GT_TOP_BUILDDIR/GT_TOP_SRCDIR (make check sets them), else the
-# build tree given as $1. A device machine without Open MPI: run
-# tests/gpu/carry_mpi.sh BUILD here first; BUILD/openmpi is then used.
+# build tree given as $1. On a GPU machine without Open MPI, run
+# tests/gpu/carry_mpi.sh BUILD on the build machine first and copy BUILD
+# there; BUILD/openmpi is then used.
 set -u
 BUILD=${1:-${GT_TOP_BUILDDIR:-}}
 SRC=${GT_TOP_SRCDIR:-$(cd "$(dirname "$0")/../.." && pwd)}

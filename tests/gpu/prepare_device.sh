@@ -1,21 +1,23 @@
 #!/bin/sh
-# prepare_device.sh: builds here everything a session with a GPU runs on the
-# device machine, and stages it into one folder to carry there. That machine
-# has the CUDA toolkit and a driver but no autotools, no apt, and maybe no
-# SQLite: so the build happens here (same x86-64) and the stage holds the
-# binaries in the build tree's layout (what device_check.sh and the tests
-# expect as GT_TOP_BUILDDIR) plus lib/ and bin/ with the few libraries and
-# tools that may be missing there (SQLite and its CLI, libgomp).
+# prepare_device.sh: builds everything the GPU checks run and stages it into
+# one folder to copy to a machine with a GPU. That machine needs a driver and
+# the CUDA libraries, and nothing else: no compiler, no autotools, maybe no
+# SQLite or Open MPI. So the build happens on a build machine (same x86-64)
+# and the stage holds the binaries in the build tree's layout (what
+# device_check.sh and the tests expect as GT_TOP_BUILDDIR) plus lib/ and bin/
+# with the few libraries and tools the GPU machine may lack (SQLite and its
+# CLI, libgomp, Open MPI).
 #
 # usage, from the source root: tests/gpu/prepare_device.sh [BUILD_DIR]
 #   BUILD_DIR  default _build-gpu (configured --without-blas --without-gtk
 #              unless it is configured already: with Open MPI, which
 #              carry_mpi.sh stages too, so --dist runs on NCCL there)
-# Then three device calls (one runs at most 10 minutes), each carrying the
-# stage: an idle machine goes back after 30 s, and a fresh one starts bare:
-#   run(command="tests/gpu/device_check.sh _build-gpu/stage tests capture", carry=["_build-gpu/stage"])
-#   run(command="tests/gpu/device_check.sh _build-gpu/stage dist sanitizer speed", carry=["_build-gpu/stage"])
-#   run(command="tests/gpu/device_check.sh _build-gpu/stage bench", carry=["_build-gpu/stage"])
+# Then copy the source tree with the stage to the GPU machine and run there,
+# from the source root (all parts at once, or a few at a time):
+#   tests/gpu/device_check.sh _build-gpu/stage tests capture
+#   tests/gpu/device_check.sh _build-gpu/stage dist sanitizer speed
+#   tests/gpu/device_check.sh _build-gpu/stage bench
+# Run this script again after any source change.
 set -eu
 cd "$(dirname "$0")/../.."
 SRC=$(pwd)
@@ -27,7 +29,7 @@ mkdir -p "$BUILD"
 cd "$BUILD"
 [ -f config.status ] || "$SRC/configure" --enable-werror --without-blas --without-gtk
 grep -q '^#define HAVE_CUDA 1' config.h || { echo "prepare_device: configure found no CUDA toolkit"; exit 1; }
-# a tree configured without Open MPI (as _build-gpu once was) has no --dist:
+# a tree configured without Open MPI has no --dist:
 # dist_nccl.sh would only skip there. Configure it again with the same flags
 # less that one, when Open MPI is here to be found.
 if ! grep -q '^#define HAVE_MPI 1' config.h; then
@@ -81,7 +83,7 @@ if [ -x "$SRC/tests/gpu/carry_mpi.sh" ]; then "$SRC/tests/gpu/carry_mpi.sh" "$ST
 
 echo "prepare_device: staged $(du -sh "$STAGE" | cut -f1) in $STAGE"
 rel=${BUILD#"$SRC"/}
-echo "next, three device calls (10 minutes at most each), each carrying the stage:"
+echo "next: copy this tree with $rel/stage to a machine with a GPU and run there, from the source root:"
 for parts in "tests capture" "dist sanitizer speed" "bench"; do
-    echo "  run(command=\"tests/gpu/device_check.sh $rel/stage $parts\", carry=[\"$rel/stage\"])"
+    echo "  tests/gpu/device_check.sh $rel/stage $parts"
 done
