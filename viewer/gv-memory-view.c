@@ -1,5 +1,7 @@
 /* gv-memory-view.c: drawing and input of the memory view (see the header).
- * Layout top down: time axis, the stacked chart with the allocated (black)
+ * Layout top down: a process chooser when the trace has several processes
+ * with allocations (each its own allocator: their heaps and addresses are
+ * not comparable), time axis, the stacked chart with the allocated (black)
  * and reserved (red) lines, a marker row (spikes orange, leaks purple, the
  * peak), then the snapshot under the cursor: one bar per segment, its blocks
  * in colour and its free space grey. Wheel zooms, drag pans, a click picks a
@@ -18,6 +20,24 @@ void gv_mem_view_init(GvMemView *v, int width, int height)
     memset(v, 0, sizeof *v);
     gv_view_init(&v->x, width, height);
     v->selected_block = -1;
+    v->pid = -1;
+}
+
+const GvMemory *gv_mem_view_memory(GvTraceModel *m, const GvMemView *v)
+{
+    const GvMemory *mem = v->pid >= 0 ? gv_trace_model_memory_of_pid(m, v->pid) : NULL;
+    return mem ? mem : gv_trace_model_memory(m);
+}
+
+/* The report's figures of the process drawn (gt_memory.procs); NULL none. */
+static const gt_memory *report_memory(const gt_report *r, int64_t pid)
+{
+    if (!r)
+        return NULL;
+    for (size_t i = 0; i < r->memory.n_procs; i++)
+        if (r->memory.procs[i].pid == pid)
+            return &r->memory.procs[i];
+    return r->memory.n_procs == 0 ? &r->memory : NULL;
 }
 
 double gv_memory_chart_bottom(const GvMemView *v)
@@ -111,26 +131,26 @@ static void draw_snapshot(cairo_t *cr, PangoLayout *lay, const GvMemView *v, con
     }
 }
 
-static void draw_markers(cairo_t *cr, GvTraceModel *m, const GvMemView *v, const gt_report *r)
+static void draw_markers(cairo_t *cr, const GvMemView *v, const gt_memory *pm)
 {
     double y = gv_memory_chart_bottom(v) - MARK_H + 2;
     const GvView *x = &v->x;
-    for (size_t i = 0; r && i < r->memory.n_spikes; i++) { /* spikes: orange spans */
-        const gt_spike *s = &r->memory.spikes[i];
+    for (size_t i = 0; pm && i < pm->n_spikes; i++) { /* spikes: orange spans */
+        const gt_spike *s = &pm->spikes[i];
         double x0 = clampx(x, gv_view_x(x, s->start_ns)), x1 = clampx(x, gv_view_x(x, s->end_ns));
         cairo_set_source_rgb(cr, 0.95, 0.55, 0.10);
         cairo_rectangle(cr, x0, y, MAX(x1 - x0, 3), 5);
         cairo_fill(cr);
     }
-    for (size_t i = 0; r && i < r->memory.n_leaks; i++) { /* leaks: purple from first to last */
-        const gt_leak *l = &r->memory.leaks[i];
+    for (size_t i = 0; pm && i < pm->n_leaks; i++) { /* leaks: purple from first to last */
+        const gt_leak *l = &pm->leaks[i];
         double x0 = clampx(x, gv_view_x(x, l->first_ns)), x1 = clampx(x, gv_view_x(x, l->last_ns));
         cairo_set_source_rgb(cr, 0.55, 0.15, 0.70);
         cairo_rectangle(cr, x0, y + 7, MAX(x1 - x0, 3), 5);
         cairo_fill(cr);
     }
-    if (r && r->memory.peak_allocated_bytes > 0) { /* the peak: a triangle */
-        double px = gv_view_x(x, r->memory.peak_allocated_ns);
+    if (pm && pm->peak_allocated_bytes > 0) { /* the peak: a triangle */
+        double px = gv_view_x(x, pm->peak_allocated_ns);
         if (px >= GV_LABEL_W && px <= x->width) {
             cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
             cairo_move_to(cr, px - 5, y);
@@ -196,8 +216,9 @@ void gv_render_memory(cairo_t *cr, GvTraceModel *m, const GvMemView *v, const gt
     pango_layout_set_font_description(lay, font);
     pango_layout_set_ellipsize(lay, PANGO_ELLIPSIZE_END);
 
-    const GvMemory *mem = gv_trace_model_memory(m);
+    const GvMemory *mem = gv_mem_view_memory(m, v);
     const gt_report *r = gv_trace_model_report(m);
+    const gt_memory *pm = mem ? report_memory(r, mem->pid) : NULL;
     if (!mem) {
         text(cr, lay, 10, 10, x->width - 20, gv_trace_model_is_loaded(m) ? "analysing memory..." : "loading...", 0.3);
         goto done;
@@ -228,6 +249,13 @@ void gv_render_memory(cairo_t *cr, GvTraceModel *m, const GvMemView *v, const gt
         text(cr, lay, GV_LABEL_W - 80, y - 7, 76, gv_format_bytes(a, sizeof a, bytes), 0.35);
     }
     text(cr, lay, 6, GV_AXIS_H + 4, GV_LABEL_W - 90, "allocated (black)\nreserved (red)\nblocks stacked", 0.3);
+    if (pm) { /* the process's figures, the report's */
+        char b1[32], b2[32];
+        snprintf(line, sizeof line, "pid %lld\npeak allocated %s\npeak reserved %s", (long long)mem->pid,
+                 gv_format_bytes(b1, sizeof b1, pm->peak_allocated_bytes),
+                 gv_format_bytes(b2, sizeof b2, pm->peak_reserved_bytes));
+        text(cr, lay, 6, GV_AXIS_H + 52, GV_LABEL_W - 90, line, 0.2);
+    }
 
     /* Bands: each block from its points; only blocks alive in the window are walked. */
     cairo_save(cr);
@@ -260,7 +288,7 @@ void gv_render_memory(cairo_t *cr, GvTraceModel *m, const GvMemView *v, const gt
     cairo_set_source_rgb(cr, 0, 0, 0);
     draw_series(cr, v, mem, max, FALSE);
     cairo_restore(cr);
-    draw_markers(cr, m, v, r);
+    draw_markers(cr, v, pm);
     if (mem->n_blocks_dropped > 0) {
         snprintf(line, sizeof line, "%zu blocks not stacked (layout cap)", mem->n_blocks_dropped);
         text(cr, lay, 6, gv_memory_chart_bottom(v) - 40, GV_LABEL_W - 10, line, 0.5);
@@ -286,7 +314,7 @@ done:
 
 gssize gv_memory_hit_block(GvTraceModel *m, const GvMemView *v, double px, double py)
 {
-    const GvMemory *mem = gv_trace_model_memory(m);
+    const GvMemory *mem = gv_mem_view_memory(m, v);
     if (!mem || px < GV_LABEL_W || py < chart_top() || py > gv_memory_chart_bottom(v))
         return -1;
     int64_t max = MAX(mem->max_reserved_bytes, mem->max_stack_bytes);
@@ -310,7 +338,9 @@ gssize gv_memory_hit_block(GvTraceModel *m, const GvMemView *v, double px, doubl
 /* ---- the widget ---------------------------------------------------------------- */
 
 struct _GvMemoryView {
-    GtkDrawingArea parent_instance;
+    GtkBox parent_instance;
+    GtkWidget *chooser; /* GtkComboBoxText: one entry per process, id = pid */
+    GtkWidget *area;    /* GtkDrawingArea */
     GvTraceModel *model;
     gulong analysed_id;
     GvMemView state;
@@ -320,16 +350,60 @@ struct _GvMemoryView {
     double drag_x;
 };
 
-G_DEFINE_TYPE(GvMemoryView, gv_memory_view, GTK_TYPE_DRAWING_AREA)
+G_DEFINE_TYPE(GvMemoryView, gv_memory_view, GTK_TYPE_BOX)
 
 enum { SIG_DETAILS_CHANGED, N_SIGNALS };
 static guint signals[N_SIGNALS];
+
+static void redraw(GvMemoryView *self) { gtk_widget_queue_draw(self->area); }
+
+/* The chooser lists the processes with allocations, "pid P" or "rank R (pid P)";
+ * hidden when there are fewer than two. */
+static void fill_chooser(GvMemoryView *self)
+{
+    GtkComboBoxText *c = GTK_COMBO_BOX_TEXT(self->chooser);
+    gtk_combo_box_text_remove_all(c);
+    size_t n = self->model ? gv_trace_model_n_memories(self->model) : 0;
+    const gt_report *r = self->model ? gv_trace_model_report(self->model) : NULL;
+    for (size_t i = 0; i < n; i++) {
+        const GvMemory *mem = gv_trace_model_memory_nth(self->model, i);
+        char id[32], label[96];
+        int rank = -1;
+        for (size_t k = 0; r && k < r->comm.n_ranks; k++)
+            if (r->comm.ranks[k].pid == mem->pid && r->comm.ranks[k].rank >= 0)
+                rank = r->comm.ranks[k].rank;
+        snprintf(id, sizeof id, "%lld", (long long)mem->pid);
+        if (rank >= 0)
+            snprintf(label, sizeof label, "rank %d (pid %lld)", rank, (long long)mem->pid);
+        else
+            snprintf(label, sizeof label, "pid %lld", (long long)mem->pid);
+        gtk_combo_box_text_append(c, id, label);
+    }
+    if (n > 1) {
+        const GvMemory *cur = gv_mem_view_memory(self->model, &self->state);
+        char id[32];
+        snprintf(id, sizeof id, "%lld", (long long)cur->pid);
+        gtk_combo_box_set_active_id(GTK_COMBO_BOX(c), id);
+        gtk_widget_show(self->chooser);
+    } else {
+        gtk_widget_hide(self->chooser);
+    }
+}
+
+static void on_chosen(GtkComboBox *c, gpointer p)
+{
+    GvMemoryView *self = p;
+    const char *id = gtk_combo_box_get_active_id(c);
+    if (id)
+        gv_memory_view_set_pid(self, g_ascii_strtoll(id, NULL, 10));
+}
 
 static void on_analysed(GvTraceModel *m, gpointer p)
 {
     GvMemoryView *self = p;
     gv_view_fit(&self->state.x, m);
-    gtk_widget_queue_draw(GTK_WIDGET(self));
+    fill_chooser(self);
+    redraw(self);
 }
 
 void gv_memory_view_set_model(GvMemoryView *self, GvTraceModel *model)
@@ -340,17 +414,44 @@ void gv_memory_view_set_model(GvMemoryView *self, GvTraceModel *model)
         g_clear_object(&self->model);
     }
     g_clear_pointer(&self->snapshot, gt_mem_state_free);
+    self->state.pid = -1;
+    self->state.selected_block = -1;
     if (model) {
         self->model = g_object_ref(model);
         self->analysed_id = g_signal_connect(model, "analysed", G_CALLBACK(on_analysed), self);
         gv_view_fit(&self->state.x, model);
     }
-    gtk_widget_queue_draw(GTK_WIDGET(self));
+    fill_chooser(self);
+    redraw(self);
 }
 
 GvMemView *gv_memory_view_get_state(GvMemoryView *self) { return &self->state; }
 const char *gv_memory_view_get_details(GvMemoryView *self) { return self->details ? self->details : ""; }
 const gt_mem_state *gv_memory_view_get_snapshot(GvMemoryView *self) { return self->snapshot; }
+GtkComboBoxText *gv_memory_view_get_chooser(GvMemoryView *self) { return GTK_COMBO_BOX_TEXT(self->chooser); }
+
+int64_t gv_memory_view_get_pid(GvMemoryView *self)
+{
+    const GvMemory *mem = self->model ? gv_mem_view_memory(self->model, &self->state) : NULL;
+    return mem ? mem->pid : -1;
+}
+
+void gv_memory_view_set_pid(GvMemoryView *self, int64_t pid)
+{
+    g_return_if_fail(GV_IS_MEMORY_VIEW(self));
+    if (pid == self->state.pid)
+        return;
+    self->state.pid = pid;
+    self->state.selected_block = -1; /* an index into the other process's blocks */
+    char id[32];
+    snprintf(id, sizeof id, "%lld", (long long)pid);
+    const char *active = gtk_combo_box_get_active_id(GTK_COMBO_BOX(self->chooser));
+    if (!active || strcmp(active, id) != 0)
+        gtk_combo_box_set_active_id(GTK_COMBO_BOX(self->chooser), id);
+    if (self->state.has_cursor)
+        gv_memory_view_set_cursor(self, self->state.cursor_ns); /* the snapshot of this process */
+    redraw(self);
+}
 
 void gv_memory_view_set_cursor(GvMemoryView *self, int64_t t_ns)
 {
@@ -360,14 +461,14 @@ void gv_memory_view_set_cursor(GvMemoryView *self, int64_t t_ns)
     g_clear_pointer(&self->snapshot, gt_mem_state_free);
     if (self->model) {
         g_autoptr(GError) error = NULL;
-        self->snapshot = gv_trace_model_memory_state_at(self->model, t_ns, &error);
+        self->snapshot = gv_trace_model_memory_state_of(self->model, gv_memory_view_get_pid(self), t_ns, &error);
         if (error) {
             g_free(self->details);
             self->details = g_strdup(error->message);
             g_signal_emit(self, signals[SIG_DETAILS_CHANGED], 0);
         }
     }
-    gtk_widget_queue_draw(GTK_WIDGET(self));
+    redraw(self);
 }
 
 void gv_memory_view_click(GvMemoryView *self, double x, double y)
@@ -379,11 +480,11 @@ void gv_memory_view_click(GvMemoryView *self, double x, double y)
     self->state.selected_block = bi;
     g_free(self->details);
     self->details = NULL;
-    const GvMemory *mem = gv_trace_model_memory(self->model);
+    const GvMemory *mem = gv_mem_view_memory(self->model, &self->state);
     if (bi >= 0 && mem) {
         const GvMemBlock *b = &mem->blocks[bi];
         char s[32], t0[32], life[32];
-        g_autofree char *origin = gv_trace_model_block_origin(self->model, b->address, b->alloc_ns);
+        g_autofree char *origin = gv_trace_model_block_origin(self->model, mem->pid, b->address, b->alloc_ns);
         if (b->free_ns == INT64_MAX)
             snprintf(life, sizeof life, "never freed");
         else
@@ -397,9 +498,9 @@ void gv_memory_view_click(GvMemoryView *self, double x, double y)
     gv_memory_view_set_cursor(self, gv_view_time(&self->state.x, x));
 }
 
-static gboolean mv_draw(GtkWidget *w, cairo_t *cr)
+static gboolean mv_draw(GtkWidget *w, cairo_t *cr, gpointer p)
 {
-    GvMemoryView *self = GV_MEMORY_VIEW(w);
+    GvMemoryView *self = p;
     self->state.x.width = gtk_widget_get_allocated_width(w);
     self->state.x.height = gtk_widget_get_allocated_height(w);
     if (self->model)
@@ -407,10 +508,9 @@ static gboolean mv_draw(GtkWidget *w, cairo_t *cr)
     return TRUE;
 }
 
-static void mv_size_allocate(GtkWidget *w, GtkAllocation *a)
+static void mv_size_allocate(GtkWidget *w, GtkAllocation *a, gpointer p)
 {
-    GvMemoryView *self = GV_MEMORY_VIEW(w);
-    GTK_WIDGET_CLASS(gv_memory_view_parent_class)->size_allocate(w, a);
+    GvMemoryView *self = p;
     gboolean first = self->state.x.width != a->width;
     self->state.x.width = a->width;
     self->state.x.height = a->height;
@@ -418,22 +518,22 @@ static void mv_size_allocate(GtkWidget *w, GtkAllocation *a)
         gv_view_fit(&self->state.x, self->model);
 }
 
-static gboolean mv_scroll(GtkWidget *w, GdkEventScroll *e)
+static gboolean mv_scroll(GtkWidget *w, GdkEventScroll *e, gpointer p)
 {
-    GvMemoryView *self = GV_MEMORY_VIEW(w);
+    GvMemoryView *self = p;
     double dx = 0, dy = 0;
     if (e->direction == GDK_SCROLL_SMOOTH)
         gdk_event_get_scroll_deltas((GdkEvent *)e, &dx, &dy);
     else
         dy = e->direction == GDK_SCROLL_UP ? -1 : e->direction == GDK_SCROLL_DOWN ? 1 : 0;
     gv_view_zoom(&self->state.x, pow(1.25, -dy), e->x);
-    gtk_widget_queue_draw(w);
+    redraw(self);
     return TRUE;
 }
 
-static gboolean mv_press(GtkWidget *w, GdkEventButton *e)
+static gboolean mv_press(GtkWidget *w, GdkEventButton *e, gpointer p)
 {
-    GvMemoryView *self = GV_MEMORY_VIEW(w);
+    GvMemoryView *self = p;
     if (e->button != 1)
         return FALSE;
     self->dragging = TRUE;
@@ -442,21 +542,21 @@ static gboolean mv_press(GtkWidget *w, GdkEventButton *e)
     return TRUE;
 }
 
-static gboolean mv_motion(GtkWidget *w, GdkEventMotion *e)
+static gboolean mv_motion(GtkWidget *w, GdkEventMotion *e, gpointer p)
 {
-    GvMemoryView *self = GV_MEMORY_VIEW(w);
+    GvMemoryView *self = p;
     if (!self->dragging || (!self->moved && fabs(e->x - self->drag_x) < 3))
         return FALSE;
     self->moved = TRUE;
     gv_view_pan(&self->state.x, e->x - self->drag_x);
     self->drag_x = e->x;
-    gtk_widget_queue_draw(w);
+    redraw(self);
     return TRUE;
 }
 
-static gboolean mv_release(GtkWidget *w, GdkEventButton *e)
+static gboolean mv_release(GtkWidget *w, GdkEventButton *e, gpointer p)
 {
-    GvMemoryView *self = GV_MEMORY_VIEW(w);
+    GvMemoryView *self = p;
     if (e->button != 1 || !self->dragging)
         return FALSE;
     self->dragging = FALSE;
@@ -475,14 +575,7 @@ static void mv_dispose(GObject *obj)
 
 static void gv_memory_view_class_init(GvMemoryViewClass *klass)
 {
-    GtkWidgetClass *wc = GTK_WIDGET_CLASS(klass);
     G_OBJECT_CLASS(klass)->dispose = mv_dispose;
-    wc->draw = mv_draw;
-    wc->size_allocate = mv_size_allocate;
-    wc->scroll_event = mv_scroll;
-    wc->button_press_event = mv_press;
-    wc->button_release_event = mv_release;
-    wc->motion_notify_event = mv_motion;
     signals[SIG_DETAILS_CHANGED] = g_signal_new("details-changed", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0,
                                                 NULL, NULL, NULL, G_TYPE_NONE, 0);
 }
@@ -490,9 +583,25 @@ static void gv_memory_view_class_init(GvMemoryViewClass *klass)
 static void gv_memory_view_init(GvMemoryView *self)
 {
     gv_mem_view_init(&self->state, 800, 500);
-    gtk_widget_add_events(GTK_WIDGET(self), GDK_SCROLL_MASK | GDK_SMOOTH_SCROLL_MASK | GDK_BUTTON_PRESS_MASK |
-                                                GDK_BUTTON_RELEASE_MASK | GDK_POINTER_MOTION_MASK);
-    gtk_widget_set_size_request(GTK_WIDGET(self), 400, 300);
+    gtk_orientable_set_orientation(GTK_ORIENTABLE(self), GTK_ORIENTATION_VERTICAL);
+    self->chooser = gtk_combo_box_text_new();
+    gtk_widget_set_tooltip_text(self->chooser, "the process whose allocator is shown: each has its own heaps");
+    gtk_widget_set_halign(self->chooser, GTK_ALIGN_START);
+    gtk_widget_set_no_show_all(self->chooser, TRUE); /* shown when the trace has several processes */
+    g_signal_connect(self->chooser, "changed", G_CALLBACK(on_chosen), self);
+    gtk_box_pack_start(GTK_BOX(self), self->chooser, FALSE, FALSE, 2);
+    self->area = gtk_drawing_area_new();
+    gtk_widget_add_events(self->area, GDK_SCROLL_MASK | GDK_SMOOTH_SCROLL_MASK | GDK_BUTTON_PRESS_MASK |
+                                          GDK_BUTTON_RELEASE_MASK | GDK_POINTER_MOTION_MASK);
+    gtk_widget_set_size_request(self->area, 400, 300);
+    g_signal_connect(self->area, "draw", G_CALLBACK(mv_draw), self);
+    g_signal_connect(self->area, "size-allocate", G_CALLBACK(mv_size_allocate), self);
+    g_signal_connect(self->area, "scroll-event", G_CALLBACK(mv_scroll), self);
+    g_signal_connect(self->area, "button-press-event", G_CALLBACK(mv_press), self);
+    g_signal_connect(self->area, "button-release-event", G_CALLBACK(mv_release), self);
+    g_signal_connect(self->area, "motion-notify-event", G_CALLBACK(mv_motion), self);
+    gtk_box_pack_start(GTK_BOX(self), self->area, TRUE, TRUE, 0);
+    gtk_widget_show(self->area);
 }
 
 GtkWidget *gv_memory_view_new(void)

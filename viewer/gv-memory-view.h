@@ -19,9 +19,12 @@ typedef struct GvMemView {
     gboolean has_cursor;
     int64_t cursor_ns;
     gssize selected_block; /* into GvMemory.blocks; -1 none */
+    int64_t pid;           /* the process drawn; -1: the first with allocations */
 } GvMemView;
 
 void gv_mem_view_init(GvMemView *v, int width, int height);
+/* The memory of the process the view draws (the first when pid is -1 or unknown). */
+const GvMemory *gv_mem_view_memory(GvTraceModel *m, const GvMemView *v);
 /* Draws the view; snapshot is the state at the cursor (NULL: none). */
 void gv_render_memory(cairo_t *cr, GvTraceModel *m, const GvMemView *v, const gt_mem_state *snapshot);
 /* The block whose band is under (x, y); -1 none. */
@@ -30,7 +33,9 @@ gssize gv_memory_hit_block(GvTraceModel *m, const GvMemView *v, double x, double
 double gv_memory_chart_bottom(const GvMemView *v);
 
 #define GV_TYPE_MEMORY_VIEW (gv_memory_view_get_type())
-G_DECLARE_FINAL_TYPE(GvMemoryView, gv_memory_view, GV, MEMORY_VIEW, GtkDrawingArea)
+/* A box: the process chooser (shown when several processes have
+ * allocations), then the drawing. */
+G_DECLARE_FINAL_TYPE(GvMemoryView, gv_memory_view, GV, MEMORY_VIEW, GtkBox)
 
 GtkWidget *gv_memory_view_new(void);
 void gv_memory_view_set_model(GvMemoryView *self, GvTraceModel *model);
@@ -42,6 +47,10 @@ const char *gv_memory_view_get_details(GvMemoryView *self);
 const gt_mem_state *gv_memory_view_get_snapshot(GvMemoryView *self);
 /* Simulates what a click at (x, y) does: selects a block and moves the cursor. */
 void gv_memory_view_click(GvMemoryView *self, double x, double y);
+/* The process shown, and choosing another (what the chooser does). */
+int64_t gv_memory_view_get_pid(GvMemoryView *self);
+void gv_memory_view_set_pid(GvMemoryView *self, int64_t pid);
+GtkComboBoxText *gv_memory_view_get_chooser(GvMemoryView *self);
 
 G_END_DECLS
 

@@ -43,7 +43,7 @@ struct _GvTraceModel {
     int64_t n_items, n_total;
     gboolean loaded, analysed, loading;
     gt_report *report;
-    GvMemory *memory;
+    GvMemory **memories; size_t n_memories; /* one per process, by pid */
     char *problem; /* the integrity check's late verdict, when it failed */
     guint64 layout_serial; /* changes with every track or lane added */
 };
@@ -56,6 +56,9 @@ static guint64 next_layout_serial(void)
 }
 
 G_DEFINE_TYPE(GvTraceModel, gv_trace_model, G_TYPE_OBJECT)
+
+/* What a trace without allocation events shows: nothing, for process 0. */
+static const GvMemory empty_memory = {0};
 G_DEFINE_QUARK(gv-error-quark, gv_error)
 
 enum { SIG_UPDATED, SIG_ANALYSED, N_SIGNALS };
@@ -116,6 +119,13 @@ static void memory_free(GvMemory *m)
     g_free(m);
 }
 
+static void memories_free(GvMemory **v, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        memory_free(v[i]);
+    g_free(v);
+}
+
 static void gv_trace_model_finalize(GObject *obj)
 {
     GvTraceModel *self = GV_TRACE_MODEL(obj);
@@ -123,7 +133,7 @@ static void gv_trace_model_finalize(GObject *obj)
     g_ptr_array_unref(self->names);
     g_array_unref(self->colors);
     gt_report_free(self->report);
-    memory_free(self->memory);
+    memories_free(self->memories, self->n_memories);
     gt_trace_free(self->trace);
     g_free(self->path);
     g_free(self->problem);
@@ -178,7 +188,26 @@ const char *gv_trace_model_path(GvTraceModel *self) { return self->path ? self->
 gboolean gv_trace_model_is_loaded(GvTraceModel *self) { return g_atomic_int_get(&self->loaded); }
 gboolean gv_trace_model_is_analysed(GvTraceModel *self) { return g_atomic_int_get(&self->analysed); }
 const gt_report *gv_trace_model_report(GvTraceModel *self) { return gv_trace_model_is_analysed(self) ? self->report : NULL; }
-const GvMemory *gv_trace_model_memory(GvTraceModel *self) { return gv_trace_model_is_analysed(self) ? self->memory : NULL; }
+size_t gv_trace_model_n_memories(GvTraceModel *self)
+{
+    return gv_trace_model_is_analysed(self) ? self->n_memories : 0;
+}
+const GvMemory *gv_trace_model_memory_nth(GvTraceModel *self, size_t i)
+{
+    if (!gv_trace_model_is_analysed(self))
+        return NULL;
+    if (i < self->n_memories)
+        return self->memories[i];
+    return i == 0 ? &empty_memory : NULL;
+}
+const GvMemory *gv_trace_model_memory(GvTraceModel *self) { return gv_trace_model_memory_nth(self, 0); }
+const GvMemory *gv_trace_model_memory_of_pid(GvTraceModel *self, int64_t pid)
+{
+    for (size_t i = 0; i < gv_trace_model_n_memories(self); i++)
+        if (self->memories[i]->pid == pid)
+            return self->memories[i];
+    return NULL;
+}
 
 char *gv_trace_model_get_problem(GvTraceModel *self)
 {
@@ -218,7 +247,7 @@ void gv_trace_model_span(GvTraceModel *self, int64_t *out_start_ns, int64_t *out
 
 typedef enum mem_op { M_SEG_ALLOC, M_SEG_FREE, M_BLOCK_ALLOC, M_BLOCK_FREE, M_BLOCK_RESIZE, M_HEAP_RESET,
                       M_DEV_ALLOC, M_DEV_FREE } mem_op;
-typedef struct mem_ev { int64_t t_ns, tid, bytes; uint64_t heap, address; int op; } mem_ev;
+typedef struct mem_ev { int64_t t_ns, tid, bytes; uint64_t heap, address; int op; int64_t pid; } mem_ev;
 
 typedef struct dev_state {
     GvTrack *track;
@@ -513,9 +542,21 @@ static gboolean is_compute(loader *ld, int64_t domain, int32_t category)
     return FALSE;
 }
 
-static void add_mem(loader *ld, int64_t t, int op, uint64_t heap, uint64_t address, int64_t bytes, int64_t tid)
+/* Rows the analysis leaves out are left out here too (libtrace/analyze/
+ * memory.c): times beyond +-2^62 ns, sizes below 0 or above 2^50 bytes, a
+ * block past the end of the address space. Nothing is computed with them. */
+#define MEM_T_LIMIT (INT64_C(1) << 62)
+#define MEM_MAX_BYTES (INT64_C(1) << 50)
+
+static void add_mem(loader *ld, int64_t t, int op, uint64_t heap, uint64_t address, int64_t bytes, int64_t tid,
+                    int64_t pid)
 {
-    mem_ev e = {t, tid, bytes, heap, address, op};
+    gboolean alloc = op == M_SEG_ALLOC || op == M_BLOCK_ALLOC || op == M_BLOCK_RESIZE || op == M_DEV_ALLOC;
+    uint64_t at = op == M_SEG_ALLOC && address == 0 ? heap : address;
+    if (t < -MEM_T_LIMIT || t > MEM_T_LIMIT ||
+        (alloc && (bytes < 0 || bytes > MEM_MAX_BYTES || at > UINT64_MAX - (uint64_t)bytes)))
+        return;
+    mem_ev e = {t, tid, bytes, heap, address, op, pid};
     g_array_append_val(ld->mem, e);
 }
 
@@ -655,7 +696,7 @@ static void take_event(loader *ld, const gt_event *ev)
     case GT_EV_GPU_MEMORY: {
         const gt_gpu_memory *g = &ev->u.gpu_memory;
         add_mem(ld, g->start_ns, g->operation == GT_DEVMEM_ALLOC ? M_DEV_ALLOC : M_DEV_FREE, 0, g->address, g->bytes,
-                0);
+                0, gt_pid_of(g->global_pid));
         break;
     }
     case GT_EV_HEAP: {
@@ -666,7 +707,8 @@ static void take_event(loader *ld, const gt_event *ev)
                                     [GT_REGION_NAME] = -1};
         if (h->operation < 0 || h->operation > GT_REGION_NAME || op_of[h->operation] < 0)
             break;
-        add_mem(ld, h->start_ns, op_of[h->operation], h->heap_id, h->address, h->bytes, h->global_tid);
+        add_mem(ld, h->start_ns, op_of[h->operation], h->heap_id, h->address, h->bytes, h->global_tid,
+                h->global_tid ? gt_pid_of(h->global_tid) : 0);
         break;
     }
     default:
@@ -779,34 +821,43 @@ static void stack_remove(mem_build *b, size_t bi, int64_t t)
     }
 }
 
-static GvMemory *build_memory(GArray *mem)
+/* One process's memory from its rows (in time order, frees first at one
+ * time, as the analysis replays them): its figures are the report's. */
+static GvMemory *build_memory(const mem_ev *ev, size_t n)
 {
     gboolean has_blocks = FALSE, has_heaps = FALSE;
-    for (guint i = 0; i < mem->len; i++) {
-        int op = g_array_index(mem, mem_ev, i).op;
-        has_blocks |= op == M_BLOCK_ALLOC;
+    for (size_t i = 0; i < n; i++) {
+        int op = ev[i].op;
+        has_blocks |= op == M_BLOCK_ALLOC || op == M_BLOCK_RESIZE;
         has_heaps |= op == M_SEG_ALLOC;
     }
     GvMemory *out = g_new0(GvMemory, 1);
+    out->pid = n ? ev[0].pid : 0;
     mem_build b = {g_array_new(FALSE, FALSE, sizeof(GvMemSample)), g_array_new(FALSE, FALSE, sizeof(GvMemBlock)),
                    g_ptr_array_new(), g_array_new(FALSE, FALSE, sizeof(uint64_t)),
                    g_array_new(FALSE, FALSE, sizeof(guint)), 0, 0, 0};
     GHashTable *live = g_hash_table_new(g_direct_hash, g_direct_equal);      /* address -> block + 1 */
     GHashTable *heap_bytes = g_hash_table_new(g_direct_hash, g_direct_equal); /* heap or dev address -> bytes */
     int64_t allocated = 0, reserved = 0;
-    for (guint i = 0; i < mem->len; i++) {
-        const mem_ev *e = &g_array_index(mem, mem_ev, i);
+    for (size_t i = 0; i < n; i++) {
+        mem_ev resized = ev[i];
+        const mem_ev *e = &ev[i];
+        if (e->op == M_BLOCK_RESIZE && !g_hash_table_lookup(live, GSIZE_TO_POINTER(e->address))) {
+            resized.op = M_BLOCK_ALLOC; /* a resize of a block never seen: it starts here */
+            e = &resized;
+        }
         gboolean block_alloc = has_blocks ? e->op == M_BLOCK_ALLOC : e->op == M_DEV_ALLOC;
         gboolean block_free = has_blocks ? e->op == M_BLOCK_FREE : e->op == M_DEV_FREE;
         gboolean seg_alloc = has_heaps ? e->op == M_SEG_ALLOC : e->op == M_DEV_ALLOC;
         gboolean seg_free = has_heaps ? e->op == M_SEG_FREE : e->op == M_DEV_FREE;
         if (seg_alloc) {
-            gpointer key = GSIZE_TO_POINTER(has_heaps ? e->heap : e->address);
-            reserved += e->bytes;
+            /* a heap registered again has its new size (the analysis's RESIZE) */
+            gpointer key = GSIZE_TO_POINTER(has_heaps && e->heap ? e->heap : e->address);
             int64_t old = (int64_t)GPOINTER_TO_SIZE(g_hash_table_lookup(heap_bytes, key));
-            g_hash_table_insert(heap_bytes, key, GSIZE_TO_POINTER((gsize)(old + e->bytes)));
+            reserved += e->bytes - old;
+            g_hash_table_insert(heap_bytes, key, GSIZE_TO_POINTER((gsize)e->bytes));
         } else if (seg_free) {
-            gpointer key = GSIZE_TO_POINTER(has_heaps ? e->heap : e->address);
+            gpointer key = GSIZE_TO_POINTER(has_heaps && e->heap ? e->heap : e->address);
             reserved -= (int64_t)GPOINTER_TO_SIZE(g_hash_table_lookup(heap_bytes, key));
             g_hash_table_remove(heap_bytes, key);
         }
@@ -861,6 +912,14 @@ static GvMemory *build_memory(GArray *mem)
         }
         GvMemSample s = {e->t_ns, allocated, reserved};
         g_array_append_val(b.samples, s);
+        if (allocated > out->peak_allocated_bytes) {
+            out->peak_allocated_bytes = allocated;
+            out->peak_allocated_ns = e->t_ns;
+        }
+        if (reserved > out->peak_reserved_bytes) {
+            out->peak_reserved_bytes = reserved;
+            out->peak_reserved_ns = e->t_ns;
+        }
         if (b.stack_bytes > out->max_stack_bytes)
             out->max_stack_bytes = b.stack_bytes;
         if (reserved > out->max_reserved_bytes)
@@ -891,6 +950,37 @@ static GvMemory *build_memory(GArray *mem)
     g_array_unref(b.heap_of);
     g_array_unref(b.stack);
     return out;
+}
+
+static gboolean is_free_op(int op) { return op == M_SEG_FREE || op == M_BLOCK_FREE || op == M_HEAP_RESET || op == M_DEV_FREE; }
+
+/* By process, then time; at one time frees first (the analysis's order). */
+static gint cmp_mem_ev(gconstpointer a, gconstpointer b)
+{
+    const mem_ev *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    if (x->t_ns != y->t_ns)
+        return x->t_ns < y->t_ns ? -1 : 1;
+    return is_free_op(y->op) - is_free_op(x->op);
+}
+
+/* One memory per process with allocation rows, by pid (g_array_sort is
+ * stable: rows of one time keep their reading order). */
+static GvMemory **build_memories(GArray *mem, size_t *out_n)
+{
+    g_array_sort(mem, cmp_mem_ev);
+    GPtrArray *out = g_ptr_array_new();
+    const mem_ev *ev = (const mem_ev *)(void *)mem->data;
+    for (size_t i = 0; i < mem->len;) {
+        size_t j = i;
+        while (j < mem->len && ev[j].pid == ev[i].pid)
+            j++;
+        g_ptr_array_add(out, build_memory(ev + i, j - i));
+        i = j;
+    }
+    *out_n = out->len;
+    return (GvMemory **)g_ptr_array_free(out, FALSE);
 }
 
 /* ---- the loading task ------------------------------------------------------------ */
@@ -1035,10 +1125,12 @@ static void load_thread(GTask *task, gpointer source, gpointer task_data, GCance
         fail(&error, rc);
         goto cleanup;
     }
-    GvMemory *memory = build_memory(ld.mem);
+    size_t n_memories = 0;
+    GvMemory **memories = build_memories(ld.mem, &n_memories);
     g_mutex_lock(&self->lock);
     self->report = report;
-    self->memory = memory;
+    self->memories = memories;
+    self->n_memories = n_memories;
     g_mutex_unlock(&self->lock);
     g_atomic_int_set(&self->analysed, TRUE);
     on_main(d->ctx, emit_analysed, self);
@@ -1374,23 +1466,31 @@ char *gv_trace_model_describe_run(GvTraceModel *self, const GvItemRef *first, si
     return out ? out : g_strdup("");
 }
 
-gt_mem_state *gv_trace_model_memory_state_at(GvTraceModel *self, int64_t t_ns, GError **error)
+gt_mem_state *gv_trace_model_memory_state_of(GvTraceModel *self, int64_t pid, int64_t t_ns, GError **error)
 {
     g_return_val_if_fail(GV_IS_TRACE_MODEL(self), NULL);
     if (!gv_trace_model_is_analysed(self) || !g_mutex_trylock(&self->trace_lock))
         return NULL;
     gt_mem_state *st = NULL;
-    int rc = gt_memory_state_at(&st, self->trace, t_ns);
+    /* a trace without allocation rows: its one empty state */
+    int rc = gt_memory_state_at(&st, self->trace, self->n_memories ? pid : -1, t_ns);
     if (rc < 0)
         fail(error, rc);
     g_mutex_unlock(&self->trace_lock);
     return st;
 }
 
-char *gv_trace_model_block_origin(GvTraceModel *self, uint64_t address, int64_t alloc_ns)
+gt_mem_state *gv_trace_model_memory_state_at(GvTraceModel *self, int64_t t_ns, GError **error)
+{
+    g_return_val_if_fail(GV_IS_TRACE_MODEL(self), NULL);
+    const GvMemory *mem = gv_trace_model_memory(self);
+    return gv_trace_model_memory_state_of(self, mem ? mem->pid : 0, t_ns, error);
+}
+
+char *gv_trace_model_block_origin(GvTraceModel *self, int64_t pid, uint64_t address, int64_t alloc_ns)
 {
     g_autoptr(GError) error = NULL;
-    gt_mem_state *st = gv_trace_model_memory_state_at(self, alloc_ns, &error);
+    gt_mem_state *st = gv_trace_model_memory_state_of(self, pid, alloc_ns, &error);
     char *out = NULL;
     for (size_t i = 0; st && i < st->n_blocks && !out; i++)
         if (st->blocks[i].address == address && st->blocks[i].origin)

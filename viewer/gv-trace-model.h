@@ -49,7 +49,11 @@ typedef struct GvMemBlock {
 typedef struct GvMemPoint { int64_t t_ns, offset_bytes; } GvMemPoint;
 typedef struct GvMemSample { int64_t t_ns, allocated_bytes, reserved_bytes; } GvMemSample;
 
+/* One process's allocator (heap handles and addresses are per process). */
 typedef struct GvMemory {
+    int64_t pid; /* 0: rows without a thread */
+    /* the report's figures for the process (gt_memory.procs), from the same replay */
+    int64_t peak_allocated_bytes, peak_allocated_ns, peak_reserved_bytes, peak_reserved_ns;
     GvMemSample *samples; size_t n_samples; /* after each event, by time */
     GvMemBlock *blocks; size_t n_blocks;    /* by alloc time */
     GvMemPoint *pts; size_t n_pts;          /* band offsets, memory_viz's stacking */
@@ -93,7 +97,13 @@ uint32_t gv_trace_model_color(GvTraceModel *self, uint16_t slot);
 
 /* After "analysed" (NULL before): borrowed. */
 const gt_report *gv_trace_model_report(GvTraceModel *self);
-const GvMemory *gv_trace_model_memory(GvTraceModel *self);
+/* Processes with allocation events (0 before the analysis, or without any). */
+size_t gv_trace_model_n_memories(GvTraceModel *self);
+/* The i-th process's memory, by pid; the first is an empty one for a trace
+ * without allocation events; NULL past the end or before the analysis. */
+const GvMemory *gv_trace_model_memory_nth(GvTraceModel *self, size_t i);
+const GvMemory *gv_trace_model_memory(GvTraceModel *self); /* the first */
+const GvMemory *gv_trace_model_memory_of_pid(GvTraceModel *self, int64_t pid); /* NULL: none */
 
 /* A position of an item: track, lane, index. */
 typedef struct GvItemRef { size_t track, lane, index; } GvItemRef;
@@ -110,11 +120,13 @@ char *gv_trace_model_describe(GvTraceModel *self, const GvItemRef *ref);
 /* Lines that describe a merged box of `count` items from `first`. */
 char *gv_trace_model_describe_run(GvTraceModel *self, const GvItemRef *first, size_t count);
 
-/* The allocator's segments and blocks at t (gt_memory_state_at), or NULL with
- * *error set; NULL without error while the analysis still holds the trace. */
+/* Process pid's allocator segments and blocks at t (gt_memory_state_at), or
+ * NULL with *error set; NULL without error while the analysis still holds
+ * the trace. _at: the first process's. */
+gt_mem_state *gv_trace_model_memory_state_of(GvTraceModel *self, int64_t pid, int64_t t_ns, GError **error);
 gt_mem_state *gv_trace_model_memory_state_at(GvTraceModel *self, int64_t t_ns, GError **error);
-/* Who allocated the block at `address` made at alloc_ns ("" unknown); the caller frees. */
-char *gv_trace_model_block_origin(GvTraceModel *self, uint64_t address, int64_t alloc_ns);
+/* Who in process pid allocated the block at `address` made at alloc_ns ("" unknown); the caller frees. */
+char *gv_trace_model_block_origin(GvTraceModel *self, int64_t pid, uint64_t address, int64_t alloc_ns);
 
 /* "1.234 ms", "56.7 us"; into buf. */
 const char *gv_format_ns(char *buf, size_t n, int64_t ns);

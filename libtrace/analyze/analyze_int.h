@@ -121,8 +121,10 @@ void an_dist(gt_dist *d, int64_t *durations, size_t n); /* sorts durations */
 int an_summary(gt_report *r, const an_model *m, const gt_report_options *opt);
 int an_gaps(gt_gaps *g, const an_model *m, int64_t from_ns, int64_t to_ns, int top_n);
 int an_memory(gt_memory *mem, const an_model *m, gt_step *steps, size_t n_steps);
-int an_memory_state(gt_mem_state **out, const an_model *m, int64_t at_ns);
-int64_t an_memory_step_peak(const an_model *m, const gt_step *step);
+/* The allocator state of process pid (-1: the first with allocation events) at at_ns. */
+int an_memory_state(gt_mem_state **out, const an_model *m, int64_t pid, int64_t at_ns);
+/* The processes with allocation events, ascending (malloc'd; none: NULL, 0). */
+int an_memory_pids(const an_model *m, int64_t **out, size_t *out_n);
 /* The allocator's history as PyTorch's trace actions (for memviz). */
 enum { AN_ACT_ALLOC, AN_ACT_FREE, AN_ACT_SEG_ALLOC, AN_ACT_SEG_FREE };
 typedef struct an_mem_action {
@@ -132,8 +134,13 @@ typedef struct an_mem_action {
     int32_t stream;
     int64_t tid, callchain, alloc_ns; /* who made it, and when (for frames) */
     int8_t action;
+    int64_t pid;  /* the process whose allocator did it */
+    int64_t seq;  /* order within its process */
 } an_mem_action;
+/* Every process's actions, each replayed on its own, in time order. */
 int an_memory_actions(const an_model *m, an_mem_action **out, size_t *out_n);
+/* One process's actions (pid -1: every process's). */
+int an_memory_actions_pid(const an_model *m, int64_t pid, an_mem_action **out, size_t *out_n);
 /* Communication per rank and step (r's steps and window must be set). */
 int an_comm_measure(gt_comm *cm, const an_model *m, const gt_report *r, const gt_report_options *opt);
 void an_comm_clear(gt_comm *cm);

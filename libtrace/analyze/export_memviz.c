@@ -12,7 +12,13 @@
  * entries are every allocation and free (alloc, free_requested,
  * free_completed, segment_alloc, segment_free). Frames are the NVTX ranges
  * that were open when the block was made, innermost first, then its call
- * stack. One device: gtrace's allocator events do not say which.
+ * stack.
+ *
+ * One process per snapshot, as torch.cuda.memory._snapshot() is one
+ * process's allocator (a DDP job dumps one per rank): heap handles and
+ * addresses of two processes would collide in one. Its device is that of
+ * the process's device allocations; 0 when they do not say (NVTX heaps
+ * carry no device).
  *
  * A block in no segment of the trace (regions of a heap never registered, an
  * allocation never placed) gets a segment of its own, in the snapshot and in
@@ -66,16 +72,25 @@ static void p_uint(FILE *f, uint64_t v)
 
 static void p_str(FILE *f, const char *s)
 {
-    /* BINUNICODE must be UTF-8: bytes that are not become '?'. */
+    /* BINUNICODE must be UTF-8: a byte that is not becomes U+FFFD, the
+     * replacement character (3 bytes), as Python's errors="replace" does. */
+    static const unsigned char fffd[3] = {0xef, 0xbf, 0xbd};
     const unsigned char *p = (const unsigned char *)(s ? s : "");
-    size_t n = strlen((const char *)p);
+    size_t n = 0;
+    for (const unsigned char *q = p; *q;) {
+        int k = an_utf8_len(q);
+        n += k ? (size_t)k : sizeof fffd;
+        q += k ? k : 1;
+    }
+    if (n > UINT32_MAX) /* BINUNICODE's length is 4 bytes; no name from a trace is that long */
+        n = 0, p = (const unsigned char *)"";
     p_byte(f, 'X');
     for (int i = 0; i < 4; i++)
         p_byte(f, (int)((n >> (8 * i)) & 0xff));
     while (*p) {
         int k = an_utf8_len(p);
         if (k == 0) {
-            p_byte(f, '?');
+            fwrite(fffd, 1, sizeof fffd, f);
             p++;
         } else {
             fwrite(p, 1, (size_t)k, f);
@@ -170,7 +185,7 @@ static void p_block(FILE *f, plist *l, uint64_t address, int64_t size, int64_t r
  * segment (the viewer places blocks by adding up sizes from the segment's
  * address). Blocks are clipped to the segment and to each other, so the
  * sizes always add up to the segment's. */
-static void p_segment(FILE *f, plist *segs, const an_model *m, uint64_t address, int64_t bytes,
+static void p_segment(FILE *f, plist *segs, const an_model *m, int32_t device, uint64_t address, int64_t bytes,
                       const gt_mem_block *blocks, size_t n_blocks)
 {
     uint64_t end = address + (uint64_t)bytes;
@@ -188,7 +203,7 @@ static void p_segment(FILE *f, plist *segs, const an_model *m, uint64_t address,
     }
     p_list_item(segs);
     p_dict_begin(f);
-    p_key_int(f, "device", 0);
+    p_key_int(f, "device", device);
     p_str(f, "address");
     p_uint(f, address);
     p_key_int(f, "total_size", bytes);
@@ -235,17 +250,17 @@ static void p_segment(FILE *f, plist *segs, const an_model *m, uint64_t address,
     p_dict_end(f);
 }
 
-static void p_segments(FILE *f, const an_model *m, const gt_mem_state *st)
+static void p_segments(FILE *f, const an_model *m, int32_t device, const gt_mem_state *st)
 {
     p_str(f, "segments");
     plist segs = p_list_begin(f);
     for (size_t i = 0; i < st->n_segments; i++) {
         const gt_mem_segment *g = &st->segments[i];
-        p_segment(f, &segs, m, g->address, g->bytes, st->blocks + g->first_block, g->n_blocks);
+        p_segment(f, &segs, m, device, g->address, g->bytes, st->blocks + g->first_block, g->n_blocks);
     }
     /* blocks in no segment: each in a segment of its own, as in the trace */
     for (size_t b = st->n_blocks - st->n_unplaced; b < st->n_blocks; b++)
-        p_segment(f, &segs, m, st->blocks[b].address, st->blocks[b].bytes, &st->blocks[b], 1);
+        p_segment(f, &segs, m, device, st->blocks[b].address, st->blocks[b].bytes, &st->blocks[b], 1);
     p_list_end(&segs);
 }
 
@@ -328,27 +343,64 @@ static bool seg_holds(const seglist *sl, uint64_t address, int64_t bytes)
     return false;
 }
 
-int gt_export_memviz(gt_trace *t, FILE *f)
+/* The device of a process's device allocations: the snapshot's device (and
+ * its index in device_traces); 0 when none or several say, or an id no list
+ * should be that long for. */
+static int32_t device_of(const an_model *m, int64_t pid)
+{
+    enum { MAX_DEVICE = 1024 };
+    int32_t dev = -1;
+    for (size_t i = 0; i < m->n_mem; i++) {
+        const an_mem *e = &m->mem[i];
+        if (e->op != AN_DEV_ALLOC || (e->tid ? gt_pid_of(e->tid) : 0) != pid)
+            continue;
+        int32_t d = (int32_t)e->heap; /* the device id */
+        if (d < 0 || d >= MAX_DEVICE || (dev >= 0 && d != dev))
+            return 0;
+        dev = d;
+    }
+    return dev >= 0 ? dev : 0;
+}
+
+int gt_export_memviz(gt_trace *t, int64_t pid, FILE *f)
 {
     an_model *m = NULL;
     gt_mem_state *st = NULL;
     an_mem_action *acts = NULL;
+    int64_t *pids = NULL;
     seglist live = {0};
-    size_t n_acts = 0;
+    size_t n_acts = 0, n_pids = 0;
+    int32_t device = 0;
+    plist devices, l;
     int rc;
     if (!t || !f)
         return gt_error_set(GT_ERR_INVALID, "gt_export_memviz: missing argument");
-    if ((rc = an_model_load(&m, t)) < 0 || (rc = an_memory_state(&st, m, INT64_MAX)) < 0 ||
-        (rc = an_memory_actions(m, &acts, &n_acts)) < 0)
+    if ((rc = an_model_load(&m, t)) < 0 || (rc = an_memory_pids(m, &pids, &n_pids)) < 0)
         goto cleanup;
+    if (pid < 0 && n_pids > 1) {
+        rc = gt_error_set(GT_ERR_INVALID, "%s: %zu processes have allocation events; a snapshot holds one",
+                          gt_trace_path(t), n_pids);
+        goto cleanup;
+    }
+    if (pid < 0)
+        pid = n_pids ? pids[0] : 0;
+    if ((rc = an_memory_state(&st, m, n_pids ? pid : -1, INT64_MAX)) < 0 ||
+        (rc = an_memory_actions_pid(m, pid, &acts, &n_acts)) < 0)
+        goto cleanup;
+    device = device_of(m, pid);
     p_byte(f, 0x80); /* PROTO 2 */
     p_byte(f, 2);
     p_dict_begin(f);
-    p_segments(f, m, st);
+    p_segments(f, m, device, st);
     p_str(f, "device_traces");
-    plist devices = p_list_begin(f);
+    devices = p_list_begin(f);
+    for (int32_t d = 0; d < device; d++) { /* devices before the process's: no trace */
+        p_list_item(&devices);
+        plist none = p_list_begin(f);
+        p_list_end(&none);
+    }
     p_list_item(&devices);
-    plist l = p_list_begin(f);
+    l = p_list_begin(f);
     for (size_t i = 0; i < n_acts && rc == 0; i++) {
         const an_mem_action *a = &acts[i];
         switch (a->action) {
@@ -387,6 +439,7 @@ int gt_export_memviz(gt_trace *t, FILE *f)
     if (ferror(f))
         rc = gt_error_set(GT_ERR_IO, "memviz export: cannot write the output");
 cleanup:
+    free(pids);
     free(live.v);
     free(acts);
     gt_mem_state_free(st);

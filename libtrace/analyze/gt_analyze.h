@@ -112,6 +112,7 @@ typedef struct gt_gaps {
 } gt_gaps;
 
 typedef struct gt_leak {
+    int64_t pid;      /* the process that made them; 0 unknown */
     char *origin;     /* NVTX range path (and call stack) that made the allocations */
     int64_t n_alive, alive_bytes; /* never freed */
     int64_t n_steps_grew;         /* steps in which the never-freed total grew */
@@ -120,6 +121,7 @@ typedef struct gt_leak {
 } gt_leak;
 
 typedef struct gt_spike {
+    int64_t pid;
     char *origin;
     uint64_t address;
     int64_t bytes;
@@ -127,7 +129,16 @@ typedef struct gt_spike {
     int64_t step; /* step it lived in; -1 none */
 } gt_spike;
 
-typedef struct gt_memory {
+/* Memory of one process, or of the whole trace. Heap and region handles and
+ * addresses are a process's own, so each process is replayed by itself
+ * (its pid: the allocating thread's globalTid >> 24). The whole trace's
+ * figures are those of the process that reserved most (what a device's
+ * memory is compared with), with every process's leaks and spikes; procs
+ * has each process's; the total_* figures are all processes at once. */
+typedef struct gt_memory gt_memory;
+struct gt_memory {
+    int64_t pid;       /* the process these figures are of; 0 unknown */
+    int32_t device_id; /* the one device of its device allocations; -1 none or several */
     bool has_blocks;   /* allocator blocks (NVTX memory regions) were seen */
     bool has_segments; /* allocator heaps were seen */
     bool has_device;   /* device allocation events were seen */
@@ -141,7 +152,16 @@ typedef struct gt_memory {
     double block_churn_per_step; /* block allocs+frees per step, first step excluded */
     gt_leak *leaks; size_t n_leaks;
     gt_spike *spikes; size_t n_spikes;
-} gt_memory;
+    /* whole trace only (zero in procs): */
+    gt_memory *procs; size_t n_procs; /* each process with allocation events, by pid */
+    /* the sums over processes at one moment, at their most (never sums of
+     * peaks); total_one_pool: no two processes are on different known
+     * devices, so the sum is what one memory held */
+    int64_t total_peak_allocated_bytes, total_peak_allocated_ns;
+    int64_t total_peak_reserved_bytes, total_peak_reserved_ns;
+    bool total_one_pool;
+    int64_t n_skipped_rows; /* rows with impossible times or sizes, left out */
+};
 
 /* Communication of a distributed job, per rank. What is communication: NCCL
  * kernels (names starting "nccl") on a device, and NVTX ranges of a category
@@ -283,7 +303,8 @@ typedef struct gt_mem_segment {
     bool from_heap; /* an allocator heap; else a device allocation */
 } gt_mem_segment;
 
-typedef struct gt_mem_state {
+typedef struct gt_mem_state { /* one process's allocator */
+    int64_t pid;   /* 0: rows without a thread, or a trace without allocations */
     int64_t at_ns;
     int64_t step; /* the step asked for; -1 */
     int64_t allocated_bytes, reserved_bytes;
@@ -292,20 +313,41 @@ typedef struct gt_mem_state {
     size_t n_unplaced; /* blocks in no known segment: the last n_unplaced blocks */
 } gt_mem_state;
 
-/* The allocator's state at time at_ns (gtrace memory --at). */
-int gt_memory_state_at(gt_mem_state **out, gt_trace *t, int64_t at_ns);
-/* The state at the moment step N's allocated bytes peaked (gtrace memory --step N). */
-int gt_memory_state_at_step(gt_mem_state **out, gt_trace *t, int64_t step);
+typedef struct gt_mem_states { /* one state per process, by pid */
+    gt_mem_state **v; size_t n;
+} gt_mem_states;
+
+/* Processes with allocation events, ascending (malloc'd; none: NULL, 0). */
+int gt_memory_pids(int64_t **out, size_t *out_n, gt_trace *t);
+/* Each process's allocator at time at_ns (gtrace memory --at), or only
+ * process pid's (pid >= 0; GT_ERR_NOTFOUND when it has no allocation
+ * events). A trace without allocation events gives one empty state. */
+int gt_memory_states_at(gt_mem_states **out, gt_trace *t, int64_t pid, int64_t at_ns);
+/* Each process's allocator at the moment its step N's allocated bytes
+ * peaked (gtrace memory --step N): its own step N, else the trace's. */
+int gt_memory_states_at_step(gt_mem_states **out, gt_trace *t, int64_t pid, int64_t step);
+/* The same for one process: pid's, or (-1) the trace's only one; with
+ * several, GT_ERR_INVALID names them. */
+int gt_memory_state_at(gt_mem_state **out, gt_trace *t, int64_t pid, int64_t at_ns);
+int gt_memory_state_at_step(gt_mem_state **out, gt_trace *t, int64_t pid, int64_t step);
 void gt_mem_state_free(gt_mem_state *s);
+void gt_mem_states_free(gt_mem_states *s);
 int gt_mem_state_print_text(const gt_mem_state *s, FILE *f);
 int gt_mem_state_print_json(const gt_mem_state *s, FILE *f);
+/* Every state, each headed by its process when there are several; JSON:
+ * {"processes": [state...]}. */
+int gt_mem_states_print_text(const gt_mem_states *s, FILE *f);
+int gt_mem_states_print_json(const gt_mem_states *s, FILE *f);
 
 /* ---- exports ------------------------------------------------------------ */
 
 /* Chrome trace JSON (Perfetto, chrome://tracing) with Kineto's categories. */
 int gt_export_chrome(gt_trace *t, FILE *f);
-/* PyTorch memory snapshot pickle (torch.cuda._memory_viz, pytorch.org/memory_viz). */
-int gt_export_memviz(gt_trace *t, FILE *f);
+/* PyTorch memory snapshot pickle (torch.cuda._memory_viz, pytorch.org/memory_viz)
+ * of one process's allocator, as torch.cuda.memory._snapshot() is: pid's,
+ * or (-1) the trace's only process with allocation events (GT_ERR_INVALID
+ * when several have: gt_memory_pids lists them). */
+int gt_export_memviz(gt_trace *t, int64_t pid, FILE *f);
 /* One CSV per event kind, DIR/<kind>.csv (kernel.csv, memcpy.csv...), RFC 4180.
  * Kinds without events are skipped; `dir` must exist. */
 int gt_export_csv(gt_trace *t, const char *dir);

@@ -6,11 +6,25 @@
  *
  * Allocated bytes are the live blocks; reserved bytes the live segments.
  * A trace without an allocator's events has only device allocations: then
- * they are both (each is a segment holding one block). */
+ * they are both (each is a segment holding one block).
+ *
+ * Each process is replayed on its own. Heap and region handles are numbered
+ * per process (every rank of a job registers heap 1), and addresses belong
+ * to a process too, so a row's process (the pid part of its thread's global
+ * id, globalTid >> 24 as nsys packs it) is part of every key. The report's
+ * figures are per process; a total over processes is their sum at one moment,
+ * never a sum of peaks reached at different times.
+ *
+ * Rows no replay can use are skipped and counted, never computed with:
+ * times beyond +-2^62 ns, sizes below 0 or above 2^50 bytes, and a block
+ * whose end would pass the end of the address space. */
 #include "analyze_int.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+#define MEM_T_LIMIT (INT64_C(1) << 62)
+#define MEM_MAX_BYTES (INT64_C(1) << 50)
 
 enum { REC_BLOCK, REC_SEGMENT, REC_DEVICE };
 
@@ -28,17 +42,72 @@ typedef struct live_map { /* address -> rec index of the live ones; open address
     size_t cap, n_used;
 } live_map;
 
+/* The rows of one process, in time order (a copy of the model's). */
+typedef struct proc_mem {
+    int64_t pid; /* 0: rows without a thread */
+    an_mem *ev;
+    size_t n;
+} proc_mem;
+
+typedef struct mem_split {
+    proc_mem *v; size_t n; /* by pid */
+    int64_t n_skipped;     /* rows no replay can use */
+} mem_split;
+
+typedef struct actlog { /* the allocator's history, for exports */
+    an_mem_action *v;
+    size_t n, cap;
+} actlog;
+
 typedef struct replay {
     const an_model *m;
+    const proc_mem *p;
     rec *recs; size_t n_recs, cap_recs;
     live_map live[3];
     live_map heap_blocks; /* heap id -> its live blocks, so a heap's end frees them */
     bool has_blocks, has_segments, has_device;
+    int32_t device; /* of its device allocations: -1 none, -2 several */
     int64_t allocated, reserved;
     int64_t peak_alloc, peak_alloc_ns, peak_res, peak_res_ns, res_at_peak_alloc;
     int64_t n_ops[7];
-    an_mem_action *log; size_t n_log, cap_log; bool logging; /* for exports */
+    actlog *log; /* NULL: not logging */
 } replay;
+
+static int64_t sat_add(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_add_overflow(a, b, &r))
+        return b > 0 ? INT64_MAX : INT64_MIN;
+    return r;
+}
+
+static int64_t sat_sub(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_sub_overflow(a, b, &r))
+        return b < 0 ? INT64_MAX : INT64_MIN;
+    return r;
+}
+
+/* The last nanosecond before t. */
+static int64_t just_before(int64_t t) { return t > INT64_MIN ? t - 1 : INT64_MIN; }
+
+static bool is_alloc_op(int8_t op) { return op == AN_BLOCK_ALLOC || op == AN_SEG_ALLOC || op == AN_DEV_ALLOC; }
+
+/* Whether a row can be replayed (see the top of the file). */
+static bool row_ok(const an_mem *e)
+{
+    if (e->t_ns < -MEM_T_LIMIT || e->t_ns > MEM_T_LIMIT || e->op < AN_SEG_ALLOC || e->op > AN_DEV_FREE)
+        return false;
+    if (!is_alloc_op(e->op))
+        return true;
+    if (e->bytes < 0 || e->bytes > MEM_MAX_BYTES)
+        return false;
+    uint64_t address = e->op == AN_SEG_ALLOC && e->address == 0 ? e->heap : e->address;
+    return address <= UINT64_MAX - (uint64_t)e->bytes;
+}
+
+static int64_t row_pid(const an_mem *e) { return e->tid ? gt_pid_of(e->tid) : 0; }
 
 static size_t hash_addr(uint64_t a)
 {
@@ -116,9 +185,96 @@ static void map_clear(live_map *mp)
     memset(mp, 0, sizeof *mp);
 }
 
+/* ---- processes ------------------------------------------------------------ */
+
+static void split_free(mem_split *sp)
+{
+    for (size_t i = 0; i < sp->n; i++)
+        free(sp->v[i].ev);
+    free(sp->v);
+    memset(sp, 0, sizeof *sp);
+}
+
+/* Index of pid in the sorted split, or sp->n. */
+static size_t split_find(const mem_split *sp, int64_t pid)
+{
+    size_t lo = 0, hi = sp->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (sp->v[mid].pid < pid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < sp->n && sp->v[lo].pid == pid ? lo : sp->n;
+}
+
+/* The model's rows by process, each process's in time order. */
+static int split_procs(mem_split *sp, const an_model *m)
+{
+    int rc = 0;
+    memset(sp, 0, sizeof *sp);
+    size_t cap = 0, last = SIZE_MAX;
+    /* pass 1: the processes (sorted) and their row counts, kept in .n */
+    for (size_t i = 0; i < m->n_mem; i++) {
+        const an_mem *e = &m->mem[i];
+        if (!row_ok(e)) {
+            sp->n_skipped++;
+            continue;
+        }
+        int64_t pid = row_pid(e);
+        if (last < sp->n && sp->v[last].pid == pid) {
+            sp->v[last].n++;
+            continue;
+        }
+        size_t k = split_find(sp, pid);
+        if (k == sp->n || sp->v[k].pid != pid) {
+            size_t lo = 0;
+            while (lo < sp->n && sp->v[lo].pid < pid)
+                lo++;
+            if (sp->n == cap) {
+                size_t ncap = cap ? cap * 2 : 8;
+                proc_mem *nv = realloc(sp->v, ncap * sizeof *nv);
+                if (!nv)
+                    goto nomem;
+                sp->v = nv;
+                cap = ncap;
+            }
+            memmove(&sp->v[lo + 1], &sp->v[lo], (sp->n - lo) * sizeof *sp->v);
+            sp->v[lo] = (proc_mem){pid, NULL, 0};
+            sp->n++;
+            k = lo;
+        }
+        sp->v[k].n++;
+        last = k;
+    }
+    for (size_t k = 0; k < sp->n; k++) {
+        if (!(sp->v[k].ev = malloc(sp->v[k].n * sizeof *sp->v[k].ev)))
+            goto nomem;
+        sp->v[k].n = 0;
+    }
+    /* pass 2: the rows */
+    last = SIZE_MAX;
+    for (size_t i = 0; i < m->n_mem; i++) {
+        const an_mem *e = &m->mem[i];
+        if (!row_ok(e))
+            continue;
+        int64_t pid = row_pid(e);
+        size_t k = last < sp->n && sp->v[last].pid == pid ? last : split_find(sp, pid);
+        sp->v[k].ev[sp->v[k].n++] = *e;
+        last = k;
+    }
+    return 0;
+nomem:
+    rc = gt_error_set(GT_ERR_NOMEM, "analyze: out of memory sorting allocations by process");
+    split_free(sp);
+    return rc;
+}
+
+/* ---- replay ------------------------------------------------------------- */
+
 static void replay_free(replay *rp)
 {
-    free(rp->log);
     free(rp->recs);
     for (int k = 0; k < 3; k++)
         map_clear(&rp->live[k]);
@@ -137,24 +293,27 @@ static int count_heap_block(replay *rp, uint64_t heap, int64_t delta)
 
 static int log_one(replay *rp, int8_t action, const rec *r, int64_t t_ns, int64_t bytes)
 {
-    if (rp->n_log == rp->cap_log) {
-        size_t ncap = rp->cap_log ? rp->cap_log * 2 : 1024;
-        an_mem_action *nl = realloc(rp->log, ncap * sizeof *nl);
+    actlog *lg = rp->log;
+    if (lg->n == lg->cap) {
+        size_t ncap = lg->cap ? lg->cap * 2 : 1024;
+        an_mem_action *nl = realloc(lg->v, ncap * sizeof *nl);
         if (!nl)
             return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory logging allocations");
-        rp->log = nl;
-        rp->cap_log = ncap;
+        lg->v = nl;
+        lg->cap = ncap;
     }
-    rp->log[rp->n_log++] = (an_mem_action){t_ns, r->address, bytes, r->stream, r->tid, r->callchain, r->start_ns, action};
+    lg->v[lg->n++] = (an_mem_action){.t_ns = t_ns, .address = r->address, .bytes = bytes, .stream = r->stream,
+                                     .tid = r->tid, .callchain = r->callchain, .alloc_ns = r->start_ns,
+                                     .action = action, .pid = rp->p->pid};
     return 0;
 }
 
 /* What a trace reader of PyTorch's allocator would have seen: a device
- * allocation is a segment when the trace has no heaps, a block when it has
+ * allocation is a segment when the process has no heaps, a block when it has
  * no regions, or both. */
 static int log_rec(replay *rp, const rec *r, bool alloc, int64_t t_ns, int64_t bytes)
 {
-    if (!rp->logging)
+    if (!rp->log)
         return 0;
     bool seg = r->kind == REC_SEGMENT || (r->kind == REC_DEVICE && !rp->has_segments);
     bool blk = r->kind == REC_BLOCK || (r->kind == REC_DEVICE && !rp->has_blocks);
@@ -174,13 +333,13 @@ static int log_rec(replay *rp, const rec *r, bool alloc, int64_t t_ns, int64_t b
 }
 
 /* Allocated and reserved bytes move with blocks and segments, or with device
- * allocations when the trace has no allocator events of that kind. */
+ * allocations when the process has no allocator events of that kind. */
 static void account(replay *rp, int8_t kind, int64_t delta, int64_t t_ns)
 {
     if (kind == REC_BLOCK || (kind == REC_DEVICE && !rp->has_blocks))
-        rp->allocated += delta;
+        rp->allocated = sat_add(rp->allocated, delta);
     if (kind == REC_SEGMENT || (kind == REC_DEVICE && !rp->has_segments))
-        rp->reserved += delta;
+        rp->reserved = sat_add(rp->reserved, delta);
     if (rp->allocated > rp->peak_alloc) {
         rp->peak_alloc = rp->allocated;
         rp->peak_alloc_ns = t_ns;
@@ -203,6 +362,7 @@ static int end_rec(replay *rp, int64_t idx, int64_t t_ns)
     return log_rec(rp, r, false, t_ns, r->bytes);
 }
 
+/* One row of the replay's process (row_ok holds). */
 static int replay_event(replay *rp, const an_mem *e)
 {
     int8_t kind = e->op == AN_BLOCK_ALLOC || e->op == AN_BLOCK_FREE ? REC_BLOCK
@@ -226,9 +386,14 @@ static int replay_event(replay *rp, const an_mem *e)
     }
     if (e->op == AN_HEAP_RESET)
         return 0;
-    bool alloc = e->op == AN_BLOCK_ALLOC || e->op == AN_SEG_ALLOC || e->op == AN_DEV_ALLOC;
+    bool alloc = is_alloc_op(e->op);
+    if (e->op == AN_DEV_ALLOC) {
+        int32_t dev = (int32_t)e->heap; /* the device id */
+        rp->device = rp->device == -1 || rp->device == dev ? dev : -2;
+    }
     /* A heap is known by its handle: nvtxMemHeapUnregister gives no address.
-     * Its record keeps the address it was registered with. */
+     * Its record keeps the address it was registered with. Handles are the
+     * process's own: this replay sees one process. */
     uint64_t key = kind == REC_SEGMENT ? (e->heap ? e->heap : e->address) : e->address;
     uint64_t address = kind == REC_SEGMENT && e->address == 0 ? e->heap : e->address;
     int64_t slot = map_find(mp, key);
@@ -266,25 +431,27 @@ static int replay_event(replay *rp, const an_mem *e)
     return log_rec(rp, &rp->recs[rp->n_recs - 1], true, e->t_ns, e->bytes);
 }
 
-static void replay_init(replay *rp, const an_model *m)
+static void replay_init(replay *rp, const an_model *m, const proc_mem *p)
 {
     memset(rp, 0, sizeof *rp);
     rp->m = m;
-    for (size_t i = 0; i < m->n_mem; i++) {
-        int8_t op = m->mem[i].op;
+    rp->p = p;
+    rp->device = -1;
+    for (size_t i = 0; i < p->n; i++) {
+        int8_t op = p->ev[i].op;
         rp->has_blocks |= op == AN_BLOCK_ALLOC;
         rp->has_segments |= op == AN_SEG_ALLOC;
         rp->has_device |= op == AN_DEV_ALLOC;
     }
 }
 
-/* Replays events with time <= until_ns; returns the index of the next one. */
+/* Replays rows with time <= until_ns; returns the index of the next one. */
 static int replay_until(replay *rp, size_t from, int64_t until_ns, size_t *out_next)
 {
     size_t i = from;
     int rc;
-    for (; i < rp->m->n_mem && rp->m->mem[i].t_ns <= until_ns; i++)
-        if ((rc = replay_event(rp, &rp->m->mem[i])) < 0)
+    for (; i < rp->p->n && rp->p->ev[i].t_ns <= until_ns; i++)
+        if ((rc = replay_event(rp, &rp->p->ev[i])) < 0)
             return rc;
     *out_next = i;
     return 0;
@@ -318,7 +485,7 @@ static int find_leaks(gt_memory *mem, const replay *rp, const gt_step *steps, si
     const an_model *m = rp->m;
     int8_t kind = rp->has_blocks ? REC_BLOCK : REC_DEVICE;
     leak_group *gs = NULL;
-    size_t n_g = 0, cap_g = 0;
+    size_t n_g = 0, cap_g = 0, n_leaks = 0;
     int rc = 0;
     /* "Grew step over step" needs steps to compare. */
     if (n_steps < 3)
@@ -350,10 +517,10 @@ static int find_leaks(gt_memory *mem, const replay *rp, const gt_step *steps, si
         leak_group *lg = &gs[g];
         int s = step_of(steps, n_steps, r->start_ns);
         lg->n++;
-        lg->bytes += r->bytes;
+        lg->bytes = sat_add(lg->bytes, r->bytes);
         lg->last_ns = r->start_ns;
         if (s >= 0) {
-            lg->bytes_in_steps += r->bytes;
+            lg->bytes_in_steps = sat_add(lg->bytes_in_steps, r->bytes);
             if (s != lg->last_step)
                 lg->n_steps_grew++;
             lg->last_step = s;
@@ -361,7 +528,6 @@ static int find_leaks(gt_memory *mem, const replay *rp, const gt_step *steps, si
     }
     /* A leak grew in at least three steps and in half of them: weights and
      * optimizer state, made once, never qualify. */
-    size_t n_leaks = 0;
     for (size_t g = 0; g < n_g; g++)
         n_leaks += gs[g].n_steps_grew >= 3 && (size_t)gs[g].n_steps_grew * 2 >= n_steps;
     if (n_leaks == 0)
@@ -376,6 +542,7 @@ static int find_leaks(gt_memory *mem, const replay *rp, const gt_step *steps, si
         if (!(lg->n_steps_grew >= 3 && (size_t)lg->n_steps_grew * 2 >= n_steps))
             continue;
         gt_leak *l = &mem->leaks[mem->n_leaks++];
+        l->pid = rp->p->pid;
         l->origin = an_model_origin(m, lg->first_tid, lg->first_ns, lg->callchain);
         l->n_alive = lg->n;
         l->alive_bytes = lg->bytes;
@@ -418,12 +585,12 @@ static int find_spikes(gt_memory *mem, const replay *rp, const gt_step *steps, s
         if (!d)
             return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
         for (size_t i = 0; i < n_steps; i++)
-            d[i] = steps[i].end_ns - steps[i].start_ns;
+            d[i] = sat_sub(steps[i].end_ns, steps[i].start_ns);
         qsort(d, n_steps, sizeof *d, cmp_i64);
         max_life = d[n_steps / 2] / 2;
         free(d);
     } else {
-        max_life = (m->span_end_ns - m->span_start_ns) / 100;
+        max_life = sat_sub(m->span_end_ns, m->span_start_ns) / 100;
     }
     int64_t min_bytes = rp->peak_alloc / 10;
     if (min_bytes <= 0)
@@ -453,6 +620,7 @@ static int find_spikes(gt_memory *mem, const replay *rp, const gt_step *steps, s
     for (size_t k = 0; k < n_top; k++) {
         const rec *r = &rp->recs[top[k]];
         gt_spike *s = &mem->spikes[mem->n_spikes++];
+        s->pid = rp->p->pid;
         s->origin = an_model_origin(m, r->tid, r->start_ns, r->callchain);
         if (!s->origin)
             return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
@@ -472,23 +640,25 @@ static int find_spikes(gt_memory *mem, const replay *rp, const gt_step *steps, s
     return 0;
 }
 
-int an_memory(gt_memory *mem, const an_model *m, gt_step *steps, size_t n_steps)
+/* One process's figures: its replay, step by step, so each step gets its
+ * counts and its end state. */
+static int memory_of(gt_memory *mem, const an_model *m, const proc_mem *p, gt_step *steps, size_t n_steps)
 {
     replay rp;
     int rc = 0;
     size_t next = 0;
     memset(mem, 0, sizeof *mem);
-    replay_init(&rp, m);
+    replay_init(&rp, m, p);
+    mem->pid = p->pid;
     mem->has_blocks = rp.has_blocks;
     mem->has_segments = rp.has_segments;
     mem->has_device = rp.has_device;
-    /* Step by step, so each step gets its counts and its end state. */
     for (size_t s = 0; s < n_steps; s++) {
         int64_t before[7];
-        if ((rc = replay_until(&rp, next, steps[s].start_ns - 1, &next)) < 0)
+        if ((rc = replay_until(&rp, next, just_before(steps[s].start_ns), &next)) < 0)
             goto cleanup;
         memcpy(before, rp.n_ops, sizeof before);
-        if ((rc = replay_until(&rp, next, steps[s].end_ns - 1, &next)) < 0)
+        if ((rc = replay_until(&rp, next, just_before(steps[s].end_ns), &next)) < 0)
             goto cleanup;
         steps[s].n_dev_allocs = rp.n_ops[AN_DEV_ALLOC] - before[AN_DEV_ALLOC];
         steps[s].n_dev_frees = rp.n_ops[AN_DEV_FREE] - before[AN_DEV_FREE];
@@ -498,6 +668,7 @@ int an_memory(gt_memory *mem, const an_model *m, gt_step *steps, size_t n_steps)
     }
     if ((rc = replay_until(&rp, next, INT64_MAX, &next)) < 0)
         goto cleanup;
+    mem->device_id = rp.device == -2 ? -1 : rp.device;
     mem->peak_allocated_bytes = rp.peak_alloc;
     mem->peak_allocated_ns = rp.peak_alloc_ns;
     mem->peak_reserved_bytes = rp.peak_res;
@@ -523,13 +694,6 @@ int an_memory(gt_memory *mem, const an_model *m, gt_step *steps, size_t n_steps)
         mem->dev_churn_per_step = (double)dev / (double)(n_steps - first);
         mem->block_churn_per_step = (double)blk / (double)(n_steps - first);
     }
-    if (m->t) {
-        size_t n_gpus = 0;
-        const gt_gpu_info *gpus = gt_trace_gpus(m->t, &n_gpus);
-        for (size_t i = 0; i < n_gpus; i++)
-            if (gpus[i].total_memory_bytes > mem->total_device_bytes)
-                mem->total_device_bytes = gpus[i].total_memory_bytes;
-    }
     if ((rc = find_leaks(mem, &rp, steps, n_steps)) < 0 || (rc = find_spikes(mem, &rp, steps, n_steps)) < 0)
         goto cleanup;
 cleanup:
@@ -537,7 +701,227 @@ cleanup:
     return rc;
 }
 
-void an_memory_clear(gt_memory *mem)
+/* The process whose thread the report's steps are ranges of; -1 unknown. */
+static int64_t steps_owner(const an_model *m, const gt_step *steps, size_t n_steps)
+{
+    if (n_steps == 0)
+        return -1;
+    for (size_t i = 0; i < m->n_ranges; i++) {
+        const an_range *g = &m->ranges[i];
+        if (g->start_ns == steps[0].start_ns && g->end_ns == steps[0].end_ns && g->parent < 0)
+            return gt_pid_of(g->tid);
+    }
+    return -1;
+}
+
+/* The steps a process's leaks and churn are measured over: its own step
+ * ranges numbered like the report's (a rank of a job has its own), else a
+ * copy of the report's. Into *out (malloc'd). */
+static int steps_for(gt_step **out, size_t *out_n, const an_model *m, int64_t pid, const gt_step *steps,
+                     size_t n_steps)
+{
+    an_steps own = {0};
+    int rc;
+    *out = NULL;
+    *out_n = 0;
+    if (n_steps == 0)
+        return 0;
+    if ((rc = an_steps_find_pid(&own, m, pid)) < 0)
+        return rc;
+    int64_t lo = steps[0].number, hi = steps[0].number;
+    for (size_t i = 1; i < n_steps; i++) {
+        lo = steps[i].number < lo ? steps[i].number : lo;
+        hi = steps[i].number > hi ? steps[i].number : hi;
+    }
+    size_t n = 0;
+    for (size_t i = 0; i < own.n; i++)
+        if (own.v[i].number >= lo && own.v[i].number <= hi)
+            own.v[n++] = own.v[i];
+    if (n > 0) {
+        *out = own.v;
+        *out_n = n;
+        return 0;
+    }
+    free(own.v);
+    if (!(*out = malloc(n_steps * sizeof **out)))
+        return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
+    memcpy(*out, steps, n_steps * sizeof **out);
+    *out_n = n_steps;
+    return 0;
+}
+
+/* All processes at once: each process's replay advanced in time order, the
+ * sums of their allocated and reserved bytes after each row. */
+static int total_of(gt_memory *mem, const an_model *m, const mem_split *sp)
+{
+    replay *rps = calloc(sp->n, sizeof *rps);
+    size_t *next = calloc(sp->n, sizeof *next);
+    int64_t allocated = 0, reserved = 0;
+    int rc = 0;
+    if (!rps || !next) {
+        rc = gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
+        goto cleanup;
+    }
+    for (size_t k = 0; k < sp->n; k++)
+        replay_init(&rps[k], m, &sp->v[k]);
+    for (;;) {
+        size_t best = sp->n;
+        for (size_t k = 0; k < sp->n; k++)
+            if (next[k] < sp->v[k].n && (best == sp->n || sp->v[k].ev[next[k]].t_ns < sp->v[best].ev[next[best]].t_ns))
+                best = k;
+        if (best == sp->n)
+            break;
+        replay *rp = &rps[best];
+        const an_mem *e = &sp->v[best].ev[next[best]++];
+        int64_t a0 = rp->allocated, r0 = rp->reserved;
+        if ((rc = replay_event(rp, e)) < 0)
+            goto cleanup;
+        allocated = sat_add(allocated, sat_sub(rp->allocated, a0));
+        reserved = sat_add(reserved, sat_sub(rp->reserved, r0));
+        if (allocated > mem->total_peak_allocated_bytes) {
+            mem->total_peak_allocated_bytes = allocated;
+            mem->total_peak_allocated_ns = e->t_ns;
+        }
+        if (reserved > mem->total_peak_reserved_bytes) {
+            mem->total_peak_reserved_bytes = reserved;
+            mem->total_peak_reserved_ns = e->t_ns;
+        }
+    }
+cleanup:
+    for (size_t k = 0; rps && k < sp->n; k++)
+        replay_free(&rps[k]);
+    free(rps);
+    free(next);
+    return rc;
+}
+
+static int cmp_leak(const void *a, const void *b)
+{
+    const gt_leak *x = a, *y = b;
+    return (x->alive_bytes < y->alive_bytes) - (x->alive_bytes > y->alive_bytes);
+}
+
+static int cmp_spike(const void *a, const void *b)
+{
+    const gt_spike *x = a, *y = b;
+    return (x->bytes < y->bytes) - (x->bytes > y->bytes);
+}
+
+/* The whole memory's figures: those of the process that reserved most (what
+ * a device's limit is compared with), with every process's leaks and spikes
+ * (copies), biggest first. */
+static int summarize(gt_memory *mem)
+{
+    size_t w = 0, n_leaks = 0, n_spikes = 0;
+    for (size_t i = 0; i < mem->n_procs; i++) {
+        const gt_memory *p = &mem->procs[i], *b = &mem->procs[w];
+        if (p->peak_reserved_bytes > b->peak_reserved_bytes ||
+            (p->peak_reserved_bytes == b->peak_reserved_bytes && p->peak_allocated_bytes > b->peak_allocated_bytes))
+            w = i;
+        mem->has_blocks |= p->has_blocks;
+        mem->has_segments |= p->has_segments;
+        mem->has_device |= p->has_device;
+        n_leaks += p->n_leaks;
+        n_spikes += p->n_spikes;
+    }
+    const gt_memory *b = &mem->procs[w];
+    mem->pid = b->pid;
+    mem->device_id = b->device_id;
+    mem->peak_allocated_bytes = b->peak_allocated_bytes;
+    mem->peak_allocated_ns = b->peak_allocated_ns;
+    mem->peak_reserved_bytes = b->peak_reserved_bytes;
+    mem->peak_reserved_ns = b->peak_reserved_ns;
+    mem->end_allocated_bytes = b->end_allocated_bytes;
+    mem->end_reserved_bytes = b->end_reserved_bytes;
+    mem->fragmentation = b->fragmentation;
+    mem->n_dev_allocs = b->n_dev_allocs;
+    mem->n_dev_frees = b->n_dev_frees;
+    mem->n_block_allocs = b->n_block_allocs;
+    mem->n_block_frees = b->n_block_frees;
+    mem->dev_churn_per_step = b->dev_churn_per_step;
+    mem->block_churn_per_step = b->block_churn_per_step;
+    if ((n_leaks && !(mem->leaks = calloc(n_leaks, sizeof *mem->leaks))) ||
+        (n_spikes && !(mem->spikes = calloc(n_spikes, sizeof *mem->spikes))))
+        return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
+    for (size_t i = 0; i < mem->n_procs; i++) {
+        const gt_memory *p = &mem->procs[i];
+        for (size_t k = 0; k < p->n_leaks; k++) {
+            gt_leak *l = &mem->leaks[mem->n_leaks++];
+            *l = p->leaks[k];
+            if (!(l->origin = an_strdup(p->leaks[k].origin)))
+                return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
+        }
+        for (size_t k = 0; k < p->n_spikes; k++) {
+            gt_spike *s = &mem->spikes[mem->n_spikes++];
+            *s = p->spikes[k];
+            if (!(s->origin = an_strdup(p->spikes[k].origin)))
+                return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
+        }
+    }
+    if (mem->n_leaks > 1)
+        qsort(mem->leaks, mem->n_leaks, sizeof *mem->leaks, cmp_leak);
+    if (mem->n_spikes > 1)
+        qsort(mem->spikes, mem->n_spikes, sizeof *mem->spikes, cmp_spike);
+    /* One pool holds them all when no two are on different known devices. */
+    mem->total_one_pool = true;
+    for (size_t i = 1; i < mem->n_procs; i++)
+        if (mem->procs[i].device_id != mem->procs[0].device_id &&
+            (mem->procs[i].device_id >= 0 || mem->procs[0].device_id >= 0))
+            mem->total_one_pool = false;
+    return 0;
+}
+
+int an_memory(gt_memory *mem, const an_model *m, gt_step *steps, size_t n_steps)
+{
+    mem_split sp;
+    int64_t owner;
+    int rc;
+    memset(mem, 0, sizeof *mem);
+    mem->device_id = -1;
+    for (size_t s = 0; s < n_steps; s++) {
+        steps[s].n_dev_allocs = steps[s].n_dev_frees = steps[s].n_block_allocs = steps[s].n_block_frees = 0;
+        steps[s].allocated_end_bytes = 0;
+    }
+    if ((rc = split_procs(&sp, m)) < 0)
+        return rc;
+    mem->n_skipped_rows = sp.n_skipped;
+    if (m->t) {
+        size_t n_gpus = 0;
+        const gt_gpu_info *gpus = gt_trace_gpus(m->t, &n_gpus);
+        for (size_t i = 0; i < n_gpus; i++)
+            if (gpus[i].total_memory_bytes > mem->total_device_bytes)
+                mem->total_device_bytes = gpus[i].total_memory_bytes;
+    }
+    if (sp.n == 0)
+        goto cleanup;
+    if (!(mem->procs = calloc(sp.n, sizeof *mem->procs))) {
+        rc = gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
+        goto cleanup;
+    }
+    /* The report's steps are one process's: that process writes their counts. */
+    owner = sp.n == 1 ? sp.v[0].pid : steps_owner(m, steps, n_steps);
+    for (size_t i = 0; i < sp.n; i++) {
+        gt_step *ps = steps;
+        size_t pn = n_steps;
+        bool own = sp.v[i].pid == owner;
+        if (!own && (rc = steps_for(&ps, &pn, m, sp.v[i].pid, steps, n_steps)) < 0)
+            goto cleanup;
+        rc = memory_of(&mem->procs[i], m, &sp.v[i], ps, pn);
+        mem->procs[i].total_device_bytes = mem->total_device_bytes;
+        mem->n_procs++;
+        if (!own)
+            free(ps);
+        if (rc < 0)
+            goto cleanup;
+    }
+    if ((rc = total_of(mem, m, &sp)) < 0 || (rc = summarize(mem)) < 0)
+        goto cleanup;
+cleanup:
+    split_free(&sp);
+    return rc;
+}
+
+static void memory_clear_one(gt_memory *mem)
 {
     for (size_t i = 0; i < mem->n_leaks; i++)
         free(mem->leaks[i].origin);
@@ -545,6 +929,14 @@ void an_memory_clear(gt_memory *mem)
     for (size_t i = 0; i < mem->n_spikes; i++)
         free(mem->spikes[i].origin);
     free(mem->spikes);
+}
+
+void an_memory_clear(gt_memory *mem)
+{
+    for (size_t i = 0; i < mem->n_procs; i++)
+        memory_clear_one(&mem->procs[i]);
+    free(mem->procs);
+    memory_clear_one(mem);
     memset(mem, 0, sizeof *mem);
 }
 
@@ -556,51 +948,55 @@ static int cmp_seg_addr(const void *a, const void *b)
     return (x->address > y->address) - (x->address < y->address);
 }
 
-static const gt_mem_segment *sort_segs;
-static size_t sort_n_segs;
-static size_t seg_of(uint64_t addr)
+/* The segment (by address, sorted) holding addr, or n: none. */
+static size_t seg_of(const gt_mem_segment *segs, size_t n, uint64_t addr)
 {
-    size_t lo = 0, hi = sort_n_segs;
+    size_t lo = 0, hi = n;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if (sort_segs[mid].address <= addr)
+        if (segs[mid].address <= addr)
             lo = mid + 1;
         else
             hi = mid;
     }
-    if (lo > 0 && addr < sort_segs[lo - 1].address + (uint64_t)sort_segs[lo - 1].bytes)
+    if (lo > 0 && addr - segs[lo - 1].address < (uint64_t)segs[lo - 1].bytes)
         return lo - 1;
-    return sort_n_segs; /* unplaced: after every segment */
-}
-static int cmp_block(const void *a, const void *b)
-{
-    const gt_mem_block *x = a, *y = b;
-    size_t sx = seg_of(x->address), sy = seg_of(y->address);
-    if (sx != sy)
-        return sx < sy ? -1 : 1;
-    return (x->address > y->address) - (x->address < y->address);
+    return n; /* unplaced: after every segment */
 }
 
-int an_memory_state(gt_mem_state **out, const an_model *m, int64_t at_ns)
+typedef struct placed { size_t seg; gt_mem_block b; } placed;
+
+static int cmp_placed(const void *a, const void *b)
+{
+    const placed *x = a, *y = b;
+    if (x->seg != y->seg)
+        return x->seg < y->seg ? -1 : 1;
+    return (x->b.address > y->b.address) - (x->b.address < y->b.address);
+}
+
+/* The state of process p at at_ns. */
+static int state_of(gt_mem_state **out, const an_model *m, const proc_mem *p, int64_t at_ns)
 {
     replay rp;
     gt_mem_state *st = NULL;
-    size_t next;
+    placed *pl = NULL;
+    size_t next, n_seg = 0, n_blk = 0, n_pl = 0;
+    int8_t seg_kind, blk_kind;
     int rc;
     *out = NULL;
-    replay_init(&rp, m);
+    replay_init(&rp, m, p);
     if ((rc = replay_until(&rp, 0, at_ns, &next)) < 0)
         goto cleanup;
     st = calloc(1, sizeof *st);
     if (!st)
         goto nomem;
+    st->pid = p->pid;
     st->at_ns = at_ns;
     st->step = -1;
     st->allocated_bytes = rp.allocated;
     st->reserved_bytes = rp.reserved;
-    int8_t seg_kind = rp.has_segments ? REC_SEGMENT : REC_DEVICE;
-    int8_t blk_kind = rp.has_blocks ? REC_BLOCK : REC_DEVICE;
-    size_t n_seg = 0, n_blk = 0;
+    seg_kind = rp.has_segments ? REC_SEGMENT : REC_DEVICE;
+    blk_kind = rp.has_blocks ? REC_BLOCK : REC_DEVICE;
     for (size_t i = 0; i < rp.n_recs; i++) {
         const rec *r = &rp.recs[i];
         if (r->end_ns != AN_ALIVE)
@@ -610,39 +1006,41 @@ int an_memory_state(gt_mem_state **out, const an_model *m, int64_t at_ns)
     }
     st->segments = calloc(n_seg ? n_seg : 1, sizeof *st->segments);
     st->blocks = calloc(n_blk ? n_blk : 1, sizeof *st->blocks);
-    if (!st->segments || !st->blocks)
+    pl = calloc(n_blk ? n_blk : 1, sizeof *pl);
+    if (!st->segments || !st->blocks || !pl)
         goto nomem;
     for (size_t i = 0; i < rp.n_recs; i++) {
         const rec *r = &rp.recs[i];
-        if (r->end_ns != AN_ALIVE)
-            continue;
-        if (r->kind == seg_kind)
+        if (r->end_ns == AN_ALIVE && r->kind == seg_kind)
             st->segments[st->n_segments++] = (gt_mem_segment){r->address, r->bytes, r->start_ns, 0, 0, 0,
                                                               r->kind == REC_SEGMENT};
-        if (r->kind == blk_kind) {
-            gt_mem_block *b = &st->blocks[st->n_blocks++];
-            *b = (gt_mem_block){r->address, r->bytes, r->start_ns, r->tid, r->callchain, NULL};
-            if (!(b->origin = an_model_origin(m, r->tid, r->start_ns, r->callchain)))
-                goto nomem;
-        }
     }
     if (st->n_segments > 1)
         qsort(st->segments, st->n_segments, sizeof *st->segments, cmp_seg_addr);
-    sort_segs = st->segments;
-    sort_n_segs = st->n_segments;
-    if (st->n_blocks > 1)
-        qsort(st->blocks, st->n_blocks, sizeof *st->blocks, cmp_block);
-    for (size_t b = 0; b < st->n_blocks; b++) {
-        size_t s = seg_of(st->blocks[b].address);
-        if (s == st->n_segments) {
+    for (size_t i = 0; i < rp.n_recs; i++) {
+        const rec *r = &rp.recs[i];
+        if (r->end_ns != AN_ALIVE || r->kind != blk_kind)
+            continue;
+        placed *q = &pl[n_pl++];
+        q->b = (gt_mem_block){r->address, r->bytes, r->start_ns, r->tid, r->callchain, NULL};
+        q->seg = seg_of(st->segments, st->n_segments, r->address);
+        if (!(q->b.origin = an_model_origin(m, r->tid, r->start_ns, r->callchain)))
+            goto nomem;
+    }
+    if (n_pl > 1)
+        qsort(pl, n_pl, sizeof *pl, cmp_placed);
+    for (size_t b = 0; b < n_pl; b++) {
+        st->blocks[st->n_blocks++] = pl[b].b;
+        pl[b].b.origin = NULL;
+        if (pl[b].seg == st->n_segments) {
             st->n_unplaced++;
             continue;
         }
-        gt_mem_segment *sg = &st->segments[s];
+        gt_mem_segment *sg = &st->segments[pl[b].seg];
         if (sg->n_blocks == 0)
             sg->first_block = b;
         sg->n_blocks++;
-        sg->allocated_bytes += st->blocks[b].bytes;
+        sg->allocated_bytes = sat_add(sg->allocated_bytes, pl[b].b.bytes);
     }
     *out = st;
     st = NULL;
@@ -650,29 +1048,32 @@ int an_memory_state(gt_mem_state **out, const an_model *m, int64_t at_ns)
 nomem:
     rc = gt_error_set(GT_ERR_NOMEM, "analyze: out of memory building the allocator state");
 cleanup:
+    for (size_t b = 0; pl && b < n_blk; b++)
+        free(pl[b].b.origin);
+    free(pl);
     gt_mem_state_free(st);
     replay_free(&rp);
     return rc;
 }
 
-/* The moment step `number` held the most allocated bytes; -1 if no such step. */
-int64_t an_memory_step_peak(const an_model *m, const gt_step *step)
+/* The moment a step held the most allocated bytes in process p. */
+static int64_t step_peak(const an_model *m, const proc_mem *p, const gt_step *step)
 {
     replay rp;
     size_t next = 0;
     int64_t best_ns = step->start_ns, best = -1;
-    replay_init(&rp, m);
-    if (replay_until(&rp, 0, step->start_ns - 1, &next) == 0) {
+    replay_init(&rp, m, p);
+    if (replay_until(&rp, 0, just_before(step->start_ns), &next) == 0) {
         best = rp.allocated;
-        for (; next < m->n_mem && m->mem[next].t_ns < step->end_ns; next++) {
-            if (replay_event(&rp, &m->mem[next]) < 0)
+        for (; next < p->n && p->ev[next].t_ns < step->end_ns; next++) {
+            if (replay_event(&rp, &p->ev[next]) < 0)
                 break;
             /* events of one nanosecond settle before we look */
-            if (next + 1 < m->n_mem && m->mem[next + 1].t_ns == m->mem[next].t_ns)
+            if (next + 1 < p->n && p->ev[next + 1].t_ns == p->ev[next].t_ns)
                 continue;
             if (rp.allocated > best) {
                 best = rp.allocated;
-                best_ns = m->mem[next].t_ns;
+                best_ns = p->ev[next].t_ns;
             }
         }
     }
@@ -680,22 +1081,130 @@ int64_t an_memory_step_peak(const an_model *m, const gt_step *step)
     return best_ns;
 }
 
-int an_memory_actions(const an_model *m, an_mem_action **out, size_t *out_n)
+/* "1, 2 and 3": the processes of a split, for messages. */
+static void pid_list(char *buf, size_t n, const mem_split *sp)
 {
-    replay rp;
-    size_t next;
+    size_t at = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < sp->n && at + 24 < n; i++)
+        at += (size_t)snprintf(buf + at, n - at, "%s%lld", i == 0 ? "" : i + 1 == sp->n ? " and " : ", ",
+                               (long long)sp->v[i].pid);
+    if (sp->n == 0)
+        snprintf(buf, n, "none");
+}
+
+/* The processes a request covers: pid's, or every one (-1); no process
+ * with memory events at all: one empty process. */
+static int select_procs(mem_split *sp, const an_model *m, int64_t pid, const char *path)
+{
+    int rc;
+    if ((rc = split_procs(sp, m)) < 0)
+        return rc;
+    if (pid < 0 && sp->n > 0)
+        return 0;
+    if (pid < 0) { /* nothing to show: an empty allocator */
+        if (!(sp->v = calloc(1, sizeof *sp->v))) {
+            split_free(sp);
+            return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
+        }
+        sp->n = 1;
+        return 0;
+    }
+    size_t k = split_find(sp, pid);
+    if (k == sp->n) {
+        char list[256];
+        pid_list(list, sizeof list, sp);
+        split_free(sp);
+        return gt_error_set(GT_ERR_NOTFOUND, "%s: process %lld has no allocation events (processes that have: %s)",
+                            path, (long long)pid, list);
+    }
+    for (size_t i = 0; i < sp->n; i++)
+        if (i != k)
+            free(sp->v[i].ev);
+    sp->v[0] = sp->v[k];
+    sp->n = 1;
+    return 0;
+}
+
+int an_memory_state(gt_mem_state **out, const an_model *m, int64_t pid, int64_t at_ns)
+{
+    mem_split sp;
+    int rc;
+    *out = NULL;
+    if ((rc = select_procs(&sp, m, pid, m->t ? gt_trace_path(m->t) : "trace")) < 0)
+        return rc;
+    rc = state_of(out, m, &sp.v[0], at_ns);
+    split_free(&sp);
+    return rc;
+}
+
+int an_memory_pids(const an_model *m, int64_t **out, size_t *out_n)
+{
+    mem_split sp;
     int rc;
     *out = NULL;
     *out_n = 0;
-    replay_init(&rp, m);
-    rp.logging = true;
-    if ((rc = replay_until(&rp, 0, INT64_MAX, &next)) == 0) {
-        *out = rp.log;
-        *out_n = rp.n_log;
-        rp.log = NULL;
+    if ((rc = split_procs(&sp, m)) < 0)
+        return rc;
+    if (sp.n > 0) {
+        if (!(*out = malloc(sp.n * sizeof **out)))
+            rc = gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
+        for (size_t i = 0; *out && i < sp.n; i++)
+            (*out)[i] = sp.v[i].pid;
+        *out_n = *out ? sp.n : 0;
     }
-    replay_free(&rp);
+    split_free(&sp);
     return rc;
+}
+
+static int cmp_action(const void *a, const void *b)
+{
+    const an_mem_action *x = a, *y = b;
+    if (x->t_ns != y->t_ns)
+        return x->t_ns < y->t_ns ? -1 : 1;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
+int an_memory_actions_pid(const an_model *m, int64_t pid, an_mem_action **out, size_t *out_n)
+{
+    mem_split sp;
+    actlog log = {0};
+    int rc;
+    *out = NULL;
+    *out_n = 0;
+    if ((rc = split_procs(&sp, m)) < 0)
+        return rc;
+    for (size_t k = 0; k < sp.n && rc == 0; k++) {
+        if (pid >= 0 && sp.v[k].pid != pid)
+            continue;
+        replay rp;
+        size_t next;
+        replay_init(&rp, m, &sp.v[k]);
+        rp.log = &log;
+        rc = replay_until(&rp, 0, INT64_MAX, &next);
+        replay_free(&rp);
+    }
+    if (rc == 0) {
+        /* processes one after the other: into time order, each process's
+         * actions in the order it made them */
+        for (size_t i = 0; i < log.n; i++)
+            log.v[i].seq = (int64_t)i;
+        if (log.n > 1)
+            qsort(log.v, log.n, sizeof *log.v, cmp_action);
+        *out = log.v;
+        *out_n = log.n;
+        log.v = NULL;
+    }
+    free(log.v);
+    split_free(&sp);
+    return rc;
+}
+
+int an_memory_actions(const an_model *m, an_mem_action **out, size_t *out_n)
+{
+    return an_memory_actions_pid(m, -1, out, out_n);
 }
 
 void gt_mem_state_free(gt_mem_state *s)
@@ -709,44 +1218,139 @@ void gt_mem_state_free(gt_mem_state *s)
     free(s);
 }
 
-int gt_memory_state_at(gt_mem_state **out, gt_trace *t, int64_t at_ns)
+void gt_mem_states_free(gt_mem_states *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->n; i++)
+        gt_mem_state_free(s->v[i]);
+    free(s->v);
+    free(s);
+}
+
+/* The states of the selected processes, at at_ns or (step >= 0) each at the
+ * moment its own step `step` peaked. */
+static int states(gt_mem_states **out, gt_trace *t, int64_t pid, int64_t at_ns, int64_t step)
 {
     an_model *m = NULL;
+    an_steps all = {0}, own = {0};
+    mem_split sp = {0};
+    gt_mem_states *ss = NULL;
     int rc;
     *out = NULL;
     if (!t)
-        return gt_error_set(GT_ERR_INVALID, "gt_memory_state_at: no trace");
+        return gt_error_set(GT_ERR_INVALID, "gt_memory_states: no trace");
     if ((rc = an_model_load(&m, t)) < 0)
         return rc;
-    rc = an_memory_state(out, m, at_ns);
+    if ((rc = select_procs(&sp, m, pid, gt_trace_path(t))) < 0)
+        goto cleanup;
+    if (step >= 0) {
+        if ((rc = an_steps_find(&all, m)) < 0)
+            goto cleanup;
+    }
+    if (!(ss = calloc(1, sizeof *ss)) || !(ss->v = calloc(sp.n, sizeof *ss->v))) {
+        rc = gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
+        goto cleanup;
+    }
+    for (size_t k = 0; k < sp.n; k++) {
+        int64_t when = at_ns;
+        if (step >= 0) {
+            /* the process's own step N, else the trace's */
+            const gt_step *st = NULL;
+            free(own.v);
+            own = (an_steps){0};
+            if (sp.v[k].n > 0 && (rc = an_steps_find_pid(&own, m, sp.v[k].pid)) < 0)
+                goto cleanup;
+            for (size_t i = 0; i < own.n && !st; i++)
+                st = own.v[i].number == step ? &own.v[i] : NULL;
+            for (size_t i = 0; i < all.n && !st; i++)
+                st = all.v[i].number == step ? &all.v[i] : NULL;
+            if (!st) {
+                rc = gt_error_set(GT_ERR_NOTFOUND, "%s: no step %lld (the trace has %zu steps%s)", gt_trace_path(t),
+                                  (long long)step, all.n, all.n ? "" : ": no NVTX range named \"step N\"");
+                goto cleanup;
+            }
+            when = step_peak(m, &sp.v[k], st);
+        }
+        if ((rc = state_of(&ss->v[k], m, &sp.v[k], when)) < 0)
+            goto cleanup;
+        ss->v[k]->step = step;
+        ss->n++;
+    }
+    *out = ss;
+    ss = NULL;
+cleanup:
+    gt_mem_states_free(ss);
+    split_free(&sp);
+    free(all.v);
+    free(own.v);
     an_model_free(m);
     return rc;
 }
 
-int gt_memory_state_at_step(gt_mem_state **out, gt_trace *t, int64_t step)
+int gt_memory_states_at(gt_mem_states **out, gt_trace *t, int64_t pid, int64_t at_ns)
 {
-    an_model *m = NULL;
-    an_steps steps = {0};
+    return states(out, t, pid, at_ns, -1);
+}
+
+int gt_memory_states_at_step(gt_mem_states **out, gt_trace *t, int64_t pid, int64_t step)
+{
+    if (step < 0) {
+        *out = NULL;
+        return gt_error_set(GT_ERR_INVALID, "gt_memory_states_at_step: step %lld", (long long)step);
+    }
+    return states(out, t, pid, 0, step);
+}
+
+/* One state: pid's, or the only process's (-1). */
+static int one_state(gt_mem_state **out, gt_trace *t, int64_t pid, int64_t at_ns, int64_t step)
+{
+    gt_mem_states *ss = NULL;
     int rc;
     *out = NULL;
+    if ((rc = states(&ss, t, pid, at_ns, step)) < 0)
+        return rc;
+    if (ss->n != 1) {
+        char list[256] = "";
+        size_t at = 0;
+        for (size_t i = 0; i < ss->n && at + 24 < sizeof list; i++)
+            at += (size_t)snprintf(list + at, sizeof list - at, "%s%lld", i ? ", " : "", (long long)ss->v[i]->pid);
+        rc = gt_error_set(GT_ERR_INVALID, "%s: %zu processes have allocation events (%s): choose one",
+                          gt_trace_path(t), ss->n, list);
+    } else {
+        *out = ss->v[0];
+        ss->v[0] = NULL;
+        ss->n = 0;
+    }
+    gt_mem_states_free(ss);
+    return rc;
+}
+
+int gt_memory_state_at(gt_mem_state **out, gt_trace *t, int64_t pid, int64_t at_ns)
+{
+    return one_state(out, t, pid, at_ns, -1);
+}
+
+int gt_memory_state_at_step(gt_mem_state **out, gt_trace *t, int64_t pid, int64_t step)
+{
+    if (step < 0) {
+        *out = NULL;
+        return gt_error_set(GT_ERR_INVALID, "gt_memory_state_at_step: step %lld", (long long)step);
+    }
+    return one_state(out, t, pid, 0, step);
+}
+
+int gt_memory_pids(int64_t **out, size_t *out_n, gt_trace *t)
+{
+    an_model *m = NULL;
+    int rc;
+    *out = NULL;
+    *out_n = 0;
     if (!t)
-        return gt_error_set(GT_ERR_INVALID, "gt_memory_state_at_step: no trace");
+        return gt_error_set(GT_ERR_INVALID, "gt_memory_pids: no trace");
     if ((rc = an_model_load(&m, t)) < 0)
         return rc;
-    if ((rc = an_steps_find(&steps, m)) < 0)
-        goto cleanup;
-    size_t i = 0;
-    while (i < steps.n && steps.v[i].number != step)
-        i++;
-    if (i == steps.n) {
-        rc = gt_error_set(GT_ERR_NOTFOUND, "%s: no step %lld (the trace has %zu steps%s)", gt_trace_path(t),
-                          (long long)step, steps.n, steps.n ? "" : ": no NVTX range named \"step N\"");
-        goto cleanup;
-    }
-    if ((rc = an_memory_state(out, m, an_memory_step_peak(m, &steps.v[i]))) == 0)
-        (*out)->step = step;
-cleanup:
-    free(steps.v);
+    rc = an_memory_pids(m, out, out_n);
     an_model_free(m);
     return rc;
 }

@@ -127,6 +127,80 @@ static void print_comm(const gt_report *r, FILE *f)
     free(w);
 }
 
+/* A process of the Memory section: "rank 1 (pid 4993)" when the
+ * Communication section knows its rank, else "pid 4993". */
+static const char *mem_proc_label(char *buf, size_t n, const gt_report *r, int64_t pid)
+{
+    for (size_t i = 0; i < r->comm.n_ranks; i++)
+        if (r->comm.ranks[i].pid == pid && r->comm.ranks[i].rank >= 0) {
+            snprintf(buf, n, "rank %d (pid %lld)", r->comm.ranks[i].rank, (long long)pid);
+            return buf;
+        }
+    snprintf(buf, n, "pid %lld", (long long)pid);
+    return buf;
+}
+
+/* One allocator's figures; `in` indents its detail lines. */
+static void print_memory_one(const gt_report *r, const gt_memory *mem, const char *in, FILE *f)
+{
+    char nb[8][40];
+    int nbi = 0;
+    fprintf(f, "peak allocated %s at +%.3f ms, peak reserved %s", BY(mem->peak_allocated_bytes),
+            rel_ms(r, mem->peak_allocated_ns), BY(mem->peak_reserved_bytes));
+    if (mem->total_device_bytes)
+        fprintf(f, " of %s", BY(mem->total_device_bytes));
+    fprintf(f, ", fragmentation %.1f%%\n", 100 * mem->fragmentation);
+    fprintf(f, "%schurn: %lld device allocs, %lld frees; %lld block allocs, %lld frees", in, (long long)mem->n_dev_allocs,
+            (long long)mem->n_dev_frees, (long long)mem->n_block_allocs, (long long)mem->n_block_frees);
+    if (r->n_steps)
+        fprintf(f, "; per step after the first: %.1f device, %.1f block", mem->dev_churn_per_step,
+                mem->block_churn_per_step);
+    fputc('\n', f);
+    for (size_t i = 0; i < mem->n_leaks; i++) {
+        const gt_leak *l = &mem->leaks[i];
+        fprintf(f, "%sleak: %s alive in %lld allocations, +%s per step over %lld steps, from %s\n", in,
+                BY(l->alive_bytes), (long long)l->n_alive, BY(l->bytes_per_step), (long long)l->n_steps_grew,
+                *l->origin ? l->origin : "(no range)");
+    }
+    for (size_t i = 0; i < mem->n_spikes && i < 5; i++) {
+        const gt_spike *s = &mem->spikes[i];
+        fprintf(f, "%sspike: %s for %s at +%.3f ms", in, BY(s->bytes), NS(s->end_ns - s->start_ns),
+                rel_ms(r, s->start_ns));
+        if (s->step >= 0)
+            fprintf(f, " (step %lld)", (long long)s->step);
+        fprintf(f, ", from %s\n", *s->origin ? s->origin : "(no range)");
+    }
+}
+
+/* The Memory section: one allocator per process (several: a line each,
+ * then their sum at one moment when one memory holds them all). */
+static void print_memory(const gt_report *r, FILE *f)
+{
+    char nb[8][40], lb[64];
+    int nbi = 0;
+    const gt_memory *mem = &r->memory;
+    fprintf(f, "\nmemory");
+    if (!mem->has_blocks && !mem->has_segments && !mem->has_device) {
+        fprintf(f, "         no allocation events\n");
+    } else if (mem->n_procs <= 1) {
+        fprintf(f, "         ");
+        print_memory_one(r, mem, "  ", f);
+    } else {
+        fprintf(f, "         %zu processes, each its own allocator\n", mem->n_procs);
+        for (size_t i = 0; i < mem->n_procs; i++) {
+            const gt_memory *p = &mem->procs[i];
+            fprintf(f, "  %s: ", mem_proc_label(lb, sizeof lb, r, p->pid));
+            print_memory_one(r, p, "    ", f);
+        }
+        if (mem->total_one_pool)
+            fprintf(f, "  all %zu at once: peak allocated %s at +%.3f ms, peak reserved %s at +%.3f ms\n",
+                    mem->n_procs, BY(mem->total_peak_allocated_bytes), rel_ms(r, mem->total_peak_allocated_ns),
+                    BY(mem->total_peak_reserved_bytes), rel_ms(r, mem->total_peak_reserved_ns));
+    }
+    if (mem->n_skipped_rows > 0)
+        fprintf(f, "  %lld allocation rows with impossible times or sizes left out\n", (long long)mem->n_skipped_rows);
+}
+
 int gt_report_print_text(const gt_report *r, FILE *f)
 {
     char nb[8][40];
@@ -201,36 +275,7 @@ int gt_report_print_text(const gt_report *r, FILE *f)
         }
     }
 
-    const gt_memory *mem = &r->memory;
-    fprintf(f, "\nmemory");
-    if (!mem->has_blocks && !mem->has_segments && !mem->has_device) {
-        fprintf(f, "         no allocation events\n");
-    } else {
-        fprintf(f, "         peak allocated %s at +%.3f ms, peak reserved %s", BY(mem->peak_allocated_bytes),
-                rel_ms(r, mem->peak_allocated_ns), BY(mem->peak_reserved_bytes));
-        if (mem->total_device_bytes)
-            fprintf(f, " of %s", BY(mem->total_device_bytes));
-        fprintf(f, ", fragmentation %.1f%%\n", 100 * mem->fragmentation);
-        fprintf(f, "  churn: %lld device allocs, %lld frees; %lld block allocs, %lld frees", (long long)mem->n_dev_allocs,
-                (long long)mem->n_dev_frees, (long long)mem->n_block_allocs, (long long)mem->n_block_frees);
-        if (r->n_steps)
-            fprintf(f, "; per step after the first: %.1f device, %.1f block", mem->dev_churn_per_step,
-                    mem->block_churn_per_step);
-        fputc('\n', f);
-        for (size_t i = 0; i < mem->n_leaks; i++) {
-            const gt_leak *l = &mem->leaks[i];
-            fprintf(f, "  leak: %s alive in %lld allocations, +%s per step over %lld steps, from %s\n", BY(l->alive_bytes),
-                    (long long)l->n_alive, BY(l->bytes_per_step), (long long)l->n_steps_grew,
-                    *l->origin ? l->origin : "(no range)");
-        }
-        for (size_t i = 0; i < mem->n_spikes && i < 5; i++) {
-            const gt_spike *s = &mem->spikes[i];
-            fprintf(f, "  spike: %s for %s at +%.3f ms", BY(s->bytes), NS(s->end_ns - s->start_ns), rel_ms(r, s->start_ns));
-            if (s->step >= 0)
-                fprintf(f, " (step %lld)", (long long)s->step);
-            fprintf(f, ", from %s\n", *s->origin ? s->origin : "(no range)");
-        }
-    }
+    print_memory(r, f);
 
     size_t n_fired = 0;
     for (size_t i = 0; i < r->n_advice; i++)
@@ -355,6 +400,94 @@ static void print_comm_json(const gt_comm *c, FILE *f)
     fputs("]}", f);
 }
 
+/* One allocator's figures, the fields of an object (no braces). */
+static void print_memory_fields_json(const gt_memory *mem, FILE *f)
+{
+    jint(f, "pid", mem->pid); fputc(',', f);
+    jint(f, "device_id", mem->device_id); fputc(',', f);
+    jkey(f, "has_blocks"); fputs(mem->has_blocks ? "true," : "false,", f);
+    jkey(f, "has_segments"); fputs(mem->has_segments ? "true," : "false,", f);
+    jkey(f, "has_device"); fputs(mem->has_device ? "true," : "false,", f);
+    jint(f, "peak_allocated_bytes", mem->peak_allocated_bytes); fputc(',', f);
+    jint(f, "peak_allocated_ns", mem->peak_allocated_ns); fputc(',', f);
+    jint(f, "peak_reserved_bytes", mem->peak_reserved_bytes); fputc(',', f);
+    jint(f, "peak_reserved_ns", mem->peak_reserved_ns); fputc(',', f);
+    jint(f, "end_allocated_bytes", mem->end_allocated_bytes); fputc(',', f);
+    jint(f, "end_reserved_bytes", mem->end_reserved_bytes); fputc(',', f);
+    jnum(f, "fragmentation", mem->fragmentation); fputc(',', f);
+    jint(f, "total_device_bytes", mem->total_device_bytes); fputc(',', f);
+    jint(f, "device_allocs", mem->n_dev_allocs); fputc(',', f);
+    jint(f, "device_frees", mem->n_dev_frees); fputc(',', f);
+    jint(f, "block_allocs", mem->n_block_allocs); fputc(',', f);
+    jint(f, "block_frees", mem->n_block_frees); fputc(',', f);
+    jnum(f, "device_churn_per_step", mem->dev_churn_per_step); fputc(',', f);
+    jnum(f, "block_churn_per_step", mem->block_churn_per_step); fputc(',', f);
+    jkey(f, "leaks"); fputc('[', f);
+    for (size_t i = 0; i < mem->n_leaks; i++) {
+        const gt_leak *l = &mem->leaks[i];
+        fputs(i ? ",{" : "{", f);
+        jint(f, "pid", l->pid); fputc(',', f);
+        jstr(f, "origin", l->origin); fputc(',', f);
+        jint(f, "n_alive", l->n_alive); fputc(',', f);
+        jint(f, "alive_bytes", l->alive_bytes); fputc(',', f);
+        jint(f, "steps_grew", l->n_steps_grew); fputc(',', f);
+        jnum(f, "bytes_per_step", l->bytes_per_step); fputc(',', f);
+        jint(f, "first_ns", l->first_ns); fputc(',', f);
+        jint(f, "last_ns", l->last_ns);
+        fputc('}', f);
+    }
+    fputs("],", f);
+    jkey(f, "spikes"); fputc('[', f);
+    for (size_t i = 0; i < mem->n_spikes; i++) {
+        const gt_spike *s = &mem->spikes[i];
+        fputs(i ? ",{" : "{", f);
+        jint(f, "pid", s->pid); fputc(',', f);
+        jstr(f, "origin", s->origin); fputc(',', f);
+        jint(f, "address", (int64_t)s->address); fputc(',', f);
+        jint(f, "bytes", s->bytes); fputc(',', f);
+        jint(f, "start_ns", s->start_ns); fputc(',', f);
+        jint(f, "end_ns", s->end_ns); fputc(',', f);
+        jint(f, "step", s->step);
+        fputc('}', f);
+    }
+    fputc(']', f);
+}
+
+/* The memory object: the whole trace's figures (the process that reserved
+ * most, every process's leaks and spikes), each process's, the total. */
+static void print_memory_json(const gt_report *r, const gt_memory *mem, FILE *f)
+{
+    fputc('{', f);
+    print_memory_fields_json(mem, f);
+    fputc(',', f);
+    jkey(f, "processes"); fputc('[', f);
+    for (size_t i = 0; i < mem->n_procs; i++) {
+        const gt_memory *p = &mem->procs[i];
+        int32_t rank = -1;
+        for (size_t k = 0; k < r->comm.n_ranks; k++)
+            if (r->comm.ranks[k].pid == p->pid && r->comm.ranks[k].rank >= 0)
+                rank = r->comm.ranks[k].rank;
+        fputs(i ? ",{" : "{", f);
+        jint(f, "rank", rank); fputc(',', f);
+        print_memory_fields_json(p, f);
+        fputc('}', f);
+    }
+    fputs("],", f);
+    jkey(f, "total");
+    if (mem->n_procs > 1 && mem->total_one_pool) {
+        fputc('{', f);
+        jint(f, "peak_allocated_bytes", mem->total_peak_allocated_bytes); fputc(',', f);
+        jint(f, "peak_allocated_ns", mem->total_peak_allocated_ns); fputc(',', f);
+        jint(f, "peak_reserved_bytes", mem->total_peak_reserved_bytes); fputc(',', f);
+        jint(f, "peak_reserved_ns", mem->total_peak_reserved_ns);
+        fputs("},", f);
+    } else {
+        fputs("null,", f);
+    }
+    jint(f, "skipped_rows", mem->n_skipped_rows);
+    fputc('}', f);
+}
+
 int gt_report_print_json(const gt_report *r, FILE *f)
 {
     fputc('{', f);
@@ -462,52 +595,9 @@ int gt_report_print_json(const gt_report *r, FILE *f)
         fputc('}', f);
     }
     fputs("],", f);
-    const gt_memory *mem = &r->memory;
-    jkey(f, "memory"); fputc('{', f);
-    jkey(f, "has_blocks"); fputs(mem->has_blocks ? "true," : "false,", f);
-    jkey(f, "has_segments"); fputs(mem->has_segments ? "true," : "false,", f);
-    jkey(f, "has_device"); fputs(mem->has_device ? "true," : "false,", f);
-    jint(f, "peak_allocated_bytes", mem->peak_allocated_bytes); fputc(',', f);
-    jint(f, "peak_allocated_ns", mem->peak_allocated_ns); fputc(',', f);
-    jint(f, "peak_reserved_bytes", mem->peak_reserved_bytes); fputc(',', f);
-    jint(f, "peak_reserved_ns", mem->peak_reserved_ns); fputc(',', f);
-    jint(f, "end_allocated_bytes", mem->end_allocated_bytes); fputc(',', f);
-    jint(f, "end_reserved_bytes", mem->end_reserved_bytes); fputc(',', f);
-    jnum(f, "fragmentation", mem->fragmentation); fputc(',', f);
-    jint(f, "total_device_bytes", mem->total_device_bytes); fputc(',', f);
-    jint(f, "device_allocs", mem->n_dev_allocs); fputc(',', f);
-    jint(f, "device_frees", mem->n_dev_frees); fputc(',', f);
-    jint(f, "block_allocs", mem->n_block_allocs); fputc(',', f);
-    jint(f, "block_frees", mem->n_block_frees); fputc(',', f);
-    jnum(f, "device_churn_per_step", mem->dev_churn_per_step); fputc(',', f);
-    jnum(f, "block_churn_per_step", mem->block_churn_per_step); fputc(',', f);
-    jkey(f, "leaks"); fputc('[', f);
-    for (size_t i = 0; i < mem->n_leaks; i++) {
-        const gt_leak *l = &mem->leaks[i];
-        fputs(i ? ",{" : "{", f);
-        jstr(f, "origin", l->origin); fputc(',', f);
-        jint(f, "n_alive", l->n_alive); fputc(',', f);
-        jint(f, "alive_bytes", l->alive_bytes); fputc(',', f);
-        jint(f, "steps_grew", l->n_steps_grew); fputc(',', f);
-        jnum(f, "bytes_per_step", l->bytes_per_step); fputc(',', f);
-        jint(f, "first_ns", l->first_ns); fputc(',', f);
-        jint(f, "last_ns", l->last_ns);
-        fputc('}', f);
-    }
-    fputs("],", f);
-    jkey(f, "spikes"); fputc('[', f);
-    for (size_t i = 0; i < mem->n_spikes; i++) {
-        const gt_spike *s = &mem->spikes[i];
-        fputs(i ? ",{" : "{", f);
-        jstr(f, "origin", s->origin); fputc(',', f);
-        jint(f, "address", (int64_t)s->address); fputc(',', f);
-        jint(f, "bytes", s->bytes); fputc(',', f);
-        jint(f, "start_ns", s->start_ns); fputc(',', f);
-        jint(f, "end_ns", s->end_ns); fputc(',', f);
-        jint(f, "step", s->step);
-        fputc('}', f);
-    }
-    fputs("]},", f);
+    jkey(f, "memory");
+    print_memory_json(r, &r->memory, f);
+    fputc(',', f);
     print_comm_json(&r->comm, f);
     fputc(',', f);
     jkey(f, "advice"); fputc('[', f);
@@ -559,9 +649,21 @@ int gt_mem_state_print_text(const gt_mem_state *s, FILE *f)
     return ferror(f) ? gt_error_set(GT_ERR_IO, "cannot write the memory state") : 0;
 }
 
-int gt_mem_state_print_json(const gt_mem_state *s, FILE *f)
+int gt_mem_states_print_text(const gt_mem_states *s, FILE *f)
+{
+    int rc = 0;
+    for (size_t i = 0; i < s->n && rc == 0; i++) {
+        if (s->n > 1)
+            fprintf(f, "%sprocess %lld: ", i ? "\n" : "", (long long)s->v[i]->pid);
+        rc = gt_mem_state_print_text(s->v[i], f);
+    }
+    return rc;
+}
+
+static void print_state_json(const gt_mem_state *s, FILE *f)
 {
     fputc('{', f);
+    jint(f, "pid", s->pid); fputc(',', f);
     jint(f, "at_ns", s->at_ns); fputc(',', f);
     jint(f, "step", s->step); fputc(',', f);
     jint(f, "allocated_bytes", s->allocated_bytes); fputc(',', f);
@@ -598,6 +700,25 @@ int gt_mem_state_print_json(const gt_mem_state *s, FILE *f)
         jint(f, "alloc_ns", k->alloc_ns); fputc(',', f);
         jstr(f, "origin", k->origin);
         fputc('}', f);
+    }
+    fputs("]}", f);
+}
+
+int gt_mem_state_print_json(const gt_mem_state *s, FILE *f)
+{
+    print_state_json(s, f);
+    fputc('\n', f);
+    return ferror(f) ? gt_error_set(GT_ERR_IO, "cannot write the memory state") : 0;
+}
+
+int gt_mem_states_print_json(const gt_mem_states *s, FILE *f)
+{
+    fputc('{', f);
+    jkey(f, "processes"); fputc('[', f);
+    for (size_t i = 0; i < s->n; i++) {
+        if (i)
+            fputc(',', f);
+        print_state_json(s->v[i], f);
     }
     fputs("]}\n", f);
     return ferror(f) ? gt_error_set(GT_ERR_IO, "cannot write the memory state") : 0;

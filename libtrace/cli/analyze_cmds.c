@@ -6,8 +6,12 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -80,13 +84,16 @@ static bool parse_steps(const char *s, gt_report_options *opt)
     return *first || *last;
 }
 
-/* A time on the trace's clock: "1.5s", "250ms", "40us", "123ns" or plain ns. */
+/* A time on the trace's clock: "1.5s", "250ms", "40us", "123ns" or plain ns;
+ * from 0 to what int64 ns hold. Not "nan", "inf", hex, spaces or a sign. */
 static bool parse_time(const char *s, int64_t *out_ns)
 {
     char *end;
+    if (!((*s >= '0' && *s <= '9') || *s == '.') || strpbrk(s, "xXpP"))
+        return false;
     errno = 0;
     double v = strtod(s, &end);
-    if (errno || end == s || v < 0)
+    if (errno || end == s || !isfinite(v) || v < 0)
         return false;
     double scale = 1;
     if (!strcmp(end, "s"))
@@ -97,9 +104,10 @@ static bool parse_time(const char *s, int64_t *out_ns)
         scale = 1e3;
     else if (*end && strcmp(end, "ns"))
         return false;
-    if (v * scale > 9.2e18)
+    double ns = v * scale + 0.5;
+    if (!(ns < 9223372036854775807.0)) /* 2^63: the first double past int64 */
         return false;
-    *out_ns = (int64_t)(v * scale + 0.5);
+    *out_ns = (int64_t)ns;
     return true;
 }
 
@@ -225,33 +233,45 @@ cleanup:
 
 /* ---- gtrace memory ----------------------------------------------------------- */
 
-#define MEMORY_SYNOPSIS "memory TRACE (--at TIME | --step N) [--json]   (TIME: 1.5s, 250ms, 40us or ns)"
+#define MEMORY_SYNOPSIS "memory TRACE (--at TIME | --step N) [--pid P] [--json]   (TIME: 1.5s, 250ms, 40us or ns)"
 
 int gt_cli_memory(int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"at", required_argument, NULL, 'a'},
         {"step", required_argument, NULL, 's'},
+        {"pid", required_argument, NULL, 'p'},
         {"json", no_argument, NULL, 'j'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     bool json = false, have_at = false, have_step = false;
-    int64_t at_ns = 0, step = 0;
+    int64_t at_ns = 0, step = 0, pid = -1;
     int c;
     optind = 1;
     opterr = 0;
     while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
         switch (c) {
         case 'a':
-            if (!parse_time(optarg, &at_ns))
-                return usage("memory", MEMORY_SYNOPSIS, "--at wants a time such as 1.5s, 250ms, 40us or 123 (ns)");
+            if (!parse_time(optarg, &at_ns)) { /* one line: what was wrong and what is right */
+                gt_cli_error("memory: --at wants a time such as 1.5s, 250ms, 40us or 123 (ns), from 0 to "
+                             "9.2e18 ns; not '%s'", optarg);
+                return EXIT_USAGE;
+            }
             have_at = true;
             break;
         case 's':
-            if (!parse_count(optarg, &step))
-                return usage("memory", MEMORY_SYNOPSIS, "--step wants a step number");
+            if (!parse_count(optarg, &step)) {
+                gt_cli_error("memory: --step wants a step number, not '%s'", optarg);
+                return EXIT_USAGE;
+            }
             have_step = true;
+            break;
+        case 'p':
+            if (!parse_count(optarg, &pid) || pid > 0xffffff) {
+                gt_cli_error("memory: --pid wants a process id, not '%s'", optarg);
+                return EXIT_USAGE;
+            }
             break;
         case 'j': json = true; break;
         case 'h': printf("usage: gtrace %s\n", MEMORY_SYNOPSIS); return 0;
@@ -264,41 +284,165 @@ int gt_cli_memory(int argc, char **argv)
         return usage("memory", MEMORY_SYNOPSIS, "give either --at TIME or --step N");
 
     gt_trace *t = open_trace(argv[optind], 0);
-    gt_mem_state *s = NULL;
-    int status = 1;
+    gt_mem_states *s = NULL;
+    int status = 1, rc;
     if (!t)
         goto cleanup;
-    int rc = have_at ? gt_memory_state_at(&s, t, at_ns) : gt_memory_state_at_step(&s, t, step);
+    rc = have_at ? gt_memory_states_at(&s, t, pid, at_ns) : gt_memory_states_at_step(&s, t, pid, step);
     if (rc != 0) {
         gt_cli_error("memory %s: %s", argv[optind], gt_error_last());
         goto cleanup;
     }
-    if ((json ? gt_mem_state_print_json(s, stdout) : gt_mem_state_print_text(s, stdout)) != 0 || fflush(stdout) != 0) {
+    if ((json ? gt_mem_states_print_json(s, stdout) : gt_mem_states_print_text(s, stdout)) != 0 ||
+        fflush(stdout) != 0) {
         gt_cli_error("memory: cannot write the allocator state: %s", strerror(errno));
         goto cleanup;
     }
     status = 0;
 cleanup:
-    gt_mem_state_free(s);
+    gt_mem_states_free(s);
     gt_trace_free(t);
     return status;
 }
 
 /* ---- gtrace export ------------------------------------------------------------- */
 
-#define EXPORT_SYNOPSIS "export TRACE --format chrome|memviz|csv [-o PATH] [--force]"
+#define EXPORT_SYNOPSIS "export TRACE --format chrome|memviz|csv [-o PATH] [--pid P] [--force]"
 
-/* Opens `path` for writing; an existing file is refused unless `force`. */
-static FILE *create_output(const char *path, bool force, const char *mode)
+/* ---- safe output files ----
+ * A file is written beside its target (a temporary in the same folder),
+ * flushed to disk, and renamed over the target only once complete: a failed
+ * or interrupted export leaves the target as it was and no temporary behind
+ * (SIGINT, SIGTERM and SIGHUP remove it too). A target that exists and is
+ * not a regular file (/dev/stdout, a pipe, /dev/full) is written directly
+ * and never removed or replaced. */
+
+static char tmp_path[PATH_MAX];
+static volatile sig_atomic_t tmp_live;
+
+static void remove_tmp_and_die(int sig)
 {
-    if (!force && access(path, F_OK) == 0) {
-        gt_cli_error("export: %s exists (use --force to replace it)", path);
-        return NULL;
+    if (tmp_live)
+        unlink(tmp_path); /* async-signal-safe */
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+typedef struct out_file {
+    const char *path;      /* as the user gave it */
+    char target[PATH_MAX]; /* what is renamed over: the path, or where its symbolic link points */
+    FILE *f;
+    bool direct;           /* an existing file that is not a regular one: written in place */
+} out_file;
+
+/* Checks `path` as a target: a regular file that exists only with --force,
+ * never a folder; other existing files are written directly. */
+static bool check_output(const char *path, bool force, out_file *o)
+{
+    struct stat st;
+    memset(o, 0, sizeof *o);
+    o->path = path;
+    if (strlen(path) >= sizeof o->target - 16) {
+        gt_cli_error("export: %s: the path is too long", path);
+        return false;
     }
-    FILE *f = fopen(path, mode);
-    if (!f)
-        gt_cli_error("export: cannot create %s: %s", path, strerror(errno));
-    return f;
+    snprintf(o->target, sizeof o->target, "%s", path);
+    if (stat(path, &st) != 0) {
+        if (errno != ENOENT) {
+            gt_cli_error("export: cannot use %s: %s", path, strerror(errno));
+            return false;
+        }
+        return true;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        gt_cli_error("export: %s is a folder, not a file", path);
+        return false;
+    }
+    if (!S_ISREG(st.st_mode)) {
+        o->direct = true; /* a device, a pipe, a socket: written as it is */
+        return true;
+    }
+    if (!force) {
+        gt_cli_error("export: %s exists (use --force to replace it)", path);
+        return false;
+    }
+    struct stat lst;
+    if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode) && !realpath(path, o->target)) {
+        gt_cli_error("export: cannot follow %s: %s", path, strerror(errno));
+        return false;
+    }
+    return true;
+}
+
+/* Opens the output: the target itself when direct, else a temporary beside it. */
+static bool open_output(out_file *o, const char *mode)
+{
+    if (o->direct) {
+        if (!(o->f = fopen(o->target, mode)))
+            gt_cli_error("export: cannot write %s: %s", o->path, strerror(errno));
+        return o->f != NULL;
+    }
+    /* DIR/.NAME.XXXXXX: check_output left room for the 8 more bytes */
+    const char *slash = strrchr(o->target, '/');
+    size_t dir_n = slash ? (size_t)(slash - o->target) + 1 : 0, n = strlen(o->target);
+    memcpy(tmp_path, o->target, dir_n);
+    tmp_path[dir_n] = '.';
+    memcpy(tmp_path + dir_n + 1, o->target + dir_n, n - dir_n);
+    memcpy(tmp_path + n + 1, ".XXXXXX", 8);
+    sigset_t all, old;
+    sigfillset(&all);
+    sigprocmask(SIG_BLOCK, &all, &old); /* the temporary exists only where a signal removes it */
+    int fd = mkstemp(tmp_path);
+    if (fd >= 0)
+        tmp_live = 1;
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    if (fd < 0) {
+        gt_cli_error("export: cannot create a file beside %s: %s", o->path, strerror(errno));
+        return false;
+    }
+    mode_t mask = umask(0);
+    umask(mask);
+    struct stat st;
+    fchmod(fd, stat(o->target, &st) == 0 ? (st.st_mode & 07777) : (0666 & ~mask));
+    if (!(o->f = fdopen(fd, mode))) {
+        gt_cli_error("export: cannot write %s: %s", o->path, strerror(errno));
+        close(fd);
+        unlink(tmp_path);
+        tmp_live = 0;
+        return false;
+    }
+    return true;
+}
+
+/* Finishes the output: flushed, on disk, renamed over the target if `ok`;
+ * otherwise the temporary goes. Returns whether the target now holds it all. */
+static bool close_output(out_file *o, bool ok)
+{
+    int err = 0;
+    if (fflush(o->f) != 0 || ferror(o->f))
+        err = errno ? errno : EIO;
+    if (!err && ok && !o->direct && fsync(fileno(o->f)) != 0)
+        err = errno;
+    if (fclose(o->f) != 0 && !err)
+        err = errno ? errno : EIO;
+    o->f = NULL;
+    if (ok && err)
+        gt_cli_error("export: cannot write %s: %s", o->path, strerror(err));
+    ok = ok && !err;
+    if (o->direct)
+        return ok;
+    sigset_t all, old;
+    sigfillset(&all);
+    sigprocmask(SIG_BLOCK, &all, &old);
+    if (ok && rename(tmp_path, o->target) != 0) {
+        gt_cli_error("export: cannot put %s in place: %s", o->path, strerror(errno));
+        ok = false;
+    }
+    if (!ok)
+        unlink(tmp_path);
+    tmp_live = 0;
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    return ok;
 }
 
 /* The default output: the trace's name with its extension replaced. */
@@ -316,17 +460,47 @@ static char *default_output(const char *trace, const char *ext)
     return out;
 }
 
+/* OUT.pickle -> OUT.pid<P>.pickle (OUT -> OUT.pid<P>.pickle). */
+static char *pid_output(const char *path, int64_t pid)
+{
+    size_t n = strlen(path);
+    if (n > 7 && !strcmp(path + n - 7, ".pickle"))
+        n -= 7;
+    size_t cap = n + 40;
+    char *out = malloc(cap);
+    if (out)
+        snprintf(out, cap, "%.*s.pid%lld.pickle", (int)n, path, (long long)pid);
+    return out;
+}
+
+/* Writes one export to `path` (chrome, or memviz of process pid). */
+static int export_one(gt_trace *t, const char *format, int64_t pid, const char *trace_path, const out_file *checked)
+{
+    out_file o = *checked;
+    if (!open_output(&o, !strcmp(format, "memviz") ? "wb" : "w"))
+        return 1;
+    int rc = !strcmp(format, "chrome") ? gt_export_chrome(t, o.f) : gt_export_memviz(t, pid, o.f);
+    if (rc != 0)
+        gt_cli_error("export %s: %s", trace_path, gt_error_last());
+    if (!close_output(&o, rc == 0) || rc != 0)
+        return 1;
+    fprintf(stderr, "gtrace: wrote %s\n", o.path);
+    return 0;
+}
+
 int gt_cli_export(int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"format", required_argument, NULL, 'f'},
         {"output", required_argument, NULL, 'o'},
+        {"pid", required_argument, NULL, 'p'},
         {"force", no_argument, NULL, 'F'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *format = NULL, *output = NULL;
     bool force = false;
+    int64_t pid = -1;
     int c;
     optind = 1;
     opterr = 0;
@@ -335,6 +509,12 @@ int gt_cli_export(int argc, char **argv)
         case 'f': format = optarg; break;
         case 'o': output = optarg; break;
         case 'F': force = true; break;
+        case 'p':
+            if (!parse_count(optarg, &pid) || pid > 0xffffff) {
+                gt_cli_error("export: --pid wants a process id, not '%s'", optarg);
+                return EXIT_USAGE;
+            }
+            break;
         case 'h': printf("usage: gtrace %s\n", EXPORT_SYNOPSIS); return 0;
         default: return bad_option("export", EXPORT_SYNOPSIS, argv);
         }
@@ -347,13 +527,21 @@ int gt_cli_export(int argc, char **argv)
                     : !strcmp(format, "csv") ? "-csv" : NULL;
     if (!ext)
         return usage("export", EXPORT_SYNOPSIS, "--format wants chrome, memviz or csv");
+    if (pid >= 0 && strcmp(format, "memviz") != 0)
+        return usage("export", EXPORT_SYNOPSIS, "--pid is for --format memviz (a snapshot is one process's)");
 
     const char *trace_path = argv[optind];
     char *owned = output ? NULL : default_output(trace_path, ext);
     const char *path = output ? output : owned;
     gt_trace *t = NULL;
-    FILE *f = NULL;
-    int status = 1, rc;
+    int64_t *pids = NULL;
+    size_t n_pids = 0;
+    char **paths = NULL;
+    out_file *outs = NULL;
+    size_t n_out = 1;
+    bool known = pid < 0;
+    struct sigaction rm = {.sa_handler = remove_tmp_and_die}, old_int, old_term, old_hup;
+    int status = 1;
     if (!path) {
         gt_cli_error("export: out of memory");
         goto cleanup;
@@ -367,26 +555,66 @@ int gt_cli_export(int argc, char **argv)
                          errno == EEXIST ? " (use --force to write into it)" : "");
             goto cleanup;
         }
-        rc = gt_export_csv(t, path);
-    } else {
-        if (!(f = create_output(path, force, !strcmp(format, "memviz") ? "wb" : "w")))
+        if (gt_export_csv(t, path) != 0) {
+            gt_cli_error("export %s: %s", trace_path, gt_error_last());
             goto cleanup;
-        rc = !strcmp(format, "chrome") ? gt_export_chrome(t, f) : gt_export_memviz(t, f);
-        if (fclose(f) != 0 && rc == 0)
-            rc = gt_error_set(GT_ERR_IO, "cannot write %s: %s", path, strerror(errno));
-        f = NULL;
-    }
-    if (rc != 0) {
-        gt_cli_error("export %s: %s", trace_path, gt_error_last());
-        if (strcmp(format, "csv") != 0)
-            unlink(path); /* no half-written file left behind */
+        }
+        fprintf(stderr, "gtrace: wrote %s\n", path);
+        status = 0;
         goto cleanup;
     }
-    fprintf(stderr, "gtrace: wrote %s\n", path);
+    sigemptyset(&rm.sa_mask);
+    sigaction(SIGINT, &rm, &old_int);
+    sigaction(SIGTERM, &rm, &old_term);
+    sigaction(SIGHUP, &rm, &old_hup);
+    /* memviz: a snapshot per process, as PyTorch writes one per rank */
+    if (!strcmp(format, "memviz")) {
+        if (gt_memory_pids(&pids, &n_pids, t) != 0) {
+            gt_cli_error("export %s: %s", trace_path, gt_error_last());
+            goto restore;
+        }
+        for (size_t i = 0; i < n_pids && !known; i++)
+            known = pids[i] == pid;
+        if (!known) {
+            gt_cli_error("export %s: process %lld has no allocation events (%zu processes have)", trace_path,
+                         (long long)pid, n_pids);
+            goto restore;
+        }
+        if (pid < 0 && n_pids > 1)
+            n_out = n_pids;
+    }
+    paths = calloc(n_out, sizeof *paths);
+    outs = calloc(n_out, sizeof *outs);
+    if (!paths || !outs) {
+        gt_cli_error("export: out of memory");
+        goto restore;
+    }
+    for (size_t i = 0; i < n_out; i++) {
+        if (n_out > 1 && !(paths[i] = pid_output(path, pids[i]))) {
+            gt_cli_error("export: out of memory");
+            goto restore;
+        }
+        if (!check_output(n_out > 1 ? paths[i] : path, force, &outs[i]))
+            goto restore;
+        if (n_out > 1 && outs[i].direct) {
+            gt_cli_error("export %s: %zu processes have allocation events, one snapshot each: choose one with "
+                         "--pid for %s", trace_path, n_out, paths[i]);
+            goto restore;
+        }
+    }
     status = 0;
+    for (size_t i = 0; i < n_out && status == 0; i++)
+        status = export_one(t, format, n_out > 1 ? pids[i] : pid, trace_path, &outs[i]);
+restore:
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    sigaction(SIGHUP, &old_hup, NULL);
 cleanup:
-    if (f)
-        fclose(f);
+    for (size_t i = 0; paths && i < n_out; i++)
+        free(paths[i]);
+    free(paths);
+    free(outs);
+    free(pids);
     gt_trace_free(t);
     free(owned);
     return status;

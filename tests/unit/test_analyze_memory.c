@@ -1,7 +1,8 @@
 /* test_analyze_memory.c: memory diagnostics on traces of a caching allocator
  * (NVTX memory API heaps and regions) and of plain cudaMalloc/cudaFree:
  * peaks, fragmentation, leaks, spikes, and the allocator state at a time and
- * at a step, with who allocated each block. */
+ * at a step, with who allocated each block; two processes whose heaps have
+ * the same handles and addresses; rows with impossible times and sizes. */
 #include "analyze_fixture.h"
 
 #define HEAP1 0x10000000ULL
@@ -116,7 +117,7 @@ static void test_analyze_memory__state_at_time_and_step(void)
 {
     gt_trace *t = allocator_trace();
     gt_mem_state *s = NULL;
-    CU_ASSERT_EQUAL_FATAL(gt_memory_state_at(&s, t, 1500 * US), 0);
+    CU_ASSERT_EQUAL_FATAL(gt_memory_state_at(&s, t, -1, 1500 * US), 0);
     CU_ASSERT_EQUAL(s->allocated_bytes, 8 * MIB);
     CU_ASSERT_EQUAL(s->reserved_bytes, 64 * MIB);
     CU_ASSERT_EQUAL_FATAL(s->n_segments, 1);
@@ -127,7 +128,7 @@ static void test_analyze_memory__state_at_time_and_step(void)
     gt_mem_state_free(s);
 
     /* at step 3's peak: weights, activations, three cache entries, the spike */
-    CU_ASSERT_EQUAL_FATAL(gt_memory_state_at_step(&s, t, 3), 0);
+    CU_ASSERT_EQUAL_FATAL(gt_memory_state_at_step(&s, t, -1, 3), 0);
     CU_ASSERT_EQUAL(s->step, 3);
     CU_ASSERT_EQUAL(s->at_ns, 32 * MS + 2100 * US);
     CU_ASSERT_EQUAL(s->allocated_bytes, 52 * MIB + 3 * 4096);
@@ -155,7 +156,7 @@ static void test_analyze_memory__state_at_time_and_step(void)
     free(buf);
     gt_mem_state_free(s);
 
-    CU_ASSERT_EQUAL(gt_memory_state_at_step(&s, t, 99), GT_ERR_NOTFOUND);
+    CU_ASSERT_EQUAL(gt_memory_state_at_step(&s, t, -1, 99), GT_ERR_NOTFOUND);
     CU_ASSERT_PTR_NULL(s);
     gt_trace_free(t);
 }
@@ -182,7 +183,7 @@ static void test_analyze_memory__device_allocations(void)
     CU_ASSERT_EQUAL(r->memory.n_dev_frees, 1);
     gt_report_free(r);
     gt_mem_state *s = NULL;
-    CU_ASSERT_EQUAL_FATAL(gt_memory_state_at(&s, t, 2200 * US), 0);
+    CU_ASSERT_EQUAL_FATAL(gt_memory_state_at(&s, t, -1, 2200 * US), 0);
     CU_ASSERT_EQUAL_FATAL(s->n_segments, 2);
     CU_ASSERT_FALSE(s->segments[0].from_heap);
     CU_ASSERT_EQUAL_FATAL(s->n_blocks, 2);
@@ -234,17 +235,173 @@ static void test_analyze_memory__heap_unregister(void)
     CU_ASSERT_EQUAL(r->memory.end_reserved_bytes, 32 * MIB);
     gt_report_free(r);
     gt_mem_state *st = NULL;
-    CU_ASSERT_EQUAL_FATAL(gt_memory_state_at(&st, t, 25 * US), 0);
+    CU_ASSERT_EQUAL_FATAL(gt_memory_state_at(&st, t, -1, 25 * US), 0);
     CU_ASSERT_EQUAL(st->n_segments, 2);
     CU_ASSERT_EQUAL(st->allocated_bytes, 6 * MIB);
     gt_mem_state_free(st);
-    CU_ASSERT_EQUAL_FATAL(gt_memory_state_at(&st, t, 40 * US), 0);
+    CU_ASSERT_EQUAL_FATAL(gt_memory_state_at(&st, t, -1, 40 * US), 0);
     CU_ASSERT_EQUAL(st->n_segments, 1);
     CU_ASSERT_EQUAL(st->segments[0].address, HEAP2);
     CU_ASSERT_EQUAL(st->n_blocks, 1);
     CU_ASSERT_EQUAL(st->n_unplaced, 0);
     CU_ASSERT_EQUAL(st->reserved_bytes, 32 * MIB);
     gt_mem_state_free(st);
+    gt_trace_free(t);
+}
+
+
+/* A heap event of another process: its thread's global id carries its pid. */
+static void heap_on(fx *f, int64_t pid, int64_t t, int op, uint64_t heap, uint64_t addr, int64_t bytes)
+{
+    gt_event ev = {.kind = GT_EV_HEAP};
+    gt_heap_event *h = &ev.u.heap;
+    h->start_ns = t;
+    h->global_tid = gt_global_tid(pid, pid);
+    h->operation = op;
+    h->heap_id = heap;
+    h->address = addr;
+    h->bytes = bytes;
+    h->heap_usage = 1;
+    h->memory_type = 2;
+    fx_add(f, &ev);
+}
+
+#define RANK0 5001
+#define RANK1 5002
+
+/* Two ranks of a job, as the trainer's DDP run: each registers heap 1 at
+ * the same virtual address (their own address spaces), 24 MiB, and puts the
+ * same blocks in it; rank 1 a little later, and it frees a block rank 0
+ * keeps. Each rank: peak allocated 16 MiB, reserved 24 MiB. Replayed as one
+ * process, the handles and addresses collide: allocated came out above
+ * reserved and blocks fell outside any known segment. */
+static gt_trace *two_ranks_trace(void)
+{
+    fx f;
+    fx_open(&f, "two_ranks.sqlite");
+    fx_process(&f, RANK0, "trainer");
+    fx_process(&f, RANK1, "trainer");
+    for (int r = 0; r < 2; r++) {
+        int64_t pid = r ? RANK1 : RANK0, t0 = r * 50 * US;
+        for (int i = 0; i < 4; i++) {
+            char name[32];
+            snprintf(name, sizeof name, "step %d", i);
+            fx_range_cat(&f, t0 + (1 + i) * MS, t0 + (2 + i) * MS, name, 0, 0, gt_global_tid(pid, pid));
+        }
+        heap_on(&f, pid, t0 + 1 * US, GT_HEAP_REGISTER, 1, HEAP1, 16 * MIB);
+        heap_on(&f, pid, t0 + 2 * US, GT_HEAP_REGISTER, 2, HEAP2, 8 * MIB);
+        heap_on(&f, pid, t0 + 10 * US, GT_REGION_REGISTER, 1, HEAP1, 8 * MIB);
+        heap_on(&f, pid, t0 + 3 * MS + 100 * US, GT_REGION_REGISTER, 1, HEAP1 + 8 * MIB, 4 * MIB);
+        heap_on(&f, pid, t0 + 3 * MS + 200 * US, GT_REGION_REGISTER, 2, HEAP2, 4 * MIB);
+        heap_on(&f, pid, t0 + 3 * MS + 900 * US, GT_REGION_UNREGISTER, 1, HEAP1 + 8 * MIB, 0);
+        heap_on(&f, pid, t0 + 3 * MS + 950 * US, GT_REGION_UNREGISTER, 2, HEAP2, 0);
+        if (r == 1)
+            heap_on(&f, pid, t0 + 5 * MS + 500 * US, GT_REGION_UNREGISTER, 1, HEAP1, 0);
+    }
+    return fx_close(&f);
+}
+
+static void test_analyze_memory__two_processes_same_handles(void)
+{
+    gt_trace *t = two_ranks_trace();
+    gt_report *r = fx_report(t, NULL);
+    const gt_memory *m = &r->memory;
+    CU_ASSERT_EQUAL_FATAL(m->n_procs, 2);
+    for (size_t i = 0; i < 2; i++) {
+        const gt_memory *p = &m->procs[i];
+        CU_ASSERT_EQUAL(p->pid, i ? RANK1 : RANK0);
+        CU_ASSERT_EQUAL(p->peak_allocated_bytes, 16 * MIB);
+        CU_ASSERT_EQUAL(p->peak_reserved_bytes, 24 * MIB);
+        CU_ASSERT_TRUE(p->peak_allocated_bytes <= p->peak_reserved_bytes);
+        CU_ASSERT_EQUAL(p->n_block_allocs, 3);
+    }
+    CU_ASSERT_EQUAL(m->procs[0].end_allocated_bytes, 8 * MIB);
+    CU_ASSERT_EQUAL(m->procs[1].end_allocated_bytes, 0);
+    /* the whole trace: a process's own figures, never a mix */
+    CU_ASSERT_EQUAL(m->peak_allocated_bytes, 16 * MIB);
+    CU_ASSERT_EQUAL(m->peak_reserved_bytes, 24 * MIB);
+    /* both at once: the ranks' peaks overlap (step 2 of both), so 32 of 48 MiB */
+    CU_ASSERT_TRUE(m->total_one_pool);
+    CU_ASSERT_EQUAL(m->total_peak_allocated_bytes, 32 * MIB);
+    CU_ASSERT_EQUAL(m->total_peak_reserved_bytes, 48 * MIB);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *mf = open_memstream(&buf, &len);
+    CU_ASSERT_EQUAL(gt_report_print_text(r, mf), 0);
+    fclose(mf);
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "2 processes, each its own allocator"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "pid 5001: peak allocated 16.00 MiB"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "pid 5002: peak allocated 16.00 MiB"));
+    free(buf);
+    gt_report_free(r);
+
+    /* each process's allocator apart: every block in a segment of its own process */
+    gt_mem_states *ss = NULL;
+    CU_ASSERT_EQUAL_FATAL(gt_memory_states_at_step(&ss, t, -1, 2), 0);
+    CU_ASSERT_EQUAL_FATAL(ss->n, 2);
+    for (size_t i = 0; i < 2; i++) {
+        const gt_mem_state *s = ss->v[i];
+        CU_ASSERT_EQUAL(s->pid, i ? RANK1 : RANK0);
+        CU_ASSERT_EQUAL(s->allocated_bytes, 16 * MIB);
+        CU_ASSERT_EQUAL(s->reserved_bytes, 24 * MIB);
+        CU_ASSERT_EQUAL(s->n_segments, 2);
+        CU_ASSERT_EQUAL(s->n_blocks, 3);
+        CU_ASSERT_EQUAL(s->n_unplaced, 0);
+    }
+    gt_mem_states_free(ss);
+    /* one process asked for: its state only; at 5.6 ms rank 1 freed its weights */
+    gt_mem_state *s = NULL;
+    CU_ASSERT_EQUAL_FATAL(gt_memory_state_at(&s, t, RANK1, 5600 * US), 0);
+    CU_ASSERT_EQUAL(s->pid, RANK1);
+    CU_ASSERT_EQUAL(s->allocated_bytes, 0);
+    CU_ASSERT_EQUAL(s->reserved_bytes, 24 * MIB);
+    gt_mem_state_free(s);
+    /* one state of a trace with two processes must say which */
+    CU_ASSERT_EQUAL(gt_memory_state_at(&s, t, -1, 5600 * US), GT_ERR_INVALID);
+    CU_ASSERT_PTR_NOT_NULL(strstr(gt_error_last(), "2 processes"));
+    CU_ASSERT_EQUAL(gt_memory_state_at(&s, t, 777, 5600 * US), GT_ERR_NOTFOUND);
+    CU_ASSERT_PTR_NOT_NULL(strstr(gt_error_last(), "5001 and 5002"));
+    int64_t *pids = NULL;
+    size_t n_pids = 0;
+    CU_ASSERT_EQUAL_FATAL(gt_memory_pids(&pids, &n_pids, t), 0);
+    CU_ASSERT_EQUAL_FATAL(n_pids, 2);
+    CU_ASSERT_EQUAL(pids[0], RANK0);
+    CU_ASSERT_EQUAL(pids[1], RANK1);
+    free(pids);
+    gt_trace_free(t);
+}
+
+/* Rows no replay can use (extreme times, negative or absurd sizes, a block
+ * past the end of the address space) are left out and counted; the rest
+ * replays as if they were not there. Nothing overflows (the sanitizers
+ * build says so). */
+static void test_analyze_memory__extreme_rows(void)
+{
+    fx f;
+    fx_open(&f, "extreme.sqlite");
+    fx_heap(&f, 1 * US, GT_HEAP_REGISTER, 1, HEAP1, 64 * MIB);
+    fx_heap(&f, 10 * US, GT_REGION_REGISTER, 1, HEAP1, MIB);
+    fx_heap(&f, INT64_MAX, GT_REGION_REGISTER, 1, HEAP1 + MIB, MIB);
+    fx_heap(&f, INT64_MIN, GT_REGION_REGISTER, 1, HEAP1 + 2 * MIB, MIB);
+    fx_heap(&f, 20 * US, GT_REGION_REGISTER, 1, HEAP1 + 3 * MIB, -5);
+    fx_heap(&f, 21 * US, GT_REGION_REGISTER, 1, HEAP1 + 4 * MIB, INT64_MAX);
+    fx_heap(&f, 22 * US, GT_REGION_REGISTER, 1, UINT64_MAX - 10, MIB);
+    fx_heap(&f, 30 * US, GT_REGION_UNREGISTER, 1, HEAP1, 0);
+    fx_range(&f, INT64_MIN, INT64_MAX, "step 0");
+    gt_trace *t = fx_close(&f);
+    gt_report *r = fx_report(t, NULL);
+    CU_ASSERT_EQUAL(r->memory.n_skipped_rows, 5);
+    CU_ASSERT_EQUAL(r->memory.peak_allocated_bytes, MIB);
+    CU_ASSERT_EQUAL(r->memory.end_allocated_bytes, 0);
+    CU_ASSERT_EQUAL(r->memory.peak_reserved_bytes, 64 * MIB);
+    gt_report_free(r);
+    gt_mem_state *s = NULL;
+    CU_ASSERT_EQUAL_FATAL(gt_memory_state_at(&s, t, -1, INT64_MAX), 0);
+    CU_ASSERT_EQUAL(s->n_blocks, 0);
+    gt_mem_state_free(s);
+    CU_ASSERT_EQUAL_FATAL(gt_memory_state_at(&s, t, -1, INT64_MIN), 0);
+    CU_ASSERT_EQUAL(s->reserved_bytes, 0);
+    gt_mem_state_free(s);
     gt_trace_free(t);
 }
 
@@ -256,6 +413,8 @@ static const gt_test_case cases[] = {
     {"test_analyze_memory__device_allocations", test_analyze_memory__device_allocations},
     {"test_analyze_memory__heap_reset", test_analyze_memory__heap_reset},
     {"test_analyze_memory__heap_unregister", test_analyze_memory__heap_unregister},
+    {"test_analyze_memory__two_processes_same_handles", test_analyze_memory__two_processes_same_handles},
+    {"test_analyze_memory__extreme_rows", test_analyze_memory__extreme_rows},
     {NULL, NULL},
 };
 

@@ -1,7 +1,7 @@
 /* test_viewer_model.c: the viewer's model and drawing without a display:
  * tracks and lanes of a known trace, idle gaps and their causes, launch <->
  * kernel, search, the level-of-detail walk and its pyramid, the memory
- * stacking, pixels of a headless render, the nsys fixtures, errors for bad
+ * stacking, one memory per process (with the analysis's peaks), pixels of a headless render, the nsys fixtures, errors for bad
  * files, and a damage the integrity check finds after the rows are in. */
 #include "gt_test.h"
 #include "test_viewer_fixture.h"
@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "gv-memory-view.h"
 #include "gv-render.h"
 
 static GvTraceModel *load_fixture(void)
@@ -377,6 +378,90 @@ static void test_viewer_model__memory_stacking(void)
     CU_ASSERT_EQUAL(st->allocated_bytes, (256 + 128) << 10);
     gt_mem_state_free(st);
     g_object_unref(m);
+}
+
+/* Two ranks with the same heap handle and addresses (each process numbers
+ * its own): rank A keeps 768 KiB in a 1 MiB heap; rank B peaks at 512 KiB
+ * in a 2 MiB one, while A is at its peak. */
+static int write_two_ranks(const char *path)
+{
+    gt_writer *w = NULL;
+    int rc = gt_writer_open(&w, path, GT_WRITE_OVERWRITE);
+    if (rc < 0)
+        return rc;
+    gt_writer_add_process(w, 6001, "rank a");
+    gt_writer_add_process(w, 6002, "rank b");
+    gt_writer_begin(w);
+    const struct { int64_t pid, t; int op; uint64_t addr; int64_t bytes; } mem[] = {
+        {6001, FX_MS / 10, GT_HEAP_REGISTER, 0x1000, 1 << 20},
+        {6002, FX_MS / 10 + 1, GT_HEAP_REGISTER, 0x1000, 2 << 20},
+        {6001, 1 * FX_MS, GT_REGION_REGISTER, 0x1000, 512 << 10},
+        {6002, 1 * FX_MS + 1, GT_REGION_REGISTER, 0x1000, 512 << 10},
+        {6001, 2 * FX_MS, GT_REGION_REGISTER, 0x81000, 256 << 10},
+        {6002, 3 * FX_MS, GT_REGION_UNREGISTER, 0x1000, 0},
+        {6002, 4 * FX_MS, GT_REGION_REGISTER, 0x1000, 128 << 10},
+    };
+    for (size_t i = 0; i < sizeof mem / sizeof mem[0]; i++) {
+        gt_event h = {.kind = GT_EV_HEAP};
+        h.u.heap = (gt_heap_event){.start_ns = mem[i].t, .global_tid = gt_global_tid(mem[i].pid, mem[i].pid),
+                                   .operation = mem[i].op, .heap_id = 1, .address = mem[i].addr,
+                                   .bytes = mem[i].bytes, .heap_usage = 1, .memory_type = 1};
+        gt_writer_add(w, &h);
+    }
+    if ((rc = gt_writer_commit(w)) < 0) {
+        gt_writer_free(w);
+        return rc;
+    }
+    return gt_writer_close(w);
+}
+
+static void test_viewer_model__memory_per_process(void)
+{
+    char *path = gt_test_path("two_ranks.sqlite");
+    CU_ASSERT_EQUAL_FATAL(write_two_ranks(path), 0);
+    GvTraceModel *m = gv_trace_model_new();
+    CU_ASSERT_TRUE_FATAL(gv_trace_model_load(m, path, NULL));
+    const gt_report *r = gv_trace_model_report(m);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    CU_ASSERT_EQUAL_FATAL(r->memory.n_procs, 2);
+    CU_ASSERT_EQUAL_FATAL(gv_trace_model_n_memories(m), 2);
+    const int64_t want_alloc[2] = {768 << 10, 512 << 10}, want_res[2] = {1 << 20, 2 << 20};
+    for (size_t i = 0; i < 2; i++) {
+        const GvMemory *mem = gv_trace_model_memory_nth(m, i);
+        const gt_memory *pm = &r->memory.procs[i];
+        CU_ASSERT_EQUAL(mem->pid, pm->pid);
+        CU_ASSERT_EQUAL(mem->peak_allocated_bytes, pm->peak_allocated_bytes);
+        CU_ASSERT_EQUAL(mem->peak_allocated_ns, pm->peak_allocated_ns);
+        CU_ASSERT_EQUAL(mem->peak_reserved_bytes, pm->peak_reserved_bytes);
+        CU_ASSERT_EQUAL(mem->peak_allocated_bytes, want_alloc[i]);
+        CU_ASSERT_EQUAL(mem->peak_reserved_bytes, want_res[i]);
+        CU_ASSERT_EQUAL(mem->max_reserved_bytes, want_res[i]);
+        for (size_t k = 0; k < mem->n_samples; k++) /* never allocated above reserved */
+            CU_ASSERT_TRUE(mem->samples[k].allocated_bytes <= mem->samples[k].reserved_bytes);
+    }
+    CU_ASSERT_EQUAL(gv_trace_model_memory_nth(m, 0)->n_blocks, 2);
+    CU_ASSERT_EQUAL(gv_trace_model_memory_nth(m, 1)->n_blocks, 2);
+    /* the view draws the process it was given, and its snapshot is that process's */
+    GvMemView v;
+    gv_mem_view_init(&v, 800, 500);
+    CU_ASSERT_EQUAL(gv_mem_view_memory(m, &v)->pid, 6001);
+    v.pid = 6002;
+    CU_ASSERT_EQUAL(gv_mem_view_memory(m, &v)->pid, 6002);
+    gt_mem_state *st = gv_trace_model_memory_state_of(m, 6002, 2 * FX_MS, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(st);
+    CU_ASSERT_EQUAL(st->pid, 6002);
+    CU_ASSERT_EQUAL(st->reserved_bytes, 2 << 20);
+    CU_ASSERT_EQUAL(st->allocated_bytes, 512 << 10);
+    CU_ASSERT_EQUAL(st->n_unplaced, 0);
+    gt_mem_state_free(st);
+    cairo_surface_t *surf = cairo_image_surface_create(CAIRO_FORMAT_RGB24, 800, 500);
+    cairo_t *cr = cairo_create(surf);
+    gv_render_memory(cr, m, &v, NULL); /* draws without a display */
+    CU_ASSERT_EQUAL(cairo_status(cr), CAIRO_STATUS_SUCCESS);
+    cairo_destroy(cr);
+    cairo_surface_destroy(surf);
+    g_object_unref(m);
+    free(path);
 }
 
 static uint32_t pixel(cairo_surface_t *s, int x, int y)
@@ -979,6 +1064,7 @@ int main(int argc, char **argv)
         {"test_viewer_lane__lod_pyramid_sums", test_viewer_lane__lod_pyramid_sums},
         {"test_viewer_lane__lod_walk_sums", test_viewer_lane__lod_walk_sums},
         {"test_viewer_model__memory_stacking", test_viewer_model__memory_stacking},
+        {"test_viewer_model__memory_per_process", test_viewer_model__memory_per_process},
         {"test_viewer_render__rows_and_gap_colours", test_viewer_render__rows_and_gap_colours},
         {"test_viewer_render__marks", test_viewer_render__marks},
         {"test_viewer_render__flow_arrow", test_viewer_render__flow_arrow},
