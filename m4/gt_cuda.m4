@@ -13,11 +13,11 @@ AC_DEFUN([GT_CUDA_LIB], [
           [GT_SUMMARY([  $6], [off (no CUDA)])])
 ])
 
-dnl GT_CHECK_CUDA: find the CUDA toolkit (nvcc, cudart, CUPTI headers, NVTX 3
-dnl headers, cuBLAS/cuBLASLt, cuDNN, NCCL). Only compiling and linking is
+dnl GT_CHECK_CUDA: find the CUDA toolkit (nvcc, cudart, CUPTI headers,
+dnl cuBLAS/cuBLASLt, cuDNN, NCCL) and choose the NVTX 3 headers. Only compiling and linking is
 dnl checked: a machine with the toolkit but no GPU or driver builds everything.
-dnl NVTX is header-only and needs no CUDA runtime, so it is looked for even
-dnl --without-cuda (the trainer and the capture library speak NVTX on CPUs too).
+dnl NVTX is header-only and needs no CUDA runtime: its headers are carried in the
+dnl tree, so the trainer and the capture library speak NVTX without the toolkit.
 AC_DEFUN([GT_CHECK_CUDA], [
 AC_ARG_WITH([cuda],
     [AS_HELP_STRING([--with-cuda@<:@=DIR@:>@], [CUDA 13 toolkit (default: /usr/local/cuda when present); --without-cuda builds a CPU-only gtrace])],
@@ -26,7 +26,7 @@ AC_ARG_WITH([cuda-arch],
     [AS_HELP_STRING([--with-cuda-arch=LIST], [GPU architectures for .cu files (default: "sm_90 sm_80", plus PTX of the first)])],
     [], [with_cuda_arch="sm_90 sm_80"])
 AC_ARG_WITH([nvtx],
-    [AS_HELP_STRING([--with-nvtx=DIR], [directory holding nvtx3/ (default: the CUDA toolkit's include directory)])],
+    [AS_HELP_STRING([--with-nvtx=DIR], [directory holding nvtx3/ (default: the NVTX 3 headers carried in libtrace/nvtx)])],
     [], [with_nvtx=auto])
 
 have_cuda=no; cuda_why=""
@@ -99,22 +99,23 @@ AM_CONDITIONAL([HAVE_CUPTI], [test "x$have_cupti" = xyes])
 AS_IF([test "x$have_cupti" = xyes], [AC_DEFINE([HAVE_CUPTI], [1], [CUPTI headers are available]) GT_SUMMARY([  CUPTI], [on (dlopened at run time)])],
       [GT_SUMMARY([  CUPTI], [off (no cupti.h)])])
 
-dnl NVTX 3 headers.
-have_nvtx=no; NVTX_CPPFLAGS=""
-AS_IF([test "x$with_nvtx" != xno], [
-    gt_nvtx_dirs="$with_nvtx"
-    AS_IF([test "x$with_nvtx" = xauto], [gt_nvtx_dirs="${CUDA_HOME:+$CUDA_HOME/include} /usr/local/cuda/include /usr/include"])
-    for gt_dir in $gt_nvtx_dirs; do
-        AS_IF([test -f "$gt_dir/nvtx3/nvToolsExt.h" && test -f "$gt_dir/nvtx3/nvToolsExtMem.h"],
-              [have_nvtx=yes; NVTX_CPPFLAGS="-I$gt_dir"; break])
-    done
-    AS_IF([test "x$have_nvtx" = xno && test "x$with_nvtx" != xauto],
-          [AC_MSG_ERROR([--with-nvtx=$with_nvtx: no nvtx3/nvToolsExt.h and nvtx3/nvToolsExtMem.h there])])
-])
+dnl NVTX 3 headers: the copy carried in libtrace/nvtx (see its README.md) unless
+dnl --with-nvtx=DIR names a directory holding another nvtx3/. NVTX is header-only
+dnl and calls no CUDA library, so the CPU path needs no toolkit at all.
+have_nvtx=no; NVTX_CPPFLAGS=""; gt_nvtx_where=""
+AS_CASE([$with_nvtx],
+    [no], [],
+    [auto|yes], [
+        AS_IF([test -f "$srcdir/libtrace/nvtx/nvtx3/nvToolsExt.h" && test -f "$srcdir/libtrace/nvtx/nvtx3/nvToolsExtMem.h"],
+              [have_nvtx=yes; NVTX_CPPFLAGS='-I$(top_srcdir)/libtrace/nvtx'; gt_nvtx_where="in the tree, libtrace/nvtx"],
+              [AC_MSG_ERROR([the NVTX 3 headers carried in libtrace/nvtx/nvtx3 are missing from the source tree (or pass --with-nvtx=DIR)])])],
+    [AS_IF([test -f "$with_nvtx/nvtx3/nvToolsExt.h" && test -f "$with_nvtx/nvtx3/nvToolsExtMem.h"],
+           [have_nvtx=yes; NVTX_CPPFLAGS="-I$with_nvtx"; gt_nvtx_where=$with_nvtx],
+           [AC_MSG_ERROR([--with-nvtx=$with_nvtx: no nvtx3/nvToolsExt.h and nvtx3/nvToolsExtMem.h there])])])
 AC_SUBST([NVTX_CPPFLAGS])
 AM_CONDITIONAL([HAVE_NVTX], [test "x$have_nvtx" = xyes])
-AS_IF([test "x$have_nvtx" = xyes], [AC_DEFINE([HAVE_NVTX], [1], [NVTX 3 headers are available]) GT_SUMMARY([NVTX 3 headers], [on ($NVTX_CPPFLAGS)])],
-      [GT_SUMMARY([NVTX 3 headers], [off (install the CUDA toolkit or pass --with-nvtx=DIR): no trainer, no NVTX capture])])
+AS_IF([test "x$have_nvtx" = xyes], [AC_DEFINE([HAVE_NVTX], [1], [NVTX 3 headers are available]) GT_SUMMARY([NVTX 3 headers], [on ($gt_nvtx_where)])],
+      [GT_SUMMARY([NVTX 3 headers], [off (--without-nvtx): no trainer, no NVTX capture])])
 
 AC_SUBST([CUDA_HOME])
 AC_SUBST([CUDA_CPPFLAGS])
