@@ -94,7 +94,18 @@ enum { /* ENUM_CUDA_DEV_MEM_EVENT_OPER */
 };
 
 /* ---- events ------------------------------------------------------------- */
-/* Times are int64 nanoseconds on the trace's one clock. */
+/* Times are int64 nanoseconds on the trace's one clock.
+ *
+ * What the reader hands out is within these bounds, whatever the file holds
+ * (rows outside them are refused: see gt_trace_rejected): every time within
+ * +-GT_TIME_LIMIT_NS (about 104 days either side of the trace's zero), every
+ * end at or after its start and at most GT_TIME_LIMIT_NS after it, every
+ * size and count (bytes, flops) within [0, GT_SIZE_LIMIT]. So a difference
+ * of two times, or a time plus a duration, cannot overflow, and neither can
+ * a sum of up to 1023 durations or sizes; longer sums need a wider type or
+ * a saturating add. */
+#define GT_TIME_LIMIT_NS ((int64_t)1 << 53)
+#define GT_SIZE_LIMIT ((int64_t)1 << 53)
 
 typedef struct gt_kernel { /* CUPTI_ACTIVITY_KIND_KERNEL */
     int64_t start_ns, end_ns;
@@ -338,7 +349,12 @@ enum {
 
 /* Opens a gtrace trace or an nsys export, read-only unless asked otherwise.
  * Missing, unreadable, non-SQLite, damaged, foreign and too-new files each
- * fail with their own status and a message that names the file. */
+ * fail with their own status and a message that names the file. So does a
+ * file where a table the reader reads is a view or a virtual table (which
+ * could run any query, one that never ends included), has generated
+ * columns, or lacks a column the reader needs (GT_ERR_CORRUPT). No query of
+ * the reader may do more work than a budget that grows with the file's size:
+ * one that would fails with GT_ERR_CORRUPT. */
 int gt_trace_open(gt_trace **out, const char *path, unsigned flags);
 /* A second handle on the file `t` was opened from, with a connection of its
  * own: a gt_trace serves one thread at a time, so a program that reads one
@@ -366,13 +382,26 @@ const char *gt_trace_meta(const gt_trace *t, const char *name);
 typedef int (*gt_config_fn)(void *ctx, int64_t global_pid, const char *key, const char *value);
 int gt_trace_each_config(gt_trace *t, gt_config_fn fn, void *ctx);
 
-/* The string behind an id ("" for 0 or an unknown id). Borrowed from `t`. */
+/* The string behind an id ("" for 0 or an unknown id). Borrowed from `t`.
+ * Names and NVTX texts longer than 4 KiB are cut, at a character boundary,
+ * and end in "... [N bytes, HASH]" (the whole length and a 64-bit FNV-1a of
+ * the whole text), so that two long names stay apart and one name matches
+ * across traces; metadata and configuration values, at 64 KiB. */
 const char *gt_trace_string(const gt_trace *t, gt_string_id id);
 
-/* Number of events of a kind (0 when the table is absent). */
+/* Number of rows of a kind's table (0 when the table is absent), refused
+ * rows included: the iterators hand out this many less gt_trace_rejected. */
 int gt_trace_count(gt_trace *t, gt_event_kind kind, int64_t *out_n);
-/* First start and last end over all event kinds. */
+/* First start and last end over all event kinds, of the rows whose times the
+ * reader accepts. */
 int gt_trace_time_span(gt_trace *t, int64_t *out_start_ns, int64_t *out_end_ns);
+/* Rows of a kind's table the reader refuses, and never hands out: a time or
+ * a size outside the bounds above (see "events"), an end before its start,
+ * a start or end that is NULL, a REAL, TEXT or BLOB where an integer
+ * belongs, a kernel whose launch row is refused. A whole-table iteration
+ * run to its end counts them; without one, the first call per kind reads
+ * the table once. */
+int gt_trace_rejected(gt_trace *t, gt_event_kind kind, int64_t *out_n);
 
 typedef struct gt_process {
     int64_t global_pid, pid;

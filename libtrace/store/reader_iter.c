@@ -1,0 +1,891 @@
+/* reader_iter.c: events: counts, time spans and time-ordered iteration
+ * over one kind at a time (gt_iter_*), and the rows the reader refuses.
+ *
+ * Every row handed out has its times within +-GT_TIME_LIMIT_NS, its end at
+ * or after its start and at most GT_TIME_LIMIT_NS later, its sizes within
+ * [0, GT_SIZE_LIMIT], and integers where integers belong; a row that breaks
+ * one of these is skipped and counted (gt_trace_rejected). The checks are
+ * comparisons of values already read: no query per row. It does not open
+ * files (reader.c) nor judge them (reader_check.c).
+ */
+#include "reader_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- event layouts: which column goes to which struct member ------------- */
+
+typedef struct gt_iter gt_iter;
+
+typedef struct kind_desc {
+    const char *table;
+    const char *join_table; /* NULL: none */
+    const char *join_on;    /* in terms of aliases m (table) and j (join_table) */
+    const field *fields;
+    size_t n_fields;
+    bool instant;       /* one time only: no end column */
+    bool start_from_id; /* GTRACE_KERNELS: rows are keyed by id = start << shift | k */
+    /* reads the F_HOOK columns: 0, 1 to refuse the row, or a negative status */
+    int (*hook)(gt_iter *it, gt_event *ev);
+} kind_desc;
+
+struct gt_iter {
+    gt_trace *t;
+    sqlite3_stmt *stmt; /* NULL: nothing to iterate */
+    const kind_desc *desc;
+    gt_event_kind kind;
+    bool everything;     /* over the whole table: its refused rows are all of them */
+    int64_t ops;         /* the work of stmt so far (the budget) */
+    int64_t n_rejected;  /* rows skipped so far */
+};
+
+static const field kernel_fields[] = {
+    FLD(gt_kernel, "start", start_ns, F_TIME),
+    FLD(gt_kernel, "end", end_ns, F_TIME),
+    FLD(gt_kernel, "globalPid", global_pid, F_I64),
+    FLD(gt_kernel, "deviceId", device_id, F_I32),
+    FLD(gt_kernel, "contextId", context_id, F_I32),
+    FLD(gt_kernel, "streamId", stream_id, F_I32),
+    FLD(gt_kernel, "correlationId", correlation_id, F_I64),
+    FLD(gt_kernel, "demangledName", demangled_name, F_I64),
+    FLD(gt_kernel, "shortName", short_name, F_I64),
+    FLD(gt_kernel, "mangledName", mangled_name, F_I64),
+    FLD(gt_kernel, "gridX", grid_x, F_I32),
+    FLD(gt_kernel, "gridY", grid_y, F_I32),
+    FLD(gt_kernel, "gridZ", grid_z, F_I32),
+    FLD(gt_kernel, "blockX", block_x, F_I32),
+    FLD(gt_kernel, "blockY", block_y, F_I32),
+    FLD(gt_kernel, "blockZ", block_z, F_I32),
+    FLD(gt_kernel, "registersPerThread", registers_per_thread, F_I32),
+    FLD(gt_kernel, "staticSharedMemory", static_shared_bytes, F_I32),
+    FLD(gt_kernel, "dynamicSharedMemory", dynamic_shared_bytes, F_I32),
+    FLD(gt_kernel, "localMemoryPerThread", local_per_thread_bytes, F_I32),
+    FLD(gt_kernel, "localMemoryTotal", local_total_bytes, F_SIZE),
+    FLD(gt_kernel, "gridId", grid_id, F_I64),
+    FLD(gt_kernel, "launchType", launch_type, F_I32),
+    FLD(gt_kernel, "cacheConfig", cache_config, F_I32),
+    FLD(gt_kernel, "sharedMemoryLimitConfig", shared_limit_config, F_I32),
+    FLD(gt_kernel, "graphNodeId", graph_node_id, F_I64),
+};
+
+/* gtrace traces: GTRACE_KERNELS (m), then the launch configuration from its
+ * GTRACE_KERNEL_LAUNCHES row, which the reader keeps in memory (launch_hook):
+ * a few hundred launch rows serve millions of kernels, and joining them row
+ * by row in SQL took more time than reading the kernels. */
+enum { GK_LAUNCH_ID = 6 }; /* position of launchId in gtrace_kernel_fields */
+static const field gtrace_kernel_fields[] = {
+    FLD(gt_kernel, "id", start_ns, F_ID_START),
+    FLD(gt_kernel, "end", end_ns, F_TIME),
+    FLD(gt_kernel, "streamId", stream_id, F_I32),
+    FLD(gt_kernel, "correlationId", correlation_id, F_I64),
+    FLD(gt_kernel, "gridId", grid_id, F_I64),
+    FLD(gt_kernel, "graphNodeId", graph_node_id, F_I64),
+    [GK_LAUNCH_ID] = {"launchId", 0, F_HOOK, 0},
+};
+
+/* The columns of GTRACE_KERNEL_LAUNCHES, copied into each kernel of that launch. */
+static const field launch_fields[] = {
+    JFLD(gt_kernel, "globalPid", global_pid, F_I64),
+    JFLD(gt_kernel, "deviceId", device_id, F_I32),
+    JFLD(gt_kernel, "contextId", context_id, F_I32),
+    JFLD(gt_kernel, "demangledName", demangled_name, F_I64),
+    JFLD(gt_kernel, "shortName", short_name, F_I64),
+    JFLD(gt_kernel, "mangledName", mangled_name, F_I64),
+    JFLD(gt_kernel, "gridX", grid_x, F_I32),
+    JFLD(gt_kernel, "gridY", grid_y, F_I32),
+    JFLD(gt_kernel, "gridZ", grid_z, F_I32),
+    JFLD(gt_kernel, "blockX", block_x, F_I32),
+    JFLD(gt_kernel, "blockY", block_y, F_I32),
+    JFLD(gt_kernel, "blockZ", block_z, F_I32),
+    JFLD(gt_kernel, "registersPerThread", registers_per_thread, F_I32),
+    JFLD(gt_kernel, "staticSharedMemory", static_shared_bytes, F_I32),
+    JFLD(gt_kernel, "dynamicSharedMemory", dynamic_shared_bytes, F_I32),
+    JFLD(gt_kernel, "localMemoryPerThread", local_per_thread_bytes, F_I32),
+    JFLD(gt_kernel, "localMemoryTotal", local_total_bytes, F_SIZE),
+    JFLD(gt_kernel, "launchType", launch_type, F_I32),
+    JFLD(gt_kernel, "cacheConfig", cache_config, F_I32),
+    JFLD(gt_kernel, "sharedMemoryLimitConfig", shared_limit_config, F_I32),
+};
+
+static const field memcpy_fields[] = {
+    FLD(gt_memcpy, "start", start_ns, F_TIME),
+    FLD(gt_memcpy, "end", end_ns, F_TIME),
+    FLD(gt_memcpy, "globalPid", global_pid, F_I64),
+    FLD(gt_memcpy, "deviceId", device_id, F_I32),
+    FLD(gt_memcpy, "contextId", context_id, F_I32),
+    FLD(gt_memcpy, "streamId", stream_id, F_I32),
+    FLD(gt_memcpy, "correlationId", correlation_id, F_I64),
+    FLD(gt_memcpy, "bytes", bytes, F_SIZE),
+    FLD(gt_memcpy, "copyKind", copy_kind, F_I32),
+    FLD(gt_memcpy, "srcKind", src_kind, F_I32),
+    FLD(gt_memcpy, "dstKind", dst_kind, F_I32),
+    FLD(gt_memcpy, "srcDeviceId", src_device_id, F_I32),
+    FLD(gt_memcpy, "dstDeviceId", dst_device_id, F_I32),
+};
+
+static const field memset_fields[] = {
+    FLD(gt_memset, "start", start_ns, F_TIME),
+    FLD(gt_memset, "end", end_ns, F_TIME),
+    FLD(gt_memset, "globalPid", global_pid, F_I64),
+    FLD(gt_memset, "deviceId", device_id, F_I32),
+    FLD(gt_memset, "contextId", context_id, F_I32),
+    FLD(gt_memset, "streamId", stream_id, F_I32),
+    FLD(gt_memset, "correlationId", correlation_id, F_I64),
+    FLD(gt_memset, "value", value, F_I32),
+    FLD(gt_memset, "bytes", bytes, F_SIZE),
+    FLD(gt_memset, "memKind", mem_kind, F_I32),
+};
+
+static const field api_fields[] = {
+    FLD(gt_api_call, "start", start_ns, F_TIME),
+    FLD(gt_api_call, "end", end_ns, F_TIME),
+    FLD(gt_api_call, "globalTid", global_tid, F_I64),
+    FLD(gt_api_call, "correlationId", correlation_id, F_I64),
+    FLD(gt_api_call, "nameId", name, F_I64),
+    FLD(gt_api_call, "eventClass", event_class, F_I32),
+    FLD(gt_api_call, "returnValue", return_value, F_I32),
+    FLD(gt_api_call, "callchainId", callchain_id, F_I64),
+};
+
+static const field sync_fields[] = {
+    FLD(gt_sync, "start", start_ns, F_TIME),
+    FLD(gt_sync, "end", end_ns, F_TIME),
+    FLD(gt_sync, "globalPid", global_pid, F_I64),
+    FLD(gt_sync, "deviceId", device_id, F_I32),
+    FLD(gt_sync, "contextId", context_id, F_I32),
+    FLD(gt_sync, "streamId", stream_id, F_I32),
+    FLD(gt_sync, "correlationId", correlation_id, F_I64),
+    FLD(gt_sync, "syncType", sync_type, F_I32),
+    FLD(gt_sync, "eventId", event_id, F_I64),
+};
+
+/* NVTX columns that nvtx_hook reads by position. */
+enum {
+    NV_START, NV_END, NV_TYPE, NV_RANGE, NV_CATEGORY, NV_TID, NV_END_TID, NV_DOMAIN,
+    NV_COLOR, NV_TEXT, NV_TEXT_ID, NV_U64, NV_I64, NV_F64, NV_U32, NV_I32, NV_F32,
+    NV_N_COLUMNS
+};
+
+static const field nvtx_fields[] = {
+    [NV_START] = FLD(gt_nvtx, "start", start_ns, F_TIME),
+    [NV_END] = FLD(gt_nvtx, "end", end_ns, F_END_OR_NEG1),
+    [NV_TYPE] = FLD(gt_nvtx, "eventType", event_type, F_I32),
+    [NV_RANGE] = FLD(gt_nvtx, "rangeId", range_id, F_I64),
+    [NV_CATEGORY] = FLD(gt_nvtx, "category", category, F_I32),
+    [NV_TID] = FLD(gt_nvtx, "globalTid", global_tid, F_I64),
+    [NV_END_TID] = FLD(gt_nvtx, "endGlobalTid", end_global_tid, F_I64),
+    [NV_DOMAIN] = FLD(gt_nvtx, "domainId", domain_id, F_I64),
+    [NV_COLOR] = FLD(gt_nvtx, "color", color, F_HOOK),
+    [NV_TEXT] = FLD(gt_nvtx, "text", text, F_HOOK),
+    [NV_TEXT_ID] = FLD(gt_nvtx, "textId", text, F_HOOK),
+    [NV_U64] = FLD(gt_nvtx, "uint64Value", payload, F_HOOK),
+    [NV_I64] = FLD(gt_nvtx, "int64Value", payload, F_HOOK),
+    [NV_F64] = FLD(gt_nvtx, "doubleValue", payload, F_HOOK),
+    [NV_U32] = FLD(gt_nvtx, "uint32Value", payload, F_HOOK),
+    [NV_I32] = FLD(gt_nvtx, "int32Value", payload, F_HOOK),
+    [NV_F32] = FLD(gt_nvtx, "floatValue", payload, F_HOOK),
+};
+_Static_assert(N_OF(nvtx_fields) == NV_N_COLUMNS, "every NVTX column has a position");
+
+static const field gpu_memory_fields[] = {
+    FLD(gt_gpu_memory, "start", start_ns, F_TIME),
+    FLD(gt_gpu_memory, "globalPid", global_pid, F_I64),
+    FLD(gt_gpu_memory, "deviceId", device_id, F_I32),
+    FLD(gt_gpu_memory, "contextId", context_id, F_I32),
+    FLD(gt_gpu_memory, "address", address, F_I64),
+    FLD(gt_gpu_memory, "pc", pc, F_I64),
+    FLD(gt_gpu_memory, "bytes", bytes, F_SIZE),
+    FLD(gt_gpu_memory, "memKind", mem_kind, F_I32),
+    FLD(gt_gpu_memory, "memoryOperationType", operation, F_I32),
+    FLD(gt_gpu_memory, "correlationId", correlation_id, F_I64),
+    FLD(gt_gpu_memory, "streamId", stream_id, F_I32),
+    JFLD(gt_gpu_memory, "callchainId", callchain_id, F_I64),
+};
+
+static const field heap_fields[] = {
+    FLD(gt_heap_event, "start", start_ns, F_TIME),
+    FLD(gt_heap_event, "globalTid", global_tid, F_I64),
+    FLD(gt_heap_event, "operation", operation, F_I32),
+    FLD(gt_heap_event, "heapId", heap_id, F_I64),
+    FLD(gt_heap_event, "address", address, F_I64),
+    FLD(gt_heap_event, "bytes", bytes, F_SIZE),
+    FLD(gt_heap_event, "heapUsage", heap_usage, F_I32),
+    FLD(gt_heap_event, "memoryType", memory_type, F_I32),
+    FLD(gt_heap_event, "nameId", name, F_I64),
+    FLD(gt_heap_event, "domainId", domain_id, F_I64),
+    FLD(gt_heap_event, "callchainId", callchain_id, F_I64),
+};
+
+static const field cpu_op_fields[] = {
+    FLD(gt_cpu_op, "start", start_ns, F_TIME),
+    FLD(gt_cpu_op, "end", end_ns, F_TIME),
+    FLD(gt_cpu_op, "globalTid", global_tid, F_I64),
+    FLD(gt_cpu_op, "nameId", name, F_I64),
+    FLD(gt_cpu_op, "streamId", stream_id, F_I32),
+    FLD(gt_cpu_op, "flops", flops, F_SIZE),
+    FLD(gt_cpu_op, "bytes", bytes, F_SIZE),
+};
+
+static int nvtx_hook(gt_iter *it, gt_event *ev);
+static int launch_hook(gt_iter *it, gt_event *ev);
+static int load_launches(gt_trace *t);
+
+/* The tables are those of events.c (gt_event_kind_table); gtrace traces read
+ * kernels from GTRACE_KERNELS rather than through the view of the same name. */
+static const kind_desc kind_descs[GT_EV_N_KINDS] = {
+    [GT_EV_KERNEL] = {"CUPTI_ACTIVITY_KIND_KERNEL", NULL, NULL, kernel_fields, N_OF(kernel_fields), false, false, NULL},
+    [GT_EV_MEMCPY] = {"CUPTI_ACTIVITY_KIND_MEMCPY", NULL, NULL, memcpy_fields, N_OF(memcpy_fields), false, false, NULL},
+    [GT_EV_MEMSET] = {"CUPTI_ACTIVITY_KIND_MEMSET", NULL, NULL, memset_fields, N_OF(memset_fields), false, false, NULL},
+    [GT_EV_API] = {"CUPTI_ACTIVITY_KIND_RUNTIME", NULL, NULL, api_fields, N_OF(api_fields), false, false, NULL},
+    [GT_EV_SYNC] = {"CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", NULL, NULL, sync_fields, N_OF(sync_fields), false, false, NULL},
+    [GT_EV_NVTX] = {"NVTX_EVENTS", NULL, NULL, nvtx_fields, N_OF(nvtx_fields), false, false, nvtx_hook},
+    [GT_EV_GPU_MEMORY] = {"CUDA_GPU_MEMORY_USAGE_EVENTS", GT_TABLE_GPU_MEMORY_STACKS, "j.\"eventId\" = m.rowid",
+                          gpu_memory_fields, N_OF(gpu_memory_fields), true, false, NULL},
+    [GT_EV_HEAP] = {GT_TABLE_MEMORY_EVENTS, NULL, NULL, heap_fields, N_OF(heap_fields), true, false, NULL},
+    [GT_EV_CPU_OP] = {GT_TABLE_CPU_OPS, NULL, NULL, cpu_op_fields, N_OF(cpu_op_fields), false, false, NULL},
+};
+
+static const kind_desc gtrace_kernel_desc = {
+    GT_TABLE_KERNELS, NULL, NULL, gtrace_kernel_fields, N_OF(gtrace_kernel_fields), false, true, launch_hook,
+};
+
+/* ---- reading rows ---------------------------------------------------------- */
+
+int gt_rd_fill_fields(gt_trace *t, sqlite3_stmt *st, const field *fields, size_t n_fields, void *base)
+{
+    char *b = base;
+    int n_bad = 0;
+    for (size_t i = 0; i < n_fields; i++) {
+        int col = (int)i;
+        int type = sqlite3_column_type(st, col);
+        int64_t v64 = 0;
+        int32_t v32;
+        bool vb;
+        /* what goes in an integer member is an integer, or NULL (zero) */
+        if (fields[i].type != F_STR && fields[i].type != F_HOOK && type != SQLITE_INTEGER && type != SQLITE_NULL) {
+            n_bad++;
+            continue;
+        }
+        switch (fields[i].type) {
+        case F_I64:
+            v64 = sqlite3_column_int64(st, col);
+            memcpy(b + fields[i].offset, &v64, sizeof v64);
+            break;
+        case F_I32:
+            v32 = (int32_t)sqlite3_column_int64(st, col);
+            memcpy(b + fields[i].offset, &v32, sizeof v32);
+            break;
+        case F_BOOL:
+            vb = sqlite3_column_int64(st, col) != 0;
+            memcpy(b + fields[i].offset, &vb, sizeof vb);
+            break;
+        case F_TIME:
+            v64 = sqlite3_column_int64(st, col);
+            if (type == SQLITE_NULL || v64 < -GT_TIME_LIMIT_NS || v64 > GT_TIME_LIMIT_NS)
+                n_bad++;
+            else
+                memcpy(b + fields[i].offset, &v64, sizeof v64);
+            break;
+        case F_SIZE:
+            v64 = sqlite3_column_int64(st, col);
+            if (v64 < 0 || v64 > GT_SIZE_LIMIT)
+                n_bad++;
+            else
+                memcpy(b + fields[i].offset, &v64, sizeof v64);
+            break;
+        case F_END_OR_NEG1:
+            v64 = type == SQLITE_NULL ? -1 : sqlite3_column_int64(st, col);
+            if (type != SQLITE_NULL && (v64 < -GT_TIME_LIMIT_NS || v64 > GT_TIME_LIMIT_NS))
+                n_bad++;
+            else
+                memcpy(b + fields[i].offset, &v64, sizeof v64);
+            break;
+        case F_ID_START:
+            /* an arithmetic shift, also for ids below zero */
+            v64 = sqlite3_column_int64(st, col) >> GT_KERNEL_ID_SHIFT;
+            if (type == SQLITE_NULL || v64 < -GT_TIME_LIMIT_NS || v64 > GT_TIME_LIMIT_NS)
+                n_bad++;
+            else
+                memcpy(b + fields[i].offset, &v64, sizeof v64);
+            break;
+        case F_STR: {
+            const char *s = "";
+            if (type != SQLITE_NULL) {
+                const unsigned char *text = sqlite3_column_text(st, col);
+                if (!text)
+                    return gt_rd_nomem(t);
+                s = gt_rd_arena_text(t, (const char *)text, (size_t)sqlite3_column_bytes(st, col), NAME_MAX_BYTES);
+                if (!s)
+                    return gt_rd_nomem(t);
+            }
+            memcpy(b + fields[i].offset, &s, sizeof s);
+            break;
+        }
+        case F_HOOK:
+            break;
+        }
+    }
+    return n_bad;
+}
+
+int gt_rd_append_columns(gt_trace *t, sbuf *sql, const field *fields, size_t n_fields, const char *table,
+                         const char *join_table)
+{
+    sqlite3_stmt *st = NULL;
+    int64_t ops = 0;
+    int rc = gt_rd_prepare(t, "SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2 COLLATE NOCASE", &st,
+                           "reading the columns of a table");
+    if (rc < 0)
+        return rc;
+    for (size_t i = 0; i < n_fields; i++) {
+        const char *tab = fields[i].joined ? join_table : table;
+        bool has = false;
+        if (tab) {
+            sqlite3_bind_text(st, 1, tab, -1, SQLITE_STATIC);
+            sqlite3_bind_text(st, 2, fields[i].column, -1, SQLITE_STATIC);
+            int step = gt_rd_step(t, st, &ops);
+            if (step != SQLITE_ROW && step != SQLITE_DONE) {
+                rc = gt_rd_sql_fail(t, step, "reading the columns of a table");
+                goto cleanup;
+            }
+            has = step == SQLITE_ROW;
+            sqlite3_reset(st);
+        }
+        if (has)
+            gt_rd_sb_printf(sql, "%s%s.\"%s\"", i ? ", " : "", fields[i].joined ? "j" : "m", fields[i].column);
+        else
+            gt_rd_sb_printf(sql, "%sNULL", i ? ", " : "");
+    }
+cleanup:
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* ---- counts and spans -------------------------------------------------------- */
+
+/* The layout to read `kind` with in this trace; NULL when it has no table
+ * for it. gtrace traces keep kernels in GTRACE_KERNELS: the view the writer
+ * names CUPTI_ACTIVITY_KIND_KERNEL, for nsys's readers, is never read (no
+ * view is: a view may run any query, one that never ends included). */
+static const kind_desc *desc_of(const gt_trace *t, gt_event_kind kind)
+{
+    if (t->origin == GT_ORIGIN_GTRACE && kind == GT_EV_KERNEL && gt_rd_find_table(t, GT_TABLE_KERNELS))
+        return &gtrace_kernel_desc;
+    const kind_desc *d = &kind_descs[kind];
+    return gt_rd_find_table(t, d->table) ? d : NULL;
+}
+
+int gt_rd_each_event_table(gt_trace *t, gt_rd_table_fn fn)
+{
+    static const char *const start_end[] = {"start", "end", NULL};
+    static const char *const start_only[] = {"start", NULL};
+    static const char *const id_end[] = {"id", "end", NULL};
+    for (int k = 0; k < GT_EV_N_KINDS; k++) {
+        const kind_desc *d = &kind_descs[k];
+        int rc;
+        if (k == GT_EV_KERNEL && t->origin == GT_ORIGIN_GTRACE && gt_rd_find_object(t, GT_TABLE_KERNELS)) {
+            if ((rc = fn(t, GT_TABLE_KERNELS, id_end)) < 0)
+                return rc;
+            continue; /* the view of nsys's name beside it is not read */
+        }
+        if ((rc = fn(t, d->table, d->instant ? start_only : start_end)) < 0)
+            return rc;
+    }
+    return 0;
+}
+
+int gt_trace_count(gt_trace *t, gt_event_kind kind, int64_t *out_n)
+{
+    char sql[160];
+    bool is_null;
+    if (!t || !out_n || (unsigned)kind >= GT_EV_N_KINDS)
+        return gt_error_set(GT_ERR_INVALID, "gt_trace_count: bad argument");
+    *out_n = 0;
+    const kind_desc *d = desc_of(t, kind);
+    if (!d)
+        return 0;
+    snprintf(sql, sizeof sql, "SELECT count(*) FROM \"%s\"", d->table);
+    return gt_rd_query_int64(t, sql, out_n, &is_null, "counting events");
+}
+
+int gt_trace_dropped(gt_trace *t, gt_event_kind kind, int64_t *out_n)
+{
+    char sql[256];
+    bool is_null;
+    if (!t || !out_n || (unsigned)kind >= GT_EV_N_KINDS)
+        return gt_error_set(GT_ERR_INVALID, "gt_trace_dropped: bad argument");
+    *out_n = 0;
+    if (!gt_rd_find_table(t, GT_TABLE_DROPPED_EVENTS))
+        return 0; /* an nsys export, or nothing was ever dropped */
+    snprintf(sql, sizeof sql,
+             "SELECT sum(count) FROM " GT_TABLE_DROPPED_EVENTS " WHERE kind = '%s' AND typeof(count) = 'integer' "
+             "AND count BETWEEN 0 AND %lld",
+             gt_event_kind_name(kind), (long long)GT_SIZE_LIMIT);
+    return gt_rd_query_int64(t, sql, out_n, &is_null, "reading dropped-event counts");
+}
+
+int gt_trace_session_start(gt_trace *t, int64_t *out_utc_epoch_ns)
+{
+    bool is_null;
+    if (!t || !out_utc_epoch_ns)
+        return gt_error_set(GT_ERR_INVALID, "gt_trace_session_start: bad argument");
+    *out_utc_epoch_ns = 0;
+    if (!gt_rd_find_table(t, "TARGET_INFO_SESSION_START_TIME"))
+        return gt_error_set(GT_ERR_NOTFOUND, "%s: no session start time", t->path);
+    int rc = gt_rd_query_int64(t,
+                               "SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME "
+                               "WHERE typeof(utcEpochNs) = 'integer' AND utcEpochNs >= 0 LIMIT 1",
+                               out_utc_epoch_ns, &is_null, "reading the session start time");
+    if (rc == 0 && is_null)
+        return gt_error_set(GT_ERR_NOTFOUND, "%s: no session start time", t->path);
+    return rc;
+}
+
+/* The row checks on times (F_TIME, F_ID_START, span_ok) as an SQL condition,
+ * for the aggregates that must not see refused rows. */
+static void time_filter(sbuf *sql, const kind_desc *d)
+{
+    const long long lim = GT_TIME_LIMIT_NS;
+    const char *s = d->start_from_id ? "(\"id\" >> " GT_STR(GT_KERNEL_ID_SHIFT) ")" : "\"start\"";
+    gt_rd_sb_printf(sql, " WHERE typeof(%s) = 'integer' AND %s BETWEEN %lld AND %lld", s, s, -lim, lim);
+    if (d->instant)
+        return;
+    gt_rd_sb_printf(sql, " AND (%stypeof(\"end\") = 'integer' AND \"end\" BETWEEN %s AND %s + %lld AND \"end\" <= %lld)",
+                    d == &kind_descs[GT_EV_NVTX] ? "\"end\" IS NULL OR " : "", s, s, lim, lim);
+}
+
+int gt_trace_time_span(gt_trace *t, int64_t *out_start_ns, int64_t *out_end_ns)
+{
+    bool any = false;
+    int rc = 0;
+    sqlite3_stmt *st = NULL;
+
+    if (!t || !out_start_ns || !out_end_ns)
+        return gt_error_set(GT_ERR_INVALID, "gt_trace_time_span: bad argument");
+    *out_start_ns = 0;
+    *out_end_ns = 0;
+    for (int k = 0; k < GT_EV_N_KINDS; k++) {
+        const kind_desc *d = desc_of(t, (gt_event_kind)k);
+        sbuf sql = {0};
+        int64_t ops = 0;
+        if (!d)
+            continue;
+        if (d->start_from_id)
+            gt_rd_sb_printf(&sql, "SELECT min(\"id\") >> %d, max(\"end\") FROM \"%s\"", GT_KERNEL_ID_SHIFT, d->table);
+        else if (d->instant)
+            gt_rd_sb_printf(&sql, "SELECT min(\"start\"), max(\"start\") FROM \"%s\"", d->table);
+        else /* NVTX marks have no end */
+            gt_rd_sb_printf(&sql, "SELECT min(\"start\"), max(coalesce(\"end\", \"start\")) FROM \"%s\"", d->table);
+        time_filter(&sql, d);
+        rc = sql.failed ? gt_rd_nomem(t) : gt_rd_prepare(t, sql.s, &st, "finding its time span");
+        free(sql.s);
+        if (rc < 0)
+            return rc;
+        int step = gt_rd_step(t, st, &ops);
+        if (step == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL) {
+            int64_t s = sqlite3_column_int64(st, 0), e = sqlite3_column_int64(st, 1);
+            if (!any || s < *out_start_ns)
+                *out_start_ns = s;
+            if (!any || e > *out_end_ns)
+                *out_end_ns = e;
+            any = true;
+        } else if (step != SQLITE_ROW && step != SQLITE_DONE) {
+            rc = gt_rd_sql_fail(t, step, "finding its time span");
+        }
+        sqlite3_finalize(st);
+        st = NULL;
+        if (rc < 0)
+            return rc;
+    }
+    return 0;
+}
+
+/* ---- iteration ---------------------------------------------------------------- */
+
+/* Whether the writer recorded that `table`'s rows went in with non-decreasing
+ * starts (GTRACE_TIME_ORDERED, written when a gtrace trace is closed): then
+ * rowid order is (start, rowid) order. */
+static bool time_ordered(const gt_trace *t, const char *table)
+{
+    const char *list = t->origin == GT_ORIGIN_GTRACE ? gt_trace_meta(t, "GTRACE_TIME_ORDERED") : NULL;
+    size_t n = strlen(table);
+    for (const char *p = list; p && *p;) {
+        size_t len = strcspn(p, " ");
+        if (len == n && strncmp(p, table, n) == 0)
+            return true;
+        p += len;
+        p += strspn(p, " ");
+    }
+    return false;
+}
+
+/* The longest event of a kind among the rows the iterators hand out. */
+static int max_duration(gt_trace *t, gt_event_kind kind, const kind_desc *d, int64_t *out)
+{
+    bool is_null;
+    if (!t->max_dur_known[kind]) {
+        sbuf sql = {0};
+        if (d->start_from_id)
+            gt_rd_sb_printf(&sql, "SELECT max(\"end\" - (\"id\" >> %d)) FROM \"%s\"", GT_KERNEL_ID_SHIFT, d->table);
+        else
+            gt_rd_sb_printf(&sql, "SELECT max(\"end\" - \"start\") FROM \"%s\"", d->table);
+        time_filter(&sql, d);
+        int rc = sql.failed ? gt_rd_nomem(t)
+                            : gt_rd_query_int64(t, sql.s, &t->max_dur_ns[kind], &is_null, "finding its longest event");
+        free(sql.s);
+        if (rc < 0)
+            return rc;
+        if (is_null || t->max_dur_ns[kind] < 0)
+            t->max_dur_ns[kind] = 0;
+        t->max_dur_known[kind] = true;
+    }
+    *out = t->max_dur_ns[kind];
+    return 0;
+}
+
+static int64_t sat_sub(int64_t a, int64_t b) /* b >= 0 */
+{
+    return a < INT64_MIN + b ? INT64_MIN : a - b;
+}
+
+/* gt_iter_new; `ordered` false leaves the order to SQLite (for counting). */
+static int iter_open(gt_iter **out, gt_trace *t, gt_event_kind kind, int64_t from_ns, int64_t to_ns, bool ordered)
+{
+    gt_iter *it = NULL;
+    sbuf sql = {0};
+    int rc = 0;
+    char doing[96];
+
+    snprintf(doing, sizeof doing, "reading %s events", gt_event_kind_name(kind));
+    it = calloc(1, sizeof *it);
+    if (!it)
+        return gt_rd_nomem(t);
+    it->t = t;
+    it->kind = kind;
+    it->desc = desc_of(t, kind);
+    const kind_desc *d = it->desc;
+    bool everything = from_ns == INT64_MIN && to_ns == INT64_MAX;
+    it->everything = everything;
+    if (!d || from_ns == to_ns) /* no table, or an empty range: nothing */
+        goto done;
+
+    const db_object *o = gt_rd_find_table(t, d->table);
+    const char *join = d->join_table && gt_rd_find_table(t, d->join_table) ? d->join_table : NULL;
+    int64_t max_dur = 0;
+    if (d->hook == launch_hook && (rc = load_launches(t)) < 0)
+        goto cleanup;
+    if (!everything && !d->instant) {
+        rc = max_duration(t, kind, d, &max_dur);
+        if (rc < 0)
+            goto cleanup;
+    }
+
+    gt_rd_sb_printf(&sql, "SELECT ");
+    rc = gt_rd_append_columns(t, &sql, d->fields, d->n_fields, d->table, join);
+    if (rc < 0)
+        goto cleanup;
+    gt_rd_sb_printf(&sql, " FROM \"%s\" AS m", d->table);
+    if (join)
+        gt_rd_sb_printf(&sql, " LEFT JOIN \"%s\" AS j ON %s", join, d->join_on);
+    /* [from, to) overlaps [start, end) when start < to and end > from; an
+     * instant (end <= start) overlaps when from <= start < to. The lower
+     * bound on start, from - longest, lets an index (or, for GTRACE_KERNELS,
+     * the rowid) serve the range. */
+    const char *start_col = d->start_from_id ? "id" : "start";
+    if (!everything && d->start_from_id)
+        gt_rd_sb_printf(&sql, " WHERE m.\"id\" BETWEEN ?1 AND ?2 AND (m.\"end\" > ?3 OR (m.\"id\" >> %d) >= ?3)",
+                        GT_KERNEL_ID_SHIFT);
+    else if (!everything && d->instant)
+        gt_rd_sb_printf(&sql, " WHERE m.\"start\" BETWEEN ?1 AND ?2");
+    else if (!everything)
+        gt_rd_sb_printf(&sql, " WHERE m.\"start\" BETWEEN ?1 AND ?2 AND (m.\"end\" > ?3 OR m.\"start\" >= ?3)");
+    bool rowid = o && !o->without_rowid;
+    if (!ordered)
+        ; /* any order */
+    else if (everything && !d->start_from_id && rowid && time_ordered(t, d->table))
+        gt_rd_sb_printf(&sql, " ORDER BY m.rowid"); /* the same order, without the index and its lookups */
+    else
+        gt_rd_sb_printf(&sql, " ORDER BY m.\"%s\"", start_col);
+    if (ordered && !d->start_from_id && rowid && !(everything && time_ordered(t, d->table)))
+        gt_rd_sb_printf(&sql, ", m.rowid"); /* equal starts come out in the order written */
+    if (sql.failed) {
+        rc = gt_rd_nomem(t);
+        goto cleanup;
+    }
+    rc = gt_rd_prepare(t, sql.s, &it->stmt, doing);
+    if (rc < 0)
+        goto cleanup;
+    if (!everything) {
+        int64_t lo = sat_sub(from_ns, max_dur);
+        int64_t hi = to_ns == INT64_MAX ? INT64_MAX : to_ns - 1;
+        if (d->start_from_id) {
+            const int64_t unit = (int64_t)1 << GT_KERNEL_ID_SHIFT;
+            lo = lo < INT64_MIN / unit ? INT64_MIN : lo * unit;
+            hi = hi > INT64_MAX / unit - 1 ? INT64_MAX : hi * unit + (unit - 1);
+        }
+        sqlite3_bind_int64(it->stmt, 1, lo);
+        sqlite3_bind_int64(it->stmt, 2, hi);
+        if (!d->instant)
+            sqlite3_bind_int64(it->stmt, 3, from_ns);
+    }
+done:
+    *out = it;
+    it = NULL;
+cleanup:
+    gt_iter_free(it);
+    free(sql.s);
+    return rc;
+}
+
+int gt_iter_new(gt_iter **out, gt_trace *t, gt_event_kind kind, int64_t from_ns, int64_t to_ns)
+{
+    if (!out || !t || (unsigned)kind >= GT_EV_N_KINDS)
+        return gt_error_set(GT_ERR_INVALID, "gt_iter_new: bad argument");
+    *out = NULL;
+    if (from_ns > to_ns)
+        return gt_error_set(GT_ERR_INVALID, "%s: time range [%lld, %lld) ends before it starts", t->path,
+                            (long long)from_ns, (long long)to_ns);
+    return iter_open(out, t, kind, from_ns, to_ns, true);
+}
+
+/* Reads GTRACE_KERNEL_LAUNCHES into t->launches, once. */
+static int load_launches(gt_trace *t)
+{
+    sbuf sql = {0};
+    sqlite3_stmt *st = NULL;
+    size_t cap_ids = 0, cap_launches = 0, cap_bad = 0;
+    int64_t ops = 0;
+    int rc = 0;
+    if (t->launches_loaded)
+        return 0;
+    if (!gt_rd_find_table(t, GT_TABLE_KERNEL_LAUNCHES)) {
+        t->launches_loaded = true; /* kernels without their launch: zeros, as a LEFT JOIN gives */
+        return 0;
+    }
+    gt_rd_sb_printf(&sql, "SELECT ");
+    rc = gt_rd_append_columns(t, &sql, launch_fields, N_OF(launch_fields), NULL, GT_TABLE_KERNEL_LAUNCHES);
+    if (rc < 0)
+        goto cleanup;
+    /* ids that are no integers name no launch: their kernels get zeros */
+    gt_rd_sb_printf(&sql, ", j.\"id\" FROM \"%s\" AS j WHERE typeof(j.\"id\") = 'integer' ORDER BY j.\"id\"",
+                    GT_TABLE_KERNEL_LAUNCHES);
+    if (sql.failed) {
+        rc = gt_rd_nomem(t);
+        goto cleanup;
+    }
+    if ((rc = gt_rd_prepare(t, sql.s, &st, "reading kernel launches")) < 0)
+        goto cleanup;
+    int step;
+    while ((step = gt_rd_step(t, st, &ops)) == SQLITE_ROW) {
+        int64_t *ids = gt_rd_grow(t->launch_ids, &cap_ids, t->n_launches + 1, sizeof *ids);
+        if (ids)
+            t->launch_ids = ids;
+        gt_kernel *launches = ids ? gt_rd_grow(t->launches, &cap_launches, t->n_launches + 1, sizeof *launches) : NULL;
+        if (launches)
+            t->launches = launches;
+        unsigned char *bad = launches ? gt_rd_grow(t->launch_bad, &cap_bad, t->n_launches + 1, 1) : NULL;
+        if (!bad) {
+            rc = gt_rd_nomem(t);
+            goto cleanup;
+        }
+        t->launch_bad = bad;
+        gt_kernel *k = &t->launches[t->n_launches];
+        memset(k, 0, sizeof *k);
+        if ((rc = gt_rd_fill_fields(t, st, launch_fields, N_OF(launch_fields), k)) < 0)
+            goto cleanup;
+        t->launch_bad[t->n_launches] = rc > 0;
+        rc = 0;
+        t->launch_ids[t->n_launches++] = sqlite3_column_int64(st, (int)N_OF(launch_fields));
+    }
+    if (step != SQLITE_DONE) {
+        rc = gt_rd_sql_fail(t, step, "reading kernel launches");
+        goto cleanup;
+    }
+    t->launches_loaded = true;
+cleanup:
+    if (rc < 0)
+        t->n_launches = 0;
+    sqlite3_finalize(st);
+    free(sql.s);
+    return rc;
+}
+
+/* A gtrace kernel's launch configuration, from the launches read at first
+ * use; a kernel of a refused launch row is refused. */
+static int launch_hook(gt_iter *it, gt_event *ev)
+{
+    const gt_trace *t = it->t;
+    if (sqlite3_column_type(it->stmt, GK_LAUNCH_ID) == SQLITE_NULL)
+        return 0;
+    if (sqlite3_column_type(it->stmt, GK_LAUNCH_ID) != SQLITE_INTEGER)
+        return 1;
+    int64_t id = sqlite3_column_int64(it->stmt, GK_LAUNCH_ID);
+    size_t n = t->n_launches, i;
+    if (n > 0 && t->launch_ids[n - 1] - t->launch_ids[0] == (int64_t)n - 1) { /* ids 1..n, as written */
+        if (id < t->launch_ids[0] || id > t->launch_ids[n - 1])
+            return 0; /* no such launch: zeros, as a LEFT JOIN gives */
+        i = (size_t)(id - t->launch_ids[0]);
+    } else {
+        size_t lo = 0, hi = n;
+        while (lo < hi) {
+            size_t mid = lo + (hi - lo) / 2;
+            if (t->launch_ids[mid] < id)
+                lo = mid + 1;
+            else
+                hi = mid;
+        }
+        if (lo == n || t->launch_ids[lo] != id)
+            return 0;
+        i = lo;
+    }
+    if (t->launch_bad[i])
+        return 1;
+    /* the launch's members from its row, this kernel's own from its own */
+    gt_kernel *k = &ev->u.kernel, own = *k;
+    *k = t->launches[i];
+    k->start_ns = own.start_ns;
+    k->end_ns = own.end_ns;
+    k->stream_id = own.stream_id;
+    k->correlation_id = own.correlation_id;
+    k->grid_id = own.grid_id;
+    k->graph_node_id = own.graph_node_id;
+    return 0;
+}
+
+/* NVTX: the end's check (NULL: an instant), the color, the message
+ * (registered, or inline and interned here) and the one payload member that
+ * is set. Refuses the row (1) where an integer column holds no integer. */
+static int nvtx_hook(gt_iter *it, gt_event *ev)
+{
+    sqlite3_stmt *st = it->stmt;
+    gt_nvtx *n = &ev->u.nvtx;
+
+    if (sqlite3_column_type(st, NV_END) != SQLITE_NULL &&
+        (n->end_ns < n->start_ns || n->end_ns - n->start_ns > GT_TIME_LIMIT_NS))
+        return 1;
+    for (int col = NV_COLOR; col <= NV_I32; col++) {
+        int type = sqlite3_column_type(st, col);
+        if (col != NV_TEXT && col != NV_F64 && type != SQLITE_INTEGER && type != SQLITE_NULL)
+            return 1;
+    }
+    for (int col = NV_F64; col <= NV_F32; col += NV_F32 - NV_F64) {
+        int type = sqlite3_column_type(st, col);
+        if (type == SQLITE_TEXT || type == SQLITE_BLOB)
+            return 1;
+    }
+    if (sqlite3_column_type(st, NV_COLOR) != SQLITE_NULL) {
+        n->has_color = true;
+        n->color = (uint32_t)sqlite3_column_int64(st, NV_COLOR);
+    }
+    if (sqlite3_column_type(st, NV_TEXT_ID) != SQLITE_NULL && sqlite3_column_int64(st, NV_TEXT_ID) != 0) {
+        n->text = sqlite3_column_int64(st, NV_TEXT_ID);
+    } else if (sqlite3_column_type(st, NV_TEXT) != SQLITE_NULL) {
+        const char *s = (const char *)sqlite3_column_text(st, NV_TEXT);
+        if (!s)
+            return gt_rd_nomem(it->t);
+        int rc = gt_rd_intern(it->t, s, &n->text);
+        if (rc < 0)
+            return rc;
+    }
+    for (int col = NV_U64; col <= NV_F32; col++) {
+        if (sqlite3_column_type(st, col) == SQLITE_NULL)
+            continue;
+        n->payload_kind = (gt_payload_kind)(GT_PAYLOAD_U64 + (col - NV_U64));
+        switch (col) {
+        case NV_U64: n->payload.u64 = (uint64_t)sqlite3_column_int64(st, col); break;
+        case NV_I64: n->payload.i64 = sqlite3_column_int64(st, col); break;
+        case NV_F64: n->payload.f64 = sqlite3_column_double(st, col); break;
+        case NV_U32: n->payload.u32 = (uint32_t)sqlite3_column_int64(st, col); break;
+        case NV_I32: n->payload.i32 = (int32_t)sqlite3_column_int64(st, col); break;
+        case NV_F32: n->payload.f32 = (float)sqlite3_column_double(st, col); break;
+        }
+        break;
+    }
+    return 0;
+}
+
+/* An event's end at or after its start, and at most GT_TIME_LIMIT_NS after
+ * it (NVTX ends: nvtx_hook, where an end may be NULL). */
+static bool span_ok(const gt_event *ev)
+{
+    switch (ev->kind) {
+    case GT_EV_NVTX:
+    case GT_EV_GPU_MEMORY:
+    case GT_EV_HEAP:
+        return true;
+    default: {
+        int64_t s = gt_event_start(ev), e = gt_event_end(ev); /* both within +-GT_TIME_LIMIT_NS */
+        return e >= s && e - s <= GT_TIME_LIMIT_NS;
+    }
+    }
+}
+
+int gt_iter_next(gt_iter *it, gt_event *ev)
+{
+    char doing[96];
+    if (!it || !ev)
+        return gt_error_set(GT_ERR_INVALID, "gt_iter_next: no iterator or no event");
+    gt_trace *t = it->t;
+    const kind_desc *d = it->desc;
+    while (it->stmt) {
+        int step = gt_rd_step(t, it->stmt, &it->ops);
+        if (step == SQLITE_DONE) {
+            sqlite3_finalize(it->stmt); /* releases its read of the file early */
+            it->stmt = NULL;
+            if (it->everything) {
+                t->n_rejected[it->kind] = it->n_rejected;
+                t->rejected_known[it->kind] = true;
+            }
+            return 0;
+        }
+        if (step != SQLITE_ROW) {
+            snprintf(doing, sizeof doing, "reading %s events", gt_event_kind_name(it->kind));
+            int rc = gt_rd_sql_fail(t, step, doing);
+            sqlite3_finalize(it->stmt);
+            it->stmt = NULL;
+            return rc;
+        }
+        memset(ev, 0, sizeof *ev);
+        ev->kind = it->kind;
+        int rc = gt_rd_fill_fields(t, it->stmt, d->fields, d->n_fields, &ev->u);
+        if (rc == 0 && !span_ok(ev))
+            rc = 1;
+        if (rc == 0 && d->hook)
+            rc = d->hook(it, ev);
+        if (rc < 0)
+            return rc;
+        if (rc == 0)
+            return 1;
+        it->n_rejected++; /* a refused row: on to the next */
+    }
+    return 0;
+}
+
+void gt_iter_free(gt_iter *it)
+{
+    if (!it)
+        return;
+    sqlite3_finalize(it->stmt);
+    free(it);
+}
+
+int gt_trace_rejected(gt_trace *t, gt_event_kind kind, int64_t *out_n)
+{
+    if (!t || !out_n || (unsigned)kind >= GT_EV_N_KINDS)
+        return gt_error_set(GT_ERR_INVALID, "gt_trace_rejected: bad argument");
+    *out_n = 0;
+    if (!t->rejected_known[kind]) { /* no iteration went through it all yet: one that does */
+        gt_iter *it = NULL;
+        gt_event ev;
+        int rc = iter_open(&it, t, kind, INT64_MIN, INT64_MAX, false);
+        while (rc == 0 && (rc = gt_iter_next(it, &ev)) == 1)
+            rc = 0;
+        gt_iter_free(it);
+        if (rc < 0)
+            return rc;
+        t->rejected_known[kind] = true; /* also with no table: none */
+    }
+    *out_n = t->n_rejected[kind];
+    return 0;
+}
