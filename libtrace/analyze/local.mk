@@ -52,9 +52,9 @@ TESTS += tests/integration/analyze_export.sh
 EXTRA_DIST += tests/integration/analyze_export.sh
 
 # gtrace report on a trace of the CPU trainer (NVTX "compute" ranges as ops);
-# its Communication section on 2 ranks of the distributed trainer (skips
-# without Open MPI).
+# its Communication section, and each process's memory, on 2 ranks of the
+# distributed trainer (skip without Open MPI).
 if HAVE_NVTX
-TESTS += tests/integration/report_trainer.sh tests/integration/dist_report.sh
+TESTS += tests/integration/report_trainer.sh tests/integration/dist_report.sh tests/integration/dist_memory.sh
 endif
-EXTRA_DIST += tests/integration/report_trainer.sh tests/integration/dist_report.sh
+EXTRA_DIST += tests/integration/report_trainer.sh tests/integration/dist_report.sh tests/integration/dist_memory.sh

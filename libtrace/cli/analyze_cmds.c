@@ -91,6 +91,15 @@ static bool parse_time(const char *s, int64_t *out_ns)
     char *end;
     if (!((*s >= '0' && *s <= '9') || *s == '.') || strpbrk(s, "xXpP"))
         return false;
+    size_t n_digits = strspn(s, "0123456789");
+    if (n_digits > 0 && (!s[n_digits] || !strcmp(s + n_digits, "ns"))) { /* whole ns: exact, to INT64_MAX */
+        errno = 0;
+        long long v = strtoll(s, &end, 10);
+        if (errno)
+            return false;
+        *out_ns = v;
+        return true;
+    }
     errno = 0;
     double v = strtod(s, &end);
     if (errno || end == s || !isfinite(v) || v < 0)
@@ -358,8 +367,10 @@ static bool check_output(const char *path, bool force, out_file *o)
         gt_cli_error("export: %s is a folder, not a file", path);
         return false;
     }
-    if (!S_ISREG(st.st_mode)) {
-        o->direct = true; /* a device, a pipe, a socket: written as it is */
+    if (!S_ISREG(st.st_mode) || !strncmp(path, "/dev/", 5) || !strncmp(path, "/proc/", 6)) {
+        /* a device, a pipe, a socket, or /dev/stdout and /dev/fd/N (whatever
+         * the shell opened there): written as it is */
+        o->direct = true;
         return true;
     }
     if (!force) {
@@ -479,8 +490,12 @@ static int export_one(gt_trace *t, const char *format, int64_t pid, const char *
     out_file o = *checked;
     if (!open_output(&o, !strcmp(format, "memviz") ? "wb" : "w"))
         return 1;
+    errno = 0;
     int rc = !strcmp(format, "chrome") ? gt_export_chrome(t, o.f) : gt_export_memviz(t, pid, o.f);
-    if (rc != 0)
+    int err = errno;
+    if (rc != 0 && ferror(o.f)) /* the output refused the bytes: say why, in one line */
+        gt_cli_error("export: cannot write %s: %s", o.path, strerror(err ? err : EIO));
+    else if (rc != 0)
         gt_cli_error("export %s: %s", trace_path, gt_error_last());
     if (!close_output(&o, rc == 0) || rc != 0)
         return 1;
@@ -588,6 +603,15 @@ int gt_cli_export(int argc, char **argv)
     if (!paths || !outs) {
         gt_cli_error("export: out of memory");
         goto restore;
+    }
+    if (n_out > 1) { /* a stream or a device takes one snapshot: no files are made beside it */
+        struct stat st;
+        if (stat(path, &st) == 0 && !S_ISDIR(st.st_mode) &&
+            (!S_ISREG(st.st_mode) || !strncmp(path, "/dev/", 5) || !strncmp(path, "/proc/", 6))) {
+            gt_cli_error("export %s: %zu processes have allocation events, one snapshot each: choose one with "
+                         "--pid for %s", trace_path, n_out, path);
+            goto restore;
+        }
     }
     for (size_t i = 0; i < n_out; i++) {
         if (n_out > 1 && !(paths[i] = pid_output(path, pids[i]))) {

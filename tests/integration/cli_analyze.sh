@@ -1,7 +1,9 @@
 #!/bin/sh
 # cli_analyze.sh: `gtrace report|diff|memory|export|info` on real inputs (the
-# nsys fixtures and a trace gtrace records of a small NVTX program), and a
-# clear error with the right exit status for every kind of bad input.
+# nsys fixtures and a trace gtrace records of a small NVTX program), a clear
+# error with the right exit status for every kind of bad input, and exports
+# that never remove or half-write what they did not write (/dev/full, a
+# failed or interrupted write).
 . "$GT_TOP_SRCDIR/tests/integration/capture_common.sh"
 
 CLOVER="$GT_FIXTURES/nsys/cloverleaf-cuda-nsys2024.5.sqlite"
@@ -75,6 +77,62 @@ expect_fail "export: no format" 2 "--format is required" "$GTRACE" export "$CLOV
 expect_fail "export: bad format" 2 "chrome, memviz or csv" "$GTRACE" export --format pdf "$CLOVER"
 expect_fail "export: existing output" 1 "exists" "$GTRACE" export "$CLOVER" --format chrome -o clover.json
 expect_fail "info: not a trace" 1 "not an SQLite database" "$GTRACE" info notsql.sqlite
+
+# ---- times that are not times: refused in one line, status 2 ----------------------
+for bad in nan inf -inf "" 5x 1e30 -1 " 5" 0x10 1s2 9223372036854775808 9.3e18ns; do
+    expect_fail "memory --at '$bad'" 2 "--at wants" "$GTRACE" memory --at "$bad" run.sqlite
+    [ "$(wc -l < err.txt | tr -d ' ')" = 1 ] || fail "memory --at '$bad': not one line: $(cat err.txt)"
+done
+"$GTRACE" memory run.sqlite --at 9223372036854775807 > /dev/null || fail "memory --at the last int64 ns"
+expect_fail "memory: bad --pid" 2 "--pid wants" "$GTRACE" memory --at 1s --pid x run.sqlite
+expect_fail "memory: a process without allocations" 1 "no allocation events" "$GTRACE" memory --at 1s --pid 1 run.sqlite
+
+# ---- exports never remove what they did not write ----------------------------------
+# /dev/full: the write fails (ENOSPC); the device stays a device (an export
+# that unlinked its target on failure deleted it, as root).
+if [ -c /dev/full ]; then
+    expect_fail "export to /dev/full" 1 "cannot write /dev/full: No space left" \
+        "$GTRACE" export "$CLOVER" --format chrome -o /dev/full --force
+    [ "$(wc -l < err.txt | tr -d ' ')" = 1 ] || fail "export to /dev/full: not one line: $(cat err.txt)"
+    [ -c /dev/full ] || fail "/dev/full is no longer a character device"
+    expect_fail "memviz to /dev/full" 1 "No space left" "$GTRACE" export run.sqlite --format memviz -o /dev/full
+    [ -c /dev/full ] || fail "/dev/full is no longer a character device"
+    echo "ok: /dev/full is still a character device"
+fi
+# /dev/stdout is written in place, without --force
+"$GTRACE" export run.sqlite --format memviz -o /dev/stdout 2> /dev/null > stdout.pickle || fail "memviz to /dev/stdout"
+cmp -s stdout.pickle run.pickle || fail "memviz through /dev/stdout differs from the file"
+# a write that fails half way (the file size limit) leaves the old file as it was, and nothing beside it
+printf 'old' > keep.json
+(ulimit -f 64; trap '' XFSZ; exec "$GTRACE" export "$CLOVER" --format chrome -o keep.json --force) 2> err.txt &&
+    fail "export past the file size limit succeeded"
+grep -q "cannot write keep.json" err.txt || fail "export past the size limit: $(cat err.txt)"
+[ "$(cat keep.json)" = old ] || fail "a failed export changed keep.json"
+[ -z "$(ls -A | grep '^\.keep\.json\.')" ] || fail "a failed export left $(ls -A | grep '^\.keep')"
+echo "ok: a failed export leaves the old file and no temporary: $(head -n 1 err.txt)"
+"$GTRACE" export "$CLOVER" --format chrome -o keep.json --force 2> /dev/null || fail "export over keep.json"
+cmp -s keep.json clover.json || fail "the replaced keep.json is not the export"
+# interrupted (SIGTERM, SIGINT) at several moments: never a temporary left, never a partial target
+interrupted=0
+for d in 0.02 0.05 0.1 0.2 0.3 0.5; do
+    for sig in TERM INT; do
+        rm -f int.json
+        "$GTRACE" export "$CLOVER" --format chrome -o int.json 2> /dev/null &
+        pid=$!
+        sleep "$d"
+        kill -s "$sig" "$pid" 2> /dev/null
+        wait "$pid"
+        st=$?
+        [ -z "$(ls -A | grep '^\.int\.json\.')" ] || fail "SIG$sig after ${d}s left $(ls -A | grep '^\.int')"
+        if [ "$st" = 0 ]; then
+            cmp -s int.json clover.json || fail "an export that finished wrote another file"
+        else
+            [ ! -e int.json ] || fail "SIG$sig after ${d}s (status $st) left a partial int.json"
+            interrupted=$((interrupted + 1))
+        fi
+    done
+done
+echo "ok: $interrupted interrupted exports left no temporary and no partial file"
 
 # ---- an empty trace still reports -------------------------------------------------
 "$GTRACE" -o empty.sqlite /bin/true > /dev/null 2>&1 || fail "recording an empty run"
