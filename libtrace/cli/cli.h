@@ -31,6 +31,8 @@ int gt_cli_report(int argc, char **argv);
 int gt_cli_diff(int argc, char **argv);
 int gt_cli_memory(int argc, char **argv);
 int gt_cli_export(int argc, char **argv);
+/* `gtrace import FILE... -o TRACE`: torch.profiler traces and memory snapshots (import_cmd.c). */
+int gt_cli_import(int argc, char **argv);
 
 /* Prints "gtrace: " and the message on stderr. */
 void gt_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -7,10 +7,11 @@ libtrace_cli_gtrace_SOURCES = \
 	libtrace/cli/assemble.c \
 	libtrace/cli/info.c \
 	libtrace/cli/dropped.c \
-	libtrace/cli/analyze_cmds.c
-libtrace_cli_gtrace_CPPFLAGS = $(AM_CPPFLAGS) -DGT_LIBDIR='"$(libdir)"'
+	libtrace/cli/analyze_cmds.c \
+	libtrace/cli/import_cmd.c
+libtrace_cli_gtrace_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/libtrace/import -DGT_LIBDIR='"$(libdir)"'
 libtrace_cli_gtrace_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
-libtrace_cli_gtrace_LDADD = libtrace/analyze/libgtanalyze.la libtrace/store/libgtstore.la $(SQLITE_LIBS) $(PTHREAD_LIBS) $(M_LIBS)
+libtrace_cli_gtrace_LDADD = libtrace/import/libgtimport.la libtrace/analyze/libgtanalyze.la libtrace/store/libgtstore.la $(SQLITE_LIBS) $(PTHREAD_LIBS) $(M_LIBS)
 dist_man_MANS += libtrace/cli/gtrace.1
 
 # The analysis subcommands on real traces, and their errors (needs the NVTX

@@ -45,6 +45,7 @@ const gt_cli_command gt_cli_commands[] = {
     {"diff", "diff BEFORE AFTER [--json]   what got better or worse between two runs", gt_cli_diff},
     {"memory", "memory TRACE --at TIME | --step N   the allocator's segments and blocks then", gt_cli_memory},
     {"export", "export TRACE --format chrome|memviz|csv [-o PATH]   for Perfetto, memory_viz, spreadsheets", gt_cli_export},
+    {"import", "import FILE... -o TRACE [--force]   torch.profiler traces (JSON) and CUDA memory snapshots (pickle)", gt_cli_import},
     {"view", "view TRACE [TRACE2]      open the viewer (gtrace-view): timeline, memory, compare", cli_view},
     {NULL, NULL, NULL},
 };

@@ -1,0 +1,133 @@
+/* import_cmd.c: `gtrace import FILE... -o TRACE`: PyTorch's own files (the
+ * Kineto traces torch.profiler writes, and CUDA memory snapshot pickles)
+ * made into one gtrace trace through libtrace/import, then a line per input
+ * on what it became. The formats and their mapping are import's. */
+#include "config.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "gt_import.h"
+
+#define IMPORT_SYNOPSIS "import FILE... -o TRACE [--force]"
+enum { EXIT_IMPORT_USAGE = 2 };
+
+static int usage(const char *problem)
+{
+    if (problem)
+        gt_cli_error("import: %s", problem);
+    fprintf(stderr, "usage: gtrace %s\n", IMPORT_SYNOPSIS);
+    return EXIT_IMPORT_USAGE;
+}
+
+/* ", N what" when N is not zero. */
+static void count(FILE *f, bool *first, int64_t n, const char *what)
+{
+    if (n == 0)
+        return;
+    fprintf(f, "%s%lld %s", *first ? "" : ", ", (long long)n, what);
+    *first = false;
+}
+
+static void print_stats(FILE *f, const char *path, const gt_import_stats *s)
+{
+    bool first = true;
+    fprintf(f, "  %s: %s, pid %lld", path, s->format == GT_IMPORT_KINETO ? "torch.profiler trace" : "memory snapshot",
+            (long long)s->pid);
+    if (s->rank >= 0)
+        fprintf(f, ", rank %d", (int)s->rank);
+    fputs("\n    ", f);
+    if (s->format == GT_IMPORT_KINETO) {
+        count(f, &first, s->n_cpu_ops, "cpu ops");
+        count(f, &first, s->n_annotations, "annotations");
+        count(f, &first, s->n_steps, "steps");
+        count(f, &first, s->n_comms, "collectives");
+        count(f, &first, s->n_python, "python functions");
+        count(f, &first, s->n_kernels, "kernels");
+        count(f, &first, s->n_memcpy, "memcpys");
+        count(f, &first, s->n_memset, "memsets");
+        count(f, &first, s->n_runtime, "runtime calls");
+        count(f, &first, s->n_driver, "driver calls");
+        count(f, &first, s->n_sync, "synchronizations");
+        count(f, &first, s->n_marks, "marks");
+        count(f, &first, s->n_memory, "memory events");
+        count(f, &first, s->n_memory_other, "memory events of another device (not imported)");
+        count(f, &first, s->n_skipped, "events of no table (skipped)");
+        if (first)
+            fputs("no events", f);
+        if (s->n_memory)
+            fprintf(f, "\n    at the last memory event: %lld bytes allocated, %lld reserved",
+                    (long long)s->last_allocated, (long long)s->last_reserved);
+    } else {
+        count(f, &first, s->n_segments, "segments");
+        count(f, &first, s->n_blocks, "allocated blocks");
+        count(f, &first, s->n_actions, "allocator actions");
+        count(f, &first, s->n_ooms, "out-of-memory events");
+        count(f, &first, s->n_heap_events, "memory events written");
+        if (first)
+            fputs("an empty snapshot", f);
+    }
+    fputc('\n', f);
+}
+
+int gt_cli_import(int argc, char **argv)
+{
+    const char *output = NULL;
+    bool force = false;
+    gt_import_stats *stats = NULL;
+    /* options and files in any order; "--" ends the options */
+    const char **inputs = calloc((size_t)argc, sizeof *inputs);
+    size_t n = 0;
+    if (!inputs) {
+        gt_cli_error("import: out of memory");
+        return 1;
+    }
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
+            if (++i == argc) {
+                free(inputs);
+                return usage("-o wants the trace to write");
+            }
+            output = argv[i];
+        } else if (!strncmp(argv[i], "--output=", 9) || !strncmp(argv[i], "-o", 2)) {
+            output = argv[i] + (argv[i][1] == '-' ? 9 : 2);
+        } else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
+            printf("usage: gtrace %s\n", IMPORT_SYNOPSIS);
+            free(inputs);
+            return 0;
+        } else if (!strcmp(argv[i], "--force")) {
+            force = true;
+        } else if (!strcmp(argv[i], "--")) {
+            for (i++; i < argc; i++)
+                inputs[n++] = argv[i];
+        } else if (argv[i][0] == '-' && argv[i][1]) {
+            gt_cli_error("import: unknown option '%s'", argv[i]);
+            free(inputs);
+            return usage(NULL);
+        } else {
+            inputs[n++] = argv[i];
+        }
+    }
+    if (n == 0 || !output || !*output) {
+        free(inputs);
+        return usage(n == 0 ? "which files? (torch.profiler traces, memory snapshots)" : "-o TRACE is required");
+    }
+    int rc = gt_import_files(&stats, output, inputs, n, force ? GT_IMPORT_OVERWRITE : 0);
+    if (rc < 0) {
+        gt_cli_error("import: %s", gt_error_last());
+        free(inputs);
+        return 1;
+    }
+    printf("imported %zu file%s into %s\n", n, n == 1 ? "" : "s", output);
+    for (size_t i = 0; i < n; i++)
+        print_stats(stdout, inputs[i], &stats[i]);
+    free(stats);
+    free(inputs);
+    if (fflush(stdout) != 0) {
+        gt_cli_error("import: cannot write the summary");
+        return 1;
+    }
+    return 0;
+}

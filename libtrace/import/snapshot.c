@@ -1,0 +1,673 @@
+/* snapshot.c: a PyTorch CUDA memory snapshot (torch.cuda.memory._snapshot(),
+ * pickled by _dump_snapshot) into GTRACE_MEMORY_EVENTS, as the trainer's
+ * caching allocator writes them through NVTX's memory API: each segment is a
+ * heap (sub-allocator, virtual addresses), each allocated block a region of
+ * the segment that holds it, with its frames as a callchain
+ * (CUDA_CALLCHAINS: symbol = the function, module = "file:line").
+ *
+ * The snapshot holds the allocator's state at its end ("segments" with their
+ * "blocks") and, when history was recorded, the last actions per device
+ * ("device_traces": alloc, free_requested, free_completed, segment_alloc,
+ * segment_free, segment_map, segment_unmap, snapshot, oom). The state before
+ * the first action is found by undoing the actions from the end state
+ * backwards (as PyTorch's memory_viz does); that state is registered at the
+ * first action's time, then every action is replayed at its own time. A
+ * block is allocated from "alloc" to "free_completed" ("free_requested"
+ * only marks the free as pending on streams). segment_map/segment_unmap
+ * (expandable segments) grow or shrink the segment they extend, else map or
+ * unmap a segment of their own. An OOM is an NVTX mark with its figures.
+ * Without history, the end state is registered at time 0.
+ * Each device's actions are on a thread of their own, "cuda:N allocator". */
+#include "import_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- pass 1 --------------------------------------------------------------- */
+
+static int root_of(const char *path, const pk_doc *d, const pk_value **out_segments, const pk_value **out_traces)
+{
+    const pk_value *root = pk_root(d);
+    if (!root || root->type != PK_DICT)
+        return gt_error_set(GT_ERR_CORRUPT, "%s: not a memory snapshot: the pickle holds no dict", path);
+    *out_segments = pk_get_list(root, "segments");
+    if (!*out_segments)
+        return gt_error_set(GT_ERR_CORRUPT, "%s: not a memory snapshot: no 'segments' list", path);
+    *out_traces = pk_get_list(root, "device_traces");
+    if (pk_get(root, "device_traces") && !*out_traces)
+        return gt_error_set(GT_ERR_CORRUPT, "%s: 'device_traces' is not a list", path);
+    return 0;
+}
+
+int im_snapshot_scan(const char *path, im_scan *out)
+{
+    pk_doc *d = NULL;
+    const pk_value *segs, *traces;
+    int rc;
+    memset(out, 0, sizeof *out);
+    out->format = GT_IMPORT_SNAPSHOT;
+    out->rank = -1;
+    if ((rc = pk_load(&d, path)) < 0)
+        return rc;
+    if ((rc = root_of(path, d, &segs, &traces)) < 0)
+        goto cleanup;
+    for (size_t dev = 0; traces && dev < traces->u.seq.n; dev++) {
+        const pk_value *l = traces->u.seq.v[dev];
+        if (l->type != PK_LIST && l->type != PK_TUPLE)
+            continue;
+        for (size_t i = 0; i < l->u.seq.n; i++) {
+            int64_t us;
+            if (!pk_get_int(l->u.seq.v[i], "time_us", &us) || us <= 0 || us > INT64_MAX / 1000)
+                continue;
+            if (!out->has_time || us * 1000 < out->min_abs_ns)
+                out->min_abs_ns = us * 1000;
+            if (!out->has_time || us * 1000 > out->max_abs_ns)
+                out->max_abs_ns = us * 1000;
+            out->has_time = true;
+        }
+    }
+    out->wall_clock = out->has_time && out->min_abs_ns > 1000000000LL * 1000000000LL;
+cleanup:
+    pk_free(d);
+    return rc;
+}
+
+/* ---- the allocator's state while replaying ---------------------------------- */
+
+typedef struct seg { uint64_t addr; int64_t bytes; uint64_t heap; } seg;
+typedef struct blk { uint64_t addr; int64_t bytes; const pk_value *frames; } blk;
+
+typedef struct state {
+    seg *segs; size_t n_segs, cap_segs;   /* sorted by address */
+    blk *blks; size_t n_blks, cap_blks;   /* sorted by address */
+} state;
+
+static int grow(void **v, size_t *cap, size_t n, size_t elem)
+{
+    if (n < *cap)
+        return 0;
+    size_t c = *cap ? *cap * 2 : 64;
+    void *p = realloc(*v, c * elem);
+    if (!p)
+        return gt_error_set(GT_ERR_NOMEM, "import: out of memory");
+    *v = p;
+    *cap = c;
+    return 0;
+}
+
+/* Index of the first segment (block) at or after addr. */
+static size_t seg_lower(const state *s, uint64_t addr)
+{
+    size_t lo = 0, hi = s->n_segs;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (s->segs[mid].addr < addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+static size_t blk_lower(const state *s, uint64_t addr)
+{
+    size_t lo = 0, hi = s->n_blks;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (s->blks[mid].addr < addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The segment holding addr (addr inside it), or -1. */
+static ssize_t seg_holding(const state *s, uint64_t addr)
+{
+    size_t i = seg_lower(s, addr + 1);
+    if (i == 0)
+        return -1;
+    const seg *g = &s->segs[i - 1];
+    return addr >= g->addr && addr - g->addr < (uint64_t)g->bytes ? (ssize_t)(i - 1) : -1;
+}
+
+/* The segment that ends exactly at addr, or -1. */
+static ssize_t seg_ending_at(const state *s, uint64_t addr)
+{
+    size_t i = seg_lower(s, addr);
+    if (i == 0)
+        return -1;
+    const seg *g = &s->segs[i - 1];
+    return g->addr + (uint64_t)g->bytes == addr ? (ssize_t)(i - 1) : -1;
+}
+
+static int seg_insert(state *s, seg g)
+{
+    int rc = grow((void **)&s->segs, &s->cap_segs, s->n_segs, sizeof *s->segs);
+    if (rc < 0)
+        return rc;
+    size_t i = seg_lower(s, g.addr);
+    memmove(s->segs + i + 1, s->segs + i, (s->n_segs - i) * sizeof *s->segs);
+    s->segs[i] = g;
+    s->n_segs++;
+    return 0;
+}
+
+static void seg_remove(state *s, size_t i)
+{
+    memmove(s->segs + i, s->segs + i + 1, (s->n_segs - i - 1) * sizeof *s->segs);
+    s->n_segs--;
+}
+
+static ssize_t blk_find(const state *s, uint64_t addr)
+{
+    size_t i = blk_lower(s, addr);
+    return i < s->n_blks && s->blks[i].addr == addr ? (ssize_t)i : -1;
+}
+
+static int blk_insert(state *s, blk b)
+{
+    ssize_t at = blk_find(s, b.addr);
+    if (at >= 0) {
+        s->blks[at] = b;
+        return 0;
+    }
+    int rc = grow((void **)&s->blks, &s->cap_blks, s->n_blks, sizeof *s->blks);
+    if (rc < 0)
+        return rc;
+    size_t i = blk_lower(s, b.addr);
+    memmove(s->blks + i + 1, s->blks + i, (s->n_blks - i) * sizeof *s->blks);
+    s->blks[i] = b;
+    s->n_blks++;
+    return 0;
+}
+
+static void blk_remove(state *s, size_t i)
+{
+    memmove(s->blks + i, s->blks + i + 1, (s->n_blks - i - 1) * sizeof *s->blks);
+    s->n_blks--;
+}
+
+/* ---- actions ------------------------------------------------------------- */
+
+enum act { A_ALLOC, A_FREE_REQ, A_FREE_DONE, A_SEG_ALLOC, A_SEG_FREE, A_SEG_MAP, A_SEG_UNMAP, A_SNAPSHOT, A_OOM, A_UNKNOWN };
+
+static enum act act_of(const char *s)
+{
+    static const char *const names[] = {"alloc", "free_requested", "free_completed", "segment_alloc",
+                                        "segment_free", "segment_map", "segment_unmap", "snapshot", "oom"};
+    for (int i = 0; s && i < A_UNKNOWN; i++)
+        if (!strcmp(s, names[i]))
+            return (enum act)i;
+    return A_UNKNOWN;
+}
+
+/* An entry's fields, checked. */
+typedef struct entry {
+    enum act act;
+    uint64_t addr;
+    int64_t bytes, time_us;
+    const pk_value *frames;
+} entry;
+
+static int read_entry(const char *path, const pk_value *v, size_t dev, size_t i, entry *e)
+{
+    int64_t a = 0;
+    if (v->type != PK_DICT)
+        return gt_error_set(GT_ERR_CORRUPT, "%s: device_traces[%zu][%zu] is not a dict", path, dev, i);
+    e->act = act_of(pk_get_str(v, "action"));
+    if (e->act == A_UNKNOWN)
+        return gt_error_set(GT_ERR_CORRUPT, "%s: device_traces[%zu][%zu] has an unknown action '%s'", path, dev, i,
+                            pk_get_str(v, "action") ? pk_get_str(v, "action") : "(none)");
+    bool need = e->act != A_SNAPSHOT && e->act != A_OOM;
+    if ((!pk_get_int(v, "addr", &a) && need) || !pk_get_int(v, "size", &e->bytes) || e->bytes < 0)
+        return gt_error_set(GT_ERR_CORRUPT, "%s: device_traces[%zu][%zu] (%s) lacks a valid addr or size", path,
+                            dev, i, pk_get_str(v, "action"));
+    e->addr = (uint64_t)a;
+    if (!pk_get_int(v, "time_us", &e->time_us) || e->time_us > INT64_MAX / 1000)
+        e->time_us = 0;
+    e->frames = pk_get_list(v, "frames");
+    return 0;
+}
+
+/* Undoes one action on the state (walking backwards from the end state). */
+static int undo(state *s, const entry *e)
+{
+    ssize_t i;
+    switch (e->act) {
+    case A_ALLOC:
+        if ((i = blk_find(s, e->addr)) >= 0)
+            blk_remove(s, (size_t)i);
+        return 0;
+    case A_FREE_DONE:
+        return blk_insert(s, (blk){e->addr, e->bytes, e->frames});
+    case A_SEG_ALLOC:
+    case A_SEG_MAP:
+        if ((i = seg_holding(s, e->addr)) < 0)
+            return 0;
+        if (s->segs[i].addr == e->addr && s->segs[i].bytes <= e->bytes)
+            seg_remove(s, (size_t)i);
+        else if (s->segs[i].addr + (uint64_t)s->segs[i].bytes == e->addr + (uint64_t)e->bytes)
+            s->segs[i].bytes -= e->bytes; /* mapped at its end */
+        return 0;
+    case A_SEG_FREE:
+    case A_SEG_UNMAP:
+        if (e->act == A_SEG_UNMAP && (i = seg_ending_at(s, e->addr)) >= 0) {
+            s->segs[i].bytes += e->bytes;
+            return 0;
+        }
+        if (seg_holding(s, e->addr) >= 0)
+            return 0;
+        return seg_insert(s, (seg){e->addr, e->bytes, 0});
+    default:
+        return 0;
+    }
+}
+
+/* ---- writing ---------------------------------------------------------------- */
+
+typedef struct chain { uint64_t hash; const pk_value *frames; int64_t id; } chain;
+
+typedef struct wctx {
+    im_out *o;
+    gt_import_stats *st;
+    const char *path;
+    chain *chains; size_t n_chains, cap_chains; /* open addressing on hash */
+    int64_t next_chain;
+    uint64_t next_heap;
+    int64_t tid;
+    int32_t dev;
+} wctx;
+
+static uint64_t fnv(uint64_t h, const char *s)
+{
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 0x100000001b3ULL;
+    return (h ^ 0xff) * 0x100000001b3ULL;
+}
+
+static bool same_frames(const pk_value *a, const pk_value *b)
+{
+    if (a == b)
+        return true;
+    if (a->u.seq.n != b->u.seq.n)
+        return false;
+    for (size_t i = 0; i < a->u.seq.n; i++) {
+        const pk_value *x = a->u.seq.v[i], *y = b->u.seq.v[i];
+        int64_t lx = 0, ly = 0;
+        const char *fx = pk_get_str(x, "filename"), *fy = pk_get_str(y, "filename");
+        const char *nx = pk_get_str(x, "name"), *ny = pk_get_str(y, "name");
+        pk_get_int(x, "line", &lx);
+        pk_get_int(y, "line", &ly);
+        if (lx != ly || strcmp(fx ? fx : "", fy ? fy : "") || strcmp(nx ? nx : "", ny ? ny : ""))
+            return false;
+    }
+    return true;
+}
+
+/* The callchain of a frames list, written once per distinct list; 0: none. */
+static int callchain_of(wctx *c, const pk_value *frames, int64_t *out)
+{
+    int rc;
+    *out = 0;
+    if (!frames || frames->u.seq.n == 0)
+        return 0;
+    uint64_t h = 0xcbf29ce484222325ULL;
+    for (size_t i = 0; i < frames->u.seq.n; i++) {
+        const pk_value *f = frames->u.seq.v[i];
+        int64_t line = 0;
+        char num[24];
+        const char *fn = pk_get_str(f, "filename"), *name = pk_get_str(f, "name");
+        pk_get_int(f, "line", &line);
+        snprintf(num, sizeof num, "%lld", (long long)line);
+        h = fnv(fnv(fnv(h, fn ? fn : ""), name ? name : ""), num);
+    }
+    if ((c->n_chains + 1) * 2 > c->cap_chains) {
+        size_t cap = c->cap_chains ? c->cap_chains * 2 : 256;
+        chain *n = calloc(cap, sizeof *n);
+        if (!n)
+            return gt_error_set(GT_ERR_NOMEM, "import: out of memory");
+        for (size_t i = 0; i < c->cap_chains; i++) {
+            if (!c->chains[i].id)
+                continue;
+            size_t j = c->chains[i].hash & (cap - 1);
+            while (n[j].id)
+                j = (j + 1) & (cap - 1);
+            n[j] = c->chains[i];
+        }
+        free(c->chains);
+        c->chains = n;
+        c->cap_chains = cap;
+    }
+    size_t j = h & (c->cap_chains - 1);
+    for (; c->chains[j].id; j = (j + 1) & (c->cap_chains - 1)) {
+        if (c->chains[j].hash == h && same_frames(c->chains[j].frames, frames)) {
+            *out = c->chains[j].id;
+            return 0;
+        }
+    }
+    size_t n = frames->u.seq.n;
+    gt_frame *fr = calloc(n, sizeof *fr);
+    if (!fr)
+        return gt_error_set(GT_ERR_NOMEM, "import: out of memory");
+    for (size_t i = 0; i < n; i++) {
+        const pk_value *f = frames->u.seq.v[i];
+        int64_t line = 0;
+        char module[4096];
+        const char *fn = pk_get_str(f, "filename"), *name = pk_get_str(f, "name");
+        if (pk_get_int(f, "line", &line) && line > 0)
+            snprintf(module, sizeof module, "%s:%lld", fn ? fn : "??", (long long)line);
+        else
+            snprintf(module, sizeof module, "%s", fn ? fn : "??");
+        if ((rc = im_intern(c->o, name && *name ? name : "??", &fr[i].symbol)) < 0 ||
+            (rc = im_intern(c->o, module, &fr[i].module)) < 0) {
+            free(fr);
+            return rc;
+        }
+    }
+    int64_t id = ++c->next_chain;
+    rc = gt_writer_add_callchain(c->o->w, id, fr, n);
+    free(fr);
+    if (rc < 0)
+        return rc;
+    c->chains[j] = (chain){h, frames, id};
+    c->n_chains++;
+    *out = id;
+    return 0;
+}
+
+static int heap_ev(wctx *c, int64_t t, int32_t op, uint64_t heap, uint64_t addr, int64_t bytes,
+                   const char *name, int64_t chain_id)
+{
+    gt_event ev;
+    int rc;
+    memset(&ev, 0, sizeof ev);
+    ev.kind = GT_EV_HEAP;
+    gt_heap_event *h = &ev.u.heap;
+    h->start_ns = t;
+    h->global_tid = c->tid;
+    h->operation = op;
+    h->heap_id = heap;
+    h->address = addr;
+    h->bytes = bytes;
+    h->heap_usage = 1;  /* NVTX_MEM_HEAP_USAGE_TYPE_SUB_ALLOCATOR */
+    h->memory_type = 1; /* NVTX_MEM_TYPE_VIRTUAL_ADDRESS */
+    h->callchain_id = chain_id;
+    if (name && (rc = im_intern(c->o, name, &h->name)) < 0)
+        return rc;
+    c->st->n_heap_events++;
+    return im_add(c->o, &ev);
+}
+
+static int new_segment(wctx *c, state *s, int64_t t, uint64_t addr, int64_t bytes, const char *type)
+{
+    char name[64];
+    seg g = {addr, bytes, ++c->next_heap};
+    int rc;
+    snprintf(name, sizeof name, "cuda:%d segment%s%s%s", (int)c->dev, type ? " (" : "", type ? type : "",
+             type ? " pool)" : "");
+    if ((rc = seg_insert(s, g)) < 0)
+        return rc;
+    return heap_ev(c, t, GT_HEAP_REGISTER, g.heap, addr, bytes, name, 0);
+}
+
+static int new_block(wctx *c, state *s, int64_t t, uint64_t addr, int64_t bytes, const pk_value *frames)
+{
+    int64_t chain_id;
+    int rc;
+    ssize_t g = seg_holding(s, addr);
+    if (g < 0) /* a block outside every segment: a segment of its own */
+        if ((rc = new_segment(c, s, t, addr, bytes, NULL)) < 0 || (g = seg_holding(s, addr)) < 0)
+            return rc < 0 ? rc : gt_error_set(GT_ERR_CORRUPT, "%s: a block of size 0", c->path);
+    if ((rc = callchain_of(c, frames, &chain_id)) < 0 || (rc = blk_insert(s, (blk){addr, bytes, frames})) < 0)
+        return rc;
+    return heap_ev(c, t, GT_REGION_REGISTER, s->segs[g].heap, addr, bytes, NULL, chain_id);
+}
+
+/* Replays one action forwards, writing its rows. */
+static int apply(wctx *c, state *s, const entry *e, int64_t t, const pk_value *raw)
+{
+    ssize_t i;
+    int rc;
+    switch (e->act) {
+    case A_ALLOC:
+        if (e->bytes == 0)
+            return 0;
+        return new_block(c, s, t, e->addr, e->bytes, e->frames);
+    case A_FREE_DONE:
+        if ((i = blk_find(s, e->addr)) < 0)
+            return 0;
+        blk_remove(s, (size_t)i);
+        i = seg_holding(s, e->addr);
+        return heap_ev(c, t, GT_REGION_UNREGISTER, i >= 0 ? s->segs[i].heap : 0, e->addr, 0, NULL, 0);
+    case A_SEG_MAP:
+        if ((i = seg_ending_at(s, e->addr)) >= 0) { /* an expandable segment grows */
+            s->segs[i].bytes += e->bytes;
+            return heap_ev(c, t, GT_HEAP_REGISTER, s->segs[i].heap, s->segs[i].addr, s->segs[i].bytes, NULL, 0);
+        }
+        /* else a segment of its own */
+        __attribute__((fallthrough));
+    case A_SEG_ALLOC:
+        if (e->bytes == 0 || seg_holding(s, e->addr) >= 0)
+            return 0;
+        return new_segment(c, s, t, e->addr, e->bytes, NULL);
+    case A_SEG_UNMAP:
+    case A_SEG_FREE:
+        if ((i = seg_holding(s, e->addr)) < 0)
+            return 0;
+        if (s->segs[i].addr == e->addr && (e->act == A_SEG_FREE || e->bytes >= s->segs[i].bytes)) {
+            uint64_t heap = s->segs[i].heap;
+            /* the heap's end frees what is still in it, in the replay as here */
+            uint64_t lo = s->segs[i].addr, hi = lo + (uint64_t)s->segs[i].bytes;
+            size_t b = blk_lower(s, lo), k = b;
+            while (k < s->n_blks && s->blks[k].addr < hi)
+                k++;
+            memmove(s->blks + b, s->blks + k, (s->n_blks - k) * sizeof *s->blks);
+            s->n_blks -= k - b;
+            seg_remove(s, (size_t)i);
+            return heap_ev(c, t, GT_HEAP_UNREGISTER, heap, 0, 0, NULL, 0);
+        }
+        /* part of an expandable segment goes back */
+        s->segs[i].bytes = s->segs[i].bytes > e->bytes ? s->segs[i].bytes - e->bytes : 0;
+        return heap_ev(c, t, GT_HEAP_REGISTER, s->segs[i].heap, s->segs[i].addr, s->segs[i].bytes, NULL, 0);
+    case A_OOM:
+    case A_SNAPSHOT: {
+        gt_event ev;
+        char text[160];
+        int64_t free_bytes = -1;
+        memset(&ev, 0, sizeof ev);
+        ev.kind = GT_EV_NVTX;
+        ev.u.nvtx.start_ns = t;
+        ev.u.nvtx.end_ns = -1;
+        ev.u.nvtx.event_type = GT_NVTX_MARK;
+        ev.u.nvtx.global_tid = c->tid;
+        if (e->act == A_OOM) {
+            pk_get_int(raw, "device_free", &free_bytes);
+            if (free_bytes >= 0)
+                snprintf(text, sizeof text, "out of memory on cuda:%d: %lld bytes requested, %lld free", (int)c->dev,
+                         (long long)e->bytes, (long long)free_bytes);
+            else
+                snprintf(text, sizeof text, "out of memory on cuda:%d: %lld bytes requested", (int)c->dev,
+                         (long long)e->bytes);
+            c->st->n_ooms++;
+        } else {
+            snprintf(text, sizeof text, "memory snapshot taken");
+        }
+        if ((rc = im_intern(c->o, text, &ev.u.nvtx.text)) < 0)
+            return rc;
+        return im_add(c->o, &ev);
+    }
+    default:
+        return 0;
+    }
+}
+
+/* The end state of one device, from the snapshot's segments. */
+static int end_state(wctx *c, state *s, const pk_value *segs, int64_t dev, bool write, int64_t t)
+{
+    int rc;
+    for (size_t i = 0; i < segs->u.seq.n; i++) {
+        const pk_value *g = segs->u.seq.v[i];
+        int64_t d = 0, addr, size;
+        if (g->type != PK_DICT)
+            return gt_error_set(GT_ERR_CORRUPT, "%s: segments[%zu] is not a dict", c->path, i);
+        pk_get_int(g, "device", &d);
+        if (d != dev)
+            continue;
+        if (!pk_get_int(g, "address", &addr) || !pk_get_int(g, "total_size", &size) || size <= 0)
+            return gt_error_set(GT_ERR_CORRUPT, "%s: segments[%zu] lacks a valid address or total_size", c->path, i);
+        if (seg_holding(s, (uint64_t)addr) >= 0 || seg_holding(s, (uint64_t)addr + (uint64_t)size - 1) >= 0)
+            return gt_error_set(GT_ERR_CORRUPT, "%s: segments[%zu] overlaps another segment", c->path, i);
+        if (write) {
+            if ((rc = new_segment(c, s, t, (uint64_t)addr, size, pk_get_str(g, "segment_type"))) < 0)
+                return rc;
+        } else if ((rc = seg_insert(s, (seg){(uint64_t)addr, size, 0})) < 0) {
+            return rc;
+        }
+        c->st->n_segments += write;
+        const pk_value *blocks = pk_get_list(g, "blocks");
+        for (size_t j = 0; blocks && j < blocks->u.seq.n; j++) {
+            const pk_value *b = blocks->u.seq.v[j];
+            int64_t baddr, bsize;
+            const char *st = pk_get_str(b, "state");
+            if (!pk_get_int(b, "address", &baddr) || !pk_get_int(b, "size", &bsize) || bsize < 0)
+                return gt_error_set(GT_ERR_CORRUPT, "%s: segments[%zu].blocks[%zu] lacks a valid address or size",
+                                    c->path, i, j);
+            if (!st || strncmp(st, "active_", 7) || bsize == 0)
+                continue; /* inactive: cached, free for the allocator */
+            if ((uint64_t)baddr < (uint64_t)addr || (uint64_t)baddr - (uint64_t)addr + (uint64_t)bsize > (uint64_t)size)
+                return gt_error_set(GT_ERR_CORRUPT, "%s: segments[%zu].blocks[%zu] lies outside its segment", c->path,
+                                    i, j);
+            if (write) {
+                if ((rc = new_block(c, s, t, (uint64_t)baddr, bsize, pk_get_list(b, "frames"))) < 0)
+                    return rc;
+            } else if ((rc = blk_insert(s, (blk){(uint64_t)baddr, bsize, pk_get_list(b, "frames")})) < 0) {
+                return rc;
+            }
+            c->st->n_blocks += write;
+        }
+    }
+    return 0;
+}
+
+static void state_free(state *s)
+{
+    free(s->segs);
+    free(s->blks);
+    memset(s, 0, sizeof *s);
+}
+
+/* Devices the snapshot names: its segments' and device_traces' indices. */
+static int64_t n_devices(const pk_value *segs, const pk_value *traces)
+{
+    int64_t n = traces ? (int64_t)traces->u.seq.n : 0;
+    for (size_t i = 0; i < segs->u.seq.n; i++) {
+        int64_t d = 0;
+        pk_get_int(segs->u.seq.v[i], "device", &d);
+        if (d >= n && d < 4096)
+            n = d + 1;
+    }
+    return n;
+}
+
+static int write_device(wctx *c, const pk_value *segs, const pk_value *trace)
+{
+    state s = {0}, init = {0};
+    char name[64];
+    int rc;
+    size_t n = trace ? trace->u.seq.n : 0;
+    int64_t t = 0, last_us = 0;
+    entry e;
+    snprintf(name, sizeof name, "cuda:%d allocator", (int)c->dev);
+    if ((rc = gt_writer_add_thread_name(c->o->w, c->tid, name, 0)) < 0)
+        return rc;
+    if (n == 0) { /* no history: the end state, at the trace's start */
+        rc = end_state(c, &s, segs, c->dev, true, 0);
+        state_free(&s);
+        return rc;
+    }
+    /* backwards from the end state to the state before the first action */
+    if ((rc = end_state(c, &init, segs, c->dev, false, 0)) < 0)
+        goto cleanup;
+    for (size_t i = n; i-- > 0;) {
+        if ((rc = read_entry(c->path, trace->u.seq.v[i], (size_t)c->dev, i, &e)) < 0 || (rc = undo(&init, &e)) < 0)
+            goto cleanup;
+    }
+    for (size_t i = 0; i < n && !last_us; i++)
+        if (read_entry(c->path, trace->u.seq.v[i], (size_t)c->dev, i, &e) == 0 && e.time_us > 0)
+            last_us = e.time_us;
+    t = last_us ? last_us * 1000 - c->o->t0_abs_ns : 0;
+    for (size_t i = 0; i < init.n_segs; i++)
+        if ((rc = new_segment(c, &s, t, init.segs[i].addr, init.segs[i].bytes, NULL)) < 0)
+            goto cleanup;
+    for (size_t i = 0; i < init.n_blks; i++)
+        if ((rc = new_block(c, &s, t, init.blks[i].addr, init.blks[i].bytes, init.blks[i].frames)) < 0)
+            goto cleanup;
+    for (size_t i = 0; i < n; i++) {
+        if ((rc = read_entry(c->path, trace->u.seq.v[i], (size_t)c->dev, i, &e)) < 0)
+            goto cleanup;
+        if (e.time_us > 0 && e.time_us >= last_us) { /* times never go back */
+            last_us = e.time_us;
+            t = last_us * 1000 - c->o->t0_abs_ns;
+        }
+        if ((rc = apply(c, &s, &e, t, trace->u.seq.v[i])) < 0)
+            goto cleanup;
+        c->st->n_actions++;
+    }
+    /* the end state the snapshot gives */
+    for (size_t i = 0; i < segs->u.seq.n; i++) {
+        int64_t d = 0;
+        pk_get_int(segs->u.seq.v[i], "device", &d);
+        if (d != c->dev)
+            continue;
+        c->st->n_segments++;
+        const pk_value *blocks = pk_get_list(segs->u.seq.v[i], "blocks");
+        for (size_t j = 0; blocks && j < blocks->u.seq.n; j++) {
+            const char *st = pk_get_str(blocks->u.seq.v[j], "state");
+            c->st->n_blocks += st && !strncmp(st, "active_", 7);
+        }
+    }
+cleanup:
+    state_free(&s);
+    state_free(&init);
+    return rc;
+}
+
+int im_snapshot_write(const char *path, const im_scan *scan, im_out *o, gt_import_stats *st)
+{
+    pk_doc *d = NULL;
+    const pk_value *segs, *traces;
+    wctx c;
+    int64_t nd;
+    int rc;
+    (void)scan;
+    memset(&c, 0, sizeof c);
+    c.o = o;
+    c.st = st;
+    c.path = path;
+    /* heap ids unique in the trace: the process in the high bits */
+    c.next_heap = (uint64_t)o->pid << 32;
+    c.next_chain = (int64_t)o->pid << 32;
+    if ((rc = pk_load(&d, path)) < 0)
+        return rc;
+    if ((rc = root_of(path, d, &segs, &traces)) < 0)
+        goto cleanup;
+    nd = n_devices(segs, traces);
+    for (int64_t dev = 0; dev < nd; dev++) {
+        const pk_value *tr = traces && (size_t)dev < traces->u.seq.n ? traces->u.seq.v[dev] : NULL;
+        if (tr && tr->type != PK_LIST && tr->type != PK_TUPLE) {
+            rc = gt_error_set(GT_ERR_CORRUPT, "%s: device_traces[%lld] is not a list", path, (long long)dev);
+            goto cleanup;
+        }
+        c.dev = (int32_t)dev;
+        c.tid = gt_global_tid(o->pid, dev + 1);
+        if ((rc = write_device(&c, segs, tr)) < 0)
+            goto cleanup;
+    }
+cleanup:
+    free(c.chains);
+    pk_free(d);
+    return rc;
+}
