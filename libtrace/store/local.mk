@@ -16,8 +16,10 @@ libtrace_store_libgtstore_la_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 libtrace_store_libgtstore_la_LIBADD = $(SQLITE_LIBS) $(PTHREAD_LIBS)
 
 if HAVE_CUNIT
-check_PROGRAMS += tests/unit/test_store_writer tests/unit/test_store_reader tests/unit/test_store_roundtrip
-TESTS += tests/unit/test_store_writer tests/unit/test_store_reader tests/unit/test_store_roundtrip
+check_PROGRAMS += tests/unit/test_store_writer tests/unit/test_store_reader tests/unit/test_store_roundtrip \
+	tests/unit/test_store_damage
+TESTS += tests/unit/test_store_writer tests/unit/test_store_reader tests/unit/test_store_roundtrip \
+	tests/unit/test_store_damage
 tests_unit_test_store_writer_SOURCES = tests/unit/test_store_writer.c
 tests_unit_test_store_writer_CFLAGS = $(AM_CFLAGS) $(CUNIT_CFLAGS) $(SQLITE_CFLAGS) -I$(top_srcdir)/tests/unit
 tests_unit_test_store_writer_LDADD = libtrace/store/libgtstore.la tests/unit/libgttest.la $(CUNIT_LIBS) $(SQLITE_LIBS)
@@ -27,4 +29,7 @@ tests_unit_test_store_reader_LDADD = libtrace/store/libgtstore.la tests/unit/lib
 tests_unit_test_store_roundtrip_SOURCES = tests/unit/test_store_roundtrip.c tests/unit/store_check.c tests/unit/store_check.h
 tests_unit_test_store_roundtrip_CFLAGS = $(AM_CFLAGS) $(CUNIT_CFLAGS) $(SQLITE_CFLAGS) -I$(top_srcdir)/tests/unit
 tests_unit_test_store_roundtrip_LDADD = libtrace/store/libgtstore.la tests/unit/libgttest.la $(CUNIT_LIBS) $(SQLITE_LIBS)
+tests_unit_test_store_damage_SOURCES = tests/unit/test_store_damage.c tests/unit/store_check.c tests/unit/store_check.h
+tests_unit_test_store_damage_CFLAGS = $(AM_CFLAGS) $(CUNIT_CFLAGS) $(SQLITE_CFLAGS) -I$(top_srcdir)/tests/unit
+tests_unit_test_store_damage_LDADD = libtrace/store/libgtstore.la tests/unit/libgttest.la $(CUNIT_LIBS) $(SQLITE_LIBS)
 endif
