@@ -12,3 +12,18 @@ libtrace_import_libgtimport_la_SOURCES = \
 	libtrace/import/snapshot.c
 libtrace_import_libgtimport_la_CFLAGS = $(AM_CFLAGS) $(ZLIB_CFLAGS)
 libtrace_import_libgtimport_la_LIBADD = libtrace/store/libgtstore.la $(ZLIB_LIBS)
+
+# gtrace import on real torch.profiler traces and on snapshot pickles (good
+# and hostile), through the CLI and the analyses.
+TESTS += tests/integration/import_kineto.sh
+EXTRA_DIST += tests/integration/import_kineto.sh \
+	tests/fixtures/pytorch/README.md tests/fixtures/pytorch/make_kineto.py \
+	tests/fixtures/pytorch/make_snapshots.py tests/fixtures/pytorch/expected.txt \
+	tests/fixtures/pytorch/plain.json \
+	tests/fixtures/pytorch/mlp_1rank/mlp.1795650204571289367.pt.trace.json.gz \
+	tests/fixtures/pytorch/ddp_2rank/rank0.1795650210654061099.pt.trace.json.gz \
+	tests/fixtures/pytorch/ddp_2rank/rank1.1795650210657406776.pt.trace.json.gz \
+	tests/fixtures/pytorch/snapshot_p4.pickle tests/fixtures/pytorch/snapshot_p2.pickle \
+	tests/fixtures/pytorch/evil_global.pickle tests/fixtures/pytorch/evil_stack_global.pickle \
+	tests/fixtures/pytorch/deep.pickle tests/fixtures/pytorch/huge_length.pickle \
+	tests/fixtures/pytorch/truncated.pickle tests/fixtures/pytorch/bad_memo.pickle
