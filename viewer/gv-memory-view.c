@@ -15,6 +15,15 @@
 
 enum { MARK_H = 16 };
 
+/* a - b for times, stopping at the int64 ends instead of overflowing */
+static int64_t ns_sub(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_sub_overflow(a, b, &r))
+        return b < 0 ? INT64_MAX : INT64_MIN;
+    return r;
+}
+
 void gv_mem_view_init(GvMemView *v, int width, int height)
 {
     memset(v, 0, sizeof *v);
@@ -85,7 +94,7 @@ static void draw_snapshot(cairo_t *cr, PangoLayout *lay, const GvMemView *v, con
         return;
     }
     snprintf(line, sizeof line, "at %s: allocated %s, reserved %s, %zu segments, %zu blocks",
-             gv_format_ns(a, sizeof a, st->at_ns - v->x.origin_ns), gv_format_bytes(b, sizeof b, st->allocated_bytes),
+             gv_format_ns(a, sizeof a, ns_sub(st->at_ns, v->x.origin_ns)), gv_format_bytes(b, sizeof b, st->allocated_bytes),
              gv_format_bytes(c, sizeof c, st->reserved_bytes), st->n_segments, st->n_blocks);
     text(cr, lay, left, top, w, line, 0.1);
     top += 18;
@@ -219,6 +228,7 @@ void gv_render_memory(cairo_t *cr, GvTraceModel *m, const GvMemView *v, const gt
     const GvMemory *mem = gv_mem_view_memory(m, v);
     const gt_report *r = gv_trace_model_report(m);
     const gt_memory *pm = mem ? report_memory(r, mem->pid) : NULL;
+    int64_t max, t_end;
     if (!mem) {
         text(cr, lay, 10, 10, x->width - 20, gv_trace_model_is_loaded(m) ? "analysing memory..." : "loading...", 0.3);
         goto done;
@@ -228,15 +238,15 @@ void gv_render_memory(cairo_t *cr, GvTraceModel *m, const GvMemView *v, const gt
              "no memory events in this trace (no device allocations, no NVTX memory regions)", 0.3);
         goto done;
     }
-    int64_t max = MAX(mem->max_reserved_bytes, mem->max_stack_bytes);
-    max += max / 20;
+    max = MAX(mem->max_reserved_bytes, mem->max_stack_bytes);
+    max += max < INT64_MAX / 2 ? max / 20 : 0;
 
     /* Axis: time on top, bytes on the left. */
     cairo_set_source_rgb(cr, 0.93, 0.93, 0.93);
     cairo_rectangle(cr, 0, 0, x->width, GV_AXIS_H);
     cairo_fill(cr);
-    snprintf(line, sizeof line, "%s .. %s", gv_format_ns(a, sizeof a, x->t0_ns - x->origin_ns),
-             gv_format_ns(line + 100, 32, gv_view_end(x) - x->origin_ns));
+    snprintf(line, sizeof line, "%s .. %s", gv_format_ns(a, sizeof a, ns_sub(x->t0_ns, x->origin_ns)),
+             gv_format_ns(line + 100, 32, ns_sub(gv_view_end(x), x->origin_ns)));
     text(cr, lay, GV_LABEL_W + 4, 3, x->width - GV_LABEL_W - 8, line, 0.25);
     for (int k = 0; k <= 4; k++) {
         int64_t bytes = max * k / 4;
@@ -261,7 +271,7 @@ void gv_render_memory(cairo_t *cr, GvTraceModel *m, const GvMemView *v, const gt
     cairo_save(cr);
     cairo_rectangle(cr, GV_LABEL_W, chart_top(), x->width - GV_LABEL_W, gv_memory_chart_bottom(v) - chart_top());
     cairo_clip(cr);
-    int64_t t_end = gv_view_end(x);
+    t_end = gv_view_end(x);
     for (size_t i = 0; i < mem->n_blocks; i++) {
         const GvMemBlock *b = &mem->blocks[i];
         if (b->n_pts == 0 || b->alloc_ns > t_end || b->free_ns < x->t0_ns)
@@ -318,7 +328,7 @@ gssize gv_memory_hit_block(GvTraceModel *m, const GvMemView *v, double px, doubl
     if (!mem || px < GV_LABEL_W || py < chart_top() || py > gv_memory_chart_bottom(v))
         return -1;
     int64_t max = MAX(mem->max_reserved_bytes, mem->max_stack_bytes);
-    max += max / 20;
+    max += max < INT64_MAX / 2 ? max / 20 : 0;
     int64_t t = gv_view_time(&v->x, px);
     for (size_t i = 0; i < mem->n_blocks; i++) {
         const GvMemBlock *b = &mem->blocks[i];
@@ -355,12 +365,30 @@ G_DEFINE_TYPE(GvMemoryView, gv_memory_view, GTK_TYPE_BOX)
 enum { SIG_DETAILS_CHANGED, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
-static void redraw(GvMemoryView *self) { gtk_widget_queue_draw(self->area); }
+static void redraw(GvMemoryView *self)
+{
+    if (self->area)
+        gtk_widget_queue_draw(self->area);
+}
+
+/* Events reach the drawing, or the view itself (sent to it, as tests do):
+ * positions into the drawing's coordinates. */
+static void area_xy(GvMemoryView *self, GtkWidget *w, double *x, double *y)
+{
+    int ax, ay;
+    if (w != self->area && self->area &&
+        gtk_widget_translate_coordinates(w, self->area, (int)floor(*x), (int)floor(*y), &ax, &ay)) {
+        *x += ax - floor(*x);
+        *y += ay - floor(*y);
+    }
+}
 
 /* The chooser lists the processes with allocations, "pid P" or "rank R (pid P)";
  * hidden when there are fewer than two. */
 static void fill_chooser(GvMemoryView *self)
 {
+    if (!self->chooser)
+        return;
     GtkComboBoxText *c = GTK_COMBO_BOX_TEXT(self->chooser);
     gtk_combo_box_text_remove_all(c);
     size_t n = self->model ? gv_trace_model_n_memories(self->model) : 0;
@@ -445,8 +473,8 @@ void gv_memory_view_set_pid(GvMemoryView *self, int64_t pid)
     self->state.selected_block = -1; /* an index into the other process's blocks */
     char id[32];
     snprintf(id, sizeof id, "%lld", (long long)pid);
-    const char *active = gtk_combo_box_get_active_id(GTK_COMBO_BOX(self->chooser));
-    if (!active || strcmp(active, id) != 0)
+    const char *active = self->chooser ? gtk_combo_box_get_active_id(GTK_COMBO_BOX(self->chooser)) : NULL;
+    if (self->chooser && (!active || strcmp(active, id) != 0))
         gtk_combo_box_set_active_id(GTK_COMBO_BOX(self->chooser), id);
     if (self->state.has_cursor)
         gv_memory_view_set_cursor(self, self->state.cursor_ns); /* the snapshot of this process */
@@ -488,10 +516,10 @@ void gv_memory_view_click(GvMemoryView *self, double x, double y)
         if (b->free_ns == INT64_MAX)
             snprintf(life, sizeof life, "never freed");
         else
-            gv_format_ns(life, sizeof life, b->free_ns - b->alloc_ns);
+            gv_format_ns(life, sizeof life, ns_sub(b->free_ns, b->alloc_ns));
         self->details = g_strdup_printf("block %s at 0x%llx, allocated at %s, lifetime %s\nallocated in: %s",
                                         gv_format_bytes(s, sizeof s, b->bytes), (unsigned long long)b->address,
-                                        gv_format_ns(t0, sizeof t0, b->alloc_ns - self->state.x.origin_ns), life,
+                                        gv_format_ns(t0, sizeof t0, ns_sub(b->alloc_ns, self->state.x.origin_ns)), life,
                                         origin && *origin ? origin : "(unknown)");
     }
     g_signal_emit(self, signals[SIG_DETAILS_CHANGED], 0);
@@ -526,7 +554,9 @@ static gboolean mv_scroll(GtkWidget *w, GdkEventScroll *e, gpointer p)
         gdk_event_get_scroll_deltas((GdkEvent *)e, &dx, &dy);
     else
         dy = e->direction == GDK_SCROLL_UP ? -1 : e->direction == GDK_SCROLL_DOWN ? 1 : 0;
-    gv_view_zoom(&self->state.x, pow(1.25, -dy), e->x);
+    double x = e->x, y = e->y;
+    area_xy(self, w, &x, &y);
+    gv_view_zoom(&self->state.x, pow(1.25, -dy), x);
     redraw(self);
     return TRUE;
 }
@@ -536,20 +566,24 @@ static gboolean mv_press(GtkWidget *w, GdkEventButton *e, gpointer p)
     GvMemoryView *self = p;
     if (e->button != 1)
         return FALSE;
+    double x = e->x, y = e->y;
+    area_xy(self, w, &x, &y);
     self->dragging = TRUE;
     self->moved = FALSE;
-    self->drag_x = e->x;
+    self->drag_x = x;
     return TRUE;
 }
 
 static gboolean mv_motion(GtkWidget *w, GdkEventMotion *e, gpointer p)
 {
     GvMemoryView *self = p;
-    if (!self->dragging || (!self->moved && fabs(e->x - self->drag_x) < 3))
+    double x = e->x, y = e->y;
+    area_xy(self, w, &x, &y);
+    if (!self->dragging || (!self->moved && fabs(x - self->drag_x) < 3))
         return FALSE;
     self->moved = TRUE;
-    gv_view_pan(&self->state.x, e->x - self->drag_x);
-    self->drag_x = e->x;
+    gv_view_pan(&self->state.x, x - self->drag_x);
+    self->drag_x = x;
     redraw(self);
     return TRUE;
 }
@@ -560,15 +594,26 @@ static gboolean mv_release(GtkWidget *w, GdkEventButton *e, gpointer p)
     if (e->button != 1 || !self->dragging)
         return FALSE;
     self->dragging = FALSE;
+    double x = e->x, y = e->y;
+    area_xy(self, w, &x, &y);
     if (!self->moved)
-        gv_memory_view_click(self, e->x, e->y);
+        gv_memory_view_click(self, x, y);
     return TRUE;
 }
 
 static void mv_dispose(GObject *obj)
 {
     GvMemoryView *self = GV_MEMORY_VIEW(obj);
-    gv_memory_view_set_model(self, NULL);
+    if (self->model) { /* the children may be gone already: only the model is let go */
+        g_signal_handler_disconnect(self->model, self->analysed_id);
+        g_clear_object(&self->model);
+    }
+    g_clear_pointer(&self->snapshot, gt_mem_state_free);
+    if (self->chooser) /* children that outlive the view must not write into it */
+        g_object_remove_weak_pointer(G_OBJECT(self->chooser), (gpointer *)&self->chooser);
+    if (self->area)
+        g_object_remove_weak_pointer(G_OBJECT(self->area), (gpointer *)&self->area);
+    self->chooser = self->area = NULL;
     g_clear_pointer(&self->details, g_free);
     G_OBJECT_CLASS(gv_memory_view_parent_class)->dispose(obj);
 }
@@ -589,6 +634,7 @@ static void gv_memory_view_init(GvMemoryView *self)
     gtk_widget_set_halign(self->chooser, GTK_ALIGN_START);
     gtk_widget_set_no_show_all(self->chooser, TRUE); /* shown when the trace has several processes */
     g_signal_connect(self->chooser, "changed", G_CALLBACK(on_chosen), self);
+    g_object_add_weak_pointer(G_OBJECT(self->chooser), (gpointer *)&self->chooser);
     gtk_box_pack_start(GTK_BOX(self), self->chooser, FALSE, FALSE, 2);
     self->area = gtk_drawing_area_new();
     gtk_widget_add_events(self->area, GDK_SCROLL_MASK | GDK_SMOOTH_SCROLL_MASK | GDK_BUTTON_PRESS_MASK |
@@ -600,6 +646,12 @@ static void gv_memory_view_init(GvMemoryView *self)
     g_signal_connect(self->area, "button-press-event", G_CALLBACK(mv_press), self);
     g_signal_connect(self->area, "button-release-event", G_CALLBACK(mv_release), self);
     g_signal_connect(self->area, "motion-notify-event", G_CALLBACK(mv_motion), self);
+    g_object_add_weak_pointer(G_OBJECT(self->area), (gpointer *)&self->area);
+    /* events given to the view itself go to the drawing too */
+    g_signal_connect(self, "scroll-event", G_CALLBACK(mv_scroll), self);
+    g_signal_connect(self, "button-press-event", G_CALLBACK(mv_press), self);
+    g_signal_connect(self, "button-release-event", G_CALLBACK(mv_release), self);
+    g_signal_connect(self, "motion-notify-event", G_CALLBACK(mv_motion), self);
     gtk_box_pack_start(GTK_BOX(self), self->area, TRUE, TRUE, 0);
     gtk_widget_show(self->area);
 }

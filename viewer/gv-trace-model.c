@@ -9,6 +9,7 @@
  * compute statistics: the report comes from libtrace/analyze. */
 #include "gv-trace-model.h"
 
+#include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -64,11 +65,34 @@ G_DEFINE_QUARK(gv-error-quark, gv_error)
 enum { SIG_UPDATED, SIG_ANALYSED, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
+/* ---- time arithmetic ----------------------------------------------------- */
+
+/* Sums and differences of times that stop at the int64 ends instead of
+ * overflowing (a trace may hold any int64 there). */
+static int64_t sat_add(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_add_overflow(a, b, &r))
+        return b > 0 ? INT64_MAX : INT64_MIN;
+    return r;
+}
+
+static int64_t sat_sub(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_sub_overflow(a, b, &r))
+        return b < 0 ? INT64_MAX : INT64_MIN;
+    return r;
+}
+
+/* |a - b|, at most INT64_MAX. */
+static int64_t abs_diff(int64_t a, int64_t b) { return a > b ? sat_sub(a, b) : sat_sub(b, a); }
+
 /* ---- formatting --------------------------------------------------------- */
 
 const char *gv_format_ns(char *buf, size_t n, int64_t ns)
 {
-    double a = (double)(ns < 0 ? -ns : ns);
+    double a = fabs((double)ns);
     if (a >= 1e9)
         snprintf(buf, n, "%.3f s", (double)ns / 1e9);
     else if (a >= 1e6)
@@ -82,7 +106,7 @@ const char *gv_format_ns(char *buf, size_t n, int64_t ns)
 
 const char *gv_format_bytes(char *buf, size_t n, int64_t bytes)
 {
-    double a = (double)(bytes < 0 ? -bytes : bytes);
+    double a = fabs((double)bytes);
     if (a >= 1024.0 * 1024 * 1024)
         snprintf(buf, n, "%.2f GiB", (double)bytes / (1024.0 * 1024 * 1024));
     else if (a >= 1024.0 * 1024)
@@ -239,7 +263,7 @@ void gv_trace_model_span(GvTraceModel *self, int64_t *out_start_ns, int64_t *out
 {
     g_mutex_lock(&self->lock);
     *out_start_ns = self->span_start_ns;
-    *out_end_ns = self->span_end_ns > self->span_start_ns ? self->span_end_ns : self->span_start_ns + 1;
+    *out_end_ns = self->span_end_ns > self->span_start_ns ? self->span_end_ns : sat_add(self->span_start_ns, 1);
     g_mutex_unlock(&self->lock);
 }
 
@@ -303,8 +327,8 @@ static void lane_append(loader *ld, GvLane *l, const GvItem *it)
         return;
     *slot = *it;
     l->n_loaded++;
-    if (it->end_ns - it->start_ns > l->max_dur_ns)
-        l->max_dur_ns = it->end_ns - it->start_ns;
+    if (sat_sub(it->end_ns, it->start_ns) > l->max_dur_ns)
+        l->max_dur_ns = sat_sub(it->end_ns, it->start_ns);
 }
 
 static uint32_t name_of_string(loader *ld, const char *s)
@@ -505,7 +529,7 @@ static int64_t launch_start(loader *ld, int64_t corr, int64_t before)
 static void device_activity(loader *ld, dev_state *d, int64_t start, int64_t end, int64_t corr, gboolean cpu)
 {
     if (d->any && start > d->busy_until_ns) {
-        int64_t gap_start = d->busy_until_ns, dur = start - gap_start;
+        int64_t gap_start = d->busy_until_ns, dur = sat_sub(start, gap_start);
         int cause;
         if (cpu) {
             cause = dur >= KERNEL_WAIT_NS ? GT_GAP_HOST_WAIT : GT_GAP_KERNEL_WAIT;
@@ -797,7 +821,7 @@ static void stack_push(mem_build *b, size_t bi, int64_t t)
     band_add(b, bi, t, b->stack_bytes);
     guint idx = (guint)bi;
     g_array_append_val(b->stack, idx);
-    b->stack_bytes += blk->bytes;
+    b->stack_bytes = sat_add(b->stack_bytes, blk->bytes);
 }
 
 /* Takes a block off the stack; every block above it moves down by its size. */
@@ -811,7 +835,7 @@ static void stack_remove(mem_build *b, size_t bi, int64_t t)
         return; /* never stacked (past the cap) */
     pos--;
     g_array_remove_index(b->stack, pos);
-    b->stack_bytes -= blk->bytes;
+    b->stack_bytes = sat_sub(b->stack_bytes, blk->bytes);
     GArray *band = g_ptr_array_index(b->bands, bi);
     band_add(b, bi, t, g_array_index(band, GvMemPoint, band->len - 1).offset_bytes); /* its end */
     for (guint k = pos; k < b->stack->len; k++) {
@@ -854,11 +878,11 @@ static GvMemory *build_memory(const mem_ev *ev, size_t n)
             /* a heap registered again has its new size (the analysis's RESIZE) */
             gpointer key = GSIZE_TO_POINTER(has_heaps && e->heap ? e->heap : e->address);
             int64_t old = (int64_t)GPOINTER_TO_SIZE(g_hash_table_lookup(heap_bytes, key));
-            reserved += e->bytes - old;
+            reserved = sat_add(reserved, e->bytes - old);
             g_hash_table_insert(heap_bytes, key, GSIZE_TO_POINTER((gsize)e->bytes));
         } else if (seg_free) {
             gpointer key = GSIZE_TO_POINTER(has_heaps && e->heap ? e->heap : e->address);
-            reserved -= (int64_t)GPOINTER_TO_SIZE(g_hash_table_lookup(heap_bytes, key));
+            reserved = sat_sub(reserved, (int64_t)GPOINTER_TO_SIZE(g_hash_table_lookup(heap_bytes, key)));
             g_hash_table_remove(heap_bytes, key);
         }
         if (block_alloc) {
@@ -866,14 +890,14 @@ static GvMemory *build_memory(const mem_ev *ev, size_t n)
             if (old) { /* a block at a live address: the old one ended unseen */
                 GvMemBlock *ob = &g_array_index(b.blocks, GvMemBlock, GPOINTER_TO_SIZE(old) - 1);
                 ob->free_ns = e->t_ns;
-                allocated -= ob->bytes;
+                allocated = sat_sub(allocated, ob->bytes);
                 stack_remove(&b, GPOINTER_TO_SIZE(old) - 1, e->t_ns);
             }
             GvMemBlock nb = {e->t_ns, INT64_MAX, e->bytes, e->address, e->tid, 0, 0};
             g_array_append_val(b.blocks, nb);
             g_array_append_val(b.heap_of, e->heap);
             g_hash_table_insert(live, GSIZE_TO_POINTER(e->address), GSIZE_TO_POINTER(b.blocks->len));
-            allocated += e->bytes;
+            allocated = sat_add(allocated, e->bytes);
             stack_push(&b, b.blocks->len - 1, e->t_ns);
         } else if (block_free || e->op == M_BLOCK_RESIZE) {
             gpointer v = g_hash_table_lookup(live, GSIZE_TO_POINTER(e->address));
@@ -881,7 +905,7 @@ static GvMemory *build_memory(const mem_ev *ev, size_t n)
                 size_t bi = GPOINTER_TO_SIZE(v) - 1;
                 GvMemBlock *ob = &g_array_index(b.blocks, GvMemBlock, bi);
                 ob->free_ns = e->t_ns;
-                allocated -= ob->bytes;
+                allocated = sat_sub(allocated, ob->bytes);
                 stack_remove(&b, bi, e->t_ns);
                 g_hash_table_remove(live, GSIZE_TO_POINTER(e->address));
                 if (e->op == M_BLOCK_RESIZE) { /* a resize is the old block ending and a new one starting */
@@ -890,7 +914,7 @@ static GvMemory *build_memory(const mem_ev *ev, size_t n)
                     g_array_append_val(b.blocks, nb);
                     g_array_append_val(b.heap_of, heap);
                     g_hash_table_insert(live, GSIZE_TO_POINTER(e->address), GSIZE_TO_POINTER(b.blocks->len));
-                    allocated += e->bytes;
+                    allocated = sat_add(allocated, e->bytes);
                     stack_push(&b, b.blocks->len - 1, e->t_ns);
                 }
             }
@@ -905,7 +929,7 @@ static GvMemory *build_memory(const mem_ev *ev, size_t n)
                     continue;
                 GvMemBlock *ob = &g_array_index(b.blocks, GvMemBlock, bi);
                 ob->free_ns = e->t_ns;
-                allocated -= ob->bytes;
+                allocated = sat_sub(allocated, ob->bytes);
                 stack_remove(&b, bi, e->t_ns);
                 g_hash_table_iter_remove(&hi);
             }
@@ -1002,6 +1026,9 @@ static gboolean load_rows(loader *ld, GMainContext *ctx, GCancellable *cancellab
     gboolean has[N_MERGED] = {0};
     gboolean ok = FALSE;
     int rc;
+    int64_t n = 0, span_start = INT64_MAX, span_end = INT64_MIN;
+    gint64 t_begin = g_get_monotonic_time(), t_last = 0;
+    gboolean counted = FALSE;
     for (size_t k = 0; k < N_MERGED; k++) {
         if ((rc = gt_iter_new(&its[k], ld->t, merged_kinds[k], INT64_MIN, INT64_MAX)) < 0 ||
             (rc = gt_iter_next(its[k], &cur[k])) < 0) {
@@ -1010,9 +1037,6 @@ static gboolean load_rows(loader *ld, GMainContext *ctx, GCancellable *cancellab
         }
         has[k] = rc == 1;
     }
-    int64_t n = 0, span_start = INT64_MAX, span_end = INT64_MIN;
-    gint64 t_begin = g_get_monotonic_time(), t_last = 0;
-    gboolean counted = FALSE;
     for (;;) {
         size_t best = N_MERGED;
         int64_t best_start = INT64_MAX;
@@ -1085,6 +1109,9 @@ static void load_thread(GTask *task, gpointer source, gpointer task_data, GCance
     GError *error = NULL;
     gt_trace *t = NULL;
     loader ld = {.m = self};
+    gt_report *report = NULL;
+    GvMemory **memories = NULL;
+    size_t n_memories = 0;
     int rc;
 
     g_mutex_lock(&self->trace_lock);
@@ -1120,13 +1147,11 @@ static void load_thread(GTask *task, gpointer source, gpointer task_data, GCance
     gt_report_options opt;
     gt_report_options_init(&opt);
     opt.top_n = REPORT_TOP_N;
-    gt_report *report = NULL;
     if ((rc = gt_report_compute(&report, t, &opt)) < 0) {
         fail(&error, rc);
         goto cleanup;
     }
-    size_t n_memories = 0;
-    GvMemory **memories = build_memories(ld.mem, &n_memories);
+    memories = build_memories(ld.mem, &n_memories);
     g_mutex_lock(&self->lock);
     self->report = report;
     self->memories = memories;
@@ -1251,7 +1276,7 @@ static gboolean find_corr(GvTraceModel *self, int64_t corr, int64_t t, gboolean 
                     k = i - 1 - seen;
                 }
                 if (l->items[k].corr == corr) {
-                    int64_t dist = llabs(l->items[k].start_ns - t);
+                    int64_t dist = abs_diff(l->items[k].start_ns, t);
                     if (dist < best_dist) {
                         best_dist = dist;
                         *out = (GvItemRef){ti, li, k};
@@ -1275,7 +1300,7 @@ gboolean gv_trace_model_find_related(GvTraceModel *self, const GvItemRef *of, Gv
         return find_corr(self, it->corr, it->start_ns, TRUE, FALSE, out);
     if (it->kind == GV_ITEM_KERNEL || it->kind == GV_ITEM_MEMCPY || it->kind == GV_ITEM_MEMSET ||
         it->kind == GV_ITEM_SYNC) /* the call started first */
-        return find_corr(self, it->corr, it->start_ns + 1, FALSE, TRUE, out);
+        return find_corr(self, it->corr, sat_add(it->start_ns, 1), FALSE, TRUE, out);
     return FALSE;
 }
 
@@ -1303,7 +1328,7 @@ gboolean gv_trace_model_search(GvTraceModel *self, const char *text, int64_t aft
             if (l->kind == GV_ITEM_GAP)
                 continue;
             if (!backwards) {
-                for (size_t k = gv_lane_lower_bound(l, 0, after_ns + 1); k < l->n && l->items[k].start_ns < best; k++)
+                for (size_t k = gv_lane_lower_bound(l, 0, sat_add(after_ns, 1)); k < l->n && l->items[k].start_ns < best; k++)
                     if (l->items[k].name < self->names->len && match[l->items[k].name]) {
                         best = l->items[k].start_ns;
                         *out = (GvItemRef){ti, li, k};
@@ -1344,7 +1369,7 @@ static void describe_kernel(GvTraceModel *self, const GvItem *it, GString *s)
     }
     gt_iter *iter = NULL;
     gt_event ev;
-    if (gt_iter_new(&iter, self->trace, GT_EV_KERNEL, it->start_ns, it->start_ns + 1) == 0) {
+    if (gt_iter_new(&iter, self->trace, GT_EV_KERNEL, it->start_ns, sat_add(it->start_ns, 1)) == 0) {
         while (gt_iter_next(iter, &ev) == 1) {
             const gt_kernel *k = &ev.u.kernel;
             if (k->start_ns != it->start_ns || k->correlation_id != it->corr)
@@ -1386,13 +1411,15 @@ char *gv_trace_model_describe(GvTraceModel *self, const GvItemRef *ref)
     char a[32], b[32];
     GString *s = g_string_new(NULL);
     GvItem copy = {0};
+    const GvTrack *tr;
+    const char *name;
     gv_trace_model_lock(self);
     const GvItem *it = item_at(self, ref);
     if (!it)
         goto done;
     copy = *it;
-    const GvTrack *tr = gv_trace_model_track(self, ref->track);
-    const char *name = gv_trace_model_name(self, it->name);
+    tr = gv_trace_model_track(self, ref->track);
+    name = gv_trace_model_name(self, it->name);
     static const char *const kind_words[] = {"kernel", "memcpy", "memset", "CPU op", "CUDA call", "NVTX range",
                                              "idle gap", "NVTX mark", "CUDA synchronization"};
     _Static_assert(sizeof kind_words / sizeof kind_words[0] == GV_ITEM_N_KINDS, "a word for every kind");
@@ -1403,7 +1430,7 @@ char *gv_trace_model_describe(GvTraceModel *self, const GvItemRef *ref)
     if (it->kind == GV_ITEM_MARK) /* an instant */
         g_string_append_printf(s, "\n%s at %s", tr->title, gv_format_ns(b, sizeof b, it->start_ns));
     else
-        g_string_append_printf(s, "\n%s, %s at %s", gv_format_ns(a, sizeof a, it->end_ns - it->start_ns), tr->title,
+        g_string_append_printf(s, "\n%s, %s at %s", gv_format_ns(a, sizeof a, sat_sub(it->end_ns, it->start_ns)), tr->title,
                                gv_format_ns(b, sizeof b, it->start_ns));
     if (it->kind == GV_ITEM_MARK) {
         append_payload(s, it);
@@ -1432,7 +1459,7 @@ char *gv_trace_model_describe(GvTraceModel *self, const GvItemRef *ref)
                           : it->kind == GV_ITEM_API  ? "launched"
                                                      : "launched by";
         g_string_append_printf(s, "\n%s %s (%s, at %s)", how, gv_trace_model_name(self, ri->name),
-                               gv_format_ns(a, sizeof a, ri->end_ns - ri->start_ns),
+                               gv_format_ns(a, sizeof a, sat_sub(ri->end_ns, ri->start_ns)),
                                gv_format_ns(b, sizeof b, ri->start_ns));
         if (it->kind != GV_ITEM_API)
             g_string_append_printf(s, " on %s", gv_trace_model_track(self, rel.track)->title);
@@ -1456,7 +1483,7 @@ char *gv_trace_model_describe_run(GvTraceModel *self, const GvItemRef *first, si
         size_t last = first->index + count - 1 < l->n ? first->index + count - 1 : l->n - 1;
         int64_t busy = 0;
         for (size_t k = first->index; k <= last && k < first->index + 100000; k++)
-            busy += l->items[k].end_ns - l->items[k].start_ns;
+            busy = sat_add(busy, sat_sub(l->items[k].end_ns, l->items[k].start_ns));
         out = g_strdup_printf("%zu items merged at this zoom (%s): %s ... %s\nfrom %s, busy %s\nzoom in to see them",
                               count, l->label, gv_trace_model_name(self, it->name),
                               gv_trace_model_name(self, l->items[last].name), gv_format_ns(a, sizeof a, it->start_ns),
