@@ -15,8 +15,8 @@ libtrace_import_libgtimport_la_LIBADD = libtrace/store/libgtstore.la $(ZLIB_LIBS
 
 # gtrace import on real torch.profiler traces and on snapshot pickles (good
 # and hostile), through the CLI and the analyses.
-TESTS += tests/integration/import_kineto.sh
-EXTRA_DIST += tests/integration/import_kineto.sh \
+TESTS += tests/integration/import_kineto.sh tests/integration/import_snapshot.sh
+EXTRA_DIST += tests/integration/import_kineto.sh tests/integration/import_snapshot.sh \
 	tests/fixtures/pytorch/README.md tests/fixtures/pytorch/make_kineto.py \
 	tests/fixtures/pytorch/make_snapshots.py tests/fixtures/pytorch/expected.txt \
 	tests/fixtures/pytorch/plain.json \
