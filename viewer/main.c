@@ -131,6 +131,35 @@ static void loaded(GObject *src, GAsyncResult *res, gpointer p)
     r->pending--;
 }
 
+/* The window's screenshot, once every trace has loaded: 0, or 1 with the
+ * reason on stderr (a trace that failed to load already said why). */
+static int window_screenshot(run *r, const opts *o)
+{
+    gtk_window_set_default_size(GTK_WINDOW(r->win), o->width, o->height);
+    gtk_widget_show(GTK_WIDGET(r->win));
+    while (r->pending > 0)
+        g_main_context_iteration(NULL, TRUE);
+    if (r->failed)
+        return 1;
+    /* Let the last "analysed" signals, sizes and redraws settle. */
+    for (int k = 0; k < 50; k++) {
+        while (gtk_events_pending())
+            gtk_main_iteration();
+        g_usleep(2000);
+    }
+    int w = gtk_widget_get_allocated_width(GTK_WIDGET(r->win)), h = gtk_widget_get_allocated_height(GTK_WIDGET(r->win));
+    cairo_surface_t *s = cairo_image_surface_create(CAIRO_FORMAT_RGB24, MAX(w, 1), MAX(h, 1));
+    cairo_t *cr = cairo_create(s);
+    gtk_widget_draw(GTK_WIDGET(r->win), cr);
+    cairo_destroy(cr);
+    g_autoptr(GError) error = NULL;
+    int rc = gv_write_png(s, o->screenshot, &error) ? 0 : 1;
+    if (rc)
+        fprintf(stderr, "gtrace-view: %s\n", error->message);
+    cairo_surface_destroy(s);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     opts o;
@@ -149,39 +178,15 @@ int main(int argc, char **argv)
     r.win = GV_WINDOW(gv_window_new(models[0], models[1]));
     for (int i = 0; i < o.n_paths; i++)
         gv_trace_model_load_async(models[i], o.paths[i], NULL, loaded, &r);
-    if (!o.screenshot) {
+    if (o.screenshot) {
+        rc = window_screenshot(&r, &o);
+        gtk_widget_destroy(GTK_WIDGET(r.win));
+    } else { /* closing the window destroys it, which ends the main loop */
         g_signal_connect(r.win, "destroy", G_CALLBACK(gtk_main_quit), NULL);
         gtk_widget_show(GTK_WIDGET(r.win));
         gtk_main();
         rc = 0;
-        goto done;
     }
-    gtk_window_set_default_size(GTK_WINDOW(r.win), o.width, o.height);
-    gtk_widget_show(GTK_WIDGET(r.win));
-    while (r.pending > 0)
-        g_main_context_iteration(NULL, TRUE);
-    if (r.failed) {
-        rc = 1;
-        goto done;
-    }
-    /* Let the last "analysed" signals, sizes and redraws settle. */
-    for (int k = 0; k < 50; k++) {
-        while (gtk_events_pending())
-            gtk_main_iteration();
-        g_usleep(2000);
-    }
-    int w = gtk_widget_get_allocated_width(GTK_WIDGET(r.win)), h = gtk_widget_get_allocated_height(GTK_WIDGET(r.win));
-    cairo_surface_t *s = cairo_image_surface_create(CAIRO_FORMAT_RGB24, MAX(w, 1), MAX(h, 1));
-    cairo_t *cr = cairo_create(s);
-    gtk_widget_draw(GTK_WIDGET(r.win), cr);
-    cairo_destroy(cr);
-    g_autoptr(GError) error = NULL;
-    rc = gv_write_png(s, o.screenshot, &error) ? 0 : 1;
-    if (rc)
-        fprintf(stderr, "gtrace-view: %s\n", error->message);
-    cairo_surface_destroy(s);
-done:
-    gtk_widget_destroy(GTK_WIDGET(r.win));
     for (int i = 0; i < 2; i++)
         if (models[i])
             g_object_unref(models[i]);
