@@ -4,9 +4,14 @@
 #   ./setup.sh          install what is missing, build into _build/, then run the
 #                       main job: gtrace on the trainer, and the trace's summary
 #   ./setup.sh --check  install, build with -Werror, run the whole test suite
-#                       (make check, then make distcheck); this is what CI runs
+#                       twice: in _build/, then in _build-san/ under
+#                       AddressSanitizer and UndefinedBehaviorSanitizer; then
+#                       make distcheck. This is what CI runs (.ci/run)
 #
-# Debian packages are installed only when missing (apt-get as root, else sudo).
+# Debian packages are installed only when missing (apt-get as root, else sudo);
+# --check adds those the tests use (python3 with PyTorch for the interop tests).
+# The CUDA toolkit is optional: without /usr/local/cuda everything but the CUDA
+# parts builds (the NVTX headers are in the tree).
 # CONFIGURE_FLAGS adds options to configure (e.g. --without-cuda).
 set -eu
 
@@ -14,15 +19,17 @@ mode=run
 case "${1:-}" in
     "") ;;
     --check) mode=check ;;
-    -h|--help) sed -n '2,11s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,15s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) echo "setup.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
 esac
 
 top=$(cd "$(dirname "$0")" && pwd)
 cd "$top"
 jobs=$(nproc 2>/dev/null || echo 2)
+t_start=$(date +%s)
 
 say() { printf '\n==> %s\n' "$*"; }
+took() { echo "($1: $(($(date +%s) - $2)) s)"; }
 
 # ---- Debian packages ---------------------------------------------------------
 packages="build-essential autoconf automake libtool pkg-config
@@ -30,6 +37,9 @@ packages="build-essential autoconf automake libtool pkg-config
     libopenblas-dev libopenmpi-dev openmpi-bin
     libgtk-3-dev xvfb xauth
     fortunes fortune-mod"
+# The tests' outside readers: Python's json/csv/pickle, and PyTorch itself
+# (safetensors checkpoints, the optimizers' and schedules' reference values).
+[ "$mode" = check ] && packages="$packages python3 python3-torch"
 missing=""
 for p in $packages; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"
@@ -45,36 +55,86 @@ if [ -n "$missing" ]; then
 fi
 
 # ---- build --------------------------------------------------------------------
-say "configuring and building in _build/"
-if [ ! -x configure ] || [ configure.ac -nt configure ] || [ m4/gt_cuda.m4 -nt configure ]; then
+if [ ! -x configure ] || [ -n "$(find configure.ac m4 -newer configure 2>/dev/null)" ]; then
     autoreconf -fi
 fi
-mkdir -p _build
-cd _build
+# build DIR FLAGS...: configure (if its flags changed) and make, in DIR.
+build() {
+    dir=$1; shift
+    say "configuring and building in $dir/ ($*)"
+    t0=$(date +%s)
+    mkdir -p "$dir"
+    (cd "$dir" && ../configure "$@" && make -j"$jobs") || return 1
+    took "$dir built" "$t0"
+}
 flags="${CONFIGURE_FLAGS:-}"
 [ "$mode" = check ] && flags="--enable-werror $flags"
 # shellcheck disable=SC2086
-../configure $flags
-make -j"$jobs"
+build _build $flags
 
 if [ "$mode" = check ]; then
-    say "running the test suite (make check)"
+    # check DIR: make check in DIR; prints the counts; nonzero if a test failed.
+    count() { grep -h "^# $2:" "$1/test-suite.log" 2>/dev/null | awk '{s+=$3} END {print s+0}'; }
+    check() {
+        say "running the test suite in $1/ (make check)"
+        t0=$(date +%s)
+        rm -f "$1/test-suite.log"
+        st=0
+        (cd "$1" && make -j"$jobs" check) || st=$?
+        if [ ! -f "$1/test-suite.log" ]; then
+            echo "$1: make check wrote no test-suite.log"; return 1
+        fi
+        n_pass=$(($(count "$1" PASS) + $(count "$1" XFAIL)))
+        n_fail=$(($(count "$1" FAIL) + $(count "$1" ERROR) + $(count "$1" XPASS)))
+        echo "$1: tests: $n_pass passed, $n_fail failed, $(count "$1" SKIP) skipped"
+        took "$1 tested" "$t0"
+        return $st
+    }
+    # skipped DIR: one line per skipped test, with the reason its log gives
+    # (its last line that says skip, else its last line of output).
+    skipped() {
+        find "$1" -name '*.trs' | sort | while read -r trs; do
+            grep -q '^:test-result: SKIP' "$trs" || continue
+            log=${trs%.trs}.log
+            why=$(grep -v '^SKIP ' "$log" | grep -i 'skip' | tail -1)
+            [ -n "$why" ] || why=$(grep -v '^SKIP ' "$log" | grep -v '^[[:space:]]*$' | tail -1)
+            echo "skipped: ${log#"$1"/} ($1): ${why:-no reason given}"
+        done
+    }
     status=0
-    make -j"$jobs" check || status=$?
-    # One closing line that says what ran, from Automake's test logs.
-    count() { grep -h "^# $1:" test-suite.log 2>/dev/null | awk '{s+=$3} END {print s+0}'; }
-    if [ -f test-suite.log ]; then
-        echo "tests: $(count PASS) passed, $(($(count FAIL) + $(count ERROR) + $(count XPASS))) failed, $(count SKIP) skipped"
+    check _build || status=1
+    # The same suite under ASan and UBSan (tests/gt-test-env.sh sets their
+    # options: any report fails the test). Its own tree, so _build stays a
+    # plain build.
+    # shellcheck disable=SC2086
+    if build _build-san --enable-sanitizers $flags; then
+        check _build-san || status=1
+    else
+        status=1
     fi
-    [ "$status" -eq 0 ] || exit "$status"
-    say "checking the release tarball (make distcheck)"
-    make -j"$jobs" distcheck
-    exit 0
+    if [ "$status" -eq 0 ]; then
+        say "checking the release tarball (make distcheck)"
+        t0=$(date +%s)
+        (cd _build && make -j"$jobs" distcheck) || status=1
+        took "distcheck" "$t0"
+    else
+        say "make distcheck not run: the test suite failed (logs: _build*/test-suite.log)"
+    fi
+    say "summary"
+    total() { n=0; for d in _build _build-san; do n=$((n + $(count "$d" "$1"))); done; echo "$n"; }
+    n_pass=$(($(total PASS) + $(total XFAIL)))
+    n_fail=$(($(total FAIL) + $(total ERROR) + $(total XPASS)))
+    took "setup.sh --check" "$t_start"
+    echo "tests: $n_pass passed, $n_fail failed, $(total SKIP) skipped"
+    skipped _build
+    skipped _build-san
+    exit "$status"
 fi
 
 # ---- the main job ---------------------------------------------------------------
 # gtrace on the trainer, then the report. OMP_WAIT_POLICY=passive keeps the
 # trainer's OpenMP threads from spinning when the machine has other work.
+cd _build
 export OMP_WAIT_POLICY="${OMP_WAIT_POLICY:-passive}"
 say "tracing the trainer: gtrace -o trainer.sqlite --force ./trainer/trainer --model gpt-tiny --steps 100"
 ./libtrace/cli/gtrace -o trainer.sqlite --force ./trainer/trainer --model gpt-tiny --steps 100
