@@ -78,7 +78,7 @@ if [ "$mode" = check ]; then
     check() {
         say "running the test suite in $1/ (make check)"
         t0=$(date +%s)
-        rm -f "$1/test-suite.log"
+        rm -rf "$1/test-suite.log" "$1/sanitizer-reports"
         st=0
         (cd "$1" && make -j"$jobs" check) || st=$?
         if [ ! -f "$1/test-suite.log" ]; then
@@ -87,6 +87,15 @@ if [ "$mode" = check ]; then
         n_pass=$(($(count "$1" PASS) + $(count "$1" XFAIL)))
         n_fail=$(($(count "$1" FAIL) + $(count "$1" ERROR) + $(count "$1" XPASS)))
         echo "$1: tests: $n_pass passed, $n_fail failed, $(count "$1" SKIP) skipped"
+        # A sanitizer's report fails the suite even where the test passed
+        # (a test that expects a failure, or that hid the program's stderr).
+        if [ -d "$1/sanitizer-reports" ] && [ -n "$(ls -A "$1/sanitizer-reports")" ]; then
+            echo "$1: sanitizer reports (the first lines of each):"
+            for r in "$1"/sanitizer-reports/*; do
+                echo "--- $r"; grep -m 8 -E 'ERROR|runtime error|SUMMARY|^ +#[0-9] ' "$r"
+            done
+            st=1
+        fi
         took "$1 tested" "$t0"
         return $st
     }
