@@ -34,6 +34,7 @@ struct json_reader {
     char stack[JSON_MAX_DEPTH]; /* 'o' or 'a' */
     int depth;
     int state;
+    int status;                 /* the error a failed read set */
 };
 
 int json_fail(json_reader *r, const char *fmt, ...)
@@ -94,19 +95,16 @@ static int fill(json_reader *r)
     if (r->eof)
         return 0;
     int n = gzread(r->gz, r->buf, BUF_BYTES);
-    if (n < 0) {
-        int err;
-        const char *m = gzerror(r->gz, &err);
-        return gt_error_set(err == Z_ERRNO ? GT_ERR_IO : GT_ERR_CORRUPT, "%s: %s",
-                            r->path, err == Z_ERRNO ? strerror(errno) : m);
-    }
-    if (n == 0) {
-        /* gzread returns what it had on a truncated gzip stream, then 0:
-         * the stream's own error says whether it ended early. */
-        int err;
-        const char *m = gzerror(r->gz, &err);
-        if (err != Z_OK && err != Z_STREAM_END)
-            return gt_error_set(GT_ERR_CORRUPT, "%s: %s", r->path, m);
+    int err = Z_OK;
+    const char *m = n <= 0 ? gzerror(r->gz, &err) : NULL;
+    /* gzread returns what it had of a truncated gzip stream, then 0 or -1:
+     * the stream's own error says whether it ended early. zlib's message
+     * starts with the path. */
+    if (err == Z_ERRNO)
+        return r->status = gt_error_set(GT_ERR_IO, "%s: %s", r->path, strerror(errno));
+    if (err != Z_OK && err != Z_STREAM_END)
+        return r->status = gt_error_set(GT_ERR_CORRUPT, "%s (gzip)", m);
+    if (n <= 0) {
         r->eof = true;
         return 0;
     }
@@ -188,7 +186,7 @@ static int hex4(json_reader *r, uint32_t *out)
     for (int i = 0; i < 4; i++) {
         int c = getb(r);
         if (c == -2)
-            return GT_ERR_IO;
+            return r->status;
         int d = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10
               : c >= 'A' && c <= 'F' ? c - 'A' + 10 : -1;
         if (d < 0)
@@ -215,7 +213,7 @@ static int read_string(json_reader *r)
             return rc;
         int c = getb(r);
         if (c == -2)
-            return GT_ERR_IO;
+            return r->status;
         if (c == -1)
             return json_fail(r, "the file ends inside a string");
         if (c == '"')
@@ -264,7 +262,7 @@ static int read_string(json_reader *r)
                 return rc;
             continue;
         }
-        case -2: return GT_ERR_IO;
+        case -2: return r->status;
         case -1: return json_fail(r, "the file ends inside a string");
         default: return json_fail(r, "an unknown escape \\%c", c);
         }
@@ -284,7 +282,7 @@ static int read_number(json_reader *r, int c)
     for (;;) {
         int p = peekb(r);
         if (p == -2)
-            return GT_ERR_IO;
+            return r->status;
         if (!(p >= '0' && p <= '9') && p != '.' && p != 'e' && p != 'E' && p != '+' && p != '-')
             break;
         ch = (char)p;
@@ -331,7 +329,7 @@ static int literal(json_reader *r, const char *rest)
     for (const char *p = rest; *p; p++) {
         int c = getb(r);
         if (c == -2)
-            return GT_ERR_IO;
+            return r->status;
         if (c != *p)
             return json_fail(r, "an unknown word (true, false and null are the only ones)");
     }
@@ -367,7 +365,7 @@ int json_next(json_reader *r, json_tok *out)
     for (;;) {
         int c = skip_space(r);
         if (c == -2)
-            return GT_ERR_IO;
+            return r->status;
         if (c == -1) {
             if (r->state == S_DONE) {
                 *out = JT_EOF;

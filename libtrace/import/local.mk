@@ -27,3 +27,16 @@ EXTRA_DIST += tests/integration/import_kineto.sh tests/integration/import_snapsh
 	tests/fixtures/pytorch/evil_global.pickle tests/fixtures/pytorch/evil_stack_global.pickle \
 	tests/fixtures/pytorch/deep.pickle tests/fixtures/pytorch/huge_length.pickle \
 	tests/fixtures/pytorch/truncated.pickle tests/fixtures/pytorch/bad_memo.pickle
+
+if HAVE_CUNIT
+check_PROGRAMS += tests/unit/test_import_json tests/unit/test_import_pickle
+TESTS += tests/unit/test_import_json tests/unit/test_import_pickle
+IMPORT_TEST_CFLAGS = $(AM_CFLAGS) $(CUNIT_CFLAGS) $(ZLIB_CFLAGS) -I$(top_srcdir)/libtrace/import -I$(top_srcdir)/tests/unit
+IMPORT_TEST_LDADD = libtrace/import/libgtimport.la tests/unit/libgttest.la $(CUNIT_LIBS) $(ZLIB_LIBS)
+tests_unit_test_import_json_SOURCES = tests/unit/test_import_json.c
+tests_unit_test_import_json_CFLAGS = $(IMPORT_TEST_CFLAGS)
+tests_unit_test_import_json_LDADD = $(IMPORT_TEST_LDADD)
+tests_unit_test_import_pickle_SOURCES = tests/unit/test_import_pickle.c
+tests_unit_test_import_pickle_CFLAGS = $(IMPORT_TEST_CFLAGS)
+tests_unit_test_import_pickle_LDADD = $(IMPORT_TEST_LDADD)
+endif
