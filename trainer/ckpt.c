@@ -11,9 +11,12 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <float.h>
 #include <inttypes.h>
 #include <libgen.h>
+#include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -173,48 +176,196 @@ static int write_all(int fd, const void *p, size_t n)
     return 0;
 }
 
+/* ---- where a save writes, and what an interrupted one leaves ------------------------ */
+
+static const char *kind_of(mode_t mode)
+{
+    return S_ISDIR(mode) ? "a folder" : S_ISFIFO(mode) ? "a FIFO" : S_ISCHR(mode) ? "a character device"
+         : S_ISBLK(mode) ? "a block device" : S_ISSOCK(mode) ? "a socket" : "not a regular file";
+}
+
+/* The file a save to path replaces: path, or the regular file a symbolic
+ * link there names (the link stays). Anything else already there (a
+ * device, a FIFO, a folder, a link to one, a dangling link) is refused:
+ * a save replaces a regular file or creates one, nothing more. */
+static int save_target(const char *path, char **out)
+{
+    *out = NULL;
+    struct stat sb;
+    char *target = NULL;
+    if (lstat(path, &sb) != 0) {
+        if (errno != ENOENT)
+            return tr_error_set(TR_EIO, "cannot save the checkpoint %s: %s", path, strerror(errno));
+        target = strdup(path);
+    } else if (S_ISREG(sb.st_mode)) {
+        target = strdup(path);
+    } else if (S_ISLNK(sb.st_mode)) {
+        if (!(target = realpath(path, NULL)))
+            return tr_error_set(TR_EIO, "cannot save the checkpoint %s: it is a symbolic link to nothing (%s); "
+                                "a save replaces only a regular file", path, strerror(errno));
+        if (stat(target, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+            int rc = tr_error_set(TR_EIO, "cannot save the checkpoint %s: it is a symbolic link to %s, which is %s; "
+                                  "a save replaces only a regular file", path, target, kind_of(sb.st_mode));
+            free(target);
+            return rc;
+        }
+    } else {
+        return tr_error_set(TR_EIO, "cannot save the checkpoint %s: it is %s; a save replaces only a regular "
+                            "file (choose another path)", path, kind_of(sb.st_mode));
+    }
+    if (!target)
+        return tr_error_set(TR_ENOMEM, "out of memory saving %s", path);
+    *out = target;
+    return TR_OK;
+}
+
+/* The temporary file of the save in progress, removed by a signal that
+ * ends the process during it (the handler runs on any thread: only
+ * async-signal-safe calls). One save at a time per process. */
+static char tmp_name[PATH_MAX + 16];
+static volatile sig_atomic_t tmp_armed;
+static const int end_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+enum { N_END_SIGNALS = sizeof end_signals / sizeof end_signals[0] };
+static struct sigaction saved_actions[N_END_SIGNALS], saved_xfsz;
+
+static void on_end_signal(int sig)
+{
+    if (tmp_armed)
+        unlink(tmp_name);
+    tmp_armed = 0;
+    /* what the program did before, then the signal again: it ends as it would have (pending until return) */
+    for (int i = 0; i < N_END_SIGNALS; i++)
+        if (end_signals[i] == sig)
+            sigaction(sig, &saved_actions[i], NULL);
+    raise(sig);
+}
+
+/* Signals that end the process remove the temporary file first; a signal
+ * the process ignores stays ignored. SIGXFSZ (a file-size limit) is ignored
+ * during the save, so the write fails with EFBIG and the save says so. */
+static void arm_cleanup(void)
+{
+    struct sigaction sa = {.sa_handler = on_end_signal};
+    sigemptyset(&sa.sa_mask);
+    for (int i = 0; i < N_END_SIGNALS; i++) {
+        sigaction(end_signals[i], NULL, &saved_actions[i]);
+        if (saved_actions[i].sa_handler != SIG_IGN)
+            sigaction(end_signals[i], &sa, NULL);
+    }
+    struct sigaction ign = {.sa_handler = SIG_IGN};
+    sigemptyset(&ign.sa_mask);
+    sigaction(SIGXFSZ, &ign, &saved_xfsz);
+}
+
+static void disarm_cleanup(void)
+{
+    tmp_armed = 0;
+    for (int i = 0; i < N_END_SIGNALS; i++)
+        if (saved_actions[i].sa_handler != SIG_IGN)
+            sigaction(end_signals[i], &saved_actions[i], NULL);
+    sigaction(SIGXFSZ, &saved_xfsz, NULL);
+}
+
+int tr_ckpt_check_target(const char *path)
+{
+    char *target;
+    int rc = save_target(path, &target);
+    if (rc < 0)
+        return rc;
+    size_t n = strlen(target) + 16;
+    char *probe = malloc(n);
+    if (!probe) {
+        free(target);
+        return tr_error_set(TR_ENOMEM, "out of memory checking %s", path);
+    }
+    snprintf(probe, n, "%s.tmp.XXXXXX", target);
+    int fd = mkstemp(probe);
+    if (fd < 0) {
+        rc = tr_error_set(TR_EIO, "cannot save the checkpoint %s: cannot create a file beside %s: %s", path, target,
+                          strerror(errno));
+    } else {
+        close(fd);
+        unlink(probe);
+    }
+    free(probe);
+    free(target);
+    return rc;
+}
+
+static bool on_host(const tr_backend *be) { return !be || be->device == TR_CPU; }
+
+enum { CHUNK_BYTES = 16 << 20 }; /* device <-> file copies go through a host buffer of at most this */
+
 /* Writes the header h (closed and padded here) and n floats of each group
- * to path atomically. be NULL: the groups are host memory; else device
- * memory of be, copied through one host buffer. */
+ * to path atomically: a temporary file beside what path names (save_target),
+ * fsync, rename, fsync of the folder. be NULL or the CPU: the groups are host
+ * memory, written as they are; else device memory of be, copied through a
+ * host buffer of at most CHUNK_BYTES. */
 static int write_file(const char *path, strbuf *h, float *const *src, int n_groups, size_t n, tr_backend *be)
 {
-    int rc = TR_OK;
     put(h, "}");
     while ((8 + h->n) % 8) /* data starts 8-byte aligned, as safetensors writes it */
         put(h, " ");
-    size_t tmp_n = strlen(path) + 16, n_bytes = n * sizeof(float);
-    char *tmp = malloc(tmp_n);
-    float *host = be && n ? malloc(n_bytes) : NULL;
-    int fd = -1;
-    if (!tmp || (be && n && !host)) {
+    size_t n_bytes = n * sizeof(float), chunk = n_bytes < CHUNK_BYTES ? n_bytes : CHUNK_BYTES;
+    char *target = NULL;
+    float *host = NULL;
+    int fd = -1, rc = save_target(path, &target);
+    bool armed = false;
+    struct stat sb;
+    char *dir = NULL;
+    uint64_t hlen = h->n; /* little-endian on every machine we build for */
+    if (rc < 0)
+        return rc;
+    if (strlen(target) + 12 > PATH_MAX) {
+        rc = tr_error_set(TR_EIO, "cannot save the checkpoint %s: the path is too long", path);
+        goto cleanup;
+    }
+    if (!on_host(be) && chunk && !(host = malloc(chunk))) {
         rc = tr_error_set(TR_ENOMEM, "out of memory saving %s", path);
         goto cleanup;
     }
-    snprintf(tmp, tmp_n, "%s.tmp.XXXXXX", path);
-    if ((fd = mkstemp(tmp)) < 0) {
-        rc = tr_error_set(TR_EIO, "cannot create a temporary file beside %s: %s", path, strerror(errno));
+    snprintf(tmp_name, sizeof tmp_name, "%s.tmp.XXXXXX", target);
+    arm_cleanup();
+    armed = true;
+    tmp_armed = 1; /* before mkstemp: the name is complete in tmp_name once the file exists */
+    if ((fd = mkstemp(tmp_name)) < 0) {
+        tmp_armed = 0;
+        rc = tr_error_set(TR_EIO, "cannot create a temporary file beside %s: %s", target, strerror(errno));
         goto cleanup;
     }
-    uint64_t hlen = h->n; /* little-endian on every machine we build for */
     if (write_all(fd, &hlen, 8) < 0 || write_all(fd, h->s, h->n) < 0)
         goto io_error;
     for (int g = 0; g < n_groups && n; g++) {
-        const float *p = src[g];
-        if (be) {
-            be->copy_d2h(be, host, src[g], n_bytes, 0);
-            p = host;
+        if (on_host(be)) {
+            if (write_all(fd, src[g], n_bytes) < 0)
+                goto io_error;
+            continue;
         }
-        if (write_all(fd, p, n_bytes) < 0)
-            goto io_error;
+        for (size_t at = 0; at < n_bytes; at += chunk) {
+            size_t k = n_bytes - at < chunk ? n_bytes - at : chunk;
+            be->copy_d2h(be, host, (char *)src[g] + at, k, 0);
+            if (write_all(fd, host, k) < 0)
+                goto io_error;
+        }
     }
     if (fsync(fd) != 0)
         goto io_error;
-    close(fd);
-    fd = -1;
-    if (rename(tmp, path) != 0)
+    if (close(fd) != 0) {
+        fd = -1;
         goto io_error;
-    char *dir = strdup(path); /* make the rename itself durable */
-    if (dir) {
+    }
+    fd = -1;
+    /* what is there now may have changed since the start: still nothing but a regular file is replaced */
+    if (lstat(target, &sb) == 0 && !S_ISREG(sb.st_mode)) {
+        rc = tr_error_set(TR_EIO, "cannot save the checkpoint %s: %s became %s during the save; it is left as it is",
+                          path, target, kind_of(sb.st_mode));
+        unlink(tmp_name);
+        goto cleanup;
+    }
+    if (rename(tmp_name, target) != 0)
+        goto io_error;
+    tmp_armed = 0;
+    if ((dir = strdup(target))) { /* make the rename itself durable */
         int dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY);
         if (dfd >= 0) {
             fsync(dfd);
@@ -228,11 +379,13 @@ io_error:
     if (fd >= 0)
         close(fd);
     fd = -1;
-    unlink(tmp);
+    unlink(tmp_name);
 cleanup:
     if (fd >= 0)
         close(fd);
-    free(tmp);
+    if (armed)
+        disarm_cleanup();
+    free(target);
     free(host);
     return rc;
 }
@@ -331,9 +484,12 @@ static int meta_num(const char *header, const char *key, long long *out)
     const char *p = strstr(header, pat);
     if (!p)
         return -1;
+    p += strlen(pat);
+    if (!(*p == '-' || (*p >= '0' && *p <= '9'))) /* strtoll would take spaces and a '+' */
+        return -1;
     char *end;
     errno = 0;
-    *out = strtoll(p + strlen(pat), &end, 10);
+    *out = strtoll(p, &end, 10);
     return *end == '"' && !errno ? 0 : -1;
 }
 
@@ -373,11 +529,27 @@ static int ck_open(ckfile *c, const char *path)
 {
     *c = (ckfile){.path = path};
     struct stat sb;
-    if (!(c->f = fopen(path, "rb"))) {
+    /* without blocking, and checked on the descriptor: a FIFO or a device is refused, never waited on */
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0) {
         c->open_errno = errno;
         return tr_error_set(TR_EIO, "cannot open the checkpoint %s: %s", path, strerror(errno));
     }
-    if (fstat(fileno(c->f), &sb) != 0 || sb.st_size < 8 || fread(&c->hlen, 8, 1, c->f) != 1 ||
+    int rc = TR_OK;
+    if (fstat(fd, &sb) != 0)
+        rc = tr_error_set(TR_EIO, "cannot read the checkpoint %s: %s", path, strerror(errno));
+    else if (!S_ISREG(sb.st_mode))
+        rc = tr_error_set(TR_EIO, "cannot read the checkpoint %s: it is %s, not a regular file", path,
+                          kind_of(sb.st_mode));
+    if (rc < 0) {
+        close(fd);
+        return rc;
+    }
+    if (!(c->f = fdopen(fd, "rb"))) {
+        close(fd);
+        return tr_error_set(TR_ENOMEM, "out of memory opening %s", path);
+    }
+    if (sb.st_size < 8 || fread(&c->hlen, 8, 1, c->f) != 1 ||
         c->hlen > (uint64_t)sb.st_size - 8 || c->hlen > (64u << 20))
         return tr_error_set(TR_EFORMAT, "%s is not a safetensors file (no valid header length)", path);
     c->size = (long long)sb.st_size;
@@ -422,11 +594,53 @@ static int check_table(const ckfile *c, const char *want, size_t data_bytes)
     return TR_OK;
 }
 
-static int read_state(const ckfile *c, long long *step, long long *t, long long *seed)
+/* One whole number of the metadata in [lo, hi], or an error naming the file
+ * and the field. */
+static int meta_field(const ckfile *c, const char *key, long long lo, long long hi, long long *out)
 {
-    if (meta_num(c->header, "step", step) < 0 || meta_num(c->header, "optimizer_t", t) < 0 ||
-        meta_num(c->header, "seed", seed) < 0 || *step < 0 || *t < 0 || *t > INT32_MAX)
-        return tr_error_set(TR_EFORMAT, "%s: the metadata lacks step, optimizer_t or seed", c->path);
+    char buf[48];
+    if (meta_num(c->header, key, out) < 0) {
+        const char *v = meta_str(c->header, key, buf, sizeof buf);
+        return !strcmp(v, "?") ? tr_error_set(TR_EFORMAT, "%s: the metadata has no %s", c->path, key)
+                               : tr_error_set(TR_EFORMAT, "%s: the metadata's %s is '%s': expected a whole number "
+                                              "from %lld to %lld", c->path, key, v, lo, hi);
+    }
+    if (*out < lo || *out > hi)
+        return tr_error_set(TR_EFORMAT, "%s: the metadata's %s is %lld: expected %lld to %lld", c->path, key, *out,
+                            lo, hi);
+    return TR_OK;
+}
+
+/* The run's state in the metadata, each number checked against what the
+ * trainer can run with: the step counter is an int, the optimizer has not
+ * stepped more often than the run, a seed is one --seed accepts, the loss
+ * scale a positive float and its good steps no more than the steps. */
+static int read_state(const ckfile *c, tr_ckpt_state *st, long long *t)
+{
+    long long step, seed, good;
+    int rc;
+    if ((rc = meta_field(c, "step", 0, INT32_MAX, &step)) < 0 || (rc = meta_field(c, "optimizer_t", 0, step, t)) < 0 ||
+        (rc = meta_field(c, "seed", 0, LLONG_MAX, &seed)) < 0)
+        return rc;
+    st->step = step;
+    st->seed = (uint64_t)seed;
+    st->loss_scale = 0;
+    st->loss_scale_good_steps = 0;
+    const char *p = strstr(c->header, "\"loss_scale\":\"");
+    if (!p) /* saved without a dynamic loss scale */
+        return strstr(c->header, "\"loss_scale_good_steps\":")
+                   ? tr_error_set(TR_EFORMAT, "%s: the metadata has loss_scale_good_steps but no loss_scale", c->path)
+                   : TR_OK;
+    char *end, buf[48];
+    errno = 0;
+    double scale = strtod(p + 14, &end);
+    if (*end != '"' || end == p + 14 || errno || !(scale > 0 && scale <= FLT_MAX))
+        return tr_error_set(TR_EFORMAT, "%s: the metadata's loss_scale is '%s': expected a number above 0 and at "
+                            "most %g", c->path, meta_str(c->header, "loss_scale", buf, sizeof buf), (double)FLT_MAX);
+    if ((rc = meta_field(c, "loss_scale_good_steps", 0, step, &good)) < 0)
+        return rc;
+    st->loss_scale = scale;
+    st->loss_scale_good_steps = (int)good;
     return TR_OK;
 }
 
@@ -436,15 +650,21 @@ static int read_group(const ckfile *c, tr_backend *be, float *dst, int g, size_t
 {
     if (!n)
         return TR_OK;
-    float *host = malloc(n * sizeof(float));
-    if (!host)
+    size_t n_bytes = n * sizeof(float), chunk = n_bytes < CHUNK_BYTES ? n_bytes : CHUNK_BYTES;
+    char *host = on_host(be) ? NULL : malloc(chunk); /* the CPU's memory is read into directly */
+    if (!on_host(be) && !host)
         return tr_error_set(TR_ENOMEM, "out of memory loading %s", c->path);
     int rc = TR_OK;
     off_t at = (off_t)(8 + c->hlen + ((size_t)g * n_group + lo) * sizeof(float));
-    if (fseeko(c->f, at, SEEK_SET) != 0 || fread(host, sizeof(float), n, c->f) != n)
+    if (fseeko(c->f, at, SEEK_SET) != 0)
         rc = tr_error_set(TR_EFORMAT, "%s: truncated tensor data", c->path);
-    else
-        be->copy_h2d(be, dst, host, n * sizeof(float), 0);
+    for (size_t done = 0; rc == TR_OK && done < n_bytes; done += chunk) {
+        size_t k = n_bytes - done < chunk ? n_bytes - done : chunk;
+        if (fread(host ? host : (char *)dst + done, 1, k, c->f) != k)
+            rc = tr_error_set(TR_EFORMAT, "%s: truncated tensor data", c->path);
+        else if (host)
+            be->copy_h2d(be, (char *)dst + done, host, k, 0);
+    }
     free(host);
     return rc;
 }
@@ -460,28 +680,17 @@ static int read_groups(const ckfile *c, tr_backend *be, float *const *dev, const
     return rc;
 }
 
-static void set_state(const ckfile *c, tr_gpt *m, tr_optim *opt, tr_ckpt_state *st, long long step, long long t,
-                      long long seed)
+/* After a load: the state read_state took from the file (st) goes live. */
+static void set_state(tr_gpt *m, tr_optim *opt, tr_ckpt_state *st, const tr_ckpt_state *read, long long t)
 {
     m->params_lp_stale = true;
     opt->t = (int)t;
     st->ema_loaded = false;
-    st->step = step;
-    st->seed = (uint64_t)seed;
+    st->step = read->step;
+    st->seed = read->seed;
     /* the loss scaler's state, if the run that saved it had one (GradScaler.state_dict) */
-    st->loss_scale = 0;
-    st->loss_scale_good_steps = 0;
-    const char *p = strstr(c->header, "\"loss_scale\":\"");
-    long long good;
-    if (p) {
-        char *end;
-        double s = strtod(p + 14, &end);
-        if (*end == '"' && isfinite(s) && s > 0 && meta_num(c->header, "loss_scale_good_steps", &good) == 0 &&
-            good >= 0 && good <= INT32_MAX) {
-            st->loss_scale = s;
-            st->loss_scale_good_steps = (int)good;
-        }
-    }
+    st->loss_scale = read->loss_scale;
+    st->loss_scale_good_steps = read->loss_scale_good_steps;
 }
 
 int tr_ckpt_load(const char *path, tr_gpt *m, tr_optim *opt, tr_ckpt_state *st)
@@ -490,6 +699,12 @@ int tr_ckpt_load(const char *path, tr_gpt *m, tr_optim *opt, tr_ckpt_state *st)
         return tr_error_set(TR_EINVAL, "%s: the optimizer's range is outside the model", path);
     ckfile c;
     strbuf want = {0};
+    char ema_key[80];
+    size_t data_bytes;
+    groups gs;
+    long long t;
+    tr_ckpt_state read = {0};
+    float *dev[MAX_GROUPS];
     int rc = ck_open(&c, path);
     if (rc < 0) {
         tr_ckpt_kind kind;
@@ -511,23 +726,19 @@ int tr_ckpt_load(const char *path, tr_gpt *m, tr_optim *opt, tr_ckpt_state *st)
     }
     /* the table this model and optimizer write, with an EMA if the file has one (a run without --ema
      * resumes from a file with one and ignores it; one with --ema from a file without starts it afresh) */
-    char ema_key[80];
     snprintf(ema_key, sizeof ema_key, "\"ema.%s\":", tr_gpt_tensor_names[0]);
-    size_t data_bytes;
-    groups gs = groups_of(&opt->cfg, strstr(c.header, ema_key) != NULL);
+    gs = groups_of(&opt->cfg, strstr(c.header, ema_key) != NULL);
     tensor_entries(&want, m, &gs, &data_bytes);
-    long long step, t, seed;
     if ((rc = check_model(&c, m, opt)) < 0 || (rc = check_table(&c, want.s, data_bytes)) < 0 ||
-        (rc = read_state(&c, &step, &t, &seed)) < 0)
+        (rc = read_state(&c, &read, &t)) < 0)
         goto cleanup;
-    float *dev[MAX_GROUPS];
     device_groups(m, opt, st, &gs, dev);
     if ((rc = read_groups(&c, m->be, dev, &gs, m->n_params, opt->begin, opt->end - opt->begin)) < 0)
         goto cleanup;
     /* whoever keeps an EMA keeps all of it (ZeRO-3 refuses --ema): read it whole */
     if (gs.ema && st->ema && (rc = read_group(&c, m->be, st->ema->data, gs.n - 1, m->n_params, 0, m->n_params)) < 0)
         goto cleanup;
-    set_state(&c, m, opt, st, step, t, seed);
+    set_state(m, opt, st, &read, t);
     st->ema_loaded = gs.ema && st->ema;
 cleanup:
     ck_close(&c);
@@ -545,6 +756,11 @@ int tr_ckpt_load_shard(const char *path, tr_gpt *m, tr_optim *opt, tr_ckpt_state
         return tr_error_set(TR_ENOMEM, "out of memory loading %s", path);
     ckfile c;
     strbuf want = {0};
+    long long r, n, b, e, np, t;
+    size_t data_bytes, n_shard = sh->end - sh->begin;
+    groups gs = groups_of(&opt->cfg, false);
+    tr_ckpt_state read = {0};
+    float *dev[MAX_GROUPS];
     if ((rc = ck_open(&c, file)) < 0) {
         tr_ckpt_kind kind;
         int n_ranks;
@@ -565,15 +781,12 @@ int tr_ckpt_load_shard(const char *path, tr_gpt *m, tr_optim *opt, tr_ckpt_state
         rc = tr_error_set(TR_EFORMAT, "%s is a full checkpoint, not one rank's shard", file);
         goto cleanup;
     }
-    long long r, n, b, e, np;
     if (meta_num(c.header, "rank", &r) < 0 || meta_num(c.header, "ranks", &n) < 0 ||
         meta_num(c.header, "begin", &b) < 0 || meta_num(c.header, "end", &e) < 0 ||
         meta_num(c.header, "n_params", &np) < 0) {
         rc = tr_error_set(TR_EFORMAT, "%s: the metadata lacks rank, ranks, begin, end or n_params", file);
         goto cleanup;
     }
-    size_t data_bytes, n_shard = sh->end - sh->begin;
-    groups gs = groups_of(&opt->cfg, false);
     shard_entries(&want, &gs, n_shard, &data_bytes);
     if ((rc = check_model(&c, m, opt)) < 0)
         goto cleanup;
@@ -588,14 +801,12 @@ int tr_ckpt_load_shard(const char *path, tr_gpt *m, tr_optim *opt, tr_ckpt_state
                           sh->end, m->n_params);
         goto cleanup;
     }
-    long long step, t, seed;
-    if ((rc = check_table(&c, want.s, data_bytes)) < 0 || (rc = read_state(&c, &step, &t, &seed)) < 0)
+    if ((rc = check_table(&c, want.s, data_bytes)) < 0 || (rc = read_state(&c, &read, &t)) < 0)
         goto cleanup;
-    float *dev[MAX_GROUPS];
     device_groups(m, opt, st, &gs, dev);
     if ((rc = read_groups(&c, m->be, dev, &gs, n_shard, 0, n_shard)) < 0)
         goto cleanup;
-    set_state(&c, m, opt, st, step, t, seed);
+    set_state(m, opt, st, &read, t);
 cleanup:
     ck_close(&c);
     free(want.s);
@@ -679,7 +890,8 @@ static void remove_stale(void *ctx, const char *file, int rank, int n_ranks)
 {
     stale *s = ctx;
     (void)rank;
-    if (n_ranks != s->keep_n_ranks && unlink(file) == 0)
+    struct stat sb; /* only what a save wrote: a regular file */
+    if (n_ranks != s->keep_n_ranks && lstat(file, &sb) == 0 && S_ISREG(sb.st_mode) && unlink(file) == 0)
         s->n_removed++;
 }
 

@@ -19,9 +19,15 @@
  * path names.
  *
  * Writes are atomic: a temporary file beside the target, fsync, rename.
- * Loading refuses a truncated file, a file of another kind and a checkpoint
- * of another shape, optimizer, rank or range, with a message that names
- * the file. It does not know MPI: dist_gpt.c gathers and scatters. */
+ * A save replaces only a regular file (through a symbolic link, the file
+ * it names) or creates one; a device, FIFO, folder or a link to one is
+ * refused, and a signal that ends the process during a save removes its
+ * temporary file.
+ * Loading refuses what is not a regular file (without waiting on a FIFO),
+ * a truncated file, a file of another kind, a checkpoint of another shape,
+ * optimizer, rank or range, and metadata numbers the trainer cannot run
+ * with (step, optimizer_t, seed, loss scale), with a message that names
+ * the file and the field. It does not know MPI: dist_gpt.c gathers and scatters. */
 #ifndef TR_CKPT_H
 #define TR_CKPT_H
 
@@ -59,6 +65,10 @@ int tr_ckpt_save(const char *path, tr_gpt *m, const tr_optim *opt, const tr_ckpt
  * floats in the flat order. opt gives the optimizer's kind and step count. */
 int tr_ckpt_save_host(const char *path, const tr_gpt *m, const tr_optim *opt, const tr_ckpt_state *st,
                       const float *const *groups);
+/* Whether a save to path can go there (nothing, or a regular file, is
+ * there; a file can be created beside it), so that a run refuses a bad
+ * --save before any work rather than after. Writes nothing that stays. */
+int tr_ckpt_check_target(const char *path);
 /* Loads a full checkpoint's range [opt->begin, opt->end) of the weights
  * (into params_flat.data + i) and the optimizer's state. For a range less
  * than everything the other weights are left as they are: the caller

@@ -8,10 +8,12 @@
 #include <assert.h>
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 /* ---- datasets ---- */
 
@@ -21,34 +23,57 @@ static bool ends_with(const char *s, const char *suffix)
     return n >= k && strcmp(s + n - k, suffix) == 0;
 }
 
+/* What a path that is not a regular file is, for messages. */
+static const char *kind_of(mode_t mode)
+{
+    return S_ISDIR(mode) ? "a folder" : S_ISFIFO(mode) ? "a FIFO" : S_ISCHR(mode) ? "a character device"
+         : S_ISBLK(mode) ? "a block device" : S_ISSOCK(mode) ? "a socket" : S_ISLNK(mode) ? "a symbolic link"
+         : "not a regular file";
+}
+
+/* Reads a whole regular file. Opened without blocking and checked on the
+ * descriptor, so a FIFO or a device put where a file was is refused, never
+ * waited on. */
 static int read_file(const char *path, unsigned char **out, size_t *n_out)
 {
     *out = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f)
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
         return tr_error_set(TR_EIO, "cannot open %s: %s", path, strerror(errno));
     int rc = TR_OK;
     unsigned char *buf = NULL;
-    long n;
-    if (fseek(f, 0, SEEK_END) != 0 || (n = ftell(f)) < 0 || fseek(f, 0, SEEK_SET) != 0) {
+    struct stat st;
+    size_t n = 0;
+    if (fstat(fd, &st) != 0) {
         rc = tr_error_set(TR_EIO, "cannot read %s: %s", path, strerror(errno));
         goto cleanup;
     }
-    buf = malloc(n ? (size_t)n : 1);
-    if (!buf) {
-        rc = tr_error_set(TR_ENOMEM, "out of memory reading %s (%ld bytes)", path, n);
+    if (!S_ISREG(st.st_mode)) {
+        rc = tr_error_set(TR_EIO, "cannot read %s: it is %s, not a regular file", path, kind_of(st.st_mode));
         goto cleanup;
     }
-    if (fread(buf, 1, (size_t)n, f) != (size_t)n) {
-        rc = tr_error_set(TR_EIO, "cannot read %s: short read", path);
+    n = (size_t)st.st_size;
+    buf = malloc(n ? n : 1);
+    if (!buf) {
+        rc = tr_error_set(TR_ENOMEM, "out of memory reading %s (%zu bytes)", path, n);
         goto cleanup;
+    }
+    for (size_t got = 0; got < n;) {
+        ssize_t k = read(fd, buf + got, n - got);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0) {
+            rc = tr_error_set(TR_EIO, "cannot read %s: %s", path, k < 0 ? strerror(errno) : "short read");
+            goto cleanup;
+        }
+        got += (size_t)k;
     }
     *out = buf;
-    *n_out = (size_t)n;
+    *n_out = n;
     buf = NULL;
 cleanup:
     free(buf);
-    fclose(f);
+    close(fd);
     return rc;
 }
 
@@ -137,6 +162,7 @@ static int open_bin(tr_dataset *d, const char *path)
     if (rc < 0)
         return rc;
     int32_t header[256];
+    int max = 0;
     if (n < sizeof header) {
         rc = tr_error_set(TR_EFORMAT, "%s: truncated: %zu bytes, shorter than the 1024-byte llm.c header", path, n);
         goto cleanup;
@@ -163,7 +189,6 @@ static int open_bin(tr_dataset *d, const char *path)
         goto cleanup;
     }
     memcpy(d->tokens, buf + sizeof header, d->n_tokens * sizeof *d->tokens);
-    int max = 0;
     for (size_t i = 0; i < d->n_tokens; i++)
         if (d->tokens[i] > max)
             max = d->tokens[i];
@@ -184,6 +209,9 @@ int tr_dataset_open(tr_dataset **out, const char *path)
     int rc;
     if (stat(path, &st) != 0) {
         rc = tr_error_set(TR_EIO, "cannot read the data %s: %s", path, strerror(errno));
+    } else if (!S_ISDIR(st.st_mode) && !S_ISREG(st.st_mode)) {
+        rc = tr_error_set(TR_EIO, "cannot read the data %s: it is %s, not a file or a folder", path,
+                          kind_of(st.st_mode));
     } else if (S_ISDIR(st.st_mode)) {
         d->vocab_size = 256;
         rc = open_folder(d, path);
@@ -382,6 +410,7 @@ int tr_loader_new(tr_loader **out, const tr_dataset *d, size_t begin, size_t end
     pthread_mutex_init(&l->lock, NULL);
     pthread_cond_init(&l->changed, NULL);
     int rc = TR_OK;
+    size_t bytes = (size_t)B * T * sizeof(int32_t);
     l->slots = calloc(l->n_slots, sizeof *l->slots);
     l->workers = calloc(n_workers ? n_workers : 1, sizeof *l->workers);
     l->inline_ord = (order){-1, malloc(n_samples * sizeof(int64_t))};
@@ -394,7 +423,6 @@ int tr_loader_new(tr_loader **out, const tr_dataset *d, size_t begin, size_t end
             rc = tr_error_set(TR_ENOMEM, "out of memory for the loader");
             goto cleanup;
         }
-    size_t bytes = (size_t)B * T * sizeof(int32_t);
     for (int i = 0; i < l->n_slots; i++) { /* host staging: pinned on a GPU backend */
         slot *s = &l->slots[i];
         s->batch.inputs = be ? be->host_alloc(be, bytes) : malloc(bytes);

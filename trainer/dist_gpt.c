@@ -269,6 +269,8 @@ int tr_dist_gpt_new(tr_dist_gpt **out, tr_dist *d, tr_gpt *m, const tr_dist_gpt_
         return tr_error_set(TR_EINVAL, "the model already has distributed hooks");
     tr_dist_gpt *w = calloc(1, sizeof *w);
     int L = m->cfg.n_layers, rc = TR_OK;
+    float *pf;      /* the flat order's start */
+    size_t n_shard; /* this rank's range */
     if (!w)
         return tr_error_set(TR_ENOMEM, "out of host memory");
     w->d = d;
@@ -293,7 +295,7 @@ int tr_dist_gpt_new(tr_dist_gpt **out, tr_dist *d, tr_gpt *m, const tr_dist_gpt_
         snprintf(w->name, sizeof w->name, "fsdp zero-%d", cfg->zero);
 
     /* where everything sits in the flat order, read off the model's views */
-    float *pf = m->params_flat.data;
+    pf = m->params_flat.data;
     for (int i = 0; i < TR_GPT_N_TENSORS; i++)
         w->tensor_off[i] = (size_t)((float *)m->params.all[i].data - pf);
     for (int l = 0; l < L; l++) {
@@ -321,7 +323,7 @@ int tr_dist_gpt_new(tr_dist_gpt **out, tr_dist *d, tr_gpt *m, const tr_dist_gpt_
     } else {
         tr_dist_shard_range(w->n, w->size, tr_dist_rank(d), &w->begin, &w->end);
     }
-    size_t n_shard = w->end - w->begin;
+    n_shard = w->end - w->begin;
     rc = tr_dist_grads_new(&w->grads, d, w->alloc, sharded_grads(w) ? TR_DIST_REDUCE_SCATTER : TR_DIST_ALLREDUCE,
                            w->n, cfg->bucket_bytes);
     if (rc < 0)

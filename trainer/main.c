@@ -648,6 +648,94 @@ static void save_checkpoint(const options *o, tr_trainer *t, int64_t step, uint6
         printf("trainer: removed %d file(s) an earlier checkpoint left at %s\n", n_stale, o->save);
 }
 
+/* --save is checked before any work: a run whose checkpoint cannot be
+ * written (a device, a FIFO or a folder at the path, a folder that is
+ * missing or not writable) is refused now rather than after training.
+ * Each rank checks the file it will write. */
+static int check_save(const options *o, int rank, int n_ranks)
+{
+    if (!o->save)
+        return TR_OK;
+    if (!strcmp(o->save_format, "full"))
+        return rank == 0 ? tr_ckpt_check_target(o->save) : TR_OK;
+    char *file = tr_ckpt_shard_path(o->save, rank, n_ranks);
+    if (!file)
+        return tr_error_set(TR_ENOMEM, "out of memory checking %s", o->save);
+    int rc = tr_ckpt_check_target(file);
+    free(file);
+    return rc;
+}
+
+/* ---- an address-space limit (ulimit -v) ----------------------------------- */
+
+/* OpenBLAS maps one buffer per thread that calls a GEMM, at its first call,
+ * and keeps it: BUFFER_SIZE (128 MiB on x86_64) and a page. When that fails
+ * it retries without end (0.3.21's blas_memory_alloc spins), so a run under
+ * a limit that leaves no room for the buffers would hang in its first
+ * matrix product. Each thread also takes a stack and a malloc arena. */
+#define BLAS_BUFFER_BYTES (((size_t)128 << 20) + 4096)
+#define THREAD_BYTES ((size_t)72 << 20) /* an 8 MiB stack and a 64 MiB malloc arena */
+#define SLACK_BYTES ((size_t)64 << 20)  /* small allocations outside the caching allocator */
+
+/* The parameters tr_gpt_new allocates (llm.c's count, wte's padding rows included). */
+static size_t param_count(const tr_gpt_config *c)
+{
+    size_t C = (size_t)c->channels, L = (size_t)c->n_layers;
+    return (size_t)c->padded_vocab_size * C + (size_t)c->max_seq_len * C + L * (12 * C * C + 13 * C) + 2 * C;
+}
+
+/* The address space this process maps now, from /proc/self/statm; 0 if unknown. */
+static size_t mapped_bytes(void)
+{
+    FILE *f = fopen("/proc/self/statm", "r");
+    unsigned long long pages = 0;
+    if (f) {
+        if (fscanf(f, "%llu", &pages) != 1)
+            pages = 0;
+        fclose(f);
+    }
+    return (size_t)pages * (size_t)sysconf(_SC_PAGESIZE);
+}
+
+static double gib(double bytes) { return bytes / 1073741824.0; }
+
+/* Under RLIMIT_AS on the CPU backend: refuses a run whose model states
+ * (parameters, gradients, optimizer state, EMA, AMP copy: bytes known
+ * before anything is allocated) and BLAS buffers cannot fit, with the
+ * numbers and the ways out; else returns the caching allocator's capacity
+ * that keeps room for the buffers, so the activations run out of memory
+ * with the allocator's error instead of hanging OpenBLAS. 0: no limit. */
+static size_t address_space_cap(const options *o, const tr_backend *be, const tr_gpt_config *cfg)
+{
+    struct rlimit rl;
+    if (be->device != TR_CPU || getrlimit(RLIMIT_AS, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+        return 0;
+    size_t limit = (size_t)rl.rlim_cur, now = mapped_bytes(), n_threads = (size_t)be->n_threads;
+    size_t reserve = now + n_threads * (BLAS_BUFFER_BYTES + THREAD_BYTES) + (size_t)o->workers * THREAD_BYTES +
+                     SLACK_BYTES;
+    bool sgd = !strcmp(o->optimizer, "sgd");
+    double per_param = 8.0 + (sgd ? (o->momentum != 0 ? 4.0 : 0.0) : 8.0) + (o->ema > 0 ? 4.0 : 0.0) +
+                       (strcmp(o->amp, "off") ? 2.0 : 0.0);
+    /* one process holds all of it; a ZeRO rank a share that this does not model: only the reserve then */
+    double states = o->dist ? 0.0 : per_param * (double)param_count(cfg);
+    if ((double)reserve + states > (double)limit) {
+        fprintf(stderr, "trainer: the address-space limit (ulimit -v) is %.2f GiB and this run needs %.2f GiB before "
+                        "its activations: %.2f GiB of model states (%.0f bytes per parameter), %.2f GiB for %zu compute "
+                        "thread(s) (OpenBLAS maps a 128 MiB buffer for each, and would hang without it), %.2f GiB for the "
+                        "program and its other threads; raise the limit (ulimit -v unlimited), or use fewer --threads or a smaller "
+                        "--model, --batch or --seq\n",
+                gib((double)limit), gib((double)reserve + states), gib(states), per_param, gib((double)(n_threads *
+                (BLAS_BUFFER_BYTES + THREAD_BYTES))), n_threads,
+                gib((double)(reserve - n_threads * (BLAS_BUFFER_BYTES + THREAD_BYTES))));
+        exit(1);
+    }
+    size_t cap = limit - reserve;
+    printf("trainer: the address-space limit (ulimit -v) of %.2f GiB leaves %.2f GiB to the caching allocator "
+           "(the program and OpenBLAS's buffers for %zu thread(s) keep the rest)\n", gib((double)limit), gib((double)cap),
+           n_threads);
+    return cap;
+}
+
 int main(int argc, char **argv)
 {
     options o;
@@ -661,6 +749,11 @@ int main(int argc, char **argv)
     int B = o.batch ? o.batch : p->batch, T = o.seq_len ? o.seq_len : p->seq_len;
     o.batch = B;
     o.seq_len = T;
+    if ((int64_t)B * T > INT_MAX) { /* the model counts a micro-batch's rows (B x T) in an int */
+        fprintf(stderr, "trainer: --batch %d x --seq %d is %lld tokens per micro-batch: more than %d; use a smaller "
+                        "--batch or --seq (or --accum to train on more per step)\n", B, T, (long long)B * T, INT_MAX);
+        exit(2);
+    }
     dist_check_flags(&o);
     checkpoint_flags(&o);
     int rank = 0, n_ranks = 1; /* the loader yields n_ranks x B rows; this rank trains on its B */
@@ -676,11 +769,46 @@ int main(int argc, char **argv)
     }
 #endif
 
+    int save_rc = check_save(&o, rank, n_ranks);
+#ifdef HAVE_MPI
+    if (dist) { /* every rank stops if one cannot save: the failing ones say why */
+        int ok = save_rc == TR_OK;
+        tr_check(tr_dist_allreduce_min_int(dist, &ok, 1, "checking --save"));
+        if (!ok) {
+            if (save_rc < 0)
+                fprintf(stderr, "trainer: rank %d: %s\n", rank, tr_error_last());
+            tr_dist_free(dist);
+            exit(1);
+        }
+    }
+#endif
+    if (save_rc < 0) {
+        fprintf(stderr, "trainer: %s\n", tr_error_last());
+        exit(1);
+    }
+
     tr_dataset *data;
-    tr_check(tr_dataset_open(&data, o.data));
+    if (tr_dataset_open(&data, o.data) < 0) {
+        fprintf(stderr, "trainer: %s\n", tr_error_last());
+        exit(1);
+    }
     tr_dataset_split(data, o.val_fraction);
     if (o.val_fraction == 0)
         o.eval_every = 0;
+    size_t n_val = data->n_tokens - data->n_train;
+    if (data->n_train < (size_t)T + 1) { /* a sample is T + 1 tokens: T inputs and the next token of each */
+        fprintf(stderr, "trainer: the data %s holds %zu tokens, %zu of them for training: fewer than one sample of "
+                        "--seq %d needs (%d); use more data or a smaller --seq\n", o.data, data->n_tokens,
+                data->n_train, T, T + 1);
+        exit(1);
+    }
+    if (o.eval_every && n_val < (size_t)T + 1) {
+        fprintf(stderr, "trainer: the data %s holds %zu tokens, %zu of them for validation (--val-fraction %g): "
+                        "fewer than one sample of --seq %d needs (%d); use a larger --val-fraction, --val-fraction 0 "
+                        "(no evaluation) or a smaller --seq\n", o.data, data->n_tokens, n_val, o.val_fraction, T,
+                T + 1);
+        exit(1);
+    }
     tr_gpt_config cfg = {.max_seq_len = T > p->seq_len ? T : p->seq_len, .vocab_size = data->vocab_size,
                          .n_layers = o.n_layers ? o.n_layers : p->n_layers,
                          .n_heads = o.n_heads ? o.n_heads : p->n_heads,
@@ -690,8 +818,11 @@ int main(int argc, char **argv)
 
     cuda_graph_on(&o); /* what --cuda-graph cannot do is refused before the device opens */
     tr_backend *be = make_backend(&o);
+    size_t as_cap = address_space_cap(&o, be, &cfg), mem_limit = o.mem_limit;
+    if (as_cap && (!mem_limit || as_cap < mem_limit))
+        mem_limit = as_cap;
     tr_alloc *alloc;
-    tr_check(tr_alloc_new(&alloc, &be->mem, o.mem_limit));
+    tr_check(tr_alloc_new(&alloc, &be->mem, mem_limit));
     tr_gpt *model;
     tr_check(tr_gpt_new(&model, &cfg, be, alloc, o.seed));
     tr_train_config tc = train_config(&o);
@@ -722,6 +853,17 @@ int main(int argc, char **argv)
             rc = tr_ckpt_load(o.resume, model, &trainer.opt, &st);
         if (rc < 0)
             fail_checkpoint(&trainer);
+        if (st.step > INT_MAX - o.steps) { /* steps are counted in an int */
+            tr_error_set(TR_EFORMAT, "%s was saved at step %lld: %d more steps pass the last step the trainer counts "
+                         "(%d); use fewer --steps", o.resume, (long long)st.step, o.steps, INT_MAX);
+            fail_checkpoint(&trainer);
+        }
+        if (trainer.scaler.dynamic && st.loss_scale > 0 &&
+            st.loss_scale_good_steps >= trainer.scaler.growth_interval) {
+            tr_error_set(TR_EFORMAT, "%s: the metadata's loss_scale_good_steps is %d: expected below the loss scale's "
+                         "growth interval (%d)", o.resume, st.loss_scale_good_steps, trainer.scaler.growth_interval);
+            fail_checkpoint(&trainer);
+        }
         step0 = (int)st.step;
         seed = st.seed; /* the data order continues as the saved run drew it */
         if (trainer.scaler.dynamic && st.loss_scale > 0) {
@@ -735,6 +877,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "trainer: resumed %s at step %d%s\n", o.resume, step0, st.ema_loaded ? " (with its EMA)" : "");
     }
     int end = step0 + o.steps;
+    if ((double)end * o.accum * B * n_ranks > 9e18) { /* the loader numbers samples in an int64 */
+        fprintf(stderr, "trainer: %d steps x --accum %d x --batch %d x %d rank(s) is more samples than the loader "
+                        "counts; use fewer --steps or a smaller --accum or --batch\n", end, o.accum, B, n_ranks);
+        exit(2);
+    }
     trainer.cfg.schedule.total_steps = end; /* the schedule spans the whole run, resumed or not */
     tr_loader *train, *val = NULL;
     tr_check(tr_loader_new(&train, data, 0, data->n_train, B * n_ranks, T, seed, o.workers, be));
