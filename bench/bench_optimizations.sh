@@ -2,25 +2,29 @@
 # bench_optimizations.sh: step time and peak memory of the trainer with each
 # optimization switch on and off, on the backend it runs on. Each
 # configuration runs ROUNDS times, interleaved (config 1, 2, ..., then again),
-# and the best step time is kept, because the machine may be shared.
-# Not part of make check: it prints figures, it asserts nothing.
+# every run with the same threads and OMP_WAIT_POLICY, so load from anything
+# else on the machine falls on every configuration alike. It prints each
+# configuration's median step time, every round's, and its ratio to the
+# baseline's median. Not part of make check: it prints figures, it asserts nothing.
 #
 #   bench/bench_optimizations.sh [TRAINER] (default ./trainer/trainer, from the build dir)
-#   MODEL=gpt-mini STEPS=20 ROUNDS=3 THREADS=2
+#   MODEL=gpt-mini STEPS=20 ROUNDS=5 THREADS=2 OMP_WAIT_POLICY=passive
 #
 # ms/step is the mean over a run's steps after the first (the trainer prints
 # the total; the first step pays page faults and the allocator's warm-up).
+# Memory figures are the caching allocator's: the same in every round.
 set -eu
 trainer=${1:-./trainer/trainer}
 model=${MODEL:-gpt-mini}
 steps=${STEPS:-20}
-rounds=${ROUNDS:-3}
+rounds=${ROUNDS:-5}
 threads=${THREADS:-2}
 [ -x "$trainer" ] || { echo "bench_optimizations: no trainer at $trainer" >&2; exit 1; }
-export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive}
+export OMP_WAIT_POLICY=${OMP_WAIT_POLICY:-passive} OMP_NUM_THREADS="$threads"
 
 echo "date $(date -u +%Y-%m-%dT%H:%MZ); $(nproc) cores: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
-echo "model $model, $steps steps, best of $rounds, $threads threads; load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "model $model, $steps steps, median of $rounds rounds, $threads threads, OMP_WAIT_POLICY=$OMP_WAIT_POLICY;" \
+     "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 
 configs="baseline|--preset baseline
 fuse on|--preset baseline --fuse on
@@ -47,24 +51,33 @@ while [ "$r" -le "$rounds" ]; do
     r=$((r + 1))
 done
 
-printf '%-22s %10s %10s %12s %12s %12s\n' config "ms/step" "tok/s" "peak alloc" "peak acts" "final loss"
+# median of the numbers on stdin
+median() { sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
+
+printf '%-22s %9s %8s %9s %11s %11s %10s  %s\n' config "ms/step" "vs base" "tok/s" "peak alloc" "peak acts" "final loss" \
+    "ms/step of each round"
 i=0
 echo "$configs" | while IFS='|' read -r name args; do
     i=$((i + 1))
-    best=""
-    for f in "$tmp/$i".*; do
+    : > "$tmp/$i.ms"
+    for f in "$tmp/$i".[0-9]*; do
         # mean ms/step of steps 2..N from the per-step lines
-        ms=$(grep -E '^step [0-9]+/' "$f" | tail -n +2 | sed -E 's/.* ([0-9.]+) ms\/step.*/\1/' |
-            awk '{ s += $1; n++ } END { if (n) printf "%.2f", s / n }')
-        if [ -z "$best" ] || awk "BEGIN { exit !($ms < $best) }"; then best=$ms; bestf=$f; fi
+        grep -E '^step [0-9]+/' "$f" | tail -n +2 | sed -E 's/.* ([0-9.]+) ms\/step.*/\1/' |
+            awk '{ s += $1; n++ } END { if (n) printf "%.2f\n", s / n }' >> "$tmp/$i.ms"
     done
-    line=$(grep '^trainer: .* steps in' "$bestf")
+    [ -s "$tmp/$i.ms" ] || { echo "$name: no run finished"; continue; }
+    med=$(median < "$tmp/$i.ms")
+    [ "$i" -eq 1 ] && echo "$med" > "$tmp/base"
+    f=$tmp/$i.1
+    line=$(grep '^trainer: .* steps in' "$f")
     alloc=$(echo "$line" | sed -E 's/.*peak allocated ([0-9.]+ MiB).*/\1/')
     acts=$(echo "$line" | sed -E 's/.*peak activations ([0-9.]+ MiB).*/\1/')
     loss=$(echo "$line" | sed -E 's/.*final loss ([0-9.]+);.*/\1/')
-    tpb=$(grep '^trainer: data' "$bestf" | sed -E 's/.*batch ([0-9]+) x ([0-9]+)( x ([0-9]+) micro-batches)?.*/\1 \2 \4/' |
+    tpb=$(grep '^trainer: data' "$f" | sed -E 's/.*batch ([0-9]+) x ([0-9]+)( x ([0-9]+) micro-batches)?.*/\1 \2 \4/' |
         awk '{ print $1 * $2 * ($3 ? $3 : 1) }')
-    tok=$(awk -v t="$tpb" -v ms="$best" 'BEGIN { printf "%.0f", t / (ms / 1000) }')
-    printf '%-22s %10s %10s %12s %12s %12s\n' "$name" "$best" "$tok" "$alloc" "$acts" "$loss"
+    tok=$(awk -v t="$tpb" -v ms="$med" 'BEGIN { printf "%.0f", t / (ms / 1000) }')
+    vs=$(awk -v a="$med" -v b="$(cat "$tmp/base")" 'BEGIN { printf "%.2fx", a / b }')
+    printf '%-22s %9.1f %8s %9s %11s %11s %10s  %s\n' "$name" "$med" "$vs" "$tok" "$alloc" "$acts" "$loss" \
+        "$(sort -n "$tmp/$i.ms" | tr '\n' ' ')"
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"

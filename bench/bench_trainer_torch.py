@@ -6,14 +6,20 @@ pre-LayerNorm blocks, causal attention from one packed qkv Linear, tanh GELU
 MLP, final LayerNorm, LM head tied to the token embedding) in plain PyTorch,
 fp32 on the CPU, trained with AdamW (betas 0.9/0.95, eps 1e-8, decay 0.1 on
 matrices and embeddings only, as trainer/optim.c does) on byte tokens.
-It prints one line: tokens/s over the timed steps and the peak RSS.
+--compile wraps the model in torch.compile (PyTorch 2.x; the optimizer stays
+eager). It prints one line: tokens/s over the steps after the warm-up ones
+(compilation happens there), the thread settings it ran with, and the peak RSS.
 
-Run it with Debian's interpreter (python3-torch), not a virtualenv's:
+Threads: --threads sets torch.set_num_threads; the caller sets the same
+OMP_NUM_THREADS, OMP_WAIT_POLICY and BLAS thread count (OPENBLAS_NUM_THREADS,
+MKL_NUM_THREADS) it gives the trainer. For example:
+  OMP_NUM_THREADS=2 OMP_WAIT_POLICY=passive OPENBLAS_NUM_THREADS=2 \
   /usr/bin/python3 bench/bench_trainer_torch.py --layers 2 --width 128 --heads 4 \
       --seq 64 --batch 8 --threads 2 --steps 50
 """
 import argparse
 import math
+import os
 import resource
 import sys
 import time
@@ -83,6 +89,7 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--steps", type=int, default=50)
     ap.add_argument("--warmup-steps", type=int, default=3)
+    ap.add_argument("--compile", action="store_true", help="torch.compile the model (PyTorch 2.x)")
     a = ap.parse_args()
 
     torch.set_num_threads(a.threads)
@@ -93,12 +100,18 @@ def main():
     opt = torch.optim.AdamW([{"params": decay, "weight_decay": 0.1}, {"params": other, "weight_decay": 0.0}],
                             lr=3e-3, betas=(0.9, 0.95), eps=1e-8)
     n_params = sum(p.numel() for p in m.parameters())
+    fwd = m
+    if a.compile:
+        if not hasattr(torch, "compile"):
+            print(f"bench_trainer_torch: torch {torch.__version__} has no torch.compile", file=sys.stderr)
+            return 2
+        fwd = torch.compile(m)
     g = torch.Generator().manual_seed(1)
     data = torch.randint(0, a.vocab, (a.steps + a.warmup_steps, a.batch, a.seq + 1), generator=g)
 
     def step(i):
         x, y = data[i, :, :-1], data[i, :, 1:]
-        loss = m(x, y)
+        loss = fwd(x, y)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
@@ -111,8 +124,11 @@ def main():
         loss = step(a.warmup_steps + i)
     dt = time.perf_counter() - t0
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
-    print(f"torch {torch.__version__}: {n_params / 1e6:.2f}M parameters, batch {a.batch} x {a.seq}, "
-          f"{torch.get_num_threads()} thread(s): {a.steps} steps in {dt:.2f} s, "
+    env = " ".join(f"{k}={os.environ.get(k, '-')}" for k in
+                   ("OMP_NUM_THREADS", "OMP_WAIT_POLICY", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"))
+    print(f"torch {torch.__version__}{' compile' if a.compile else ' eager'}: {n_params / 1e6:.2f}M parameters, "
+          f"batch {a.batch} x {a.seq}, {torch.get_num_threads()} thread(s) ({env}): "
+          f"{a.steps} steps after {a.warmup_steps} warm-up in {dt:.2f} s, "
           f"{a.steps * a.batch * a.seq / dt:.0f} tok/s, {dt / a.steps * 1e3:.1f} ms/step, "
           f"last loss {loss:.4f}, peak RSS {rss:.1f} MiB")
 
