@@ -2,7 +2,7 @@
  *
  * Tables that Nsight Systems' SQLite export has are declared with nsys
  * 2024.5's names, columns, declared types and column order (export schema
- * 3.13.2, checked against ../shared/fixtures and by test_store_writer); the
+ * 3.13.2, checked against tests/fixtures and by test_store_writer); the
  * long per-column comments of nsys are left out, its REFERENCES notes kept.
  * Four tables the 3.13.2 fixture lacks (NVTX_EVENTS, _MEMSET,
  * CUDA_GPU_MEMORY_USAGE_EVENTS, CUDA_CALLCHAINS) are 2.9.1's, with the
