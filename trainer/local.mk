@@ -48,9 +48,9 @@ if HAVE_CUNIT
 TRAINER_TEST_CFLAGS = $(AM_CFLAGS) $(CUNIT_CFLAGS) $(OPENMP_CFLAGS)
 TRAINER_TEST_LDADD = trainer/libtrainer.la tests/unit/libgttest.la $(CUNIT_LIBS)
 check_PROGRAMS += tests/unit/test_trainer_alloc tests/unit/test_trainer_data tests/unit/test_trainer_model \
-	tests/unit/test_trainer_train
+	tests/unit/test_trainer_train tests/unit/test_trainer_ckpt
 TESTS += tests/unit/test_trainer_alloc tests/unit/test_trainer_data tests/unit/test_trainer_model \
-	tests/unit/test_trainer_train
+	tests/unit/test_trainer_train tests/unit/test_trainer_ckpt
 tests_unit_test_trainer_alloc_SOURCES = tests/unit/test_trainer_alloc.c
 tests_unit_test_trainer_alloc_CPPFLAGS = $(TRAINER_CPPFLAGS) -I$(top_srcdir)/tests/unit
 tests_unit_test_trainer_alloc_CFLAGS = $(TRAINER_TEST_CFLAGS)
@@ -71,6 +71,11 @@ tests_unit_test_trainer_train_CPPFLAGS = $(TRAINER_CPPFLAGS) -I$(top_srcdir)/tes
 tests_unit_test_trainer_train_CFLAGS = $(TRAINER_TEST_CFLAGS)
 tests_unit_test_trainer_train_LDFLAGS = $(AM_LDFLAGS) $(OPENMP_CFLAGS)
 tests_unit_test_trainer_train_LDADD = $(TRAINER_TEST_LDADD)
+tests_unit_test_trainer_ckpt_SOURCES = tests/unit/test_trainer_ckpt.c tests/unit/trainer_fixture.h
+tests_unit_test_trainer_ckpt_CPPFLAGS = $(TRAINER_CPPFLAGS) -I$(top_srcdir)/tests/unit
+tests_unit_test_trainer_ckpt_CFLAGS = $(TRAINER_TEST_CFLAGS)
+tests_unit_test_trainer_ckpt_LDFLAGS = $(AM_LDFLAGS) $(OPENMP_CFLAGS)
+tests_unit_test_trainer_ckpt_LDADD = $(TRAINER_TEST_LDADD)
 endif
 
 # Distributed training (trainer/dist.c, DDP and ZeRO over Open MPI): only
