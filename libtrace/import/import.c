@@ -125,6 +125,7 @@ int gt_import_files(gt_import_stats **out_stats, const char *output, const char 
         rc = gt_error_set(GT_ERR_NOMEM, "import: out of memory");
         goto cleanup;
     }
+    tmp[0] = '\0'; /* named once the inputs are read */
 
     /* Pass 1: what each input is, and when. */
     for (size_t i = 0; i < n_inputs; i++) {
@@ -210,7 +211,7 @@ cleanup:
         snprintf(msg, sizeof msg, "%s", gt_error_last());
         if (w)
             gt_writer_free(w);
-        if (tmp)
+        if (tmp && tmp[0])
             remove_partial(tmp);
         gt_error_set(rc, "%s", msg);
     }
