@@ -193,6 +193,8 @@ static int save_target(const char *path, char **out)
     *out = NULL;
     struct stat sb;
     char *target = NULL;
+    if (!*path)
+        return tr_error_set(TR_EINVAL, "cannot save a checkpoint to an empty path");
     if (lstat(path, &sb) != 0) {
         if (errno != ENOENT)
             return tr_error_set(TR_EIO, "cannot save the checkpoint %s: %s", path, strerror(errno));

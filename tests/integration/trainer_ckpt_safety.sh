@@ -44,6 +44,7 @@ refused 1 "$tmp/to-fifo: it is a symbolic link to .*fifo, which is a FIFO" $comm
 refused 1 "$tmp/to-dir: it is a symbolic link to .*dir, which is a folder" $common --save "$tmp/to-dir"
 refused 1 "$tmp/dangling: it is a symbolic link to nothing" $common --save "$tmp/dangling"
 refused 1 "cannot create a file beside $tmp/missing/ck" $common --save "$tmp/missing/ck"
+refused 1 "cannot save a checkpoint to an empty path" $common --save ""
 [ -p "$tmp/fifo" ] && [ -d "$tmp/dir" ] && [ -L "$tmp/to-fifo" ] && [ -L "$tmp/to-dir" ] && [ -L "$tmp/dangling" ] ||
     fail "a refused --save changed what was there"
 # a device node (root can make one here): refused, and still a device afterwards
