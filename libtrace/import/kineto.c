@@ -341,8 +341,8 @@ static bool is_imported(const kev *e)
         return false;
     if (e->ph == 'X')
         return is_host_cat(e->cat) || (is_device_cat(e->cat) && e->cat != C_GPU_USER_ANN);
-    if (e->ph == 'i' || e->ph == 'I')
-        return e->cat == C_INSTANT && e->has_pid && e->pid_is_num;
+    if (e->ph == 'i' || e->ph == 'I') /* Kineto's, and annotations' (gtrace's export of NVTX marks) */
+        return (e->cat == C_INSTANT || e->cat == C_USER_ANN) && e->has_pid && e->pid_is_num;
     return false;
 }
 

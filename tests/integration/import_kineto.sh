@@ -154,6 +154,28 @@ assert a["gaps"]["by_cause"] == b["gaps"]["by_cause"], (a["gaps"]["by_cause"], b
 print("GPU layout: kernels, calls, copies, gaps identical after export and import")
 PY
 
+# Two files on one clock, each by its own baseTimeNanoseconds, one of them
+# after its events (Kineto wrote it last before 2.x): 1,000,500 ns and
+# 1,000,000 + 500,250 ns after the same second, 499,750 ns apart.
+cat > "$DIR/a.json" <<'EOF'
+{"baseTimeNanoseconds": 1790000000000000000, "traceEvents": [
+ {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 10, "tid": 10, "ts": 1000.5, "dur": 10},
+ {"ph": "i", "cat": "user_annotation", "name": "checkpoint", "pid": 10, "tid": 10, "ts": 1001, "s": "t"}]}
+EOF
+cat > "$DIR/b.json" <<'EOF'
+{"traceEvents": [
+ {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 20, "tid": 20, "ts": 500.25, "dur": 10}],
+ "baseTimeNanoseconds": 1790000000001000000}
+EOF
+"$GTRACE" import "$DIR/b.json" "$DIR/a.json" -o "$DIR/ab.sqlite" > /dev/null
+python3 - "$DIR/ab.sqlite" <<'PY'
+import sqlite3, sys
+db = sqlite3.connect(f"file:{sys.argv[1]}?mode=ro", uri=True)
+rows = db.execute("SELECT (globalTid >> 24) & 16777215, start, eventType FROM NVTX_EVENTS "
+                  "WHERE eventType IN (34, 59) ORDER BY start").fetchall()
+assert rows == [(10, 0, 59), (10, 500, 34), (20, 499750, 59)], rows
+PY
+
 # ---- bad input: a clear line naming the file, exit 1, nothing written ----
 expect_fail() { # FILE WORDS...: import FILE fails naming it and saying WORDS
     f=$1; shift
