@@ -708,7 +708,7 @@ static int64_t steps_owner(const an_model *m, const gt_step *steps, size_t n_ste
         return -1;
     for (size_t i = 0; i < m->n_ranges; i++) {
         const an_range *g = &m->ranges[i];
-        if (g->start_ns == steps[0].start_ns && g->end_ns == steps[0].end_ns && g->parent < 0)
+        if (g->start_ns == steps[0].start_ns && g->end_ns == steps[0].end_ns)
             return gt_pid_of(g->tid);
     }
     return -1;
@@ -900,6 +900,8 @@ int an_memory(gt_memory *mem, const an_model *m, gt_step *steps, size_t n_steps)
     }
     /* The report's steps are one process's: that process writes their counts. */
     owner = sp.n == 1 ? sp.v[0].pid : steps_owner(m, steps, n_steps);
+    if (split_find(&sp, owner) == sp.n)
+        owner = sp.v[0].pid; /* steps of a process without allocations: the first process counts */
     for (size_t i = 0; i < sp.n; i++) {
         gt_step *ps = steps;
         size_t pn = n_steps;

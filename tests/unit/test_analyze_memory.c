@@ -373,34 +373,51 @@ static void test_analyze_memory__two_processes_same_handles(void)
 
 /* Rows no replay can use (extreme times, negative or absurd sizes, a block
  * past the end of the address space) are left out and counted; the rest
- * replays as if they were not there. Nothing overflows (the sanitizers
- * build says so). */
+ * replays as if they were not there. Nothing overflows (configure
+ * --enable-sanitizers makes an overflow fail the test). */
 static void test_analyze_memory__extreme_rows(void)
 {
+    /* sizes: negative, INT64_MAX, a block past the end of the address space */
     fx f;
     fx_open(&f, "extreme.sqlite");
     fx_heap(&f, 1 * US, GT_HEAP_REGISTER, 1, HEAP1, 64 * MIB);
     fx_heap(&f, 10 * US, GT_REGION_REGISTER, 1, HEAP1, MIB);
-    fx_heap(&f, INT64_MAX, GT_REGION_REGISTER, 1, HEAP1 + MIB, MIB);
-    fx_heap(&f, INT64_MIN, GT_REGION_REGISTER, 1, HEAP1 + 2 * MIB, MIB);
     fx_heap(&f, 20 * US, GT_REGION_REGISTER, 1, HEAP1 + 3 * MIB, -5);
     fx_heap(&f, 21 * US, GT_REGION_REGISTER, 1, HEAP1 + 4 * MIB, INT64_MAX);
     fx_heap(&f, 22 * US, GT_REGION_REGISTER, 1, UINT64_MAX - 10, MIB);
+    fx_heap(&f, 23 * US, GT_HEAP_REGISTER, 2, 0, INT64_MAX);
     fx_heap(&f, 30 * US, GT_REGION_UNREGISTER, 1, HEAP1, 0);
-    fx_range(&f, INT64_MIN, INT64_MAX, "step 0");
+    fx_range(&f, 0, 100 * US, "step 0");
     gt_trace *t = fx_close(&f);
     gt_report *r = fx_report(t, NULL);
-    CU_ASSERT_EQUAL(r->memory.n_skipped_rows, 5);
+    CU_ASSERT_EQUAL(r->memory.n_skipped_rows, 4);
     CU_ASSERT_EQUAL(r->memory.peak_allocated_bytes, MIB);
     CU_ASSERT_EQUAL(r->memory.end_allocated_bytes, 0);
     CU_ASSERT_EQUAL(r->memory.peak_reserved_bytes, 64 * MIB);
     gt_report_free(r);
+    gt_trace_free(t);
+
+    /* times at the int64 ends, and a step that spans the whole clock */
+    fx_open(&f, "extreme_times.sqlite");
+    fx_heap(&f, 1 * US, GT_HEAP_REGISTER, 1, HEAP1, 64 * MIB);
+    fx_heap(&f, 10 * US, GT_REGION_REGISTER, 1, HEAP1, MIB);
+    fx_heap(&f, INT64_MAX, GT_REGION_REGISTER, 1, HEAP1 + MIB, MIB);
+    fx_heap(&f, INT64_MIN, GT_REGION_REGISTER, 1, HEAP1 + 2 * MIB, MIB);
+    fx_heap(&f, 30 * US, GT_REGION_UNREGISTER, 1, HEAP1, 0);
+    fx_range(&f, INT64_MIN, INT64_MAX, "step 7");
+    t = fx_close(&f);
     gt_mem_state *s = NULL;
     CU_ASSERT_EQUAL_FATAL(gt_memory_state_at(&s, t, -1, INT64_MAX), 0);
-    CU_ASSERT_EQUAL(s->n_blocks, 0);
+    CU_ASSERT_EQUAL(s->n_blocks, 0); /* the row at INT64_MAX was left out */
+    CU_ASSERT_EQUAL(s->reserved_bytes, 64 * MIB);
     gt_mem_state_free(s);
     CU_ASSERT_EQUAL_FATAL(gt_memory_state_at(&s, t, -1, INT64_MIN), 0);
     CU_ASSERT_EQUAL(s->reserved_bytes, 0);
+    CU_ASSERT_EQUAL(s->n_blocks, 0);
+    gt_mem_state_free(s);
+    CU_ASSERT_EQUAL_FATAL(gt_memory_state_at_step(&s, t, -1, 7), 0);
+    CU_ASSERT_EQUAL(s->at_ns, 10 * US);
+    CU_ASSERT_EQUAL(s->allocated_bytes, MIB);
     gt_mem_state_free(s);
     gt_trace_free(t);
 }
