@@ -151,6 +151,12 @@ static int rule_gpu_gaps(rules *R)
                w && *w->api ? ", in " : "", w && *w->api ? w->api : "");
 }
 
+/* span * c / n without the product: (q * n + r) * c / n is q * c + r * c / n. */
+static int64_t slice_at(int64_t span, int c, int n)
+{
+    return span / n * c + span % n * c / n;
+}
+
 static int rule_gpu_time_util(rules *R)
 {
     const gt_report *r = R->r;
@@ -167,7 +173,7 @@ static int rule_gpu_time_util(rules *R)
      * logging) is the step's shape, not a low period. */
     int n_chunks = CHUNKS;
     if (r->n_steps > 0 && r->step_time.median_ns > 0) {
-        int64_t n = span / (int64_t)(2 * r->step_time.median_ns);
+        double n = (double)span / (2 * r->step_time.median_ns);
         n_chunks = n < 1 ? 1 : n < CHUNKS ? (int)n : CHUNKS;
     }
     /* the busiest device is the one to keep fed */
@@ -179,7 +185,7 @@ static int rule_gpu_time_util(rules *R)
     int64_t worst_s = 0, worst_e = 0, lost = 0;
     double worst = 2;
     for (int c = 0; c < n_chunks; c++) {
-        int64_t s = r->start_ns + span * c / n_chunks, e = r->start_ns + span * (c + 1) / n_chunks;
+        int64_t s = r->start_ns + slice_at(span, c, n_chunks), e = r->start_ns + slice_at(span, c + 1, n_chunks);
         int64_t busy = an_busy(m, d->device_id, false, s, e);
         double u = e > s ? (double)busy / (double)(e - s) : 1;
         if (u < 0.5) {
@@ -213,10 +219,10 @@ typedef struct copy_stats {
 static void copy_add(copy_stats *s, const an_copy *c, const an_api *a)
 {
     int64_t d = a ? a->end_ns - a->start_ns : c->end_ns - c->start_ns;
-    s->n++;
-    s->bytes += c->bytes;
-    s->dev_ns += c->end_ns - c->start_ns;
-    s->api_ns += a ? a->end_ns - a->start_ns : 0;
+    s->n++; /* sums saturate: a damaged trace's rows may add past INT64_MAX */
+    s->bytes = an_add_sat(s->bytes, c->bytes);
+    s->dev_ns = an_add_sat(s->dev_ns, c->end_ns - c->start_ns);
+    s->api_ns = an_add_sat(s->api_ns, a ? a->end_ns - a->start_ns : 0);
     if (d > s->worst_d) {
         s->worst_d = d;
         s->worst_s = a ? a->start_ns : c->start_ns;
@@ -324,18 +330,18 @@ static int rules_api(rules *R)
         int64_t d = a->end_ns - a->start_ns;
         if (cls == API_MALLOC) {
             if (in_step && si > 0) /* the steady state: the first step warms up */
-                malloc_in_steps_ns += d;
+                malloc_in_steps_ns = an_add_sat(malloc_in_steps_ns, d);
             continue;
         }
         n_sync++;
-        sync_ns += d;
+        sync_ns = an_add_sat(sync_ns, d);
         if (d > we - ws) {
             ws = a->start_ns;
             we = a->end_ns;
         }
         if (in_step) {
             n_in_steps++;
-            in_steps_ns += d;
+            in_steps_ns = an_add_sat(in_steps_ns, d);
         }
     }
     const char *thr = "a call that waits for the device (cudaDeviceSynchronize, cudaStreamSynchronize, "
@@ -394,7 +400,7 @@ static int rule_loader(rules *R)
     const char *sug = "Load the next batch while the device computes: more loader workers (num_workers), "
                       "prefetching, pinned memory (pin_memory=True) and non_blocking copies.";
     const gt_gaps *g = &r->gaps;
-    if (span > 0 && g->loader_idle_ns * 20 >= span && g->loader_idle_ns > 0) {
+    if (span > 0 && (double)g->loader_idle_ns * 20 >= (double)span && g->loader_idle_ns > 0) {
         /* the longest loader gap as the instance to look at */
         int64_t s = 0, e = 0;
         for (size_t i = 0; i < g->n_longest; i++)
@@ -450,13 +456,13 @@ static int rules_kernels(rules *R)
         const gt_name_row *k = &r->kernels[i];
         if (is_fp32_gemm(k->name)) {
             fp32_share += k->share;
-            fp32_ns += k->d.total_ns;
+            fp32_ns = an_add_sat(fp32_ns, k->d.total_ns);
             if (!*fp32_name)
                 fp32_name = k->name;
         }
         if (is_slow_conv(k->name)) {
             conv_share += k->share;
-            conv_ns += k->d.total_ns;
+            conv_ns = an_add_sat(conv_ns, k->d.total_ns);
             if (!*conv_name)
                 conv_name = k->name;
         }
@@ -499,12 +505,12 @@ static int rules_kernels(rules *R)
         n_short += a->end_ns - a->start_ns < 20000;
     }
     int64_t span = r->end_ns - r->start_ns;
-    int64_t launch_idle = r->gaps.idle_by_cause_ns[GT_GAP_KERNEL_WAIT] + r->gaps.idle_by_cause_ns[GT_GAP_HOST_WAIT];
+    int64_t launch_idle = an_add_sat(r->gaps.idle_by_cause_ns[GT_GAP_KERNEL_WAIT], r->gaps.idle_by_cause_ns[GT_GAP_HOST_WAIT]);
     thr = "100 kernels or more, most under 20 us, and the device idle between launches (host-wait plus "
           "kernel-wait) for 10% of the time or more";
     sug = "Launch fewer, bigger kernels: fuse elementwise chains (torch.compile, fused optimizers), "
           "or capture the step in a CUDA graph to remove per-launch overhead.";
-    if (n_k >= 100 && n_short * 2 > n_k && span > 0 && launch_idle * 10 >= span)
+    if (n_k >= 100 && n_short * 2 > n_k && span > 0 && (double)launch_idle * 10 >= (double)span)
         rc = add(R, "launch_bound", "Many short kernels with launch gaps", thr, sug, launch_idle, 0, 0,
                  "up to the idle time between launches",
                  "%lld of %lld kernels run under 20 us; the device sat %s (%.1f%%) idle between launches "
@@ -527,7 +533,7 @@ static int rules_memory(rules *R)
     const char *thr = "peak reserved memory under 50% of the device's memory";
     const char *sug = "Raise the batch size (scale the learning rate with it) to use the idle memory and "
                       "keep the device busier per launch.";
-    if (known && peak * 2 < total)
+    if (known && (double)peak * 2 < (double)total) /* doubles: the trace's sizes may be anything */
         rc = add(R, "memory_headroom", "Memory headroom", thr, sug, 0, mem->peak_reserved_ns, mem->peak_reserved_ns,
                  "a batch up to the memory left, for better device utilization per step",
                  "peak reserved %s of %s (%.1f%%): roughly %.1fx the batch would fit",
@@ -539,7 +545,7 @@ static int rules_memory(rules *R)
     thr = "peak reserved memory at 90% of the device's memory or more";
     sug = "Trade compute for memory: activation checkpointing, gradient accumulation over smaller micro-batches, "
           "mixed precision; or free cached blocks that fragment the pool.";
-    if (known && peak * 10 >= total * 9)
+    if (known && (double)peak * 10 >= (double)total * 9)
         rc = add(R, "memory_near_limit", "Memory near the limit", thr, sug, 0, mem->peak_reserved_ns,
                  mem->peak_reserved_ns, "room to grow the model or batch without out-of-memory errors",
                  "peak reserved %s of %s (%.1f%%), fragmentation %.1f%% at the allocated peak",
@@ -579,7 +585,7 @@ static int rule_exposed_comm(rules *R)
     if (c->most_exposed < 0 || (size_t)c->most_exposed >= c->n_ranks) /* none (a zeroed gt_comm has no ranks) */
         return add(R, rule, title, thr, sug, 0, 0, 0, NULL, NULL);
     const gt_comm_rank *k = &c->ranks[c->most_exposed];
-    if (k->span_ns <= 0 || k->exposed_ns * 10 < k->span_ns)
+    if (k->span_ns <= 0 || (double)k->exposed_ns * 10 < (double)k->span_ns)
         return add(R, rule, title, thr, sug, 0, 0, 0, NULL, NULL);
     double n = k->n_steps ? (double)k->n_steps : 1;
     char wk[64];

@@ -15,6 +15,23 @@
 #define AN_LONG_GAP_NS 500000000 /* nsys analyze gpu_gaps: 500 ms */
 #define AN_ALIVE INT64_MAX        /* end of an allocation never freed */
 
+/* The rows the analysis computes with: times within +-AN_TIME_LIMIT_NS (36
+ * years of nanoseconds), so that the difference of two times and the sum of
+ * two such differences cannot overflow, an end not before its start, and
+ * sizes from 0 to AN_BYTES_LIMIT (4 PiB). Rows outside these are refused at
+ * load and counted (an_model.n_refused); sums over many rows saturate
+ * (an_add_sat). */
+#define AN_TIME_LIMIT_NS ((int64_t)1 << 60)
+#define AN_BYTES_LIMIT ((int64_t)1 << 52)
+
+static inline int64_t an_add_sat(int64_t a, int64_t b)
+{
+    int64_t s;
+    if (__builtin_add_overflow(a, b, &s))
+        return b > 0 ? INT64_MAX : INT64_MIN;
+    return s;
+}
+
 /* A span on the device timeline: a kernel, copy, memset or (CPU traces) a CPU op. */
 typedef struct an_act {
     int64_t start_ns, end_ns;
@@ -80,6 +97,7 @@ typedef struct an_model {
     int64_t span_start_ns, span_end_ns;
     int64_t max_act_ns;                 /* longest activity: bounds look-backs */
     int64_t main_tid;                   /* thread with most CUDA calls (or ranges) */
+    int64_t n_refused;                  /* rows refused at load: times or sizes out of range */
     /* correlation id -> index into apis: a direct table when the ids are
      * dense (as CUPTI numbers them), else open addressing */
     int64_t *corr_keys; size_t *corr_vals; size_t corr_cap;
@@ -87,6 +105,9 @@ typedef struct an_model {
 } an_model;
 
 int an_model_load(an_model **out, gt_trace *t);
+/* Whether a row from the reader is one to compute with (AN_TIME_LIMIT_NS);
+ * what an_model_load refuses, for code that reads rows itself (exports). */
+bool an_row_ok(const gt_event *ev);
 void an_model_free(an_model *m);
 /* Builds parents, the correlation map and main_tid after arrays are filled and sorted. */
 int an_model_index(an_model *m);

@@ -410,7 +410,7 @@ static int measure_unit(ctx *c, gt_comm_rank *rk, const unit *u, const gt_report
             const item *x = &u->items[i];
             st->n_collectives++;
             if (x->bytes >= 0) {
-                st->bytes += x->bytes;
+                st->bytes = an_add_sat(st->bytes, x->bytes);
                 st->n_bytes_known++;
             }
             int64_t k = kind_of(c, x->name);
@@ -420,21 +420,22 @@ static int measure_unit(ctx *c, gt_comm_rank *rk, const unit *u, const gt_report
             }
             int64_t d = x->end_ns - x->start_ns;
             c->kinds[k].n++;
-            c->kinds[k].total_ns += d;
-            c->kinds[k].exposed_ns += d - spans_len(&u->compute, x->start_ns, x->end_ns);
+            c->kinds[k].total_ns = an_add_sat(c->kinds[k].total_ns, d);
+            c->kinds[k].exposed_ns = an_add_sat(c->kinds[k].exposed_ns, d - spans_len(&u->compute, x->start_ns, x->end_ns));
         }
         /* NCCL: bytes from the host's ranges */
         for (size_t i = first_from(u->sized, u->n_sized, a); i < u->n_sized && u->sized[i].start_ns < b; i++) {
-            st->bytes += u->sized[i].bytes;
+            st->bytes = an_add_sat(st->bytes, u->sized[i].bytes);
             st->n_bytes_known++;
         }
-        rk->span_ns += b - a;
-        rk->comm_ns += st->comm_ns;
-        rk->compute_ns += st->compute_ns;
-        rk->overlap_ns += st->overlap_ns;
-        rk->exposed_ns += st->exposed_ns;
+        /* sums saturate: a damaged trace's steps may overlap and add past INT64_MAX */
+        rk->span_ns = an_add_sat(rk->span_ns, b - a);
+        rk->comm_ns = an_add_sat(rk->comm_ns, st->comm_ns);
+        rk->compute_ns = an_add_sat(rk->compute_ns, st->compute_ns);
+        rk->overlap_ns = an_add_sat(rk->overlap_ns, st->overlap_ns);
+        rk->exposed_ns = an_add_sat(rk->exposed_ns, st->exposed_ns);
         rk->n_collectives += st->n_collectives;
-        rk->bytes += st->bytes;
+        rk->bytes = an_add_sat(rk->bytes, st->bytes);
         rk->n_bytes_known += st->n_bytes_known;
     }
     rk->hidden = rk->comm_ns > 0 ? (double)rk->overlap_ns / (double)rk->comm_ns : 0;
@@ -488,8 +489,8 @@ static void summarise(gt_comm *cm)
         cm->overlap_ns += (double)rk->overlap_ns / per;
         cm->exposed_ns += (double)rk->exposed_ns / per;
         cm->collectives += (double)rk->n_collectives / per;
-        all_comm += rk->comm_ns;
-        all_overlap += rk->overlap_ns;
+        all_comm = an_add_sat(all_comm, rk->comm_ns);
+        all_overlap = an_add_sat(all_overlap, rk->overlap_ns);
         if ((double)rk->exposed_ns / per > worst_exposed) {
             worst_exposed = (double)rk->exposed_ns / per;
             cm->most_exposed = (int64_t)i;

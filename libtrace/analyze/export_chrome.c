@@ -183,6 +183,8 @@ static int collect(gt_trace *t, idset *host, idset *dev, int32_t *devs, size_t *
         if ((rc = gt_iter_new(&it, t, dk[k], INT64_MIN, INT64_MAX)) < 0)
             return rc;
         while ((rc = gt_iter_next(it, &ev)) == 1) {
+            if (!an_row_ok(&ev))
+                continue; /* out of range: left out, as the analysis leaves it out */
             int64_t corr;
             int32_t d = -1;
             switch (ev.kind) {
@@ -218,6 +220,8 @@ static int emit_kind(gt_trace *t, out *o, gt_event_kind kind, const idset *host,
         return rc;
     char name[256];
     while ((rc = gt_iter_next(it, &ev)) == 1) {
+        if (!an_row_ok(&ev))
+            continue; /* times or sizes out of range: left out, as the analysis leaves them out */
         switch (kind) {
         case GT_EV_KERNEL: {
             const gt_kernel *k = &ev.u.kernel;
@@ -225,9 +229,9 @@ static int emit_kind(gt_trace *t, out *o, gt_event_kind kind, const idset *host,
             seen_stream(o, k->device_id, k->stream_id);
             span(o, "kernel", gt_trace_string(t, nid), k->device_id, k->stream_id, k->start_ns, k->end_ns);
             fprintf(o->f, ",\"args\":{\"device\":%d,\"stream\":%d,\"correlation\":%lld,\"registers per thread\":%d,"
-                          "\"shared memory\":%d,\"grid\":[%d,%d,%d],\"block\":[%d,%d,%d]}}",
+                          "\"shared memory\":%lld,\"grid\":[%d,%d,%d],\"block\":[%d,%d,%d]}}",
                     k->device_id, k->stream_id, (long long)k->correlation_id, k->registers_per_thread,
-                    k->static_shared_bytes + k->dynamic_shared_bytes, k->grid_x, k->grid_y, k->grid_z, k->block_x,
+                    (long long)k->static_shared_bytes + k->dynamic_shared_bytes, k->grid_x, k->grid_y, k->grid_z, k->block_x,
                     k->block_y, k->block_z);
             if (idset_has(host, k->correlation_id))
                 flow(o, false, k->correlation_id, k->device_id, k->stream_id, k->start_ns);
@@ -405,7 +409,8 @@ static int annotations(const an_model *m, out *o)
     for (size_t i = 0; i < ps.cap; i++)
         if (ps.v[i].range >= 0)
             ps.v[n++] = ps.v[i];
-    qsort(ps.v, n, sizeof *ps.v, cmp_proj);
+    if (n > 1) /* ps.v is NULL when nothing was projected */
+        qsort(ps.v, n, sizeof *ps.v, cmp_proj);
     for (size_t i = 0; i < n; i++) {
         const proj *p = &ps.v[i];
         span(o, "gpu_user_annotation", an_str(m, m->ranges[p->range].text), p->device, p->stream, p->start_ns,
@@ -438,11 +443,11 @@ static int memory(const an_model *m, out *o, const int32_t *devs, size_t n_devs)
     int64_t allocated = 0, reserved = 0;
     for (size_t i = 0; i < n; i++) {
         const an_mem_action *a = &acts[i];
-        switch (a->action) {
-        case AN_ACT_ALLOC: allocated += a->bytes; break;
-        case AN_ACT_FREE: allocated -= a->bytes; break;
-        case AN_ACT_SEG_ALLOC: reserved += a->bytes; break;
-        case AN_ACT_SEG_FREE: reserved -= a->bytes; break;
+        switch (a->action) { /* sizes are checked at load; their sums saturate */
+        case AN_ACT_ALLOC: allocated = an_add_sat(allocated, a->bytes); break;
+        case AN_ACT_FREE: allocated = an_add_sat(allocated, -a->bytes); break;
+        case AN_ACT_SEG_ALLOC: reserved = an_add_sat(reserved, a->bytes); break;
+        case AN_ACT_SEG_FREE: reserved = an_add_sat(reserved, -a->bytes); break;
         }
         if (a->action == AN_ACT_ALLOC || a->action == AN_ACT_FREE) {
             int64_t tid = a->tid ? a->tid : m->main_tid;
@@ -478,6 +483,12 @@ static int cmp_i64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+static void sort_i64(int64_t *v, size_t n)
+{
+    if (n > 1) /* v is NULL for an empty set */
+        qsort(v, n, sizeof *v, cmp_i64);
+}
+
 static void meta_name(out *o, const char *what, int64_t pid, int64_t tid, const char *name)
 {
     sep(o);
@@ -510,7 +521,7 @@ static int metadata(gt_trace *t, out *o, const int32_t *devs, size_t n_devs)
         rc = rowset_add(&pids, gt_pid_of(o->threads.v[i]));
     if (rc < 0)
         goto cleanup;
-    qsort(pids.v, pids.n, sizeof *pids.v, cmp_i64);
+    sort_i64(pids.v, pids.n);
     for (size_t i = 0; i < pids.n; i++) {
         const char *pname = NULL;
         for (size_t k = 0; k < n_ps && !pname; k++)
@@ -519,7 +530,7 @@ static int metadata(gt_trace *t, out *o, const int32_t *devs, size_t n_devs)
         snprintf(name, sizeof name, "process %lld", (long long)pids.v[i]);
         meta_name(o, "process_name", pids.v[i], 0, pname ? pname : name);
     }
-    qsort(o->threads.v, o->threads.n, sizeof *o->threads.v, cmp_i64);
+    sort_i64(o->threads.v, o->threads.n);
     for (size_t i = 0; i < o->threads.n; i++) {
         const char *tname = NULL;
         for (size_t k = 0; k < n_ts && !tname; k++)
@@ -533,7 +544,7 @@ static int metadata(gt_trace *t, out *o, const int32_t *devs, size_t n_devs)
         meta_name(o, "process_name", devs[i], 0, name);
         meta_sort(o, "process_sort_index", devs[i], 0, 0x1000000 + devs[i]);
     }
-    qsort(o->streams.v, o->streams.n, sizeof *o->streams.v, cmp_i64);
+    sort_i64(o->streams.v, o->streams.n);
     for (size_t i = 0; i < o->streams.n; i++) {
         int32_t dev = (int32_t)(uint32_t)((uint64_t)o->streams.v[i] >> 32), stream = (int32_t)(uint32_t)o->streams.v[i];
         snprintf(name, sizeof name, "stream %d", stream);
@@ -550,15 +561,15 @@ int gt_export_chrome(gt_trace *t, FILE *f)
     idset host = {0}, dev = {0};
     int32_t devs[64];
     size_t n_devs = 0;
-    int64_t end;
     out o = {.f = f, .first = true};
     an_model *m = NULL;
     int rc;
     if (!t || !f)
         return gt_error_set(GT_ERR_INVALID, "gt_export_chrome: missing argument");
-    if ((rc = gt_trace_time_span(t, &o.base_ns, &end)) < 0 || (rc = collect(t, &host, &dev, devs, &n_devs)) < 0 ||
-        (rc = an_model_load(&m, t)) < 0)
+    /* the base is the analysis's first time: that of the rows in range */
+    if ((rc = collect(t, &host, &dev, devs, &n_devs)) < 0 || (rc = an_model_load(&m, t)) < 0)
         goto cleanup;
+    o.base_ns = m->span_start_ns;
     fputs("{\"displayTimeUnit\":\"ns\",\"traceName\":", f);
     an_json_str(f, gt_trace_path(t));
     fprintf(f, ",\"baseTimeNanoseconds\":%lld,\"traceEvents\":[", (long long)o.base_ns);

@@ -40,13 +40,22 @@ static const char *headers[GT_EV_N_KINDS] = {
 
 #define LL(x) ((long long)(x))
 
+/* end - start; a damaged row's may not fit in 64 bits: it saturates. */
+static long long dur(int64_t start_ns, int64_t end_ns)
+{
+    int64_t d;
+    if (__builtin_sub_overflow(end_ns, start_ns, &d))
+        return end_ns > start_ns ? INT64_MAX : INT64_MIN;
+    return d;
+}
+
 static void row(gt_trace *t, FILE *f, const gt_event *ev)
 {
     switch (ev->kind) {
     case GT_EV_KERNEL: {
         const gt_kernel *k = &ev->u.kernel;
         gt_string_id n = k->demangled_name ? k->demangled_name : k->mangled_name;
-        fprintf(f, "%lld,%lld,%lld,%lld,%d,%d,%d,%lld,", LL(k->start_ns), LL(k->end_ns), LL(k->end_ns - k->start_ns),
+        fprintf(f, "%lld,%lld,%lld,%lld,%d,%d,%d,%lld,", LL(k->start_ns), LL(k->end_ns), dur(k->start_ns, k->end_ns),
                 LL(gt_pid_of(k->global_pid)), k->device_id, k->context_id, k->stream_id, LL(k->correlation_id));
         field(f, gt_trace_string(t, n));
         fputc(',', f);
@@ -59,20 +68,20 @@ static void row(gt_trace *t, FILE *f, const gt_event *ev)
     case GT_EV_MEMCPY: {
         const gt_memcpy *c = &ev->u.memcpy;
         fprintf(f, "%lld,%lld,%lld,%lld,%d,%d,%d,%lld,%lld,%d,%d,%d", LL(c->start_ns), LL(c->end_ns),
-                LL(c->end_ns - c->start_ns), LL(gt_pid_of(c->global_pid)), c->device_id, c->context_id, c->stream_id,
+                dur(c->start_ns, c->end_ns), LL(gt_pid_of(c->global_pid)), c->device_id, c->context_id, c->stream_id,
                 LL(c->correlation_id), LL(c->bytes), c->copy_kind, c->src_kind, c->dst_kind);
         break;
     }
     case GT_EV_MEMSET: {
         const gt_memset *s = &ev->u.memset;
         fprintf(f, "%lld,%lld,%lld,%lld,%d,%d,%d,%lld,%lld,%d,%d", LL(s->start_ns), LL(s->end_ns),
-                LL(s->end_ns - s->start_ns), LL(gt_pid_of(s->global_pid)), s->device_id, s->context_id, s->stream_id,
+                dur(s->start_ns, s->end_ns), LL(gt_pid_of(s->global_pid)), s->device_id, s->context_id, s->stream_id,
                 LL(s->correlation_id), LL(s->bytes), s->value, s->mem_kind);
         break;
     }
     case GT_EV_API: {
         const gt_api_call *a = &ev->u.api;
-        fprintf(f, "%lld,%lld,%lld,%lld,%lld,%lld,", LL(a->start_ns), LL(a->end_ns), LL(a->end_ns - a->start_ns),
+        fprintf(f, "%lld,%lld,%lld,%lld,%lld,%lld,", LL(a->start_ns), LL(a->end_ns), dur(a->start_ns, a->end_ns),
                 LL(gt_pid_of(a->global_tid)), LL(gt_tid_of(a->global_tid)), LL(a->correlation_id));
         field(f, gt_trace_string(t, a->name));
         fprintf(f, ",%s,%d,%lld", a->event_class == GT_API_DRIVER ? "driver" : "runtime", a->return_value,
@@ -82,7 +91,7 @@ static void row(gt_trace *t, FILE *f, const gt_event *ev)
     case GT_EV_SYNC: {
         const gt_sync *s = &ev->u.sync;
         fprintf(f, "%lld,%lld,%lld,%lld,%d,%d,%d,%lld,%d,%lld", LL(s->start_ns), LL(s->end_ns),
-                LL(s->end_ns - s->start_ns), LL(gt_pid_of(s->global_pid)), s->device_id, s->context_id, s->stream_id,
+                dur(s->start_ns, s->end_ns), LL(gt_pid_of(s->global_pid)), s->device_id, s->context_id, s->stream_id,
                 LL(s->correlation_id), s->sync_type, LL(s->event_id));
         break;
     }
@@ -117,7 +126,7 @@ static void row(gt_trace *t, FILE *f, const gt_event *ev)
     }
     case GT_EV_CPU_OP: {
         const gt_cpu_op *c = &ev->u.cpu_op;
-        fprintf(f, "%lld,%lld,%lld,%lld,%lld,%d,", LL(c->start_ns), LL(c->end_ns), LL(c->end_ns - c->start_ns),
+        fprintf(f, "%lld,%lld,%lld,%lld,%lld,%d,", LL(c->start_ns), LL(c->end_ns), dur(c->start_ns, c->end_ns),
                 LL(gt_pid_of(c->global_tid)), LL(gt_tid_of(c->global_tid)), c->stream_id);
         field(f, gt_trace_string(t, c->name));
         fprintf(f, ",%lld,%lld", LL(c->flops), LL(c->bytes));

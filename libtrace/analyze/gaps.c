@@ -157,11 +157,17 @@ static int64_t gap_call(const ctx *c, int64_t tid, int64_t s, int64_t e, int64_t
     int64_t i = overlapping_call(c->m, c->runtime, c->n_runtime, tid, s, e, ov);
     if (i < 0)
         i = overlapping_call(c->m, c->driver, c->n_driver, tid, s, e, ov);
-    if (i >= 0 && *ov * 10 < e - s) {
+    if (i >= 0 && *ov < (e - s) / 10) {
         *ov = 0;
         i = -1;
     }
     return i;
+}
+
+/* Unsigned: string ids of a damaged trace may be anything. */
+static size_t key_hash(gt_string_id nvtx, gt_string_id api)
+{
+    return (size_t)(((uint64_t)nvtx * 31 + (uint64_t)api) * 0x9e3779b97f4a7c15ULL >> 20);
 }
 
 static int add_activity(ctx *c, gt_string_id nvtx, gt_string_id api, int64_t d)
@@ -174,7 +180,7 @@ static int add_activity(ctx *c, gt_string_id nvtx, gt_string_id api, int64_t d)
         for (size_t i = 0; i < c->cap_keys; i++) {
             if (c->keys[i].n == 0)
                 continue;
-            size_t h = ((uint64_t)(c->keys[i].nvtx * 31 + c->keys[i].api) * 0x9e3779b97f4a7c15ULL >> 20) & (ncap - 1);
+            size_t h = key_hash(c->keys[i].nvtx, c->keys[i].api) & (ncap - 1);
             while (nk[h].n)
                 h = (h + 1) & (ncap - 1);
             nk[h] = c->keys[i];
@@ -183,7 +189,7 @@ static int add_activity(ctx *c, gt_string_id nvtx, gt_string_id api, int64_t d)
         c->keys = nk;
         c->cap_keys = ncap;
     }
-    size_t h = ((uint64_t)(nvtx * 31 + api) * 0x9e3779b97f4a7c15ULL >> 20) & (c->cap_keys - 1);
+    size_t h = key_hash(nvtx, api) & (c->cap_keys - 1);
     while (c->keys[h].n && (c->keys[h].nvtx != nvtx || c->keys[h].api != api))
         h = (h + 1) & (c->cap_keys - 1);
     if (!c->keys[h].n) {
@@ -192,7 +198,7 @@ static int add_activity(ctx *c, gt_string_id nvtx, gt_string_id api, int64_t d)
         c->n_keys++;
     }
     c->keys[h].n++;
-    c->keys[h].total_ns += d;
+    c->keys[h].total_ns = an_add_sat(c->keys[h].total_ns, d);
     return 0;
 }
 
@@ -230,11 +236,12 @@ static int one_gap(ctx *c, gt_gaps *g, const an_act *next, int64_t s, int64_t e)
     }
     g->n_gaps++;
     g->n_by_cause[k.cause]++;
-    g->idle_by_cause_ns[k.cause] += d;
-    g->idle_ns += d;
+    /* sums over devices saturate (damaged traces: gaps of up to 2^61 ns) */
+    g->idle_by_cause_ns[k.cause] = an_add_sat(g->idle_by_cause_ns[k.cause], d);
+    g->idle_ns = an_add_sat(g->idle_ns, d);
     if (d >= AN_LONG_GAP_NS) {
         g->n_long++;
-        g->long_ns += d;
+        g->long_ns = an_add_sat(g->long_ns, d);
     }
     keep_longest(c, &k);
     if (k.cause == GT_GAP_KERNEL_WAIT)
@@ -245,7 +252,7 @@ static int one_gap(ctx *c, gt_gaps *g, const an_act *next, int64_t s, int64_t e)
         for (int64_t p = r; p >= 0 && !loader; p = m->ranges[p].parent)
             loader = an_is_loader_name(an_str(m, m->ranges[p].text));
         if (loader)
-            g->loader_idle_ns += d;
+            g->loader_idle_ns = an_add_sat(g->loader_idle_ns, d);
     }
     int64_t ov;
     int64_t call = k.tid ? gap_call(c, k.tid, s, e, &ov) : -1;

@@ -575,12 +575,13 @@ static void note_category(load_state *ls, const char *name, int64_t tid, int64_t
     }
 }
 
-/* The bytes an integer payload gives a communication range; -1 none. */
+/* The bytes an integer payload gives a communication range; -1 none (or
+ * more than AN_BYTES_LIMIT: not a size). */
 static int64_t payload_bytes(const gt_nvtx *n)
 {
     switch (n->payload_kind) {
-    case GT_PAYLOAD_U64: return n->payload.u64 <= INT64_MAX ? (int64_t)n->payload.u64 : -1;
-    case GT_PAYLOAD_I64: return n->payload.i64 >= 0 ? n->payload.i64 : -1;
+    case GT_PAYLOAD_U64: return n->payload.u64 <= (uint64_t)AN_BYTES_LIMIT ? (int64_t)n->payload.u64 : -1;
+    case GT_PAYLOAD_I64: return n->payload.i64 >= 0 && n->payload.i64 <= AN_BYTES_LIMIT ? n->payload.i64 : -1;
     case GT_PAYLOAD_U32: return n->payload.u32;
     case GT_PAYLOAD_I32: return n->payload.i32 >= 0 ? n->payload.i32 : -1;
     default: return -1;
@@ -664,13 +665,48 @@ typedef struct loader {
     size_t n_kinds;
     int (*finish)(an_model *m); /* sorts and indexes what it loaded */
     bool any;                 /* a row was read */
+    int64_t n_refused;        /* rows out of range (row_ok) */
     int64_t first_ns, last_ns; /* over every row read: the trace's time span */
     int rc;
     char msg[512];            /* a failure's message, for the thread that reports it */
 } loader;
 
+static bool time_ok(int64_t t)
+{
+    return t >= -AN_TIME_LIMIT_NS && t <= AN_TIME_LIMIT_NS;
+}
+
+static bool bytes_ok(int64_t b)
+{
+    return b >= 0 && b <= AN_BYTES_LIMIT;
+}
+
+/* A row the analysis can compute with (see AN_TIME_LIMIT_NS): the reader
+ * of a damaged or hand-made file may hand over anything an INTEGER holds. */
+static bool row_ok(const gt_event *ev, int64_t start_ns, int64_t end_ns)
+{
+    if (!time_ok(start_ns) || !time_ok(end_ns))
+        return false;
+    switch (ev->kind) {
+    case GT_EV_NVTX: return true; /* ranges ending before they start are not ranges (below) */
+    case GT_EV_MEMCPY: return end_ns >= start_ns && bytes_ok(ev->u.memcpy.bytes);
+    case GT_EV_MEMSET: return end_ns >= start_ns && bytes_ok(ev->u.memset.bytes);
+    case GT_EV_GPU_MEMORY: return bytes_ok(ev->u.gpu_memory.bytes);
+    case GT_EV_HEAP: return bytes_ok(ev->u.heap.bytes);
+    case GT_EV_CPU_OP:
+        return end_ns >= start_ns && bytes_ok(ev->u.cpu_op.bytes) && ev->u.cpu_op.flops >= 0;
+    default: return end_ns >= start_ns;
+    }
+}
+
+bool an_row_ok(const gt_event *ev)
+{
+    return row_ok(ev, gt_event_start(ev), gt_event_end(ev));
+}
+
 /* Device timeline and everything else from the reader, one kind at a time;
- * span_only: rows only count for the time span. */
+ * span_only: rows only count for the time span. Rows out of range are
+ * refused (counted) and count for nothing. */
 static int load_kind(loader *L, gt_event_kind kind, bool span_only)
 {
     an_model *m = L->m;
@@ -684,6 +720,10 @@ static int load_kind(loader *L, gt_event_kind kind, bool span_only)
     while ((rc = gt_iter_next(it, &ev)) == 1) {
         /* the span as gt_trace_time_span gives it, without reading it all again */
         int64_t ev_s = gt_event_start(&ev), ev_e = gt_event_end(&ev);
+        if (!row_ok(&ev, ev_s, ev_e)) {
+            L->n_refused++;
+            continue;
+        }
         if (ev_e < ev_s)
             ev_e = ev_s;
         if (!L->any || ev_s < L->first_ns)
@@ -867,8 +907,8 @@ int an_model_load(an_model **out, gt_trace *t)
      * stays on `t`, whose ids for inline texts the model keeps. */
     static const gt_event_kind dev_kinds[] = {GT_EV_KERNEL, GT_EV_MEMCPY, GT_EV_MEMSET, GT_EV_API};
     static const gt_event_kind host_kinds[] = {GT_EV_NVTX, GT_EV_GPU_MEMORY, GT_EV_HEAP, GT_EV_SYNC};
-    loader dev = {m, t, &ls, dev_kinds, 4, finish_device, false, 0, 0, 0, ""};
-    loader host = {m, t, &ls, host_kinds, 4, finish_host, false, 0, 0, 0, ""};
+    loader dev = {m, t, &ls, dev_kinds, 4, finish_device, false, 0, 0, 0, 0, ""};
+    loader host = {m, t, &ls, host_kinds, 4, finish_host, false, 0, 0, 0, 0, ""};
     if (gt_trace_reopen(&t2, t) == 0) {
         dev.t = t2;
         threaded = pthread_create(&th, NULL, loader_thread, &dev) == 0;
@@ -911,6 +951,7 @@ int an_model_load(an_model **out, gt_trace *t)
         const an_api *a = an_model_launch(m, e->tid);
         e->tid = a ? a->tid : m->main_tid;
     }
+    m->n_refused = dev.n_refused + host.n_refused;
     if (dev.any || host.any) {
         m->span_start_ns = !host.any || (dev.any && dev.first_ns < host.first_ns) ? dev.first_ns : host.first_ns;
         m->span_end_ns = !host.any || (dev.any && dev.last_ns > host.last_ns) ? dev.last_ns : host.last_ns;

@@ -82,8 +82,8 @@ void an_dist(gt_dist *d, int64_t *durations, size_t n)
         return;
     sort_i64(durations, n);
     d->n = (int64_t)n;
-    for (size_t i = 0; i < n; i++)
-        d->total_ns += durations[i];
+    for (size_t i = 0; i < n; i++) /* saturates: a damaged trace's durations may add past INT64_MAX */
+        d->total_ns = an_add_sat(d->total_ns, durations[i]);
     d->min_ns = durations[0];
     d->max_ns = durations[n - 1];
     d->mean_ns = (double)d->total_ns / (double)n;
@@ -185,14 +185,27 @@ void an_fmt_bytes(char *buf, size_t n, double bytes)
         snprintf(buf, n, "%.2f %s", v, units[u]);
 }
 
+/* RFC 3629: no overlong forms (C0, C1, E0 80..9F, F0 80..8F), no
+ * surrogates (ED A0..BF), nothing past U+10FFFF (F4 90.., F5..FF). */
 int an_utf8_len(const unsigned char *s)
 {
     if (s[0] < 0x80)
         return 1;
-    int n = (s[0] & 0xe0) == 0xc0 ? 2 : (s[0] & 0xf0) == 0xe0 ? 3 : (s[0] & 0xf8) == 0xf0 ? 4 : 0;
-    if (n == 0 || (n == 2 && s[0] < 0xc2))
+    int n = s[0] >= 0xc2 && s[0] <= 0xdf ? 2 : s[0] >= 0xe0 && s[0] <= 0xef ? 3 : s[0] >= 0xf0 && s[0] <= 0xf4 ? 4 : 0;
+    if (n == 0)
         return 0;
-    for (int i = 1; i < n; i++)
+    unsigned char lo = 0x80, hi = 0xbf; /* the second byte's range */
+    if (s[0] == 0xe0)
+        lo = 0xa0;
+    else if (s[0] == 0xed)
+        hi = 0x9f;
+    else if (s[0] == 0xf0)
+        lo = 0x90;
+    else if (s[0] == 0xf4)
+        hi = 0x8f;
+    if (s[1] < lo || s[1] > hi)
+        return 0;
+    for (int i = 2; i < n; i++)
         if ((s[i] & 0xc0) != 0x80)
             return 0;
     return n;

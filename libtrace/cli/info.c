@@ -63,10 +63,12 @@ int gt_cli_info(int argc, char **argv)
     const char *cmd = gt_trace_meta(t, "command_line");
     if (cmd)
         printf("command    %s\n", cmd);
-    int64_t start = 0, end = 0;
+    int64_t start = 0, end = 0, len = 0;
     if (gt_trace_time_span(t, &start, &end) == 0 && end >= start && (start != 0 || end != 0))
+        /* a damaged trace's span may be longer than an int64 holds */
         printf("span       %s to %s (%s)\n", gt_cli_duration(start, a, sizeof a), gt_cli_duration(end, b, sizeof b),
-               gt_cli_duration(end - start, (char[64]){0}, 64));
+               __builtin_sub_overflow(end, start, &len) ? "longer than 292 years"
+                                                        : gt_cli_duration(len, (char[64]){0}, 64));
     else
         printf("span       (no events)\n");
     printf("events\n");
