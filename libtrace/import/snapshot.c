@@ -12,8 +12,10 @@
  * the first action is found by undoing the actions from the end state
  * backwards (as PyTorch's memory_viz does); that state is registered at the
  * first action's time, then every action is replayed at its own time. A
- * block is allocated from "alloc" to "free_completed" ("free_requested"
- * only marks the free as pending on streams). segment_map/segment_unmap
+ * block is allocated from "alloc" to "free_requested", as PyTorch counts
+ * allocated bytes (memory_allocated(), segsum): a block whose free waits
+ * for its streams ("active_pending_free" until "free_completed") is
+ * reserved memory no tensor holds. segment_map/segment_unmap
  * (expandable segments) grow or shrink the segment they extend, else map or
  * unmap a segment of their own. An OOM is an NVTX mark with its figures.
  * Without history, the end state is registered at time 0.
@@ -241,7 +243,7 @@ static int undo(state *s, const entry *e)
         if ((i = blk_find(s, e->addr)) >= 0)
             blk_remove(s, (size_t)i);
         return 0;
-    case A_FREE_DONE:
+    case A_FREE_REQ: /* allocated until the free was asked for */
         return blk_insert(s, (blk){e->addr, e->bytes, e->frames});
     case A_SEG_ALLOC:
     case A_SEG_MAP:
@@ -436,7 +438,8 @@ static int apply(wctx *c, state *s, const entry *e, int64_t t, const pk_value *r
         if (e->bytes == 0)
             return 0;
         return new_block(c, s, t, e->addr, e->bytes, e->frames);
-    case A_FREE_DONE:
+    case A_FREE_REQ:
+    case A_FREE_DONE: /* the block's free was asked for before the history began */
         if ((i = blk_find(s, e->addr)) < 0)
             return 0;
         blk_remove(s, (size_t)i);
@@ -535,8 +538,8 @@ static int end_state(wctx *c, state *s, const pk_value *segs, int64_t dev, bool 
             if (!pk_get_int(b, "address", &baddr) || !pk_get_int(b, "size", &bsize) || bsize < 0)
                 return gt_error_set(GT_ERR_CORRUPT, "%s: segments[%zu].blocks[%zu] lacks a valid address or size",
                                     c->path, i, j);
-            if (!st || strncmp(st, "active_", 7) || bsize == 0)
-                continue; /* inactive: cached, free for the allocator */
+            if (!st || strcmp(st, "active_allocated") || bsize == 0)
+                continue; /* inactive (cached), or freed and waiting for its streams */
             if ((uint64_t)baddr < (uint64_t)addr || (uint64_t)baddr - (uint64_t)addr + (uint64_t)bsize > (uint64_t)size)
                 return gt_error_set(GT_ERR_CORRUPT, "%s: segments[%zu].blocks[%zu] lies outside its segment", c->path,
                                     i, j);
@@ -626,7 +629,7 @@ static int write_device(wctx *c, const pk_value *segs, const pk_value *trace)
         const pk_value *blocks = pk_get_list(segs->u.seq.v[i], "blocks");
         for (size_t j = 0; blocks && j < blocks->u.seq.n; j++) {
             const char *st = pk_get_str(blocks->u.seq.v[j], "state");
-            c->st->n_blocks += st && !strncmp(st, "active_", 7);
+            c->st->n_blocks += st && !strcmp(st, "active_allocated");
         }
     }
 cleanup:
