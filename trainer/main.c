@@ -666,7 +666,7 @@ static int check_save(const options *o, int rank, int n_ranks)
     return rc;
 }
 
-/* ---- an address-space limit (ulimit -v) ----------------------------------- */
+/* ---- memory limits (ulimit -v, ulimit -d) -------------------------------------- */
 
 /* OpenBLAS maps one buffer per thread that calls a GEMM, at its first call,
  * and keeps it: BUFFER_SIZE (128 MiB on x86_64) and a page. When that fails
@@ -684,55 +684,77 @@ static size_t param_count(const tr_gpt_config *c)
     return (size_t)c->padded_vocab_size * C + (size_t)c->max_seq_len * C + L * (12 * C * C + 13 * C) + 2 * C;
 }
 
-/* The address space this process maps now, from /proc/self/statm; 0 if unknown. */
-static size_t mapped_bytes(void)
+/* Field k of /proc/self/statm (0: all mappings, 5: data and stack), in bytes; 0 if unknown. */
+static size_t statm_bytes(int k)
 {
     FILE *f = fopen("/proc/self/statm", "r");
-    unsigned long long pages = 0;
+    unsigned long long v[7] = {0};
     if (f) {
-        if (fscanf(f, "%llu", &pages) != 1)
-            pages = 0;
+        if (fscanf(f, "%llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &v[6]) != 7)
+            v[k] = 0;
         fclose(f);
     }
-    return (size_t)pages * (size_t)sysconf(_SC_PAGESIZE);
+    return (size_t)v[k] * (size_t)sysconf(_SC_PAGESIZE);
 }
 
 static double gib(double bytes) { return bytes / 1073741824.0; }
 
-/* Under RLIMIT_AS on the CPU backend: refuses a run whose model states
- * (parameters, gradients, optimizer state, EMA, AMP copy: bytes known
- * before anything is allocated) and BLAS buffers cannot fit, with the
- * numbers and the ways out; else returns the caching allocator's capacity
- * that keeps room for the buffers, so the activations run out of memory
- * with the allocator's error instead of hanging OpenBLAS. 0: no limit. */
-static size_t address_space_cap(const options *o, const tr_backend *be, const tr_gpt_config *cfg)
+/* The limits that count OpenBLAS's buffers: the address space, and since
+ * Linux 4.7 the data size (private writable mappings). */
+static const struct mem_rlimit {
+    int resource;
+    const char *name, *shell; /* the limit, and how a shell sets it */
+    int statm_field;          /* what the limit counts now */
+} mem_rlimits[] = {
+    {RLIMIT_AS, "address-space limit", "ulimit -v", 0},
+    {RLIMIT_DATA, "data-size limit", "ulimit -d", 5},
+};
+
+/* Under RLIMIT_AS or RLIMIT_DATA on the CPU backend: refuses a run whose
+ * model states (parameters, gradients, optimizer state, EMA, AMP copy:
+ * bytes known before anything is allocated) and BLAS buffers cannot fit,
+ * with the numbers and the ways out; else returns the caching allocator's
+ * capacity that keeps room for the buffers, so the activations run out of
+ * memory with the allocator's error instead of hanging OpenBLAS. 0: no limit. */
+static size_t memory_limit_cap(const options *o, const tr_backend *be, const tr_gpt_config *cfg)
 {
-    struct rlimit rl;
-    if (be->device != TR_CPU || getrlimit(RLIMIT_AS, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+    if (be->device != TR_CPU)
         return 0;
-    size_t limit = (size_t)rl.rlim_cur, now = mapped_bytes(), n_threads = (size_t)be->n_threads;
-    size_t reserve = now + n_threads * (BLAS_BUFFER_BYTES + THREAD_BYTES) + (size_t)o->workers * THREAD_BYTES +
-                     SLACK_BYTES;
+    size_t n_threads = (size_t)be->n_threads, threads = n_threads * (BLAS_BUFFER_BYTES + THREAD_BYTES);
     bool sgd = !strcmp(o->optimizer, "sgd");
     double per_param = 8.0 + (sgd ? (o->momentum != 0 ? 4.0 : 0.0) : 8.0) + (o->ema > 0 ? 4.0 : 0.0) +
                        (strcmp(o->amp, "off") ? 2.0 : 0.0);
     /* one process holds all of it; a ZeRO rank a share that this does not model: only the reserve then */
     double states = o->dist ? 0.0 : per_param * (double)param_count(cfg);
-    if ((double)reserve + states > (double)limit) {
-        fprintf(stderr, "trainer: the address-space limit (ulimit -v) is %.2f GiB and this run needs %.2f GiB before "
-                        "its activations: %.2f GiB of model states (%.0f bytes per parameter), %.2f GiB for %zu compute "
-                        "thread(s) (OpenBLAS maps a 128 MiB buffer for each, and would hang without it), %.2f GiB for the "
-                        "program and its other threads; raise the limit (ulimit -v unlimited), or use fewer --threads or a smaller "
-                        "--model, --batch or --seq\n",
-                gib((double)limit), gib((double)reserve + states), gib(states), per_param, gib((double)(n_threads *
-                (BLAS_BUFFER_BYTES + THREAD_BYTES))), n_threads,
-                gib((double)(reserve - n_threads * (BLAS_BUFFER_BYTES + THREAD_BYTES))));
-        exit(1);
+    size_t cap = 0, bound_limit = 0;
+    const struct mem_rlimit *bound = NULL;
+    for (size_t i = 0; i < sizeof mem_rlimits / sizeof *mem_rlimits; i++) {
+        const struct mem_rlimit *r = &mem_rlimits[i];
+        struct rlimit rl;
+        if (getrlimit(r->resource, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY)
+            continue;
+        size_t limit = (size_t)rl.rlim_cur;
+        size_t rest = statm_bytes(r->statm_field) + (size_t)o->workers * THREAD_BYTES + SLACK_BYTES;
+        if ((double)(rest + threads) + states > (double)limit) {
+            fprintf(stderr, "trainer: the %s (%s) is %.2f GiB and this run needs %.2f GiB before its activations: "
+                            "%.2f GiB of model states (%.0f bytes per parameter), %.2f GiB for %zu compute thread(s) "
+                            "(OpenBLAS maps a 128 MiB buffer for each, and would hang without it), %.2f GiB for the "
+                            "program and its other threads; raise the limit (%s unlimited), or use fewer --threads or "
+                            "a smaller --model, --batch or --seq\n",
+                    r->name, r->shell, gib((double)limit), gib((double)(rest + threads) + states), gib(states),
+                    per_param, gib((double)threads), n_threads, gib((double)rest), r->shell);
+            exit(1);
+        }
+        if (!bound || limit - rest - threads < cap) {
+            cap = limit - rest - threads;
+            bound = r;
+            bound_limit = limit;
+        }
     }
-    size_t cap = limit - reserve;
-    printf("trainer: the address-space limit (ulimit -v) of %.2f GiB leaves %.2f GiB to the caching allocator "
-           "(the program and OpenBLAS's buffers for %zu thread(s) keep the rest)\n", gib((double)limit), gib((double)cap),
-           n_threads);
+    if (bound)
+        printf("trainer: the %s (%s) of %.2f GiB leaves %.2f GiB to the caching allocator (the program and "
+               "OpenBLAS's buffers for %zu thread(s) keep the rest)\n", bound->name, bound->shell,
+               gib((double)bound_limit), gib((double)cap), n_threads);
     return cap;
 }
 
@@ -818,7 +840,7 @@ int main(int argc, char **argv)
 
     cuda_graph_on(&o); /* what --cuda-graph cannot do is refused before the device opens */
     tr_backend *be = make_backend(&o);
-    size_t as_cap = address_space_cap(&o, be, &cfg), mem_limit = o.mem_limit;
+    size_t as_cap = memory_limit_cap(&o, be, &cfg), mem_limit = o.mem_limit;
     if (as_cap && (!mem_limit || as_cap < mem_limit))
         mem_limit = as_cap;
     tr_alloc *alloc;

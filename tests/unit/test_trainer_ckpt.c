@@ -135,7 +135,8 @@ static void test_trainer_ckpt__refuses_what_is_not_a_regular_file(void)
 
 static const gt_test_case cases[] = {
     /* the forks first: the parent has not started OpenMP's threads yet */
-    {"test_trainer_ckpt__sigterm_during_save_removes_temporary", test_trainer_ckpt__sigterm_during_save_removes_temporary},
+    {"test_trainer_ckpt__sigterm_during_save_removes_temporary",
+     test_trainer_ckpt__sigterm_during_save_removes_temporary},
     {"test_trainer_ckpt__ignored_sigterm_stays_ignored", test_trainer_ckpt__ignored_sigterm_stays_ignored},
     {"test_trainer_ckpt__refuses_what_is_not_a_regular_file", test_trainer_ckpt__refuses_what_is_not_a_regular_file},
     {NULL, NULL},
