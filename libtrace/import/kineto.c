@@ -379,6 +379,23 @@ static int read_distributed(json_reader *r, json_tok t, frame_info *fi)
 
 typedef int (*props_fn)(void *ctx, json_reader *r);
 
+/* The elements of the traceEvents array (its '[' read), each through fn. */
+static int read_events(json_reader *r, kev *e, event_fn fn, void *ctx)
+{
+    json_tok t;
+    int rc;
+    for (;;) {
+        if ((rc = json_next(r, &t)) < 0)
+            return rc;
+        if (t == JT_ARR_END)
+            return 0;
+        if (t != JT_OBJ)
+            return json_fail(r, "an element of traceEvents is not an object");
+        if ((rc = read_event(r, e)) < 0 || (rc = fn(ctx, r, e)) < 0)
+            return rc;
+    }
+}
+
 /* Walks the file: the top-level keys, and every event of traceEvents through
  * `fn`. A bare array of events (Chrome's other form) is read too. */
 static int walk(const char *path, frame_info *fi, event_fn fn, props_fn props, void *ctx)
@@ -394,19 +411,18 @@ static int walk(const char *path, frame_info *fi, event_fn fn, props_fn props, v
     fi->rank = -1;
     if ((rc = json_open(&r, path)) < 0)
         return rc;
-    if ((rc = set_str(&e.name, &e.name_cap, "", 0)) < 0 || (rc = set_str(&e.meta, &e.meta_cap, "", 0)) < 0)
-        goto cleanup;
-    if ((rc = json_next(r, &t)) < 0)
+    if ((rc = set_str(&e.name, &e.name_cap, "", 0)) < 0 || (rc = set_str(&e.meta, &e.meta_cap, "", 0)) < 0 ||
+        (rc = json_next(r, &t)) < 0)
         goto cleanup;
     if (t == JT_ARR) {
         saw_events = true;
-        goto events;
-    }
-    if (t != JT_OBJ) {
+        if ((rc = read_events(r, &e, fn, ctx)) < 0)
+            goto cleanup;
+    } else if (t != JT_OBJ) {
         rc = json_fail(r, "not a Chrome trace: the file is not a JSON object");
         goto cleanup;
     }
-    for (;;) {
+    while (t == JT_OBJ) {
         if ((rc = json_next(r, &t)) < 0)
             goto cleanup;
         if (t == JT_OBJ_END)
@@ -421,21 +437,8 @@ static int walk(const char *path, frame_info *fi, event_fn fn, props_fn props, v
                 goto cleanup;
             }
             saw_events = true;
-        events:
-            for (;;) {
-                if ((rc = json_next(r, &t)) < 0)
-                    goto cleanup;
-                if (t == JT_ARR_END)
-                    break;
-                if (t != JT_OBJ) {
-                    rc = json_fail(r, "an element of traceEvents is not an object");
-                    goto cleanup;
-                }
-                if ((rc = read_event(r, &e)) < 0 || (rc = fn(ctx, r, &e)) < 0)
-                    goto cleanup;
-            }
-            if (json_depth(r) == 0)
-                break; /* the bare array form */
+            if ((rc = read_events(r, &e, fn, ctx)) < 0)
+                goto cleanup;
         } else if (!strcmp(key, "baseTimeNanoseconds") && t == JT_NUM) {
             if (!json_int(json_text(r, NULL), &fi->base_ns)) {
                 rc = json_fail(r, "baseTimeNanoseconds is not an integer");
@@ -451,8 +454,9 @@ static int walk(const char *path, frame_info *fi, event_fn fn, props_fn props, v
         } else if ((rc = json_skip(r, t)) < 0) {
             goto cleanup;
         }
+        t = JT_OBJ; /* the next key */
     }
-    if ((rc = json_next(r, &t)) < 0)
+    if ((rc = json_next(r, &t)) < 0) /* nothing after the top-level value */
         goto cleanup;
     if (!saw_events)
         rc = gt_error_set(GT_ERR_CORRUPT, "%s: not a Chrome trace: no traceEvents", path);

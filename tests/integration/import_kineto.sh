@@ -176,6 +176,10 @@ rows = db.execute("SELECT (globalTid >> 24) & 16777215, start, eventType FROM NV
 assert rows == [(10, 0, 59), (10, 500, 34), (20, 499750, 59)], rows
 PY
 
+# Chrome's other form, a bare array of events
+echo '[{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 7, "tid": 7, "ts": 1, "dur": 2}]' > "$DIR/bare.json"
+"$GTRACE" import "$DIR/bare.json" -o "$DIR/bare.sqlite" | grep -q "1 cpu ops" || fail "a bare array of events"
+
 # ---- bad input: a clear line naming the file, exit 1, nothing written ----
 expect_fail() { # FILE WORDS...: import FILE fails naming it and saying WORDS
     f=$1; shift
