@@ -259,12 +259,12 @@ void gv_render_memory(cairo_t *cr, GvTraceModel *m, const GvMemView *v, const gt
         text(cr, lay, GV_LABEL_W - 80, y - 7, 76, gv_format_bytes(a, sizeof a, bytes), 0.35);
     }
     text(cr, lay, 6, GV_AXIS_H + 4, GV_LABEL_W - 90, "allocated (black)\nreserved (red)\nblocks stacked", 0.3);
-    if (pm) { /* the process's figures, the report's */
+    if (pm && x->width > GV_LABEL_W + 240) { /* the process's figures, the report's, in the axis bar */
         char b1[32], b2[32];
-        snprintf(line, sizeof line, "pid %lld\npeak allocated %s\npeak reserved %s", (long long)mem->pid,
+        snprintf(line, sizeof line, "pid %lld: peak allocated %s, peak reserved %s", (long long)mem->pid,
                  gv_format_bytes(b1, sizeof b1, pm->peak_allocated_bytes),
                  gv_format_bytes(b2, sizeof b2, pm->peak_reserved_bytes));
-        text(cr, lay, 6, GV_AXIS_H + 52, GV_LABEL_W - 90, line, 0.2);
+        text(cr, lay, GV_LABEL_W + 220, 3, x->width - GV_LABEL_W - 224, line, 0.15);
     }
 
     /* Bands: each block from its points; only blocks alive in the window are walked. */

@@ -37,8 +37,14 @@ tests_unit_test_viewer_ui_SOURCES = tests/unit/test_viewer_ui.c tests/unit/test_
 tests_unit_test_viewer_ui_CFLAGS = $(AM_CFLAGS) $(GTK_CFLAGS) $(CUNIT_CFLAGS) -I$(top_srcdir)/tests/unit -I$(top_srcdir)/viewer
 tests_unit_test_viewer_ui_LDADD = viewer/libgtview.la tests/unit/libgttest.la $(GTK_LIBS) $(CUNIT_LIBS) $(M_LIBS)
 TESTS += tests/integration/viewer_ui.sh
+# The memory page's process chooser, under Xvfb too.
+check_PROGRAMS += tests/unit/test_viewer_memory
+tests_unit_test_viewer_memory_SOURCES = tests/unit/test_viewer_memory.c tests/unit/test_viewer_fixture.h
+tests_unit_test_viewer_memory_CFLAGS = $(AM_CFLAGS) $(GTK_CFLAGS) $(CUNIT_CFLAGS) -I$(top_srcdir)/tests/unit -I$(top_srcdir)/viewer
+tests_unit_test_viewer_memory_LDADD = viewer/libgtview.la tests/unit/libgttest.la $(GTK_LIBS) $(CUNIT_LIBS) $(M_LIBS)
+TESTS += tests/integration/viewer_memory.sh
 endif
 endif
-EXTRA_DIST += tests/integration/viewer_ui.sh viewer/screenshots
+EXTRA_DIST += tests/integration/viewer_ui.sh tests/integration/viewer_memory.sh viewer/screenshots
 # Screenshots the UI test writes into the build tree (copies for the README are in the sources).
 CLEANFILES += viewer/screenshots/*.png
