@@ -180,6 +180,35 @@ PY
 echo '[{"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 7, "tid": 7, "ts": 1, "dur": 2}]' > "$DIR/bare.json"
 "$GTRACE" import "$DIR/bare.json" -o "$DIR/bare.sqlite" | grep -q "1 cpu ops" || fail "a bare array of events"
 
+# [memory] of an accelerator: its events are imported, the CPU's counted
+# aside; the heap follows Total Reserved, the blocks Total Allocated (with
+# 1 MiB allocated before the profiler started, freed during it).
+cat > "$DIR/gpumem.json" <<'EOF'
+{"baseTimeNanoseconds": 1790000000000000000, "traceEvents": [
+ {"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": 5, "tid": 5, "ts": 1,
+  "args": {"Addr": 4096, "Bytes": 64, "Total Allocated": 64, "Total Reserved": 0, "Device Id": -1, "Device Type": 0}},
+ {"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": 5, "tid": 5, "ts": 2,
+  "args": {"Addr": 139637976727552, "Bytes": 2097152, "Total Allocated": 3145728, "Total Reserved": 20971520, "Device Id": 0, "Device Type": 1}},
+ {"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": 5, "tid": 5, "ts": 3,
+  "args": {"Addr": 139637985116160, "Bytes": 4194304, "Total Allocated": 7340032, "Total Reserved": 20971520, "Device Id": 0, "Device Type": 1}},
+ {"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": 5, "tid": 5, "ts": 4,
+  "args": {"Addr": 139637976727552, "Bytes": -2097152, "Total Allocated": 5242880, "Total Reserved": 20971520, "Device Id": 0, "Device Type": 1}},
+ {"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": 5, "tid": 5, "ts": 5,
+  "args": {"Addr": 139630000000000, "Bytes": -1048576, "Total Allocated": 4194304, "Total Reserved": 4194304, "Device Id": 0, "Device Type": 1}},
+ {"ph": "i", "cat": "cpu_instant_event", "s": "t", "name": "[memory]", "pid": 5, "tid": 5, "ts": 6,
+  "args": {"Addr": 8192, "Bytes": 32, "Total Allocated": 96, "Total Reserved": 0, "Device Id": -1, "Device Type": 0}}]}
+EOF
+"$GTRACE" import "$DIR/gpumem.json" -o "$DIR/gpumem.sqlite" > "$DIR/gpumem.out"
+grep -q "4 memory events, 2 memory events of another device" "$DIR/gpumem.out" || fail "$(cat "$DIR/gpumem.out")"
+# (times from the earliest event, the CPU's at 1 us: the device's at 1-4 us)
+for at_want in "1000:3145728 20971520" "2500:7340032 20971520" "3500:5242880 20971520" \
+               "4500:4194304 4194304"; do
+    at=${at_want%%:*}
+    got=$("$GTRACE" memory --json "$DIR/gpumem.sqlite" --at "$at" |
+        sed -n 's/.*"allocated_bytes":\([0-9]*\),"reserved_bytes":\([0-9]*\).*/\1 \2/p' | head -1)
+    [ "$got" = "${at_want#*:}" ] || fail "device [memory] at $at ns: $got, want ${at_want#*:}"
+done
+
 # ---- bad input: a clear line naming the file, exit 1, nothing written ----
 expect_fail() { # FILE WORDS...: import FILE fails naming it and saying WORDS
     f=$1; shift
