@@ -646,12 +646,49 @@ static int read_state(const ckfile *c, tr_ckpt_state *st, long long *t)
     return TR_OK;
 }
 
+/* The tensor that holds element i of the flat order, and i's index in it
+ * (from the shapes: the flat order is tr_gpt_params' order). */
+static const char *flat_name(const tr_gpt *m, size_t i, size_t *at)
+{
+    for (int k = 0; k < TR_GPT_N_TENSORS; k++) {
+        size_t n = (size_t)tr_tensor_numel(&m->params.all[k]);
+        if (i < n) {
+            *at = i;
+            return tr_gpt_tensor_names[k];
+        }
+        i -= n;
+    }
+    *at = i;
+    return "?";
+}
+
+/* Values no run writes: NaN or an infinity anywhere, a negative second
+ * moment (AdamW's v). p holds n floats of group g from flat index flat_at. */
+static int check_values(const ckfile *c, const tr_gpt *m, const groups *gs, int g, const float *p, size_t n,
+                        size_t flat_at)
+{
+    bool nonneg = gs->key[g] && !is_ema_group(gs, g) && !strcmp(gs->key[g], "v");
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(p[i]) || (nonneg && p[i] < 0)) {
+            char buf[32];
+            size_t at;
+            const char *name = flat_name(m, flat_at + i, &at);
+            return tr_error_set(TR_EFORMAT, "%s: %s%s holds %g at element %zu: %s (a damaged or edited file)",
+                                c->path, group_prefix(gs, g, buf, sizeof buf), name, (double)p[i], at,
+                                isfinite(p[i]) ? "AdamW's second moment is never negative" : "not a finite number");
+        }
+    return TR_OK;
+}
+
 /* Reads elements [lo, lo + n) of group g (n_group floats each, after g
- * groups) into the device buffer dst. */
-static int read_group(const ckfile *c, tr_backend *be, float *dst, int g, size_t n_group, size_t lo, size_t n)
+ * groups) into the device buffer dst, and checks their values (flat_at:
+ * the flat index of element lo). */
+static int read_group(const ckfile *c, const tr_gpt *m, const groups *gs, int g, float *dst, size_t n_group,
+                      size_t lo, size_t n, size_t flat_at)
 {
     if (!n)
         return TR_OK;
+    tr_backend *be = m->be;
     size_t n_bytes = n * sizeof(float), chunk = n_bytes < CHUNK_BYTES ? n_bytes : CHUNK_BYTES;
     char *host = on_host(be) ? NULL : malloc(chunk); /* the CPU's memory is read into directly */
     if (!on_host(be) && !host)
@@ -662,9 +699,12 @@ static int read_group(const ckfile *c, tr_backend *be, float *dst, int g, size_t
         rc = tr_error_set(TR_EFORMAT, "%s: truncated tensor data", c->path);
     for (size_t done = 0; rc == TR_OK && done < n_bytes; done += chunk) {
         size_t k = n_bytes - done < chunk ? n_bytes - done : chunk;
-        if (fread(host ? host : (char *)dst + done, 1, k, c->f) != k)
+        char *p = host ? host : (char *)dst + done;
+        if (fread(p, 1, k, c->f) != k)
             rc = tr_error_set(TR_EFORMAT, "%s: truncated tensor data", c->path);
-        else if (host)
+        else
+            rc = check_values(c, m, gs, g, (const float *)p, k / sizeof(float), flat_at + done / sizeof(float));
+        if (rc == TR_OK && host)
             be->copy_h2d(be, (char *)dst + done, host, k, 0);
     }
     free(host);
@@ -672,13 +712,13 @@ static int read_group(const ckfile *c, tr_backend *be, float *dst, int g, size_t
 }
 
 /* The weights and the optimizer's state over [lo, lo + n), into dev[g]. */
-static int read_groups(const ckfile *c, tr_backend *be, float *const *dev, const groups *gs, size_t n_group,
-                       size_t lo, size_t n)
+static int read_groups(const ckfile *c, const tr_gpt *m, float *const *dev, const groups *gs, size_t n_group,
+                       size_t lo, size_t n, size_t flat_at)
 {
     int rc = TR_OK;
     for (int g = 0; g < gs->n && rc == TR_OK; g++)
         if (!is_ema_group(gs, g))
-            rc = read_group(c, be, dev[g], g, n_group, lo, n);
+            rc = read_group(c, m, gs, g, dev[g], n_group, lo, n, flat_at);
     return rc;
 }
 
@@ -735,10 +775,11 @@ int tr_ckpt_load(const char *path, tr_gpt *m, tr_optim *opt, tr_ckpt_state *st)
         (rc = read_state(&c, &read, &t)) < 0)
         goto cleanup;
     device_groups(m, opt, st, &gs, dev);
-    if ((rc = read_groups(&c, m->be, dev, &gs, m->n_params, opt->begin, opt->end - opt->begin)) < 0)
+    if ((rc = read_groups(&c, m, dev, &gs, m->n_params, opt->begin, opt->end - opt->begin, opt->begin)) < 0)
         goto cleanup;
     /* whoever keeps an EMA keeps all of it (ZeRO-3 refuses --ema): read it whole */
-    if (gs.ema && st->ema && (rc = read_group(&c, m->be, st->ema->data, gs.n - 1, m->n_params, 0, m->n_params)) < 0)
+    if (gs.ema && st->ema &&
+        (rc = read_group(&c, m, &gs, gs.n - 1, st->ema->data, m->n_params, 0, m->n_params, 0)) < 0)
         goto cleanup;
     set_state(m, opt, st, &read, t);
     st->ema_loaded = gs.ema && st->ema;
@@ -806,7 +847,7 @@ int tr_ckpt_load_shard(const char *path, tr_gpt *m, tr_optim *opt, tr_ckpt_state
     if ((rc = check_table(&c, want.s, data_bytes)) < 0 || (rc = read_state(&c, &read, &t)) < 0)
         goto cleanup;
     device_groups(m, opt, st, &gs, dev);
-    if ((rc = read_groups(&c, m->be, dev, &gs, n_shard, 0, n_shard)) < 0)
+    if ((rc = read_groups(&c, m, dev, &gs, n_shard, 0, n_shard, sh->begin)) < 0)
         goto cleanup;
     set_state(m, opt, st, &read, t);
 cleanup:

@@ -5,8 +5,9 @@
 # nothing, or a folder that is missing is refused with one line before any
 # step runs, and is left as it was. A save that fails (a file-size limit) or
 # is ended by SIGTERM leaves no PATH.tmp.* behind. A checkpoint whose
-# metadata numbers were edited (step, optimizer_t, seed, loss scale) is
-# refused with one line naming the file and the field.
+# metadata numbers were edited (step, optimizer_t, seed, loss scale), or
+# whose tensors hold NaN, an infinity or a negative second moment, is
+# refused with one line naming the file and the field or tensor.
 # Needs python3 (to edit the safetensors header); skips (77) without it.
 set -u
 tr="$GT_TOP_BUILDDIR/trainer/trainer"
@@ -165,6 +166,30 @@ edit "$ck" "$tmp/edited" step 2147483647
 edit "$tmp/edited" "$tmp/edited" optimizer_t 2
 refused 1 "saved at step 2147483647: 2 more steps pass the last step" --steps 2 --eval-every 0 --threads 1 \
     --resume "$tmp/edited"
+
+# the tensors' values: NaN or an infinity anywhere, a negative second moment
+poke() { # poke SRC DST TENSOR INDEX VALUE: DST is SRC with element INDEX of TENSOR set to the float VALUE
+    "$py" - "$@" <<'PY'
+import json, struct, sys
+src, dst, name, index, value = sys.argv[1:6]
+raw = bytearray(open(src, "rb").read())
+(n,) = struct.unpack("<Q", raw[:8])
+lo = json.loads(raw[8:8 + n])[name]["data_offsets"][0]
+struct.pack_into("<f", raw, 8 + n + lo + 4 * int(index), float(value))
+open(dst, "wb").write(raw)
+PY
+}
+poke "$ck" "$tmp/edited" blocks.attn.qkv.weight 7 0.25
+"$tr" --steps 1 --eval-every 0 --threads 1 --resume "$tmp/edited" 2>&1 | grep -q "step 3/3" || fail "a finite edit"
+poke "$ck" "$tmp/edited" blocks.attn.qkv.weight 7 nan
+refused 1 "$tmp/edited: blocks.attn.qkv.weight holds nan at element 7: not a finite number" --steps 1 --eval-every 0 \
+    --threads 1 --resume "$tmp/edited"
+poke "$ck" "$tmp/edited" optimizer.m.ln_f.bias 3 -inf
+refused 1 "$tmp/edited: optimizer.m.ln_f.bias holds -inf at element 3: not a finite number" --steps 1 --eval-every 0 \
+    --threads 1 --resume "$tmp/edited"
+poke "$ck" "$tmp/edited" optimizer.v.wte.weight 0 -1
+refused 1 "$tmp/edited: optimizer.v.wte.weight holds -1 at element 0: AdamW's second moment is never negative" \
+    --steps 1 --eval-every 0 --threads 1 --resume "$tmp/edited"
 
 # the loss scaler's state, from an fp16 run with a dynamic scale
 "$tr" $common --amp fp16 --save "$tmp/fp16.safetensors" >/dev/null 2>&1 || fail "fp16 save"
