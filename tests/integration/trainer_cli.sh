@@ -25,6 +25,15 @@ expect 2 "expected a number" --lr nan
 expect 2 "expected a number" --lr inf
 expect 2 "expected a number" --lr -0.1
 expect 2 "a size of at least 1M" --mem-limit 1e400
+expect 2 "a size of at least 1M" --mem-limit 0
+expect 2 "expected an integer" --width 0
+expect 2 "expected an integer" --layers -1
+expect 2 "expected an integer" --heads 0
+expect 2 "expected an integer" --eval-batches 0
+expect 2 "expected a number" --val-fraction nan
+expect 2 "expected a number" --weight-decay nan
+expect 2 "expected a number" --clip inf
+expect 2 "expected a number" --ema -nan
 expect 2 "a size of at least 1M" --mem-limit nanM
 expect 2 "tokens per micro-batch" --batch 65536 --seq 65536
 expect 2 "expected an integer" --steps -1
