@@ -29,7 +29,37 @@ size_t gv_lane_first_visible(const GvLane *l, int64_t t_ns)
     return i;
 }
 
-static int64_t dur(const GvItem *it) { return it->end_ns - it->start_ns; }
+/* Times from a damaged trace may be anything an int64 holds: sums and
+ * differences saturate, bucket arithmetic is unsigned and bounded. */
+static int64_t add_sat(int64_t a, int64_t b)
+{
+    int64_t s;
+    return __builtin_add_overflow(a, b, &s) ? (b > 0 ? INT64_MAX : INT64_MIN) : s;
+}
+
+static int64_t sub_sat(int64_t a, int64_t b)
+{
+    int64_t s;
+    return __builtin_sub_overflow(a, b, &s) ? (b < 0 ? INT64_MAX : INT64_MIN) : s;
+}
+
+static int64_t dur(const GvItem *it) { return sub_sat(it->end_ns, it->start_ns); }
+
+/* The bucket of width 2^s holding time t (0 before the origin). */
+static uint64_t bucket_of(int64_t t, int64_t origin, int s)
+{
+    return t <= origin || s >= 64 ? 0 : ((uint64_t)t - (uint64_t)origin) >> s;
+}
+
+/* The start of bucket b of width 2^s; INT64_MAX past the range of times. */
+static int64_t bucket_start(int64_t origin, size_t b, int s)
+{
+    if (b == 0)
+        return origin;
+    if (s >= 63 || (uint64_t)b > ((uint64_t)INT64_MAX >> s))
+        return INT64_MAX;
+    return add_sat(origin, (int64_t)((uint64_t)b << s));
+}
 
 /* gv_lane_lower_bound when the answer is near `from`: steps of 1, 2, 4...
  * then a binary search in the last step. A run of merged items is a few
@@ -66,14 +96,14 @@ static size_t walk_items(const GvLane *l, int64_t t0_ns, int64_t t1_ns, int64_t 
         GvBox b = {it->start_ns, it->end_ns, i, 1, dur(it), i};
         if (dur(it) < min_ns) {
             /* Everything that starts within min_ns of this item joins it. */
-            size_t j = gallop_lower_bound(l, i + 1, it->start_ns + min_ns);
+            size_t j = gallop_lower_bound(l, i + 1, add_sat(it->start_ns, min_ns));
             /* In a lane without overlaps only the run's last item can be wide (the
              * next ones start after it ends): it is drawn on its own, not hidden. */
             if (j > i + 1 && dur(&l->items[j - 1]) >= min_ns)
                 j--;
             for (size_t k = i + 1; k < j; k++) {
                 const GvItem *x = &l->items[k];
-                b.busy_ns += dur(x);
+                b.busy_ns = add_sat(b.busy_ns, dur(x));
                 if (x->end_ns > b.end_ns)
                     b.end_ns = x->end_ns;
                 if (dur(x) > dur(&l->items[b.dominant]))
@@ -116,12 +146,12 @@ static void run_add_items(const GvLane *l, run *r, size_t from, size_t to, int64
         const GvItem *x = &l->items[k];
         if (!r->active) {
             r->b = (GvBox){x->start_ns, x->end_ns, k, 0, 0, k};
-            r->limit_ns = x->start_ns + min_ns;
+            r->limit_ns = add_sat(x->start_ns, min_ns);
             r->dom_weight = -1;
             r->active = 1;
         }
         r->b.count++;
-        r->b.busy_ns += dur(x);
+        r->b.busy_ns = add_sat(r->b.busy_ns, dur(x));
         if (x->end_ns > r->b.end_ns)
             r->b.end_ns = x->end_ns;
         if (dur(x) > r->dom_weight) {
@@ -154,9 +184,10 @@ static size_t walk_lod(const GvLane *l, int k, int64_t t0_ns, int64_t t1_ns, int
     const size_t nb = d->n[k];
     const int s = d->shift + k;
     size_t n_boxes = 0;
-    size_t b = t0_ns <= d->origin_ns ? 0 : (size_t)((t0_ns - d->origin_ns) >> s);
-    if (b >= nb) /* everything starts before t0: only long items can show */
+    uint64_t b0 = bucket_of(t0_ns, d->origin_ns, s);
+    if (b0 >= nb) /* everything starts before t0: only long items can show */
         return walk_items(l, t0_ns, t1_ns, min_ns, visit, data);
+    size_t b = (size_t)b0;
     /* Items starting before this bucket and still running at t0 (a long range): boxes of their own. */
     for (size_t i = gv_lane_first_visible(l, t0_ns); i < bk[b].first; i++) {
         GvBox one = {l->items[i].start_ns, l->items[i].end_ns, i, 1, dur(&l->items[i]), i};
@@ -165,7 +196,7 @@ static size_t walk_lod(const GvLane *l, int k, int64_t t0_ns, int64_t t1_ns, int
     }
     run r = {.active = 0};
     for (; b < nb; b++) {
-        int64_t bs = d->origin_ns + ((int64_t)b << s);
+        int64_t bs = bucket_start(d->origin_ns, b, s);
         if (bs >= t1_ns)
             break;
         size_t f = bk[b].first, e = b + 1 < nb ? bk[b + 1].first : d->n_items;
@@ -174,7 +205,7 @@ static size_t walk_lod(const GvLane *l, int k, int64_t t0_ns, int64_t t1_ns, int
         if (r.active && bs >= r.limit_ns)
             n_boxes += run_flush(l, &r, t0_ns, visit, data);
         size_t w = bk[b].longest;
-        if (bk[b].end_ns - bs >= min_ns && dur(&l->items[w]) >= min_ns) {
+        if (sub_sat(bk[b].end_ns, bs) >= min_ns && dur(&l->items[w]) >= min_ns) {
             run_add_items(l, &r, f, w, min_ns);
             n_boxes += run_flush(l, &r, t0_ns, visit, data);
             GvBox one = {l->items[w].start_ns, l->items[w].end_ns, w, 1, dur(&l->items[w]), w};
@@ -187,12 +218,12 @@ static size_t walk_lod(const GvLane *l, int k, int64_t t0_ns, int64_t t1_ns, int
         }
         if (!r.active) {
             r.b = (GvBox){0, INT64_MIN, f, 0, 0, w};
-            r.limit_ns = bs + min_ns;
+            r.limit_ns = add_sat(bs, min_ns);
             r.dom_weight = -1;
             r.active = 1;
         }
         r.b.count += e - f;
-        r.b.busy_ns += bk[b].busy_ns;
+        r.b.busy_ns = add_sat(r.b.busy_ns, bk[b].busy_ns);
         if (bk[b].end_ns > r.b.end_ns)
             r.b.end_ns = bk[b].end_ns;
         if (bk[b].busy_ns > r.dom_weight) {
@@ -209,7 +240,8 @@ size_t gv_lane_walk(const GvLane *l, int64_t t0_ns, int64_t t1_ns, double ns_per
 {
     if (l->n == 0 || ns_per_px <= 0)
         return 0;
-    const int64_t min_ns = (int64_t)(ns_per_px * min_px) + 1;
+    const double min_px_ns = ns_per_px * min_px; /* a double past INT64_MAX does not convert */
+    const int64_t min_ns = min_px_ns < 9.2e18 ? (int64_t)min_px_ns + 1 : INT64_MAX;
     int k = gv_lane_lod_level(l, ns_per_px);
     return k < 0 ? walk_items(l, t0_ns, t1_ns, min_ns, visit, data)
                  : walk_lod(l, k, t0_ns, t1_ns, min_ns, visit, data);
@@ -260,7 +292,7 @@ static int lod_parents(const GvItem *items, GvLod *d, int k, size_t from, size_t
         if (2 * p + 1 < d->n[k]) {
             const GvBucket *r = &c[2 * p + 1];
             size_t r_end = 2 * p + 2 < d->n[k] ? c[2 * p + 2].first : d->n_items;
-            q->busy_ns += r->busy_ns;
+            q->busy_ns = add_sat(q->busy_ns, r->busy_ns);
             if (r->end_ns > q->end_ns)
                 q->end_ns = r->end_ns;
             /* r holds items, and q none yet or a shorter longest */
@@ -281,17 +313,28 @@ static int lod_update(GvLod *d, const GvItem *items, size_t n)
     if (d->n_levels == 0) {
         if (n < GV_LOD_MIN_ITEMS)
             return 0;
-        /* About 16 items per bucket at the density seen so far. */
-        int64_t span = items[n - 1].start_ns - items[0].start_ns;
-        double w = (double)span * GV_LOD_ITEMS_PER_BUCKET / (double)n;
+        /* About 16 items per bucket at the density seen so far, from the
+         * earliest start to the latest: a lane out of order (a damaged row)
+         * must not make buckets a nanosecond wide over the whole trace. */
+        int64_t lo = items[0].start_ns, hi = lo;
+        for (size_t i = 1; i < n; i++) {
+            if (items[i].start_ns < lo)
+                lo = items[i].start_ns;
+            if (items[i].start_ns > hi)
+                hi = items[i].start_ns;
+        }
+        double w = ((double)hi - (double)lo) * GV_LOD_ITEMS_PER_BUCKET / (double)n;
         d->shift = w <= 1 ? 0 : ilogb(w) + 1;
-        d->origin_ns = items[0].start_ns;
+        d->origin_ns = lo;
         d->n_items = 0;
         d->n_levels = 1;
     }
     /* The density fell (long idle stretches): level 0 goes, level 1 becomes it. */
-    int64_t last = items[n - 1].start_ns - d->origin_ns;
-    while (((uint64_t)(last < 0 ? 0 : last) >> d->shift) > n / 4 + 1024) {
+    int64_t last = items[n - 1].start_ns;
+    for (size_t i = d->n_items; i < n; i++)
+        if (items[i].start_ns > last)
+            last = items[i].start_ns;
+    while (bucket_of(last, d->origin_ns, d->shift) > n / 4 + 1024) {
         if (d->n_levels < 2) { /* nothing above: build again at the new density */
             lod_free(d);
             return lod_update(d, items, n);
@@ -309,8 +352,7 @@ static int lod_update(GvLod *d, const GvItem *items, size_t n)
     changed[0] = d->n[0] ? d->n[0] - 1 : 0;
     for (size_t i = d->n_items; i < n; i++) {
         const GvItem *it = &items[i];
-        int64_t rel = it->start_ns - d->origin_ns;
-        size_t b = rel <= 0 ? 0 : (size_t)((uint64_t)rel >> d->shift);
+        size_t b = (size_t)bucket_of(it->start_ns, d->origin_ns, d->shift);
         if (d->n[0] && b < d->n[0] - 1) /* out of order: into the latest bucket */
             b = d->n[0] - 1;
         while (d->n[0] <= b) {
@@ -322,7 +364,7 @@ static int lod_update(GvLod *d, const GvItem *items, size_t n)
             *q = (GvBucket){0, INT64_MIN, (uint32_t)i, (uint32_t)i};
         }
         GvBucket *q = &d->lv[0][b];
-        q->busy_ns += dur(it);
+        q->busy_ns = add_sat(q->busy_ns, dur(it));
         if (it->end_ns > q->end_ns)
             q->end_ns = it->end_ns;
         if (dur(it) > dur(&items[q->longest]))
@@ -363,9 +405,10 @@ typedef struct hit_ctx { int64_t t, slop; GvBox best; int64_t best_dist; int fou
 static void hit_visit(const GvLane *l, const GvBox *b, void *data)
 {
     hit_ctx *c = data;
-    int64_t d = c->t < b->start_ns ? b->start_ns - c->t : c->t > b->end_ns ? c->t - b->end_ns : 0;
+    int64_t d = c->t < b->start_ns ? sub_sat(b->start_ns, c->t) : c->t > b->end_ns ? sub_sat(c->t, b->end_ns) : 0;
     if (d <= c->slop && (!c->found || d < c->best_dist ||
-                         (d == c->best_dist && b->end_ns - b->start_ns < c->best.end_ns - c->best.start_ns))) {
+                         (d == c->best_dist &&
+                          sub_sat(b->end_ns, b->start_ns) < sub_sat(c->best.end_ns, c->best.start_ns)))) {
         c->best = *b;
         c->best_dist = d;
         c->found = 1;
@@ -376,8 +419,9 @@ int gv_lane_hit(const GvLane *l, int64_t t_ns, double ns_per_px, double min_px, 
 {
     hit_ctx c = {.t = t_ns, .slop = slop_ns};
     /* Walk a small window around t exactly as drawing does, so what is hit is what is seen. */
-    int64_t reach = slop_ns + (int64_t)(ns_per_px * min_px) + 1;
-    gv_lane_walk(l, t_ns - reach, t_ns + reach, ns_per_px, min_px, hit_visit, &c);
+    double px_ns = ns_per_px * min_px;
+    int64_t reach = add_sat(slop_ns, px_ns < 9.2e18 ? (int64_t)px_ns + 1 : INT64_MAX);
+    gv_lane_walk(l, sub_sat(t_ns, reach), add_sat(t_ns, reach), ns_per_px, min_px, hit_visit, &c);
     if (c.found)
         *out = c.best;
     return c.found;

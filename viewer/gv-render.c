@@ -22,6 +22,38 @@ static double lanes_w(const GvView *v)
     return v->width > GV_LABEL_W + 10 ? v->width - GV_LABEL_W : 10;
 }
 
+/* Times of a damaged trace may be anything an int64 holds: arithmetic on
+ * them saturates, and doubles go back to int64 clamped. */
+static int64_t add_sat(int64_t a, int64_t b)
+{
+    int64_t s;
+    return __builtin_add_overflow(a, b, &s) ? (b > 0 ? INT64_MAX : INT64_MIN) : s;
+}
+
+static int64_t sub_sat(int64_t a, int64_t b)
+{
+    int64_t s;
+    return __builtin_sub_overflow(a, b, &s) ? (b < 0 ? INT64_MAX : INT64_MIN) : s;
+}
+
+/* a - b exactly where it fits, else in doubles */
+static double diff_d(int64_t a, int64_t b)
+{
+    int64_t d;
+    return __builtin_sub_overflow(a, b, &d) ? (double)a - (double)b : (double)d;
+}
+
+static int64_t to_i64(double x)
+{
+    if (x != x)
+        return 0;
+    if (x >= 9.2e18)
+        return INT64_MAX;
+    if (x <= -9.2e18)
+        return INT64_MIN;
+    return (int64_t)x;
+}
+
 static gboolean warped(const GvView *v)
 {
     return v->align && v->align_side == 1;
@@ -42,10 +74,13 @@ void gv_view_show_range(GvView *v, int64_t from_ns, int64_t to_ns)
     from_ns = gv_view_axis(v, from_ns);
     to_ns = gv_view_axis(v, to_ns);
     if (to_ns <= from_ns)
-        to_ns = from_ns + 1;
-    int64_t margin = (to_ns - from_ns) / 50;
-    v->t0_ns = from_ns - margin;
-    v->ns_per_px = (double)(to_ns - from_ns + 2 * margin) / lanes_w(v);
+        to_ns = add_sat(from_ns, 1);
+    if (to_ns <= from_ns) /* from INT64_MAX */
+        from_ns = to_ns - 1;
+    double len = diff_d(to_ns, from_ns);
+    int64_t margin = to_i64(len / 50);
+    v->t0_ns = sub_sat(from_ns, margin);
+    v->ns_per_px = (len + 2 * (double)margin) / lanes_w(v);
     if (v->ns_per_px < 1e-3)
         v->ns_per_px = 1e-3;
 }
@@ -60,12 +95,12 @@ void gv_view_fit(GvView *v, GvTraceModel *m)
 
 double gv_view_x(const GvView *v, int64_t t_ns)
 {
-    return GV_LABEL_W + (double)(gv_view_axis(v, t_ns) - v->t0_ns) / v->ns_per_px;
+    return GV_LABEL_W + diff_d(gv_view_axis(v, t_ns), v->t0_ns) / v->ns_per_px;
 }
 
 static int64_t axis_time(const GvView *v, double x)
 {
-    return v->t0_ns + (int64_t)llround((x - GV_LABEL_W) * v->ns_per_px);
+    return add_sat(v->t0_ns, to_i64(round((x - GV_LABEL_W) * v->ns_per_px)));
 }
 
 int64_t gv_view_time(const GvView *v, double x)
@@ -89,12 +124,12 @@ void gv_view_zoom(GvView *v, double factor, double x)
     if (npp > 1e12)
         npp = 1e12;
     v->ns_per_px = npp;
-    v->t0_ns = t - (int64_t)llround((x - GV_LABEL_W) * npp);
+    v->t0_ns = sub_sat(t, to_i64(round((x - GV_LABEL_W) * npp)));
 }
 
 void gv_view_pan(GvView *v, double dx_px)
 {
-    v->t0_ns -= (int64_t)llround(dx_px * v->ns_per_px);
+    v->t0_ns = sub_sat(v->t0_ns, to_i64(round(dx_px * v->ns_per_px)));
 }
 
 /* ---- colours ------------------------------------------------------------------ */
@@ -195,7 +230,7 @@ static int64_t next_stretch(const GvView *v, int64_t s, int64_t t1_ns, double *o
     if (e > t1_ns)
         e = t1_ns;
     double px = gv_view_x(v, e) - gv_view_x(v, s);
-    *out_npp = px > 1e-9 ? (double)(e - s) / px : v->ns_per_px;
+    *out_npp = px > 1e-9 ? diff_d(e, s) / px : v->ns_per_px;
     return e;
 }
 
@@ -310,7 +345,7 @@ static gboolean hit_lane(const GvTrack *tr, size_t ti, const GvLane *l, size_t l
     int64_t t = gv_view_time(c->v, c->x);
     double npp = npp_at(c->v, t);
     double slop_px = l->kind == GV_ITEM_MARK ? GV_MARK_PX / 2.0 + 1 : 2; /* a marker is wider than its instant */
-    if (gv_lane_hit(l, t, npp, lane_min_px(l), (int64_t)(slop_px * npp), &b)) {
+    if (gv_lane_hit(l, t, npp, lane_min_px(l), to_i64(slop_px * npp), &b)) {
         c->ref = (GvItemRef){ti, li, b.first};
         c->count = b.count;
         c->found = TRUE;
@@ -673,12 +708,12 @@ static void nice_tick(double ns_per_px, double *out_step)
 /* "step 3  +1.200 ms (+8.1%)": how long this step took next to its partner. */
 static void step_diff_label(char *buf, size_t n, const gt_step *s, const GvStepPair *p)
 {
-    int64_t da = p->end_ns[0] - p->start_ns[0], db = p->end_ns[1] - p->start_ns[1];
+    int64_t da = sub_sat(p->end_ns[0], p->start_ns[0]), db = sub_sat(p->end_ns[1], p->start_ns[1]);
     char d[32];
-    gv_format_ns(d, sizeof d, db - da < 0 ? da - db : db - da);
+    gv_format_ns(d, sizeof d, to_i64(fabs(diff_d(db, da))));
     if (da > 0)
         snprintf(buf, n, "step %lld  %s%s (%+.1f%%)", (long long)s->number, db < da ? "-" : "+", d,
-                 100.0 * (double)(db - da) / (double)da);
+                 100.0 * diff_d(db, da) / (double)da);
     else
         snprintf(buf, n, "step %lld  %s%s", (long long)s->number, db < da ? "-" : "+", d);
 }
@@ -692,11 +727,17 @@ static void draw_axis(draw_ctx *c)
     cairo_fill(cr);
     /* Ticks in the trace's own time; an aligned view's ticks are not evenly spaced. */
     double step;
-    nice_tick((double)(c->t_right_ns - c->t_left_ns) / lanes_w(v), &step);
-    double first = ceil((double)(c->t_left_ns - v->origin_ns) / step) * step, last_label = -1e9;
+    nice_tick(diff_d(c->t_right_ns, c->t_left_ns) / lanes_w(v), &step);
+    double first = ceil(diff_d(c->t_left_ns, v->origin_ns) / step) * step, last_label = -1e9;
     cairo_set_line_width(cr, 1);
-    for (double t = first; t + v->origin_ns < (double)c->t_right_ns; t += step) {
-        double x = floor(gv_view_x(v, v->origin_ns + (int64_t)t)) + 0.5;
+    /* Counted, not stepped: near INT64_MAX a double plus a step may be the
+     * same double. About 110 px apart: a tick per pixel is already too many. */
+    int max_ticks = (int)v->width + 2;
+    for (int k = 0; k < max_ticks; k++) {
+        double t = first + k * step;
+        if (t + (double)v->origin_ns >= (double)c->t_right_ns)
+            break;
+        double x = floor(gv_view_x(v, add_sat(v->origin_ns, to_i64(t)))) + 0.5;
         cairo_set_source_rgb(cr, 0.6, 0.6, 0.6);
         cairo_move_to(cr, x, GV_AXIS_H - 6);
         cairo_line_to(cr, x, GV_AXIS_H);
@@ -704,7 +745,7 @@ static void draw_axis(draw_ctx *c)
         if (x - last_label < 60)
             continue;
         char buf[32];
-        gv_format_ns(buf, sizeof buf, (int64_t)t);
+        gv_format_ns(buf, sizeof buf, to_i64(t));
         text_at(c, x + 3, 2, -1, buf, 0.25);
         last_label = x;
     }

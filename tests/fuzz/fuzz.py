@@ -75,12 +75,17 @@ class Fuzz:
         self.n_inputs = self.n_runs = 0
         self.failures = []
         self.env = dict(os.environ)
-        supp = os.path.join(HERE, "lsan.supp")
-        # sanitizer reports go to stderr with exit codes of their own, and stop the run
-        self.env["ASAN_OPTIONS"] = ("exitcode=86:detect_leaks=1:allocator_may_return_null=1:"
-                                    "hard_rss_limit_mb=%d:" % a.rss_mb) + self.env.get("ASAN_OPTIONS", "")
-        self.env["UBSAN_OPTIONS"] = "print_stacktrace=1:halt_on_error=1:exitcode=87:" + self.env.get("UBSAN_OPTIONS", "")
-        self.env["LSAN_OPTIONS"] = "suppressions=%s:print_suppressions=0:" % supp + self.env.get("LSAN_OPTIONS", "")
+        supp = os.path.join(os.path.dirname(HERE), "lsan.supp")  # tests/lsan.supp: leaks of libraries not ours
+        # Sanitizer reports go to stderr, where each run is checked, with exit
+        # codes of their own, and stop the run: these options come after the
+        # environment's (the test environment sends reports to files).
+        def opts(name, mine):
+            old = self.env.get(name, "")
+            self.env[name] = (old + ":" if old else "") + mine
+        opts("ASAN_OPTIONS", "log_path=stderr:exitcode=86:halt_on_error=1:detect_leaks=1:"
+                             "allocator_may_return_null=1:hard_rss_limit_mb=%d" % a.rss_mb)
+        opts("UBSAN_OPTIONS", "log_path=stderr:print_stacktrace=1:halt_on_error=1:exitcode=87")
+        opts("LSAN_OPTIONS", "suppressions=%s:print_suppressions=0" % supp)
         self.env.pop("DISPLAY", None)  # the headless views need none
         self.sanitized = b"__asan_init" in open(a.gtrace, "rb").read() if os.path.exists(a.gtrace) else False
 

@@ -1,7 +1,7 @@
 # tests/fuzz: every reader entry point (gtrace info, report, memory, diff,
 # export; gtrace-view's headless views) on damaged traces; see README.md.
 TESTS += tests/fuzz/fuzz.sh
-EXTRA_DIST += tests/fuzz/fuzz.sh tests/fuzz/fuzz.py tests/fuzz/mutate.py tests/fuzz/lsan.supp tests/fuzz/README.md
+EXTRA_DIST += tests/fuzz/fuzz.sh tests/fuzz/fuzz.py tests/fuzz/mutate.py tests/fuzz/README.md
 
 # The analysis and the viewer's lanes on the rows the fuzzing found them
 # failing on: times and sizes at the ends of int64, sums past INT64_MAX,
@@ -12,4 +12,11 @@ TESTS += tests/unit/test_analyze_extremes
 tests_unit_test_analyze_extremes_SOURCES = tests/unit/test_analyze_extremes.c tests/unit/analyze_fixture.h
 tests_unit_test_analyze_extremes_CFLAGS = $(AM_CFLAGS) $(CUNIT_CFLAGS) -I$(top_srcdir)/tests/unit
 tests_unit_test_analyze_extremes_LDADD = libtrace/analyze/libgtanalyze.la tests/unit/libgttest.la $(CUNIT_LIBS) $(M_LIBS)
+if HAVE_GTK
+check_PROGRAMS += tests/unit/test_viewer_extremes
+TESTS += tests/unit/test_viewer_extremes
+tests_unit_test_viewer_extremes_SOURCES = tests/unit/test_viewer_extremes.c
+tests_unit_test_viewer_extremes_CFLAGS = $(AM_CFLAGS) $(GTK_CFLAGS) $(CUNIT_CFLAGS) -I$(top_srcdir)/tests/unit -I$(top_srcdir)/viewer
+tests_unit_test_viewer_extremes_LDADD = viewer/libgtview.la tests/unit/libgttest.la $(GTK_LIBS) $(CUNIT_LIBS) $(M_LIBS)
+endif
 endif
