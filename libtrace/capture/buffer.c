@@ -143,6 +143,11 @@ void *gt_cap_reserve(uint16_t type, size_t body_bytes, size_t text_bytes, gt_eve
     return reserve(type, body_bytes, text_bytes, kind, true);
 }
 
+void *gt_cap_reserve_quiet(uint16_t type, size_t body_bytes, size_t text_bytes)
+{
+    return reserve(type, body_bytes, text_bytes, GT_EV_N_KINDS, false);
+}
+
 void *gt_cap_reserve_wait(uint16_t type, size_t body_bytes, size_t text_bytes, gt_event_kind kind, int max_wait_ms)
 {
     for (int waited = 0;; waited++) {
@@ -163,13 +168,14 @@ static void *reserve(uint16_t type, size_t body_bytes, size_t text_bytes, gt_eve
         if (tls_state == 0)
             r = ring_create();
         if (!r) {
-            if (atomic_load_explicit(&gt_cap_active, memory_order_relaxed))
+            if (atomic_load_explicit(&gt_cap_active, memory_order_relaxed) && kind < GT_EV_N_KINDS)
                 atomic_fetch_add_explicit(&orphan_dropped[kind], 1, memory_order_relaxed);
             return NULL;
         }
     }
     if (tls_busy || !atomic_load_explicit(&gt_cap_active, memory_order_relaxed)) {
-        atomic_fetch_add_explicit(&r->dropped[kind], 1, memory_order_relaxed);
+        if (kind < GT_EV_N_KINDS)
+            atomic_fetch_add_explicit(&r->dropped[kind], 1, memory_order_relaxed);
         return NULL;
     }
     uint64_t need = (body_bytes + text_bytes + 7) & ~(uint64_t)7;
@@ -179,11 +185,12 @@ static void *reserve(uint16_t type, size_t body_bytes, size_t text_bytes, gt_eve
     uint64_t contig = cap - (head & r->mask);
     uint64_t total = need <= contig ? need : contig + need;
     if (text_bytes > UINT16_MAX || need > cap / 4) {
-        atomic_fetch_add_explicit(&r->dropped[kind], 1, memory_order_relaxed);
+        if (kind < GT_EV_N_KINDS)
+            atomic_fetch_add_explicit(&r->dropped[kind], 1, memory_order_relaxed);
         return NULL;
     }
     if ((head - tail) + total > cap) {
-        if (count_full)
+        if (count_full && kind < GT_EV_N_KINDS)
             atomic_fetch_add_explicit(&r->dropped[kind], 1, memory_order_relaxed);
         gt_cap_wake_writer();
         return NULL;

@@ -139,6 +139,8 @@ void *gt_cap_reserve(uint16_t type, size_t body_bytes, size_t text_bytes, gt_eve
  * program's own calls): when the ring is full it wakes the writer and waits
  * for room, up to `max_wait_ms`, before dropping. */
 void *gt_cap_reserve_wait(uint16_t type, size_t body_bytes, size_t text_bytes, gt_event_kind kind, int max_wait_ms);
+/* The same, counting nothing when it returns NULL: the caller accounts for it. */
+void *gt_cap_reserve_quiet(uint16_t type, size_t body_bytes, size_t text_bytes);
 /* Publishes the record gt_cap_reserve returned. */
 void gt_cap_commit(void);
 /* Counts an event dropped for a reason other than a full ring. */
@@ -191,11 +193,20 @@ void gt_cap_warn_once(_Atomic int *once, const char *fmt, ...) __attribute__((fo
  * library was only dlopened as an NVTX injection). */
 void gt_cap_init(void);
 
+/* Writer thread, at the end of a session that lost events its part file
+ * does not count: says so on stderr and records them in the launcher's loss
+ * table (losses.c). `part`: the part's file name; `n_lost`: GT_EV_N_KINDS
+ * counts; `reason`: why writing stopped, "" if it did not. */
+void gt_cap_report_losses(const char *part, const int64_t *n_lost, const char *reason);
+
 /* Allocates a fresh callchain id for the writer (unique in the process). */
 int64_t gt_cap_next_callchain_id(void);
 
 /* ---- NVTX (nvtx.c, nvtx_mem.c) ----------------------------------------- */
 void gt_nvtx_stack_free(struct gt_nvtx_stack *s);
+/* Writer thread: calls `fn` with each start/end range whose end found its
+ * ring full (the range is dropped), and forgets them. */
+void gt_nvtx_take_lost_ends(void (*fn)(void *ctx, int64_t range_id), void *ctx);
 /* The id of an nvtxDomainHandle_t (0: the default domain). */
 int64_t gt_nvtx_domain_id(const void *handle);
 

@@ -3,6 +3,12 @@
  * of start/end ranges (the end may be recorded on another thread, and drained
  * before its start), and symbolizes call stacks with dladdr.
  *
+ * Every event is accounted for: a row is counted per kind while its batch
+ * is open; a batch that fails (full disk, file size limit) moves its count
+ * to the lost events, and once writing has failed the drain goes on pairing
+ * and counting without writing (gt_drain_discard), so that what a process
+ * emitted is exactly what its trace holds plus what it reports lost.
+ *
  * Runs only on the writer thread, inside a gt_writer batch; it does not
  * know the rings (buffer.c) or when batches begin and end (session.c).
  */
@@ -20,6 +26,7 @@
 typedef struct pending {       /* half of a start/end range */
     int64_t range_id;          /* 0: free slot */
     bool have_start, have_end;
+    bool end_lost;             /* its end found no room: the range is lost (counted) */
     gt_nvtx start;             /* when have_start */
     int64_t end_ns;            /* when have_end */
     int64_t end_global_tid;
@@ -29,6 +36,9 @@ struct gt_drain {
     gt_writer *w;
     int64_t pid;
     int first_error;           /* the first gt_writer error, 0 if none */
+    bool discarding;           /* writing failed: rows are counted as lost, not written */
+    int64_t n_batch[GT_EV_N_KINDS]; /* rows added in the open batch */
+    int64_t n_lost[GT_EV_N_KINDS];  /* rows that will never reach the file */
     pending *table;            /* open addressing on range_id */
     size_t n_slots, n_used;
     int32_t named[256];        /* threads named through NVTX (their OS name is not written) */
@@ -71,13 +81,60 @@ static void check(gt_drain *d, int rc)
         d->first_error = rc;
 }
 
+/* Nothing more goes to the file once a call failed: the batch is lost anyway. */
+static bool writing(const gt_drain *d)
+{
+    return !d->discarding && d->first_error == 0;
+}
+
 static gt_string_id intern(gt_drain *d, const char *s)
 {
     gt_string_id id = 0;
-    if (!s)
+    if (!s || !writing(d))
         return 0;
     check(d, gt_writer_intern(d->w, s, &id));
     return id;
+}
+
+/* Every event row goes through here, to be counted. */
+static void add_row(gt_drain *d, const gt_event *ev)
+{
+    if (writing(d)) {
+        int rc = gt_writer_add(d->w, ev);
+        if (rc == 0) {
+            d->n_batch[ev->kind]++;
+            return;
+        }
+        check(d, rc);
+    }
+    d->n_lost[ev->kind]++;
+}
+
+void gt_drain_batch_begin(gt_drain *d)
+{
+    memset(d->n_batch, 0, sizeof d->n_batch);
+}
+
+void gt_drain_batch_end(gt_drain *d, bool committed)
+{
+    if (!committed)
+        for (int k = 0; k < GT_EV_N_KINDS; k++)
+            d->n_lost[k] += d->n_batch[k];
+    memset(d->n_batch, 0, sizeof d->n_batch);
+}
+
+void gt_drain_discard(gt_drain *d)
+{
+    d->discarding = true;
+    d->w = NULL;
+}
+
+void gt_drain_take_lost(gt_drain *d, int64_t *out)
+{
+    for (int k = 0; k < GT_EV_N_KINDS; k++) {
+        out[k] += d->n_lost[k];
+        d->n_lost[k] = 0;
+    }
 }
 
 /* ---- start/end pairing ------------------------------------------------ */
@@ -151,7 +208,7 @@ static void write_range(gt_drain *d, pending *p)
     ev.u.nvtx = p->start;
     ev.u.nvtx.end_ns = p->end_ns;
     ev.u.nvtx.end_global_tid = p->end_global_tid != p->start.global_tid ? p->end_global_tid : 0;
-    check(d, gt_writer_add(d->w, &ev));
+    add_row(d, &ev);
 }
 
 /* ---- records ---------------------------------------------------------- */
@@ -180,6 +237,12 @@ static void nvtx_record(gt_drain *d, int32_t tid, const rec_nvtx *r)
         pending *p = find(d, r->range_id, true);
         if (!p) {
             check(d, GT_ERR_NOMEM);
+            d->n_lost[GT_EV_NVTX]++;
+            return;
+        }
+        if (p->end_lost) {
+            d->n_lost[GT_EV_NVTX]++;
+            erase(d, p);
             return;
         }
         p->have_start = true;
@@ -191,11 +254,12 @@ static void nvtx_record(gt_drain *d, int32_t tid, const rec_nvtx *r)
         return;
     }
     if (r->event_type == GT_NVTX_THREAD_NAME && text) {
-        check(d, gt_writer_add_thread_name(d->w, n->global_tid, text, 0));
+        if (writing(d))
+            check(d, gt_writer_add_thread_name(d->w, n->global_tid, text, 0));
         if (d->n_named < sizeof d->named / sizeof d->named[0])
             d->named[d->n_named++] = r->os_tid;
     }
-    check(d, gt_writer_add(d->w, &ev));
+    add_row(d, &ev);
 }
 
 static void range_end_record(gt_drain *d, int32_t tid, const rec_range_end *r)
@@ -211,6 +275,21 @@ static void range_end_record(gt_drain *d, int32_t tid, const rec_range_end *r)
     if (p->have_start) {
         write_range(d, p);
         erase(d, p);
+    }
+}
+
+void gt_drain_range_lost(gt_drain *d, int64_t range_id)
+{
+    pending *p = find(d, range_id, true);
+    if (!p) {
+        check(d, GT_ERR_NOMEM);
+        return;
+    }
+    if (p->have_start) {
+        d->n_lost[GT_EV_NVTX]++;
+        erase(d, p);
+    } else {
+        p->end_lost = true; /* its start is still in a ring */
     }
 }
 
@@ -245,11 +324,13 @@ static void event_record(gt_drain *d, int32_t tid, const rec_event *r)
     case GT_EV_CPU_OP: ev.u.cpu_op.name = intern(d, next_text(&cur, end)); break;
     default: break;
     }
-    check(d, gt_writer_add(d->w, &ev));
+    add_row(d, &ev);
 }
 
 static void callchain_record(gt_drain *d, const rec_callchain *r)
 {
+    if (!writing(d))
+        return;
     gt_frame frames[GT_CAP_MAX_FRAMES];
     size_t n = (size_t)r->n_frames < GT_CAP_MAX_FRAMES ? (size_t)r->n_frames : GT_CAP_MAX_FRAMES;
     for (size_t i = 0; i < n; i++) {
@@ -274,6 +355,8 @@ static void callchain_record(gt_drain *d, const rec_callchain *r)
 
 static void gpu_record(gt_drain *d, const rec_gpu *r)
 {
+    if (!writing(d))
+        return;
     gt_gpu_info g = r->gpu;
     const char *cur = (const char *)(r + 1);
     const char *end = cur + r->h.text_bytes;
@@ -303,7 +386,7 @@ void gt_drain_thread(void *ctx, int32_t tid, const char *name)
     for (size_t i = 0; i < d->n_named; i++)
         if (d->named[i] == tid)
             return;
-    if (name && *name)
+    if (name && *name && writing(d))
         check(d, gt_writer_add_thread_name(d->w, gt_global_tid(d->pid, tid), name, 0));
 }
 

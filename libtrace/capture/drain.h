@@ -10,6 +10,15 @@ int gt_drain_new(gt_drain **out, gt_writer *w, int64_t pid);
 void gt_drain_free(gt_drain *d);
 /* The first gt_writer error met while draining (0: none). */
 int gt_drain_error(const gt_drain *d);
+/* Around each gt_writer batch: rows of a batch that was not committed are lost. */
+void gt_drain_batch_begin(gt_drain *d);
+void gt_drain_batch_end(gt_drain *d, bool committed);
+/* Writing failed for good: from now on rows are counted as lost, never written. */
+void gt_drain_discard(gt_drain *d);
+/* Adds the rows lost so far, per kind, to `out` (GT_EV_N_KINDS) and forgets them. */
+void gt_drain_take_lost(gt_drain *d, int64_t *out);
+/* The end of start/end range `range_id` found no room in its ring: the range is lost. */
+void gt_drain_range_lost(gt_drain *d, int64_t range_id);
 /* Callbacks for gt_cap_drain_rings (ctx is the gt_drain). */
 void gt_drain_record(void *ctx, int32_t tid, const rec_hdr *rec);
 void gt_drain_thread(void *ctx, int32_t tid, const char *name);

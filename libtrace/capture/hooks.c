@@ -1,8 +1,12 @@
 /* hooks.c: the libc functions libgtrace.so interposes (LD_PRELOAD): the
- * exec family. Before a process replaces its image, the session is flushed
- * and its trace finished (nothing runs exit handlers on exec); the new image
- * loads libgtrace.so again through the inherited environment, and starts a
- * new part file. When exec fails the session starts again.
+ * exec family, _exit and _Exit. Before a process replaces its image, the
+ * session is flushed and its trace finished (nothing runs exit handlers on
+ * exec); the new image loads libgtrace.so again through the inherited
+ * environment, and starts a new part file. When exec fails the session
+ * starts again. _exit and _Exit (how a fork child should end) skip exit
+ * handlers and destructors too: they finish the trace first, the way a
+ * fatal signal does (async-signal-safe, as _exit may be called from a
+ * signal handler), then end the process.
  *
  * A program that passes its own environment to execve/execvpe/execle gets
  * gtrace's variables added back when it dropped them, so the new image is
@@ -19,6 +23,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "capture.h"
@@ -29,8 +34,10 @@ extern char **environ;
 typedef int (*execve_fn)(const char *, char *const[], char *const[]);
 typedef int (*execvp_fn)(const char *, char *const[]);
 typedef int (*execvpe_fn)(const char *, char *const[], char *const[]);
+typedef void (*exit_fn)(int);
 
 static execve_fn real_execve;
+static exit_fn real_exit, real_Exit;
 static execvp_fn real_execv, real_execvp;
 static execvpe_fn real_execvpe;
 static pthread_once_t resolve_once = PTHREAD_ONCE_INIT;
@@ -47,6 +54,8 @@ static void resolve(void)
     real_execv = (execvp_fn)dlsym(RTLD_NEXT, "execv");
     real_execvp = (execvp_fn)dlsym(RTLD_NEXT, "execvp");
     real_execvpe = (execvpe_fn)dlsym(RTLD_NEXT, "execvpe");
+    real_exit = (exit_fn)dlsym(RTLD_NEXT, "_exit");
+    real_Exit = (exit_fn)dlsym(RTLD_NEXT, "_Exit");
     for (char **e = environ; e && *e && n_kept < MAX_KEPT; e++) {
         if (!strncmp(*e, "GTRACE_", 7) || !strncmp(*e, "NVTX_INJECTION64_PATH=", 22)
             || (!strncmp(*e, "LD_PRELOAD=", 11) && strstr(*e, "libgtrace"))
@@ -233,4 +242,36 @@ GT_EXPORT int execle(const char *path, const char *arg, ...)
     int rc = execve(path, argv, envp);
     free(argv);
     return rc;
+}
+
+/* ---- _exit, _Exit ------------------------------------------------------ */
+
+/* Waits at most this long for the writer: a bound, so that an _exit called
+ * where the writer cannot finish (a handler that interrupted a lock the
+ * writer needs) still ends the process. */
+#define EXIT_WAIT_MS 30000
+
+static _Noreturn void end_now(exit_fn real, int status)
+{
+    /* Resolved by the constructor: nothing to look up here (a vfork child
+     * shares our memory, a signal handler may be running). */
+    if (!in_hook && real) {
+        in_hook = 1;
+        gt_cap_stop_wait(EXIT_WAIT_MS);
+        real(status);
+    }
+    if (real)
+        real(status);
+    for (;;)
+        syscall(SYS_exit_group, status);
+}
+
+GT_EXPORT void _exit(int status)
+{
+    end_now(real_exit, status);
+}
+
+GT_EXPORT void _Exit(int status)
+{
+    end_now(real_Exit ? real_Exit : real_exit, status);
 }

@@ -14,12 +14,14 @@ libtrace_capture_libgtrace_la_SOURCES = \
 	libtrace/capture/nvtx.c \
 	libtrace/capture/nvtx_mem.c \
 	libtrace/capture/stacks.c \
+	libtrace/capture/losses.h \
+	libtrace/capture/losses.c \
 	libtrace/capture/signals.c \
 	libtrace/capture/hooks.c
 libtrace_capture_libgtrace_la_CPPFLAGS = $(AM_CPPFLAGS) $(NVTX_CPPFLAGS)
 libtrace_capture_libgtrace_la_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) -fvisibility=hidden
 libtrace_capture_libgtrace_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -shared \
-	-export-symbols-regex '^(InitializeInjection|InitializeInjectionNvtx2|InitializeInjectionNvtxExtension|exec(ve|v|vp|vpe|l|lp|le))$$'
+	-export-symbols-regex '^(InitializeInjection|InitializeInjectionNvtx2|InitializeInjectionNvtxExtension|exec(ve|v|vp|vpe|l|lp|le)|_exit|_Exit)$$'
 libtrace_capture_libgtrace_la_LIBADD = libtrace/store/libgtstore.la $(SQLITE_LIBS) $(PTHREAD_LIBS) $(DL_LIBS)
 if HAVE_CUPTI
 libtrace_capture_libgtrace_la_SOURCES += libtrace/capture/cupti.c \
@@ -47,8 +49,15 @@ if HAVE_NVTX
 TESTS += tests/integration/capture_threads.sh tests/integration/capture_features.sh \
 	tests/integration/capture_exit.sh tests/integration/capture_errors.sh \
 	tests/integration/capture_kill.sh tests/integration/capture_fork.sh \
-	tests/integration/capture_drops.sh
+	tests/integration/capture_drops.sh tests/integration/capture_ends.sh \
+	tests/integration/capture_losses.sh tests/integration/capture_output.sh
+check_PROGRAMS += tests/integration/capture_probe
+tests_integration_capture_probe_SOURCES = tests/integration/capture_probe.c
+tests_integration_capture_probe_CPPFLAGS = $(AM_CPPFLAGS) $(NVTX_CPPFLAGS)
+tests_integration_capture_probe_LDADD = $(PTHREAD_LIBS) $(DL_LIBS)
 endif
+EXTRA_DIST += tests/integration/capture_ends.sh tests/integration/capture_losses.sh \
+	tests/integration/capture_output.sh
 EXTRA_DIST += tests/integration/capture_common.sh tests/integration/capture_threads.sh \
 	tests/integration/capture_features.sh tests/integration/capture_exit.sh \
 	tests/integration/capture_errors.sh tests/integration/capture_kill.sh \

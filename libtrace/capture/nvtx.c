@@ -8,6 +8,11 @@
  * written as one complete row; start/end ranges are written as a start and
  * an end record that the writer pairs (the end may come from another
  * thread). The NVTX memory API is in nvtx_mem.c. Nothing here locks.
+ *
+ * A start/end range is one event, dropped at most once: a start that finds
+ * its ring full is counted and its id carries RANGE_DROPPED, so its end is
+ * ignored; an end that finds its ring full puts the id in `lost_ends`,
+ * which the writer reads to drop (and count) the range it already holds.
  */
 #include "config.h"
 
@@ -50,6 +55,17 @@ struct gt_nvtx_stack {
 
 static _Atomic int64_t next_domain_id = 1;
 static _Atomic int64_t next_range_id = 1;
+
+/* Marks the id of a range whose start was dropped (ids count up from 1 and
+ * never reach it). */
+#define RANGE_DROPPED ((uint64_t)1 << 62)
+
+/* Ids of ranges whose end found no room: an open-addressed set that
+ * producers add to with a compare-and-swap and the writer empties. */
+#define LOST_END_SLOTS 4096
+#define LOST_END_PROBES 64
+static _Atomic int64_t lost_ends[LOST_END_SLOTS];
+static _Atomic int64_t n_lost_ends;
 
 void gt_nvtx_stack_free(struct gt_nvtx_stack *s)
 {
@@ -152,14 +168,14 @@ int64_t gt_nvtx_domain_id(const void *handle)
 }
 #define domain_id_of(d) gt_nvtx_domain_id(d)
 
-/* Writes one NVTX record; the text is copied after it. */
-static void emit(int32_t event_type, uint64_t start, uint64_t end, int64_t range_id,
+/* Writes one NVTX record; the text is copied after it. False: dropped (and counted). */
+static bool emit(int32_t event_type, uint64_t start, uint64_t end, int64_t range_id,
                  int64_t domain_id, const attrs *a, int32_t os_tid)
 {
     size_t text_bytes = a->text ? a->text_len + 1 : 0;
     rec_nvtx *r = gt_cap_reserve(REC_NVTX, sizeof *r, text_bytes, GT_EV_NVTX);
     if (!r)
-        return;
+        return false;
     r->event_type = event_type;
     r->category = a->category;
     r->start = start;
@@ -178,6 +194,7 @@ static void emit(int32_t event_type, uint64_t start, uint64_t end, int64_t range
         t[a->text_len] = '\0';
     }
     gt_cap_commit();
+    return true;
 }
 
 /* ---- push / pop ------------------------------------------------------- */
@@ -326,18 +343,54 @@ static nvtxRangeId_t range_start(nvtxDomainHandle_t d, const attrs *a)
 {
     uint64_t now = gt_cap_stamp();
     int64_t id = atomic_fetch_add_explicit(&next_range_id, 1, memory_order_relaxed);
-    emit(GT_NVTX_STARTEND, now, 0, id, domain_id_of(d), a, 0);
+    if (!emit(GT_NVTX_STARTEND, now, 0, id, domain_id_of(d), a, 0))
+        return (nvtxRangeId_t)((uint64_t)id | RANGE_DROPPED);
     return (nvtxRangeId_t)id;
+}
+
+/* Returns false when the set is full (the range then stays as if never ended). */
+static bool note_lost_end(int64_t id)
+{
+    uint64_t h = (uint64_t)id * 0x9e3779b97f4a7c15ull;
+    for (unsigned k = 0; k < LOST_END_PROBES; k++) {
+        _Atomic int64_t *slot = &lost_ends[(h + k) & (LOST_END_SLOTS - 1)];
+        int64_t empty = 0;
+        if (atomic_compare_exchange_strong_explicit(slot, &empty, id, memory_order_release, memory_order_relaxed)) {
+            atomic_fetch_add_explicit(&n_lost_ends, 1, memory_order_release);
+            return true;
+        }
+    }
+    return false;
+}
+
+void gt_nvtx_take_lost_ends(void (*fn)(void *ctx, int64_t range_id), void *ctx)
+{
+    if (atomic_load_explicit(&n_lost_ends, memory_order_acquire) == 0)
+        return;
+    for (size_t i = 0; i < LOST_END_SLOTS; i++) {
+        int64_t id = atomic_exchange_explicit(&lost_ends[i], 0, memory_order_acquire);
+        if (id) {
+            atomic_fetch_sub_explicit(&n_lost_ends, 1, memory_order_relaxed);
+            fn(ctx, id);
+        }
+    }
 }
 
 static void range_end(nvtxRangeId_t id)
 {
     uint64_t now = gt_cap_stamp();
-    if (id == 0)
+    if (id == 0 || (id & RANGE_DROPPED))
+        return; /* never started, or its start was dropped and counted */
+    rec_range_end *r = gt_cap_reserve_quiet(REC_RANGE_END, sizeof *r, 0);
+    if (!r) {
+        /* The range is dropped, and counted once the writer has it. With
+         * the set full (thousands of ends waiting for the writer) it stays
+         * as a range that never ended: in the trace once, not lost twice. */
+        static _Atomic int once;
+        if (!note_lost_end((int64_t)id))
+            gt_cap_warn_once(&once, "buffers full: some start/end ranges lost their end and are written as never ended");
         return;
-    rec_range_end *r = gt_cap_reserve(REC_RANGE_END, sizeof *r, 0, GT_EV_NVTX);
-    if (!r)
-        return;
+    }
     r->range_id = (int64_t)id;
     r->end = now;
     gt_cap_commit();

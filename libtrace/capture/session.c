@@ -8,7 +8,18 @@
  * to write: processes that record nothing leave no file. Each process writes
  * its own part file (GTRACE_PARTS_DIR/PID-N.sqlite); the launcher merges
  * them when the run ends. A fork child forgets the parent's rings and file
- * and starts its own; exec stops the session first (hooks.c).
+ * and starts its own; exec and _exit stop the session first (hooks.c).
+ *
+ * When writing fails (a full disk, a file size limit) the writer keeps
+ * draining the rings without writing, counts every event it could not
+ * write, and at the end hands the counts to the launcher (losses.c): what
+ * a process emitted is what its part holds plus what it says it lost.
+ *
+ * The writer thread must not keep a process alive: glibc ends a process
+ * when its last thread ends, and counts ours. When the program's last
+ * thread is gone (main ended with pthread_exit, then its other threads),
+ * the writer finishes the trace and ends the process with exit(0), as
+ * glibc would have.
  *
  * Producers never take drain_lock; only the writer, fork and exec do.
  */
@@ -51,8 +62,10 @@ static bool is_fork_child;
 
 /* Writer-thread state. */
 static gt_writer *writer;
-static gt_drain *drain;
+static gt_drain *drain;        /* also without a writer, once writing failed */
 static int64_t dropped_total[GT_EV_N_KINDS];
+static char part_name[64];     /* the part's file name */
+static char fail_reason[128];  /* why writing stopped; "" while it works */
 
 int64_t gt_cap_next_callchain_id(void)
 {
@@ -231,6 +244,22 @@ static void describe_process(void)
     free(comm);
 }
 
+/* Writing failed for good: keep draining, count instead of writing. Call
+ * with drain_lock held (or from the writer before it has a drain). */
+static void stop_writing(const char *what)
+{
+    if (!fail_reason[0])
+        snprintf(fail_reason, sizeof fail_reason, "%s", what);
+    if (writer) {
+        gt_writer_free(writer);
+        writer = NULL;
+    }
+    if (drain)
+        gt_drain_discard(drain);
+    else if (gt_drain_new(&drain, NULL, getpid()) == 0)
+        gt_drain_discard(drain);
+}
+
 static int open_part(void)
 {
     static _Atomic int once;
@@ -246,64 +275,88 @@ static int open_part(void)
             snprintf(path, sizeof path, "gtrace-%d-%d.sqlite", (int)getpid(), k);
         rc = gt_writer_open(&writer, path, 0);
     }
+    const char *slash = strrchr(path, '/');
+    snprintf(part_name, sizeof part_name, "%.63s", slash ? slash + 1 : path);
     if (rc != 0) {
-        gt_cap_warn_once(&once, "cannot write the trace (%s): %s; recording stops in process %d", path,
+        gt_cap_warn_once(&once, "cannot write the trace (%s): %s; events of process %d are counted, not recorded", path,
                          gt_error_last(), (int)getpid());
         writer = NULL;
+        stop_writing(gt_error_last());
         return rc;
     }
     rc = gt_drain_new(&drain, writer, getpid());
-    if (rc != 0) {
-        gt_writer_free(writer);
-        writer = NULL;
-        return rc;
-    }
-    if (gt_writer_begin(writer) == 0) {
+    if (rc == 0)
+        rc = gt_writer_begin(writer);
+    if (rc == 0) {
         describe_process();
         rc = gt_writer_commit(writer);
     }
+    if (rc != 0)
+        stop_writing(gt_error_last());
     return rc;
 }
 
 /* ---- the writer thread ------------------------------------------------ */
 
-/* One batch: every ring drained in one transaction. Call with drain_lock held. */
-static bool drain_once(void)
+static void lost_end(void *ctx, int64_t range_id)
+{
+    gt_drain_range_lost(ctx, range_id);
+}
+
+/* Every ring drained: into one transaction while writing works, else only
+ * counted. Call with drain_lock held. With `last`, also the ranges never
+ * ended and the drop counts. */
+static void drain_batch(bool last)
 {
     static _Atomic int once;
     gt_cap_clock_sample();
-    int rc = gt_writer_begin(writer);
-    if (rc == 0) {
-        gt_cap_drain_rings(gt_drain_record, drain, gt_drain_thread);
+    int rc = writer ? gt_writer_begin(writer) : 0;
+    if (rc != 0)
+        stop_writing(gt_error_last());
+    gt_drain_batch_begin(drain);
+    gt_cap_drain_rings(gt_drain_record, drain, gt_drain_thread);
+    gt_nvtx_take_lost_ends(lost_end, drain);
+    if (last) {
+        gt_drain_finish(drain, gt_cap_now());
+        gt_cap_take_dropped(dropped_total);
+        gt_drain_take_lost(drain, dropped_total); /* ranges whose end was dropped */
+    }
+    if (writer) {
         rc = gt_drain_error(drain);
+        if (rc == 0 && last)
+            for (int k = 0; k < GT_EV_N_KINDS && rc == 0; k++)
+                if (dropped_total[k] > 0)
+                    rc = gt_writer_add_dropped(writer, gt_global_pid(getpid()), (gt_event_kind)k, dropped_total[k]);
         int rc2 = gt_writer_commit(writer);
         if (rc == 0)
             rc = rc2;
+        gt_drain_batch_end(drain, rc == 0);
+        if (rc != 0) {
+            gt_cap_warn_once(&once, "writing the trace failed (%s): the events of process %d are counted from now on, "
+                                    "not recorded", gt_error_last(), (int)getpid());
+            stop_writing(gt_error_last());
+        }
     }
-    if (rc != 0) {
-        gt_cap_warn_once(&once, "writing the trace failed (%s): recording stops in process %d",
-                         gt_error_last(), (int)getpid());
-        atomic_store(&gt_cap_active, 0);
-        return false;
-    }
-    return true;
 }
 
+/* The end of the session: the last batch, the part closed, and what could
+ * not be written handed to the launcher. */
 static void finish(void)
 {
     pthread_mutex_lock(&drain_lock);
-    gt_cap_clock_sample();
-    if (gt_writer_begin(writer) == 0) {
-        gt_cap_drain_rings(gt_drain_record, drain, gt_drain_thread);
-        gt_drain_finish(drain, gt_cap_now());
-        gt_cap_take_dropped(dropped_total);
-        for (int k = 0; k < GT_EV_N_KINDS; k++)
-            if (dropped_total[k] > 0)
-                gt_writer_add_dropped(writer, gt_global_pid(getpid()), (gt_event_kind)k, dropped_total[k]);
-        gt_writer_commit(writer);
+    drain_batch(true);
+    int rc = 0;
+    if (writer) {
+        rc = gt_writer_close(writer); /* what was committed stays readable if it fails */
+        writer = NULL;
     }
-    int rc = gt_writer_close(writer);
-    writer = NULL;
+    if (fail_reason[0]) {
+        /* The drop counts never reached the part: all of them go to the launcher. */
+        int64_t lost[GT_EV_N_KINDS];
+        memcpy(lost, dropped_total, sizeof lost);
+        gt_drain_take_lost(drain, lost);
+        gt_cap_report_losses(part_name, lost, fail_reason);
+    }
     gt_drain_free(drain);
     drain = NULL;
     pthread_mutex_unlock(&drain_lock);
@@ -311,6 +364,34 @@ static void finish(void)
         static _Atomic int once;
         gt_cap_warn_once(&once, "finishing the trace failed: %s", gt_error_last());
     }
+}
+
+/* Whether every thread of the program has ended, leaving this one: the main
+ * thread is a zombie (it ended with pthread_exit) and the process has two
+ * threads, that zombie and the writer. */
+static bool program_threads_gone(void)
+{
+    char buf[1024];
+    int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return false;
+    buf[n] = '\0';
+    const char *p = strrchr(buf, ')');
+    if (!p || p[1] != ' ' || p[2] != 'Z')
+        return false;
+    /* After the name: state ppid pgrp session tty_nr tpgid flags minflt cminflt
+     * majflt cmajflt utime stime cutime cstime priority nice num_threads */
+    p += 2;
+    for (int field = 3; field < 20 && p; field++) {
+        p = strchr(p, ' ');
+        if (p)
+            p++;
+    }
+    return p && atol(p) <= 2;
 }
 
 static void *writer_main(void *arg)
@@ -328,7 +409,6 @@ static void *writer_main(void *arg)
 
     /* Every call into SQLite happens under drain_lock, which fork's prepare
      * handler takes: a fork child never inherits SQLite's own mutexes held. */
-    bool failed = false;
     for (;;) {
         struct pollfd p = {.fd = gt_cap_wake_pipe[0], .events = POLLIN};
         if (!atomic_load(&stop_flag))
@@ -337,23 +417,26 @@ static void *writer_main(void *arg)
         while (read(gt_cap_wake_pipe[0], buf, sizeof buf) > 0) {
         }
         bool stopping = atomic_load(&stop_flag);
+        bool orphaned = !stopping && getpid() == atomic_load(&gt_cap_pid) && program_threads_gone();
         pthread_mutex_lock(&drain_lock);
-        if (!failed && !writer && atomic_load(&gt_cap_active) && gt_cap_have_rings())
-            failed = open_part() != 0;
-        if (failed && writer) {
-            gt_writer_free(writer);
-            writer = NULL;
-            gt_drain_free(drain);
-            drain = NULL;
-            atomic_store(&gt_cap_active, 0);
-        }
-        if (writer && !stopping && !drain_once())
-            failed = true;
+        if (!drain && atomic_load(&gt_cap_active) && gt_cap_have_rings())
+            open_part();
+        if (drain && !stopping && !orphaned)
+            drain_batch(false);
         pthread_mutex_unlock(&drain_lock);
+        if (orphaned) {
+            if (drain)
+                finish();
+            atomic_store(&gt_cap_active, 0);
+            atomic_store(&writer_done, 1);
+            /* The program's exit handlers run on this thread (capture_dtor
+             * knows it has nothing left to do). */
+            exit(0);
+        }
         if (stopping)
             break;
     }
-    if (writer)
+    if (drain)
         finish();
     atomic_store(&writer_done, 1);
     return NULL;
@@ -415,6 +498,8 @@ static void at_fork_child(void)
     writer = NULL;
     drain = NULL;
     memset(dropped_total, 0, sizeof dropped_total);
+    part_name[0] = '\0';
+    fail_reason[0] = '\0';
     writer_started = false;
     if (gt_cap_wake_pipe[0] >= 0) {
         close(gt_cap_wake_pipe[0]);
@@ -483,25 +568,34 @@ bool gt_cap_stop(void)
     return true;
 }
 
-void gt_cap_stop_from_signal(void)
+void gt_cap_stop_wait(int max_ms)
 {
     /* Async-signal-safe: flags, write(2), nanosleep(2). The writer thread
-     * does the work; it gets 5 s before the program dies anyway. */
+     * does the work. */
     if (!writer_started || getpid() != atomic_load(&gt_cap_pid) || gt_cap_is_writer_thread())
         return;
     atomic_store(&stop_flag, 1);
     gt_cap_wake_writer();
-    for (int i = 0; i < 500 && !atomic_load(&writer_done); i++) {
+    for (int i = 0; i < max_ms / 10 && !atomic_load(&writer_done); i++) {
         struct timespec ts = {0, 10 * 1000 * 1000};
         nanosleep(&ts, NULL);
     }
     atomic_store(&gt_cap_active, 0);
 }
 
+void gt_cap_stop_from_signal(void)
+{
+    /* The program dies anyway: the writer gets 5 s. */
+    gt_cap_stop_wait(5000);
+}
+
 void gt_cap_restart(void)
 {
     if (writer_started || getpid() != atomic_load(&gt_cap_pid))
         return;
+    part_name[0] = '\0';
+    fail_reason[0] = '\0';
+    memset(dropped_total, 0, sizeof dropped_total);
     start_writer();
 }
 

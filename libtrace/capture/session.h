@@ -11,6 +11,9 @@
 bool gt_cap_stop(void);
 /* The same from a signal handler: async-signal-safe, waits at most 5 s. */
 void gt_cap_stop_from_signal(void);
+/* The same, waiting at most `max_ms` (_exit, which may be called from a
+ * signal handler; CUPTI's buffers are not flushed). */
+void gt_cap_stop_wait(int max_ms);
 /* Starts a new session (and part file) after gt_cap_stop, when exec failed. */
 void gt_cap_restart(void);
 bool gt_cap_is_writer_thread(void);

@@ -5,6 +5,7 @@ set -u
 : "${GT_TOP_BUILDDIR:?run through make check}"
 GTRACE="$GT_TOP_BUILDDIR/libtrace/cli/gtrace"
 SAMPLES="$GT_TOP_BUILDDIR/samples"
+PROBE="$GT_TOP_BUILDDIR/tests/integration/capture_probe"
 for f in "$GTRACE" "$GT_TOP_BUILDDIR/libtrace/capture/.libs/libgtrace.so"; do
     [ -e "$f" ] || { echo "missing $f: build it first"; exit 99; }
 done
