@@ -10,12 +10,24 @@
  * entries (command line, options, root pid) are written here; each process's
  * (and the root's copy under pid 0 of its environment) come from the first
  * part that has them, so an exec'd image does not repeat them.
+ *
+ * Drop counts: each part's own, except for a part whose process could not
+ * write it (full disk, file size limit): its account is in the loss table
+ * (capture/losses.h), which also speaks for parts that were never created.
+ *
+ * The output: a trace is assembled in the parts directory (beside the
+ * output, on the same file system) and renamed into place only once it is
+ * complete. Only a regular file is ever replaced (with `force`), never a
+ * device, a directory, a link or anything else; without `force` nothing
+ * is replaced, even a file that appeared while the program ran.
  */
 #define _GNU_SOURCE
 #include "config.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,8 +35,19 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "../capture/losses.h"
+
+_Static_assert(GT_EV_N_KINDS <= GT_LOSS_KINDS, "the loss table has a count for every kind");
 
 #define ROWS_PER_BATCH 50000
+#define ASSEMBLED_NAME "assembled.tmp" /* in the parts directory; not a part (*.sqlite) */
+
+volatile sig_atomic_t gt_cli_stop_signal;
+
+static int interrupted(void)
+{
+    return gt_error_set(GT_ERR_IO, "interrupted by signal %d while assembling the trace", (int)gt_cli_stop_signal);
+}
 
 typedef struct id_set {       /* a small growing set of int64 */
     int64_t *v;
@@ -62,6 +85,8 @@ typedef struct dropped_row {
 
 typedef struct assembly {
     gt_writer *w;
+    gt_loss_table *losses;  /* NULL: none */
+    bool *slot_used;        /* (GT_LOSS_SLOTS) */
     int64_t n_rows_in_batch;
     id_set pids, gpus;
     id_set config_pids; /* global pids whose configuration was copied */
@@ -141,6 +166,8 @@ static bool has_wal(const char *path)
 
 static int add_row(assembly *a, const gt_event *ev)
 {
+    if (gt_cli_stop_signal)
+        return interrupted();
     int rc = gt_writer_add(a->w, ev);
     if (rc == 0 && ++a->n_rows_in_batch >= ROWS_PER_BATCH) {
         rc = gt_writer_commit(a->w);
@@ -249,6 +276,47 @@ static int copy_config(assembly *a, gt_trace *t)
     return rc;
 }
 
+/* Drops of one process (across its exec'd images) become one row. */
+static int add_dropped(assembly *a, int64_t gpid, const int64_t *n)
+{
+    dropped_row *row = NULL;
+    for (size_t i = 0; i < a->n_dropped; i++)
+        if (a->dropped[i].global_pid == gpid)
+            row = &a->dropped[i];
+    for (int k = 0; k < GT_EV_N_KINDS; k++) {
+        if (n[k] <= 0)
+            continue;
+        if (!row) {
+            dropped_row *v = realloc(a->dropped, (a->n_dropped + 1) * sizeof *v);
+            if (!v)
+                return gt_error_set(GT_ERR_NOMEM, "out of memory assembling the trace");
+            a->dropped = v;
+            row = &a->dropped[a->n_dropped++];
+            memset(row, 0, sizeof *row);
+            row->global_pid = gpid;
+        }
+        row->n[k] += n[k];
+    }
+    return 0;
+}
+
+/* The loss table's account of a part (by its file name), marked used. */
+static const gt_loss_slot *find_slot(assembly *a, const char *part_path)
+{
+    if (!a->losses)
+        return NULL;
+    const char *slash = strrchr(part_path, '/');
+    const char *name = slash ? slash + 1 : part_path;
+    for (int i = 0; i < GT_LOSS_SLOTS; i++) {
+        const gt_loss_slot *s = &a->losses->slots[i];
+        if (s->pid && s->complete && !a->slot_used[i] && !strncmp(s->part, name, sizeof s->part)) {
+            a->slot_used[i] = true;
+            return s;
+        }
+    }
+    return NULL;
+}
+
 static int copy_part(assembly *a, const char *path, int part_no)
 {
     gt_trace *t = NULL;
@@ -285,30 +353,14 @@ static int copy_part(assembly *a, const char *path, int part_no)
     if (rc == 0)
         rc = copy_events(a, t, part_no, &callchains);
     free(callchains.v);
-    /* Drops of one process (across its exec'd images) become one row. */
-    dropped_row *row = NULL;
-    for (size_t i = 0; i < a->n_dropped; i++)
-        if (a->dropped[i].global_pid == part_gpid)
-            row = &a->dropped[i];
     int64_t part_dropped[GT_EV_N_KINDS];
-    gt_cli_dropped(t, part_dropped);
-    for (int k = 0; k < GT_EV_N_KINDS && rc == 0; k++) {
-        int64_t d = part_dropped[k];
-        if (d == 0)
-            continue;
-        if (!row) {
-            dropped_row *v = realloc(a->dropped, (a->n_dropped + 1) * sizeof *v);
-            if (!v) {
-                rc = gt_error_set(GT_ERR_NOMEM, "out of memory assembling the trace");
-                break;
-            }
-            a->dropped = v;
-            row = &a->dropped[a->n_dropped++];
-            memset(row, 0, sizeof *row);
-            row->global_pid = part_gpid;
-        }
-        row->n[k] += d;
-    }
+    const gt_loss_slot *slot = find_slot(a, path);
+    if (slot)
+        memcpy(part_dropped, slot->n_lost, sizeof part_dropped);
+    else
+        gt_cli_dropped(t, part_dropped);
+    if (rc == 0)
+        rc = add_dropped(a, part_gpid, part_dropped);
     gt_trace_free(t);
     return rc;
 }
@@ -327,19 +379,37 @@ static int write_run_config(gt_writer *w, const gt_run_info *run)
     return rc;
 }
 
-static int copy_all(char **parts, size_t n_parts, const char *output, bool force, const gt_run_info *run)
+static int copy_all(char **parts, size_t n_parts, const char *output, const gt_run_info *run,
+                    gt_loss_table *losses)
 {
-    assembly a = {0};
-    int rc = gt_writer_open(&a.w, output, force ? GT_WRITE_OVERWRITE : 0);
+    bool slot_used[GT_LOSS_SLOTS] = {false};
+    assembly a = {.losses = losses, .slot_used = slot_used};
+    int rc = gt_writer_open(&a.w, output, 0);
     if (rc != 0)
         return rc;
     rc = gt_writer_begin(a.w);
     if (rc == 0)
         rc = write_run_config(a.w, run);
-    if (rc == 0 && n_parts == 0)
-        rc = gt_writer_add_process(a.w, run->root_pid, run->program_name);
+    if (rc == 0 && n_parts == 0) {
+        rc = set_add(&a.pids, run->root_pid);
+        if (rc == 0)
+            rc = gt_writer_add_process(a.w, run->root_pid, run->program_name);
+    }
     for (size_t i = 0; i < n_parts && rc == 0; i++)
         rc = copy_part(&a, parts[i], (int)i);
+    /* Processes that lost everything: their part could not even be created. */
+    for (int i = 0; losses && i < GT_LOSS_SLOTS && rc == 0; i++) {
+        const gt_loss_slot *s = &losses->slots[i];
+        if (s->pid && s->complete && !slot_used[i]) {
+            if (!set_has(&a.pids, s->pid)) {
+                rc = set_add(&a.pids, s->pid);
+                if (rc == 0)
+                    rc = gt_writer_add_process(a.w, s->pid, "");
+            }
+            if (rc == 0)
+                rc = add_dropped(&a, gt_global_pid(s->pid), s->n_lost);
+        }
+    }
     for (size_t i = 0; i < a.n_dropped && rc == 0; i++)
         for (int k = 0; k < GT_EV_N_KINDS && rc == 0; k++)
             if (a.dropped[i].n[k] > 0)
@@ -357,42 +427,202 @@ static int copy_all(char **parts, size_t n_parts, const char *output, bool force
     return rc;
 }
 
-/* Renames a cleanly finished part into place. */
-static int move_part(const char *part, const char *output, bool force)
+/* Removes SQLite's files beside `path` (regular files only). */
+static void remove_sidecars(const char *path)
 {
+    static const char *const suffixes[] = {"-wal", "-shm", "-journal"};
     char side[4200];
     struct stat st;
-    if (lstat(output, &st) == 0) {
-        if (!force)
-            return gt_error_set(GT_ERR_EXISTS, "%s appeared while the program ran; the trace is left in %s", output, part);
-        remove_part(output);
-    } else {
-        snprintf(side, sizeof side, "%s-wal", output);
-        unlink(side);
-        snprintf(side, sizeof side, "%s-shm", output);
-        unlink(side);
+    for (size_t i = 0; i < sizeof suffixes / sizeof suffixes[0]; i++) {
+        snprintf(side, sizeof side, "%s%s", path, suffixes[i]);
+        if (lstat(side, &st) == 0 && S_ISREG(st.st_mode))
+            unlink(side);
     }
-    if (rename(part, output) != 0)
+}
+
+int gt_cli_check_output(const char *output, bool force)
+{
+    struct stat st;
+    if (lstat(output, &st) != 0)
+        return 0;
+    if (!S_ISREG(st.st_mode))
+        return gt_error_set(GT_ERR_EXISTS, "%s exists and is not a regular file (%s); gtrace never replaces it: "
+                            "choose another name with -o", output,
+                            S_ISDIR(st.st_mode) ? "a directory" : S_ISLNK(st.st_mode) ? "a symbolic link"
+                            : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device" : "not a file");
+    if (!force)
+        return gt_error_set(GT_ERR_EXISTS, "%s exists; use --force to replace it, or -o to choose another name", output);
+    return 0;
+}
+
+/* Moves a finished trace (in the parts directory) to `output`. */
+static int install(const char *from, const char *output, bool force)
+{
+    struct stat st;
+    bool exists = lstat(output, &st) == 0;
+    if (exists && !S_ISREG(st.st_mode))
+        return gt_cli_check_output(output, force);
+    if (exists && !force)
+        return gt_error_set(GT_ERR_EXISTS, "%s appeared while the program ran; it is left as it is", output);
+    /* Journals beside the name belong to the file replaced, or to none:
+     * SQLite must not apply them to the new trace. */
+    remove_sidecars(output);
+    if (exists) {
+        if (rename(from, output) != 0)
+            return gt_error_set(GT_ERR_IO, "cannot move the trace to %s: %s", output, strerror(errno));
+        return 0;
+    }
+    /* Without --force, never replace: a file may have appeared since the check. */
+    if (renameat2(AT_FDCWD, from, AT_FDCWD, output, RENAME_NOREPLACE) == 0)
+        return 0;
+    if (errno == EEXIST)
+        return gt_error_set(GT_ERR_EXISTS, "%s appeared while the program ran; it is left as it is", output);
+    if (errno != EINVAL && errno != ENOSYS)
+        return gt_error_set(GT_ERR_IO, "cannot move the trace to %s: %s", output, strerror(errno));
+    if (link(from, output) == 0) { /* a file system without RENAME_NOREPLACE */
+        unlink(from);
+        return 0;
+    }
+    if (errno == EEXIST)
+        return gt_error_set(GT_ERR_EXISTS, "%s appeared while the program ran; it is left as it is", output);
+    if (rename(from, output) != 0)
         return gt_error_set(GT_ERR_IO, "cannot move the trace to %s: %s", output, strerror(errno));
     return 0;
 }
 
-int gt_cli_assemble(const char *parts_dir, const char *output, bool force, const gt_run_info *run)
+/* The loss table of a parts directory, read whole; NULL when absent or not one. */
+static gt_loss_table *read_losses(const char *parts_dir)
+{
+    char *path = path_join(parts_dir, GT_LOSSES_NAME);
+    if (!path)
+        return NULL;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    free(path);
+    if (fd < 0)
+        return NULL;
+    gt_loss_table *t = malloc(sizeof *t);
+    size_t got = 0;
+    while (t && got < sizeof *t) {
+        ssize_t n = read(fd, (char *)t + got, sizeof *t - got);
+        if (n <= 0)
+            break;
+        got += (size_t)n;
+    }
+    close(fd);
+    if (t && (got < sizeof *t || memcmp(t->magic, GT_LOSSES_MAGIC, sizeof t->magic) != 0)) {
+        free(t);
+        t = NULL;
+    }
+    return t;
+}
+
+int gt_cli_make_losses(const char *parts_dir)
+{
+    char *path = path_join(parts_dir, GT_LOSSES_NAME);
+    if (!path)
+        return gt_error_set(GT_ERR_NOMEM, "out of memory");
+    int rc = 0;
+    int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        rc = gt_error_set(GT_ERR_IO, "cannot create %s: %s", path, strerror(errno));
+        goto cleanup;
+    }
+    /* Every block allocated now: a process that lost events because the
+     * disk is full can still record how many. */
+    int err = posix_fallocate(fd, 0, (off_t)sizeof(gt_loss_table));
+    char magic[8] = GT_LOSSES_MAGIC;
+    if (err == 0 && pwrite(fd, magic, sizeof magic, 0) != (ssize_t)sizeof magic)
+        err = errno ? errno : EIO;
+    close(fd);
+    if (err != 0) {
+        unlink(path);
+        rc = gt_error_set(err == ENOSPC || err == EFBIG ? GT_ERR_FULL : GT_ERR_IO, "cannot create %s: %s", path,
+                          strerror(err));
+    }
+cleanup:
+    free(path);
+    return rc;
+}
+
+void gt_cli_remove_parts(const char *parts_dir)
 {
     size_t n = 0;
     char **parts = list_parts(parts_dir, &n);
+    for (size_t i = 0; i < n; i++) {
+        remove_part(parts[i]);
+        free(parts[i]);
+    }
+    free(parts);
+    char *p = path_join(parts_dir, GT_LOSSES_NAME);
+    if (p)
+        unlink(p);
+    free(p);
+    p = path_join(parts_dir, ASSEMBLED_NAME);
+    if (p)
+        remove_part(p);
+    free(p);
+}
+
+int gt_cli_assemble(const char *parts_dir, const char *output, bool force, const gt_run_info *run,
+                    gt_run_losses *out_losses)
+{
+    size_t n = 0;
+    char **parts = list_parts(parts_dir, &n);
+    gt_loss_table *losses = read_losses(parts_dir);
+    bool any_slot = false;
+    if (out_losses)
+        memset(out_losses, 0, sizeof *out_losses);
+    for (int i = 0; losses && i < GT_LOSS_SLOTS; i++) {
+        const gt_loss_slot *s = &losses->slots[i];
+        if (!s->pid)
+            continue;
+        any_slot = true;
+        if (!out_losses)
+            continue;
+        if (!s->complete) {
+            out_losses->n_unaccounted++; /* killed while it wrote its account */
+            continue;
+        }
+        if (out_losses->n_failed++ == 0) {
+            _Static_assert(sizeof out_losses->reason == sizeof s->reason, "same size");
+            memcpy(out_losses->reason, s->reason, sizeof s->reason);
+            out_losses->reason[sizeof out_losses->reason - 1] = '\0';
+        }
+    }
+    if (losses && out_losses)
+        out_losses->n_unaccounted += losses->n_unrecorded;
     int rc = 0;
     if (output) {
-        if (n == 1 && !has_wal(parts[0]))
-            rc = move_part(parts[0], output, force);
-        else
-            rc = copy_all(parts, n, output, force, run);
+        if (n == 1 && !has_wal(parts[0]) && !any_slot) {
+            rc = install(parts[0], output, force);
+        } else {
+            char *tmp = path_join(parts_dir, ASSEMBLED_NAME);
+            if (!tmp) {
+                rc = gt_error_set(GT_ERR_NOMEM, "out of memory assembling the trace");
+            } else {
+                remove_part(tmp);
+                rc = copy_all(parts, n, tmp, run, losses);
+                if (rc == 0 && gt_cli_stop_signal)
+                    rc = interrupted();
+                if (rc == 0)
+                    rc = install(tmp, output, force);
+                if (rc != 0)
+                    remove_part(tmp);
+                free(tmp);
+            }
+        }
     }
-    if (rc == 0 || !output)
+    if (rc == 0 || !output) {
         for (size_t i = 0; i < n; i++)
             remove_part(parts[i]);
+        char *p = path_join(parts_dir, GT_LOSSES_NAME);
+        if (p)
+            unlink(p);
+        free(p);
+    }
     for (size_t i = 0; i < n; i++)
         free(parts[i]);
     free(parts);
+    free(losses);
     return rc;
 }

@@ -7,6 +7,7 @@
 #ifndef GT_CLI_H
 #define GT_CLI_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -55,9 +56,30 @@ typedef struct gt_run_info {
     const char *options;       /* gtrace's options, for GTRACE_RUN_CONFIG */
 } gt_run_info;
 
+/* What the traced processes could not write (beyond the drop counts the
+ * trace holds). */
+typedef struct gt_run_losses {
+    int n_failed;             /* process images whose part could not be written */
+    char reason[128];         /* why, for the first of them */
+    int64_t n_unaccounted;    /* processes that lost events they could not count */
+} gt_run_losses;
+
 /* Assembles the parts the traced processes wrote in `parts_dir` into one
- * trace at `output` (replacing it when `force`), then removes the parts.
- * Returns 0, or a negative gt_status with the message in gt_error_last(). */
-int gt_cli_assemble(const char *parts_dir, const char *output, bool force, const gt_run_info *run);
+ * trace at `output` (replacing a regular file there only when `force`),
+ * then removes the parts; with `output` NULL, only removes them. Fills
+ * `out_losses` (may be NULL). Returns 0, or a negative gt_status with the
+ * message in gt_error_last(); the parts are then kept. */
+int gt_cli_assemble(const char *parts_dir, const char *output, bool force, const gt_run_info *run,
+                    gt_run_losses *out_losses);
+/* 0 when a trace may be written to `output`: it does not exist, or it is a
+ * regular file and `force`; else GT_ERR_EXISTS with the message set. */
+int gt_cli_check_output(const char *output, bool force);
+/* Creates the loss table in a fresh parts directory (capture/losses.h). */
+int gt_cli_make_losses(const char *parts_dir);
+/* Removes every file gtrace puts in a parts directory (not the directory). */
+void gt_cli_remove_parts(const char *parts_dir);
+/* Set by the launcher's handler of SIGINT, SIGTERM, SIGHUP and SIGQUIT
+ * while it assembles: the assembly stops and fails. */
+extern volatile sig_atomic_t gt_cli_stop_signal;
 
 #endif

@@ -5,6 +5,8 @@
  * (gtrace is their subreaper), assembles the part files they wrote into one
  * trace, prints a summary on stderr and exits as PROGRAM did: its exit code,
  * or, when it died of a signal, by the same signal (so a shell sees 128+N).
+ * A run that lost events (full buffers, a trace that could not be written)
+ * says so, and when PROGRAM exited 0 gtrace exits GT_EXIT_INCOMPLETE (3).
  *
  * It does not record anything itself (libtrace/capture does) and reads the
  * trace only through libtrace/store.
@@ -34,6 +36,10 @@
 #ifndef GT_LIBDIR
 #define GT_LIBDIR "/usr/local/lib"
 #endif
+
+/* The exit status of a run whose program exited 0 but whose trace is
+ * incomplete (events dropped or lost) or was not written (gtrace.1). */
+#define GT_EXIT_INCOMPLETE 3
 
 typedef struct record_opts {
     const char *output;
@@ -152,8 +158,8 @@ static bool exists(const char *path)
 static bool choose_output(const record_opts *o, const char *program, char *out, size_t out_bytes)
 {
     if (o->output) {
-        if (exists(o->output) && !o->force) {
-            gt_cli_error("%s exists; use --force to replace it, or -o to choose another name", o->output);
+        if (gt_cli_check_output(o->output, o->force) != 0) {
+            gt_cli_error("%s", gt_error_last());
             return false;
         }
         snprintf(out, out_bytes, "%s", o->output);
@@ -185,6 +191,11 @@ static bool make_parts_dir(const char *output, char *out, size_t out_bytes)
     char abs[PATH_MAX];
     if (realpath(out, abs))
         snprintf(out, out_bytes, "%s", abs);
+    if (gt_cli_make_losses(out) != 0) {
+        gt_cli_error("cannot prepare the trace: %s", gt_error_last());
+        rmdir(out);
+        return false;
+    }
     return true;
 }
 
@@ -272,6 +283,10 @@ static int run_program(const char *path, char **argv, int *out_status, pid_t *ou
         _exit(127);
     }
     forward_to = pid;
+    /* A file size limit (ulimit -f) makes writes fail instead of killing
+     * gtrace, which then says what it could not write. The program keeps
+     * its own disposition (it was forked before this). */
+    signal(SIGXFSZ, SIG_IGN);
     /* Like system(): the terminal's ^C and ^\ go to the program (same process
      * group); gtrace outlives it to finish the trace. TERM and HUP are passed on. */
     sigaction(SIGINT, &ign, &old_int);
@@ -335,13 +350,14 @@ static int64_t realtime_ns(void)
 
 /* ---- the summary ------------------------------------------------------ */
 
-static void print_summary(const char *output, int64_t wall_ns)
+/* Prints the summary; returns whether the trace says events are missing. */
+static bool print_summary(const char *output, int64_t wall_ns, const gt_run_losses *losses)
 {
     gt_trace *t = NULL;
     char buf[64];
     if (gt_trace_open(&t, output, 0) != 0) {
         gt_cli_error("the trace cannot be read back: %s", gt_error_last());
-        return;
+        return true;
     }
     fprintf(stderr, "gtrace: trace written to %s\n", output);
     fprintf(stderr, "  run time        %s\n", gt_cli_duration(wall_ns, buf, sizeof buf));
@@ -353,20 +369,50 @@ static void print_summary(const char *output, int64_t wall_ns)
     fprintf(stderr, "  processes       %zu\n", n_proc);
     fprintf(stderr, "  events by kind:\n");
     int64_t total = gt_cli_print_counts(stderr, t, "    ");
-    if (total == 0)
-        fprintf(stderr, "    (none: the program made no NVTX or CUDA calls gtrace could see)\n");
-    int64_t dropped[GT_EV_N_KINDS];
-    bool said = false;
+    int64_t dropped[GT_EV_N_KINDS], n_dropped = 0;
     gt_cli_dropped(t, dropped);
-    for (int k = 0; k < GT_EV_N_KINDS; k++) {
-        if (dropped[k] > 0) {
-            if (!said)
-                fprintf(stderr, "  DROPPED events (buffers full; try a larger GTRACE_BUFFER_KB or a smaller --flush-ms):\n");
-            said = true;
-            fprintf(stderr, "    %-12s %lld\n", gt_event_kind_name((gt_event_kind)k), (long long)dropped[k]);
-        }
+    for (int k = 0; k < GT_EV_N_KINDS; k++)
+        n_dropped += dropped[k];
+    if (total == 0 && n_dropped == 0 && losses->n_failed == 0 && losses->n_unaccounted == 0)
+        fprintf(stderr, "    (none: the program made no NVTX or CUDA calls gtrace could see)\n");
+    else if (total == 0)
+        fprintf(stderr, "    (none recorded)\n");
+    if (n_dropped > 0) {
+        if (losses->n_failed > 0)
+            fprintf(stderr, "  DROPPED events (%d process%s could not write the trace: %s):\n", losses->n_failed,
+                    losses->n_failed > 1 ? "es" : "", losses->reason[0] ? losses->reason : "unknown error");
+        else
+            fprintf(stderr, "  DROPPED events (buffers full; try a larger GTRACE_BUFFER_KB or a smaller --flush-ms):\n");
+        for (int k = 0; k < GT_EV_N_KINDS; k++)
+            if (dropped[k] > 0)
+                fprintf(stderr, "    %-12s %lld\n", gt_event_kind_name((gt_event_kind)k), (long long)dropped[k]);
     }
+    if (losses->n_unaccounted > 0)
+        fprintf(stderr, "  %lld process%s lost events that could not be counted\n", (long long)losses->n_unaccounted,
+                losses->n_unaccounted > 1 ? "es" : "");
     gt_trace_free(t);
+    bool incomplete = n_dropped > 0 || losses->n_failed > 0 || losses->n_unaccounted > 0;
+    if (incomplete)
+        gt_cli_error("the trace is incomplete: events were lost (counted above)");
+    return incomplete;
+}
+
+static void on_stop_signal(int sig)
+{
+    gt_cli_stop_signal = sig;
+}
+
+/* Dies of `sig` (after the parts are removed), as a shell expects of an interrupted command. */
+static int die_of(int sig)
+{
+    fflush(NULL);
+    signal(sig, SIG_DFL);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, sig);
+    sigprocmask(SIG_UNBLOCK, &set, NULL);
+    raise(sig);
+    return 128 + sig;
 }
 
 /* Exits as the program did: same code, or the same signal. */
@@ -467,10 +513,16 @@ int gt_cli_record(int argc, char **argv)
     int status = 0;
     pid_t pid = 0;
     if (run_program(path, prog_argv, &status, &pid) != 0) {
-        gt_cli_assemble(parts, NULL, false, NULL); /* removes whatever was written */
+        gt_cli_assemble(parts, NULL, false, NULL, NULL); /* removes whatever was written */
         remove_parts_dir(parts);
         return 127;
     }
+    /* From here an interruption stops the assembly and leaves nothing behind. */
+    struct sigaction stop = {.sa_handler = on_stop_signal};
+    sigemptyset(&stop.sa_mask);
+    const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
+    for (size_t i = 0; i < sizeof stop_signals / sizeof stop_signals[0]; i++)
+        sigaction(stop_signals[i], &stop, NULL);
     int64_t wall_ns = monotonic_ns() - t0;
 
     char cmdline[8192] = "";
@@ -483,12 +535,25 @@ int gt_cli_record(int argc, char **argv)
     snprintf(copy, sizeof copy, "%s", prog_argv[0]);
     gt_run_info run = {.utc_t0_ns = utc_t0, .root_pid = pid, .program_name = basename(copy),
                        .command_line = cmdline, .options = options};
-    if (gt_cli_assemble(parts, output, o.force, &run) != 0) {
+    gt_run_losses losses;
+    bool incomplete;
+    if (gt_cli_assemble(parts, output, o.force, &run, &losses) != 0) {
+        if (gt_cli_stop_signal) {
+            gt_cli_remove_parts(parts);
+            remove_parts_dir(parts);
+            gt_cli_error("interrupted: no trace written");
+            return die_of(gt_cli_stop_signal);
+        }
         gt_cli_error("%s", gt_error_last());
-        gt_cli_error("the recorded parts are kept in %s", parts);
+        gt_cli_error("no trace written; the recorded parts are kept in %s", parts);
+        incomplete = true;
     } else {
-        print_summary(output, wall_ns);
+        incomplete = print_summary(output, wall_ns, &losses);
         remove_parts_dir(parts);
     }
+    if (gt_cli_stop_signal)
+        return die_of(gt_cli_stop_signal);
+    if (incomplete && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        return GT_EXIT_INCOMPLETE;
     return pass_status_through(status);
 }

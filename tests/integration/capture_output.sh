@@ -1,0 +1,49 @@
+#!/bin/sh
+# gtrace writes its trace only to a regular file, and replaces only a
+# regular file (with --force): a device, a FIFO, a directory or a symbolic
+# link named by -o is refused before the program runs and left as it was.
+# An interrupted gtrace leaves no temporary file and no parts directory.
+. "$(dirname "$0")/capture_common.sh"
+# refused WHAT PATH [--force]: gtrace -o PATH exits 1 and says why
+refused() {
+    what=$1; path=$2; shift 2
+    "$GTRACE" -o "$path" "$@" "$SAMPLES/exit_with" 0 >out.txt 2>err.txt
+    expect_eq "exit status with -o $what $*" 1 $?
+    grep -q "not a regular file" err.txt || fail "-o $what $*: $(cat err.txt)"
+    [ ! -s out.txt ] || fail "the program ran: $(cat out.txt)"
+}
+for force in "" --force; do
+    refused /dev/full /dev/full $force
+    [ -c /dev/full ] || fail "/dev/full is no longer a character device"
+    mkfifo fifo.sqlite
+    refused "a FIFO" fifo.sqlite $force
+    [ -p fifo.sqlite ] || fail "the FIFO was replaced: $(ls -l fifo.sqlite)"
+    mkdir dir.sqlite
+    refused "a directory" dir.sqlite $force
+    [ -d dir.sqlite ] || fail "the directory was replaced"
+    printf 'precious\n' >target.txt
+    ln -s target.txt link.sqlite
+    refused "a symbolic link" link.sqlite $force
+    [ -L link.sqlite ] && [ "$(cat target.txt)" = precious ] || fail "the link or its target changed"
+    rm -rf fifo.sqlite dir.sqlite link.sqlite target.txt
+done
+ls -a | grep -q gtrace-parts && fail "a parts directory was left behind: $(ls -a)"
+
+# SIGTERM to gtrace once the program is done, while it assembles the parts
+# of 20 processes (or, should it come later, once it has finished): gtrace
+# dies of it and leaves nothing of its own behind.
+"$GTRACE" -o t.sqlite sh -c "for i in \$(seq 20); do \"$PROBE\" _exit 20000 & done; wait" >out.txt 2>err.txt &
+gt=$!
+i=0
+while [ "$(wc -l <out.txt)" -lt 20 ] && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+# Once none of its processes is left, gtrace assembles.
+while pgrep -P $gt >/dev/null && [ $i -lt 3000 ]; do sleep 0.02; i=$((i + 1)); done
+kill -TERM $gt
+wait $gt
+expect_eq "exit status of an interrupted gtrace" 143 $?
+ls -a | grep -q gtrace-parts && fail "a parts directory was left behind: $(ls -a)"
+ls -a | grep -q '\.tmp' && fail "a temporary file was left behind: $(ls -a)"
+if [ -e t.sqlite ]; then
+    "$GTRACE" info t.sqlite >/dev/null || fail "an interrupted gtrace left a damaged trace"
+fi
+echo "all good"
