@@ -253,12 +253,12 @@ GT_EXPORT int execle(const char *path, const char *arg, ...)
 
 static _Noreturn void end_now(exit_fn real, int status)
 {
-    /* Resolved by the constructor: nothing to look up here (a vfork child
-     * shares our memory, a signal handler may be running). */
-    if (!in_hook && real) {
+    /* Resolved by the constructor: nothing to look up here (a signal
+     * handler may be running), and nothing written in a vfork child, which
+     * shares its parent's memory (its pid is not the session's). */
+    if (real && !in_hook && getpid() == atomic_load(&gt_cap_pid)) {
         in_hook = 1;
         gt_cap_stop_wait(EXIT_WAIT_MS);
-        real(status);
     }
     if (real)
         real(status);

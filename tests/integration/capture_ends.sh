@@ -12,6 +12,10 @@ done
 timeout 60 "$GTRACE" -o f.sqlite "$PROBE" fork_exit 100 >out.txt 2>err.txt
 expect_eq "exit status with a child that _exits" 0 $?
 expect_eq "ranges of the child that _exits" 100 "$(nvtx_count f.sqlite child 59)"
+# A vfork child's _exit (after a failed exec) leaves its parent's session alone.
+timeout 60 "$GTRACE" -o v.sqlite "$PROBE" vfork_exit 100 >out.txt 2>err.txt
+expect_eq "exit status after a vfork child's _exit" 0 $?
+expect_eq "ranges of the parent of a vfork child" 100 "$(nvtx_count v.sqlite quick 59)"
 
 # pthread_exit in main: the process ends with its last thread (124: it hung).
 timeout 30 "$GTRACE" -o pe.sqlite "$PROBE" pthread_exit 50 >out.txt 2>err.txt

@@ -6,6 +6,8 @@
  *   capture_probe _Exit N        the same, ending with _Exit(0)
  *   capture_probe fork_exit N    a fork child records N ranges "child" and
  *                                _exits; the parent waits for it and returns
+ *   capture_probe vfork_exit N   a vfork child fails to exec and _exits; the
+ *                                parent then records N ranges "quick" and _exits
  *   capture_probe pthread_exit N [SLEEP_MS]
  *                                main records N ranges "main", starts a worker
  *                                that sleeps SLEEP_MS (default 0) then records
@@ -64,7 +66,7 @@ static void *waiter(void *arg)
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: capture_probe _exit|_Exit|fork_exit|pthread_exit|wait_term|burst|fill [N] [SLEEP_MS]\n");
+    fprintf(stderr, "usage: capture_probe _exit|_Exit|fork_exit|vfork_exit|pthread_exit|wait_term|burst|fill [N] [SLEEP_MS]\n");
     return 2;
 }
 
@@ -96,6 +98,23 @@ int main(int argc, char **argv)
             return 1;
         printf("emitted %ld\n", n);
         return 0;
+    }
+    if (!strcmp(mode, "vfork_exit")) {
+        pid_t pid = vfork();
+        if (pid < 0)
+            return 1;
+        if (pid == 0) {
+            char *const args[] = {"/nonexistent/program", NULL};
+            execv(args[0], args);
+            _exit(127);
+        }
+        int st;
+        if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 127)
+            return 1;
+        ranges("quick", n);
+        printf("emitted %ld\n", n);
+        fflush(stdout);
+        _exit(0);
     }
     if (!strcmp(mode, "pthread_exit")) {
         worker_sleep_ms = argc > 3 ? atol(argv[3]) : 0;
