@@ -81,7 +81,7 @@ static void usage(FILE *out)
             "Subcommands:\n");
     for (const gt_cli_command *c = gt_cli_commands; c->name; c++)
         fprintf(out, "  gtrace %s\n", c->synopsis);
-    fprintf(out, "\nThe exit status is PROGRAM's; see gtrace(1).\n");
+    fprintf(out, "\nThe exit status is PROGRAM's, or 3 when it exited 0 but events were lost; see gtrace(1).\n");
 }
 
 int main(int argc, char **argv)
