@@ -162,8 +162,9 @@ const db_object *gt_rd_find_object(const gt_trace *t, const char *name);
 const db_object *gt_rd_find_table(const gt_trace *t, const char *name);
 
 /* Copies one row's columns into the struct at `base` as `fields` say.
- * Returns the number of columns whose value was refused (wrong type, out of
- * range; their members are left zero), or a negative status. */
+ * Returns the number of values refused (a wrong type, out of range, an end
+ * before its start or too far after it; their members are left zero), or a
+ * negative status. */
 int gt_rd_fill_fields(gt_trace *t, sqlite3_stmt *st, const field *fields, size_t n_fields, void *base);
 /* Appends the select list for `fields`: alias."column" where the table has
  * that column, NULL where it does not (nsys versions differ in columns). */

@@ -254,78 +254,79 @@ static const kind_desc gtrace_kernel_desc = {
 
 int gt_rd_fill_fields(gt_trace *t, sqlite3_stmt *st, const field *fields, size_t n_fields, void *base)
 {
-    char *b = base;
-    int n_bad = 0;
+    char *b = base; /* zeroed by the caller */
+    int n_bad = 0, n_times = 0;
+    int64_t times[2]; /* a row's first time is its start, its second (if set) its end */
     for (size_t i = 0; i < n_fields; i++) {
         int col = (int)i;
-        int type = sqlite3_column_type(st, col);
-        int64_t v64 = 0;
-        int32_t v32;
-        bool vb;
-        /* what goes in an integer member is an integer, or NULL (zero) */
-        if (fields[i].type != F_STR && fields[i].type != F_HOOK && type != SQLITE_INTEGER && type != SQLITE_NULL) {
-            n_bad++;
-            continue;
-        }
-        switch (fields[i].type) {
-        case F_I64:
-            v64 = sqlite3_column_int64(st, col);
-            memcpy(b + fields[i].offset, &v64, sizeof v64);
-            break;
-        case F_I32:
-            v32 = (int32_t)sqlite3_column_int64(st, col);
-            memcpy(b + fields[i].offset, &v32, sizeof v32);
-            break;
-        case F_BOOL:
-            vb = sqlite3_column_int64(st, col) != 0;
-            memcpy(b + fields[i].offset, &vb, sizeof vb);
-            break;
-        case F_TIME:
-            v64 = sqlite3_column_int64(st, col);
-            if (type == SQLITE_NULL || v64 < -GT_TIME_LIMIT_NS || v64 > GT_TIME_LIMIT_NS)
-                n_bad++;
-            else
-                memcpy(b + fields[i].offset, &v64, sizeof v64);
-            break;
-        case F_SIZE:
-            v64 = sqlite3_column_int64(st, col);
-            if (v64 < 0 || v64 > GT_SIZE_LIMIT)
-                n_bad++;
-            else
-                memcpy(b + fields[i].offset, &v64, sizeof v64);
-            break;
-        case F_END_OR_NEG1:
-            v64 = type == SQLITE_NULL ? -1 : sqlite3_column_int64(st, col);
-            if (type != SQLITE_NULL && (v64 < -GT_TIME_LIMIT_NS || v64 > GT_TIME_LIMIT_NS))
-                n_bad++;
-            else
-                memcpy(b + fields[i].offset, &v64, sizeof v64);
-            break;
-        case F_ID_START:
-            /* an arithmetic shift, also for ids below zero */
-            v64 = sqlite3_column_int64(st, col) >> GT_KERNEL_ID_SHIFT;
-            if (type == SQLITE_NULL || v64 < -GT_TIME_LIMIT_NS || v64 > GT_TIME_LIMIT_NS)
-                n_bad++;
-            else
-                memcpy(b + fields[i].offset, &v64, sizeof v64);
-            break;
-        case F_STR: {
-            const char *s = "";
-            if (type != SQLITE_NULL) {
-                const unsigned char *text = sqlite3_column_text(st, col);
-                if (!text)
-                    return gt_rd_nomem(t);
-                s = gt_rd_arena_text(t, (const char *)text, (size_t)sqlite3_column_bytes(st, col), NAME_MAX_BYTES);
-                if (!s)
-                    return gt_rd_nomem(t);
+        unsigned ft = fields[i].type;
+        char *member = b + fields[i].offset;
+        if (ft == F_HOOK)
+            continue; /* read by the kind's hook */
+        /* one call into the statement per column: its value, then its type
+         * and its integer (a second column call per column cost a quarter
+         * of the time of reading events) */
+        sqlite3_value *val = sqlite3_column_value(st, col);
+        int type = sqlite3_value_type(val);
+        if (type == SQLITE_INTEGER && ft != F_STR) {
+            int64_t v = sqlite3_value_int64(val);
+            int32_t v32 = (int32_t)v;
+            bool vb = v != 0;
+            switch (ft) {
+            case F_I64:
+                memcpy(member, &v, sizeof v);
+                break;
+            case F_I32:
+                memcpy(member, &v32, sizeof v32);
+                break;
+            case F_BOOL:
+                memcpy(member, &vb, sizeof vb);
+                break;
+            case F_SIZE:
+                if (v < 0 || v > GT_SIZE_LIMIT)
+                    n_bad++;
+                else
+                    memcpy(member, &v, sizeof v);
+                break;
+            case F_ID_START:
+                v >>= GT_KERNEL_ID_SHIFT; /* an arithmetic shift, also for ids below zero */
+                /* fall through */
+            case F_TIME:
+            case F_END_OR_NEG1:
+                if (v < -GT_TIME_LIMIT_NS || v > GT_TIME_LIMIT_NS)
+                    n_bad++;
+                else
+                    memcpy(member, &v, sizeof v);
+                times[n_times++ & 1] = v;
+                break;
             }
-            memcpy(b + fields[i].offset, &s, sizeof s);
-            break;
-        }
-        case F_HOOK:
-            break;
+        } else if (type == SQLITE_NULL) {
+            static const char empty[] = "";
+            const char *s = empty;
+            int64_t neg1 = -1;
+            if (ft == F_TIME || ft == F_ID_START) /* a time is never missing */
+                n_bad++;
+            else if (ft == F_END_OR_NEG1) /* an instant */
+                memcpy(member, &neg1, sizeof neg1);
+            else if (ft == F_STR)
+                memcpy(member, &s, sizeof s);
+            /* other NULLs read as the zero already there */
+        } else if (ft == F_STR) { /* any value reads as text */
+            const unsigned char *text = sqlite3_value_text(val);
+            const char *s = text ? gt_rd_arena_text(t, (const char *)text, (size_t)sqlite3_value_bytes(val),
+                                                    NAME_MAX_BYTES)
+                                 : NULL;
+            if (!s)
+                return gt_rd_nomem(t);
+            memcpy(member, &s, sizeof s);
+        } else { /* a REAL, TEXT or BLOB where an integer belongs */
+            n_bad++;
         }
     }
+    /* an end at or after its start, and at most GT_TIME_LIMIT_NS after it
+     * (both are within +-GT_TIME_LIMIT_NS when n_bad is 0) */
+    if (n_bad == 0 && n_times == 2 && (times[1] < times[0] || times[1] - times[0] > GT_TIME_LIMIT_NS))
+        n_bad++;
     return n_bad;
 }
 
@@ -753,34 +754,28 @@ static int launch_hook(gt_iter *it, gt_event *ev)
     return 0;
 }
 
-/* NVTX: the end's check (NULL: an instant), the color, the message
+/* NVTX: the color, the message
  * (registered, or inline and interned here) and the one payload member that
  * is set. Refuses the row (1) where an integer column holds no integer. */
 static int nvtx_hook(gt_iter *it, gt_event *ev)
 {
     sqlite3_stmt *st = it->stmt;
     gt_nvtx *n = &ev->u.nvtx;
+    int type[NV_N_COLUMNS];
 
-    if (sqlite3_column_type(st, NV_END) != SQLITE_NULL &&
-        (n->end_ns < n->start_ns || n->end_ns - n->start_ns > GT_TIME_LIMIT_NS))
-        return 1;
-    for (int col = NV_COLOR; col <= NV_I32; col++) {
-        int type = sqlite3_column_type(st, col);
-        if (col != NV_TEXT && col != NV_F64 && type != SQLITE_INTEGER && type != SQLITE_NULL)
-            return 1;
+    for (int col = NV_COLOR; col < NV_N_COLUMNS; col++) {
+        type[col] = sqlite3_column_type(st, col);
+        bool real = col == NV_F64 || col == NV_F32, text = col == NV_TEXT;
+        if (!text && type[col] != SQLITE_NULL && type[col] != SQLITE_INTEGER && !(real && type[col] == SQLITE_FLOAT))
+            return 1; /* no integer (or number) where one belongs */
     }
-    for (int col = NV_F64; col <= NV_F32; col += NV_F32 - NV_F64) {
-        int type = sqlite3_column_type(st, col);
-        if (type == SQLITE_TEXT || type == SQLITE_BLOB)
-            return 1;
-    }
-    if (sqlite3_column_type(st, NV_COLOR) != SQLITE_NULL) {
+    if (type[NV_COLOR] != SQLITE_NULL) {
         n->has_color = true;
         n->color = (uint32_t)sqlite3_column_int64(st, NV_COLOR);
     }
-    if (sqlite3_column_type(st, NV_TEXT_ID) != SQLITE_NULL && sqlite3_column_int64(st, NV_TEXT_ID) != 0) {
+    if (type[NV_TEXT_ID] != SQLITE_NULL && sqlite3_column_int64(st, NV_TEXT_ID) != 0) {
         n->text = sqlite3_column_int64(st, NV_TEXT_ID);
-    } else if (sqlite3_column_type(st, NV_TEXT) != SQLITE_NULL) {
+    } else if (type[NV_TEXT] != SQLITE_NULL) {
         const char *s = (const char *)sqlite3_column_text(st, NV_TEXT);
         if (!s)
             return gt_rd_nomem(it->t);
@@ -789,7 +784,7 @@ static int nvtx_hook(gt_iter *it, gt_event *ev)
             return rc;
     }
     for (int col = NV_U64; col <= NV_F32; col++) {
-        if (sqlite3_column_type(st, col) == SQLITE_NULL)
+        if (type[col] == SQLITE_NULL)
             continue;
         n->payload_kind = (gt_payload_kind)(GT_PAYLOAD_U64 + (col - NV_U64));
         switch (col) {
@@ -803,22 +798,6 @@ static int nvtx_hook(gt_iter *it, gt_event *ev)
         break;
     }
     return 0;
-}
-
-/* An event's end at or after its start, and at most GT_TIME_LIMIT_NS after
- * it (NVTX ends: nvtx_hook, where an end may be NULL). */
-static bool span_ok(const gt_event *ev)
-{
-    switch (ev->kind) {
-    case GT_EV_NVTX:
-    case GT_EV_GPU_MEMORY:
-    case GT_EV_HEAP:
-        return true;
-    default: {
-        int64_t s = gt_event_start(ev), e = gt_event_end(ev); /* both within +-GT_TIME_LIMIT_NS */
-        return e >= s && e - s <= GT_TIME_LIMIT_NS;
-    }
-    }
 }
 
 int gt_iter_next(gt_iter *it, gt_event *ev)
@@ -849,8 +828,6 @@ int gt_iter_next(gt_iter *it, gt_event *ev)
         memset(ev, 0, sizeof *ev);
         ev->kind = it->kind;
         int rc = gt_rd_fill_fields(t, it->stmt, d->fields, d->n_fields, &ev->u);
-        if (rc == 0 && !span_ok(ev))
-            rc = 1;
         if (rc == 0 && d->hook)
             rc = d->hook(it, ev);
         if (rc < 0)
