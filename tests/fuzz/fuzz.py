@@ -74,6 +74,7 @@ class Fuzz:
         self.lock = threading.Lock()
         self.n_inputs = self.n_runs = 0
         self.failures = []
+        self.slowest = []  # (seconds, input, command)
         self.env = dict(os.environ)
         supp = os.path.join(os.path.dirname(HERE), "lsan.supp")  # tests/lsan.supp: leaks of libraries not ours
         # Sanitizer reports go to stderr, where each run is checked, with exit
@@ -179,6 +180,8 @@ class Fuzz:
                 shutil.rmtree(q, ignore_errors=True) if os.path.isdir(q) else (os.path.exists(q) and os.remove(q))
             why, rc, dt = self.run_one(name, argv, json_out, [f, seed] if name == "diff" else [f], out)
             n += 1
+            with self.lock:
+                self.slowest = sorted(self.slowest + [(dt, tag, name)], reverse=True)[:5]
             if why:
                 fails.append("%s: %s" % (name, why))
                 if why.startswith("no result"):
@@ -258,6 +261,7 @@ def main():
         f.write("\n".join(z.failures) + ("\n" if z.failures else ""))
     for x in z.failures:
         print("FAIL " + x)
+    print("fuzz: slowest runs: " + ", ".join("%s %s %.1f s" % (t, c, d) for d, t, c in z.slowest))
     print("fuzz: %d inputs, %d runs in %.0f s; %d failing inputs" % (z.n_inputs, z.n_runs, dt, len(z.failures)))
     return 1 if z.failures else 0
 
