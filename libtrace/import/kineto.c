@@ -1020,7 +1020,8 @@ static int write_memory_device(write_ctx *c, const mem_ev *v, size_t n)
     /* memory allocated before the profiler started: one region */
     uint64_t pre_addr = 0xfff0000000000000ull | ((uint64_t)c->o->pid << 16) | (uint64_t)(dev + 2);
     int64_t pre = v[0].total_alloc - v[0].bytes;
-    int64_t reserved = -1;
+    int64_t reserved = 0, last_ns = 0;
+    bool registered = false; /* the heap: once it has bytes */
     char name[64];
     if (dev < 0)
         snprintf(name, sizeof name, "CPU allocator");
@@ -1029,23 +1030,33 @@ static int write_memory_device(write_ctx *c, const mem_ev *v, size_t n)
     if (pre < 0)
         pre = 0;
     for (size_t i = 0; i < n; i++) {
-        const mem_ev *m = &v[i];
+        mem_ev ev = v[i];
+        const mem_ev *m = &ev;
         int64_t res = m->total_res > m->total_alloc ? m->total_res : m->total_alloc;
-        if (reserved < 0) {
+        /* a nanosecond after the event before at least: readers order equal
+         * times by kind (frees first), not by row */
+        if (i > 0 && ev.t_ns <= last_ns)
+            ev.t_ns = last_ns + 1;
+        last_ns = ev.t_ns;
+        if (i == 0) {
             /* the heap, as big as it was before the first event (as far as
              * that event says), and what was allocated before it */
             int64_t res_before = pre > m->total_res ? pre : m->total_res;
-            if ((rc = heap_event(c, m->t_ns, m->tid, GT_HEAP_REGISTER, heap, 0, res_before, name)) < 0)
-                goto cleanup;
-            reserved = res_before;
+            if (res_before > 0) {
+                if ((rc = heap_event(c, m->t_ns, m->tid, GT_HEAP_REGISTER, heap, 0, res_before, name)) < 0)
+                    goto cleanup;
+                reserved = res_before;
+                registered = true;
+            }
             if (pre > 0 && (rc = heap_event(c, m->t_ns, m->tid, GT_REGION_REGISTER, heap, pre_addr, pre,
                                             "allocated before the profiler started")) < 0)
                 goto cleanup;
         }
         if (res > reserved) { /* grows before the block comes */
-            if ((rc = heap_event(c, m->t_ns, m->tid, GT_HEAP_REGISTER, heap, 0, res, NULL)) < 0)
+            if ((rc = heap_event(c, m->t_ns, m->tid, GT_HEAP_REGISTER, heap, 0, res, registered ? NULL : name)) < 0)
                 goto cleanup;
             reserved = res;
+            registered = true;
         }
         if (m->bytes >= 0) {
             int64_t *b = live_find(&l, m->addr);

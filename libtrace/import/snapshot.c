@@ -11,7 +11,9 @@
  * segment_free, segment_map, segment_unmap, snapshot, oom). The state before
  * the first action is found by undoing the actions from the end state
  * backwards (as PyTorch's memory_viz does); that state is registered at the
- * first action's time, then every action is replayed at its own time. A
+ * first action's time, then every action is replayed at its own time (a
+ * nanosecond after the one before at least, so that actions within one
+ * microsecond keep their order). A
  * block is allocated from "alloc" to "free_requested", as PyTorch counts
  * allocated bytes (memory_allocated(), segsum): a block whose free waits
  * for its streams ("active_pending_free" until "free_completed") is
@@ -238,6 +240,8 @@ static int read_entry(const char *path, const pk_value *v, size_t dev, size_t i,
 static int undo(state *s, const entry *e)
 {
     ssize_t i;
+    if (e->bytes == 0 && e->act != A_FREE_REQ)
+        return 0; /* a segment of nothing holds nothing (and an alloc of nothing is no block) */
     switch (e->act) {
     case A_ALLOC:
         if ((i = blk_find(s, e->addr)) >= 0)
@@ -260,8 +264,8 @@ static int undo(state *s, const entry *e)
             s->segs[i].bytes += e->bytes;
             return 0;
         }
-        if (seg_holding(s, e->addr) >= 0)
-            return 0;
+        if (seg_holding(s, e->addr) >= 0 || seg_holding(s, e->addr + (uint64_t)e->bytes - 1) >= 0)
+            return 0; /* overlaps what is there: an inconsistent history, kept out */
         return seg_insert(s, (seg){e->addr, e->bytes, 0});
     default:
         return 0;
@@ -453,7 +457,7 @@ static int apply(wctx *c, state *s, const entry *e, int64_t t, const pk_value *r
         /* else a segment of its own */
         __attribute__((fallthrough));
     case A_SEG_ALLOC:
-        if (e->bytes == 0 || seg_holding(s, e->addr) >= 0)
+        if (e->bytes == 0 || seg_holding(s, e->addr) >= 0 || seg_holding(s, e->addr + (uint64_t)e->bytes - 1) >= 0)
             return 0;
         return new_segment(c, s, t, e->addr, e->bytes, NULL);
     case A_SEG_UNMAP:
@@ -611,9 +615,15 @@ static int write_device(wctx *c, const pk_value *segs, const pk_value *trace)
     for (size_t i = 0; i < n; i++) {
         if ((rc = read_entry(c->path, trace->u.seq.v[i], (size_t)c->dev, i, &e)) < 0)
             goto cleanup;
-        if (e.time_us > 0 && e.time_us >= last_us) { /* times never go back */
+        /* Times never go back, and each action is a nanosecond after the
+         * one before at least: time_us is coarse, many actions share a
+         * microsecond, and readers order equal times by kind, not by row
+         * (an alloc and its free in one microsecond would be read reversed). */
+        if (e.time_us > 0 && e.time_us >= last_us) {
             last_us = e.time_us;
-            t = last_us * 1000 - c->o->t0_abs_ns;
+            t = last_us * 1000 - c->o->t0_abs_ns > t + 1 ? last_us * 1000 - c->o->t0_abs_ns : t + 1;
+        } else {
+            t++;
         }
         if ((rc = apply(c, &s, &e, t, trace->u.seq.v[i])) < 0)
             goto cleanup;

@@ -40,12 +40,15 @@ expect_state "$DIR/p4.sqlite" 1000s "$(end_of snapshot_p4 allocated)" "$(end_of 
 expect_state "$DIR/p2.sqlite" 1000s "$(end_of snapshot_p2 allocated)" "$(end_of snapshot_p2 reserved)"
 
 # The history (make_snapshots.py; times from the first action): p4 starts
-# with a 2 MiB segment holding 512 B from before its history, maps 20 MiB at
-# 0, allocates 8 MiB at 1 us, 4 MiB at 2 us and 1 KiB at 3 us, frees the
+# with a 2 MiB segment holding 512 B from before its history (at 0), maps
+# 20 MiB with its first action (a nanosecond later, not to share the time
+# with that state), allocates 8 MiB at 1 us, 4 MiB at 2 us and 1 KiB at 3 us,
+# frees the
 # 4 MiB at 11 us, allocates 2 MiB at 30 us and asks for its free at 31 us
 # (allocated no more, as PyTorch counts, while its streams finish).
 MiB=1048576
-expect_state "$DIR/p4.sqlite" 0 512 $((22 * MiB))
+expect_state "$DIR/p4.sqlite" 0 512 $((2 * MiB))
+expect_state "$DIR/p4.sqlite" 1 512 $((22 * MiB))
 expect_state "$DIR/p4.sqlite" 5us $((512 + 12 * MiB + 1024)) $((22 * MiB))
 expect_state "$DIR/p4.sqlite" 15us $((512 + 8 * MiB + 1024)) $((22 * MiB))
 expect_state "$DIR/p4.sqlite" 30500 $((512 + 10 * MiB + 1024)) $((22 * MiB))
@@ -83,6 +86,27 @@ blocks = lambda s: sorted((k["address"], k["size"]) for g in s["segments"] for k
 assert segs(a) == segs(b), (segs(a), segs(b))
 assert blocks(a) == blocks(b), (blocks(a), blocks(b))
 print("memviz export of the import: same segments and blocks as the snapshot")
+PY
+fi
+
+# A history replayed ends in the state its snapshot gives, when many actions
+# share a microsecond too: gtrace's memviz export of the DDP ranks' imported
+# Kineto memory (resizes as a segment freed and allocated again in the same
+# microsecond), imported back.
+KT=$(ls "$FX"/ddp_2rank/rank0.*.pt.trace.json.gz)
+"$GTRACE" import "$KT" -o "$DIR/ddp0.sqlite" > /dev/null
+"$GTRACE" export "$DIR/ddp0.sqlite" --format memviz -o "$DIR/ddp0.pickle" 2>/dev/null
+"$GTRACE" import "$DIR/ddp0.pickle" -o "$DIR/ddp0.back.sqlite" > "$DIR/ddp0.back.out"
+want=$(sed -n 's/^ *\([0-9]*\) segments, \([0-9]*\) allocated blocks.*/\1 segments, \2 blocks/p' "$DIR/ddp0.back.out")
+got=$("$GTRACE" memory "$DIR/ddp0.back.sqlite" --at 1000s | sed -n 's/.*, \([0-9]* segments, [0-9]* blocks\)$/\1/p')
+[ -n "$want" ] && [ "$got" = "$want" ] || fail "replayed history ends in '$got', the snapshot in '$want'"
+if command -v python3 >/dev/null 2>&1; then
+    python3 - "$DIR/ddp0.pickle" "$(state_at "$DIR/ddp0.back.sqlite" 1000s)" <<'PY'
+import pickle, sys
+s = pickle.load(open(sys.argv[1], "rb"))
+alloc = sum(b["size"] for g in s["segments"] for b in g["blocks"] if b["state"] == "active_allocated")
+res = sum(g["total_size"] for g in s["segments"])
+assert sys.argv[2] == f"{alloc} {res}", (sys.argv[2], alloc, res)
 PY
 fi
 
