@@ -101,7 +101,7 @@ class Fuzz:
         g = self.a.gtrace
         c = [
             ("info", [g, "info", f], None),
-            ("report", [g, "report", f], None),
+            ("report", [g, "report", f] + (["--steps", "1:2", "--top", "3"] if index % 2 else []), None),
             ("report --json", [g, "report", "--json", f], "stdout"),
             ("memory --step", [g, "memory", f, "--step", str(1 + index % 3)], None),
             ("memory --at", [g, "memory", f, "--at", ["1ms", "0", "2s", "250us"][index % 4]] +

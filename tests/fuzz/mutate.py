@@ -354,9 +354,23 @@ def m_wrong_enum(t, rnd):
     return "%s.%s = %d where %s" % (x, c, v, w)
 
 
+def m_step_names(t, rnd):
+    """Names that read as steps with numbers at the ends of int64 (or past them)."""
+    have = t.objects("table")
+    if "StringIds" not in have or t.count("StringIds") == 0:
+        return None
+    v = rnd.choice(["step 9223372036854775807", "step -9223372036854775808", "step 99999999999999999999",
+                    "step -1", "Step 0x7fffffffffffffff", "step", "iteration 18446744073709551615"])
+    w = some_rows(t, "StringIds", rnd, most=rnd.choice([1, 5, 50]))
+    t.db.execute("UPDATE StringIds SET value = ? WHERE %s" % w, (v,))
+    if "NVTX_EVENTS" in have and "text" in t.columns("NVTX_EVENTS"):
+        t.db.execute("UPDATE NVTX_EVENTS SET text = ? WHERE text IS NOT NULL AND %s" % some_rows(t, "NVTX_EVENTS", rnd), (v,))
+    return "names '%s' where %s" % (v, w)
+
+
 SQL_MUTATIONS = [m_drop_table, m_drop_column, m_null, m_wrong_type, m_end_before_start, m_extreme, m_far_end,
                  m_dangling, m_huge_string, m_bad_utf8, m_trigger_view, m_reorder, m_duplicate, m_meta,
-                 m_wrong_enum, m_extreme, m_far_end, m_wrong_type, m_bad_utf8]
+                 m_wrong_enum, m_extreme, m_far_end, m_wrong_type, m_bad_utf8, m_step_names]
 
 
 def byte_damage(path, rnd):
@@ -447,11 +461,20 @@ def fixed(t, name):
         ex("CREATE VIEW CUPTI_ACTIVITY_KIND_KERNEL AS WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c) "
            "SELECT %s FROM c" % sel)
         return "kernels replaced by a view that never ends"
+    if name == "steps-extreme":
+        done = 0
+        expr = ("CASE rowid % 4 WHEN 0 THEN 'step 9223372036854775807' WHEN 1 THEN 'step -9223372036854775808' "
+                "WHEN 2 THEN 'step 99999999999999999999' ELSE 'step 9223372036854775806' END")
+        if "StringIds" in have:
+            done += ex("UPDATE StringIds SET value = %s WHERE value LIKE 'step%%' OR value LIKE 'iter%%'" % expr).rowcount
+        if "NVTX_EVENTS" in have and "text" in t.columns("NVTX_EVENTS"):
+            done += ex("UPDATE NVTX_EVENTS SET text = %s WHERE text LIKE 'step%%'" % expr).rowcount
+        return "%d step names numbered at the ends of int64" % done if done else None
     raise SystemExit("mutate.py: no fixed case named '%s'" % name)
 
 
 FIXED = ["sync-start-text", "times-int64-max", "times-int64-min", "sizes-extreme", "names-bad-utf8",
-         "endless-kernels"]
+         "endless-kernels", "steps-extreme"]
 
 
 def mutate(seed, out, case):
