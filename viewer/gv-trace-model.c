@@ -566,11 +566,12 @@ static gboolean is_compute(loader *ld, int64_t domain, int32_t category)
     return FALSE;
 }
 
-/* Rows the analysis leaves out are left out here too (libtrace/analyze/
- * memory.c): times beyond +-2^62 ns, sizes below 0 or above 2^50 bytes, a
- * block past the end of the address space. Nothing is computed with them. */
-#define MEM_T_LIMIT (INT64_C(1) << 62)
-#define MEM_MAX_BYTES (INT64_C(1) << 50)
+/* Rows the analysis leaves out are left out here too (AN_TIME_LIMIT_NS and
+ * AN_BYTES_LIMIT in libtrace/analyze, and memory.c): times beyond +-2^60 ns,
+ * sizes below 0 or above 2^52 bytes, a block past the end of the address
+ * space. Nothing is computed with them. */
+#define MEM_T_LIMIT (INT64_C(1) << 60)
+#define MEM_MAX_BYTES (INT64_C(1) << 52)
 
 static void add_mem(loader *ld, int64_t t, int op, uint64_t heap, uint64_t address, int64_t bytes, int64_t tid,
                     int64_t pid)

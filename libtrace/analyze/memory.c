@@ -15,16 +15,17 @@
  * figures are per process; a total over processes is their sum at one moment,
  * never a sum of peaks reached at different times.
  *
- * Rows no replay can use are skipped and counted, never computed with:
- * times beyond +-2^62 ns, sizes below 0 or above 2^50 bytes, and a block
- * whose end would pass the end of the address space. */
+ * Rows no replay can use are skipped and counted, never computed with: what
+ * the model refuses at load (times beyond +-AN_TIME_LIMIT_NS, sizes outside
+ * 0..AN_BYTES_LIMIT), checked again here for models built by hand, and a
+ * block whose end would pass the end of the address space. */
 #include "analyze_int.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#define MEM_T_LIMIT (INT64_C(1) << 62)
-#define MEM_MAX_BYTES (INT64_C(1) << 50)
+#define MEM_T_LIMIT AN_TIME_LIMIT_NS
+#define MEM_MAX_BYTES AN_BYTES_LIMIT
 
 enum { REC_BLOCK, REC_SEGMENT, REC_DEVICE };
 
