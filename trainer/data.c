@@ -127,7 +127,8 @@ static int open_folder(tr_dataset *d, const char *path)
         }
         n_names++;
     }
-    qsort(names, n_names, sizeof *names, cmp_names);
+    if (n_names) /* qsort takes no NULL, even for nothing */
+        qsort(names, n_names, sizeof *names, cmp_names);
     for (size_t i = 0; i < n_names; i++) {
         char full[4096];
         struct stat st;
