@@ -521,25 +521,25 @@ int gt_cli_make_losses(const char *parts_dir)
     char *path = path_join(parts_dir, GT_LOSSES_NAME);
     if (!path)
         return gt_error_set(GT_ERR_NOMEM, "out of memory");
-    int rc = 0;
+    int err = 0;
     int fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0) {
-        rc = gt_error_set(GT_ERR_IO, "cannot create %s: %s", path, strerror(errno));
-        goto cleanup;
+        err = errno;
+    } else {
+        /* Every block allocated now: a process that lost events because the
+         * disk is full can still record how many. */
+        char magic[8] = GT_LOSSES_MAGIC;
+        err = posix_fallocate(fd, 0, (off_t)sizeof(gt_loss_table));
+        if (err == 0 && pwrite(fd, magic, sizeof magic, 0) != (ssize_t)sizeof magic)
+            err = errno ? errno : EIO;
+        close(fd);
+        if (err != 0)
+            unlink(path);
     }
-    /* Every block allocated now: a process that lost events because the
-     * disk is full can still record how many. */
-    int err = posix_fallocate(fd, 0, (off_t)sizeof(gt_loss_table));
-    char magic[8] = GT_LOSSES_MAGIC;
-    if (err == 0 && pwrite(fd, magic, sizeof magic, 0) != (ssize_t)sizeof magic)
-        err = errno ? errno : EIO;
-    close(fd);
-    if (err != 0) {
-        unlink(path);
+    int rc = 0;
+    if (err != 0)
         rc = gt_error_set(err == ENOSPC || err == EFBIG ? GT_ERR_FULL : GT_ERR_IO, "cannot create %s: %s", path,
                           strerror(err));
-    }
-cleanup:
     free(path);
     return rc;
 }

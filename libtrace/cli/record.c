@@ -251,6 +251,19 @@ static void forward_signal(int sig)
         kill((pid_t)forward_to, sig);
 }
 
+static void on_stop_signal(int sig)
+{
+    gt_cli_stop_signal = sig;
+}
+
+static void after_run(int sig, const struct sigaction *old)
+{
+    struct sigaction stop = {.sa_handler = on_stop_signal};
+    sigemptyset(&stop.sa_mask);
+    bool ignored = !(old->sa_flags & SA_SIGINFO) && old->sa_handler == SIG_IGN;
+    sigaction(sig, ignored ? old : &stop, NULL);
+}
+
 /* Runs the program; returns its wait status, or -1 with the error said. */
 static int run_program(const char *path, char **argv, int *out_status, pid_t *out_pid)
 {
@@ -317,10 +330,12 @@ static int run_program(const char *path, char **argv, int *out_status, pid_t *ou
             forward_to = 0;
         }
     }
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGQUIT, &old_quit, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
-    sigaction(SIGHUP, &old_hup, NULL);
+    /* From here an interruption stops the assembly, which then leaves
+     * nothing behind; a signal ignored when gtrace started stays ignored. */
+    after_run(SIGINT, &old_int);
+    after_run(SIGQUIT, &old_quit);
+    after_run(SIGTERM, &old_term);
+    after_run(SIGHUP, &old_hup);
     if (n == (ssize_t)sizeof exec_errno) {
         gt_cli_error("cannot run '%s': %s", path, strerror(exec_errno));
         return -1;
@@ -395,11 +410,6 @@ static bool print_summary(const char *output, int64_t wall_ns, const gt_run_loss
     if (incomplete)
         gt_cli_error("the trace is incomplete: events were lost (counted above)");
     return incomplete;
-}
-
-static void on_stop_signal(int sig)
-{
-    gt_cli_stop_signal = sig;
 }
 
 /* Dies of `sig` (after the parts are removed), as a shell expects of an interrupted command. */
@@ -517,12 +527,6 @@ int gt_cli_record(int argc, char **argv)
         remove_parts_dir(parts);
         return 127;
     }
-    /* From here an interruption stops the assembly and leaves nothing behind. */
-    struct sigaction stop = {.sa_handler = on_stop_signal};
-    sigemptyset(&stop.sa_mask);
-    const int stop_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
-    for (size_t i = 0; i < sizeof stop_signals / sizeof stop_signals[0]; i++)
-        sigaction(stop_signals[i], &stop, NULL);
     int64_t wall_ns = monotonic_ns() - t0;
 
     char cmdline[8192] = "";
