@@ -14,7 +14,7 @@ for i in 1 2 3; do printf 'untraced: '; "$P" pushpop 200000; done
 # A ring large enough for every event: this is the cost of recording, not of dropping.
 for i in 1 2 3; do
     printf 'traced:   '
-    GTRACE_BUFFER_KB=524288 "$G" -o "$W/pp.sqlite" --force "$P" pushpop 200000 2>/dev/null
+    GTRACE_BUFFER_KB=524288 "$G" -o "$W/pp.sqlite" --force "$P" pushpop 200000 2>/dev/null || [ $? -eq 3 ]
     d=$(sqlite3 "$W/pp.sqlite" "SELECT coalesce(sum(count),0) FROM GTRACE_DROPPED_EVENTS")
     r=$(sqlite3 "$W/pp.sqlite" "SELECT count(*) FROM NVTX_EVENTS")
     echo "          ($r rows written, $d dropped)"
@@ -22,7 +22,8 @@ done
 echo "== sustained rate without drops (2 s each; pairs = events) =="
 for threads in 1 2; do
     for rate in 100000 250000 500000 1000000 2000000 4000000; do
-        "$G" -o "$W/r.sqlite" --force "$P" rate $rate 2 $threads >"$W/out" 2>/dev/null
+        # gtrace exits 3 when events were dropped: that is a figure here, not a failure.
+        "$G" -o "$W/r.sqlite" --force "$P" rate $rate 2 $threads >"$W/out" 2>/dev/null || [ $? -eq 3 ]
         d=$(sqlite3 "$W/r.sqlite" "SELECT coalesce(sum(count),0) FROM GTRACE_DROPPED_EVENTS")
         r=$(sqlite3 "$W/r.sqlite" "SELECT count(*) FROM NVTX_EVENTS WHERE eventType = 59")
         echo "threads $threads target $rate/s: $(cat "$W/out" | sed 's/.*emitted //'), rows $r, dropped $d"
