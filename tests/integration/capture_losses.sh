@@ -22,9 +22,10 @@ expect_eq "exit status of a run that dropped events" 3 $rc
 grep -q "DROPPED" err.txt && grep -q "incomplete" err.txt || fail "the summary does not say events were lost: $(cat err.txt)"
 expect_eq "start/end ranges that end before they start" 0 "$(q b.sqlite 'SELECT count(*) FROM NVTX_EVENTS WHERE eventType = 60 AND end < start')"
 
-# A file size limit stops the program's part file after a few batches.
-N=20000
-"$GTRACE" -o f.sqlite --flush-ms=5 sh -c "ulimit -f 4096; exec \"$PROBE\" fill $N" >out.txt 2>err.txt
+# A file size limit stops the program's part file after a few batches
+# (always set by sh -c, as ulimit's unit differs between shells).
+N=40000
+"$GTRACE" -o f.sqlite --flush-ms=5 sh -c "ulimit -f 8192; exec \"$PROBE\" fill $N" >out.txt 2>err.txt
 rc=$?
 expect_eq "program output under a size limit" "emitted $N" "$(cat out.txt)"
 expect_eq "exit status of a run whose trace hit the size limit" 3 $rc
@@ -37,12 +38,12 @@ grep -q "made no NVTX" err.txt && fail "the summary says the program made no NVT
 "$GTRACE" info f.sqlite | grep -q "^dropped  *nvtx  *$dropped\$" || fail "gtrace info does not report the drops"
 
 # The program's failure is its own: its exit code goes through unchanged.
-"$GTRACE" -o g.sqlite --flush-ms=5 sh -c "ulimit -f 4096; \"$PROBE\" fill $N; exit 7" >out.txt 2>err.txt
+"$GTRACE" -o g.sqlite --flush-ms=5 sh -c "ulimit -f 8192; \"$PROBE\" fill $N; exit 7" >out.txt 2>err.txt
 expect_eq "exit status of a failing program that lost events" 7 $?
 
 # The whole run under the limit: gtrace cannot write the trace either. It
 # says so and exits 3, is not killed by SIGXFSZ, and leaves no half trace.
-( ulimit -f 4096; exec "$GTRACE" -o w.sqlite --flush-ms=5 "$PROBE" fill $N ) >out.txt 2>err.txt
+sh -c "ulimit -f 8192; exec \"$GTRACE\" -o w.sqlite --flush-ms=5 \"$PROBE\" fill $N" >out.txt 2>err.txt
 rc=$?
 expect_eq "exit status of a run under a size limit" 3 $rc
 grep -q "lost" err.txt || fail "no word of the lost events: $(cat err.txt)"
