@@ -542,7 +542,7 @@ static int metadata(gt_trace *t, out *o, const int32_t *devs, size_t n_devs)
     for (size_t i = 0; i < n_devs; i++) {
         snprintf(name, sizeof name, "GPU %d", devs[i]);
         meta_name(o, "process_name", devs[i], 0, name);
-        meta_sort(o, "process_sort_index", devs[i], 0, 0x1000000 + devs[i]);
+        meta_sort(o, "process_sort_index", devs[i], 0, (int64_t)0x1000000 + devs[i]); /* after the host; any int32 id */
     }
     sort_i64(o->streams.v, o->streams.n);
     for (size_t i = 0; i < o->streams.n; i++) {

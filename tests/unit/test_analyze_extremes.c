@@ -248,6 +248,24 @@ static void test_export_chrome__rows_out_of_range(void)
     gt_trace_free(t);
 }
 
+/* Device and stream ids are whatever the file says: INT32_MAX sorts after
+ * the host like any other device. */
+static void test_export_chrome__device_id_int32_max(void)
+{
+    fx f;
+    fx_open(&f, "chrome-device-max.sqlite");
+    fx_kernel_on(&f, PID, INT32_MAX, INT32_MAX, 100 * US, 110 * US, "k");
+    fx_kernel_on(&f, PID, INT32_MIN, 7, 200 * US, 210 * US, "k");
+    gt_trace *t = fx_close(&f);
+    membuf b;
+    mb_open(&b);
+    CU_ASSERT_EQUAL(gt_export_chrome(t, b.f), 0);
+    mb_close(&b);
+    CU_ASSERT_PTR_NOT_NULL(strstr(b.p, "\"pid\":2147483647,\"tid\":0,\"args\":{\"sort_index\":2164260863}"));
+    free(b.p);
+    gt_trace_free(t);
+}
+
 static const gt_test_case cases[] = {
     {"test_analyze_model__row_ok", test_analyze_model__row_ok},
     {"test_analyze_util__dist_saturates", test_analyze_util__dist_saturates},
@@ -256,6 +274,7 @@ static const gt_test_case cases[] = {
     {"test_analyze_report__json_names_not_utf8", test_analyze_report__json_names_not_utf8},
     {"test_export_chrome__without_ranges", test_export_chrome__without_ranges},
     {"test_export_chrome__rows_out_of_range", test_export_chrome__rows_out_of_range},
+    {"test_export_chrome__device_id_int32_max", test_export_chrome__device_id_int32_max},
     {NULL, NULL},
 };
 
