@@ -25,8 +25,11 @@ expect_eq() {
 # q TRACE SQL: one value from a trace
 q() { sqlite3 "$1" "$2"; }
 
+# The message of NVTX_EVENTS row n: in its text column, or in StringIds
+# through textId (registered strings; nsys stores messages either way).
+NT="coalesce(n.text, (SELECT value FROM StringIds WHERE id = n.textId))"
+
 # nvtx_count TRACE TEXT [EVENT_TYPE]: NVTX rows with that text
 nvtx_count() {
-    q "$1" "SELECT count(*) FROM NVTX_EVENTS n JOIN StringIds s ON s.id = n.textId
-            WHERE s.value = '$2' ${3:+AND n.eventType = $3}"
+    q "$1" "SELECT count(*) FROM NVTX_EVENTS n WHERE $NT = '$2' ${3:+AND n.eventType = $3}"
 }

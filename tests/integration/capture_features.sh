@@ -8,16 +8,16 @@ expect_eq "exit status" 0 $?
 expect_eq "program output" ok "$(cat out.txt)"
 T=f.sqlite
 expect_eq "domain created" 1 "$(nvtx_count $T gt.sample 75)"
-dom=$(q $T "SELECT n.domainId FROM NVTX_EVENTS n JOIN StringIds s ON s.id = n.textId WHERE s.value = 'gt.sample'")
+dom=$(q $T "SELECT n.domainId FROM NVTX_EVENTS n WHERE $NT = 'gt.sample'")
 [ -n "$dom" ] && [ "$dom" != 0 ] || fail "the domain has no id"
-expect_eq "category named in the domain" "7|$dom" "$(q $T "SELECT n.category, n.domainId FROM NVTX_EVENTS n JOIN StringIds s ON s.id = n.textId WHERE s.value = 'io' AND n.eventType = 33")"
-expect_eq "domain ranges: payloads" "10,20,30" "$(q $T "SELECT group_concat(int64Value) FROM (SELECT int64Value FROM NVTX_EVENTS n JOIN StringIds s ON s.id = n.textId WHERE s.value = 'domain-range' AND n.eventType = 59 AND n.domainId = $dom AND n.category = 7 ORDER BY start)")"
-expect_eq "domain ranges: color" "3" "$(q $T "SELECT count(*) FROM NVTX_EVENTS n JOIN StringIds s ON s.id = n.textId WHERE s.value = 'domain-range' AND n.color = 4294901760")"
+expect_eq "category named in the domain" "7|$dom" "$(q $T "SELECT n.category, n.domainId FROM NVTX_EVENTS n WHERE $NT = 'io' AND n.eventType = 33")"
+expect_eq "domain ranges: payloads" "10,20,30" "$(q $T "SELECT group_concat(int64Value) FROM (SELECT int64Value FROM NVTX_EVENTS n WHERE $NT = 'domain-range' AND n.eventType = 59 AND n.domainId = $dom AND n.category = 7 ORDER BY start)")"
+expect_eq "domain ranges: color" "3" "$(q $T "SELECT count(*) FROM NVTX_EVENTS n WHERE $NT = 'domain-range' AND n.color = 4294901760")"
 expect_eq "marks (ASCII and wide)" 2 "$(nvtx_count $T tick 34)"
-expect_eq "mark with a double payload" "2.5" "$(q $T "SELECT doubleValue FROM NVTX_EVENTS n JOIN StringIds s ON s.id = n.textId WHERE s.value = 'payload-mark' AND n.eventType = 34")"
+expect_eq "mark with a double payload" "2.5" "$(q $T "SELECT doubleValue FROM NVTX_EVENTS n WHERE $NT = 'payload-mark' AND n.eventType = 34")"
 expect_eq "registered-string ranges" 4 "$(nvtx_count $T registered 59)"
-expect_eq "start/end range ended on another thread" 1 "$(q $T "SELECT count(*) FROM NVTX_EVENTS n JOIN StringIds s ON s.id = n.textId WHERE s.value = 'handoff' AND n.eventType = 60 AND n.endGlobalTid IS NOT NULL AND n.endGlobalTid != n.globalTid AND n.end > n.start")"
-expect_eq "start/end range ended on its thread" "1|" "$(q $T "SELECT count(*), max(n.endGlobalTid) FROM NVTX_EVENTS n JOIN StringIds s ON s.id = n.textId WHERE s.value = 'local' AND n.eventType = 60 AND n.end >= n.start")"
+expect_eq "start/end range ended on another thread" 1 "$(q $T "SELECT count(*) FROM NVTX_EVENTS n WHERE $NT = 'handoff' AND n.eventType = 60 AND n.endGlobalTid IS NOT NULL AND n.endGlobalTid != n.globalTid AND n.end > n.start")"
+expect_eq "start/end range ended on its thread" "1|" "$(q $T "SELECT count(*), max(n.endGlobalTid) FROM NVTX_EVENTS n WHERE $NT = 'local' AND n.eventType = 60 AND n.end >= n.start")"
 # the NVTX memory API
 M="SELECT count(*) FROM GTRACE_MEMORY_EVENTS WHERE operation ="
 expect_eq "heap registered" "1048576|pool|1" "$(q $T "SELECT m.bytes, s.value, m.memoryType FROM GTRACE_MEMORY_EVENTS m JOIN StringIds s ON s.id = m.nameId WHERE m.operation = 0")"

@@ -7,18 +7,18 @@ expect_eq "exit status" 0 $?
 expect_eq "program output" forked "$(cat out.txt)"
 expect_eq "processes" 3 "$(q p.sqlite 'SELECT count(DISTINCT pid) FROM PROCESSES')"
 per_pid() {
-    q p.sqlite "SELECT count(DISTINCT n.globalTid >> 24) || ':' || count(*) FROM NVTX_EVENTS n JOIN StringIds s ON s.id = n.textId WHERE s.value = '$1'"
+    q p.sqlite "SELECT count(DISTINCT n.globalTid >> 24) || ':' || count(*) FROM NVTX_EVENTS n WHERE $NT = '$1'"
 }
 expect_eq "parent ranges (1 process: 5)" "1:5" "$(per_pid parent)"
 expect_eq "fork child ranges" "1:7" "$(per_pid forked-child)"
 expect_eq "ranges before exec" "1:2" "$(per_pid pre-exec)"
 expect_eq "ranges after exec" "1:3" "$(per_pid exec-child)"
-expect_eq "exec'd process is one process" 1 "$(q p.sqlite "SELECT count(DISTINCT n.globalTid >> 24) FROM NVTX_EVENTS n JOIN StringIds s ON s.id = n.textId WHERE s.value IN ('pre-exec', 'exec-child')")"
+expect_eq "exec'd process is one process" 1 "$(q p.sqlite "SELECT count(DISTINCT n.globalTid >> 24) FROM NVTX_EVENTS n WHERE $NT IN ('pre-exec', 'exec-child')")"
 expect_eq "three processes, three sets" 3 "$(q p.sqlite "SELECT count(DISTINCT n.globalTid >> 24) FROM NVTX_EVENTS n")"
 expect_eq "every event's process is in PROCESSES" 0 "$(q p.sqlite 'SELECT count(*) FROM NVTX_EVENTS n WHERE (n.globalTid >> 24) & 16777215 NOT IN (SELECT pid FROM PROCESSES)')"
 # One clock for all processes: children's events lie between the parent's
 # ranges before fork and those after it waited for them.
-t() { q p.sqlite "SELECT $1 FROM NVTX_EVENTS n JOIN StringIds s ON s.id = n.textId WHERE s.value = '$2'"; }
+t() { q p.sqlite "SELECT $1 FROM NVTX_EVENTS n WHERE $NT = '$2'"; }
 for child in forked-child pre-exec exec-child; do
     [ "$(t 'min(start)' parent)" -lt "$(t 'min(start)' $child)" ] || fail "$child starts before the parent's first range"
     [ "$(t 'max(end)' $child)" -lt "$(t 'max(start)' parent)" ] || fail "$child ends after the parent's last range began"
@@ -36,7 +36,7 @@ expect_eq "the run's command line once" 1 "$(q p.sqlite "SELECT count(*) FROM GT
 timeout 120 "$GTRACE" -o s.sqlite "$SAMPLES/nvtx_fork_stress" >out.txt 2>err.txt
 expect_eq "fork stress exit status (124: deadlock)" 0 $?
 expect_eq "fork stress output" "children 20" "$(cat out.txt)"
-expect_eq "processes with child ranges" 20 "$(q s.sqlite "SELECT count(DISTINCT n.globalTid >> 24) FROM NVTX_EVENTS n JOIN StringIds s ON s.id = n.textId WHERE s.value = 'child'")"
+expect_eq "processes with child ranges" 20 "$(q s.sqlite "SELECT count(DISTINCT n.globalTid >> 24) FROM NVTX_EVENTS n WHERE $NT = 'child'")"
 expect_eq "child ranges" 200 "$(nvtx_count s.sqlite child 59)"
 expect_eq "processes" 21 "$(q s.sqlite 'SELECT count(*) FROM PROCESSES')"
 echo "all good"

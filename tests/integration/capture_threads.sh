@@ -15,9 +15,9 @@ expect_eq "ranges per thread" "$(($N * 2 * $M))" "$(q t.sqlite 'SELECT count(*) 
 expect_eq "max ranges on one thread" $((2 * M)) \
     "$(q t.sqlite 'SELECT max(c) FROM (SELECT count(*) c FROM NVTX_EVENTS WHERE eventType = 59 GROUP BY globalTid)')"
 expect_eq "inner ranges nested in an outer range of their thread" $((N * M)) "$(q t.sqlite "
-    SELECT count(DISTINCT i.rowid) FROM NVTX_EVENTS i JOIN StringIds si ON si.id = i.textId AND si.value = 'inner'
-    JOIN NVTX_EVENTS o ON o.globalTid = i.globalTid AND o.start <= i.start AND o.end >= i.end
-    JOIN StringIds so ON so.id = o.textId AND so.value = 'outer'")"
+    SELECT count(DISTINCT n.rowid) FROM NVTX_EVENTS n
+    JOIN NVTX_EVENTS o ON o.globalTid = n.globalTid AND o.start <= n.start AND o.end >= n.end
+    WHERE $NT = 'inner' AND coalesce(o.text, (SELECT value FROM StringIds WHERE id = o.textId)) = 'outer'")"
 expect_eq "ranges that end before they start" 0 "$(q t.sqlite 'SELECT count(*) FROM NVTX_EVENTS WHERE eventType = 59 AND end < start')"
 expect_eq "threads named worker-N" $N "$(q t.sqlite "SELECT count(DISTINCT t.globalTid) FROM ThreadNames t JOIN StringIds s ON s.id = t.nameId WHERE s.value LIKE 'worker-%'")"
 expect_eq "NvtxThread events" $N "$(q t.sqlite 'SELECT count(*) FROM NVTX_EVENTS WHERE eventType = 39')"
