@@ -5,6 +5,7 @@
 # every event (rows + dropped = emitted), and none is half written.
 . "$(dirname "$0")/capture_common.sh"
 command -v unshare >/dev/null 2>&1 || { echo "skipped: no unshare"; exit 77; }
+unshare -m true 2>/dev/null || { echo "skipped: no private mount namespace here"; exit 77; }
 mkdir fs
 N=20000
 unshare -m sh -c '
