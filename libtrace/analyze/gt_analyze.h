@@ -238,6 +238,7 @@ typedef struct gt_report {
     int64_t start_ns, end_ns; /* the analysed window */
     int64_t wall_ns;
     bool cpu_timeline; /* no kernels: CPU ops play the device */
+    int64_t n_refused; /* rows left out: a time past +-2^60 ns, an end before its start, a size outside 0..2^52 */
     int64_t n_events[GT_EV_N_KINDS];
     gt_step *steps; size_t n_steps;
     gt_dist step_time;

@@ -211,6 +211,8 @@ int gt_report_print_text(const gt_report *r, FILE *f)
         fprintf(f, "   steps %lld..%lld (%zu)", (long long)r->steps[0].number,
                 (long long)r->steps[r->n_steps - 1].number, r->n_steps);
     fputc('\n', f);
+    if (r->n_refused > 0)
+        fprintf(f, "rows left out  %lld: times or sizes out of range (a damaged trace?)\n", (long long)r->n_refused);
     if (r->n_steps)
         fprintf(f, "step time      mean %s  median %s  p95 %s  min %s  max %s\n", NS(r->step_time.mean_ns),
                 NS(r->step_time.median_ns), NS(r->step_time.p95_ns), NS(r->step_time.min_ns), NS(r->step_time.max_ns));
@@ -496,6 +498,7 @@ int gt_report_print_json(const gt_report *r, FILE *f)
     jint(f, "start_ns", r->start_ns); fputc(',', f);
     jint(f, "end_ns", r->end_ns); fputc(',', f);
     jint(f, "wall_ns", r->wall_ns); fputc(',', f);
+    jint(f, "refused_rows", r->n_refused); fputc(',', f);
     jkey(f, "cpu_timeline"); fputs(r->cpu_timeline ? "true," : "false,", f);
     jkey(f, "events"); fputc('{', f);
     for (int k = 0; k < GT_EV_N_KINDS; k++) {

@@ -94,6 +94,7 @@ int gt_report_compute(gt_report **out, gt_trace *t, const gt_report_options *opt
             goto cleanup;
     if ((rc = an_model_load(&m, t)) < 0)
         goto cleanup;
+    r->n_refused = m->n_refused;
     r->start_ns = m->span_start_ns;
     r->end_ns = m->span_end_ns > m->span_start_ns ? m->span_end_ns : m->span_start_ns;
     if ((rc = an_steps_find(&all, m)) < 0 || (rc = select_steps(r, &all, opt, r->path)) < 0)

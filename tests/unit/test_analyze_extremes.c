@@ -100,6 +100,48 @@ static void test_analyze_model__row_ok(void)
     CU_ASSERT_FALSE(an_row_ok(&ev));
 }
 
+/* The rows out of range that the reader hands over are left out of the
+ * model, counted, and the report says how many; the span is that of the rest. */
+static void test_analyze_model__refused_rows_counted(void)
+{
+    fx f;
+    fx_open(&f, "extreme-refused.sqlite");
+    fx_kernel(&f, 1000 * US, 1010 * US, 1020 * US, "k");
+    fx_api(&f, INT64_MIN, 5, "cudaFree_v3020", 0);
+    fx_api(&f, 2000 * US, INT64_MAX, "cudaMalloc_v3020", 0);
+    fx_api(&f, 3000 * US, 2999 * US, "cudaMemset_v3020", 0); /* ends before it starts */
+    gt_trace *t = fx_close(&f);
+    int64_t handed_over = 0; /* the reader may refuse such rows itself */
+    gt_iter *it = NULL;
+    gt_event ev;
+    CU_ASSERT_EQUAL_FATAL(gt_iter_new(&it, t, GT_EV_API, INT64_MIN, INT64_MAX), 0);
+    while (gt_iter_next(it, &ev) == 1)
+        handed_over += !an_row_ok(&ev);
+    gt_iter_free(it);
+    an_model *m = NULL;
+    CU_ASSERT_EQUAL_FATAL(an_model_load(&m, t), 0);
+    CU_ASSERT_EQUAL(m->n_refused, handed_over);
+    CU_ASSERT_EQUAL(m->n_apis, 1); /* the launch */
+    CU_ASSERT_EQUAL(m->span_start_ns, 1000 * US);
+    CU_ASSERT_EQUAL(m->span_end_ns, 1020 * US);
+    an_model_free(m);
+    gt_report *r = fx_report(t, NULL);
+    CU_ASSERT_EQUAL(r->n_refused, handed_over);
+    CU_ASSERT_EQUAL(r->wall_ns, 20 * US);
+    membuf b;
+    mb_open(&b);
+    gt_report_print_json(r, b.f);
+    gt_report_print_text(r, b.f);
+    mb_close(&b);
+    char want[64];
+    snprintf(want, sizeof want, "\"refused_rows\":%lld,", (long long)handed_over);
+    CU_ASSERT_PTR_NOT_NULL(strstr(b.p, want));
+    CU_ASSERT_EQUAL(strstr(b.p, "rows left out") != NULL, handed_over > 0);
+    free(b.p);
+    gt_report_free(r);
+    gt_trace_free(t);
+}
+
 /* A sum of durations past INT64_MAX saturates. */
 static void test_analyze_util__dist_saturates(void)
 {
@@ -268,6 +310,7 @@ static void test_export_chrome__device_id_int32_max(void)
 
 static const gt_test_case cases[] = {
     {"test_analyze_model__row_ok", test_analyze_model__row_ok},
+    {"test_analyze_model__refused_rows_counted", test_analyze_model__refused_rows_counted},
     {"test_analyze_util__dist_saturates", test_analyze_util__dist_saturates},
     {"test_analyze_report__sums_saturate", test_analyze_report__sums_saturate},
     {"test_analyze_json__invalid_utf8", test_analyze_json__invalid_utf8},
