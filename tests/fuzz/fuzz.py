@@ -130,6 +130,8 @@ class Fuzz:
                 rc, err = p.returncode, p.stderr.decode("utf-8", "replace")
             except subprocess.TimeoutExpired as e:
                 rc, err = None, (e.stderr or b"").decode("utf-8", "replace")
+            except OSError as e:  # the program is missing (a rebuild under way)
+                return "cannot run %s: %s" % (argv[0], e), -1, 0.0
         dt = time.monotonic() - t0
         why = None
         lines = [x for x in err.splitlines() if x.strip()]
