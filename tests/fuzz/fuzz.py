@@ -6,8 +6,9 @@
             [--cases SEED:CASE,...]
 
 Each input is a seed trace (DIR/*.sqlite) damaged by mutate.py: first every
-fixed case on every seed, then random cases numbered from --seed, until
---seconds have passed (inputs started by then are finished). On each input
+fixed case on every seed (these always run), then random cases numbered from
+--seed until --seconds have passed since the start (inputs started by then
+are finished). On each input
 it runs `gtrace info`, `report`, `report --json`, `memory --step` and
 `--at`, `diff` against the seed, the three exports and, with --view, the
 viewer's headless timeline and memory views (with --window also the window,

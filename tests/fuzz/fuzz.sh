@@ -4,7 +4,7 @@
 # fixtures, a trace of the CPU trainer recorded here, the synthetic traces of
 # analyze_export (kernels, copies, an allocator at its edges) and a trace of
 # samples/nvtx_features, each where it can be had.
-#   GT_FUZZ_SECONDS  time for random cases after the fixed ones (default 120)
+#   GT_FUZZ_SECONDS  no input starts after this many seconds but the fixed cases (default 120)
 #   GT_FUZZ_SEED     first random case (default 1): the same seed, the same inputs
 #   GT_FUZZ_JOBS     inputs fuzzed side by side (default 2)
 #   GT_FUZZ_CASES    SEEDNAME:CASE,... runs just those (a failure's remake line)
