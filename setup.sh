@@ -90,8 +90,10 @@ if [ "$mode" = check ]; then
         # A sanitizer's report fails the suite even where the test passed
         # (a test that expects a failure, or that hid the program's stderr).
         # (Files with warnings only, such as LSan's note on a forked child's
-        # threads, are not reports.)
-        reports=$(grep -l -E 'ERROR: |runtime error: ' "$1"/sanitizer-reports/* 2>/dev/null || true)
+        # threads, are not reports, nor is ASan refusing to start under an
+        # address-space limit, which trainer_memlimit.sh probes for.)
+        reports=$(grep -L 'ReserveShadowMemoryRange failed' "$1"/sanitizer-reports/* 2>/dev/null |
+            xargs -r grep -l -E 'ERROR: |runtime error: ' || true)
         if [ -n "$reports" ]; then
             echo "$1: sanitizer reports (the first lines of each):"
             for r in $reports; do
