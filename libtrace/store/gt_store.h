@@ -178,6 +178,8 @@ typedef struct gt_nvtx { /* NVTX_EVENTS */
     bool has_color;
     uint32_t color;           /* ARGB */
     gt_string_id text;        /* the message (registered or not) */
+    bool text_registered;     /* a registered string (nvtxDomainRegisterString): NVTX_EVENTS.textId;
+                                 otherwise the message is stored in NVTX_EVENTS.text, as nsys does */
     int64_t global_tid;
     int64_t end_global_tid;   /* start/end ranges ended on another thread; 0 otherwise */
     int64_t domain_id;        /* 0: the default domain */

@@ -775,6 +775,7 @@ static int nvtx_hook(gt_iter *it, gt_event *ev)
     }
     if (type[NV_TEXT_ID] != SQLITE_NULL && sqlite3_column_int64(st, NV_TEXT_ID) != 0) {
         n->text = sqlite3_column_int64(st, NV_TEXT_ID);
+        n->text_registered = true;
     } else if (type[NV_TEXT] != SQLITE_NULL) {
         const char *s = (const char *)sqlite3_column_text(st, NV_TEXT);
         if (!s)

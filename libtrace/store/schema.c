@@ -6,15 +6,24 @@
  * long per-column comments of nsys are left out, its REFERENCES notes kept.
  * Four tables the 3.13.2 fixture lacks (NVTX_EVENTS, _MEMSET,
  * CUDA_GPU_MEMORY_USAGE_EVENTS, CUDA_CALLCHAINS) are 2.9.1's, with the
- * columns 3.x added to them. Kernels are stored compactly (see
- * ARCHITECTURE.md, "Trace format") behind a view with nsys's columns.
+ * columns 3.x added to them. While a trace is written, kernels are stored
+ * compactly (see ARCHITECTURE.md, "Trace format") behind a view with nsys's
+ * columns; closing (gt_schema_finish) turns them into nsys's real table,
+ * adds the TARGET_INFO_* and META_DATA_CAPTURE rows gtrace knows, and drops
+ * the event tables nothing went into, as nsys leaves out what it did not
+ * collect.
  *
  * This file does not write events: writer.c does. */
 #include "config.h"
 
+#include "gt_store.h"
 #include "schema.h"
 
+#include <stdint.h>
 #include <stdio.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
 
 /* ---- tables nsys has ------------------------------------------------------ */
 
@@ -200,6 +209,37 @@ static const char *const nsys_tables[] = {
 #define STR_(x) #x
 #define STR(x) STR_(x)
 
+/* nsys's kernel columns, in its order, from the two compact tables. */
+#define KERNEL_COLUMNS \
+    "    k.id >> " STR(GT_KERNEL_ID_SHIFT) " AS start,\n" \
+    "    k.end AS end,\n" \
+    "    l.deviceId AS deviceId,\n" \
+    "    l.contextId AS contextId,\n" \
+    "    l.greenContextId AS greenContextId,\n" \
+    "    k.streamId AS streamId,\n" \
+    "    k.correlationId AS correlationId,\n" \
+    "    l.globalPid AS globalPid,\n" \
+    "    l.demangledName AS demangledName,\n" \
+    "    l.shortName AS shortName,\n" \
+    "    l.mangledName AS mangledName,\n" \
+    "    l.launchType AS launchType,\n" \
+    "    l.cacheConfig AS cacheConfig,\n" \
+    "    l.registersPerThread AS registersPerThread,\n" \
+    "    l.gridX AS gridX,\n" \
+    "    l.gridY AS gridY,\n" \
+    "    l.gridZ AS gridZ,\n" \
+    "    l.blockX AS blockX,\n" \
+    "    l.blockY AS blockY,\n" \
+    "    l.blockZ AS blockZ,\n" \
+    "    l.staticSharedMemory AS staticSharedMemory,\n" \
+    "    l.dynamicSharedMemory AS dynamicSharedMemory,\n" \
+    "    l.localMemoryPerThread AS localMemoryPerThread,\n" \
+    "    l.localMemoryTotal AS localMemoryTotal,\n" \
+    "    k.gridId AS gridId,\n" \
+    "    l.sharedMemoryExecuted AS sharedMemoryExecuted,\n" \
+    "    k.graphNodeId AS graphNodeId,\n" \
+    "    l.sharedMemoryLimitConfig AS sharedMemoryLimitConfig\n"
+
 static const char *const kernel_tables[] = {
     /* One row per distinct launch configuration: a training step launches the
      * same few hundred configurations again and again. */
@@ -238,37 +278,10 @@ static const char *const kernel_tables[] = {
     "    gridId                   INTEGER NOT NULL,\n"
     "    graphNodeId              INTEGER                 -- REFERENCES CUDA_GRAPH_NODE_EVENTS(graphNodeId)\n"
     ")",
-    /* Exactly nsys's 28 columns, in nsys's order, so SQL written for nsys
-     * exports runs unchanged. */
+    /* Exactly nsys's 28 columns, in nsys's order: what readers of a trace
+     * whose writer was killed see. Closing replaces it with a table. */
     "CREATE VIEW CUPTI_ACTIVITY_KIND_KERNEL AS SELECT\n"
-    "    k.id >> " STR(GT_KERNEL_ID_SHIFT) " AS start,\n"
-    "    k.end AS end,\n"
-    "    l.deviceId AS deviceId,\n"
-    "    l.contextId AS contextId,\n"
-    "    l.greenContextId AS greenContextId,\n"
-    "    k.streamId AS streamId,\n"
-    "    k.correlationId AS correlationId,\n"
-    "    l.globalPid AS globalPid,\n"
-    "    l.demangledName AS demangledName,\n"
-    "    l.shortName AS shortName,\n"
-    "    l.mangledName AS mangledName,\n"
-    "    l.launchType AS launchType,\n"
-    "    l.cacheConfig AS cacheConfig,\n"
-    "    l.registersPerThread AS registersPerThread,\n"
-    "    l.gridX AS gridX,\n"
-    "    l.gridY AS gridY,\n"
-    "    l.gridZ AS gridZ,\n"
-    "    l.blockX AS blockX,\n"
-    "    l.blockY AS blockY,\n"
-    "    l.blockZ AS blockZ,\n"
-    "    l.staticSharedMemory AS staticSharedMemory,\n"
-    "    l.dynamicSharedMemory AS dynamicSharedMemory,\n"
-    "    l.localMemoryPerThread AS localMemoryPerThread,\n"
-    "    l.localMemoryTotal AS localMemoryTotal,\n"
-    "    k.gridId AS gridId,\n"
-    "    l.sharedMemoryExecuted AS sharedMemoryExecuted,\n"
-    "    k.graphNodeId AS graphNodeId,\n"
-    "    l.sharedMemoryLimitConfig AS sharedMemoryLimitConfig\n"
+    KERNEL_COLUMNS
     "FROM " GT_TABLE_KERNELS " AS k JOIN " GT_TABLE_KERNEL_LAUNCHES " AS l ON l.id = k.launchId",
 };
 
@@ -705,7 +718,7 @@ static const enum_row memory_oper_rows[] = {
 /* Built by gt_writer_close (and by the reader on request, for foreign files):
  * during capture they would slow every insert. */
 const gt_schema_index gt_schema_indexes[] = {
-    START_INDEX("CUPTI_ACTIVITY_KIND_KERNEL", true),
+    START_INDEX("CUPTI_ACTIVITY_KIND_KERNEL", false), /* the table closing writes */
     START_INDEX("CUPTI_ACTIVITY_KIND_MEMCPY", false),
     START_INDEX("CUPTI_ACTIVITY_KIND_MEMSET", false),
     START_INDEX("CUPTI_ACTIVITY_KIND_RUNTIME", false),
@@ -816,4 +829,315 @@ int gt_schema_create(sqlite3 *db)
     if (rc == SQLITE_OK)
         rc = fill_metadata(db);
     return rc;
+}
+
+/* ---- closing: what nsys's export has, made from what was written -------------- */
+
+/* nsys 2024.5's kernel table: what gtrace's view becomes when a trace is closed. */
+static const char kernel_table_sql[] =
+    "CREATE TABLE CUPTI_ACTIVITY_KIND_KERNEL (\n"
+    "    start                    INTEGER NOT NULL,\n"
+    "    end                      INTEGER NOT NULL,\n"
+    "    deviceId                 INTEGER NOT NULL,\n"
+    "    contextId                INTEGER NOT NULL,\n"
+    "    greenContextId           INTEGER,\n"
+    "    streamId                 INTEGER NOT NULL,\n"
+    "    correlationId            INTEGER,                -- REFERENCES CUPTI_ACTIVITY_KIND_RUNTIME(correlationId)\n"
+    "    globalPid                INTEGER,\n"
+    "    demangledName            INTEGER NOT NULL,       -- REFERENCES StringIds(id)\n"
+    "    shortName                INTEGER NOT NULL,       -- REFERENCES StringIds(id)\n"
+    "    mangledName              INTEGER,                -- REFERENCES StringIds(id)\n"
+    "    launchType               INTEGER,                -- REFERENCES ENUM_CUDA_KERNEL_LAUNCH_TYPE(id)\n"
+    "    cacheConfig              INTEGER,                -- REFERENCES ENUM_CUDA_FUNC_CACHE_CONFIG(id)\n"
+    "    registersPerThread       INTEGER NOT NULL,\n"
+    "    gridX                    INTEGER NOT NULL,\n"
+    "    gridY                    INTEGER NOT NULL,\n"
+    "    gridZ                    INTEGER NOT NULL,\n"
+    "    blockX                   INTEGER NOT NULL,\n"
+    "    blockY                   INTEGER NOT NULL,\n"
+    "    blockZ                   INTEGER NOT NULL,\n"
+    "    staticSharedMemory       INTEGER NOT NULL,\n"
+    "    dynamicSharedMemory      INTEGER NOT NULL,\n"
+    "    localMemoryPerThread     INTEGER NOT NULL,\n"
+    "    localMemoryTotal         INTEGER NOT NULL,\n"
+    "    gridId                   INTEGER NOT NULL,\n"
+    "    sharedMemoryExecuted     INTEGER,\n"
+    "    graphNodeId              INTEGER,                -- REFERENCES CUDA_GRAPH_NODE_EVENTS(graphNodeId)\n"
+    "    sharedMemoryLimitConfig  INTEGER                 -- REFERENCES ENUM_CUDA_SHARED_MEM_LIMIT_CONFIG(id)\n"
+    ")";
+
+static const char context_info_sql[] =
+    "CREATE TABLE TARGET_INFO_CUDA_CONTEXT_INFO (\n"
+    "    nullStreamId             INTEGER NOT NULL,\n"
+    "    hwId                     INTEGER NOT NULL,\n"
+    "    vmId                     INTEGER NOT NULL,\n"
+    "    processId                INTEGER NOT NULL,\n"
+    "    deviceId                 INTEGER NOT NULL,\n"
+    "    contextId                INTEGER NOT NULL,\n"
+    "    parentContextId          INTEGER,\n"
+    "    isGreenContext           INTEGER\n"
+    ")";
+
+static const char stream_info_sql[] =
+    "CREATE TABLE TARGET_INFO_CUDA_STREAM (\n"
+    "    streamId                 INTEGER NOT NULL,\n"
+    "    hwId                     INTEGER NOT NULL,\n"
+    "    vmId                     INTEGER NOT NULL,\n"
+    "    processId                INTEGER NOT NULL,\n"
+    "    contextId                INTEGER NOT NULL,\n"
+    "    priority                 INTEGER NOT NULL,\n"
+    "    flag                     INTEGER NOT NULL        -- REFERENCES ENUM_CUPTI_STREAM_TYPE(id)\n"
+    ")";
+
+static const char system_env_sql[] =
+    "CREATE TABLE TARGET_INFO_SYSTEM_ENV (\n"
+    "    globalVid                INTEGER,\n"
+    "    devStateName             TEXT NOT NULL,\n"
+    "    name                     TEXT NOT NULL,\n"
+    "    nameEnum                 INTEGER NOT NULL,\n"
+    "    value                    TEXT NOT NULL\n"
+    ")";
+
+static const char capture_meta_sql[] =
+    "CREATE TABLE META_DATA_CAPTURE (\n"
+    "    name                     TEXT NOT NULL,\n"
+    "    value                    TEXT\n"
+    ")";
+
+/* Event tables left out of a closed trace when nothing went into them (as
+ * nsys leaves out what it did not collect). Every reader of nsys exports,
+ * gtrace's included, copes with their absence. */
+static const char *const droppable_tables[] = {
+    "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
+    "CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "NVTX_EVENTS",
+    "CUDA_GPU_MEMORY_USAGE_EVENTS", "CUDA_CALLCHAINS", GT_TABLE_MEMORY_EVENTS, GT_TABLE_GPU_MEMORY_STACKS,
+    GT_TABLE_CPU_OPS, GT_TABLE_DROPPED_EVENTS,
+};
+
+/* The GPU activity tables a context or a stream shows up in. */
+static const char *const gpu_tables[] = {
+    "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
+    "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
+};
+
+/* One integer from `sql` (0 when it returns no row). */
+static int query_int(sqlite3 *db, const char *sql, int64_t *out)
+{
+    sqlite3_stmt *st = NULL;
+    int rc = sqlite3_prepare_v2(db, sql, -1, &st, NULL);
+    *out = 0;
+    if (rc == SQLITE_OK) {
+        rc = sqlite3_step(st);
+        if (rc == SQLITE_ROW)
+            *out = sqlite3_column_int64(st, 0);
+        rc = rc == SQLITE_ROW || rc == SQLITE_DONE ? SQLITE_OK : rc;
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* Whether `name` is a table (not a view) of the trace. */
+static int is_table(sqlite3 *db, const char *name, bool *out)
+{
+    char *sql = sqlite3_mprintf("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = %Q", name);
+    if (!sql)
+        return SQLITE_NOMEM;
+    int64_t n;
+    int rc = query_int(db, sql, &n);
+    sqlite3_free(sql);
+    *out = n > 0;
+    return rc;
+}
+
+static int exec_fmt(sqlite3 *db, const char *fmt, const char *arg)
+{
+    char *sql = sqlite3_mprintf(fmt, arg);
+    if (!sql)
+        return SQLITE_NOMEM;
+    int rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+    sqlite3_free(sql);
+    return rc;
+}
+
+/* The compact kernel tables become nsys's table, its rows in start order
+ * (the compact table's rowid order), so GTRACE_TIME_ORDERED may list it. */
+static int finish_kernels(sqlite3 *db)
+{
+    bool compact;
+    int rc = is_table(db, GT_TABLE_KERNELS, &compact);
+    if (rc != SQLITE_OK || !compact)
+        return rc;
+    static const char *const steps[] = {
+        "DROP VIEW IF EXISTS CUPTI_ACTIVITY_KIND_KERNEL",
+        kernel_table_sql,
+        "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL SELECT\n" KERNEL_COLUMNS
+        "FROM " GT_TABLE_KERNELS " AS k JOIN " GT_TABLE_KERNEL_LAUNCHES " AS l ON l.id = k.launchId ORDER BY k.id",
+        "DROP TABLE " GT_TABLE_KERNELS,
+        "DROP TABLE " GT_TABLE_KERNEL_LAUNCHES,
+    };
+    return exec_all(db, steps, sizeof steps / sizeof steps[0]);
+}
+
+static int drop_empty_tables(sqlite3 *db)
+{
+    int rc = SQLITE_OK;
+    for (size_t i = 0; rc == SQLITE_OK && i < sizeof droppable_tables / sizeof droppable_tables[0]; i++) {
+        bool there = false;
+        int64_t any = 1;
+        rc = is_table(db, droppable_tables[i], &there);
+        if (rc != SQLITE_OK || !there)
+            continue;
+        char *sql = sqlite3_mprintf("SELECT EXISTS (SELECT 1 FROM \"%w\")", droppable_tables[i]);
+        rc = sql ? query_int(db, sql, &any) : SQLITE_NOMEM;
+        sqlite3_free(sql);
+        if (rc == SQLITE_OK && !any)
+            rc = exec_fmt(db, "DROP TABLE \"%w\"", droppable_tables[i]);
+    }
+    return rc;
+}
+
+/* Runs `create`, then the INSERT of `select_fmt` over the union of the GPU
+ * tables there are (%s: the union); no row, no table. */
+static int table_from_gpu_rows(sqlite3 *db, const char *create, const char *select_fmt, const char *columns)
+{
+    sqlite3_str *u = sqlite3_str_new(db);
+    int n = 0, rc = SQLITE_OK;
+    for (size_t i = 0; rc == SQLITE_OK && i < sizeof gpu_tables / sizeof gpu_tables[0]; i++) {
+        bool there = false;
+        rc = is_table(db, gpu_tables[i], &there);
+        if (rc == SQLITE_OK && there)
+            sqlite3_str_appendf(u, "%sSELECT %s FROM \"%w\"", n++ ? " UNION " : "", columns, gpu_tables[i]);
+    }
+    char *uni = sqlite3_str_finish(u);
+    if (rc != SQLITE_OK || n == 0 || !uni) {
+        sqlite3_free(uni);
+        return rc != SQLITE_OK ? rc : n == 0 ? SQLITE_OK : SQLITE_NOMEM;
+    }
+    rc = sqlite3_exec(db, create, NULL, NULL, NULL);
+    if (rc == SQLITE_OK)
+        rc = exec_fmt(db, select_fmt, uni);
+    if (rc == SQLITE_OK && sqlite3_changes(db) == 0) {
+        const char *name = create + strlen("CREATE TABLE ");
+        char table[64];
+        snprintf(table, sizeof table, "%.*s", (int)strcspn(name, " ("), name);
+        rc = exec_fmt(db, "DROP TABLE \"%w\"", table);
+    }
+    sqlite3_free(uni);
+    return rc;
+}
+
+/* The CUDA contexts and streams the GPU activity names. gtrace records
+ * neither a context's null stream (nullStreamId -1: none known) nor a
+ * stream's priority and creation flags (0: the default priority, and
+ * CUPTI's "unknown stream type"). */
+#define GT_VM_ID_STR STR(GT_VM_ID)
+static int add_context_and_stream_info(sqlite3 *db)
+{
+    int rc = table_from_gpu_rows(
+        db, context_info_sql,
+        "INSERT INTO TARGET_INFO_CUDA_CONTEXT_INFO (nullStreamId, hwId, vmId, processId, deviceId, contextId)"
+        " SELECT DISTINCT -1, deviceId, " GT_VM_ID_STR ", (coalesce(globalPid, 0) >> 24) & 16777215, deviceId,"
+        " contextId FROM (%s) ORDER BY 4, 5, 6",
+        "globalPid, deviceId, contextId");
+    if (rc == SQLITE_OK)
+        rc = table_from_gpu_rows(
+            db, stream_info_sql,
+            "INSERT INTO TARGET_INFO_CUDA_STREAM (streamId, hwId, vmId, processId, contextId, priority, flag)"
+            " SELECT DISTINCT streamId, deviceId, " GT_VM_ID_STR ", (coalesce(globalPid, 0) >> 24) & 16777215,"
+            " contextId, 0, 0 FROM (%s) WHERE streamId >= 0 ORDER BY 4, 5, 1",
+            "globalPid, deviceId, contextId, streamId");
+    return rc;
+}
+
+/* The machine the trace was recorded on, for a trace written where it was
+ * recorded (not for one imported from another tool's files). nameEnum: the
+ * numbers nsys gives these names. */
+static int add_system_env(sqlite3 *db)
+{
+    bool config;
+    int64_t imported = 0;
+    int rc = is_table(db, GT_TABLE_RUN_CONFIG, &config);
+    if (rc == SQLITE_OK && config)
+        rc = query_int(db, "SELECT EXISTS (SELECT 1 FROM " GT_TABLE_RUN_CONFIG " WHERE key = 'import.source')",
+                       &imported);
+    if (rc != SQLITE_OK || imported)
+        return rc;
+
+    char host[256] = "", cores[32], os[512] = "", arch[128] = "";
+    struct utsname u;
+    if (gethostname(host, sizeof host - 1) != 0)
+        host[0] = '\0';
+    snprintf(cores, sizeof cores, "%ld", sysconf(_SC_NPROCESSORS_ONLN));
+    if (uname(&u) == 0) {
+        snprintf(os, sizeof os, "%s %s", u.sysname, u.release);
+        snprintf(arch, sizeof arch, "%s", u.machine);
+    }
+    const struct { const char *name; int name_enum; const char *value; } rows[] = {
+        {"CpuCores", 1, cores}, {"CpuArchitecture", 3, arch}, {"OsDescription", 605, os}, {"Hostname", 619, host},
+    };
+    rc = sqlite3_exec(db, system_env_sql, NULL, NULL, NULL);
+    sqlite3_stmt *st = NULL;
+    if (rc == SQLITE_OK)
+        rc = sqlite3_prepare_v2(db, "INSERT INTO TARGET_INFO_SYSTEM_ENV (globalVid, devStateName, name, nameEnum, value)"
+                                " VALUES (" STR(GT_VM_ID) " << 48, 'Local (gtrace)', ?, ?, ?)", -1, &st, NULL);
+    for (size_t i = 0; rc == SQLITE_OK && i < sizeof rows / sizeof rows[0]; i++) {
+        if (!rows[i].value[0] || strcmp(rows[i].value, "-1") == 0)
+            continue; /* not known here */
+        sqlite3_bind_text(st, 1, rows[i].name, -1, SQLITE_STATIC);
+        sqlite3_bind_int(st, 2, rows[i].name_enum);
+        sqlite3_bind_text(st, 3, rows[i].value, -1, SQLITE_TRANSIENT);
+        rc = sqlite3_step(st);
+        rc = rc == SQLITE_DONE ? SQLITE_OK : rc;
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    return rc;
+}
+
+/* What was collected, as nsys names it (CAPTURE_EVENT_TYPE rows). */
+static int add_capture_meta(sqlite3 *db)
+{
+    static const struct { const char *table, *type; } kinds[] = {
+        {"CUPTI_ACTIVITY_KIND_RUNTIME", "Cuda"}, {"CUPTI_ACTIVITY_KIND_KERNEL", "Cuda"},
+        {"CUPTI_ACTIVITY_KIND_MEMCPY", "Cuda"}, {"NVTX_EVENTS", "NvtxEvents"},
+    };
+    bool cuda = false, nvtx = false;
+    int rc = SQLITE_OK;
+    for (size_t i = 0; rc == SQLITE_OK && i < sizeof kinds / sizeof kinds[0]; i++) {
+        bool there = false;
+        rc = is_table(db, kinds[i].table, &there);
+        if (there && strcmp(kinds[i].type, "Cuda") == 0)
+            cuda = true;
+        else if (there)
+            nvtx = true;
+    }
+    if (rc != SQLITE_OK || (!cuda && !nvtx))
+        return rc;
+    rc = sqlite3_exec(db, capture_meta_sql, NULL, NULL, NULL);
+    if (rc == SQLITE_OK && nvtx)
+        rc = sqlite3_exec(db, "INSERT INTO META_DATA_CAPTURE (name, value) VALUES ('CAPTURE_EVENT_TYPE', 'NvtxEvents')",
+                          NULL, NULL, NULL);
+    if (rc == SQLITE_OK && cuda)
+        rc = sqlite3_exec(db, "INSERT INTO META_DATA_CAPTURE (name, value) VALUES ('CAPTURE_EVENT_TYPE', 'Cuda')",
+                          NULL, NULL, NULL);
+    return rc;
+}
+
+int gt_schema_finish(sqlite3 *db)
+{
+    int rc = finish_kernels(db);
+    if (rc == SQLITE_OK)
+        rc = drop_empty_tables(db);
+    if (rc == SQLITE_OK)
+        rc = add_context_and_stream_info(db);
+    if (rc == SQLITE_OK)
+        rc = add_system_env(db);
+    if (rc == SQLITE_OK)
+        rc = add_capture_meta(db);
+    return rc;
+}
+
+int gt_schema_is_table(sqlite3 *db, const char *name, bool *out)
+{
+    return is_table(db, name, out);
 }

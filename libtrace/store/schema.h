@@ -33,7 +33,7 @@
 typedef struct gt_schema_index {
     const char *table;
     const char *sql;   /* CREATE INDEX IF NOT EXISTS ... */
-    bool nsys_only;    /* the table is a view in gtrace traces (kernels): not indexed there */
+    bool nsys_only;    /* indexed in nsys exports only */
 } gt_schema_index;
 
 extern const gt_schema_index gt_schema_indexes[];
@@ -43,5 +43,15 @@ extern const size_t gt_schema_n_indexes;
  * META_DATA_EXPORT rows of an empty trace, in the caller's transaction.
  * Returns an SQLite result code (sqlite3_errmsg tells more). */
 int gt_schema_create(sqlite3 *db);
+
+/* Closing a trace, in the caller's transaction: the compact kernel tables
+ * become nsys's CUPTI_ACTIVITY_KIND_KERNEL table (rows in start order), the
+ * event tables nothing went into are dropped, and TARGET_INFO_CUDA_CONTEXT_INFO,
+ * TARGET_INFO_CUDA_STREAM, TARGET_INFO_SYSTEM_ENV and META_DATA_CAPTURE get
+ * what gtrace knows. Returns an SQLite result code. */
+int gt_schema_finish(sqlite3 *db);
+
+/* *out: whether `name` is a table (not a view) of the open trace. */
+int gt_schema_is_table(sqlite3 *db, const char *name, bool *out);
 
 #endif /* GT_SCHEMA_H */

@@ -12,8 +12,12 @@
  * in the transaction that commits them.
  *
  * The file is in WAL mode while written, so every committed batch survives a
- * kill -9; close builds the time indexes and turns it back into one
- * rollback-journal file. Failures: a bad argument (GT_ERR_INVALID) rejects
+ * kill -9; close turns the compact kernel tables into nsys's kernel table,
+ * leaves out empty event tables, writes the TARGET_INFO_* rows gtrace knows
+ * (gt_schema_finish), builds the time indexes, gives back the freed pages
+ * (auto_vacuum = INCREMENTAL) and turns it back into one rollback-journal
+ * file. NVTX messages go where nsys puts them: registered strings in textId,
+ * any other message in text. Failures: a bad argument (GT_ERR_INVALID) rejects
  * that call and leaves the batch open; any other failure (memory, disk, I/O)
  * rolls the open batch back, so the file holds exactly the committed batches,
  * and the writer can begin a new batch. One exception: more than 256 kernels
@@ -57,6 +61,7 @@ typedef struct table_def {
     const char *insert; /* up to VALUES; the placeholders are added */
     int n_cols;         /* at most 32: NULLs are a bit mask */
     uint32_t real_cols; /* bit c: column c is bound as a double */
+    uint32_t text_cols; /* bit c: column c holds a string id, bound as that string */
 } table_def;
 
 static const table_def table_defs[N_TABLES] = {
@@ -72,8 +77,8 @@ static const table_def table_defs[N_TABLES] = {
     [TB_SYNC] = {"INSERT INTO CUPTI_ACTIVITY_KIND_SYNCHRONIZATION (start, end, deviceId, contextId, streamId,"
                  " correlationId, globalPid, syncType, eventId) VALUES ", 9, 0},
     [TB_NVTX] = {"INSERT INTO NVTX_EVENTS (start, end, eventType, rangeId, category, color, globalTid,"
-                 " endGlobalTid, textId, domainId, uint64Value, int64Value, doubleValue, uint32Value,"
-                 " int32Value, floatValue) VALUES ", 16, (1u << 12) | (1u << 15)},
+                 " endGlobalTid, text, textId, domainId, uint64Value, int64Value, doubleValue, uint32Value,"
+                 " int32Value, floatValue) VALUES ", 17, (1u << 13) | (1u << 16), 1u << 8},
     [TB_HEAP] = {"INSERT INTO " GT_TABLE_MEMORY_EVENTS " (start, globalTid, operation, heapId, address, bytes,"
                  " heapUsage, memoryType, nameId, domainId, callchainId) VALUES ", 11, 0},
     [TB_CPU_OP] = {"INSERT INTO " GT_TABLE_CPU_OPS " (start, end, globalTid, nameId, streamId, flops, bytes)"
@@ -440,12 +445,16 @@ static int step_reset(sqlite3_stmt *stmt)
     return rc == SQLITE_ROW ? SQLITE_DONE : rc;
 }
 
-static void bind_row(sqlite3_stmt *stmt, int first, const table_def *def, const row_buffer *b, int r)
+static void bind_row(const gt_writer *w, sqlite3_stmt *stmt, int first, const table_def *def, const row_buffer *b,
+                     int r)
 {
     const int64_t *v = b->cells + (size_t)r * b->n_cols;
     for (int c = 0; c < b->n_cols; c++) {
         if (b->nulls[r] >> c & 1) {
             sqlite3_bind_null(stmt, first + c);
+        } else if (def->text_cols >> c & 1) {
+            const string_ref *str = &w->string_of[v[c] - 1]; /* checked when added */
+            sqlite3_bind_text(stmt, first + c, str->s, (int)str->n_bytes, SQLITE_STATIC);
         } else if (def->real_cols >> c & 1) {
             double x;
             memcpy(&x, &v[c], sizeof x);
@@ -462,7 +471,7 @@ static int insert_one(gt_writer *w, table_id t, int r)
 {
     row_buffer *b = &w->rows[t];
     for (;;) {
-        bind_row(b->one, 1, &table_defs[t], b, r);
+        bind_row(w, b->one, 1, &table_defs[t], b, r);
         int rc = step_reset(b->one);
         if (rc == SQLITE_DONE)
             return GT_OK;
@@ -526,7 +535,7 @@ static int insert_rows(gt_writer *w, table_id t, const row_key *rows, int n)
         int end = n;
         if (i + BULK_ROWS <= n) {
             for (int r = 0; r < BULK_ROWS; r++)
-                bind_row(b->bulk, 1 + r * b->n_cols, def, b, rows ? rows[i + r].row : i + r);
+                bind_row(w, b->bulk, 1 + r * b->n_cols, def, b, rows ? rows[i + r].row : i + r);
             int rc = step_reset(b->bulk);
             if (rc == SQLITE_DONE) {
                 i += BULK_ROWS;
@@ -790,6 +799,7 @@ static int configure_db(gt_writer *w)
 {
     static const char *const pragmas[] = {
         "PRAGMA page_size = 8192", /* measured: a little faster than 4096, as compact */
+        "PRAGMA auto_vacuum = INCREMENTAL", /* closing gives back the compact kernel tables' pages */
         "PRAGMA journal_mode = WAL",
         "PRAGMA synchronous = NORMAL",
         "PRAGMA cache_size = -16384", /* KiB */
@@ -996,10 +1006,12 @@ static int add_nvtx(gt_writer *w, const gt_nvtx *n)
 {
     if ((unsigned)n->payload_kind > GT_PAYLOAD_FLOAT)
         return gt_error_set(GT_ERR_INVALID, "%s: unknown NVTX payload kind %d", w->path, (int)n->payload_kind);
+    if (n->text && (n->text < 0 || (uint64_t)n->text > w->strings.n))
+        return gt_error_set(GT_ERR_INVALID, "%s: NVTX text %lld is no interned string", w->path, (long long)n->text);
     uint32_t *nulls;
     int64_t *v = next_row(w, TB_NVTX, &nulls);
     /* absent values are NULL, as nsys writes them; the payload fills one column */
-    uint32_t null_mask = 0x3f << 10;
+    uint32_t null_mask = 0x3fu << 11;
     v[0] = n->start_ns;
     v[1] = n->end_ns;
     if (n->end_ns == -1)
@@ -1018,20 +1030,23 @@ static int add_nvtx(gt_writer *w, const gt_nvtx *n)
     v[7] = n->end_global_tid;
     if (!n->end_global_tid)
         null_mask |= 1u << 7;
-    v[8] = n->text;
-    if (!n->text)
+    /* nsys: a registered string by its id (textId), any other message as text */
+    v[8] = v[9] = n->text;
+    if (!n->text || n->text_registered)
         null_mask |= 1u << 8;
-    v[9] = n->domain_id;
+    if (!n->text || !n->text_registered)
+        null_mask |= 1u << 9;
+    v[10] = n->domain_id;
     int col = -1;
     double x = 0;
     switch (n->payload_kind) {
     case GT_PAYLOAD_NONE: break;
-    case GT_PAYLOAD_U64: col = 10; v[col] = (int64_t)n->payload.u64; break;
-    case GT_PAYLOAD_I64: col = 11; v[col] = n->payload.i64; break;
-    case GT_PAYLOAD_DOUBLE: col = 12; x = n->payload.f64; memcpy(&v[col], &x, sizeof x); break;
-    case GT_PAYLOAD_U32: col = 13; v[col] = n->payload.u32; break;
-    case GT_PAYLOAD_I32: col = 14; v[col] = n->payload.i32; break;
-    case GT_PAYLOAD_FLOAT: col = 15; x = n->payload.f32; memcpy(&v[col], &x, sizeof x); break;
+    case GT_PAYLOAD_U64: col = 11; v[col] = (int64_t)n->payload.u64; break;
+    case GT_PAYLOAD_I64: col = 12; v[col] = n->payload.i64; break;
+    case GT_PAYLOAD_DOUBLE: col = 13; x = n->payload.f64; memcpy(&v[col], &x, sizeof x); break;
+    case GT_PAYLOAD_U32: col = 14; v[col] = n->payload.u32; break;
+    case GT_PAYLOAD_I32: col = 15; v[col] = n->payload.i32; break;
+    case GT_PAYLOAD_FLOAT: col = 16; x = n->payload.f32; memcpy(&v[col], &x, sizeof x); break;
     }
     if (col >= 0)
         null_mask &= ~(1u << col);
@@ -1314,28 +1329,42 @@ int gt_writer_set_session_start(gt_writer *w, int64_t utc_epoch_ns)
 
 /* ---- closing --------------------------------------------------------------------- */
 
-static int build_indexes(gt_writer *w)
+/* Closing: nsys's tables made from the compact ones (gt_schema_finish), the
+ * time indexes, and the list of tables whose rowid order is their time order. */
+static int finish_trace(gt_writer *w)
 {
     int status = begin_txn(w);
     if (status != GT_OK)
         return status;
     w->in_batch = true;
-    for (size_t i = 0; i < gt_schema_n_indexes && status == GT_OK; i++)
-        if (!gt_schema_indexes[i].nsys_only)
+    int rc = gt_schema_finish(w->db);
+    if (rc != SQLITE_OK)
+        status = sql_error(w, rc, "write nsys's tables");
+    for (size_t i = 0; i < gt_schema_n_indexes && status == GT_OK; i++) {
+        bool there = false;
+        if (gt_schema_indexes[i].nsys_only)
+            continue;
+        rc = gt_schema_is_table(w->db, gt_schema_indexes[i].table, &there);
+        if (rc != SQLITE_OK)
+            status = sql_error(w, rc, "build the time indexes");
+        else if (there)
             status = exec(w, gt_schema_indexes[i].sql, "build the time indexes");
-    /* the tables whose rowid order is their time order (kernels always are) */
+    }
+    /* the tables whose rowid order is their time order: kernels always are,
+     * as closing copies them in start order */
     char ordered[512] = "";
     for (int t = 0; t < N_TABLES; t++) {
-        if (t == TB_KERNEL || !w->has_rows[t] || w->unordered[t])
+        if (!w->has_rows[t] || (t != TB_KERNEL && w->unordered[t]))
             continue;
-        const char *ins = table_defs[t].insert + strlen("INSERT INTO "), *sp = strchr(ins, ' ');
+        const char *ins = t == TB_KERNEL ? "CUPTI_ACTIVITY_KIND_KERNEL " : table_defs[t].insert + strlen("INSERT INTO ");
+        const char *sp = strchr(ins, ' ');
         size_t len = strlen(ordered);
         snprintf(ordered + len, sizeof ordered - len, "%s%.*s", len ? " " : "", (int)(sp - ins), ins);
     }
     if (status == GT_OK && *ordered) {
         sqlite3_stmt *stmt = NULL;
-        int rc = sqlite3_prepare_v2(w->db, "INSERT INTO META_DATA_EXPORT (name, value) VALUES ('GTRACE_TIME_ORDERED', ?)",
-                                    -1, &stmt, NULL);
+        rc = sqlite3_prepare_v2(w->db, "INSERT INTO META_DATA_EXPORT (name, value) VALUES ('GTRACE_TIME_ORDERED', ?)",
+                                -1, &stmt, NULL);
         if (rc == SQLITE_OK) {
             sqlite3_bind_text(stmt, 1, ordered, -1, SQLITE_STATIC);
             rc = sqlite3_step(stmt);
@@ -1344,7 +1373,11 @@ static int build_indexes(gt_writer *w)
         if (rc != SQLITE_DONE)
             status = sql_error(w, rc, "record the tables in time order");
     }
-    return status == GT_OK ? commit_txn(w) : abort_batch(w, status);
+    status = status == GT_OK ? commit_txn(w) : abort_batch(w, status);
+    /* the pages of the compact kernel tables and of the dropped tables go back */
+    if (status == GT_OK)
+        status = exec(w, "PRAGMA incremental_vacuum", "give back free pages");
+    return status;
 }
 
 /* Checkpoints the WAL into the file and leaves one rollback-journal file. */
@@ -1379,7 +1412,7 @@ int gt_writer_close(gt_writer *w)
     }
     /* GT_ERR_INVALID: committed without some kernels; the rest is whole */
     if (status == GT_OK || status == GT_ERR_INVALID) {
-        int indexed = build_indexes(w);
+        int indexed = finish_trace(w);
         if (status == GT_OK)
             status = indexed;
     }

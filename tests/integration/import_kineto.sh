@@ -96,9 +96,11 @@ def check(name):
         n_ann = q(f"SELECT count(*) FROM NVTX_EVENTS WHERE {rng} AND (category IS NULL OR category = 2) "
                   "AND (globalTid & 8388608) = 0", lo, hi)[0][0]
         assert n_ann == e["user_annotation"], (name, pid, n_ann, e["user_annotation"])
-        steps = q(f"SELECT s.value, n.start FROM NVTX_EVENTS n JOIN StringIds s ON s.id = n.textId "
+        # the message: in text, or (a registered string) through textId, as nsys stores it
+        steps = q(f"SELECT coalesce(n.text, s.value) AS v, n.start FROM NVTX_EVENTS n "
+                  f"LEFT JOIN StringIds s ON s.id = n.textId "
                   f"WHERE {rng.replace('eventType', 'n.eventType').replace('globalTid', 'n.globalTid')} "
-                  "AND s.value LIKE 'step %' ORDER BY n.start", lo, hi)
+                  "AND v LIKE 'step %' ORDER BY n.start", lo, hi)
         assert sorted(int(v.split()[1]) for v, _ in steps) == e["steps"], (name, steps, e["steps"])
         # one clock: each step where Kineto put it, from the earliest event of all files
         for v, start in steps:

@@ -260,23 +260,34 @@ static int write_batch(gt_writer *w, int n_launches, unsigned seed, int64_t *t_n
     return st;
 }
 
+/* Rows of `table`; 0 for a table a closed trace leaves out (nothing went in). */
+static int64_t count_rows(sqlite3 *db, const char *table, const char *where)
+{
+    char q[512];
+    snprintf(q, sizeof q, "SELECT count(*) FROM sqlite_master WHERE name = '%s'", table);
+    if (query_int(db, q) == 0)
+        return 0;
+    snprintf(q, sizeof q, "SELECT count(*) FROM %s%s%s", table, where ? " WHERE " : "", where ? where : "");
+    return query_int(db, q);
+}
+
 /* The file holds exactly `m`, and is sound. */
 static void check_counts(const char *path, const mix *m)
 {
     sqlite3 *db = open_ro(path);
     CU_ASSERT_TRUE(integrity_ok(db));
-    CU_ASSERT_EQUAL(query_int(db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL"), m->n_kernels);
-    CU_ASSERT_EQUAL(query_int(db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME"), m->n_api);
-    CU_ASSERT_EQUAL(query_int(db, "SELECT count(*) FROM NVTX_EVENTS"), m->n_nvtx);
-    CU_ASSERT_EQUAL(query_int(db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_MEMCPY"), m->n_memcpy);
-    CU_ASSERT_EQUAL(query_int(db, "SELECT count(*) FROM CUDA_GPU_MEMORY_USAGE_EVENTS"), m->n_gpu_memory);
-    CU_ASSERT_EQUAL(query_int(db, "SELECT count(*) FROM " GT_TABLE_GPU_MEMORY_STACKS), m->n_gpu_memory);
+    CU_ASSERT_EQUAL(count_rows(db, "CUPTI_ACTIVITY_KIND_KERNEL", NULL), m->n_kernels);
+    CU_ASSERT_EQUAL(count_rows(db, "CUPTI_ACTIVITY_KIND_RUNTIME", NULL), m->n_api);
+    CU_ASSERT_EQUAL(count_rows(db, "NVTX_EVENTS", NULL), m->n_nvtx);
+    CU_ASSERT_EQUAL(count_rows(db, "CUPTI_ACTIVITY_KIND_MEMCPY", NULL), m->n_memcpy);
+    CU_ASSERT_EQUAL(count_rows(db, "CUDA_GPU_MEMORY_USAGE_EVENTS", NULL), m->n_gpu_memory);
+    CU_ASSERT_EQUAL(count_rows(db, GT_TABLE_GPU_MEMORY_STACKS, NULL), m->n_gpu_memory);
     /* every name an event refers to is there */
-    CU_ASSERT_EQUAL(query_int(db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE shortName NOT IN"
-                                  " (SELECT id FROM StringIds)"), 0);
-    CU_ASSERT_EQUAL(query_int(db, "SELECT count(*) FROM NVTX_EVENTS WHERE textId NOT IN (SELECT id FROM StringIds)"), 0);
-    CU_ASSERT_EQUAL(query_int(db, "SELECT count(*) FROM CUDA_CALLCHAINS WHERE symbol NOT IN"
-                                  " (SELECT id FROM StringIds)"), 0);
+    CU_ASSERT_EQUAL(count_rows(db, "CUPTI_ACTIVITY_KIND_KERNEL", "shortName NOT IN (SELECT id FROM StringIds)"), 0);
+    /* an NVTX message is in text or (registered) in textId, never both */
+    CU_ASSERT_EQUAL(count_rows(db, "NVTX_EVENTS", "textId NOT IN (SELECT id FROM StringIds)"
+                                                  " OR (text IS NULL) = (textId IS NULL)"), 0);
+    CU_ASSERT_EQUAL(count_rows(db, "CUDA_CALLCHAINS", "symbol NOT IN (SELECT id FROM StringIds)"), 0);
     sqlite3_close(db);
 }
 
@@ -345,10 +356,52 @@ static void columns_3x(sqlite3 *old, const char *table, const char *after, const
     }
 }
 
+/* One event of every nsys kind (and a GPU), so that a closed trace has every
+ * nsys table: closing leaves out the tables nothing went into. */
+static void write_one_of_each(gt_writer *w)
+{
+    gt_string_id name = intern(w, "k"), api = intern(w, "cudaLaunchKernel_v7000"), msg = intern(w, "step");
+    int64_t pid = gt_global_pid(4242), tid = gt_global_tid(4242, 4243);
+    CU_ASSERT_EQUAL_FATAL(gt_writer_begin(w), GT_OK);
+    gt_event ev = kernel_event(1000, name, 2);
+    CU_ASSERT_EQUAL(gt_writer_add(w, &ev), GT_OK);
+    ev = (gt_event){.kind = GT_EV_MEMCPY};
+    ev.u.memcpy = (gt_memcpy){.start_ns = 10, .end_ns = 20, .global_pid = pid, .context_id = 1, .stream_id = 8,
+                              .bytes = 64, .copy_kind = GT_COPY_HTOD};
+    CU_ASSERT_EQUAL(gt_writer_add(w, &ev), GT_OK);
+    ev = (gt_event){.kind = GT_EV_MEMSET};
+    ev.u.memset = (gt_memset){.start_ns = 30, .end_ns = 40, .global_pid = pid, .context_id = 1, .stream_id = 7,
+                              .bytes = 64};
+    CU_ASSERT_EQUAL(gt_writer_add(w, &ev), GT_OK);
+    ev = (gt_event){.kind = GT_EV_API};
+    ev.u.api = (gt_api_call){.start_ns = 5, .end_ns = 9, .global_tid = tid, .correlation_id = 100, .name = api};
+    CU_ASSERT_EQUAL(gt_writer_add(w, &ev), GT_OK);
+    ev = (gt_event){.kind = GT_EV_SYNC};
+    ev.u.sync = (gt_sync){.start_ns = 50, .end_ns = 60, .global_pid = pid, .context_id = 1, .stream_id = 7,
+                          .sync_type = GT_SYNC_STREAM};
+    CU_ASSERT_EQUAL(gt_writer_add(w, &ev), GT_OK);
+    ev = (gt_event){.kind = GT_EV_NVTX};
+    ev.u.nvtx = (gt_nvtx){.start_ns = 1, .end_ns = 2000, .event_type = GT_NVTX_PUSHPOP, .text = msg,
+                          .global_tid = tid};
+    CU_ASSERT_EQUAL(gt_writer_add(w, &ev), GT_OK);
+    gt_frame frames[1] = {{.symbol = api, .module = api}};
+    CU_ASSERT_EQUAL(gt_writer_add_callchain(w, 1, frames, 1), GT_OK);
+    ev = (gt_event){.kind = GT_EV_GPU_MEMORY};
+    ev.u.gpu_memory = (gt_gpu_memory){.start_ns = 70, .global_pid = pid, .address = 4096, .bytes = 4096,
+                                      .mem_kind = GT_MEM_DEVICE, .callchain_id = 1};
+    CU_ASSERT_EQUAL(gt_writer_add(w, &ev), GT_OK);
+    CU_ASSERT_EQUAL(gt_writer_commit(w), GT_OK);
+    gt_gpu_info gpu = {.id = 0, .name = "NVIDIA H100", .sm_count = 132, .compute_major = 9};
+    CU_ASSERT_EQUAL(gt_writer_add_gpu(w, &gpu), GT_OK);
+    CU_ASSERT_EQUAL(gt_writer_add_thread_name(w, tid, "main", 0), GT_OK);
+    CU_ASSERT_EQUAL(gt_writer_add_process(w, 4242, "python"), GT_OK);
+}
+
 static void test_store_writer__schema_matches_nsys(void)
 {
     char *path = fresh_path("schema.sqlite");
     gt_writer *w = open_writer(path);
+    write_one_of_each(w);
     CU_ASSERT_EQUAL(gt_writer_close(w), GT_OK);
 
     char *f3 = gt_test_fixture("nsys/cloverleaf-cuda-nsys2024.5.sqlite");
@@ -361,7 +414,8 @@ static void test_store_writer__schema_matches_nsys(void)
     static const char *const same_as_3x[] = {
         "StringIds", "ThreadNames", "PROCESSES", "TARGET_INFO_GPU", "TARGET_INFO_SESSION_START_TIME",
         "META_DATA_EXPORT", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_RUNTIME",
-        "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION",
+        "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "CUPTI_ACTIVITY_KIND_KERNEL", "TARGET_INFO_CUDA_CONTEXT_INFO",
+        "TARGET_INFO_CUDA_STREAM", "TARGET_INFO_SYSTEM_ENV", "META_DATA_CAPTURE",
     };
     column_list a, b;
     for (size_t i = 0; i < sizeof same_as_3x / sizeof same_as_3x[0]; i++) {
@@ -370,13 +424,14 @@ static void test_store_writer__schema_matches_nsys(void)
         CU_ASSERT_TRUE(b.n > 0);
         CU_ASSERT_TRUE(same_columns(&a, &b, true, same_as_3x[i]));
     }
-    /* the kernel view: nsys's 28 names in nsys's order (a view has no declared types for expressions) */
-    columns_of(ours, "CUPTI_ACTIVITY_KIND_KERNEL", &a);
+    /* every nsys-named object is a real table: readers list tables with
+     * type = 'table', and a view is missed */
+    CU_ASSERT_EQUAL(query_int(ours, "SELECT count(*) FROM sqlite_master WHERE type = 'view'"), 0);
+    CU_ASSERT_EQUAL(query_int(ours, "SELECT count(*) FROM sqlite_master WHERE type = 'table'"
+                                    " AND name = 'CUPTI_ACTIVITY_KIND_KERNEL'"), 1);
+    /* the view of the capture layout has nsys's 28 names in nsys's order too */
     columns_of(nsys3, "CUPTI_ACTIVITY_KIND_KERNEL", &b);
     CU_ASSERT_EQUAL(b.n, 28);
-    CU_ASSERT_TRUE(same_columns(&a, &b, false, "CUPTI_ACTIVITY_KIND_KERNEL"));
-    CU_ASSERT_STRING_EQUAL(query_text(ours, "SELECT type FROM sqlite_master WHERE name = 'CUPTI_ACTIVITY_KIND_KERNEL'",
-                                      (char[16]){0}, 16), "view");
 
     /* tables the 3.13.2 export lacks: 2.9.1's, with what 3.x added */
     static const char *const memset_added[] = {"greenContextId", NULL};
@@ -401,6 +456,66 @@ static void test_store_writer__schema_matches_nsys(void)
     sqlite3_close(nsys2);
     free(f3);
     free(f2);
+    free(path);
+}
+
+/* Closing writes what nsys's export has and gtrace knows, and leaves out
+ * the event tables nothing went into (as nsys does). */
+static void test_store_writer__nsys_tables_when_closed(void)
+{
+    char *path = fresh_path("closed.sqlite");
+    gt_writer *w = open_writer(path);
+    write_one_of_each(w);
+    gt_string_id reg = intern(w, "registered"), plain = intern(w, "plain");
+    CU_ASSERT_EQUAL_FATAL(gt_writer_begin(w), GT_OK);
+    gt_event ev = {.kind = GT_EV_NVTX};
+    ev.u.nvtx = (gt_nvtx){.start_ns = 3, .end_ns = -1, .event_type = GT_NVTX_MARK, .text = reg,
+                          .text_registered = true, .global_tid = gt_global_tid(4242, 4243)};
+    CU_ASSERT_EQUAL(gt_writer_add(w, &ev), GT_OK);
+    ev.u.nvtx.text = plain;
+    ev.u.nvtx.text_registered = false;
+    CU_ASSERT_EQUAL(gt_writer_add(w, &ev), GT_OK);
+    ev.u.nvtx.text = reg + 1000; /* no such string */
+    CU_ASSERT_EQUAL(gt_writer_add(w, &ev), GT_ERR_INVALID);
+    CU_ASSERT_TRUE(names_file(path));
+    CU_ASSERT_EQUAL(gt_writer_close(w), GT_OK);
+
+    sqlite3 *db = open_ro(path);
+    char buf[256], host[256] = "";
+    /* NVTX: a registered string by textId, any other message in text */
+    CU_ASSERT_EQUAL(query_int(db, "SELECT count(*) FROM NVTX_EVENTS n JOIN StringIds s ON s.id = n.textId"
+                                  " WHERE s.value = 'registered' AND n.text IS NULL"), 1);
+    CU_ASSERT_EQUAL(query_int(db, "SELECT count(*) FROM NVTX_EVENTS WHERE text = 'plain' AND textId IS NULL"), 1);
+    CU_ASSERT_EQUAL(query_int(db, "SELECT count(*) FROM NVTX_EVENTS WHERE text = 'step' AND textId IS NULL"), 1);
+    /* contexts and streams of the GPU activity */
+    CU_ASSERT_EQUAL(query_int(db, "SELECT count(*) FROM TARGET_INFO_CUDA_CONTEXT_INFO WHERE processId = 4242"
+                                  " AND deviceId = 0 AND contextId = 1 AND vmId = 1"), 1);
+    CU_ASSERT_EQUAL(query_int(db, "SELECT count(*) FROM TARGET_INFO_CUDA_CONTEXT_INFO"), 1); /* one, however many events */
+    CU_ASSERT_STRING_EQUAL(query_text(db, "SELECT group_concat(streamId) FROM (SELECT DISTINCT streamId FROM"
+                                          " TARGET_INFO_CUDA_STREAM WHERE processId = 4242 ORDER BY streamId)",
+                                      buf, sizeof buf), "7,8");
+    /* the machine, and what was collected */
+    gethostname(host, sizeof host - 1);
+    CU_ASSERT_STRING_EQUAL(query_text(db, "SELECT value FROM TARGET_INFO_SYSTEM_ENV WHERE name = 'Hostname'"
+                                          " AND nameEnum = 619", buf, sizeof buf), host);
+    CU_ASSERT_EQUAL(query_int(db, "SELECT count(*) FROM META_DATA_CAPTURE WHERE name = 'CAPTURE_EVENT_TYPE'"
+                                  " AND value IN ('Cuda', 'NvtxEvents')"), 2);
+    CU_ASSERT_EQUAL(query_int(db, "PRAGMA freelist_count"), 0);
+    sqlite3_close(db);
+
+    /* nothing collected: no event tables, no GPU description tables; the
+     * string, process and enum tables stay */
+    unlink(path);
+    w = open_writer(path);
+    CU_ASSERT_EQUAL(gt_writer_close(w), GT_OK);
+    db = open_ro(path);
+    CU_ASSERT_EQUAL(query_int(db, "SELECT count(*) FROM sqlite_master WHERE name LIKE 'CUPTI_%' OR name LIKE 'NVTX%'"
+                                  " OR name LIKE 'CUDA_%' OR name LIKE 'GTRACE_KERNEL%' OR name LIKE 'TARGET_INFO_CUDA%'"
+                                  " OR name = 'META_DATA_CAPTURE' OR type = 'view'"), 0);
+    CU_ASSERT_EQUAL(query_int(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('StringIds',"
+                                  " 'PROCESSES', 'ThreadNames', 'META_DATA_EXPORT', 'ENUM_CUDA_MEMCPY_OPER')"), 5);
+    CU_ASSERT_TRUE(integrity_ok(db));
+    sqlite3_close(db);
     free(path);
 }
 
@@ -475,8 +590,11 @@ static void test_store_writer__metadata_and_indexes(void)
     for (size_t i = 0; i < gt_schema_n_indexes; i++) {
         char *q = sqlite3_mprintf("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = %Q",
                                   gt_schema_indexes[i].table);
-        CU_ASSERT_EQUAL(query_int(db, q), gt_schema_indexes[i].nsys_only ? 0 : 1);
+        char *tq = sqlite3_mprintf("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = %Q",
+                                  gt_schema_indexes[i].table);
+        CU_ASSERT_EQUAL(query_int(db, q), gt_schema_indexes[i].nsys_only ? 0 : query_int(db, tq));
         sqlite3_free(q);
+        sqlite3_free(tq);
     }
     sqlite3_stmt *plan = NULL;
     CU_ASSERT_EQUAL(sqlite3_prepare_v2(db, "EXPLAIN QUERY PLAN SELECT * FROM CUPTI_ACTIVITY_KIND_RUNTIME"
@@ -574,8 +692,8 @@ static void test_store_writer__every_kind_in_its_table(void)
                                   " AND domainId = 3 AND doubleValue IS NULL AND floatValue IS NULL"), 1);
     CU_ASSERT_EQUAL(query_int(db, "SELECT count(*) FROM NVTX_EVENTS WHERE rangeId = 5 AND floatValue = 0.5"
                                   " AND typeof(floatValue) = 'real'"), 1);
-    CU_ASSERT_EQUAL(query_int(db, "SELECT count(*) FROM NVTX_EVENTS n JOIN StringIds s ON s.id = n.textId"
-                                  " WHERE s.value = 'forward'"), 3);
+    /* a message that is no registered string is in text, as nsys stores it */
+    CU_ASSERT_EQUAL(query_int(db, "SELECT count(*) FROM NVTX_EVENTS WHERE text = 'forward' AND textId IS NULL"), 3);
     /* the stack of the allocation, through its rowid */
     CU_ASSERT_EQUAL(query_int(db, "SELECT count(*) FROM CUDA_GPU_MEMORY_USAGE_EVENTS e JOIN " GT_TABLE_GPU_MEMORY_STACKS
                                   " s ON s.eventId = e.rowid WHERE e.start = 70 AND s.callchainId = 900"
@@ -671,10 +789,22 @@ static void test_store_writer__kernel_launches_deduplicated(void)
     other_pid.u.kernel.global_pid = gt_global_pid(999);
     CU_ASSERT_EQUAL(gt_writer_add(w, &other_pid), GT_OK);
     CU_ASSERT_EQUAL(gt_writer_count(w, GT_EV_KERNEL), N + 1);
-    CU_ASSERT_EQUAL(gt_writer_close(w), GT_OK);
-
+    CU_ASSERT_EQUAL(gt_writer_commit(w), GT_OK);
+    /* while written: each configuration once, kernels stored on start (a range of ids is a range of starts) */
     sqlite3 *db = open_ro(path);
     CU_ASSERT_EQUAL(query_int(db, "SELECT count(*) FROM " GT_TABLE_KERNEL_LAUNCHES), 5);
+    CU_ASSERT_EQUAL(query_int(db, "SELECT count(*) FROM " GT_TABLE_KERNELS " WHERE id >= 2000 << 8 AND id < 3000 << 8"), 100);
+    sqlite3_close(db);
+    CU_ASSERT_EQUAL(gt_writer_close(w), GT_OK);
+
+    /* closed: nsys's kernel table alone, its rows in start order */
+    db = open_ro(path);
+    CU_ASSERT_EQUAL(query_int(db, "SELECT count(*) FROM sqlite_master WHERE name LIKE 'GTRACE_KERNEL%'"), 0);
+    CU_ASSERT_EQUAL(query_int(db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL a JOIN CUPTI_ACTIVITY_KIND_KERNEL b"
+                                  " ON b.rowid = a.rowid + 1 WHERE b.start < a.start"), 0);
+    CU_ASSERT_EQUAL(query_int(db, "SELECT count(*) FROM META_DATA_EXPORT WHERE name = 'GTRACE_TIME_ORDERED'"
+                                  " AND ' ' || value || ' ' LIKE '% CUPTI_ACTIVITY_KIND_KERNEL %'"), 1);
+    CU_ASSERT_EQUAL(query_int(db, "PRAGMA freelist_count"), 0); /* the compact tables' pages were given back */
     CU_ASSERT_EQUAL(query_int(db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL"), N + 1);
     /* every kernel comes back from the view with what was added */
     CU_ASSERT_EQUAL(query_int(db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.shortName"
@@ -684,8 +814,6 @@ static void test_store_writer__kernel_launches_deduplicated(void)
                                   " AND s.value = CASE ((start - 1000) / 10) % 3 WHEN 0 THEN 'gemm' WHEN 1 THEN 'softmax'"
                                   " ELSE 'layernorm' END"), N);
     CU_ASSERT_EQUAL(query_int(db, "SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE globalPid = (999 << 24) | (1 << 48)"), 1);
-    /* stored on start: a range of ids is a range of starts */
-    CU_ASSERT_EQUAL(query_int(db, "SELECT count(*) FROM " GT_TABLE_KERNELS " WHERE id >= 2000 << 8 AND id < 3000 << 8"), 100);
     sqlite3_close(db);
     free(path);
 }
@@ -1045,6 +1173,7 @@ static void test_store_writer__disk_full(void)
 
 static const gt_test_case cases[] = {
     {"test_store_writer__schema_matches_nsys", test_store_writer__schema_matches_nsys},
+    {"test_store_writer__nsys_tables_when_closed", test_store_writer__nsys_tables_when_closed},
     {"test_store_writer__enums_match_nsys", test_store_writer__enums_match_nsys},
     {"test_store_writer__metadata_and_indexes", test_store_writer__metadata_and_indexes},
     {"test_store_writer__every_kind_in_its_table", test_store_writer__every_kind_in_its_table},
