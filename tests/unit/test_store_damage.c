@@ -22,6 +22,28 @@
 
 enum { N_EACH = 10 }; /* events of each kind in the base trace */
 
+/* Kernels as the writer stores them (today GTRACE_KERNELS and its launches
+ * behind a view of nsys's name), or in one table of nsys's name and columns,
+ * as nsys exports have them: the tests that damage kernels run on both. */
+enum { AS_WRITTEN = 0, KERNEL_TABLE = 1, N_LAYOUTS = 2 };
+
+static bool kernels_in_table(const char *path)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    bool table = false;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) == SQLITE_OK &&
+        sqlite3_prepare_v2(db, "SELECT type = 'table' FROM sqlite_master WHERE name = 'CUPTI_ACTIVITY_KIND_KERNEL'",
+                           -1, &st, NULL) == SQLITE_OK &&
+        sqlite3_step(st) == SQLITE_ROW)
+        table = sqlite3_column_int(st, 0) != 0;
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return table;
+}
+
+static void damage(const char *path, const char *sql);
+
 static gt_event zeroed(gt_event_kind kind)
 {
     gt_event ev;
@@ -32,9 +54,11 @@ static gt_event zeroed(gt_event_kind kind)
 
 /* Writes N_EACH events of every kind: event i starts at 1000 * (i + 1) and
  * lasts 100 ns; kernels of two launch configurations (even and odd i). */
-static char *make_trace(const char *name)
+static char *make_trace(const char *name, int layout)
 {
-    char *path = gt_test_path(name);
+    char file[256];
+    snprintf(file, sizeof file, "%s%s", layout == KERNEL_TABLE ? "table-" : "", name);
+    char *path = gt_test_path(file);
     gt_writer *w = NULL;
     gt_string_id kname = 0, oname = 0, api = 0, heap = 0;
     unlink(path);
@@ -86,7 +110,18 @@ static char *make_trace(const char *name)
     }
     CU_ASSERT_EQUAL_FATAL(gt_writer_commit(w), 0);
     CU_ASSERT_EQUAL_FATAL(gt_writer_close(w), 0);
+    if (layout == KERNEL_TABLE && !kernels_in_table(path))
+        damage(path, "CREATE TABLE k AS SELECT * FROM CUPTI_ACTIVITY_KIND_KERNEL ORDER BY start;"
+                     "DROP VIEW CUPTI_ACTIVITY_KIND_KERNEL; DROP TABLE GTRACE_KERNELS; DROP TABLE GTRACE_KERNEL_LAUNCHES;"
+                     "ALTER TABLE k RENAME TO CUPTI_ACTIVITY_KIND_KERNEL;");
     return path;
+}
+
+/* Damages kernels: `compact` where they are in GTRACE_KERNELS and
+ * GTRACE_KERNEL_LAUNCHES, `table` where CUPTI_ACTIVITY_KIND_KERNEL is a table. */
+static void damage_kernels(const char *path, const char *compact, const char *table)
+{
+    damage(path, kernels_in_table(path) ? table : compact);
 }
 
 /* Runs `sql` on the trace as an ordinary SQLite client would. */
@@ -190,7 +225,7 @@ static void expect_rows(const char *path, const int64_t n_bad[GT_EV_N_KINDS])
  * open, before any query could run it. */
 static void test_store_damage__view_cross_join(void)
 {
-    char *path = make_trace("view-cross-join.sqlite");
+    char *path = make_trace("view-cross-join.sqlite", AS_WRITTEN);
     damage(path, "ALTER TABLE NVTX_EVENTS RENAME TO nvtx_real;"
                  "CREATE VIEW NVTX_EVENTS AS SELECT a.* FROM nvtx_real a, nvtx_real b, nvtx_real c, nvtx_real d,"
                  " nvtx_real e, nvtx_real f, nvtx_real g, nvtx_real h, nvtx_real i, nvtx_real j;");
@@ -200,7 +235,7 @@ static void test_store_damage__view_cross_join(void)
 
 static void test_store_damage__view_recursive(void)
 {
-    char *path = make_trace("view-recursive.sqlite");
+    char *path = make_trace("view-recursive.sqlite", AS_WRITTEN);
     damage(path, "DROP TABLE CUPTI_ACTIVITY_KIND_RUNTIME;"
                  "CREATE VIEW CUPTI_ACTIVITY_KIND_RUNTIME AS WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL"
                  " SELECT x + 1 FROM c) SELECT x AS start, x + 1 AS end, 0 AS globalTid, x AS correlationId,"
@@ -215,10 +250,19 @@ static void test_store_damage__view_recursive(void)
 }
 
 /* gtrace's own kernel view is never read: kernels come from GTRACE_KERNELS,
- * whatever the view says; without GTRACE_KERNELS, the view is refused. */
-static void test_store_damage__kernel_view(void)
+ * whatever the view says; without GTRACE_KERNELS, the view is refused, as is
+ * a view in place of a kernel table. */
+static void kernel_view_in(int layout)
 {
-    char *path = make_trace("kernel-view.sqlite");
+    char *path = make_trace("kernel-view.sqlite", layout);
+    if (kernels_in_table(path)) {
+        damage(path, "ALTER TABLE CUPTI_ACTIVITY_KIND_KERNEL RENAME TO k;"
+                     "CREATE VIEW CUPTI_ACTIVITY_KIND_KERNEL AS WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL"
+                     " SELECT x + 1 FROM c) SELECT x AS start, x + 1 AS end FROM c;");
+        expect_refused(path, GT_ERR_CORRUPT, "CUPTI_ACTIVITY_KIND_KERNEL is a view");
+        free(path);
+        return;
+    }
     damage(path, "DROP VIEW CUPTI_ACTIVITY_KIND_KERNEL;"
                  "CREATE VIEW CUPTI_ACTIVITY_KIND_KERNEL AS WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL"
                  " SELECT x + 1 FROM c) SELECT x AS start, x + 1 AS end FROM c;");
@@ -242,12 +286,18 @@ static void test_store_damage__kernel_view(void)
     free(path);
 }
 
+static void test_store_damage__kernel_view(void)
+{
+    for (int layout = 0; layout < N_LAYOUTS; layout++)
+        kernel_view_in(layout);
+}
+
 /* Tables of the wrong shape: a generated column (computed by the file's own
  * expression on every read), a missing column the reader needs, a virtual
  * table. */
 static void test_store_damage__table_shapes(void)
 {
-    char *path = make_trace("shapes.sqlite");
+    char *path = make_trace("shapes.sqlite", AS_WRITTEN);
     damage(path, "ALTER TABLE CUPTI_ACTIVITY_KIND_MEMSET RENAME TO m;"
                  "CREATE TABLE CUPTI_ACTIVITY_KIND_MEMSET (s INTEGER, end INTEGER,"
                  " start INTEGER GENERATED ALWAYS AS (s * 2) VIRTUAL);");
@@ -269,11 +319,11 @@ static void test_store_damage__table_shapes(void)
 
 /* Triggers in the file never fire: the reader writes nothing, and adding
  * time indexes (the one write it may do) fires none either. */
-static void test_store_damage__triggers(void)
+static void triggers_in(int layout)
 {
-    char *path = make_trace("triggers.sqlite");
-    static const char *const tables[] = {"NVTX_EVENTS", "GTRACE_KERNELS", "StringIds", "CUPTI_ACTIVITY_KIND_RUNTIME",
-                                         "META_DATA_EXPORT"};
+    char *path = make_trace("triggers.sqlite", layout);
+    const char *tables[] = {"NVTX_EVENTS", kernels_in_table(path) ? "CUPTI_ACTIVITY_KIND_KERNEL" : "GTRACE_KERNELS",
+                            "StringIds", "CUPTI_ACTIVITY_KIND_RUNTIME", "META_DATA_EXPORT"};
     damage(path, "CREATE TABLE fired (what TEXT);");
     for (size_t i = 0; i < sizeof tables / sizeof *tables; i++) {
         char sql[1024];
@@ -303,13 +353,19 @@ static void test_store_damage__triggers(void)
     free(path);
 }
 
+static void test_store_damage__triggers(void)
+{
+    for (int layout = 0; layout < N_LAYOUTS; layout++)
+        triggers_in(layout);
+}
+
 /* ---- rows: types, extremes, order, NULLs, strings ------------------------------- */
 
 /* REALs, BLOBs and TEXT where integers belong: those rows are refused and
  * counted, the others read as written. */
-static void test_store_damage__wrong_types(void)
+static void wrong_types_in(int layout)
 {
-    char *path = make_trace("types.sqlite");
+    char *path = make_trace("types.sqlite", layout);
     damage(path, "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET start = 1500.5 WHERE rowid = 1;"
                  "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET \"end\" = x'00ff00ff' WHERE rowid = 2;"
                  "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET correlationId = 'twelve' WHERE rowid = 3;"
@@ -320,22 +376,32 @@ static void test_store_damage__wrong_types(void)
                  "UPDATE NVTX_EVENTS SET textId = x'01' WHERE rowid = 3;"
                  "UPDATE GTRACE_MEMORY_EVENTS SET heapId = 1.5 WHERE rowid = 4;"
                  "UPDATE CUDA_GPU_MEMORY_USAGE_EVENTS SET address = 'a' WHERE rowid = 5;"
-                 "UPDATE GTRACE_CPU_OPS SET flops = 1000.5 WHERE rowid = 6;"
                  /* (an INTEGER column keeps a REAL only when it is no whole number) */
-                 /* a launch row of the wrong type refuses its kernels (the even ones) */
-                 "UPDATE GTRACE_KERNEL_LAUNCHES SET gridX = 1.25 WHERE gridX = 1;"
-                 "UPDATE GTRACE_KERNELS SET streamId = 'one' WHERE rowid = (SELECT max(rowid) FROM GTRACE_KERNELS);");
+                 "UPDATE GTRACE_CPU_OPS SET flops = 1000.5 WHERE rowid = 6;");
+    /* the even kernels (a launch row of the wrong type refuses its kernels), and the last */
+    damage_kernels(path,
+                   "UPDATE GTRACE_KERNEL_LAUNCHES SET gridX = 1.25 WHERE gridX = 1;"
+                   "UPDATE GTRACE_KERNELS SET streamId = 'one' WHERE rowid = (SELECT max(rowid) FROM GTRACE_KERNELS);",
+                   "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET gridX = 1.25 WHERE gridX = 1;"
+                   "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET streamId = 'one'"
+                   " WHERE rowid = (SELECT max(rowid) FROM CUPTI_ACTIVITY_KIND_KERNEL);");
     int64_t n_bad[GT_EV_N_KINDS] = {[GT_EV_API] = 3, [GT_EV_MEMCPY] = 2, [GT_EV_NVTX] = 3, [GT_EV_HEAP] = 1,
                                     [GT_EV_GPU_MEMORY] = 1, [GT_EV_CPU_OP] = 1, [GT_EV_KERNEL] = N_EACH / 2 + 1};
     expect_rows(path, n_bad);
     free(path);
 }
 
+static void test_store_damage__wrong_types(void)
+{
+    for (int layout = 0; layout < N_LAYOUTS; layout++)
+        wrong_types_in(layout);
+}
+
 /* The extremes of int64 and values past the bounds: refused; the bounds
  * themselves: read. */
-static void test_store_damage__extreme_times(void)
+static void extreme_times_in(int layout)
 {
-    char *path = make_trace("extremes.sqlite");
+    char *path = make_trace("extremes.sqlite", layout);
     damage(path, "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET start = 9223372036854775807, \"end\" = 9223372036854775807"
                  " WHERE rowid = 1;"
                  "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET start = -9223372036854775808 WHERE rowid = 2;"
@@ -349,11 +415,19 @@ static void test_store_damage__extreme_times(void)
                  "UPDATE CUDA_GPU_MEMORY_USAGE_EVENTS SET start = -9223372036854775808 WHERE rowid = 1;"
                  "UPDATE GTRACE_MEMORY_EVENTS SET bytes = -9223372036854775808 WHERE rowid = 1;"
                  "UPDATE GTRACE_CPU_OPS SET flops = 9223372036854775807 WHERE rowid = 1;"
-                 "UPDATE NVTX_EVENTS SET \"end\" = 9223372036854775807 WHERE rowid = 1;"
-                 "UPDATE GTRACE_KERNEL_LAUNCHES SET localMemoryTotal = -5 WHERE gridX = 2;"
-                 "INSERT INTO GTRACE_KERNELS (id, end, streamId, launchId, gridId)"
-                 " VALUES (9223372036854775807, 9223372036854775807, 1, 1, 0),"
-                 " (-9223372036854775808, 0, 1, 1, 0);");
+                 "UPDATE NVTX_EVENTS SET \"end\" = 9223372036854775807 WHERE rowid = 1;");
+    /* the odd kernels, and two more at the extremes */
+    damage_kernels(path,
+                   "UPDATE GTRACE_KERNEL_LAUNCHES SET localMemoryTotal = -5 WHERE gridX = 2;"
+                   "INSERT INTO GTRACE_KERNELS (id, end, streamId, launchId, gridId)"
+                   " VALUES (9223372036854775807, 9223372036854775807, 1, 1, 0),"
+                   " (-9223372036854775808, 0, 1, 1, 0);",
+                   "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET localMemoryTotal = -5 WHERE gridX = 2;"
+                   "INSERT INTO CUPTI_ACTIVITY_KIND_KERNEL SELECT * FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE gridX = 1 LIMIT 2;"
+                   "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET start = 9223372036854775807, \"end\" = 9223372036854775807"
+                   " WHERE rowid = (SELECT max(rowid) FROM CUPTI_ACTIVITY_KIND_KERNEL);"
+                   "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET start = -9223372036854775808, \"end\" = 0"
+                   " WHERE rowid = (SELECT max(rowid) - 1 FROM CUPTI_ACTIVITY_KIND_KERNEL);");
     int64_t n_bad[GT_EV_N_KINDS] = {[GT_EV_API] = 4, [GT_EV_MEMCPY] = 2, [GT_EV_GPU_MEMORY] = 1, [GT_EV_HEAP] = 1,
                                     [GT_EV_CPU_OP] = 1, [GT_EV_NVTX] = 1, [GT_EV_KERNEL] = N_EACH / 2 + 2};
     expect_rows(path, n_bad);
@@ -377,26 +451,41 @@ static void test_store_damage__extreme_times(void)
     free(path);
 }
 
-/* Ends before starts, and durations longer than the bound. */
-static void test_store_damage__end_before_start(void)
+static void test_store_damage__extreme_times(void)
 {
-    char *path = make_trace("order.sqlite");
+    for (int layout = 0; layout < N_LAYOUTS; layout++)
+        extreme_times_in(layout);
+}
+
+/* Ends before starts, and durations longer than the bound. */
+static void end_before_start_in(int layout)
+{
+    char *path = make_trace("order.sqlite", layout);
     damage(path, "UPDATE CUPTI_ACTIVITY_KIND_MEMSET SET \"end\" = start - 1 WHERE rowid IN (1, 2);"
                  "UPDATE CUPTI_ACTIVITY_KIND_SYNCHRONIZATION SET start = -9007199254740992,"
                  " \"end\" = 9007199254740992 WHERE rowid = 1;"
                  "UPDATE NVTX_EVENTS SET \"end\" = start - 1 WHERE rowid = 1;"
-                 "UPDATE GTRACE_CPU_OPS SET \"end\" = -1 WHERE rowid = 1;"
-                 "UPDATE GTRACE_KERNELS SET \"end\" = (id >> 8) - 10 WHERE rowid = (SELECT min(rowid) FROM GTRACE_KERNELS);");
+                 "UPDATE GTRACE_CPU_OPS SET \"end\" = -1 WHERE rowid = 1;");
+    damage_kernels(path,
+                   "UPDATE GTRACE_KERNELS SET \"end\" = (id >> 8) - 10 WHERE rowid = (SELECT min(rowid) FROM GTRACE_KERNELS);",
+                   "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET \"end\" = start - 10"
+                   " WHERE rowid = (SELECT min(rowid) FROM CUPTI_ACTIVITY_KIND_KERNEL);");
     int64_t n_bad[GT_EV_N_KINDS] = {[GT_EV_MEMSET] = 2, [GT_EV_SYNC] = 1, [GT_EV_NVTX] = 1, [GT_EV_CPU_OP] = 1,
                                     [GT_EV_KERNEL] = 1};
     expect_rows(path, n_bad);
     free(path);
 }
 
+static void test_store_damage__end_before_start(void)
+{
+    for (int layout = 0; layout < N_LAYOUTS; layout++)
+        end_before_start_in(layout);
+}
+
 /* NULL times are refused (an NVTX end excepted: a mark); NULL elsewhere reads as 0. */
 static void test_store_damage__nulls(void)
 {
-    char *path = make_trace("nulls.sqlite");
+    char *path = make_trace("nulls.sqlite", AS_WRITTEN);
     /* the tables say NOT NULL: make them say nothing, as a hand-made file would */
     damage(path, "PRAGMA writable_schema = ON;"
                  "UPDATE sqlite_master SET sql = replace(sql, 'NOT NULL', '') WHERE name IN"
@@ -423,14 +512,19 @@ static void test_store_damage__nulls(void)
 }
 
 /* Ids that name no string give "", never a crash. */
-static void test_store_damage__dangling_string_ids(void)
+static void dangling_string_ids_in(int layout)
 {
-    char *path = make_trace("dangling.sqlite");
-    damage(path, "UPDATE GTRACE_KERNEL_LAUNCHES SET shortName = 987654321, demangledName = -5;"
-                 "UPDATE NVTX_EVENTS SET textId = 9223372036854775807, text = NULL WHERE rowid = 1;"
+    char *path = make_trace("dangling.sqlite", layout);
+    damage(path, "UPDATE NVTX_EVENTS SET textId = 9223372036854775807, text = NULL WHERE rowid = 1;"
                  "UPDATE CUPTI_ACTIVITY_KIND_RUNTIME SET nameId = -9223372036854775808;"
-                 "UPDATE GTRACE_KERNELS SET launchId = 424242 WHERE rowid = (SELECT min(rowid) FROM GTRACE_KERNELS);"
                  "INSERT INTO ThreadNames (globalTid, nameId, priority) VALUES (1, 31337, 0);");
+    /* names that point nowhere; the first kernel without its launch (or its values) */
+    damage_kernels(path,
+                   "UPDATE GTRACE_KERNEL_LAUNCHES SET shortName = 987654321, demangledName = -5;"
+                   "UPDATE GTRACE_KERNELS SET launchId = 424242 WHERE rowid = (SELECT min(rowid) FROM GTRACE_KERNELS);",
+                   "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET shortName = 987654321, demangledName = -5;"
+                   "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET shortName = NULL, blockX = NULL"
+                   " WHERE rowid = (SELECT min(rowid) FROM CUPTI_ACTIVITY_KIND_KERNEL);");
     int64_t none[GT_EV_N_KINDS] = {0};
     expect_rows(path, none);
     gt_trace *t = open_ok(path, 0);
@@ -459,13 +553,19 @@ static void test_store_damage__dangling_string_ids(void)
     free(path);
 }
 
+static void test_store_damage__dangling_string_ids(void)
+{
+    for (int layout = 0; layout < N_LAYOUTS; layout++)
+        dangling_string_ids_in(layout);
+}
+
 /* A megabyte string is cut to 4 KiB with its length and a hash: two that
  * differ only at the end stay apart, and the same one reads the same from
  * two traces. */
-static void test_store_damage__huge_strings(void)
+static void huge_strings_in(int layout)
 {
-    char *path = make_trace("huge-strings.sqlite");
-    char *other = make_trace("huge-strings-2.sqlite");
+    char *path = make_trace("huge-strings.sqlite", layout);
+    char *other = make_trace("huge-strings-2.sqlite", layout);
     const char *sql = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c LIMIT 1048576)"
                       " SELECT group_concat('\xc3\xa9', '') FROM c"; /* 1 MB of 2-byte characters */
     char buf[4096];
@@ -506,6 +606,12 @@ static void test_store_damage__huge_strings(void)
     free(path);
 }
 
+static void test_store_damage__huge_strings(void)
+{
+    for (int layout = 0; layout < N_LAYOUTS; layout++)
+        huge_strings_in(layout);
+}
+
 /* ---- the work budget -------------------------------------------------------------- */
 
 /* A query that would never end runs out of its budget, which grows with the
@@ -514,7 +620,7 @@ static void test_store_damage__huge_strings(void)
  * refused at open. This drives the budget itself.) */
 static void test_store_damage__work_budget(void)
 {
-    char *path = make_trace("budget.sqlite");
+    char *path = make_trace("budget.sqlite", AS_WRITTEN);
     gt_trace *t = open_ok(path, 0);
     int64_t v = 0;
     bool is_null = false;
