@@ -63,7 +63,8 @@ void gt_cli_error(const char *fmt, ...)
 static void usage(FILE *out)
 {
     fprintf(out,
-            "Usage: gtrace [-o FILE] [--cuda=auto|on|off] [--stacks=N] [--flush-ms=N] [--force] [--] PROGRAM [ARGS...]\n"
+            "Usage: gtrace [-o FILE] [--cuda=auto|on|off] [--stacks=N] [--flush-ms=N] [--pytorch[=LIST]] [--force]\n"
+            "              [--] PROGRAM [ARGS...]\n"
             "       gtrace SUBCOMMAND [ARGS...]\n"
             "\n"
             "Records a trace of PROGRAM (NVTX ranges and memory regions, CUDA calls, kernels,\n"
@@ -75,6 +76,10 @@ static void usage(FILE *out)
             "                      on: say so when they are not; off: NVTX only\n"
             "      --stacks=N      record N frames of the call stack of device allocations (default 16, 0: none)\n"
             "      --flush-ms=N    write buffered events at least every N ms (default 200)\n"
+            "      --pytorch[=LIST]  a Python PyTorch program marks, unchanged, what LIST names:\n"
+            "                      steps (and their phases: data, forward, backward, optimizer),\n"
+            "                      modules, ops (ATen ops), shapes (ops with input shapes);\n"
+            "                      default steps,modules\n"
             "  -h, --help          show this help\n"
             "  -V, --version       show the version\n"
             "\n"

@@ -8,6 +8,12 @@
  * A run that lost events (full buffers, a trace that could not be written)
  * says so, and when PROGRAM exited 0 gtrace exits GT_EXIT_INCOMPLETE (3).
  *
+ * With --pytorch it also puts gtrace's Python package (libtrace/python) first
+ * on PYTHONPATH and names libgtrace-nvtx.so for it: a PyTorch program then
+ * marks its steps, phases, modules and ops as NVTX ranges without a change,
+ * and on a GPU leaves CUDA memory snapshots in the parts folder, which are
+ * kept beside the trace.
+ *
  * It does not record anything itself (libtrace/capture does) and reads the
  * trace only through libtrace/store.
  */
@@ -15,6 +21,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <dirent.h>
 #include <fcntl.h>
 #include <getopt.h>
 #include <libgen.h>
@@ -36,6 +43,9 @@
 #ifndef GT_LIBDIR
 #define GT_LIBDIR "/usr/local/lib"
 #endif
+#ifndef GT_PKGDATADIR
+#define GT_PKGDATADIR "/usr/local/share/gtrace"
+#endif
 
 /* The exit status of a run whose program exited 0 but whose trace is
  * incomplete (events dropped or lost) or was not written (gtrace.1). */
@@ -47,7 +57,41 @@ typedef struct record_opts {
     int n_stack_frames;
     int flush_ms;
     bool force;
+    char pytorch[64];      /* "steps,modules[,ops][,shapes]"; empty: --pytorch not given */
 } record_opts;
+
+/* --pytorch[=LIST]: LIST is a comma-separated subset of these (shapes adds
+ * ops); no LIST means steps,modules. Written back in this order. */
+static const char *const pytorch_features[] = {"steps", "modules", "ops", "shapes"};
+
+static bool parse_pytorch(const char *arg, char *out, size_t out_bytes)
+{
+    bool on[4] = {false, false, false, false};
+    if (!arg) {
+        on[0] = on[1] = true;
+    } else {
+        const char *p = arg;
+        for (;;) {
+            size_t len = strcspn(p, ",");
+            size_t i = 0;
+            while (i < 4 && !(strlen(pytorch_features[i]) == len && !strncmp(p, pytorch_features[i], len)))
+                i++;
+            if (i == 4)
+                return false;
+            on[i] = true;
+            if (!p[len])
+                break;
+            p += len + 1;
+        }
+    }
+    if (on[3])
+        on[2] = true;
+    out[0] = '\0';
+    for (size_t i = 0, len = 0; i < 4; i++)
+        if (on[i])
+            len += (size_t)snprintf(out + len, out_bytes - len, "%s%s", len ? "," : "", pytorch_features[i]);
+    return true;
+}
 
 static bool parse_int(const char *s, int lo, int hi, int *out)
 {
@@ -112,16 +156,17 @@ static int find_program(const char *name, char *out, size_t out_bytes)
     return 127;
 }
 
-/* libgtrace.so: $GTRACE_LIB, else beside this executable in the build tree
- * (libtrace/capture/.libs), else the installed libdir (relative to the
+/* A library of ours: $ENV, else beside this executable in the build tree
+ * (libtrace/SUBDIR/.libs), else the installed libdir (relative to the
  * executable first, so that a moved installation works). */
-static bool find_library(char *out, size_t out_bytes)
+static bool find_our_library(const char *name, const char *env_name, const char *subdir, char *out,
+                             size_t out_bytes)
 {
-    const char *env = getenv("GTRACE_LIB");
+    const char *env = getenv(env_name);
     if (env && *env) {
         if (realpath(env, out) && is_file(out))
             return true;
-        gt_cli_error("GTRACE_LIB=%s: no such library", env);
+        gt_cli_error("%s=%s: no such library", env_name, env);
         return false;
     }
     char exe[PATH_MAX];
@@ -129,21 +174,64 @@ static bool find_library(char *out, size_t out_bytes)
     if (n > 0) {
         exe[n] = '\0';
         char *dir = dirname(exe);
-        const char *candidates[] = {"/../capture/.libs/libgtrace.so", "/../lib/libgtrace.so",
-                                    "/../lib64/libgtrace.so"};
+        char build[64];
+        snprintf(build, sizeof build, "/../%s/.libs/", subdir);
+        const char *candidates[] = {build, "/../lib/", "/../lib64/"};
         for (size_t i = 0; i < sizeof candidates / sizeof candidates[0]; i++) {
-            char path[PATH_MAX + 64];
-            snprintf(path, sizeof path, "%s%s", dir, candidates[i]);
+            char path[PATH_MAX + 128];
+            snprintf(path, sizeof path, "%s%s%s", dir, candidates[i], name);
             if (realpath(path, out) && is_file(out))
                 return true;
         }
     }
     char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/libgtrace.so", GT_LIBDIR);
+    snprintf(path, sizeof path, "%s/%s", GT_LIBDIR, name);
     if (realpath(path, out) && is_file(out))
         return true;
-    gt_cli_error("cannot find libgtrace.so (looked beside %s and in %s); set GTRACE_LIB", n > 0 ? exe : "gtrace",
-                 GT_LIBDIR);
+    gt_cli_error("cannot find %s (looked beside %s and in %s); set %s", name, n > 0 ? exe : "gtrace", GT_LIBDIR,
+                 env_name);
+    (void)out_bytes;
+    return false;
+}
+
+static bool find_library(char *out, size_t out_bytes)
+{
+    return find_our_library("libgtrace.so", "GTRACE_LIB", "capture", out, out_bytes);
+}
+
+/* The Python package (a folder with sitecustomize.py): $GTRACE_PYTHON_DIR,
+ * else share/gtrace/python beside this executable's prefix, else the
+ * installed pkgdatadir, else the source tree this gtrace was built from. */
+static bool find_python_dir(char *out, size_t out_bytes)
+{
+    char path[PATH_MAX + 64];
+    const char *env = getenv("GTRACE_PYTHON_DIR");
+    if (env && *env) {
+        snprintf(path, sizeof path, "%s/sitecustomize.py", env);
+        if (is_file(path) && realpath(env, out))
+            return true;
+        gt_cli_error("GTRACE_PYTHON_DIR=%s: no sitecustomize.py there", env);
+        return false;
+    }
+    char exe[PATH_MAX];
+    const char *dirs[3] = {NULL, GT_PKGDATADIR "/python", GT_SRCDIR "/libtrace/python"};
+    char installed[PATH_MAX + 32];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n > 0) {
+        exe[n] = '\0';
+        snprintf(installed, sizeof installed, "%s/../share/gtrace/python", dirname(exe));
+        dirs[0] = installed;
+    }
+    for (size_t i = 0; i < 3; i++) {
+        if (!dirs[i])
+            continue;
+        snprintf(path, sizeof path, "%s/sitecustomize.py", dirs[i]);
+        if (is_file(path) && realpath(dirs[i], out))
+            return true;
+    }
+    gt_cli_error("--pytorch: cannot find gtrace's Python package (looked in %s); set GTRACE_PYTHON_DIR",
+                 GT_PKGDATADIR "/python");
+    (void)out_bytes;
     return false;
 }
 
@@ -218,6 +306,19 @@ static bool setenv_fmt(const char *name, const char *fmt, ...)
     vsnprintf(buf, sizeof buf, fmt, ap);
     va_end(ap);
     return setenv(name, buf, 1) == 0;
+}
+
+/* --pytorch: the package first on PYTHONPATH, what it marks, and the NVTX
+ * library it calls (which hands every call to libgtrace.so). */
+static void prepare_python_env(const record_opts *o, const char *python_dir, const char *nvtx_lib)
+{
+    const char *old = getenv("PYTHONPATH");
+    if (old && *old)
+        setenv_fmt("PYTHONPATH", "%s:%s", python_dir, old);
+    else
+        setenv("PYTHONPATH", python_dir, 1);
+    setenv("GTRACE_PYTORCH", o->pytorch, 1);
+    setenv("GTRACE_NVTX_LIB", nvtx_lib, 1);
 }
 
 static void prepare_env(const record_opts *o, const char *lib, const char *parts_dir, int64_t t0_ns)
@@ -412,6 +513,38 @@ static bool print_summary(const char *output, int64_t wall_ns, const gt_run_loss
     return incomplete;
 }
 
+/* CUDA memory snapshots the Python package left in the parts folder
+ * (gtrace_torch/memory.py: pytorch-PID[-oom].pickle, pytorch-PID.clock) are
+ * moved beside the trace as TRACE.pytorch-PID[-oom].pickle, for gtrace import. */
+static void keep_snapshots(const char *parts, const char *output)
+{
+    DIR *d = opendir(parts);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (strncmp(e->d_name, "pytorch-", 8) != 0)
+            continue;
+        char from[PATH_MAX * 2], to[PATH_MAX * 2];
+        snprintf(from, sizeof from, "%s/%s", parts, e->d_name);
+        if (len > 6 && !strcmp(e->d_name + len - 6, ".clock")) {
+            unlink(from);
+            continue;
+        }
+        if (len <= 7 || strcmp(e->d_name + len - 7, ".pickle") != 0) {
+            unlink(from); /* a .tmp left by a process that died while writing */
+            continue;
+        }
+        snprintf(to, sizeof to, "%s.%s", output, e->d_name);
+        if (rename(from, to) == 0)
+            fprintf(stderr, "  CUDA memory snapshot: %s (gtrace import it)\n", to);
+        else
+            gt_cli_error("cannot keep the CUDA memory snapshot %s: %s", from, strerror(errno));
+    }
+    closedir(d);
+}
+
 /* Dies of `sig` (after the parts are removed), as a shell expects of an interrupted command. */
 static int die_of(int sig)
 {
@@ -449,18 +582,21 @@ static int pass_status_through(int status)
 
 static void record_usage(FILE *out)
 {
-    fprintf(out, "Usage: gtrace [-o FILE] [--cuda=auto|on|off] [--stacks=N] [--flush-ms=N] [--force] [--] PROGRAM [ARGS...]\n"
+    fprintf(out, "Usage: gtrace [-o FILE] [--cuda=auto|on|off] [--stacks=N] [--flush-ms=N] [--pytorch[=LIST]] [--force]\n"
+                 "              [--] PROGRAM [ARGS...]\n"
                  "Try 'gtrace --help' for more.\n");
 }
 
 int gt_cli_record(int argc, char **argv)
 {
-    record_opts o = {.output = NULL, .cuda = "auto", .n_stack_frames = 16, .flush_ms = 200, .force = false};
-    enum { OPT_CUDA = 256, OPT_STACKS, OPT_FLUSH, OPT_FORCE };
+    record_opts o = {.output = NULL, .cuda = "auto", .n_stack_frames = 16, .flush_ms = 200, .force = false,
+                     .pytorch = ""};
+    enum { OPT_CUDA = 256, OPT_STACKS, OPT_FLUSH, OPT_FORCE, OPT_PYTORCH };
     static const struct option longopts[] = {
         {"output", required_argument, NULL, 'o'},   {"cuda", required_argument, NULL, OPT_CUDA},
         {"stacks", required_argument, NULL, OPT_STACKS}, {"flush-ms", required_argument, NULL, OPT_FLUSH},
-        {"force", no_argument, NULL, OPT_FORCE},    {"help", no_argument, NULL, 'h'},
+        {"force", no_argument, NULL, OPT_FORCE},    {"pytorch", optional_argument, NULL, OPT_PYTORCH},
+        {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},        {NULL, 0, NULL, 0},
     };
     int c;
@@ -489,6 +625,12 @@ int gt_cli_record(int argc, char **argv)
             }
             break;
         case OPT_FORCE: o.force = true; break;
+        case OPT_PYTORCH:
+            if (!parse_pytorch(optarg, o.pytorch, sizeof o.pytorch)) {
+                gt_cli_error("--pytorch=%s: expected a comma-separated list of steps, modules, ops, shapes", optarg);
+                return 2;
+            }
+            break;
         case 'h': record_usage(stdout); return 0;
         case 'V': printf("gtrace %s\n", PACKAGE_VERSION); return 0;
         default:
@@ -506,11 +648,14 @@ int gt_cli_record(int argc, char **argv)
         return 2;
     }
     char **prog_argv = argv + optind;
-    char path[PATH_MAX], lib[PATH_MAX], output[PATH_MAX], parts[PATH_MAX];
+    char path[PATH_MAX], lib[PATH_MAX], output[PATH_MAX], parts[PATH_MAX], python_dir[PATH_MAX], nvtx_lib[PATH_MAX];
     int rc = find_program(prog_argv[0], path, sizeof path);
     if (rc != 0)
         return rc;
     if (!find_library(lib, sizeof lib))
+        return 1;
+    if (o.pytorch[0] && (!find_python_dir(python_dir, sizeof python_dir) ||
+                         !find_our_library("libgtrace-nvtx.so", "GTRACE_NVTX_LIB", "nvtxlib", nvtx_lib, sizeof nvtx_lib)))
         return 1;
     if (!choose_output(&o, prog_argv[0], output, sizeof output))
         return 1;
@@ -520,6 +665,8 @@ int gt_cli_record(int argc, char **argv)
     int64_t t0 = monotonic_ns();
     int64_t utc_t0 = realtime_ns();
     prepare_env(&o, lib, parts, t0);
+    if (o.pytorch[0])
+        prepare_python_env(&o, python_dir, nvtx_lib);
     int status = 0;
     pid_t pid = 0;
     if (run_program(path, prog_argv, &status, &pid) != 0) {
@@ -534,7 +681,10 @@ int gt_cli_record(int argc, char **argv)
     for (char **a = prog_argv; *a && len < sizeof cmdline - 1; a++)
         len += (size_t)snprintf(cmdline + len, sizeof cmdline - len, "%s%s", a == prog_argv ? "" : " ", *a);
     char options[256];
-    snprintf(options, sizeof options, "--cuda=%s --stacks=%d --flush-ms=%d", o.cuda, o.n_stack_frames, o.flush_ms);
+    int n_opt = snprintf(options, sizeof options, "--cuda=%s --stacks=%d --flush-ms=%d", o.cuda, o.n_stack_frames,
+                         o.flush_ms);
+    if (o.pytorch[0] && n_opt > 0 && (size_t)n_opt < sizeof options)
+        snprintf(options + n_opt, sizeof options - (size_t)n_opt, " --pytorch=%s", o.pytorch);
     char copy[PATH_MAX];
     snprintf(copy, sizeof copy, "%s", prog_argv[0]);
     gt_run_info run = {.utc_t0_ns = utc_t0, .root_pid = pid, .program_name = basename(copy),
@@ -553,6 +703,7 @@ int gt_cli_record(int argc, char **argv)
         incomplete = true;
     } else {
         incomplete = print_summary(output, wall_ns, &losses);
+        keep_snapshots(parts, output);
         remove_parts_dir(parts);
     }
     if (gt_cli_stop_signal)

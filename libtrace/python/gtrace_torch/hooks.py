@@ -1,0 +1,255 @@
+# hooks.py: where the NVTX ranges of a PyTorch program come from.
+#
+# All ranges are push/pop ranges of the "PyTorch" domain (nvtx.py), so they
+# nest on each thread the way the calls did:
+#
+#   step N                    the training step (steps)
+#     data                    waiting for a DataLoader batch (__next__)
+#     forward                 an outermost module call, and in it
+#       Net                   the module's range (modules), its children as
+#         conv1               named_modules() names them: "encoder.layers.3"
+#           aten::conv...     each ATen op (ops), category "compute";
+#                             with shapes: "aten::mm [32, 64] [64, 10]"
+#     backward                torch.autograd.backward (loss.backward())
+#     optimizer               Optimizer.step
+#
+# A step. Step N ends where an optimizer step ends; step N+1 begins right
+# there, so the steps tile the training loop and the time between two
+# optimizer steps (loading, logging, evaluation run inside the loop) is in
+# the step it delays. The first step begins at the program's first DataLoader
+# batch, module forward, backward or optimizer step. A step that no optimizer
+# step ends (after the last one; or a program that never calls one) is never
+# closed, and an NVTX push that is never popped is not in the trace: the
+# report finds exactly the optimizer steps the program made. With several
+# optimizers, the first one that steps ends the steps (a GAN's generator step
+# then falls in the next step). A step the GradScaler skips (inf/NaN
+# gradients: it does not call Optimizer.step) is part of the next.
+#
+# How: global module forward hooks (register_module_forward_pre_hook and
+# register_module_forward_hook, PyTorch 1.13 and 2.x); Optimizer.step through
+# register_optimizer_step_pre/post_hook (2.x) or by wrapping each optimizer
+# class's step the way Optimizer._hook_for_profile does (1.13);
+# torch.autograd.backward and _BaseDataLoaderIter.__next__ wrapped; ATen ops
+# through a TorchDispatchMode entered once at start (1.13 and 2.x), which
+# sees every op below autograd, backward ops included, on the thread that
+# imported torch and the threads autograd runs on. Modules' backward is in
+# the "backward" phase but not split by module: full backward hooks wrap
+# every module's inputs and outputs, which breaks in-place ops after them.
+import importlib
+import sys
+import threading
+import weakref
+
+from . import nvtx as _nvtx
+
+
+def install(torch, features, lib_path):
+    if not lib_path:
+        raise RuntimeError("GTRACE_NVTX_LIB is not set (run the program with gtrace --pytorch)")
+    nv = _nvtx.Nvtx(lib_path)
+    push, pop, handle = nv.push, nv.pop, nv.handle
+    steps = "steps" in features
+    modules = "modules" in features
+    ops = "ops" in features or "shapes" in features
+    shapes = "shapes" in features
+
+    tls = threading.local()
+    state = {"open": False, "n": 0, "tid": None, "lead": None}
+    get_ident = threading.get_ident
+
+    def open_step():
+        state["open"] = True
+        state["tid"] = get_ident()
+        push(handle("step %d" % state["n"], keep=False))
+
+    def depth():
+        return getattr(tls, "depth", 0)
+
+    H_DATA, H_FORWARD, H_BACKWARD, H_OPTIMIZER = (handle("data"), handle("forward"), handle("backward"),
+                                                    handle("optimizer"))
+
+    # ---- modules (and the forward phase) --------------------------------
+    if steps or modules:
+        names = weakref.WeakKeyDictionary()
+        roots = {}
+
+        def name_tree(root):
+            base = type(root).__name__
+            k = roots.get(base, 0)
+            roots[base] = k + 1
+            if k:
+                base = "%s#%d" % (base, k + 1)
+            for qualified, sub in root.named_modules():
+                names[sub] = handle(qualified or base)
+
+        def pre_hook(mod, inputs):
+            d = getattr(tls, "depth", 0)
+            tls.depth = d + 1
+            if d == 0:
+                if steps:
+                    if not state["open"]:
+                        open_step()
+                    push(H_FORWARD)
+                if not modules:
+                    return None
+                h = names.get(mod)
+                if h is None:
+                    name_tree(mod)
+                    h = names[mod]
+            elif not modules:
+                return None
+            else:
+                h = names.get(mod)
+                if h is None:
+                    h = handle(type(mod).__name__)
+                    names[mod] = h
+            push(h)
+            return None
+
+        def post_hook(mod, inputs, output):
+            d = getattr(tls, "depth", 1) - 1
+            tls.depth = d
+            if modules:
+                pop()
+            if d == 0 and steps:
+                pop()
+            return None
+
+        reg = importlib.import_module("torch.nn.modules.module")
+        reg.register_module_forward_pre_hook(pre_hook)
+        reg.register_module_forward_hook(post_hook)
+
+    # ---- the phases of a step --------------------------------------------
+    if steps:
+        autograd = torch.autograd
+        backward_impl = autograd.backward
+
+        def backward(*args, **kwargs):
+            if not state["open"]:
+                open_step()
+            push(H_BACKWARD)
+            try:
+                return backward_impl(*args, **kwargs)
+            finally:
+                pop()
+
+        backward.__wrapped__ = backward_impl
+        backward.__doc__ = backward_impl.__doc__
+        autograd.backward = backward
+
+        from torch.utils.data import dataloader
+        it = dataloader._BaseDataLoaderIter
+        next_impl = it.__next__
+
+        def __next__(self):
+            if not state["open"]:
+                open_step()
+            push(H_DATA)
+            try:
+                return next_impl(self)
+            finally:
+                pop()
+
+        __next__.__wrapped__ = next_impl
+        it.__next__ = __next__
+
+        def step_pre(opt, *args):
+            if not state["open"]:
+                open_step()
+            if state["lead"] is None:
+                state["lead"] = weakref.ref(opt)
+            push(H_OPTIMIZER)
+
+        def step_post(opt, *args):
+            pop()
+            lead = state["lead"]
+            if lead is not None and lead() is opt and state["tid"] == get_ident() and depth() == 0:
+                pop()
+                state["n"] += 1
+                open_step()
+
+        optim = importlib.import_module("torch.optim.optimizer")
+        if hasattr(optim, "register_optimizer_step_pre_hook"):
+            optim.register_optimizer_step_pre_hook(step_pre)
+            optim.register_optimizer_step_post_hook(step_post)
+        else:
+            _wrap_optimizer_steps(torch, step_pre, step_post)
+
+    # ---- ATen ops ---------------------------------------------------------
+    if ops:
+        _enter_op_mode(torch, push, pop, handle, shapes)
+
+    # ---- CUDA allocator history (with a GPU) -------------------------------
+    try:
+        cuda_ok = torch.cuda.is_available()
+    except Exception:
+        cuda_ok = False
+    if cuda_ok:
+        from . import memory
+        memory.start(torch)
+
+
+def _wrap_optimizer_steps(torch, step_pre, step_post):
+    """PyTorch 1.13: no global optimizer hooks. Optimizer.__init__ calls
+    _hook_for_profile, which wraps the class's step once; ours goes around
+    it, once per class (the class's step keeps its `hooked` mark)."""
+    import functools
+    Optimizer = torch.optim.Optimizer
+    hook_impl = Optimizer._hook_for_profile
+
+    def wrap(step):
+        @functools.wraps(step)
+        def gtrace_step(self, *args, **kwargs):
+            step_pre(self)
+            out = step(self, *args, **kwargs)
+            step_post(self)
+            return out
+        gtrace_step._gtrace = True
+        return gtrace_step
+
+    def _hook_for_profile(self):
+        hook_impl(self)
+        cls = self.__class__
+        if not getattr(cls.step, "_gtrace", False):
+            cls.step = wrap(cls.step)
+
+    Optimizer._hook_for_profile = _hook_for_profile
+
+
+def _enter_op_mode(torch, push, pop, handle, shapes):
+    from torch.utils._python_dispatch import TorchDispatchMode
+    from . import nvtx as _nvtx
+    Tensor = torch.Tensor
+    cache = {}
+
+    def op_name(func):
+        schema = getattr(func, "_schema", None)
+        return schema.name if schema is not None else str(func)
+
+    if shapes:
+        def handle_of(func, args):
+            key = (func,) + tuple(tuple(a.shape) for a in args if isinstance(a, Tensor))
+            h = cache.get(key)
+            if h is None:
+                dims = " ".join("[%s]" % ", ".join(str(n) for n in s) for s in key[1:])
+                h = cache[key] = handle("%s %s" % (op_name(func), dims) if dims else op_name(func),
+                                        _nvtx.COMPUTE)
+            return h
+    else:
+        def handle_of(func, args):
+            h = cache.get(func)
+            if h is None:
+                h = cache[func] = handle(op_name(func), _nvtx.COMPUTE)
+            return h
+
+    class GtraceOps(TorchDispatchMode):
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            push(handle_of(func, args))
+            try:
+                return func(*args, **(kwargs or {}))
+            finally:
+                pop()
+
+    mode = GtraceOps()
+    mode.__enter__()
+    sys.modules[__name__]._op_mode = mode  # kept alive for the program's life

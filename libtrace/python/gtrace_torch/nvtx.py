@@ -1,0 +1,79 @@
+# nvtx.py: NVTX ranges from Python through libgtrace-nvtx.so (ctypes).
+#
+# libgtrace-nvtx.so is the NVTX 3 C API compiled from its headers; under
+# gtrace its first call loads libgtrace.so (NVTX_INJECTION64_PATH) and every
+# call lands there. A range name is registered once (nvtxDomainRegisterStringA)
+# and its event attributes are built once, so a push is one ctypes call with
+# two prepared arguments. Everything is in one domain, "PyTorch"; category 1
+# of it is named "compute" (ATen ops), as the analysis expects of compute ops.
+import ctypes
+
+COMPUTE = 1
+
+_MESSAGE_REGISTERED = 3
+_VERSION = 3
+
+
+class _Attributes(ctypes.Structure):
+    """nvtxEventAttributes_v2 (nvToolsExt.h): 48 bytes."""
+    _fields_ = [
+        ("version", ctypes.c_uint16),
+        ("size", ctypes.c_uint16),
+        ("category", ctypes.c_uint32),
+        ("color_type", ctypes.c_int32),
+        ("color", ctypes.c_uint32),
+        ("payload_type", ctypes.c_int32),
+        ("reserved0", ctypes.c_int32),
+        ("payload", ctypes.c_uint64),
+        ("message_type", ctypes.c_int32),
+        ("message", ctypes.c_void_p),
+    ]
+
+
+assert ctypes.sizeof(_Attributes) == 48
+
+
+class Nvtx:
+    """One domain's ranges. push(name_handle) / pop(); handle(name) makes a
+    handle once per name (keep it: it is what makes a push cheap)."""
+
+    def __init__(self, path, domain_name=b"PyTorch"):
+        lib = ctypes.CDLL(path)
+        lib.nvtxDomainCreateA.restype = ctypes.c_void_p
+        lib.nvtxDomainCreateA.argtypes = [ctypes.c_char_p]
+        lib.nvtxDomainRegisterStringA.restype = ctypes.c_void_p
+        lib.nvtxDomainRegisterStringA.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+        lib.nvtxDomainNameCategoryA.restype = None
+        lib.nvtxDomainNameCategoryA.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_char_p]
+        lib.nvtxDomainRangePushEx.restype = ctypes.c_int
+        lib.nvtxDomainRangePushEx.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
+        lib.nvtxDomainRangePop.restype = ctypes.c_int
+        lib.nvtxDomainRangePop.argtypes = [ctypes.c_void_p]
+        self._lib = lib
+        self._domain = lib.nvtxDomainCreateA(domain_name)
+        lib.nvtxDomainNameCategoryA(self._domain, COMPUTE, b"compute")
+        self._handles = {}
+        domain = ctypes.c_void_p(self._domain)
+        push = lib.nvtxDomainRangePushEx
+        pop = lib.nvtxDomainRangePop
+        # Bound closures: no attribute lookups on the hot path.
+        self.push = lambda h: push(domain, h)
+        self.pop = lambda: pop(domain)
+
+    def handle(self, name, category=0, keep=True):
+        """A prepared argument for push(): the name registered, its attributes
+        built; kept for the next call unless `keep` is false (step names)."""
+        key = (name, category)
+        h = self._handles.get(key)
+        if h is None:
+            data = name.encode("utf-8", "replace") if isinstance(name, str) else bytes(name)
+            a = _Attributes()
+            a.version = _VERSION
+            a.size = ctypes.sizeof(_Attributes)
+            a.category = category
+            a.message_type = _MESSAGE_REGISTERED
+            a.message = self._lib.nvtxDomainRegisterStringA(self._domain, data)
+            h = ctypes.byref(a)  # holds `a`
+            if keep:
+                self._handles[key] = h
+        return h

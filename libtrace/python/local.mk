@@ -1,0 +1,11 @@
+# libtrace/python: the Python package `gtrace --pytorch` puts on a program's
+# PYTHONPATH (a sitecustomize.py and the gtrace_torch package). Installed in
+# $(pkgdatadir)/python; the launcher finds it there or in the source tree.
+gtrace_pythondir = $(pkgdatadir)/python
+dist_gtrace_python_DATA = libtrace/python/sitecustomize.py
+gtrace_torchdir = $(pkgdatadir)/python/gtrace_torch
+dist_gtrace_torch_DATA = \
+	libtrace/python/gtrace_torch/__init__.py \
+	libtrace/python/gtrace_torch/hooks.py \
+	libtrace/python/gtrace_torch/memory.py \
+	libtrace/python/gtrace_torch/nvtx.py
