@@ -33,3 +33,8 @@ tests_unit_test_store_damage_SOURCES = tests/unit/test_store_damage.c tests/unit
 tests_unit_test_store_damage_CFLAGS = $(AM_CFLAGS) $(CUNIT_CFLAGS) $(SQLITE_CFLAGS) -I$(top_srcdir)/tests/unit
 tests_unit_test_store_damage_LDADD = libtrace/store/libgtstore.la tests/unit/libgttest.la $(CUNIT_LIBS) $(SQLITE_LIBS)
 endif
+
+# Tools written for nsys exports (their queries, and nsys2prv from PyPI in a
+# throwaway environment) on gtrace's traces.
+TESTS += tests/integration/nsys_readers.sh
+EXTRA_DIST += tests/integration/nsys_readers.sh
