@@ -16,7 +16,7 @@ kernels_libkernels_cpu_la_SOURCES = \
 	kernels/cpu/adamw.c \
 	kernels/cpu/optim.c \
 	kernels/cpu/cast.c \
-	kernels/lowp.h \
+	kernels/lowp.h kernels/scaler.h kernels/step_state.h \
 	kernels/cpu/cpu.h kernels/cpu/blas.c
 kernels_libkernels_cpu_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/kernels
 kernels_libkernels_cpu_la_CFLAGS = $(AM_CFLAGS) -O3 $(OPENMP_CFLAGS) $(BLAS_CFLAGS)

@@ -19,6 +19,62 @@
 #include <stdbool.h>
 
 typedef struct tr_backend tr_backend;
+
+/* What an optimizer update reads that the step decides. Decided on the host
+ * (the CPU backend, distributed training): the values, dev NULL. Decided on
+ * the device: dev, and the kernels read lr, t, grad_scale and the verdict
+ * from it when they run (a skipped step writes nothing); the values are
+ * unused. One interface, so the optimizer's code is the same for both. */
+typedef struct tr_step_hyper {
+    float lr;
+    float grad_scale;   /* the gradients are multiplied by it (1/S times the clipping factor) */
+    int t;              /* optimizer steps taken, this one included */
+    bool scaled;        /* grad_scale may not be 1: an unfused update unscales the gradients first */
+    const struct tr_step_state *dev; /* device memory; NULL: decided on the host */
+} tr_step_hyper;
+
+/* The step decided on the device (kernels/step_state.h) and CUDA graphs of it.
+ * A step on the device: begin(lr); per micro-batch forward, add_loss,
+ * backward; check_grads per gradient slice; verdict; the optimizer's updates
+ * with state() as their tr_step_hyper's dev. */
+typedef struct tr_step_ops {
+    /* Sets the device state from *host (the first step, or after a resume); waits. */
+    int (*load)(tr_backend *be, const struct tr_step_state *host);
+    /* Copies the device state to *host; waits for the device. */
+    void (*read)(tr_backend *be, struct tr_step_state *host);
+    /* The state's device address (after load). */
+    const struct tr_step_state *(*state)(tr_backend *be);
+    /* A step's start: state.lr = lr_src ? *lr_src : lr (lr_src: pinned host
+     * memory, read when the op runs: a replay's value), sums cleared. */
+    void (*begin)(tr_backend *be, float lr, const float *lr_src);
+    /* loss_sum += the mean of losses (fp32) */
+    void (*add_loss)(tr_backend *be, const tr_tensor *losses);
+    /* sumsq += the sum of g^2, finite &= all of g finite */
+    void (*check_grads)(tr_backend *be, const tr_tensor *g);
+    /* GradScaler's rules and the clipping factor (scaler.h) */
+    void (*verdict)(tr_backend *be);
+
+    /* ---- CUDA graphs ---- */
+    /* Page-locked host memory the device can read (the graph's inputs). */
+    void *(*pinned_alloc)(tr_backend *be, size_t n_bytes);
+    void (*pinned_free)(tr_backend *be, void *p);
+    /* Starts capturing the compute stream; inputs: the pinned bytes the step
+     * copies in, the only host memory a captured copy may read. */
+    int (*capture_begin)(tr_backend *be, const void *inputs, size_t n_bytes);
+    /* During the capture, after the last copy of the inputs: replays mark
+     * there that the inputs were read. */
+    void (*inputs_read)(tr_backend *be);
+    /* Ends the capture and instantiates the graph (*n_nodes: its nodes);
+     * TR_EINVAL naming the cause. */
+    int (*capture_end)(tr_backend *be, size_t *n_nodes);
+    /* Waits until the last replay has read its inputs (the host may rewrite them). */
+    void (*wait_inputs)(tr_backend *be);
+    /* Launches the graph on the compute stream: NVTX range "graph replay". */
+    void (*replay)(tr_backend *be);
+    /* Waits for the device and destroys the graph (none: nothing). */
+    void (*graph_free)(tr_backend *be);
+} tr_step_ops;
+
 struct tr_backend {
     const char *name; /* "cpu" */
     tr_device device;
@@ -88,27 +144,34 @@ struct tr_backend {
                                        const tr_tensor *targets, float dloss, int N, int V, int Vp);
     /* dst = src converted to dst's dtype (same number of elements) */
     void (*cast)(tr_backend *be, tr_tensor *dst, const tr_tensor *src);
+    /* The optimizer's updates. What the step decides (lr, t, the gradients'
+     * scale, the verdict) comes in *h: by value when the host decided it, or
+     * read by the kernels from the device state (h->dev, step_state.h). */
     /* One AdamW step over a flat range (a shard is updated as the whole would be). */
     void (*adamw)(tr_backend *be, tr_tensor *param, const tr_tensor *grad, tr_tensor *m, tr_tensor *v,
-                  float lr, float beta1, float beta2, float eps, float weight_decay, int t);
+                  const tr_step_hyper *h, float beta1, float beta2, float eps, float weight_decay);
     /* The fused AdamW over flat buffers: ranges [bounds[i], bounds[i+1]) decay
-     * by decay[i]; gradients are multiplied by grad_scale on the fly. */
+     * by decay[i]; gradients are multiplied by h's grad_scale on the fly. */
     void (*adamw_fused)(tr_backend *be, tr_tensor *param, const tr_tensor *grad, tr_tensor *m, tr_tensor *v,
-                        const size_t *bounds, const float *decay, int n_ranges, float lr, float beta1,
-                        float beta2, float eps, float grad_scale, int t);
-    /* SGD with momentum (torch.optim.SGD); buf NULL when momentum is 0. */
-    void (*sgd)(tr_backend *be, tr_tensor *param, const tr_tensor *grad, tr_tensor *buf, float lr,
-                float momentum, float weight_decay, int first);
+                        const size_t *bounds, const float *decay, int n_ranges, const tr_step_hyper *h, float beta1,
+                        float beta2, float eps);
+    /* SGD with momentum (torch.optim.SGD); buf NULL when momentum is 0; the first step (t 1) fills buf. */
+    void (*sgd)(tr_backend *be, tr_tensor *param, const tr_tensor *grad, tr_tensor *buf, const tr_step_hyper *h,
+                float momentum, float weight_decay);
+    /* x times h's grad_scale (unscaling and clipping before an unfused update) */
+    void (*unscale)(tr_backend *be, tr_tensor *x, const tr_step_hyper *h);
     /* Reductions read back to the host (one synchronization each). */
     double (*sumsq)(tr_backend *be, const tr_tensor *x);
     int (*all_finite)(tr_backend *be, const tr_tensor *x);
     double (*sumsq_finite)(tr_backend *be, const tr_tensor *x, int *finite);
     void (*scale)(tr_backend *be, tr_tensor *x, float s);
-    void (*ema)(tr_backend *be, tr_tensor *ema, const tr_tensor *x, float decay);
+    /* ema = decay*ema + (1-decay)*x; nothing on a skipped step (h) */
+    void (*ema)(tr_backend *be, tr_tensor *ema, const tr_tensor *x, float decay, const tr_step_hyper *h);
 
     /* The step decided on the device and its CUDA graph (step_state.h);
      * NULL on the CPU backend, whose step train.c decides on the host. */
-    const struct tr_step_ops *step_ops;
+    const tr_step_ops *step_ops;
+    void *step_ctx; /* the step_ops' own state */
 };
 
 /* The CPU backend: CBLAS GEMMs, OpenMP elsewhere, n_threads OpenMP threads

@@ -13,6 +13,7 @@
 #include "config.h"
 #include "lowp.h"
 #include "nvtx.h"
+#include "op_roles.h"
 #include "ops.h"
 
 #include <stdio.h>
@@ -118,6 +119,8 @@ static void done(stage *s)
     stage st = {.op = name};         \
     tr_nvtx_push_op(name) /* category "compute" */
 #define END() done(&st)
+/* The op's tensors against their dtype roles (op_roles.h): what the CUDA backend would refuse is refused here. */
+#define ROLES(name, ...) TR_OP_ROLES(be, name, __VA_ARGS__)
 
 static void *seg_alloc(size_t n, void *ctx)
 {
@@ -148,6 +151,7 @@ static void encoder_forward(tr_backend *be, tr_tensor *out_, const tr_tensor *in
                             const tr_tensor *wpe, int B, int T, int C)
 {
     BEGIN("encoder_forward");
+    ROLES("encoder_forward", out_, inp, wte, wpe);
     op_encoder_forward_cpu(out(&st, out_, false), i32(inp), in(&st, wte), in(&st, wpe), B, T, C);
     END();
 }
@@ -155,6 +159,7 @@ static void encoder_backward(tr_backend *be, tr_tensor *dwte, tr_tensor *dwpe, c
                              const tr_tensor *inp, int B, int T, int C, bool add_dparams)
 {
     BEGIN("encoder_backward");
+    ROLES("encoder_backward", dwte, dwpe, dout, inp);
     float *pe = out(&st, dwpe, true);
     op_encoder_backward_cpu(out(&st, dwte, true), pe, in(&st, dout), i32(inp), B, T, C, add_dparams);
     if (!add_dparams && dwpe->shape[0] > T) /* positions past T take no part: zero, not stale */
@@ -165,6 +170,7 @@ static void layernorm_forward(tr_backend *be, tr_tensor *out_, tr_tensor *mean, 
                               const tr_tensor *inp, const tr_tensor *w, const tr_tensor *b, int N, int C)
 {
     BEGIN("layernorm_forward");
+    ROLES("layernorm_forward", out_, mean, rstd, inp, w, b);
     op_layernorm_forward_cpu(out(&st, out_, false), out(&st, mean, false), out(&st, rstd, false), in(&st, inp),
                              in(&st, w), in(&st, b), N, C);
     END();
@@ -174,6 +180,7 @@ static void layernorm_backward(tr_backend *be, tr_tensor *dinp, tr_tensor *dw, t
                                const tr_tensor *mean, const tr_tensor *rstd, int N, int C, bool add_dparams)
 {
     BEGIN("layernorm_backward");
+    ROLES("layernorm_backward", dinp, dw, db, dout, inp, w, mean, rstd);
     op_layernorm_backward_cpu(out(&st, dinp, true), out(&st, dw, true), out(&st, db, true), in(&st, dout),
                               in(&st, inp), in(&st, w), in(&st, mean), in(&st, rstd), N, C, add_dparams);
     END();
@@ -182,6 +189,7 @@ static void matmul_forward(tr_backend *be, tr_tensor *out_, const tr_tensor *inp
                            const tr_tensor *bias, int N, int C, int OC)
 {
     BEGIN("matmul_forward");
+    ROLES("matmul_forward", out_, inp, w, bias);
     op_matmul_forward_cpu(out(&st, out_, false), in(&st, inp), in(&st, w), in(&st, bias), N, C, OC);
     END();
 }
@@ -190,6 +198,7 @@ static void matmul_backward(tr_backend *be, tr_tensor *dinp, tr_tensor *dw, tr_t
                             bool add_dparams)
 {
     BEGIN("matmul_backward");
+    ROLES("matmul_backward", dinp, dw, dbias, dout, inp, w);
     op_matmul_backward_cpu(out(&st, dinp, true), out(&st, dw, true), out(&st, dbias, true), in(&st, dout),
                            in(&st, inp), in(&st, w), N, C, OC, add_dparams);
     END();
@@ -198,6 +207,7 @@ static void attention_forward(tr_backend *be, tr_tensor *out_, tr_tensor *att, c
                               int B, int T, int C, int NH)
 {
     BEGIN("attention_forward");
+    ROLES("attention_forward", out_, att, qkv);
     op_attention_forward_cpu(out(&st, out_, false), out(&st, att, false), in(&st, qkv), B, T, C, NH);
     END();
 }
@@ -207,6 +217,7 @@ static void attention_backward(tr_backend *be, tr_tensor *dqkv, tr_tensor *scrat
 {
     (void)out_; /* the probabilities in att are all the backward needs */
     BEGIN("attention_backward");
+    ROLES("attention_backward", dqkv, scratch_, dout, qkv, out_, att);
     op_attention_backward_cpu(out(&st, dqkv, true), out(&st, scratch_, true), in(&st, dout), in(&st, qkv),
                               in(&st, att), B, T, C, NH);
     END();
@@ -214,24 +225,28 @@ static void attention_backward(tr_backend *be, tr_tensor *dqkv, tr_tensor *scrat
 static void gelu_forward(tr_backend *be, tr_tensor *out_, const tr_tensor *inp)
 {
     BEGIN("gelu_forward");
+    ROLES("gelu_forward", out_, inp);
     op_gelu_forward_cpu(out(&st, out_, false), in(&st, inp), (size_t)tr_tensor_numel(inp));
     END();
 }
 static void gelu_backward(tr_backend *be, tr_tensor *dinp, const tr_tensor *inp, const tr_tensor *dout)
 {
     BEGIN("gelu_backward");
+    ROLES("gelu_backward", dinp, inp, dout);
     op_gelu_backward_cpu(out(&st, dinp, true), in(&st, inp), in(&st, dout), (size_t)tr_tensor_numel(inp));
     END();
 }
 static void residual_forward(tr_backend *be, tr_tensor *out_, const tr_tensor *a, const tr_tensor *b)
 {
     BEGIN("residual_forward");
+    ROLES("residual_forward", out_, a, b);
     op_residual_forward_cpu(out(&st, out_, false), in(&st, a), in(&st, b), (size_t)tr_tensor_numel(a));
     END();
 }
 static void residual_backward(tr_backend *be, tr_tensor *da, tr_tensor *db, const tr_tensor *dout)
 {
     BEGIN("residual_backward");
+    ROLES("residual_backward", da, db, dout);
     op_residual_backward_cpu(out(&st, da, true), out(&st, db, true), in(&st, dout), (size_t)tr_tensor_numel(dout));
     END();
 }
@@ -239,6 +254,7 @@ static void crossentropy_forward(tr_backend *be, tr_tensor *losses, tr_tensor *p
                                  const tr_tensor *targets, int N, int V, int Vp)
 {
     BEGIN("crossentropy_forward");
+    ROLES("crossentropy_forward", losses, probs, logits, targets);
     op_crossentropy_forward_cpu(out(&st, losses, false), out(&st, probs, false), in(&st, logits), i32(targets), N,
                                 V, Vp);
     END();
@@ -247,6 +263,7 @@ static void crossentropy_backward(tr_backend *be, tr_tensor *dlogits, const tr_t
                                   const tr_tensor *targets, float dloss, int N, int V, int Vp)
 {
     BEGIN("crossentropy_backward");
+    ROLES("crossentropy_backward", dlogits, probs, targets);
     op_crossentropy_backward_cpu(out(&st, dlogits, false), in(&st, probs), i32(targets), dloss, N, V, Vp);
     END();
 }
@@ -255,6 +272,7 @@ static void residual_layernorm_forward(tr_backend *be, tr_tensor *res, tr_tensor
                                        const tr_tensor *bias, int N, int C)
 {
     BEGIN("residual_layernorm_forward");
+    ROLES("residual_layernorm_forward", res, out_, mean, rstd, a, b, w, bias);
     op_residual_layernorm_forward_cpu(out(&st, res, false), out(&st, out_, false), out(&st, mean, false),
                                       out(&st, rstd, false), in(&st, a), in(&st, b), in(&st, w), in(&st, bias), N,
                                       C);
@@ -266,6 +284,7 @@ static void residual_layernorm_backward(tr_backend *be, tr_tensor *da, tr_tensor
                                         int C, bool add_dparams)
 {
     BEGIN("residual_layernorm_backward");
+    ROLES("residual_layernorm_backward", da, db, dres, dw, dbias, dout, res, w, mean, rstd);
     op_residual_layernorm_backward_cpu(out(&st, da, true), out(&st, db, true), out(&st, dres, true),
                                        out(&st, dw, true), out(&st, dbias, true), in(&st, dout), in(&st, res),
                                        in(&st, w), in(&st, mean), in(&st, rstd), N, C, add_dparams);
@@ -275,6 +294,7 @@ static void matmul_bias_gelu_forward(tr_backend *be, tr_tensor *pre, tr_tensor *
                                      const tr_tensor *w, const tr_tensor *bias, int N, int C, int OC)
 {
     BEGIN("matmul_bias_gelu_forward");
+    ROLES("matmul_bias_gelu_forward", pre, out_, inp, w, bias);
     op_matmul_bias_gelu_forward_cpu(out(&st, pre, false), out(&st, out_, false), in(&st, inp), in(&st, w),
                                     in(&st, bias), N, C, OC, format_of(pre->dtype));
     END();
@@ -283,6 +303,7 @@ static void crossentropy_fused_forward(tr_backend *be, tr_tensor *losses, tr_ten
                                        const tr_tensor *targets, float dloss, int N, int V, int Vp)
 {
     BEGIN("crossentropy_fused_forward");
+    ROLES("crossentropy_fused_forward", losses, logits, targets);
     op_crossentropy_fused_forward_cpu(out(&st, losses, false), out(&st, logits, true), i32(targets), dloss, N, V,
                                       Vp);
     END();
@@ -290,6 +311,7 @@ static void crossentropy_fused_forward(tr_backend *be, tr_tensor *losses, tr_ten
 static void cast(tr_backend *be, tr_tensor *dst, const tr_tensor *src)
 {
     BEGIN("cast");
+    ROLES("cast", dst, src);
     check_device(&st, dst);
     check_device(&st, src);
     op_cast_cpu(dst->data, format_of(dst->dtype), src->data, format_of(src->dtype), (size_t)tr_tensor_numel(src));
@@ -312,34 +334,58 @@ static float *f32(stage *s, const tr_tensor *t)
 }
 #define F32(t) f32(&st, t)
 
+/* The host decides every step here: values, never a device state. */
+static const tr_step_hyper *host_hyper(const stage *s, const tr_step_hyper *h)
+{
+    if (h->dev) {
+        fprintf(stderr, "trainer: %s: the cpu backend has no device step state; the host decides its steps\n", s->op);
+        exit(1);
+    }
+    return h;
+}
+
 static void adamw(tr_backend *be, tr_tensor *param, const tr_tensor *grad, tr_tensor *m, tr_tensor *v,
-                  float lr, float beta1, float beta2, float eps, float weight_decay, int t)
+                  const tr_step_hyper *h_, float beta1, float beta2, float eps, float weight_decay)
 {
     BEGIN("adamw");
+    ROLES("adamw", param, grad, m, v);
+    const tr_step_hyper *h = host_hyper(&st, h_);
     op_adamw_cpu(F32(param), F32(grad), F32(m), F32(v),
-                 (size_t)tr_tensor_numel(param), lr, beta1, beta2, eps, weight_decay, t);
+                 (size_t)tr_tensor_numel(param), h->lr, beta1, beta2, eps, weight_decay, h->t);
     END();
 }
 static void adamw_fused(tr_backend *be, tr_tensor *param, const tr_tensor *grad, tr_tensor *m, tr_tensor *v,
-                        const size_t *bounds, const float *decay, int n_ranges, float lr, float beta1,
-                        float beta2, float eps, float grad_scale, int t)
+                        const size_t *bounds, const float *decay, int n_ranges, const tr_step_hyper *h_,
+                        float beta1, float beta2, float eps)
 {
     BEGIN("adamw_fused");
+    ROLES("adamw_fused", param, grad, m, v);
+    const tr_step_hyper *h = host_hyper(&st, h_);
     op_adamw_fused_cpu(F32(param), F32(grad), F32(m), F32(v), bounds, decay,
-                       n_ranges, lr, beta1, beta2, eps, grad_scale, t);
+                       n_ranges, h->lr, beta1, beta2, eps, h->grad_scale, h->t);
     END();
 }
-static void sgd(tr_backend *be, tr_tensor *param, const tr_tensor *grad, tr_tensor *buf, float lr, float momentum,
-                float weight_decay, int first)
+static void sgd(tr_backend *be, tr_tensor *param, const tr_tensor *grad, tr_tensor *buf, const tr_step_hyper *h_,
+                float momentum, float weight_decay)
 {
     BEGIN("sgd");
-    op_sgd_cpu(F32(param), F32(grad), F32(buf), (size_t)tr_tensor_numel(param), lr, momentum,
-               weight_decay, first);
+    ROLES("sgd", param, grad, buf);
+    const tr_step_hyper *h = host_hyper(&st, h_);
+    op_sgd_cpu(F32(param), F32(grad), F32(buf), (size_t)tr_tensor_numel(param), h->lr, momentum,
+               weight_decay, h->t == 1);
+    END();
+}
+static void unscale(tr_backend *be, tr_tensor *x, const tr_step_hyper *h)
+{
+    BEGIN("scale");
+    ROLES("scale", x);
+    op_scale_cpu(F32(x), host_hyper(&st, h)->grad_scale, (size_t)tr_tensor_numel(x));
     END();
 }
 static double sumsq(tr_backend *be, const tr_tensor *x)
 {
     BEGIN("sumsq");
+    ROLES("sumsq", x);
     double s = op_sumsq_cpu(F32(x), (size_t)tr_tensor_numel(x));
     END();
     return s;
@@ -347,6 +393,7 @@ static double sumsq(tr_backend *be, const tr_tensor *x)
 static int all_finite(tr_backend *be, const tr_tensor *x)
 {
     BEGIN("all_finite");
+    ROLES("all_finite", x);
     int ok = op_all_finite_cpu(F32(x), (size_t)tr_tensor_numel(x));
     END();
     return ok;
@@ -354,6 +401,7 @@ static int all_finite(tr_backend *be, const tr_tensor *x)
 static double sumsq_finite(tr_backend *be, const tr_tensor *x, int *finite)
 {
     BEGIN("sumsq_finite");
+    ROLES("sumsq_finite", x);
     double s = op_sumsq_finite_cpu(F32(x), (size_t)tr_tensor_numel(x), finite);
     END();
     return s;
@@ -361,12 +409,15 @@ static double sumsq_finite(tr_backend *be, const tr_tensor *x, int *finite)
 static void scale(tr_backend *be, tr_tensor *x, float s)
 {
     BEGIN("scale");
+    ROLES("scale", x);
     op_scale_cpu(F32(x), s, (size_t)tr_tensor_numel(x));
     END();
 }
-static void ema(tr_backend *be, tr_tensor *e, const tr_tensor *x, float decay)
+static void ema(tr_backend *be, tr_tensor *e, const tr_tensor *x, float decay, const tr_step_hyper *h)
 {
     BEGIN("ema");
+    ROLES("ema", e, x);
+    host_hyper(&st, h);
     op_ema_cpu(F32(e), F32(x), decay, (size_t)tr_tensor_numel(x));
     END();
 }
@@ -406,6 +457,7 @@ static tr_backend cpu = {
     .sumsq = sumsq,
     .all_finite = all_finite,
     .sumsq_finite = sumsq_finite,
+    .unscale = unscale,
     .scale = scale,
     .ema = ema,
 };

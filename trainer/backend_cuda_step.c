@@ -1,5 +1,6 @@
-/* backend_cuda_step.c: the CUDA backend's step_ops (step_state.h): the step
- * decided on the device, and the CUDA graph of the training step.
+/* backend_cuda_step.c: the CUDA backend's step_ops (backend.h) over the
+ * device state of kernels/step_state.h: the step decided on the device, and
+ * the CUDA graph of the training step.
  *
  * The state is one tr_step_state in device memory (cudaMalloc'ed when first
  * loaded, before any capture) with a pinned mirror for loading and reading
@@ -135,7 +136,7 @@ bool tr_cuda_step_is_input(const tr_cuda_step *s, const void *p, size_t n)
 
 const float *tr_cuda_step_loss_scale(const tr_cuda_step *s) { return s->dev ? &s->dev->scaler.scale : NULL; }
 
-static tr_cuda_step *step_of(tr_backend *be) { return tr_backend_cuda_step(be); }
+static tr_cuda_step *step_of(tr_backend *be) { return be->step_ctx; }
 
 /* An op's end, as the backend's: the launch's error, the optional wait. */
 static void done(tr_cuda_step *s, const char *op, int err)
@@ -206,10 +207,12 @@ static void read_state(tr_backend *be, tr_step_state *host)
     tr_nvtx_pop();
 }
 
+static const tr_step_state *state_of(tr_backend *be) { return state(step_of(be), "state"); }
+
 static void begin(tr_backend *be, float lr, const float *lr_src)
 {
     tr_cuda_step *s = step_of(be);
-    tr_nvtx_push_static("step_begin");
+    tr_nvtx_push_op("step_begin");
     const float *src = NULL;
     if (lr_src) { /* the replay reads it: the mapped address of the pinned inputs */
         if (!tr_cuda_step_is_input(s, lr_src, sizeof *lr_src)) {
@@ -224,7 +227,7 @@ static void begin(tr_backend *be, float lr, const float *lr_src)
 static void add_loss(tr_backend *be, const tr_tensor *losses)
 {
     tr_cuda_step *s = step_of(be);
-    tr_nvtx_push_static("step_add_loss");
+    tr_nvtx_push_op("step_add_loss");
     int64_t n = tr_tensor_numel(losses);
     if (n < 1 || n > INT32_MAX) {
         fprintf(stderr, "trainer: cuda: step_add_loss: %lld losses\n", (long long)n);
@@ -237,7 +240,7 @@ static void add_loss(tr_backend *be, const tr_tensor *losses)
 static void check_grads(tr_backend *be, const tr_tensor *g)
 {
     tr_cuda_step *s = step_of(be);
-    tr_nvtx_push_static("step_check_grads");
+    tr_nvtx_push_op("step_check_grads");
     done(s, "step_check_grads", kc_step_check_grads(state(s, "step_check_grads"), f32("step_check_grads", "g", g),
                                                     (long)tr_tensor_numel(g), s->scratch, s->compute));
 }
@@ -245,65 +248,8 @@ static void check_grads(tr_backend *be, const tr_tensor *g)
 static void verdict(tr_backend *be)
 {
     tr_cuda_step *s = step_of(be);
-    tr_nvtx_push_static("step_verdict");
+    tr_nvtx_push_op("step_verdict");
     done(s, "step_verdict", kc_step_verdict(state(s, "step_verdict"), s->compute));
-}
-
-/* ---- the updates, reading the state ---- */
-
-static void adamw(tr_backend *be, tr_tensor *param, const tr_tensor *grad, tr_tensor *m, tr_tensor *v, float beta1,
-                  float beta2, float eps, float weight_decay)
-{
-    tr_cuda_step *s = step_of(be);
-    const char *op = "adamw";
-    tr_nvtx_push_static(op);
-    done(s, op, kc_adamw_step(f32(op, "param", param), f32(op, "grad", grad), f32(op, "m", m), f32(op, "v", v),
-                              (long)tr_tensor_numel(param), beta1, beta2, eps, weight_decay, state(s, op),
-                              s->compute));
-}
-
-static void adamw_fused(tr_backend *be, tr_tensor *param, const tr_tensor *grad, tr_tensor *m, tr_tensor *v,
-                        const size_t *bounds, const float *decay, int n_ranges, float beta1, float beta2, float eps)
-{
-    tr_cuda_step *s = step_of(be);
-    const char *op = "adamw_fused";
-    tr_nvtx_push_static(op);
-    if (n_ranges < 1 || n_ranges > KC_MAX_RANGES) {
-        fprintf(stderr, "trainer: adamw_fused: %d ranges (the cuda kernel takes 1 to %d)\n", n_ranges, KC_MAX_RANGES);
-        exit(1);
-    }
-    kc_ranges r = {.n = n_ranges};
-    memcpy(r.bounds, bounds, (n_ranges + 1) * sizeof *bounds);
-    memcpy(r.decay, decay, n_ranges * sizeof *decay);
-    done(s, op, kc_adamw_fused_step(f32(op, "param", param), f32(op, "grad", grad), f32(op, "m", m), f32(op, "v", v),
-                                    &r, beta1, beta2, eps, state(s, op), s->compute));
-}
-
-static void sgd(tr_backend *be, tr_tensor *param, const tr_tensor *grad, tr_tensor *buf, float momentum,
-                float weight_decay)
-{
-    tr_cuda_step *s = step_of(be);
-    const char *op = "sgd";
-    tr_nvtx_push_static(op);
-    done(s, op, kc_sgd_step(f32(op, "param", param), f32(op, "grad", grad), f32(op, "buf", buf),
-                            (long)tr_tensor_numel(param), momentum, weight_decay, state(s, op), s->compute));
-}
-
-static void scale(tr_backend *be, tr_tensor *x)
-{
-    tr_cuda_step *s = step_of(be);
-    const char *op = "scale";
-    tr_nvtx_push_static(op);
-    done(s, op, kc_scale_step(f32(op, "x", x), (long)tr_tensor_numel(x), state(s, op), s->compute));
-}
-
-static void ema(tr_backend *be, tr_tensor *e, const tr_tensor *x, float decay)
-{
-    tr_cuda_step *s = step_of(be);
-    const char *op = "ema";
-    tr_nvtx_push_static(op);
-    done(s, op, kc_ema_step(f32(op, "ema", e), f32(op, "x", x), decay, (long)tr_tensor_numel(x), state(s, op),
-                            s->compute));
 }
 
 /* ---- the graph ---- */
@@ -418,15 +364,11 @@ static void graph_free(tr_backend *be) { destroy_graph(step_of(be)); }
 const tr_step_ops tr_cuda_step_ops = {
     .load = load,
     .read = read_state,
+    .state = state_of,
     .begin = begin,
     .add_loss = add_loss,
     .check_grads = check_grads,
     .verdict = verdict,
-    .adamw = adamw,
-    .adamw_fused = adamw_fused,
-    .sgd = sgd,
-    .scale = scale,
-    .ema = ema,
     .pinned_alloc = pinned_alloc,
     .pinned_free = pinned_free,
     .capture_begin = capture_begin,

@@ -1,9 +1,10 @@
 /* backend_cuda_step.h: private to the CUDA backend. The step decided on the
- * device and its CUDA graph (backend_cuda_step.c: the step_ops of
- * step_state.h), and what backend_cuda.c asks of them: whether the compute
- * stream is being captured (then nothing may allocate, synchronize or copy
- * from memory a replay would not find again), and the device loss scale the
- * cross-entropy backward multiplies its dloss by. */
+ * device and its CUDA graph (backend_cuda_step.c: backend.h's step_ops over
+ * kernels/step_state.h; the backend's step_ctx is the tr_cuda_step), and
+ * what the backend's other parts ask of them: whether the compute stream is
+ * being captured (then nothing may allocate, synchronize or copy from memory
+ * a replay would not find again), and the device loss scale the
+ * cross-entropy backward multiplies its dloss by. It calls none of them. */
 #ifndef TR_BACKEND_CUDA_STEP_H
 #define TR_BACKEND_CUDA_STEP_H
 
@@ -34,8 +35,5 @@ const float *tr_cuda_step_loss_scale(const tr_cuda_step *s);
 bool tr_cuda_step_retire(tr_cuda_step *s, void *dev);
 /* Exits naming what the captured step tried that a graph cannot hold. */
 void tr_cuda_step_refuse(const char *what);
-
-/* backend_cuda.c: the backend's step module. */
-tr_cuda_step *tr_backend_cuda_step(tr_backend *be);
 
 #endif

@@ -9,11 +9,10 @@ trainer_libtrainer_la_SOURCES = \
 	trainer/nvtx.h trainer/nvtx.c \
 	trainer/tensor.h trainer/tensor.c \
 	trainer/alloc.h trainer/alloc.c \
-	trainer/backend.h trainer/backend_cpu.c \
+	trainer/backend.h trainer/backend_cpu.c trainer/op_roles.h trainer/op_roles.c \
 	trainer/rng.h \
 	trainer/gpt.h trainer/model_gpt.c \
 	trainer/optim.h trainer/optim.c \
-	trainer/scaler.h trainer/scaler.c trainer/step_state.h \
 	trainer/train.h trainer/train.c \
 	trainer/data.h trainer/data.c \
 	trainer/ckpt.h trainer/ckpt.c
@@ -48,9 +47,9 @@ if HAVE_CUNIT
 TRAINER_TEST_CFLAGS = $(AM_CFLAGS) $(CUNIT_CFLAGS) $(OPENMP_CFLAGS)
 TRAINER_TEST_LDADD = trainer/libtrainer.la tests/unit/libgttest.la $(CUNIT_LIBS)
 check_PROGRAMS += tests/unit/test_trainer_alloc tests/unit/test_trainer_data tests/unit/test_trainer_model \
-	tests/unit/test_trainer_train tests/unit/test_trainer_ckpt
+	tests/unit/test_trainer_train tests/unit/test_trainer_ckpt tests/unit/test_trainer_roles
 TESTS += tests/unit/test_trainer_alloc tests/unit/test_trainer_data tests/unit/test_trainer_model \
-	tests/unit/test_trainer_train tests/unit/test_trainer_ckpt
+	tests/unit/test_trainer_train tests/unit/test_trainer_ckpt tests/unit/test_trainer_roles
 tests_unit_test_trainer_alloc_SOURCES = tests/unit/test_trainer_alloc.c
 tests_unit_test_trainer_alloc_CPPFLAGS = $(TRAINER_CPPFLAGS) -I$(top_srcdir)/tests/unit
 tests_unit_test_trainer_alloc_CFLAGS = $(TRAINER_TEST_CFLAGS)
@@ -76,6 +75,13 @@ tests_unit_test_trainer_ckpt_CPPFLAGS = $(TRAINER_CPPFLAGS) -I$(top_srcdir)/test
 tests_unit_test_trainer_ckpt_CFLAGS = $(TRAINER_TEST_CFLAGS)
 tests_unit_test_trainer_ckpt_LDFLAGS = $(AM_LDFLAGS) $(OPENMP_CFLAGS)
 tests_unit_test_trainer_ckpt_LDADD = $(TRAINER_TEST_LDADD)
+# The dtype roles (op_roles.h) the model asks for under each --amp, on the CPU
+# backend, which refuses what the CUDA backend would.
+tests_unit_test_trainer_roles_SOURCES = tests/unit/test_trainer_roles.c tests/unit/trainer_fixture.h
+tests_unit_test_trainer_roles_CPPFLAGS = $(TRAINER_CPPFLAGS) -I$(top_srcdir)/tests/unit
+tests_unit_test_trainer_roles_CFLAGS = $(TRAINER_TEST_CFLAGS)
+tests_unit_test_trainer_roles_LDFLAGS = $(AM_LDFLAGS) $(OPENMP_CFLAGS)
+tests_unit_test_trainer_roles_LDADD = $(TRAINER_TEST_LDADD)
 endif
 
 # Distributed training (trainer/dist.c, DDP and ZeRO over Open MPI): only
@@ -108,8 +114,9 @@ if HAVE_CUDA
 if HAVE_NVTX
 if HAVE_CUBLASLT
 TRAINER_CPPFLAGS += -DTR_CUDA_BACKEND $(CUDA_CPPFLAGS) -I$(top_srcdir)/kernels/cuda
-trainer_libtrainer_la_SOURCES += trainer/backend_cuda.h trainer/backend_cuda.c \
-	trainer/backend_cuda_step.h trainer/backend_cuda_step.c
+trainer_libtrainer_la_SOURCES += trainer/backend_cuda.h trainer/backend_cuda.c trainer/cuda_options.h \
+	trainer/backend_cuda_core.h trainer/backend_cuda_core.c trainer/backend_cuda_ops.c \
+	trainer/backend_cuda_gemm.c trainer/backend_cuda_vmm.c trainer/backend_cuda_step.h trainer/backend_cuda_step.c
 trainer_libtrainer_la_LIBADD += kernels/cuda/libgtkernels_cuda.la $(CUDA_LDFLAGS) $(CUBLASLT_LIBS) $(CUDA_LIBS)
 # cuDNN's fused attention (--attention): built with cuDNN's headers, the
 # library dlopened (the trainer starts without it and uses its own kernel)
@@ -119,7 +126,9 @@ endif
 endif
 endif
 endif
-EXTRA_DIST += trainer/backend_cuda.h trainer/backend_cuda.c trainer/backend_cuda_step.h trainer/backend_cuda_step.c
+EXTRA_DIST += trainer/backend_cuda.h trainer/backend_cuda.c trainer/cuda_options.h trainer/backend_cuda_core.h \
+	trainer/backend_cuda_core.c trainer/backend_cuda_ops.c trainer/backend_cuda_gemm.c trainer/backend_cuda_vmm.c \
+	trainer/backend_cuda_step.h trainer/backend_cuda_step.c
 
 # NCCL for --dist on the CUDA backend (trainer/dist_nccl.c, behind dist.c's
 # tr_dist_* API): only with Open MPI (start-up, small host reductions), the

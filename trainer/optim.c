@@ -5,7 +5,6 @@
 
 #include "error.h"
 #include "nvtx.h"
-#include "step_state.h"
 
 #include <math.h>
 #include <string.h>
@@ -82,7 +81,7 @@ void tr_optim_release(tr_optim *o, tr_gpt *model)
 typedef struct step_ctx {
     tr_optim *o;
     tr_gpt *model;
-    float lr;
+    const tr_step_hyper *h;
 } step_ctx;
 
 static void step_slice(void *ctx, int i, size_t lo, size_t hi)
@@ -97,9 +96,9 @@ static void step_slice(void *ctx, int i, size_t lo, size_t hi)
     float wd = decays(model, i) ? o->cfg.weight_decay : 0.0f;
     if (o->cfg.kind == TR_OPTIM_ADAMW) {
         tr_tensor v = flat(&o->v, lo - o->begin, n);
-        be->adamw(be, &p, &g, &m, &v, c->lr, o->cfg.beta1, o->cfg.beta2, o->cfg.eps, wd, o->t);
+        be->adamw(be, &p, &g, &m, &v, c->h, o->cfg.beta1, o->cfg.beta2, o->cfg.eps, wd);
     } else {
-        be->sgd(be, &p, &g, o->m.data ? &m : NULL, c->lr, o->cfg.momentum, wd, o->t == 1);
+        be->sgd(be, &p, &g, o->m.data ? &m : NULL, c->h, o->cfg.momentum, wd);
     }
 }
 
@@ -120,11 +119,16 @@ static void add_range(void *ctx, int i, size_t lo, size_t hi)
     r->bounds[++r->n] = hi;
 }
 
-void tr_optim_step(tr_optim *o, tr_gpt *model, float lr, float grad_scale)
+tr_step_hyper tr_optim_host_step(tr_optim *o, float lr, float grad_scale)
+{
+    o->t++;
+    return (tr_step_hyper){.lr = lr, .grad_scale = grad_scale, .t = o->t, .scaled = grad_scale != 1.0f};
+}
+
+void tr_optim_step(tr_optim *o, tr_gpt *model, const tr_step_hyper *h)
 {
     tr_nvtx_push_static("optimizer");
     tr_backend *be = model->be;
-    o->t++;
     if (o->end > o->begin) {
         if (o->cfg.fused && o->cfg.kind == TR_OPTIM_ADAMW) {
             ranges r = {.wd = o->cfg.weight_decay, .model = model};
@@ -135,132 +139,79 @@ void tr_optim_step(tr_optim *o, tr_gpt *model, float lr, float grad_scale)
             tr_tensor m = o->m, v = o->v;
             m.data = (float *)o->m.data - o->begin;
             v.data = (float *)o->v.data - o->begin;
-            be->adamw_fused(be, &p, &g, &m, &v, r.bounds, r.decay, r.n, lr, o->cfg.beta1, o->cfg.beta2,
-                            o->cfg.eps, grad_scale, o->t);
+            be->adamw_fused(be, &p, &g, &m, &v, r.bounds, r.decay, r.n, h, o->cfg.beta1, o->cfg.beta2, o->cfg.eps);
         } else {
-            if (grad_scale != 1.0f)
-                tr_grad_scale(model, o->begin, o->end, grad_scale);
-            step_ctx c = {o, model, lr};
+            if (h->scaled) {
+                tr_tensor g = flat(&model->grads_flat, o->begin, o->end - o->begin);
+                be->unscale(be, &g, h);
+            }
+            step_ctx c = {o, model, h};
             for_each_slice(model, o->begin, o->end, step_slice, &c);
         }
     }
     tr_nvtx_pop();
 }
 
-/* ---- the step decided on the device ---- */
-
-static void step_slice_device(void *ctx, int i, size_t lo, size_t hi)
-{
-    step_ctx *c = ctx;
-    tr_optim *o = c->o;
-    tr_gpt *model = c->model;
-    tr_backend *be = model->be;
-    const tr_step_ops *ops = be->step_ops;
-    size_t n = hi - lo;
-    tr_tensor p = flat(&model->params_flat, lo, n), g = flat(&model->grads_flat, lo, n);
-    tr_tensor m = o->m.data ? flat(&o->m, lo - o->begin, n) : (tr_tensor){0};
-    float wd = decays(model, i) ? o->cfg.weight_decay : 0.0f;
-    if (o->cfg.kind == TR_OPTIM_ADAMW) {
-        tr_tensor v = flat(&o->v, lo - o->begin, n);
-        ops->adamw(be, &p, &g, &m, &v, o->cfg.beta1, o->cfg.beta2, o->cfg.eps, wd);
-    } else {
-        ops->sgd(be, &p, &g, o->m.data ? &m : NULL, o->cfg.momentum, wd);
-    }
-}
-
-void tr_optim_step_device(tr_optim *o, tr_gpt *model, bool unscale)
-{
-    tr_nvtx_push_static("optimizer");
-    tr_backend *be = model->be;
-    const tr_step_ops *ops = be->step_ops;
-    if (o->end > o->begin) {
-        if (o->cfg.fused && o->cfg.kind == TR_OPTIM_ADAMW) {
-            ranges r = {.wd = o->cfg.weight_decay, .model = model};
-            for_each_slice(model, o->begin, o->end, add_range, &r);
-            tr_tensor p = flat(&model->params_flat, 0, model->n_params);
-            tr_tensor g = flat(&model->grads_flat, 0, model->n_params);
-            tr_tensor m = o->m, v = o->v;
-            m.data = (float *)o->m.data - o->begin;
-            v.data = (float *)o->v.data - o->begin;
-            ops->adamw_fused(be, &p, &g, &m, &v, r.bounds, r.decay, r.n, o->cfg.beta1, o->cfg.beta2, o->cfg.eps);
-        } else {
-            if (unscale) {
-                tr_tensor g = flat(&model->grads_flat, o->begin, o->end - o->begin);
-                ops->scale(be, &g);
-            }
-            step_ctx c = {o, model, 0.0f};
-            for_each_slice(model, o->begin, o->end, step_slice_device, &c);
-        }
-    }
-    tr_nvtx_pop();
-}
-
-static void check_slice_device(void *ctx, int i, size_t lo, size_t hi)
-{
-    (void)i;
-    tr_gpt *model = ctx;
-    tr_tensor g = flat(&model->grads_flat, lo, hi - lo);
-    model->be->step_ops->check_grads(model->be, &g);
-}
-
-void tr_grad_check_device(tr_gpt *model, bool fused, size_t begin, size_t end)
-{
-    tr_nvtx_push_static("grad norm");
-    if (fused) {
-        tr_tensor g = flat(&model->grads_flat, begin, end - begin);
-        model->be->step_ops->check_grads(model->be, &g);
-    } else {
-        for_each_slice(model, begin, end, check_slice_device, model);
-    }
-    tr_nvtx_pop();
-}
-
-void tr_ema_update_device(tr_ema *e, tr_gpt *model)
+void tr_ema_update(tr_ema *e, tr_gpt *model, const tr_step_hyper *h)
 {
     tr_nvtx_push_static("ema");
-    model->be->step_ops->ema(model->be, &e->w, &model->params_flat, e->decay);
+    model->be->ema(model->be, &e->w, &model->params_flat, e->decay, h);
     tr_nvtx_pop();
 }
+
+/* ---- the gradient check: read back (the host decides), or into the device state ---- */
 
 typedef struct norm_ctx {
     tr_gpt *model;
+    bool on_device; /* accumulate into the device state, read nothing back */
+    bool fused;
     double sumsq;
     bool finite;
 } norm_ctx;
 
+/* One slice of the check: fused, one pass for both; unfused, the sum of
+ * squares and the finite check per tensor, as torch.nn.utils.clip_grad_norm_
+ * without foreach. */
 static void norm_slice(void *ctx, int i, size_t lo, size_t hi)
 {
     (void)i;
     norm_ctx *c = ctx;
+    tr_backend *be = c->model->be;
     tr_tensor g = flat(&c->model->grads_flat, lo, hi - lo);
-    c->sumsq += c->model->be->sumsq(c->model->be, &g);
-    c->finite = c->finite && c->model->be->all_finite(c->model->be, &g);
+    if (c->on_device) {
+        be->step_ops->check_grads(be, &g);
+    } else if (c->fused) {
+        int ok;
+        c->sumsq += be->sumsq_finite(be, &g, &ok);
+        c->finite = c->finite && ok;
+    } else {
+        c->sumsq += be->sumsq(be, &g);
+        c->finite = c->finite && be->all_finite(be, &g);
+    }
+}
+
+static void grad_check(norm_ctx *c, size_t begin, size_t end)
+{
+    tr_nvtx_push_static("grad norm");
+    if (c->fused)
+        norm_slice(c, -1, begin, end);
+    else
+        for_each_slice(c->model, begin, end, norm_slice, c);
+    tr_nvtx_pop();
 }
 
 double tr_grad_sumsq(tr_gpt *model, bool fused, size_t begin, size_t end, bool *finite)
 {
-    tr_nvtx_push_static("grad norm");
-    double s;
-    if (fused) {
-        tr_tensor g = flat(&model->grads_flat, begin, end - begin);
-        int ok;
-        s = model->be->sumsq_finite(model->be, &g, &ok);
-        *finite = ok != 0;
-    } else {
-        /* per tensor, as torch.nn.utils.clip_grad_norm_ without foreach */
-        norm_ctx c = {model, 0, true};
-        for_each_slice(model, begin, end, norm_slice, &c);
-        s = c.sumsq;
-        *finite = c.finite;
-    }
-    tr_nvtx_pop();
-    return s;
+    norm_ctx c = {.model = model, .fused = fused, .finite = true};
+    grad_check(&c, begin, end);
+    *finite = c.finite;
+    return c.sumsq;
 }
 
-void tr_grad_scale(tr_gpt *model, size_t begin, size_t end, float s)
+void tr_grad_check_device(tr_gpt *model, bool fused, size_t begin, size_t end)
 {
-    tr_tensor g = flat(&model->grads_flat, begin, end - begin);
-    model->be->scale(model->be, &g, s);
+    norm_ctx c = {.model = model, .on_device = true, .fused = fused, .finite = true};
+    grad_check(&c, begin, end);
 }
 
 int tr_ema_init(tr_ema *e, tr_gpt *model, float decay)
@@ -283,13 +234,6 @@ void tr_ema_release(tr_ema *e, tr_gpt *model)
 {
     tr_alloc_release(model->alloc, e->w.data);
     e->w.data = NULL;
-}
-
-void tr_ema_update(tr_ema *e, tr_gpt *model)
-{
-    tr_nvtx_push_static("ema");
-    model->be->ema(model->be, &e->w, &model->params_flat, e->decay);
-    tr_nvtx_pop();
 }
 
 void tr_ema_swap(tr_ema *e, tr_gpt *model)

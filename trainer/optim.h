@@ -37,17 +37,24 @@ typedef struct tr_optim {
 /* Allocates and zeroes the state for [begin, end) of the flat buffers. */
 int tr_optim_init(tr_optim *o, tr_gpt *model, const tr_optim_config *cfg, size_t begin, size_t end);
 void tr_optim_release(tr_optim *o, tr_gpt *model);
-/* One step over [begin, end) with learning rate lr; the gradients are
- * multiplied by grad_scale first (1 without a loss scaler; the fused path
- * does it inside the update, the unfused path in a pass of its own).
+/* One step over [begin, end) with what the step decided in *h (backend.h:
+ * values from the host, or the device state the kernels read, which also
+ * skips a skipped step); o->t is the caller's to advance. The gradients are
+ * multiplied by h's grad_scale first when h->scaled (the fused path does it
+ * inside the update, the unfused path in a pass of its own).
  * NVTX range "optimizer". */
-void tr_optim_step(tr_optim *o, tr_gpt *model, float lr, float grad_scale);
+void tr_optim_step(tr_optim *o, tr_gpt *model, const tr_step_hyper *h);
+/* A step the host decided to take: advances o->t and gives the values. */
+tr_step_hyper tr_optim_host_step(tr_optim *o, float lr, float grad_scale);
 
-/* The sum of squares of the gradients over [begin, end) and whether they are
- * all finite: fused, one pass; unfused, per tensor, then a finite check. */
+/* The gradient check over [begin, end): fused, one pass; unfused, per
+ * tensor, a sum of squares then a finite check. tr_grad_sumsq reads the sum
+ * of squares and whether all are finite back to the host;
+ * tr_grad_check_device accumulates them into the device step state
+ * (kernels/step_state.h; the backend's step_ops must exist). NVTX range
+ * "grad norm". */
 double tr_grad_sumsq(tr_gpt *model, bool fused, size_t begin, size_t end, bool *finite);
-/* Gradients over [begin, end) times s (clipping, unscaling). */
-void tr_grad_scale(tr_gpt *model, size_t begin, size_t end, float s);
+void tr_grad_check_device(tr_gpt *model, bool fused, size_t begin, size_t end);
 
 /* The weight EMA: ema = decay*ema + (1-decay)*params after each step;
  * evaluation swaps it in and back (torch.optim.swa_utils.AveragedModel). */
@@ -57,20 +64,10 @@ typedef struct tr_ema {
 } tr_ema;
 int tr_ema_init(tr_ema *e, tr_gpt *model, float decay);
 void tr_ema_release(tr_ema *e, tr_gpt *model);
-void tr_ema_update(tr_ema *e, tr_gpt *model);
+/* After a step; h as tr_optim_step's (on the device a skipped step changes nothing). */
+void tr_ema_update(tr_ema *e, tr_gpt *model, const tr_step_hyper *h);
 /* Exchanges the model's parameters with the EMA (twice restores them). */
 void tr_ema_swap(tr_ema *e, tr_gpt *model);
-
-/* The same steps decided on the device (step_state.h; the backend's
- * step_ops must exist): the gradient check accumulates into the device
- * state (fused: one pass; unfused: per tensor); the update reads lr, t and
- * the gradients' scale from it and writes nothing on a skipped step; o->t is
- * the device's and is current after a read-back. unscale: the unfused path
- * multiplies the gradients by the state's grad_scale first (a loss scaler
- * or clipping is on), as tr_optim_step does when grad_scale is not 1. */
-void tr_grad_check_device(tr_gpt *model, bool fused, size_t begin, size_t end);
-void tr_optim_step_device(tr_optim *o, tr_gpt *model, bool unscale);
-void tr_ema_update_device(tr_ema *e, tr_gpt *model);
 
 /* The learning-rate schedule. constant: lr after a linear warmup; cosine:
  * linear warmup, then cosine decay to lr*min_frac at the last step;

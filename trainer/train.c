@@ -1,6 +1,7 @@
-/* train.c: the training step of train.h: decided on the host (the CPU
- * backend, distributed training), or on the device (step_state.h), eagerly
- * or as a captured CUDA graph. */
+/* train.c: the training step of train.h, one body whoever decides it: on
+ * the host (the CPU backend, distributed training: the verdict read back,
+ * the optimizer given values) or on the device (kernels/step_state.h: the
+ * optimizer given the device state), eagerly or as a captured CUDA graph. */
 #include "config.h"
 
 #include "train.h"
@@ -15,6 +16,8 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+
+static int dist_forward_begin(tr_trainer *t);
 
 /* --cuda-graph: eager steps before the capture: at least one (it makes the
  * GEMM plans, sizes the workspaces and fills the allocator's cache), then
@@ -127,6 +130,29 @@ void tr_trainer_release(tr_trainer *t)
     t->model = NULL;
 }
 
+int tr_trainer_evaluate(tr_trainer *t, tr_loader *val, int n_batches, int B, int T, float *loss)
+{
+    tr_gpt *m = t->model;
+    tr_nvtx_push_static("eval");
+    int rc = tr_loader_seek(val, 0); /* the same batches every time: comparable numbers */
+    double s = 0;
+    size_t row0 = (size_t)t->row0 * T;
+    for (int i = 0; i < n_batches && rc >= 0; i++) {
+        const tr_batch *b;
+        float l = 0;
+        if ((rc = tr_loader_next(val, &b)) >= 0 && (rc = dist_forward_begin(t)) >= 0)
+            rc = tr_gpt_forward(m, b->inputs + row0, b->targets + row0, B, T, false, &l);
+        s += l;
+    }
+    *loss = (float)(s / n_batches);
+#ifdef HAVE_MPI
+    if (rc >= 0 && t->dist && (rc = tr_dist_gpt_eval_end(t->dist)) >= 0)
+        rc = tr_dist_gpt_mean(t->dist, loss);
+#endif
+    tr_nvtx_pop();
+    return rc;
+}
+
 void tr_trainer_eval_weights(tr_trainer *t, bool begin)
 {
     (void)begin; /* swapping is its own inverse */
@@ -186,57 +212,182 @@ static int32_t *graph_tokens(const tr_trainer *t, int k, bool targets)
     return (int32_t *)((char *)t->graph.inputs + GRAPH_INPUTS_ALIGN) + (2 * (size_t)k + targets) * n;
 }
 
-/* One step's work, from the loader's batches, or with loader NULL from the
- * graph's pinned inputs (warm-up and capture; lr_src: the pinned lr the
- * replays read). Nothing here waits for the device. */
-static int device_body(tr_trainer *t, tr_loader *loader, float lr, const float *lr_src, int B, int T, bool capturing)
+/* ---- distributed training's hooks into the step (dist_gpt.h); nothing in one process ---- */
+
+static int dist_forward_begin(tr_trainer *t)
+{
+#ifdef HAVE_MPI
+    if (t->dist)
+        return tr_dist_gpt_forward_begin(t->dist); /* ZeRO-3: the root unit */
+#endif
+    (void)t;
+    return TR_OK;
+}
+
+static int dist_backward(tr_trainer *t, int k)
+{
+#ifdef HAVE_MPI
+    int rc = TR_OK;
+    if (t->dist) /* DDP communicates on the last micro-batch only */
+        rc = tr_dist_gpt_backward_begin(t->dist, k == 0, k == t->cfg.accum - 1);
+    if (rc >= 0)
+        rc = tr_gpt_backward(t->model);
+    if (rc >= 0 && t->dist)
+        rc = tr_dist_gpt_backward_end(t->dist);
+    return rc;
+#else
+    (void)k;
+    return tr_gpt_backward(t->model);
+#endif
+}
+
+/* The ranks' mean loss; every rank skips the same steps (main.c decides from
+ * the step number alone), so the collective is skipped with the read-back. */
+static int dist_mean_loss(tr_trainer *t, float *loss)
+{
+#ifdef HAVE_MPI
+    if (t->dist && !t->skip_loss)
+        return tr_dist_gpt_mean(t->dist, loss);
+#endif
+    (void)t, (void)loss;
+    return TR_OK;
+}
+
+static int grad_sumsq(tr_trainer *t, double *sumsq, bool *finite)
+{
+#ifdef HAVE_MPI
+    if (t->dist)
+        return tr_dist_gpt_grad_sumsq(t->dist, t->cfg.fuse, sumsq, finite);
+#endif
+    *sumsq = tr_grad_sumsq(t->model, t->cfg.fuse, t->shard_begin, t->shard_end, finite);
+    return TR_OK;
+}
+
+static int dist_step_end(tr_trainer *t)
+{
+#ifdef HAVE_MPI
+    if (t->dist)
+        return tr_dist_gpt_step_end(t->dist, true); /* ZeRO-1/2: gather the update */
+#endif
+    (void)t;
+    return TR_OK;
+}
+
+/* ---- the step, decided on the host or on the device ---- */
+
+/* Micro-batch k: its tokens from the loader, or with loader NULL from the
+ * graph's pinned inputs; the forward (loss: read back into it, NULL: not
+ * read back; on the device the state adds it up) and the backward. */
+static int micro_batch(tr_trainer *t, tr_loader *loader, int k, int B, int T, bool capturing, float *loss)
 {
     tr_gpt *m = t->model;
     tr_backend *be = m->be;
-    const tr_step_ops *ops = be->step_ops;
-    const tr_train_config *c = &t->cfg;
-    ops->begin(be, lr, lr_src);
-    m->dloss = 1.0f / c->accum; /* the backend multiplies by the device's loss scale */
-    int rc = TR_OK;
-    for (int k = 0; k < c->accum && rc >= 0; k++) {
-        const int32_t *inputs, *targets;
-        if (loader) {
-            const tr_batch *b;
-            tr_nvtx_push_static("data");
-            rc = tr_loader_next(loader, &b);
-            tr_nvtx_pop();
-            if (rc < 0)
-                break;
-            size_t row0 = (size_t)t->row0 * T;
-            inputs = b->inputs + row0;
-            targets = b->targets + row0;
-        } else {
-            inputs = graph_tokens(t, k, false);
-            targets = graph_tokens(t, k, true);
-        }
-        tr_nvtx_push_static("forward");
-        rc = tr_gpt_forward(m, inputs, targets, B, T, true, NULL);
-        if (rc >= 0)
-            ops->add_loss(be, &m->head.losses);
+    const tr_step_ops *ops = t->on_device ? be->step_ops : NULL;
+    const int32_t *inputs, *targets;
+    if (loader) {
+        const tr_batch *b;
+        tr_nvtx_push_static("data");
+        int rc = tr_loader_next(loader, &b);
         tr_nvtx_pop();
         if (rc < 0)
-            break;
-        if (capturing && k == c->accum - 1)
-            ops->inputs_read(be);
-        tr_nvtx_push_static("backward");
-        rc = tr_gpt_backward(m);
-        tr_nvtx_pop();
+            return rc;
+        size_t row0 = (size_t)t->row0 * T; /* this rank's rows of the global batch */
+        inputs = b->inputs + row0;
+        targets = b->targets + row0;
+    } else {
+        inputs = graph_tokens(t, k, false);
+        targets = graph_tokens(t, k, true);
+    }
+    tr_nvtx_push_static("forward");
+    int rc = dist_forward_begin(t);
+    if (rc >= 0)
+        rc = tr_gpt_forward(m, inputs, targets, B, T, true, loss);
+    if (rc >= 0 && ops)
+        ops->add_loss(be, &m->head.losses);
+    tr_nvtx_pop();
+    if (rc < 0)
+        return rc;
+    if (capturing && k == t->cfg.accum - 1)
+        ops->inputs_read(be);
+    tr_nvtx_push_static("backward");
+    rc = dist_backward(t, k);
+    tr_nvtx_pop();
+    return rc;
+}
+
+/* The host's verdict: the gradient check read back, scaler.h's rules (which
+ * the device step runs too), the marks. *take: the update is made, with *h. */
+static int host_verdict(tr_trainer *t, float lr, tr_step_result *r, tr_step_hyper *h, bool *take)
+{
+    const tr_train_config *c = &t->cfg;
+    bool checked = t->scaler.enabled || c->clip > 0, finite = true;
+    double sumsq = 0;
+    int rc;
+    if (checked && (rc = grad_sumsq(t, &sumsq, &finite)) < 0)
+        return rc;
+    float grad_scale = tr_scaler_grad_scale(&t->scaler, c->clip, checked, sumsq, finite, &r->grad_norm);
+    *take = tr_scaler_update(&t->scaler, !finite);
+    if (t->scaler.enabled)
+        tr_nvtx_mark_value("loss scale", r->scale);
+    if (*take) {
+        *h = tr_optim_host_step(&t->opt, lr, grad_scale);
+    } else {
+        r->skipped = true;
+        tr_nvtx_mark_value("skipped step", r->scale);
+    }
+    return TR_OK;
+}
+
+/* One step's work: the micro-batches from the loader, or with loader NULL
+ * from the graph's pinned inputs (warm-up and capture; lr_src: the pinned lr
+ * the replays read), the gradient check, the verdict and the update.
+ * Decided on the host, r gets the loss and the verdict; on the device the
+ * state keeps them, nothing here waits for the device, and the update always
+ * runs (its kernels skip a skipped step). */
+static int step_body(tr_trainer *t, tr_loader *loader, float lr, const float *lr_src, int B, int T, bool capturing,
+                     tr_step_result *r)
+{
+    tr_gpt *m = t->model;
+    tr_backend *be = m->be;
+    const tr_step_ops *ops = t->on_device ? be->step_ops : NULL;
+    const tr_train_config *c = &t->cfg;
+    if (ops) {
+        ops->begin(be, lr, lr_src);
+        m->dloss = 1.0f / c->accum; /* the backend multiplies by the device's loss scale */
+    } else {
+        m->dloss = t->scaler.scale / c->accum; /* each micro-batch's mean loss counts 1/K, times the loss scale */
+    }
+    int rc = TR_OK;
+    double loss_sum = 0;
+    for (int k = 0; k < c->accum && rc >= 0; k++) {
+        float loss = NAN; /* stays NaN when the loss is not read back */
+        rc = micro_batch(t, loader, k, B, T, capturing, ops || t->skip_loss ? NULL : &loss);
+        loss_sum += loss;
     }
     if (rc < 0)
         return rc;
-    bool checked = t->scaler.enabled || c->clip > 0;
-    if (checked)
-        tr_grad_check_device(m, c->fuse, t->shard_begin, t->shard_end);
-    ops->verdict(be);
-    tr_optim_step_device(&t->opt, m, checked);
-    m->params_lp_stale = true; /* recast every step: a replay cannot know whether the update was skipped */
-    if (t->ema.w.data)
-        tr_ema_update_device(&t->ema, m);
+    tr_step_hyper h;
+    bool take = true;
+    if (ops) {
+        bool checked = t->scaler.enabled || c->clip > 0;
+        if (checked)
+            tr_grad_check_device(m, c->fuse, t->shard_begin, t->shard_end);
+        ops->verdict(be);
+        h = (tr_step_hyper){.lr = lr, .scaled = checked, .dev = ops->state(be)};
+    } else {
+        r->loss = (float)(loss_sum / c->accum);
+        if ((rc = dist_mean_loss(t, &r->loss)) < 0 || (rc = host_verdict(t, lr, r, &h, &take)) < 0)
+            return rc;
+    }
+    if (take) {
+        tr_optim_step(&t->opt, m, &h);
+        /* on the device: recast every step, a replay cannot know whether the update was skipped */
+        m->params_lp_stale = true;
+        if ((rc = dist_step_end(t)) < 0)
+            return rc;
+        if (t->ema.w.data)
+            tr_ema_update(&t->ema, m, &h);
+    }
     tr_gpt_zero_grad(m);
     return TR_OK;
 }
@@ -297,7 +448,7 @@ static int graph_step(tr_trainer *t, tr_loader *loader, int step, float lr, int 
     if (t->graph.n_warmup < 1 || (t->graph.warmup_grew && t->graph.n_warmup < GRAPH_MAX_WARMUP)) {
         tr_alloc_stats before, after;
         tr_alloc_get_stats(m->alloc, &before);
-        int rc = device_body(t, NULL, lr, NULL, B, T, false);
+        int rc = step_body(t, NULL, lr, NULL, B, T, false, r);
         tr_alloc_get_stats(m->alloc, &after);
         t->graph.n_warmup++;
         t->graph.warmup_grew = after.n_segment_allocs != before.n_segment_allocs;
@@ -310,7 +461,7 @@ static int graph_step(tr_trainer *t, tr_loader *loader, int step, float lr, int 
         tr_alloc_capture_end(m->alloc);
         return rc;
     }
-    rc = device_body(t, NULL, lr, lr_src, B, T, true);
+    rc = step_body(t, NULL, lr, lr_src, B, T, true, r);
     int rc_end = ops->capture_end(be, &t->graph.n_nodes); /* ended even when the step failed */
     tr_alloc_capture_end(m->alloc);
     t->graph.captured_at = step; /* released with the trainer from here on */
@@ -323,119 +474,24 @@ static int graph_step(tr_trainer *t, tr_loader *loader, int step, float lr, int 
     return TR_OK;
 }
 
-static int device_step(tr_trainer *t, tr_loader *loader, int step, int B, int T, tr_step_result *r)
-{
-    char name[32];
-    snprintf(name, sizeof name, "step %d", step);
-    tr_nvtx_push(name);
-    *r = (tr_step_result){.lr = tr_schedule_lr(&t->cfg.schedule, step), .loss = NAN, .scale = NAN, .grad_norm = NAN};
-    int rc = t->device_loaded ? TR_OK : device_load(t);
-    if (rc >= 0)
-        rc = t->cfg.cuda_graph ? graph_step(t, loader, step, r->lr, B, T, r)
-                               : device_body(t, loader, r->lr, NULL, B, T, false);
-    if (rc >= 0 && !t->skip_loss)
-        device_read(t, r);
-    tr_nvtx_pop();
-    return rc;
-}
-
 int tr_train_step(tr_trainer *t, tr_loader *loader, int step, int B, int T, tr_step_result *r)
 {
-    if (t->on_device)
-        return device_step(t, loader, step, B, T, r);
-    tr_gpt *m = t->model;
-    const tr_train_config *c = &t->cfg;
     char name[32];
     snprintf(name, sizeof name, "step %d", step);
     tr_nvtx_push(name);
-    *r = (tr_step_result){.lr = tr_schedule_lr(&c->schedule, step), .scale = t->scaler.scale,
-                          .grad_norm = NAN};
-    int rc = TR_OK;
-    double loss_sum = 0;
-    /* each micro-batch's mean loss counts 1/K, times the loss scale */
-    m->dloss = t->scaler.scale / c->accum;
-    for (int k = 0; k < c->accum && rc >= 0; k++) {
-        const tr_batch *b;
-        float loss = NAN; /* stays NaN when the loss is not read back */
-        tr_nvtx_push_static("data");
-        rc = tr_loader_next(loader, &b);
-        tr_nvtx_pop();
-        if (rc < 0)
-            break;
-        tr_nvtx_push_static("forward");
-        size_t row0 = (size_t)t->row0 * T; /* this rank's rows of the global batch */
-#ifdef HAVE_MPI
-        if (t->dist)
-            rc = tr_dist_gpt_forward_begin(t->dist); /* ZeRO-3: the root unit */
-#endif
-        if (rc >= 0)
-            rc = tr_gpt_forward(m, b->inputs + row0, b->targets + row0, B, T, true,
-                                t->skip_loss ? NULL : &loss);
-        tr_nvtx_pop();
-        if (rc < 0)
-            break;
-        tr_nvtx_push_static("backward");
-#ifdef HAVE_MPI
-        if (t->dist) /* DDP communicates on the last micro-batch only */
-            rc = tr_dist_gpt_backward_begin(t->dist, k == 0, k == c->accum - 1);
-#endif
-        if (rc >= 0)
-            rc = tr_gpt_backward(m);
-#ifdef HAVE_MPI
-        if (rc >= 0 && t->dist)
-            rc = tr_dist_gpt_backward_end(t->dist);
-#endif
-        tr_nvtx_pop();
-        loss_sum += loss;
-    }
-    if (rc < 0) {
-        tr_nvtx_pop();
-        return rc;
-    }
-    r->loss = (float)(loss_sum / c->accum);
-#ifdef HAVE_MPI
-    /* every rank skips the same steps (main.c decides from the step number alone), so the collective
-     * mean is skipped together with the read-back it needs */
-    if (t->dist && !t->skip_loss && (rc = tr_dist_gpt_mean(t->dist, &r->loss)) < 0) {
-        tr_nvtx_pop();
-        return rc;
-    }
-#endif
-
-    /* Gradient checks: one pass for the norm and inf/NaN when needed */
-    bool checked = t->scaler.enabled || c->clip > 0, finite = true;
-    double sumsq = 0;
-    if (checked) {
-#ifdef HAVE_MPI
-        if (t->dist && (rc = tr_dist_gpt_grad_sumsq(t->dist, c->fuse, &sumsq, &finite)) < 0) {
-            tr_nvtx_pop();
-            return rc;
-        }
-        if (!t->dist)
-#endif
-            sumsq = tr_grad_sumsq(m, c->fuse, t->shard_begin, t->shard_end, &finite);
-    }
-    /* scaler.h's rules, which the device step runs too */
-    float grad_scale = tr_scaler_grad_scale(&t->scaler, c->clip, checked, sumsq, finite, &r->grad_norm);
-    bool take = tr_scaler_update(&t->scaler, !finite);
-    if (t->scaler.enabled)
-        tr_nvtx_mark_value("loss scale", r->scale);
-    if (take) {
-        tr_optim_step(&t->opt, m, r->lr, grad_scale);
-        m->params_lp_stale = true;
-#ifdef HAVE_MPI
-        if (t->dist && (rc = tr_dist_gpt_step_end(t->dist, true)) < 0) { /* ZeRO-1/2: gather the update */
-            tr_nvtx_pop();
-            return rc;
-        }
-#endif
-        if (t->ema.w.data)
-            tr_ema_update(&t->ema, m);
+    *r = (tr_step_result){.lr = tr_schedule_lr(&t->cfg.schedule, step), .loss = NAN,
+                          .scale = t->on_device ? NAN : t->scaler.scale, .grad_norm = NAN};
+    int rc;
+    if (!t->on_device) {
+        rc = step_body(t, loader, r->lr, NULL, B, T, false, r);
     } else {
-        r->skipped = true;
-        tr_nvtx_mark_value("skipped step", r->scale);
+        rc = t->device_loaded ? TR_OK : device_load(t);
+        if (rc >= 0)
+            rc = t->cfg.cuda_graph ? graph_step(t, loader, step, r->lr, B, T, r)
+                                   : step_body(t, loader, r->lr, NULL, B, T, false, r);
+        if (rc >= 0 && !t->skip_loss)
+            device_read(t, r);
     }
-    tr_gpt_zero_grad(m);
     tr_nvtx_pop();
-    return TR_OK;
+    return rc;
 }

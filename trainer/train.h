@@ -87,6 +87,9 @@ void tr_trainer_release(tr_trainer *t);
  * distributed training the loader yields the global batch (ranks x B rows)
  * and each rank trains on its B rows of it. */
 int tr_train_step(tr_trainer *t, tr_loader *loader, int step, int B, int T, tr_step_result *r);
+/* The mean loss of the first n_batches of val (NVTX range "eval"); under
+ * distributed training each rank takes its rows and the ranks average. */
+int tr_trainer_evaluate(tr_trainer *t, tr_loader *val, int n_batches, int B, int T, float *loss);
 /* Evaluation uses the EMA weights when there are any: swap in, then back. */
 void tr_trainer_eval_weights(tr_trainer *t, bool begin);
 /* A step decided on the device: reads its state back into t->scaler and

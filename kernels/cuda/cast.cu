@@ -42,39 +42,33 @@ static unsigned blocks_for(long n) { return kc_blocks(n, THREADS); }
 
 extern "C" int kc_cast_f32_to_bf16(uint16_t *out, const float *in, long n, cudaStream_t stream)
 {
-    nvtxRangePushA("cast f32->bf16");
+    kc_range r("cast f32->bf16");
     f32_to_bf16_kernel<<<blocks_for(n), THREADS, 0, stream>>>((__nv_bfloat16 *)out, in, n);
-    cudaError_t err = cudaGetLastError();
-    nvtxRangePop();
-    return (int)err;
+    return kc_launched();
 }
 
 extern "C" int kc_cast_bf16_to_f32(float *out, const uint16_t *in, long n, cudaStream_t stream)
 {
-    nvtxRangePushA("cast bf16->f32");
+    kc_range r("cast bf16->f32");
     bf16_to_f32_kernel<<<blocks_for(n), THREADS, 0, stream>>>(out, (const __nv_bfloat16 *)in, n);
-    cudaError_t err = cudaGetLastError();
-    nvtxRangePop();
-    return (int)err;
+    return kc_launched();
 }
 
 extern "C" int kc_cast_f32_to_f16(uint16_t *out, const float *in, long n, cudaStream_t stream)
 {
-    nvtxRangePushA("cast f32->f16");
+    kc_range r("cast f32->f16");
     f32_to_f16_kernel<<<blocks_for(n), THREADS, 0, stream>>>((__half *)out, in, n);
-    cudaError_t err = cudaGetLastError();
-    nvtxRangePop();
-    return (int)err;
+    return kc_launched();
 }
 
 extern "C" int kc_cast_f16_to_f32(float *out, const uint16_t *in, long n, cudaStream_t stream)
 {
-    nvtxRangePushA("cast f16->f32");
+    kc_range r("cast f16->f32");
     f16_to_f32_kernel<<<blocks_for(n), THREADS, 0, stream>>>(out, (const __half *)in, n);
-    cudaError_t err = cudaGetLastError();
-    nvtxRangePop();
-    return (int)err;
+    return kc_launched();
 }
+
+extern "C" void kc_nvtx_ranges(int on) { kc_ranges_on = on; }
 
 extern "C" int kc_cast(void *dst, int dst_dt, const void *src, int src_dt, long n, cudaStream_t stream)
 {

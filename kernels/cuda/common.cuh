@@ -100,10 +100,21 @@ static inline unsigned kc_blocks(long n, int threads)
     return (unsigned)(b < 1 ? 1 : (b > 65535L * 16 ? 65535L * 16 : b));
 }
 
-/* A launcher's NVTX range, closed when the launcher returns. */
+/* A launcher's NVTX range, closed when the launcher returns; none while a
+ * caller that opens its own range per op turned them off (kc_nvtx_ranges). */
+inline int kc_ranges_on = 1;
 struct kc_range {
-    explicit kc_range(const char *name) { nvtxRangePushA(name); }
-    ~kc_range() { nvtxRangePop(); }
+    bool on;
+    explicit kc_range(const char *name) : on(kc_ranges_on != 0)
+    {
+        if (on)
+            nvtxRangePushA(name);
+    }
+    ~kc_range()
+    {
+        if (on)
+            nvtxRangePop();
+    }
 };
 
 /* The launch's own error (bad configuration), not an earlier kernel's. */

@@ -2,7 +2,10 @@
  * one family per file beside kernels/cpu/<family>.c (the reference each is
  * tested against, tests/gpu/test_cuda_ops.c). Each returns a cudaError_t as
  * int (0 on success: the launch was accepted); work is asynchronous on
- * `stream`. Each launcher opens an NVTX range named after its op.
+ * `stream`. Each launcher opens an NVTX range named after its op, unless
+ * kc_nvtx_ranges(0) turned them off: a caller that opens one range per op
+ * itself (the trainer's CUDA backend, whose trace has the CPU backend's
+ * shape) would otherwise get two, nested.
  * Storage: a tensor passed as void * is in the dtype `dt` (KC_F32, KC_BF16
  * or KC_F16, the order of tr_dtype); float * tensors are fp32 (the residual
  * stream, statistics, gradients of parameters, optimizer state). Kernels
@@ -23,6 +26,9 @@ extern "C" {
 #endif
 
 enum { KC_F32 = 0, KC_BF16 = 1, KC_F16 = 2 };
+
+/* The launchers' own NVTX ranges on (1, the default) or off (0). */
+void kc_nvtx_ranges(int on);
 
 /* cast.cu */
 int kc_cast_f32_to_bf16(uint16_t *out, const float *in, long n, cudaStream_t stream);
@@ -111,7 +117,7 @@ int kc_sumsq_finite(kc_reduction *out, const float *x, long n, void *scratch, cu
 int kc_scale(float *x, float s, long n, cudaStream_t stream);
 int kc_ema(float *ema, const float *x, float decay, long n, cudaStream_t stream);
 
-/* optim.cu: the step decided on the device (trainer/step_state.h): the
+/* optim.cu: the step decided on the device (kernels/step_state.h): the
  * updates above with lr, t and grad_scale read from the state st (device
  * memory), writing nothing on a skipped step; the state's per-step sums
  * (lr_src: NULL, or mapped pinned host memory holding the lr); the loss

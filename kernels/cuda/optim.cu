@@ -1,7 +1,7 @@
 /* optim.cu: the optimizer's element-wise kernels on the GPU: AdamW, the fused
  * multi-range AdamW (multi-tensor apply with the loss scaler's 1/S), SGD with
  * momentum, the gradient-norm reductions, scaling and the weight EMA; and
- * the step decided on the device (trainer/step_state.h): the per-step sums,
+ * the step decided on the device (kernels/step_state.h): the per-step sums,
  * the loss scaler's verdict, and *_step launchers of the updates that read
  * lr, t and the gradients' scale from that state and skip a skipped step.
  * References: kernels/cpu/adamw.c and optim.c. The reductions use a fixed
@@ -17,7 +17,7 @@ enum { RED_BLOCKS = 512, RED_THREADS = 256, LOSS_THREADS = 256 };
 
 /* What an update reads that may change per step. From the arguments when
  * st is NULL (the host decided); else from the device step state
- * (trainer/step_state.h), and false on a skipped step: nothing to write. */
+ * (kernels/step_state.h), and false on a skipped step: nothing to write. */
 struct hyper {
     float lr, grad_scale, c1, c2;
     int t;
@@ -152,7 +152,7 @@ __global__ void ema_kernel(float *ema, const float *x, float decay, long n, cons
         ema[i] = decay * ema[i] + (1.0f - decay) * x[i];
 }
 
-/* ---- the step decided on the device (trainer/step_state.h) ---- */
+/* ---- the step decided on the device (kernels/step_state.h) ---- */
 
 __global__ void step_begin_kernel(tr_step_state *s, float lr, const float *lr_src)
 {

@@ -323,24 +323,26 @@ static void test_optim(void)
         ((float *)v.c.data)[i] = fabsf(((float *)v.c.data)[i]);
     gpu->copy_h2d(gpu, v.g.data, v.c.data, n * sizeof(float), 0);
     for (int t = 1; t <= 3; t++)
-        BOTH(be->adamw(be, T(p), T(g), T(m), T(v), 1e-3f, 0.9f, 0.95f, 1e-8f, 0.1f, t));
+        BOTH(be->adamw(be, T(p), T(g), T(m), T(v), &(tr_step_hyper){.lr = 1e-3f, .t = t}, 0.9f, 0.95f, 1e-8f, 0.1f));
     expect("adamw (3 steps)", "param", &p);
     expect("adamw (3 steps)", "m", &m);
     expect("adamw (3 steps)", "v", &v);
     size_t bounds[] = {17, 5000, 5001, 77777, (size_t)n};
     float decay[] = {0.1f, 0.0f, 0.1f, 0.0f};
-    BOTH(be->adamw_fused(be, T(p), T(g), T(m), T(v), bounds, decay, 4, 1e-3f, 0.9f, 0.95f, 1e-8f, 0.25f, 4));
+    BOTH(be->adamw_fused(be, T(p), T(g), T(m), T(v), bounds, decay, 4,
+                         &(tr_step_hyper){.lr = 1e-3f, .grad_scale = 0.25f, .t = 4}, 0.9f, 0.95f, 1e-8f));
     expect("adamw_fused", "param", &p);
     expect("adamw_fused", "v", &v);
     pair buf = make(TR_F32, 1, 1, n, 0, 0, 0);
-    BOTH(be->sgd(be, T(p), T(g), T(buf), 0.01f, 0.9f, 0.01f, 1));
-    BOTH(be->sgd(be, T(p), T(g), T(buf), 0.01f, 0.9f, 0.01f, 0));
-    BOTH(be->sgd(be, T(p), T(g), NULL, 0.01f, 0.0f, 0.0f, 0));
+    BOTH(be->sgd(be, T(p), T(g), T(buf), &(tr_step_hyper){.lr = 0.01f, .t = 1}, 0.9f, 0.01f));
+    BOTH(be->sgd(be, T(p), T(g), T(buf), &(tr_step_hyper){.lr = 0.01f, .t = 2}, 0.9f, 0.01f));
+    BOTH(be->sgd(be, T(p), T(g), NULL, &(tr_step_hyper){.lr = 0.01f, .t = 2}, 0.0f, 0.0f));
     expect("sgd", "param", &p);
     expect("sgd", "buf", &buf);
     BOTH(be->scale(be, T(g), 0.5f));
+    BOTH(be->unscale(be, T(g), &(tr_step_hyper){.grad_scale = 0.25f, .scaled = true}));
     expect("scale", "x", &g);
-    BOTH(be->ema(be, T(m), T(p), 0.99f));
+    BOTH(be->ema(be, T(m), T(p), 0.99f, &(tr_step_hyper){.lr = 0.0f}));
     expect("ema", "ema", &m);
     double s_c = cpu->sumsq(cpu, &g.c), s_g = gpu->sumsq(gpu, &g.g);
     int f_c, f_g;

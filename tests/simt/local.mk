@@ -14,8 +14,7 @@ SIMT_GENERATED = tests/simt/gen/cast.cc tests/simt/gen/encoder.cc tests/simt/gen
 	tests/simt/gen/crossentropy.cc tests/simt/gen/optim.cc tests/simt/gen/faulty_kernels.cc
 nodist_tests_simt_test_kernels_simt_SOURCES = $(SIMT_GENERATED)
 tests_simt_test_kernels_simt_CPPFLAGS = $(AM_CPPFLAGS) $(CUDA_CPPFLAGS) $(NVTX_CPPFLAGS) \
-	-I$(top_srcdir)/tests/simt -I$(top_srcdir)/tests/unit -I$(top_srcdir)/kernels/cuda -I$(top_srcdir)/kernels \
-	-I$(top_srcdir)/trainer
+	-I$(top_srcdir)/tests/simt -I$(top_srcdir)/tests/unit -I$(top_srcdir)/kernels/cuda -I$(top_srcdir)/kernels
 # Kernels compare threadIdx (unsigned) with ints, as CUDA code does.
 tests_simt_test_kernels_simt_CXXFLAGS = -std=c++17 -O2 -include $(top_srcdir)/tests/simt/simt.h \
 	-Wall -Wextra -Wno-sign-compare -Wno-unused-parameter $(SIMT_WERROR)

@@ -1,7 +1,7 @@
 /* test_kernels_simt: the CUDA kernels of kernels/cuda, run on the CPU by the
  * SIMT emulator (tests/simt/simt.h), against the CPU reference of
  * kernels/cpu, with fp32, bf16 and fp16 storage; the device-side training
- * step (trainer/step_state.h) against the host's rules; and the emulator's
+ * step (kernels/step_state.h) against the host's rules; and the emulator's
  * own checks on the broken kernels of faulty_kernels.cu.
  * Inputs are rounded to their storage type first, so both sides read the
  * same values; the reference's outputs are rounded the same way before the

@@ -99,6 +99,13 @@ static void test_trainer_model__gradient_check(void)
     teardown(&f);
 }
 
+/* A step the host decided to take, with lr and the gradients' scale. */
+static void optim_step(tr_optim *o, tr_gpt *m, float lr, float grad_scale)
+{
+    tr_step_hyper h = tr_optim_host_step(o, lr, grad_scale);
+    tr_optim_step(o, m, &h);
+}
+
 static const tr_optim_config adamw_config = {
     .kind = TR_OPTIM_ADAMW, .beta1 = 0.9f, .beta2 = 0.95f, .eps = 1e-8f, .weight_decay = 0.1f};
 
@@ -112,7 +119,7 @@ static void train(fixture *f, tr_optim *o, tr_loader *l, int from, int to, float
         CU_ASSERT_EQUAL(tr_gpt_forward(f->m, b->inputs, b->targets, B, T, true, last), TR_OK);
         tr_gpt_zero_grad(f->m);
         CU_ASSERT_EQUAL(tr_gpt_backward(f->m), TR_OK);
-        tr_optim_step(o, f->m, 1e-2f, 1.0f);
+        optim_step(o, f->m, 1e-2f, 1.0f);
     }
 }
 

@@ -33,6 +33,13 @@ typedef struct run {
     tr_dtype qkv_dtype;
 } run;
 
+/* A step the host decided to take, with lr and the gradients' scale. */
+static void optim_step(tr_optim *o, tr_gpt *m, float lr, float grad_scale)
+{
+    tr_step_hyper h = tr_optim_host_step(o, lr, grad_scale);
+    tr_optim_step(o, m, &h);
+}
+
 static run grads_of(tr_dtype amp, tr_gpt_checkpoint ckpt, bool fuse, int batch, int accum)
 {
     fixture f;
@@ -359,9 +366,9 @@ static void test_trainer_train__optimizers(void)
     CU_ASSERT_EQUAL(tr_optim_init(&oc, c.m, &fused, 0, n + 1), TR_EINVAL);
     CU_ASSERT_EQUAL(tr_optim_init(&oc, c.m, &fused, 0, n), TR_OK);
     for (int s = 0; s < 3; s++) {
-        tr_optim_step(&oa, a.m, 1e-2f, 0.5f);
-        tr_optim_step(&ob1, b.m, 1e-2f, 0.5f);
-        tr_optim_step(&ob2, b.m, 1e-2f, 0.5f);
+        optim_step(&oa, a.m, 1e-2f, 0.5f);
+        optim_step(&ob1, b.m, 1e-2f, 0.5f);
+        optim_step(&ob2, b.m, 1e-2f, 0.5f);
         random_grads(&a, 10 + s);
         random_grads(&b, 10 + s);
     }
@@ -373,8 +380,8 @@ static void test_trainer_train__optimizers(void)
     tr_optim_release(&oa, a.m);
     CU_ASSERT_EQUAL(tr_optim_init(&oa, a.m, &adamw, 0, n), TR_OK);
     memcpy(c.m->params_flat.data, a.m->params_flat.data, n * sizeof(float));
-    tr_optim_step(&oa, a.m, 1e-2f, 0.5f);
-    tr_optim_step(&oc, c.m, 1e-2f, 0.5f);
+    optim_step(&oa, a.m, 1e-2f, 0.5f);
+    optim_step(&oc, c.m, 1e-2f, 0.5f);
     CU_ASSERT(rel_diff(c.m->params_flat.data, a.m->params_flat.data, n) < 1e-6);
     /* with zero gradients and fresh moments only the decay moves a weight: matrices and
      * embeddings decay, LayerNorm gains and biases do not */
@@ -382,7 +389,7 @@ static void test_trainer_train__optimizers(void)
     CU_ASSERT_EQUAL(tr_optim_init(&od, a.m, &adamw, 0, n), TR_OK);
     memset(a.m->grads_flat.data, 0, n * sizeof(float));
     float gain = ((float *)a.m->params.lnfw.data)[0], w = ((float *)a.m->params.qkvw.data)[0];
-    tr_optim_step(&od, a.m, 1e-2f, 1.0f);
+    optim_step(&od, a.m, 1e-2f, 1.0f);
     CU_ASSERT_EQUAL(((float *)a.m->params.lnfw.data)[0], gain);
     CU_ASSERT_DOUBLE_EQUAL(((float *)a.m->params.qkvw.data)[0], w * (1 - 1e-2 * 0.1), 1e-7);
     tr_optim_release(&od, a.m);
@@ -405,11 +412,11 @@ static void test_trainer_train__optimizers(void)
     CU_ASSERT_EQUAL(tr_optim_init(&os, b.m, &sgd, 0, n), TR_OK);
     float *p = b.m->params_flat.data, *g = b.m->grads_flat.data;
     float p0 = p[5], g0 = g[5];
-    tr_optim_step(&os, b.m, 0.1f, 1.0f); /* buf = g; p -= 0.1 g */
+    optim_step(&os, b.m, 0.1f, 1.0f); /* buf = g; p -= 0.1 g */
     CU_ASSERT_DOUBLE_EQUAL(p[5], p0 - 0.1f * g0, 1e-7);
     float p1 = p[5];
     g[5] = 2 * g0;
-    tr_optim_step(&os, b.m, 0.1f, 1.0f); /* buf = 0.9 g0 + 2 g0 */
+    optim_step(&os, b.m, 0.1f, 1.0f); /* buf = 0.9 g0 + 2 g0 */
     CU_ASSERT_DOUBLE_EQUAL(p[5], p1 - 0.1f * (0.9f * g0 + 2 * g0), 1e-7);
     tr_optim_release(&os, b.m);
 
@@ -418,7 +425,7 @@ static void test_trainer_train__optimizers(void)
     CU_ASSERT_EQUAL(tr_ema_init(&e, a.m, 0.5f), TR_OK);
     float w0 = ((float *)a.m->params_flat.data)[7];
     ((float *)a.m->params_flat.data)[7] = w0 + 1.0f;
-    tr_ema_update(&e, a.m);
+    tr_ema_update(&e, a.m, &(tr_step_hyper){.lr = 0.0f});
     CU_ASSERT_DOUBLE_EQUAL(((float *)e.w.data)[7], w0 + 0.5f, 1e-6);
     tr_ema_swap(&e, a.m);
     CU_ASSERT_DOUBLE_EQUAL(((float *)a.m->params.wte.data)[7], w0 + 0.5f, 1e-6); /* the views follow */

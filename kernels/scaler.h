@@ -5,10 +5,11 @@
  * skipped and S is multiplied by the backoff (0.5); after growth_interval
  * (2000) good steps in a row S is multiplied by the growth (2.0). A fixed
  * scale (--loss-scale S) skips bad steps too but never changes.
- * The rules after the gradient check (tr_scaler_update, tr_scaler_grad_scale)
- * are inline and also compiled for the GPU: the step decided on the device
- * (step_state.h, kernels/cuda/optim.cu) runs this code, in the same float
- * and double arithmetic as train.c on the host. */
+ * Everything here is inline and also compiled for the GPU: the step decided
+ * on the device (step_state.h, kernels/cuda/optim.cu) runs this code, in the
+ * same float and double arithmetic as the trainer's step on the host
+ * (trainer/train.c). It lives with the kernels, which run it; the trainer
+ * includes it. */
 #ifndef TR_SCALER_H
 #define TR_SCALER_H
 
@@ -31,11 +32,30 @@ typedef struct tr_scaler {
     int64_t n_skipped;
 } tr_scaler;
 
+/* Plain stores, no compound literal: this is C and CUDA C++ alike. */
+TR_SCALER_FN void tr_scaler_set(tr_scaler *s, bool enabled, bool dynamic, float scale, float growth, float backoff,
+                                int growth_interval)
+{
+    s->enabled = enabled;
+    s->dynamic = dynamic;
+    s->scale = scale;
+    s->growth = growth;
+    s->backoff = backoff;
+    s->growth_interval = growth_interval;
+    s->good_steps = 0;
+    s->n_skipped = 0;
+}
+
 /* No scaling: scale 1, never skips (fp32 and bf16 without --loss-scale). */
-void tr_scaler_off(tr_scaler *s);
-void tr_scaler_fixed(tr_scaler *s, float scale);
+TR_SCALER_FN void tr_scaler_off(tr_scaler *s) { tr_scaler_set(s, false, false, 1.0f, 1.0f, 1.0f, 0); }
+
+TR_SCALER_FN void tr_scaler_fixed(tr_scaler *s, float scale) { tr_scaler_set(s, true, false, scale, 1.0f, 1.0f, 0); }
+
 /* GradScaler(init_scale, growth_factor=2, backoff_factor=0.5, growth_interval) */
-void tr_scaler_dynamic(tr_scaler *s, float init_scale, int growth_interval);
+TR_SCALER_FN void tr_scaler_dynamic(tr_scaler *s, float init_scale, int growth_interval)
+{
+    tr_scaler_set(s, true, true, init_scale, 2.0f, 0.5f, growth_interval);
+}
 
 /* After the gradients were checked: true if the step is to be taken. Updates
  * the scale as GradScaler.update does. */
