@@ -1,7 +1,7 @@
 #!/bin/sh
 # bench_optimizations.sh: step time and peak memory of the trainer with each
 # optimization switch on and off, on the backend it runs on. Each
-# configuration runs ROUNDS times, interleaved (config 1, 2, ..., then again),
+# configuration runs ROUNDS times, interleaved (config 1, 2, ..., then in reverse),
 # every run with the same threads and OMP_WAIT_POLICY, so load from anything
 # else on the machine falls on every configuration alike. It prints each
 # configuration's median step time, every round's, and its ratio to the
@@ -39,11 +39,15 @@ optimized|--preset optimized"
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
+n_configs=$(echo "$configs" | wc -l)
 r=1
 while [ "$r" -le "$rounds" ]; do
-    i=0
-    echo "$configs" | while IFS='|' read -r name args; do
-        i=$((i + 1))
+    # odd rounds run the configurations in order, even rounds in reverse, so a
+    # drift of the machine's load does not favour the ones that come first
+    if [ $((r % 2)) -eq 1 ]; then order=$(seq 1 "$n_configs"); else order=$(seq "$n_configs" -1 1); fi
+    for i in $order; do
+        line=$(echo "$configs" | sed -n "${i}p")
+        name=${line%%|*} args=${line#*|}
         # shellcheck disable=SC2086
         "$trainer" --model "$model" --steps "$steps" --eval-every 0 --log-every 1 --threads "$threads" $args \
             >"$tmp/$i.$r" 2>&1 || { echo "$name: failed"; cat "$tmp/$i.$r"; }
