@@ -904,14 +904,14 @@ static const char capture_meta_sql[] =
     "    value                    TEXT\n"
     ")";
 
-/* Event tables left out of a closed trace when nothing went into them (as
- * nsys leaves out what it did not collect). Every reader of nsys exports,
- * gtrace's included, copes with their absence. */
+/* nsys's event tables, left out of a closed trace when nothing went into
+ * them (as nsys leaves out what it did not collect); every reader of nsys
+ * exports, gtrace's included, copes with their absence. The GTRACE_* tables
+ * stay, empty or not: an empty GTRACE_DROPPED_EVENTS says nothing was lost. */
 static const char *const droppable_tables[] = {
     "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
     "CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "NVTX_EVENTS",
-    "CUDA_GPU_MEMORY_USAGE_EVENTS", "CUDA_CALLCHAINS", GT_TABLE_MEMORY_EVENTS, GT_TABLE_GPU_MEMORY_STACKS,
-    GT_TABLE_CPU_OPS, GT_TABLE_DROPPED_EVENTS,
+    "CUDA_GPU_MEMORY_USAGE_EVENTS", "CUDA_CALLCHAINS",
 };
 
 /* The GPU activity tables a context or a stream shows up in. */

@@ -514,6 +514,9 @@ static void test_store_writer__nsys_tables_when_closed(void)
                                   " OR name = 'META_DATA_CAPTURE' OR type = 'view'"), 0);
     CU_ASSERT_EQUAL(query_int(db, "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name IN ('StringIds',"
                                   " 'PROCESSES', 'ThreadNames', 'META_DATA_EXPORT', 'ENUM_CUDA_MEMCPY_OPER')"), 5);
+    /* gtrace's own tables stay: an empty GTRACE_DROPPED_EVENTS says nothing was lost */
+    CU_ASSERT_EQUAL(query_int(db, "SELECT count(*) FROM " GT_TABLE_DROPPED_EVENTS), 0);
+    CU_ASSERT_EQUAL(query_int(db, "SELECT count(*) FROM " GT_TABLE_CPU_OPS), 0);
     CU_ASSERT_TRUE(integrity_ok(db));
     sqlite3_close(db);
     free(path);
