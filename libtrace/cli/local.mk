@@ -21,3 +21,10 @@ if HAVE_NVTX
 TESTS += tests/integration/cli_analyze.sh
 endif
 EXTRA_DIST += tests/integration/cli_analyze.sh
+
+# gtrace --pytorch on a small CNN (Debian's python3-torch; skipped, 77, without it).
+if HAVE_NVTX
+TESTS += tests/integration/pytorch_train.sh tests/integration/pytorch_cli.sh
+endif
+EXTRA_DIST += tests/integration/pytorch_train.sh tests/integration/pytorch_cli.sh \
+	tests/integration/pytorch_common.sh tests/integration/pytorch_train.py
