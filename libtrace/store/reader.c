@@ -746,9 +746,9 @@ static int open_trace(gt_trace **out, const char *path, unsigned flags, bool che
     rc = load_objects(t);
     if (rc < 0)
         goto cleanup;
-    /* what is read is a real table of the expected shape: the metadata
-     * tables first, then, the origin known, every table of that origin */
-    rc = gt_rd_check_shapes(t, true);
+    /* what is read is a real table of the expected shape: the description
+     * tables first, then, the origin known, the event tables of that origin */
+    rc = gt_rd_check_shapes(t, false);
     if (rc < 0)
         goto cleanup;
     rc = load_meta(t);
@@ -757,7 +757,7 @@ static int open_trace(gt_trace **out, const char *path, unsigned flags, bool che
     rc = identify(t);
     if (rc < 0)
         goto cleanup;
-    rc = gt_rd_check_shapes(t, false);
+    rc = gt_rd_check_shapes(t, true);
     if (rc < 0)
         goto cleanup;
     if (flags & GT_OPEN_ADD_INDEXES) {

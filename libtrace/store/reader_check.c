@@ -432,20 +432,19 @@ int gt_trace_check(gt_trace *t)
 static const struct {
     const char *table;
     const char *columns[4]; /* NULL-terminated */
-    bool meta;              /* read before the origin is known */
 } description_tables[] = {
-    {"META_DATA_EXPORT", {"name", "value"}, true},
-    {"EXPORT_META_DATA", {"name", "value"}, true},
-    {"StringIds", {"id", "value"}, false},
-    {"ThreadNames", {"globalTid", "nameId"}, false},
-    {"PROCESSES", {NULL}, false},
-    {"TARGET_INFO_GPU", {"id"}, false},
-    {"TARGET_INFO_SESSION_START_TIME", {"utcEpochNs"}, false},
-    {"CUDA_CALLCHAINS", {"id", "stackDepth"}, false},
-    {GT_TABLE_RUN_CONFIG, {"globalPid", "key", "value"}, false},
-    {GT_TABLE_DROPPED_EVENTS, {"kind", "count"}, false},
-    {GT_TABLE_KERNEL_LAUNCHES, {"id"}, false},
-    {GT_TABLE_GPU_MEMORY_STACKS, {"eventId"}, false},
+    {"META_DATA_EXPORT", {"name", "value"}},
+    {"EXPORT_META_DATA", {"name", "value"}},
+    {"StringIds", {"id", "value"}},
+    {"ThreadNames", {"globalTid", "nameId"}},
+    {"PROCESSES", {NULL}},
+    {"TARGET_INFO_GPU", {"id"}},
+    {"TARGET_INFO_SESSION_START_TIME", {"utcEpochNs"}},
+    {"CUDA_CALLCHAINS", {"id", "stackDepth"}},
+    {GT_TABLE_RUN_CONFIG, {"globalPid", "key", "value"}},
+    {GT_TABLE_DROPPED_EVENTS, {"kind", "count"}},
+    {GT_TABLE_KERNEL_LAUNCHES, {"id"}},
+    {GT_TABLE_GPU_MEMORY_STACKS, {"eventId"}},
 };
 
 /* Refuses `table` (when the file has an object of that name) unless it is a
@@ -496,14 +495,14 @@ cleanup:
     return rc;
 }
 
-int gt_rd_check_shapes(gt_trace *t, bool meta_only)
+int gt_rd_check_shapes(gt_trace *t, bool events)
 {
+    if (events)
+        return gt_rd_each_event_table(t, check_table);
     for (size_t i = 0; i < N_OF(description_tables); i++) {
-        if (description_tables[i].meta != meta_only)
-            continue;
         int rc = check_table(t, description_tables[i].table, description_tables[i].columns);
         if (rc < 0)
             return rc;
     }
-    return meta_only ? 0 : gt_rd_each_event_table(t, check_table);
+    return 0;
 }

@@ -201,9 +201,9 @@ int gt_rd_connect_db(gt_trace *t, bool rw);
 int gt_rd_check_integrity(gt_trace *t);
 int gt_rd_start_check(gt_trace *t);
 /* Refuses the file when a table the reader reads is a view, a virtual table,
- * has generated columns or lacks a column it needs. `meta_only`: only the
- * metadata tables (before the origin is known). */
-int gt_rd_check_shapes(gt_trace *t, bool meta_only);
+ * has generated columns or lacks a column it needs: the description tables,
+ * or (`events`, once the origin is known) the event tables. */
+int gt_rd_check_shapes(gt_trace *t, bool events);
 
 /* ---- reader_iter.c ----------------------------------------------------------- */
 
