@@ -38,3 +38,8 @@ endif
 # throwaway environment) on gtrace's traces.
 TESTS += tests/integration/nsys_readers.sh
 EXTRA_DIST += tests/integration/nsys_readers.sh
+
+# The CLI on damaged and hostile copies of an nsys export: views in place of
+# tables refused at once, out-of-range rows refused, megabyte names cut.
+TESTS += tests/integration/store_damage.sh
+EXTRA_DIST += tests/integration/store_damage.sh
