@@ -34,6 +34,10 @@ int gt_cli_memory(int argc, char **argv);
 int gt_cli_export(int argc, char **argv);
 /* `gtrace import FILE... -o TRACE`: torch.profiler traces and memory snapshots (import_cmd.c). */
 int gt_cli_import(int argc, char **argv);
+/* A trace to analyze: a trace file, or a torch.profiler JSON or CUDA memory
+ * snapshot imported into a temporary trace removed at exit (open_any.c).
+ * NULL after saying why on stderr. */
+gt_trace *gt_cli_open_trace(const char *path, unsigned flags);
 
 /* Prints "gtrace: " and the message on stderr. */
 void gt_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));

@@ -8,7 +8,8 @@ libtrace_cli_gtrace_SOURCES = \
 	libtrace/cli/info.c \
 	libtrace/cli/dropped.c \
 	libtrace/cli/analyze_cmds.c \
-	libtrace/cli/import_cmd.c
+	libtrace/cli/import_cmd.c \
+	libtrace/cli/open_any.c
 libtrace_cli_gtrace_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/libtrace/import -DGT_LIBDIR='"$(libdir)"' \
 	-DGT_PKGDATADIR='"$(pkgdatadir)"' -DGT_SRCDIR='"$(abs_top_srcdir)"'
 libtrace_cli_gtrace_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
