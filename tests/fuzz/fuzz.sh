@@ -45,4 +45,5 @@ set -- --gtrace "$GTRACE" --seeds "$SEEDS" --work "$WORK" --seconds "${GT_FUZZ_S
 [ -x "$B/viewer/gtrace-view" ] && set -- "$@" --view "$B/viewer/gtrace-view"
 [ "${GT_FUZZ_WINDOW:-0}" = 1 ] && command -v xvfb-run >/dev/null 2>&1 && set -- "$@" --window
 [ -n "${GT_FUZZ_CASES:-}" ] && set -- "$@" --cases "$GT_FUZZ_CASES"
-python3 "$GT_TOP_SRCDIR/tests/fuzz/fuzz.py" "$@"
+# no __pycache__ beside the sources (a read-only tree under distcheck)
+PYTHONDONTWRITEBYTECODE=1 python3 "$GT_TOP_SRCDIR/tests/fuzz/fuzz.py" "$@"
