@@ -161,15 +161,6 @@ const db_object *gt_rd_find_object(const gt_trace *t, const char *name);
 /* The same, but only a real table: a view or a virtual table is never read. */
 const db_object *gt_rd_find_table(const gt_trace *t, const char *name);
 
-/* Copies one row's columns into the struct at `base` as `fields` say.
- * Returns the number of values refused (a wrong type, out of range, an end
- * before its start or too far after it; their members are left zero), or a
- * negative status. */
-int gt_rd_fill_fields(gt_trace *t, sqlite3_stmt *st, const field *fields, size_t n_fields, void *base);
-/* Appends the select list for `fields`: alias."column" where the table has
- * that column, NULL where it does not (nsys versions differ in columns). */
-int gt_rd_append_columns(gt_trace *t, sbuf *sql, const field *fields, size_t n_fields, const char *table,
-                         const char *join_table);
 /* Runs a query whose first row's first column is an integer. */
 int gt_rd_query_int64(gt_trace *t, const char *sql, int64_t *out, bool *out_null, const char *doing);
 /* Gives an inline NVTX text an id of the reader's own (see reader.c). */
@@ -206,6 +197,16 @@ int gt_rd_start_check(gt_trace *t);
 int gt_rd_check_shapes(gt_trace *t, bool events);
 
 /* ---- reader_iter.c ----------------------------------------------------------- */
+
+/* Copies one row's columns into the struct at `base` (zeroed by the caller:
+ * NULLs leave it so) as `fields` say. Returns the number of values refused (a wrong type, out of range, an end
+ * before its start or too far after it; their members are left zero), or a
+ * negative status. */
+int gt_rd_fill_fields(gt_trace *t, sqlite3_stmt *st, const field *fields, size_t n_fields, void *base);
+/* Appends the select list for `fields`: alias."column" where the table has
+ * that column, NULL where it does not (nsys versions differ in columns). */
+int gt_rd_append_columns(gt_trace *t, sbuf *sql, const field *fields, size_t n_fields, const char *table,
+                         const char *join_table);
 
 /* Event-table names and the columns each needs (for gt_rd_check_shapes):
  * calls fn for each table a trace of t's origin is read from. */
