@@ -2,8 +2,9 @@
  * caching allocator, copies), streams in order, and the ops of
  * kernels/ops.h on tensors. The CPU backend (backend_cpu.c) runs the kernels
  * of kernels/cpu; a CUDA backend fills the same table with kernels/cuda.
- * Each op opens an NVTX range named after it. Ops check the dtype and device
- * of their tensors and refuse what they have no kernel for. Dimensions are
+ * Each op opens one NVTX range named after it (category "compute"). Ops
+ * check their tensors' dtypes and device against the roles of op_roles.h,
+ * the same table on every backend, and refuse what has no kernel. Dimensions are
  * passed explicitly, as in llm.c, to keep call sites readable.
  * Mixed precision: activations may be bf16 or fp16 (autocast's choice per
  * op is the model's); an op reads and writes each tensor in its own dtype

@@ -23,7 +23,8 @@ trainer_libtrainer_la_LIBADD = kernels/libkernels_cpu.la $(BLAS_LIBS) $(PTHREAD_
 
 if HAVE_NVTX
 bin_PROGRAMS += trainer/trainer
-trainer_trainer_SOURCES = trainer/main.c
+trainer_trainer_SOURCES = trainer/main.c trainer/options.h trainer/options.c trainer/plug.h trainer/plug.c \
+	trainer/memlimit.h trainer/memlimit.c
 trainer_trainer_CPPFLAGS = $(TRAINER_CPPFLAGS)
 trainer_trainer_CFLAGS = $(AM_CFLAGS) -O2 $(OPENMP_CFLAGS)
 trainer_trainer_LDFLAGS = $(AM_LDFLAGS) $(OPENMP_CFLAGS)
