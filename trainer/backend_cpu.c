@@ -24,14 +24,8 @@
 #include <omp.h>
 #endif
 
-static const int32_t *i32(const tr_tensor *t)
-{
-    if (t->dtype != TR_I32) {
-        fprintf(stderr, "trainer: token tensors must be I32, not %s\n", tr_dtype_name(t->dtype));
-        exit(1);
-    }
-    return t->data;
-}
+/* Tokens: I32 by the op's roles (checked at the op's start). */
+static const int32_t *i32(const tr_tensor *t) { return t->data; }
 
 static int format_of(tr_dtype t) { return t == TR_BF16 ? LOWP_BF16 : t == TR_F16 ? LOWP_F16 : LOWP_F32; }
 
@@ -69,21 +63,12 @@ static float *take_scratch(stage *s, size_t n)
     return b->p;
 }
 
-static void check_device(const stage *s, const tr_tensor *t)
-{
-    if (t->device != TR_CPU || t->dtype == TR_I32) {
-        fprintf(stderr, "trainer: the cpu backend has no %s kernel for %s tensors on %s\n", s->op,
-                tr_dtype_name(t->dtype), t->device == TR_CPU ? "cpu" : "cuda");
-        exit(1);
-    }
-}
-
-/* An input: fp32 as is, else widened. */
+/* The op's tensors were checked against its dtype roles (ROLES, op_roles.h)
+ * before these stage them. An input: fp32 as is, else widened. */
 static float *in(stage *s, const tr_tensor *t)
 {
     if (!t)
         return NULL;
-    check_device(s, t);
     if (t->dtype == TR_F32)
         return t->data;
     size_t n = (size_t)tr_tensor_numel(t);
@@ -97,7 +82,6 @@ static float *out(stage *s, tr_tensor *t, bool add)
 {
     if (!t)
         return NULL;
-    check_device(s, t);
     if (t->dtype == TR_F32)
         return t->data;
     float *f = add ? in(s, t) : take_scratch(s, (size_t)tr_tensor_numel(t));
@@ -312,27 +296,15 @@ static void cast(tr_backend *be, tr_tensor *dst, const tr_tensor *src)
 {
     BEGIN("cast");
     ROLES("cast", dst, src);
-    check_device(&st, dst);
-    check_device(&st, src);
     op_cast_cpu(dst->data, format_of(dst->dtype), src->data, format_of(src->dtype), (size_t)tr_tensor_numel(src));
     END();
 }
 
 /* ---- optimizer ops: fp32 master weights and state only ---- */
 
-static float *f32(stage *s, const tr_tensor *t)
-{
-    if (!t)
-        return NULL;
-    check_device(s, t);
-    if (t->dtype != TR_F32) {
-        fprintf(stderr, "trainer: %s: the optimizer works on fp32 tensors, not %s\n", s->op,
-                tr_dtype_name(t->dtype));
-        exit(1);
-    }
-    return t->data;
-}
-#define F32(t) f32(&st, t)
+/* fp32 by the op's roles (checked at the op's start): the master weights and optimizer state */
+static float *f32(const tr_tensor *t) { return t ? t->data : NULL; }
+#define F32(t) f32(t)
 
 /* The host decides every step here: values, never a device state. */
 static const tr_step_hyper *host_hyper(const stage *s, const tr_step_hyper *h)

@@ -366,7 +366,7 @@ static int step_body(tr_trainer *t, tr_loader *loader, float lr, const float *lr
     }
     if (rc < 0)
         return rc;
-    tr_step_hyper h;
+    tr_step_hyper h = {0};
     bool take = true;
     if (ops) {
         bool checked = t->scaler.enabled || c->clip > 0;
