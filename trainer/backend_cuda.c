@@ -149,13 +149,16 @@ static void copy_d2h(tr_backend *be, void *dst, const void *src, size_t n, int s
     tr_nvtx_pop();
 }
 
+/* An op range, as the CPU backend's memset has: the traces keep one shape. */
 static void memset0(tr_backend *be, void *dst, size_t n, int stream)
 {
     (void)stream;
     cuda_backend *cb = cb_of(be);
+    tr_nvtx_push_op("memset");
     tr_cuda_check(cudaMemsetAsync(dst, 0, n, cb->compute), "cudaMemsetAsync");
     if (cb->opt.sync_every_op)
         tr_cuda_check(cudaStreamSynchronize(cb->compute), "memset0");
+    tr_nvtx_pop();
 }
 
 static void synchronize(tr_backend *be, int stream)
