@@ -1,5 +1,6 @@
 /* error.c: the per-thread message behind gt_error_last(), and status names.
- * Every store function that fails sets the message with gt_error_set(). */
+ * Every store function that fails sets the message with gt_error_set(); the
+ * message is always one line. */
 #include "gt_store.h"
 
 #include <stdarg.h>
@@ -17,12 +18,35 @@ void gt_error_clear(void)
     last_message[0] = '\0';
 }
 
+/* Makes the message one line: SQLite's messages quote a damaged file's
+ * schema, newlines and indentation included. A control character becomes
+ * one space, and the spaces and control characters around it go with it. */
+static void one_line(char *s)
+{
+    char *w = s;
+    for (const char *r = s; *r;) {
+        unsigned char c = (unsigned char)*r;
+        if (c >= 0x20 && c != 0x7f) {
+            *w++ = *r++;
+            continue;
+        }
+        while (w > s && w[-1] == ' ')
+            w--;
+        while (*r && ((unsigned char)*r < 0x20 || *r == 0x7f || *r == ' '))
+            r++;
+        if (w > s && *r)
+            *w++ = ' ';
+    }
+    *w = '\0';
+}
+
 int gt_error_set(int status, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(last_message, sizeof last_message, fmt, ap);
     va_end(ap);
+    one_line(last_message);
     return status;
 }
 

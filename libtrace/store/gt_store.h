@@ -39,7 +39,8 @@ typedef enum gt_status {
     GT_ERR_EXISTS = -9,   /* the output file exists and overwriting was not asked for */
 } gt_status;
 
-/* Message of the last failure on this thread ("" if none). Borrowed. */
+/* Message of the last failure on this thread ("" if none): one line, control
+ * characters (a damaged schema's newlines, quoted by SQLite) made spaces. Borrowed. */
 const char *gt_error_last(void);
 /* Sets this thread's message; returns `status` so callers can `return gt_error_set(...)`. */
 int gt_error_set(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -614,6 +614,23 @@ static void test_store_damage__huge_strings(void)
         huge_strings_in(layout);
 }
 
+/* ---- messages ------------------------------------------------------------------- */
+
+/* A damaged schema is quoted by SQLite, newlines and all: the message stays
+ * one line that names the file. */
+static void test_store_damage__one_line_messages(void)
+{
+    char *path = make_trace("schema-text.sqlite", CLOSED);
+    damage(path, "PRAGMA writable_schema = ON;"
+                 "UPDATE sqlite_master SET sql = 'CREATE TABLE StringIds (id INTEGER,\n    \"value\n    TEXT)'"
+                 " WHERE name = 'StringIds';");
+    expect_refused(path, GT_ERR_CORRUPT, "malformed database schema (StringIds)");
+    CU_ASSERT_PTR_NOT_NULL(strstr(gt_error_last(), "unrecognized token: \"\"value TEXT)\""));
+    CU_ASSERT_EQUAL(gt_error_set(GT_ERR_CORRUPT, "%s:\n\t  two\r\nlines \n", "x"), GT_ERR_CORRUPT);
+    CU_ASSERT_STRING_EQUAL(gt_error_last(), "x: two lines");
+    free(path);
+}
+
 /* ---- the work budget -------------------------------------------------------------- */
 
 /* A query that would never end runs out of its budget, which grows with the
@@ -657,6 +674,7 @@ static const gt_test_case cases[] = {
     {"test_store_damage__nulls", test_store_damage__nulls},
     {"test_store_damage__dangling_string_ids", test_store_damage__dangling_string_ids},
     {"test_store_damage__huge_strings", test_store_damage__huge_strings},
+    {"test_store_damage__one_line_messages", test_store_damage__one_line_messages},
     {"test_store_damage__work_budget", test_store_damage__work_budget},
     {NULL, NULL},
 };
