@@ -350,7 +350,8 @@ static uint32_t name_of_id(loader *ld, gt_string_id id, gboolean strip_version)
 {
     if (id == 0)
         return 0;
-    gint64 key = id * 2 + (strip_version ? 1 : 0);
+    /* Shifted as unsigned: a damaged trace's id may be anything int64 holds. */
+    gint64 key = (gint64)(((guint64)id << 1) | (strip_version ? 1u : 0u));
     gpointer v = g_hash_table_lookup(ld->name_of_id, &key);
     if (v)
         return GPOINTER_TO_UINT(v) - 1;

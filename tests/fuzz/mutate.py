@@ -470,11 +470,20 @@ def fixed(t, name):
         if "NVTX_EVENTS" in have and "text" in t.columns("NVTX_EVENTS"):
             done += ex("UPDATE NVTX_EVENTS SET text = %s WHERE text LIKE 'step%%'" % expr).rowcount
         return "%d step names numbered at the ends of int64" % done if done else None
+    if name == "string-ids-extreme":
+        done = []
+        for x, c in (("NVTX_EVENTS", "textId"), ("CUPTI_ACTIVITY_KIND_RUNTIME", "nameId"),
+                     ("GTRACE_KERNEL_LAUNCHES", "shortName"), ("CUPTI_ACTIVITY_KIND_KERNEL", "shortName")):
+            if x in t.objects("table") and c in t.columns(x) and t.count(x) > 0:
+                ex("UPDATE %s SET %s = CASE rowid %% 2 WHEN 0 THEN %d ELSE %d END WHERE rowid IN "
+                   "(SELECT rowid FROM %s LIMIT 4)" % (q(x), q(c), I64_MAX, I64_MIN, q(x)))
+                done.append(x)
+        return "string ids INT64_MAX and INT64_MIN in %s" % ",".join(done) if done else None
     raise SystemExit("mutate.py: no fixed case named '%s'" % name)
 
 
 FIXED = ["sync-start-text", "times-int64-max", "times-int64-min", "sizes-extreme", "names-bad-utf8",
-         "endless-kernels", "steps-extreme"]
+         "endless-kernels", "steps-extreme", "string-ids-extreme"]
 
 
 def mutate(seed, out, case):
