@@ -1,6 +1,6 @@
 /* steps.c: finds training steps among NVTX ranges: the reference trainer's
  * "step N", and the names other programs use ("iteration 3", "train_step",
- * "Step#4"). Only the outermost step ranges count, on the thread that has
+ * "Step#4", PyTorch profiler's "ProfilerStep#4"). Only the outermost step ranges count, on the thread that has
  * the most of them (in the whole trace, or in one process: each rank of a
  * distributed job has its own). It measures nothing inside the steps. */
 #include "analyze_int.h"
@@ -12,7 +12,8 @@
 
 bool an_is_step_name(const char *s, int64_t *out_number)
 {
-    static const char *prefixes[] = {"train_step", "training_step", "train step", "step", "iteration", "iter"};
+    static const char *prefixes[] = {"ProfilerStep", "train_step", "training_step", "train step", "step",
+                                     "iteration", "iter"};
     size_t plen = 0;
     for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++) {
         size_t n = strlen(prefixes[i]);

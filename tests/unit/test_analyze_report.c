@@ -122,6 +122,8 @@ static void test_analyze_report__step_names(void)
     CU_ASSERT_TRUE(an_is_step_name("iteration_3", &n) && n == 3);
     CU_ASSERT_TRUE(an_is_step_name("train_step", &n) && n == -1);
     CU_ASSERT_TRUE(an_is_step_name("Step#4", &n) && n == 4);
+    CU_ASSERT_TRUE(an_is_step_name("ProfilerStep#7", &n) && n == 7);
+    CU_ASSERT_FALSE(an_is_step_name("ProfilerStepper", &n));
     CU_ASSERT_FALSE(an_is_step_name("stepper", &n));
     CU_ASSERT_FALSE(an_is_step_name("optimizer.step", &n));
     CU_ASSERT_FALSE(an_is_step_name("iterator", &n));
