@@ -25,8 +25,10 @@ fail() { echo "FAIL: $*"; exit 1; }
 
 # The X server: -displayfd writes the display's number once it accepts
 # clients (one server rather than an xvfb-run per command, whose clean-up
-# fails now and then on a busy machine and turns a pass into exit 5).
-Xvfb -displayfd 3 -nolisten tcp -screen 0 1280x1024x24 3>"$WORK/display" 2>"$WORK/xvfb.log" &
+# fails now and then on a busy machine and turns a pass into exit 5);
+# -noreset keeps it from resetting when its last client leaves, which
+# refused the next program's connection in the meantime.
+Xvfb -displayfd 3 -nolisten tcp -noreset -screen 0 1280x1024x24 3>"$WORK/display" 2>"$WORK/xvfb.log" &
 xvfb_pid=$!
 for _ in $(seq 100); do
     [ -s "$WORK/display" ] && break
