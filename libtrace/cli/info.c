@@ -82,6 +82,13 @@ int gt_cli_info(int argc, char **argv)
     for (int k = 0; k < GT_EV_N_KINDS; k++)
         if (dropped[k] > 0)
             printf("dropped    %-12s %" PRId64 "\n", gt_event_kind_name((gt_event_kind)k), dropped[k]);
+    /* Rows the reader refuses (damaged times, sizes or types) are in no count above. */
+    for (int k = 0; k < GT_EV_N_KINDS; k++) {
+        int64_t refused = 0;
+        if (gt_trace_rejected(t, (gt_event_kind)k, &refused) == 0 && refused > 0)
+            printf("refused    %-12s %" PRId64 " rows (times, sizes or types out of range)\n",
+                   gt_event_kind_name((gt_event_kind)k), refused);
+    }
     size_t n;
     const gt_process *procs = gt_trace_processes(t, &n);
     printf("processes  %zu\n", n);

@@ -73,6 +73,10 @@ runs "info: extreme rows" "$GTRACE" info rows.sqlite
 span=$(grep '^span' out.txt)
 echo "$span" | grep -q "years" && fail "info: the span still reaches the refused rows: $span"
 echo "ok: info $span"
+grep -q '^refused    cuda_api *2 rows' out.txt || fail "info: the two refused runtime rows are not reported: $(grep refused out.txt)"
+grep -q '^refused    kernel *2 rows' out.txt || fail "info: the two refused kernel rows are not reported: $(grep refused out.txt)"
+grep -q '^refused    memcpy *1 rows' out.txt || fail "info: the refused copy is not reported: $(grep refused out.txt)"
+echo "ok: info reports the refused rows"
 runs "report: extreme rows" "$GTRACE" report rows.sqlite
 runs "report --json: extreme rows" "$GTRACE" report --json rows.sqlite
 runs "export chrome: extreme rows" "$GTRACE" export rows.sqlite --format chrome -o rows.json
