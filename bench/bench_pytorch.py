@@ -1,9 +1,19 @@
 # bench_pytorch.py: the time of a CPU training step of a small CNN (two conv
 # blocks and a linear head, batch 64 of 28x28 images, SGD), for
-# bench_pytorch.sh. Times every step after a warm-up with perf_counter and
-# prints the median in microseconds; the same seed and data every run.
+# bench_pytorch.sh. Times every step after a warm-up, in wall time
+# (perf_counter) and in the process's CPU time (process_time: all its threads,
+# gtrace's writer included, but not the time it waits for a core on a loaded
+# machine), and prints both medians in microseconds. PyTorch runs on one
+# thread; the same seed and data every run.
 #
 #   python3 bench_pytorch.py [STEPS] [WARMUP]
+#   python3 bench_pytorch.py calls [N]
+#
+# `calls`: what one module call costs, the unit of --pytorch's price: N
+# forwards of 50 nn.Identity in an nn.Sequential on a 1-element tensor,
+# timed in CPU time; prints the cost of one module call in nanoseconds. The
+# difference between a run under --pytorch and one without is the price of a
+# hook pair (push and pop) per module call.
 import statistics
 import sys
 import time
@@ -34,7 +44,26 @@ class Net(nn.Module):
         return self.head(self.features(x).flatten(1))
 
 
+def calls(n):
+    torch.set_num_threads(1)
+    model = nn.Sequential(*[nn.Identity() for _ in range(50)])
+    x = torch.ones(1)
+    with torch.no_grad():
+        for _ in range(100):
+            model(x)
+        best = None
+        for _ in range(5):
+            c = time.process_time()
+            for _ in range(n):
+                model(x)
+            t = (time.process_time() - c) / (n * 51)
+            best = t if best is None or t < best else best
+    print("call_ns %.0f" % (best * 1e9))
+
+
 def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "calls":
+        return calls(int(sys.argv[2]) if len(sys.argv) > 2 else 2000)
     steps = int(sys.argv[1]) if len(sys.argv) > 1 else 40
     warmup = int(sys.argv[2]) if len(sys.argv) > 2 else 5
     torch.manual_seed(0)
@@ -44,18 +73,19 @@ def main():
     loader = DataLoader(TensorDataset(x, y), batch_size=64)
     model, loss_fn = Net(), nn.CrossEntropyLoss()
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
-    times = []
+    wall, cpu = [], []
     it = iter(loader)
     for i in range(steps + warmup):
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         xb, yb = next(it)
         loss = loss_fn(model(xb), yb)
         opt.zero_grad()
         loss.backward()
         opt.step()
         if i >= warmup:
-            times.append(time.perf_counter() - t)
-    print("step_us %.1f" % (statistics.median(times) * 1e6))
+            wall.append(time.perf_counter() - t)
+            cpu.append(time.process_time() - c)
+    print("step_us %.1f cpu_us %.1f" % (statistics.median(wall) * 1e6, statistics.median(cpu) * 1e6))
 
 
 if __name__ == "__main__":

@@ -1,11 +1,17 @@
 #!/bin/sh
 # bench_pytorch.sh BUILDDIR [ROUNDS] [PYTHON]: what `gtrace --pytorch` costs a
 # CPU training step (bench_pytorch.py: median step time of 40 steps after 5
-# warm-up steps, one thread). Each round runs, in turn: the program under
+# warm-up steps, one thread, in wall time and in the process's CPU time, which
+# a loaded machine disturbs less). Each round runs, in turn: the program under
 # gtrace without --pytorch (the baseline: the same capture library, no
 # annotations), under --pytorch (steps,modules: the default) and under
 # --pytorch=steps,modules,ops. Prints every round, the medians over rounds and
-# each mode's ratio to the baseline. Writes only scratch traces in a temp dir.
+# each mode's ratio to the baseline. Then the price per module call
+# (bench_pytorch.py calls: CPU time of one call of a trivial module, the best
+# of 5 batches) without and with --pytorch, alternated the same way: the
+# difference is what a module's push and pop cost, which with the number of
+# module calls in a step predicts --pytorch's share on any model. Writes
+# only scratch traces in a temp dir.
 set -eu
 B=${1:?usage: bench_pytorch.sh BUILDDIR [ROUNDS] [PYTHON]}
 ROUNDS=${2:-7}
@@ -17,28 +23,45 @@ trap 'rm -rf "$W"' EXIT
 export OMP_NUM_THREADS=1 OMP_WAIT_POLICY=passive
 echo "machine: $(nproc) cores, $(uname -sr), load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%Y-%m-%dT%H:%MZ)"
 echo "python: $PY, torch $("$PY" -c 'import torch; print(torch.__version__)' 2>/dev/null)"
-run() { # MODE: prints the step time in us
+run() { # MODE: prints the step's wall and CPU time in us
     case $1 in
     base) "$G" -o "$W/t.sqlite" --force "$PY" "$S" 2>/dev/null ;;
     pytorch) "$G" --pytorch -o "$W/t.sqlite" --force "$PY" "$S" 2>/dev/null ;;
     ops) "$G" --pytorch=steps,modules,ops -o "$W/t.sqlite" --force "$PY" "$S" 2>/dev/null ;;
-    esac | sed -n 's/^step_us //p'
+    esac | sed -n 's/^step_us \([0-9.]*\) cpu_us \([0-9.]*\)$/\1 \2/p'
 }
-for mode in base pytorch ops; do : > "$W/$mode"; done
-echo "round  base_us  pytorch_us  ops_us"
+for mode in base pytorch ops; do : > "$W/$mode.wall"; : > "$W/$mode.cpu"; done
+echo "round  wall/cpu us: base  pytorch  ops"
 r=1
 while [ "$r" -le "$ROUNDS" ]; do
     line="$r"
     for mode in base pytorch ops; do
         v=$(run $mode)
         [ -n "$v" ] || { echo "run failed: $mode"; exit 1; }
-        echo "$v" >> "$W/$mode"
-        line="$line  $v"
+        echo "${v% *}" >> "$W/$mode.wall"
+        echo "${v#* }" >> "$W/$mode.cpu"
+        line="$line  ${v% *}/${v#* }"
     done
     echo "$line"
     r=$((r + 1))
 done
 median() { sort -n "$1" | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
-b=$(median "$W/base") p=$(median "$W/pytorch") o=$(median "$W/ops")
-echo "median base $b us, --pytorch $p us, --pytorch=steps,modules,ops $o us"
-awk -v b="$b" -v p="$p" -v o="$o" 'BEGIN {printf "ratio --pytorch/base %.3f (%+.1f%%), ops/base %.3f (%+.1f%%)\n", p/b, 100*(p/b-1), o/b, 100*(o/b-1)}'
+for kind in wall cpu; do
+    b=$(median "$W/base.$kind") p=$(median "$W/pytorch.$kind") o=$(median "$W/ops.$kind")
+    echo "$kind: median base $b us, --pytorch $p us, --pytorch=steps,modules,ops $o us"
+    awk -v k="$kind" -v b="$b" -v p="$p" -v o="$o" 'BEGIN {printf "%s: ratio --pytorch/base %.3f (%+.1f%%), ops/base %.3f (%+.1f%%)\n", k, p/b, 100*(p/b-1), o/b, 100*(o/b-1)}'
+done
+echo "module call: round  base_ns  pytorch_ns"
+: > "$W/cb"; : > "$W/cp"
+r=1
+while [ "$r" -le "$ROUNDS" ]; do
+    # 600,000 ranges a run: a buffer that holds them all (this measures recording, not dropping).
+    cb=$(GTRACE_BUFFER_KB=262144 "$G" -o "$W/c.sqlite" --force "$PY" "$S" calls 2>/dev/null | sed -n 's/^call_ns //p')
+    cp=$(GTRACE_BUFFER_KB=262144 "$G" --pytorch -o "$W/c.sqlite" --force "$PY" "$S" calls 2>/dev/null | sed -n 's/^call_ns //p')
+    [ -n "$cb" ] && [ -n "$cp" ] || { echo "run failed: calls"; exit 1; }
+    echo "$cb" >> "$W/cb"; echo "$cp" >> "$W/cp"
+    echo "module call: $r  $cb  $cp"
+    r=$((r + 1))
+done
+cb=$(median "$W/cb") cp=$(median "$W/cp")
+echo "module call: median base $cb ns, --pytorch $cp ns: $((${cp%.*} - ${cb%.*})) ns a call for its push and pop"

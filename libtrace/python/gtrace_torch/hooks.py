@@ -70,8 +70,26 @@ def install(torch, features, lib_path):
 
     # ---- modules (and the forward phase) --------------------------------
     if steps or modules:
-        names = weakref.WeakKeyDictionary()
+        # id(module) -> (weakref to it, handle): a plain dict lookup per call;
+        # the weakref tells a module from a later one that reuses its id.
+        known = {}
         roots = {}
+
+        def forget(ref, key):
+            entry = known.get(key)
+            if entry is not None and entry[0] is ref:
+                del known[key]
+
+        def remember(mod, h):
+            key = id(mod)
+            known[key] = (weakref.ref(mod, lambda r, k=key: forget(r, k)), h)
+            return h
+
+        def lookup(mod):
+            entry = known.get(id(mod))
+            if entry is not None and entry[0]() is mod:
+                return entry[1]
+            return None
 
         def name_tree(root):
             base = type(root).__name__
@@ -80,7 +98,7 @@ def install(torch, features, lib_path):
             if k:
                 base = "%s#%d" % (base, k + 1)
             for qualified, sub in root.named_modules():
-                names[sub] = handle(qualified or base)
+                remember(sub, handle(qualified or base))
 
         def pre_hook(mod, inputs):
             d = getattr(tls, "depth", 0)
@@ -92,17 +110,16 @@ def install(torch, features, lib_path):
                     push(H_FORWARD)
                 if not modules:
                     return None
-                h = names.get(mod)
+                h = lookup(mod)
                 if h is None:
                     name_tree(mod)
-                    h = names[mod]
+                    h = lookup(mod)
             elif not modules:
                 return None
             else:
-                h = names.get(mod)
+                h = lookup(mod)
                 if h is None:
-                    h = handle(type(mod).__name__)
-                    names[mod] = h
+                    h = remember(mod, handle(type(mod).__name__))
             push(h)
             return None
 
@@ -117,7 +134,10 @@ def install(torch, features, lib_path):
 
         reg = importlib.import_module("torch.nn.modules.module")
         reg.register_module_forward_pre_hook(pre_hook)
-        reg.register_module_forward_hook(post_hook)
+        try:  # 2.x: the post hook runs even when forward raises, so ranges stay balanced
+            reg.register_module_forward_hook(post_hook, always_call=True)
+        except TypeError:
+            reg.register_module_forward_hook(post_hook)
 
     # ---- the phases of a step --------------------------------------------
     if steps:

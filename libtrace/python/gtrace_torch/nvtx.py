@@ -7,6 +7,7 @@
 # two prepared arguments. Everything is in one domain, "PyTorch"; category 1
 # of it is named "compute" (ATen ops), as the analysis expects of compute ops.
 import ctypes
+import functools
 
 COMPUTE = 1
 
@@ -54,11 +55,9 @@ class Nvtx:
         lib.nvtxDomainNameCategoryA(self._domain, COMPUTE, b"compute")
         self._handles = {}
         domain = ctypes.c_void_p(self._domain)
-        push = lib.nvtxDomainRangePushEx
-        pop = lib.nvtxDomainRangePop
-        # Bound closures: no attribute lookups on the hot path.
-        self.push = lambda h: push(domain, h)
-        self.pop = lambda: pop(domain)
+        # Partials (C calls, no Python frame): no lookups on the hot path.
+        self.push = functools.partial(lib.nvtxDomainRangePushEx, domain)
+        self.pop = functools.partial(lib.nvtxDomainRangePop, domain)
 
     def handle(self, name, category=0, keep=True):
         """A prepared argument for push(): the name registered, its attributes
