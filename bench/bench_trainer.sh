@@ -8,7 +8,8 @@
 # alternate, trainer and each PyTorch in turn, for ROUNDS rounds (the order
 # reversed every other round), so load from anything else on the machine falls
 # on every side alike. It prints every run, then per model the median tokens/s
-# of each side and the ratio trainer / PyTorch of the medians.
+# of each side, the ratio trainer / PyTorch of the medians, and the ratio of
+# each round's pair of runs with its median (steadier when the load drifts).
 # Not part of make check: it prints figures, it asserts nothing.
 #
 #   bench/bench_trainer.sh [TRAINER]   (default ./trainer/trainer, from the build dir)
@@ -128,8 +129,12 @@ bench() { # name layers width heads seq batch steps
     while [ "$s" -le "$n_sides" ]; do
         label=$(sed -n "${s}p" "$tmp/sides" | cut -d'|' -f3)
         ms=$(median < "$tmp/$name.side$s")
-        printf '%s %s: median %.0f  rounds %s ratio %s\n' "$name" "$label" "$ms" "$(tr '\n' ' ' < "$tmp/$name.side$s")" \
-            "$(awk -v a="$mt" -v b="$ms" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }')"
+        # per round: the trainer's run over this side's run of the same round
+        paste "$tmp/$name.trainer" "$tmp/$name.side$s" | awk '$2 > 0 { printf "%.2f\n", $1 / $2 }' > "$tmp/$name.ratio$s"
+        printf '%s %s: median %.0f  rounds %s\n' "$name" "$label" "$ms" "$(tr '\n' ' ' < "$tmp/$name.side$s")"
+        printf '%s   ratio of the medians %s; per round %s(median %s)\n' "$name" \
+            "$(awk -v a="$mt" -v b="$ms" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "n/a" }')" \
+            "$(tr '\n' ' ' < "$tmp/$name.ratio$s")" "$(median < "$tmp/$name.ratio$s")"
         s=$((s + 1))
     done
 }
