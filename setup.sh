@@ -112,7 +112,8 @@ if [ "$mode" = check ]; then
             log=${trs%.trs}.log
             why=$(grep -v '^SKIP ' "$log" | grep -i 'skip' | tail -1)
             [ -n "$why" ] || why=$(grep -v '^SKIP ' "$log" | grep -v '^[[:space:]]*$' | tail -1)
-            echo "skipped: ${log#"$1"/} ($1): ${why:-no reason given}"
+            t=${trs%.trs}
+            echo "skipped: ${t#"$1"/} ($1): ${why:-no reason given}"
         done
     }
     status=0
