@@ -1,23 +1,45 @@
 /* export_chrome.c: a trace as Chrome trace JSON (the Trace Event Format that
  * Perfetto and chrome://tracing open), laid out the way PyTorch's Kineto
- * writes it so the same viewers and scripts read it:
+ * writes it so that the same viewers and Holistic Trace Analysis read it:
+ *   header: "distributedInfo" with the rank and world size (HTA finds a
+ *         file's rank by it), "schemaVersion" 1;
  *   host: pid = process id, tid = thread id; categories "cuda_runtime",
- *         "cuda_driver", "user_annotation" (NVTX ranges), "cpu_op";
+ *         "cuda_driver" (plain API names, without nsys's _vNNNN),
+ *         "user_annotation" (NVTX push/pop ranges; the step ranges the
+ *         analysis finds are named "ProfilerStep#N" as PyTorch names its
+ *         iterations, the NVTX text in args.nvtx; start/end ranges, which may
+ *         cross the others, are async "b"/"e" pairs), "cpu_op";
  *   device: pid = device id, tid = stream; categories "kernel",
- *           "gpu_memcpy", "gpu_memset", "cuda_sync";
+ *           "gpu_memcpy", "gpu_memset"; "cuda_sync" on a row beside its
+ *           stream's (a host wait would cross the stream's kernels);
  *   flows "ac2g" from each launch call to its kernel, copy or memset, by
- *   correlation id (a flow only where both ends exist).
+ *   correlation id within the process (one start and one end per id);
  *   "gpu_user_annotation": each NVTX range projected onto the streams its
- *   launches ran on (from the first to the last of that work, per stream);
+ *   launches ran on (from the first to the last of that work, per stream),
+ *   without a "stream" argument (HTA counts events with one as kernels);
+ *   on a trace without kernels, the report's stand-in device timeline as
+ *   kernels (standin());
  *   memory: a counter of allocated and reserved bytes ("ph":"C") and, per
  *   allocator block allocated or freed, Kineto's "[memory]" instant event;
  *   metadata: a name for every process, thread and stream that appears.
- * Times are microseconds with nanosecond decimals. Events stream through the
- * reader; annotations and memory come from the analysis model. */
+ * One file holds every process, or one process (a rank of a distributed
+ * job, as PyTorch writes one file per rank). Times are microseconds with
+ * nanosecond decimals. Events stream through the reader; annotations, steps
+ * and memory come from the analysis model. */
 #include "analyze_int.h"
 
 #include <stdlib.h>
 #include <string.h>
+
+/* Syncs are host waits: a row beside their stream's (it would cross the
+ * stream's kernels), and one for those that wait on no stream. */
+#define SYNC_BASE 0x40000000
+#define SYNC_LANE 0x7fffffff
+/* On a trace without kernels, the device timeline the analysis uses (CPU
+ * ops, "compute" ranges: one stream per thread) and the collectives, as
+ * kernels on rows of the process: see standin(). */
+#define STANDIN_BASE 0x20000000
+#define STANDIN_COMM 0x3fffffff
 
 typedef struct idset { /* a set of correlation ids */
     int64_t *keys;
@@ -100,13 +122,57 @@ static int rowset_add(rowset *s, int64_t k)
     return 0;
 }
 
+/* A step range of a process, exported under PyTorch's name for an
+ * iteration, "ProfilerStep#N", which HTA looks for. */
+typedef struct step_range {
+    int64_t pid, start_ns, end_ns, number;
+} step_range;
+
 typedef struct out {
     FILE *f;
     bool first;
+    int64_t pid;     /* the process exported; -1: all */
     int64_t base_ns; /* the trace's first time: small numbers keep precision */
     rowset threads, streams;
+    idset flows_started, flows_ended; /* one "s" and one "f" per flow id */
+    step_range *steps;
+    size_t n_steps;
+    int64_t n_async; /* ids of NVTX start/end ranges */
+    bool cpu_timeline; /* CPU ops stand in for kernels: see standin() */
     int rc; /* the first failure to remember a row */
 } out;
+
+static bool keep(const out *o, int64_t pid)
+{
+    return o->pid < 0 || pid == o->pid;
+}
+
+/* A correlation id is a process's own (CUPTI numbers them per process):
+ * flows and their ids pair a call and its work of the same process. */
+static int64_t flow_key(int64_t pid, int64_t corr)
+{
+    if (corr == 0)
+        return 0;
+    return (int64_t)(((uint64_t)pid << 40) ^ (uint64_t)corr);
+}
+
+/* The correlation that ties a stand-in kernel to its host event (the CPU
+ * op or NVTX range it is): from the thread and the times, which both sides
+ * know; 47 bits, positive, apart from CUPTI's small numbers. */
+static int64_t standin_corr(int64_t global_tid, int64_t start_ns, int64_t end_ns)
+{
+    uint64_t x = (uint64_t)global_tid * 0x9e3779b97f4a7c15ULL;
+    x ^= (uint64_t)start_ns + 0x632be59bd9b4e019ULL + (x << 6) + (x >> 2);
+    x ^= (uint64_t)end_ns * 0xbf58476d1ce4e5b9ULL;
+    x ^= x >> 31;
+    return (int64_t)((x & 0x3fffffffffffULL) | 0x400000000000ULL);
+}
+
+static void remember(out *o, int rc)
+{
+    if (rc < 0 && o->rc == 0)
+        o->rc = rc;
+}
 
 static void seen_thread(out *o, int64_t global_tid)
 {
@@ -148,10 +214,14 @@ static void span(out *o, const char *cat, const char *name, int64_t pid, int64_t
     fprintf(o->f, ",\"dur\":%lld.%03lld", (long long)(d / 1000), (long long)(d % 1000));
 }
 
-static void flow(out *o, bool start, int64_t corr, int64_t pid, int64_t tid, int64_t t)
+static void flow(out *o, bool start, int64_t key, int64_t pid, int64_t tid, int64_t t)
 {
+    idset *done = start ? &o->flows_started : &o->flows_ended;
+    if (idset_has(done, key))
+        return; /* a call seen twice (nsys's wrapped copies), or one launch's second kernel */
+    remember(o, idset_add(done, key));
     sep(o);
-    fprintf(o->f, "{\"ph\":\"%s\",\"id\":%lld,\"pid\":%lld,\"tid\":%lld", start ? "s" : "f", (long long)corr,
+    fprintf(o->f, "{\"ph\":\"%s\",\"id\":%lld,\"pid\":%lld,\"tid\":%lld", start ? "s" : "f", (long long)key,
             (long long)pid, (long long)tid);
     ts(o, "ts", t);
     fputs(",\"cat\":\"ac2g\",\"name\":\"ac2g\"", o->f);
@@ -173,7 +243,7 @@ static const char *copy_name(int k)
 }
 
 /* Pass 1: correlation ids on each side, and the devices seen. */
-static int collect(gt_trace *t, idset *host, idset *dev, int32_t *devs, size_t *n_devs)
+static int collect(gt_trace *t, int64_t pid, idset *host, idset *dev, int32_t *devs, size_t *n_devs)
 {
     static const gt_event_kind dk[] = {GT_EV_KERNEL, GT_EV_MEMCPY, GT_EV_MEMSET, GT_EV_API};
     gt_iter *it = NULL;
@@ -185,15 +255,18 @@ static int collect(gt_trace *t, idset *host, idset *dev, int32_t *devs, size_t *
         while ((rc = gt_iter_next(it, &ev)) == 1) {
             if (!an_row_ok(&ev))
                 continue; /* out of range: left out, as the analysis leaves it out */
-            int64_t corr;
+            int64_t corr, p;
             int32_t d = -1;
             switch (ev.kind) {
-            case GT_EV_KERNEL: corr = ev.u.kernel.correlation_id; d = ev.u.kernel.device_id; break;
-            case GT_EV_MEMCPY: corr = ev.u.memcpy.correlation_id; d = ev.u.memcpy.device_id; break;
-            case GT_EV_MEMSET: corr = ev.u.memset.correlation_id; d = ev.u.memset.device_id; break;
-            default: corr = ev.u.api.correlation_id; break;
+            case GT_EV_KERNEL: corr = ev.u.kernel.correlation_id; d = ev.u.kernel.device_id; p = ev.u.kernel.global_pid; break;
+            case GT_EV_MEMCPY: corr = ev.u.memcpy.correlation_id; d = ev.u.memcpy.device_id; p = ev.u.memcpy.global_pid; break;
+            case GT_EV_MEMSET: corr = ev.u.memset.correlation_id; d = ev.u.memset.device_id; p = ev.u.memset.global_pid; break;
+            default: corr = ev.u.api.correlation_id; p = ev.u.api.global_tid; break;
             }
-            if ((rc = idset_add(ev.kind == GT_EV_API ? host : dev, corr)) < 0)
+            p = gt_pid_of(p);
+            if (pid >= 0 && p != pid)
+                continue;
+            if ((rc = idset_add(ev.kind == GT_EV_API ? host : dev, flow_key(p, corr))) < 0)
                 break;
             if (d >= 0) {
                 size_t i = 0;
@@ -211,6 +284,16 @@ static int collect(gt_trace *t, idset *host, idset *dev, int32_t *devs, size_t *
     return 0;
 }
 
+/* The step a step-named range is (its number), or -1 when the analysis did
+ * not take it for a step (a nested one, one of another thread). */
+static int64_t step_number(const out *o, int64_t pid, int64_t start_ns, int64_t end_ns)
+{
+    for (size_t i = 0; i < o->n_steps; i++)
+        if (o->steps[i].pid == pid && o->steps[i].start_ns == start_ns && o->steps[i].end_ns == end_ns)
+            return o->steps[i].number;
+    return -1;
+}
+
 static int emit_kind(gt_trace *t, out *o, gt_event_kind kind, const idset *host, const idset *dev)
 {
     gt_iter *it = NULL;
@@ -226,6 +309,9 @@ static int emit_kind(gt_trace *t, out *o, gt_event_kind kind, const idset *host,
         case GT_EV_KERNEL: {
             const gt_kernel *k = &ev.u.kernel;
             gt_string_id nid = k->demangled_name ? k->demangled_name : k->short_name ? k->short_name : k->mangled_name;
+            int64_t key = flow_key(gt_pid_of(k->global_pid), k->correlation_id);
+            if (!keep(o, gt_pid_of(k->global_pid)))
+                break;
             seen_stream(o, k->device_id, k->stream_id);
             span(o, "kernel", gt_trace_string(t, nid), k->device_id, k->stream_id, k->start_ns, k->end_ns);
             fprintf(o->f, ",\"args\":{\"device\":%d,\"stream\":%d,\"correlation\":%lld,\"registers per thread\":%d,"
@@ -233,12 +319,15 @@ static int emit_kind(gt_trace *t, out *o, gt_event_kind kind, const idset *host,
                     k->device_id, k->stream_id, (long long)k->correlation_id, k->registers_per_thread,
                     (long long)k->static_shared_bytes + k->dynamic_shared_bytes, k->grid_x, k->grid_y, k->grid_z, k->block_x,
                     k->block_y, k->block_z);
-            if (idset_has(host, k->correlation_id))
-                flow(o, false, k->correlation_id, k->device_id, k->stream_id, k->start_ns);
+            if (idset_has(host, key))
+                flow(o, false, key, k->device_id, k->stream_id, k->start_ns);
             break;
         }
         case GT_EV_MEMCPY: {
             const gt_memcpy *c = &ev.u.memcpy;
+            int64_t key = flow_key(gt_pid_of(c->global_pid), c->correlation_id);
+            if (!keep(o, gt_pid_of(c->global_pid)))
+                break;
             snprintf(name, sizeof name, "Memcpy %s (%s -> %s)", copy_name(c->copy_kind), mem_kind_name(c->src_kind),
                      mem_kind_name(c->dst_kind));
             seen_stream(o, c->device_id, c->stream_id);
@@ -249,44 +338,56 @@ static int emit_kind(gt_trace *t, out *o, gt_event_kind kind, const idset *host,
                     c->device_id, c->stream_id, (long long)c->correlation_id, (long long)c->bytes);
             an_json_num(o->f, gbps);
             fputs("}}", o->f);
-            if (idset_has(host, c->correlation_id))
-                flow(o, false, c->correlation_id, c->device_id, c->stream_id, c->start_ns);
+            if (idset_has(host, key))
+                flow(o, false, key, c->device_id, c->stream_id, c->start_ns);
             break;
         }
         case GT_EV_MEMSET: {
             const gt_memset *s = &ev.u.memset;
+            int64_t key = flow_key(gt_pid_of(s->global_pid), s->correlation_id);
+            if (!keep(o, gt_pid_of(s->global_pid)))
+                break;
             snprintf(name, sizeof name, "Memset (%s)", mem_kind_name(s->mem_kind));
             seen_stream(o, s->device_id, s->stream_id);
             span(o, "gpu_memset", name, s->device_id, s->stream_id, s->start_ns, s->end_ns);
             fprintf(o->f, ",\"args\":{\"device\":%d,\"stream\":%d,\"correlation\":%lld,\"bytes\":%lld}}", s->device_id,
                     s->stream_id, (long long)s->correlation_id, (long long)s->bytes);
-            if (idset_has(host, s->correlation_id))
-                flow(o, false, s->correlation_id, s->device_id, s->stream_id, s->start_ns);
+            if (idset_has(host, key))
+                flow(o, false, key, s->device_id, s->stream_id, s->start_ns);
             break;
         }
         case GT_EV_SYNC: {
             const gt_sync *s = &ev.u.sync;
             static const char *names[] = {"Unknown Sync", "Event Sync", "Stream Wait Event", "Stream Sync", "Context Sync"};
-            seen_stream(o, s->device_id, s->stream_id);
+            if (!keep(o, gt_pid_of(s->global_pid)))
+                break;
+            int32_t lane = s->stream_id >= 0 && s->stream_id < SYNC_LANE - SYNC_BASE ? SYNC_BASE + s->stream_id : SYNC_LANE;
+            seen_stream(o, s->device_id, lane);
             span(o, "cuda_sync", s->sync_type >= 0 && s->sync_type <= 4 ? names[s->sync_type] : names[0], s->device_id,
-                 s->stream_id, s->start_ns, s->end_ns);
+                 lane, s->start_ns, s->end_ns);
             fprintf(o->f, ",\"args\":{\"correlation\":%lld}}", (long long)s->correlation_id);
             break;
         }
         case GT_EV_API: {
             const gt_api_call *a = &ev.u.api;
             int64_t pid = gt_pid_of(a->global_tid), tid = gt_tid_of(a->global_tid);
+            int64_t key = flow_key(pid, a->correlation_id);
+            if (!keep(o, pid))
+                break;
             seen_thread(o, a->global_tid);
-            span(o, a->event_class == GT_API_DRIVER ? "cuda_driver" : "cuda_runtime", gt_trace_string(t, a->name), pid,
-                 tid, a->start_ns, a->end_ns);
+            /* the plain name (cudaLaunchKernel, not nsys's cudaLaunchKernel_v7000): HTA matches on it */
+            span(o, a->event_class == GT_API_DRIVER ? "cuda_driver" : "cuda_runtime",
+                 an_api_base(gt_trace_string(t, a->name), name, sizeof name), pid, tid, a->start_ns, a->end_ns);
             fprintf(o->f, ",\"args\":{\"correlation\":%lld,\"cbid\":0}}", (long long)a->correlation_id);
-            if (idset_has(dev, a->correlation_id))
-                flow(o, true, a->correlation_id, pid, tid, a->start_ns);
+            if (idset_has(dev, key))
+                flow(o, true, key, pid, tid, a->start_ns);
             break;
         }
         case GT_EV_NVTX: {
             const gt_nvtx *n = &ev.u.nvtx;
             int64_t pid = gt_pid_of(n->global_tid), tid = gt_tid_of(n->global_tid);
+            if (!keep(o, pid))
+                break;
             if (n->event_type == GT_NVTX_MARK || n->event_type == GT_NVTX_PUSHPOP || n->event_type == GT_NVTX_STARTEND)
                 seen_thread(o, n->global_tid);
             if (n->event_type == GT_NVTX_MARK) {
@@ -296,19 +397,51 @@ static int emit_kind(gt_trace *t, out *o, gt_event_kind kind, const idset *host,
                 fprintf(o->f, ",\"pid\":%lld,\"tid\":%lld", (long long)pid, (long long)tid);
                 ts(o, "ts", n->start_ns);
                 fputc('}', o->f);
-            } else if ((n->event_type == GT_NVTX_PUSHPOP || n->event_type == GT_NVTX_STARTEND) && n->end_ns >= n->start_ns) {
-                span(o, "user_annotation", gt_trace_string(t, n->text), pid, tid, n->start_ns, n->end_ns);
-                fputc('}', o->f);
+            } else if (n->event_type == GT_NVTX_PUSHPOP && n->end_ns >= n->start_ns) {
+                const char *text = gt_trace_string(t, n->text);
+                int64_t number;
+                if (an_is_step_name(text, &number) && (number = step_number(o, pid, n->start_ns, n->end_ns)) >= 0) {
+                    snprintf(name, sizeof name, "ProfilerStep#%lld", (long long)number);
+                    span(o, "user_annotation", name, pid, tid, n->start_ns, n->end_ns);
+                    fputs(",\"args\":{\"nvtx\":", o->f);
+                    an_json_str(o->f, text);
+                    fputs("}}", o->f);
+                } else {
+                    span(o, "user_annotation", text, pid, tid, n->start_ns, n->end_ns);
+                    if (o->cpu_timeline)
+                        fprintf(o->f, ",\"args\":{\"correlation\":%lld}",
+                                (long long)standin_corr(n->global_tid, n->start_ns, n->end_ns));
+                    fputc('}', o->f);
+                }
+            } else if (n->event_type == GT_NVTX_STARTEND && n->end_ns >= n->start_ns) {
+                /* start/end ranges may cross the thread's push/pop ranges and
+                 * each other: async events ("b"/"e"), a track of their own */
+                int64_t id = ++o->n_async;
+                for (int end = 0; end < 2; end++) {
+                    sep(o);
+                    fprintf(o->f, "{\"ph\":\"%s\",\"cat\":\"user_annotation\",\"id\":%lld,\"name\":",
+                            end ? "e" : "b", (long long)id);
+                    an_json_str(o->f, gt_trace_string(t, n->text));
+                    fprintf(o->f, ",\"pid\":%lld,\"tid\":%lld", (long long)pid, (long long)tid);
+                    ts(o, "ts", end ? n->end_ns : n->start_ns);
+                    fputc('}', o->f);
+                }
             }
             break;
         }
         case GT_EV_CPU_OP: {
             const gt_cpu_op *c = &ev.u.cpu_op;
+            if (!keep(o, gt_pid_of(c->global_tid)))
+                break;
             seen_thread(o, c->global_tid);
             span(o, "cpu_op", gt_trace_string(t, c->name), gt_pid_of(c->global_tid), gt_tid_of(c->global_tid),
                  c->start_ns, c->end_ns);
-            fprintf(o->f, ",\"args\":{\"stream\":%d,\"flops\":%lld,\"bytes\":%lld}}", c->stream_id, (long long)c->flops,
-                    (long long)c->bytes);
+            /* "compute stream", not "stream": HTA takes an event with a stream for a kernel */
+            fprintf(o->f, ",\"args\":{\"compute stream\":%d,\"flops\":%lld,\"bytes\":%lld", c->stream_id,
+                    (long long)c->flops, (long long)c->bytes);
+            if (o->cpu_timeline)
+                fprintf(o->f, ",\"correlation\":%lld", (long long)standin_corr(c->global_tid, c->start_ns, c->end_ns));
+            fputs("}}", o->f);
             break;
         }
         default:
@@ -399,7 +532,7 @@ static int annotations(const an_model *m, out *o)
         if (a->kind == GT_EV_CPU_OP)
             continue;
         const an_api *l = an_model_launch(m, a->corr);
-        if (!l)
+        if (!l || !keep(o, gt_pid_of(l->tid)))
             continue;
         for (int64_t r = an_model_range_at(m, l->tid, l->start_ns); r >= 0; r = m->ranges[r].parent)
             if ((rc = proj_add(&ps, r, a)) < 0)
@@ -415,12 +548,59 @@ static int annotations(const an_model *m, out *o)
         const proj *p = &ps.v[i];
         span(o, "gpu_user_annotation", an_str(m, m->ranges[p->range].text), p->device, p->stream, p->start_ns,
              p->end_ns);
-        fprintf(o->f, ",\"args\":{\"device\":%d,\"stream\":%d,\"activities\":%lld}}", p->device, p->stream,
-                (long long)p->n);
+        /* no "stream" argument, as Kineto writes them: HTA takes every
+         * event with a stream for a kernel */
+        fprintf(o->f, ",\"args\":{\"activities\":%lld}}", (long long)p->n);
     }
 cleanup:
     free(ps.v);
     return rc;
+}
+
+/* ---- a CPU trace's device timeline ------------------------------------------ */
+
+/* On a trace without kernels the report takes CPU ops and "compute" ranges
+ * for the device (one stream per thread) and "communication" ranges for the
+ * collectives. HTA reads kernels only: the same work goes out as kernels,
+ * each stream a row of its process beside its threads, the collectives on a
+ * row of their own named "ncclKernel <range>" (HTA takes a kernel for
+ * communication by that prefix), so that its breakdowns, idle time and
+ * overlap measure what the report measures. */
+static void standin(const an_model *m, out *o)
+{
+    if (!m->cpu_timeline)
+        return;
+    char name[512];
+    for (size_t i = 0; i < m->n_acts; i++) {
+        const an_act *a = &m->acts[i];
+        int64_t pid = a->tid ? gt_pid_of(a->tid) : a->pid;
+        if (!keep(o, pid) || a->stream < 0 || a->stream >= STANDIN_COMM - STANDIN_BASE)
+            continue;
+        int32_t lane = STANDIN_BASE + a->stream;
+        seen_stream(o, (int32_t)pid, lane);
+        span(o, "kernel", an_str(m, a->name), pid, lane, a->start_ns, a->end_ns);
+        fprintf(o->f, ",\"args\":{\"device\":-1,\"stream\":%d,\"correlation\":%lld}}", lane,
+                (long long)standin_corr(a->tid, a->start_ns, a->end_ns));
+    }
+    for (size_t i = 0; i < m->n_comms; i++) {
+        const an_comm *c = &m->comms[i];
+        if (!keep(o, gt_pid_of(c->tid)))
+            continue;
+        seen_stream(o, (int32_t)gt_pid_of(c->tid), STANDIN_COMM);
+        snprintf(name, sizeof name, "ncclKernel %s", an_str(m, c->name));
+        int64_t corr = standin_corr(c->tid, c->start_ns, c->end_ns);
+        span(o, "kernel", name, gt_pid_of(c->tid), STANDIN_COMM, c->start_ns, c->end_ns);
+        fprintf(o->f, ",\"args\":{\"device\":-1,\"stream\":%d,\"correlation\":%lld}}", STANDIN_COMM,
+                (long long)corr);
+        /* its start on the host, as PyTorch marks a collective's call
+         * ("record_param_comms"): the range may be a start/end one, which
+         * HTA does not read */
+        seen_thread(o, c->tid);
+        span(o, "cpu_op", "record_param_comms", gt_pid_of(c->tid), gt_tid_of(c->tid), c->start_ns, c->start_ns);
+        fputs(",\"args\":{\"Collective name\":", o->f);
+        an_json_str(o->f, an_str(m, c->name));
+        fprintf(o->f, ",\"correlation\":%lld}}", (long long)corr);
+    }
 }
 
 /* ---- memory ----------------------------------------------------------------- */
@@ -438,11 +618,22 @@ static int memory(const an_model *m, out *o, const int32_t *devs, size_t n_devs)
         return rc;
     bool on_device = n_devs > 0;
     int64_t counter_pid = on_device ? devs[0] : gt_pid_of(m->main_tid);
-    if (!on_device && n > 0)
-        seen_thread(o, m->main_tid); /* so that the counter's process gets a name */
+    int64_t counter_tid = m->main_tid;
+    if (!on_device && o->pid >= 0 && gt_pid_of(m->main_tid) != o->pid) {
+        counter_pid = o->pid; /* the first allocating thread of the process names it */
+        for (size_t i = 0; i < n && counter_tid == m->main_tid; i++)
+            if (acts[i].tid && gt_pid_of(acts[i].tid) == o->pid)
+                counter_tid = acts[i].tid;
+    }
+    bool any = false;
     int64_t allocated = 0, reserved = 0;
     for (size_t i = 0; i < n; i++) {
         const an_mem_action *a = &acts[i];
+        if (!keep(o, a->pid))
+            continue;
+        if (!on_device && !any && gt_pid_of(counter_tid) == counter_pid)
+            seen_thread(o, counter_tid); /* so that the counter's process gets a name */
+        any = true;
         switch (a->action) { /* sizes are checked at load; their sums saturate */
         case AN_ACT_ALLOC: allocated = an_add_sat(allocated, a->bytes); break;
         case AN_ACT_FREE: allocated = an_add_sat(allocated, -a->bytes); break;
@@ -463,7 +654,7 @@ static int memory(const an_model *m, out *o, const int32_t *devs, size_t n_devs)
                     (long long)(a->action == AN_ACT_ALLOC ? a->bytes : -a->bytes), (long long)allocated,
                     (long long)reserved);
         }
-        if (i + 1 < n && acts[i + 1].t_ns == a->t_ns)
+        if (i + 1 < n && acts[i + 1].t_ns == a->t_ns && keep(o, acts[i + 1].pid))
             continue; /* one sample per time, once it settled */
         sep(o);
         fprintf(o->f, "{\"ph\":\"C\",\"name\":\"%s\",\"pid\":%lld,\"tid\":0", on_device ? "GPU memory" : "memory",
@@ -547,7 +738,16 @@ static int metadata(gt_trace *t, out *o, const int32_t *devs, size_t n_devs)
     sort_i64(o->streams.v, o->streams.n);
     for (size_t i = 0; i < o->streams.n; i++) {
         int32_t dev = (int32_t)(uint32_t)((uint64_t)o->streams.v[i] >> 32), stream = (int32_t)(uint32_t)o->streams.v[i];
-        snprintf(name, sizeof name, "stream %d", stream);
+        if (stream == SYNC_LANE)
+            snprintf(name, sizeof name, "sync");
+        else if (stream == STANDIN_COMM)
+            snprintf(name, sizeof name, "collectives (communication ranges)");
+        else if (stream >= STANDIN_BASE && stream < SYNC_BASE)
+            snprintf(name, sizeof name, "compute stream %d (CPU ops)", stream - STANDIN_BASE);
+        else if (stream >= SYNC_BASE)
+            snprintf(name, sizeof name, "sync stream %d", stream - SYNC_BASE);
+        else
+            snprintf(name, sizeof name, "stream %d", stream);
         meta_name(o, "thread_name", dev, stream, name);
         meta_sort(o, "thread_sort_index", dev, stream, stream);
     }
@@ -556,21 +756,137 @@ cleanup:
     return rc;
 }
 
+/* The processes that have events to export, ascending (malloc'd). */
+static int model_pids(const an_model *m, int64_t **pids_out, size_t *out_n)
+{
+    rowset ps = {0};
+    int rc = 0;
+    for (size_t i = 0; i < m->n_apis && rc == 0; i++)
+        rc = rowset_add(&ps, gt_pid_of(m->apis[i].tid));
+    for (size_t i = 0; i < m->n_ranges && rc == 0; i++)
+        rc = rowset_add(&ps, gt_pid_of(m->ranges[i].tid));
+    for (size_t i = 0; i < m->n_acts && rc == 0; i++)
+        if (m->acts[i].pid > 0 || m->acts[i].tid)
+            rc = rowset_add(&ps, m->acts[i].tid ? gt_pid_of(m->acts[i].tid) : m->acts[i].pid);
+    if (rc < 0) {
+        free(ps.v);
+        return rc;
+    }
+    sort_i64(ps.v, ps.n);
+    *pids_out = ps.v;
+    *out_n = ps.n;
+    return 0;
+}
+
+static int cmp_rank(const void *a, const void *b)
+{
+    const gt_chrome_rank *x = a, *y = b;
+    return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+/* Ranks of the model's processes: see gt_export_chrome_ranks. */
+static int ranks_of(gt_chrome_rank **ranks_out, size_t *out_n, gt_trace *t, const an_model *m)
+{
+    int64_t *pids = NULL;
+    size_t n = 0, n_ps;
+    int rc = model_pids(m, &pids, &n);
+    if (rc < 0)
+        return rc;
+    *ranks_out = NULL;
+    *out_n = 0;
+    if (n == 0)
+        return 0;
+    gt_chrome_rank *r = malloc(n * sizeof *r);
+    if (!r) {
+        free(pids);
+        return gt_error_set(GT_ERR_NOMEM, "chrome export: out of memory");
+    }
+    const gt_process *ps = gt_trace_processes(t, &n_ps);
+    bool recorded = true;
+    for (size_t i = 0; i < n; i++) {
+        r[i] = (gt_chrome_rank){pids[i], -1};
+        for (size_t k = 0; k < n_ps; k++)
+            if (gt_pid_of(ps[k].global_pid) == pids[i] && ps[k].rank >= 0)
+                r[i].rank = ps[k].rank;
+        recorded = recorded && r[i].rank >= 0 && r[i].rank < (int64_t)n;
+        for (size_t k = 0; k < i && recorded; k++)
+            recorded = r[k].rank != r[i].rank;
+    }
+    for (size_t i = 0; i < n && !recorded; i++)
+        r[i].rank = (int32_t)i; /* by pid, as the report lists ranks */
+    if (n > 1)
+        qsort(r, n, sizeof *r, cmp_rank);
+    free(pids);
+    *ranks_out = r;
+    *out_n = n;
+    return 0;
+}
+
+int gt_export_chrome_ranks(gt_chrome_rank **ranks_out, size_t *out_n, gt_trace *t)
+{
+    an_model *m = NULL;
+    if (!ranks_out || !out_n || !t)
+        return gt_error_set(GT_ERR_INVALID, "gt_export_chrome_ranks: missing argument");
+    int rc = an_model_load(&m, t);
+    if (rc == 0)
+        rc = ranks_of(ranks_out, out_n, t, m);
+    an_model_free(m);
+    return rc;
+}
+
+/* The step ranges of the processes exported, for their PyTorch names. */
+static int find_steps(out *o, const an_model *m)
+{
+    int64_t *pids = NULL;
+    size_t n = 0;
+    int rc = model_pids(m, &pids, &n);
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        if (!keep(o, pids[i]))
+            continue;
+        an_steps st = {0};
+        if ((rc = an_steps_find_pid(&st, m, pids[i])) < 0)
+            break;
+        step_range *nv = st.n ? realloc(o->steps, (o->n_steps + st.n) * sizeof *nv) : o->steps;
+        if (st.n && !nv) {
+            free(st.v);
+            rc = gt_error_set(GT_ERR_NOMEM, "chrome export: out of memory");
+            break;
+        }
+        o->steps = nv;
+        for (size_t k = 0; k < st.n; k++)
+            o->steps[o->n_steps++] = (step_range){pids[i], st.v[k].start_ns, st.v[k].end_ns, st.v[k].number};
+        free(st.v);
+    }
+    free(pids);
+    return rc;
+}
+
 int gt_export_chrome(gt_trace *t, FILE *f)
+{
+    return gt_export_chrome_process(t, -1, 0, 1, f);
+}
+
+int gt_export_chrome_process(gt_trace *t, int64_t pid, int32_t rank, int32_t world_size, FILE *f)
 {
     idset host = {0}, dev = {0};
     int32_t devs[64];
     size_t n_devs = 0;
-    out o = {.f = f, .first = true};
+    out o = {.f = f, .first = true, .pid = pid};
     an_model *m = NULL;
     int rc;
-    if (!t || !f)
+    if (!t || !f || rank < 0 || world_size <= rank)
         return gt_error_set(GT_ERR_INVALID, "gt_export_chrome: missing argument");
     /* the base is the analysis's first time: that of the rows in range */
-    if ((rc = collect(t, &host, &dev, devs, &n_devs)) < 0 || (rc = an_model_load(&m, t)) < 0)
+    if ((rc = collect(t, pid, &host, &dev, devs, &n_devs)) < 0 || (rc = an_model_load(&m, t)) < 0 ||
+        (rc = find_steps(&o, m)) < 0)
         goto cleanup;
     o.base_ns = m->span_start_ns;
-    fputs("{\"displayTimeUnit\":\"ns\",\"traceName\":", f);
+    o.cpu_timeline = m->cpu_timeline;
+    /* "rank": with a space, as json.dump writes it: HTA finds the rank with
+     * a regular expression that wants one */
+    fprintf(f, "{\"schemaVersion\": 1, \"distributedInfo\": {\"backend\": \"%s\", \"rank\": %d, \"world_size\": %d},"
+               "\n\"displayTimeUnit\":\"ns\",\"traceName\":",
+            n_devs > 0 ? "nccl" : "gloo", (int)rank, (int)world_size);
     an_json_str(f, gt_trace_path(t));
     fprintf(f, ",\"baseTimeNanoseconds\":%lld,\"traceEvents\":[", (long long)o.base_ns);
     static const gt_event_kind kinds[] = {GT_EV_API, GT_EV_NVTX, GT_EV_CPU_OP, GT_EV_KERNEL,
@@ -578,6 +894,7 @@ int gt_export_chrome(gt_trace *t, FILE *f)
     for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
         if ((rc = emit_kind(t, &o, kinds[k], &host, &dev)) < 0)
             goto cleanup;
+    standin(m, &o);
     if ((rc = annotations(m, &o)) < 0 || (rc = memory(m, &o, devs, n_devs)) < 0 || (rc = o.rc) < 0 ||
         (rc = metadata(t, &o, devs, n_devs)) < 0)
         goto cleanup;
@@ -590,5 +907,8 @@ cleanup:
     free(dev.keys);
     free(o.threads.v);
     free(o.streams.v);
+    free(o.flows_started.keys);
+    free(o.flows_ended.keys);
+    free(o.steps);
     return rc;
 }

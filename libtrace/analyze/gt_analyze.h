@@ -342,8 +342,20 @@ int gt_mem_states_print_json(const gt_mem_states *s, FILE *f);
 
 /* ---- exports ------------------------------------------------------------ */
 
-/* Chrome trace JSON (Perfetto, chrome://tracing) with Kineto's categories. */
+/* Chrome trace JSON (Perfetto, chrome://tracing) with Kineto's categories:
+ * every process of the trace in one file. */
 int gt_export_chrome(gt_trace *t, FILE *f);
+/* The ranks of a Chrome export, one per process with CUDA calls, NVTX
+ * ranges, CPU ops or device work: the ranks the launcher gave them where
+ * every one of them recorded a distinct one (GTRACE_RUN_CONFIG env.RANK,
+ * OMPI_COMM_WORLD_RANK...), else their order by pid. Ascending by rank
+ * (malloc'd; none: NULL, 0). */
+typedef struct gt_chrome_rank { int64_t pid; int32_t rank; } gt_chrome_rank;
+int gt_export_chrome_ranks(gt_chrome_rank **out, size_t *out_n, gt_trace *t);
+/* One process's events as the file PyTorch's profiler writes for one rank
+ * (Kineto's layout, "distributedInfo" with the rank and world size), for
+ * Holistic Trace Analysis; pid -1: every process, as gt_export_chrome. */
+int gt_export_chrome_process(gt_trace *t, int64_t pid, int32_t rank, int32_t world_size, FILE *f);
 /* PyTorch memory snapshot pickle (torch.cuda._memory_viz, pytorch.org/memory_viz)
  * of one process's allocator, as torch.cuda.memory._snapshot() is: pid's,
  * or (-1) the trace's only process with allocation events (GT_ERR_INVALID

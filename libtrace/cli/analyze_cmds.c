@@ -316,7 +316,7 @@ cleanup:
 
 /* ---- gtrace export ------------------------------------------------------------- */
 
-#define EXPORT_SYNOPSIS "export TRACE --format chrome|memviz|csv [-o PATH] [--pid P] [--force]"
+#define EXPORT_SYNOPSIS "export TRACE --format chrome|memviz|csv [-o PATH|DIR/] [--pid P] [--force]"
 
 /* ---- safe output files ----
  * A file is written beside its target (a temporary in the same folder),
@@ -484,14 +484,17 @@ static char *pid_output(const char *path, int64_t pid)
     return out;
 }
 
-/* Writes one export to `path` (chrome, or memviz of process pid). */
-static int export_one(gt_trace *t, const char *format, int64_t pid, const char *trace_path, const out_file *checked)
+/* Writes one export to `path`: chrome of process pid (-1: all) as rank
+ * `rank` of `world`, or memviz of process pid. */
+static int export_one(gt_trace *t, const char *format, int64_t pid, int32_t rank, int32_t world, const char *trace_path,
+                      const out_file *checked)
 {
     out_file o = *checked;
     if (!open_output(&o, !strcmp(format, "memviz") ? "wb" : "w"))
         return 1;
     errno = 0;
-    int rc = !strcmp(format, "chrome") ? gt_export_chrome(t, o.f) : gt_export_memviz(t, pid, o.f);
+    int rc = !strcmp(format, "chrome") ? gt_export_chrome_process(t, pid, rank, world, o.f)
+                                       : gt_export_memviz(t, pid, o.f);
     int err = errno;
     if (rc != 0 && ferror(o.f)) /* the output refused the bytes: say why, in one line */
         gt_cli_error("export: cannot write %s: %s", o.path, strerror(err ? err : EIO));
@@ -501,6 +504,90 @@ static int export_one(gt_trace *t, const char *format, int64_t pid, const char *
         return 1;
     fprintf(stderr, "gtrace: wrote %s\n", o.path);
     return 0;
+}
+
+/* Whether an output names a folder: it ends in '/' or is one. */
+static bool is_folder(const char *path)
+{
+    struct stat st;
+    size_t n = strlen(path);
+    return (n > 0 && path[n - 1] == '/') || (stat(path, &st) == 0 && S_ISDIR(st.st_mode));
+}
+
+/* Chrome, one file per rank as PyTorch's tensorboard_trace_handler writes
+ * them (DIR/<host>_<pid>.<ms>.pt.trace.json), for HTA's folder of ranks; or
+ * (pid >= 0) process pid alone, into the file or folder `path`. */
+static int export_ranks(gt_trace *t, const char *path, int64_t pid, bool force, const char *trace_path)
+{
+    gt_chrome_rank *ranks = NULL;
+    size_t n = 0;
+    char host[256] = "localhost", *file = NULL;
+    int64_t start_ns = 0;
+    int status = 1;
+    bool folder = is_folder(path);
+    struct sigaction rm = {.sa_handler = remove_tmp_and_die}, old_int, old_term, old_hup;
+    if (gt_export_chrome_ranks(&ranks, &n, t) != 0) {
+        gt_cli_error("export %s: %s", trace_path, gt_error_last());
+        return 1;
+    }
+    size_t first = 0, last = n;
+    if (pid >= 0) {
+        while (first < n && ranks[first].pid != pid)
+            first++;
+        if (first == n) {
+            gt_cli_error("export %s: process %lld has no events to export (%zu processes have)", trace_path,
+                         (long long)pid, n);
+            goto cleanup;
+        }
+        last = first + 1;
+    } else if (n == 0) {
+        gt_cli_error("export %s: no process has events to export", trace_path);
+        goto cleanup;
+    }
+    if (folder && mkdir(path, 0777) != 0 && errno != EEXIST) {
+        gt_cli_error("export: cannot create the folder %s: %s", path, strerror(errno));
+        goto cleanup;
+    }
+    gethostname(host, sizeof host - 1);
+    host[sizeof host - 1] = '\0';
+    for (char *c = host; *c; c++)
+        if (*c == '/' || *c == '_')
+            *c = '-'; /* the name splits at '_' into host and pid */
+    if (gt_trace_session_start(t, &start_ns) != 0)
+        start_ns = 0;
+    sigemptyset(&rm.sa_mask);
+    sigaction(SIGINT, &rm, &old_int);
+    sigaction(SIGTERM, &rm, &old_term);
+    sigaction(SIGHUP, &rm, &old_hup);
+    status = 0;
+    for (size_t i = first; i < last && status == 0; i++) {
+        size_t cap = strlen(path) + strlen(host) + 80;
+        free(file);
+        if (!(file = malloc(cap))) {
+            gt_cli_error("export: out of memory");
+            status = 1;
+            break;
+        }
+        size_t len = strlen(path);
+        if (folder)
+            snprintf(file, cap, "%s%s%s_%lld.%lld.pt.trace.json", path, path[len - 1] == '/' ? "" : "/", host,
+                     (long long)ranks[i].pid, (long long)(start_ns / 1000000));
+        else
+            snprintf(file, cap, "%s", path);
+        out_file o;
+        if (!check_output(file, force, &o)) {
+            status = 1;
+            break;
+        }
+        status = export_one(t, "chrome", ranks[i].pid, ranks[i].rank, (int32_t)n, trace_path, &o);
+    }
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
+    sigaction(SIGHUP, &old_hup, NULL);
+cleanup:
+    free(file);
+    free(ranks);
+    return status;
 }
 
 int gt_cli_export(int argc, char **argv)
@@ -542,8 +629,8 @@ int gt_cli_export(int argc, char **argv)
                     : !strcmp(format, "csv") ? "-csv" : NULL;
     if (!ext)
         return usage("export", EXPORT_SYNOPSIS, "--format wants chrome, memviz or csv");
-    if (pid >= 0 && strcmp(format, "memviz") != 0)
-        return usage("export", EXPORT_SYNOPSIS, "--pid is for --format memviz (a snapshot is one process's)");
+    if (pid >= 0 && !strcmp(format, "csv"))
+        return usage("export", EXPORT_SYNOPSIS, "--pid is for --format chrome or memviz");
 
     const char *trace_path = argv[optind];
     char *owned = output ? NULL : default_output(trace_path, ext);
@@ -576,6 +663,10 @@ int gt_cli_export(int argc, char **argv)
         }
         fprintf(stderr, "gtrace: wrote %s\n", path);
         status = 0;
+        goto cleanup;
+    }
+    if (!strcmp(format, "chrome") && (pid >= 0 || is_folder(path))) {
+        status = export_ranks(t, path, pid, force, trace_path);
         goto cleanup;
     }
     sigemptyset(&rm.sa_mask);
@@ -628,7 +719,7 @@ int gt_cli_export(int argc, char **argv)
     }
     status = 0;
     for (size_t i = 0; i < n_out && status == 0; i++)
-        status = export_one(t, format, n_out > 1 ? pids[i] : pid, trace_path, &outs[i]);
+        status = export_one(t, format, n_out > 1 ? pids[i] : pid, 0, 1, trace_path, &outs[i]);
 restore:
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
