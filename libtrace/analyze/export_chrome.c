@@ -39,6 +39,9 @@
  * ops, "compute" ranges: one stream per thread) and the collectives, as
  * kernels on rows of the process: see standin(). */
 #define STANDIN_BASE 0x20000000
+/* gpu_user_annotation: a row beside each stream's (HTA's call stacks break on
+ * an annotation that is also the kernel it holds, on one row) */
+#define ANNOT_BASE 0x10000000
 #define STANDIN_COMM 0x3fffffff
 
 typedef struct idset { /* a set of correlation ids */
@@ -242,8 +245,14 @@ static const char *copy_name(int k)
     return k >= 0 && k <= GT_COPY_PTOP ? names[k] : "Unknown";
 }
 
-/* Pass 1: correlation ids on each side, and the devices seen. */
-static int collect(gt_trace *t, int64_t pid, idset *host, idset *dev, int32_t *devs, size_t *n_devs)
+static bool is_plain_call(const gt_api_call *a)
+{
+    return a->event_class == GT_API_RUNTIME || a->event_class == GT_API_DRIVER;
+}
+
+/* Pass 1: correlation ids on each side (`plain`: those of runtime and
+ * driver calls), and the devices seen. */
+static int collect(gt_trace *t, int64_t pid, idset *host, idset *dev, idset *plain, int32_t *devs, size_t *n_devs)
 {
     static const gt_event_kind dk[] = {GT_EV_KERNEL, GT_EV_MEMCPY, GT_EV_MEMSET, GT_EV_API};
     gt_iter *it = NULL;
@@ -266,6 +275,8 @@ static int collect(gt_trace *t, int64_t pid, idset *host, idset *dev, int32_t *d
             p = gt_pid_of(p);
             if (pid >= 0 && p != pid)
                 continue;
+            if (ev.kind == GT_EV_API && is_plain_call(&ev.u.api) && (rc = idset_add(plain, flow_key(p, corr))) < 0)
+                break;
             if ((rc = idset_add(ev.kind == GT_EV_API ? host : dev, flow_key(p, corr))) < 0)
                 break;
             if (d >= 0) {
@@ -294,7 +305,7 @@ static int64_t step_number(const out *o, int64_t pid, int64_t start_ns, int64_t 
     return -1;
 }
 
-static int emit_kind(gt_trace *t, out *o, gt_event_kind kind, const idset *host, const idset *dev)
+static int emit_kind(gt_trace *t, out *o, gt_event_kind kind, const idset *host, const idset *dev, const idset *plain)
 {
     gt_iter *it = NULL;
     gt_event ev;
@@ -373,6 +384,11 @@ static int emit_kind(gt_trace *t, out *o, gt_event_kind kind, const idset *host,
             int64_t pid = gt_pid_of(a->global_tid), tid = gt_tid_of(a->global_tid);
             int64_t key = flow_key(pid, a->correlation_id);
             if (!keep(o, pid))
+                break;
+            /* nsys 2.x holds each runtime call twice, the second a wrapper of
+             * another class with the same correlation id: left out, as the
+             * analysis leaves it out (HTA would pair both with the kernel) */
+            if (!is_plain_call(a) && idset_has(plain, key))
                 break;
             seen_thread(o, a->global_tid);
             /* the plain name (cudaLaunchKernel, not nsys's cudaLaunchKernel_v7000): HTA matches on it */
@@ -546,8 +562,9 @@ static int annotations(const an_model *m, out *o)
         qsort(ps.v, n, sizeof *ps.v, cmp_proj);
     for (size_t i = 0; i < n; i++) {
         const proj *p = &ps.v[i];
-        span(o, "gpu_user_annotation", an_str(m, m->ranges[p->range].text), p->device, p->stream, p->start_ns,
-             p->end_ns);
+        int32_t lane = p->stream >= 0 && p->stream < STANDIN_BASE - ANNOT_BASE ? ANNOT_BASE + p->stream : p->stream;
+        seen_stream(o, p->device, lane);
+        span(o, "gpu_user_annotation", an_str(m, m->ranges[p->range].text), p->device, lane, p->start_ns, p->end_ns);
         /* no "stream" argument, as Kineto writes them: HTA takes every
          * event with a stream for a kernel */
         fprintf(o->f, ",\"args\":{\"activities\":%lld}}", (long long)p->n);
@@ -742,6 +759,8 @@ static int metadata(gt_trace *t, out *o, const int32_t *devs, size_t n_devs)
             snprintf(name, sizeof name, "sync");
         else if (stream == STANDIN_COMM)
             snprintf(name, sizeof name, "collectives (communication ranges)");
+        else if (stream >= ANNOT_BASE && stream < STANDIN_BASE)
+            snprintf(name, sizeof name, "annotations stream %d", stream - ANNOT_BASE);
         else if (stream >= STANDIN_BASE && stream < SYNC_BASE)
             snprintf(name, sizeof name, "compute stream %d (CPU ops)", stream - STANDIN_BASE);
         else if (stream >= SYNC_BASE)
@@ -868,7 +887,7 @@ int gt_export_chrome(gt_trace *t, FILE *f)
 
 int gt_export_chrome_process(gt_trace *t, int64_t pid, int32_t rank, int32_t world_size, FILE *f)
 {
-    idset host = {0}, dev = {0};
+    idset host = {0}, dev = {0}, plain = {0};
     int32_t devs[64];
     size_t n_devs = 0;
     out o = {.f = f, .first = true, .pid = pid};
@@ -877,7 +896,7 @@ int gt_export_chrome_process(gt_trace *t, int64_t pid, int32_t rank, int32_t wor
     if (!t || !f || rank < 0 || world_size <= rank)
         return gt_error_set(GT_ERR_INVALID, "gt_export_chrome: missing argument");
     /* the base is the analysis's first time: that of the rows in range */
-    if ((rc = collect(t, pid, &host, &dev, devs, &n_devs)) < 0 || (rc = an_model_load(&m, t)) < 0 ||
+    if ((rc = collect(t, pid, &host, &dev, &plain, devs, &n_devs)) < 0 || (rc = an_model_load(&m, t)) < 0 ||
         (rc = find_steps(&o, m)) < 0)
         goto cleanup;
     o.base_ns = m->span_start_ns;
@@ -892,7 +911,7 @@ int gt_export_chrome_process(gt_trace *t, int64_t pid, int32_t rank, int32_t wor
     static const gt_event_kind kinds[] = {GT_EV_API, GT_EV_NVTX, GT_EV_CPU_OP, GT_EV_KERNEL,
                                           GT_EV_MEMCPY, GT_EV_MEMSET, GT_EV_SYNC};
     for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
-        if ((rc = emit_kind(t, &o, kinds[k], &host, &dev)) < 0)
+        if ((rc = emit_kind(t, &o, kinds[k], &host, &dev, &plain)) < 0)
             goto cleanup;
     standin(m, &o);
     if ((rc = annotations(m, &o)) < 0 || (rc = memory(m, &o, devs, n_devs)) < 0 || (rc = o.rc) < 0 ||
@@ -905,6 +924,7 @@ cleanup:
     an_model_free(m);
     free(host.keys);
     free(dev.keys);
+    free(plain.keys);
     free(o.threads.v);
     free(o.streams.v);
     free(o.flows_started.keys);

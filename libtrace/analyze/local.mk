@@ -51,6 +51,11 @@ tests_integration_analyze_export_LDADD = libtrace/analyze/libgtanalyze.la $(M_LI
 TESTS += tests/integration/analyze_export.sh
 EXTRA_DIST += tests/integration/analyze_export.sh
 
+# Holistic Trace Analysis (pinned, in a throwaway environment) on the Chrome
+# exports of the nsys fixtures, a synthetic GPU trace and 2 trainer ranks.
+TESTS += tests/integration/hta_interop.sh
+EXTRA_DIST += tests/integration/hta_interop.sh tests/integration/hta_interop.py
+
 # gtrace report on a trace of the CPU trainer (NVTX "compute" ranges as ops);
 # its Communication section, and each process's memory, on 2 ranks of the
 # distributed trainer (skip without Open MPI).

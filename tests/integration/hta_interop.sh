@@ -1,0 +1,98 @@
+#!/bin/sh
+# hta_interop.sh: Holistic Trace Analysis (HTA, PyTorch's trace analysis
+# tool; pinned, from PyPI, in a throwaway virtual environment cached under
+# $GT_TMPDIR) reads gtrace's Chrome exports as it reads PyTorch profiler
+# traces. Exports (`gtrace export --format chrome -o DIR/`, one file per
+# rank) of:
+#   - the nsys fixtures (cloverleaf, saxpy-mpi);
+#   - a synthetic GPU-shaped trace (bench_report: NVTX steps, launches,
+#     kernels on two streams, copies, syncs);
+#   - 2 ranks of the distributed trainer (`gtrace mpirun -np 2 trainer --dist
+#     ddp`), a trace without kernels whose CPU ops and collectives stand in
+#     for the device.
+# On each, HTA's temporal breakdown, kernel breakdown, idle time breakdown,
+# communication/computation overlap, CUDA launch statistics and critical
+# path (per ProfilerStep where the trace has steps, else the whole trace;
+# not on the trainer: HTA's critical path wants CUDA launch calls) run
+# without an error and without HTA's warnings about missing ranks or steps;
+# the ranks are the trace's (0 and 1 for the trainer, from mpirun's
+# variables); every file nests (each row's slices inside each other), flow
+# ids are unique, no tid is negative. On the single-device traces HTA's
+# idle and compute time agree with `gtrace report --json` (gaps.idle_ns,
+# the device's kernel_ns) within 2%; HTA runs with HTA_DISABLE_NS_ROUNDING=1,
+# its own switch that keeps the nanoseconds (it otherwise floors every
+# time to a microsecond, about 1 us per gap on these traces). On the trainer
+# each rank's communication time is the report's within 2% of its span.
+# Skips (77) without python3 or python3-venv, or when pip cannot reach the
+# package index; the trainer part is left out without Open MPI or the
+# fortunes data.
+set -u
+: "${GT_TOP_BUILDDIR:?run through make check}"
+GTRACE="$GT_TOP_BUILDDIR/libtrace/cli/gtrace"
+TRAINER="$GT_TOP_BUILDDIR/trainer/trainer"
+SYNTH="$GT_TOP_BUILDDIR/bench/bench_report"
+CLOVER="$GT_FIXTURES/nsys/cloverleaf-cuda-nsys2024.5.sqlite"
+SAXPY="$GT_FIXTURES/nsys/saxpy-mpi-cuda-nsys2022.2.sqlite"
+[ -r "$CLOVER" ] && [ -r "$SAXPY" ] || { echo "fixtures missing under $GT_FIXTURES"; exit 99; }
+for f in "$GTRACE" "$SYNTH"; do
+    [ -x "$f" ] || { echo "missing $f: build it first"; exit 99; }
+done
+command -v python3 >/dev/null 2>&1 || { echo "skip: python3 not found"; exit 77; }
+WORK=$(mktemp -d "${GT_TMPDIR:-/tmp}/gt-hta.XXXXXX") || exit 99
+trap 'rm -rf "$WORK"' EXIT
+fail() { echo "FAIL: $*"; exit 1; }
+
+# ---- HTA, pinned, in a throwaway environment ----------------------------------------
+# HTA itself without its dependencies (they include jupyterlab and pytest),
+# then what it imports, pinned: pandas 2 (HTA 0.5.0 fails on pandas 3).
+HTA_PIN="holistictraceanalysis==0.5.0"
+PINS="pandas==2.2.3 numpy==2.2.6 plotly==6.3.1 networkx==3.6.1 psutil==7.1.3 PyYAML==6.0.3"
+key=$(printf '%s %s %s' "$HTA_PIN" "$PINS" "$(python3 -c 'import sys; print(sys.version_info[:2])')" | cksum | cut -d' ' -f1)
+VENV="${GT_TMPDIR:-/tmp}/gtrace-hta-$key"
+if [ ! -e "$VENV/.complete" ]; then
+    # made beside its place and moved there whole, so a run beside this one
+    # never sees half of it
+    tmp="$VENV.tmp.$$"
+    rm -rf "$tmp"
+    python3 -m venv "$tmp" >"$WORK/venv.log" 2>&1 ||
+        { cat "$WORK/venv.log"; rm -rf "$tmp"; echo "skip: python3 cannot make a virtual environment (python3-venv)"; exit 77; }
+    if ! { "$tmp/bin/python" -m pip install --disable-pip-version-check -q --timeout 30 --no-deps $HTA_PIN &&
+           "$tmp/bin/python" -m pip install --disable-pip-version-check -q --timeout 30 $PINS; } >"$WORK/pip.log" 2>&1; then
+        rm -rf "$tmp"
+        if grep -qiE 'connection|network|resolve|timed out|No matching distribution|Could not fetch' "$WORK/pip.log"; then
+            tail -n 3 "$WORK/pip.log"; echo "skip: pip cannot reach the package index to install $HTA_PIN $PINS"; exit 77
+        fi
+        cat "$WORK/pip.log"; fail "pip install $HTA_PIN $PINS"
+    fi
+    touch "$tmp/.complete"
+    mv -T "$tmp" "$VENV" 2>/dev/null || rm -rf "$tmp" # another run put it there first
+fi
+echo "HTA from $VENV"
+
+# ---- traces and their exports ---------------------------------------------------------
+"$SYNTH" -n 20000 -f "$WORK/synthetic.sqlite" --runs 1 --gtrace "$GTRACE" >"$WORK/synth.log" 2>&1 ||
+    { cat "$WORK/synth.log"; fail "the synthetic trace"; }
+cp "$CLOVER" "$WORK/cloverleaf.sqlite" && cp "$SAXPY" "$WORK/saxpy.sqlite" || exit 99
+# name:kind:ranks; kind gpu (one device: idle and compute checked) or cpu (the trainer)
+traces="cloverleaf:gpu:1 saxpy:gpu:1 synthetic:gpu:1"
+if ! grep -q '^#define HAVE_MPI 1' "$GT_TOP_BUILDDIR/config.h" || ! command -v mpirun >/dev/null 2>&1; then
+    echo "note: no Open MPI in this build: the 2-rank trainer is left out"
+elif [ ! -x "$TRAINER" ] || [ ! -d /usr/share/games/fortunes ]; then
+    echo "note: no trainer or no fortunes data: the 2-rank trainer is left out"
+else
+    . "$GT_TOP_SRCDIR/tests/integration/dist_common.sh"
+    "$GTRACE" -o "$WORK/trainer.sqlite" mpirun --oversubscribe --bind-to none -np 2 "$TRAINER" --dist ddp --batch 4 \
+        --steps 6 >"$WORK/trainer.log" 2>&1 || { cat "$WORK/trainer.log"; fail "gtrace mpirun trainer --dist ddp"; }
+    traces="$traces trainer:cpu:2"
+fi
+for t in $traces; do
+    name=${t%%:*}
+    "$GTRACE" export "$WORK/$name.sqlite" --format chrome -o "$WORK/$name/" >"$WORK/export.log" 2>&1 ||
+        { cat "$WORK/export.log"; fail "gtrace export $name --format chrome -o DIR/"; }
+    "$GTRACE" report "$WORK/$name.sqlite" --json >"$WORK/$name.json" 2>"$WORK/report.log" ||
+        { cat "$WORK/report.log"; fail "gtrace report $name --json"; }
+done
+
+HTA_DISABLE_NS_ROUNDING=1 "$VENV/bin/python" "$GT_TOP_SRCDIR/tests/integration/hta_interop.py" "$WORK" $traces ||
+    fail "HTA on gtrace's Chrome exports"
+echo "ok: HTA reads gtrace's Chrome exports"
