@@ -186,7 +186,7 @@ static void p_block(FILE *f, plist *l, uint64_t address, int64_t size, int64_t r
  * address). Blocks are clipped to the segment and to each other, so the
  * sizes always add up to the segment's. */
 static void p_segment(FILE *f, plist *segs, const an_model *m, int32_t device, uint64_t address, int64_t bytes,
-                      const gt_mem_block *blocks, size_t n_blocks)
+                      const gt_mem_block *blocks, size_t n_blocks, bool v113)
 {
     uint64_t end = address + (uint64_t)bytes;
     int64_t active = 0;
@@ -238,6 +238,18 @@ static void p_segment(FILE *f, plist *segs, const an_model *m, int32_t device, u
         }
         p_block(f, &l, s, (int64_t)(e - s), (int64_t)(e - s), "active_allocated");
         p_frames(f, m, k->global_tid, k->alloc_ns, k->callchain_id);
+        if (v113) { /* 1.13 reads a block's origin from its history */
+            p_str(f, "history");
+            plist h = p_list_begin(f);
+            p_list_item(&h);
+            p_dict_begin(f);
+            p_str(f, "addr");
+            p_uint(f, s);
+            p_key_int(f, "real_size", (int64_t)(e - s));
+            p_frames(f, m, k->global_tid, k->alloc_ns, k->callchain_id);
+            p_dict_end(f);
+            p_list_end(&h);
+        }
         p_dict_end(f);
         at = e;
     }
@@ -250,17 +262,18 @@ static void p_segment(FILE *f, plist *segs, const an_model *m, int32_t device, u
     p_dict_end(f);
 }
 
-static void p_segments(FILE *f, const an_model *m, int32_t device, const gt_mem_state *st)
+static void p_segments(FILE *f, const an_model *m, int32_t device, const gt_mem_state *st, bool v113)
 {
-    p_str(f, "segments");
+    if (!v113)
+        p_str(f, "segments");
     plist segs = p_list_begin(f);
     for (size_t i = 0; i < st->n_segments; i++) {
         const gt_mem_segment *g = &st->segments[i];
-        p_segment(f, &segs, m, device, g->address, g->bytes, st->blocks + g->first_block, g->n_blocks);
+        p_segment(f, &segs, m, device, g->address, g->bytes, st->blocks + g->first_block, g->n_blocks, v113);
     }
     /* blocks in no segment: each in a segment of its own, as in the trace */
     for (size_t b = st->n_blocks - st->n_unplaced; b < st->n_blocks; b++)
-        p_segment(f, &segs, m, device, st->blocks[b].address, st->blocks[b].bytes, &st->blocks[b], 1);
+        p_segment(f, &segs, m, device, st->blocks[b].address, st->blocks[b].bytes, &st->blocks[b], 1, v113);
     p_list_end(&segs);
 }
 
@@ -364,6 +377,11 @@ static int32_t device_of(const an_model *m, int64_t pid)
 
 int gt_export_memviz(gt_trace *t, int64_t pid, FILE *f)
 {
+    return gt_export_memviz_at(t, pid, INT64_MAX, false, f);
+}
+
+int gt_export_memviz_at(gt_trace *t, int64_t pid, int64_t at_ns, bool v113, FILE *f)
+{
     an_model *m = NULL;
     gt_mem_state *st = NULL;
     an_mem_action *acts = NULL;
@@ -384,14 +402,18 @@ int gt_export_memviz(gt_trace *t, int64_t pid, FILE *f)
     }
     if (pid < 0)
         pid = n_pids ? pids[0] : 0;
-    if ((rc = an_memory_state(&st, m, n_pids ? pid : -1, INT64_MAX)) < 0 ||
+    if ((rc = an_memory_state(&st, m, n_pids ? pid : -1, at_ns)) < 0 ||
         (rc = an_memory_actions_pid(m, pid, &acts, &n_acts)) < 0)
         goto cleanup;
     device = device_of(m, pid);
     p_byte(f, 0x80); /* PROTO 2 */
     p_byte(f, 2);
+    if (v113) { /* torch.cuda.memory_snapshot() of 1.13: the segments alone */
+        p_segments(f, m, device, st, true);
+        goto stop;
+    }
     p_dict_begin(f);
-    p_segments(f, m, device, st);
+    p_segments(f, m, device, st, false);
     p_str(f, "device_traces");
     devices = p_list_begin(f);
     for (int32_t d = 0; d < device; d++) { /* devices before the process's: no trace */
@@ -401,8 +423,8 @@ int gt_export_memviz(gt_trace *t, int64_t pid, FILE *f)
     }
     p_list_item(&devices);
     l = p_list_begin(f);
-    for (size_t i = 0; i < n_acts && rc == 0; i++) {
-        const an_mem_action *a = &acts[i];
+    for (size_t i = 0; i < n_acts && rc == 0 && acts[i].t_ns <= at_ns; i++) {
+        const an_mem_action *a = &acts[i]; /* the actions up to the snapshot's moment */
         switch (a->action) {
         case AN_ACT_ALLOC:
             if (!seg_holds(&live, a->address, a->bytes)) {
@@ -435,6 +457,7 @@ int gt_export_memviz(gt_trace *t, int64_t pid, FILE *f)
     p_list_end(&l);
     p_list_end(&devices);
     p_dict_end(f);
+stop:
     p_byte(f, '.'); /* STOP */
     if (ferror(f))
         rc = gt_error_set(GT_ERR_IO, "memviz export: cannot write the output");

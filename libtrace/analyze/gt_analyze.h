@@ -361,6 +361,11 @@ int gt_export_chrome_process(gt_trace *t, int64_t pid, int32_t rank, int32_t wor
  * or (-1) the trace's only process with allocation events (GT_ERR_INVALID
  * when several have: gt_memory_pids lists them). */
 int gt_export_memviz(gt_trace *t, int64_t pid, FILE *f);
+/* The same at a moment: the allocator's state at at_ns (INT64_MAX: the
+ * trace's end) and the actions up to it. v113: the form PyTorch 1.13's
+ * torch.cuda.memory_snapshot() returns and its _memory_viz reads, a list of
+ * segments whose blocks carry their origin in "history" (no trace). */
+int gt_export_memviz_at(gt_trace *t, int64_t pid, int64_t at_ns, bool v113, FILE *f);
 /* One CSV per event kind, DIR/<kind>.csv (kernel.csv, memcpy.csv...), RFC 4180.
  * Kinds without events are skipped; `dir` must exist. */
 int gt_export_csv(gt_trace *t, const char *dir);

@@ -316,7 +316,9 @@ cleanup:
 
 /* ---- gtrace export ------------------------------------------------------------- */
 
-#define EXPORT_SYNOPSIS "export TRACE --format chrome|memviz|csv [-o PATH|DIR/] [--pid P] [--force]"
+#define EXPORT_SYNOPSIS                                                                                         \
+    "export TRACE --format chrome|memviz|csv [-o PATH|DIR/] [--pid P] [--force]\n"                                 \
+    "       [--at TIME | --step N] [--memviz-format 2|1.13]   (memviz: the snapshot's moment, PyTorch's form)"
 
 /* ---- safe output files ----
  * A file is written beside its target (a temporary in the same folder),
@@ -484,17 +486,45 @@ static char *pid_output(const char *path, int64_t pid)
     return out;
 }
 
+/* A memviz snapshot's moment and form. */
+typedef struct memviz_opts {
+    int64_t at_ns; /* INT64_MAX: the trace's end */
+    int64_t step;  /* >= 0: the moment `gtrace memory --step N` shows, per process */
+    bool v113;     /* PyTorch 1.13's list of segments */
+} memviz_opts;
+
+static const memviz_opts memviz_end = {INT64_MAX, -1, false};
+
+/* The moment of process pid's snapshot (-1: the only process's). */
+static int memviz_moment(gt_trace *t, int64_t pid, const memviz_opts *mo, int64_t *out_ns)
+{
+    *out_ns = mo->at_ns;
+    if (mo->step < 0)
+        return 0;
+    gt_mem_states *ss = NULL;
+    int rc = gt_memory_states_at_step(&ss, t, pid, mo->step);
+    if (rc == 0 && ss->n > 0)
+        *out_ns = ss->v[0]->at_ns;
+    gt_mem_states_free(ss);
+    return rc;
+}
+
 /* Writes one export to `path`: chrome of process pid (-1: all) as rank
  * `rank` of `world`, or memviz of process pid. */
-static int export_one(gt_trace *t, const char *format, int64_t pid, int32_t rank, int32_t world, const char *trace_path,
-                      const out_file *checked)
+static int export_one(gt_trace *t, const char *format, int64_t pid, int32_t rank, int32_t world, const memviz_opts *mo,
+                      const char *trace_path, const out_file *checked)
 {
+    int64_t at_ns = INT64_MAX;
+    if (!strcmp(format, "memviz") && memviz_moment(t, pid, mo, &at_ns) != 0) {
+        gt_cli_error("export %s: %s", trace_path, gt_error_last());
+        return 1;
+    }
     out_file o = *checked;
     if (!open_output(&o, !strcmp(format, "memviz") ? "wb" : "w"))
         return 1;
     errno = 0;
     int rc = !strcmp(format, "chrome") ? gt_export_chrome_process(t, pid, rank, world, o.f)
-                                       : gt_export_memviz(t, pid, o.f);
+                                       : gt_export_memviz_at(t, pid, at_ns, mo->v113, o.f);
     int err = errno;
     if (rc != 0 && ferror(o.f)) /* the output refused the bytes: say why, in one line */
         gt_cli_error("export: cannot write %s: %s", o.path, strerror(err ? err : EIO));
@@ -579,7 +609,7 @@ static int export_ranks(gt_trace *t, const char *path, int64_t pid, bool force, 
             status = 1;
             break;
         }
-        status = export_one(t, "chrome", ranks[i].pid, ranks[i].rank, (int32_t)n, trace_path, &o);
+        status = export_one(t, "chrome", ranks[i].pid, ranks[i].rank, (int32_t)n, &memviz_end, trace_path, &o);
     }
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
@@ -597,11 +627,15 @@ int gt_cli_export(int argc, char **argv)
         {"output", required_argument, NULL, 'o'},
         {"pid", required_argument, NULL, 'p'},
         {"force", no_argument, NULL, 'F'},
+        {"at", required_argument, NULL, 'a'},
+        {"step", required_argument, NULL, 's'},
+        {"memviz-format", required_argument, NULL, 'm'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     const char *format = NULL, *output = NULL;
-    bool force = false;
+    bool force = false, have_at = false;
+    memviz_opts mo = memviz_end;
     int64_t pid = -1;
     int c;
     optind = 1;
@@ -617,6 +651,27 @@ int gt_cli_export(int argc, char **argv)
                 return EXIT_USAGE;
             }
             break;
+        case 'a':
+            if (!parse_time(optarg, &mo.at_ns)) {
+                gt_cli_error("export: --at wants a time such as 1.5s, 250ms, 40us or 123 (ns), from 0 to "
+                             "9.2e18 ns; not '%s'", optarg);
+                return EXIT_USAGE;
+            }
+            have_at = true;
+            break;
+        case 's':
+            if (!parse_count(optarg, &mo.step)) {
+                gt_cli_error("export: --step wants a step number, not '%s'", optarg);
+                return EXIT_USAGE;
+            }
+            break;
+        case 'm':
+            if (strcmp(optarg, "2") != 0 && strcmp(optarg, "1.13") != 0) {
+                gt_cli_error("export: --memviz-format wants 2 (PyTorch 2.x) or 1.13, not '%s'", optarg);
+                return EXIT_USAGE;
+            }
+            mo.v113 = !strcmp(optarg, "1.13");
+            break;
         case 'h': printf("usage: gtrace %s\n", EXPORT_SYNOPSIS); return 0;
         default: return bad_option("export", EXPORT_SYNOPSIS, argv);
         }
@@ -631,6 +686,10 @@ int gt_cli_export(int argc, char **argv)
         return usage("export", EXPORT_SYNOPSIS, "--format wants chrome, memviz or csv");
     if (pid >= 0 && !strcmp(format, "csv"))
         return usage("export", EXPORT_SYNOPSIS, "--pid is for --format chrome or memviz");
+    if ((have_at || mo.step >= 0 || mo.v113) && strcmp(format, "memviz") != 0)
+        return usage("export", EXPORT_SYNOPSIS, "--at, --step and --memviz-format are for --format memviz");
+    if (have_at && mo.step >= 0)
+        return usage("export", EXPORT_SYNOPSIS, "give --at TIME or --step N, not both");
 
     const char *trace_path = argv[optind];
     char *owned = output ? NULL : default_output(trace_path, ext);
@@ -719,7 +778,7 @@ int gt_cli_export(int argc, char **argv)
     }
     status = 0;
     for (size_t i = 0; i < n_out && status == 0; i++)
-        status = export_one(t, format, n_out > 1 ? pids[i] : pid, 0, 1, trace_path, &outs[i]);
+        status = export_one(t, format, n_out > 1 ? pids[i] : pid, 0, 1, &mo, trace_path, &outs[i]);
 restore:
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);

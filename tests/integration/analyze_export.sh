@@ -94,9 +94,16 @@ assert cats.get("user_annotation") == 8, cats
 starts = {e["id"] for e in ev if e["ph"] == "s"}
 ends = {e["id"] for e in ev if e["ph"] == "f"}
 assert len(starts) == 12 and starts == ends, (starts, ends)
-# every flow ends on the kernel or copy of the same correlation id
-dev = {e["args"]["correlation"] for e in ev if e.get("cat") in ("kernel", "gpu_memcpy")}
-assert ends == dev
+# every flow starts on a call and ends on the kernel or copy of the same
+# correlation id, one start and one end per id
+corr_at = {(e["pid"], e["tid"], e["ts"], e["cat"] in ("kernel", "gpu_memcpy")): e["args"]["correlation"]
+           for e in ev if e["ph"] == "X" and e.get("cat") in ("cuda_runtime", "kernel", "gpu_memcpy")}
+pairs = {}
+for e in ev:
+    if e["ph"] in ("s", "f"):
+        pairs.setdefault(e["id"], []).append(corr_at[(e["pid"], e["tid"], e["ts"], e["ph"] == "f")])
+assert all(len(v) == 2 and v[0] == v[1] for v in pairs.values()), pairs
+assert {v[0] for v in pairs.values()} == {e["args"]["correlation"] for e in ev if e.get("cat") in ("kernel", "gpu_memcpy")}
 names = {e["name"] for e in ev if e["ph"] == "X"}
 assert 'void gemm<float, 128>(float const*, "quoted", a\\b)' in names, names
 assert "tab\there, comma, newline\nend \u2713" in names, names
@@ -122,7 +129,8 @@ assert {"name": "GPU 0"} in [e["args"] for e in ev if e["ph"] == "M" and e["name
 ann = [e for e in ev if e.get("cat") == "gpu_user_annotation"]
 assert len(ann) == 8, ann
 a0 = [e for e in ann if e["name"] == "step 0"]
-assert len(a0) == 1 and a0[0]["pid"] == 0 and a0[0]["tid"] == 7, a0
+assert len(a0) == 1 and a0[0]["pid"] == 0 and a0[0]["tid"] == 0x10000000 + 7, a0  # the row beside stream 7's
+assert "stream" not in a0[0]["args"]  # HTA would count it as a kernel
 copy0 = min((e for e in ev if e.get("cat") == "gpu_memcpy"), key=lambda e: e["ts"])
 last_k0 = sorted((e for e in ev if e.get("cat") == "kernel"), key=lambda e: e["ts"])[1]
 assert abs(a0[0]["ts"] - copy0["ts"]) < 1e-9 and abs(a0[0]["ts"] + a0[0]["dur"] - last_k0["ts"] - last_k0["dur"]) < 1e-6, a0
@@ -178,6 +186,86 @@ assert "pageable_copies" in fired and "cuda_memcpy_async" in fired, fired
 assert r["memory"]["peak_allocated_bytes"] == 2 << 20
 print("synthetic trace: exports and report ok")
 PY
+
+# ---- memviz at a moment, and in PyTorch 1.13's form ---------------------------------
+# The synthetic allocator: blocks made at 30, 1030, 2030 and 3030 us (steps
+# 0-3), the first two freed at 1040 and 2040 us.
+"$GTRACE" export "$DIR/s.sqlite" --format memviz --at 1035us -o "$DIR/at.pickle" 2>/dev/null
+"$GTRACE" export "$DIR/s.sqlite" --format memviz --step 1 -o "$DIR/step.pickle" 2>/dev/null
+"$GTRACE" export "$DIR/s.sqlite" --format memviz --at 2035us --memviz-format 1.13 -o "$DIR/old.pickle" 2>/dev/null
+"$GTRACE" memory "$DIR/s.sqlite" --step 1 --json >"$DIR/step.json"
+for bad in "--at 1s --step 1" "--at soon" "--step x" "--memviz-format 3"; do
+    # shellcheck disable=SC2086 # the options split on purpose
+    if "$GTRACE" export "$DIR/s.sqlite" --format memviz $bad -o "$DIR/bad.pickle" 2>"$DIR/err"; then
+        echo "FAIL: export --format memviz $bad succeeded"; exit 1
+    fi
+    head -n 1 "$DIR/err" | grep -q '^gtrace: export: ' || { cat "$DIR/err"; echo "FAIL: export $bad: no error line"; exit 1; }
+done
+if "$GTRACE" export "$DIR/s.sqlite" --format chrome --at 1s -o "$DIR/bad.json" 2>/dev/null; then
+    echo "FAIL: --at accepted for chrome"; exit 1
+fi
+python3 - "$DIR" <<'PY'
+import json, pickle, sys
+d = sys.argv[1]
+def live(s):
+    return sorted((b["address"], b["size"]) for g in s["segments"] for b in g["blocks"] if b["state"] == "active_allocated")
+end = pickle.load(open(d + "/s.pickle", "rb"))
+allocs = [e for e in end["device_traces"][0] if e["action"] == "alloc"]
+a = pickle.load(open(d + "/at.pickle", "rb"))
+# at 1035 us: the blocks of steps 0 and 1, and the trace up to then
+assert live(a) == sorted((e["addr"], e["size"]) for e in allocs[:2]), live(a)
+assert [e["action"] for e in a["device_traces"][0]] == ["segment_alloc", "alloc", "alloc"], a["device_traces"]
+assert all(e["time_us"] <= 1035 for e in a["device_traces"][0])
+# --step 1: the moment `gtrace memory --step 1` shows (the step's peak)
+st = pickle.load(open(d + "/step.pickle", "rb"))
+m = json.load(open(d + "/step.json"))["processes"][0]
+assert live(st) == sorted((b["address"], b["bytes"]) for g in m["segments"] for b in g["blocks"]), (live(st), m)
+assert max(e["time_us"] for e in st["device_traces"][0]) * 1000 <= m["at_ns"]
+# 1.13: a list of segments; active blocks carry their origin in "history"
+o = pickle.load(open(d + "/old.pickle", "rb"))
+assert isinstance(o, list) and len(o) == 1, type(o)
+blocks = [b for b in o[0]["blocks"] if b["state"] == "active_allocated"]
+assert sorted(b["size"] for b in blocks) == [1 << 20, 1 << 20] and sum(b["size"] for b in o[0]["blocks"]) == o[0]["total_size"]
+hist = [h for b in blocks for h in b["history"]]
+assert sorted(h["frames"][-1]["name"] for h in hist) == ["step 1", "step 2"], hist
+print("memviz at a moment, and 1.13's form: ok")
+PY
+# PyTorch's own memory_viz on them: Debian's python3-torch (1.13) reads the
+# 1.13 form; a torch 2.x (GT_TORCH2_PYTHON: a python that imports one) the 2.x
+# form, at the end, at a time and at a step.
+py113=
+for py in python3 /usr/bin/python3; do # Debian's torch is the system python's
+    if "$py" -c 'import torch, sys; sys.exit(0 if torch.__version__.startswith("1.13") else 1)' 2>/dev/null; then
+        py113=$py; break
+    fi
+done
+if [ -n "$py113" ]; then
+    "$py113" - "$DIR" <<'PY' || { echo "FAIL: torch 1.13's _memory_viz on the 1.13 form"; exit 1; }
+import io, pickle, sys
+from torch.cuda import _memory_viz as mv
+o = pickle.load(open(sys.argv[1] + "/old.pickle", "rb"))
+st = mv.stats(o)  # asserts that blocks add up to their segment
+assert st["segments"] == 1 and st["active_allocated"].value == 2 << 20, st
+flame = mv.memory(o, format_flamegraph=lambda lines: lines)
+# each block under its origin, outermost range first (not <non-python>)
+assert "stream_0;active_allocated;nvtx:0:step 1;nvtx:0:forward 1048576" in flame.split("\n"), flame
+seg = mv.segments(o, format_flamegraph=lambda lines: lines)
+assert "<non-python>" not in seg, seg
+print("torch 1.13 _memory_viz: stats, memory, segments ok")
+PY
+else
+    echo "note: no PyTorch 1.13 (python3-torch): its _memory_viz left out"
+fi
+if [ -n "${GT_TORCH2_PYTHON:-}" ]; then
+    "$GT_TORCH2_PYTHON" - "$DIR" <<'PY' || { echo "FAIL: torch 2.x _memory_viz"; exit 1; }
+import pickle, sys
+from torch.cuda import _memory_viz as mv
+for name in ("s", "at", "step"):
+    s = pickle.load(open(f"{sys.argv[1]}/{name}.pickle", "rb"))
+    assert "total_allocated" in mv.segsum(s) and mv.trace(s), name
+print("torch 2.x _memory_viz: segsum and trace ok")
+PY
+fi
 
 FIX=${GT_FIXTURES:-}/nsys/cloverleaf-cuda-nsys2024.5.sqlite
 if [ -r "$FIX" ]; then
