@@ -187,6 +187,36 @@ assert r["memory"]["peak_allocated_bytes"] == 2 << 20
 print("synthetic trace: exports and report ok")
 PY
 
+# ---- chrome, one file per rank (HTA's folder) or one process ---------------------------
+"$GTRACE" export "$DIR/s.sqlite" --format chrome -o "$DIR/ranks/" 2>/dev/null
+"$GTRACE" export "$DIR/s.sqlite" --format chrome --pid 777 -o "$DIR/p777.json" 2>/dev/null
+if "$GTRACE" export "$DIR/s.sqlite" --format chrome -o "$DIR/ranks/" 2>"$DIR/err"; then
+    echo "FAIL: a rank's file replaced without --force"; exit 1
+fi
+grep -q 'exists' "$DIR/err" || { cat "$DIR/err"; echo "FAIL: no word of the existing file"; exit 1; }
+if "$GTRACE" export "$DIR/s.sqlite" --format chrome --pid 1 -o "$DIR/p1.json" 2>"$DIR/err"; then
+    echo "FAIL: --pid of a process the trace lacks"; exit 1
+fi
+[ "$(wc -l <"$DIR/err")" -eq 1 ] && grep -q 'process 1 has no events' "$DIR/err" ||
+    { cat "$DIR/err"; echo "FAIL: --pid 1: not the one-line error"; exit 1; }
+python3 - "$DIR" <<'PY'
+import glob, json, os, re, sys
+d = sys.argv[1]
+files = glob.glob(d + "/ranks/*")
+assert len(files) == 1 and re.fullmatch(r"[^_/]+_777\.\d+\.pt\.trace\.json", os.path.basename(files[0])), files
+head = open(files[0]).readline()
+assert re.search(r'"rank":\s+0\b', head), head  # HTA's own pattern, on the first line
+for f in files + [d + "/p777.json"]:
+    t = json.load(open(f))
+    assert t["distributedInfo"]["rank"] == 0 and t["distributedInfo"]["world_size"] == 1, t["distributedInfo"]
+    ev = t["traceEvents"]
+    assert {e["pid"] for e in ev if e.get("cat") == "cuda_runtime"} == {777}
+    steps = sorted(e["name"] for e in ev if e.get("name", "").startswith("ProfilerStep#"))
+    assert steps == ["ProfilerStep#0", "ProfilerStep#1", "ProfilerStep#2", "ProfilerStep#3"], steps
+    assert all(not re.search(r"_v\d+$", e["name"]) for e in ev if e.get("cat") == "cuda_runtime")
+print("chrome per rank and per process: ok")
+PY
+
 # ---- memviz at a moment, and in PyTorch 1.13's form ---------------------------------
 # The synthetic allocator: blocks made at 30, 1030, 2030 and 3030 us (steps
 # 0-3), the first two freed at 1040 and 2040 us.
