@@ -8,11 +8,13 @@
  *                              'frames'}]}],
  *    'device_traces': [[{'action', 'addr', 'size', 'stream', 'time_us',
  *                        'frames'}]]}
- * Segments and blocks are the state at the end of the trace; the trace
- * entries are every allocation and free (alloc, free_requested,
- * free_completed, segment_alloc, segment_free). Frames are the NVTX ranges
- * that were open when the block was made, innermost first, then its call
- * stack.
+ * Segments and blocks are the state at a moment (the end of the trace, or
+ * a time the caller picks); the trace entries are every allocation and free
+ * up to it (alloc, free_requested, free_completed, segment_alloc,
+ * segment_free). Frames are the NVTX ranges that were open when the block
+ * was made, innermost first, then its call stack. PyTorch 1.13's form is
+ * the segments alone, a list, each block's frames in its "history" (what
+ * its torch.cuda.memory_snapshot() returns).
  *
  * One process per snapshot, as torch.cuda.memory._snapshot() is one
  * process's allocator (a DDP job dumps one per rank): heap handles and
