@@ -1,28 +1,24 @@
 # libtrace/capture: libgtrace.so, injected into the traced program (LD_PRELOAD
-# and NVTX_INJECTION64_PATH). Links only libc, pthreads, libdl and SQLite (through
-# libgtstore); CUPTI is dlopened at run time. Needs the NVTX 3 headers.
+# and NVTX_INJECTION64_PATH). Links only libc, pthreads and libdl (the gtrace
+# launcher writes the trace); CUPTI is dlopened at run time. Needs the NVTX 3 headers.
 if HAVE_NVTX
 lib_LTLIBRARIES += libtrace/capture/libgtrace.la
 libtrace_capture_libgtrace_la_SOURCES = \
 	libtrace/capture/capture.h \
+	libtrace/capture/shm.h \
 	libtrace/capture/session.h \
 	libtrace/capture/session.c \
 	libtrace/capture/buffer.c \
 	libtrace/capture/clock.c \
-	libtrace/capture/drain.h \
-	libtrace/capture/drain.c \
 	libtrace/capture/nvtx.c \
 	libtrace/capture/nvtx_mem.c \
 	libtrace/capture/stacks.c \
-	libtrace/capture/losses.h \
-	libtrace/capture/losses.c \
-	libtrace/capture/signals.c \
 	libtrace/capture/hooks.c
 libtrace_capture_libgtrace_la_CPPFLAGS = $(AM_CPPFLAGS) $(NVTX_CPPFLAGS)
-libtrace_capture_libgtrace_la_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) -fvisibility=hidden
+libtrace_capture_libgtrace_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
 libtrace_capture_libgtrace_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -shared \
-	-export-symbols-regex '^(InitializeInjection|InitializeInjectionNvtx2|InitializeInjectionNvtxExtension|exec(ve|v|vp|vpe|l|lp|le)|_exit|_Exit)$$'
-libtrace_capture_libgtrace_la_LIBADD = libtrace/store/libgtstore.la $(SQLITE_LIBS) $(PTHREAD_LIBS) $(DL_LIBS)
+	-export-symbols-regex '^(InitializeInjection|InitializeInjectionNvtx2|InitializeInjectionNvtxExtension|exec(ve|v|vp|vpe|l|lp|le))$$'
+libtrace_capture_libgtrace_la_LIBADD = $(PTHREAD_LIBS) $(DL_LIBS)
 if HAVE_CUPTI
 libtrace_capture_libgtrace_la_SOURCES += libtrace/capture/cupti.c \
 	libtrace/capture/cupti_records.h libtrace/capture/cupti_records.c
