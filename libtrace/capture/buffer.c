@@ -40,22 +40,8 @@
 #define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
 #endif
 
-/* This thread's producer state: one block, in the static TLS (no call to
- * __tls_get_addr on the way). */
-typedef struct tls_state {
-    gt_shm_ring *ring;              /* NULL: none yet, or none to be had */
-    char *data;                     /* the ring's bytes */
-    uint64_t mask;                  /* ring bytes - 1 */
-    uint64_t head;                  /* bytes published */
-    uint64_t reserved_head;         /* head once the reserved record is committed */
-    uint64_t tail;                  /* the launcher's tail, as last read */
-    struct gt_nvtx_stack *nvtx;
-    int32_t tid;
-    uint8_t state;                  /* 0: no ring yet; 1: has one; 2: exiting, or none to be had */
-    uint8_t busy;                   /* a record is being written (re-entry from a signal handler) */
-} tls_state;
-
-static __thread tls_state tls __attribute__((tls_model("initial-exec")));
+__thread gt_cap_tls gt_cap_tls_state __attribute__((tls_model("initial-exec")));
+#define tls gt_cap_tls_state
 
 static gt_shm_header *region;       /* this image's region; NULL: capture is off */
 static char *region_data;
@@ -187,12 +173,7 @@ void gt_cap_wake_launcher(void)
     }
 }
 
-static void *reserve(uint16_t type, size_t body_bytes, size_t text_bytes, gt_event_kind kind, bool count_full);
-
-void *gt_cap_reserve(uint16_t type, size_t body_bytes, size_t text_bytes, gt_event_kind kind)
-{
-    return reserve(type, body_bytes, text_bytes, kind, true);
-}
+#define reserve gt_cap_reserve_slow
 
 void *gt_cap_reserve_quiet(uint16_t type, size_t body_bytes, size_t text_bytes)
 {
@@ -212,7 +193,7 @@ void *gt_cap_reserve_wait(uint16_t type, size_t body_bytes, size_t text_bytes, g
     }
 }
 
-static void *reserve(uint16_t type, size_t body_bytes, size_t text_bytes, gt_event_kind kind, bool count_full)
+void *gt_cap_reserve_slow(uint16_t type, size_t body_bytes, size_t text_bytes, gt_event_kind kind, bool count_full)
 {
     gt_shm_ring *r = tls.ring;
     if (__builtin_expect(r == NULL, 0)) {
@@ -261,18 +242,12 @@ static void *reserve(uint16_t type, size_t body_bytes, size_t text_bytes, gt_eve
     return h;
 }
 
-void gt_cap_commit(void)
+void gt_cap_commit_half_full(void)
 {
-    uint64_t head = tls.reserved_head;
-    atomic_store_explicit(&tls.ring->head, head, memory_order_release);
-    tls.head = head;
-    tls.busy = 0;
-    uint64_t half = (tls.mask + 1) / 2;
-    if (__builtin_expect(head - tls.tail > half, 0)) {
-        tls.tail = atomic_load_explicit(&tls.ring->tail, memory_order_acquire);
-        if (head - tls.tail > half)
-            gt_cap_wake_launcher();
-    }
+    /* The tail as last read says more than half full: read it again. */
+    tls.tail = atomic_load_explicit(&tls.ring->tail, memory_order_acquire);
+    if (tls.head - tls.tail > (tls.mask + 1) / 2)
+        gt_cap_wake_launcher();
 }
 
 void gt_cap_drop(gt_event_kind kind)
@@ -280,7 +255,7 @@ void gt_cap_drop(gt_event_kind kind)
     count_drop(tls.ring, kind);
 }
 
-struct gt_nvtx_stack **gt_cap_nvtx_slot(void)
+struct gt_nvtx_stack **gt_cap_nvtx_slot_slow(void)
 {
     if (!tls.ring && tls.state == 0)
         ring_claim();

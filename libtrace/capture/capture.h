@@ -60,19 +60,74 @@ void gt_cap_clock_init(void);
 
 /* ---- per-thread rings ------------------------------------------------- */
 
+/* This thread's producer state (buffer.c): one block in the static TLS, so
+ * that the inline path below reaches it without a call. */
+typedef struct gt_cap_tls {
+    gt_shm_ring *ring;              /* NULL: none yet, or none to be had */
+    char *data;                     /* the ring's bytes */
+    uint64_t mask;                  /* ring bytes - 1 */
+    uint64_t head;                  /* bytes published */
+    uint64_t reserved_head;         /* head once the reserved record is committed */
+    uint64_t tail;                  /* the launcher's tail, as last read */
+    struct gt_nvtx_stack *nvtx;
+    int32_t tid;
+    uint8_t state;                  /* 0: no ring yet; 1: has one; 2: exiting, or none to be had */
+    uint8_t busy;                   /* a record is being written (re-entry from a signal handler) */
+} gt_cap_tls;
+extern __thread gt_cap_tls gt_cap_tls_state __attribute__((tls_model("initial-exec")));
+
+/* 1 while events are recorded in this process. */
+extern _Atomic int gt_cap_active;
+
+/* The paths of gt_cap_reserve and gt_cap_commit that are not the common one. */
+void *gt_cap_reserve_slow(uint16_t type, size_t body_bytes, size_t text_bytes, gt_event_kind kind, bool count_full);
+void gt_cap_commit_half_full(void);
+
 /* Reserves a record of `body_bytes` plus `text_bytes` of strings in this
  * thread's ring and returns where to write it (the header is filled in), or
  * NULL when the ring is full or capture is off: the event is then counted
- * as dropped under `kind`. Never blocks, never locks. */
-void *gt_cap_reserve(uint16_t type, size_t body_bytes, size_t text_bytes, gt_event_kind kind);
+ * as dropped under `kind`. Never blocks, never locks, makes no system call
+ * unless the ring is full. */
+static inline void *gt_cap_reserve(uint16_t type, size_t body_bytes, size_t text_bytes, gt_event_kind kind)
+{
+    gt_cap_tls *t = &gt_cap_tls_state;
+    uint64_t need = (body_bytes + text_bytes + 7) & ~(uint64_t)7;
+    uint64_t head = t->head;
+    uint64_t off = head & t->mask;
+    /* The common case: a ring, room before its end and before the launcher's tail. */
+    if (__builtin_expect(t->ring != NULL && !t->busy && text_bytes <= UINT16_MAX && need <= (t->mask + 1) / 4
+                             && off + need <= t->mask + 1 && (head - t->tail) + need <= t->mask + 1
+                             && atomic_load_explicit(&gt_cap_active, memory_order_relaxed),
+                         1)) {
+        t->busy = 1;
+        rec_hdr *h = (rec_hdr *)(t->data + off);
+        h->size_bytes = (uint32_t)need;
+        h->type = type;
+        h->text_bytes = (uint16_t)text_bytes;
+        t->reserved_head = head + need;
+        return h;
+    }
+    return gt_cap_reserve_slow(type, body_bytes, text_bytes, kind, true);
+}
+
+/* Publishes the record gt_cap_reserve returned. */
+static inline void gt_cap_commit(void)
+{
+    gt_cap_tls *t = &gt_cap_tls_state;
+    uint64_t head = t->reserved_head;
+    atomic_store_explicit(&t->ring->head, head, memory_order_release);
+    t->head = head;
+    t->busy = 0;
+    if (__builtin_expect(head - t->tail > (t->mask + 1) / 2, 0))
+        gt_cap_commit_half_full();
+}
+
 /* The same, for threads that may wait (CUPTI's buffer callbacks, never the
  * program's own calls): when the ring is full it wakes the launcher and waits
  * for room, up to `max_wait_ms`, before dropping. */
 void *gt_cap_reserve_wait(uint16_t type, size_t body_bytes, size_t text_bytes, gt_event_kind kind, int max_wait_ms);
 /* The same, counting nothing when it returns NULL: the caller accounts for it. */
 void *gt_cap_reserve_quiet(uint16_t type, size_t body_bytes, size_t text_bytes);
-/* Publishes the record gt_cap_reserve returned. */
-void gt_cap_commit(void);
 /* Counts an event dropped for a reason other than a full ring. */
 void gt_cap_drop(gt_event_kind kind);
 /* The end of start/end range `range_id` found no room: the launcher drops
@@ -85,7 +140,13 @@ int32_t gt_cap_tid(void);
 /* Where this thread's NVTX push/pop stack hangs (nvtx.c allocates it; the
  * thread's exit frees it with gt_nvtx_stack_free). NULL when capture is off. */
 struct gt_nvtx_stack;
-struct gt_nvtx_stack **gt_cap_nvtx_slot(void);
+struct gt_nvtx_stack **gt_cap_nvtx_slot_slow(void);
+static inline struct gt_nvtx_stack **gt_cap_nvtx_slot(void)
+{
+    if (__builtin_expect(gt_cap_tls_state.ring != NULL, 1))
+        return &gt_cap_tls_state.nvtx;
+    return gt_cap_nvtx_slot_slow();
+}
 
 /* ---- the region (buffer.c) -------------------------------------------- */
 
@@ -113,8 +174,6 @@ typedef struct gt_cap_options {
 } gt_cap_options;
 extern gt_cap_options gt_cap_opts;
 
-/* 1 while events are recorded in this process. */
-extern _Atomic int gt_cap_active;
 /* The pid the session belongs to (changes in a fork child). */
 extern _Atomic int gt_cap_pid;
 

@@ -296,17 +296,30 @@ static int pop(nvtxDomainHandle_t d)
     if (i < 0)
         return -1; /* a pop without a push: NVTX reports an error, nsys writes nothing */
     open_range *e = &s->e[i];
-    attrs a;
-    a.text_id = e->text_id;
-    a.text = e->has_text ? s->text + e->text_off : NULL;
-    a.text_len = e->text_len;
-    a.category = e->category;
-    a.color = e->color;
-    a.has_color = e->has_color;
-    a.payload_kind = e->payload_kind;
-    a.payload = e->payload;
     int level = e->level;
-    emit(GT_NVTX_PUSHPOP, e->start, now, 0, dom, &a, 0);
+    /* The record straight from the open range (emit's work, without the copy). */
+    size_t text_bytes = e->has_text ? e->text_len + 1 : 0;
+    rec_nvtx *r = gt_cap_reserve(REC_NVTX, sizeof *r, text_bytes, GT_EV_NVTX);
+    if (r) {
+        r->event_type = GT_NVTX_PUSHPOP;
+        r->category = e->category;
+        r->start = e->start;
+        r->end = now;
+        r->range_id = 0;
+        r->domain_id = dom;
+        r->payload = e->payload;
+        r->text_id = e->text_id;
+        r->color = e->color;
+        r->has_color = e->has_color;
+        r->payload_kind = e->payload_kind;
+        r->os_tid = 0;
+        if (text_bytes) {
+            char *t = (char *)(r + 1);
+            memcpy(t, s->text + e->text_off, e->text_len);
+            t[e->text_len] = '\0';
+        }
+        gt_cap_commit();
+    }
     if (i != s->depth - 1)
         memmove(&s->e[i], &s->e[i + 1], (size_t)(s->depth - 1 - i) * sizeof s->e[0]);
     s->depth--;
