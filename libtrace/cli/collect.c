@@ -1,17 +1,21 @@
-/* collect.c: the launcher's collector: the one thread that reads every
- * traced process's rings and writes what they hold into part files.
+/* collect.c: the launcher's collector: reads every traced process's rings
+ * and writes what they hold into part files, with two threads.
  *
  * Traced processes connect to an abstract unix socket (GTRACE_SOCKET) and
- * send the descriptor of their region of rings (capture/shm.h). The
- * collector maps it and, every --flush-ms or when a process asks (a byte on
- * its connection: a ring is half full), reads every ring of every process
- * and writes the records into that process image's part file
- * (PARTS_DIR/PID-N.sqlite), one transaction per read (drain.c turns records
- * into rows). When a connection closes (the process ended in any way, or
- * exec'd) the collector reads its rings one last time, writes the ranges
- * never ended, the drop counts, and closes the part; the mapping outlives
- * the process, so nothing it committed is lost. A part is made only for a
- * process that recorded something.
+ * send the descriptor of their region of rings (capture/shm.h). The reader
+ * thread maps it and, every --flush-ms or when a process asks (a byte on
+ * its connection: a ring is half full), copies what every ring holds into a
+ * chunk of its own memory and gives the room back at once, so a program's
+ * burst is absorbed by the launcher's memory (up to MAX_QUEUED_BYTES) rather
+ * than dropped while SQLite works. The writer thread, the only one that
+ * touches SQLite, writes each chunk into that process image's part file
+ * (PARTS_DIR/PID-N.sqlite), one transaction per chunk (drain.c turns
+ * records into rows). When a connection closes (the process ended in any
+ * way, or exec'd) the reader reads its rings one last time and hands over
+ * its end: the writer writes the ranges never ended, the drop counts, and
+ * closes the part. The mapping outlives the process, so nothing it
+ * committed is lost. A part is made only for a process that recorded
+ * something.
  *
  * When writing a part fails (a full disk, a file size limit), the collector
  * goes on reading that process's rings without writing, counts what it
@@ -19,7 +23,8 @@
  * assembly (assemble.c) makes one trace of the parts at the end.
  *
  * The clock: TSC stamps are put on CLOCK_MONOTONIC by interpolating between
- * (TSC, CLOCK_MONOTONIC) pairs this thread samples before each read.
+ * (TSC, CLOCK_MONOTONIC) pairs the writer samples before each chunk (every
+ * stamp in it was taken before; only the writer touches the samples).
  *
  * It does not fork, run or wait for the program (record.c does).
  */
@@ -155,17 +160,45 @@ typedef struct proc {          /* one process image: its connection, region and 
     char fail_reason[128];
 } proc;
 
+/* What the reader hands the writer: a copy of what one read found in a
+ * process's rings (segments), or the end of a process, or the end of all. */
+enum { CHUNK_DATA, CHUNK_END, CHUNK_STOP };
+enum { SEG_RECORDS = 1, SEG_THREAD = 2, SEG_LOST_END = 3 };
+
+typedef struct seg_hdr {       /* followed by `n_bytes` (a multiple of 8) */
+    uint32_t kind;             /* SEG_* */
+    int32_t tid;
+    uint64_t n_bytes;
+} seg_hdr;
+_Static_assert(sizeof(seg_hdr) == 16, "seg_hdr layout");
+
+typedef struct chunk {
+    struct chunk *next;
+    proc *p;
+    int kind;                  /* CHUNK_* */
+    size_t n_bytes, cap_bytes;
+    char *data;                /* segments */
+} chunk;
+
+/* The most the reader holds for the writer; beyond, rings are left to fill
+ * (their producers drop and count) until the writer catches up. */
+#define MAX_QUEUED_BYTES ((size_t)1 << 30)
+
 struct gt_collector {
     int listen_fd;
     int stop_pipe[2];
     char socket_name[64];      /* "@gtrace-..." */
     char parts_dir[PATH_MAX];
     int flush_ms;
-    pthread_t thread;
+    pthread_t reader, writer;
     bool started;
-    proc **procs;
+    proc **procs;              /* the reader's */
     size_t n_procs, cap_procs;
-    int part_seq;
+    int part_seq;              /* the writer's */
+    pthread_mutex_t lock;      /* the queue */
+    pthread_cond_t nonempty;
+    chunk *head, *tail;
+    size_t queued_bytes;
 };
 
 static void proc_free(proc *p)
@@ -375,9 +408,46 @@ static bool has_events(const proc *p)
     return false;
 }
 
-/* Every record waiting in the process's rings, oldest first per ring;
- * frees the rings of threads that exited once read to the end. */
-static void drain_rings(proc *p)
+/* ---- the reader: rings to chunks ------------------------------------------ */
+
+static bool chunk_room(chunk *k, size_t more)
+{
+    if (k->n_bytes + more <= k->cap_bytes)
+        return true;
+    size_t cap = k->cap_bytes ? k->cap_bytes : 4096;
+    while (cap < k->n_bytes + more)
+        cap *= 2;
+    char *d = realloc(k->data, cap);
+    if (!d)
+        return false;
+    k->data = d;
+    k->cap_bytes = cap;
+    return true;
+}
+
+static bool add_seg(chunk *k, uint32_t kind, int32_t tid, const void *a, size_t a_bytes, const void *b,
+                    size_t b_bytes)
+{
+    size_t n = (a_bytes + b_bytes + 7) & ~(size_t)7;
+    if (!chunk_room(k, sizeof(seg_hdr) + n))
+        return false;
+    seg_hdr h = {.kind = kind, .tid = tid, .n_bytes = n};
+    memcpy(k->data + k->n_bytes, &h, sizeof h);
+    char *d = k->data + k->n_bytes + sizeof h;
+    if (a_bytes)
+        memcpy(d, a, a_bytes);
+    if (b_bytes)
+        memcpy(d + a_bytes, b, b_bytes);
+    memset(d + a_bytes + b_bytes, 0, n - a_bytes - b_bytes);
+    k->n_bytes += sizeof h + n;
+    return true;
+}
+
+/* Copies every record waiting in the process's rings into `k`, oldest first
+ * per ring, and gives the room back at once; frees the rings of threads
+ * that exited once read to the end. The records are not looked into here
+ * (the writer checks them). */
+static void copy_rings(proc *p, chunk *k)
 {
     gt_shm_header *h = p->h;
     gt_shm_ring *rings = (gt_shm_ring *)((char *)h + h->header_bytes);
@@ -402,35 +472,28 @@ static void drain_rings(proc *p)
         int32_t tid = r->tid;
         uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
         uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
-        if (head - tail > cap) {
+        if (head - tail > cap || ((head | tail) & 7)) {
             p->ring_state[i] = 2; /* not what a producer writes: read no more of it */
             continue;
         }
-        const char *base = data + (uint64_t)i * cap;
-        while (tail < head) {
-            uint64_t off = tail & (cap - 1);
-            const rec_hdr *rec = (const rec_hdr *)(base + off);
-            uint32_t size = rec->size_bytes;
-            if (size < sizeof(rec_hdr) || (size & 7) || size > cap - off || size > head - tail) {
-                p->ring_state[i] = 2;
-                break;
-            }
-            if (rec->type != REC_PAD)
-                gt_drain_record(p->drain, tid, rec);
-            tail += size;
+        if (head != tail) {
+            const char *base = data + (uint64_t)i * cap;
+            uint64_t from = tail & (cap - 1), len = head - tail;
+            uint64_t first = len <= cap - from ? len : cap - from;
+            if (!add_seg(k, SEG_RECORDS, tid, base + from, first, base, len - first))
+                continue; /* no memory: the records stay in the ring */
+            atomic_store_explicit(&r->tail, head, memory_order_release);
         }
-        if (p->ring_state[i] == 2)
-            continue;
-        atomic_store_explicit(&r->tail, tail, memory_order_release);
         /* After its first records, which may name it (nvtxNameOsThread). */
         if (p->ring_state[i] == 0) {
-            char name[sizeof r->name + 1];
+            char name[24] = "";
             memcpy(name, r->name, sizeof r->name);
             name[sizeof r->name] = '\0';
-            gt_drain_thread(p->drain, tid, name);
+            if (!add_seg(k, SEG_THREAD, tid, name, sizeof name, NULL, 0))
+                continue;
             p->ring_state[i] = 1;
         }
-        if (state == GT_RING_DEAD && tail == head) {
+        if (state == GT_RING_DEAD) {
             uint32_t expected = GT_RING_DEAD;
             atomic_compare_exchange_strong_explicit(&r->state, &expected, GT_RING_FREE, memory_order_release,
                                                     memory_order_relaxed);
@@ -438,13 +501,68 @@ static void drain_rings(proc *p)
     }
     if (atomic_load_explicit(&h->n_lost_ends, memory_order_acquire) > 0) {
         for (size_t i = 0; i < GT_SHM_LOST_END_SLOTS; i++) {
+            if (!atomic_load_explicit(&h->lost_ends[i], memory_order_relaxed) || !chunk_room(k, 64))
+                continue;
             int64_t id = atomic_exchange_explicit(&h->lost_ends[i], 0, memory_order_acquire);
             if (id) {
                 atomic_fetch_sub_explicit(&h->n_lost_ends, 1, memory_order_relaxed);
-                gt_drain_range_lost(p->drain, id);
+                add_seg(k, SEG_LOST_END, 0, &id, sizeof id, NULL, 0);
             }
         }
     }
+}
+
+static void enqueue(gt_collector *c, chunk *k)
+{
+    pthread_mutex_lock(&c->lock);
+    k->next = NULL;
+    if (c->tail)
+        c->tail->next = k;
+    else
+        c->head = k;
+    c->tail = k;
+    c->queued_bytes += k->n_bytes;
+    pthread_cond_signal(&c->nonempty);
+    pthread_mutex_unlock(&c->lock);
+}
+
+static chunk *new_chunk(proc *p, int kind)
+{
+    chunk *k = calloc(1, sizeof *k);
+    if (k) {
+        k->p = p;
+        k->kind = kind;
+    }
+    return k;
+}
+
+static void chunk_free(chunk *k)
+{
+    if (k) {
+        free(k->data);
+        free(k);
+    }
+}
+
+/* One read of a process's rings, handed to the writer. */
+static void read_proc(gt_collector *c, proc *p)
+{
+    if (!p->h)
+        return;
+    atomic_store_explicit(&p->h->wake_pending, 0, memory_order_relaxed);
+    pthread_mutex_lock(&c->lock);
+    bool full = c->queued_bytes > MAX_QUEUED_BYTES;
+    pthread_mutex_unlock(&c->lock);
+    if (full)
+        return;
+    chunk *k = new_chunk(p, CHUNK_DATA);
+    if (!k)
+        return;
+    copy_rings(p, k);
+    if (k->n_bytes == 0)
+        chunk_free(k);
+    else
+        enqueue(c, k);
 }
 
 /* Drop counts of every ring and of threads without one (they only grow). */
@@ -463,14 +581,48 @@ static void total_dropped(const proc *p, int64_t *out)
     }
 }
 
-/* One read of every ring of `p`: into one transaction while writing works,
- * else only counted. With `last`, also the ranges never ended, the drop
- * counts, and the part closed. */
-static void drain_proc(gt_collector *c, proc *p, bool last)
+/* ---- the writer: chunks to parts ------------------------------------------- */
+
+/* The records of one chunk, each checked to lie inside its segment. */
+static void drain_chunk(proc *p, const chunk *k)
 {
+    size_t off = 0;
+    while (off + sizeof(seg_hdr) <= k->n_bytes) {
+        seg_hdr h;
+        memcpy(&h, k->data + off, sizeof h);
+        off += sizeof h;
+        if (h.n_bytes > k->n_bytes - off)
+            break;
+        const char *d = k->data + off;
+        if (h.kind == SEG_RECORDS) {
+            for (uint64_t at = 0; at + sizeof(rec_hdr) <= h.n_bytes;) {
+                const rec_hdr *rec = (const rec_hdr *)(d + at);
+                uint32_t size = rec->size_bytes;
+                if (size < sizeof(rec_hdr) || (size & 7) || size > h.n_bytes - at)
+                    break; /* not what a producer writes: the rest of this segment is skipped */
+                if (rec->type != REC_PAD)
+                    gt_drain_record(p->drain, h.tid, rec);
+                at += size;
+            }
+        } else if (h.kind == SEG_THREAD) {
+            gt_drain_thread(p->drain, h.tid, d);
+        } else if (h.kind == SEG_LOST_END) {
+            int64_t id;
+            memcpy(&id, d, sizeof id);
+            gt_drain_range_lost(p->drain, id);
+        }
+        off += h.n_bytes;
+    }
+}
+
+/* One chunk (or the end of `p`: `k` NULL) into one transaction while writing
+ * works, else only counted. At the end, also the ranges never ended, the
+ * drop counts, and the part closed. */
+static void write_chunk(gt_collector *c, proc *p, const chunk *k)
+{
+    bool last = k == NULL;
     if (!p->h)
-        return;
-    atomic_store_explicit(&p->h->wake_pending, 0, memory_order_relaxed);
+        return; /* its region never came */
     if (!p->part_tried) {
         if (!has_events(p))
             return;
@@ -480,7 +632,8 @@ static void drain_proc(gt_collector *c, proc *p, bool last)
     if (rc != 0)
         stop_writing(p, gt_error_last());
     gt_drain_batch_begin(p->drain);
-    drain_rings(p);
+    if (k)
+        drain_chunk(p, k);
     if (last) {
         gt_drain_finish(p->drain, gt_clock_mono_now() - p->h->t0_ns);
         total_dropped(p, p->dropped_total);
@@ -489,9 +642,10 @@ static void drain_proc(gt_collector *c, proc *p, bool last)
     if (p->writer) {
         rc = gt_drain_error(p->drain);
         if (rc == 0 && last)
-            for (int k = 0; k < GT_EV_N_KINDS && rc == 0; k++)
-                if (p->dropped_total[k] > 0)
-                    rc = gt_writer_add_dropped(p->writer, gt_global_pid(p->pid), (gt_event_kind)k, p->dropped_total[k]);
+            for (int kk = 0; kk < GT_EV_N_KINDS && rc == 0; kk++)
+                if (p->dropped_total[kk] > 0)
+                    rc = gt_writer_add_dropped(p->writer, gt_global_pid(p->pid), (gt_event_kind)kk,
+                                               p->dropped_total[kk]);
         int rc2 = gt_writer_commit(p->writer);
         if (rc == 0)
             rc = rc2;
@@ -519,9 +673,41 @@ static void drain_proc(gt_collector *c, proc *p, bool last)
     }
 }
 
+static void *writer_main(void *arg)
+{
+    gt_collector *c = arg;
+    for (;;) {
+        pthread_mutex_lock(&c->lock);
+        while (!c->head)
+            pthread_cond_wait(&c->nonempty, &c->lock);
+        chunk *k = c->head;
+        c->head = k->next;
+        if (!c->head)
+            c->tail = NULL;
+        pthread_mutex_unlock(&c->lock);
+        if (k->kind == CHUNK_STOP) {
+            chunk_free(k);
+            break;
+        }
+        /* A pair after every stamp of the chunk (they were written before it was copied). */
+        clock_sample();
+        if (k->kind == CHUNK_DATA)
+            write_chunk(c, k->p, k);
+        else {
+            write_chunk(c, k->p, NULL);
+            proc_free(k->p);
+        }
+        pthread_mutex_lock(&c->lock);
+        c->queued_bytes -= k->n_bytes;
+        pthread_mutex_unlock(&c->lock);
+        chunk_free(k);
+    }
+    return NULL;
+}
+
 /* ---- the thread ------------------------------------------------------------ */
 
-static void *collector_main(void *arg)
+static void *reader_main(void *arg)
 {
     gt_collector *c = arg;
     struct pollfd *fds = NULL;
@@ -554,21 +740,31 @@ static void *collector_main(void *arg)
         for (size_t i = 0; i < c->n_procs; i++)
             if (c->procs[i]->sock >= 0)
                 read_socket(c->procs[i]);
-        clock_sample();
-        /* Read every region; finish those whose process image is gone (all, when stopping). */
+        /* Read every region; hand over the end of those whose process image
+         * is gone (all, when stopping): the writer finishes and frees them. */
         size_t kept = 0;
         for (size_t i = 0; i < c->n_procs; i++) {
             proc *p = c->procs[i];
             bool last = stopping || p->sock < 0;
-            drain_proc(c, p, last);
-            if (last)
-                proc_free(p);
-            else
+            read_proc(c, p);
+            chunk *end = last ? new_chunk(p, CHUNK_END) : NULL;
+            if (end) {
+                enqueue(c, end);
+            } else if (last) {
+                proc_free(p); /* no memory to say so: its part stays unfinished */
+            } else {
                 c->procs[kept++] = p;
+            }
         }
         c->n_procs = kept;
     }
     free(fds);
+    chunk *stop = new_chunk(NULL, CHUNK_STOP);
+    while (!stop) { /* the writer must hear it */
+        usleep(1000);
+        stop = new_chunk(NULL, CHUNK_STOP);
+    }
+    enqueue(c, stop);
     return NULL;
 }
 
@@ -578,6 +774,8 @@ int gt_collector_new(gt_collector **out, const char *parts_dir, int flush_ms)
     if (!c)
         return gt_error_set(GT_ERR_NOMEM, "out of memory");
     c->stop_pipe[0] = c->stop_pipe[1] = -1;
+    pthread_mutex_init(&c->lock, NULL);
+    pthread_cond_init(&c->nonempty, NULL);
     snprintf(c->parts_dir, sizeof c->parts_dir, "%s", parts_dir);
     c->flush_ms = flush_ms;
     c->listen_fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
@@ -615,9 +813,15 @@ const char *gt_collector_socket(const gt_collector *c)
 
 int gt_collector_start(gt_collector *c)
 {
-    int rc = pthread_create(&c->thread, NULL, collector_main, c);
+    int rc = pthread_create(&c->writer, NULL, writer_main, c);
     if (rc != 0)
-        return gt_error_set(GT_ERR_IO, "cannot start the collector thread: %s", strerror(rc));
+        return gt_error_set(GT_ERR_IO, "cannot start the collector's writer: %s", strerror(rc));
+    rc = pthread_create(&c->reader, NULL, reader_main, c);
+    if (rc != 0) {
+        enqueue(c, new_chunk(NULL, CHUNK_STOP));
+        pthread_join(c->writer, NULL);
+        return gt_error_set(GT_ERR_IO, "cannot start the collector's reader: %s", strerror(rc));
+    }
     c->started = true;
     return 0;
 }
@@ -628,7 +832,8 @@ void gt_collector_finish(gt_collector *c)
         return;
     ssize_t n = write(c->stop_pipe[1], "s", 1);
     (void)n;
-    pthread_join(c->thread, NULL);
+    pthread_join(c->reader, NULL); /* which says stop to the writer last */
+    pthread_join(c->writer, NULL);
     c->started = false;
 }
 
@@ -646,5 +851,12 @@ void gt_collector_free(gt_collector *c)
         close(c->stop_pipe[0]);
     if (c->stop_pipe[1] >= 0)
         close(c->stop_pipe[1]);
+    for (chunk *k = c->head; k;) {
+        chunk *next = k->next;
+        chunk_free(k);
+        k = next;
+    }
+    pthread_mutex_destroy(&c->lock);
+    pthread_cond_destroy(&c->nonempty);
     free(c);
 }
