@@ -156,14 +156,65 @@ static bool exists(const char *path)
     return lstat(path, &st) == 0;
 }
 
+/* The rank of this launcher in an MPI or Slurm job, or NULL. */
+static const char *job_rank(void)
+{
+    static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        if (v && *v)
+            return v;
+    }
+    return NULL;
+}
+
+/* -o with %r (the job rank of this launcher), %p (its pid) and %% expanded,
+ * so that `mpirun -np 4 gtrace -o trace.%r.sqlite PROGRAM` writes one trace per rank. */
+static bool expand_output(const char *pattern, char *out, size_t out_bytes)
+{
+    size_t n = 0;
+    for (const char *p = pattern; *p; p++) {
+        char piece[32];
+        const char *add = piece;
+        piece[0] = *p;
+        piece[1] = '\0';
+        if (*p == '%' && p[1]) {
+            p++;
+            if (*p == 'r') {
+                add = job_rank();
+                if (!add) {
+                    gt_cli_error("-o %s: %%r names the job rank, but none of OMPI_COMM_WORLD_RANK, PMIX_RANK, "
+                                 "PMI_RANK, SLURM_PROCID is set", pattern);
+                    return false;
+                }
+            } else if (*p == 'p') {
+                snprintf(piece, sizeof piece, "%d", (int)getpid());
+            } else if (*p != '%') {
+                gt_cli_error("-o %s: unknown %%%c (expected %%r, %%p or %%%%)", pattern, *p);
+                return false;
+            }
+        }
+        size_t len = strlen(add);
+        if (n + len + 1 > out_bytes) {
+            gt_cli_error("-o %s: name too long", pattern);
+            return false;
+        }
+        memcpy(out + n, add, len);
+        n += len;
+    }
+    out[n] = '\0';
+    return true;
+}
+
 static bool choose_output(const record_opts *o, const char *program, char *out, size_t out_bytes)
 {
     if (o->output) {
-        if (gt_cli_check_output(o->output, o->force) != 0) {
+        if (!expand_output(o->output, out, out_bytes))
+            return false;
+        if (gt_cli_check_output(out, o->force) != 0) {
             gt_cli_error("%s", gt_error_last());
             return false;
         }
-        snprintf(out, out_bytes, "%s", o->output);
         return true;
     }
     char copy[PATH_MAX];
