@@ -2,6 +2,9 @@
  *   bench_capture pushpop N          N push+pop pairs on one thread; prints ns per pair
  *   bench_capture rate R S [T]       T threads (default 1) emit R push+pop pairs per
  *                                    second in all, for S seconds; prints what was emitted
+ *   bench_capture paced N B          N push+pop pairs in blocks of B, 20 ms apart (the
+ *                                    launcher reads between blocks: no drops, a ring in
+ *                                    cache); prints the median block's ns per pair
  *   bench_capture threads T          T threads each record 1,000 push+pop pairs and wait;
  *                                    prints the process's resident memory (kB) then
  * Run it plain (NVTX calls are no-ops without a tool) and under gtrace
@@ -39,6 +42,38 @@ static void pushpop(long n)
             best = dt;
     }
     printf("pushpop pairs %ld best-of-5 %.1f ns/pair\n", n, best * 1e9 / (double)n);
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void paced(long n, long block)
+{
+    for (int i = 0; i < 1000; i++) {
+        nvtxRangePushA("warmup");
+        nvtxRangePop();
+    }
+    long n_blocks = block > 0 ? n / block : 0;
+    double *per = calloc((size_t)(n_blocks > 0 ? n_blocks : 1), sizeof *per);
+    if (!per || n_blocks < 1)
+        return;
+    for (long b = 0; b < n_blocks; b++) {
+        struct timespec gap = {0, 20 * 1000 * 1000};
+        nanosleep(&gap, NULL);
+        double t0 = now_s();
+        for (long i = 0; i < block; i++) {
+            nvtxRangePushA("step");
+            nvtxRangePop();
+        }
+        per[b] = (now_s() - t0) * 1e9 / (double)block;
+    }
+    qsort(per, (size_t)n_blocks, sizeof *per, cmp_double);
+    printf("paced pairs %ld blocks %ld median %.1f ns/pair (best %.1f)\n", n_blocks * block, n_blocks,
+           per[n_blocks / 2], per[0]);
+    free(per);
 }
 
 typedef struct worker_arg {
@@ -140,6 +175,10 @@ int main(int argc, char **argv)
         pushpop(atol(argv[2]));
         return 0;
     }
+    if (argc >= 4 && !strcmp(argv[1], "paced")) {
+        paced(atol(argv[2]), atol(argv[3]));
+        return 0;
+    }
     if (argc >= 3 && !strcmp(argv[1], "threads")) {
         resident(atoi(argv[2]));
         return 0;
@@ -148,6 +187,6 @@ int main(int argc, char **argv)
         rate(atof(argv[2]), atof(argv[3]), argc > 4 ? atoi(argv[4]) : 1);
         return 0;
     }
-    fprintf(stderr, "usage: bench_capture pushpop N | rate PAIRS_PER_S SECONDS [THREADS] | threads T\n");
+    fprintf(stderr, "usage: bench_capture pushpop N | rate PAIRS_PER_S SECONDS [THREADS] | paced N B | threads T\n");
     return 2;
 }
