@@ -331,7 +331,8 @@ bool gt_cap_region_open(int sock_fd, const char *info, size_t info_bytes, int64_
             return false;
         }
     }
-    int fd = (int)syscall(SYS_memfd_create, "gtrace-rings", 1u /* MFD_CLOEXEC */);
+    /* The launcher seals it against shrinking before it maps it. */
+    int fd = (int)syscall(SYS_memfd_create, "gtrace-rings", 3u /* MFD_CLOEXEC | MFD_ALLOW_SEALING */);
     if (fd < 0) {
         gt_cap_warn_once(&once, "cannot make shared memory for the events (%s): recording is off", strerror(errno));
         return false;

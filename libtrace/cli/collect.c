@@ -150,6 +150,9 @@ typedef struct proc {          /* one process image: its connection, region and 
     int64_t pid;
     gt_shm_header *h;          /* NULL until its descriptor arrived */
     size_t map_bytes;
+    uint32_t n_rings;          /* the region's layout as checked when it arrived: */
+    uint64_t ring_bytes;       /* the process can write its header, so it is */
+    uint64_t data_offset;      /* never read from there again */
     uint32_t *seen_gen;        /* (n_rings) generation last seen per ring */
     uint8_t *ring_state;       /* (n_rings) 0: unseen occupant, 1: announced, 2: broken */
     gt_writer *writer;
@@ -237,11 +240,14 @@ static bool add_proc(gt_collector *c, int sock)
     return true;
 }
 
-/* Maps the region a process sent, if it is one. */
+/* Maps the region a process sent, if it is one. The memfd is sealed first
+ * (no shrinking: a region cut short under the mapping would fault), and its
+ * layout is checked once, on a copy. */
 static void take_region(proc *p, int fd)
 {
     struct stat st;
-    if (p->h || fstat(fd, &st) != 0 || st.st_size < (off_t)sizeof(gt_shm_header)) {
+    if (p->h || fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_SEAL) != 0 || fstat(fd, &st) != 0
+        || st.st_size < (off_t)sizeof(gt_shm_header)) {
         close(fd);
         return;
     }
@@ -251,15 +257,16 @@ static void take_region(proc *p, int fd)
     if (m == MAP_FAILED)
         return;
     gt_shm_header *h = m;
-    size_t rings_end = sizeof *h + (size_t)h->n_rings * sizeof(gt_shm_ring);
-    bool ok = h->magic == GT_SHM_MAGIC && h->header_bytes == sizeof *h && h->n_rings >= 1
-              && h->n_rings <= GT_SHM_MAX_RINGS && h->ring_bytes >= 4096 && h->ring_bytes <= (1ull << 32)
-              && (h->ring_bytes & (h->ring_bytes - 1)) == 0 && h->data_offset >= rings_end
-              && h->data_offset <= bytes && (bytes - h->data_offset) / h->ring_bytes >= h->n_rings
-              && h->info_bytes <= GT_SHM_INFO_BYTES;
+    uint64_t magic = h->magic, header_bytes = h->header_bytes, ring_bytes = h->ring_bytes;
+    uint64_t data_offset = h->data_offset;
+    uint32_t n_rings = h->n_rings;
+    size_t rings_end = sizeof *h + (size_t)n_rings * sizeof(gt_shm_ring);
+    bool ok = magic == GT_SHM_MAGIC && header_bytes == sizeof *h && n_rings >= 1 && n_rings <= GT_SHM_MAX_RINGS
+              && ring_bytes >= 4096 && ring_bytes <= (1ull << 32) && (ring_bytes & (ring_bytes - 1)) == 0
+              && data_offset >= rings_end && data_offset <= bytes && (bytes - data_offset) / ring_bytes >= n_rings;
     if (ok) {
-        p->seen_gen = calloc(h->n_rings, sizeof *p->seen_gen);
-        p->ring_state = calloc(h->n_rings, 1);
+        p->seen_gen = calloc(n_rings, sizeof *p->seen_gen);
+        p->ring_state = calloc(n_rings, 1);
         ok = p->seen_gen && p->ring_state;
     }
     if (!ok) {
@@ -268,6 +275,9 @@ static void take_region(proc *p, int fd)
     }
     p->h = h;
     p->map_bytes = bytes;
+    p->n_rings = n_rings;
+    p->ring_bytes = ring_bytes;
+    p->data_offset = data_offset;
     if (p->pid == 0)
         p->pid = h->pid;
 }
@@ -347,7 +357,10 @@ static void write_config(proc *p, int64_t gpid, const char *key, const char *val
 /* The process's description (its region's `info`): name, then key/value pairs. */
 static void describe_process(proc *p)
 {
-    const char *cur = p->h->info, *end = p->h->info + p->h->info_bytes;
+    uint32_t info_bytes = p->h->info_bytes;
+    if (info_bytes > GT_SHM_INFO_BYTES)
+        info_bytes = GT_SHM_INFO_BYTES;
+    const char *cur = p->h->info, *end = p->h->info + info_bytes;
     int64_t gpid = gt_global_pid(p->pid);
     const char *comm = memchr(cur, '\0', (size_t)(end - cur)) ? cur : "";
     gt_writer_add_process(p->writer, p->pid, comm);
@@ -450,12 +463,12 @@ static bool add_seg(chunk *k, uint32_t kind, int32_t tid, const void *a, size_t 
 static void copy_rings(proc *p, chunk *k)
 {
     gt_shm_header *h = p->h;
-    gt_shm_ring *rings = (gt_shm_ring *)((char *)h + h->header_bytes);
-    char *data = (char *)h + h->data_offset;
-    uint64_t cap = h->ring_bytes;
+    gt_shm_ring *rings = (gt_shm_ring *)((char *)h + sizeof *h);
+    char *data = (char *)h + p->data_offset;
+    uint64_t cap = p->ring_bytes;
     uint32_t n = atomic_load_explicit(&h->n_carved, memory_order_acquire);
-    if (n > h->n_rings)
-        n = h->n_rings;
+    if (n > p->n_rings)
+        n = p->n_rings;
     for (uint32_t i = 0; i < n; i++) {
         gt_shm_ring *r = &rings[i];
         if (p->ring_state[i] == 2)
@@ -569,10 +582,10 @@ static void read_proc(gt_collector *c, proc *p)
 static void total_dropped(const proc *p, int64_t *out)
 {
     const gt_shm_header *h = p->h;
-    const gt_shm_ring *rings = (const gt_shm_ring *)((const char *)h + h->header_bytes);
+    const gt_shm_ring *rings = (const gt_shm_ring *)((const char *)h + sizeof *h);
     uint32_t n = atomic_load_explicit(&h->n_carved, memory_order_acquire);
-    if (n > h->n_rings)
-        n = h->n_rings;
+    if (n > p->n_rings)
+        n = p->n_rings;
     for (int k = 0; k < GT_EV_N_KINDS; k++) {
         int64_t v = atomic_load_explicit(&h->orphan_dropped[k], memory_order_relaxed);
         for (uint32_t i = 0; i < n; i++)
