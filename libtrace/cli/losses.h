@@ -23,7 +23,7 @@
 
 #include "gt_store.h"
 
-#define GT_LOSSES_NAME "losses"       /* in GTRACE_PARTS_DIR */
+#define GT_LOSSES_NAME "losses"       /* in the run's parts directory */
 #define GT_LOSSES_MAGIC "GTLOSS1"     /* 8 bytes with its NUL */
 #define GT_LOSS_SLOTS 128
 #define GT_LOSS_KINDS 16              /* room for gt_event_kind */
