@@ -1,19 +1,24 @@
-/* buffer.c: one ring per thread that records events, drained by the writer.
+/* buffer.c: the per-thread rings, in this process image's shared region
+ * (shm.h), and the region itself: made once per image (memfd), described,
+ * and handed to the launcher over its socket.
  *
- * Each ring is single-producer (its thread) single-consumer (the writer
- * thread): `head` and `tail` count bytes ever written and read, records are
- * 8-byte aligned and never wrap (a REC_PAD fills the end instead). A full
- * ring drops the event and counts it; nothing here locks or waits. Rings
- * sit on a list the producers push onto with a CAS and only the writer
- * unlinks from (threads that exited, once drained).
+ * A thread gets a ring at its first event: a FREE one of the region (a ring
+ * the launcher emptied after its thread exited), else a new one carved from
+ * the region, else none (the region's cap is reached): its events are then
+ * dropped and counted. A new ring's pages are faulted in when it is carved
+ * (a ring is GTRACE_BUFFER_KB, 1 MiB by default), so recording never faults.
  *
- * Rings are mapped with MAP_POPULATE: their pages are faulted in when the
- * thread records its first event, not one by one in the middle of the
- * program's hot loops.
+ * The producer's path (gt_cap_reserve, gt_cap_commit) reads and writes only
+ * its thread's state and its ring: no lock, no system call, no allocation.
+ * It keeps the launcher's `tail` as last read and reads it again only when
+ * the ring looks full (or more than half full, to ask for a read), so the
+ * launcher's cache line is not pulled at every event. The wake-up (a byte
+ * on the socket) is sent at most once until the launcher has read.
  *
- * This file does not know what records mean: nvtx.c and cupti.c write them,
- * drain.c reads them.
+ * This file does not know what records mean: nvtx.c, nvtx_mem.c, stacks.c
+ * and cupti.c write them; the launcher (cli/drain.c) reads them.
  */
+#define _GNU_SOURCE
 #include "config.h"
 
 #include <errno.h>
@@ -22,6 +27,8 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -29,37 +36,17 @@
 #include "capture.h"
 #include "session.h"
 
-struct gt_tbuf {
-    _Atomic uint64_t head;           /* bytes published by the producer */
-    char pad0[56];
-    _Atomic uint64_t tail;           /* bytes consumed by the writer */
-    char pad1[56];
-    uint64_t reserved_head;          /* producer: head once the reserved record is committed */
-    uint64_t mask;                   /* ring bytes - 1 */
-    char *data;                      /* (mask + 1) bytes, mmap'ed */
-    int32_t tid;
-    _Atomic int dead;                /* its thread exited */
-    bool announced;                  /* writer: the thread's name was written */
-    _Atomic int64_t dropped[GT_EV_N_KINDS];
-    int64_t taken[GT_EV_N_KINDS];    /* writer: drops already reported */
-    struct gt_nvtx_stack *nvtx;
-    char name[17];
-    struct gt_tbuf *next;
-};
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
+#endif
 
-int gt_cap_wake_pipe[2] = {-1, -1};
-static _Atomic int wake_pending;
+__thread gt_cap_tls gt_cap_tls_state __attribute__((tls_model("initial-exec")));
+#define tls gt_cap_tls_state
 
-static _Atomic(gt_tbuf *) rings;
-/* Drops with no ring to count them in (no memory for a ring, thread exiting). */
-static _Atomic int64_t orphan_dropped[GT_EV_N_KINDS];
-/* Drops of rings the writer already freed, not yet reported. */
-static int64_t retired_dropped[GT_EV_N_KINDS];
-
-static __thread gt_tbuf *tls_ring;
-static __thread int tls_state;   /* 0: no ring yet; 1: has one; 2: thread exiting or no memory */
-static __thread int tls_busy;    /* a record is being written (re-entry from a signal handler) */
-static __thread int32_t tls_tid;
+static gt_shm_header *region;       /* this image's region; NULL: capture is off */
+static char *region_data;
+static int region_sock = -1;        /* the connection to the launcher */
+static _Atomic int64_t no_region_dropped[GT_SHM_KINDS]; /* counted where nobody reads (no launcher) */
 
 static pthread_key_t ring_key;
 static bool have_ring_key;
@@ -67,17 +54,36 @@ static pthread_once_t ring_key_once = PTHREAD_ONCE_INIT;
 
 int32_t gt_cap_tid(void)
 {
-    if (__builtin_expect(tls_tid == 0, 0))
-        tls_tid = (int32_t)syscall(SYS_gettid);
-    return tls_tid;
+    if (__builtin_expect(tls.tid == 0, 0))
+        tls.tid = (int32_t)syscall(SYS_gettid);
+    return tls.tid;
+}
+
+static void count_drop(gt_shm_ring *r, gt_event_kind kind)
+{
+    if (kind >= GT_EV_N_KINDS)
+        return;
+    if (r)
+        atomic_fetch_add_explicit(&r->dropped[kind], 1, memory_order_relaxed);
+    else if (region && atomic_load_explicit(&gt_cap_active, memory_order_relaxed))
+        atomic_fetch_add_explicit(&region->orphan_dropped[kind], 1, memory_order_relaxed);
+    else
+        atomic_fetch_add_explicit(&no_region_dropped[kind], 1, memory_order_relaxed);
 }
 
 static void thread_exit(void *p)
 {
-    gt_tbuf *r = p;
-    tls_ring = NULL;
-    tls_state = 2;
-    atomic_store_explicit(&r->dead, 1, memory_order_release);
+    gt_shm_ring *r = p;
+    (void)r;
+    if (tls.ring && tls.ring == p) {
+        /* Every record is published (head is stored at each commit): the
+         * launcher reads the ring to its end and frees it. */
+        atomic_store_explicit(&tls.ring->state, GT_RING_DEAD, memory_order_release);
+    }
+    gt_nvtx_stack_free(tls.nvtx);
+    tls.nvtx = NULL;
+    tls.ring = NULL;
+    tls.state = 2;
 }
 
 static void make_key(void)
@@ -85,63 +91,89 @@ static void make_key(void)
     have_ring_key = pthread_key_create(&ring_key, thread_exit) == 0;
 }
 
-static void ring_free(gt_tbuf *r)
+/* Faults a new ring's pages in now, once, rather than one by one in the
+ * middle of the program's hot loops (a reused ring's pages are in already). */
+static void populate(char *p, size_t bytes)
 {
-    munmap(r->data, r->mask + 1);
-    gt_nvtx_stack_free(r->nvtx);
-    free(r);
+    if (madvise(p, bytes, MADV_POPULATE_WRITE) == 0)
+        return;
+    long page = sysconf(_SC_PAGESIZE);
+    for (size_t off = 0; off < bytes; off += (size_t)(page > 0 ? page : 4096))
+        ((volatile char *)p)[off] = 0; /* nobody reads a ring before its producer writes it */
 }
 
-static gt_tbuf *ring_create(void)
+/* A ring for this thread, or NULL (counted by the caller). */
+static gt_shm_ring *ring_claim(void)
 {
-    if (!atomic_load_explicit(&gt_cap_active, memory_order_relaxed))
-        return NULL;
-    pthread_once(&ring_key_once, make_key);
-    size_t bytes = gt_cap_opts.ring_bytes;
-    gt_tbuf *r = calloc(1, sizeof *r);
-    void *data = MAP_FAILED;
-    if (r)
-        data = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-    if (!r || data == MAP_FAILED) {
-        static _Atomic int once;
-        gt_cap_warn_once(&once, "no memory for an event buffer (%zu bytes): events of some threads are dropped and counted", bytes);
-        free(r);
-        tls_state = 2;
+    gt_shm_header *h = region;
+    if (!h || !atomic_load_explicit(&gt_cap_active, memory_order_relaxed)) {
+        tls.state = region ? 2 : 0;
         return NULL;
     }
-    r->data = data;
-    r->mask = bytes - 1;
+    pthread_once(&ring_key_once, make_key);
+    gt_shm_ring *rings = (gt_shm_ring *)((char *)h + h->header_bytes);
+    gt_shm_ring *r = NULL;
+    uint32_t idx = 0;
+    uint32_t n = atomic_load_explicit(&h->n_carved, memory_order_acquire);
+    for (uint32_t i = 0; i < n && !r; i++) {
+        uint32_t expected = GT_RING_FREE;
+        if (atomic_load_explicit(&rings[i].state, memory_order_relaxed) == GT_RING_FREE
+            && atomic_compare_exchange_strong_explicit(&rings[i].state, &expected, GT_RING_CLAIMED,
+                                                       memory_order_acquire, memory_order_relaxed)) {
+            r = &rings[i];
+            idx = i;
+        }
+    }
+    while (!r) {
+        n = atomic_load_explicit(&h->n_carved, memory_order_relaxed);
+        if (n >= h->n_rings)
+            break;
+        if (atomic_compare_exchange_weak_explicit(&h->n_carved, &n, n + 1, memory_order_acq_rel, memory_order_relaxed)) {
+            r = &rings[n];
+            idx = n;
+            atomic_store_explicit(&r->state, GT_RING_CLAIMED, memory_order_relaxed);
+            populate(region_data + (uint64_t)n * h->ring_bytes, h->ring_bytes);
+        }
+    }
+    if (!r) {
+        static _Atomic int once;
+        gt_cap_warn_once(&once, "every event buffer of process %d is taken (%u threads; GTRACE_BUFFER_TOTAL_MB): "
+                                "events of further threads are dropped and counted", (int)getpid(), h->n_rings);
+        tls.state = 2;
+        return NULL;
+    }
     r->tid = gt_cap_tid();
-    if (prctl(PR_GET_NAME, r->name, 0, 0, 0) != 0)
-        r->name[0] = '\0';
-    gt_tbuf *old = atomic_load_explicit(&rings, memory_order_relaxed);
-    do {
-        r->next = old;
-    } while (!atomic_compare_exchange_weak_explicit(&rings, &old, r, memory_order_release,
-                                                    memory_order_relaxed));
+    char name[17] = "";
+    if (prctl(PR_GET_NAME, name, 0, 0, 0) != 0)
+        name[0] = '\0';
+    memset(r->name, 0, sizeof r->name);
+    memcpy(r->name, name, strnlen(name, 16));
+    atomic_fetch_add_explicit(&r->generation, 1, memory_order_relaxed);
+    tls.ring = r;
+    tls.data = region_data + (uint64_t)idx * h->ring_bytes;
+    tls.mask = h->ring_bytes - 1;
+    tls.head = atomic_load_explicit(&r->head, memory_order_relaxed);
+    tls.tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+    tls.reserved_head = tls.head;
+    tls.state = 1;
+    atomic_store_explicit(&r->state, GT_RING_LIVE, memory_order_release);
     if (have_ring_key)
         pthread_setspecific(ring_key, r);
-    tls_ring = r;
-    tls_state = 1;
     return r;
 }
 
-void gt_cap_wake_writer(void)
+void gt_cap_wake_launcher(void)
 {
-    if (gt_cap_wake_pipe[1] >= 0 && !atomic_exchange_explicit(&wake_pending, 1, memory_order_relaxed)) {
+    gt_shm_header *h = region;
+    if (h && region_sock >= 0 && !atomic_exchange_explicit(&h->wake_pending, 1, memory_order_relaxed)) {
         int saved = errno;
-        ssize_t n = write(gt_cap_wake_pipe[1], "w", 1);
+        ssize_t n = send(region_sock, "w", 1, MSG_DONTWAIT | MSG_NOSIGNAL);
         (void)n;
         errno = saved;
     }
 }
 
-static void *reserve(uint16_t type, size_t body_bytes, size_t text_bytes, gt_event_kind kind, bool count_full);
-
-void *gt_cap_reserve(uint16_t type, size_t body_bytes, size_t text_bytes, gt_event_kind kind)
-{
-    return reserve(type, body_bytes, text_bytes, kind, true);
-}
+#define reserve gt_cap_reserve_slow
 
 void *gt_cap_reserve_quiet(uint16_t type, size_t body_bytes, size_t text_bytes)
 {
@@ -152,179 +184,229 @@ void *gt_cap_reserve_wait(uint16_t type, size_t body_bytes, size_t text_bytes, g
 {
     for (int waited = 0;; waited++) {
         void *p = reserve(type, body_bytes, text_bytes, kind, waited >= max_wait_ms);
-        if (p || waited >= max_wait_ms || !atomic_load_explicit(&gt_cap_active, memory_order_relaxed)
-            || !tls_ring || tls_busy)
+        if (p || waited >= max_wait_ms || !atomic_load_explicit(&gt_cap_active, memory_order_relaxed) || !tls.ring
+            || tls.busy)
             return p;
-        gt_cap_wake_writer();
+        gt_cap_wake_launcher();
         struct timespec ts = {0, 1000 * 1000};
         nanosleep(&ts, NULL);
     }
 }
 
-static void *reserve(uint16_t type, size_t body_bytes, size_t text_bytes, gt_event_kind kind, bool count_full)
+void *gt_cap_reserve_slow(uint16_t type, size_t body_bytes, size_t text_bytes, gt_event_kind kind, bool count_full)
 {
-    gt_tbuf *r = tls_ring;
+    gt_shm_ring *r = tls.ring;
     if (__builtin_expect(r == NULL, 0)) {
-        if (tls_state == 0)
-            r = ring_create();
+        if (tls.state == 0)
+            r = ring_claim();
         if (!r) {
-            if (atomic_load_explicit(&gt_cap_active, memory_order_relaxed) && kind < GT_EV_N_KINDS)
-                atomic_fetch_add_explicit(&orphan_dropped[kind], 1, memory_order_relaxed);
+            count_drop(NULL, kind);
             return NULL;
         }
     }
-    if (tls_busy || !atomic_load_explicit(&gt_cap_active, memory_order_relaxed)) {
-        if (kind < GT_EV_N_KINDS)
-            atomic_fetch_add_explicit(&r->dropped[kind], 1, memory_order_relaxed);
+    if (__builtin_expect(tls.busy || !atomic_load_explicit(&gt_cap_active, memory_order_relaxed), 0)) {
+        count_drop(r, kind);
         return NULL;
     }
     uint64_t need = (body_bytes + text_bytes + 7) & ~(uint64_t)7;
-    uint64_t cap = r->mask + 1;
-    uint64_t head = atomic_load_explicit(&r->head, memory_order_relaxed);
-    uint64_t tail = atomic_load_explicit(&r->tail, memory_order_acquire);
-    uint64_t contig = cap - (head & r->mask);
+    uint64_t cap = tls.mask + 1;
+    uint64_t head = tls.head;
+    uint64_t contig = cap - (head & tls.mask);
     uint64_t total = need <= contig ? need : contig + need;
-    if (text_bytes > UINT16_MAX || need > cap / 4) {
-        if (kind < GT_EV_N_KINDS)
-            atomic_fetch_add_explicit(&r->dropped[kind], 1, memory_order_relaxed);
+    if (__builtin_expect(text_bytes > UINT16_MAX || need > cap / 4, 0)) {
+        count_drop(r, kind);
         return NULL;
     }
-    if ((head - tail) + total > cap) {
-        if (count_full && kind < GT_EV_N_KINDS)
-            atomic_fetch_add_explicit(&r->dropped[kind], 1, memory_order_relaxed);
-        gt_cap_wake_writer();
-        return NULL;
+    if (__builtin_expect((head - tls.tail) + total > cap, 0)) {
+        tls.tail = atomic_load_explicit(&r->tail, memory_order_acquire);
+        if ((head - tls.tail) + total > cap) {
+            if (count_full)
+                count_drop(r, kind);
+            gt_cap_wake_launcher();
+            return NULL;
+        }
     }
-    tls_busy = 1;
+    tls.busy = 1;
     if (need > contig) {
-        rec_hdr *pad = (rec_hdr *)(r->data + (head & r->mask));
+        rec_hdr *pad = (rec_hdr *)(tls.data + (head & tls.mask));
         pad->size_bytes = (uint32_t)contig;
         pad->type = REC_PAD;
         pad->text_bytes = 0;
         head += contig;
     }
-    rec_hdr *h = (rec_hdr *)(r->data + (head & r->mask));
+    rec_hdr *h = (rec_hdr *)(tls.data + (head & tls.mask));
     h->size_bytes = (uint32_t)need;
     h->type = type;
     h->text_bytes = (uint16_t)text_bytes;
-    r->reserved_head = head + need;
+    tls.reserved_head = head + need;
     return h;
 }
 
-void gt_cap_commit(void)
+void gt_cap_commit_half_full(void)
 {
-    gt_tbuf *r = tls_ring;
-    atomic_store_explicit(&r->head, r->reserved_head, memory_order_release);
-    tls_busy = 0;
-    uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
-    if (r->reserved_head - tail > (r->mask + 1) / 2)
-        gt_cap_wake_writer();
+    /* The tail as last read says more than half full: read it again. */
+    tls.tail = atomic_load_explicit(&tls.ring->tail, memory_order_acquire);
+    if (tls.head - tls.tail > (tls.mask + 1) / 2)
+        gt_cap_wake_launcher();
 }
 
 void gt_cap_drop(gt_event_kind kind)
 {
-    gt_tbuf *r = tls_ring;
-    if (r)
-        atomic_fetch_add_explicit(&r->dropped[kind], 1, memory_order_relaxed);
-    else if (atomic_load_explicit(&gt_cap_active, memory_order_relaxed))
-        atomic_fetch_add_explicit(&orphan_dropped[kind], 1, memory_order_relaxed);
+    count_drop(tls.ring, kind);
 }
 
-struct gt_nvtx_stack **gt_cap_nvtx_slot(void)
+struct gt_nvtx_stack **gt_cap_nvtx_slot_slow(void)
 {
-    gt_tbuf *r = tls_ring;
-    if (!r && tls_state == 0)
-        r = ring_create();
-    return r ? &r->nvtx : NULL;
+    if (!tls.ring && tls.state == 0)
+        ring_claim();
+    return tls.ring ? &tls.nvtx : NULL;
 }
 
-static void take_ring_drops(gt_tbuf *r, int64_t *out)
+bool gt_cap_note_lost_end(int64_t id)
 {
-    for (int k = 0; k < GT_EV_N_KINDS; k++) {
-        int64_t n = atomic_load_explicit(&r->dropped[k], memory_order_relaxed);
-        out[k] += n - r->taken[k];
-        r->taken[k] = n;
-    }
-}
-
-int64_t gt_cap_drain_rings(void (*fn)(void *ctx, int32_t tid, const rec_hdr *rec), void *ctx,
-                           void (*on_new_thread)(void *ctx, int32_t tid, const char *name))
-{
-    atomic_store_explicit(&wake_pending, 0, memory_order_relaxed);
-    int64_t n_records = 0;
-    gt_tbuf *prev = NULL;
-    gt_tbuf *r = atomic_load_explicit(&rings, memory_order_acquire);
-    while (r) {
-        gt_tbuf *next = r->next;
-        /* Read `dead` before `head`: once dead, the head read after it is final. */
-        int dead = atomic_load_explicit(&r->dead, memory_order_acquire);
-        uint64_t head = atomic_load_explicit(&r->head, memory_order_acquire);
-        uint64_t tail = atomic_load_explicit(&r->tail, memory_order_relaxed);
-        while (tail < head) {
-            const rec_hdr *rec = (const rec_hdr *)(r->data + (tail & r->mask));
-            if (rec->size_bytes == 0 || rec->size_bytes > r->mask + 1)
-                break; /* cannot happen unless memory was overwritten: stop reading this ring */
-            if (rec->type != REC_PAD) {
-                fn(ctx, r->tid, rec);
-                n_records++;
-            }
-            tail += rec->size_bytes;
+    gt_shm_header *h = region;
+    if (!h)
+        return false;
+    uint64_t x = (uint64_t)id * 0x9e3779b97f4a7c15ull;
+    for (unsigned k = 0; k < 64; k++) {
+        _Atomic int64_t *slot = &h->lost_ends[(x + k) & (GT_SHM_LOST_END_SLOTS - 1)];
+        int64_t empty = 0;
+        if (atomic_compare_exchange_strong_explicit(slot, &empty, id, memory_order_release, memory_order_relaxed)) {
+            atomic_fetch_add_explicit(&h->n_lost_ends, 1, memory_order_release);
+            return true;
         }
-        atomic_store_explicit(&r->tail, tail, memory_order_release);
-        /* After its first records, which may name it (nvtxNameOsThread). */
-        if (!r->announced) {
-            r->announced = true;
-            if (on_new_thread)
-                on_new_thread(ctx, r->tid, r->name);
-        }
-        /* Unlink a drained ring of an exited thread; the list head stays (producers CAS it). */
-        if (dead && tail >= head && prev != NULL) {
-            take_ring_drops(r, retired_dropped);
-            prev->next = next;
-            ring_free(r);
-        } else {
-            prev = r;
-        }
-        r = next;
     }
-    return n_records;
+    return false;
 }
 
-void gt_cap_take_dropped(int64_t *out)
+uint64_t gt_cap_register_string(const char *s, size_t len)
 {
-    for (int k = 0; k < GT_EV_N_KINDS; k++) {
-        out[k] += retired_dropped[k] + atomic_exchange_explicit(&orphan_dropped[k], 0, memory_order_relaxed);
-        retired_dropped[k] = 0;
+    gt_shm_header *h = region;
+    if (!h)
+        return 0;
+    uint64_t at = atomic_fetch_add_explicit(&h->strings_used, len + 1, memory_order_relaxed);
+    if (at + len + 1 > GT_SHM_STRINGS_BYTES)
+        return 0;
+    memcpy(h->strings + at, s, len);
+    h->strings[at + len] = '\0';
+    return at + 1;
+}
+
+const char *gt_cap_registered_text(uint64_t id)
+{
+    gt_shm_header *h = region;
+    if (!h || id == 0 || id > GT_SHM_STRINGS_BYTES)
+        return NULL;
+    return h->strings + (id - 1);
+}
+
+/* ---- the region --------------------------------------------------------- */
+
+static size_t round_up(size_t x, size_t to)
+{
+    return (x + to - 1) / to * to;
+}
+
+bool gt_cap_region_open(int sock_fd, const char *info, size_t info_bytes, int64_t utc_t0_ns, bool is_root)
+{
+    static _Atomic int once;
+    size_t ring_bytes = gt_cap_opts.ring_bytes;
+    size_t n_rings = gt_cap_opts.region_bytes / ring_bytes;
+    if (n_rings < 1)
+        n_rings = 1;
+    if (n_rings > GT_SHM_MAX_RINGS)
+        n_rings = GT_SHM_MAX_RINGS;
+    size_t header_bytes = sizeof(gt_shm_header);
+    size_t data_offset = round_up(header_bytes + n_rings * sizeof(gt_shm_ring), 4096);
+    size_t total = data_offset + n_rings * ring_bytes;
+    /* A memfd's size counts against RLIMIT_FSIZE (beyond it ftruncate raises
+     * SIGXFSZ): under a file size limit the region is made to fit. */
+    struct rlimit fsize;
+    if (getrlimit(RLIMIT_FSIZE, &fsize) == 0 && fsize.rlim_cur != RLIM_INFINITY && total > fsize.rlim_cur) {
+        n_rings = fsize.rlim_cur > data_offset ? (fsize.rlim_cur - data_offset) / ring_bytes : 0;
+        total = data_offset + n_rings * ring_bytes;
+        if (n_rings == 0) {
+            gt_cap_warn_once(&once, "the file size limit (%llu bytes) leaves no room for event buffers: "
+                                    "process %d is not recorded", (unsigned long long)fsize.rlim_cur, (int)getpid());
+            return false;
+        }
     }
-    for (gt_tbuf *r = atomic_load_explicit(&rings, memory_order_acquire); r; r = r->next)
-        take_ring_drops(r, out);
+    /* The launcher seals it against shrinking before it maps it. */
+    int fd = (int)syscall(SYS_memfd_create, "gtrace-rings", 3u /* MFD_CLOEXEC | MFD_ALLOW_SEALING */);
+    if (fd < 0) {
+        gt_cap_warn_once(&once, "cannot make shared memory for the events (%s): recording is off", strerror(errno));
+        return false;
+    }
+    void *p = MAP_FAILED;
+    if (ftruncate(fd, (off_t)total) == 0)
+        p = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (p == MAP_FAILED) {
+        gt_cap_warn_once(&once, "cannot map %zu bytes of shared memory for the events (%s): recording is off", total,
+                         strerror(errno));
+        close(fd);
+        return false;
+    }
+    gt_shm_header *h = p;
+    h->magic = GT_SHM_MAGIC;
+    h->header_bytes = header_bytes;
+    h->region_bytes = total;
+    h->ring_bytes = ring_bytes;
+    h->data_offset = data_offset;
+    h->pid = getpid();
+    h->t0_ns = gt_cap_t0_ns;
+    h->utc_t0_ns = utc_t0_ns;
+    h->n_rings = (uint32_t)n_rings;
+    h->stamp_tsc = gt_cap_use_tsc;
+    h->is_root = is_root;
+    if (info_bytes > GT_SHM_INFO_BYTES)
+        info_bytes = GT_SHM_INFO_BYTES;
+    memcpy(h->info, info, info_bytes);
+    h->info_bytes = (uint32_t)info_bytes;
+
+    /* The descriptor and who sends it: the launcher checks the pid. */
+    int64_t pid = h->pid;
+    char cbuf[CMSG_SPACE(sizeof(int))];
+    memset(cbuf, 0, sizeof cbuf);
+    struct iovec iov = {.iov_base = &pid, .iov_len = sizeof pid};
+    struct msghdr msg = {.msg_iov = &iov, .msg_iovlen = 1, .msg_control = cbuf, .msg_controllen = sizeof cbuf};
+    struct cmsghdr *c = CMSG_FIRSTHDR(&msg);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(c), &fd, sizeof fd);
+    ssize_t n;
+    do {
+        n = sendmsg(sock_fd, &msg, MSG_NOSIGNAL);
+    } while (n < 0 && errno == EINTR);
+    close(fd);
+    if (n != (ssize_t)sizeof pid) {
+        gt_cap_warn_once(&once, "cannot reach the gtrace launcher (%s): recording is off in process %d",
+                         strerror(errno), (int)getpid());
+        munmap(p, total);
+        return false;
+    }
+    region = h;
+    region_data = (char *)p + data_offset;
+    region_sock = sock_fd;
+    return true;
 }
 
 void gt_cap_rings_after_fork(void)
 {
-    /* The child has one thread, this one: every other ring's thread is gone,
-     * and this thread's ring holds the parent's events (the parent drains them). */
-    gt_tbuf *r = atomic_load_explicit(&rings, memory_order_relaxed);
-    while (r) {
-        gt_tbuf *next = r->next;
-        ring_free(r);
-        r = next;
-    }
-    atomic_store_explicit(&rings, NULL, memory_order_relaxed);
-    for (int k = 0; k < GT_EV_N_KINDS; k++) {
-        atomic_store_explicit(&orphan_dropped[k], 0, memory_order_relaxed);
-        retired_dropped[k] = 0;
-    }
-    tls_ring = NULL;
-    tls_state = 0;
-    tls_busy = 0;
-    tls_tid = 0;
+    /* The parent's region stays mapped here (the parent and the launcher
+     * use it) and is never written again by this process. */
+    region = NULL;
+    region_data = NULL;
+    if (region_sock >= 0)
+        close(region_sock);
+    region_sock = -1;
+    gt_nvtx_stack_free(tls.nvtx); /* the parent's open ranges are the parent's */
+    tls.nvtx = NULL;
+    tls.ring = NULL;
+    tls.state = 0;
+    tls.busy = 0;
+    tls.tid = 0;
+    tls.head = tls.tail = tls.reserved_head = 0;
     if (have_ring_key)
         pthread_setspecific(ring_key, NULL);
-    atomic_store_explicit(&wake_pending, 0, memory_order_relaxed);
-}
-
-bool gt_cap_have_rings(void)
-{
-    return atomic_load_explicit(&rings, memory_order_acquire) != NULL;
 }

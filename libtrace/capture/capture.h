@@ -2,10 +2,11 @@
  * libtrace/capture includes it).
  *
  * Data flow: a producer (an NVTX callback, a CUPTI buffer callback) writes a
- * record into its thread's ring (gt_cap_reserve / gt_cap_commit); the one
- * writer thread (session.c) drains every ring, turns records into gt_event
- * rows (drain.c) and commits them to the trace through gt_writer_*.
- * Producers never lock, never call SQLite and never wait for the writer.
+ * record into its thread's ring (gt_cap_reserve / gt_cap_commit). The rings
+ * are in a region of shared memory (shm.h) that the gtrace launcher maps:
+ * it reads them, turns records into trace rows and writes the trace. This
+ * process holds no SQLite and no thread of its own; producers never lock,
+ * never make a system call on the way and never wait for the launcher.
  */
 #ifndef GT_CAPTURE_H
 #define GT_CAPTURE_H
@@ -16,7 +17,7 @@
 #include <stdint.h>
 #include <time.h>
 
-#include "gt_store.h"
+#include "shm.h"
 
 /* What the library exports (everything else is hidden). */
 #define GT_EXPORT __attribute__((visibility("default")))
@@ -56,133 +57,123 @@ static inline int64_t gt_cap_now(void)
 
 /* Decides how producers stamp (at session start, before any event). */
 void gt_cap_clock_init(void);
-/* Writer thread: a (TSC, CLOCK_MONOTONIC) pair, taken before each drain. */
-void gt_cap_clock_sample(void);
-/* Writer thread: a stamp in trace time (ns since the zero). */
-int64_t gt_cap_stamp_to_ns(uint64_t stamp);
-
-/* ---- records in the per-thread rings --------------------------------- */
-
-enum {
-    REC_PAD = 0,       /* filler up to the end of the ring */
-    REC_NVTX = 1,      /* rec_nvtx: marks, push/pop ranges, names, start of start/end ranges */
-    REC_RANGE_END = 2, /* rec_range_end: the end of a start/end range */
-    REC_EVENT = 3,     /* rec_event: any gt_event (CUPTI, the NVTX memory API) */
-    REC_CALLCHAIN = 4, /* rec_callchain: raw return addresses of a new distinct stack */
-    REC_GPU = 5,       /* rec_gpu: a device's description */
-};
-
-typedef struct rec_hdr {
-    uint32_t size_bytes; /* the whole record, a multiple of 8 */
-    uint16_t type;       /* REC_* */
-    uint16_t text_bytes; /* NUL-terminated strings after the body, back to back */
-} rec_hdr;
-_Static_assert(sizeof(rec_hdr) == 8, "rec_hdr is 8 bytes");
-
-typedef struct rec_nvtx {
-    rec_hdr h;
-    int32_t event_type;    /* GT_NVTX_* */
-    uint32_t category;
-    uint64_t start;        /* stamps (gt_cap_stamp) */
-    uint64_t end;          /* 0: instant, or a start/end range still open */
-    int64_t range_id;      /* start/end ranges; 0 otherwise */
-    int64_t domain_id;     /* 0: the default domain */
-    uint64_t payload;      /* bits of the payload union */
-    const char *text_ref;  /* a registered string (never freed), or NULL: the text follows */
-    uint32_t color;        /* ARGB */
-    uint8_t has_color;
-    uint8_t payload_kind;  /* gt_payload_kind */
-    uint8_t pad[2];
-    int32_t os_tid;        /* the thread a NvtxThread event names; 0 otherwise */
-    int32_t pad2;
-} rec_nvtx;
-_Static_assert(sizeof(rec_nvtx) == 80, "rec_nvtx layout");
-
-typedef struct rec_range_end {
-    rec_hdr h;
-    int64_t range_id;
-    uint64_t end;          /* stamp */
-} rec_range_end;
-_Static_assert(sizeof(rec_range_end) == 24, "rec_range_end layout");
-
-/* A gt_event whose string ids are 0: its strings follow the body in this
- * order: nvtx text; api name; kernel demangled, short, mangled; heap name.
- * Times are ns since the zero, except a heap event's start_ns, which holds
- * a stamp (gt_cap_stamp) until the writer converts it. */
-typedef struct rec_event {
-    rec_hdr h;
-    gt_event ev;
-} rec_event;
-
-#define GT_CAP_MAX_FRAMES 64
-typedef struct rec_callchain {
-    rec_hdr h;
-    int64_t callchain_id;
-    int64_t n_frames;
-    uint64_t ips[];       /* (n_frames), innermost first */
-} rec_callchain;
-
-/* A gt_gpu_info whose strings follow the body: name, bus location, uuid, chip name. */
-typedef struct rec_gpu {
-    rec_hdr h;
-    gt_gpu_info gpu;
-} rec_gpu;
 
 /* ---- per-thread rings ------------------------------------------------- */
+
+/* This thread's producer state (buffer.c): one block in the static TLS, so
+ * that the inline path below reaches it without a call. */
+typedef struct gt_cap_tls {
+    gt_shm_ring *ring;              /* NULL: none yet, or none to be had */
+    char *data;                     /* the ring's bytes */
+    uint64_t mask;                  /* ring bytes - 1 */
+    uint64_t head;                  /* bytes published */
+    uint64_t reserved_head;         /* head once the reserved record is committed */
+    uint64_t tail;                  /* the launcher's tail, as last read */
+    struct gt_nvtx_stack *nvtx;
+    int32_t tid;
+    uint8_t state;                  /* 0: no ring yet; 1: has one; 2: exiting, or none to be had */
+    uint8_t busy;                   /* a record is being written (re-entry from a signal handler) */
+} gt_cap_tls;
+extern __thread gt_cap_tls gt_cap_tls_state __attribute__((tls_model("initial-exec")));
+
+/* 1 while events are recorded in this process. */
+extern _Atomic int gt_cap_active;
+
+/* The paths of gt_cap_reserve and gt_cap_commit that are not the common one. */
+void *gt_cap_reserve_slow(uint16_t type, size_t body_bytes, size_t text_bytes, gt_event_kind kind, bool count_full);
+void gt_cap_commit_half_full(void);
 
 /* Reserves a record of `body_bytes` plus `text_bytes` of strings in this
  * thread's ring and returns where to write it (the header is filled in), or
  * NULL when the ring is full or capture is off: the event is then counted
- * as dropped under `kind`. Never blocks, never locks. */
-void *gt_cap_reserve(uint16_t type, size_t body_bytes, size_t text_bytes, gt_event_kind kind);
+ * as dropped under `kind`. Never blocks, never locks, makes no system call
+ * unless the ring is full. */
+static inline void *gt_cap_reserve(uint16_t type, size_t body_bytes, size_t text_bytes, gt_event_kind kind)
+{
+    gt_cap_tls *t = &gt_cap_tls_state;
+    uint64_t need = (body_bytes + text_bytes + 7) & ~(uint64_t)7;
+    uint64_t head = t->head;
+    uint64_t off = head & t->mask;
+    /* The common case: a ring, room before its end and before the launcher's tail. */
+    if (__builtin_expect(t->ring != NULL && !t->busy && text_bytes <= UINT16_MAX && need <= (t->mask + 1) / 4
+                             && off + need <= t->mask + 1 && (head - t->tail) + need <= t->mask + 1
+                             && atomic_load_explicit(&gt_cap_active, memory_order_relaxed),
+                         1)) {
+        t->busy = 1;
+        rec_hdr *h = (rec_hdr *)(t->data + off);
+        h->size_bytes = (uint32_t)need;
+        h->type = type;
+        h->text_bytes = (uint16_t)text_bytes;
+        t->reserved_head = head + need;
+        return h;
+    }
+    return gt_cap_reserve_slow(type, body_bytes, text_bytes, kind, true);
+}
+
+/* Publishes the record gt_cap_reserve returned. */
+static inline void gt_cap_commit(void)
+{
+    gt_cap_tls *t = &gt_cap_tls_state;
+    uint64_t head = t->reserved_head;
+    atomic_store_explicit(&t->ring->head, head, memory_order_release);
+    t->head = head;
+    t->busy = 0;
+    if (__builtin_expect(head - t->tail > (t->mask + 1) / 2, 0))
+        gt_cap_commit_half_full();
+}
+
 /* The same, for threads that may wait (CUPTI's buffer callbacks, never the
- * program's own calls): when the ring is full it wakes the writer and waits
+ * program's own calls): when the ring is full it wakes the launcher and waits
  * for room, up to `max_wait_ms`, before dropping. */
 void *gt_cap_reserve_wait(uint16_t type, size_t body_bytes, size_t text_bytes, gt_event_kind kind, int max_wait_ms);
 /* The same, counting nothing when it returns NULL: the caller accounts for it. */
 void *gt_cap_reserve_quiet(uint16_t type, size_t body_bytes, size_t text_bytes);
-/* Publishes the record gt_cap_reserve returned. */
-void gt_cap_commit(void);
 /* Counts an event dropped for a reason other than a full ring. */
 void gt_cap_drop(gt_event_kind kind);
+/* The end of start/end range `range_id` found no room: the launcher drops
+ * (and counts) the range. False when the set of such ids is full. */
+bool gt_cap_note_lost_end(int64_t range_id);
 
 /* This thread's kernel thread id (cached). */
 int32_t gt_cap_tid(void);
 
 /* Where this thread's NVTX push/pop stack hangs (nvtx.c allocates it; the
- * ring frees it with gt_nvtx_stack_free). NULL when capture is off. */
+ * thread's exit frees it with gt_nvtx_stack_free). NULL when capture is off. */
 struct gt_nvtx_stack;
-struct gt_nvtx_stack **gt_cap_nvtx_slot(void);
+struct gt_nvtx_stack **gt_cap_nvtx_slot_slow(void);
+static inline struct gt_nvtx_stack **gt_cap_nvtx_slot(void)
+{
+    if (__builtin_expect(gt_cap_tls_state.ring != NULL, 1))
+        return &gt_cap_tls_state.nvtx;
+    return gt_cap_nvtx_slot_slow();
+}
 
-/* ---- the rings, seen from the writer thread (buffer.c) ---------------- */
+/* ---- the region (buffer.c) -------------------------------------------- */
 
-typedef struct gt_tbuf gt_tbuf;
-/* Calls `fn` on every record waiting in every ring, oldest first per ring,
- * and frees the rings of threads that have exited and been drained. Only
- * the writer thread calls it. Returns the number of records. */
-int64_t gt_cap_drain_rings(void (*fn)(void *ctx, int32_t tid, const rec_hdr *rec), void *ctx,
-                           void (*on_new_thread)(void *ctx, int32_t tid, const char *name));
-/* Adds every ring's drop counts (since the last call) to `out` (GT_EV_N_KINDS). */
-void gt_cap_take_dropped(int64_t *out);
-/* In a fork child: forget the parent's rings (their threads are gone). */
+/* Makes this process image's region and hands it to the launcher through
+ * `sock_fd` (a connected socket); false when it cannot (said once). */
+bool gt_cap_region_open(int sock_fd, const char *info, size_t info_bytes, int64_t utc_t0_ns, bool is_root);
+/* In a fork child: forget the parent's region and this thread's ring. */
 void gt_cap_rings_after_fork(void);
-/* Wakes the writer early (rings filling up, stop). Async-signal-safe. */
-void gt_cap_wake_writer(void);
-/* The pipe the writer thread polls; -1 before the session starts. */
-extern int gt_cap_wake_pipe[2];
+/* Asks the launcher to read the rings now (a ring is half full, a waiting
+ * producer). Async-signal-safe; at most one wake-up in flight. */
+void gt_cap_wake_launcher(void);
+/* A registered string kept in the region: its id (0: no room). */
+uint64_t gt_cap_register_string(const char *s, size_t len);
+/* The text of a registered string id, in this process's mapping (NULL: none). */
+const char *gt_cap_registered_text(uint64_t id);
 
 /* ---- session (session.c) --------------------------------------------- */
 
 typedef struct gt_cap_options {
-    int flush_ms;           /* GTRACE_FLUSH_MS */
+    int flush_ms;           /* GTRACE_FLUSH_MS (recorded; the launcher reads at that interval) */
     int n_stack_frames;     /* GTRACE_STACKS: 0 = no stacks */
     int cuda;               /* GTRACE_CUDA: 0 off, 1 on, 2 auto */
     size_t ring_bytes;      /* GTRACE_BUFFER_KB * 1024, a power of two */
+    size_t region_bytes;    /* GTRACE_BUFFER_TOTAL_MB * 2^20: every ring of the process */
 } gt_cap_options;
 extern gt_cap_options gt_cap_opts;
 
-/* 1 while events are recorded in this process. */
-extern _Atomic int gt_cap_active;
 /* The pid the session belongs to (changes in a fork child). */
 extern _Atomic int gt_cap_pid;
 
@@ -193,20 +184,13 @@ void gt_cap_warn_once(_Atomic int *once, const char *fmt, ...) __attribute__((fo
  * library was only dlopened as an NVTX injection). */
 void gt_cap_init(void);
 
-/* Writer thread, at the end of a session that lost events its part file
- * does not count: says so on stderr and records them in the launcher's loss
- * table (losses.c). `part`: the part's file name; `n_lost`: GT_EV_N_KINDS
- * counts; `reason`: why writing stopped, "" if it did not. */
-void gt_cap_report_losses(const char *part, const int64_t *n_lost, const char *reason);
-
-/* Allocates a fresh callchain id for the writer (unique in the process). */
+/* Allocates a fresh callchain id (unique in the process). */
 int64_t gt_cap_next_callchain_id(void);
 
 /* ---- NVTX (nvtx.c, nvtx_mem.c) ----------------------------------------- */
 void gt_nvtx_stack_free(struct gt_nvtx_stack *s);
-/* Writer thread: calls `fn` with each start/end range whose end found its
- * ring full (the range is dropped), and forgets them. */
-void gt_nvtx_take_lost_ends(void (*fn)(void *ctx, int64_t range_id), void *ctx);
+/* The text of a registered string's handle (nvtxStringHandle_t). */
+const char *gt_nvtx_registered_text(const void *handle);
 /* The id of an nvtxDomainHandle_t (0: the default domain). */
 int64_t gt_nvtx_domain_id(const void *handle);
 

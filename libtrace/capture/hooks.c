@@ -1,12 +1,10 @@
 /* hooks.c: the libc functions libgtrace.so interposes (LD_PRELOAD): the
- * exec family, _exit and _Exit. Before a process replaces its image, the
- * session is flushed and its trace finished (nothing runs exit handlers on
- * exec); the new image loads libgtrace.so again through the inherited
- * environment, and starts a new part file. When exec fails the session
- * starts again. _exit and _Exit (how a fork child should end) skip exit
- * handlers and destructors too: they finish the trace first, the way a
- * fatal signal does (async-signal-safe, as _exit may be called from a
- * signal handler), then end the process.
+ * exec family. Before a process replaces its image, what CUPTI holds is
+ * moved into the rings (nothing runs exit handlers on exec); the launcher
+ * reads them when the image's connection closes, and the new image loads
+ * libgtrace.so again through the inherited environment and connects anew.
+ * _exit, crashes and SIGKILL need no hook: the rings are shared with the
+ * launcher, which reads them after the process is gone.
  *
  * A program that passes its own environment to execve/execvpe/execle gets
  * gtrace's variables added back when it dropped them, so the new image is
@@ -23,7 +21,6 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "capture.h"
@@ -34,10 +31,8 @@ extern char **environ;
 typedef int (*execve_fn)(const char *, char *const[], char *const[]);
 typedef int (*execvp_fn)(const char *, char *const[]);
 typedef int (*execvpe_fn)(const char *, char *const[], char *const[]);
-typedef void (*exit_fn)(int);
 
 static execve_fn real_execve;
-static exit_fn real_exit, real_Exit;
 static execvp_fn real_execv, real_execvp;
 static execvpe_fn real_execvpe;
 static pthread_once_t resolve_once = PTHREAD_ONCE_INIT;
@@ -54,8 +49,6 @@ static void resolve(void)
     real_execv = (execvp_fn)dlsym(RTLD_NEXT, "execv");
     real_execvp = (execvp_fn)dlsym(RTLD_NEXT, "execvp");
     real_execvpe = (execvpe_fn)dlsym(RTLD_NEXT, "execvpe");
-    real_exit = (exit_fn)dlsym(RTLD_NEXT, "_exit");
-    real_Exit = (exit_fn)dlsym(RTLD_NEXT, "_Exit");
     for (char **e = environ; e && *e && n_kept < MAX_KEPT; e++) {
         if (!strncmp(*e, "GTRACE_", 7) || !strncmp(*e, "NVTX_INJECTION64_PATH=", 22)
             || (!strncmp(*e, "LD_PRELOAD=", 11) && strstr(*e, "libgtrace"))
@@ -70,24 +63,22 @@ __attribute__((constructor)) static void hooks_ctor(void)
     pthread_once(&resolve_once, resolve);
 }
 
-/* Flushes and finishes this process's trace before exec. Returns whether it did. */
+/* Flushes CUPTI into the rings before exec. Returns whether this process
+ * records (its gtrace variables are then passed on). */
 static bool before_exec(void)
 {
     pthread_once(&resolve_once, resolve);
     if (in_hook || getpid() != atomic_load(&gt_cap_pid))
         return false; /* a vfork child shares our memory: leave the session alone */
     in_hook = 1;
-    bool stopped = gt_cap_stop();
+    gt_cap_flush();
     in_hook = 0;
-    return stopped;
+    return atomic_load(&gt_cap_active) != 0;
 }
 
 static void after_failed_exec(bool stopped)
 {
-    int saved = errno;
-    if (stopped)
-        gt_cap_restart();
-    errno = saved;
+    (void)stopped; /* the session never stopped: the connection closes only with the image */
 }
 
 /* envp with gtrace's variables added where missing; `envp` itself if none is. */
@@ -242,36 +233,4 @@ GT_EXPORT int execle(const char *path, const char *arg, ...)
     int rc = execve(path, argv, envp);
     free(argv);
     return rc;
-}
-
-/* ---- _exit, _Exit ------------------------------------------------------ */
-
-/* Waits at most this long for the writer: a bound, so that an _exit called
- * where the writer cannot finish (a handler that interrupted a lock the
- * writer needs) still ends the process. */
-#define EXIT_WAIT_MS 30000
-
-static _Noreturn void end_now(exit_fn real, int status)
-{
-    /* Resolved by the constructor: nothing to look up here (a signal
-     * handler may be running), and nothing written in a vfork child, which
-     * shares its parent's memory (its pid is not the session's). */
-    if (real && !in_hook && getpid() == atomic_load(&gt_cap_pid)) {
-        in_hook = 1;
-        gt_cap_stop_wait(EXIT_WAIT_MS);
-    }
-    if (real)
-        real(status);
-    for (;;)
-        syscall(SYS_exit_group, status);
-}
-
-GT_EXPORT void _exit(int status)
-{
-    end_now(real_exit, status);
-}
-
-GT_EXPORT void _Exit(int status)
-{
-    end_now(real_Exit ? real_Exit : real_exit, status);
 }

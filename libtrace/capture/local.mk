@@ -1,28 +1,24 @@
 # libtrace/capture: libgtrace.so, injected into the traced program (LD_PRELOAD
-# and NVTX_INJECTION64_PATH). Links only libc, pthreads, libdl and SQLite (through
-# libgtstore); CUPTI is dlopened at run time. Needs the NVTX 3 headers.
+# and NVTX_INJECTION64_PATH). Links only libc, pthreads and libdl (the gtrace
+# launcher writes the trace); CUPTI is dlopened at run time. Needs the NVTX 3 headers.
 if HAVE_NVTX
 lib_LTLIBRARIES += libtrace/capture/libgtrace.la
 libtrace_capture_libgtrace_la_SOURCES = \
 	libtrace/capture/capture.h \
+	libtrace/capture/shm.h \
 	libtrace/capture/session.h \
 	libtrace/capture/session.c \
 	libtrace/capture/buffer.c \
 	libtrace/capture/clock.c \
-	libtrace/capture/drain.h \
-	libtrace/capture/drain.c \
 	libtrace/capture/nvtx.c \
 	libtrace/capture/nvtx_mem.c \
 	libtrace/capture/stacks.c \
-	libtrace/capture/losses.h \
-	libtrace/capture/losses.c \
-	libtrace/capture/signals.c \
 	libtrace/capture/hooks.c
 libtrace_capture_libgtrace_la_CPPFLAGS = $(AM_CPPFLAGS) $(NVTX_CPPFLAGS)
-libtrace_capture_libgtrace_la_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS) -fvisibility=hidden
+libtrace_capture_libgtrace_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
 libtrace_capture_libgtrace_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -shared \
-	-export-symbols-regex '^(InitializeInjection|InitializeInjectionNvtx2|InitializeInjectionNvtxExtension|exec(ve|v|vp|vpe|l|lp|le)|_exit|_Exit)$$'
-libtrace_capture_libgtrace_la_LIBADD = libtrace/store/libgtstore.la $(SQLITE_LIBS) $(PTHREAD_LIBS) $(DL_LIBS)
+	-export-symbols-regex '^(InitializeInjection|InitializeInjectionNvtx2|InitializeInjectionNvtxExtension|exec(ve|v|vp|vpe|l|lp|le))$$'
+libtrace_capture_libgtrace_la_LIBADD = $(PTHREAD_LIBS) $(DL_LIBS)
 if HAVE_CUPTI
 libtrace_capture_libgtrace_la_SOURCES += libtrace/capture/cupti.c \
 	libtrace/capture/cupti_records.h libtrace/capture/cupti_records.c
@@ -51,14 +47,15 @@ TESTS += tests/integration/capture_threads.sh tests/integration/capture_features
 	tests/integration/capture_kill.sh tests/integration/capture_fork.sh \
 	tests/integration/capture_drops.sh tests/integration/capture_ends.sh \
 	tests/integration/capture_losses.sh tests/integration/capture_output.sh \
-	tests/integration/capture_fullfs.sh
+	tests/integration/capture_fullfs.sh tests/integration/capture_kill_burst.sh
 check_PROGRAMS += tests/integration/capture_probe
 tests_integration_capture_probe_SOURCES = tests/integration/capture_probe.c
 tests_integration_capture_probe_CPPFLAGS = $(AM_CPPFLAGS) $(NVTX_CPPFLAGS)
 tests_integration_capture_probe_LDADD = $(PTHREAD_LIBS) $(DL_LIBS)
 endif
 EXTRA_DIST += tests/integration/capture_ends.sh tests/integration/capture_losses.sh \
-	tests/integration/capture_output.sh tests/integration/capture_fullfs.sh
+	tests/integration/capture_output.sh tests/integration/capture_fullfs.sh \
+	tests/integration/capture_kill_burst.sh
 EXTRA_DIST += tests/integration/capture_common.sh tests/integration/capture_threads.sh \
 	tests/integration/capture_features.sh tests/integration/capture_exit.sh \
 	tests/integration/capture_errors.sh tests/integration/capture_kill.sh \
@@ -80,7 +77,7 @@ bench_bench_capture_SOURCES = bench/bench_capture.c
 bench_bench_capture_CPPFLAGS = $(AM_CPPFLAGS) $(NVTX_CPPFLAGS)
 bench_bench_capture_LDADD = $(PTHREAD_LIBS) $(DL_LIBS)
 endif
-EXTRA_DIST += bench/bench_capture.sh
+EXTRA_DIST += bench/bench_capture.sh bench/bench_capture_rings.sh
 # On a GPU: tracing cost on tiny kernels and on the CUDA trainer (samples/cuda_many_kernels);
 # prepare_device.sh builds and stages what a device session runs (tests/gpu/device_check.sh).
 EXTRA_DIST += bench/bench_capture_cuda.sh tests/gpu/prepare_device.sh

@@ -11,8 +11,13 @@
  *
  * A start/end range is one event, dropped at most once: a start that finds
  * its ring full is counted and its id carries RANGE_DROPPED, so its end is
- * ignored; an end that finds its ring full puts the id in `lost_ends`,
- * which the writer reads to drop (and count) the range it already holds.
+ * ignored; an end that finds its ring full puts the id in the region's set
+ * of lost ends, which the launcher reads to drop (and count) the range it
+ * already holds.
+ *
+ * Registered strings (nvtxDomainRegisterString) are copied once into the
+ * region's string area; records refer to them by id. A string that finds
+ * the area full is kept here and copied into each record instead.
  */
 #include "config.h"
 
@@ -39,7 +44,7 @@ typedef struct open_range {     /* a pushed range waiting for its pop */
     uint64_t start;             /* stamp */
     int64_t domain_id;
     uint64_t payload;
-    const char *text_ref;       /* registered string, else text is in the stack's arena */
+    uint64_t text_id;           /* registered string, else text is in the stack's arena */
     uint32_t text_off, text_len;
     uint32_t category, color;
     int32_t level;              /* 0-based nesting level within its domain */
@@ -59,13 +64,6 @@ static _Atomic int64_t next_range_id = 1;
 /* Marks the id of a range whose start was dropped (ids count up from 1 and
  * never reach it). */
 #define RANGE_DROPPED ((uint64_t)1 << 62)
-
-/* Ids of ranges whose end found no room: an open-addressed set that
- * producers add to with a compare-and-swap and the writer empties. */
-#define LOST_END_SLOTS 4096
-#define LOST_END_PROBES 64
-static _Atomic int64_t lost_ends[LOST_END_SLOTS];
-static _Atomic int64_t n_lost_ends;
 
 void gt_nvtx_stack_free(struct gt_nvtx_stack *s)
 {
@@ -109,7 +107,7 @@ size_t gt_cap_wide_to_utf8(const wchar_t *w, char *out, size_t out_bytes)
 typedef struct attrs {
     const char *text;      /* NULL: none */
     size_t text_len;
-    const char *text_ref;  /* registered string */
+    uint64_t text_id;      /* registered string (shm.h) */
     uint32_t category, color;
     uint8_t has_color, payload_kind;
     uint64_t payload;
@@ -130,11 +128,32 @@ static void set_wide(attrs *o, const wchar_t *w)
     o->text = w ? o->wide_buf : NULL;
 }
 
+/* A registered string's handle: its id with the top bit set, or (when the
+ * region had no room) a copy of it, which a pointer never sets. */
+#define REGISTERED_ID ((uint64_t)1 << 63)
+
+static void set_registered(attrs *o, nvtxStringHandle_t handle)
+{
+    uint64_t h = (uint64_t)(uintptr_t)handle;
+    if (h & REGISTERED_ID)
+        o->text_id = h & ~REGISTERED_ID;
+    else
+        set_text(o, (const char *)handle);
+}
+
+const char *gt_nvtx_registered_text(const void *handle)
+{
+    uint64_t h = (uint64_t)(uintptr_t)handle;
+    if (h & REGISTERED_ID)
+        return gt_cap_registered_text(h & ~REGISTERED_ID);
+    return handle;
+}
+
 static void read_attrs(attrs *o, const nvtxEventAttributes_t *a)
 {
     o->text = NULL;
     o->text_len = 0;
-    o->text_ref = NULL;
+    o->text_id = 0;
     o->category = o->color = 0;
     o->has_color = o->payload_kind = 0;
     o->payload = 0;
@@ -156,7 +175,7 @@ static void read_attrs(attrs *o, const nvtxEventAttributes_t *a)
         switch (a->messageType) {
         case NVTX_MESSAGE_TYPE_ASCII: set_text(o, a->message.ascii); break;
         case NVTX_MESSAGE_TYPE_UNICODE: set_wide(o, a->message.unicode); break;
-        case NVTX_MESSAGE_TYPE_REGISTERED: o->text_ref = (const char *)a->message.registered; break;
+        case NVTX_MESSAGE_TYPE_REGISTERED: set_registered(o, a->message.registered); break;
         default: break;
         }
     }
@@ -183,7 +202,7 @@ static bool emit(int32_t event_type, uint64_t start, uint64_t end, int64_t range
     r->range_id = range_id;
     r->domain_id = domain_id;
     r->payload = a->payload;
-    r->text_ref = a->text_ref;
+    r->text_id = a->text_id;
     r->color = a->color;
     r->has_color = a->has_color;
     r->payload_kind = a->payload_kind;
@@ -233,7 +252,7 @@ static int push(nvtxDomainHandle_t d, const attrs *a)
     e->start = now;
     e->domain_id = dom;
     e->payload = a->payload;
-    e->text_ref = a->text_ref;
+    e->text_id = a->text_id;
     e->category = a->category;
     e->color = a->color;
     e->has_color = a->has_color;
@@ -277,17 +296,30 @@ static int pop(nvtxDomainHandle_t d)
     if (i < 0)
         return -1; /* a pop without a push: NVTX reports an error, nsys writes nothing */
     open_range *e = &s->e[i];
-    attrs a;
-    a.text_ref = e->text_ref;
-    a.text = e->has_text ? s->text + e->text_off : NULL;
-    a.text_len = e->text_len;
-    a.category = e->category;
-    a.color = e->color;
-    a.has_color = e->has_color;
-    a.payload_kind = e->payload_kind;
-    a.payload = e->payload;
     int level = e->level;
-    emit(GT_NVTX_PUSHPOP, e->start, now, 0, dom, &a, 0);
+    /* The record straight from the open range (emit's work, without the copy). */
+    size_t text_bytes = e->has_text ? e->text_len + 1 : 0;
+    rec_nvtx *r = gt_cap_reserve(REC_NVTX, sizeof *r, text_bytes, GT_EV_NVTX);
+    if (r) {
+        r->event_type = GT_NVTX_PUSHPOP;
+        r->category = e->category;
+        r->start = e->start;
+        r->end = now;
+        r->range_id = 0;
+        r->domain_id = dom;
+        r->payload = e->payload;
+        r->text_id = e->text_id;
+        r->color = e->color;
+        r->has_color = e->has_color;
+        r->payload_kind = e->payload_kind;
+        r->os_tid = 0;
+        if (text_bytes) {
+            char *t = (char *)(r + 1);
+            memcpy(t, s->text + e->text_off, e->text_len);
+            t[e->text_len] = '\0';
+        }
+        gt_cap_commit();
+    }
     if (i != s->depth - 1)
         memmove(&s->e[i], &s->e[i + 1], (size_t)(s->depth - 1 - i) * sizeof s->e[0]);
     s->depth--;
@@ -348,34 +380,6 @@ static nvtxRangeId_t range_start(nvtxDomainHandle_t d, const attrs *a)
     return (nvtxRangeId_t)id;
 }
 
-/* Returns false when the set is full (the range then stays as if never ended). */
-static bool note_lost_end(int64_t id)
-{
-    uint64_t h = (uint64_t)id * 0x9e3779b97f4a7c15ull;
-    for (unsigned k = 0; k < LOST_END_PROBES; k++) {
-        _Atomic int64_t *slot = &lost_ends[(h + k) & (LOST_END_SLOTS - 1)];
-        int64_t empty = 0;
-        if (atomic_compare_exchange_strong_explicit(slot, &empty, id, memory_order_release, memory_order_relaxed)) {
-            atomic_fetch_add_explicit(&n_lost_ends, 1, memory_order_release);
-            return true;
-        }
-    }
-    return false;
-}
-
-void gt_nvtx_take_lost_ends(void (*fn)(void *ctx, int64_t range_id), void *ctx)
-{
-    if (atomic_load_explicit(&n_lost_ends, memory_order_acquire) == 0)
-        return;
-    for (size_t i = 0; i < LOST_END_SLOTS; i++) {
-        int64_t id = atomic_exchange_explicit(&lost_ends[i], 0, memory_order_acquire);
-        if (id) {
-            atomic_fetch_sub_explicit(&n_lost_ends, 1, memory_order_relaxed);
-            fn(ctx, id);
-        }
-    }
-}
-
 static void range_end(nvtxRangeId_t id)
 {
     uint64_t now = gt_cap_stamp();
@@ -387,7 +391,7 @@ static void range_end(nvtxRangeId_t id)
          * the set full (thousands of ends waiting for the writer) it stays
          * as a range that never ended: in the trace once, not lost twice. */
         static _Atomic int once;
-        if (!note_lost_end((int64_t)id))
+        if (!gt_cap_note_lost_end((int64_t)id))
             gt_cap_warn_once(&once, "buffers full: some start/end ranges lost their end and are written as never ended");
         return;
     }
@@ -571,11 +575,13 @@ static void NVTX_API domain_destroy(nvtxDomainHandle_t d)
         emit(76 /* NvtxDomainDestroy */, gt_cap_stamp(), 0, 0, domain_id_of(d), &a, 0);
 }
 
-/* A registered string's handle is a copy of it that is never freed, so a
- * record can point to it instead of copying it. */
+/* The string goes to the region once; records carry its id. */
 static nvtxStringHandle_t register_string(const char *s, size_t len)
 {
-    char *copy = malloc(len + 1);
+    uint64_t id = gt_cap_register_string(s, len);
+    if (id)
+        return (nvtxStringHandle_t)(uintptr_t)(id | REGISTERED_ID);
+    char *copy = malloc(len + 1); /* never freed: handles live as long as the program */
     if (!copy)
         return NULL;
     memcpy(copy, s, len);

@@ -29,7 +29,7 @@ static const char *message_text(uint32_t type, nvtxMessageValue_t m, char *buf, 
     switch (type) {
     case NVTX_MESSAGE_TYPE_ASCII: return m.ascii;
     case NVTX_MESSAGE_TYPE_UNICODE: gt_cap_wide_to_utf8(m.unicode, buf, buf_bytes); return m.unicode ? buf : NULL;
-    case NVTX_MESSAGE_TYPE_REGISTERED: return (const char *)m.registered;
+    case NVTX_MESSAGE_TYPE_REGISTERED: return gt_nvtx_registered_text(m.registered);
     default: return NULL;
     }
 }

@@ -1,27 +1,21 @@
-/* session.c: the life of a capture session in one process: options from the
- * launcher's environment, the clock, the writer thread, fork, exit.
+/* session.c: the life of a capture session in one process image: options
+ * from the launcher's environment, the clock, the region of rings handed to
+ * the launcher, fork, exec.
  *
- * One writer thread per process wakes every --flush-ms (or earlier, when a
- * ring fills or the session stops), drains every ring in one gt_writer
- * transaction, and so bounds what a SIGKILL can lose to one interval. The
- * trace file of a process is opened on the first drain that has something
- * to write: processes that record nothing leave no file. Each process writes
- * its own part file (GTRACE_PARTS_DIR/PID-N.sqlite); the launcher merges
- * them when the run ends. A fork child forgets the parent's rings and file
- * and starts its own; exec and _exit stop the session first (hooks.c).
+ * At start (the constructor, or the first NVTX call when the library was
+ * only dlopened as an NVTX injection) the process connects to the launcher
+ * (GTRACE_SOCKET, an abstract unix socket), makes its region (buffer.c)
+ * with a description of itself (name, command line, the environment worth
+ * keeping, the options) and sends it. From then on the launcher reads the
+ * rings while the program runs, and once more when the connection closes:
+ * when the process ends in any way (exit, _exit, a crash, SIGKILL) or
+ * replaces its image (exec; the new image connects again). Nothing here
+ * waits for the launcher: if it is gone, rings fill up and events are
+ * dropped and counted, and the program runs on.
  *
- * When writing fails (a full disk, a file size limit) the writer keeps
- * draining the rings without writing, counts every event it could not
- * write, and at the end hands the counts to the launcher (losses.c): what
- * a process emitted is what its part holds plus what it says it lost.
- *
- * The writer thread must not keep a process alive: glibc ends a process
- * when its last thread ends, and counts ours. When the program's last
- * thread is gone (main ended with pthread_exit, then its other threads),
- * the writer finishes the trace and ends the process with exit(0), as
- * glibc would have.
- *
- * Producers never take drain_lock; only the writer, fork and exec do.
+ * A fork child forgets the parent's region and connection and makes its
+ * own. A process that was not started under gtrace (no GTRACE_SOCKET)
+ * records nothing and says so once.
  */
 #define _GNU_SOURCE
 #include "config.h"
@@ -29,43 +23,30 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <poll.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "capture.h"
-#include "drain.h"
 #include "session.h"
 
 extern char **environ;
 
 int64_t gt_cap_t0_ns;
-gt_cap_options gt_cap_opts = {.flush_ms = 200, .n_stack_frames = 0, .cuda = 2, .ring_bytes = 4u << 20};
+gt_cap_options gt_cap_opts = {.flush_ms = 200, .n_stack_frames = 0, .cuda = 2, .ring_bytes = 1u << 20,
+                              .region_bytes = 256u << 20};
 _Atomic int gt_cap_active;
 _Atomic int gt_cap_pid;
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
-static pthread_mutex_t drain_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_t writer_thread;
-static bool writer_started;
-static _Atomic int stop_flag;
-static _Atomic int writer_done;
 static _Atomic int64_t next_callchain_id = 1;
 static int64_t utc_t0_ns;
 static bool is_fork_child;
-
-/* Writer-thread state. */
-static gt_writer *writer;
-static gt_drain *drain;        /* also without a writer, once writing failed */
-static int64_t dropped_total[GT_EV_N_KINDS];
-static char part_name[64];     /* the part's file name */
-static char fail_reason[128];  /* why writing stopped; "" while it works */
 
 int64_t gt_cap_next_callchain_id(void)
 {
@@ -117,11 +98,15 @@ static void read_options(void)
 {
     gt_cap_opts.flush_ms = (int)env_long("GTRACE_FLUSH_MS", 200, 1, 60000);
     gt_cap_opts.n_stack_frames = (int)env_long("GTRACE_STACKS", 0, 0, GT_CAP_MAX_FRAMES);
-    long kb = env_long("GTRACE_BUFFER_KB", 4096, 64, 1 << 20);
+    long kb = env_long("GTRACE_BUFFER_KB", 1024, 64, 1 << 20);
     size_t bytes = 64 * 1024;
     while (bytes < (size_t)kb * 1024)
         bytes <<= 1;
     gt_cap_opts.ring_bytes = bytes;
+    long total_mb = env_long("GTRACE_BUFFER_TOTAL_MB", 256, 1, 1 << 20);
+    gt_cap_opts.region_bytes = (size_t)total_mb << 20;
+    if (gt_cap_opts.region_bytes < bytes)
+        gt_cap_opts.region_bytes = bytes;
     const char *cuda = getenv("GTRACE_CUDA");
     gt_cap_opts.cuda = !cuda || !strcmp(cuda, "auto") ? 2 : !strcmp(cuda, "off") ? 0 : 1;
 
@@ -141,8 +126,6 @@ static void read_options(void)
     utc_t0_ns = real_ns - (mono_ns - gt_cap_t0_ns);
     gt_cap_clock_init();
 }
-
-/* ---- the part file ---------------------------------------------------- */
 
 static char *read_small_file(const char *path, size_t *out_len)
 {
@@ -192,36 +175,48 @@ static bool is_recorded_env(const char *kv)
     return false;
 }
 
-static void write_config(int64_t gpid, const char *key, const char *value, bool root)
+/* ---- the description of this process ------------------------------------ */
+
+typedef struct info_buf {
+    char *p;
+    size_t n, cap;
+} info_buf;
+
+static void info_add(info_buf *b, const char *s, size_t len)
 {
-    gt_writer_add_config(writer, gpid, key, value);
-    if (root)
-        gt_writer_add_config(writer, 0, key, value);
+    if (!b->p || b->n + len + 1 > b->cap)
+        return;
+    memcpy(b->p + b->n, s, len);
+    b->p[b->n + len] = '\0';
+    b->n += len + 1;
 }
 
-/* The description of this process: name, command line, environment, options. */
-static void describe_process(void)
+static void info_pair(info_buf *b, const char *key, const char *value)
 {
-    int64_t pid = getpid();
-    int64_t gpid = gt_global_pid(pid);
-    char *comm = read_small_file("/proc/self/comm", NULL);
-    if (comm) {
-        comm[strcspn(comm, "\n")] = '\0';
-    }
-    gt_writer_add_process(writer, pid, comm ? comm : "");
-    gt_writer_set_session_start(writer, utc_t0_ns);
+    size_t kl = strlen(key), vl = strlen(value);
+    if (b->n + kl + vl + 2 > b->cap)
+        return; /* the description is full: the rest is left out */
+    info_add(b, key, kl);
+    info_add(b, value, vl);
+}
 
-    const char *root_pid = getenv("GTRACE_ROOT_PID");
-    bool root = root_pid && atoll(root_pid) == pid && !is_fork_child;
+/* Name, command line, environment worth keeping, options: what the
+ * launcher writes to GTRACE_RUN_CONFIG for this process. */
+static void describe_process(info_buf *b)
+{
+    char *comm = read_small_file("/proc/self/comm", NULL);
+    if (comm)
+        comm[strcspn(comm, "\n")] = '\0';
+    info_add(b, comm ? comm : "", comm ? strlen(comm) : 0);
     size_t len = 0;
     char *cmd = read_small_file("/proc/self/cmdline", &len);
     if (cmd) {
         for (size_t i = 0; i + 1 < len; i++)
             if (cmd[i] == '\0')
                 cmd[i] = ' ';
-        write_config(gpid, "command_line", cmd, root);
+        info_pair(b, "command_line", cmd);
     }
-    write_config(gpid, "process_name", comm ? comm : "", root);
+    info_pair(b, "process_name", comm ? comm : "");
     for (char **e = environ; e && *e; e++) {
         if (!is_recorded_env(*e))
             continue;
@@ -230,294 +225,95 @@ static void describe_process(void)
             continue;
         char key[256];
         snprintf(key, sizeof key, "env.%.*s", (int)(eq - *e), *e);
-        write_config(gpid, key, eq + 1, root);
+        info_pair(b, key, eq + 1);
     }
     char v[32];
     snprintf(v, sizeof v, "%d", gt_cap_opts.flush_ms);
-    write_config(gpid, "option.flush_ms", v, root);
+    info_pair(b, "option.flush_ms", v);
     snprintf(v, sizeof v, "%d", gt_cap_opts.n_stack_frames);
-    write_config(gpid, "option.stacks", v, root);
-    write_config(gpid, "option.cuda", gt_cap_opts.cuda == 0 ? "off" : gt_cap_opts.cuda == 1 ? "on" : "auto", root);
+    info_pair(b, "option.stacks", v);
+    info_pair(b, "option.cuda", gt_cap_opts.cuda == 0 ? "off" : gt_cap_opts.cuda == 1 ? "on" : "auto");
     snprintf(v, sizeof v, "%zu", gt_cap_opts.ring_bytes);
-    write_config(gpid, "option.buffer_bytes", v, root);
+    info_pair(b, "option.buffer_bytes", v);
     free(cmd);
     free(comm);
 }
 
-/* Writing failed for good: keep draining, count instead of writing. Call
- * with drain_lock held (or from the writer before it has a drain). */
-static void stop_writing(const char *what)
+/* A connection to the launcher's socket; -1 (said once) when there is none. */
+static int connect_launcher(void)
 {
-    if (!fail_reason[0])
-        snprintf(fail_reason, sizeof fail_reason, "%s", what);
-    if (writer) {
-        gt_writer_free(writer);
-        writer = NULL;
+    static _Atomic int once_none, once_failed;
+    const char *name = getenv("GTRACE_SOCKET");
+    if (!name || !*name) {
+        gt_cap_warn_once(&once_none, "not started by gtrace (no GTRACE_SOCKET): nothing is recorded");
+        return -1;
     }
-    if (drain)
-        gt_drain_discard(drain);
-    else if (gt_drain_new(&drain, NULL, getpid()) == 0)
-        gt_drain_discard(drain);
-}
-
-static int open_part(void)
-{
-    static _Atomic int once;
-    char path[4096];
-    const char *dir = getenv("GTRACE_PARTS_DIR");
-    int rc = GT_ERR_EXISTS;
-    for (int k = 0; k < 1000 && rc == GT_ERR_EXISTS; k++) {
-        if (dir && *dir)
-            snprintf(path, sizeof path, "%s/%d-%d.sqlite", dir, (int)getpid(), k);
-        else if (k == 0)
-            snprintf(path, sizeof path, "gtrace-%d.sqlite", (int)getpid());
-        else
-            snprintf(path, sizeof path, "gtrace-%d-%d.sqlite", (int)getpid(), k);
-        rc = gt_writer_open(&writer, path, 0);
+    struct sockaddr_un addr;
+    memset(&addr, 0, sizeof addr);
+    addr.sun_family = AF_UNIX;
+    size_t len = strlen(name);
+    if (len >= sizeof addr.sun_path) {
+        gt_cap_warn_once(&once_failed, "GTRACE_SOCKET=%s: name too long; nothing is recorded", name);
+        return -1;
     }
-    const char *slash = strrchr(path, '/');
-    snprintf(part_name, sizeof part_name, "%.63s", slash ? slash + 1 : path);
+    memcpy(addr.sun_path, name, len);
+    if (name[0] == '@')
+        addr.sun_path[0] = '\0'; /* an abstract name */
+    int fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+    if (fd < 0) {
+        gt_cap_warn_once(&once_failed, "cannot make a socket (%s): nothing is recorded", strerror(errno));
+        return -1;
+    }
+    int rc;
+    do {
+        rc = connect(fd, (struct sockaddr *)&addr, (socklen_t)(offsetof(struct sockaddr_un, sun_path) + len));
+    } while (rc != 0 && errno == EINTR);
     if (rc != 0) {
-        gt_cap_warn_once(&once, "cannot write the trace (%s): %s; events of process %d are counted, not recorded", path,
-                         gt_error_last(), (int)getpid());
-        writer = NULL;
-        stop_writing(gt_error_last());
-        return rc;
+        gt_cap_warn_once(&once_failed, "cannot reach the gtrace launcher (%s): process %d is not recorded",
+                         strerror(errno), (int)getpid());
+        close(fd);
+        return -1;
     }
-    rc = gt_drain_new(&drain, writer, getpid());
-    if (rc == 0)
-        rc = gt_writer_begin(writer);
-    if (rc == 0) {
-        describe_process();
-        rc = gt_writer_commit(writer);
-    }
-    if (rc != 0)
-        stop_writing(gt_error_last());
-    return rc;
+    return fd;
 }
 
-/* ---- the writer thread ------------------------------------------------ */
-
-static void lost_end(void *ctx, int64_t range_id)
+/* Connects, makes the region and hands it over; capture is on if that worked. */
+static void start_region(void)
 {
-    gt_drain_range_lost(ctx, range_id);
-}
-
-/* Every ring drained: into one transaction while writing works, else only
- * counted. Call with drain_lock held. With `last`, also the ranges never
- * ended and the drop counts. */
-static void drain_batch(bool last)
-{
-    static _Atomic int once;
-    gt_cap_clock_sample();
-    int rc = writer ? gt_writer_begin(writer) : 0;
-    if (rc != 0)
-        stop_writing(gt_error_last());
-    gt_drain_batch_begin(drain);
-    gt_cap_drain_rings(gt_drain_record, drain, gt_drain_thread);
-    gt_nvtx_take_lost_ends(lost_end, drain);
-    if (last) {
-        gt_drain_finish(drain, gt_cap_now());
-        gt_cap_take_dropped(dropped_total);
-        gt_drain_take_lost(drain, dropped_total); /* ranges whose end was dropped */
-    }
-    if (writer) {
-        rc = gt_drain_error(drain);
-        if (rc == 0 && last)
-            for (int k = 0; k < GT_EV_N_KINDS && rc == 0; k++)
-                if (dropped_total[k] > 0)
-                    rc = gt_writer_add_dropped(writer, gt_global_pid(getpid()), (gt_event_kind)k, dropped_total[k]);
-        int rc2 = gt_writer_commit(writer);
-        if (rc == 0)
-            rc = rc2;
-        gt_drain_batch_end(drain, rc == 0);
-        if (rc != 0) {
-            gt_cap_warn_once(&once, "writing the trace failed (%s): the events of process %d are counted from now on, "
-                                    "not recorded", gt_error_last(), (int)getpid());
-            stop_writing(gt_error_last());
-        }
-    }
-}
-
-/* The end of the session: the last batch, the part closed, and what could
- * not be written handed to the launcher. */
-static void finish(void)
-{
-    pthread_mutex_lock(&drain_lock);
-    drain_batch(true);
-    int rc = 0;
-    if (writer) {
-        rc = gt_writer_close(writer); /* what was committed stays readable if it fails */
-        writer = NULL;
-    }
-    if (fail_reason[0]) {
-        /* The drop counts never reached the part: all of them go to the launcher. */
-        int64_t lost[GT_EV_N_KINDS];
-        memcpy(lost, dropped_total, sizeof lost);
-        gt_drain_take_lost(drain, lost);
-        gt_cap_report_losses(part_name, lost, fail_reason);
-    }
-    gt_drain_free(drain);
-    drain = NULL;
-    pthread_mutex_unlock(&drain_lock);
-    if (rc != 0) {
-        static _Atomic int once;
-        gt_cap_warn_once(&once, "finishing the trace failed: %s", gt_error_last());
-    }
-}
-
-/* Whether every thread of the program has ended, leaving this one: the main
- * thread is a zombie (it ended with pthread_exit) and the process has two
- * threads, that zombie and the writer. */
-static bool program_threads_gone(void)
-{
-    char buf[1024];
-    int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+    int fd = connect_launcher();
     if (fd < 0)
-        return false;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return false;
-    buf[n] = '\0';
-    const char *p = strrchr(buf, ')');
-    if (!p || p[1] != ' ' || p[2] != 'Z')
-        return false;
-    /* After the name: state ppid pgrp session tty_nr tpgid flags minflt cminflt
-     * majflt cmajflt utime stime cutime cstime priority nice num_threads */
-    p += 2;
-    for (int field = 3; field < 20 && p; field++) {
-        p = strchr(p, ' ');
-        if (p)
-            p++;
-    }
-    return p && atol(p) <= 2;
-}
-
-static void *writer_main(void *arg)
-{
-    (void)arg;
-    /* Signals go to the program's threads, never to this one. */
-    sigset_t all;
-    sigfillset(&all);
-    sigdelset(&all, SIGSEGV);
-    sigdelset(&all, SIGBUS);
-    sigdelset(&all, SIGFPE);
-    sigdelset(&all, SIGILL);
-    pthread_sigmask(SIG_BLOCK, &all, NULL);
-    pthread_setname_np(pthread_self(), "gtrace-writer");
-
-    /* Every call into SQLite happens under drain_lock, which fork's prepare
-     * handler takes: a fork child never inherits SQLite's own mutexes held. */
-    for (;;) {
-        struct pollfd p = {.fd = gt_cap_wake_pipe[0], .events = POLLIN};
-        if (!atomic_load(&stop_flag))
-            poll(&p, 1, gt_cap_opts.flush_ms);
-        char buf[64];
-        while (read(gt_cap_wake_pipe[0], buf, sizeof buf) > 0) {
-        }
-        bool stopping = atomic_load(&stop_flag);
-        bool orphaned = !stopping && getpid() == atomic_load(&gt_cap_pid) && program_threads_gone();
-        pthread_mutex_lock(&drain_lock);
-        if (!drain && atomic_load(&gt_cap_active) && gt_cap_have_rings())
-            open_part();
-        if (drain && !stopping && !orphaned)
-            drain_batch(false);
-        pthread_mutex_unlock(&drain_lock);
-        if (orphaned) {
-            if (drain)
-                finish();
-            atomic_store(&gt_cap_active, 0);
-            atomic_store(&writer_done, 1);
-            /* The program's exit handlers run on this thread (capture_dtor
-             * knows it has nothing left to do). */
-            exit(0);
-        }
-        if (stopping)
-            break;
-    }
-    if (drain)
-        finish();
-    atomic_store(&writer_done, 1);
-    return NULL;
-}
-
-static void start_writer(void)
-{
-    atomic_store(&stop_flag, 0);
-    atomic_store(&writer_done, 0);
-    if (gt_cap_wake_pipe[0] < 0 && pipe2(gt_cap_wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
-        static _Atomic int once;
-        gt_cap_warn_once(&once, "cannot create the writer's pipe (%s): recording is off", strerror(errno));
+        return;
+    info_buf b = {.p = malloc(GT_SHM_INFO_BYTES), .n = 0, .cap = GT_SHM_INFO_BYTES};
+    if (b.p)
+        describe_process(&b);
+    const char *root_pid = getenv("GTRACE_ROOT_PID");
+    bool root = root_pid && atoll(root_pid) == getpid() && !is_fork_child;
+    bool ok = gt_cap_region_open(fd, b.p ? b.p : "", b.n, utc_t0_ns, root);
+    free(b.p);
+    if (!ok) {
+        close(fd);
         return;
     }
-    /* The writer thread must not receive the program's signals, even before it blocks them. */
-    sigset_t all, old;
-    sigfillset(&all);
-    pthread_sigmask(SIG_BLOCK, &all, &old);
-    int rc = pthread_create(&writer_thread, NULL, writer_main, NULL);
-    pthread_sigmask(SIG_SETMASK, &old, NULL);
-    if (rc != 0) {
-        static _Atomic int once;
-        gt_cap_warn_once(&once, "cannot start the writer thread (%s): recording is off", strerror(rc));
-        close(gt_cap_wake_pipe[0]);
-        close(gt_cap_wake_pipe[1]);
-        gt_cap_wake_pipe[0] = gt_cap_wake_pipe[1] = -1;
-        return;
-    }
-    writer_started = true;
     atomic_store(&gt_cap_active, 1);
 }
 
-bool gt_cap_is_writer_thread(void)
-{
-    return writer_started && pthread_equal(pthread_self(), writer_thread);
-}
-
-/* ---- start, stop, fork ------------------------------------------------ */
-
-static void at_fork_prepare(void)
-{
-    pthread_mutex_lock(&drain_lock);
-}
-
-static void at_fork_parent(void)
-{
-    pthread_mutex_unlock(&drain_lock);
-}
+/* ---- start, fork, exec, exit ---------------------------------------------- */
 
 static void at_fork_child(void)
 {
-    pthread_mutex_init(&drain_lock, NULL);
+    atomic_store(&gt_cap_active, 0);
     atomic_store(&gt_cap_pid, getpid());
     is_fork_child = true;
-    bool was_active = writer_started;
-    atomic_store(&gt_cap_active, 0);
-    /* The parent's writer, file and pipe belong to the parent: never touch
-     * them here (closing the connection could checkpoint the parent's file). */
-    writer = NULL;
-    drain = NULL;
-    memset(dropped_total, 0, sizeof dropped_total);
-    part_name[0] = '\0';
-    fail_reason[0] = '\0';
-    writer_started = false;
-    if (gt_cap_wake_pipe[0] >= 0) {
-        close(gt_cap_wake_pipe[0]);
-        close(gt_cap_wake_pipe[1]);
-        gt_cap_wake_pipe[0] = gt_cap_wake_pipe[1] = -1;
-    }
     gt_cap_rings_after_fork();
-    if (was_active)
-        start_writer();
+    start_region();
 }
 
 static void init_session(void)
 {
     atomic_store(&gt_cap_pid, getpid());
     read_options();
-    pthread_atfork(at_fork_prepare, at_fork_parent, at_fork_child);
-    gt_cap_install_signal_handlers();
-    start_writer();
+    pthread_atfork(NULL, NULL, at_fork_child);
+    start_region();
 #ifdef HAVE_CUPTI
     /* Normally the CUDA driver starts CUPTI (InitializeInjection, cupti.c);
      * a process that already has the driver loaded is subscribed now. */
@@ -536,12 +332,21 @@ void gt_cap_init(void)
     pthread_once(&init_once, init_session);
 }
 
-bool gt_cap_stop(void)
+void gt_cap_flush(void)
 {
-    if (!writer_started || getpid() != atomic_load(&gt_cap_pid) || gt_cap_is_writer_thread())
-        return false;
+    if (getpid() != atomic_load(&gt_cap_pid))
+        return; /* a vfork child: the session is its parent's */
 #ifdef HAVE_CUPTI
     gt_cupti_flush();
+#endif
+}
+
+__attribute__((destructor)) static void capture_dtor(void)
+{
+    if (getpid() != atomic_load(&gt_cap_pid) || !atomic_load(&gt_cap_active))
+        return;
+    gt_cap_flush();
+#ifdef HAVE_CUPTI
     const char *root = getenv("GTRACE_ROOT_PID");
     if (gt_cap_opts.cuda == 1 && !gt_cupti_started() && root && atoll(root) == getpid()) {
         static _Atomic int once;
@@ -549,62 +354,9 @@ bool gt_cap_stop(void)
                                 "(no GPU or driver?), or CUPTI could not be used (see above)");
     }
 #endif
-    atomic_store(&stop_flag, 1);
-    gt_cap_wake_writer();
-    /* A writer stuck on a lock inherited through fork must not hang the exit. */
-    struct timespec deadline;
-    clock_gettime(CLOCK_REALTIME, &deadline);
-    deadline.tv_sec += 60;
-    if (pthread_timedjoin_np(writer_thread, NULL, &deadline) != 0) {
-        static _Atomic int once;
-        gt_cap_warn_once(&once, "the trace writer did not finish in 60 s: the trace of process %d may miss its last events",
-                         (int)getpid());
-        pthread_detach(writer_thread);
-    }
-    writer_started = false;
-    atomic_store(&gt_cap_active, 0);
-    /* The pipe stays open: a thread still recording may write to it, and a
-     * closed descriptor's number could be reused by the program's next file. */
-    return true;
-}
-
-void gt_cap_stop_wait(int max_ms)
-{
-    /* Async-signal-safe: flags, write(2), nanosleep(2). The writer thread
-     * does the work. */
-    if (!writer_started || getpid() != atomic_load(&gt_cap_pid) || gt_cap_is_writer_thread())
-        return;
-    atomic_store(&stop_flag, 1);
-    gt_cap_wake_writer();
-    for (int i = 0; i < max_ms / 10 && !atomic_load(&writer_done); i++) {
-        struct timespec ts = {0, 10 * 1000 * 1000};
-        nanosleep(&ts, NULL);
-    }
-    atomic_store(&gt_cap_active, 0);
-}
-
-void gt_cap_stop_from_signal(void)
-{
-    /* The program dies anyway: the writer gets 5 s. */
-    gt_cap_stop_wait(5000);
-}
-
-void gt_cap_restart(void)
-{
-    if (writer_started || getpid() != atomic_load(&gt_cap_pid))
-        return;
-    part_name[0] = '\0';
-    fail_reason[0] = '\0';
-    memset(dropped_total, 0, sizeof dropped_total);
-    start_writer();
 }
 
 __attribute__((constructor)) static void capture_ctor(void)
 {
     gt_cap_init();
-}
-
-__attribute__((destructor)) static void capture_dtor(void)
-{
-    (void)gt_cap_stop();
 }

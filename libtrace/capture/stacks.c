@@ -1,18 +1,44 @@
 /* stacks.c: call stacks of the threads that allocate device memory, stored
  * once per distinct stack. A stack is hashed; the first thread to insert its
- * hash into a fixed lock-free table gets a new callchain id and writes the
- * return addresses to its ring (REC_CALLCHAIN); the writer symbolizes them
- * (drain.c). A full table gives 0 (no stack) rather than waiting.
+ * hash into a fixed lock-free table gets a new callchain id, symbolizes the
+ * return addresses (dladdr: only this process knows its modules) and writes
+ * them to its ring (REC_CALLCHAIN). A full table gives 0 (no stack) rather
+ * than waiting.
  */
 #define _GNU_SOURCE
 #include "config.h"
 
+#include <dlfcn.h>
 #include <execinfo.h>
 #include <string.h>
 
 #include "capture.h"
 
 #define N_SLOTS 65536 /* distinct stacks remembered per process */
+#define NAME_BYTES 240 /* a symbol or module name is cut there */
+
+/* Per frame "symbol\0module\0" into `out` (room for 2 * NAME_BYTES per frame);
+ * returns the bytes written. */
+static size_t symbolize(void *const *ips, int n, char *out)
+{
+    size_t len = 0;
+    for (int i = 0; i < n; i++) {
+        Dl_info info;
+        memset(&info, 0, sizeof info);
+        /* A return address points after the call: look up the byte before it. */
+        uintptr_t ip = (uintptr_t)ips[i];
+        int found = dladdr((void *)(i > 0 && ip ? ip - 1 : ip), &info);
+        const char *names[2] = {found && info.dli_sname ? info.dli_sname : "",
+                                found && info.dli_fname ? info.dli_fname : ""};
+        for (int k = 0; k < 2; k++) {
+            size_t l = strnlen(names[k], NAME_BYTES - 1);
+            memcpy(out + len, names[k], l);
+            out[len + l] = '\0';
+            len += l + 1;
+        }
+    }
+    return len;
+}
 
 static _Atomic uint64_t slot_hash[N_SLOTS];
 static _Atomic int64_t slot_id[N_SLOTS];
@@ -56,8 +82,10 @@ int64_t gt_cap_stack_id(int skip)
             uint64_t expected = 0;
             if (atomic_compare_exchange_strong(&slot_hash[i], &expected, h)) {
                 int64_t id = gt_cap_next_callchain_id();
-                rec_callchain *r = gt_cap_reserve(REC_CALLCHAIN, sizeof *r + (size_t)n_frames * sizeof r->ips[0], 0,
-                                                  GT_EV_GPU_MEMORY);
+                char names[GT_CAP_MAX_FRAMES * 2 * NAME_BYTES];
+                size_t names_bytes = symbolize(ips + first, n_frames, names);
+                size_t body = sizeof(rec_callchain) + (size_t)n_frames * sizeof(uint64_t);
+                rec_callchain *r = gt_cap_reserve(REC_CALLCHAIN, body, names_bytes, GT_EV_GPU_MEMORY);
                 if (!r) {
                     atomic_store_explicit(&slot_id[i], -1, memory_order_release);
                     return 0;
@@ -66,6 +94,7 @@ int64_t gt_cap_stack_id(int skip)
                 r->n_frames = n_frames;
                 for (int k = 0; k < n_frames; k++)
                     r->ips[k] = (uint64_t)(uintptr_t)ips[first + k];
+                memcpy((char *)r + body, names, names_bytes);
                 gt_cap_commit();
                 atomic_store_explicit(&slot_id[i], id, memory_order_release);
                 return id;

@@ -13,7 +13,7 @@
  *
  * Drop counts: each part's own, except for a part whose process could not
  * write it (full disk, file size limit): its account is in the loss table
- * (capture/losses.h), which also speaks for parts that were never created.
+ * (losses.h), which also speaks for parts that were never created.
  *
  * The output: a trace is assembled in the parts directory (beside the
  * output, on the same file system) and renamed into place only once it is
@@ -35,7 +35,7 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "../capture/losses.h"
+#include "losses.h"
 
 _Static_assert(GT_EV_N_KINDS <= GT_LOSS_KINDS, "the loss table has a count for every kind");
 

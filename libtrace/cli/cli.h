@@ -78,7 +78,19 @@ int gt_cli_assemble(const char *parts_dir, const char *output, bool force, const
 /* 0 when a trace may be written to `output`: it does not exist, or it is a
  * regular file and `force`; else GT_ERR_EXISTS with the message set. */
 int gt_cli_check_output(const char *output, bool force);
-/* Creates the loss table in a fresh parts directory (capture/losses.h). */
+/* The collector (collect.c): the thread that reads the traced processes'
+ * rings and writes their parts into `parts_dir`. Made (its socket listening)
+ * before the program starts; started once it is forked; finished once every
+ * traced process has ended (it reads every region one last time). */
+typedef struct gt_collector gt_collector;
+int gt_collector_new(gt_collector **out, const char *parts_dir, int flush_ms);
+/* The socket's name for GTRACE_SOCKET ("@..." : an abstract name). */
+const char *gt_collector_socket(const gt_collector *c);
+int gt_collector_start(gt_collector *c);
+void gt_collector_finish(gt_collector *c);
+void gt_collector_free(gt_collector *c);
+
+/* Creates the loss table in a fresh parts directory (losses.h). */
 int gt_cli_make_losses(const char *parts_dir);
 /* Removes every file gtrace puts in a parts directory (not the directory). */
 void gt_cli_remove_parts(const char *parts_dir);

@@ -5,13 +5,19 @@ libtrace_cli_gtrace_SOURCES = \
 	libtrace/cli/main.c \
 	libtrace/cli/record.c \
 	libtrace/cli/assemble.c \
+	libtrace/cli/collect.c \
+	libtrace/cli/drain.h \
+	libtrace/cli/drain.c \
+	libtrace/cli/losses.h \
+	libtrace/cli/losses.c \
+	libtrace/capture/shm.h \
 	libtrace/cli/info.c \
 	libtrace/cli/dropped.c \
 	libtrace/cli/analyze_cmds.c \
 	libtrace/cli/import_cmd.c \
 	libtrace/cli/open_any.c
-libtrace_cli_gtrace_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/libtrace/import -DGT_LIBDIR='"$(libdir)"' \
-	-DGT_PKGDATADIR='"$(pkgdatadir)"' -DGT_SRCDIR='"$(abs_top_srcdir)"'
+libtrace_cli_gtrace_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/libtrace/import -I$(top_srcdir)/libtrace/capture \
+	-DGT_LIBDIR='"$(libdir)"' -DGT_PKGDATADIR='"$(pkgdatadir)"' -DGT_SRCDIR='"$(abs_top_srcdir)"'
 libtrace_cli_gtrace_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 libtrace_cli_gtrace_LDADD = libtrace/import/libgtimport.la libtrace/analyze/libgtanalyze.la libtrace/store/libgtstore.la $(SQLITE_LIBS) $(PTHREAD_LIBS) $(M_LIBS)
 dist_man_MANS += libtrace/cli/gtrace.1

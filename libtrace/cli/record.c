@@ -1,9 +1,10 @@
 /* record.c: `gtrace [options] PROGRAM [ARGS...]`, the launcher.
  *
  * Runs PROGRAM with libgtrace.so in LD_PRELOAD (after what it already held)
- * and NVTX_INJECTION64_PATH, waits for it and every process it started
- * (gtrace is their subreaper), assembles the part files they wrote into one
- * trace, prints a summary on stderr and exits as PROGRAM did: its exit code,
+ * and NVTX_INJECTION64_PATH, and the collector's socket in GTRACE_SOCKET;
+ * while the collector (collect.c) reads the rings of every traced process
+ * into part files, waits for PROGRAM and every process it started (gtrace
+ * is their subreaper), assembles the parts into one trace, prints a summary on stderr and exits as PROGRAM did: its exit code,
  * or, when it died of a signal, by the same signal (so a shell sees 128+N).
  * A run that lost events (full buffers, a trace that could not be written)
  * says so, and when PROGRAM exited 0 gtrace exits GT_EXIT_INCOMPLETE (3).
@@ -14,8 +15,8 @@
  * and on a GPU leaves CUDA memory snapshots in the parts folder, which are
  * kept beside the trace.
  *
- * It does not record anything itself (libtrace/capture does) and reads the
- * trace only through libtrace/store.
+ * The traced processes only fill their rings (libtrace/capture); this
+ * process writes the trace, through libtrace/store.
  */
 #define _GNU_SOURCE
 #include "config.h"
@@ -243,14 +244,65 @@ static bool exists(const char *path)
     return lstat(path, &st) == 0;
 }
 
+/* The rank of this launcher in an MPI or Slurm job, or NULL. */
+static const char *job_rank(void)
+{
+    static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        if (v && *v)
+            return v;
+    }
+    return NULL;
+}
+
+/* -o with %r (the job rank of this launcher), %p (its pid) and %% expanded,
+ * so that `mpirun -np 4 gtrace -o trace.%r.sqlite PROGRAM` writes one trace per rank. */
+static bool expand_output(const char *pattern, char *out, size_t out_bytes)
+{
+    size_t n = 0;
+    for (const char *p = pattern; *p; p++) {
+        char piece[32];
+        const char *add = piece;
+        piece[0] = *p;
+        piece[1] = '\0';
+        if (*p == '%' && p[1]) {
+            p++;
+            if (*p == 'r') {
+                add = job_rank();
+                if (!add) {
+                    gt_cli_error("-o %s: %%r names the job rank, but none of OMPI_COMM_WORLD_RANK, PMIX_RANK, "
+                                 "PMI_RANK, SLURM_PROCID is set", pattern);
+                    return false;
+                }
+            } else if (*p == 'p') {
+                snprintf(piece, sizeof piece, "%d", (int)getpid());
+            } else if (*p != '%') {
+                gt_cli_error("-o %s: unknown %%%c (expected %%r, %%p or %%%%)", pattern, *p);
+                return false;
+            }
+        }
+        size_t len = strlen(add);
+        if (n + len + 1 > out_bytes) {
+            gt_cli_error("-o %s: name too long", pattern);
+            return false;
+        }
+        memcpy(out + n, add, len);
+        n += len;
+    }
+    out[n] = '\0';
+    return true;
+}
+
 static bool choose_output(const record_opts *o, const char *program, char *out, size_t out_bytes)
 {
     if (o->output) {
-        if (gt_cli_check_output(o->output, o->force) != 0) {
+        if (!expand_output(o->output, out, out_bytes))
+            return false;
+        if (gt_cli_check_output(out, o->force) != 0) {
             gt_cli_error("%s", gt_error_last());
             return false;
         }
-        snprintf(out, out_bytes, "%s", o->output);
         return true;
     }
     char copy[PATH_MAX];
@@ -308,9 +360,11 @@ static bool setenv_fmt(const char *name, const char *fmt, ...)
     return setenv(name, buf, 1) == 0;
 }
 
-/* --pytorch: the package first on PYTHONPATH, what it marks, and the NVTX
- * library it calls (which hands every call to libgtrace.so). */
-static void prepare_python_env(const record_opts *o, const char *python_dir, const char *nvtx_lib)
+/* --pytorch: the package first on PYTHONPATH, what it marks, the NVTX
+ * library it calls (which hands every call to libgtrace.so), and the parts
+ * folder where it leaves CUDA memory snapshots. */
+static void prepare_python_env(const record_opts *o, const char *python_dir, const char *nvtx_lib,
+                               const char *parts_dir)
 {
     const char *old = getenv("PYTHONPATH");
     if (old && *old)
@@ -319,9 +373,10 @@ static void prepare_python_env(const record_opts *o, const char *python_dir, con
         setenv("PYTHONPATH", python_dir, 1);
     setenv("GTRACE_PYTORCH", o->pytorch, 1);
     setenv("GTRACE_NVTX_LIB", nvtx_lib, 1);
+    setenv("GTRACE_PARTS_DIR", parts_dir, 1);
 }
 
-static void prepare_env(const record_opts *o, const char *lib, const char *parts_dir, int64_t t0_ns)
+static void prepare_env(const record_opts *o, const char *lib, const char *socket_name, int64_t t0_ns)
 {
     const char *old = getenv("LD_PRELOAD");
     if (old && *old && !strstr(old, lib))
@@ -329,7 +384,7 @@ static void prepare_env(const record_opts *o, const char *lib, const char *parts
     else if (!old || !*old)
         setenv("LD_PRELOAD", lib, 1);
     setenv("NVTX_INJECTION64_PATH", lib, 1);
-    setenv("GTRACE_PARTS_DIR", parts_dir, 1);
+    setenv("GTRACE_SOCKET", socket_name, 1);
     setenv_fmt("GTRACE_T0_NS", "%lld", (long long)t0_ns);
     setenv_fmt("GTRACE_FLUSH_MS", "%d", o->flush_ms);
     setenv_fmt("GTRACE_STACKS", "%d", o->n_stack_frames);
@@ -366,7 +421,7 @@ static void after_run(int sig, const struct sigaction *old)
 }
 
 /* Runs the program; returns its wait status, or -1 with the error said. */
-static int run_program(const char *path, char **argv, int *out_status, pid_t *out_pid)
+static int run_program(const char *path, char **argv, gt_collector *col, int *out_status, pid_t *out_pid)
 {
     int err_pipe[2];
     if (pipe2(err_pipe, O_CLOEXEC) != 0) {
@@ -397,6 +452,10 @@ static int run_program(const char *path, char **argv, int *out_status, pid_t *ou
         _exit(127);
     }
     forward_to = pid;
+    /* The collector starts once the program is forked (a fork child of a
+     * threaded process may only exec); connections wait in the backlog. */
+    if (gt_collector_start(col) != 0)
+        gt_cli_error("%s: nothing is recorded", gt_error_last());
     /* A file size limit (ulimit -f) makes writes fail instead of killing
      * gtrace, which then says what it could not write. The program keeps
      * its own disposition (it was forked before this). */
@@ -662,14 +721,24 @@ int gt_cli_record(int argc, char **argv)
     if (!make_parts_dir(output, parts, sizeof parts))
         return 1;
 
+    gt_collector *col = NULL;
+    if (gt_collector_new(&col, parts, o.flush_ms) != 0) {
+        gt_cli_error("cannot prepare the trace: %s", gt_error_last());
+        gt_cli_remove_parts(parts);
+        remove_parts_dir(parts);
+        return 1;
+    }
     int64_t t0 = monotonic_ns();
     int64_t utc_t0 = realtime_ns();
-    prepare_env(&o, lib, parts, t0);
+    prepare_env(&o, lib, gt_collector_socket(col), t0);
     if (o.pytorch[0])
-        prepare_python_env(&o, python_dir, nvtx_lib);
+        prepare_python_env(&o, python_dir, nvtx_lib, parts);
     int status = 0;
     pid_t pid = 0;
-    if (run_program(path, prog_argv, &status, &pid) != 0) {
+    int run_rc = run_program(path, prog_argv, col, &status, &pid);
+    /* Every traced process has ended: the last read of every region. */
+    gt_collector_free(col);
+    if (run_rc != 0) {
         gt_cli_assemble(parts, NULL, false, NULL, NULL); /* removes whatever was written */
         remove_parts_dir(parts);
         return 127;

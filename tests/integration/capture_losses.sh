@@ -1,8 +1,9 @@
 #!/bin/sh
 # Every event a program emits is in the trace or counted as dropped, exactly,
 # and a run that lost events says so and exits 3 (the program exited 0):
-# buffers overflowed by a burst, a part file stopped by a file size limit,
-# and a whole run under that limit (gtrace itself cannot write the trace).
+# buffers overflowed by a burst, and a whole run under a file size limit
+# (gtrace itself cannot write the trace); a limit on the program alone
+# loses nothing.
 . "$(dirname "$0")/capture_common.sh"
 # nvtx_rows TRACE / nvtx_dropped TRACE
 nvtx_rows() { q "$1" 'SELECT count(*) FROM NVTX_EVENTS'; }
@@ -22,24 +23,23 @@ expect_eq "exit status of a run that dropped events" 3 $rc
 grep -q "DROPPED" err.txt && grep -q "incomplete" err.txt || fail "the summary does not say events were lost: $(cat err.txt)"
 expect_eq "start/end ranges that end before they start" 0 "$(q b.sqlite 'SELECT count(*) FROM NVTX_EVENTS WHERE eventType = 60 AND end < start')"
 
-# A file size limit stops the program's part file after a few batches
-# (always set by sh -c, as ulimit's unit differs between shells).
+# A file size limit on the program alone (always set by sh -c, as ulimit's
+# unit differs between shells) does not stop its trace: gtrace writes it, and
+# the program's buffers are made to fit under the limit (a busy machine may
+# still fill them: then every event is counted and the run exits 3).
 N=40000
 "$GTRACE" -o f.sqlite --flush-ms=5 sh -c "ulimit -f 8192; exec \"$PROBE\" fill $N" >out.txt 2>err.txt
 rc=$?
 expect_eq "program output under a size limit" "emitted $N" "$(cat out.txt)"
-expect_eq "exit status of a run whose trace hit the size limit" 3 $rc
 rows=$(nvtx_rows f.sqlite); dropped=$(nvtx_dropped f.sqlite)
-echo "size limit: rows $rows, dropped $dropped"
+echo "size limit on the program: rows $rows, dropped $dropped"
 expect_eq "rows + dropped under a size limit" $N $((rows + dropped))
-[ "$rows" -gt 0 ] && [ "$dropped" -gt 0 ] || fail "expected some rows written and some lost: rows $rows, dropped $dropped"
-grep -q "lost" err.txt || fail "no word of the lost events: $(cat err.txt)"
-grep -q "made no NVTX" err.txt && fail "the summary says the program made no NVTX calls: $(cat err.txt)"
-"$GTRACE" info f.sqlite | grep -q "^dropped  *nvtx  *$dropped\$" || fail "gtrace info does not report the drops"
+[ "$rows" -gt 0 ] || fail "nothing recorded under a size limit"
+expect_eq "exit status of a program under a size limit" "$([ "$dropped" -gt 0 ] && echo 3 || echo 0)" $rc
 
 # The program's failure is its own: its exit code goes through unchanged.
 "$GTRACE" -o g.sqlite --flush-ms=5 sh -c "ulimit -f 8192; \"$PROBE\" fill $N; exit 7" >out.txt 2>err.txt
-expect_eq "exit status of a failing program that lost events" 7 $?
+expect_eq "exit status of a failing program" 7 $?
 
 # The whole run under the limit: gtrace cannot write the trace either. It
 # says so and exits 3, is not killed by SIGXFSZ, and leaves no half trace.

@@ -46,4 +46,16 @@ ls -a | grep -q '\.tmp' && fail "a temporary file was left behind: $(ls -a)"
 if [ -e t.sqlite ]; then
     "$GTRACE" info t.sqlite >/dev/null || fail "an interrupted gtrace left a damaged trace"
 fi
+
+# -o with the job rank (%r), the launcher's pid (%p) and %%: one trace per rank.
+env -u PMIX_RANK -u PMI_RANK -u SLURM_PROCID OMPI_COMM_WORLD_RANK=3 "$GTRACE" -o 'rank.%r.%%.sqlite' "$PROBE" _exit 5 >out.txt 2>err.txt
+expect_eq "exit status with %r" 0 $?
+expect_eq "ranges in the rank's trace" 5 "$(nvtx_count 'rank.3.%.sqlite' quick 59)"
+env -u OMPI_COMM_WORLD_RANK -u PMIX_RANK -u PMI_RANK SLURM_PROCID=1 "$GTRACE" -o 'pid.%p.sqlite' "$PROBE" _exit 5 >out.txt 2>err.txt
+expect_eq "exit status with %p" 0 $?
+[ "$(ls pid.*.sqlite | wc -l)" -eq 1 ] || fail "no trace named after gtrace's pid: $(ls)"
+env -u OMPI_COMM_WORLD_RANK -u PMIX_RANK -u PMI_RANK -u SLURM_PROCID "$GTRACE" -o 'none.%r.sqlite' "$PROBE" _exit 5 >out.txt 2>err.txt
+[ $? -ne 0 ] || fail "%r without a job rank was accepted"
+grep -q "job rank" err.txt || fail "no word of the missing rank: $(cat err.txt)"
+ls none.* >/dev/null 2>&1 && fail "a trace was written without a rank: $(ls)"
 echo "all good"

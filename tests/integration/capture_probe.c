@@ -20,12 +20,19 @@
  *   capture_probe fill N         N push/pop ranges with 200-byte texts, each
  *                                text different, 1,000 every 20 ms (meant to
  *                                outgrow a size limit after a few batches)
+ *   capture_probe counted N FILE N push/pop ranges "counted" as fast as it can;
+ *                                after each, the number done is stored in
+ *                                FILE (8 bytes, mapped: it survives SIGKILL);
+ *                                then it waits to be killed
  */
 #include <nvtx3/nvToolsExt.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -66,7 +73,7 @@ static void *waiter(void *arg)
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: capture_probe _exit|_Exit|fork_exit|vfork_exit|pthread_exit|wait_term|burst|fill [N] [SLEEP_MS]\n");
+    fprintf(stderr, "usage: capture_probe _exit|_Exit|fork_exit|vfork_exit|pthread_exit|wait_term|burst|fill|counted [N] [SLEEP_MS|FILE]\n");
     return 2;
 }
 
@@ -160,6 +167,23 @@ int main(int argc, char **argv)
         }
         printf("emitted %ld\n", n);
         return 0;
+    }
+    if (!strcmp(mode, "counted") && argc > 3) {
+        int fd = open(argv[3], O_RDWR | O_CREAT | O_TRUNC, 0644);
+        if (fd < 0 || ftruncate(fd, 8) != 0)
+            return 1;
+        volatile int64_t *done = mmap(NULL, 8, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (done == MAP_FAILED)
+            return 1;
+        for (long i = 0; i < n; i++) {
+            nvtxRangePushA("counted");
+            nvtxRangePop();
+            *done = i + 1;
+        }
+        printf("emitted %ld\n", n);
+        fflush(stdout);
+        for (;;)
+            pause();
     }
     return usage();
 }

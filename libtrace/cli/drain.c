@@ -1,7 +1,8 @@
-/* drain.c: the writer thread's side of the records: turns what the rings
- * hold into gt_event rows, interns their strings, pairs the starts and ends
- * of start/end ranges (the end may be recorded on another thread, and drained
- * before its start), and symbolizes call stacks with dladdr.
+/* drain.c: the collector's side of the records: turns what a process's
+ * rings hold into gt_event rows, resolves registered strings and interns
+ * every string, converts stamps to trace time, and pairs the starts and ends
+ * of start/end ranges (the end may be recorded on another thread, and
+ * drained before its start).
  *
  * Every event is accounted for: a row is counted per kind while its batch
  * is open; a batch that fails (full disk, file size limit) moves its count
@@ -9,18 +10,17 @@
  * and counting without writing (gt_drain_discard), so that what a process
  * emitted is exactly what its trace holds plus what it reports lost.
  *
- * Runs only on the writer thread, inside a gt_writer batch; it does not
- * know the rings (buffer.c) or when batches begin and end (session.c).
+ * Runs only on the collector thread, inside a gt_writer batch; it does not
+ * know the rings or when batches begin and end (collect.c). What a record
+ * says is not trusted: strings are read only up to the record's end.
  */
 #define _GNU_SOURCE
 #include "config.h"
 
-#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "capture.h"
 #include "drain.h"
 
 typedef struct pending {       /* half of a start/end range */
@@ -35,6 +35,7 @@ typedef struct pending {       /* half of a start/end range */
 struct gt_drain {
     gt_writer *w;
     int64_t pid;
+    const gt_shm_header *shm;  /* the process's region */
     int first_error;           /* the first gt_writer error, 0 if none */
     bool discarding;           /* writing failed: rows are counted as lost, not written */
     int64_t n_batch[GT_EV_N_KINDS]; /* rows added in the open batch */
@@ -45,13 +46,14 @@ struct gt_drain {
     size_t n_named;
 };
 
-int gt_drain_new(gt_drain **out, gt_writer *w, int64_t pid)
+int gt_drain_new(gt_drain **out, gt_writer *w, int64_t pid, const gt_shm_header *shm)
 {
     gt_drain *d = calloc(1, sizeof *d);
     if (!d)
         return GT_ERR_NOMEM;
     d->w = w;
     d->pid = pid;
+    d->shm = shm;
     d->n_slots = 256;
     d->table = calloc(d->n_slots, sizeof *d->table);
     if (!d->table) {
@@ -137,6 +139,29 @@ void gt_drain_take_lost(gt_drain *d, int64_t *out)
     }
 }
 
+int64_t gt_drain_stamp_to_ns(const gt_drain *d, uint64_t stamp)
+{
+    if (d->shm->stamp_tsc)
+        return gt_clock_tsc_to_mono(stamp) - d->shm->t0_ns;
+    return (int64_t)stamp - d->shm->t0_ns;
+}
+
+/* `s` if a NUL ends it before `end`, else NULL. */
+static const char *bounded(const char *s, const char *end)
+{
+    if (!s || s >= end || !memchr(s, '\0', (size_t)(end - s)))
+        return NULL;
+    return s;
+}
+
+/* A registered string of the process, by id (shm.h). */
+static const char *registered(const gt_drain *d, uint64_t id)
+{
+    if (id == 0 || id > GT_SHM_STRINGS_BYTES)
+        return NULL;
+    return bounded(d->shm->strings + (id - 1), d->shm->strings + GT_SHM_STRINGS_BYTES);
+}
+
 /* ---- start/end pairing ------------------------------------------------ */
 
 static size_t slot_of(const gt_drain *d, int64_t id)
@@ -215,13 +240,16 @@ static void write_range(gt_drain *d, pending *p)
 
 static void nvtx_record(gt_drain *d, int32_t tid, const rec_nvtx *r)
 {
-    const char *text = r->text_ref ? r->text_ref : (r->h.text_bytes ? (const char *)(r + 1) : NULL);
+    if (r->h.size_bytes < sizeof *r)
+        return;
+    const char *end = (const char *)r + r->h.size_bytes;
+    const char *text = r->text_id ? registered(d, r->text_id) : (r->h.text_bytes ? bounded((const char *)(r + 1), end) : NULL);
     gt_event ev;
     memset(&ev, 0, sizeof ev);
     ev.kind = GT_EV_NVTX;
     gt_nvtx *n = &ev.u.nvtx;
-    n->start_ns = gt_cap_stamp_to_ns(r->start);
-    n->end_ns = r->end ? gt_cap_stamp_to_ns(r->end) : -1;
+    n->start_ns = gt_drain_stamp_to_ns(d, r->start);
+    n->end_ns = r->end ? gt_drain_stamp_to_ns(d, r->end) : -1;
     n->event_type = r->event_type;
     n->range_id = r->range_id;
     n->category = (int32_t)r->category;
@@ -265,13 +293,15 @@ static void nvtx_record(gt_drain *d, int32_t tid, const rec_nvtx *r)
 
 static void range_end_record(gt_drain *d, int32_t tid, const rec_range_end *r)
 {
+    if (r->h.size_bytes < sizeof *r)
+        return;
     pending *p = find(d, r->range_id, true);
     if (!p) {
         check(d, GT_ERR_NOMEM);
         return;
     }
     p->have_end = true;
-    p->end_ns = gt_cap_stamp_to_ns(r->end);
+    p->end_ns = gt_drain_stamp_to_ns(d, r->end);
     p->end_global_tid = gt_global_tid(d->pid, tid);
     if (p->have_start) {
         write_range(d, p);
@@ -294,21 +324,25 @@ void gt_drain_range_lost(gt_drain *d, int64_t range_id)
     }
 }
 
-/* The strings after a rec_event, in the order capture.h gives. */
+/* The strings after a rec_event, in the order shm.h gives. */
 static const char *next_text(const char **cursor, const char *end)
 {
-    if (*cursor >= end)
+    const char *s = bounded(*cursor, end);
+    if (!s) {
+        *cursor = end;
         return NULL;
-    const char *s = *cursor;
-    *cursor += strnlen(s, (size_t)(end - s)) + 1;
+    }
+    *cursor += strlen(s) + 1;
     return s;
 }
 
 static void event_record(gt_drain *d, int32_t tid, const rec_event *r)
 {
+    if (r->h.size_bytes < sizeof *r || r->ev.kind < 0 || r->ev.kind >= GT_EV_N_KINDS)
+        return;
     gt_event ev = r->ev;
     const char *cur = (const char *)(r + 1);
-    const char *end = cur + r->h.text_bytes;
+    const char *end = (const char *)r + r->h.size_bytes;
     switch (ev.kind) {
     case GT_EV_NVTX: ev.u.nvtx.text = intern(d, next_text(&cur, end)); break;
     case GT_EV_API: ev.u.api.name = intern(d, next_text(&cur, end)); break;
@@ -318,7 +352,7 @@ static void event_record(gt_drain *d, int32_t tid, const rec_event *r)
         ev.u.kernel.mangled_name = intern(d, next_text(&cur, end));
         break;
     case GT_EV_HEAP:
-        ev.u.heap.start_ns = gt_cap_stamp_to_ns((uint64_t)ev.u.heap.start_ns);
+        ev.u.heap.start_ns = gt_drain_stamp_to_ns(d, (uint64_t)ev.u.heap.start_ns);
         ev.u.heap.name = intern(d, next_text(&cur, end));
         ev.u.heap.global_tid = gt_global_tid(d->pid, tid);
         break;
@@ -330,37 +364,41 @@ static void event_record(gt_drain *d, int32_t tid, const rec_event *r)
 
 static void callchain_record(gt_drain *d, const rec_callchain *r)
 {
-    if (!writing(d))
+    if (!writing(d) || r->h.size_bytes < sizeof *r || r->n_frames < 0)
         return;
     gt_frame frames[GT_CAP_MAX_FRAMES];
+    const char *end = (const char *)r + r->h.size_bytes;
     size_t n = (size_t)r->n_frames < GT_CAP_MAX_FRAMES ? (size_t)r->n_frames : GT_CAP_MAX_FRAMES;
+    if (sizeof *r + n * sizeof r->ips[0] > r->h.size_bytes)
+        return;
+    const char *cur = (const char *)&r->ips[r->n_frames <= GT_CAP_MAX_FRAMES ? r->n_frames : 0];
+    if (r->n_frames > GT_CAP_MAX_FRAMES)
+        cur = end; /* not what the process writes: addresses only */
     for (size_t i = 0; i < n; i++) {
-        Dl_info info;
         char hex[32];
-        memset(&info, 0, sizeof info);
-        /* A return address points after the call: look up the byte before it. */
         uint64_t ip = r->ips[i];
-        int found = dladdr((void *)(uintptr_t)(i > 0 && ip ? ip - 1 : ip), &info);
+        const char *sym = next_text(&cur, end);
+        const char *module = next_text(&cur, end);
         frames[i].original_ip = ip;
-        frames[i].unresolved = !found || !info.dli_sname;
-        if (found && info.dli_sname) {
-            frames[i].symbol = intern(d, info.dli_sname);
+        frames[i].unresolved = !sym || !*sym;
+        if (sym && *sym) {
+            frames[i].symbol = intern(d, sym);
         } else {
             snprintf(hex, sizeof hex, "0x%llx", (unsigned long long)ip);
             frames[i].symbol = intern(d, hex);
         }
-        frames[i].module = intern(d, found && info.dli_fname ? info.dli_fname : "");
+        frames[i].module = intern(d, module ? module : "");
     }
     check(d, gt_writer_add_callchain(d->w, r->callchain_id, frames, n));
 }
 
 static void gpu_record(gt_drain *d, const rec_gpu *r)
 {
-    if (!writing(d))
+    if (!writing(d) || r->h.size_bytes < sizeof *r)
         return;
     gt_gpu_info g = r->gpu;
     const char *cur = (const char *)(r + 1);
-    const char *end = cur + r->h.text_bytes;
+    const char *end = (const char *)r + r->h.size_bytes;
     g.name = next_text(&cur, end);
     g.bus_location = next_text(&cur, end);
     g.uuid = next_text(&cur, end);
@@ -368,9 +406,8 @@ static void gpu_record(gt_drain *d, const rec_gpu *r)
     check(d, gt_writer_add_gpu(d->w, &g));
 }
 
-void gt_drain_record(void *ctx, int32_t tid, const rec_hdr *rec)
+void gt_drain_record(gt_drain *d, int32_t tid, const rec_hdr *rec)
 {
-    gt_drain *d = ctx;
     switch (rec->type) {
     case REC_NVTX: nvtx_record(d, tid, (const rec_nvtx *)rec); break;
     case REC_RANGE_END: range_end_record(d, tid, (const rec_range_end *)rec); break;
@@ -381,9 +418,8 @@ void gt_drain_record(void *ctx, int32_t tid, const rec_hdr *rec)
     }
 }
 
-void gt_drain_thread(void *ctx, int32_t tid, const char *name)
+void gt_drain_thread(gt_drain *d, int32_t tid, const char *name)
 {
-    gt_drain *d = ctx;
     for (size_t i = 0; i < d->n_named; i++)
         if (d->named[i] == tid)
             return;

@@ -1,27 +1,29 @@
-/* losses.h: the loss table, shared by libgtrace.so (capture/losses.c) and the
- * launcher (cli/assemble.c), which include it.
+/* losses.h: the loss table, written by the launcher's collector
+ * (cli/losses.c) and read by its assembly (cli/assemble.c).
  *
- * A traced process whose part file cannot take what it recorded (a full
- * disk, a file size limit, an I/O error) must still tell the launcher how
- * many events it lost, and it cannot count on writing a file to do so. The
- * launcher therefore makes this table in the parts directory, at full size
- * and with its blocks allocated, before the program starts; a process that
- * lost events claims a slot (a compare-and-swap on `pid`) in its shared
- * mapping, fills it in and sets `complete` last. Stores into allocated
- * pages of a mapped file need no disk space and ignore RLIMIT_FSIZE.
- * The launcher reads the table once every traced process has ended.
+ * A part file that cannot take what a process recorded (a full disk, a
+ * file size limit, an I/O error) must still say how many events were lost,
+ * and that cannot count on writing a file. The launcher therefore makes
+ * this table in the parts directory, at full size and with its blocks
+ * allocated, before the program starts; the collector claims a slot (a
+ * compare-and-swap on `pid`) in a shared mapping, fills it in and sets
+ * `complete` last. Stores into allocated pages of a mapped file need no
+ * disk space and ignore RLIMIT_FSIZE. The assembly reads the table once
+ * every part is finished.
  *
  * A slot holds the whole account of one part (one process image): its
  * counts replace any dropped counts the part file holds, and they stand for
  * the part when the file is missing (it could not even be created).
  */
-#ifndef GT_CAPTURE_LOSSES_H
-#define GT_CAPTURE_LOSSES_H
+#ifndef GT_CLI_LOSSES_H
+#define GT_CLI_LOSSES_H
 
 #include <stdatomic.h>
 #include <stdint.h>
 
-#define GT_LOSSES_NAME "losses"       /* in GTRACE_PARTS_DIR */
+#include "gt_store.h"
+
+#define GT_LOSSES_NAME "losses"       /* in the run's parts directory */
 #define GT_LOSSES_MAGIC "GTLOSS1"     /* 8 bytes with its NUL */
 #define GT_LOSS_SLOTS 128
 #define GT_LOSS_KINDS 16              /* room for gt_event_kind */
@@ -43,5 +45,11 @@ typedef struct gt_loss_table {
     gt_loss_slot slots[GT_LOSS_SLOTS];
 } gt_loss_table;
 _Static_assert(sizeof(gt_loss_table) == 64 + GT_LOSS_SLOTS * 320, "gt_loss_table layout");
+
+/* Records what the part `part` of process `pid` lost (GT_EV_N_KINDS counts)
+ * in the table of `parts_dir`, and says so on stderr. `reason`: why
+ * writing stopped, "" if it did not. */
+void gt_cli_report_losses(const char *parts_dir, int64_t pid, const char *part, const int64_t *n_lost,
+                          const char *reason);
 
 #endif

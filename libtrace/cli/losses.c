@@ -1,8 +1,7 @@
-/* losses.c: a process tells the launcher what it lost when its part file
- * could not take it (the table is described in losses.h). Also says it on
- * stderr, so a run without the launcher's table still hears of it.
+/* losses.c: the collector records what a part lost when its file could
+ * not take it (the table is described in losses.h), and says it on stderr.
  *
- * Runs on the writer thread, once per session, at its end.
+ * Runs on the collector thread, once per part, at its end.
  */
 #include "config.h"
 
@@ -14,14 +13,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "capture.h"
 #include "losses.h"
 
 _Static_assert(GT_EV_N_KINDS <= GT_LOSS_KINDS, "the loss table has a count for every kind");
 
-static gt_loss_table *map_table(void)
+static gt_loss_table *map_table(const char *dir)
 {
-    const char *dir = getenv("GTRACE_PARTS_DIR");
     if (!dir || !*dir)
         return NULL;
     char path[4096];
@@ -45,12 +42,13 @@ static gt_loss_table *map_table(void)
     return t;
 }
 
-void gt_cap_report_losses(const char *part, const int64_t *n_lost, const char *reason)
+void gt_cli_report_losses(const char *parts_dir, int64_t pid64, const char *part, const int64_t *n_lost,
+                          const char *reason)
 {
     int64_t total = 0;
     for (int k = 0; k < GT_EV_N_KINDS; k++)
         total += n_lost[k];
-    int pid = (int)getpid();
+    int pid = (int)pid64;
     char line[400];
     int n = snprintf(line, sizeof line, "gtrace: process %d lost %lld events that are not in the trace%s%s%s\n", pid,
                      (long long)total, *reason ? " (" : "", reason, *reason ? ")" : "");
@@ -58,7 +56,7 @@ void gt_cap_report_losses(const char *part, const int64_t *n_lost, const char *r
         ssize_t w = write(STDERR_FILENO, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
         (void)w;
     }
-    gt_loss_table *t = map_table();
+    gt_loss_table *t = map_table(parts_dir);
     if (!t)
         return;
     gt_loss_slot *slot = NULL;

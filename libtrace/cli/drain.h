@@ -1,0 +1,43 @@
+/* drain.h: the collector turns ring records into trace rows (drain.c). */
+#ifndef GT_CLI_DRAIN_H
+#define GT_CLI_DRAIN_H
+
+#include <stdbool.h>
+
+#include "gt_store.h"
+#include "shm.h"
+
+typedef struct gt_drain gt_drain;
+
+/* The launcher's clock (collect.c): an absolute CLOCK_MONOTONIC time for a
+ * TSC stamp, interpolated between the samples around it. */
+int64_t gt_clock_tsc_to_mono(uint64_t tsc);
+/* CLOCK_MONOTONIC now, in ns. */
+int64_t gt_clock_mono_now(void);
+
+/* A drain for the records of process `pid`, whose region is `shm` (for its
+ * registered strings and clock). */
+int gt_drain_new(gt_drain **out, gt_writer *w, int64_t pid, const gt_shm_header *shm);
+void gt_drain_free(gt_drain *d);
+/* The first gt_writer error met while draining (0: none). */
+int gt_drain_error(const gt_drain *d);
+/* Around each gt_writer batch: rows of a batch that was not committed are lost. */
+void gt_drain_batch_begin(gt_drain *d);
+void gt_drain_batch_end(gt_drain *d, bool committed);
+/* Writing failed for good: from now on rows are counted as lost, never written. */
+void gt_drain_discard(gt_drain *d);
+/* Adds the rows lost so far, per kind, to `out` (GT_EV_N_KINDS) and forgets them. */
+void gt_drain_take_lost(gt_drain *d, int64_t *out);
+/* The end of start/end range `range_id` found no room in its ring: the range is lost. */
+void gt_drain_range_lost(gt_drain *d, int64_t range_id);
+/* One record of thread `tid`; `rec` was checked to lie inside its ring. */
+void gt_drain_record(gt_drain *d, int32_t tid, const rec_hdr *rec);
+/* Thread `tid` is seen for the first time (after its first records). */
+void gt_drain_thread(gt_drain *d, int32_t tid, const char *name);
+/* Writes start/end ranges that never ended as lasting until `end_ns`;
+ * returns how many. Call inside a batch. */
+int64_t gt_drain_finish(gt_drain *d, int64_t end_ns);
+/* A stamp of this process in trace time. */
+int64_t gt_drain_stamp_to_ns(const gt_drain *d, uint64_t stamp);
+
+#endif
