@@ -256,7 +256,7 @@ static void nvtx_record(gt_drain *d, int32_t tid, const rec_nvtx *r)
     n->has_color = r->has_color;
     n->color = r->color;
     n->text = intern(d, text);
-    n->text_registered = r->text_ref != NULL; /* nsys: textId, else text */
+    n->text_registered = r->text_id != 0; /* nsys: textId, else text */
     n->global_tid = gt_global_tid(d->pid, r->os_tid ? r->os_tid : tid);
     n->domain_id = r->domain_id;
     n->payload_kind = (gt_payload_kind)r->payload_kind;
