@@ -8,12 +8,20 @@
 #
 #   python3 bench_pytorch.py [STEPS] [WARMUP]
 #   python3 bench_pytorch.py calls [N]
+#   python3 bench_pytorch.py inprocess PYTHON_DIR NVTX_LIB
 #
 # `calls`: what one module call costs, the unit of --pytorch's price: N
 # forwards of 50 nn.Identity in an nn.Sequential on a 1-element tensor,
 # timed in CPU time; prints the cost of one module call in nanoseconds. The
 # difference between a run under --pytorch and one without is the price of a
 # hook pair (push and pop) per module call.
+#
+# `inprocess` (run under gtrace without --pytorch): the same training step
+# in one process, 4 blocks of 15 steps before gtrace_torch's hooks are
+# installed (steps,modules) and 4 after, alternating no further (hooks stay);
+# prints the median CPU time of a step before and after. One process, one
+# memory layout: what runs differ in (start-up, placement on a loaded
+# machine) is out of the comparison.
 import statistics
 import sys
 import time
@@ -61,7 +69,44 @@ def calls(n):
     print("call_ns %.0f" % (best * 1e9))
 
 
+def setup():
+    torch.manual_seed(0)
+    torch.set_num_threads(1)
+    n = 64 * 160
+    x, y = torch.rand(n, 1, 28, 28), torch.randint(0, 10, (n,))
+    loader = DataLoader(TensorDataset(x, y), batch_size=64)
+    model, loss_fn = Net(), nn.CrossEntropyLoss()
+    return loader, model, loss_fn, torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+
+
+def inprocess(python_dir, nvtx_lib):
+    loader, model, loss_fn, opt = setup()
+    it = iter(loader)
+
+    def block(k):
+        cpu = []
+        for _ in range(k):
+            c = time.process_time()
+            xb, yb = next(it)
+            loss = loss_fn(model(xb), yb)
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            cpu.append(time.process_time() - c)
+        return statistics.median(cpu)
+
+    block(10)
+    before = [block(15) for _ in range(4)]
+    sys.path.insert(0, python_dir)
+    from gtrace_torch import hooks
+    hooks.install(torch, {"steps", "modules"}, nvtx_lib)
+    after = [block(15) for _ in range(4)]
+    print("inprocess_us %.1f %.1f" % (statistics.median(before) * 1e6, statistics.median(after) * 1e6))
+
+
 def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "inprocess":
+        return inprocess(sys.argv[2], sys.argv[3])
     if len(sys.argv) > 1 and sys.argv[1] == "calls":
         return calls(int(sys.argv[2]) if len(sys.argv) > 2 else 2000)
     steps = int(sys.argv[1]) if len(sys.argv) > 1 else 40

@@ -11,7 +11,11 @@
 # of 5 batches) without and with --pytorch, alternated the same way: the
 # difference is what a module's push and pop cost, which with the number of
 # module calls in a step predicts --pytorch's share on any model. Writes
-# only scratch traces in a temp dir.
+# only scratch traces in a temp dir. Last, the in-process comparison
+# (bench_pytorch.py inprocess: the step's CPU time in one process before and
+# after the hooks are installed, under gtrace), once a round.
+# MODES="base pytorch" leaves out the ops runs (the default is "base pytorch
+# ops"); CALLS=0 leaves out the module calls, INPROCESS=0 the last part.
 set -eu
 B=${1:?usage: bench_pytorch.sh BUILDDIR [ROUNDS] [PYTHON]}
 ROUNDS=${2:-7}
@@ -20,6 +24,9 @@ G="$B/libtrace/cli/gtrace"
 S="$(cd "$(dirname "$0")" && pwd)/bench_pytorch.py"
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
+MODES=${MODES:-base pytorch ops}
+CALLS=${CALLS:-1}
+INPROCESS=${INPROCESS:-1}
 export OMP_NUM_THREADS=1 OMP_WAIT_POLICY=passive
 echo "machine: $(nproc) cores, $(uname -sr), load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%Y-%m-%dT%H:%MZ)"
 echo "python: $PY, torch $("$PY" -c 'import torch; print(torch.__version__)' 2>/dev/null)"
@@ -31,11 +38,11 @@ run() { # MODE: prints the step's wall and CPU time in us
     esac | sed -n 's/^step_us \([0-9.]*\) cpu_us \([0-9.]*\)$/\1 \2/p'
 }
 for mode in base pytorch ops; do : > "$W/$mode.wall"; : > "$W/$mode.cpu"; done
-echo "round  wall/cpu us: base  pytorch  ops"
+echo "round  wall/cpu us: $MODES"
 r=1
 while [ "$r" -le "$ROUNDS" ]; do
     line="$r"
-    for mode in base pytorch ops; do
+    for mode in $MODES; do
         v=$(run $mode)
         [ -n "$v" ] || { echo "run failed: $mode"; exit 1; }
         echo "${v% *}" >> "$W/$mode.wall"
@@ -47,10 +54,15 @@ while [ "$r" -le "$ROUNDS" ]; do
 done
 median() { sort -n "$1" | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
 for kind in wall cpu; do
-    b=$(median "$W/base.$kind") p=$(median "$W/pytorch.$kind") o=$(median "$W/ops.$kind")
-    echo "$kind: median base $b us, --pytorch $p us, --pytorch=steps,modules,ops $o us"
-    awk -v k="$kind" -v b="$b" -v p="$p" -v o="$o" 'BEGIN {printf "%s: ratio --pytorch/base %.3f (%+.1f%%), ops/base %.3f (%+.1f%%)\n", k, p/b, 100*(p/b-1), o/b, 100*(o/b-1)}'
+    b=$(median "$W/base.$kind")
+    for mode in $MODES; do
+        [ "$mode" = base ] && continue
+        m=$(median "$W/$mode.$kind")
+        awk -v k="$kind" -v mode="$mode" -v b="$b" -v m="$m" \
+            'BEGIN {printf "%s: median base %s us, %s %s us, ratio %.3f (%+.1f%%)\n", k, b, mode, m, m/b, 100*(m/b-1)}'
+    done
 done
+if [ "$CALLS" = 1 ]; then
 echo "module call: round  base_ns  pytorch_ns"
 : > "$W/cb"; : > "$W/cp"
 r=1
@@ -65,3 +77,19 @@ while [ "$r" -le "$ROUNDS" ]; do
 done
 cb=$(median "$W/cb") cp=$(median "$W/cp")
 echo "module call: median base $cb ns, --pytorch $cp ns: $((${cp%.*} - ${cb%.*})) ns a call for its push and pop"
+fi
+[ "$INPROCESS" = 1 ] || exit 0
+PYDIR="$(cd "$(dirname "$0")/.." && pwd)/libtrace/python"
+NVTXLIB="$B/libtrace/nvtxlib/.libs/libgtrace-nvtx.so"
+echo "in-process: round  before_us  after_us"
+: > "$W/ib"; : > "$W/ia"
+r=1
+while [ "$r" -le "$ROUNDS" ]; do
+    v=$("$G" -o "$W/i.sqlite" --force "$PY" "$S" inprocess "$PYDIR" "$NVTXLIB" 2>/dev/null | sed -n 's/^inprocess_us //p')
+    [ -n "$v" ] || { echo "run failed: inprocess"; exit 1; }
+    echo "${v% *}" >> "$W/ib"; echo "${v#* }" >> "$W/ia"
+    echo "in-process: $r  ${v% *}  ${v#* }"
+    r=$((r + 1))
+done
+ib=$(median "$W/ib") ia=$(median "$W/ia")
+awk -v b="$ib" -v a="$ia" 'BEGIN {printf "in-process: median before %s us, after %s us, ratio %.3f (%+.1f%%)\n", b, a, a/b, 100*(a/b-1)}'
