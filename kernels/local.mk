@@ -16,6 +16,9 @@ kernels_libkernels_cpu_la_SOURCES = \
 	kernels/cpu/adamw.c \
 	kernels/cpu/optim.c \
 	kernels/cpu/cast.c \
+	kernels/cpu/conv.c \
+	kernels/cpu/batchnorm.c \
+	kernels/cpu/pool.c \
 	kernels/lowp.h kernels/scaler.h kernels/step_state.h \
 	kernels/cpu/cpu.h kernels/cpu/blas.c
 kernels_libkernels_cpu_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/kernels

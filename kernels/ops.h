@@ -127,4 +127,55 @@ void op_scale_cpu(float *x, float s, size_t n);
 /* ema = decay*ema + (1-decay)*x */
 void op_ema_cpu(float *ema, const float *x, float decay, size_t n);
 
+/* ---- the CNN's ops (NCHW; model_cnn.c) ---- */
+
+/* Floats of workspace the conv2d ops need (one set of columns and partial
+ * weight gradients per thread of the team). */
+size_t op_conv2d_workspace_cpu(int C, int OC, int K, int OH, int OW);
+/* nn.Conv2d: square K x K kernels, stride, zero padding pad; OH = (H + 2 pad
+ * - K) / stride + 1, OW likewise. bias may be NULL. */
+void op_conv2d_forward_cpu(float *out /* (B,OC,OH,OW) */, const float *inp /* (B,C,H,W) */,
+                           const float *weight /* (OC,C,K,K) */, const float *bias /* (OC) or NULL */,
+                           float *ws, int B, int C, int H, int W, int OC, int K, int stride, int pad);
+/* dinp (may be NULL) accumulates; dweight and dbias (may be NULL) accumulate
+ * if add_dparams, else are written. */
+void op_conv2d_backward_cpu(float *dinp /* (B,C,H,W) */, float *dweight /* (OC,C,K,K) */, float *dbias /* (OC) */,
+                            const float *dout /* (B,OC,OH,OW) */, const float *inp /* (B,C,H,W) */,
+                            const float *weight /* (OC,C,K,K) */, float *ws, int B, int C, int H, int W, int OC,
+                            int K, int stride, int pad, int add_dparams);
+
+/* BatchNorm2d. training: batch statistics into mean and rstd (kept for the
+ * backward), running averages moved by momentum; else the running averages
+ * normalize and mean, rstd are not touched. */
+void op_batchnorm_forward_cpu(float *out /* (B,C,HW) */, float *mean /* (C) */, float *rstd /* (C) */,
+                              float *running_mean /* (C) */, float *running_var /* (C) */,
+                              const float *inp /* (B,C,HW) */, const float *weight /* (C) */,
+                              const float *bias /* (C) */, int B, int C, int HW, int training, float momentum,
+                              float eps);
+/* The training-mode backward. dinp (may be NULL) accumulates; dweight and
+ * dbias accumulate if add_dparams, else are written. */
+void op_batchnorm_backward_cpu(float *dinp /* (B,C,HW) */, float *dweight /* (C) */, float *dbias /* (C) */,
+                               const float *dout /* (B,C,HW) */, const float *inp /* (B,C,HW) */,
+                               const float *weight /* (C) */, const float *mean /* (C) */, const float *rstd /* (C) */,
+                               int B, int C, int HW, int add_dparams);
+
+/* Pooling over K x K windows at stride, no padding: OH = (H - K) / stride + 1.
+ * idx keeps the position (h*W + w) of each window's maximum in its plane. */
+void op_maxpool_forward_cpu(float *out /* (B,C,OH,OW) */, int32_t *idx /* (B,C,OH,OW) */,
+                            const float *inp /* (B,C,H,W) */, int B, int C, int H, int W, int K, int stride);
+void op_maxpool_backward_cpu(float *dinp /* (B,C,H,W) */, const float *dout /* (B,C,OH,OW) */,
+                             const int32_t *idx /* (B,C,OH,OW) */, int B, int C, int H, int W, int K, int stride);
+void op_avgpool_forward_cpu(float *out /* (B,C,OH,OW) */, const float *inp /* (B,C,H,W) */, int B, int C, int H,
+                            int W, int K, int stride);
+void op_avgpool_backward_cpu(float *dinp /* (B,C,H,W) */, const float *dout /* (B,C,OH,OW) */, int B, int C, int H,
+                             int W, int K, int stride);
+
+/* ReLU; the backward reads the output (out > 0 where inp > 0). */
+void op_relu_forward_cpu(float *out, const float *inp, size_t n);
+void op_relu_backward_cpu(float *dinp, const float *out, const float *dout, size_t n);
+/* Dropout by a mask of 0 and 1/(1-p): out = inp * mask (mask NULL: a copy,
+ * evaluation's identity); dinp += dout * mask. */
+void op_dropout_forward_cpu(float *out, const float *inp, const float *mask, size_t n);
+void op_dropout_backward_cpu(float *dinp, const float *mask, const float *dout, size_t n);
+
 #endif

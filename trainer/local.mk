@@ -15,11 +15,12 @@ trainer_libtrainer_la_SOURCES = \
 	trainer/optim.h trainer/optim.c \
 	trainer/train.h trainer/train.c \
 	trainer/data.h trainer/data.c \
+	trainer/data_idx.h trainer/data_idx.c \
 	trainer/ckpt.h trainer/ckpt.c
 TRAINER_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/trainer -I$(top_srcdir)/kernels $(NVTX_CPPFLAGS)
 trainer_libtrainer_la_CPPFLAGS = $(TRAINER_CPPFLAGS)
-trainer_libtrainer_la_CFLAGS = $(AM_CFLAGS) -O2 $(OPENMP_CFLAGS) $(BLAS_CFLAGS)
-trainer_libtrainer_la_LIBADD = kernels/libkernels_cpu.la $(BLAS_LIBS) $(PTHREAD_LIBS) $(M_LIBS) $(DL_LIBS)
+trainer_libtrainer_la_CFLAGS = $(AM_CFLAGS) -O2 $(OPENMP_CFLAGS) $(BLAS_CFLAGS) $(ZLIB_CFLAGS)
+trainer_libtrainer_la_LIBADD = kernels/libkernels_cpu.la $(ZLIB_LIBS) $(BLAS_LIBS) $(PTHREAD_LIBS) $(M_LIBS) $(DL_LIBS)
 
 if HAVE_NVTX
 bin_PROGRAMS += trainer/trainer
@@ -48,9 +49,11 @@ if HAVE_CUNIT
 TRAINER_TEST_CFLAGS = $(AM_CFLAGS) $(CUNIT_CFLAGS) $(OPENMP_CFLAGS)
 TRAINER_TEST_LDADD = trainer/libtrainer.la tests/unit/libgttest.la $(CUNIT_LIBS)
 check_PROGRAMS += tests/unit/test_trainer_alloc tests/unit/test_trainer_data tests/unit/test_trainer_model \
-	tests/unit/test_trainer_train tests/unit/test_trainer_ckpt tests/unit/test_trainer_roles
+	tests/unit/test_trainer_train tests/unit/test_trainer_ckpt tests/unit/test_trainer_roles \
+	tests/unit/test_trainer_cnn_ops tests/unit/test_trainer_cnn_data
 TESTS += tests/unit/test_trainer_alloc tests/unit/test_trainer_data tests/unit/test_trainer_model \
-	tests/unit/test_trainer_train tests/unit/test_trainer_ckpt tests/unit/test_trainer_roles
+	tests/unit/test_trainer_train tests/unit/test_trainer_ckpt tests/unit/test_trainer_roles \
+	tests/unit/test_trainer_cnn_ops tests/unit/test_trainer_cnn_data
 tests_unit_test_trainer_alloc_SOURCES = tests/unit/test_trainer_alloc.c
 tests_unit_test_trainer_alloc_CPPFLAGS = $(TRAINER_CPPFLAGS) -I$(top_srcdir)/tests/unit
 tests_unit_test_trainer_alloc_CFLAGS = $(TRAINER_TEST_CFLAGS)
@@ -83,6 +86,17 @@ tests_unit_test_trainer_roles_CPPFLAGS = $(TRAINER_CPPFLAGS) -I$(top_srcdir)/tes
 tests_unit_test_trainer_roles_CFLAGS = $(TRAINER_TEST_CFLAGS)
 tests_unit_test_trainer_roles_LDFLAGS = $(AM_LDFLAGS) $(OPENMP_CFLAGS)
 tests_unit_test_trainer_roles_LDADD = $(TRAINER_TEST_LDADD)
+# The CNN's ops against plain loops and finite differences; its idx reader.
+tests_unit_test_trainer_cnn_ops_SOURCES = tests/unit/test_trainer_cnn_ops.c
+tests_unit_test_trainer_cnn_ops_CPPFLAGS = $(TRAINER_CPPFLAGS) -I$(top_srcdir)/tests/unit
+tests_unit_test_trainer_cnn_ops_CFLAGS = $(TRAINER_TEST_CFLAGS)
+tests_unit_test_trainer_cnn_ops_LDFLAGS = $(AM_LDFLAGS) $(OPENMP_CFLAGS)
+tests_unit_test_trainer_cnn_ops_LDADD = $(TRAINER_TEST_LDADD) $(M_LIBS)
+tests_unit_test_trainer_cnn_data_SOURCES = tests/unit/test_trainer_cnn_data.c
+tests_unit_test_trainer_cnn_data_CPPFLAGS = $(TRAINER_CPPFLAGS) -I$(top_srcdir)/tests/unit $(ZLIB_CFLAGS)
+tests_unit_test_trainer_cnn_data_CFLAGS = $(TRAINER_TEST_CFLAGS)
+tests_unit_test_trainer_cnn_data_LDFLAGS = $(AM_LDFLAGS) $(OPENMP_CFLAGS)
+tests_unit_test_trainer_cnn_data_LDADD = $(TRAINER_TEST_LDADD) $(ZLIB_LIBS)
 endif
 
 # Distributed training (trainer/dist.c, DDP and ZeRO over Open MPI): only

@@ -1,0 +1,108 @@
+/* pool.c: max and average pooling over NCHW (square windows, stride, no
+ * padding), ReLU and dropout: the CNN's elementwise and window ops. Max
+ * pooling keeps the index of each window's maximum (the first of equal
+ * values, as PyTorch) for the backward. Dropout multiplies by a mask the
+ * model draws (0 or 1/(1-p)), so the op has no random state. */
+#include "ops.h"
+
+#include <math.h>
+#include <string.h>
+
+void op_maxpool_forward_cpu(float *out, int32_t *idx, const float *inp, int B, int C, int H, int W, int K,
+                            int stride)
+{
+    int OH = (H - K) / stride + 1, OW = (W - K) / stride + 1;
+#pragma omp parallel for schedule(static)
+    for (int p = 0; p < B * C; p++) {
+        const float *x = inp + (size_t)p * H * W;
+        for (int oh = 0; oh < OH; oh++)
+            for (int ow = 0; ow < OW; ow++) {
+                int best = (oh * stride) * W + ow * stride;
+                for (int i = 0; i < K; i++)
+                    for (int j = 0; j < K; j++) {
+                        int at = (oh * stride + i) * W + ow * stride + j;
+                        if (x[at] > x[best] || isnan(x[at]))
+                            best = at;
+                    }
+                out[((size_t)p * OH + oh) * OW + ow] = x[best];
+                idx[((size_t)p * OH + oh) * OW + ow] = best;
+            }
+    }
+}
+
+void op_maxpool_backward_cpu(float *dinp, const float *dout, const int32_t *idx, int B, int C, int H, int W, int K,
+                             int stride)
+{
+    int OH = (H - K) / stride + 1, OW = (W - K) / stride + 1;
+#pragma omp parallel for schedule(static)
+    for (int p = 0; p < B * C; p++)
+        for (int i = 0; i < OH * OW; i++)
+            dinp[(size_t)p * H * W + idx[(size_t)p * OH * OW + i]] += dout[(size_t)p * OH * OW + i];
+}
+
+void op_avgpool_forward_cpu(float *out, const float *inp, int B, int C, int H, int W, int K, int stride)
+{
+    int OH = (H - K) / stride + 1, OW = (W - K) / stride + 1;
+    float inv = 1.0f / (float)(K * K);
+#pragma omp parallel for schedule(static)
+    for (int p = 0; p < B * C; p++) {
+        const float *x = inp + (size_t)p * H * W;
+        for (int oh = 0; oh < OH; oh++)
+            for (int ow = 0; ow < OW; ow++) {
+                float s = 0.0f;
+                for (int i = 0; i < K; i++)
+                    for (int j = 0; j < K; j++)
+                        s += x[(oh * stride + i) * W + ow * stride + j];
+                out[((size_t)p * OH + oh) * OW + ow] = s * inv;
+            }
+    }
+}
+
+void op_avgpool_backward_cpu(float *dinp, const float *dout, int B, int C, int H, int W, int K, int stride)
+{
+    int OH = (H - K) / stride + 1, OW = (W - K) / stride + 1;
+    float inv = 1.0f / (float)(K * K);
+#pragma omp parallel for schedule(static)
+    for (int p = 0; p < B * C; p++) {
+        float *dx = dinp + (size_t)p * H * W;
+        for (int oh = 0; oh < OH; oh++)
+            for (int ow = 0; ow < OW; ow++) {
+                float g = dout[((size_t)p * OH + oh) * OW + ow] * inv;
+                for (int i = 0; i < K; i++)
+                    for (int j = 0; j < K; j++)
+                        dx[(oh * stride + i) * W + ow * stride + j] += g;
+            }
+    }
+}
+
+void op_relu_forward_cpu(float *out, const float *inp, size_t n)
+{
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++)
+        out[i] = inp[i] > 0.0f ? inp[i] : 0.0f;
+}
+
+void op_relu_backward_cpu(float *dinp, const float *out, const float *dout, size_t n)
+{
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++)
+        dinp[i] += out[i] > 0.0f ? dout[i] : 0.0f;
+}
+
+void op_dropout_forward_cpu(float *out, const float *inp, const float *mask, size_t n)
+{
+    if (!mask) {
+        memcpy(out, inp, n * sizeof(float));
+        return;
+    }
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++)
+        out[i] = inp[i] * mask[i];
+}
+
+void op_dropout_backward_cpu(float *dinp, const float *mask, const float *dout, size_t n)
+{
+#pragma omp parallel for schedule(static)
+    for (size_t i = 0; i < n; i++)
+        dinp[i] += dout[i] * mask[i];
+}

@@ -1,0 +1,272 @@
+/* test_trainer_cnn_ops.c: the CNN's CPU ops (kernels/cpu/conv.c,
+ * batchnorm.c, pool.c): forwards against plain loops, and every backward
+ * against central finite differences of L = sum(out * R) for a random R. */
+#include "ops.h"
+#include "gt_test.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t seed = 42;
+static float frand(void)
+{
+    seed = seed * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (float)((seed >> 40) / (double)(1 << 24)) * 2.0f - 1.0f;
+}
+static float *rand_buf(size_t n)
+{
+    float *p = malloc(n * sizeof(float));
+    for (size_t i = 0; i < n; i++)
+        p[i] = frand();
+    return p;
+}
+static double dot(const float *a, const float *b, size_t n)
+{
+    double s = 0.0;
+    for (size_t i = 0; i < n; i++)
+        s += (double)a[i] * b[i];
+    return s;
+}
+
+/* A function of the parameters x whose output is dotted with R. */
+typedef void (*forward_fn)(float *out, void *ctx);
+
+/* Checks grad[i] against (L(x+h) - L(x-h)) / 2h for every i of x (n_check of them). */
+static int check_fd(float *x, const float *grad, size_t n, float *out, const float *R, size_t n_out, forward_fn f,
+                    void *ctx, float h, float tol)
+{
+    int bad = 0;
+    for (size_t i = 0; i < n; i++) {
+        float keep = x[i];
+        x[i] = keep + h;
+        f(out, ctx);
+        double lp = dot(out, R, n_out);
+        x[i] = keep - h;
+        f(out, ctx);
+        double lm = dot(out, R, n_out);
+        x[i] = keep;
+        double num = (lp - lm) / (2.0 * h);
+        if (fabs(num - grad[i]) > tol * (1.0 + fabs(num))) {
+            if (bad < 5)
+                fprintf(stderr, "  element %zu: analytic %g, finite differences %g\n", i, grad[i], num);
+            bad++;
+        }
+    }
+    return bad;
+}
+
+/* ---- conv2d ---- */
+
+typedef struct conv_case {
+    int B, C, H, W, OC, K, stride, pad, OH, OW;
+    float *x, *w, *b, *ws;
+} conv_case;
+
+static void conv_fwd(float *out, void *ctx)
+{
+    conv_case *c = ctx;
+    op_conv2d_forward_cpu(out, c->x, c->w, c->b, c->ws, c->B, c->C, c->H, c->W, c->OC, c->K, c->stride, c->pad);
+}
+
+static void conv_check(int B, int C, int H, int W, int OC, int K, int stride, int pad)
+{
+    conv_case c = {.B = B, .C = C, .H = H, .W = W, .OC = OC, .K = K, .stride = stride, .pad = pad,
+                   .OH = (H + 2 * pad - K) / stride + 1, .OW = (W + 2 * pad - K) / stride + 1};
+    size_t nx = (size_t)B * C * H * W, nw = (size_t)OC * C * K * K, ny = (size_t)B * OC * c.OH * c.OW;
+    c.x = rand_buf(nx);
+    c.w = rand_buf(nw);
+    c.b = rand_buf(OC);
+    c.ws = malloc(op_conv2d_workspace_cpu(C, OC, K, c.OH, c.OW) * sizeof(float));
+    float *y = malloc(ny * sizeof(float)), *R = rand_buf(ny);
+    conv_fwd(y, &c);
+    /* the forward against the definition */
+    int bad = 0;
+    for (int b = 0; b < B; b++)
+        for (int o = 0; o < OC; o++)
+            for (int oh = 0; oh < c.OH; oh++)
+                for (int ow = 0; ow < c.OW; ow++) {
+                    double s = c.b[o];
+                    for (int ci = 0; ci < C; ci++)
+                        for (int i = 0; i < K; i++)
+                            for (int j = 0; j < K; j++) {
+                                int h = oh * stride - pad + i, w = ow * stride - pad + j;
+                                if (h >= 0 && h < H && w >= 0 && w < W)
+                                    s += (double)c.x[((size_t)(b * C + ci) * H + h) * W + w] *
+                                         c.w[((size_t)(o * C + ci) * K + i) * K + j];
+                            }
+                    bad += fabs(s - y[((size_t)(b * OC + o) * c.OH + oh) * c.OW + ow]) > 1e-4 * (1 + fabs(s));
+                }
+    CU_ASSERT_EQUAL(bad, 0);
+    /* dinp accumulates onto what it held; dweight written, then added */
+    float *dx = calloc(nx, sizeof(float)), *dw = rand_buf(nw), *db = rand_buf(OC);
+    for (size_t i = 0; i < nx; i++)
+        dx[i] = 0.5f;
+    op_conv2d_backward_cpu(dx, dw, db, R, c.x, c.w, c.ws, B, C, H, W, OC, K, stride, pad, 0);
+    for (size_t i = 0; i < nx; i++)
+        dx[i] -= 0.5f;
+    CU_ASSERT_EQUAL(check_fd(c.x, dx, nx, y, R, ny, conv_fwd, &c, 1e-2f, 2e-3f), 0);
+    CU_ASSERT_EQUAL(check_fd(c.w, dw, nw, y, R, ny, conv_fwd, &c, 1e-2f, 2e-3f), 0);
+    CU_ASSERT_EQUAL(check_fd(c.b, db, OC, y, R, ny, conv_fwd, &c, 1e-2f, 2e-3f), 0);
+    float *dw2 = malloc(nw * sizeof(float));
+    memcpy(dw2, dw, nw * sizeof(float));
+    op_conv2d_backward_cpu(NULL, dw2, NULL, R, c.x, c.w, c.ws, B, C, H, W, OC, K, stride, pad, 1);
+    int twice = 1;
+    for (size_t i = 0; i < nw; i++)
+        twice &= fabsf(dw2[i] - 2 * dw[i]) <= 1e-4f * (1 + fabsf(dw[i]));
+    CU_ASSERT(twice);
+    free(c.x); free(c.w); free(c.b); free(c.ws); free(y); free(R); free(dx); free(dw); free(db); free(dw2);
+}
+
+static void test_trainer_cnn_ops__conv2d_3x3_pad1(void) { conv_check(3, 2, 6, 5, 4, 3, 1, 1); }
+static void test_trainer_cnn_ops__conv2d_stride2(void) { conv_check(2, 3, 7, 7, 5, 3, 2, 1); }
+static void test_trainer_cnn_ops__conv2d_1x1(void) { conv_check(2, 4, 5, 5, 3, 1, 1, 0); }
+static void test_trainer_cnn_ops__conv2d_1x1_stride2(void) { conv_check(2, 4, 6, 6, 3, 1, 2, 0); }
+static void test_trainer_cnn_ops__conv2d_5x5_valid(void) { conv_check(5, 1, 9, 8, 3, 5, 1, 0); }
+
+/* ---- batchnorm ---- */
+
+typedef struct bn_case {
+    int B, C, HW;
+    float *x, *w, *b, *mean, *rstd, *rm, *rv;
+} bn_case;
+
+static void bn_fwd(float *out, void *ctx)
+{
+    bn_case *c = ctx;
+    op_batchnorm_forward_cpu(out, c->mean, c->rstd, c->rm, c->rv, c->x, c->w, c->b, c->B, c->C, c->HW, 1, 0.1f,
+                             1e-5f);
+}
+
+static void test_trainer_cnn_ops__batchnorm(void)
+{
+    bn_case c = {.B = 4, .C = 3, .HW = 5};
+    size_t n = (size_t)c.B * c.C * c.HW;
+    c.x = rand_buf(n);
+    c.w = rand_buf(c.C);
+    c.b = rand_buf(c.C);
+    c.mean = calloc(c.C, 4); c.rstd = calloc(c.C, 4);
+    c.rm = calloc(c.C, 4); c.rv = calloc(c.C, 4);
+    for (int i = 0; i < c.C; i++)
+        c.rv[i] = 1.0f;
+    float *y = malloc(n * 4), *R = rand_buf(n);
+    bn_fwd(y, &c);
+    /* channel 1: mean 0, variance 1 before the affine; running averages moved by 0.1 */
+    double s = 0, ss = 0;
+    for (int b = 0; b < c.B; b++)
+        for (int i = 0; i < c.HW; i++) {
+            double v = (y[((size_t)b * c.C + 1) * c.HW + i] - c.b[1]) / c.w[1];
+            s += v;
+            ss += v * v;
+        }
+    CU_ASSERT(fabs(s / 20) < 1e-5);
+    CU_ASSERT(fabs(ss / 20 - 1) < 1e-3);
+    double mu = 0, var = 0;
+    for (int b = 0; b < c.B; b++)
+        for (int i = 0; i < c.HW; i++)
+            mu += c.x[((size_t)b * c.C + 1) * c.HW + i] / 20.0;
+    for (int b = 0; b < c.B; b++)
+        for (int i = 0; i < c.HW; i++)
+            var += pow(c.x[((size_t)b * c.C + 1) * c.HW + i] - mu, 2) / 19.0;
+    CU_ASSERT(fabs(c.rm[1] - 0.1 * mu) < 1e-5);
+    CU_ASSERT(fabs(c.rv[1] - (0.9 + 0.1 * var)) < 1e-5);
+    float *dx = calloc(n, 4), *dw = calloc(c.C, 4), *db = calloc(c.C, 4);
+    op_batchnorm_backward_cpu(dx, dw, db, R, c.x, c.w, c.mean, c.rstd, c.B, c.C, c.HW, 0);
+    CU_ASSERT_EQUAL(check_fd(c.x, dx, n, y, R, n, bn_fwd, &c, 1e-2f, 5e-3f), 0);
+    CU_ASSERT_EQUAL(check_fd(c.w, dw, c.C, y, R, n, bn_fwd, &c, 1e-2f, 5e-3f), 0);
+    CU_ASSERT_EQUAL(check_fd(c.b, db, c.C, y, R, n, bn_fwd, &c, 1e-2f, 5e-3f), 0);
+    /* evaluation: the running statistics, not the batch's */
+    float rm[3] = {0.5f, -1.0f, 2.0f}, rv[3] = {4.0f, 0.25f, 1.0f};
+    op_batchnorm_forward_cpu(y, NULL, NULL, rm, rv, c.x, c.w, c.b, c.B, c.C, c.HW, 0, 0.1f, 0.0f);
+    CU_ASSERT(fabsf(y[c.HW + 2] - ((c.x[c.HW + 2] + 1.0f) / 0.5f * c.w[1] + c.b[1])) < 1e-5f);
+    CU_ASSERT_EQUAL(rm[1], -1.0f);
+    free(c.x); free(c.w); free(c.b); free(c.mean); free(c.rstd); free(c.rm); free(c.rv);
+    free(y); free(R); free(dx); free(dw); free(db);
+}
+
+/* ---- pooling, ReLU, dropout ---- */
+
+typedef struct pool_case {
+    int B, C, H, W, K, stride, max;
+    float *x;
+    int32_t *idx;
+} pool_case;
+
+static void pool_fwd(float *out, void *ctx)
+{
+    pool_case *c = ctx;
+    if (c->max)
+        op_maxpool_forward_cpu(out, c->idx, c->x, c->B, c->C, c->H, c->W, c->K, c->stride);
+    else
+        op_avgpool_forward_cpu(out, c->x, c->B, c->C, c->H, c->W, c->K, c->stride);
+}
+
+static void pool_check(int max, int K, int stride)
+{
+    pool_case c = {.B = 2, .C = 3, .H = 7, .W = 6, .K = K, .stride = stride, .max = max};
+    int OH = (c.H - K) / stride + 1, OW = (c.W - K) / stride + 1;
+    size_t n = (size_t)c.B * c.C * c.H * c.W, ny = (size_t)c.B * c.C * OH * OW;
+    c.x = rand_buf(n);
+    c.idx = malloc(ny * sizeof(int32_t));
+    float *y = malloc(ny * 4), *R = rand_buf(ny), *dx = calloc(n, 4);
+    pool_fwd(y, &c);
+    int ow = OW > 1 ? 1 : 0;
+    float want = max ? -INFINITY : 0.0f; /* window (0,1,1,ow) */
+    for (int i = 0; i < K; i++)
+        for (int j = 0; j < K; j++) {
+            float v = c.x[((size_t)(0 * c.C + 1) * c.H + stride + i) * c.W + ow * stride + j];
+            want = max ? fmaxf(want, v) : want + v / (K * K);
+        }
+    CU_ASSERT(fabsf(y[(size_t)1 * OH * OW + OW + ow] - want) < 1e-6f);
+    if (max)
+        op_maxpool_backward_cpu(dx, R, c.idx, c.B, c.C, c.H, c.W, K, stride);
+    else
+        op_avgpool_backward_cpu(dx, R, c.B, c.C, c.H, c.W, K, stride);
+    CU_ASSERT_EQUAL(check_fd(c.x, dx, n, y, R, ny, pool_fwd, &c, 1e-3f, 1e-2f), 0);
+    free(c.x); free(c.idx); free(y); free(R); free(dx);
+}
+
+static void test_trainer_cnn_ops__maxpool(void) { pool_check(1, 2, 2); }
+static void test_trainer_cnn_ops__maxpool_overlapping(void) { pool_check(1, 3, 2); }
+static void test_trainer_cnn_ops__avgpool(void) { pool_check(0, 2, 2); }
+static void test_trainer_cnn_ops__avgpool_global(void) { pool_check(0, 6, 1); }
+
+static void test_trainer_cnn_ops__relu_dropout(void)
+{
+    float x[6] = {-1, 2, -3, 4, 0.5f, -0.25f}, y[6], mask[6] = {2, 0, 2, 2, 0, 2}, dy[6] = {1, 1, 1, 1, 1, 1};
+    float dx[6] = {0};
+    op_relu_forward_cpu(y, x, 6);
+    CU_ASSERT_EQUAL(y[0], 0.0f);
+    CU_ASSERT_EQUAL(y[1], 2.0f);
+    op_relu_backward_cpu(dx, y, dy, 6);
+    CU_ASSERT_EQUAL(dx[0], 0.0f);
+    CU_ASSERT_EQUAL(dx[3], 1.0f);
+    op_dropout_forward_cpu(y, x, mask, 6);
+    CU_ASSERT_EQUAL(y[1], 0.0f);
+    CU_ASSERT_EQUAL(y[3], 8.0f);
+    op_dropout_backward_cpu(dx, mask, dy, 6);
+    CU_ASSERT_EQUAL(dx[3], 3.0f); /* added to ReLU's 1 */
+    CU_ASSERT_EQUAL(dx[4], 1.0f);
+}
+
+static const gt_test_case cases[] = {
+    {"conv2d_3x3_pad1", test_trainer_cnn_ops__conv2d_3x3_pad1},
+    {"conv2d_stride2", test_trainer_cnn_ops__conv2d_stride2},
+    {"conv2d_1x1", test_trainer_cnn_ops__conv2d_1x1},
+    {"conv2d_1x1_stride2", test_trainer_cnn_ops__conv2d_1x1_stride2},
+    {"conv2d_5x5_valid", test_trainer_cnn_ops__conv2d_5x5_valid},
+    {"batchnorm", test_trainer_cnn_ops__batchnorm},
+    {"maxpool", test_trainer_cnn_ops__maxpool},
+    {"maxpool_overlapping", test_trainer_cnn_ops__maxpool_overlapping},
+    {"avgpool", test_trainer_cnn_ops__avgpool},
+    {"avgpool_global", test_trainer_cnn_ops__avgpool_global},
+    {"relu_dropout", test_trainer_cnn_ops__relu_dropout},
+    {NULL, NULL},
+};
+
+int main(int argc, char **argv)
+{
+    const gt_test_suite suites[] = {{"trainer_cnn_ops", cases}};
+    return gt_test_main(argc, argv, suites, 1);
+}
