@@ -169,6 +169,36 @@ struct tr_backend {
     /* ema = decay*ema + (1-decay)*x; nothing on a skipped step (h) */
     void (*ema)(tr_backend *be, tr_tensor *ema, const tr_tensor *x, float decay, const tr_step_hyper *h);
 
+    /* ---- the CNN's ops (model_cnn.c): NCHW, fp32 (op_roles.c); NULL where a backend has none ---- */
+    /* Bytes of workspace the conv2d ops take for these shapes (OH, OW: the output's). */
+    size_t (*conv2d_workspace_bytes)(tr_backend *be, int C, int OC, int K, int OH, int OW);
+    void (*conv2d_forward)(tr_backend *be, tr_tensor *out, const tr_tensor *inp, const tr_tensor *w,
+                           const tr_tensor *bias, tr_tensor *ws, int B, int C, int H, int W, int OC, int K, int stride,
+                           int pad);
+    /* dinp and dbias may be NULL */
+    void (*conv2d_backward)(tr_backend *be, tr_tensor *dinp, tr_tensor *dw, tr_tensor *dbias, const tr_tensor *dout,
+                            const tr_tensor *inp, const tr_tensor *w, tr_tensor *ws, int B, int C, int H, int W, int OC,
+                            int K, int stride, int pad, bool add_dparams);
+    /* training: batch statistics into mean, rstd, running averages moved; else the running averages */
+    void (*batchnorm_forward)(tr_backend *be, tr_tensor *out, tr_tensor *mean, tr_tensor *rstd,
+                              tr_tensor *running_mean, tr_tensor *running_var, const tr_tensor *inp, const tr_tensor *w,
+                              const tr_tensor *b, int B, int C, int HW, bool training, float momentum, float eps);
+    void (*batchnorm_backward)(tr_backend *be, tr_tensor *dinp, tr_tensor *dw, tr_tensor *db, const tr_tensor *dout,
+                               const tr_tensor *inp, const tr_tensor *w, const tr_tensor *mean, const tr_tensor *rstd,
+                               int B, int C, int HW, bool add_dparams);
+    void (*maxpool_forward)(tr_backend *be, tr_tensor *out, tr_tensor *idx, const tr_tensor *inp, int B, int C, int H,
+                            int W, int K, int stride);
+    void (*maxpool_backward)(tr_backend *be, tr_tensor *dinp, const tr_tensor *dout, const tr_tensor *idx, int B, int C,
+                             int H, int W, int K, int stride);
+    void (*avgpool_forward)(tr_backend *be, tr_tensor *out, const tr_tensor *inp, int B, int C, int H, int W, int K,
+                            int stride);
+    void (*avgpool_backward)(tr_backend *be, tr_tensor *dinp, const tr_tensor *dout, int B, int C, int H, int W, int K,
+                             int stride);
+    void (*relu_forward)(tr_backend *be, tr_tensor *out, const tr_tensor *inp);
+    void (*relu_backward)(tr_backend *be, tr_tensor *dinp, const tr_tensor *out, const tr_tensor *dout);
+    void (*dropout_forward)(tr_backend *be, tr_tensor *out, const tr_tensor *inp, const tr_tensor *mask);
+    void (*dropout_backward)(tr_backend *be, tr_tensor *dinp, const tr_tensor *mask, const tr_tensor *dout);
+
     /* The step decided on the device and its CUDA graph (step_state.h);
      * NULL on the CPU backend, whose step train.c decides on the host. */
     const tr_step_ops *step_ops;

@@ -394,6 +394,114 @@ static void ema(tr_backend *be, tr_tensor *e, const tr_tensor *x, float decay, c
     END();
 }
 
+/* ---- the CNN's ops: fp32 by their roles ---- */
+
+static size_t conv2d_workspace_bytes(tr_backend *be, int C, int OC, int K, int OH, int OW)
+{
+    (void)be;
+    return op_conv2d_workspace_cpu(C, OC, K, OH, OW) * sizeof(float);
+}
+static void conv2d_forward(tr_backend *be, tr_tensor *out_, const tr_tensor *inp, const tr_tensor *w,
+                           const tr_tensor *bias, tr_tensor *ws, int B, int C, int H, int W, int OC, int K, int stride,
+                           int pad)
+{
+    BEGIN("conv2d_forward");
+    ROLES("conv2d_forward", out_, inp, w, bias, ws);
+    op_conv2d_forward_cpu(F32(out_), F32(inp), F32(w), F32(bias), F32(ws), B, C, H, W, OC, K, stride, pad);
+    END();
+}
+static void conv2d_backward(tr_backend *be, tr_tensor *dinp, tr_tensor *dw, tr_tensor *dbias, const tr_tensor *dout,
+                            const tr_tensor *inp, const tr_tensor *w, tr_tensor *ws, int B, int C, int H, int W, int OC,
+                            int K, int stride, int pad, bool add_dparams)
+{
+    BEGIN("conv2d_backward");
+    ROLES("conv2d_backward", dinp, dw, dbias, dout, inp, w, ws);
+    op_conv2d_backward_cpu(F32(dinp), F32(dw), F32(dbias), F32(dout), F32(inp), F32(w), F32(ws), B, C, H, W, OC, K,
+                           stride, pad, add_dparams);
+    END();
+}
+static void batchnorm_forward(tr_backend *be, tr_tensor *out_, tr_tensor *mean, tr_tensor *rstd,
+                              tr_tensor *running_mean, tr_tensor *running_var, const tr_tensor *inp, const tr_tensor *w,
+                              const tr_tensor *b, int B, int C, int HW, bool training, float momentum, float eps)
+{
+    BEGIN("batchnorm_forward");
+    ROLES("batchnorm_forward", out_, mean, rstd, running_mean, running_var, inp, w, b);
+    op_batchnorm_forward_cpu(F32(out_), F32(mean), F32(rstd), F32(running_mean), F32(running_var), F32(inp), F32(w),
+                             F32(b), B, C, HW, training, momentum, eps);
+    END();
+}
+static void batchnorm_backward(tr_backend *be, tr_tensor *dinp, tr_tensor *dw, tr_tensor *db, const tr_tensor *dout,
+                               const tr_tensor *inp, const tr_tensor *w, const tr_tensor *mean, const tr_tensor *rstd,
+                               int B, int C, int HW, bool add_dparams)
+{
+    BEGIN("batchnorm_backward");
+    ROLES("batchnorm_backward", dinp, dw, db, dout, inp, w, mean, rstd);
+    op_batchnorm_backward_cpu(F32(dinp), F32(dw), F32(db), F32(dout), F32(inp), F32(w), F32(mean), F32(rstd), B, C,
+                              HW, add_dparams);
+    END();
+}
+static int32_t *i32w(tr_tensor *t) { return t->data; }
+static void maxpool_forward(tr_backend *be, tr_tensor *out_, tr_tensor *idx, const tr_tensor *inp, int B, int C,
+                            int H, int W, int K, int stride)
+{
+    BEGIN("maxpool_forward");
+    ROLES("maxpool_forward", out_, idx, inp);
+    op_maxpool_forward_cpu(F32(out_), i32w(idx), F32(inp), B, C, H, W, K, stride);
+    END();
+}
+static void maxpool_backward(tr_backend *be, tr_tensor *dinp, const tr_tensor *dout, const tr_tensor *idx, int B,
+                             int C, int H, int W, int K, int stride)
+{
+    BEGIN("maxpool_backward");
+    ROLES("maxpool_backward", dinp, dout, idx);
+    op_maxpool_backward_cpu(F32(dinp), F32(dout), i32(idx), B, C, H, W, K, stride);
+    END();
+}
+static void avgpool_forward(tr_backend *be, tr_tensor *out_, const tr_tensor *inp, int B, int C, int H, int W, int K,
+                            int stride)
+{
+    BEGIN("avgpool_forward");
+    ROLES("avgpool_forward", out_, inp);
+    op_avgpool_forward_cpu(F32(out_), F32(inp), B, C, H, W, K, stride);
+    END();
+}
+static void avgpool_backward(tr_backend *be, tr_tensor *dinp, const tr_tensor *dout, int B, int C, int H, int W,
+                             int K, int stride)
+{
+    BEGIN("avgpool_backward");
+    ROLES("avgpool_backward", dinp, dout);
+    op_avgpool_backward_cpu(F32(dinp), F32(dout), B, C, H, W, K, stride);
+    END();
+}
+static void relu_forward(tr_backend *be, tr_tensor *out_, const tr_tensor *inp)
+{
+    BEGIN("relu_forward");
+    ROLES("relu_forward", out_, inp);
+    op_relu_forward_cpu(F32(out_), F32(inp), (size_t)tr_tensor_numel(inp));
+    END();
+}
+static void relu_backward(tr_backend *be, tr_tensor *dinp, const tr_tensor *out_, const tr_tensor *dout)
+{
+    BEGIN("relu_backward");
+    ROLES("relu_backward", dinp, out_, dout);
+    op_relu_backward_cpu(F32(dinp), F32(out_), F32(dout), (size_t)tr_tensor_numel(dout));
+    END();
+}
+static void dropout_forward(tr_backend *be, tr_tensor *out_, const tr_tensor *inp, const tr_tensor *mask)
+{
+    BEGIN("dropout_forward");
+    ROLES("dropout_forward", out_, inp, mask);
+    op_dropout_forward_cpu(F32(out_), F32(inp), F32(mask), (size_t)tr_tensor_numel(inp));
+    END();
+}
+static void dropout_backward(tr_backend *be, tr_tensor *dinp, const tr_tensor *mask, const tr_tensor *dout)
+{
+    BEGIN("dropout_backward");
+    ROLES("dropout_backward", dinp, mask, dout);
+    op_dropout_backward_cpu(F32(dinp), F32(mask), F32(dout), (size_t)tr_tensor_numel(dout));
+    END();
+}
+
 static tr_backend cpu = {
     .name = "cpu",
     .device = TR_CPU,
@@ -432,6 +540,19 @@ static tr_backend cpu = {
     .unscale = unscale,
     .scale = scale,
     .ema = ema,
+    .conv2d_workspace_bytes = conv2d_workspace_bytes,
+    .conv2d_forward = conv2d_forward,
+    .conv2d_backward = conv2d_backward,
+    .batchnorm_forward = batchnorm_forward,
+    .batchnorm_backward = batchnorm_backward,
+    .maxpool_forward = maxpool_forward,
+    .maxpool_backward = maxpool_backward,
+    .avgpool_forward = avgpool_forward,
+    .avgpool_backward = avgpool_backward,
+    .relu_forward = relu_forward,
+    .relu_backward = relu_backward,
+    .dropout_forward = dropout_forward,
+    .dropout_backward = dropout_backward,
 };
 
 tr_backend *tr_backend_cpu(int n_threads)

@@ -12,6 +12,7 @@ trainer_libtrainer_la_SOURCES = \
 	trainer/backend.h trainer/backend_cpu.c trainer/op_roles.h trainer/op_roles.c \
 	trainer/rng.h \
 	trainer/gpt.h trainer/model_gpt.c \
+	trainer/model_cnn.h trainer/model_cnn.c \
 	trainer/optim.h trainer/optim.c \
 	trainer/train.h trainer/train.c \
 	trainer/data.h trainer/data.c \
@@ -50,10 +51,10 @@ TRAINER_TEST_CFLAGS = $(AM_CFLAGS) $(CUNIT_CFLAGS) $(OPENMP_CFLAGS)
 TRAINER_TEST_LDADD = trainer/libtrainer.la tests/unit/libgttest.la $(CUNIT_LIBS)
 check_PROGRAMS += tests/unit/test_trainer_alloc tests/unit/test_trainer_data tests/unit/test_trainer_model \
 	tests/unit/test_trainer_train tests/unit/test_trainer_ckpt tests/unit/test_trainer_roles \
-	tests/unit/test_trainer_cnn_ops tests/unit/test_trainer_cnn_data
+	tests/unit/test_trainer_cnn_ops tests/unit/test_trainer_cnn_data tests/unit/test_trainer_cnn_model
 TESTS += tests/unit/test_trainer_alloc tests/unit/test_trainer_data tests/unit/test_trainer_model \
 	tests/unit/test_trainer_train tests/unit/test_trainer_ckpt tests/unit/test_trainer_roles \
-	tests/unit/test_trainer_cnn_ops tests/unit/test_trainer_cnn_data
+	tests/unit/test_trainer_cnn_ops tests/unit/test_trainer_cnn_data tests/unit/test_trainer_cnn_model
 tests_unit_test_trainer_alloc_SOURCES = tests/unit/test_trainer_alloc.c
 tests_unit_test_trainer_alloc_CPPFLAGS = $(TRAINER_CPPFLAGS) -I$(top_srcdir)/tests/unit
 tests_unit_test_trainer_alloc_CFLAGS = $(TRAINER_TEST_CFLAGS)
@@ -92,6 +93,11 @@ tests_unit_test_trainer_cnn_ops_CPPFLAGS = $(TRAINER_CPPFLAGS) -I$(top_srcdir)/t
 tests_unit_test_trainer_cnn_ops_CFLAGS = $(TRAINER_TEST_CFLAGS)
 tests_unit_test_trainer_cnn_ops_LDFLAGS = $(AM_LDFLAGS) $(OPENMP_CFLAGS)
 tests_unit_test_trainer_cnn_ops_LDADD = $(TRAINER_TEST_LDADD) $(M_LIBS)
+tests_unit_test_trainer_cnn_model_SOURCES = tests/unit/test_trainer_cnn_model.c
+tests_unit_test_trainer_cnn_model_CPPFLAGS = $(TRAINER_CPPFLAGS) -I$(top_srcdir)/tests/unit
+tests_unit_test_trainer_cnn_model_CFLAGS = $(TRAINER_TEST_CFLAGS)
+tests_unit_test_trainer_cnn_model_LDFLAGS = $(AM_LDFLAGS) $(OPENMP_CFLAGS)
+tests_unit_test_trainer_cnn_model_LDADD = $(TRAINER_TEST_LDADD) $(M_LIBS)
 tests_unit_test_trainer_cnn_data_SOURCES = tests/unit/test_trainer_cnn_data.c
 tests_unit_test_trainer_cnn_data_CPPFLAGS = $(TRAINER_CPPFLAGS) -I$(top_srcdir)/tests/unit $(ZLIB_CFLAGS)
 tests_unit_test_trainer_cnn_data_CFLAGS = $(TRAINER_TEST_CFLAGS)

@@ -1,0 +1,459 @@
+/* model_cnn.c: the CNN presets of model_cnn.h, their forward and backward
+ * through the backend's ops (one NVTX range per op), and their memory
+ * through the caching allocator. */
+#include "model_cnn.h"
+
+#include "error.h"
+#include "nvtx.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const tr_cnn_presets[] = {"cnn-guide", "cnn-resnet", NULL};
+
+tr_tensor tr_cnn_view(float *p, size_t n) { return (tr_tensor){p, TR_F32, TR_CPU, 1, {(int64_t)n}}; }
+
+static tr_tensor view(const tr_cnn *m, float *p, size_t n)
+{
+    tr_tensor t = tr_cnn_view(p, n);
+    t.device = m->be->device;
+    return t;
+}
+
+/* ---- building the layer list ---- */
+
+typedef struct builder {
+    tr_cnn *m;
+    int last;         /* the layer the next one reads by default */
+    int C, H, W;      /* its output's shape */
+} builder;
+
+static int shape_of(const builder *b, int i, int *C, int *H, int *W)
+{
+    if (i < 0) {
+        *C = b->m->cfg.C, *H = b->m->cfg.H, *W = b->m->cfg.W;
+    } else {
+        const tr_cnn_layer *l = &b->m->layers[i];
+        *C = l->OC, *H = l->OH, *W = l->OW;
+    }
+    return i;
+}
+
+static int add(builder *b, tr_cnn_layer l)
+{
+    tr_cnn *m = b->m;
+    shape_of(b, l.in, &l.C, &l.H, &l.W);
+    switch (l.kind) {
+    case TR_CNN_CONV:
+        l.OH = (l.H + 2 * l.pad - l.K) / l.stride + 1;
+        l.OW = (l.W + 2 * l.pad - l.K) / l.stride + 1;
+        break;
+    case TR_CNN_MAXPOOL:
+    case TR_CNN_AVGPOOL:
+        l.OC = l.C;
+        l.OH = (l.H - l.K) / l.stride + 1;
+        l.OW = (l.W - l.K) / l.stride + 1;
+        break;
+    case TR_CNN_LINEAR:
+        l.OH = l.OW = 1;
+        break;
+    default:
+        l.OC = l.C, l.OH = l.H, l.OW = l.W;
+        break;
+    }
+    m->layers[m->n_layers] = l;
+    b->last = m->n_layers++;
+    b->C = l.OC, b->H = l.OH, b->W = l.OW;
+    return b->last;
+}
+
+static int conv(builder *b, int in, int OC, int K, int stride, int pad, bool bias)
+{
+    return add(b, (tr_cnn_layer){.kind = TR_CNN_CONV, .in = in, .OC = OC, .K = K, .stride = stride, .pad = pad,
+                                 .bias = bias});
+}
+static int simple(builder *b, tr_cnn_kind kind) { return add(b, (tr_cnn_layer){.kind = kind, .in = b->last}); }
+static int conv_bn(builder *b, int in, int OC, int K, int stride, int pad)
+{
+    conv(b, in, OC, K, stride, pad, b->m->cfg.bias_before_bn);
+    return simple(b, TR_CNN_BN);
+}
+
+/* ResNet's basic block: two 3x3 conv-BN, the shortcut (a 1x1 conv-BN when
+ * the shape changes), the sum, ReLU. */
+static int basic_block(builder *b, int in, int OC, int stride)
+{
+    int C = in < 0 ? b->m->cfg.C : b->m->layers[in].OC;
+    conv_bn(b, in, OC, 3, stride, 1);
+    simple(b, TR_CNN_RELU);
+    int main_ = conv_bn(b, b->last, OC, 3, 1, 1);
+    int shortcut = in;
+    if (stride != 1 || C != OC)
+        shortcut = conv_bn(b, in, OC, 1, stride, 0);
+    add(b, (tr_cnn_layer){.kind = TR_CNN_ADD, .in = main_, .in2 = shortcut});
+    return simple(b, TR_CNN_RELU);
+}
+
+static int build(tr_cnn *m)
+{
+    builder b = {m, -1, m->cfg.C, m->cfg.H, m->cfg.W};
+    if (!strcmp(m->cfg.name, "cnn-guide")) {
+        /* PyTorch's examples/mnist Net */
+        conv(&b, -1, 32, 3, 1, 0, true);
+        simple(&b, TR_CNN_RELU);
+        conv(&b, b.last, 64, 3, 1, 0, true);
+        simple(&b, TR_CNN_RELU);
+        add(&b, (tr_cnn_layer){.kind = TR_CNN_MAXPOOL, .in = b.last, .K = 2, .stride = 2});
+        add(&b, (tr_cnn_layer){.kind = TR_CNN_DROPOUT, .in = b.last, .p = 0.25f});
+        add(&b, (tr_cnn_layer){.kind = TR_CNN_LINEAR, .in = b.last, .OC = 128, .bias = true});
+        simple(&b, TR_CNN_RELU);
+        add(&b, (tr_cnn_layer){.kind = TR_CNN_DROPOUT, .in = b.last, .p = 0.5f});
+        add(&b, (tr_cnn_layer){.kind = TR_CNN_LINEAR, .in = b.last, .OC = m->cfg.n_classes, .bias = true});
+    } else if (!strcmp(m->cfg.name, "cnn-resnet")) {
+        conv_bn(&b, -1, 16, 3, 1, 1);
+        int x = simple(&b, TR_CNN_RELU);
+        x = basic_block(&b, x, 16, 1);
+        x = basic_block(&b, x, 32, 2);
+        x = basic_block(&b, x, 64, 2);
+        add(&b, (tr_cnn_layer){.kind = TR_CNN_AVGPOOL, .in = x, .K = b.H, .stride = 1}); /* global */
+        add(&b, (tr_cnn_layer){.kind = TR_CNN_LINEAR, .in = b.last, .OC = m->cfg.n_classes, .bias = true});
+    } else {
+        return tr_error_set(TR_EINVAL, "--model %s: not a CNN preset (cnn-guide, cnn-resnet)", m->cfg.name);
+    }
+    return TR_OK;
+}
+
+/* Offsets: weights first, then biases and BN's affine; activations per image. */
+static void lay_out(tr_cnn *m)
+{
+    size_t p = 0;
+    for (int i = 0; i < m->n_layers; i++) {
+        tr_cnn_layer *l = &m->layers[i];
+        if (l->kind == TR_CNN_CONV) {
+            l->w_off = p;
+            p += (size_t)l->OC * l->C * l->K * l->K;
+        } else if (l->kind == TR_CNN_LINEAR) {
+            l->w_off = p;
+            p += (size_t)l->OC * l->C * l->H * l->W;
+        }
+    }
+    m->n_decay = p;
+    size_t s = 0, a = 0, bn = 0;
+    for (int i = 0; i < m->n_layers; i++) {
+        tr_cnn_layer *l = &m->layers[i];
+        if (l->kind == TR_CNN_BN) {
+            l->w_off = p;
+            p += (size_t)l->OC;
+            l->rs_off = s;
+            s += 2 * (size_t)l->OC;
+            l->aux_off = bn;
+            bn += 2 * (size_t)l->OC;
+        }
+        if (l->bias || l->kind == TR_CNN_BN) {
+            l->b_off = p;
+            p += (size_t)l->OC;
+        }
+        size_t out = (size_t)l->OC * l->OH * l->OW;
+        l->act_off = a;
+        a += out;
+        if (l->kind == TR_CNN_MAXPOOL || l->kind == TR_CNN_DROPOUT) {
+            l->aux_off = a;
+            l->n_aux = out;
+            a += out;
+        }
+    }
+    m->n_params = p;
+    m->n_stats = s;
+    m->act_per_image = a;
+    m->bn_aux = bn;
+}
+
+int tr_cnn_new(tr_cnn **out, const tr_cnn_config *cfg, tr_backend *be, tr_alloc *alloc, uint64_t seed)
+{
+    *out = NULL;
+    if (!be->conv2d_forward || !be->batchnorm_forward || !be->maxpool_forward || !be->relu_forward)
+        return tr_error_set(TR_EINVAL, "--model %s: the %s backend has no convolution ops", cfg->name, be->name);
+    tr_cnn *m = calloc(1, sizeof(*m));
+    if (!m)
+        return tr_error_set(TR_ENOMEM, "out of host memory");
+    m->cfg = *cfg;
+    m->be = be;
+    m->alloc = alloc;
+    m->rng.state = seed ^ 0xC0FFEEull;
+    int rc = build(m);
+    if (rc < 0)
+        goto cleanup;
+    lay_out(m);
+    size_t ws = 0;
+    for (int i = 0; i < m->n_layers; i++) {
+        const tr_cnn_layer *l = &m->layers[i];
+        if (l->kind == TR_CNN_CONV) {
+            size_t n = be->conv2d_workspace_bytes(be, l->C, l->OC, l->K, l->OH, l->OW);
+            ws = n > ws ? n : ws;
+        }
+    }
+    m->ws_bytes = ws;
+    void *p = NULL, *g = NULL, *s = NULL, *w = NULL;
+    if ((rc = tr_alloc_malloc(alloc, &p, m->n_params * sizeof(float), 0)) < 0 ||
+        (rc = tr_alloc_malloc(alloc, &g, m->n_params * sizeof(float), 0)) < 0 ||
+        (rc = tr_alloc_malloc(alloc, &s, m->n_stats * sizeof(float) + 4, 0)) < 0 ||
+        (rc = tr_alloc_malloc(alloc, &w, ws + 4, 0)) < 0)
+        goto cleanup_mem;
+    m->params = p, m->grads = g, m->stats = s, m->ws = w;
+    tr_alloc_name(alloc, p, "parameters");
+    tr_alloc_name(alloc, g, "gradients");
+    tr_alloc_name(alloc, s, "batchnorm running statistics");
+    tr_alloc_name(alloc, w, "conv workspace");
+    /* the initial values on the host, then copied */
+    float *hp = malloc(m->n_params * sizeof(float) + 4), *hs = malloc(m->n_stats * sizeof(float) + 4);
+    if (!hp || !hs) {
+        free(hp);
+        free(hs);
+        rc = tr_error_set(TR_ENOMEM, "out of host memory");
+        goto cleanup_mem;
+    }
+    tr_rng r = {seed};
+    for (int i = 0; i < m->n_layers; i++) {
+        const tr_cnn_layer *l = &m->layers[i];
+        if (l->kind == TR_CNN_BN) {
+            for (int c = 0; c < l->OC; c++) {
+                hp[l->w_off + c] = 1.0f;
+                hp[l->b_off + c] = 0.0f;
+                hs[l->rs_off + c] = 0.0f;
+                hs[l->rs_off + l->OC + c] = 1.0f;
+            }
+        } else if (l->kind == TR_CNN_CONV || l->kind == TR_CNN_LINEAR) {
+            size_t fan_in = l->kind == TR_CNN_CONV ? (size_t)l->C * l->K * l->K : (size_t)l->C * l->H * l->W;
+            float bound = 1.0f / sqrtf((float)fan_in);
+            for (size_t k = 0; k < (size_t)l->OC * fan_in; k++)
+                hp[l->w_off + k] = (float)(tr_rng_uniform(&r) * 2.0 - 1.0) * bound;
+            for (int c = 0; l->bias && c < l->OC; c++)
+                hp[l->b_off + c] = (float)(tr_rng_uniform(&r) * 2.0 - 1.0) * bound;
+        }
+    }
+    be->copy_h2d(be, m->params, hp, m->n_params * sizeof(float), 0);
+    be->copy_h2d(be, m->stats, hs, m->n_stats * sizeof(float), 0);
+    be->synchronize(be, 0);
+    free(hp);
+    free(hs);
+    *out = m;
+    return TR_OK;
+cleanup_mem:
+    if (p) tr_alloc_release(alloc, p);
+    if (g) tr_alloc_release(alloc, g);
+    if (s) tr_alloc_release(alloc, s);
+    if (w) tr_alloc_release(alloc, w);
+cleanup:
+    free(m);
+    return rc;
+}
+
+void tr_cnn_free(tr_cnn *m)
+{
+    if (!m)
+        return;
+    if (m->acts)
+        tr_alloc_release(m->alloc, m->acts);
+    tr_alloc_release(m->alloc, m->params);
+    tr_alloc_release(m->alloc, m->grads);
+    tr_alloc_release(m->alloc, m->stats);
+    tr_alloc_release(m->alloc, m->ws);
+    free(m);
+}
+
+/* ---- forward and backward ---- */
+
+static size_t out_numel(const tr_cnn_layer *l) { return (size_t)l->OC * l->OH * l->OW; }
+
+/* Layer i's output for the batch (or the images). */
+static float *output(const tr_cnn *m, const tr_tensor *images, int i, int B)
+{
+    return i < 0 ? images->data : m->acts + m->layers[i].act_off * B;
+}
+
+int tr_cnn_forward(tr_cnn *m, const tr_tensor *images, int B, bool training, tr_tensor *logits, tr_tensor *probs,
+                   const tr_tensor *targets, tr_tensor *losses)
+{
+    tr_backend *be = m->be;
+    if (m->acts) { /* a training forward without its backward: start over */
+        tr_alloc_release(m->alloc, m->acts);
+        m->acts = NULL;
+    }
+    void *mem;
+    size_t n_act = m->act_per_image * (size_t)B + m->bn_aux;
+    int rc = tr_alloc_malloc(m->alloc, &mem, n_act * sizeof(float), 0);
+    if (rc < 0)
+        return rc;
+    tr_alloc_name(m->alloc, mem, "cnn activations");
+    m->acts = mem;
+    m->act_B = B;
+    m->images = images->data;
+    float *bn_aux = m->acts + m->act_per_image * (size_t)B;
+    float *hmask = NULL;
+    for (int i = 0; i < m->n_layers; i++) {
+        const tr_cnn_layer *l = &m->layers[i];
+        size_t n_in = (size_t)B * l->C * l->H * l->W, n_out = (size_t)B * out_numel(l);
+        tr_tensor x = view(m, output(m, images, l->in, B), n_in), y = view(m, output(m, images, i, B), n_out);
+        switch (l->kind) {
+        case TR_CNN_CONV: {
+            tr_tensor w = view(m, m->params + l->w_off, (size_t)l->OC * l->C * l->K * l->K),
+                      b = view(m, m->params + l->b_off, (size_t)l->OC), ws = view(m, m->ws, m->ws_bytes / 4);
+            be->conv2d_forward(be, &y, &x, &w, l->bias ? &b : NULL, &ws, B, l->C, l->H, l->W, l->OC, l->K, l->stride,
+                               l->pad);
+            break;
+        }
+        case TR_CNN_BN: {
+            tr_tensor w = view(m, m->params + l->w_off, l->OC), b = view(m, m->params + l->b_off, l->OC),
+                      rm = view(m, m->stats + l->rs_off, l->OC), rv = view(m, m->stats + l->rs_off + l->OC, l->OC),
+                      mean = view(m, bn_aux + l->aux_off, l->OC), rstd = view(m, bn_aux + l->aux_off + l->OC, l->OC);
+            be->batchnorm_forward(be, &y, training ? &mean : NULL, training ? &rstd : NULL, &rm, &rv, &x, &w, &b, B,
+                                  l->C, l->H * l->W, training, m->cfg.bn_momentum, m->cfg.bn_eps);
+            break;
+        }
+        case TR_CNN_RELU:
+            be->relu_forward(be, &y, &x);
+            break;
+        case TR_CNN_MAXPOOL: {
+            tr_tensor idx = view(m, m->acts + l->aux_off * B, n_out);
+            idx.dtype = TR_I32;
+            be->maxpool_forward(be, &y, &idx, &x, B, l->C, l->H, l->W, l->K, l->stride);
+            break;
+        }
+        case TR_CNN_AVGPOOL:
+            be->avgpool_forward(be, &y, &x, B, l->C, l->H, l->W, l->K, l->stride);
+            break;
+        case TR_CNN_DROPOUT: {
+            if (!training) { /* the identity: no mask */
+                be->dropout_forward(be, &y, &x, NULL);
+                break;
+            }
+            /* the mask drawn on the host from the model's generator */
+            float *nm = realloc(hmask, n_out * sizeof(float));
+            if (!nm) {
+                free(hmask);
+                return tr_error_set(TR_ENOMEM, "out of host memory");
+            }
+            hmask = nm;
+            float keep = 1.0f / (1.0f - l->p);
+            for (size_t k = 0; k < n_out; k++)
+                hmask[k] = tr_rng_uniform(&m->rng) < l->p ? 0.0f : keep;
+            tr_tensor mask = view(m, m->acts + l->aux_off * B, n_out);
+            be->copy_h2d(be, mask.data, hmask, n_out * sizeof(float), 0);
+            be->synchronize(be, 0);
+            be->dropout_forward(be, &y, &x, &mask);
+            break;
+        }
+        case TR_CNN_LINEAR: {
+            int C = l->C * l->H * l->W;
+            tr_tensor w = view(m, m->params + l->w_off, (size_t)l->OC * C), b = view(m, m->params + l->b_off, l->OC);
+            be->matmul_forward(be, &y, &x, &w, l->bias ? &b : NULL, B, C, l->OC);
+            break;
+        }
+        case TR_CNN_ADD: {
+            tr_tensor x2 = view(m, output(m, images, l->in2, B), n_in);
+            be->residual_forward(be, &y, &x, &x2);
+            break;
+        }
+        }
+    }
+    free(hmask);
+    size_t n_logits = (size_t)B * m->cfg.n_classes;
+    if (logits)
+        be->copy_d2h(be, logits->data, output(m, images, m->n_layers - 1, B), n_logits * sizeof(float), 0);
+    if (targets) {
+        tr_tensor lg = view(m, output(m, images, m->n_layers - 1, B), n_logits);
+        be->crossentropy_forward(be, losses, probs, &lg, targets, B, m->cfg.n_classes, m->cfg.n_classes);
+    }
+    if (!training) {
+        tr_alloc_release(m->alloc, m->acts);
+        m->acts = NULL;
+    }
+    return TR_OK;
+}
+
+int tr_cnn_backward(tr_cnn *m, const tr_tensor *probs, const tr_tensor *targets, int B, float dloss_scale,
+                    bool add_dparams)
+{
+    tr_backend *be = m->be;
+    if (!m->acts || m->act_B != B)
+        return tr_error_set(TR_EINVAL, "cnn backward without its training forward of batch %d", B);
+    void *mem;
+    size_t n_grad = m->act_per_image * (size_t)B;
+    int rc = tr_alloc_malloc(m->alloc, &mem, n_grad * sizeof(float), 0);
+    if (rc < 0)
+        return rc;
+    tr_alloc_name(m->alloc, mem, "cnn activation gradients");
+    float *d = mem, *bn_aux = m->acts + m->act_per_image * (size_t)B;
+    /* backward ops add into their input's gradient: it starts at zero */
+    be->memset0(be, d, n_grad * sizeof(float), 0);
+    const tr_tensor images = view(m, (float *)m->images, (size_t)B * m->cfg.C * m->cfg.H * m->cfg.W);
+#define DOUT(i) (d + m->layers[i].act_off * B)
+    int n = m->n_layers;
+    size_t n_logits = (size_t)B * m->cfg.n_classes;
+    tr_tensor dlogits = view(m, DOUT(n - 1), n_logits);
+    be->crossentropy_backward(be, &dlogits, probs, targets, dloss_scale / (float)B, B, m->cfg.n_classes,
+                              m->cfg.n_classes);
+    for (int i = n - 1; i >= 0; i--) {
+        const tr_cnn_layer *l = &m->layers[i];
+        size_t n_in = (size_t)B * l->C * l->H * l->W, n_out = (size_t)B * out_numel(l);
+        tr_tensor x = view(m, output(m, &images, l->in, B), n_in), y = view(m, output(m, &images, i, B), n_out),
+                  dy = view(m, DOUT(i), n_out), dx = view(m, l->in < 0 ? NULL : DOUT(l->in), n_in);
+        tr_tensor *pdx = l->in < 0 ? NULL : &dx; /* the images need no gradient */
+        switch (l->kind) {
+        case TR_CNN_CONV: {
+            tr_tensor w = view(m, m->params + l->w_off, (size_t)l->OC * l->C * l->K * l->K),
+                      dw = view(m, m->grads + l->w_off, (size_t)l->OC * l->C * l->K * l->K),
+                      db = view(m, m->grads + l->b_off, l->OC), ws = view(m, m->ws, m->ws_bytes / 4);
+            be->conv2d_backward(be, pdx, &dw, l->bias ? &db : NULL, &dy, &x, &w, &ws, B, l->C, l->H,
+                                l->W, l->OC, l->K, l->stride, l->pad, add_dparams);
+            break;
+        }
+        case TR_CNN_BN: {
+            tr_tensor w = view(m, m->params + l->w_off, l->OC), dw = view(m, m->grads + l->w_off, l->OC),
+                      db = view(m, m->grads + l->b_off, l->OC), mean = view(m, bn_aux + l->aux_off, l->OC),
+                      rstd = view(m, bn_aux + l->aux_off + l->OC, l->OC);
+            be->batchnorm_backward(be, pdx, &dw, &db, &dy, &x, &w, &mean, &rstd, B, l->C, l->H * l->W, add_dparams);
+            break;
+        }
+        case TR_CNN_RELU:
+            if (pdx)
+                be->relu_backward(be, pdx, &y, &dy);
+            break;
+        case TR_CNN_MAXPOOL: {
+            tr_tensor idx = view(m, m->acts + l->aux_off * B, n_out);
+            idx.dtype = TR_I32;
+            if (pdx)
+                be->maxpool_backward(be, pdx, &dy, &idx, B, l->C, l->H, l->W, l->K, l->stride);
+            break;
+        }
+        case TR_CNN_AVGPOOL:
+            if (pdx)
+                be->avgpool_backward(be, pdx, &dy, B, l->C, l->H, l->W, l->K, l->stride);
+            break;
+        case TR_CNN_DROPOUT: {
+            tr_tensor mask = view(m, m->acts + l->aux_off * B, n_out);
+            if (pdx)
+                be->dropout_backward(be, pdx, &mask, &dy);
+            break;
+        }
+        case TR_CNN_LINEAR: {
+            int C = l->C * l->H * l->W;
+            tr_tensor w = view(m, m->params + l->w_off, (size_t)l->OC * C),
+                      dw = view(m, m->grads + l->w_off, (size_t)l->OC * C), db = view(m, m->grads + l->b_off, l->OC);
+            be->matmul_backward(be, pdx, &dw, l->bias ? &db : NULL, &dy, &x, &w, B, C, l->OC, add_dparams);
+            break;
+        }
+        case TR_CNN_ADD: {
+            tr_tensor dx2 = view(m, l->in2 < 0 ? NULL : DOUT(l->in2), n_in);
+            be->residual_backward(be, &dx, &dx2, &dy);
+            break;
+        }
+        }
+    }
+#undef DOUT
+    tr_alloc_release(m->alloc, mem);
+    tr_alloc_release(m->alloc, m->acts);
+    m->acts = NULL;
+    return TR_OK;
+}

@@ -1,0 +1,100 @@
+/* model_cnn.h: convolutional image classifiers on the backend's ops: the
+ * PyTorch guides' net (two conv layers, max pooling, dropout, two linear
+ * layers: "cnn-guide") and a small ResNet (BatchNorm, three residual
+ * blocks, global average pooling: "cnn-resnet"). Layers are a list in
+ * topological order, each reading the output of earlier ones, so residual
+ * connections are layers too. Parameters and their gradients are one flat
+ * buffer each (weights first, then biases and BatchNorm's affine
+ * parameters: weight decay is one range); BatchNorm's running statistics a
+ * third. A forward allocates the batch's activations from the caching
+ * allocator (region "cnn activations") and the backward releases them, so
+ * the allocator sees each step rise and fall. NCHW, fp32.
+ * It does not read data or print. */
+#ifndef TR_MODEL_CNN_H
+#define TR_MODEL_CNN_H
+
+#include "alloc.h"
+#include "backend.h"
+#include "rng.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+typedef enum tr_cnn_kind {
+    TR_CNN_CONV,
+    TR_CNN_BN,
+    TR_CNN_RELU,
+    TR_CNN_MAXPOOL,
+    TR_CNN_AVGPOOL,
+    TR_CNN_DROPOUT,
+    TR_CNN_LINEAR, /* on the flattened (C*H*W) input */
+    TR_CNN_ADD,    /* the residual connection: in + in2 */
+} tr_cnn_kind;
+
+typedef struct tr_cnn_layer {
+    tr_cnn_kind kind;
+    int in, in2;             /* the layers read (-1: the images); in2 for ADD only */
+    int C, H, W;             /* the input's shape */
+    int OC, OH, OW;          /* the output's */
+    int K, stride, pad;      /* conv and pooling */
+    bool bias;               /* conv, linear */
+    float p;                 /* dropout's probability */
+    size_t w_off, b_off;     /* in the flat parameters: weight (OC,C,K,K) or (OC,C*H*W) or BN (OC); bias (OC) */
+    size_t rs_off;           /* BN: running mean (OC) then running var (OC) in the statistics buffer */
+    size_t act_off, aux_off; /* per image, in floats: the output; BN (per batch): mean, rstd; pool: idx; dropout: mask */
+    size_t n_aux;            /* floats of aux per image (BN: 0, its 2*OC are per batch) */
+} tr_cnn_layer;
+
+enum { TR_CNN_MAX_LAYERS = 64 };
+
+typedef struct tr_cnn_config {
+    const char *name;        /* "cnn-guide" or "cnn-resnet" */
+    bool bias_before_bn;     /* a conv that BatchNorm follows keeps its bias (PyTorch's default) */
+    int C, H, W, n_classes;  /* the images: 1, 28, 28 and 10 for Fashion-MNIST */
+    float bn_momentum, bn_eps;
+} tr_cnn_config;
+
+typedef struct tr_cnn {
+    tr_cnn_config cfg;
+    tr_backend *be;
+    tr_alloc *alloc;
+    int n_layers;
+    tr_cnn_layer layers[TR_CNN_MAX_LAYERS];
+    size_t n_params, n_decay;  /* [0, n_decay) are weights (decayed), the rest biases and BN's affine */
+    size_t n_stats;            /* BN running statistics */
+    size_t act_per_image;      /* floats of activations and aux per image */
+    size_t bn_aux;             /* floats of BN batch statistics per batch */
+    size_t ws_bytes;           /* the conv workspace */
+    float *params, *grads, *stats, *ws; /* device memory */
+    float *acts;               /* the batch's activations between forward and backward; NULL otherwise */
+    int act_B;                 /* their batch */
+    const float *images;       /* the images of the last training forward (the caller's, borrowed) */
+    tr_rng rng;                /* dropout's masks */
+} tr_cnn;
+
+/* Builds a preset ("cnn-guide", "cnn-resnet"): shapes, parameters drawn as
+ * PyTorch's defaults (uniform in +-1/sqrt(fan_in)), BatchNorm 1 and 0,
+ * running statistics 0 and 1. TR_EINVAL names an unknown preset or a
+ * backend without the CNN's ops; TR_ENOMEM from the allocator. */
+int tr_cnn_new(tr_cnn **out, const tr_cnn_config *cfg, tr_backend *be, tr_alloc *alloc, uint64_t seed);
+void tr_cnn_free(tr_cnn *m);
+/* The preset names, NULL-terminated. */
+extern const char *const tr_cnn_presets[];
+
+/* The forward of a batch of B images (device, (B,C,H,W) fp32) into logits
+ * (device, (B,n_classes)). training: batch statistics, dropout, and the
+ * activations kept for tr_cnn_backward; else they are released at once.
+ * With targets (device, (B) int32) and losses (device, (B)), the
+ * per-image cross-entropy and probs (device, (B,n_classes)) are written. */
+int tr_cnn_forward(tr_cnn *m, const tr_tensor *images, int B, bool training, tr_tensor *logits, tr_tensor *probs,
+                   const tr_tensor *targets, tr_tensor *losses);
+/* The backward of the last training forward (its images still in place), for the mean loss times
+ * dloss_scale: gradients written (add_dparams false) or added; the
+ * activations are released. */
+int tr_cnn_backward(tr_cnn *m, const tr_tensor *probs, const tr_tensor *targets, int B, float dloss_scale,
+                    bool add_dparams);
+
+/* Flat buffers as tensors (views). */
+tr_tensor tr_cnn_view(float *p, size_t n);
+
+#endif
