@@ -26,6 +26,7 @@ trainer_libtrainer_la_LIBADD = kernels/libkernels_cpu.la $(ZLIB_LIBS) $(BLAS_LIB
 if HAVE_NVTX
 bin_PROGRAMS += trainer/trainer
 trainer_trainer_SOURCES = trainer/main.c trainer/options.h trainer/options.c trainer/plug.h trainer/plug.c \
+	trainer/run_cnn.h trainer/run_cnn.c \
 	trainer/memlimit.h trainer/memlimit.c
 trainer_trainer_CPPFLAGS = $(TRAINER_CPPFLAGS)
 trainer_trainer_CFLAGS = $(AM_CFLAGS) -O2 $(OPENMP_CFLAGS)
@@ -34,11 +35,11 @@ trainer_trainer_LDADD = trainer/libtrainer.la
 
 TESTS += tests/integration/trainer_cli.sh tests/integration/trainer_train.sh \
 	tests/integration/trainer_safetensors.sh tests/integration/trainer_optimizations.sh \
-	tests/integration/trainer_ckpt_safety.sh tests/integration/trainer_memlimit.sh
+	tests/integration/trainer_ckpt_safety.sh tests/integration/trainer_memlimit.sh tests/integration/trainer_cnn.sh
 endif
 EXTRA_DIST += tests/integration/trainer_cli.sh tests/integration/trainer_train.sh \
 	tests/integration/trainer_safetensors.sh tests/integration/trainer_optimizations.sh \
-	tests/integration/trainer_ckpt_safety.sh tests/integration/trainer_memlimit.sh
+	tests/integration/trainer_ckpt_safety.sh tests/integration/trainer_memlimit.sh tests/integration/trainer_cnn.sh
 
 # Benchmarks print figures and are never run by make check (results:
 # bench/results/*-trainer-cpu.md). Run from the build dir:

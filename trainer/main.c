@@ -17,6 +17,7 @@
 #include "memlimit.h"
 #include "options.h"
 #include "plug.h"
+#include "run_cnn.h"
 #include "train.h"
 
 #include <limits.h>
@@ -329,6 +330,8 @@ int main(int argc, char **argv)
 {
     run r = {0};
     tr_options_parse(&r.o, argc, argv);
+    if (r.o.cnn) /* an image classifier: a run of its own */
+        return tr_run_cnn(&r.o);
     r.B = r.o.batch;
     r.T = r.o.seq_len;
     r.seed = r.o.seed;

@@ -5,7 +5,9 @@
 
 #include "options.h"
 
+#include "data_idx.h"
 #include "error.h"
+#include "model_cnn.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -26,11 +28,13 @@ static void usage(FILE *f)
     fprintf(f,
             "usage: trainer [options]\n"
             "Trains a GPT on text (bytes are tokens) or on llm.c token files, on the CPU.\n\n"
-            "  --model NAME        gpt-tiny (default), gpt-mini, gpt-small, gpt2-124m\n"
+            "  --model NAME        gpt-tiny (default), gpt-mini, gpt-small, gpt2-124m; or an image classifier on\n"
+            "                      Fashion-MNIST: cnn-guide (PyTorch's two conv and two linear layers) or\n"
+            "                      cnn-resnet (a small ResNet: BatchNorm, three residual blocks)\n"
             "  --layers N --width N --heads N   override the preset's shape\n"
             "  --data PATH         a text file, a folder of text files or an llm.c .bin\n"
             "                      (default: " TR_DEFAULT_DATA ")\n"
-            "  --steps N           optimizer steps (default 100)\n"
+            "  --steps N           optimizer steps (default 100; a CNN: all of --epochs)\n"
             "  --batch N           sequences per micro-batch (default: the preset's)\n"
             "  --seq N             tokens per sequence (default: the preset's context)\n"
             "  --seed N            weights, data order: the same seed gives the same run (default 1337)\n"
@@ -50,6 +54,14 @@ static void usage(FILE *f)
             "                      DDP, or FSDP on any number of ranks resumes from\n"
             "  --resume PATH       continue from a checkpoint: the file PATH, or under --dist fsdp on N ranks\n"
             "                      the shards PATH.rank<r>-of-<N>\n"
+            "\nThe CNN models (--model cnn-guide, cnn-resnet):\n"
+            "  --data DIR          the idx files train-images-idx3-ubyte.gz, ... (default: " TR_IDX_DEFAULT_DIR ",\n"
+            "                      from Debian's dataset-fashion-mnist package)\n"
+            "  --epochs N          passes over the training images (default 1); a test pass after each\n"
+            "  --train-images N --test-images N   the first N images of each set (default: all)\n"
+            "  --bias-before-bn on|off  off drops the bias of a conv that BatchNorm follows (its mean\n"
+            "                      removes it anyway; default on, PyTorch's default)\n"
+            "                      batch 64 and AdamW at lr 0.001, weight decay 0.0001 unless given\n"
             "\nOptimizations (each a switch; --preset sets several, later flags override it):\n"
             "  --preset NAME       baseline: fp32, no fusion, no loader workers, no checkpointing;\n"
             "                      optimized: the fastest settings measured on this backend\n"
@@ -194,7 +206,11 @@ static void parse_flags(tr_options *o, int argc, char **argv)
         else if (!strcmp(f, "--save")) o->save = v;
         else if (!strcmp(f, "--resume")) o->resume = v;
         else if (!strcmp(f, "--save-format")) o->save_format = v;
-        else if (!strcmp(f, "--steps")) o->steps = (int)parse_int(f, v, 0, INT_MAX);
+        else if (!strcmp(f, "--steps")) o->steps = (int)parse_int(f, v, 0, INT_MAX), o->steps_given = true;
+        else if (!strcmp(f, "--epochs")) o->epochs = (int)parse_int(f, v, 1, 100000);
+        else if (!strcmp(f, "--train-images")) o->train_images = (int)parse_int(f, v, 2, INT_MAX);
+        else if (!strcmp(f, "--test-images")) o->test_images = (int)parse_int(f, v, 1, INT_MAX);
+        else if (!strcmp(f, "--bias-before-bn")) o->bias_before_bn = v;
         else if (!strcmp(f, "--batch")) o->batch = (int)parse_int(f, v, 1, 65536);
         else if (!strcmp(f, "--seq")) o->seq_len = (int)parse_int(f, v, 1, 65536);
         else if (!strcmp(f, "--layers")) o->n_layers = (int)parse_int(f, v, 1, 1024);
@@ -375,15 +391,77 @@ static void checkpoint_flags(tr_options *o)
     }
 }
 
+static bool given(int argc, char **argv, const char *flag)
+{
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], flag))
+            return true;
+    return false;
+}
+
+/* The CNN models: their defaults, and what they do not have refused by name. */
+static void cnn_flags(tr_options *o, int argc, char **argv)
+{
+    static const char *const gpt_only[] = {"--seq", "--layers", "--width", "--heads", "--val-fraction",
+                                           "--eval-every", "--eval-batches", "--workers", "--preset"};
+    static const char *const not_yet[] = {"--checkpoint", "--fuse", "--loss-scale", "--init-scale", "--clip",
+                                          "--ema", "--dist", "--zero", "--save", "--resume", "--save-format",
+                                          "--cuda-graph"};
+    for (size_t i = 0; i < sizeof gpt_only / sizeof *gpt_only; i++)
+        if (given(argc, argv, gpt_only[i])) {
+            fprintf(stderr, "trainer: %s is a GPT flag; --model %s does not take it\n", gpt_only[i], o->model);
+            exit(2);
+        }
+    for (size_t i = 0; i < sizeof not_yet / sizeof *not_yet; i++)
+        if (given(argc, argv, not_yet[i])) {
+            fprintf(stderr, "trainer: %s is not implemented for --model %s\n", not_yet[i], o->model);
+            exit(2);
+        }
+    if (strcmp(o->amp, "off") != 0) {
+        fprintf(stderr, "trainer: --amp %s is not implemented for --model %s: its ops are fp32 only\n", o->amp,
+                o->model);
+        exit(2);
+    }
+    if (!given(argc, argv, "--data"))
+        o->data = NULL; /* data_idx.h's default folder */
+    if (!o->batch)
+        o->batch = 64;
+    if (!given(argc, argv, "--lr"))
+        o->lr = 1e-3;
+    if (!given(argc, argv, "--weight-decay"))
+        o->weight_decay = 1e-4;
+    if (!o->epochs)
+        o->epochs = 1;
+    tr_options_on("--bias-before-bn", o->bias_before_bn ? o->bias_before_bn : "on");
+    if (o->dist) {
+        fprintf(stderr, "trainer: --dist is not implemented for --model %s\n", o->model);
+        exit(2);
+    }
+    o->seq_len = 1;
+    o->p = NULL;
+}
+
 void tr_options_parse(tr_options *o, int argc, char **argv)
 {
     parse_flags(o, argc, argv);
+    for (int i = 0; tr_cnn_presets[i]; i++)
+        if (!strcmp(o->model, tr_cnn_presets[i]))
+            o->cnn = true;
+    if (o->cnn) {
+        cnn_flags(o, argc, argv);
+        return;
+    }
+    if (o->epochs || o->train_images || o->test_images || o->bias_before_bn) {
+        fprintf(stderr, "trainer: --epochs, --train-images, --test-images and --bias-before-bn are for the CNN "
+                        "models (--model cnn-guide or cnn-resnet)\n");
+        exit(2);
+    }
     const tr_preset *p = NULL;
     for (size_t i = 0; i < sizeof presets / sizeof *presets; i++)
         if (!strcmp(o->model, presets[i].name))
             p = &presets[i];
     if (!p)
-        tr_options_fail("--model", o->model, "gpt-tiny, gpt-mini, gpt-small or gpt2-124m");
+        tr_options_fail("--model", o->model, "gpt-tiny, gpt-mini, gpt-small, gpt2-124m, cnn-guide or cnn-resnet");
     int B = o->batch ? o->batch : p->batch, T = o->seq_len ? o->seq_len : p->seq_len;
     o->batch = B;
     o->seq_len = T;

@@ -35,7 +35,13 @@ typedef struct tr_options {
     const char *cuda_graph; /* --cuda-graph on|off */
     const char *attention; /* --attention auto|cudnn|own (NULL: auto) */
     int device;             /* -1: not given (0, or under --dist the rank's index on its node) */
-    const tr_preset *p;     /* --model's preset; batch and seq_len are set from it when not given */
+    const tr_preset *p;     /* --model's preset; batch and seq_len are set from it when not given; NULL for a CNN */
+    /* the CNN models (--model cnn-*, model_cnn.h; run_cnn.c) */
+    bool cnn;
+    int epochs;             /* passes over the training images (default 1); --steps, when given, stops sooner */
+    bool steps_given;
+    int train_images, test_images; /* the first N of each set; 0: all */
+    const char *bias_before_bn;    /* --bias-before-bn on|off (NULL: on) */
 } tr_options;
 
 /* Parses argv (--help prints the usage and exits 0), resolves --model's

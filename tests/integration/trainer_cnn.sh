@@ -1,0 +1,92 @@
+#!/bin/sh
+# trainer_cnn.sh: the CNN models through the trainer program on a small
+# synthetic Fashion-MNIST-shaped set written here (idx files, gzip): both
+# presets train and their loss falls, --bias-before-bn off has fewer
+# parameters, and bad flags and files get one-line errors naming them.
+set -u
+tr="$GT_TOP_BUILDDIR/trainer/trainer"
+command -v python3 >/dev/null 2>&1 || { echo "SKIP: python3 writes the idx files"; exit 77; }
+work=$(mktemp -d) || exit 1
+trap 'rm -rf "$work"' EXIT
+fails=0
+export OMP_WAIT_POLICY=passive
+# 600 training and 200 test images: class k is a bright bar at row 2k+4, with noise
+python3 - "$work" <<'PY' || exit 1
+import gzip, os, random, struct, sys
+d = sys.argv[1]
+os.makedirs(d + "/fm", exist_ok=True)
+os.makedirs(d + "/bad", exist_ok=True)
+rng = random.Random(5)
+def images(n):
+    labels, px = [], bytearray()
+    for i in range(n):
+        k = rng.randrange(10)
+        labels.append(k)
+        for r in range(28):
+            for c in range(28):
+                v = rng.randrange(60) + (180 if r == 2 * k + 4 and 4 <= c < 24 else 0)
+                px.append(min(v, 255))
+    return labels, bytes(px)
+def write(path, magic, dims, data, gz=True):
+    raw = struct.pack(">I", magic) + b"".join(struct.pack(">I", x) for x in dims) + data
+    if gz:
+        with gzip.open(path, "wb") as f:
+            f.write(raw)
+    else:
+        with open(path, "wb") as f:
+            f.write(raw)
+for name, n in (("train", 600), ("t10k", 200)):
+    labels, px = images(n)
+    write(f"{d}/fm/{name}-images-idx3-ubyte.gz", 0x803, [n, 28, 28], px)
+    write(f"{d}/fm/{name}-labels-idx1-ubyte.gz", 0x801, [n], bytes(labels))
+    # bad: the test labels one short of the images
+    write(f"{d}/bad/{name}-images-idx3-ubyte.gz", 0x803, [n, 28, 28], px)
+    write(f"{d}/bad/{name}-labels-idx1-ubyte.gz", 0x801, [n - (name == "t10k")], bytes(labels[: n - (name == "t10k")]))
+PY
+
+# run NAME ARGS...: trains, and checks that the loss fell and the test accuracy line is there
+run() {
+    name=$1; shift
+    out=$(timeout 600 "$tr" --data "$work/fm" --seed 3 --log-every 5 "$@" 2>&1); rc=$?
+    echo "$out" | sed "s/^/  [$name] /"
+    if [ $rc -ne 0 ]; then echo "FAIL: $name: status $rc"; fails=1; return; fi
+    first=$(echo "$out" | sed -n 's/.*first loss \([0-9.]*\), final loss \([0-9.]*\).*/\1/p')
+    last=$(echo "$out" | sed -n 's/.*first loss \([0-9.]*\), final loss \([0-9.]*\).*/\2/p')
+    acc=$(echo "$out" | sed -n 's/.*test accuracy \([0-9.]*\)%.*/\1/p' | tail -1)
+    if [ -z "$first" ] || [ -z "$acc" ] || ! awk -v f="$first" -v l="$last" 'BEGIN { exit !(l < 0.5 * f) }'; then
+        echo "FAIL: $name: the loss did not halve ($first -> $last)"; fails=1
+    fi
+    if ! awk -v a="$acc" 'BEGIN { exit !(a >= 60) }'; then
+        echo "FAIL: $name: test accuracy $acc% on a set a linear model separates"; fails=1
+    fi
+}
+run resnet --model cnn-resnet --epochs 2 --batch 32 --lr 0.003
+run guide --model cnn-guide --epochs 2 --batch 32
+run resnet-sgd-accum --model cnn-resnet --epochs 3 --batch 16 --accum 2 --optimizer sgd --lr 0.1 \
+    --lr-schedule cosine --bias-before-bn off
+
+# --bias-before-bn off: the convs that BatchNorm follows have no bias
+p_on=$(timeout 120 "$tr" --data "$work/fm" --model cnn-resnet --steps 1 --test-images 10 | sed -n 's/.*, \([0-9]*\) parameters.*/\1/p')
+p_off=$(timeout 120 "$tr" --data "$work/fm" --model cnn-resnet --steps 1 --test-images 10 --bias-before-bn off |
+        sed -n 's/.*, \([0-9]*\) parameters.*/\1/p')
+[ -n "$p_on" ] && [ -n "$p_off" ] && [ $((p_on - p_off)) -eq 336 ] ||
+    { echo "FAIL: --bias-before-bn off: $p_on and $p_off parameters (336 conv biases fewer expected)"; fails=1; }
+
+expect() { # expect STATUS PATTERN ARGS...
+    want=$1 pat=$2; shift 2
+    msg=$(timeout 120 "$tr" "$@" 2>&1); got=$?
+    lines=$(printf '%s\n' "$msg" | wc -l)
+    if [ "$got" -ne "$want" ] || ! printf '%s\n' "$msg" | grep -q -- "$pat" || [ "$lines" -ne 1 ]; then
+        echo "FAIL: trainer $*: status $got, message: $msg"; fails=1
+    fi
+}
+expect 1 "t10k-labels-idx1-ubyte.gz: 199 labels for the 200 images" --model cnn-resnet --data "$work/bad"
+expect 1 "$work/none: not a folder" --model cnn-guide --data "$work/none"
+expect 1 "train-images-idx3-ubyte.gz: cannot open" --model cnn-guide --data "$work"
+expect 2 "--seq is a GPT flag" --model cnn-guide --seq 8
+expect 2 "--amp bf16 is not implemented for --model cnn-resnet" --model cnn-resnet --amp bf16
+expect 2 "--checkpoint is not implemented" --model cnn-resnet --checkpoint blocks
+expect 2 "--bias-before-bn: expected on or off" --model cnn-resnet --bias-before-bn maybe
+expect 2 "are for the CNN models" --epochs 2
+expect 2 "cnn-guide or cnn-resnet" --model cnn-huge
+exit $fails
