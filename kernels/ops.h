@@ -144,6 +144,16 @@ void op_conv2d_backward_cpu(float *dinp /* (B,C,H,W) */, float *dweight /* (OC,C
                             const float *weight /* (OC,C,K,K) */, float *ws, int B, int C, int H, int W, int OC,
                             int K, int stride, int pad, int add_dparams);
 
+/* The same convolution computed directly (shifted rows, no workspace, no
+ * GEMM); results equal to rounding. --conv-autotune picks per shape. */
+void op_conv2d_direct_forward_cpu(float *out /* (B,OC,OH,OW) */, const float *inp /* (B,C,H,W) */,
+                                  const float *weight /* (OC,C,K,K) */, const float *bias /* (OC) or NULL */, int B,
+                                  int C, int H, int W, int OC, int K, int stride, int pad);
+void op_conv2d_direct_backward_cpu(float *dinp /* (B,C,H,W) */, float *dweight /* (OC,C,K,K) */,
+                                   float *dbias /* (OC) */, const float *dout /* (B,OC,OH,OW) */,
+                                   const float *inp /* (B,C,H,W) */, const float *weight /* (OC,C,K,K) */, int B,
+                                   int C, int H, int W, int OC, int K, int stride, int pad, int add_dparams);
+
 /* BatchNorm2d. training: batch statistics into mean and rstd (kept for the
  * backward), running averages moved by momentum; else the running averages
  * normalize and mean, rstd are not touched. */

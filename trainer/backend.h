@@ -170,6 +170,8 @@ struct tr_backend {
     void (*ema)(tr_backend *be, tr_tensor *ema, const tr_tensor *x, float decay, const tr_step_hyper *h);
 
     /* ---- the CNN's ops (model_cnn.c): NCHW, fp32 (op_roles.c); NULL where a backend has none ---- */
+    /* --conv-autotune: each conv shape's algorithms timed at its first call, the faster kept */
+    bool conv_autotune;
     /* Bytes of workspace the conv2d ops take for these shapes (OH, OW: the output's). */
     size_t (*conv2d_workspace_bytes)(tr_backend *be, int C, int OC, int K, int OH, int OW);
     void (*conv2d_forward)(tr_backend *be, tr_tensor *out, const tr_tensor *inp, const tr_tensor *w,
@@ -208,5 +210,8 @@ struct tr_backend {
 /* The CPU backend: CBLAS GEMMs, OpenMP elsewhere, n_threads OpenMP threads
  * (0: OMP_NUM_THREADS or the core count). Static; never freed. */
 tr_backend *tr_backend_cpu(int n_threads);
+/* The CPU backend's --conv-autotune choices so far, one line each, into buf
+ * (truncated to n); returns how many shapes were timed. */
+int tr_backend_cpu_conv_choices(char *buf, size_t n);
 
 #endif

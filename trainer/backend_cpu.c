@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -401,13 +402,120 @@ static size_t conv2d_workspace_bytes(tr_backend *be, int C, int OC, int K, int O
     (void)be;
     return op_conv2d_workspace_cpu(C, OC, K, OH, OW) * sizeof(float);
 }
+/* ---- --conv-autotune: both CPU algorithms timed once per shape, the faster kept ---- */
+
+enum { ALGO_IM2COL, ALGO_DIRECT, N_ALGOS, MAX_TUNED = 128 };
+static const char *const algo_names[N_ALGOS] = {"im2col+gemm", "direct"};
+static struct tuned {
+    int key[9]; /* B, C, H, W, OC, K, stride, pad, backward */
+    int algo;
+    double ms[N_ALGOS];
+} tuned[MAX_TUNED];
+static int n_tuned;
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6;
+}
+
+static struct tuned *find_tuned(const int *key)
+{
+    for (int i = 0; i < n_tuned; i++)
+        if (!memcmp(tuned[i].key, key, sizeof tuned[i].key))
+            return &tuned[i];
+    return NULL;
+}
+
+static void *scratch_f32(size_t n, const char *op)
+{
+    float *p = calloc(n ? n : 1, sizeof(float));
+    if (!p) {
+        fprintf(stderr, "trainer: %s: out of host memory for the autotuning trial\n", op);
+        exit(1);
+    }
+    return p;
+}
+
+static void conv_fwd_algo(int algo, float *out_, const float *x, const float *w, const float *b, float *ws, int B,
+                          int C, int H, int W, int OC, int K, int stride, int pad)
+{
+    if (algo == ALGO_DIRECT)
+        op_conv2d_direct_forward_cpu(out_, x, w, b, B, C, H, W, OC, K, stride, pad);
+    else
+        op_conv2d_forward_cpu(out_, x, w, b, ws, B, C, H, W, OC, K, stride, pad);
+}
+
+static void conv_bwd_algo(int algo, float *dx, float *dw, float *db, const float *dy, const float *x, const float *w,
+                          float *ws, int B, int C, int H, int W, int OC, int K, int stride, int pad, bool add)
+{
+    if (algo == ALGO_DIRECT)
+        op_conv2d_direct_backward_cpu(dx, dw, db, dy, x, w, B, C, H, W, OC, K, stride, pad, add);
+    else
+        op_conv2d_backward_cpu(dx, dw, db, dy, x, w, ws, B, C, H, W, OC, K, stride, pad, add);
+}
+
+int tr_backend_cpu_conv_choices(char *buf, size_t n)
+{
+    size_t at = 0;
+    if (n)
+        buf[0] = '\0';
+    for (int i = 0; i < n_tuned && at < n; i++) {
+        const int *k = tuned[i].key;
+        int w = snprintf(buf + at, n - at, "conv %s batch %d, %dx%dx%d -> %d, k%d s%d p%d: %s (%s %.2f ms, %s %.2f ms)\n",
+                         k[8] ? "backward" : "forward", k[0], k[1], k[2], k[3], k[4], k[5], k[6], k[7],
+                         algo_names[tuned[i].algo], algo_names[0], tuned[i].ms[0], algo_names[1], tuned[i].ms[1]);
+        if (w < 0)
+            break;
+        at += (size_t)w;
+    }
+    return n_tuned;
+}
+
+/* The algorithm for this shape: im2col+gemm without autotuning (measured
+ * faster on every shape of the presets); with it, the cached choice, or
+ * none yet (-1): the caller times both. */
+static int conv_algo(const tr_backend *be, const int *key)
+{
+    if (!be->conv_autotune)
+        return ALGO_IM2COL;
+    struct tuned *t = find_tuned(key);
+    return t ? t->algo : -1;
+}
+
+static void remember(const int *key, const double *ms)
+{
+    if (n_tuned == MAX_TUNED)
+        return; /* more shapes than the cache holds: the later ones are timed again */
+    struct tuned *t = &tuned[n_tuned++];
+    memcpy(t->key, key, sizeof t->key);
+    memcpy(t->ms, ms, sizeof t->ms);
+    t->algo = ms[ALGO_DIRECT] < ms[ALGO_IM2COL] ? ALGO_DIRECT : ALGO_IM2COL;
+}
+
 static void conv2d_forward(tr_backend *be, tr_tensor *out_, const tr_tensor *inp, const tr_tensor *w,
                            const tr_tensor *bias, tr_tensor *ws, int B, int C, int H, int W, int OC, int K, int stride,
                            int pad)
 {
     BEGIN("conv2d_forward");
     ROLES("conv2d_forward", out_, inp, w, bias, ws);
-    op_conv2d_forward_cpu(F32(out_), F32(inp), F32(w), F32(bias), F32(ws), B, C, H, W, OC, K, stride, pad);
+    int key[9] = {B, C, H, W, OC, K, stride, pad, 0}, algo = conv_algo(be, key);
+    if (algo < 0) { /* the trial: each algorithm into scratch, timed */
+        float *y = scratch_f32((size_t)tr_tensor_numel(out_), "conv2d_forward");
+        double ms[N_ALGOS];
+        for (int a = 0; a < N_ALGOS; a++) /* the better of two runs: the first pays for cold pages */
+            for (int rep = 0; rep < 2; rep++) {
+                double t0 = now_ms();
+                conv_fwd_algo(a, y, F32(inp), F32(w), F32(bias), F32(ws), B, C, H, W, OC, K, stride, pad);
+                double t = now_ms() - t0;
+                ms[a] = rep == 0 || t < ms[a] ? t : ms[a];
+            }
+        free(y);
+        remember(key, ms);
+        algo = ms[ALGO_DIRECT] < ms[ALGO_IM2COL] ? ALGO_DIRECT : ALGO_IM2COL;
+    }
+    conv_fwd_algo(algo, F32(out_), F32(inp), F32(w), F32(bias), F32(ws), B, C, H, W, OC, K, stride, pad);
     END();
 }
 static void conv2d_backward(tr_backend *be, tr_tensor *dinp, tr_tensor *dw, tr_tensor *dbias, const tr_tensor *dout,
@@ -416,8 +524,28 @@ static void conv2d_backward(tr_backend *be, tr_tensor *dinp, tr_tensor *dw, tr_t
 {
     BEGIN("conv2d_backward");
     ROLES("conv2d_backward", dinp, dw, dbias, dout, inp, w, ws);
-    op_conv2d_backward_cpu(F32(dinp), F32(dw), F32(dbias), F32(dout), F32(inp), F32(w), F32(ws), B, C, H, W, OC, K,
-                           stride, pad, add_dparams);
+    int key[9] = {B, C, H, W, OC, K, stride, pad, 1}, algo = conv_algo(be, key);
+    if (algo < 0) { /* the trial: each algorithm into scratch gradients, timed */
+        float *dx = dinp ? scratch_f32((size_t)tr_tensor_numel(dinp), "conv2d_backward") : NULL,
+              *dwt = scratch_f32((size_t)tr_tensor_numel(dw), "conv2d_backward"),
+              *db = dbias ? scratch_f32((size_t)OC, "conv2d_backward") : NULL;
+        double ms[N_ALGOS];
+        for (int a = 0; a < N_ALGOS; a++) /* dx accumulates: scratch values are never read */
+            for (int rep = 0; rep < 2; rep++) {
+                double t0 = now_ms();
+                conv_bwd_algo(a, dx, dwt, db, F32(dout), F32(inp), F32(w), F32(ws), B, C, H, W, OC, K, stride, pad,
+                              false);
+                double t = now_ms() - t0;
+                ms[a] = rep == 0 || t < ms[a] ? t : ms[a];
+            }
+        free(dx);
+        free(dwt);
+        free(db);
+        remember(key, ms);
+        algo = ms[ALGO_DIRECT] < ms[ALGO_IM2COL] ? ALGO_DIRECT : ALGO_IM2COL;
+    }
+    conv_bwd_algo(algo, F32(dinp), F32(dw), F32(dbias), F32(dout), F32(inp), F32(w), F32(ws), B, C, H, W, OC, K,
+                  stride, pad, add_dparams);
     END();
 }
 static void batchnorm_forward(tr_backend *be, tr_tensor *out_, tr_tensor *mean, tr_tensor *rstd,

@@ -61,6 +61,9 @@ static void usage(FILE *f)
             "  --train-images N --test-images N   the first N images of each set (default: all)\n"
             "  --bias-before-bn on|off  off drops the bias of a conv that BatchNorm follows (its mean\n"
             "                      removes it anyway; default on, PyTorch's default)\n"
+            "  --conv-autotune on|off  time the cpu backend's conv algorithms (im2col+GEMM, direct) once per\n"
+            "                      shape and keep the faster (default off: im2col+GEMM, faster on every\n"
+            "                      shape of the presets measured here)\n"
             "                      batch 64 and AdamW at lr 0.001, weight decay 0.0001 unless given\n"
             "\nOptimizations (each a switch; --preset sets several, later flags override it):\n"
             "  --preset NAME       baseline: fp32, no fusion, no loader workers, no checkpointing;\n"
@@ -211,6 +214,7 @@ static void parse_flags(tr_options *o, int argc, char **argv)
         else if (!strcmp(f, "--train-images")) o->train_images = (int)parse_int(f, v, 2, INT_MAX);
         else if (!strcmp(f, "--test-images")) o->test_images = (int)parse_int(f, v, 1, INT_MAX);
         else if (!strcmp(f, "--bias-before-bn")) o->bias_before_bn = v;
+        else if (!strcmp(f, "--conv-autotune")) o->conv_autotune = v;
         else if (!strcmp(f, "--batch")) o->batch = (int)parse_int(f, v, 1, 65536);
         else if (!strcmp(f, "--seq")) o->seq_len = (int)parse_int(f, v, 1, 65536);
         else if (!strcmp(f, "--layers")) o->n_layers = (int)parse_int(f, v, 1, 1024);
@@ -433,6 +437,11 @@ static void cnn_flags(tr_options *o, int argc, char **argv)
     if (!o->epochs)
         o->epochs = 1;
     tr_options_on("--bias-before-bn", o->bias_before_bn ? o->bias_before_bn : "on");
+    if (tr_options_on("--conv-autotune", o->conv_autotune) && o->backend && strcmp(o->backend, "cpu") != 0) {
+        fprintf(stderr, "trainer: --conv-autotune times the cpu backend's conv algorithms; --backend %s has none\n",
+                o->backend);
+        exit(2);
+    }
     if (o->dist) {
         fprintf(stderr, "trainer: --dist is not implemented for --model %s\n", o->model);
         exit(2);
@@ -451,8 +460,9 @@ void tr_options_parse(tr_options *o, int argc, char **argv)
         cnn_flags(o, argc, argv);
         return;
     }
-    if (o->epochs || o->train_images || o->test_images || o->bias_before_bn) {
-        fprintf(stderr, "trainer: --epochs, --train-images, --test-images and --bias-before-bn are for the CNN "
+    if (o->epochs || o->train_images || o->test_images || o->bias_before_bn || o->conv_autotune) {
+        fprintf(stderr, "trainer: --epochs, --train-images, --test-images, --bias-before-bn and --conv-autotune are "
+                        "for the CNN "
                         "models (--model cnn-guide or cnn-resnet)\n");
         exit(2);
     }

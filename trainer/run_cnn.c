@@ -155,6 +155,7 @@ static void setup(cnn_run *r, const tr_options *o)
     r->B = o->batch < r->n_train ? o->batch : r->n_train;
     r->be = tr_plug_backend(o);
     tr_check(tr_alloc_new(&r->alloc, &r->be->mem, o->mem_limit));
+    r->be->conv_autotune = tr_options_on("--conv-autotune", o->conv_autotune);
     tr_cnn_config cfg = {.name = o->model, .bias_before_bn = !o->bias_before_bn ||
                          tr_options_on("--bias-before-bn", o->bias_before_bn), .C = 1, .H = r->train.rows,
                          .W = r->train.cols, .n_classes = N_CLASSES, .bn_momentum = 0.1f, .bn_eps = 1e-5f};
@@ -291,6 +292,11 @@ int tr_run_cnn(const tr_options *o)
     printf("trainer: %d steps in %.2f s, %.0f img/s (test passes included); first loss %.4f, final loss %.4f; "
            "peak allocated %.1f MiB, peak reserved %.1f MiB\n", n_steps, seconds, images_done / seconds, first_loss,
            last_loss, st.peak_allocated_bytes / 1048576.0, st.peak_reserved_bytes / 1048576.0);
+    if (r.be->conv_autotune && r.be->device == TR_CPU) {
+        static char choices[16384];
+        int n_shapes = tr_backend_cpu_conv_choices(choices, sizeof choices);
+        printf("trainer: --conv-autotune timed %d conv shape(s):\n%s", n_shapes, choices);
+    }
     free(perm);
     free(r.h_losses);
     free(r.h_logits);

@@ -2,7 +2,8 @@
 # trainer_cnn.sh: the CNN models through the trainer program on a small
 # synthetic Fashion-MNIST-shaped set written here (idx files, gzip): both
 # presets train and their loss falls, --bias-before-bn off has fewer
-# parameters, and bad flags and files get one-line errors naming them.
+# parameters, --conv-autotune on times the shapes, and bad flags and
+# files get one-line errors naming them.
 set -u
 tr="$GT_TOP_BUILDDIR/trainer/trainer"
 command -v python3 >/dev/null 2>&1 || { echo "SKIP: python3 writes the idx files"; exit 77; }
@@ -61,7 +62,9 @@ run() {
     fi
 }
 run resnet --model cnn-resnet --epochs 2 --batch 32 --lr 0.003
-run guide --model cnn-guide --epochs 2 --batch 32
+run guide --model cnn-guide --epochs 2 --batch 32 --conv-autotune on
+echo "$out" | grep -q "conv-autotune timed [1-9][0-9]* conv shape" ||
+    { echo "FAIL: --conv-autotune on: no shapes timed"; fails=1; }
 run resnet-sgd-accum --model cnn-resnet --epochs 3 --batch 16 --accum 2 --optimizer sgd --lr 0.1 \
     --lr-schedule cosine --bias-before-bn off
 
@@ -88,5 +91,6 @@ expect 2 "--amp bf16 is not implemented for --model cnn-resnet" --model cnn-resn
 expect 2 "--checkpoint is not implemented" --model cnn-resnet --checkpoint blocks
 expect 2 "--bias-before-bn: expected on or off" --model cnn-resnet --bias-before-bn maybe
 expect 2 "are for the CNN models" --epochs 2
+expect 2 "--conv-autotune: expected on or off" --model cnn-guide --conv-autotune yes
 expect 2 "cnn-guide or cnn-resnet" --model cnn-huge
 exit $fails

@@ -116,6 +116,25 @@ static void conv_check(int B, int C, int H, int W, int OC, int K, int stride, in
     for (size_t i = 0; i < nw; i++)
         twice &= fabsf(dw2[i] - 2 * dw[i]) <= 1e-4f * (1 + fabsf(dw[i]));
     CU_ASSERT(twice);
+    /* the direct algorithm: the same values to rounding, forward and backward */
+    float *y2 = malloc(ny * sizeof(float)), *dx2 = calloc(nx, sizeof(float)), *dw3 = malloc(nw * sizeof(float)),
+          *db2 = malloc(OC * sizeof(float));
+    for (size_t i = 0; i < nx; i++)
+        dx[i] += 0.25f, dx2[i] = 0.25f; /* both accumulate */
+    conv_fwd(y, &c); /* the finite differences left y at a perturbed point */
+    op_conv2d_direct_forward_cpu(y2, c.x, c.w, c.b, B, C, H, W, OC, K, stride, pad);
+    op_conv2d_direct_backward_cpu(dx2, dw3, db2, R, c.x, c.w, B, C, H, W, OC, K, stride, pad, 0);
+    int same = 1;
+    for (size_t i = 0; i < ny; i++)
+        same &= fabsf(y2[i] - y[i]) <= 1e-4f * (1 + fabsf(y[i]));
+    for (size_t i = 0; i < nx; i++)
+        same &= fabsf(dx2[i] - dx[i]) <= 1e-4f * (1 + fabsf(dx[i]));
+    for (size_t i = 0; i < nw; i++)
+        same &= fabsf(dw3[i] - dw[i]) <= 1e-4f * (1 + fabsf(dw[i]));
+    for (int i = 0; i < OC; i++)
+        same &= fabsf(db2[i] - db[i]) <= 1e-4f * (1 + fabsf(db[i]));
+    CU_ASSERT(same);
+    free(y2); free(dx2); free(dw3); free(db2);
     free(c.x); free(c.w); free(c.b); free(c.ws); free(y); free(R); free(dx); free(dw); free(db); free(dw2);
 }
 
