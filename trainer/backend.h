@@ -172,8 +172,8 @@ struct tr_backend {
     /* ---- the CNN's ops (model_cnn.c): NCHW, fp32 (op_roles.c); NULL where a backend has none ---- */
     /* --conv-autotune: each conv shape's algorithms timed at its first call, the faster kept */
     bool conv_autotune;
-    /* Bytes of workspace the conv2d ops take for these shapes (OH, OW: the output's). */
-    size_t (*conv2d_workspace_bytes)(tr_backend *be, int C, int OC, int K, int OH, int OW);
+    /* Bytes of workspace the conv2d ops take for this shape at batch B (0 with a message: no convolution). */
+    size_t (*conv2d_workspace_bytes)(tr_backend *be, int B, int C, int H, int W, int OC, int K, int stride, int pad);
     void (*conv2d_forward)(tr_backend *be, tr_tensor *out, const tr_tensor *inp, const tr_tensor *w,
                            const tr_tensor *bias, tr_tensor *ws, int B, int C, int H, int W, int OC, int K, int stride,
                            int pad);
@@ -187,7 +187,7 @@ struct tr_backend {
                               const tr_tensor *b, int B, int C, int HW, bool training, float momentum, float eps);
     void (*batchnorm_backward)(tr_backend *be, tr_tensor *dinp, tr_tensor *dw, tr_tensor *db, const tr_tensor *dout,
                                const tr_tensor *inp, const tr_tensor *w, const tr_tensor *mean, const tr_tensor *rstd,
-                               int B, int C, int HW, bool add_dparams);
+                               int B, int C, int HW, bool add_dparams, float eps);
     void (*maxpool_forward)(tr_backend *be, tr_tensor *out, tr_tensor *idx, const tr_tensor *inp, int B, int C, int H,
                             int W, int K, int stride);
     void (*maxpool_backward)(tr_backend *be, tr_tensor *dinp, const tr_tensor *dout, const tr_tensor *idx, int B, int C,

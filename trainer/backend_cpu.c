@@ -397,10 +397,11 @@ static void ema(tr_backend *be, tr_tensor *e, const tr_tensor *x, float decay, c
 
 /* ---- the CNN's ops: fp32 by their roles ---- */
 
-static size_t conv2d_workspace_bytes(tr_backend *be, int C, int OC, int K, int OH, int OW)
+static size_t conv2d_workspace_bytes(tr_backend *be, int B, int C, int H, int W, int OC, int K, int stride, int pad)
 {
-    (void)be;
-    return op_conv2d_workspace_cpu(C, OC, K, OH, OW) * sizeof(float);
+    (void)be; (void)B; /* per thread, not per image */
+    return op_conv2d_workspace_cpu(C, OC, K, (H + 2 * pad - K) / stride + 1, (W + 2 * pad - K) / stride + 1) *
+           sizeof(float);
 }
 /* ---- --conv-autotune: both CPU algorithms timed once per shape, the faster kept ---- */
 
@@ -560,8 +561,9 @@ static void batchnorm_forward(tr_backend *be, tr_tensor *out_, tr_tensor *mean, 
 }
 static void batchnorm_backward(tr_backend *be, tr_tensor *dinp, tr_tensor *dw, tr_tensor *db, const tr_tensor *dout,
                                const tr_tensor *inp, const tr_tensor *w, const tr_tensor *mean, const tr_tensor *rstd,
-                               int B, int C, int HW, bool add_dparams)
+                               int B, int C, int HW, bool add_dparams, float eps)
 {
+    (void)eps; /* rstd was kept */
     BEGIN("batchnorm_backward");
     ROLES("batchnorm_backward", dinp, dw, db, dout, inp, w, mean, rstd);
     op_batchnorm_backward_cpu(F32(dinp), F32(dw), F32(db), F32(dout), F32(inp), F32(w), F32(mean), F32(rstd), B, C,

@@ -9,6 +9,7 @@
 #include "error.h"
 #ifdef HAVE_CUDNN
 #include "attention_cudnn.h"
+#include "cnn_cudnn.h"
 #endif
 
 #include <stdio.h>
@@ -409,6 +410,166 @@ static void ema(tr_backend *be, tr_tensor *e, const tr_tensor *x, float decay, c
     DONE(h->dev ? kc_ema_step(w, p, decay, n, h->dev, cb->compute) : kc_ema(w, p, decay, n, cb->compute));
 }
 
+/* ---- the CNN: convolution and BatchNorm on cuDNN (cnn_cudnn.c), the rest on kernels/cuda/pool.cu ---- */
+
+/* A cuDNN call of the CNN that failed, or a build without cuDNN: exits naming the op. */
+static void cnn_check(const char *op, int rc)
+{
+    if (rc < 0) {
+        fprintf(stderr, "trainer: cuda: %s: %s\n", op, tr_error_last());
+        exit(1);
+    }
+}
+
+#ifndef HAVE_CUDNN
+static int no_cudnn(void)
+{
+    return tr_error_set(TR_EINVAL, "this trainer was built without cuDNN's headers; the CNN's convolution and "
+                                   "BatchNorm run on cuDNN on the cuda backend (use --backend cpu)");
+}
+#endif
+
+static size_t conv2d_workspace_bytes(tr_backend *be, int B, int C, int H, int W, int OC, int K, int stride, int pad)
+{
+    (void)be;
+#ifdef HAVE_CUDNN
+    size_t n;
+    if (tr_cnn_cudnn_conv_workspace(&n, B, C, H, W, OC, K, stride, pad) < 0)
+        return 0;
+    return n > 0 ? n : 256;
+#else
+    (void)B; (void)C; (void)H; (void)W; (void)OC; (void)K; (void)stride; (void)pad;
+    no_cudnn();
+    return 0;
+#endif
+}
+
+static void conv2d_forward(tr_backend *be, tr_tensor *out, const tr_tensor *inp, const tr_tensor *w,
+                           const tr_tensor *bias, tr_tensor *ws, int B, int C, int H, int W, int OC, int K, int stride,
+                           int pad)
+{
+    OP("conv2d_forward");
+    ROLES(out, inp, w, bias, ws);
+#ifdef HAVE_CUDNN
+    cnn_check(op_name, tr_cnn_cudnn_conv_forward(F(out), F(inp), F(w), F(bias), D(ws), tr_tensor_bytes(ws), B, C, H,
+                                                 W, OC, K, stride, pad, cb->compute));
+#else
+    (void)B; (void)C; (void)H; (void)W; (void)OC; (void)K; (void)stride; (void)pad;
+    cnn_check(op_name, no_cudnn());
+#endif
+    DONE(0);
+}
+
+static void conv2d_backward(tr_backend *be, tr_tensor *dinp, tr_tensor *dw, tr_tensor *dbias, const tr_tensor *dout,
+                            const tr_tensor *inp, const tr_tensor *w, tr_tensor *ws, int B, int C, int H, int W, int OC,
+                            int K, int stride, int pad, bool add_dparams)
+{
+    OP("conv2d_backward");
+    ROLES(dinp, dw, dbias, dout, inp, w, ws);
+#ifdef HAVE_CUDNN
+    cnn_check(op_name, tr_cnn_cudnn_conv_backward(F(dinp), F(dw), F(dbias), F(dout), F(inp), F(w), D(ws),
+                                                  tr_tensor_bytes(ws), B, C, H, W, OC, K, stride, pad, add_dparams,
+                                                  cb->compute));
+#else
+    (void)B; (void)C; (void)H; (void)W; (void)OC; (void)K; (void)stride; (void)pad; (void)add_dparams;
+    cnn_check(op_name, no_cudnn());
+#endif
+    DONE(0);
+}
+
+static void batchnorm_forward(tr_backend *be, tr_tensor *out, tr_tensor *mean, tr_tensor *rstd,
+                              tr_tensor *running_mean, tr_tensor *running_var, const tr_tensor *inp, const tr_tensor *w,
+                              const tr_tensor *b, int B, int C, int HW, bool training, float momentum, float eps)
+{
+    OP("batchnorm_forward");
+    ROLES(out, mean, rstd, running_mean, running_var, inp, w, b);
+#ifdef HAVE_CUDNN
+    cnn_check(op_name, tr_cnn_cudnn_batchnorm_forward(F(out), F(mean), F(rstd), F(running_mean), F(running_var),
+                                                      F(inp), F(w), F(b), B, C, HW, training, momentum, eps,
+                                                      cb->compute));
+#else
+    (void)B; (void)C; (void)HW; (void)training; (void)momentum; (void)eps;
+    cnn_check(op_name, no_cudnn());
+#endif
+    DONE(0);
+}
+
+static void batchnorm_backward(tr_backend *be, tr_tensor *dinp, tr_tensor *dw, tr_tensor *db, const tr_tensor *dout,
+                               const tr_tensor *inp, const tr_tensor *w, const tr_tensor *mean, const tr_tensor *rstd,
+                               int B, int C, int HW, bool add_dparams, float eps)
+{
+    OP("batchnorm_backward");
+    ROLES(dinp, dw, db, dout, inp, w, mean, rstd);
+#ifdef HAVE_CUDNN
+    cnn_check(op_name, tr_cnn_cudnn_batchnorm_backward(F(dinp), F(dw), F(db), F(dout), F(inp), F(w), F(mean), F(rstd),
+                                                       B, C, HW, add_dparams, eps, cb->compute));
+#else
+    (void)B; (void)C; (void)HW; (void)add_dparams; (void)eps;
+    cnn_check(op_name, no_cudnn());
+#endif
+    DONE(0);
+}
+
+static void maxpool_forward(tr_backend *be, tr_tensor *out, tr_tensor *idx, const tr_tensor *inp, int B, int C,
+                            int H, int W, int K, int stride)
+{
+    OP("maxpool_forward");
+    ROLES(out, idx, inp);
+    DONE(kc_maxpool_forward(F(out), (int32_t *)D(idx), F(inp), B, C, H, W, K, stride, cb->compute));
+}
+
+static void maxpool_backward(tr_backend *be, tr_tensor *dinp, const tr_tensor *dout, const tr_tensor *idx, int B,
+                             int C, int H, int W, int K, int stride)
+{
+    OP("maxpool_backward");
+    ROLES(dinp, dout, idx);
+    DONE(kc_maxpool_backward(F(dinp), F(dout), I(idx), B, C, H, W, K, stride, cb->compute));
+}
+
+static void avgpool_forward(tr_backend *be, tr_tensor *out, const tr_tensor *inp, int B, int C, int H, int W, int K,
+                            int stride)
+{
+    OP("avgpool_forward");
+    ROLES(out, inp);
+    DONE(kc_avgpool_forward(F(out), F(inp), B, C, H, W, K, stride, cb->compute));
+}
+
+static void avgpool_backward(tr_backend *be, tr_tensor *dinp, const tr_tensor *dout, int B, int C, int H, int W,
+                             int K, int stride)
+{
+    OP("avgpool_backward");
+    ROLES(dinp, dout);
+    DONE(kc_avgpool_backward(F(dinp), F(dout), B, C, H, W, K, stride, cb->compute));
+}
+
+static void relu_forward(tr_backend *be, tr_tensor *out, const tr_tensor *inp)
+{
+    OP("relu_forward");
+    ROLES(out, inp);
+    DONE(kc_relu_forward(F(out), F(inp), (long)tr_tensor_numel(inp), cb->compute));
+}
+
+static void relu_backward(tr_backend *be, tr_tensor *dinp, const tr_tensor *out, const tr_tensor *dout)
+{
+    OP("relu_backward");
+    ROLES(dinp, out, dout);
+    DONE(kc_relu_backward(F(dinp), F(out), F(dout), (long)tr_tensor_numel(dout), cb->compute));
+}
+
+static void dropout_forward(tr_backend *be, tr_tensor *out, const tr_tensor *inp, const tr_tensor *mask)
+{
+    OP("dropout_forward");
+    ROLES(out, inp, mask);
+    DONE(kc_dropout_forward(F(out), F(inp), F(mask), (long)tr_tensor_numel(inp), cb->compute));
+}
+
+static void dropout_backward(tr_backend *be, tr_tensor *dinp, const tr_tensor *mask, const tr_tensor *dout)
+{
+    OP("dropout_backward");
+    ROLES(dinp, mask, dout);
+    DONE(kc_dropout_backward(F(dinp), F(mask), F(dout), (long)tr_tensor_numel(dout), cb->compute));
+}
+
 void tr_cuda_ops_fill(tr_backend *table)
 {
     table->encoder_forward = encoder_forward;
@@ -437,4 +598,17 @@ void tr_cuda_ops_fill(tr_backend *table)
     table->unscale = unscale;
     table->scale = scale_by;
     table->ema = ema;
+    table->conv2d_workspace_bytes = conv2d_workspace_bytes;
+    table->conv2d_forward = conv2d_forward;
+    table->conv2d_backward = conv2d_backward;
+    table->batchnorm_forward = batchnorm_forward;
+    table->batchnorm_backward = batchnorm_backward;
+    table->maxpool_forward = maxpool_forward;
+    table->maxpool_backward = maxpool_backward;
+    table->avgpool_forward = avgpool_forward;
+    table->avgpool_backward = avgpool_backward;
+    table->relu_forward = relu_forward;
+    table->relu_backward = relu_backward;
+    table->dropout_forward = dropout_forward;
+    table->dropout_backward = dropout_backward;
 }

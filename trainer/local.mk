@@ -144,13 +144,15 @@ trainer_libtrainer_la_LIBADD += kernels/cuda/libgtkernels_cuda.la $(CUDA_LDFLAGS
 # library dlopened (the trainer starts without it and uses its own kernel)
 if HAVE_CUDNN
 trainer_libtrainer_la_SOURCES += trainer/attention_cudnn.h trainer/attention_cudnn.c
+# the CNN's convolution and BatchNorm on cuDNN's classic API, dlopened as well
+trainer_libtrainer_la_SOURCES += trainer/cnn_cudnn.h trainer/cnn_cudnn.c
 endif
 endif
 endif
 endif
 EXTRA_DIST += trainer/backend_cuda.h trainer/backend_cuda.c trainer/cuda_options.h trainer/backend_cuda_core.h \
 	trainer/backend_cuda_core.c trainer/backend_cuda_ops.c trainer/backend_cuda_gemm.c trainer/backend_cuda_vmm.c \
-	trainer/backend_cuda_step.h trainer/backend_cuda_step.c
+	trainer/backend_cuda_step.h trainer/backend_cuda_step.c trainer/cnn_cudnn.h trainer/cnn_cudnn.c
 
 # NCCL for --dist on the CUDA backend (trainer/dist_nccl.c, behind dist.c's
 # tr_dist_* API): only with Open MPI (start-up, small host reductions), the

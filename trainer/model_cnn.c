@@ -185,26 +185,15 @@ int tr_cnn_new(tr_cnn **out, const tr_cnn_config *cfg, tr_backend *be, tr_alloc 
     if (rc < 0)
         goto cleanup;
     lay_out(m);
-    size_t ws = 0;
-    for (int i = 0; i < m->n_layers; i++) {
-        const tr_cnn_layer *l = &m->layers[i];
-        if (l->kind == TR_CNN_CONV) {
-            size_t n = be->conv2d_workspace_bytes(be, l->C, l->OC, l->K, l->OH, l->OW);
-            ws = n > ws ? n : ws;
-        }
-    }
-    m->ws_bytes = ws;
-    void *p = NULL, *g = NULL, *s = NULL, *w = NULL;
+    void *p = NULL, *g = NULL, *s = NULL;
     if ((rc = tr_alloc_malloc(alloc, &p, m->n_params * sizeof(float), 0)) < 0 ||
         (rc = tr_alloc_malloc(alloc, &g, m->n_params * sizeof(float), 0)) < 0 ||
-        (rc = tr_alloc_malloc(alloc, &s, m->n_stats * sizeof(float) + 4, 0)) < 0 ||
-        (rc = tr_alloc_malloc(alloc, &w, ws + 4, 0)) < 0)
+        (rc = tr_alloc_malloc(alloc, &s, m->n_stats * sizeof(float) + 4, 0)) < 0)
         goto cleanup_mem;
-    m->params = p, m->grads = g, m->stats = s, m->ws = w;
+    m->params = p, m->grads = g, m->stats = s;
     tr_alloc_name(alloc, p, "parameters");
     tr_alloc_name(alloc, g, "gradients");
     tr_alloc_name(alloc, s, "batchnorm running statistics");
-    tr_alloc_name(alloc, w, "conv workspace");
     /* the initial values on the host, then copied */
     float *hp = malloc(m->n_params * sizeof(float) + 4), *hs = malloc(m->n_stats * sizeof(float) + 4);
     if (!hp || !hs) {
@@ -243,7 +232,6 @@ cleanup_mem:
     if (p) tr_alloc_release(alloc, p);
     if (g) tr_alloc_release(alloc, g);
     if (s) tr_alloc_release(alloc, s);
-    if (w) tr_alloc_release(alloc, w);
 cleanup:
     free(m);
     return rc;
@@ -258,11 +246,41 @@ void tr_cnn_free(tr_cnn *m)
     tr_alloc_release(m->alloc, m->params);
     tr_alloc_release(m->alloc, m->grads);
     tr_alloc_release(m->alloc, m->stats);
-    tr_alloc_release(m->alloc, m->ws);
+    if (m->ws)
+        tr_alloc_release(m->alloc, m->ws);
     free(m);
 }
 
 /* ---- forward and backward ---- */
+
+/* The conv workspace for batches up to B (the backend's need may grow with the batch). */
+static int size_workspace(tr_cnn *m, int B)
+{
+    if (m->ws && m->ws_B >= B)
+        return TR_OK;
+    size_t need = 4;
+    for (int i = 0; i < m->n_layers; i++) {
+        const tr_cnn_layer *l = &m->layers[i];
+        if (l->kind != TR_CNN_CONV)
+            continue;
+        size_t n = m->be->conv2d_workspace_bytes(m->be, B, l->C, l->H, l->W, l->OC, l->K, l->stride, l->pad);
+        if (n == 0)
+            return TR_EINVAL; /* the backend's message */
+        need = n > need ? n : need;
+    }
+    if (m->ws)
+        tr_alloc_release(m->alloc, m->ws);
+    m->ws = NULL;
+    void *w;
+    int rc = tr_alloc_malloc(m->alloc, &w, need, 0);
+    if (rc < 0)
+        return rc;
+    tr_alloc_name(m->alloc, w, "conv workspace");
+    m->ws = w;
+    m->ws_bytes = need;
+    m->ws_B = B;
+    return TR_OK;
+}
 
 static size_t out_numel(const tr_cnn_layer *l) { return (size_t)l->OC * l->OH * l->OW; }
 
@@ -280,9 +298,12 @@ int tr_cnn_forward(tr_cnn *m, const tr_tensor *images, int B, bool training, tr_
         tr_alloc_release(m->alloc, m->acts);
         m->acts = NULL;
     }
+    int rc = size_workspace(m, B);
+    if (rc < 0)
+        return rc;
     void *mem;
     size_t n_act = m->act_per_image * (size_t)B + m->bn_aux;
-    int rc = tr_alloc_malloc(m->alloc, &mem, n_act * sizeof(float), 0);
+    rc = tr_alloc_malloc(m->alloc, &mem, n_act * sizeof(float), 0);
     if (rc < 0)
         return rc;
     tr_alloc_name(m->alloc, mem, "cnn activations");
@@ -413,7 +434,8 @@ int tr_cnn_backward(tr_cnn *m, const tr_tensor *probs, const tr_tensor *targets,
             tr_tensor w = view(m, m->params + l->w_off, l->OC), dw = view(m, m->grads + l->w_off, l->OC),
                       db = view(m, m->grads + l->b_off, l->OC), mean = view(m, bn_aux + l->aux_off, l->OC),
                       rstd = view(m, bn_aux + l->aux_off + l->OC, l->OC);
-            be->batchnorm_backward(be, pdx, &dw, &db, &dy, &x, &w, &mean, &rstd, B, l->C, l->H * l->W, add_dparams);
+            be->batchnorm_backward(be, pdx, &dw, &db, &dy, &x, &w, &mean, &rstd, B, l->C, l->H * l->W, add_dparams,
+                                   m->cfg.bn_eps);
             break;
         }
         case TR_CNN_RELU:

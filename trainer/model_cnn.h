@@ -64,7 +64,8 @@ typedef struct tr_cnn {
     size_t n_stats;            /* BN running statistics */
     size_t act_per_image;      /* floats of activations and aux per image */
     size_t bn_aux;             /* floats of BN batch statistics per batch */
-    size_t ws_bytes;           /* the conv workspace */
+    size_t ws_bytes;           /* the conv workspace, sized for batches up to ws_B at the first forward of one */
+    int ws_B;
     float *params, *grads, *stats, *ws; /* device memory */
     float *acts;               /* the batch's activations between forward and backward; NULL otherwise */
     int act_B;                 /* their batch */

@@ -84,6 +84,22 @@ int kc_gelu_backward(void *dinp, const void *inp, const void *dout, int dt, long
 int kc_residual_forward(float *out, const float *a, const void *b, int dt, long n, cudaStream_t stream);
 int kc_residual_backward(float *da, void *db, int dt, const float *dout, long n, cudaStream_t stream);
 
+/* pool.cu: the CNN's pooling (NCHW, no padding; idx: the maximum's place
+ * in its plane), ReLU and dropout (mask NULL: a copy); fp32; the backwards
+ * add into dinp. */
+int kc_maxpool_forward(float *out, int32_t *idx, const float *inp, int B, int C, int H, int W, int K, int stride,
+                       cudaStream_t stream);
+int kc_maxpool_backward(float *dinp, const float *dout, const int32_t *idx, int B, int C, int H, int W, int K,
+                        int stride, cudaStream_t stream);
+int kc_avgpool_forward(float *out, const float *inp, int B, int C, int H, int W, int K, int stride,
+                       cudaStream_t stream);
+int kc_avgpool_backward(float *dinp, const float *dout, int B, int C, int H, int W, int K, int stride,
+                        cudaStream_t stream);
+int kc_relu_forward(float *out, const float *inp, long n, cudaStream_t stream);
+int kc_relu_backward(float *dinp, const float *out, const float *dout, long n, cudaStream_t stream);
+int kc_dropout_forward(float *out, const float *inp, const float *mask, long n, cudaStream_t stream);
+int kc_dropout_backward(float *dinp, const float *mask, const float *dout, long n, cudaStream_t stream);
+
 /* crossentropy.cu: logits/dlogits in dt; losses, probs fp32. The gradient
  * is scaled by dloss, times *dloss_scale (device memory: the device step's
  * loss scale) when that is not NULL; dloss 0: no gradient (fused). */

@@ -8,7 +8,7 @@ noinst_LTLIBRARIES += kernels/cuda/libgtkernels_cuda.la
 kernels_cuda_libgtkernels_cuda_la_SOURCES = kernels/cuda/kernels_cuda.h kernels/cuda/common.cuh \
 	kernels/cuda/cast.cu kernels/cuda/encoder.cu kernels/cuda/layernorm.cu kernels/cuda/matmul.cu \
 	kernels/cuda/attention.cu kernels/cuda/gelu.cu kernels/cuda/residual.cu kernels/cuda/crossentropy.cu \
-	kernels/cuda/optim.cu
+	kernels/cuda/optim.cu kernels/cuda/pool.cu
 kernels_cuda_libgtkernels_cuda_la_LIBADD = $(CUDA_LDFLAGS) $(CUDA_LIBS) -lstdc++
 
 check_PROGRAMS += tests/gpu/test_cuda_cast
@@ -56,4 +56,4 @@ EXTRA_DIST += tests/gpu/test_cuda_attention.c tests/gpu/test_cudnn_attention_pla
 	tests/gpu/cudnn_path.sh trainer/attention_cudnn.h trainer/attention_cudnn.c
 EXTRA_DIST += kernels/cuda/kernels_cuda.h kernels/cuda/common.cuh kernels/cuda/cast.cu kernels/cuda/encoder.cu \
 	kernels/cuda/layernorm.cu kernels/cuda/matmul.cu kernels/cuda/attention.cu kernels/cuda/gelu.cu \
-	kernels/cuda/residual.cu kernels/cuda/crossentropy.cu kernels/cuda/optim.cu
+	kernels/cuda/residual.cu kernels/cuda/crossentropy.cu kernels/cuda/optim.cu kernels/cuda/pool.cu
