@@ -23,7 +23,7 @@ tests_gpu_test_cuda_cast_LDADD = kernels/cuda/libgtkernels_cuda.la $(CUDA_LDFLAG
 # runs all of it on a GPU.
 if HAVE_CUBLASLT
 check_PROGRAMS += tests/gpu/test_cuda_ops
-TESTS += tests/gpu/test_cuda_ops tests/gpu/trainer_cuda.sh tests/gpu/cuda_graph.sh
+TESTS += tests/gpu/test_cuda_ops tests/gpu/trainer_cuda.sh tests/gpu/cuda_graph.sh tests/gpu/trainer_cnn_cuda.sh
 tests_gpu_test_cuda_ops_SOURCES = tests/gpu/test_cuda_ops.c
 tests_gpu_test_cuda_ops_CPPFLAGS = $(TRAINER_CPPFLAGS)
 tests_gpu_test_cuda_ops_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS)
@@ -51,7 +51,8 @@ endif
 endif
 endif
 endif
-EXTRA_DIST += tests/gpu/test_cuda_ops.c tests/gpu/trainer_cuda.sh tests/gpu/device_check.sh tests/gpu/cuda_graph.sh
+EXTRA_DIST += tests/gpu/test_cuda_ops.c tests/gpu/trainer_cuda.sh tests/gpu/device_check.sh tests/gpu/cuda_graph.sh \
+	tests/gpu/trainer_cnn_cuda.sh
 EXTRA_DIST += tests/gpu/test_cuda_attention.c tests/gpu/test_cudnn_attention_plans.c tests/gpu/trainer_attention.sh \
 	tests/gpu/cudnn_path.sh trainer/attention_cudnn.h trainer/attention_cudnn.c
 EXTRA_DIST += kernels/cuda/kernels_cuda.h kernels/cuda/common.cuh kernels/cuda/cast.cu kernels/cuda/encoder.cu \
