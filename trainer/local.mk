@@ -45,7 +45,9 @@ EXTRA_DIST += tests/integration/trainer_cli.sh tests/integration/trainer_train.s
 # bench/results/*-trainer-cpu.md). Run from the build dir:
 #   $(top_srcdir)/bench/bench_trainer.sh ./trainer/trainer
 #   $(top_srcdir)/bench/bench_optimizations.sh ./trainer/trainer (results: *-optimizations-cpu.md)
-EXTRA_DIST += bench/bench_trainer.sh bench/bench_trainer_torch.py bench/bench_optimizations.sh
+#   $(top_srcdir)/bench/bench_cnn.sh ./trainer/trainer (the CNNs against PyTorch; results: *-cnn-cpu.md)
+EXTRA_DIST += bench/bench_trainer.sh bench/bench_trainer_torch.py bench/bench_optimizations.sh bench/bench_cnn.sh \
+	bench/bench_cnn_torch.py
 
 if HAVE_CUNIT
 TRAINER_TEST_CFLAGS = $(AM_CFLAGS) $(CUNIT_CFLAGS) $(OPENMP_CFLAGS)
