@@ -41,14 +41,10 @@ static int bad_option(const char *cmd, const char *synopsis, char **argv)
 /* flags: GT_OPEN_CHECK_LATER where analyze reads the whole trace and asks
  * for the check's verdict (gt_report_compute does): the check of a big file
  * then runs beside the reading. */
+/* A trace, or a PyTorch file imported on the fly (open_any.c). */
 static gt_trace *open_trace(const char *path, unsigned flags)
 {
-    gt_trace *t = NULL;
-    if (gt_trace_open(&t, path, flags) != 0) {
-        gt_cli_error("%s", gt_error_last());
-        return NULL;
-    }
-    return t;
+    return gt_cli_open_trace(path, flags);
 }
 
 /* A non-negative integer, all of the text. */

@@ -33,5 +33,8 @@ EXTRA_DIST += tests/integration/cli_analyze.sh
 if HAVE_NVTX
 TESTS += tests/integration/pytorch_train.sh tests/integration/pytorch_cli.sh
 endif
+# report|diff|memory|export on torch.profiler JSON and snapshot pickles (the fixtures).
+TESTS += tests/integration/pytorch_open.sh
+EXTRA_DIST += tests/integration/pytorch_open.sh
 EXTRA_DIST += tests/integration/pytorch_train.sh tests/integration/pytorch_cli.sh \
 	tests/integration/pytorch_common.sh tests/integration/pytorch_train.py
