@@ -40,8 +40,8 @@ static int bad_option(const char *cmd, const char *synopsis, char **argv)
 
 /* flags: GT_OPEN_CHECK_LATER where analyze reads the whole trace and asks
  * for the check's verdict (gt_report_compute does): the check of a big file
- * then runs beside the reading. */
-/* A trace, or a PyTorch file imported on the fly (open_any.c). */
+ * then runs beside the reading. A torch.profiler JSON or a memory snapshot
+ * is imported on the fly into a temporary trace (open_any.c). */
 static gt_trace *open_trace(const char *path, unsigned flags)
 {
     return gt_cli_open_trace(path, flags);
