@@ -10,6 +10,8 @@ libtrace_analyze_libgtanalyze_la_SOURCES = \
 	libtrace/analyze/summary.c \
 	libtrace/analyze/gaps.c \
 	libtrace/analyze/memory.c \
+	libtrace/analyze/memory_state.c \
+	libtrace/analyze/analysis.c \
 	libtrace/analyze/comm.c \
 	libtrace/analyze/advice.c \
 	libtrace/analyze/report.c \

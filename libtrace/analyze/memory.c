@@ -35,6 +35,7 @@ typedef struct rec { /* one allocation, from its birth to its free */
     int64_t bytes, tid, callchain;
     int32_t stream;
     int8_t kind;
+    int64_t life; /* its open life in the history; -1 none (or not recording) */
 } rec;
 
 typedef struct live_map { /* address -> rec index of the live ones; open addressing */
@@ -72,6 +73,7 @@ typedef struct replay {
     int64_t peak_alloc, peak_alloc_ns, peak_res, peak_res_ns, res_at_peak_alloc;
     int64_t n_ops[7];
     actlog *log; /* NULL: not logging */
+    an_mem_hist *hist; /* NULL: not recording the history */
 } replay;
 
 static int64_t sat_add(int64_t a, int64_t b)
@@ -352,10 +354,52 @@ static void account(replay *rp, int8_t kind, int64_t delta, int64_t t_ns)
     }
 }
 
+/* The roles a record plays in the state (gt_mem_life.roles). */
+static uint8_t rec_roles(const replay *rp, const rec *r)
+{
+    uint8_t roles = 0;
+    if (r->kind == REC_BLOCK || (r->kind == REC_DEVICE && !rp->has_blocks))
+        roles |= GT_MEM_ROLE_BLOCK;
+    if (r->kind == REC_SEGMENT || (r->kind == REC_DEVICE && !rp->has_segments))
+        roles |= GT_MEM_ROLE_SEGMENT;
+    return roles;
+}
+
+/* History: a life opens when a record is made or resized, and closes when it
+ * is freed or resized. */
+static int life_open(replay *rp, rec *r, int64_t t_ns)
+{
+    an_mem_hist *h = rp->hist;
+    uint8_t roles = rec_roles(rp, r);
+    r->life = -1;
+    if (!h || !roles)
+        return 0;
+    if (h->n_lives == h->cap_lives) {
+        size_t ncap = h->cap_lives ? h->cap_lives * 2 : 1024;
+        gt_mem_life *nl = realloc(h->lives, ncap * sizeof *nl);
+        if (!nl)
+            return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory recording allocations");
+        h->lives = nl;
+        h->cap_lives = ncap;
+    }
+    h->lives[h->n_lives] = (gt_mem_life){t_ns, AN_ALIVE, r->start_ns, r->bytes, r->tid, r->callchain, r->address,
+                                         roles, r->kind == REC_SEGMENT};
+    r->life = (int64_t)h->n_lives++;
+    return 0;
+}
+
+static void life_close(replay *rp, rec *r, int64_t t_ns)
+{
+    if (rp->hist && r->life >= 0)
+        rp->hist->lives[r->life].to_ns = t_ns;
+    r->life = -1;
+}
+
 static int end_rec(replay *rp, int64_t idx, int64_t t_ns)
 {
     rec *r = &rp->recs[idx];
     int rc;
+    life_close(rp, r, t_ns);
     if (r->kind == REC_BLOCK && (rc = count_heap_block(rp, r->heap, -1)) < 0)
         return rc;
     r->end_ns = t_ns;
@@ -412,7 +456,10 @@ static int replay_event(replay *rp, const an_mem *e)
         account(rp, kind, e->bytes - r->bytes, e->t_ns);
         if ((rc = log_rec(rp, r, false, e->t_ns, r->bytes)) < 0)
             return rc;
+        life_close(rp, r, e->t_ns);
         r->bytes = e->bytes;
+        if ((rc = life_open(rp, r, e->t_ns)) < 0)
+            return rc;
         return log_rec(rp, r, true, e->t_ns, r->bytes);
     }
     if (rp->n_recs == rp->cap_recs) {
@@ -423,7 +470,10 @@ static int replay_event(replay *rp, const an_mem *e)
         rp->recs = nr;
         rp->cap_recs = ncap;
     }
-    rp->recs[rp->n_recs] = (rec){e->t_ns, AN_ALIVE, address, e->heap, e->bytes, e->tid, e->callchain, e->stream, kind};
+    rp->recs[rp->n_recs] = (rec){e->t_ns, AN_ALIVE, address, e->heap, e->bytes, e->tid, e->callchain, e->stream, kind,
+                                 -1};
+    if ((rc = life_open(rp, &rp->recs[rp->n_recs], e->t_ns)) < 0)
+        return rc;
     if ((rc = map_put(mp, key, (int64_t)rp->n_recs)) < 0 ||
         (kind == REC_BLOCK && (rc = count_heap_block(rp, e->heap, 1)) < 0))
         return rc;
@@ -943,204 +993,6 @@ void an_memory_clear(gt_memory *mem)
     memset(mem, 0, sizeof *mem);
 }
 
-/* ---- state at a moment -------------------------------------------------- */
-
-static int cmp_seg_addr(const void *a, const void *b)
-{
-    const gt_mem_segment *x = a, *y = b;
-    return (x->address > y->address) - (x->address < y->address);
-}
-
-/* The segment (by address, sorted) holding addr, or n: none. */
-static size_t seg_of(const gt_mem_segment *segs, size_t n, uint64_t addr)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (segs[mid].address <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo > 0 && addr - segs[lo - 1].address < (uint64_t)segs[lo - 1].bytes)
-        return lo - 1;
-    return n; /* unplaced: after every segment */
-}
-
-typedef struct placed { size_t seg; gt_mem_block b; } placed;
-
-static int cmp_placed(const void *a, const void *b)
-{
-    const placed *x = a, *y = b;
-    if (x->seg != y->seg)
-        return x->seg < y->seg ? -1 : 1;
-    return (x->b.address > y->b.address) - (x->b.address < y->b.address);
-}
-
-/* The state of process p at at_ns. */
-static int state_of(gt_mem_state **out, const an_model *m, const proc_mem *p, int64_t at_ns)
-{
-    replay rp;
-    gt_mem_state *st = NULL;
-    placed *pl = NULL;
-    size_t next, n_seg = 0, n_blk = 0, n_pl = 0;
-    int8_t seg_kind, blk_kind;
-    int rc;
-    *out = NULL;
-    replay_init(&rp, m, p);
-    if ((rc = replay_until(&rp, 0, at_ns, &next)) < 0)
-        goto cleanup;
-    st = calloc(1, sizeof *st);
-    if (!st)
-        goto nomem;
-    st->pid = p->pid;
-    st->at_ns = at_ns;
-    st->step = -1;
-    st->allocated_bytes = rp.allocated;
-    st->reserved_bytes = rp.reserved;
-    seg_kind = rp.has_segments ? REC_SEGMENT : REC_DEVICE;
-    blk_kind = rp.has_blocks ? REC_BLOCK : REC_DEVICE;
-    for (size_t i = 0; i < rp.n_recs; i++) {
-        const rec *r = &rp.recs[i];
-        if (r->end_ns != AN_ALIVE)
-            continue;
-        n_seg += r->kind == seg_kind;
-        n_blk += r->kind == blk_kind;
-    }
-    st->segments = calloc(n_seg ? n_seg : 1, sizeof *st->segments);
-    st->blocks = calloc(n_blk ? n_blk : 1, sizeof *st->blocks);
-    pl = calloc(n_blk ? n_blk : 1, sizeof *pl);
-    if (!st->segments || !st->blocks || !pl)
-        goto nomem;
-    for (size_t i = 0; i < rp.n_recs; i++) {
-        const rec *r = &rp.recs[i];
-        if (r->end_ns == AN_ALIVE && r->kind == seg_kind)
-            st->segments[st->n_segments++] = (gt_mem_segment){r->address, r->bytes, r->start_ns, 0, 0, 0,
-                                                              r->kind == REC_SEGMENT};
-    }
-    if (st->n_segments > 1)
-        qsort(st->segments, st->n_segments, sizeof *st->segments, cmp_seg_addr);
-    for (size_t i = 0; i < rp.n_recs; i++) {
-        const rec *r = &rp.recs[i];
-        if (r->end_ns != AN_ALIVE || r->kind != blk_kind)
-            continue;
-        placed *q = &pl[n_pl++];
-        q->b = (gt_mem_block){r->address, r->bytes, r->start_ns, r->tid, r->callchain, NULL};
-        q->seg = seg_of(st->segments, st->n_segments, r->address);
-        if (!(q->b.origin = an_model_origin(m, r->tid, r->start_ns, r->callchain)))
-            goto nomem;
-    }
-    if (n_pl > 1)
-        qsort(pl, n_pl, sizeof *pl, cmp_placed);
-    for (size_t b = 0; b < n_pl; b++) {
-        st->blocks[st->n_blocks++] = pl[b].b;
-        pl[b].b.origin = NULL;
-        if (pl[b].seg == st->n_segments) {
-            st->n_unplaced++;
-            continue;
-        }
-        gt_mem_segment *sg = &st->segments[pl[b].seg];
-        if (sg->n_blocks == 0)
-            sg->first_block = b;
-        sg->n_blocks++;
-        sg->allocated_bytes = sat_add(sg->allocated_bytes, pl[b].b.bytes);
-    }
-    *out = st;
-    st = NULL;
-    goto cleanup;
-nomem:
-    rc = gt_error_set(GT_ERR_NOMEM, "analyze: out of memory building the allocator state");
-cleanup:
-    for (size_t b = 0; pl && b < n_blk; b++)
-        free(pl[b].b.origin);
-    free(pl);
-    gt_mem_state_free(st);
-    replay_free(&rp);
-    return rc;
-}
-
-/* The moment a step held the most allocated bytes in process p. */
-static int64_t step_peak(const an_model *m, const proc_mem *p, const gt_step *step)
-{
-    replay rp;
-    size_t next = 0;
-    int64_t best_ns = step->start_ns, best = -1;
-    replay_init(&rp, m, p);
-    if (replay_until(&rp, 0, just_before(step->start_ns), &next) == 0) {
-        best = rp.allocated;
-        for (; next < p->n && p->ev[next].t_ns < step->end_ns; next++) {
-            if (replay_event(&rp, &p->ev[next]) < 0)
-                break;
-            /* events of one nanosecond settle before we look */
-            if (next + 1 < p->n && p->ev[next + 1].t_ns == p->ev[next].t_ns)
-                continue;
-            if (rp.allocated > best) {
-                best = rp.allocated;
-                best_ns = p->ev[next].t_ns;
-            }
-        }
-    }
-    replay_free(&rp);
-    return best_ns;
-}
-
-/* "1, 2 and 3": the processes of a split, for messages. */
-static void pid_list(char *buf, size_t n, const mem_split *sp)
-{
-    size_t at = 0;
-    buf[0] = 0;
-    for (size_t i = 0; i < sp->n && at + 24 < n; i++)
-        at += (size_t)snprintf(buf + at, n - at, "%s%lld", i == 0 ? "" : i + 1 == sp->n ? " and " : ", ",
-                               (long long)sp->v[i].pid);
-    if (sp->n == 0)
-        snprintf(buf, n, "none");
-}
-
-/* The processes a request covers: pid's, or every one (-1); no process
- * with memory events at all: one empty process. */
-static int select_procs(mem_split *sp, const an_model *m, int64_t pid, const char *path)
-{
-    int rc;
-    if ((rc = split_procs(sp, m)) < 0)
-        return rc;
-    if (pid < 0 && sp->n > 0)
-        return 0;
-    if (pid < 0) { /* nothing to show: an empty allocator */
-        if (!(sp->v = calloc(1, sizeof *sp->v))) {
-            split_free(sp);
-            return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
-        }
-        sp->n = 1;
-        return 0;
-    }
-    size_t k = split_find(sp, pid);
-    if (k == sp->n) {
-        char list[256];
-        pid_list(list, sizeof list, sp);
-        split_free(sp);
-        return gt_error_set(GT_ERR_NOTFOUND, "%s: process %lld has no allocation events (processes that have: %s)",
-                            path, (long long)pid, list);
-    }
-    for (size_t i = 0; i < sp->n; i++)
-        if (i != k)
-            free(sp->v[i].ev);
-    sp->v[0] = sp->v[k];
-    sp->n = 1;
-    return 0;
-}
-
-int an_memory_state(gt_mem_state **out, const an_model *m, int64_t pid, int64_t at_ns)
-{
-    mem_split sp;
-    int rc;
-    *out = NULL;
-    if ((rc = select_procs(&sp, m, pid, m->t ? gt_trace_path(m->t) : "trace")) < 0)
-        return rc;
-    rc = state_of(out, m, &sp.v[0], at_ns);
-    split_free(&sp);
-    return rc;
-}
-
 int an_memory_pids(const an_model *m, int64_t **out, size_t *out_n)
 {
     mem_split sp;
@@ -1210,150 +1062,72 @@ int an_memory_actions(const an_model *m, an_mem_action **out, size_t *out_n)
     return an_memory_actions_pid(m, -1, out, out_n);
 }
 
-void gt_mem_state_free(gt_mem_state *s)
+/* ---- history ------------------------------------------------------------ */
+
+void an_mem_hists_free(an_mem_hist *v, size_t n)
 {
-    if (!s)
-        return;
-    for (size_t i = 0; i < s->n_blocks; i++)
-        free(s->blocks[i].origin);
-    free(s->blocks);
-    free(s->segments);
-    free(s);
+    for (size_t i = 0; v && i < n; i++) {
+        free(v[i].samples);
+        free(v[i].lives);
+        free(v[i].chunk_end);
+    }
+    free(v);
 }
 
-void gt_mem_states_free(gt_mem_states *s)
+/* One process's whole replay, every event's totals and every life kept. */
+static int hist_of(an_mem_hist *h, const an_model *m, const proc_mem *p)
 {
-    if (!s)
-        return;
-    for (size_t i = 0; i < s->n; i++)
-        gt_mem_state_free(s->v[i]);
-    free(s->v);
-    free(s);
-}
-
-/* The states of the selected processes, at at_ns or (step >= 0) each at the
- * moment its own step `step` peaked. */
-static int states(gt_mem_states **out, gt_trace *t, int64_t pid, int64_t at_ns, int64_t step)
-{
-    an_model *m = NULL;
-    an_steps all = {0}, own = {0};
-    mem_split sp = {0};
-    gt_mem_states *ss = NULL;
-    int rc;
-    *out = NULL;
-    if (!t)
-        return gt_error_set(GT_ERR_INVALID, "gt_memory_states: no trace");
-    if ((rc = an_model_load(&m, t)) < 0)
-        return rc;
-    if ((rc = select_procs(&sp, m, pid, gt_trace_path(t))) < 0)
-        goto cleanup;
-    if (step >= 0) {
-        if ((rc = an_steps_find(&all, m)) < 0)
+    replay rp;
+    int rc = 0;
+    h->pid = p->pid;
+    replay_init(&rp, m, p);
+    rp.hist = h;
+    if (p->n && !(h->samples = malloc(p->n * sizeof *h->samples)))
+        goto nomem;
+    for (size_t i = 0; i < p->n; i++) {
+        if ((rc = replay_event(&rp, &p->ev[i])) < 0)
             goto cleanup;
+        h->samples[h->n_samples++] = (gt_mem_sample){p->ev[i].t_ns, rp.allocated, rp.reserved};
     }
-    if (!(ss = calloc(1, sizeof *ss)) || !(ss->v = calloc(sp.n, sizeof *ss->v))) {
-        rc = gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
-        goto cleanup;
+    h->n_chunks = (h->n_lives + AN_LIFE_CHUNK - 1) / AN_LIFE_CHUNK;
+    if (h->n_chunks && !(h->chunk_end = malloc(h->n_chunks * sizeof *h->chunk_end)))
+        goto nomem;
+    for (size_t c = 0; c < h->n_chunks; c++) {
+        int64_t end = INT64_MIN;
+        for (size_t i = c * AN_LIFE_CHUNK; i < h->n_lives && i < (c + 1) * AN_LIFE_CHUNK; i++)
+            end = h->lives[i].to_ns > end ? h->lives[i].to_ns : end;
+        h->chunk_end[c] = end;
     }
-    for (size_t k = 0; k < sp.n; k++) {
-        int64_t when = at_ns;
-        if (step >= 0) {
-            /* the process's own step N, else the trace's */
-            const gt_step *st = NULL;
-            free(own.v);
-            own = (an_steps){0};
-            if (sp.v[k].n > 0 && (rc = an_steps_find_pid(&own, m, sp.v[k].pid)) < 0)
-                goto cleanup;
-            for (size_t i = 0; i < own.n && !st; i++)
-                st = own.v[i].number == step ? &own.v[i] : NULL;
-            for (size_t i = 0; i < all.n && !st; i++)
-                st = all.v[i].number == step ? &all.v[i] : NULL;
-            if (!st) {
-                rc = gt_error_set(GT_ERR_NOTFOUND, "%s: no step %lld (the trace has %zu steps%s)", gt_trace_path(t),
-                                  (long long)step, all.n, all.n ? "" : ": no NVTX range named \"step N\"");
-                goto cleanup;
-            }
-            when = step_peak(m, &sp.v[k], st);
-        }
-        if ((rc = state_of(&ss->v[k], m, &sp.v[k], when)) < 0)
-            goto cleanup;
-        ss->v[k]->step = step;
-        ss->n++;
-    }
-    *out = ss;
-    ss = NULL;
+    goto cleanup;
+nomem:
+    rc = gt_error_set(GT_ERR_NOMEM, "analyze: out of memory recording allocations");
 cleanup:
-    gt_mem_states_free(ss);
-    split_free(&sp);
-    free(all.v);
-    free(own.v);
-    an_model_free(m);
+    replay_free(&rp);
     return rc;
 }
 
-int gt_memory_states_at(gt_mem_states **out, gt_trace *t, int64_t pid, int64_t at_ns)
+int an_memory_hists(an_mem_hist **out, size_t *out_n, const an_model *m)
 {
-    return states(out, t, pid, at_ns, -1);
-}
-
-int gt_memory_states_at_step(gt_mem_states **out, gt_trace *t, int64_t pid, int64_t step)
-{
-    if (step < 0) {
-        *out = NULL;
-        return gt_error_set(GT_ERR_INVALID, "gt_memory_states_at_step: step %lld", (long long)step);
-    }
-    return states(out, t, pid, 0, step);
-}
-
-/* One state: pid's, or the only process's (-1). */
-static int one_state(gt_mem_state **out, gt_trace *t, int64_t pid, int64_t at_ns, int64_t step)
-{
-    gt_mem_states *ss = NULL;
-    int rc;
-    *out = NULL;
-    if ((rc = states(&ss, t, pid, at_ns, step)) < 0)
-        return rc;
-    if (ss->n != 1) {
-        char list[256] = "";
-        size_t at = 0;
-        for (size_t i = 0; i < ss->n && at + 24 < sizeof list; i++)
-            at += (size_t)snprintf(list + at, sizeof list - at, "%s%lld", i ? ", " : "", (long long)ss->v[i]->pid);
-        rc = gt_error_set(GT_ERR_INVALID, "%s: %zu processes have allocation events (%s): choose one",
-                          gt_trace_path(t), ss->n, list);
-    } else {
-        *out = ss->v[0];
-        ss->v[0] = NULL;
-        ss->n = 0;
-    }
-    gt_mem_states_free(ss);
-    return rc;
-}
-
-int gt_memory_state_at(gt_mem_state **out, gt_trace *t, int64_t pid, int64_t at_ns)
-{
-    return one_state(out, t, pid, at_ns, -1);
-}
-
-int gt_memory_state_at_step(gt_mem_state **out, gt_trace *t, int64_t pid, int64_t step)
-{
-    if (step < 0) {
-        *out = NULL;
-        return gt_error_set(GT_ERR_INVALID, "gt_memory_state_at_step: step %lld", (long long)step);
-    }
-    return one_state(out, t, pid, 0, step);
-}
-
-int gt_memory_pids(int64_t **out, size_t *out_n, gt_trace *t)
-{
-    an_model *m = NULL;
+    mem_split sp;
+    an_mem_hist *v = NULL;
     int rc;
     *out = NULL;
     *out_n = 0;
-    if (!t)
-        return gt_error_set(GT_ERR_INVALID, "gt_memory_pids: no trace");
-    if ((rc = an_model_load(&m, t)) < 0)
+    if ((rc = split_procs(&sp, m)) < 0)
         return rc;
-    rc = an_memory_pids(m, out, out_n);
-    an_model_free(m);
+    if (!(v = calloc(sp.n ? sp.n : 1, sizeof *v))) {
+        rc = gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
+        goto cleanup;
+    }
+    for (size_t k = 0; k < sp.n && rc == 0; k++)
+        rc = hist_of(&v[k], m, &sp.v[k]);
+    if (rc == 0) {
+        *out = v;
+        *out_n = sp.n ? sp.n : 1; /* none: one empty process 0 */
+        v = NULL;
+    }
+cleanup:
+    an_mem_hists_free(v, sp.n);
+    split_free(&sp);
     return rc;
 }

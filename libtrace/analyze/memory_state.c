@@ -1,0 +1,369 @@
+/* memory_state.c: the allocator at a moment (gtrace memory --at / --step,
+ * the viewer's memory click), read from a process's history (memory.c's
+ * an_mem_hist): the totals from the samples, the live segments and blocks
+ * from the lives, skipping whole chunks of lives that were over by then.
+ * No replay runs per query and nothing here is static, so a loaded
+ * analysis answers any number of queries, from any threads. This file does
+ * not replay events, nor judge them (leaks and spikes are memory.c's). */
+#include "analyze_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int cmp_seg_addr(const void *a, const void *b)
+{
+    const gt_mem_segment *x = a, *y = b;
+    return (x->address > y->address) - (x->address < y->address);
+}
+
+/* The segment (by address, sorted) holding addr, or n: none. */
+static size_t seg_of(const gt_mem_segment *segs, size_t n, uint64_t addr)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (segs[mid].address <= addr)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo > 0 && addr - segs[lo - 1].address < (uint64_t)segs[lo - 1].bytes)
+        return lo - 1;
+    return n; /* unplaced: after every segment */
+}
+
+typedef struct placed { size_t seg; gt_mem_block b; } placed;
+
+static int cmp_placed(const void *a, const void *b)
+{
+    const placed *x = a, *y = b;
+    if (x->seg != y->seg)
+        return x->seg < y->seg ? -1 : 1;
+    return (x->b.address > y->b.address) - (x->b.address < y->b.address);
+}
+
+/* The last sample at or before t; NULL: none yet. */
+static const gt_mem_sample *sample_at(const an_mem_hist *h, int64_t t)
+{
+    size_t lo = 0, hi = h->n_samples;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (h->samples[mid].t_ns <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo > 0 ? &h->samples[lo - 1] : NULL;
+}
+
+/* Alive at t: begun by then and not ended (never freed is alive even at INT64_MAX). */
+static bool alive_at(int64_t to_ns, int64_t t) { return to_ns > t || to_ns == AN_ALIVE; }
+
+/* The next life alive at t (from <= t < to) at or after *at, in start
+ * order; NULL: no more. Chunks all over by t are skipped whole. */
+static const gt_mem_life *next_live(const an_mem_hist *h, int64_t t, size_t *at)
+{
+    for (size_t i = *at; i < h->n_lives;) {
+        if (i % AN_LIFE_CHUNK == 0 && !alive_at(h->chunk_end[i / AN_LIFE_CHUNK], t)) {
+            i += AN_LIFE_CHUNK;
+            continue;
+        }
+        const gt_mem_life *l = &h->lives[i++];
+        if (l->from_ns > t)
+            break;
+        if (alive_at(l->to_ns, t)) {
+            *at = i;
+            return l;
+        }
+    }
+    *at = h->n_lives;
+    return NULL;
+}
+
+int an_mem_hist_state(gt_mem_state **out, const an_model *m, const an_mem_hist *h, int64_t at_ns)
+{
+    gt_mem_state *st = NULL;
+    placed *pl = NULL;
+    size_t n_seg = 0, n_blk = 0, n_pl = 0;
+    int rc = 0;
+    *out = NULL;
+    st = calloc(1, sizeof *st);
+    if (!st)
+        goto nomem;
+    const gt_mem_sample *smp = sample_at(h, at_ns);
+    st->pid = h->pid;
+    st->at_ns = at_ns;
+    st->step = -1;
+    st->allocated_bytes = smp ? smp->allocated_bytes : 0;
+    st->reserved_bytes = smp ? smp->reserved_bytes : 0;
+    const gt_mem_life *L;
+    for (size_t at = 0; (L = next_live(h, at_ns, &at));) {
+        n_seg += (L->roles & GT_MEM_ROLE_SEGMENT) != 0;
+        n_blk += (L->roles & GT_MEM_ROLE_BLOCK) != 0;
+    }
+    st->segments = calloc(n_seg ? n_seg : 1, sizeof *st->segments);
+    st->blocks = calloc(n_blk ? n_blk : 1, sizeof *st->blocks);
+    pl = calloc(n_blk ? n_blk : 1, sizeof *pl);
+    if (!st->segments || !st->blocks || !pl)
+        goto nomem;
+    for (size_t at = 0; (L = next_live(h, at_ns, &at));)
+        if (L->roles & GT_MEM_ROLE_SEGMENT)
+            st->segments[st->n_segments++] = (gt_mem_segment){L->address, L->bytes, L->alloc_ns, 0, 0, 0,
+                                                              L->from_heap};
+    if (st->n_segments > 1)
+        qsort(st->segments, st->n_segments, sizeof *st->segments, cmp_seg_addr);
+    for (size_t at = 0; (L = next_live(h, at_ns, &at));) {
+        if (L->roles & GT_MEM_ROLE_BLOCK) {
+            placed *q = &pl[n_pl++];
+            q->b = (gt_mem_block){L->address, L->bytes, L->alloc_ns, L->tid, L->callchain_id, NULL};
+            q->seg = seg_of(st->segments, st->n_segments, L->address);
+            if (!(q->b.origin = an_model_origin(m, L->tid, L->alloc_ns, L->callchain_id)))
+                goto nomem;
+        }
+    }
+    if (n_pl > 1)
+        qsort(pl, n_pl, sizeof *pl, cmp_placed);
+    for (size_t b = 0; b < n_pl; b++) {
+        st->blocks[st->n_blocks++] = pl[b].b;
+        pl[b].b.origin = NULL;
+        if (pl[b].seg == st->n_segments) {
+            st->n_unplaced++;
+            continue;
+        }
+        gt_mem_segment *sg = &st->segments[pl[b].seg];
+        if (sg->n_blocks == 0)
+            sg->first_block = b;
+        sg->n_blocks++;
+        sg->allocated_bytes = an_add_sat(sg->allocated_bytes, pl[b].b.bytes);
+    }
+    *out = st;
+    st = NULL;
+    goto cleanup;
+nomem:
+    rc = gt_error_set(GT_ERR_NOMEM, "analyze: out of memory building the allocator state");
+cleanup:
+    for (size_t b = 0; pl && b < n_pl; b++)
+        free(pl[b].b.origin);
+    free(pl);
+    gt_mem_state_free(st);
+    return rc;
+}
+
+int64_t an_mem_hist_step_peak(const an_mem_hist *h, const gt_step *step)
+{
+    int64_t before = step->start_ns > INT64_MIN ? step->start_ns - 1 : INT64_MIN;
+    const gt_mem_sample *s0 = sample_at(h, before);
+    int64_t best = s0 ? s0->allocated_bytes : 0, best_ns = step->start_ns;
+    for (size_t i = s0 ? (size_t)(s0 - h->samples) + 1 : 0; i < h->n_samples && h->samples[i].t_ns < step->end_ns;
+         i++) {
+        /* events of one nanosecond settle before we look */
+        if (i + 1 < h->n_samples && h->samples[i + 1].t_ns == h->samples[i].t_ns)
+            continue;
+        if (h->samples[i].allocated_bytes > best) {
+            best = h->samples[i].allocated_bytes;
+            best_ns = h->samples[i].t_ns;
+        }
+    }
+    return best_ns;
+}
+
+/* "1, 2 and 3": the processes, for messages. */
+static void pid_list(char *buf, size_t n, const an_mem_hist *v, size_t nv)
+{
+    size_t at = 0;
+    buf[0] = 0;
+    for (size_t i = 0; i < nv && at + 24 < n; i++)
+        at += (size_t)snprintf(buf + at, n - at, "%s%lld", i == 0 ? "" : i + 1 == nv ? " and " : ", ",
+                               (long long)v[i].pid);
+}
+
+int an_mem_hist_find(size_t *out, const an_mem_hist *v, size_t n, int64_t pid, const char *path)
+{
+    *out = 0;
+    if (pid < 0)
+        return 0;
+    for (size_t i = 0; i < n; i++)
+        if (v[i].pid == pid && (v[i].n_samples > 0 || n > 1)) {
+            *out = i;
+            return 0;
+        }
+    char list[256];
+    bool none = n == 1 && v[0].n_samples == 0;
+    pid_list(list, sizeof list, v, none ? 0 : n);
+    return gt_error_set(GT_ERR_NOTFOUND, "%s: process %lld has no allocation events (processes that have: %s)", path,
+                        (long long)pid, none ? "none" : list);
+}
+
+int an_mem_states(gt_mem_states **out, const an_model *m, const an_mem_hist *v, size_t n, int64_t pid,
+                  int64_t at_ns, int64_t step)
+{
+    an_steps all = {0}, own = {0};
+    gt_mem_states *ss = NULL;
+    const char *path = m->t ? gt_trace_path(m->t) : "trace";
+    size_t first = 0, count = n;
+    int rc;
+    *out = NULL;
+    if (pid >= 0) {
+        if ((rc = an_mem_hist_find(&first, v, n, pid, path)) < 0)
+            return rc;
+        count = 1;
+    }
+    if (step >= 0 && (rc = an_steps_find(&all, m)) < 0)
+        goto cleanup;
+    if (!(ss = calloc(1, sizeof *ss)) || !(ss->v = calloc(count, sizeof *ss->v))) {
+        rc = gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
+        goto cleanup;
+    }
+    for (size_t k = first; k < first + count; k++) {
+        int64_t when = at_ns;
+        if (step >= 0) {
+            /* the process's own step N, else the trace's */
+            const gt_step *st = NULL;
+            free(own.v);
+            own = (an_steps){0};
+            if (v[k].n_samples > 0 && (rc = an_steps_find_pid(&own, m, v[k].pid)) < 0)
+                goto cleanup;
+            for (size_t i = 0; i < own.n && !st; i++)
+                st = own.v[i].number == step ? &own.v[i] : NULL;
+            for (size_t i = 0; i < all.n && !st; i++)
+                st = all.v[i].number == step ? &all.v[i] : NULL;
+            if (!st) {
+                rc = gt_error_set(GT_ERR_NOTFOUND, "%s: no step %lld (the trace has %zu steps%s)", path,
+                                  (long long)step, all.n, all.n ? "" : ": no NVTX range named \"step N\"");
+                goto cleanup;
+            }
+            when = an_mem_hist_step_peak(&v[k], st);
+        }
+        if ((rc = an_mem_hist_state(&ss->v[ss->n], m, &v[k], when)) < 0)
+            goto cleanup;
+        ss->v[ss->n++]->step = step;
+    }
+    *out = ss;
+    ss = NULL;
+    rc = 0;
+cleanup:
+    gt_mem_states_free(ss);
+    free(all.v);
+    free(own.v);
+    return rc;
+}
+
+/* ---- on an open trace: one analysis of its memory per call -------------- */
+
+int an_memory_state(gt_mem_state **out, const an_model *m, int64_t pid, int64_t at_ns)
+{
+    an_mem_hist *v = NULL;
+    size_t n = 0, k;
+    int rc;
+    *out = NULL;
+    if ((rc = an_memory_hists(&v, &n, m)) == 0 &&
+        (rc = an_mem_hist_find(&k, v, n, pid, m->t ? gt_trace_path(m->t) : "trace")) == 0)
+        rc = an_mem_hist_state(out, m, &v[k], at_ns);
+    an_mem_hists_free(v, n);
+    return rc;
+}
+
+static int states(gt_mem_states **out, gt_trace *t, int64_t pid, int64_t at_ns, int64_t step)
+{
+    an_model *m = NULL;
+    an_mem_hist *v = NULL;
+    size_t n = 0;
+    int rc;
+    *out = NULL;
+    if (!t)
+        return gt_error_set(GT_ERR_INVALID, "gt_memory_states: no trace");
+    if ((rc = an_model_load(&m, t)) == 0 && (rc = an_memory_hists(&v, &n, m)) == 0)
+        rc = an_mem_states(out, m, v, n, pid, at_ns, step);
+    an_mem_hists_free(v, n);
+    an_model_free(m);
+    return rc;
+}
+
+int gt_memory_states_at(gt_mem_states **out, gt_trace *t, int64_t pid, int64_t at_ns)
+{
+    return states(out, t, pid, at_ns, -1);
+}
+
+int gt_memory_states_at_step(gt_mem_states **out, gt_trace *t, int64_t pid, int64_t step)
+{
+    if (step < 0) {
+        *out = NULL;
+        return gt_error_set(GT_ERR_INVALID, "gt_memory_states_at_step: step %lld", (long long)step);
+    }
+    return states(out, t, pid, 0, step);
+}
+
+/* One state: pid's, or the only process's (-1). */
+static int one_state(gt_mem_state **out, gt_trace *t, int64_t pid, int64_t at_ns, int64_t step)
+{
+    gt_mem_states *ss = NULL;
+    int rc;
+    *out = NULL;
+    if ((rc = states(&ss, t, pid, at_ns, step)) < 0)
+        return rc;
+    if (ss->n != 1) {
+        char list[256] = "";
+        size_t at = 0;
+        for (size_t i = 0; i < ss->n && at + 24 < sizeof list; i++)
+            at += (size_t)snprintf(list + at, sizeof list - at, "%s%lld", i ? ", " : "", (long long)ss->v[i]->pid);
+        rc = gt_error_set(GT_ERR_INVALID, "%s: %zu processes have allocation events (%s): choose one",
+                          gt_trace_path(t), ss->n, list);
+    } else {
+        *out = ss->v[0];
+        ss->v[0] = NULL;
+        ss->n = 0;
+    }
+    gt_mem_states_free(ss);
+    return rc;
+}
+
+int gt_memory_state_at(gt_mem_state **out, gt_trace *t, int64_t pid, int64_t at_ns)
+{
+    return one_state(out, t, pid, at_ns, -1);
+}
+
+int gt_memory_state_at_step(gt_mem_state **out, gt_trace *t, int64_t pid, int64_t step)
+{
+    if (step < 0) {
+        *out = NULL;
+        return gt_error_set(GT_ERR_INVALID, "gt_memory_state_at_step: step %lld", (long long)step);
+    }
+    return one_state(out, t, pid, 0, step);
+}
+
+int gt_memory_pids(int64_t **out, size_t *out_n, gt_trace *t)
+{
+    an_model *m = NULL;
+    int rc;
+    *out = NULL;
+    *out_n = 0;
+    if (!t)
+        return gt_error_set(GT_ERR_INVALID, "gt_memory_pids: no trace");
+    if ((rc = an_model_load(&m, t)) < 0)
+        return rc;
+    rc = an_memory_pids(m, out, out_n);
+    an_model_free(m);
+    return rc;
+}
+
+void gt_mem_state_free(gt_mem_state *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->n_blocks; i++)
+        free(s->blocks[i].origin);
+    free(s->blocks);
+    free(s->segments);
+    free(s);
+}
+
+void gt_mem_states_free(gt_mem_states *s)
+{
+    if (!s)
+        return;
+    for (size_t i = 0; i < s->n; i++)
+        gt_mem_state_free(s->v[i]);
+    free(s->v);
+    free(s);
+}
+
