@@ -512,7 +512,7 @@ void gv_memory_view_click(GvMemoryView *self, double x, double y)
     if (bi >= 0 && mem) {
         const GvMemBlock *b = &mem->blocks[bi];
         char s[32], t0[32], life[32];
-        g_autofree char *origin = gv_trace_model_block_origin(self->model, mem->pid, b->address, b->alloc_ns);
+        g_autofree char *origin = gv_trace_model_block_origin(self->model, mem->pid, b->address, b->made_ns);
         if (b->free_ns == INT64_MAX)
             snprintf(life, sizeof life, "never freed");
         else

@@ -8,6 +8,7 @@
  * grown copy of an array, add a lane or a track, or publish. It does not
  * compute statistics: the report comes from libtrace/analyze. */
 #include "gv-trace-model.h"
+#include "gv-mem-stack.h"
 
 #include <math.h>
 #include <stdatomic.h>
@@ -20,11 +21,8 @@
 #include <unistd.h>
 #endif
 
-#define KERNEL_WAIT_NS 30000      /* the analysis's kernel-wait bound (HTA) */
 #define FIRST_PUBLISH_US 150000   /* the first rows go out early: the first frame */
 #define PUBLISH_US 300000
-#define LOOKBACK_ITEMS 256        /* launch search: items of an API lane looked at */
-#define MAX_MEM_POINTS (8u << 20) /* stacked layout cap (points of the bands) */
 #define REPORT_TOP_N 50
 #define LOADER_NICE 10 /* the loader's weight is a tenth of the drawing thread's */
 /* Lane keys: a thread's marks above its NVTX depths, a device's syncs below its streams. */
@@ -43,7 +41,8 @@ struct _GvTraceModel {
     int64_t span_start_ns, span_end_ns;
     int64_t n_items, n_total;
     gboolean loaded, analysed, loading;
-    gt_report *report;
+    gt_analysis *analysis; /* the one analysis: report, gaps, ops, memory */
+    const gt_report *report;
     GvMemory **memories; size_t n_memories; /* one per process, by pid */
     char *problem; /* the integrity check's late verdict, when it failed */
     guint64 layout_serial; /* changes with every track or lane added */
@@ -133,20 +132,10 @@ static void track_free(gpointer p)
     g_free(tr);
 }
 
-static void memory_free(GvMemory *m)
-{
-    if (!m)
-        return;
-    g_free(m->samples);
-    g_free(m->blocks);
-    g_free(m->pts);
-    g_free(m);
-}
-
 static void memories_free(GvMemory **v, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        memory_free(v[i]);
+        gv_memory_free(v[i]);
     g_free(v);
 }
 
@@ -156,8 +145,8 @@ static void gv_trace_model_finalize(GObject *obj)
     g_ptr_array_unref(self->tracks);
     g_ptr_array_unref(self->names);
     g_array_unref(self->colors);
-    gt_report_free(self->report);
     memories_free(self->memories, self->n_memories);
+    gt_analysis_free(self->analysis);
     gt_trace_free(self->trace);
     g_free(self->path);
     g_free(self->problem);
@@ -269,22 +258,15 @@ void gv_trace_model_span(GvTraceModel *self, int64_t *out_start_ns, int64_t *out
 
 /* ---- the loader ------------------------------------------------------------ */
 
-typedef enum mem_op { M_SEG_ALLOC, M_SEG_FREE, M_BLOCK_ALLOC, M_BLOCK_FREE, M_BLOCK_RESIZE, M_HEAP_RESET,
-                      M_DEV_ALLOC, M_DEV_FREE } mem_op;
-typedef struct mem_ev { int64_t t_ns, tid, bytes; uint64_t heap, address; int op; int64_t pid; } mem_ev;
-
 typedef struct dev_state {
     GvTrack *track;
-    GvLane *gaps;
-    int64_t busy_until_ns;
-    gboolean any;
+    GvLane *gaps; /* filled from the analysis */
 } dev_state;
 
 typedef struct thread_state {
     GvTrack *track;
     GArray *open_ends; /* ends of the open NVTX ranges: the depth stack */
     GvLane *api, *driver, *marks;
-    int64_t op_until_ns; /* end of the outermost compute range, to skip nested ones */
 } thread_state;
 
 typedef struct loader {
@@ -295,9 +277,6 @@ typedef struct loader {
     GHashTable *slot_of_color;
     GHashTable *devs;    /* device id -> dev_state */
     GHashTable *threads; /* global tid -> thread_state */
-    struct { int64_t domain; int32_t category; } compute[32];
-    int n_compute;
-    GArray *mem; /* mem_ev */
     gboolean failed_oom;
 } loader;
 
@@ -488,66 +467,6 @@ static void thread_state_free(gpointer p)
     g_free(ts);
 }
 
-/* Index of the first of the first n items that starts at or after t. */
-static size_t lower_bound_n(const GvItem *items, size_t n, int64_t t)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (items[mid].start_ns < t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-/* Start of the call that launched device work `corr` (it started before `before`); -1 unknown. */
-static int64_t launch_start(loader *ld, int64_t corr, int64_t before)
-{
-    if (corr == 0)
-        return -1;
-    GHashTableIter hi;
-    gpointer k, v;
-    g_hash_table_iter_init(&hi, ld->threads);
-    while (g_hash_table_iter_next(&hi, &k, &v)) {
-        thread_state *ts = v;
-        GvLane *lanes[2] = {ts->api, ts->driver};
-        for (int j = 0; j < 2; j++) {
-            GvLane *l = lanes[j];
-            if (!l)
-                continue;
-            size_t i = lower_bound_n(l->items, l->n_loaded, before);
-            for (size_t seen = 0; i > 0 && seen < LOOKBACK_ITEMS; seen++, i--)
-                if (l->items[i - 1].corr == corr)
-                    return l->items[i - 1].start_ns;
-        }
-    }
-    return -1;
-}
-
-/* Device work in start order: a gap opens when it starts after all earlier work ended. */
-static void device_activity(loader *ld, dev_state *d, int64_t start, int64_t end, int64_t corr, gboolean cpu)
-{
-    if (d->any && start > d->busy_until_ns) {
-        int64_t gap_start = d->busy_until_ns, dur = sat_sub(start, gap_start);
-        int cause;
-        if (cpu) {
-            cause = dur >= KERNEL_WAIT_NS ? GT_GAP_HOST_WAIT : GT_GAP_KERNEL_WAIT;
-        } else {
-            int64_t launched = launch_start(ld, corr, start);
-            cause = launched < 0 || launched > gap_start ? GT_GAP_HOST_WAIT
-                    : dur < KERNEL_WAIT_NS                ? GT_GAP_KERNEL_WAIT
-                                                          : GT_GAP_OTHER;
-        }
-        GvItem g = {gap_start, start, 0, 0, GV_ITEM_GAP, (uint8_t)cause, 0};
-        lane_append(ld, d->gaps, &g);
-    }
-    if (!d->any || end > d->busy_until_ns)
-        d->busy_until_ns = end;
-    d->any = TRUE;
-}
-
 static GvLane *stream_lane(loader *ld, dev_state *d, int32_t stream, GvItemKind kind, const char *fmt)
 {
     GvLane *l = find_lane(d->track, kind == GV_ITEM_CPU_OP ? GV_ITEM_CPU_OP : GV_ITEM_KERNEL, stream);
@@ -557,33 +476,6 @@ static GvLane *stream_lane(loader *ld, dev_state *d, int32_t stream, GvItemKind 
         l = add_lane(ld, d->track, kind == GV_ITEM_CPU_OP ? GV_ITEM_CPU_OP : GV_ITEM_KERNEL, stream, label);
     }
     return l;
-}
-
-static gboolean is_compute(loader *ld, int64_t domain, int32_t category)
-{
-    for (int i = 0; i < ld->n_compute; i++)
-        if (ld->compute[i].domain == domain && ld->compute[i].category == category)
-            return TRUE;
-    return FALSE;
-}
-
-/* Rows the analysis leaves out are left out here too (AN_TIME_LIMIT_NS and
- * AN_BYTES_LIMIT in libtrace/analyze, and memory.c): times beyond +-2^60 ns,
- * sizes below 0 or above 2^52 bytes, a block past the end of the address
- * space. Nothing is computed with them. */
-#define MEM_T_LIMIT (INT64_C(1) << 60)
-#define MEM_MAX_BYTES (INT64_C(1) << 52)
-
-static void add_mem(loader *ld, int64_t t, int op, uint64_t heap, uint64_t address, int64_t bytes, int64_t tid,
-                    int64_t pid)
-{
-    gboolean alloc = op == M_SEG_ALLOC || op == M_BLOCK_ALLOC || op == M_BLOCK_RESIZE || op == M_DEV_ALLOC;
-    uint64_t at = op == M_SEG_ALLOC && address == 0 ? heap : address;
-    if (t < -MEM_T_LIMIT || t > MEM_T_LIMIT ||
-        (alloc && (bytes < 0 || bytes > MEM_MAX_BYTES || at > UINT64_MAX - (uint64_t)bytes)))
-        return;
-    mem_ev e = {t, tid, bytes, heap, address, op, pid};
-    g_array_append_val(ld->mem, e);
 }
 
 static void take_event(loader *ld, const gt_event *ev)
@@ -596,7 +488,6 @@ static void take_event(loader *ld, const gt_event *ev)
         gt_string_id nm = k->short_name ? k->short_name : k->demangled_name ? k->demangled_name : k->mangled_name;
         GvItem it = {k->start_ns, k->end_ns, k->correlation_id, name_of_id(ld, nm, FALSE), GV_ITEM_KERNEL, 0, 0};
         lane_append(ld, l, &it);
-        device_activity(ld, d, k->start_ns, k->end_ns, k->correlation_id, FALSE);
         break;
     }
     case GT_EV_MEMCPY: {
@@ -610,7 +501,6 @@ static void take_event(loader *ld, const gt_event *ev)
         GvItem it = {c->start_ns, c->end_ns, c->correlation_id, name_of_string(ld, dir[kind]), GV_ITEM_MEMCPY,
                      (uint8_t)kind, 0};
         lane_append(ld, l, &it);
-        device_activity(ld, d, c->start_ns, c->end_ns, c->correlation_id, FALSE);
         break;
     }
     case GT_EV_MEMSET: {
@@ -619,7 +509,6 @@ static void take_event(loader *ld, const gt_event *ev)
         GvLane *l = stream_lane(ld, d, s->stream_id, GV_ITEM_KERNEL, "stream %d");
         GvItem it = {s->start_ns, s->end_ns, s->correlation_id, name_of_string(ld, "Memset"), GV_ITEM_MEMSET, 0, 0};
         lane_append(ld, l, &it);
-        device_activity(ld, d, s->start_ns, s->end_ns, s->correlation_id, FALSE);
         break;
     }
     case GT_EV_CPU_OP: {
@@ -628,7 +517,6 @@ static void take_event(loader *ld, const gt_event *ev)
         GvLane *l = stream_lane(ld, d, o->stream_id, GV_ITEM_CPU_OP, "stream %d");
         GvItem it = {o->start_ns, o->end_ns, 0, name_of_id(ld, o->name, FALSE), GV_ITEM_CPU_OP, 0, 0};
         lane_append(ld, l, &it);
-        device_activity(ld, d, o->start_ns, o->end_ns, 0, TRUE);
         break;
     }
     case GT_EV_API: {
@@ -646,11 +534,6 @@ static void take_event(loader *ld, const gt_event *ev)
     }
     case GT_EV_NVTX: {
         const gt_nvtx *n = &ev->u.nvtx;
-        if (n->event_type == GT_NVTX_CATEGORY && n->category != 0 && ld->n_compute < 32 &&
-            strcmp(gt_trace_string(ld->t, n->text), "compute") == 0 && !is_compute(ld, n->domain_id, n->category)) {
-            ld->compute[ld->n_compute].domain = n->domain_id;
-            ld->compute[ld->n_compute++].category = n->category;
-        }
         if (n->event_type == GT_NVTX_MARK) {
             thread_state *ts = thread(ld, n->global_tid);
             if (!ts->marks)
@@ -683,20 +566,6 @@ static void take_event(loader *ld, const gt_event *ev)
         GvItem it = {n->start_ns, n->end_ns, 0, name, GV_ITEM_NVTX, (uint8_t)(depth > 255 ? 255 : depth),
                      n->has_color ? color_slot(ld, n->color) : 0};
         lane_append(ld, l, &it);
-        if (n->category != 0 && is_compute(ld, n->domain_id, n->category) && n->start_ns >= ts->op_until_ns) {
-            /* A compute range is a CPU op; one inside another is that op's time. */
-            dev_state *d = device(ld, -1);
-            GvLane *ol = find_lane(d->track, GV_ITEM_CPU_OP, gt_tid_of(n->global_tid));
-            if (!ol) {
-                char label[64];
-                snprintf(label, sizeof label, "ops of thread %lld", (long long)gt_tid_of(n->global_tid));
-                ol = add_lane(ld, d->track, GV_ITEM_CPU_OP, gt_tid_of(n->global_tid), label);
-            }
-            GvItem op = {n->start_ns, n->end_ns, 0, name, GV_ITEM_CPU_OP, 0, 0};
-            lane_append(ld, ol, &op);
-            ts->op_until_ns = n->end_ns;
-            device_activity(ld, d, n->start_ns, n->end_ns, 0, TRUE);
-        }
         break;
     }
     case GT_EV_SYNC: {
@@ -717,24 +586,6 @@ static void take_event(loader *ld, const gt_event *ev)
         GvItem it = {y->start_ns, y->end_ns, y->correlation_id, name_of_string(ld, name), GV_ITEM_SYNC, (uint8_t)type,
                      0};
         lane_append(ld, l, &it);
-        break;
-    }
-    case GT_EV_GPU_MEMORY: {
-        const gt_gpu_memory *g = &ev->u.gpu_memory;
-        add_mem(ld, g->start_ns, g->operation == GT_DEVMEM_ALLOC ? M_DEV_ALLOC : M_DEV_FREE, 0, g->address, g->bytes,
-                0, gt_pid_of(g->global_pid));
-        break;
-    }
-    case GT_EV_HEAP: {
-        const gt_heap_event *h = &ev->u.heap;
-        static const int op_of[] = {[GT_HEAP_REGISTER] = M_SEG_ALLOC, [GT_HEAP_UNREGISTER] = M_SEG_FREE,
-                                    [GT_HEAP_RESET] = M_HEAP_RESET, [GT_REGION_REGISTER] = M_BLOCK_ALLOC,
-                                    [GT_REGION_RESIZE] = M_BLOCK_RESIZE, [GT_REGION_UNREGISTER] = M_BLOCK_FREE,
-                                    [GT_REGION_NAME] = -1};
-        if (h->operation < 0 || h->operation > GT_REGION_NAME || op_of[h->operation] < 0)
-            break;
-        add_mem(ld, h->start_ns, op_of[h->operation], h->heap_id, h->address, h->bytes, h->global_tid,
-                h->global_tid ? gt_pid_of(h->global_tid) : 0);
         break;
     }
     default:
@@ -790,223 +641,6 @@ static void publish(loader *ld, GMainContext *ctx, int64_t n_items, int64_t star
     m->span_end_ns = end;
     g_mutex_unlock(&m->lock);
     on_main(ctx, emit_updated, m);
-}
-
-/* ---- memory timeline ----------------------------------------------------------- */
-
-typedef struct mem_build {
-    GArray *samples, *blocks;
-    GPtrArray *bands;  /* per block: GArray of GvMemPoint (NULL: not stacked) */
-    GArray *heap_of;   /* uint64 per block: its heap */
-    GArray *stack;     /* live block indices, bottom first (memory_viz's stacking) */
-    int64_t stack_bytes;
-    size_t n_pts, dropped;
-} mem_build;
-
-static void band_add(mem_build *b, size_t bi, int64_t t, int64_t offset)
-{
-    GArray *band = g_ptr_array_index(b->bands, bi);
-    GvMemPoint p = {t, offset};
-    g_array_append_val(band, p);
-    b->n_pts++;
-}
-
-static void stack_push(mem_build *b, size_t bi, int64_t t)
-{
-    GvMemBlock *blk = &g_array_index(b->blocks, GvMemBlock, bi);
-    g_ptr_array_add(b->bands, NULL);
-    if (b->n_pts >= MAX_MEM_POINTS) { /* past the cap: counted, not drawn */
-        b->dropped++;
-        return;
-    }
-    b->bands->pdata[bi] = g_array_new(FALSE, FALSE, sizeof(GvMemPoint));
-    band_add(b, bi, t, b->stack_bytes);
-    guint idx = (guint)bi;
-    g_array_append_val(b->stack, idx);
-    b->stack_bytes = sat_add(b->stack_bytes, blk->bytes);
-}
-
-/* Takes a block off the stack; every block above it moves down by its size. */
-static void stack_remove(mem_build *b, size_t bi, int64_t t)
-{
-    GvMemBlock *blk = &g_array_index(b->blocks, GvMemBlock, bi);
-    guint pos = b->stack->len;
-    while (pos > 0 && g_array_index(b->stack, guint, pos - 1) != bi) /* recent blocks go first */
-        pos--;
-    if (pos == 0)
-        return; /* never stacked (past the cap) */
-    pos--;
-    g_array_remove_index(b->stack, pos);
-    b->stack_bytes = sat_sub(b->stack_bytes, blk->bytes);
-    GArray *band = g_ptr_array_index(b->bands, bi);
-    band_add(b, bi, t, g_array_index(band, GvMemPoint, band->len - 1).offset_bytes); /* its end */
-    for (guint k = pos; k < b->stack->len; k++) {
-        guint above = g_array_index(b->stack, guint, k);
-        GArray *ab = g_ptr_array_index(b->bands, above);
-        band_add(b, above, t, g_array_index(ab, GvMemPoint, ab->len - 1).offset_bytes - blk->bytes);
-    }
-}
-
-/* One process's memory from its rows (in time order, frees first at one
- * time, as the analysis replays them): its figures are the report's. */
-static GvMemory *build_memory(const mem_ev *ev, size_t n)
-{
-    gboolean has_blocks = FALSE, has_heaps = FALSE;
-    for (size_t i = 0; i < n; i++) {
-        int op = ev[i].op;
-        has_blocks |= op == M_BLOCK_ALLOC || op == M_BLOCK_RESIZE;
-        has_heaps |= op == M_SEG_ALLOC;
-    }
-    GvMemory *out = g_new0(GvMemory, 1);
-    out->pid = n ? ev[0].pid : 0;
-    mem_build b = {g_array_new(FALSE, FALSE, sizeof(GvMemSample)), g_array_new(FALSE, FALSE, sizeof(GvMemBlock)),
-                   g_ptr_array_new(), g_array_new(FALSE, FALSE, sizeof(uint64_t)),
-                   g_array_new(FALSE, FALSE, sizeof(guint)), 0, 0, 0};
-    GHashTable *live = g_hash_table_new(g_direct_hash, g_direct_equal);      /* address -> block + 1 */
-    GHashTable *heap_bytes = g_hash_table_new(g_direct_hash, g_direct_equal); /* heap or dev address -> bytes */
-    int64_t allocated = 0, reserved = 0;
-    for (size_t i = 0; i < n; i++) {
-        mem_ev resized = ev[i];
-        const mem_ev *e = &ev[i];
-        if (e->op == M_BLOCK_RESIZE && !g_hash_table_lookup(live, GSIZE_TO_POINTER(e->address))) {
-            resized.op = M_BLOCK_ALLOC; /* a resize of a block never seen: it starts here */
-            e = &resized;
-        }
-        gboolean block_alloc = has_blocks ? e->op == M_BLOCK_ALLOC : e->op == M_DEV_ALLOC;
-        gboolean block_free = has_blocks ? e->op == M_BLOCK_FREE : e->op == M_DEV_FREE;
-        gboolean seg_alloc = has_heaps ? e->op == M_SEG_ALLOC : e->op == M_DEV_ALLOC;
-        gboolean seg_free = has_heaps ? e->op == M_SEG_FREE : e->op == M_DEV_FREE;
-        if (seg_alloc) {
-            /* a heap registered again has its new size (the analysis's RESIZE) */
-            gpointer key = GSIZE_TO_POINTER(has_heaps && e->heap ? e->heap : e->address);
-            int64_t old = (int64_t)GPOINTER_TO_SIZE(g_hash_table_lookup(heap_bytes, key));
-            reserved = sat_add(reserved, e->bytes - old);
-            g_hash_table_insert(heap_bytes, key, GSIZE_TO_POINTER((gsize)e->bytes));
-        } else if (seg_free) {
-            gpointer key = GSIZE_TO_POINTER(has_heaps && e->heap ? e->heap : e->address);
-            reserved = sat_sub(reserved, (int64_t)GPOINTER_TO_SIZE(g_hash_table_lookup(heap_bytes, key)));
-            g_hash_table_remove(heap_bytes, key);
-        }
-        if (block_alloc) {
-            gpointer old = g_hash_table_lookup(live, GSIZE_TO_POINTER(e->address));
-            if (old) { /* a block at a live address: the old one ended unseen */
-                GvMemBlock *ob = &g_array_index(b.blocks, GvMemBlock, GPOINTER_TO_SIZE(old) - 1);
-                ob->free_ns = e->t_ns;
-                allocated = sat_sub(allocated, ob->bytes);
-                stack_remove(&b, GPOINTER_TO_SIZE(old) - 1, e->t_ns);
-            }
-            GvMemBlock nb = {e->t_ns, INT64_MAX, e->bytes, e->address, e->tid, 0, 0};
-            g_array_append_val(b.blocks, nb);
-            g_array_append_val(b.heap_of, e->heap);
-            g_hash_table_insert(live, GSIZE_TO_POINTER(e->address), GSIZE_TO_POINTER(b.blocks->len));
-            allocated = sat_add(allocated, e->bytes);
-            stack_push(&b, b.blocks->len - 1, e->t_ns);
-        } else if (block_free || e->op == M_BLOCK_RESIZE) {
-            gpointer v = g_hash_table_lookup(live, GSIZE_TO_POINTER(e->address));
-            if (v) {
-                size_t bi = GPOINTER_TO_SIZE(v) - 1;
-                GvMemBlock *ob = &g_array_index(b.blocks, GvMemBlock, bi);
-                ob->free_ns = e->t_ns;
-                allocated = sat_sub(allocated, ob->bytes);
-                stack_remove(&b, bi, e->t_ns);
-                g_hash_table_remove(live, GSIZE_TO_POINTER(e->address));
-                if (e->op == M_BLOCK_RESIZE) { /* a resize is the old block ending and a new one starting */
-                    GvMemBlock nb = {e->t_ns, INT64_MAX, e->bytes, e->address, ob->tid, 0, 0};
-                    uint64_t heap = g_array_index(b.heap_of, uint64_t, bi);
-                    g_array_append_val(b.blocks, nb);
-                    g_array_append_val(b.heap_of, heap);
-                    g_hash_table_insert(live, GSIZE_TO_POINTER(e->address), GSIZE_TO_POINTER(b.blocks->len));
-                    allocated = sat_add(allocated, e->bytes);
-                    stack_push(&b, b.blocks->len - 1, e->t_ns);
-                }
-            }
-        } else if (has_blocks && (e->op == M_HEAP_RESET || e->op == M_SEG_FREE)) {
-            /* The heap's blocks go with it. */
-            GHashTableIter hi;
-            gpointer k, v;
-            g_hash_table_iter_init(&hi, live);
-            while (g_hash_table_iter_next(&hi, &k, &v)) {
-                size_t bi = GPOINTER_TO_SIZE(v) - 1;
-                if (g_array_index(b.heap_of, uint64_t, bi) != e->heap)
-                    continue;
-                GvMemBlock *ob = &g_array_index(b.blocks, GvMemBlock, bi);
-                ob->free_ns = e->t_ns;
-                allocated = sat_sub(allocated, ob->bytes);
-                stack_remove(&b, bi, e->t_ns);
-                g_hash_table_iter_remove(&hi);
-            }
-        }
-        GvMemSample s = {e->t_ns, allocated, reserved};
-        g_array_append_val(b.samples, s);
-        if (allocated > out->peak_allocated_bytes) {
-            out->peak_allocated_bytes = allocated;
-            out->peak_allocated_ns = e->t_ns;
-        }
-        if (reserved > out->peak_reserved_bytes) {
-            out->peak_reserved_bytes = reserved;
-            out->peak_reserved_ns = e->t_ns;
-        }
-        if (b.stack_bytes > out->max_stack_bytes)
-            out->max_stack_bytes = b.stack_bytes;
-        if (reserved > out->max_reserved_bytes)
-            out->max_reserved_bytes = reserved;
-        if (allocated > out->max_stack_bytes)
-            out->max_stack_bytes = allocated;
-    }
-    g_hash_table_unref(live);
-    g_hash_table_unref(heap_bytes);
-    out->n_samples = b.samples->len;
-    out->samples = (GvMemSample *)(void *)g_array_free(b.samples, FALSE);
-    out->n_blocks = b.blocks->len;
-    out->blocks = (GvMemBlock *)(void *)g_array_free(b.blocks, FALSE);
-    /* Bands into one array: a block's points are pts[first_pt .. first_pt + n_pts). */
-    out->pts = g_new(GvMemPoint, b.n_pts ? b.n_pts : 1);
-    for (guint i = 0; i < b.bands->len; i++) {
-        GArray *band = g_ptr_array_index(b.bands, i);
-        if (!band)
-            continue;
-        out->blocks[i].first_pt = out->n_pts;
-        out->blocks[i].n_pts = band->len;
-        memcpy(out->pts + out->n_pts, band->data, band->len * sizeof(GvMemPoint));
-        out->n_pts += band->len;
-        g_array_unref(band);
-    }
-    g_ptr_array_unref(b.bands);
-    out->n_blocks_dropped = b.dropped;
-    g_array_unref(b.heap_of);
-    g_array_unref(b.stack);
-    return out;
-}
-
-static gboolean is_free_op(int op) { return op == M_SEG_FREE || op == M_BLOCK_FREE || op == M_HEAP_RESET || op == M_DEV_FREE; }
-
-/* By process, then time; at one time frees first (the analysis's order). */
-static gint cmp_mem_ev(gconstpointer a, gconstpointer b)
-{
-    const mem_ev *x = a, *y = b;
-    if (x->pid != y->pid)
-        return x->pid < y->pid ? -1 : 1;
-    if (x->t_ns != y->t_ns)
-        return x->t_ns < y->t_ns ? -1 : 1;
-    return is_free_op(y->op) - is_free_op(x->op);
-}
-
-/* One memory per process with allocation rows, by pid (g_array_sort is
- * stable: rows of one time keep their reading order). */
-static GvMemory **build_memories(GArray *mem, size_t *out_n)
-{
-    g_array_sort(mem, cmp_mem_ev);
-    GPtrArray *out = g_ptr_array_new();
-    const mem_ev *ev = (const mem_ev *)(void *)mem->data;
-    for (size_t i = 0; i < mem->len;) {
-        size_t j = i;
-        while (j < mem->len && ev[j].pid == ev[i].pid)
-            j++;
-        g_ptr_array_add(out, build_memory(ev + i, j - i));
-        i = j;
-    }
-    *out_n = out->len;
-    return (GvMemory **)g_ptr_array_free(out, FALSE);
 }
 
 /* ---- the loading task ------------------------------------------------------------ */
@@ -1094,6 +728,55 @@ cleanup:
     return ok;
 }
 
+/* What the analysis found, into lanes: each device's idle gaps with their
+ * causes, and the CPU timeline's NVTX compute ops (one lane per thread;
+ * GTRACE_CPU_OPS rows are in their stream lanes already). */
+static gboolean add_analysed_lanes(loader *ld, const gt_analysis *a, GMainContext *ctx)
+{
+    size_t n_gaps, n_ops;
+    const gt_gap_span *gaps = gt_analysis_gaps(a, &n_gaps);
+    const gt_compute_op *ops = gt_analysis_compute_ops(a, &n_ops);
+    for (size_t i = 0; i < n_gaps; i++) {
+        GvItem g = {gaps[i].start_ns, gaps[i].end_ns, 0, 0, GV_ITEM_GAP, (uint8_t)gaps[i].cause, 0};
+        lane_append(ld, device(ld, gaps[i].device_id)->gaps, &g);
+    }
+    for (size_t i = 0; i < n_ops; i++) {
+        if (!ops[i].nvtx)
+            continue;
+        dev_state *d = device(ld, -1);
+        int64_t key = gt_tid_of(ops[i].tid);
+        GvLane *ol = find_lane(d->track, GV_ITEM_CPU_OP, key);
+        if (!ol) {
+            char label[64];
+            snprintf(label, sizeof label, "ops of thread %lld", (long long)key);
+            ol = add_lane(ld, d->track, GV_ITEM_CPU_OP, key, label);
+        }
+        GvItem op = {ops[i].start_ns, ops[i].end_ns, 0, name_of_string(ld, ops[i].name), GV_ITEM_CPU_OP, 0, 0};
+        lane_append(ld, ol, &op);
+    }
+    if (ld->failed_oom)
+        return FALSE;
+    int64_t start, end;
+    gv_trace_model_span(ld->m, &start, &end);
+    publish(ld, ctx, ld->m->n_items, start, end);
+    return TRUE;
+}
+
+/* Each process's memory series, stacked for drawing; a trace without
+ * allocation events has none. */
+static GvMemory **memories_of(const gt_analysis *a, size_t *out_n)
+{
+    size_t n = gt_analysis_n_memories(a);
+    GvMemory **v = g_new0(GvMemory *, n ? n : 1);
+    *out_n = 0;
+    for (size_t i = 0; i < n; i++) {
+        gt_mem_series s;
+        if (gt_analysis_memory(&s, a, i) == 0 && s.n_samples > 0)
+            v[(*out_n)++] = gv_memory_from_series(&s);
+    }
+    return v;
+}
+
 typedef struct load_data { char *path; GMainContext *ctx; } load_data;
 
 static void load_data_free(gpointer p)
@@ -1111,7 +794,7 @@ static void load_thread(GTask *task, gpointer source, gpointer task_data, GCance
     GError *error = NULL;
     gt_trace *t = NULL;
     loader ld = {.m = self};
-    gt_report *report = NULL;
+    gt_analysis *analysis = NULL;
     GvMemory **memories = NULL;
     size_t n_memories = 0;
     int rc;
@@ -1131,7 +814,6 @@ static void load_thread(GTask *task, gpointer source, gpointer task_data, GCance
     ld.slot_of_color = g_hash_table_new(g_direct_hash, g_direct_equal);
     ld.devs = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
     ld.threads = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, thread_state_free);
-    ld.mem = g_array_new(FALSE, FALSE, sizeof(mem_ev));
     if (!load_rows(&ld, d->ctx, cancellable, &error))
         goto cleanup;
     g_atomic_int_set(&self->loaded, TRUE);
@@ -1149,13 +831,19 @@ static void load_thread(GTask *task, gpointer source, gpointer task_data, GCance
     gt_report_options opt;
     gt_report_options_init(&opt);
     opt.top_n = REPORT_TOP_N;
-    if ((rc = gt_report_compute(&report, t, &opt)) < 0) {
+    if ((rc = gt_analysis_load(&analysis, t, &opt)) < 0) {
         fail(&error, rc);
         goto cleanup;
     }
-    memories = build_memories(ld.mem, &n_memories);
+    if (!add_analysed_lanes(&ld, analysis, d->ctx)) {
+        g_set_error(&error, GV_ERROR, -GT_ERR_NOMEM, "%s: out of memory", d->path);
+        goto cleanup;
+    }
+    memories = memories_of(analysis, &n_memories);
     g_mutex_lock(&self->lock);
-    self->report = report;
+    self->analysis = analysis;
+    analysis = NULL;
+    self->report = gt_analysis_report(self->analysis);
     self->memories = memories;
     self->n_memories = n_memories;
     g_mutex_unlock(&self->lock);
@@ -1168,8 +856,8 @@ cleanup:
         g_hash_table_unref(ld.slot_of_color);
         g_hash_table_unref(ld.devs);
         g_hash_table_unref(ld.threads);
-        g_array_unref(ld.mem);
     }
+    gt_analysis_free(analysis);
     g_mutex_unlock(&self->trace_lock);
     if (error)
         g_task_return_error(task, error);
@@ -1495,17 +1183,25 @@ char *gv_trace_model_describe_run(GvTraceModel *self, const GvItemRef *first, si
     return out ? out : g_strdup("");
 }
 
+const gt_analysis *gv_trace_model_analysis(GvTraceModel *self)
+{
+    return gv_trace_model_is_analysed(self) ? self->analysis : NULL;
+}
+
 gt_mem_state *gv_trace_model_memory_state_of(GvTraceModel *self, int64_t pid, int64_t t_ns, GError **error)
 {
     g_return_val_if_fail(GV_IS_TRACE_MODEL(self), NULL);
-    if (!gv_trace_model_is_analysed(self) || !g_mutex_trylock(&self->trace_lock))
+    const gt_analysis *a = gv_trace_model_analysis(self);
+    if (!a)
         return NULL;
     gt_mem_state *st = NULL;
-    /* a trace without allocation rows: its one empty state */
-    int rc = gt_memory_state_at(&st, self->trace, self->n_memories ? pid : -1, t_ns);
+    /* the trace's statements are the main thread's once loaded: the handle
+     * reads call stacks through them */
+    g_mutex_lock(&self->trace_lock);
+    int rc = gt_analysis_state_at(&st, a, self->n_memories ? pid : -1, t_ns);
+    g_mutex_unlock(&self->trace_lock);
     if (rc < 0)
         fail(error, rc);
-    g_mutex_unlock(&self->trace_lock);
     return st;
 }
 
@@ -1516,14 +1212,16 @@ gt_mem_state *gv_trace_model_memory_state_at(GvTraceModel *self, int64_t t_ns, G
     return gv_trace_model_memory_state_of(self, mem ? mem->pid : 0, t_ns, error);
 }
 
-char *gv_trace_model_block_origin(GvTraceModel *self, int64_t pid, uint64_t address, int64_t alloc_ns)
+char *gv_trace_model_block_origin(GvTraceModel *self, int64_t pid, uint64_t address, int64_t made_ns)
 {
-    g_autoptr(GError) error = NULL;
-    gt_mem_state *st = gv_trace_model_memory_state_of(self, pid, alloc_ns, &error);
-    char *out = NULL;
-    for (size_t i = 0; st && i < st->n_blocks && !out; i++)
-        if (st->blocks[i].address == address && st->blocks[i].origin)
-            out = g_strdup(st->blocks[i].origin);
-    gt_mem_state_free(st);
-    return out ? out : g_strdup(error ? error->message : "");
+    g_return_val_if_fail(GV_IS_TRACE_MODEL(self), NULL);
+    const gt_analysis *a = gv_trace_model_analysis(self);
+    if (!a)
+        return g_strdup("");
+    g_mutex_lock(&self->trace_lock);
+    char *o = gt_analysis_block_origin(a, pid, address, made_ns);
+    g_mutex_unlock(&self->trace_lock);
+    char *out = g_strdup(o ? o : "");
+    free(o);
+    return out;
 }
