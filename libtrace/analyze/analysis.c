@@ -74,6 +74,15 @@ void gt_analysis_free(gt_analysis *a)
 
 const gt_report *gt_analysis_report(const gt_analysis *a) { return a->r; }
 
+gt_report *gt_analysis_take_report(gt_analysis *a)
+{
+    if (!a)
+        return NULL;
+    gt_report *r = a->r;
+    a->r = NULL;
+    return r;
+}
+
 const gt_gap_span *gt_analysis_gaps(const gt_analysis *a, size_t *out_n)
 {
     *out_n = a->n_gaps;

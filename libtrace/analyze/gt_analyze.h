@@ -354,6 +354,9 @@ typedef struct gt_analysis gt_analysis;
 int gt_analysis_load(gt_analysis **out, gt_trace *t, const gt_report_options *opt);
 void gt_analysis_free(gt_analysis *a);
 const gt_report *gt_analysis_report(const gt_analysis *a);
+/* Hands the report over (the caller frees it; NULL for a NULL handle): what
+ * a caller that keeps only figures, not the model, holds on to. */
+gt_report *gt_analysis_take_report(gt_analysis *a);
 
 typedef struct gt_gap_span { /* one idle gap of a device (or of the CPU timeline, -1) */
     int32_t device_id;

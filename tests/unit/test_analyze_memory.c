@@ -5,6 +5,9 @@
  * the same handles and addresses; rows with impossible times and sizes. */
 #include "analyze_fixture.h"
 
+#include <pthread.h>
+#include <string.h>
+
 #define HEAP1 0x10000000ULL
 #define HEAP2 0x20000000ULL
 
@@ -423,7 +426,71 @@ static void test_analyze_memory__extreme_rows(void)
     gt_trace_free(t);
 }
 
+/* One loaded analysis asked from four threads at once, each at its own
+ * times (1 ms steps over the trace), answers as it does alone: the state
+ * at a time keeps nothing between queries. */
+typedef struct state_job {
+    const gt_analysis *a;
+    int64_t first_ns;
+    int n_diff, n_done;
+} state_job;
+
+static bool same_state(const gt_mem_state *x, const gt_mem_state *y)
+{
+    if (x->allocated_bytes != y->allocated_bytes || x->reserved_bytes != y->reserved_bytes ||
+        x->n_blocks != y->n_blocks || x->n_segments != y->n_segments || x->n_unplaced != y->n_unplaced)
+        return false;
+    for (size_t i = 0; i < x->n_blocks; i++)
+        if (x->blocks[i].address != y->blocks[i].address || x->blocks[i].bytes != y->blocks[i].bytes ||
+            strcmp(x->blocks[i].origin, y->blocks[i].origin) != 0)
+            return false;
+    return true;
+}
+
+static void *state_thread(void *p)
+{
+    state_job *j = p;
+    for (int64_t t = j->first_ns; t < 60 * MS; t += 4 * MS, j->n_done++) {
+        gt_mem_state *x = NULL, *between = NULL, *y = NULL;
+        if (gt_analysis_state_at(&x, j->a, -1, t) != 0 || gt_analysis_state_at(&between, j->a, -1, t + MS) != 0 ||
+            gt_analysis_state_at(&y, j->a, -1, t) != 0 || !same_state(x, y))
+            j->n_diff++;
+        gt_mem_state_free(x);
+        gt_mem_state_free(between);
+        gt_mem_state_free(y);
+    }
+    return NULL;
+}
+
+static void test_analyze_memory__state_queries_in_threads(void)
+{
+    gt_trace *t = allocator_trace();
+    gt_analysis *a = NULL;
+    CU_ASSERT_EQUAL_FATAL(gt_analysis_load(&a, t, NULL), 0);
+    gt_mem_state *want = NULL, *got = NULL;
+    CU_ASSERT_EQUAL_FATAL(gt_memory_state_at(&want, t, -1, 32 * MS + 2100 * US), 0);
+    CU_ASSERT_EQUAL_FATAL(gt_analysis_state_at(&got, a, -1, 32 * MS + 2100 * US), 0);
+    CU_ASSERT_TRUE(same_state(want, got));
+    CU_ASSERT_EQUAL(got->allocated_bytes, 52 * MIB + 3 * 4096);
+    gt_mem_state_free(want);
+    gt_mem_state_free(got);
+    state_job jobs[4];
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++) {
+        jobs[i] = (state_job){a, i * MS, 0, 0};
+        CU_ASSERT_EQUAL_FATAL(pthread_create(&th[i], NULL, state_thread, &jobs[i]), 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        pthread_join(th[i], NULL);
+        CU_ASSERT_EQUAL(jobs[i].n_diff, 0);
+        CU_ASSERT_TRUE(jobs[i].n_done >= 14);
+    }
+    gt_analysis_free(a);
+    gt_trace_free(t);
+}
+
 static const gt_test_case cases[] = {
+    {"test_analyze_memory__state_queries_in_threads", test_analyze_memory__state_queries_in_threads},
     {"test_analyze_memory__peaks_and_fragmentation", test_analyze_memory__peaks_and_fragmentation},
     {"test_analyze_memory__leak_and_spike", test_analyze_memory__leak_and_spike},
     {"test_analyze_memory__no_leak", test_analyze_memory__no_leak},
