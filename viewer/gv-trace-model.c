@@ -87,36 +87,6 @@ static int64_t sat_sub(int64_t a, int64_t b)
 /* |a - b|, at most INT64_MAX. */
 static int64_t abs_diff(int64_t a, int64_t b) { return a > b ? sat_sub(a, b) : sat_sub(b, a); }
 
-/* ---- formatting --------------------------------------------------------- */
-
-const char *gv_format_ns(char *buf, size_t n, int64_t ns)
-{
-    double a = fabs((double)ns);
-    if (a >= 1e9)
-        snprintf(buf, n, "%.3f s", (double)ns / 1e9);
-    else if (a >= 1e6)
-        snprintf(buf, n, "%.3f ms", (double)ns / 1e6);
-    else if (a >= 1e3)
-        snprintf(buf, n, "%.2f us", (double)ns / 1e3);
-    else
-        snprintf(buf, n, "%lld ns", (long long)ns);
-    return buf;
-}
-
-const char *gv_format_bytes(char *buf, size_t n, int64_t bytes)
-{
-    double a = fabs((double)bytes);
-    if (a >= 1024.0 * 1024 * 1024)
-        snprintf(buf, n, "%.2f GiB", (double)bytes / (1024.0 * 1024 * 1024));
-    else if (a >= 1024.0 * 1024)
-        snprintf(buf, n, "%.2f MiB", (double)bytes / (1024.0 * 1024));
-    else if (a >= 1024.0)
-        snprintf(buf, n, "%.1f KiB", (double)bytes / 1024.0);
-    else
-        snprintf(buf, n, "%lld B", (long long)bytes);
-    return buf;
-}
-
 /* ---- the object ----------------------------------------------------------- */
 
 static void track_free(gpointer p)
@@ -335,14 +305,10 @@ static uint32_t name_of_id(loader *ld, gt_string_id id, gboolean strip_version)
     if (v)
         return GPOINTER_TO_UINT(v) - 1;
     const char *s = gt_trace_string(ld->t, id);
-    char *tmp = NULL;
-    if (strip_version) {
-        const char *u = strrchr(s, '_');
-        if (u && u[1] == 'v' && u[2] >= '0' && u[2] <= '9' && strspn(u + 2, "0123456789") == strlen(u + 2))
-            s = tmp = g_strndup(s, (gsize)(u - s));
-    }
+    char base[512];
+    if (strip_version)
+        s = gt_api_base_name(s, base, sizeof base);
     uint32_t idx = name_of_string(ld, s);
-    g_free(tmp);
     g_hash_table_insert(ld->name_of_id, g_memdup2(&key, sizeof key), GUINT_TO_POINTER(idx + 1));
     return idx;
 }
@@ -491,14 +457,13 @@ static void take_event(loader *ld, const gt_event *ev)
         break;
     }
     case GT_EV_MEMCPY: {
-        static const char *const dir[] = {"Memcpy", "Memcpy HtoD", "Memcpy DtoH", "Memcpy HtoA", "Memcpy AtoH",
-                                          "Memcpy AtoA", "Memcpy AtoD", "Memcpy DtoA", "Memcpy DtoD",
-                                          "Memcpy HtoH", "Memcpy PtoP"};
         const gt_memcpy *c = &ev->u.memcpy;
         dev_state *d = device(ld, c->device_id);
         GvLane *l = stream_lane(ld, d, c->stream_id, GV_ITEM_KERNEL, "stream %d");
-        int kind = c->copy_kind >= 0 && c->copy_kind <= 10 ? c->copy_kind : 0;
-        GvItem it = {c->start_ns, c->end_ns, c->correlation_id, name_of_string(ld, dir[kind]), GV_ITEM_MEMCPY,
+        int kind = c->copy_kind >= 0 && c->copy_kind <= GT_COPY_PTOP ? c->copy_kind : 0;
+        char name[32];
+        snprintf(name, sizeof name, "Memcpy %s", gt_copy_kind_name(kind));
+        GvItem it = {c->start_ns, c->end_ns, c->correlation_id, name_of_string(ld, name), GV_ITEM_MEMCPY,
                      (uint8_t)kind, 0};
         lane_append(ld, l, &it);
         break;
@@ -1118,10 +1083,10 @@ char *gv_trace_model_describe(GvTraceModel *self, const GvItemRef *ref)
     else
         g_string_append_printf(s, "%s  %s", name, kind_words[it->kind]);
     if (it->kind == GV_ITEM_MARK) /* an instant */
-        g_string_append_printf(s, "\n%s at %s", tr->title, gv_format_ns(b, sizeof b, it->start_ns));
+        g_string_append_printf(s, "\n%s at %s", tr->title, gt_fmt_ns(b, sizeof b, it->start_ns));
     else
-        g_string_append_printf(s, "\n%s, %s at %s", gv_format_ns(a, sizeof a, sat_sub(it->end_ns, it->start_ns)), tr->title,
-                               gv_format_ns(b, sizeof b, it->start_ns));
+        g_string_append_printf(s, "\n%s, %s at %s", gt_fmt_ns(a, sizeof a, sat_sub(it->end_ns, it->start_ns)), tr->title,
+                               gt_fmt_ns(b, sizeof b, it->start_ns));
     if (it->kind == GV_ITEM_MARK) {
         append_payload(s, it);
     } else if (it->kind == GV_ITEM_GAP) {
@@ -1149,8 +1114,8 @@ char *gv_trace_model_describe(GvTraceModel *self, const GvItemRef *ref)
                           : it->kind == GV_ITEM_API  ? "launched"
                                                      : "launched by";
         g_string_append_printf(s, "\n%s %s (%s, at %s)", how, gv_trace_model_name(self, ri->name),
-                               gv_format_ns(a, sizeof a, sat_sub(ri->end_ns, ri->start_ns)),
-                               gv_format_ns(b, sizeof b, ri->start_ns));
+                               gt_fmt_ns(a, sizeof a, sat_sub(ri->end_ns, ri->start_ns)),
+                               gt_fmt_ns(b, sizeof b, ri->start_ns));
         if (it->kind != GV_ITEM_API)
             g_string_append_printf(s, " on %s", gv_trace_model_track(self, rel.track)->title);
     }
@@ -1176,8 +1141,8 @@ char *gv_trace_model_describe_run(GvTraceModel *self, const GvItemRef *first, si
             busy = sat_add(busy, sat_sub(l->items[k].end_ns, l->items[k].start_ns));
         out = g_strdup_printf("%zu items merged at this zoom (%s): %s ... %s\nfrom %s, busy %s\nzoom in to see them",
                               count, l->label, gv_trace_model_name(self, it->name),
-                              gv_trace_model_name(self, l->items[last].name), gv_format_ns(a, sizeof a, it->start_ns),
-                              gv_format_ns(b, sizeof b, busy));
+                              gv_trace_model_name(self, l->items[last].name), gt_fmt_ns(a, sizeof a, it->start_ns),
+                              gt_fmt_ns(b, sizeof b, busy));
     }
     gv_trace_model_unlock(self);
     return out ? out : g_strdup("");

@@ -17,6 +17,7 @@
 #include <gio/gio.h>
 
 #include "gt_analyze.h"
+#include "gt_vocab.h"
 #include "gv-lane.h"
 
 G_BEGIN_DECLS
@@ -133,9 +134,6 @@ char *gv_trace_model_block_origin(GvTraceModel *self, int64_t pid, uint64_t addr
 /* After "analysed" (NULL before): the analysis itself, borrowed. */
 const gt_analysis *gv_trace_model_analysis(GvTraceModel *self);
 
-/* "1.234 ms", "56.7 us"; into buf. */
-const char *gv_format_ns(char *buf, size_t n, int64_t ns);
-const char *gv_format_bytes(char *buf, size_t n, int64_t bytes);
 
 G_END_DECLS
 

@@ -6,6 +6,7 @@
 #define GT_ANALYZE_INT_H
 
 #include "gt_analyze.h"
+#include "gt_vocab.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -123,8 +124,6 @@ char *an_model_range_path(const an_model *m, int64_t i);
 char *an_model_origin(const an_model *m, int64_t tid, int64_t t_ns, int64_t callchain);
 /* A name from the trace (borrowed; "" when the model has no trace). */
 const char *an_str(const an_model *m, gt_string_id id);
-/* The API name without nsys's version suffix, into buf. */
-const char *an_api_base(const char *name, char *buf, size_t n);
 
 /* Steps: ranges whose name marks a training step. */
 typedef struct an_steps { gt_step *v; size_t n; } an_steps;
@@ -213,8 +212,6 @@ size_t an_first_act(const an_model *m, int64_t from_ns);
 /* Strings. */
 char *an_strdup(const char *s);
 char *an_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void an_fmt_ns(char *buf, size_t n, double ns);      /* "1.25 ms" */
-void an_fmt_bytes(char *buf, size_t n, double bytes); /* "1.5 MiB" */
 /* A rank of the Communication section: "rank 1 (pid 4993)", "pid 4993" when
  * the trace does not say the rank; NCCL adds " dev 0". */
 const char *an_rank_label(char *buf, size_t n, const gt_comm_rank *k);

@@ -365,7 +365,7 @@ int an_gaps_list(gt_gaps *g, const an_model *m, int64_t from_ns, int64_t to_ns, 
         char base[512];
         out->nvtx = an_strdup(r >= 0 ? an_str(m, m->ranges[r].text) : "");
         out->nvtx_path = an_model_range_path(m, r);
-        out->api = an_strdup(call >= 0 ? an_api_base(an_str(m, m->apis[call].name), base, sizeof base) : "");
+        out->api = an_strdup(call >= 0 ? gt_api_base_name(an_str(m, m->apis[call].name), base, sizeof base) : "");
         if (!out->nvtx || !out->nvtx_path || !out->api)
             goto nomem;
     }
@@ -386,7 +386,7 @@ int an_gaps_list(gt_gaps *g, const an_model *m, int64_t from_ns, int64_t to_ns, 
         gt_gap_activity *a = &g->activity[g->n_activity++];
         char base[512];
         a->nvtx = an_strdup(an_str(m, c.keys[k].nvtx));
-        a->api = an_strdup(an_api_base(an_str(m, c.keys[k].api), base, sizeof base));
+        a->api = an_strdup(gt_api_base_name(an_str(m, c.keys[k].api), base, sizeof base));
         a->n_gaps = c.keys[k].n;
         a->total_ns = c.keys[k].total_ns;
         if (!a->nvtx || !a->api)

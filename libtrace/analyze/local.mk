@@ -4,6 +4,8 @@ noinst_LTLIBRARIES += libtrace/analyze/libgtanalyze.la
 libtrace_analyze_libgtanalyze_la_SOURCES = \
 	libtrace/analyze/gt_analyze.h \
 	libtrace/analyze/analyze_int.h \
+	libtrace/analyze/gt_vocab.h \
+	libtrace/analyze/vocab.c \
 	libtrace/analyze/util.c \
 	libtrace/analyze/model.c \
 	libtrace/analyze/steps.c \

@@ -38,15 +38,6 @@ const char *an_str(const an_model *m, gt_string_id id)
     return s ? s : "";
 }
 
-const char *an_api_base(const char *name, char *buf, size_t n)
-{
-    snprintf(buf, n, "%s", name);
-    char *v = strrchr(buf, '_');
-    if (v && v[1] == 'v' && v[2] >= '0' && v[2] <= '9' && strspn(v + 2, "0123456789") == strlen(v + 2))
-        *v = '\0';
-    return buf;
-}
-
 static int cmp_act(const void *a, const void *b)
 {
     const an_act *x = a, *y = b;
