@@ -6,7 +6,8 @@ noinst_LTLIBRARIES += viewer/libgtview.la
 viewer_libgtview_la_SOURCES = \
 	viewer/gv-lane.h viewer/gv-lane.c \
 	viewer/gv-align.h viewer/gv-align.c \
-	viewer/gv-trace-model.h viewer/gv-trace-model.c \
+	viewer/gv-trace-model.h viewer/gv-trace-model-private.h viewer/gv-trace-model.c \
+	viewer/gv-trace-loader.c viewer/gv-trace-describe.c \
 	viewer/gv-mem-stack.h viewer/gv-mem-stack.c \
 	viewer/gv-render.h viewer/gv-render.c \
 	viewer/gv-timeline.h viewer/gv-timeline.c \
