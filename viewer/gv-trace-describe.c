@@ -3,6 +3,7 @@
  * kernel, a kernel's launch configuration read back from the trace, a gap's
  * cause as the analysis gave it. It reads the model; it changes nothing. */
 #include "gv-trace-model-private.h"
+#include "gv-trace-model.h"
 
 #include <string.h>
 

@@ -9,8 +9,8 @@
  * it loads the one analysis (gt_analysis) and puts what that found into
  * lanes: idle gaps with their causes, compute ops. It computes nothing the
  * analysis computes. */
-#include "gv-mem-stack.h"
 #include "gv-trace-model-private.h"
+#include "gv-trace-model.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,11 +1,16 @@
 /* gv-trace-model-private.h: what the model's files share and its users do
- * not see: the object's fields, and the few helpers its loader
+ * not see: the object's fields, and the few functions its loader
  * (gv-trace-loader.c) and hover text (gv-trace-describe.c) need from the
- * object (gv-trace-model.c). */
+ * object (gv-trace-model.c). It stands below gv-trace-model.h: the files
+ * that use it include both. */
 #ifndef GV_TRACE_MODEL_PRIVATE_H
 #define GV_TRACE_MODEL_PRIVATE_H
 
-#include "gv-trace-model.h"
+#include <glib-object.h>
+
+#include "gt_analyze.h"
+#include "gv-lane.h"
+#include "gv-mem-stack.h"
 
 struct _GvTraceModel {
     GObject parent_instance;
@@ -44,13 +49,15 @@ static inline int64_t gv_sat_sub(int64_t a, int64_t b)
     return r;
 }
 
+struct GvItemRef;
+
 /* A new layout serial (unique across models). */
 guint64 gv_trace_model_next_layout_serial(void);
 /* "updated" or "analysed", emitted later on ctx (the main thread's). */
-void gv_trace_model_emit_later(GvTraceModel *self, GMainContext *ctx, gboolean analysed);
+void gv_trace_model_emit_later(struct _GvTraceModel *self, GMainContext *ctx, gboolean analysed);
 /* Sets *error from a store status and its message; FALSE. */
 gboolean gv_trace_model_fail(GError **error, int status);
 /* The item at r, or NULL; under the lock. */
-const GvItem *gv_trace_model_item_at(GvTraceModel *self, const GvItemRef *r);
+const GvItem *gv_trace_model_item_at(struct _GvTraceModel *self, const struct GvItemRef *r);
 
 #endif /* GV_TRACE_MODEL_PRIVATE_H */

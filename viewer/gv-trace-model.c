@@ -3,8 +3,8 @@
  * memory queries, which the loaded analysis answers. Loading is in
  * gv-trace-loader.c, hover text in gv-trace-describe.c, the memory
  * layout in gv-mem-stack.c. */
-#include "gv-mem-stack.h"
 #include "gv-trace-model-private.h"
+#include "gv-trace-model.h"
 
 #include <stdatomic.h>
 #include <stdio.h>
