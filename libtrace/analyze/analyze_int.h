@@ -155,16 +155,19 @@ int an_memory_state(gt_mem_state **out, const an_model *m, int64_t pid, int64_t 
 /* The processes with allocation events, ascending (malloc'd; none: NULL, 0). */
 int an_memory_pids(const an_model *m, int64_t **out, size_t *out_n);
 /* One process's allocator history, from one replay: its totals after each
- * event and every life (gt_mem_life), by start; chunk_end[c] is the latest
- * end among lives [c * AN_LIFE_CHUNK, (c + 1) * AN_LIFE_CHUNK), so a query
- * at t skips the chunks that were all over by then. */
-#define AN_LIFE_CHUNK 512
+ * event and every life (gt_mem_life), by start. The lives are cut into
+ * chunks of `chunk`; span[span_at[c] .. span_at[c + 1]) are the lives
+ * before chunk c still alive when its first life began, so the lives alive
+ * at t are among those of the last chunk begun by t and its span. */
 typedef struct an_mem_hist {
     int64_t pid;
     gt_mem_sample *samples; size_t n_samples;
     gt_mem_life *lives; size_t n_lives, cap_lives;
-    int64_t *chunk_end; size_t n_chunks;
+    size_t chunk, n_chunks;
+    size_t *span_at; uint32_t *span;
 } an_mem_hist;
+/* Builds the chunks' spans of h (after its lives are complete). */
+int an_mem_hist_index(an_mem_hist *h);
 /* Every process's history, by pid; none: one empty process 0. */
 int an_memory_hists(an_mem_hist **out, size_t *out_n, const an_model *m);
 void an_mem_hists_free(an_mem_hist *v, size_t n);

@@ -1069,7 +1069,8 @@ void an_mem_hists_free(an_mem_hist *v, size_t n)
     for (size_t i = 0; v && i < n; i++) {
         free(v[i].samples);
         free(v[i].lives);
-        free(v[i].chunk_end);
+        free(v[i].span_at);
+        free(v[i].span);
     }
     free(v);
 }
@@ -1089,15 +1090,7 @@ static int hist_of(an_mem_hist *h, const an_model *m, const proc_mem *p)
             goto cleanup;
         h->samples[h->n_samples++] = (gt_mem_sample){p->ev[i].t_ns, rp.allocated, rp.reserved};
     }
-    h->n_chunks = (h->n_lives + AN_LIFE_CHUNK - 1) / AN_LIFE_CHUNK;
-    if (h->n_chunks && !(h->chunk_end = malloc(h->n_chunks * sizeof *h->chunk_end)))
-        goto nomem;
-    for (size_t c = 0; c < h->n_chunks; c++) {
-        int64_t end = INT64_MIN;
-        for (size_t i = c * AN_LIFE_CHUNK; i < h->n_lives && i < (c + 1) * AN_LIFE_CHUNK; i++)
-            end = h->lives[i].to_ns > end ? h->lives[i].to_ns : end;
-        h->chunk_end[c] = end;
-    }
+    rc = an_mem_hist_index(h);
     goto cleanup;
 nomem:
     rc = gt_error_set(GT_ERR_NOMEM, "analyze: out of memory recording allocations");

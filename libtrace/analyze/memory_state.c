@@ -1,7 +1,8 @@
 /* memory_state.c: the allocator at a moment (gtrace memory --at / --step,
  * the viewer's memory click), read from a process's history (memory.c's
  * an_mem_hist): the totals from the samples, the live segments and blocks
- * from the lives, skipping whole chunks of lives that were over by then.
+ * from the lives: those of the chunk begun last by then and the chunk's
+ * span (the older lives still alive as it began; see an_mem_hist).
  * No replay runs per query and nothing here is static, so a loaded
  * analysis answers any number of queries, from any threads. This file does
  * not replay events, nor judge them (leaks and spikes are memory.c's). */
@@ -59,24 +60,115 @@ static const gt_mem_sample *sample_at(const an_mem_hist *h, int64_t t)
 /* Alive at t: begun by then and not ended (never freed is alive even at INT64_MAX). */
 static bool alive_at(int64_t to_ns, int64_t t) { return to_ns > t || to_ns == AN_ALIVE; }
 
-/* The next life alive at t (from <= t < to) at or after *at, in start
- * order; NULL: no more. Chunks all over by t are skipped whole. */
-static const gt_mem_life *next_live(const an_mem_hist *h, int64_t t, size_t *at)
+/* Chunks of at least 4096 lives, larger while the spans would hold more
+ * than four entries per life (very many blocks alive at once). */
+int an_mem_hist_index(an_mem_hist *h)
 {
-    for (size_t i = *at; i < h->n_lives;) {
-        if (i % AN_LIFE_CHUNK == 0 && !alive_at(h->chunk_end[i / AN_LIFE_CHUNK], t)) {
-            i += AN_LIFE_CHUNK;
+    size_t chunk = 4096;
+    if (h->n_lives > UINT32_MAX)
+        chunk = h->n_lives; /* one chunk: no spans */
+    for (;;) {
+        size_t n_chunks = h->n_lives ? (h->n_lives + chunk - 1) / chunk : 0, n_span = 0, cap = 0;
+        size_t *at = calloc(n_chunks + 1, sizeof *at);
+        uint32_t *span = NULL, *cur = NULL, *next = NULL;
+        size_t n_cur = 0;
+        bool too_big = false;
+        if (!at)
+            goto nomem;
+        /* span(c + 1): what of span(c) and chunk c is alive at chunk c + 1's start */
+        for (size_t c = 0; c < n_chunks && !too_big; c++) {
+            at[c] = n_span;
+            if (n_span + n_cur > cap) {
+                size_t ncap = (n_span + n_cur) * 2 + 1024;
+                uint32_t *ns = realloc(span, ncap * sizeof *ns);
+                if (!ns)
+                    goto nomem_c;
+                span = ns;
+                cap = ncap;
+            }
+            if (n_cur)
+                memcpy(span + n_span, cur, n_cur * sizeof *cur);
+            n_span += n_cur;
+            too_big = n_span > 4 * h->n_lives + 4096;
+            if (c + 1 == n_chunks)
+                break;
+            int64_t t_next = h->lives[(c + 1) * chunk].from_ns;
+            uint32_t *nn = realloc(next, (n_cur + chunk) * sizeof *nn);
+            if (!nn)
+                goto nomem_c;
+            next = nn;
+            size_t n_next = 0;
+            for (size_t k = 0; k < n_cur; k++)
+                if (alive_at(h->lives[cur[k]].to_ns, t_next))
+                    next[n_next++] = cur[k];
+            for (size_t i = c * chunk; i < (c + 1) * chunk; i++)
+                if (alive_at(h->lives[i].to_ns, t_next))
+                    next[n_next++] = (uint32_t)i;
+            uint32_t *swap = cur;
+            cur = next;
+            next = swap;
+            n_cur = n_next;
+        }
+        at[n_chunks] = n_span;
+        free(cur);
+        free(next);
+        if (too_big) {
+            free(at);
+            free(span);
+            chunk *= 4;
             continue;
         }
-        const gt_mem_life *l = &h->lives[i++];
-        if (l->from_ns > t)
-            break;
-        if (alive_at(l->to_ns, t)) {
-            *at = i;
-            return l;
-        }
+        h->chunk = chunk;
+        h->n_chunks = n_chunks;
+        h->span_at = at;
+        h->span = span;
+        return 0;
+    nomem_c:
+        free(cur);
+        free(next);
+        free(at);
+        free(span);
+        goto nomem;
     }
-    *at = h->n_lives;
+nomem:
+    return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory indexing allocations");
+}
+
+/* Walks the lives alive at t: the span of the last chunk begun by t, then
+ * that chunk's lives on while they began by t. */
+typedef struct live_walk { size_t c, k, i; bool in_span; } live_walk;
+
+static live_walk live_begin(const an_mem_hist *h, int64_t t)
+{
+    size_t lo = 0, hi = h->n_chunks; /* the first chunk begun after t */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (h->lives[mid * h->chunk].from_ns <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0) /* before every life */
+        return (live_walk){0, 0, h->n_lives, false};
+    size_t c = lo - 1;
+    return (live_walk){c, h->span_at[c], c * h->chunk, true};
+}
+
+static const gt_mem_life *next_live(const an_mem_hist *h, int64_t t, live_walk *w)
+{
+    if (w->in_span) {
+        while (w->k < h->span_at[w->c + 1]) {
+            const gt_mem_life *l = &h->lives[h->span[w->k++]];
+            if (alive_at(l->to_ns, t))
+                return l;
+        }
+        w->in_span = false;
+    }
+    while (w->i < h->n_lives && h->lives[w->i].from_ns <= t) {
+        const gt_mem_life *l = &h->lives[w->i++];
+        if (alive_at(l->to_ns, t))
+            return l;
+    }
     return NULL;
 }
 
@@ -97,7 +189,7 @@ int an_mem_hist_state(gt_mem_state **out, const an_model *m, const an_mem_hist *
     st->allocated_bytes = smp ? smp->allocated_bytes : 0;
     st->reserved_bytes = smp ? smp->reserved_bytes : 0;
     const gt_mem_life *L;
-    for (size_t at = 0; (L = next_live(h, at_ns, &at));) {
+    for (live_walk w = live_begin(h, at_ns); (L = next_live(h, at_ns, &w));) {
         n_seg += (L->roles & GT_MEM_ROLE_SEGMENT) != 0;
         n_blk += (L->roles & GT_MEM_ROLE_BLOCK) != 0;
     }
@@ -106,13 +198,13 @@ int an_mem_hist_state(gt_mem_state **out, const an_model *m, const an_mem_hist *
     pl = calloc(n_blk ? n_blk : 1, sizeof *pl);
     if (!st->segments || !st->blocks || !pl)
         goto nomem;
-    for (size_t at = 0; (L = next_live(h, at_ns, &at));)
+    for (live_walk w = live_begin(h, at_ns); (L = next_live(h, at_ns, &w));)
         if (L->roles & GT_MEM_ROLE_SEGMENT)
             st->segments[st->n_segments++] = (gt_mem_segment){L->address, L->bytes, L->alloc_ns, 0, 0, 0,
                                                               L->from_heap};
     if (st->n_segments > 1)
         qsort(st->segments, st->n_segments, sizeof *st->segments, cmp_seg_addr);
-    for (size_t at = 0; (L = next_live(h, at_ns, &at));) {
+    for (live_walk w = live_begin(h, at_ns); (L = next_live(h, at_ns, &w));) {
         if (L->roles & GT_MEM_ROLE_BLOCK) {
             placed *q = &pl[n_pl++];
             q->b = (gt_mem_block){L->address, L->bytes, L->alloc_ns, L->tid, L->callchain_id, NULL};
