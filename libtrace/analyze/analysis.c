@@ -5,10 +5,12 @@
  * viewer both read, so the two never disagree about a gap's cause, an op or
  * a peak. Queries that read the trace itself (call stacks of allocations)
  * go through the handle's lock; everything else reads immutable arrays.
- * This file computes nothing of its own. */
+ * The gt_memory_* calls on an open trace (tests, exports) build the same
+ * history for one query. This file computes nothing of its own. */
 #include "analyze_int.h"
 
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -167,4 +169,102 @@ char *gt_analysis_block_origin(const gt_analysis *a, int64_t pid, uint64_t addre
         return o;
     }
     return an_strdup("");
+}
+
+/* ---- on an open trace: the memory part of an analysis, per call ---------- */
+
+int an_memory_state(gt_mem_state **out, const an_model *m, int64_t pid, int64_t at_ns)
+{
+    an_mem_hist *v = NULL;
+    size_t n = 0, k;
+    int rc;
+    *out = NULL;
+    if ((rc = an_memory_hists(&v, &n, m)) == 0 &&
+        (rc = an_mem_hist_find(&k, v, n, pid, m->t ? gt_trace_path(m->t) : "trace")) == 0)
+        rc = an_mem_hist_state(out, m, &v[k], at_ns);
+    an_mem_hists_free(v, n);
+    return rc;
+}
+
+static int states(gt_mem_states **out, gt_trace *t, int64_t pid, int64_t at_ns, int64_t step)
+{
+    an_model *m = NULL;
+    an_mem_hist *v = NULL;
+    size_t n = 0;
+    int rc;
+    *out = NULL;
+    if (!t)
+        return gt_error_set(GT_ERR_INVALID, "gt_memory_states: no trace");
+    if ((rc = an_model_load(&m, t)) == 0 && (rc = an_memory_hists(&v, &n, m)) == 0)
+        rc = an_mem_states(out, m, v, n, pid, at_ns, step);
+    an_mem_hists_free(v, n);
+    an_model_free(m);
+    return rc;
+}
+
+int gt_memory_states_at(gt_mem_states **out, gt_trace *t, int64_t pid, int64_t at_ns)
+{
+    return states(out, t, pid, at_ns, -1);
+}
+
+int gt_memory_states_at_step(gt_mem_states **out, gt_trace *t, int64_t pid, int64_t step)
+{
+    if (step < 0) {
+        *out = NULL;
+        return gt_error_set(GT_ERR_INVALID, "gt_memory_states_at_step: step %lld", (long long)step);
+    }
+    return states(out, t, pid, 0, step);
+}
+
+/* One state: pid's, or the only process's (-1). */
+static int one_state(gt_mem_state **out, gt_trace *t, int64_t pid, int64_t at_ns, int64_t step)
+{
+    gt_mem_states *ss = NULL;
+    int rc;
+    *out = NULL;
+    if ((rc = states(&ss, t, pid, at_ns, step)) < 0)
+        return rc;
+    if (ss->n != 1) {
+        char list[256] = "";
+        size_t at = 0;
+        for (size_t i = 0; i < ss->n && at + 24 < sizeof list; i++)
+            at += (size_t)snprintf(list + at, sizeof list - at, "%s%lld", i ? ", " : "", (long long)ss->v[i]->pid);
+        rc = gt_error_set(GT_ERR_INVALID, "%s: %zu processes have allocation events (%s): choose one",
+                          gt_trace_path(t), ss->n, list);
+    } else {
+        *out = ss->v[0];
+        ss->v[0] = NULL;
+        ss->n = 0;
+    }
+    gt_mem_states_free(ss);
+    return rc;
+}
+
+int gt_memory_state_at(gt_mem_state **out, gt_trace *t, int64_t pid, int64_t at_ns)
+{
+    return one_state(out, t, pid, at_ns, -1);
+}
+
+int gt_memory_state_at_step(gt_mem_state **out, gt_trace *t, int64_t pid, int64_t step)
+{
+    if (step < 0) {
+        *out = NULL;
+        return gt_error_set(GT_ERR_INVALID, "gt_memory_state_at_step: step %lld", (long long)step);
+    }
+    return one_state(out, t, pid, 0, step);
+}
+
+int gt_memory_pids(int64_t **out, size_t *out_n, gt_trace *t)
+{
+    an_model *m = NULL;
+    int rc;
+    *out = NULL;
+    *out_n = 0;
+    if (!t)
+        return gt_error_set(GT_ERR_INVALID, "gt_memory_pids: no trace");
+    if ((rc = an_model_load(&m, t)) < 0)
+        return rc;
+    rc = an_memory_pids(m, out, out_n);
+    an_model_free(m);
+    return rc;
 }
