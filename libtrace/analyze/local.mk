@@ -11,7 +11,9 @@ libtrace_analyze_libgtanalyze_la_SOURCES = \
 	libtrace/analyze/steps.c \
 	libtrace/analyze/summary.c \
 	libtrace/analyze/gaps.c \
+	libtrace/analyze/memory_int.h \
 	libtrace/analyze/memory.c \
+	libtrace/analyze/memory_leaks.c \
 	libtrace/analyze/memory_state.c \
 	libtrace/analyze/analysis.c \
 	libtrace/analyze/comm.c \

@@ -2,7 +2,10 @@
  * order: NVTX memory API heaps (an allocator's segments) and regions (its
  * blocks), and device allocations (cudaMalloc level). From the replay come
  * the peaks of allocated and reserved bytes, fragmentation, churn per step,
- * leaks, spikes, and the allocator's state at any moment.
+ * the allocator's actions (for exports) and its history (totals after each
+ * event and every allocation's lives, an_mem_hist). Leaks and spikes are
+ * read off a finished replay in memory_leaks.c; the state at a moment off
+ * the history in memory_state.c.
  *
  * Allocated bytes are the live blocks; reserved bytes the live segments.
  * A trace without an allocator's events has only device allocations: then
@@ -19,7 +22,7 @@
  * the model refuses at load (times beyond +-AN_TIME_LIMIT_NS, sizes outside
  * 0..AN_BYTES_LIMIT), checked again here for models built by hand, and a
  * block whose end would pass the end of the address space. */
-#include "analyze_int.h"
+#include "memory_int.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -27,54 +30,6 @@
 #define MEM_T_LIMIT AN_TIME_LIMIT_NS
 #define MEM_MAX_BYTES AN_BYTES_LIMIT
 
-enum { REC_BLOCK, REC_SEGMENT, REC_DEVICE };
-
-typedef struct rec { /* one allocation, from its birth to its free */
-    int64_t start_ns, end_ns; /* end AN_ALIVE: never freed */
-    uint64_t address, heap;
-    int64_t bytes, tid, callchain;
-    int32_t stream;
-    int8_t kind;
-    int64_t life; /* its open life in the history; -1 none (or not recording) */
-} rec;
-
-typedef struct live_map { /* address -> rec index of the live ones; open addressing */
-    uint64_t *keys;
-    int64_t *vals; /* -1 empty, -2 deleted */
-    size_t cap, n_used;
-} live_map;
-
-/* The rows of one process, in time order (a copy of the model's). */
-typedef struct proc_mem {
-    int64_t pid; /* 0: rows without a thread */
-    an_mem *ev;
-    size_t n;
-} proc_mem;
-
-typedef struct mem_split {
-    proc_mem *v; size_t n; /* by pid */
-    int64_t n_skipped;     /* rows no replay can use */
-} mem_split;
-
-typedef struct actlog { /* the allocator's history, for exports */
-    an_mem_action *v;
-    size_t n, cap;
-} actlog;
-
-typedef struct replay {
-    const an_model *m;
-    const proc_mem *p;
-    rec *recs; size_t n_recs, cap_recs;
-    live_map live[3];
-    live_map heap_blocks; /* heap id -> its live blocks, so a heap's end frees them */
-    bool has_blocks, has_segments, has_device;
-    int32_t device; /* of its device allocations: -1 none, -2 several */
-    int64_t allocated, reserved;
-    int64_t peak_alloc, peak_alloc_ns, peak_res, peak_res_ns, res_at_peak_alloc;
-    int64_t n_ops[7];
-    actlog *log; /* NULL: not logging */
-    an_mem_hist *hist; /* NULL: not recording the history */
-} replay;
 
 static int64_t sat_add(int64_t a, int64_t b)
 {
@@ -508,189 +463,6 @@ static int replay_until(replay *rp, size_t from, int64_t until_ns, size_t *out_n
     return 0;
 }
 
-/* ---- leaks and spikes --------------------------------------------------- */
-
-static int step_of(const gt_step *steps, size_t n, int64_t t)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (steps[mid].start_ns <= t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo == 0 || t >= steps[lo - 1].end_ns)
-        return -1;
-    return (int)(lo - 1);
-}
-
-typedef struct leak_group {
-    gt_string_id range; int64_t callchain;
-    int64_t n, bytes, bytes_in_steps, n_steps_grew, last_step;
-    int64_t first_ns, last_ns, first_tid;
-} leak_group;
-
-static int find_leaks(gt_memory *mem, const replay *rp, const gt_step *steps, size_t n_steps)
-{
-    const an_model *m = rp->m;
-    int8_t kind = rp->has_blocks ? REC_BLOCK : REC_DEVICE;
-    leak_group *gs = NULL;
-    size_t n_g = 0, cap_g = 0, n_leaks = 0;
-    int rc = 0;
-    /* "Grew step over step" needs steps to compare. */
-    if (n_steps < 3)
-        return 0;
-    for (size_t i = 0; i < rp->n_recs; i++) {
-        const rec *r = &rp->recs[i];
-        if (r->kind != kind || r->end_ns != AN_ALIVE)
-            continue;
-        int64_t ri = r->tid ? an_model_range_at(m, r->tid, r->start_ns) : -1;
-        gt_string_id range = ri >= 0 ? m->ranges[ri].text : 0;
-        size_t g = 0;
-        while (g < n_g && (gs[g].range != range || gs[g].callchain != r->callchain))
-            g++;
-        if (g == n_g) {
-            if (n_g == 4096)
-                continue; /* origins beyond this are noise for a report */
-            if (n_g == cap_g) {
-                size_t ncap = cap_g ? cap_g * 2 : 16;
-                leak_group *ng = realloc(gs, ncap * sizeof *ng);
-                if (!ng) {
-                    rc = gt_error_set(GT_ERR_NOMEM, "analyze: out of memory finding leaks");
-                    goto cleanup;
-                }
-                gs = ng;
-                cap_g = ncap;
-            }
-            gs[n_g++] = (leak_group){range, r->callchain, 0, 0, 0, 0, -1, r->start_ns, r->start_ns, r->tid};
-        }
-        leak_group *lg = &gs[g];
-        int s = step_of(steps, n_steps, r->start_ns);
-        lg->n++;
-        lg->bytes = sat_add(lg->bytes, r->bytes);
-        lg->last_ns = r->start_ns;
-        if (s >= 0) {
-            lg->bytes_in_steps = sat_add(lg->bytes_in_steps, r->bytes);
-            if (s != lg->last_step)
-                lg->n_steps_grew++;
-            lg->last_step = s;
-        }
-    }
-    /* A leak grew in at least three steps and in half of them: weights and
-     * optimizer state, made once, never qualify. */
-    for (size_t g = 0; g < n_g; g++)
-        n_leaks += gs[g].n_steps_grew >= 3 && (size_t)gs[g].n_steps_grew * 2 >= n_steps;
-    if (n_leaks == 0)
-        goto cleanup;
-    mem->leaks = calloc(n_leaks, sizeof *mem->leaks);
-    if (!mem->leaks) {
-        rc = gt_error_set(GT_ERR_NOMEM, "analyze: out of memory finding leaks");
-        goto cleanup;
-    }
-    for (size_t g = 0; g < n_g; g++) {
-        leak_group *lg = &gs[g];
-        if (!(lg->n_steps_grew >= 3 && (size_t)lg->n_steps_grew * 2 >= n_steps))
-            continue;
-        gt_leak *l = &mem->leaks[mem->n_leaks++];
-        l->pid = rp->p->pid;
-        l->origin = an_model_origin(m, lg->first_tid, lg->first_ns, lg->callchain);
-        l->n_alive = lg->n;
-        l->alive_bytes = lg->bytes;
-        l->n_steps_grew = lg->n_steps_grew;
-        l->bytes_per_step = (double)lg->bytes_in_steps / (double)n_steps;
-        l->first_ns = lg->first_ns;
-        l->last_ns = lg->last_ns;
-        if (!l->origin) {
-            rc = gt_error_set(GT_ERR_NOMEM, "analyze: out of memory finding leaks");
-            goto cleanup;
-        }
-    }
-    /* biggest first */
-    for (size_t a = 1; a < mem->n_leaks; a++)
-        for (size_t b = a; b > 0 && mem->leaks[b].alive_bytes > mem->leaks[b - 1].alive_bytes; b--) {
-            gt_leak t = mem->leaks[b];
-            mem->leaks[b] = mem->leaks[b - 1];
-            mem->leaks[b - 1] = t;
-        }
-cleanup:
-    free(gs);
-    return rc;
-}
-
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* Spikes: blocks of at least a tenth of the peak that lived less than half a
- * median step (a hundredth of the trace without steps). */
-static int find_spikes(gt_memory *mem, const replay *rp, const gt_step *steps, size_t n_steps)
-{
-    const an_model *m = rp->m;
-    int8_t kind = rp->has_blocks ? REC_BLOCK : REC_DEVICE;
-    int64_t max_life;
-    if (n_steps > 0) {
-        int64_t *d = malloc(n_steps * sizeof *d);
-        if (!d)
-            return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
-        for (size_t i = 0; i < n_steps; i++)
-            d[i] = sat_sub(steps[i].end_ns, steps[i].start_ns);
-        qsort(d, n_steps, sizeof *d, cmp_i64);
-        max_life = d[n_steps / 2] / 2;
-        free(d);
-    } else {
-        max_life = sat_sub(m->span_end_ns, m->span_start_ns) / 100;
-    }
-    int64_t min_bytes = rp->peak_alloc / 10;
-    if (min_bytes <= 0)
-        return 0;
-    enum { MAX_SPIKES = 10 };
-    size_t top[MAX_SPIKES], n_top = 0;
-    for (size_t i = 0; i < rp->n_recs; i++) {
-        const rec *r = &rp->recs[i];
-        if (r->kind != kind || r->end_ns == AN_ALIVE || r->bytes < min_bytes || r->end_ns - r->start_ns > max_life)
-            continue;
-        if (n_top < MAX_SPIKES) {
-            top[n_top++] = i;
-        } else {
-            size_t mn = 0;
-            for (size_t k = 1; k < n_top; k++)
-                if (rp->recs[top[k]].bytes < rp->recs[top[mn]].bytes)
-                    mn = k;
-            if (r->bytes > rp->recs[top[mn]].bytes)
-                top[mn] = i;
-        }
-    }
-    if (n_top == 0)
-        return 0;
-    mem->spikes = calloc(n_top, sizeof *mem->spikes);
-    if (!mem->spikes)
-        return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
-    for (size_t k = 0; k < n_top; k++) {
-        const rec *r = &rp->recs[top[k]];
-        gt_spike *s = &mem->spikes[mem->n_spikes++];
-        s->pid = rp->p->pid;
-        s->origin = an_model_origin(m, r->tid, r->start_ns, r->callchain);
-        if (!s->origin)
-            return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
-        s->address = r->address;
-        s->bytes = r->bytes;
-        s->start_ns = r->start_ns;
-        s->end_ns = r->end_ns;
-        int st = step_of(steps, n_steps, r->start_ns);
-        s->step = st >= 0 ? steps[st].number : -1;
-    }
-    for (size_t a = 1; a < mem->n_spikes; a++)
-        for (size_t b = a; b > 0 && mem->spikes[b].bytes > mem->spikes[b - 1].bytes; b--) {
-            gt_spike t = mem->spikes[b];
-            mem->spikes[b] = mem->spikes[b - 1];
-            mem->spikes[b - 1] = t;
-        }
-    return 0;
-}
-
 /* One process's figures: its replay, step by step, so each step gets its
  * counts and its end state. */
 static int memory_of(gt_memory *mem, const an_model *m, const proc_mem *p, gt_step *steps, size_t n_steps)
@@ -745,7 +517,7 @@ static int memory_of(gt_memory *mem, const an_model *m, const proc_mem *p, gt_st
         mem->dev_churn_per_step = (double)dev / (double)(n_steps - first);
         mem->block_churn_per_step = (double)blk / (double)(n_steps - first);
     }
-    if ((rc = find_leaks(mem, &rp, steps, n_steps)) < 0 || (rc = find_spikes(mem, &rp, steps, n_steps)) < 0)
+    if ((rc = mem_find_leaks(mem, &rp, steps, n_steps)) < 0 || (rc = mem_find_spikes(mem, &rp, steps, n_steps)) < 0)
         goto cleanup;
 cleanup:
     replay_free(&rp);
