@@ -9,7 +9,11 @@
  * long each waited for the model's lock), time until every row is in, until
  * the analysis is in; then frame times (render of a 1600x900 view) for a
  * scripted sequence of pans and zooms from the whole trace down to single
- * kernels, -r times: p50, p99, max, and the slowest frames with their zoom.
+ * kernels, -r times: p50, p99, max, and the slowest frames with their zoom;
+ * and memory clicks: the allocator's state asked of the loaded analysis at
+ * 41 times across the trace and at the peak (what a click on the memory
+ * page waits for), against one gt_memory_state_at on the open trace (what
+ * a click cost when it analysed the trace again).
  *
  *   bench_viewer [-r ROUNDS] -i TRACE | [-n EVENTS] -o TRACE
  * Not run by make check; figures in bench/results/. */
@@ -116,6 +120,55 @@ static void on_done(GObject *src, GAsyncResult *res, gpointer p)
     }
     st->t_analysed = now_s();
     st->done = TRUE;
+}
+
+static int cmp_double(const void *a, const void *b);
+
+/* Memory clicks: the state at a time, from the loaded analysis. */
+static void memory_clicks(GvTraceModel *m, const char *path)
+{
+    const GvMemory *mem = gv_trace_model_memory(m);
+    if (!mem || gv_trace_model_n_memories(m) == 0) {
+        printf("memory clicks    none: the trace has no allocation events\n");
+        return;
+    }
+    int64_t start, end;
+    gv_trace_model_span(m, &start, &end);
+    enum { N_CLICKS = 42 };
+    double ms[N_CLICKS], cpu_ms[N_CLICKS];
+    size_t blocks_at_peak = 0, max_blocks = 0;
+    for (int i = 0; i < N_CLICKS; i++) {
+        int64_t t = i == N_CLICKS - 1 ? mem->peak_allocated_ns : start + (int64_t)((double)(end - start) * i / 40.0);
+        double t0 = now_s(), c0 = cpu_s();
+        gt_mem_state *st = gv_trace_model_memory_state_of(m, mem->pid, t, NULL);
+        ms[i] = (now_s() - t0) * 1e3;
+        cpu_ms[i] = (cpu_s() - c0) * 1e3;
+        if (st && st->n_blocks > max_blocks)
+            max_blocks = st->n_blocks;
+        if (st && i == N_CLICKS - 1)
+            blocks_at_peak = st->n_blocks;
+        gt_mem_state_free(st);
+    }
+    double at_peak = ms[N_CLICKS - 1], at_peak_cpu = cpu_ms[N_CLICKS - 1];
+    qsort(ms, N_CLICKS, sizeof ms[0], cmp_double);
+    qsort(cpu_ms, N_CLICKS, sizeof cpu_ms[0], cmp_double);
+    printf("memory clicks    %d states of pid %lld: p50 %.2f ms, p99 %.2f ms, max %.2f ms; at the peak %.2f ms "
+           "(%zu blocks alive; at most %zu)\n",
+           N_CLICKS, (long long)mem->pid, ms[N_CLICKS / 2], ms[N_CLICKS * 99 / 100], ms[N_CLICKS - 1], at_peak,
+           blocks_at_peak, max_blocks);
+    printf("  on the CPU     p50 %.2f ms, p99 %.2f ms, max %.2f ms; at the peak %.2f ms\n", cpu_ms[N_CLICKS / 2],
+           cpu_ms[N_CLICKS * 99 / 100], cpu_ms[N_CLICKS - 1], at_peak_cpu);
+    gt_trace *t = NULL;
+    if (gt_trace_open(&t, path, 0) == 0) { /* a click that analyses the trace again */
+        gt_mem_state *st = NULL;
+        double t0 = now_s(), c0 = cpu_s();
+        int rc = gt_memory_state_at(&st, t, mem->pid, mem->peak_allocated_ns);
+        printf("  re-analysing   %.2f ms (%.2f ms on this thread's CPU) for the same state at the peak from the "
+               "open trace%s\n",
+               (now_s() - t0) * 1e3, (cpu_s() - c0) * 1e3, rc == 0 ? "" : " (failed)");
+        gt_mem_state_free(st);
+        gt_trace_free(t);
+    }
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -237,6 +290,7 @@ int main(int argc, char **argv)
     }
     printf("analysis         %.3f s (report and memory)\n", st.t_analysed - st.t_start);
 
+    memory_clicks(st.m, in);
     for (int r = 0; r < rounds; r++)
         pans_and_zooms(st.m);
     cairo_surface_destroy(surface);

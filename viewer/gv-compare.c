@@ -38,19 +38,6 @@ static void on_view_changed(GvTimeline *tl, gpointer p)
     sync_from(self, tl == self->timelines[0] ? 0 : 1);
 }
 
-static const char *fmt_value(char *buf, size_t n, const char *unit, double v)
-{
-    if (g_strcmp0(unit, "ns") == 0)
-        return gv_format_ns(buf, n, (int64_t)v);
-    if (g_strcmp0(unit, "bytes") == 0)
-        return gv_format_bytes(buf, n, (int64_t)v);
-    if (g_strcmp0(unit, "%") == 0)
-        g_snprintf(buf, n, "%.1f%%", v);
-    else
-        g_snprintf(buf, n, "%.0f", v);
-    return buf;
-}
-
 /* Both analysed: align every step both have, and fill the table. */
 static void on_analysed(GvTraceModel *m, gpointer p)
 {
@@ -71,12 +58,12 @@ static void on_analysed(GvTraceModel *m, gpointer p)
         for (size_t i = 0; i < d->n_rows; i++) {
             const gt_diff_row *r = &d->rows[i];
             char x[40], y[40], c[40];
-            g_snprintf(c, sizeof c, "%+.1f%%", 100 * r->change);
+            gt_diff_change(c, sizeof c, r->change);
             GtkTreeIter it;
             gtk_list_store_append(self->store, &it);
             gtk_list_store_set(self->store, &it, COL_METRIC, r->metric, COL_BEFORE,
-                               fmt_value(x, sizeof x, r->unit, r->before), COL_AFTER,
-                               fmt_value(y, sizeof y, r->unit, r->after), COL_CHANGE, c, COL_COLOR,
+                               gt_diff_cell(x, sizeof x, r->unit, r->before), COL_AFTER,
+                               gt_diff_cell(y, sizeof y, r->unit, r->after), COL_CHANGE, c, COL_COLOR,
                                r->verdict > 0 ? "#1a7f37" : r->verdict < 0 ? "#b02020" : "#555555", -1);
         }
         gt_diff_free(d);

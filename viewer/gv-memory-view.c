@@ -94,8 +94,8 @@ static void draw_snapshot(cairo_t *cr, PangoLayout *lay, const GvMemView *v, con
         return;
     }
     snprintf(line, sizeof line, "at %s: allocated %s, reserved %s, %zu segments, %zu blocks",
-             gv_format_ns(a, sizeof a, ns_sub(st->at_ns, v->x.origin_ns)), gv_format_bytes(b, sizeof b, st->allocated_bytes),
-             gv_format_bytes(c, sizeof c, st->reserved_bytes), st->n_segments, st->n_blocks);
+             gt_fmt_ns(a, sizeof a, ns_sub(st->at_ns, v->x.origin_ns)), gt_fmt_bytes(b, sizeof b, st->allocated_bytes),
+             gt_fmt_bytes(c, sizeof c, st->reserved_bytes), st->n_segments, st->n_blocks);
     text(cr, lay, left, top, w, line, 0.1);
     top += 18;
     /* Segments as bars, wrapped over rows; widths by bytes so the whole reserved pool fits. */
@@ -245,8 +245,8 @@ void gv_render_memory(cairo_t *cr, GvTraceModel *m, const GvMemView *v, const gt
     cairo_set_source_rgb(cr, 0.93, 0.93, 0.93);
     cairo_rectangle(cr, 0, 0, x->width, GV_AXIS_H);
     cairo_fill(cr);
-    snprintf(line, sizeof line, "%s .. %s", gv_format_ns(a, sizeof a, ns_sub(x->t0_ns, x->origin_ns)),
-             gv_format_ns(line + 100, 32, ns_sub(gv_view_end(x), x->origin_ns)));
+    snprintf(line, sizeof line, "%s .. %s", gt_fmt_ns(a, sizeof a, ns_sub(x->t0_ns, x->origin_ns)),
+             gt_fmt_ns(line + 100, 32, ns_sub(gv_view_end(x), x->origin_ns)));
     text(cr, lay, GV_LABEL_W + 4, 3, x->width - GV_LABEL_W - 8, line, 0.25);
     for (int k = 0; k <= 4; k++) {
         int64_t bytes = max * k / 4;
@@ -256,14 +256,14 @@ void gv_render_memory(cairo_t *cr, GvTraceModel *m, const GvMemView *v, const gt
         cairo_move_to(cr, GV_LABEL_W, floor(y) + 0.5);
         cairo_line_to(cr, x->width, floor(y) + 0.5);
         cairo_stroke(cr);
-        text(cr, lay, GV_LABEL_W - 80, y - 7, 76, gv_format_bytes(a, sizeof a, bytes), 0.35);
+        text(cr, lay, GV_LABEL_W - 80, y - 7, 76, gt_fmt_bytes(a, sizeof a, bytes), 0.35);
     }
     text(cr, lay, 6, GV_AXIS_H + 4, GV_LABEL_W - 90, "allocated (black)\nreserved (red)\nblocks stacked", 0.3);
     if (pm && x->width > GV_LABEL_W + 240) { /* the process's figures, the report's, in the axis bar */
         char b1[32], b2[32];
         snprintf(line, sizeof line, "pid %lld: peak allocated %s, peak reserved %s", (long long)mem->pid,
-                 gv_format_bytes(b1, sizeof b1, pm->peak_allocated_bytes),
-                 gv_format_bytes(b2, sizeof b2, pm->peak_reserved_bytes));
+                 gt_fmt_bytes(b1, sizeof b1, pm->peak_allocated_bytes),
+                 gt_fmt_bytes(b2, sizeof b2, pm->peak_reserved_bytes));
         text(cr, lay, GV_LABEL_W + 220, 3, x->width - GV_LABEL_W - 224, line, 0.15);
     }
 
@@ -512,14 +512,14 @@ void gv_memory_view_click(GvMemoryView *self, double x, double y)
     if (bi >= 0 && mem) {
         const GvMemBlock *b = &mem->blocks[bi];
         char s[32], t0[32], life[32];
-        g_autofree char *origin = gv_trace_model_block_origin(self->model, mem->pid, b->address, b->alloc_ns);
+        g_autofree char *origin = gv_trace_model_block_origin(self->model, mem->pid, b->address, b->made_ns);
         if (b->free_ns == INT64_MAX)
             snprintf(life, sizeof life, "never freed");
         else
-            gv_format_ns(life, sizeof life, ns_sub(b->free_ns, b->alloc_ns));
+            gt_fmt_ns(life, sizeof life, ns_sub(b->free_ns, b->alloc_ns));
         self->details = g_strdup_printf("block %s at 0x%llx, allocated at %s, lifetime %s\nallocated in: %s",
-                                        gv_format_bytes(s, sizeof s, b->bytes), (unsigned long long)b->address,
-                                        gv_format_ns(t0, sizeof t0, ns_sub(b->alloc_ns, self->state.x.origin_ns)), life,
+                                        gt_fmt_bytes(s, sizeof s, b->bytes), (unsigned long long)b->address,
+                                        gt_fmt_ns(t0, sizeof t0, ns_sub(b->alloc_ns, self->state.x.origin_ns)), life,
                                         origin && *origin ? origin : "(unknown)");
     }
     g_signal_emit(self, signals[SIG_DETAILS_CHANGED], 0);

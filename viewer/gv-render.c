@@ -710,7 +710,7 @@ static void step_diff_label(char *buf, size_t n, const gt_step *s, const GvStepP
 {
     int64_t da = sub_sat(p->end_ns[0], p->start_ns[0]), db = sub_sat(p->end_ns[1], p->start_ns[1]);
     char d[32];
-    gv_format_ns(d, sizeof d, to_i64(fabs(diff_d(db, da))));
+    gt_fmt_ns(d, sizeof d, to_i64(fabs(diff_d(db, da))));
     if (da > 0)
         snprintf(buf, n, "step %lld  %s%s (%+.1f%%)", (long long)s->number, db < da ? "-" : "+", d,
                  100.0 * diff_d(db, da) / (double)da);
@@ -745,7 +745,7 @@ static void draw_axis(draw_ctx *c)
         if (x - last_label < 60)
             continue;
         char buf[32];
-        gv_format_ns(buf, sizeof buf, to_i64(t));
+        gt_fmt_ns(buf, sizeof buf, to_i64(t));
         text_at(c, x + 3, 2, -1, buf, 0.25);
         last_label = x;
     }

@@ -70,18 +70,18 @@ static void fill(GvSummary *self)
     addf(self, 0, 0, "<b>%s</b>", r->path);
     if (r->n_steps > 0)
         addf(self, r->steps[0].start_ns, r->steps[r->n_steps - 1].end_ns,
-             "wall %s, %zu steps, step time median %s (p95 %s)", gv_format_ns(a, sizeof a, r->wall_ns), r->n_steps,
-             gv_format_ns(b, sizeof b, (int64_t)r->step_time.median_ns),
-             gv_format_ns(c, sizeof c, (int64_t)r->step_time.p95_ns));
+             "wall %s, %zu steps, step time median %s (p95 %s)", gt_fmt_ns(a, sizeof a, r->wall_ns), r->n_steps,
+             gt_fmt_ns(b, sizeof b, (int64_t)r->step_time.median_ns),
+             gt_fmt_ns(c, sizeof c, (int64_t)r->step_time.p95_ns));
     else
-        addf(self, 0, 0, "wall %s, no steps found", gv_format_ns(a, sizeof a, r->wall_ns));
+        addf(self, 0, 0, "wall %s, no steps found", gt_fmt_ns(a, sizeof a, r->wall_ns));
     for (size_t i = 0; i < r->n_devices; i++) {
         const gt_device_util *d = &r->devices[i];
         if (d->device_id < 0)
-            addf(self, 0, 0, "CPU ops busy %.1f%% (%s)", 100 * d->utilization, gv_format_ns(a, sizeof a, d->busy_ns));
+            addf(self, 0, 0, "CPU ops busy %.1f%% (%s)", 100 * d->utilization, gt_fmt_ns(a, sizeof a, d->busy_ns));
         else
             addf(self, 0, 0, "GPU %d busy %.1f%% (%s)", d->device_id, 100 * d->utilization,
-                 gv_format_ns(a, sizeof a, d->busy_ns));
+                 gt_fmt_ns(a, sizeof a, d->busy_ns));
     }
     size_t fired = 0;
     for (size_t i = 0; i < r->n_advice; i++)
@@ -96,12 +96,12 @@ static void fill(GvSummary *self)
              ad->gain ? ad->gain : "");
     }
     addf(self, 0, 0, "<b>idle gaps</b>: %lld, %s (host-wait %s)", (long long)r->gaps.n_gaps,
-         gv_format_ns(a, sizeof a, r->gaps.idle_ns),
-         gv_format_ns(b, sizeof b, r->gaps.idle_by_cause_ns[GT_GAP_HOST_WAIT]));
+         gt_fmt_ns(a, sizeof a, r->gaps.idle_ns),
+         gt_fmt_ns(b, sizeof b, r->gaps.idle_by_cause_ns[GT_GAP_HOST_WAIT]));
     for (size_t i = 0; i < r->gaps.n_longest && i < 10; i++) {
         const gt_gap *g = &r->gaps.longest[i];
-        addf(self, g->start_ns, g->end_ns, "gap %s at +%s, %s%s%s", gv_format_ns(a, sizeof a, g->end_ns - g->start_ns),
-             gv_format_ns(b, sizeof b, g->start_ns - o), gt_gap_cause_name(g->cause),
+        addf(self, g->start_ns, g->end_ns, "gap %s at +%s, %s%s%s", gt_fmt_ns(a, sizeof a, g->end_ns - g->start_ns),
+             gt_fmt_ns(b, sizeof b, g->start_ns - o), gt_gap_cause_name(g->cause),
              g->nvtx_path && *g->nvtx_path ? ", host in " : "", g->nvtx_path ? g->nvtx_path : "");
     }
     const gt_memory *m = &r->memory;
@@ -109,24 +109,24 @@ static void fill(GvSummary *self)
         int64_t w = r->wall_ns / 200 + 1;
         addf(self, m->peak_allocated_ns - w, m->peak_allocated_ns + w,
              "<b>memory</b>: peak allocated %s at +%s, peak reserved %s, fragmentation %.1f%%",
-             gv_format_bytes(a, sizeof a, m->peak_allocated_bytes),
-             gv_format_ns(b, sizeof b, m->peak_allocated_ns - o), gv_format_bytes(c, sizeof c, m->peak_reserved_bytes),
+             gt_fmt_bytes(a, sizeof a, m->peak_allocated_bytes),
+             gt_fmt_ns(b, sizeof b, m->peak_allocated_ns - o), gt_fmt_bytes(c, sizeof c, m->peak_reserved_bytes),
              100 * m->fragmentation);
         for (size_t i = 0; i < m->n_leaks; i++)
             addf(self, m->leaks[i].first_ns, m->leaks[i].last_ns + 1, "leak: %s alive (%lld blocks), %.0f B/step, from %s",
-                 gv_format_bytes(a, sizeof a, m->leaks[i].alive_bytes), (long long)m->leaks[i].n_alive,
+                 gt_fmt_bytes(a, sizeof a, m->leaks[i].alive_bytes), (long long)m->leaks[i].n_alive,
                  m->leaks[i].bytes_per_step, m->leaks[i].origin);
         for (size_t i = 0; i < m->n_spikes && i < 10; i++)
             addf(self, m->spikes[i].start_ns, m->spikes[i].end_ns, "spike: %s for %s at +%s, from %s",
-                 gv_format_bytes(a, sizeof a, m->spikes[i].bytes),
-                 gv_format_ns(b, sizeof b, m->spikes[i].end_ns - m->spikes[i].start_ns),
-                 gv_format_ns(c, sizeof c, m->spikes[i].start_ns - o), m->spikes[i].origin);
+                 gt_fmt_bytes(a, sizeof a, m->spikes[i].bytes),
+                 gt_fmt_ns(b, sizeof b, m->spikes[i].end_ns - m->spikes[i].start_ns),
+                 gt_fmt_ns(c, sizeof c, m->spikes[i].start_ns - o), m->spikes[i].origin);
     }
     if (r->n_kernels > 0) {
         add_row(self, r->cpu_timeline ? "<b>top CPU ops</b>" : "<b>top kernels</b>", 0, 0);
         for (size_t i = 0; i < r->n_kernels && i < 8; i++)
             addf(self, 0, 0, "%5.1f%%  %s  x%lld  %s", 100 * r->kernels[i].share,
-                 gv_format_ns(a, sizeof a, r->kernels[i].d.total_ns), (long long)r->kernels[i].d.n,
+                 gt_fmt_ns(a, sizeof a, r->kernels[i].d.total_ns), (long long)r->kernels[i].d.n,
                  r->kernels[i].name);
     }
 }

@@ -1,56 +1,18 @@
-/* gv-trace-model.c: loading a trace into tracks of lanes (see the header).
- *
- * The loader thread merges the reader's time-ordered iterators, so every
- * lane is appended in start order and stays sorted without a sort, NVTX
- * depths come from a per-thread stack of open ranges, and idle gaps come
- * from one running "busy until" per device. It writes past each lane's
- * published count without the lock and takes the lock only to swap in a
- * grown copy of an array, add a lane or a track, or publish. It does not
- * compute statistics: the report comes from libtrace/analyze. */
+/* gv-trace-model.c: the GvTraceModel object (see the header): its fields,
+ * signals and accessors, finding items (related work, search) and the
+ * memory queries, which the loaded analysis answers. Loading is in
+ * gv-trace-loader.c, hover text in gv-trace-describe.c, the memory
+ * layout in gv-mem-stack.c. */
+#include "gv-trace-model-private.h"
 #include "gv-trace-model.h"
 
-#include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#ifdef __linux__
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-#endif
-
-#define KERNEL_WAIT_NS 30000      /* the analysis's kernel-wait bound (HTA) */
-#define FIRST_PUBLISH_US 150000   /* the first rows go out early: the first frame */
-#define PUBLISH_US 300000
-#define LOOKBACK_ITEMS 256        /* launch search: items of an API lane looked at */
-#define MAX_MEM_POINTS (8u << 20) /* stacked layout cap (points of the bands) */
-#define REPORT_TOP_N 50
-#define LOADER_NICE 10 /* the loader's weight is a tenth of the drawing thread's */
-/* Lane keys: a thread's marks above its NVTX depths, a device's syncs below its streams. */
-#define MARK_LANE_KEY (-1)
-#define SYNC_LANE_KEY ((int64_t)1 << 40)
-
-struct _GvTraceModel {
-    GObject parent_instance;
-    GMutex lock;       /* tracks, lanes (arrays, published counts), names, colours, span */
-    GMutex trace_lock; /* the gt_trace: the loader's until it is done, then the main thread's */
-    char *path;
-    gt_trace *trace;
-    GPtrArray *tracks; /* GvTrack* */
-    GPtrArray *names;  /* char* */
-    GArray *colors;    /* uint32 ARGB */
-    int64_t span_start_ns, span_end_ns;
-    int64_t n_items, n_total;
-    gboolean loaded, analysed, loading;
-    gt_report *report;
-    GvMemory **memories; size_t n_memories; /* one per process, by pid */
-    char *problem; /* the integrity check's late verdict, when it failed */
-    guint64 layout_serial; /* changes with every track or lane added */
-};
 
 /* One counter for all models: a serial names one layout of one model. */
-static guint64 next_layout_serial(void)
+guint64 gv_trace_model_next_layout_serial(void)
 {
     static _Atomic uint64_t counter; /* two models load at once in a compare */
     return atomic_fetch_add(&counter, 1) + 1;
@@ -65,58 +27,8 @@ G_DEFINE_QUARK(gv-error-quark, gv_error)
 enum { SIG_UPDATED, SIG_ANALYSED, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
-/* ---- time arithmetic ----------------------------------------------------- */
-
-/* Sums and differences of times that stop at the int64 ends instead of
- * overflowing (a trace may hold any int64 there). */
-static int64_t sat_add(int64_t a, int64_t b)
-{
-    int64_t r;
-    if (__builtin_add_overflow(a, b, &r))
-        return b > 0 ? INT64_MAX : INT64_MIN;
-    return r;
-}
-
-static int64_t sat_sub(int64_t a, int64_t b)
-{
-    int64_t r;
-    if (__builtin_sub_overflow(a, b, &r))
-        return b < 0 ? INT64_MAX : INT64_MIN;
-    return r;
-}
-
 /* |a - b|, at most INT64_MAX. */
-static int64_t abs_diff(int64_t a, int64_t b) { return a > b ? sat_sub(a, b) : sat_sub(b, a); }
-
-/* ---- formatting --------------------------------------------------------- */
-
-const char *gv_format_ns(char *buf, size_t n, int64_t ns)
-{
-    double a = fabs((double)ns);
-    if (a >= 1e9)
-        snprintf(buf, n, "%.3f s", (double)ns / 1e9);
-    else if (a >= 1e6)
-        snprintf(buf, n, "%.3f ms", (double)ns / 1e6);
-    else if (a >= 1e3)
-        snprintf(buf, n, "%.2f us", (double)ns / 1e3);
-    else
-        snprintf(buf, n, "%lld ns", (long long)ns);
-    return buf;
-}
-
-const char *gv_format_bytes(char *buf, size_t n, int64_t bytes)
-{
-    double a = fabs((double)bytes);
-    if (a >= 1024.0 * 1024 * 1024)
-        snprintf(buf, n, "%.2f GiB", (double)bytes / (1024.0 * 1024 * 1024));
-    else if (a >= 1024.0 * 1024)
-        snprintf(buf, n, "%.2f MiB", (double)bytes / (1024.0 * 1024));
-    else if (a >= 1024.0)
-        snprintf(buf, n, "%.1f KiB", (double)bytes / 1024.0);
-    else
-        snprintf(buf, n, "%lld B", (long long)bytes);
-    return buf;
-}
+static int64_t abs_diff(int64_t a, int64_t b) { return a > b ? gv_sat_sub(a, b) : gv_sat_sub(b, a); }
 
 /* ---- the object ----------------------------------------------------------- */
 
@@ -133,20 +45,10 @@ static void track_free(gpointer p)
     g_free(tr);
 }
 
-static void memory_free(GvMemory *m)
-{
-    if (!m)
-        return;
-    g_free(m->samples);
-    g_free(m->blocks);
-    g_free(m->pts);
-    g_free(m);
-}
-
 static void memories_free(GvMemory **v, size_t n)
 {
     for (size_t i = 0; i < n; i++)
-        memory_free(v[i]);
+        gv_memory_free(v[i]);
     g_free(v);
 }
 
@@ -156,8 +58,8 @@ static void gv_trace_model_finalize(GObject *obj)
     g_ptr_array_unref(self->tracks);
     g_ptr_array_unref(self->names);
     g_array_unref(self->colors);
-    gt_report_free(self->report);
     memories_free(self->memories, self->n_memories);
+    gt_analysis_free(self->analysis);
     gt_trace_free(self->trace);
     g_free(self->path);
     g_free(self->problem);
@@ -263,483 +165,8 @@ void gv_trace_model_span(GvTraceModel *self, int64_t *out_start_ns, int64_t *out
 {
     g_mutex_lock(&self->lock);
     *out_start_ns = self->span_start_ns;
-    *out_end_ns = self->span_end_ns > self->span_start_ns ? self->span_end_ns : sat_add(self->span_start_ns, 1);
+    *out_end_ns = self->span_end_ns > self->span_start_ns ? self->span_end_ns : gv_sat_add(self->span_start_ns, 1);
     g_mutex_unlock(&self->lock);
-}
-
-/* ---- the loader ------------------------------------------------------------ */
-
-typedef enum mem_op { M_SEG_ALLOC, M_SEG_FREE, M_BLOCK_ALLOC, M_BLOCK_FREE, M_BLOCK_RESIZE, M_HEAP_RESET,
-                      M_DEV_ALLOC, M_DEV_FREE } mem_op;
-typedef struct mem_ev { int64_t t_ns, tid, bytes; uint64_t heap, address; int op; int64_t pid; } mem_ev;
-
-typedef struct dev_state {
-    GvTrack *track;
-    GvLane *gaps;
-    int64_t busy_until_ns;
-    gboolean any;
-} dev_state;
-
-typedef struct thread_state {
-    GvTrack *track;
-    GArray *open_ends; /* ends of the open NVTX ranges: the depth stack */
-    GvLane *api, *driver, *marks;
-    int64_t op_until_ns; /* end of the outermost compute range, to skip nested ones */
-} thread_state;
-
-typedef struct loader {
-    GvTraceModel *m;
-    gt_trace *t;
-    GHashTable *name_of_id;  /* gt_string_id -> name + 1 */
-    GHashTable *name_of_str; /* char* (in m->names) -> name + 1 */
-    GHashTable *slot_of_color;
-    GHashTable *devs;    /* device id -> dev_state */
-    GHashTable *threads; /* global tid -> thread_state */
-    struct { int64_t domain; int32_t category; } compute[32];
-    int n_compute;
-    GArray *mem; /* mem_ev */
-    gboolean failed_oom;
-} loader;
-
-static void *lane_slot(loader *ld, GvLane *l)
-{
-    if (l->n_loaded == l->cap) {
-        size_t cap;
-        GvItem *p = gv_lane_grown_copy(l, &cap), *old;
-        if (!p) {
-            ld->failed_oom = TRUE;
-            return NULL;
-        }
-        g_mutex_lock(&ld->m->lock);
-        old = l->items;
-        l->items = p;
-        l->cap = cap;
-        g_mutex_unlock(&ld->m->lock);
-        free(old);
-    }
-    return &l->items[l->n_loaded];
-}
-
-static void lane_append(loader *ld, GvLane *l, const GvItem *it)
-{
-    GvItem *slot = lane_slot(ld, l);
-    if (!slot)
-        return;
-    *slot = *it;
-    l->n_loaded++;
-    if (sat_sub(it->end_ns, it->start_ns) > l->max_dur_ns)
-        l->max_dur_ns = sat_sub(it->end_ns, it->start_ns);
-}
-
-static uint32_t name_of_string(loader *ld, const char *s)
-{
-    gpointer v = g_hash_table_lookup(ld->name_of_str, s);
-    if (v)
-        return GPOINTER_TO_UINT(v) - 1;
-    char *copy = g_strdup(s);
-    g_mutex_lock(&ld->m->lock);
-    uint32_t idx = ld->m->names->len;
-    g_ptr_array_add(ld->m->names, copy);
-    g_mutex_unlock(&ld->m->lock);
-    g_hash_table_insert(ld->name_of_str, copy, GUINT_TO_POINTER(idx + 1));
-    return idx;
-}
-
-/* Runtime calls carry nsys's version suffix (cudaLaunchKernel_v7000): shown without it. */
-static uint32_t name_of_id(loader *ld, gt_string_id id, gboolean strip_version)
-{
-    if (id == 0)
-        return 0;
-    /* Shifted as unsigned: a damaged trace's id may be anything int64 holds. */
-    gint64 key = (gint64)(((guint64)id << 1) | (strip_version ? 1u : 0u));
-    gpointer v = g_hash_table_lookup(ld->name_of_id, &key);
-    if (v)
-        return GPOINTER_TO_UINT(v) - 1;
-    const char *s = gt_trace_string(ld->t, id);
-    char *tmp = NULL;
-    if (strip_version) {
-        const char *u = strrchr(s, '_');
-        if (u && u[1] == 'v' && u[2] >= '0' && u[2] <= '9' && strspn(u + 2, "0123456789") == strlen(u + 2))
-            s = tmp = g_strndup(s, (gsize)(u - s));
-    }
-    uint32_t idx = name_of_string(ld, s);
-    g_free(tmp);
-    g_hash_table_insert(ld->name_of_id, g_memdup2(&key, sizeof key), GUINT_TO_POINTER(idx + 1));
-    return idx;
-}
-
-static uint16_t color_slot(loader *ld, uint32_t argb)
-{
-    gpointer v = g_hash_table_lookup(ld->slot_of_color, GUINT_TO_POINTER(argb));
-    if (v)
-        return (uint16_t)GPOINTER_TO_UINT(v);
-    if (ld->m->colors->len >= 65534)
-        return 0;
-    g_mutex_lock(&ld->m->lock);
-    g_array_append_val(ld->m->colors, argb);
-    uint16_t slot = (uint16_t)ld->m->colors->len; /* slot + 1 */
-    g_mutex_unlock(&ld->m->lock);
-    g_hash_table_insert(ld->slot_of_color, GUINT_TO_POINTER(argb), GUINT_TO_POINTER(slot));
-    return slot;
-}
-
-static int cmp_track(gconstpointer a, gconstpointer b)
-{
-    const GvTrack *x = *(GvTrack *const *)a, *y = *(GvTrack *const *)b;
-    if (x->kind != y->kind)
-        return x->kind < y->kind ? -1 : 1;
-    if (x->kind == GV_TRACK_DEVICE && (x->key < 0) != (y->key < 0)) /* CPU ops after the GPUs */
-        return x->key < 0 ? 1 : -1;
-    return x->key < y->key ? -1 : x->key > y->key;
-}
-
-static GvTrack *add_track(loader *ld, GvTrackKind kind, int64_t key, char *title)
-{
-    GvTrack *tr = g_new0(GvTrack, 1);
-    tr->kind = kind;
-    tr->key = key;
-    tr->title = title;
-    g_mutex_lock(&ld->m->lock);
-    g_ptr_array_add(ld->m->tracks, tr);
-    g_ptr_array_sort(ld->m->tracks, cmp_track);
-    ld->m->layout_serial = next_layout_serial();
-    g_mutex_unlock(&ld->m->lock);
-    return tr;
-}
-
-static GvLane *add_lane(loader *ld, GvTrack *tr, GvItemKind kind, int64_t key, const char *label)
-{
-    GvLane *l = g_new0(GvLane, 1);
-    l->kind = kind;
-    l->key = key;
-    g_strlcpy(l->label, label, sizeof l->label);
-    g_mutex_lock(&ld->m->lock);
-    if (tr->n_lanes == tr->cap_lanes) {
-        tr->cap_lanes = tr->cap_lanes ? 2 * tr->cap_lanes : 4;
-        tr->lanes = g_renew(GvLane *, tr->lanes, tr->cap_lanes);
-    }
-    size_t at = tr->n_lanes;
-    while (at > 0 && tr->lanes[at - 1]->key > key) { /* lanes stay ordered by key */
-        tr->lanes[at] = tr->lanes[at - 1];
-        at--;
-    }
-    tr->lanes[at] = l;
-    tr->n_lanes++;
-    ld->m->layout_serial = next_layout_serial();
-    g_mutex_unlock(&ld->m->lock);
-    return l;
-}
-
-static GvLane *find_lane(GvTrack *tr, GvItemKind kind, int64_t key)
-{
-    for (size_t i = 0; i < tr->n_lanes; i++)
-        if (tr->lanes[i]->kind == kind && tr->lanes[i]->key == key)
-            return tr->lanes[i];
-    return NULL;
-}
-
-static dev_state *device(loader *ld, int32_t id)
-{
-    dev_state *d = g_hash_table_lookup(ld->devs, GINT_TO_POINTER(id));
-    if (d)
-        return d;
-    d = g_new0(dev_state, 1);
-    char *title = NULL;
-    if (id < 0) {
-        title = g_strdup("CPU ops");
-    } else {
-        size_t n_gpus;
-        const gt_gpu_info *g = gt_trace_gpus(ld->t, &n_gpus);
-        for (size_t i = 0; i < n_gpus && !title; i++)
-            if (g[i].id == id && g[i].name && *g[i].name)
-                title = g_strdup_printf("GPU %d  %s", id, g[i].name);
-        if (!title)
-            title = g_strdup_printf("GPU %d", id);
-    }
-    d->track = add_track(ld, GV_TRACK_DEVICE, id, title);
-    d->gaps = add_lane(ld, d->track, GV_ITEM_GAP, INT64_MIN, "idle");
-    g_hash_table_insert(ld->devs, GINT_TO_POINTER(id), d);
-    return d;
-}
-
-static thread_state *thread(loader *ld, int64_t tid)
-{
-    thread_state *ts = g_hash_table_lookup(ld->threads, &tid);
-    if (ts)
-        return ts;
-    ts = g_new0(thread_state, 1);
-    ts->open_ends = g_array_new(FALSE, FALSE, sizeof(int64_t));
-    const char *name = "";
-    size_t n_threads;
-    const gt_thread *th = gt_trace_threads(ld->t, &n_threads);
-    for (size_t i = 0; i < n_threads; i++)
-        if (th[i].global_tid == tid && th[i].name)
-            name = th[i].name;
-    char *title = g_strdup_printf("thread %lld/%lld  %s", (long long)gt_pid_of(tid), (long long)gt_tid_of(tid), name);
-    ts->track = add_track(ld, GV_TRACK_THREAD, tid, title);
-    g_hash_table_insert(ld->threads, g_memdup2(&tid, sizeof tid), ts);
-    return ts;
-}
-
-static void thread_state_free(gpointer p)
-{
-    thread_state *ts = p;
-    g_array_unref(ts->open_ends);
-    g_free(ts);
-}
-
-/* Index of the first of the first n items that starts at or after t. */
-static size_t lower_bound_n(const GvItem *items, size_t n, int64_t t)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (items[mid].start_ns < t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-/* Start of the call that launched device work `corr` (it started before `before`); -1 unknown. */
-static int64_t launch_start(loader *ld, int64_t corr, int64_t before)
-{
-    if (corr == 0)
-        return -1;
-    GHashTableIter hi;
-    gpointer k, v;
-    g_hash_table_iter_init(&hi, ld->threads);
-    while (g_hash_table_iter_next(&hi, &k, &v)) {
-        thread_state *ts = v;
-        GvLane *lanes[2] = {ts->api, ts->driver};
-        for (int j = 0; j < 2; j++) {
-            GvLane *l = lanes[j];
-            if (!l)
-                continue;
-            size_t i = lower_bound_n(l->items, l->n_loaded, before);
-            for (size_t seen = 0; i > 0 && seen < LOOKBACK_ITEMS; seen++, i--)
-                if (l->items[i - 1].corr == corr)
-                    return l->items[i - 1].start_ns;
-        }
-    }
-    return -1;
-}
-
-/* Device work in start order: a gap opens when it starts after all earlier work ended. */
-static void device_activity(loader *ld, dev_state *d, int64_t start, int64_t end, int64_t corr, gboolean cpu)
-{
-    if (d->any && start > d->busy_until_ns) {
-        int64_t gap_start = d->busy_until_ns, dur = sat_sub(start, gap_start);
-        int cause;
-        if (cpu) {
-            cause = dur >= KERNEL_WAIT_NS ? GT_GAP_HOST_WAIT : GT_GAP_KERNEL_WAIT;
-        } else {
-            int64_t launched = launch_start(ld, corr, start);
-            cause = launched < 0 || launched > gap_start ? GT_GAP_HOST_WAIT
-                    : dur < KERNEL_WAIT_NS                ? GT_GAP_KERNEL_WAIT
-                                                          : GT_GAP_OTHER;
-        }
-        GvItem g = {gap_start, start, 0, 0, GV_ITEM_GAP, (uint8_t)cause, 0};
-        lane_append(ld, d->gaps, &g);
-    }
-    if (!d->any || end > d->busy_until_ns)
-        d->busy_until_ns = end;
-    d->any = TRUE;
-}
-
-static GvLane *stream_lane(loader *ld, dev_state *d, int32_t stream, GvItemKind kind, const char *fmt)
-{
-    GvLane *l = find_lane(d->track, kind == GV_ITEM_CPU_OP ? GV_ITEM_CPU_OP : GV_ITEM_KERNEL, stream);
-    if (!l) {
-        char label[64];
-        snprintf(label, sizeof label, fmt, stream);
-        l = add_lane(ld, d->track, kind == GV_ITEM_CPU_OP ? GV_ITEM_CPU_OP : GV_ITEM_KERNEL, stream, label);
-    }
-    return l;
-}
-
-static gboolean is_compute(loader *ld, int64_t domain, int32_t category)
-{
-    for (int i = 0; i < ld->n_compute; i++)
-        if (ld->compute[i].domain == domain && ld->compute[i].category == category)
-            return TRUE;
-    return FALSE;
-}
-
-/* Rows the analysis leaves out are left out here too (AN_TIME_LIMIT_NS and
- * AN_BYTES_LIMIT in libtrace/analyze, and memory.c): times beyond +-2^60 ns,
- * sizes below 0 or above 2^52 bytes, a block past the end of the address
- * space. Nothing is computed with them. */
-#define MEM_T_LIMIT (INT64_C(1) << 60)
-#define MEM_MAX_BYTES (INT64_C(1) << 52)
-
-static void add_mem(loader *ld, int64_t t, int op, uint64_t heap, uint64_t address, int64_t bytes, int64_t tid,
-                    int64_t pid)
-{
-    gboolean alloc = op == M_SEG_ALLOC || op == M_BLOCK_ALLOC || op == M_BLOCK_RESIZE || op == M_DEV_ALLOC;
-    uint64_t at = op == M_SEG_ALLOC && address == 0 ? heap : address;
-    if (t < -MEM_T_LIMIT || t > MEM_T_LIMIT ||
-        (alloc && (bytes < 0 || bytes > MEM_MAX_BYTES || at > UINT64_MAX - (uint64_t)bytes)))
-        return;
-    mem_ev e = {t, tid, bytes, heap, address, op, pid};
-    g_array_append_val(ld->mem, e);
-}
-
-static void take_event(loader *ld, const gt_event *ev)
-{
-    switch (ev->kind) {
-    case GT_EV_KERNEL: {
-        const gt_kernel *k = &ev->u.kernel;
-        dev_state *d = device(ld, k->device_id);
-        GvLane *l = stream_lane(ld, d, k->stream_id, GV_ITEM_KERNEL, "stream %d");
-        gt_string_id nm = k->short_name ? k->short_name : k->demangled_name ? k->demangled_name : k->mangled_name;
-        GvItem it = {k->start_ns, k->end_ns, k->correlation_id, name_of_id(ld, nm, FALSE), GV_ITEM_KERNEL, 0, 0};
-        lane_append(ld, l, &it);
-        device_activity(ld, d, k->start_ns, k->end_ns, k->correlation_id, FALSE);
-        break;
-    }
-    case GT_EV_MEMCPY: {
-        static const char *const dir[] = {"Memcpy", "Memcpy HtoD", "Memcpy DtoH", "Memcpy HtoA", "Memcpy AtoH",
-                                          "Memcpy AtoA", "Memcpy AtoD", "Memcpy DtoA", "Memcpy DtoD",
-                                          "Memcpy HtoH", "Memcpy PtoP"};
-        const gt_memcpy *c = &ev->u.memcpy;
-        dev_state *d = device(ld, c->device_id);
-        GvLane *l = stream_lane(ld, d, c->stream_id, GV_ITEM_KERNEL, "stream %d");
-        int kind = c->copy_kind >= 0 && c->copy_kind <= 10 ? c->copy_kind : 0;
-        GvItem it = {c->start_ns, c->end_ns, c->correlation_id, name_of_string(ld, dir[kind]), GV_ITEM_MEMCPY,
-                     (uint8_t)kind, 0};
-        lane_append(ld, l, &it);
-        device_activity(ld, d, c->start_ns, c->end_ns, c->correlation_id, FALSE);
-        break;
-    }
-    case GT_EV_MEMSET: {
-        const gt_memset *s = &ev->u.memset;
-        dev_state *d = device(ld, s->device_id);
-        GvLane *l = stream_lane(ld, d, s->stream_id, GV_ITEM_KERNEL, "stream %d");
-        GvItem it = {s->start_ns, s->end_ns, s->correlation_id, name_of_string(ld, "Memset"), GV_ITEM_MEMSET, 0, 0};
-        lane_append(ld, l, &it);
-        device_activity(ld, d, s->start_ns, s->end_ns, s->correlation_id, FALSE);
-        break;
-    }
-    case GT_EV_CPU_OP: {
-        const gt_cpu_op *o = &ev->u.cpu_op;
-        dev_state *d = device(ld, -1);
-        GvLane *l = stream_lane(ld, d, o->stream_id, GV_ITEM_CPU_OP, "stream %d");
-        GvItem it = {o->start_ns, o->end_ns, 0, name_of_id(ld, o->name, FALSE), GV_ITEM_CPU_OP, 0, 0};
-        lane_append(ld, l, &it);
-        device_activity(ld, d, o->start_ns, o->end_ns, 0, TRUE);
-        break;
-    }
-    case GT_EV_API: {
-        const gt_api_call *a = &ev->u.api;
-        thread_state *ts = thread(ld, a->global_tid);
-        gboolean driver = a->event_class == GT_API_DRIVER;
-        GvLane **lp = driver ? &ts->driver : &ts->api;
-        if (!*lp)
-            *lp = add_lane(ld, ts->track, GV_ITEM_API, driver ? 1000001 : 1000000,
-                           driver ? "CUDA driver" : "CUDA API");
-        GvItem it = {a->start_ns, a->end_ns, a->correlation_id, name_of_id(ld, a->name, TRUE), GV_ITEM_API,
-                     (uint8_t)(a->return_value != 0), 0};
-        lane_append(ld, *lp, &it);
-        break;
-    }
-    case GT_EV_NVTX: {
-        const gt_nvtx *n = &ev->u.nvtx;
-        if (n->event_type == GT_NVTX_CATEGORY && n->category != 0 && ld->n_compute < 32 &&
-            strcmp(gt_trace_string(ld->t, n->text), "compute") == 0 && !is_compute(ld, n->domain_id, n->category)) {
-            ld->compute[ld->n_compute].domain = n->domain_id;
-            ld->compute[ld->n_compute++].category = n->category;
-        }
-        if (n->event_type == GT_NVTX_MARK) {
-            thread_state *ts = thread(ld, n->global_tid);
-            if (!ts->marks)
-                ts->marks = add_lane(ld, ts->track, GV_ITEM_MARK, MARK_LANE_KEY, "NVTX marks");
-            /* An instant: its payload's bytes ride in corr, their type in aux. */
-            _Static_assert(sizeof n->payload == sizeof(int64_t), "an NVTX payload fits in an item's corr");
-            int64_t bits;
-            memcpy(&bits, &n->payload, sizeof bits);
-            GvItem it = {n->start_ns, n->start_ns, n->payload_kind == GT_PAYLOAD_NONE ? 0 : bits,
-                         name_of_id(ld, n->text, FALSE), GV_ITEM_MARK, (uint8_t)n->payload_kind,
-                         n->has_color ? color_slot(ld, n->color) : 0};
-            lane_append(ld, ts->marks, &it);
-            break;
-        }
-        if ((n->event_type != GT_NVTX_PUSHPOP && n->event_type != GT_NVTX_STARTEND) || n->end_ns < n->start_ns)
-            break;
-        thread_state *ts = thread(ld, n->global_tid);
-        GArray *st = ts->open_ends;
-        while (st->len > 0 && g_array_index(st, int64_t, st->len - 1) <= n->start_ns)
-            g_array_set_size(st, st->len - 1);
-        int depth = (int)st->len;
-        g_array_append_val(st, n->end_ns);
-        GvLane *l = find_lane(ts->track, GV_ITEM_NVTX, depth);
-        if (!l) {
-            char label[32];
-            snprintf(label, sizeof label, "NVTX %d", depth);
-            l = add_lane(ld, ts->track, GV_ITEM_NVTX, depth, label);
-        }
-        uint32_t name = name_of_id(ld, n->text, FALSE);
-        GvItem it = {n->start_ns, n->end_ns, 0, name, GV_ITEM_NVTX, (uint8_t)(depth > 255 ? 255 : depth),
-                     n->has_color ? color_slot(ld, n->color) : 0};
-        lane_append(ld, l, &it);
-        if (n->category != 0 && is_compute(ld, n->domain_id, n->category) && n->start_ns >= ts->op_until_ns) {
-            /* A compute range is a CPU op; one inside another is that op's time. */
-            dev_state *d = device(ld, -1);
-            GvLane *ol = find_lane(d->track, GV_ITEM_CPU_OP, gt_tid_of(n->global_tid));
-            if (!ol) {
-                char label[64];
-                snprintf(label, sizeof label, "ops of thread %lld", (long long)gt_tid_of(n->global_tid));
-                ol = add_lane(ld, d->track, GV_ITEM_CPU_OP, gt_tid_of(n->global_tid), label);
-            }
-            GvItem op = {n->start_ns, n->end_ns, 0, name, GV_ITEM_CPU_OP, 0, 0};
-            lane_append(ld, ol, &op);
-            ts->op_until_ns = n->end_ns;
-            device_activity(ld, d, n->start_ns, n->end_ns, 0, TRUE);
-        }
-        break;
-    }
-    case GT_EV_SYNC: {
-        const gt_sync *y = &ev->u.sync;
-        if (y->end_ns < y->start_ns)
-            break;
-        static const char *const what[] = {"sync", "event sync", "stream wait event", "stream sync", "context sync"};
-        int type = y->sync_type >= 0 && y->sync_type <= GT_SYNC_CONTEXT ? y->sync_type : GT_SYNC_UNKNOWN;
-        char name[64];
-        if (y->stream_id >= 0) /* nsys writes -1 (as 2^32 - 1) for no stream */
-            snprintf(name, sizeof name, "%s (stream %d)", what[type], y->stream_id);
-        else
-            snprintf(name, sizeof name, "%s", what[type]);
-        dev_state *d = device(ld, y->device_id);
-        GvLane *l = find_lane(d->track, GV_ITEM_SYNC, SYNC_LANE_KEY);
-        if (!l)
-            l = add_lane(ld, d->track, GV_ITEM_SYNC, SYNC_LANE_KEY, "sync");
-        GvItem it = {y->start_ns, y->end_ns, y->correlation_id, name_of_string(ld, name), GV_ITEM_SYNC, (uint8_t)type,
-                     0};
-        lane_append(ld, l, &it);
-        break;
-    }
-    case GT_EV_GPU_MEMORY: {
-        const gt_gpu_memory *g = &ev->u.gpu_memory;
-        add_mem(ld, g->start_ns, g->operation == GT_DEVMEM_ALLOC ? M_DEV_ALLOC : M_DEV_FREE, 0, g->address, g->bytes,
-                0, gt_pid_of(g->global_pid));
-        break;
-    }
-    case GT_EV_HEAP: {
-        const gt_heap_event *h = &ev->u.heap;
-        static const int op_of[] = {[GT_HEAP_REGISTER] = M_SEG_ALLOC, [GT_HEAP_UNREGISTER] = M_SEG_FREE,
-                                    [GT_HEAP_RESET] = M_HEAP_RESET, [GT_REGION_REGISTER] = M_BLOCK_ALLOC,
-                                    [GT_REGION_RESIZE] = M_BLOCK_RESIZE, [GT_REGION_UNREGISTER] = M_BLOCK_FREE,
-                                    [GT_REGION_NAME] = -1};
-        if (h->operation < 0 || h->operation > GT_REGION_NAME || op_of[h->operation] < 0)
-            break;
-        add_mem(ld, h->start_ns, op_of[h->operation], h->heap_id, h->address, h->bytes, h->global_tid,
-                h->global_tid ? gt_pid_of(h->global_tid) : 0);
-        break;
-    }
-    default:
-        break;
-    }
 }
 
 static gboolean emit_updated(gpointer p)
@@ -765,485 +192,20 @@ static void on_main(GMainContext *ctx, GSourceFunc fn, GvTraceModel *m)
     g_source_unref(src);
 }
 
-static void publish(loader *ld, GMainContext *ctx, int64_t n_items, int64_t start, int64_t end)
+void gv_trace_model_emit_later(GvTraceModel *self, GMainContext *ctx, gboolean analysed)
 {
-    GvTraceModel *m = ld->m;
-    /* Only this thread adds tracks and lanes: it reads them without the lock.
-     * Each lane's pyramid is brought up to date before the lock (gv-lane.h),
-     * and one hold swaps them all in: a frame waits for a few stores per
-     * lane, not for the pyramids' work, nor for a loader preempted in between. */
-    for (guint i = 0; i < m->tracks->len; i++) {
-        GvTrack *tr = g_ptr_array_index(m->tracks, i);
-        for (size_t j = 0; j < tr->n_lanes; j++)
-            if (tr->lanes[j]->n != tr->lanes[j]->n_loaded) /* out of memory: the lane draws item by item */
-                gv_lane_lod_prepare(tr->lanes[j], tr->lanes[j]->n_loaded);
-    }
-    g_mutex_lock(&m->lock);
-    for (guint i = 0; i < m->tracks->len; i++) {
-        GvTrack *tr = g_ptr_array_index(m->tracks, i);
-        for (size_t j = 0; j < tr->n_lanes; j++)
-            if (tr->lanes[j]->n != tr->lanes[j]->n_loaded)
-                gv_lane_publish(tr->lanes[j], tr->lanes[j]->n_loaded);
-    }
-    m->n_items = n_items;
-    m->span_start_ns = start;
-    m->span_end_ns = end;
-    g_mutex_unlock(&m->lock);
-    on_main(ctx, emit_updated, m);
+    on_main(ctx, analysed ? emit_analysed : emit_updated, self);
 }
 
-/* ---- memory timeline ----------------------------------------------------------- */
-
-typedef struct mem_build {
-    GArray *samples, *blocks;
-    GPtrArray *bands;  /* per block: GArray of GvMemPoint (NULL: not stacked) */
-    GArray *heap_of;   /* uint64 per block: its heap */
-    GArray *stack;     /* live block indices, bottom first (memory_viz's stacking) */
-    int64_t stack_bytes;
-    size_t n_pts, dropped;
-} mem_build;
-
-static void band_add(mem_build *b, size_t bi, int64_t t, int64_t offset)
-{
-    GArray *band = g_ptr_array_index(b->bands, bi);
-    GvMemPoint p = {t, offset};
-    g_array_append_val(band, p);
-    b->n_pts++;
-}
-
-static void stack_push(mem_build *b, size_t bi, int64_t t)
-{
-    GvMemBlock *blk = &g_array_index(b->blocks, GvMemBlock, bi);
-    g_ptr_array_add(b->bands, NULL);
-    if (b->n_pts >= MAX_MEM_POINTS) { /* past the cap: counted, not drawn */
-        b->dropped++;
-        return;
-    }
-    b->bands->pdata[bi] = g_array_new(FALSE, FALSE, sizeof(GvMemPoint));
-    band_add(b, bi, t, b->stack_bytes);
-    guint idx = (guint)bi;
-    g_array_append_val(b->stack, idx);
-    b->stack_bytes = sat_add(b->stack_bytes, blk->bytes);
-}
-
-/* Takes a block off the stack; every block above it moves down by its size. */
-static void stack_remove(mem_build *b, size_t bi, int64_t t)
-{
-    GvMemBlock *blk = &g_array_index(b->blocks, GvMemBlock, bi);
-    guint pos = b->stack->len;
-    while (pos > 0 && g_array_index(b->stack, guint, pos - 1) != bi) /* recent blocks go first */
-        pos--;
-    if (pos == 0)
-        return; /* never stacked (past the cap) */
-    pos--;
-    g_array_remove_index(b->stack, pos);
-    b->stack_bytes = sat_sub(b->stack_bytes, blk->bytes);
-    GArray *band = g_ptr_array_index(b->bands, bi);
-    band_add(b, bi, t, g_array_index(band, GvMemPoint, band->len - 1).offset_bytes); /* its end */
-    for (guint k = pos; k < b->stack->len; k++) {
-        guint above = g_array_index(b->stack, guint, k);
-        GArray *ab = g_ptr_array_index(b->bands, above);
-        band_add(b, above, t, g_array_index(ab, GvMemPoint, ab->len - 1).offset_bytes - blk->bytes);
-    }
-}
-
-/* One process's memory from its rows (in time order, frees first at one
- * time, as the analysis replays them): its figures are the report's. */
-static GvMemory *build_memory(const mem_ev *ev, size_t n)
-{
-    gboolean has_blocks = FALSE, has_heaps = FALSE;
-    for (size_t i = 0; i < n; i++) {
-        int op = ev[i].op;
-        has_blocks |= op == M_BLOCK_ALLOC || op == M_BLOCK_RESIZE;
-        has_heaps |= op == M_SEG_ALLOC;
-    }
-    GvMemory *out = g_new0(GvMemory, 1);
-    out->pid = n ? ev[0].pid : 0;
-    mem_build b = {g_array_new(FALSE, FALSE, sizeof(GvMemSample)), g_array_new(FALSE, FALSE, sizeof(GvMemBlock)),
-                   g_ptr_array_new(), g_array_new(FALSE, FALSE, sizeof(uint64_t)),
-                   g_array_new(FALSE, FALSE, sizeof(guint)), 0, 0, 0};
-    GHashTable *live = g_hash_table_new(g_direct_hash, g_direct_equal);      /* address -> block + 1 */
-    GHashTable *heap_bytes = g_hash_table_new(g_direct_hash, g_direct_equal); /* heap or dev address -> bytes */
-    int64_t allocated = 0, reserved = 0;
-    for (size_t i = 0; i < n; i++) {
-        mem_ev resized = ev[i];
-        const mem_ev *e = &ev[i];
-        if (e->op == M_BLOCK_RESIZE && !g_hash_table_lookup(live, GSIZE_TO_POINTER(e->address))) {
-            resized.op = M_BLOCK_ALLOC; /* a resize of a block never seen: it starts here */
-            e = &resized;
-        }
-        gboolean block_alloc = has_blocks ? e->op == M_BLOCK_ALLOC : e->op == M_DEV_ALLOC;
-        gboolean block_free = has_blocks ? e->op == M_BLOCK_FREE : e->op == M_DEV_FREE;
-        gboolean seg_alloc = has_heaps ? e->op == M_SEG_ALLOC : e->op == M_DEV_ALLOC;
-        gboolean seg_free = has_heaps ? e->op == M_SEG_FREE : e->op == M_DEV_FREE;
-        if (seg_alloc) {
-            /* a heap registered again has its new size (the analysis's RESIZE) */
-            gpointer key = GSIZE_TO_POINTER(has_heaps && e->heap ? e->heap : e->address);
-            int64_t old = (int64_t)GPOINTER_TO_SIZE(g_hash_table_lookup(heap_bytes, key));
-            reserved = sat_add(reserved, e->bytes - old);
-            g_hash_table_insert(heap_bytes, key, GSIZE_TO_POINTER((gsize)e->bytes));
-        } else if (seg_free) {
-            gpointer key = GSIZE_TO_POINTER(has_heaps && e->heap ? e->heap : e->address);
-            reserved = sat_sub(reserved, (int64_t)GPOINTER_TO_SIZE(g_hash_table_lookup(heap_bytes, key)));
-            g_hash_table_remove(heap_bytes, key);
-        }
-        if (block_alloc) {
-            gpointer old = g_hash_table_lookup(live, GSIZE_TO_POINTER(e->address));
-            if (old) { /* a block at a live address: the old one ended unseen */
-                GvMemBlock *ob = &g_array_index(b.blocks, GvMemBlock, GPOINTER_TO_SIZE(old) - 1);
-                ob->free_ns = e->t_ns;
-                allocated = sat_sub(allocated, ob->bytes);
-                stack_remove(&b, GPOINTER_TO_SIZE(old) - 1, e->t_ns);
-            }
-            GvMemBlock nb = {e->t_ns, INT64_MAX, e->bytes, e->address, e->tid, 0, 0};
-            g_array_append_val(b.blocks, nb);
-            g_array_append_val(b.heap_of, e->heap);
-            g_hash_table_insert(live, GSIZE_TO_POINTER(e->address), GSIZE_TO_POINTER(b.blocks->len));
-            allocated = sat_add(allocated, e->bytes);
-            stack_push(&b, b.blocks->len - 1, e->t_ns);
-        } else if (block_free || e->op == M_BLOCK_RESIZE) {
-            gpointer v = g_hash_table_lookup(live, GSIZE_TO_POINTER(e->address));
-            if (v) {
-                size_t bi = GPOINTER_TO_SIZE(v) - 1;
-                GvMemBlock *ob = &g_array_index(b.blocks, GvMemBlock, bi);
-                ob->free_ns = e->t_ns;
-                allocated = sat_sub(allocated, ob->bytes);
-                stack_remove(&b, bi, e->t_ns);
-                g_hash_table_remove(live, GSIZE_TO_POINTER(e->address));
-                if (e->op == M_BLOCK_RESIZE) { /* a resize is the old block ending and a new one starting */
-                    GvMemBlock nb = {e->t_ns, INT64_MAX, e->bytes, e->address, ob->tid, 0, 0};
-                    uint64_t heap = g_array_index(b.heap_of, uint64_t, bi);
-                    g_array_append_val(b.blocks, nb);
-                    g_array_append_val(b.heap_of, heap);
-                    g_hash_table_insert(live, GSIZE_TO_POINTER(e->address), GSIZE_TO_POINTER(b.blocks->len));
-                    allocated = sat_add(allocated, e->bytes);
-                    stack_push(&b, b.blocks->len - 1, e->t_ns);
-                }
-            }
-        } else if (has_blocks && (e->op == M_HEAP_RESET || e->op == M_SEG_FREE)) {
-            /* The heap's blocks go with it. */
-            GHashTableIter hi;
-            gpointer k, v;
-            g_hash_table_iter_init(&hi, live);
-            while (g_hash_table_iter_next(&hi, &k, &v)) {
-                size_t bi = GPOINTER_TO_SIZE(v) - 1;
-                if (g_array_index(b.heap_of, uint64_t, bi) != e->heap)
-                    continue;
-                GvMemBlock *ob = &g_array_index(b.blocks, GvMemBlock, bi);
-                ob->free_ns = e->t_ns;
-                allocated = sat_sub(allocated, ob->bytes);
-                stack_remove(&b, bi, e->t_ns);
-                g_hash_table_iter_remove(&hi);
-            }
-        }
-        GvMemSample s = {e->t_ns, allocated, reserved};
-        g_array_append_val(b.samples, s);
-        if (allocated > out->peak_allocated_bytes) {
-            out->peak_allocated_bytes = allocated;
-            out->peak_allocated_ns = e->t_ns;
-        }
-        if (reserved > out->peak_reserved_bytes) {
-            out->peak_reserved_bytes = reserved;
-            out->peak_reserved_ns = e->t_ns;
-        }
-        if (b.stack_bytes > out->max_stack_bytes)
-            out->max_stack_bytes = b.stack_bytes;
-        if (reserved > out->max_reserved_bytes)
-            out->max_reserved_bytes = reserved;
-        if (allocated > out->max_stack_bytes)
-            out->max_stack_bytes = allocated;
-    }
-    g_hash_table_unref(live);
-    g_hash_table_unref(heap_bytes);
-    out->n_samples = b.samples->len;
-    out->samples = (GvMemSample *)(void *)g_array_free(b.samples, FALSE);
-    out->n_blocks = b.blocks->len;
-    out->blocks = (GvMemBlock *)(void *)g_array_free(b.blocks, FALSE);
-    /* Bands into one array: a block's points are pts[first_pt .. first_pt + n_pts). */
-    out->pts = g_new(GvMemPoint, b.n_pts ? b.n_pts : 1);
-    for (guint i = 0; i < b.bands->len; i++) {
-        GArray *band = g_ptr_array_index(b.bands, i);
-        if (!band)
-            continue;
-        out->blocks[i].first_pt = out->n_pts;
-        out->blocks[i].n_pts = band->len;
-        memcpy(out->pts + out->n_pts, band->data, band->len * sizeof(GvMemPoint));
-        out->n_pts += band->len;
-        g_array_unref(band);
-    }
-    g_ptr_array_unref(b.bands);
-    out->n_blocks_dropped = b.dropped;
-    g_array_unref(b.heap_of);
-    g_array_unref(b.stack);
-    return out;
-}
-
-static gboolean is_free_op(int op) { return op == M_SEG_FREE || op == M_BLOCK_FREE || op == M_HEAP_RESET || op == M_DEV_FREE; }
-
-/* By process, then time; at one time frees first (the analysis's order). */
-static gint cmp_mem_ev(gconstpointer a, gconstpointer b)
-{
-    const mem_ev *x = a, *y = b;
-    if (x->pid != y->pid)
-        return x->pid < y->pid ? -1 : 1;
-    if (x->t_ns != y->t_ns)
-        return x->t_ns < y->t_ns ? -1 : 1;
-    return is_free_op(y->op) - is_free_op(x->op);
-}
-
-/* One memory per process with allocation rows, by pid (g_array_sort is
- * stable: rows of one time keep their reading order). */
-static GvMemory **build_memories(GArray *mem, size_t *out_n)
-{
-    g_array_sort(mem, cmp_mem_ev);
-    GPtrArray *out = g_ptr_array_new();
-    const mem_ev *ev = (const mem_ev *)(void *)mem->data;
-    for (size_t i = 0; i < mem->len;) {
-        size_t j = i;
-        while (j < mem->len && ev[j].pid == ev[i].pid)
-            j++;
-        g_ptr_array_add(out, build_memory(ev + i, j - i));
-        i = j;
-    }
-    *out_n = out->len;
-    return (GvMemory **)g_ptr_array_free(out, FALSE);
-}
-
-/* ---- the loading task ------------------------------------------------------------ */
-
-static const gt_event_kind merged_kinds[] = {GT_EV_KERNEL, GT_EV_MEMCPY, GT_EV_MEMSET, GT_EV_CPU_OP, GT_EV_API,
-                                             GT_EV_SYNC, GT_EV_NVTX, GT_EV_GPU_MEMORY, GT_EV_HEAP};
-#define N_MERGED (sizeof merged_kinds / sizeof merged_kinds[0])
-
-static gboolean fail(GError **error, int status)
+gboolean gv_trace_model_fail(GError **error, int status)
 {
     g_set_error(error, GV_ERROR, -status, "%s", *gt_error_last() ? gt_error_last() : gt_status_name(status));
     return FALSE;
 }
 
-static gboolean load_rows(loader *ld, GMainContext *ctx, GCancellable *cancellable, GError **error)
-{
-    gt_iter *its[N_MERGED] = {0};
-    gt_event cur[N_MERGED];
-    gboolean has[N_MERGED] = {0};
-    gboolean ok = FALSE;
-    int rc;
-    int64_t n = 0, span_start = INT64_MAX, span_end = INT64_MIN;
-    gint64 t_begin = g_get_monotonic_time(), t_last = 0;
-    gboolean counted = FALSE;
-    for (size_t k = 0; k < N_MERGED; k++) {
-        if ((rc = gt_iter_new(&its[k], ld->t, merged_kinds[k], INT64_MIN, INT64_MAX)) < 0 ||
-            (rc = gt_iter_next(its[k], &cur[k])) < 0) {
-            fail(error, rc);
-            goto cleanup;
-        }
-        has[k] = rc == 1;
-    }
-    for (;;) {
-        size_t best = N_MERGED;
-        int64_t best_start = INT64_MAX;
-        for (size_t k = 0; k < N_MERGED; k++)
-            if (has[k] && (best == N_MERGED || gt_event_start(&cur[k]) < best_start)) {
-                best = k;
-                best_start = gt_event_start(&cur[k]);
-            }
-        if (best == N_MERGED)
-            break;
-        take_event(ld, &cur[best]);
-        if (ld->failed_oom) {
-            g_set_error(error, GV_ERROR, -GT_ERR_NOMEM, "%s: out of memory after %lld events", ld->m->path,
-                        (long long)n);
-            goto cleanup;
-        }
-        int64_t end = gt_event_end(&cur[best]);
-        if (best_start < span_start)
-            span_start = best_start;
-        if (end > span_end)
-            span_end = end;
-        n++;
-        if ((rc = gt_iter_next(its[best], &cur[best])) < 0) {
-            fail(error, rc);
-            goto cleanup;
-        }
-        has[best] = rc == 1;
-        if ((n & 4095) == 0) {
-            gint64 now = g_get_monotonic_time();
-            if (now - (t_last ? t_last : t_begin) >= (t_last ? PUBLISH_US : FIRST_PUBLISH_US)) {
-                publish(ld, ctx, n, span_start, span_end);
-                t_last = g_get_monotonic_time();
-                if (!counted) { /* the total, for progress: after the first rows, not before */
-                    int64_t total = 0, c;
-                    for (size_t k = 0; k < N_MERGED; k++)
-                        if (gt_trace_count(ld->t, merged_kinds[k], &c) == 0)
-                            total += c;
-                    g_mutex_lock(&ld->m->lock);
-                    ld->m->n_total = total;
-                    g_mutex_unlock(&ld->m->lock);
-                    counted = TRUE;
-                }
-            }
-            if (g_cancellable_set_error_if_cancelled(cancellable, error))
-                goto cleanup;
-        }
-    }
-    publish(ld, ctx, n, span_start == INT64_MAX ? 0 : span_start, span_end == INT64_MIN ? 0 : span_end);
-    ok = TRUE;
-cleanup:
-    for (size_t k = 0; k < N_MERGED; k++)
-        gt_iter_free(its[k]);
-    return ok;
-}
-
-typedef struct load_data { char *path; GMainContext *ctx; } load_data;
-
-static void load_data_free(gpointer p)
-{
-    load_data *d = p;
-    g_free(d->path);
-    g_main_context_unref(d->ctx);
-    g_free(d);
-}
-
-static void load_thread(GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
-{
-    GvTraceModel *self = source;
-    load_data *d = task_data;
-    GError *error = NULL;
-    gt_trace *t = NULL;
-    loader ld = {.m = self};
-    gt_report *report = NULL;
-    GvMemory **memories = NULL;
-    size_t n_memories = 0;
-    int rc;
-
-    g_mutex_lock(&self->trace_lock);
-    /* The integrity check of a big file (1.4 s for 500 MB) runs beside the
-     * loading instead of before the first frame; its verdict is asked for
-     * once the rows are in. */
-    if ((rc = gt_trace_open(&t, d->path, GT_OPEN_CHECK_LATER)) < 0) {
-        fail(&error, rc);
-        goto cleanup;
-    }
-    self->trace = t;
-    ld.t = t;
-    ld.name_of_id = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
-    ld.name_of_str = g_hash_table_new(g_str_hash, g_str_equal);
-    ld.slot_of_color = g_hash_table_new(g_direct_hash, g_direct_equal);
-    ld.devs = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
-    ld.threads = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, thread_state_free);
-    ld.mem = g_array_new(FALSE, FALSE, sizeof(mem_ev));
-    if (!load_rows(&ld, d->ctx, cancellable, &error))
-        goto cleanup;
-    g_atomic_int_set(&self->loaded, TRUE);
-    if ((rc = gt_trace_check(t)) < 0) {
-        /* Damaged after all: the rows read stay on screen, the error beside them. */
-        fail(&error, rc);
-        g_mutex_lock(&self->lock);
-        self->problem = g_strdup(error->message);
-        g_mutex_unlock(&self->lock);
-        on_main(d->ctx, emit_updated, self);
-        goto cleanup;
-    }
-    on_main(d->ctx, emit_updated, self);
-
-    gt_report_options opt;
-    gt_report_options_init(&opt);
-    opt.top_n = REPORT_TOP_N;
-    if ((rc = gt_report_compute(&report, t, &opt)) < 0) {
-        fail(&error, rc);
-        goto cleanup;
-    }
-    memories = build_memories(ld.mem, &n_memories);
-    g_mutex_lock(&self->lock);
-    self->report = report;
-    self->memories = memories;
-    self->n_memories = n_memories;
-    g_mutex_unlock(&self->lock);
-    g_atomic_int_set(&self->analysed, TRUE);
-    on_main(d->ctx, emit_analysed, self);
-cleanup:
-    if (ld.name_of_id) {
-        g_hash_table_unref(ld.name_of_id);
-        g_hash_table_unref(ld.name_of_str);
-        g_hash_table_unref(ld.slot_of_color);
-        g_hash_table_unref(ld.devs);
-        g_hash_table_unref(ld.threads);
-        g_array_unref(ld.mem);
-    }
-    g_mutex_unlock(&self->trace_lock);
-    if (error)
-        g_task_return_error(task, error);
-    else
-        g_task_return_boolean(task, TRUE);
-}
-
-/* The loader's own thread, not one of GLib's pool: it lowers its priority
- * (Linux: per thread), so on a busy machine the main thread's frames come
- * before the loading, and the threads the loading starts (the store's
- * integrity check, the analysis) inherit it. */
-static gpointer loader_main(gpointer p)
-{
-    GTask *task = p;
-#ifdef __linux__
-    setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), LOADER_NICE); /* refused: it runs as it was */
-#endif
-    load_thread(task, g_task_get_source_object(task), g_task_get_task_data(task), g_task_get_cancellable(task));
-    g_object_unref(task);
-    return NULL;
-}
-
-void gv_trace_model_load_async(GvTraceModel *self, const char *path, GCancellable *cancellable,
-                               GAsyncReadyCallback callback, gpointer user_data)
-{
-    g_return_if_fail(GV_IS_TRACE_MODEL(self));
-    g_return_if_fail(path != NULL);
-    g_return_if_fail(!self->loading);
-    self->loading = TRUE;
-    self->path = g_strdup(path);
-    GTask *task = g_task_new(self, cancellable, callback, user_data);
-    load_data *d = g_new0(load_data, 1);
-    d->path = g_strdup(path);
-    d->ctx = g_main_context_ref_thread_default();
-    g_task_set_task_data(task, d, load_data_free);
-    GError *error = NULL;
-    GThread *th = g_thread_try_new("gv-loader", loader_main, task, &error); /* it owns the task's ref */
-    if (!th) {
-        g_task_return_error(task, error);
-        g_object_unref(task);
-        return;
-    }
-    g_thread_unref(th);
-}
-
-gboolean gv_trace_model_load_finish(GvTraceModel *self, GAsyncResult *result, GError **error)
-{
-    g_return_val_if_fail(g_task_is_valid(result, self), FALSE);
-    return g_task_propagate_boolean(G_TASK(result), error);
-}
-
-typedef struct sync_wait { gboolean done, ok; GError *error; } sync_wait;
-
-static void sync_done(GObject *src, GAsyncResult *res, gpointer p)
-{
-    sync_wait *w = p;
-    w->ok = gv_trace_model_load_finish(GV_TRACE_MODEL(src), res, &w->error);
-    w->done = TRUE;
-}
-
-gboolean gv_trace_model_load(GvTraceModel *self, const char *path, GError **error)
-{
-    sync_wait w = {0};
-    gv_trace_model_load_async(self, path, NULL, sync_done, &w);
-    while (!w.done)
-        g_main_context_iteration(NULL, TRUE);
-    if (!w.ok)
-        g_propagate_error(error, w.error);
-    return w.ok;
-}
-
 /* ---- queries ---------------------------------------------------------------------- */
 
-static const GvItem *item_at(GvTraceModel *self, const GvItemRef *r)
+const GvItem *gv_trace_model_item_at(GvTraceModel *self, const GvItemRef *r)
 {
     const GvTrack *tr = gv_trace_model_track(self, r->track);
     if (!tr || r->lane >= tr->n_lanes || r->index >= tr->lanes[r->lane]->n)
@@ -1295,14 +257,14 @@ static gboolean find_corr(GvTraceModel *self, int64_t corr, int64_t t, gboolean 
 gboolean gv_trace_model_find_related(GvTraceModel *self, const GvItemRef *of, GvItemRef *out)
 {
     g_return_val_if_fail(GV_IS_TRACE_MODEL(self), FALSE);
-    const GvItem *it = item_at(self, of);
+    const GvItem *it = gv_trace_model_item_at(self, of);
     if (!it || it->corr == 0)
         return FALSE;
     if (it->kind == GV_ITEM_API) /* device work starts after its launch */
         return find_corr(self, it->corr, it->start_ns, TRUE, FALSE, out);
     if (it->kind == GV_ITEM_KERNEL || it->kind == GV_ITEM_MEMCPY || it->kind == GV_ITEM_MEMSET ||
         it->kind == GV_ITEM_SYNC) /* the call started first */
-        return find_corr(self, it->corr, sat_add(it->start_ns, 1), FALSE, TRUE, out);
+        return find_corr(self, it->corr, gv_sat_add(it->start_ns, 1), FALSE, TRUE, out);
     return FALSE;
 }
 
@@ -1330,7 +292,7 @@ gboolean gv_trace_model_search(GvTraceModel *self, const char *text, int64_t aft
             if (l->kind == GV_ITEM_GAP)
                 continue;
             if (!backwards) {
-                for (size_t k = gv_lane_lower_bound(l, 0, sat_add(after_ns, 1)); k < l->n && l->items[k].start_ns < best; k++)
+                for (size_t k = gv_lane_lower_bound(l, 0, gv_sat_add(after_ns, 1)); k < l->n && l->items[k].start_ns < best; k++)
                     if (l->items[k].name < self->names->len && match[l->items[k].name]) {
                         best = l->items[k].start_ns;
                         *out = (GvItemRef){ti, li, k};
@@ -1353,159 +315,25 @@ gboolean gv_trace_model_search(GvTraceModel *self, const char *text, int64_t aft
     return found;
 }
 
-static const char *gap_cause_words(int cause)
+const gt_analysis *gv_trace_model_analysis(GvTraceModel *self)
 {
-    switch (cause) {
-    case GT_GAP_HOST_WAIT: return "host-wait: the next work was not launched yet";
-    case GT_GAP_KERNEL_WAIT: return "kernel-wait: queued, launch overhead (< 30 us)";
-    default: return "other: queued, waited on events or other streams";
-    }
-}
-
-/* Launch configuration and exact name of a kernel, read back from the trace. */
-static void describe_kernel(GvTraceModel *self, const GvItem *it, GString *s)
-{
-    if (!gv_trace_model_is_analysed(self) || !g_mutex_trylock(&self->trace_lock)) {
-        g_string_append(s, "\n(launch configuration after loading)");
-        return;
-    }
-    gt_iter *iter = NULL;
-    gt_event ev;
-    if (gt_iter_new(&iter, self->trace, GT_EV_KERNEL, it->start_ns, sat_add(it->start_ns, 1)) == 0) {
-        while (gt_iter_next(iter, &ev) == 1) {
-            const gt_kernel *k = &ev.u.kernel;
-            if (k->start_ns != it->start_ns || k->correlation_id != it->corr)
-                continue;
-            const char *full = gt_trace_string(self->trace, k->demangled_name);
-            if (*full && strcmp(full, gv_trace_model_name(self, it->name)) != 0)
-                g_string_append_printf(s, "\n%s", full);
-            g_string_append_printf(s, "\ngrid (%d, %d, %d)  block (%d, %d, %d)\nregisters/thread %d  shared %d + %d B",
-                                   k->grid_x, k->grid_y, k->grid_z, k->block_x, k->block_y, k->block_z,
-                                   k->registers_per_thread, k->static_shared_bytes, k->dynamic_shared_bytes);
-            g_string_append_printf(s, "\ndevice %d  stream %d  correlation %lld", k->device_id, k->stream_id,
-                                   (long long)k->correlation_id);
-            break;
-        }
-        gt_iter_free(iter);
-    }
-    g_mutex_unlock(&self->trace_lock);
-}
-
-/* A mark's payload, from the bytes kept in its corr. */
-static void append_payload(GString *s, const GvItem *it)
-{
-    union { uint64_t u64; int64_t i64; double f64; uint32_t u32; int32_t i32; float f32; } p;
-    memcpy(&p, &it->corr, sizeof p);
-    switch (it->aux) {
-    case GT_PAYLOAD_U64: g_string_append_printf(s, "\npayload %llu", (unsigned long long)p.u64); break;
-    case GT_PAYLOAD_I64: g_string_append_printf(s, "\npayload %lld", (long long)p.i64); break;
-    case GT_PAYLOAD_DOUBLE: g_string_append_printf(s, "\npayload %.10g", p.f64); break;
-    case GT_PAYLOAD_U32: g_string_append_printf(s, "\npayload %u", p.u32); break;
-    case GT_PAYLOAD_I32: g_string_append_printf(s, "\npayload %d", p.i32); break;
-    case GT_PAYLOAD_FLOAT: g_string_append_printf(s, "\npayload %.7g", (double)p.f32); break;
-    default: g_string_append(s, "\nno payload"); break;
-    }
-}
-
-char *gv_trace_model_describe(GvTraceModel *self, const GvItemRef *ref)
-{
-    g_return_val_if_fail(GV_IS_TRACE_MODEL(self), NULL);
-    char a[32], b[32];
-    GString *s = g_string_new(NULL);
-    GvItem copy = {0};
-    const GvTrack *tr;
-    const char *name;
-    gv_trace_model_lock(self);
-    const GvItem *it = item_at(self, ref);
-    if (!it)
-        goto done;
-    copy = *it;
-    tr = gv_trace_model_track(self, ref->track);
-    name = gv_trace_model_name(self, it->name);
-    static const char *const kind_words[] = {"kernel", "memcpy", "memset", "CPU op", "CUDA call", "NVTX range",
-                                             "idle gap", "NVTX mark", "CUDA synchronization"};
-    _Static_assert(sizeof kind_words / sizeof kind_words[0] == GV_ITEM_N_KINDS, "a word for every kind");
-    if (it->kind == GV_ITEM_GAP)
-        g_string_append(s, "idle");
-    else
-        g_string_append_printf(s, "%s  %s", name, kind_words[it->kind]);
-    if (it->kind == GV_ITEM_MARK) /* an instant */
-        g_string_append_printf(s, "\n%s at %s", tr->title, gv_format_ns(b, sizeof b, it->start_ns));
-    else
-        g_string_append_printf(s, "\n%s, %s at %s", gv_format_ns(a, sizeof a, sat_sub(it->end_ns, it->start_ns)), tr->title,
-                               gv_format_ns(b, sizeof b, it->start_ns));
-    if (it->kind == GV_ITEM_MARK) {
-        append_payload(s, it);
-    } else if (it->kind == GV_ITEM_GAP) {
-        g_string_append_printf(s, "\n%s", gap_cause_words(it->aux));
-        const gt_report *r = gv_trace_model_report(self);
-        for (size_t i = 0; r && i < r->gaps.n_longest; i++) {
-            const gt_gap *g = &r->gaps.longest[i];
-            if (g->start_ns == it->start_ns && g->end_ns == it->end_ns) {
-                if (g->nvtx_path && *g->nvtx_path)
-                    g_string_append_printf(s, "\nhost in %s", g->nvtx_path);
-                if (g->api && *g->api)
-                    g_string_append_printf(s, "\nhost in %s", g->api);
-            }
-        }
-    } else if (it->kind == GV_ITEM_NVTX) {
-        g_string_append_printf(s, "\ndepth %d", it->aux);
-    } else if (it->kind == GV_ITEM_API && it->aux) {
-        g_string_append(s, "\nreturned an error");
-    }
-    GvItemRef rel;
-    if (gv_trace_model_find_related(self, ref, &rel)) {
-        const GvItem *ri = item_at(self, &rel);
-        const char *how = it->kind == GV_ITEM_SYNC   ? "waited in"
-                          : ri->kind == GV_ITEM_SYNC ? "waited:"
-                          : it->kind == GV_ITEM_API  ? "launched"
-                                                     : "launched by";
-        g_string_append_printf(s, "\n%s %s (%s, at %s)", how, gv_trace_model_name(self, ri->name),
-                               gv_format_ns(a, sizeof a, sat_sub(ri->end_ns, ri->start_ns)),
-                               gv_format_ns(b, sizeof b, ri->start_ns));
-        if (it->kind != GV_ITEM_API)
-            g_string_append_printf(s, " on %s", gv_trace_model_track(self, rel.track)->title);
-    }
-done:
-    gv_trace_model_unlock(self);
-    if (it && copy.kind == GV_ITEM_KERNEL)
-        describe_kernel(self, &copy, s);
-    return g_string_free(s, FALSE);
-}
-
-char *gv_trace_model_describe_run(GvTraceModel *self, const GvItemRef *first, size_t count)
-{
-    g_return_val_if_fail(GV_IS_TRACE_MODEL(self), NULL);
-    char a[32], b[32];
-    gv_trace_model_lock(self);
-    const GvItem *it = item_at(self, first);
-    char *out = NULL;
-    if (it) {
-        const GvLane *l = gv_trace_model_track(self, first->track)->lanes[first->lane];
-        size_t last = first->index + count - 1 < l->n ? first->index + count - 1 : l->n - 1;
-        int64_t busy = 0;
-        for (size_t k = first->index; k <= last && k < first->index + 100000; k++)
-            busy = sat_add(busy, sat_sub(l->items[k].end_ns, l->items[k].start_ns));
-        out = g_strdup_printf("%zu items merged at this zoom (%s): %s ... %s\nfrom %s, busy %s\nzoom in to see them",
-                              count, l->label, gv_trace_model_name(self, it->name),
-                              gv_trace_model_name(self, l->items[last].name), gv_format_ns(a, sizeof a, it->start_ns),
-                              gv_format_ns(b, sizeof b, busy));
-    }
-    gv_trace_model_unlock(self);
-    return out ? out : g_strdup("");
+    return gv_trace_model_is_analysed(self) ? self->analysis : NULL;
 }
 
 gt_mem_state *gv_trace_model_memory_state_of(GvTraceModel *self, int64_t pid, int64_t t_ns, GError **error)
 {
     g_return_val_if_fail(GV_IS_TRACE_MODEL(self), NULL);
-    if (!gv_trace_model_is_analysed(self) || !g_mutex_trylock(&self->trace_lock))
+    const gt_analysis *a = gv_trace_model_analysis(self);
+    if (!a)
         return NULL;
     gt_mem_state *st = NULL;
-    /* a trace without allocation rows: its one empty state */
-    int rc = gt_memory_state_at(&st, self->trace, self->n_memories ? pid : -1, t_ns);
-    if (rc < 0)
-        fail(error, rc);
+    /* the trace's statements are the main thread's once loaded: the handle
+     * reads call stacks through them */
+    g_mutex_lock(&self->trace_lock);
+    int rc = gt_analysis_state_at(&st, a, self->n_memories ? pid : -1, t_ns);
     g_mutex_unlock(&self->trace_lock);
+    if (rc < 0)
+        gv_trace_model_fail(error, rc);
     return st;
 }
 
@@ -1516,14 +344,16 @@ gt_mem_state *gv_trace_model_memory_state_at(GvTraceModel *self, int64_t t_ns, G
     return gv_trace_model_memory_state_of(self, mem ? mem->pid : 0, t_ns, error);
 }
 
-char *gv_trace_model_block_origin(GvTraceModel *self, int64_t pid, uint64_t address, int64_t alloc_ns)
+char *gv_trace_model_block_origin(GvTraceModel *self, int64_t pid, uint64_t address, int64_t made_ns)
 {
-    g_autoptr(GError) error = NULL;
-    gt_mem_state *st = gv_trace_model_memory_state_of(self, pid, alloc_ns, &error);
-    char *out = NULL;
-    for (size_t i = 0; st && i < st->n_blocks && !out; i++)
-        if (st->blocks[i].address == address && st->blocks[i].origin)
-            out = g_strdup(st->blocks[i].origin);
-    gt_mem_state_free(st);
-    return out ? out : g_strdup(error ? error->message : "");
+    g_return_val_if_fail(GV_IS_TRACE_MODEL(self), NULL);
+    const gt_analysis *a = gv_trace_model_analysis(self);
+    if (!a)
+        return g_strdup("");
+    g_mutex_lock(&self->trace_lock);
+    char *o = gt_analysis_block_origin(a, pid, address, made_ns);
+    g_mutex_unlock(&self->trace_lock);
+    char *out = g_strdup(o ? o : "");
+    free(o);
+    return out;
 }

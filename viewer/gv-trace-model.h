@@ -6,8 +6,9 @@
  * start time and published in chunks, so the first rows are drawn while the
  * rest loads ("updated" fires on the main thread after each chunk); each
  * chunk also brings the lanes' level-of-detail pyramids up to date.
- * Then the analysis (gt_report_compute) and the memory timeline are computed
- * and "analysed" fires. Readers of the tracks hold the model's lock
+ * Then the trace is analysed once (gt_analysis_load): the report, the idle
+ * gaps with their causes and the compute ops (put into lanes here), and the
+ * memory series (stacked here) all come from it, and "analysed" fires. Readers of the tracks hold the model's lock
  * (gv_trace_model_lock) while they draw or search. This file knows nothing
  * about widgets or cairo. */
 #ifndef GV_TRACE_MODEL_H
@@ -16,7 +17,9 @@
 #include <gio/gio.h>
 
 #include "gt_analyze.h"
+#include "gt_vocab.h"
 #include "gv-lane.h"
+#include "gv-mem-stack.h"
 
 G_BEGIN_DECLS
 
@@ -36,30 +39,6 @@ typedef struct GvTrack {
     char *title;
     GvLane **lanes; size_t n_lanes, cap_lanes;
 } GvTrack;
-
-/* An allocator block (NVTX memory region) or, without regions, a device allocation. */
-typedef struct GvMemBlock {
-    int64_t alloc_ns, free_ns; /* free_ns: INT64_MAX when never freed */
-    int64_t bytes;
-    uint64_t address;
-    int64_t tid;
-    size_t first_pt, n_pts;  /* its band in the stacked layout: GvMemory.pts */
-} GvMemBlock;
-
-typedef struct GvMemPoint { int64_t t_ns, offset_bytes; } GvMemPoint;
-typedef struct GvMemSample { int64_t t_ns, allocated_bytes, reserved_bytes; } GvMemSample;
-
-/* One process's allocator (heap handles and addresses are per process). */
-typedef struct GvMemory {
-    int64_t pid; /* 0: rows without a thread */
-    /* the report's figures for the process (gt_memory.procs), from the same replay */
-    int64_t peak_allocated_bytes, peak_allocated_ns, peak_reserved_bytes, peak_reserved_ns;
-    GvMemSample *samples; size_t n_samples; /* after each event, by time */
-    GvMemBlock *blocks; size_t n_blocks;    /* by alloc time */
-    GvMemPoint *pts; size_t n_pts;          /* band offsets, memory_viz's stacking */
-    int64_t max_stack_bytes, max_reserved_bytes;
-    size_t n_blocks_dropped; /* past the layout's cap: counted, not stacked */
-} GvMemory;
 
 GvTraceModel *gv_trace_model_new(void);
 
@@ -120,17 +99,16 @@ char *gv_trace_model_describe(GvTraceModel *self, const GvItemRef *ref);
 /* Lines that describe a merged box of `count` items from `first`. */
 char *gv_trace_model_describe_run(GvTraceModel *self, const GvItemRef *first, size_t count);
 
-/* Process pid's allocator segments and blocks at t (gt_memory_state_at), or
- * NULL with *error set; NULL without error while the analysis still holds
- * the trace. _at: the first process's. */
+/* Process pid's allocator segments and blocks at t, from the loaded analysis
+ * (gt_analysis_state_at: nothing is read again), or NULL with *error set;
+ * NULL without error before the analysis. _at: the first process's. */
 gt_mem_state *gv_trace_model_memory_state_of(GvTraceModel *self, int64_t pid, int64_t t_ns, GError **error);
 gt_mem_state *gv_trace_model_memory_state_at(GvTraceModel *self, int64_t t_ns, GError **error);
-/* Who in process pid allocated the block at `address` made at alloc_ns ("" unknown); the caller frees. */
-char *gv_trace_model_block_origin(GvTraceModel *self, int64_t pid, uint64_t address, int64_t alloc_ns);
+/* Who in process pid allocated the block at `address` made at made_ns ("" unknown); the caller frees. */
+char *gv_trace_model_block_origin(GvTraceModel *self, int64_t pid, uint64_t address, int64_t made_ns);
+/* After "analysed" (NULL before): the analysis itself, borrowed. */
+const gt_analysis *gv_trace_model_analysis(GvTraceModel *self);
 
-/* "1.234 ms", "56.7 us"; into buf. */
-const char *gv_format_ns(char *buf, size_t n, int64_t ns);
-const char *gv_format_bytes(char *buf, size_t n, int64_t bytes);
 
 G_END_DECLS
 

@@ -6,7 +6,9 @@ noinst_LTLIBRARIES += viewer/libgtview.la
 viewer_libgtview_la_SOURCES = \
 	viewer/gv-lane.h viewer/gv-lane.c \
 	viewer/gv-align.h viewer/gv-align.c \
-	viewer/gv-trace-model.h viewer/gv-trace-model.c \
+	viewer/gv-trace-model.h viewer/gv-trace-model-private.h viewer/gv-trace-model.c \
+	viewer/gv-trace-loader.c viewer/gv-trace-describe.c \
+	viewer/gv-mem-stack.h viewer/gv-mem-stack.c \
 	viewer/gv-render.h viewer/gv-render.c \
 	viewer/gv-timeline.h viewer/gv-timeline.c \
 	viewer/gv-memory-view.h viewer/gv-memory-view.c \
@@ -28,6 +30,15 @@ TESTS += tests/unit/test_viewer_model
 tests_unit_test_viewer_model_SOURCES = tests/unit/test_viewer_model.c tests/unit/test_viewer_fixture.h
 tests_unit_test_viewer_model_CFLAGS = $(AM_CFLAGS) $(GTK_CFLAGS) $(CUNIT_CFLAGS) $(SQLITE_CFLAGS) -I$(top_srcdir)/tests/unit -I$(top_srcdir)/viewer
 tests_unit_test_viewer_model_LDADD = viewer/libgtview.la tests/unit/libgttest.la $(GTK_LIBS) $(CUNIT_LIBS) $(SQLITE_LIBS) $(M_LIBS)
+endif
+
+# The viewer's gaps, causes, ops and memory peaks are gtrace report's.
+if HAVE_CUNIT
+check_PROGRAMS += tests/unit/test_viewer_agree
+TESTS += tests/unit/test_viewer_agree
+tests_unit_test_viewer_agree_SOURCES = tests/unit/test_viewer_agree.c
+tests_unit_test_viewer_agree_CFLAGS = $(AM_CFLAGS) $(GTK_CFLAGS) $(CUNIT_CFLAGS) -I$(top_srcdir)/tests/unit -I$(top_srcdir)/viewer
+tests_unit_test_viewer_agree_LDADD = viewer/libgtview.la tests/unit/libgttest.la $(GTK_LIBS) $(CUNIT_LIBS) $(M_LIBS)
 endif
 
 # The window under Xvfb: synthetic input, screenshots, the trainer, the CLI.

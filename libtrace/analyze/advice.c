@@ -120,13 +120,13 @@ static int add(rules *R, const char *rule, const char *title, const char *thresh
 static const char *fmt_t(char (*tb)[48], int *i, int64_t ns)
 {
     char *b = tb[(*i)++ % 8];
-    an_fmt_ns(b, 48, (double)ns);
+    gt_fmt_ns(b, 48, (double)ns);
     return b;
 }
 static const char *fmt_b(char (*tb)[48], int *i, double bytes)
 {
     char *b = tb[(*i)++ % 8];
-    an_fmt_bytes(b, 48, bytes);
+    gt_fmt_bytes(b, 48, bytes);
     return b;
 }
 #define T(ns) fmt_t(tb, &tbi, (ns))

@@ -6,6 +6,7 @@
 #define GT_ANALYZE_INT_H
 
 #include "gt_analyze.h"
+#include "gt_vocab.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -41,6 +42,7 @@ typedef struct an_act {
     int32_t device, stream;
     int8_t kind;       /* GT_EV_KERNEL, GT_EV_MEMCPY, GT_EV_MEMSET, GT_EV_CPU_OP */
     int32_t pid;       /* the process (a rank of a distributed job); 0 unknown */
+    bool nvtx;         /* CPU op: an NVTX range of a "compute" category */
 } an_act;
 
 typedef struct an_copy {
@@ -122,8 +124,6 @@ char *an_model_range_path(const an_model *m, int64_t i);
 char *an_model_origin(const an_model *m, int64_t tid, int64_t t_ns, int64_t callchain);
 /* A name from the trace (borrowed; "" when the model has no trace). */
 const char *an_str(const an_model *m, gt_string_id id);
-/* The API name without nsys's version suffix, into buf. */
-const char *an_api_base(const char *name, char *buf, size_t n);
 
 /* Steps: ranges whose name marks a training step. */
 typedef struct an_steps { gt_step *v; size_t n; } an_steps;
@@ -138,14 +138,50 @@ bool an_is_loader_name(const char *s);
 /* Statistics. */
 void an_dist(gt_dist *d, int64_t *durations, size_t n); /* sorts durations */
 
+/* The whole report from a loaded model (gt_report_compute without the
+ * load); gaps: every gap too (NULL: not wanted). */
+int an_report_build(gt_report **out, const an_model *m, const gt_report_options *opt, gt_gap_span **gaps,
+                    size_t *n_gaps);
+
 /* Pieces of the report, each in its own file. */
 int an_summary(gt_report *r, const an_model *m, const gt_report_options *opt);
 int an_gaps(gt_gaps *g, const an_model *m, int64_t from_ns, int64_t to_ns, int top_n);
+/* The same, with every gap into *all (malloc'd; by device, then start). */
+int an_gaps_list(gt_gaps *g, const an_model *m, int64_t from_ns, int64_t to_ns, int top_n, gt_gap_span **all,
+                 size_t *n_all);
 int an_memory(gt_memory *mem, const an_model *m, gt_step *steps, size_t n_steps);
 /* The allocator state of process pid (-1: the first with allocation events) at at_ns. */
 int an_memory_state(gt_mem_state **out, const an_model *m, int64_t pid, int64_t at_ns);
 /* The processes with allocation events, ascending (malloc'd; none: NULL, 0). */
 int an_memory_pids(const an_model *m, int64_t **out, size_t *out_n);
+/* One process's allocator history, from one replay: its totals after each
+ * event and every life (gt_mem_life), by start. The lives are cut into
+ * chunks of `chunk`; span[span_at[c] .. span_at[c + 1]) are the lives
+ * before chunk c still alive when its first life began, so the lives alive
+ * at t are among those of the last chunk begun by t and its span. */
+typedef struct an_mem_hist {
+    int64_t pid;
+    gt_mem_sample *samples; size_t n_samples;
+    gt_mem_life *lives; size_t n_lives, cap_lives;
+    size_t chunk, n_chunks;
+    size_t *span_at; uint32_t *span;
+} an_mem_hist;
+/* Builds the chunks' spans of h (after its lives are complete). */
+int an_mem_hist_index(an_mem_hist *h);
+/* Every process's history, by pid; none: one empty process 0. */
+int an_memory_hists(an_mem_hist **out, size_t *out_n, const an_model *m);
+void an_mem_hists_free(an_mem_hist *v, size_t n);
+/* The allocator of h at at_ns (events at at_ns included). */
+int an_mem_hist_state(gt_mem_state **out, const an_model *m, const an_mem_hist *h, int64_t at_ns);
+/* The moment step's allocated bytes peaked in h. */
+int64_t an_mem_hist_step_peak(const an_mem_hist *h, const gt_step *step);
+/* The index of process pid in hists (-1: the first); GT_ERR_NOTFOUND. */
+int an_mem_hist_find(size_t *out, const an_mem_hist *v, size_t n, int64_t pid, const char *path);
+/* The states of hists (pid -1: every one) at at_ns, or (step >= 0) each at
+ * the moment its own step `step` (else the trace's) peaked. */
+int an_mem_states(gt_mem_states **out, const an_model *m, const an_mem_hist *v, size_t n, int64_t pid,
+                  int64_t at_ns, int64_t step);
+
 /* The allocator's history as PyTorch's trace actions (for memviz). */
 enum { AN_ACT_ALLOC, AN_ACT_FREE, AN_ACT_SEG_ALLOC, AN_ACT_SEG_FREE };
 typedef struct an_mem_action {
@@ -179,8 +215,6 @@ size_t an_first_act(const an_model *m, int64_t from_ns);
 /* Strings. */
 char *an_strdup(const char *s);
 char *an_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-void an_fmt_ns(char *buf, size_t n, double ns);      /* "1.25 ms" */
-void an_fmt_bytes(char *buf, size_t n, double bytes); /* "1.5 MiB" */
 /* A rank of the Communication section: "rank 1 (pid 4993)", "pid 4993" when
  * the trace does not say the rank; NCCL adds " dev 0". */
 const char *an_rank_label(char *buf, size_t n, const gt_comm_rank *k);

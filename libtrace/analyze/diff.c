@@ -104,7 +104,7 @@ static void copy_totals(const gt_report *r, int kind, double *n, double *bytes, 
     *n = *bytes = *ns = *pageable = 0;
     for (size_t i = 0; i < r->n_copies; i++) {
         const gt_copy_row *c = &r->copies[i];
-        if (kind == -2 ? c->copy_kind < 0 : c->copy_kind != kind)
+        if (kind < 0 ? c->copy_kind < 0 : c->copy_kind != kind)
             continue;
         *n += (double)c->n;
         *bytes += (double)c->bytes;
@@ -175,25 +175,24 @@ int gt_diff_compute(gt_diff **out, const gt_report *a, const gt_report *b)
     }
     if ((rc = kernel_rows(&R, a, b, pa, pb, per)) < 0)
         goto cleanup;
-    static const struct { int kind; const char *name; } kinds[] = {
-        {GT_COPY_HTOD, "HtoD"}, {GT_COPY_DTOH, "DtoH"}, {GT_COPY_DTOD, "DtoD"}, {-2, "memset"}};
+    static const int kinds[] = {GT_COPY_HTOD, GT_COPY_DTOH, GT_COPY_DTOD, -1};
     for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
         double na, ba, ta, qa, nb, bb, tb, qb;
-        copy_totals(a, kinds[k].kind, &na, &ba, &ta, &qa);
-        copy_totals(b, kinds[k].kind, &nb, &bb, &tb, &qb);
+        copy_totals(a, kinds[k], &na, &ba, &ta, &qa);
+        copy_totals(b, kinds[k], &nb, &bb, &tb, &qb);
         if (na == 0 && nb == 0)
             continue;
-        snprintf(metric, sizeof metric, "%s copies%s", kinds[k].name, per);
+        snprintf(metric, sizeof metric, "%s copies%s", gt_copy_kind_name(kinds[k]), per);
         if ((rc = add_row(&R, metric, "count", na / pa, nb / pb, 1)) < 0)
             goto cleanup;
-        snprintf(metric, sizeof metric, "%s copy time%s", kinds[k].name, per);
+        snprintf(metric, sizeof metric, "%s copy time%s", gt_copy_kind_name(kinds[k]), per);
         if ((rc = add_row(&R, metric, "ns", ta / pa, tb / pb, 1)) < 0)
             goto cleanup;
-        if (kinds[k].kind != -2) {
-            snprintf(metric, sizeof metric, "%s bandwidth", kinds[k].name);
+        if (kinds[k] >= 0) {
+            snprintf(metric, sizeof metric, "%s bandwidth", gt_copy_kind_name(kinds[k]));
             if ((rc = add_row(&R, metric, "GB/s", ta > 0 ? ba / ta : 0, tb > 0 ? bb / tb : 0, -1)) < 0)
                 goto cleanup;
-            snprintf(metric, sizeof metric, "%s pageable copies%s", kinds[k].name, per);
+            snprintf(metric, sizeof metric, "%s pageable copies%s", gt_copy_kind_name(kinds[k]), per);
             if ((rc = add_row(&R, metric, "count", qa / pa, qb / pb, 1)) < 0)
                 goto cleanup;
         }
@@ -244,20 +243,6 @@ void gt_diff_free(gt_diff *d)
     free(d);
 }
 
-static void fmt_value(char *buf, size_t n, const char *unit, double v)
-{
-    if (strcmp(unit, "ns") == 0)
-        an_fmt_ns(buf, n, v);
-    else if (strcmp(unit, "bytes") == 0)
-        an_fmt_bytes(buf, n, v);
-    else if (strcmp(unit, "%") == 0)
-        snprintf(buf, n, "%.1f%%", v);
-    else if (strcmp(unit, "GB/s") == 0)
-        snprintf(buf, n, "%.2f GB/s", v);
-    else
-        snprintf(buf, n, "%.4g", v);
-}
-
 int gt_diff_print_text(const gt_diff *d, FILE *f)
 {
     int better = 0, worse = 0;
@@ -265,15 +250,15 @@ int gt_diff_print_text(const gt_diff *d, FILE *f)
     fprintf(f, "%-48s %14s %14s %9s\n", "metric", "before", "after", "change");
     for (size_t i = 0; i < d->n_rows; i++) {
         const gt_diff_row *r = &d->rows[i];
-        char b[40], a[40];
-        fmt_value(b, sizeof b, r->unit, r->before);
-        fmt_value(a, sizeof a, r->unit, r->after);
+        char b[40], a[40], c[40];
+        gt_diff_cell(b, sizeof b, r->unit, r->before);
+        gt_diff_cell(a, sizeof a, r->unit, r->after);
         better += r->verdict > 0;
         worse += r->verdict < 0;
         if (r->presence)
             fprintf(f, "%-48.48s %14s %14s %9s\n", r->metric, b, a, r->presence > 0 ? "new" : "gone");
         else
-            fprintf(f, "%-48.48s %14s %14s %+8.1f%% %s\n", r->metric, b, a, 100 * r->change,
+            fprintf(f, "%-48.48s %14s %14s %9s %s\n", r->metric, b, a, gt_diff_change(c, sizeof c, r->change),
                     r->verdict > 0 ? "better" : r->verdict < 0 ? "WORSE" : "");
     }
     size_t n_new = 0, n_gone = 0;

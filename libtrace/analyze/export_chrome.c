@@ -239,12 +239,6 @@ static const char *mem_kind_name(int k)
     return k >= 0 && k <= GT_MEM_UNKNOWN ? names[k] : "Unknown";
 }
 
-static const char *copy_name(int k)
-{
-    static const char *names[] = {"Unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA", "AtoD", "DtoA", "DtoD", "HtoH", "PtoP"};
-    return k >= 0 && k <= GT_COPY_PTOP ? names[k] : "Unknown";
-}
-
 static bool is_plain_call(const gt_api_call *a)
 {
     return a->event_class == GT_API_RUNTIME || a->event_class == GT_API_DRIVER;
@@ -339,7 +333,7 @@ static int emit_kind(gt_trace *t, out *o, gt_event_kind kind, const idset *host,
             int64_t key = flow_key(gt_pid_of(c->global_pid), c->correlation_id);
             if (!keep(o, gt_pid_of(c->global_pid)))
                 break;
-            snprintf(name, sizeof name, "Memcpy %s (%s -> %s)", copy_name(c->copy_kind), mem_kind_name(c->src_kind),
+            snprintf(name, sizeof name, "Memcpy %s (%s -> %s)", gt_copy_kind_name(c->copy_kind), mem_kind_name(c->src_kind),
                      mem_kind_name(c->dst_kind));
             seen_stream(o, c->device_id, c->stream_id);
             span(o, "gpu_memcpy", name, c->device_id, c->stream_id, c->start_ns, c->end_ns);
@@ -393,7 +387,7 @@ static int emit_kind(gt_trace *t, out *o, gt_event_kind kind, const idset *host,
             seen_thread(o, a->global_tid);
             /* the plain name (cudaLaunchKernel, not nsys's cudaLaunchKernel_v7000): HTA matches on it */
             span(o, a->event_class == GT_API_DRIVER ? "cuda_driver" : "cuda_runtime",
-                 an_api_base(gt_trace_string(t, a->name), name, sizeof name), pid, tid, a->start_ns, a->end_ns);
+                 gt_api_base_name(gt_trace_string(t, a->name), name, sizeof name), pid, tid, a->start_ns, a->end_ns);
             fprintf(o->f, ",\"args\":{\"correlation\":%lld,\"cbid\":0}}", (long long)a->correlation_id);
             if (idset_has(dev, key))
                 flow(o, true, key, pid, tid, a->start_ns);

@@ -55,16 +55,20 @@ typedef struct ctx {
     size_t *runtime; size_t n_runtime; /* api indices by (tid, start): runtime calls */
     size_t *driver; size_t n_driver;
     cand *top; size_t n_top, top_n;
+    gt_gap_span *all; size_t n_all, cap_all; /* every gap, when asked for */
+    bool keep_all;
     act_key *keys; size_t n_keys, cap_keys; /* open addressing, cap a power of 2 */
 } ctx;
 
-static const an_model *sort_model;
-static int cmp_api_idx(const void *a, const void *b)
+typedef struct api_key { int64_t tid, start_ns; size_t idx; } api_key;
+static int cmp_api_key(const void *a, const void *b)
 {
-    const an_api *x = &sort_model->apis[*(const size_t *)a], *y = &sort_model->apis[*(const size_t *)b];
+    const api_key *x = a, *y = b;
     if (x->tid != y->tid)
         return x->tid < y->tid ? -1 : 1;
-    return (x->start_ns > y->start_ns) - (x->start_ns < y->start_ns);
+    if (x->start_ns != y->start_ns)
+        return x->start_ns < y->start_ns ? -1 : 1;
+    return (x->idx > y->idx) - (x->idx < y->idx);
 }
 
 static int cmp_tid(const void *a, const void *b)
@@ -113,9 +117,18 @@ static void sort_by_thread(const an_model *m, size_t *idx, size_t n)
     memcpy(idx, out, n * sizeof *idx);
     free(out);
     return;
-fallback:
-    sort_model = m;
-    qsort(idx, n, sizeof *idx, cmp_api_idx);
+fallback: {
+    /* the keys beside the indices: no sort context outside the call */
+    api_key *keys = malloc(n * sizeof *keys);
+    if (!keys)
+        return; /* left by start: calls are then found on fewer threads, never wrongly */
+    for (size_t i = 0; i < n; i++)
+        keys[i] = (api_key){m->apis[idx[i]].tid, m->apis[idx[i]].start_ns, idx[i]};
+    qsort(keys, n, sizeof *keys, cmp_api_key);
+    for (size_t i = 0; i < n; i++)
+        idx[i] = keys[i].idx;
+    free(keys);
+}
 }
 
 /* The call of thread tid in idx[] that overlaps [s, e) the most; -1 none. */
@@ -244,6 +257,17 @@ static int one_gap(ctx *c, gt_gaps *g, const an_act *next, int64_t s, int64_t e)
         g->long_ns = an_add_sat(g->long_ns, d);
     }
     keep_longest(c, &k);
+    if (c->keep_all) {
+        if (c->n_all == c->cap_all) {
+            size_t ncap = c->cap_all ? c->cap_all * 2 : 256;
+            gt_gap_span *nv = realloc(c->all, ncap * sizeof *nv);
+            if (!nv)
+                return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory finding gaps");
+            c->all = nv;
+            c->cap_all = ncap;
+        }
+        c->all[c->n_all++] = (gt_gap_span){k.device, s, e, k.cause};
+    }
     if (k.cause == GT_GAP_KERNEL_WAIT)
         return 0;
     int64_t r = k.tid ? an_model_range_at(m, k.tid, s + d / 2) : -1;
@@ -276,7 +300,13 @@ static int cmp_activity(const void *a, const void *b)
 
 int an_gaps(gt_gaps *g, const an_model *m, int64_t from_ns, int64_t to_ns, int top_n)
 {
-    ctx c = {.m = m, .top_n = top_n > 0 ? (size_t)top_n : 10};
+    return an_gaps_list(g, m, from_ns, to_ns, top_n, NULL, NULL);
+}
+
+int an_gaps_list(gt_gaps *g, const an_model *m, int64_t from_ns, int64_t to_ns, int top_n, gt_gap_span **all,
+                 size_t *n_all)
+{
+    ctx c = {.m = m, .top_n = top_n > 0 ? (size_t)top_n : 10, .keep_all = all != NULL};
     int rc = 0;
     memset(g, 0, sizeof *g);
     c.runtime = malloc((m->n_apis + 1) * sizeof *c.runtime);
@@ -335,7 +365,7 @@ int an_gaps(gt_gaps *g, const an_model *m, int64_t from_ns, int64_t to_ns, int t
         char base[512];
         out->nvtx = an_strdup(r >= 0 ? an_str(m, m->ranges[r].text) : "");
         out->nvtx_path = an_model_range_path(m, r);
-        out->api = an_strdup(call >= 0 ? an_api_base(an_str(m, m->apis[call].name), base, sizeof base) : "");
+        out->api = an_strdup(call >= 0 ? gt_api_base_name(an_str(m, m->apis[call].name), base, sizeof base) : "");
         if (!out->nvtx || !out->nvtx_path || !out->api)
             goto nomem;
     }
@@ -356,16 +386,22 @@ int an_gaps(gt_gaps *g, const an_model *m, int64_t from_ns, int64_t to_ns, int t
         gt_gap_activity *a = &g->activity[g->n_activity++];
         char base[512];
         a->nvtx = an_strdup(an_str(m, c.keys[k].nvtx));
-        a->api = an_strdup(an_api_base(an_str(m, c.keys[k].api), base, sizeof base));
+        a->api = an_strdup(gt_api_base_name(an_str(m, c.keys[k].api), base, sizeof base));
         a->n_gaps = c.keys[k].n;
         a->total_ns = c.keys[k].total_ns;
         if (!a->nvtx || !a->api)
             goto nomem;
     }
+    if (all) {
+        *all = c.all;
+        *n_all = c.n_all;
+        c.all = NULL;
+    }
     goto cleanup;
 nomem:
     rc = gt_error_set(GT_ERR_NOMEM, "analyze: out of memory finding gaps");
 cleanup:
+    free(c.all);
     free(c.runtime);
     free(c.driver);
     free(c.top);

@@ -340,6 +340,76 @@ int gt_mem_state_print_json(const gt_mem_state *s, FILE *f);
 int gt_mem_states_print_text(const gt_mem_states *s, FILE *f);
 int gt_mem_states_print_json(const gt_mem_states *s, FILE *f);
 
+/* ---- the loaded analysis ------------------------------------------------ */
+
+/* One trace analysed once: the report and everything a viewer draws from
+ * it (every idle gap with its cause, the compute ops of a CPU timeline,
+ * each process's memory series), and the allocator's state at any moment,
+ * all from one load. Read-only after gt_analysis_load: any number of
+ * threads may query one handle at once. It borrows the trace, which must
+ * stay open (and unused by other threads' iterators is not required: the
+ * handle reads only the trace's string table) until gt_analysis_free. */
+typedef struct gt_analysis gt_analysis;
+
+int gt_analysis_load(gt_analysis **out, gt_trace *t, const gt_report_options *opt);
+void gt_analysis_free(gt_analysis *a);
+const gt_report *gt_analysis_report(const gt_analysis *a);
+/* Hands the report over (the caller frees it; NULL for a NULL handle): what
+ * a caller that keeps only figures, not the model, holds on to. */
+gt_report *gt_analysis_take_report(gt_analysis *a);
+
+typedef struct gt_gap_span { /* one idle gap of a device (or of the CPU timeline, -1) */
+    int32_t device_id;
+    int64_t start_ns, end_ns;
+    gt_gap_cause cause;
+} gt_gap_span;
+/* Every gap of the analysed window, by device (first seen first), then start. */
+const gt_gap_span *gt_analysis_gaps(const gt_analysis *a, size_t *out_n);
+
+typedef struct gt_compute_op { /* a span of the CPU timeline (a trace without kernels) */
+    int64_t start_ns, end_ns;
+    int64_t tid;          /* global thread id; 0 unknown */
+    int32_t stream;       /* GTRACE_CPU_OPS: its stream; NVTX: an ordinal per thread */
+    bool nvtx;            /* an outermost NVTX range of a "compute" category */
+    const char *name;     /* borrowed from the trace */
+} gt_compute_op;
+/* The CPU timeline, by start (none on a trace with kernels). */
+const gt_compute_op *gt_analysis_compute_ops(const gt_analysis *a, size_t *out_n);
+
+typedef struct gt_mem_sample { int64_t t_ns, allocated_bytes, reserved_bytes; } gt_mem_sample;
+
+enum { GT_MEM_ROLE_BLOCK = 1, GT_MEM_ROLE_SEGMENT = 2 };
+/* One allocation at one size: from its allocation (or a resize) to its free
+ * (or the next resize). A device allocation is a block when its process has
+ * no allocator blocks and a segment when it has no heaps, or both. */
+typedef struct gt_mem_life {
+    int64_t from_ns, to_ns; /* to_ns INT64_MAX: never freed */
+    int64_t alloc_ns;       /* when it was first allocated (a resize keeps it) */
+    int64_t bytes;
+    int64_t tid, callchain_id;
+    uint64_t address;
+    uint8_t roles;          /* GT_MEM_ROLE_* */
+    bool from_heap;         /* a segment that is an allocator heap */
+} gt_mem_life;
+
+typedef struct gt_mem_series { /* one process's allocator over time */
+    int64_t pid;
+    const gt_mem_sample *samples; size_t n_samples; /* after each event, by time */
+    const gt_mem_life *lives; size_t n_lives;       /* by from_ns */
+} gt_mem_series;
+/* Processes with allocation events, by pid; a trace without any has one
+ * empty process 0. */
+size_t gt_analysis_n_memories(const gt_analysis *a);
+int gt_analysis_memory(gt_mem_series *out, const gt_analysis *a, size_t i);
+/* Process pid's allocator at at_ns (pid -1: the first process); reentrant. */
+int gt_analysis_state_at(gt_mem_state **out, const gt_analysis *a, int64_t pid, int64_t at_ns);
+/* Each selected process's state at the moment its step N peaked (pid -1: every process). */
+int gt_analysis_states_at_step(gt_mem_states **out, const gt_analysis *a, int64_t pid, int64_t step);
+int gt_analysis_states_at(gt_mem_states **out, const gt_analysis *a, int64_t pid, int64_t at_ns);
+/* Who made the allocation of process pid at address first allocated at
+ * alloc_ns: NVTX range path and stack (malloc'd; "" unknown). */
+char *gt_analysis_block_origin(const gt_analysis *a, int64_t pid, uint64_t address, int64_t alloc_ns);
+
 /* ---- exports ------------------------------------------------------------ */
 
 /* Chrome trace JSON (Perfetto, chrome://tracing) with Kineto's categories:

@@ -4,12 +4,18 @@ noinst_LTLIBRARIES += libtrace/analyze/libgtanalyze.la
 libtrace_analyze_libgtanalyze_la_SOURCES = \
 	libtrace/analyze/gt_analyze.h \
 	libtrace/analyze/analyze_int.h \
+	libtrace/analyze/gt_vocab.h \
+	libtrace/analyze/vocab.c \
 	libtrace/analyze/util.c \
 	libtrace/analyze/model.c \
 	libtrace/analyze/steps.c \
 	libtrace/analyze/summary.c \
 	libtrace/analyze/gaps.c \
+	libtrace/analyze/memory_int.h \
 	libtrace/analyze/memory.c \
+	libtrace/analyze/memory_leaks.c \
+	libtrace/analyze/memory_state.c \
+	libtrace/analyze/analysis.c \
 	libtrace/analyze/comm.c \
 	libtrace/analyze/advice.c \
 	libtrace/analyze/report.c \

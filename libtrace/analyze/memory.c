@@ -2,7 +2,10 @@
  * order: NVTX memory API heaps (an allocator's segments) and regions (its
  * blocks), and device allocations (cudaMalloc level). From the replay come
  * the peaks of allocated and reserved bytes, fragmentation, churn per step,
- * leaks, spikes, and the allocator's state at any moment.
+ * the allocator's actions (for exports) and its history (totals after each
+ * event and every allocation's lives, an_mem_hist). Leaks and spikes are
+ * read off a finished replay in memory_leaks.c; the state at a moment off
+ * the history in memory_state.c.
  *
  * Allocated bytes are the live blocks; reserved bytes the live segments.
  * A trace without an allocator's events has only device allocations: then
@@ -19,7 +22,7 @@
  * the model refuses at load (times beyond +-AN_TIME_LIMIT_NS, sizes outside
  * 0..AN_BYTES_LIMIT), checked again here for models built by hand, and a
  * block whose end would pass the end of the address space. */
-#include "analyze_int.h"
+#include "memory_int.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -27,52 +30,6 @@
 #define MEM_T_LIMIT AN_TIME_LIMIT_NS
 #define MEM_MAX_BYTES AN_BYTES_LIMIT
 
-enum { REC_BLOCK, REC_SEGMENT, REC_DEVICE };
-
-typedef struct rec { /* one allocation, from its birth to its free */
-    int64_t start_ns, end_ns; /* end AN_ALIVE: never freed */
-    uint64_t address, heap;
-    int64_t bytes, tid, callchain;
-    int32_t stream;
-    int8_t kind;
-} rec;
-
-typedef struct live_map { /* address -> rec index of the live ones; open addressing */
-    uint64_t *keys;
-    int64_t *vals; /* -1 empty, -2 deleted */
-    size_t cap, n_used;
-} live_map;
-
-/* The rows of one process, in time order (a copy of the model's). */
-typedef struct proc_mem {
-    int64_t pid; /* 0: rows without a thread */
-    an_mem *ev;
-    size_t n;
-} proc_mem;
-
-typedef struct mem_split {
-    proc_mem *v; size_t n; /* by pid */
-    int64_t n_skipped;     /* rows no replay can use */
-} mem_split;
-
-typedef struct actlog { /* the allocator's history, for exports */
-    an_mem_action *v;
-    size_t n, cap;
-} actlog;
-
-typedef struct replay {
-    const an_model *m;
-    const proc_mem *p;
-    rec *recs; size_t n_recs, cap_recs;
-    live_map live[3];
-    live_map heap_blocks; /* heap id -> its live blocks, so a heap's end frees them */
-    bool has_blocks, has_segments, has_device;
-    int32_t device; /* of its device allocations: -1 none, -2 several */
-    int64_t allocated, reserved;
-    int64_t peak_alloc, peak_alloc_ns, peak_res, peak_res_ns, res_at_peak_alloc;
-    int64_t n_ops[7];
-    actlog *log; /* NULL: not logging */
-} replay;
 
 static int64_t sat_add(int64_t a, int64_t b)
 {
@@ -352,10 +309,52 @@ static void account(replay *rp, int8_t kind, int64_t delta, int64_t t_ns)
     }
 }
 
+/* The roles a record plays in the state (gt_mem_life.roles). */
+static uint8_t rec_roles(const replay *rp, const rec *r)
+{
+    uint8_t roles = 0;
+    if (r->kind == REC_BLOCK || (r->kind == REC_DEVICE && !rp->has_blocks))
+        roles |= GT_MEM_ROLE_BLOCK;
+    if (r->kind == REC_SEGMENT || (r->kind == REC_DEVICE && !rp->has_segments))
+        roles |= GT_MEM_ROLE_SEGMENT;
+    return roles;
+}
+
+/* History: a life opens when a record is made or resized, and closes when it
+ * is freed or resized. */
+static int life_open(replay *rp, rec *r, int64_t t_ns)
+{
+    an_mem_hist *h = rp->hist;
+    uint8_t roles = rec_roles(rp, r);
+    r->life = -1;
+    if (!h || !roles)
+        return 0;
+    if (h->n_lives == h->cap_lives) {
+        size_t ncap = h->cap_lives ? h->cap_lives * 2 : 1024;
+        gt_mem_life *nl = realloc(h->lives, ncap * sizeof *nl);
+        if (!nl)
+            return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory recording allocations");
+        h->lives = nl;
+        h->cap_lives = ncap;
+    }
+    h->lives[h->n_lives] = (gt_mem_life){t_ns, AN_ALIVE, r->start_ns, r->bytes, r->tid, r->callchain, r->address,
+                                         roles, r->kind == REC_SEGMENT};
+    r->life = (int64_t)h->n_lives++;
+    return 0;
+}
+
+static void life_close(replay *rp, rec *r, int64_t t_ns)
+{
+    if (rp->hist && r->life >= 0)
+        rp->hist->lives[r->life].to_ns = t_ns;
+    r->life = -1;
+}
+
 static int end_rec(replay *rp, int64_t idx, int64_t t_ns)
 {
     rec *r = &rp->recs[idx];
     int rc;
+    life_close(rp, r, t_ns);
     if (r->kind == REC_BLOCK && (rc = count_heap_block(rp, r->heap, -1)) < 0)
         return rc;
     r->end_ns = t_ns;
@@ -412,7 +411,10 @@ static int replay_event(replay *rp, const an_mem *e)
         account(rp, kind, e->bytes - r->bytes, e->t_ns);
         if ((rc = log_rec(rp, r, false, e->t_ns, r->bytes)) < 0)
             return rc;
+        life_close(rp, r, e->t_ns);
         r->bytes = e->bytes;
+        if ((rc = life_open(rp, r, e->t_ns)) < 0)
+            return rc;
         return log_rec(rp, r, true, e->t_ns, r->bytes);
     }
     if (rp->n_recs == rp->cap_recs) {
@@ -423,7 +425,10 @@ static int replay_event(replay *rp, const an_mem *e)
         rp->recs = nr;
         rp->cap_recs = ncap;
     }
-    rp->recs[rp->n_recs] = (rec){e->t_ns, AN_ALIVE, address, e->heap, e->bytes, e->tid, e->callchain, e->stream, kind};
+    rp->recs[rp->n_recs] = (rec){e->t_ns, AN_ALIVE, address, e->heap, e->bytes, e->tid, e->callchain, e->stream, kind,
+                                 -1};
+    if ((rc = life_open(rp, &rp->recs[rp->n_recs], e->t_ns)) < 0)
+        return rc;
     if ((rc = map_put(mp, key, (int64_t)rp->n_recs)) < 0 ||
         (kind == REC_BLOCK && (rc = count_heap_block(rp, e->heap, 1)) < 0))
         return rc;
@@ -455,189 +460,6 @@ static int replay_until(replay *rp, size_t from, int64_t until_ns, size_t *out_n
         if ((rc = replay_event(rp, &rp->p->ev[i])) < 0)
             return rc;
     *out_next = i;
-    return 0;
-}
-
-/* ---- leaks and spikes --------------------------------------------------- */
-
-static int step_of(const gt_step *steps, size_t n, int64_t t)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (steps[mid].start_ns <= t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo == 0 || t >= steps[lo - 1].end_ns)
-        return -1;
-    return (int)(lo - 1);
-}
-
-typedef struct leak_group {
-    gt_string_id range; int64_t callchain;
-    int64_t n, bytes, bytes_in_steps, n_steps_grew, last_step;
-    int64_t first_ns, last_ns, first_tid;
-} leak_group;
-
-static int find_leaks(gt_memory *mem, const replay *rp, const gt_step *steps, size_t n_steps)
-{
-    const an_model *m = rp->m;
-    int8_t kind = rp->has_blocks ? REC_BLOCK : REC_DEVICE;
-    leak_group *gs = NULL;
-    size_t n_g = 0, cap_g = 0, n_leaks = 0;
-    int rc = 0;
-    /* "Grew step over step" needs steps to compare. */
-    if (n_steps < 3)
-        return 0;
-    for (size_t i = 0; i < rp->n_recs; i++) {
-        const rec *r = &rp->recs[i];
-        if (r->kind != kind || r->end_ns != AN_ALIVE)
-            continue;
-        int64_t ri = r->tid ? an_model_range_at(m, r->tid, r->start_ns) : -1;
-        gt_string_id range = ri >= 0 ? m->ranges[ri].text : 0;
-        size_t g = 0;
-        while (g < n_g && (gs[g].range != range || gs[g].callchain != r->callchain))
-            g++;
-        if (g == n_g) {
-            if (n_g == 4096)
-                continue; /* origins beyond this are noise for a report */
-            if (n_g == cap_g) {
-                size_t ncap = cap_g ? cap_g * 2 : 16;
-                leak_group *ng = realloc(gs, ncap * sizeof *ng);
-                if (!ng) {
-                    rc = gt_error_set(GT_ERR_NOMEM, "analyze: out of memory finding leaks");
-                    goto cleanup;
-                }
-                gs = ng;
-                cap_g = ncap;
-            }
-            gs[n_g++] = (leak_group){range, r->callchain, 0, 0, 0, 0, -1, r->start_ns, r->start_ns, r->tid};
-        }
-        leak_group *lg = &gs[g];
-        int s = step_of(steps, n_steps, r->start_ns);
-        lg->n++;
-        lg->bytes = sat_add(lg->bytes, r->bytes);
-        lg->last_ns = r->start_ns;
-        if (s >= 0) {
-            lg->bytes_in_steps = sat_add(lg->bytes_in_steps, r->bytes);
-            if (s != lg->last_step)
-                lg->n_steps_grew++;
-            lg->last_step = s;
-        }
-    }
-    /* A leak grew in at least three steps and in half of them: weights and
-     * optimizer state, made once, never qualify. */
-    for (size_t g = 0; g < n_g; g++)
-        n_leaks += gs[g].n_steps_grew >= 3 && (size_t)gs[g].n_steps_grew * 2 >= n_steps;
-    if (n_leaks == 0)
-        goto cleanup;
-    mem->leaks = calloc(n_leaks, sizeof *mem->leaks);
-    if (!mem->leaks) {
-        rc = gt_error_set(GT_ERR_NOMEM, "analyze: out of memory finding leaks");
-        goto cleanup;
-    }
-    for (size_t g = 0; g < n_g; g++) {
-        leak_group *lg = &gs[g];
-        if (!(lg->n_steps_grew >= 3 && (size_t)lg->n_steps_grew * 2 >= n_steps))
-            continue;
-        gt_leak *l = &mem->leaks[mem->n_leaks++];
-        l->pid = rp->p->pid;
-        l->origin = an_model_origin(m, lg->first_tid, lg->first_ns, lg->callchain);
-        l->n_alive = lg->n;
-        l->alive_bytes = lg->bytes;
-        l->n_steps_grew = lg->n_steps_grew;
-        l->bytes_per_step = (double)lg->bytes_in_steps / (double)n_steps;
-        l->first_ns = lg->first_ns;
-        l->last_ns = lg->last_ns;
-        if (!l->origin) {
-            rc = gt_error_set(GT_ERR_NOMEM, "analyze: out of memory finding leaks");
-            goto cleanup;
-        }
-    }
-    /* biggest first */
-    for (size_t a = 1; a < mem->n_leaks; a++)
-        for (size_t b = a; b > 0 && mem->leaks[b].alive_bytes > mem->leaks[b - 1].alive_bytes; b--) {
-            gt_leak t = mem->leaks[b];
-            mem->leaks[b] = mem->leaks[b - 1];
-            mem->leaks[b - 1] = t;
-        }
-cleanup:
-    free(gs);
-    return rc;
-}
-
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* Spikes: blocks of at least a tenth of the peak that lived less than half a
- * median step (a hundredth of the trace without steps). */
-static int find_spikes(gt_memory *mem, const replay *rp, const gt_step *steps, size_t n_steps)
-{
-    const an_model *m = rp->m;
-    int8_t kind = rp->has_blocks ? REC_BLOCK : REC_DEVICE;
-    int64_t max_life;
-    if (n_steps > 0) {
-        int64_t *d = malloc(n_steps * sizeof *d);
-        if (!d)
-            return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
-        for (size_t i = 0; i < n_steps; i++)
-            d[i] = sat_sub(steps[i].end_ns, steps[i].start_ns);
-        qsort(d, n_steps, sizeof *d, cmp_i64);
-        max_life = d[n_steps / 2] / 2;
-        free(d);
-    } else {
-        max_life = sat_sub(m->span_end_ns, m->span_start_ns) / 100;
-    }
-    int64_t min_bytes = rp->peak_alloc / 10;
-    if (min_bytes <= 0)
-        return 0;
-    enum { MAX_SPIKES = 10 };
-    size_t top[MAX_SPIKES], n_top = 0;
-    for (size_t i = 0; i < rp->n_recs; i++) {
-        const rec *r = &rp->recs[i];
-        if (r->kind != kind || r->end_ns == AN_ALIVE || r->bytes < min_bytes || r->end_ns - r->start_ns > max_life)
-            continue;
-        if (n_top < MAX_SPIKES) {
-            top[n_top++] = i;
-        } else {
-            size_t mn = 0;
-            for (size_t k = 1; k < n_top; k++)
-                if (rp->recs[top[k]].bytes < rp->recs[top[mn]].bytes)
-                    mn = k;
-            if (r->bytes > rp->recs[top[mn]].bytes)
-                top[mn] = i;
-        }
-    }
-    if (n_top == 0)
-        return 0;
-    mem->spikes = calloc(n_top, sizeof *mem->spikes);
-    if (!mem->spikes)
-        return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
-    for (size_t k = 0; k < n_top; k++) {
-        const rec *r = &rp->recs[top[k]];
-        gt_spike *s = &mem->spikes[mem->n_spikes++];
-        s->pid = rp->p->pid;
-        s->origin = an_model_origin(m, r->tid, r->start_ns, r->callchain);
-        if (!s->origin)
-            return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
-        s->address = r->address;
-        s->bytes = r->bytes;
-        s->start_ns = r->start_ns;
-        s->end_ns = r->end_ns;
-        int st = step_of(steps, n_steps, r->start_ns);
-        s->step = st >= 0 ? steps[st].number : -1;
-    }
-    for (size_t a = 1; a < mem->n_spikes; a++)
-        for (size_t b = a; b > 0 && mem->spikes[b].bytes > mem->spikes[b - 1].bytes; b--) {
-            gt_spike t = mem->spikes[b];
-            mem->spikes[b] = mem->spikes[b - 1];
-            mem->spikes[b - 1] = t;
-        }
     return 0;
 }
 
@@ -695,7 +517,7 @@ static int memory_of(gt_memory *mem, const an_model *m, const proc_mem *p, gt_st
         mem->dev_churn_per_step = (double)dev / (double)(n_steps - first);
         mem->block_churn_per_step = (double)blk / (double)(n_steps - first);
     }
-    if ((rc = find_leaks(mem, &rp, steps, n_steps)) < 0 || (rc = find_spikes(mem, &rp, steps, n_steps)) < 0)
+    if ((rc = mem_find_leaks(mem, &rp, steps, n_steps)) < 0 || (rc = mem_find_spikes(mem, &rp, steps, n_steps)) < 0)
         goto cleanup;
 cleanup:
     replay_free(&rp);
@@ -943,204 +765,6 @@ void an_memory_clear(gt_memory *mem)
     memset(mem, 0, sizeof *mem);
 }
 
-/* ---- state at a moment -------------------------------------------------- */
-
-static int cmp_seg_addr(const void *a, const void *b)
-{
-    const gt_mem_segment *x = a, *y = b;
-    return (x->address > y->address) - (x->address < y->address);
-}
-
-/* The segment (by address, sorted) holding addr, or n: none. */
-static size_t seg_of(const gt_mem_segment *segs, size_t n, uint64_t addr)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (segs[mid].address <= addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    if (lo > 0 && addr - segs[lo - 1].address < (uint64_t)segs[lo - 1].bytes)
-        return lo - 1;
-    return n; /* unplaced: after every segment */
-}
-
-typedef struct placed { size_t seg; gt_mem_block b; } placed;
-
-static int cmp_placed(const void *a, const void *b)
-{
-    const placed *x = a, *y = b;
-    if (x->seg != y->seg)
-        return x->seg < y->seg ? -1 : 1;
-    return (x->b.address > y->b.address) - (x->b.address < y->b.address);
-}
-
-/* The state of process p at at_ns. */
-static int state_of(gt_mem_state **out, const an_model *m, const proc_mem *p, int64_t at_ns)
-{
-    replay rp;
-    gt_mem_state *st = NULL;
-    placed *pl = NULL;
-    size_t next, n_seg = 0, n_blk = 0, n_pl = 0;
-    int8_t seg_kind, blk_kind;
-    int rc;
-    *out = NULL;
-    replay_init(&rp, m, p);
-    if ((rc = replay_until(&rp, 0, at_ns, &next)) < 0)
-        goto cleanup;
-    st = calloc(1, sizeof *st);
-    if (!st)
-        goto nomem;
-    st->pid = p->pid;
-    st->at_ns = at_ns;
-    st->step = -1;
-    st->allocated_bytes = rp.allocated;
-    st->reserved_bytes = rp.reserved;
-    seg_kind = rp.has_segments ? REC_SEGMENT : REC_DEVICE;
-    blk_kind = rp.has_blocks ? REC_BLOCK : REC_DEVICE;
-    for (size_t i = 0; i < rp.n_recs; i++) {
-        const rec *r = &rp.recs[i];
-        if (r->end_ns != AN_ALIVE)
-            continue;
-        n_seg += r->kind == seg_kind;
-        n_blk += r->kind == blk_kind;
-    }
-    st->segments = calloc(n_seg ? n_seg : 1, sizeof *st->segments);
-    st->blocks = calloc(n_blk ? n_blk : 1, sizeof *st->blocks);
-    pl = calloc(n_blk ? n_blk : 1, sizeof *pl);
-    if (!st->segments || !st->blocks || !pl)
-        goto nomem;
-    for (size_t i = 0; i < rp.n_recs; i++) {
-        const rec *r = &rp.recs[i];
-        if (r->end_ns == AN_ALIVE && r->kind == seg_kind)
-            st->segments[st->n_segments++] = (gt_mem_segment){r->address, r->bytes, r->start_ns, 0, 0, 0,
-                                                              r->kind == REC_SEGMENT};
-    }
-    if (st->n_segments > 1)
-        qsort(st->segments, st->n_segments, sizeof *st->segments, cmp_seg_addr);
-    for (size_t i = 0; i < rp.n_recs; i++) {
-        const rec *r = &rp.recs[i];
-        if (r->end_ns != AN_ALIVE || r->kind != blk_kind)
-            continue;
-        placed *q = &pl[n_pl++];
-        q->b = (gt_mem_block){r->address, r->bytes, r->start_ns, r->tid, r->callchain, NULL};
-        q->seg = seg_of(st->segments, st->n_segments, r->address);
-        if (!(q->b.origin = an_model_origin(m, r->tid, r->start_ns, r->callchain)))
-            goto nomem;
-    }
-    if (n_pl > 1)
-        qsort(pl, n_pl, sizeof *pl, cmp_placed);
-    for (size_t b = 0; b < n_pl; b++) {
-        st->blocks[st->n_blocks++] = pl[b].b;
-        pl[b].b.origin = NULL;
-        if (pl[b].seg == st->n_segments) {
-            st->n_unplaced++;
-            continue;
-        }
-        gt_mem_segment *sg = &st->segments[pl[b].seg];
-        if (sg->n_blocks == 0)
-            sg->first_block = b;
-        sg->n_blocks++;
-        sg->allocated_bytes = sat_add(sg->allocated_bytes, pl[b].b.bytes);
-    }
-    *out = st;
-    st = NULL;
-    goto cleanup;
-nomem:
-    rc = gt_error_set(GT_ERR_NOMEM, "analyze: out of memory building the allocator state");
-cleanup:
-    for (size_t b = 0; pl && b < n_blk; b++)
-        free(pl[b].b.origin);
-    free(pl);
-    gt_mem_state_free(st);
-    replay_free(&rp);
-    return rc;
-}
-
-/* The moment a step held the most allocated bytes in process p. */
-static int64_t step_peak(const an_model *m, const proc_mem *p, const gt_step *step)
-{
-    replay rp;
-    size_t next = 0;
-    int64_t best_ns = step->start_ns, best = -1;
-    replay_init(&rp, m, p);
-    if (replay_until(&rp, 0, just_before(step->start_ns), &next) == 0) {
-        best = rp.allocated;
-        for (; next < p->n && p->ev[next].t_ns < step->end_ns; next++) {
-            if (replay_event(&rp, &p->ev[next]) < 0)
-                break;
-            /* events of one nanosecond settle before we look */
-            if (next + 1 < p->n && p->ev[next + 1].t_ns == p->ev[next].t_ns)
-                continue;
-            if (rp.allocated > best) {
-                best = rp.allocated;
-                best_ns = p->ev[next].t_ns;
-            }
-        }
-    }
-    replay_free(&rp);
-    return best_ns;
-}
-
-/* "1, 2 and 3": the processes of a split, for messages. */
-static void pid_list(char *buf, size_t n, const mem_split *sp)
-{
-    size_t at = 0;
-    buf[0] = 0;
-    for (size_t i = 0; i < sp->n && at + 24 < n; i++)
-        at += (size_t)snprintf(buf + at, n - at, "%s%lld", i == 0 ? "" : i + 1 == sp->n ? " and " : ", ",
-                               (long long)sp->v[i].pid);
-    if (sp->n == 0)
-        snprintf(buf, n, "none");
-}
-
-/* The processes a request covers: pid's, or every one (-1); no process
- * with memory events at all: one empty process. */
-static int select_procs(mem_split *sp, const an_model *m, int64_t pid, const char *path)
-{
-    int rc;
-    if ((rc = split_procs(sp, m)) < 0)
-        return rc;
-    if (pid < 0 && sp->n > 0)
-        return 0;
-    if (pid < 0) { /* nothing to show: an empty allocator */
-        if (!(sp->v = calloc(1, sizeof *sp->v))) {
-            split_free(sp);
-            return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
-        }
-        sp->n = 1;
-        return 0;
-    }
-    size_t k = split_find(sp, pid);
-    if (k == sp->n) {
-        char list[256];
-        pid_list(list, sizeof list, sp);
-        split_free(sp);
-        return gt_error_set(GT_ERR_NOTFOUND, "%s: process %lld has no allocation events (processes that have: %s)",
-                            path, (long long)pid, list);
-    }
-    for (size_t i = 0; i < sp->n; i++)
-        if (i != k)
-            free(sp->v[i].ev);
-    sp->v[0] = sp->v[k];
-    sp->n = 1;
-    return 0;
-}
-
-int an_memory_state(gt_mem_state **out, const an_model *m, int64_t pid, int64_t at_ns)
-{
-    mem_split sp;
-    int rc;
-    *out = NULL;
-    if ((rc = select_procs(&sp, m, pid, m->t ? gt_trace_path(m->t) : "trace")) < 0)
-        return rc;
-    rc = state_of(out, m, &sp.v[0], at_ns);
-    split_free(&sp);
-    return rc;
-}
-
 int an_memory_pids(const an_model *m, int64_t **out, size_t *out_n)
 {
     mem_split sp;
@@ -1210,150 +834,65 @@ int an_memory_actions(const an_model *m, an_mem_action **out, size_t *out_n)
     return an_memory_actions_pid(m, -1, out, out_n);
 }
 
-void gt_mem_state_free(gt_mem_state *s)
+/* ---- history ------------------------------------------------------------ */
+
+void an_mem_hists_free(an_mem_hist *v, size_t n)
 {
-    if (!s)
-        return;
-    for (size_t i = 0; i < s->n_blocks; i++)
-        free(s->blocks[i].origin);
-    free(s->blocks);
-    free(s->segments);
-    free(s);
+    for (size_t i = 0; v && i < n; i++) {
+        free(v[i].samples);
+        free(v[i].lives);
+        free(v[i].span_at);
+        free(v[i].span);
+    }
+    free(v);
 }
 
-void gt_mem_states_free(gt_mem_states *s)
+/* One process's whole replay, every event's totals and every life kept. */
+static int hist_of(an_mem_hist *h, const an_model *m, const proc_mem *p)
 {
-    if (!s)
-        return;
-    for (size_t i = 0; i < s->n; i++)
-        gt_mem_state_free(s->v[i]);
-    free(s->v);
-    free(s);
-}
-
-/* The states of the selected processes, at at_ns or (step >= 0) each at the
- * moment its own step `step` peaked. */
-static int states(gt_mem_states **out, gt_trace *t, int64_t pid, int64_t at_ns, int64_t step)
-{
-    an_model *m = NULL;
-    an_steps all = {0}, own = {0};
-    mem_split sp = {0};
-    gt_mem_states *ss = NULL;
-    int rc;
-    *out = NULL;
-    if (!t)
-        return gt_error_set(GT_ERR_INVALID, "gt_memory_states: no trace");
-    if ((rc = an_model_load(&m, t)) < 0)
-        return rc;
-    if ((rc = select_procs(&sp, m, pid, gt_trace_path(t))) < 0)
-        goto cleanup;
-    if (step >= 0) {
-        if ((rc = an_steps_find(&all, m)) < 0)
+    replay rp;
+    int rc = 0;
+    h->pid = p->pid;
+    replay_init(&rp, m, p);
+    rp.hist = h;
+    if (p->n && !(h->samples = malloc(p->n * sizeof *h->samples)))
+        goto nomem;
+    for (size_t i = 0; i < p->n; i++) {
+        if ((rc = replay_event(&rp, &p->ev[i])) < 0)
             goto cleanup;
+        h->samples[h->n_samples++] = (gt_mem_sample){p->ev[i].t_ns, rp.allocated, rp.reserved};
     }
-    if (!(ss = calloc(1, sizeof *ss)) || !(ss->v = calloc(sp.n, sizeof *ss->v))) {
-        rc = gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
-        goto cleanup;
-    }
-    for (size_t k = 0; k < sp.n; k++) {
-        int64_t when = at_ns;
-        if (step >= 0) {
-            /* the process's own step N, else the trace's */
-            const gt_step *st = NULL;
-            free(own.v);
-            own = (an_steps){0};
-            if (sp.v[k].n > 0 && (rc = an_steps_find_pid(&own, m, sp.v[k].pid)) < 0)
-                goto cleanup;
-            for (size_t i = 0; i < own.n && !st; i++)
-                st = own.v[i].number == step ? &own.v[i] : NULL;
-            for (size_t i = 0; i < all.n && !st; i++)
-                st = all.v[i].number == step ? &all.v[i] : NULL;
-            if (!st) {
-                rc = gt_error_set(GT_ERR_NOTFOUND, "%s: no step %lld (the trace has %zu steps%s)", gt_trace_path(t),
-                                  (long long)step, all.n, all.n ? "" : ": no NVTX range named \"step N\"");
-                goto cleanup;
-            }
-            when = step_peak(m, &sp.v[k], st);
-        }
-        if ((rc = state_of(&ss->v[k], m, &sp.v[k], when)) < 0)
-            goto cleanup;
-        ss->v[k]->step = step;
-        ss->n++;
-    }
-    *out = ss;
-    ss = NULL;
+    rc = an_mem_hist_index(h);
+    goto cleanup;
+nomem:
+    rc = gt_error_set(GT_ERR_NOMEM, "analyze: out of memory recording allocations");
 cleanup:
-    gt_mem_states_free(ss);
-    split_free(&sp);
-    free(all.v);
-    free(own.v);
-    an_model_free(m);
+    replay_free(&rp);
     return rc;
 }
 
-int gt_memory_states_at(gt_mem_states **out, gt_trace *t, int64_t pid, int64_t at_ns)
+int an_memory_hists(an_mem_hist **out, size_t *out_n, const an_model *m)
 {
-    return states(out, t, pid, at_ns, -1);
-}
-
-int gt_memory_states_at_step(gt_mem_states **out, gt_trace *t, int64_t pid, int64_t step)
-{
-    if (step < 0) {
-        *out = NULL;
-        return gt_error_set(GT_ERR_INVALID, "gt_memory_states_at_step: step %lld", (long long)step);
-    }
-    return states(out, t, pid, 0, step);
-}
-
-/* One state: pid's, or the only process's (-1). */
-static int one_state(gt_mem_state **out, gt_trace *t, int64_t pid, int64_t at_ns, int64_t step)
-{
-    gt_mem_states *ss = NULL;
-    int rc;
-    *out = NULL;
-    if ((rc = states(&ss, t, pid, at_ns, step)) < 0)
-        return rc;
-    if (ss->n != 1) {
-        char list[256] = "";
-        size_t at = 0;
-        for (size_t i = 0; i < ss->n && at + 24 < sizeof list; i++)
-            at += (size_t)snprintf(list + at, sizeof list - at, "%s%lld", i ? ", " : "", (long long)ss->v[i]->pid);
-        rc = gt_error_set(GT_ERR_INVALID, "%s: %zu processes have allocation events (%s): choose one",
-                          gt_trace_path(t), ss->n, list);
-    } else {
-        *out = ss->v[0];
-        ss->v[0] = NULL;
-        ss->n = 0;
-    }
-    gt_mem_states_free(ss);
-    return rc;
-}
-
-int gt_memory_state_at(gt_mem_state **out, gt_trace *t, int64_t pid, int64_t at_ns)
-{
-    return one_state(out, t, pid, at_ns, -1);
-}
-
-int gt_memory_state_at_step(gt_mem_state **out, gt_trace *t, int64_t pid, int64_t step)
-{
-    if (step < 0) {
-        *out = NULL;
-        return gt_error_set(GT_ERR_INVALID, "gt_memory_state_at_step: step %lld", (long long)step);
-    }
-    return one_state(out, t, pid, 0, step);
-}
-
-int gt_memory_pids(int64_t **out, size_t *out_n, gt_trace *t)
-{
-    an_model *m = NULL;
+    mem_split sp;
+    an_mem_hist *v = NULL;
     int rc;
     *out = NULL;
     *out_n = 0;
-    if (!t)
-        return gt_error_set(GT_ERR_INVALID, "gt_memory_pids: no trace");
-    if ((rc = an_model_load(&m, t)) < 0)
+    if ((rc = split_procs(&sp, m)) < 0)
         return rc;
-    rc = an_memory_pids(m, out, out_n);
-    an_model_free(m);
+    if (!(v = calloc(sp.n ? sp.n : 1, sizeof *v))) {
+        rc = gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
+        goto cleanup;
+    }
+    for (size_t k = 0; k < sp.n && rc == 0; k++)
+        rc = hist_of(&v[k], m, &sp.v[k]);
+    if (rc == 0) {
+        *out = v;
+        *out_n = sp.n ? sp.n : 1; /* none: one empty process 0 */
+        v = NULL;
+    }
+cleanup:
+    an_mem_hists_free(v, sp.n);
+    split_free(&sp);
     return rc;
 }

@@ -38,15 +38,6 @@ const char *an_str(const an_model *m, gt_string_id id)
     return s ? s : "";
 }
 
-const char *an_api_base(const char *name, char *buf, size_t n)
-{
-    snprintf(buf, n, "%s", name);
-    char *v = strrchr(buf, '_');
-    if (v && v[1] == 'v' && v[2] >= '0' && v[2] <= '9' && strspn(v + 2, "0123456789") == strlen(v + 2))
-        *v = '\0';
-    return buf;
-}
-
 static int cmp_act(const void *a, const void *b)
 {
     const an_act *x = a, *y = b;
@@ -649,7 +640,7 @@ static int add_nvtx_ops(an_model *m, load_state *ls)
         if ((rc = GROW(m->acts, m->n_acts, ls->caps[0])) < 0)
             return rc;
         m->acts[m->n_acts++] = (an_act){o->start_ns, o->end_ns, 0, o->tid, o->text, -1, stream, GT_EV_CPU_OP,
-                                        (int32_t)gt_pid_of(o->tid)};
+                                        (int32_t)gt_pid_of(o->tid), true};
         outer_end = o->end_ns;
     }
     return 0;
@@ -741,7 +732,7 @@ static int load_kind(loader *L, gt_event_kind kind, bool span_only)
             gt_string_id name = k->demangled_name ? k->demangled_name : k->short_name ? k->short_name : k->mangled_name;
             m->acts[m->n_acts++] = (an_act){k->start_ns, k->end_ns, k->correlation_id, 0, name,
                                             k->device_id, k->stream_id, GT_EV_KERNEL,
-                                            (int32_t)gt_pid_of(k->global_pid)};
+                                            (int32_t)gt_pid_of(k->global_pid), false};
             break;
         }
         case GT_EV_MEMCPY: {
@@ -750,7 +741,7 @@ static int load_kind(loader *L, gt_event_kind kind, bool span_only)
                 goto cleanup;
             m->acts[m->n_acts++] = (an_act){c->start_ns, c->end_ns, c->correlation_id, 0, 0,
                                             c->device_id, c->stream_id, GT_EV_MEMCPY,
-                                            (int32_t)gt_pid_of(c->global_pid)};
+                                            (int32_t)gt_pid_of(c->global_pid), false};
             m->copies[m->n_copies++] = (an_copy){c->start_ns, c->end_ns, c->bytes, c->correlation_id, c->device_id,
                                                  (int8_t)c->copy_kind, (int8_t)c->src_kind, (int8_t)c->dst_kind};
             break;
@@ -761,7 +752,7 @@ static int load_kind(loader *L, gt_event_kind kind, bool span_only)
                 goto cleanup;
             m->acts[m->n_acts++] = (an_act){s->start_ns, s->end_ns, s->correlation_id, 0, 0,
                                             s->device_id, s->stream_id, GT_EV_MEMSET,
-                                            (int32_t)gt_pid_of(s->global_pid)};
+                                            (int32_t)gt_pid_of(s->global_pid), false};
             m->copies[m->n_copies++] = (an_copy){s->start_ns, s->end_ns, s->bytes, s->correlation_id, s->device_id,
                                                  -1, (int8_t)s->mem_kind, (int8_t)s->mem_kind};
             break;
@@ -771,7 +762,7 @@ static int load_kind(loader *L, gt_event_kind kind, bool span_only)
             if ((rc = GROW(m->acts, m->n_acts, caps[0])) < 0)
                 goto cleanup;
             m->acts[m->n_acts++] = (an_act){o->start_ns, o->end_ns, 0, o->global_tid, o->name,
-                                            -1, o->stream_id, GT_EV_CPU_OP, (int32_t)gt_pid_of(o->global_tid)};
+                                            -1, o->stream_id, GT_EV_CPU_OP, (int32_t)gt_pid_of(o->global_tid), false};
             break;
         }
         case GT_EV_API: {

@@ -6,26 +6,18 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *copy_kind_name(int k)
-{
-    static const char *names[] = {"unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA", "AtoD", "DtoA", "DtoD", "HtoH", "PtoP"};
-    if (k < 0)
-        return "memset";
-    return k <= GT_COPY_PTOP ? names[k] : "unknown";
-}
-
-#define NS(x) (an_fmt_ns(nb[nbi % 8], sizeof nb[0], (double)(x)), nb[nbi++ % 8])
+#define NS(x) (gt_fmt_ns(nb[nbi % 8], sizeof nb[0], (double)(x)), nb[nbi++ % 8])
 
 static const char *fmt_ns(char (*nb)[40], int *i, double ns)
 {
     char *b = nb[(*i)++ % 8];
-    an_fmt_ns(b, 40, ns);
+    gt_fmt_ns(b, 40, ns);
     return b;
 }
 static const char *fmt_bytes(char (*nb)[40], int *i, double bytes)
 {
     char *b = nb[(*i)++ % 8];
-    an_fmt_bytes(b, 40, bytes);
+    gt_fmt_bytes(b, 40, bytes);
     return b;
 }
 #undef NS
@@ -72,7 +64,7 @@ static void print_comm(const gt_report *r, FILE *f)
         snprintf(who, sizeof who, "%s %s", an_rank_label(lb, sizeof lb, k), k->name);
         char bytes[40] = "unknown";
         if (k->n_bytes_known > 0)
-            an_fmt_bytes(bytes, sizeof bytes, (double)k->bytes / n);
+            gt_fmt_bytes(bytes, sizeof bytes, (double)k->bytes / n);
         fprintf(f, "  %-30.30s %5zu %11s %11s %11s %11s %6.1f%% %7.1f%% %11.1f %12s\n", who, k->n_steps,
                 NS((double)k->comm_ns / n), NS((double)k->compute_ns / n), NS((double)k->overlap_ns / n),
                 NS((double)k->exposed_ns / n), 100 * k->hidden, 100 * k->exposed_share, (double)k->n_collectives / n,
@@ -271,7 +263,7 @@ int gt_report_print_text(const gt_report *r, FILE *f)
         fprintf(f, "\ncopies\n");
         for (size_t i = 0; i < r->n_copies; i++) {
             const gt_copy_row *c = &r->copies[i];
-            fprintf(f, "  %-7s %6lld x  %10s  %10s  %7.2f GB/s  pageable %lld, pinned %lld\n", copy_kind_name(c->copy_kind),
+            fprintf(f, "  %-7s %6lld x  %10s  %10s  %7.2f GB/s  pageable %lld, pinned %lld\n", gt_copy_kind_name(c->copy_kind),
                     (long long)c->n, BY(c->bytes), NS(c->total_ns), c->gb_per_s, (long long)c->n_pageable,
                     (long long)c->n_pinned);
         }
@@ -584,7 +576,7 @@ int gt_report_print_json(const gt_report *r, FILE *f)
     for (size_t i = 0; i < r->n_copies; i++) {
         const gt_copy_row *c = &r->copies[i];
         fputs(i ? ",{" : "{", f);
-        jstr(f, "kind", copy_kind_name(c->copy_kind)); fputc(',', f);
+        jstr(f, "kind", gt_copy_kind_name(c->copy_kind)); fputc(',', f);
         jint(f, "n", c->n); fputc(',', f);
         jint(f, "bytes", c->bytes); fputc(',', f);
         jint(f, "total_ns", c->total_ns); fputc(',', f);

@@ -66,16 +66,19 @@ static void *summary_thread(void *arg)
     return NULL;
 }
 
-int gt_report_compute(gt_report **out, gt_trace *t, const gt_report_options *opt)
+int an_report_build(gt_report **out, const an_model *m, const gt_report_options *opt, gt_gap_span **gaps,
+                    size_t *n_gaps)
 {
     gt_report_options defaults;
-    an_model *m = NULL;
     an_steps all = {0};
     gt_report *r = NULL;
+    gt_trace *t = m->t;
     int rc;
     *out = NULL;
-    if (!t)
-        return gt_error_set(GT_ERR_INVALID, "gt_report_compute: no trace");
+    if (gaps) {
+        *gaps = NULL;
+        *n_gaps = 0;
+    }
     if (!opt) {
         gt_report_options_init(&defaults);
         opt = &defaults;
@@ -83,17 +86,15 @@ int gt_report_compute(gt_report **out, gt_trace *t, const gt_report_options *opt
     r = calloc(1, sizeof *r);
     if (!r)
         return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
-    r->path = an_strdup(gt_trace_path(t));
-    r->origin = gt_trace_origin_of(t);
+    r->path = an_strdup(t ? gt_trace_path(t) : "");
+    r->origin = t ? gt_trace_origin_of(t) : 0;
     if (!r->path) {
         rc = gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
         goto cleanup;
     }
-    for (int k = 0; k < GT_EV_N_KINDS; k++)
+    for (int k = 0; t && k < GT_EV_N_KINDS; k++)
         if ((rc = gt_trace_count(t, (gt_event_kind)k, &r->n_events[k])) < 0)
             goto cleanup;
-    if ((rc = an_model_load(&m, t)) < 0)
-        goto cleanup;
     r->n_refused = m->n_refused;
     r->start_ns = m->span_start_ns;
     r->end_ns = m->span_end_ns > m->span_start_ns ? m->span_end_ns : m->span_start_ns;
@@ -105,7 +106,7 @@ int gt_report_compute(gt_report **out, gt_trace *t, const gt_report_options *opt
     bool threaded = pthread_create(&th, NULL, summary_thread, &sj) == 0;
     if (!threaded)
         summary_thread(&sj);
-    rc = an_gaps(&r->gaps, m, r->start_ns, r->end_ns, opt->top_n);
+    rc = an_gaps_list(&r->gaps, m, r->start_ns, r->end_ns, opt->top_n, gaps, n_gaps);
     if (rc == 0)
         rc = an_memory(&r->memory, m, r->steps, r->n_steps);
     if (threaded)
@@ -115,14 +116,32 @@ int gt_report_compute(gt_report **out, gt_trace *t, const gt_report_options *opt
     if (rc < 0 || (rc = an_comm_measure(&r->comm, m, r, opt)) < 0 || (rc = an_advice(r, m)) < 0)
         goto cleanup;
     /* a check the open left running (GT_OPEN_CHECK_LATER) has the last word */
-    if ((rc = gt_trace_check(t)) < 0)
+    if (t && (rc = gt_trace_check(t)) < 0)
         goto cleanup;
     *out = r;
     r = NULL;
 cleanup:
+    if (r && gaps) {
+        free(*gaps);
+        *gaps = NULL;
+        *n_gaps = 0;
+    }
     free(all.v);
-    an_model_free(m);
     gt_report_free(r);
+    return rc;
+}
+
+int gt_report_compute(gt_report **out, gt_trace *t, const gt_report_options *opt)
+{
+    an_model *m = NULL;
+    int rc;
+    *out = NULL;
+    if (!t)
+        return gt_error_set(GT_ERR_INVALID, "gt_report_compute: no trace");
+    if ((rc = an_model_load(&m, t)) < 0)
+        return rc;
+    rc = an_report_build(out, m, opt, NULL, NULL);
+    an_model_free(m);
     return rc;
 }
 

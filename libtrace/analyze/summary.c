@@ -119,7 +119,7 @@ static int top_by_name(gt_name_row **out, size_t *out_n, int64_t *out_n_names, c
     for (size_t k = 0; k < n_rows; k++) {
         char base[512];
         const char *name = an_str(m, order[k]->key);
-        rows[k].name = an_strdup(api ? an_api_base(name, base, sizeof base) : name);
+        rows[k].name = an_strdup(api ? gt_api_base_name(name, base, sizeof base) : name);
         if (!rows[k].name)
             goto nomem;
         an_dist(&rows[k].d, buf + off[k], (size_t)order[k]->n);

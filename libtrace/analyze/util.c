@@ -157,34 +157,6 @@ char *an_printf(const char *fmt, ...)
     return p;
 }
 
-void an_fmt_ns(char *buf, size_t n, double ns)
-{
-    double a = fabs(ns);
-    if (a >= 1e9)
-        snprintf(buf, n, "%.3f s", ns / 1e9);
-    else if (a >= 1e6)
-        snprintf(buf, n, "%.3f ms", ns / 1e6);
-    else if (a >= 1e3)
-        snprintf(buf, n, "%.2f us", ns / 1e3);
-    else
-        snprintf(buf, n, "%.0f ns", ns);
-}
-
-void an_fmt_bytes(char *buf, size_t n, double bytes)
-{
-    static const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    int u = 0;
-    double v = bytes;
-    while (fabs(v) >= 1024 && u < 4) {
-        v /= 1024;
-        u++;
-    }
-    if (u == 0)
-        snprintf(buf, n, "%.0f B", v);
-    else
-        snprintf(buf, n, "%.2f %s", v, units[u]);
-}
-
 /* RFC 3629: no overlong forms (C0, C1, E0 80..9F, F0 80..8F), no
  * surrogates (ED A0..BF), nothing past U+10FFFF (F4 90.., F5..FF). */
 int an_utf8_len(const unsigned char *s)

@@ -158,21 +158,22 @@ int gt_cli_report(int argc, char **argv)
         return usage("report", REPORT_SYNOPSIS, "--steps A:B needs A <= B");
 
     gt_trace *t = open_trace(argv[optind], GT_OPEN_CHECK_LATER);
-    gt_report *r = NULL;
+    gt_analysis *a = NULL;
     int status = 1;
     if (!t)
         goto cleanup;
-    if (gt_report_compute(&r, t, &opt) != 0) {
+    if (gt_analysis_load(&a, t, &opt) != 0) {
         gt_cli_error("report %s: %s", argv[optind], gt_error_last());
         goto cleanup;
     }
+    const gt_report *r = gt_analysis_report(a);
     if ((json ? gt_report_print_json(r, stdout) : gt_report_print_text(r, stdout)) != 0 || fflush(stdout) != 0) {
         gt_cli_error("report: cannot write the report: %s", strerror(errno));
         goto cleanup;
     }
     status = 0;
 cleanup:
-    gt_report_free(r);
+    gt_analysis_free(a);
     gt_trace_free(t);
     return status;
 }
@@ -181,15 +182,20 @@ cleanup:
 
 #define DIFF_SYNOPSIS "diff BEFORE AFTER [--json]"
 
+/* One side's report: its analysis's, kept when the analysis goes (one
+ * side's model at a time in memory). */
 static gt_report *report_of(const char *path)
 {
     gt_report_options opt;
     gt_report_options_init(&opt);
     opt.top_n = 50; /* compare more kernels than a report shows */
+    gt_analysis *a = NULL;
     gt_report *r = NULL;
     gt_trace *t = open_trace(path, GT_OPEN_CHECK_LATER);
-    if (t && gt_report_compute(&r, t, &opt) != 0)
+    if (t && gt_analysis_load(&a, t, &opt) != 0)
         gt_cli_error("diff %s: %s", path, gt_error_last());
+    r = gt_analysis_take_report(a);
+    gt_analysis_free(a);
     gt_trace_free(t);
     return r;
 }
@@ -289,11 +295,13 @@ int gt_cli_memory(int argc, char **argv)
         return usage("memory", MEMORY_SYNOPSIS, "give either --at TIME or --step N");
 
     gt_trace *t = open_trace(argv[optind], 0);
+    gt_analysis *a = NULL;
     gt_mem_states *s = NULL;
     int status = 1, rc;
     if (!t)
         goto cleanup;
-    rc = have_at ? gt_memory_states_at(&s, t, pid, at_ns) : gt_memory_states_at_step(&s, t, pid, step);
+    if ((rc = gt_analysis_load(&a, t, NULL)) == 0)
+        rc = have_at ? gt_analysis_states_at(&s, a, pid, at_ns) : gt_analysis_states_at_step(&s, a, pid, step);
     if (rc != 0) {
         gt_cli_error("memory %s: %s", argv[optind], gt_error_last());
         goto cleanup;
@@ -306,6 +314,7 @@ int gt_cli_memory(int argc, char **argv)
     status = 0;
 cleanup:
     gt_mem_states_free(s);
+    gt_analysis_free(a);
     gt_trace_free(t);
     return status;
 }

@@ -4,6 +4,7 @@
  * busier, its host-wait smaller; the diff says so, by the right amounts.
  * And a rank whose collectives moved under compute: less exposed communication. */
 #include "analyze_fixture.h"
+#include "gt_vocab.h"
 
 /* 5 steps. Baseline: a 2 ms pageable input copy, a 3 ms host wait in
  * cudaStreamSynchronize, then the 6 ms compute kernel: 11 ms steps.
@@ -161,7 +162,26 @@ static void test_analyze_diff__communication(void)
     gt_report_free(b);
 }
 
+/* The words the CLI and the viewer share: a bandwidth row reads in GB/s in
+ * both (the viewer once printed it as a bare number), version suffixes go,
+ * copy directions have one spelling. */
+static void test_analyze_diff__vocabulary(void)
+{
+    char buf[64];
+    CU_ASSERT_STRING_EQUAL(gt_diff_cell(buf, sizeof buf, "GB/s", 12.345), "12.35 GB/s");
+    CU_ASSERT_STRING_EQUAL(gt_diff_cell(buf, sizeof buf, "ns", 1250000), "1.250 ms");
+    CU_ASSERT_STRING_EQUAL(gt_diff_cell(buf, sizeof buf, "bytes", 1536.0 * 1024), "1.50 MiB");
+    CU_ASSERT_STRING_EQUAL(gt_diff_change(buf, sizeof buf, -0.125), "-12.5%");
+    CU_ASSERT_STRING_EQUAL(gt_api_base_name("cudaLaunchKernel_v7000", buf, sizeof buf), "cudaLaunchKernel");
+    CU_ASSERT_STRING_EQUAL(gt_api_base_name("cuda_graph_launch", buf, sizeof buf), "cuda_graph_launch");
+    CU_ASSERT_STRING_EQUAL(gt_api_base_name("x_v", buf, sizeof buf), "x_v");
+    CU_ASSERT_STRING_EQUAL(gt_copy_kind_name(GT_COPY_HTOD), "HtoD");
+    CU_ASSERT_STRING_EQUAL(gt_copy_kind_name(-1), "memset");
+    CU_ASSERT_STRING_EQUAL(gt_copy_kind_name(99), "unknown");
+}
+
 static const gt_test_case cases[] = {
+    {"test_analyze_diff__vocabulary", test_analyze_diff__vocabulary},
     {"test_analyze_diff__baseline_vs_optimized", test_analyze_diff__baseline_vs_optimized},
     {"test_analyze_diff__communication", test_analyze_diff__communication},
     {NULL, NULL},

@@ -5,6 +5,9 @@
  * the same handles and addresses; rows with impossible times and sizes. */
 #include "analyze_fixture.h"
 
+#include <pthread.h>
+#include <string.h>
+
 #define HEAP1 0x10000000ULL
 #define HEAP2 0x20000000ULL
 
@@ -423,7 +426,119 @@ static void test_analyze_memory__extreme_rows(void)
     gt_trace_free(t);
 }
 
+/* One loaded analysis asked from four threads at once, each at its own
+ * times (1 ms steps over the trace), answers as it does alone: the state
+ * at a time keeps nothing between queries. */
+typedef struct state_job {
+    const gt_analysis *a;
+    int64_t first_ns;
+    int n_diff, n_done;
+} state_job;
+
+static bool same_state(const gt_mem_state *x, const gt_mem_state *y)
+{
+    if (x->allocated_bytes != y->allocated_bytes || x->reserved_bytes != y->reserved_bytes ||
+        x->n_blocks != y->n_blocks || x->n_segments != y->n_segments || x->n_unplaced != y->n_unplaced)
+        return false;
+    for (size_t i = 0; i < x->n_blocks; i++)
+        if (x->blocks[i].address != y->blocks[i].address || x->blocks[i].bytes != y->blocks[i].bytes ||
+            strcmp(x->blocks[i].origin, y->blocks[i].origin) != 0)
+            return false;
+    return true;
+}
+
+static void *state_thread(void *p)
+{
+    state_job *j = p;
+    for (int64_t t = j->first_ns; t < 60 * MS; t += 4 * MS, j->n_done++) {
+        gt_mem_state *x = NULL, *between = NULL, *y = NULL;
+        if (gt_analysis_state_at(&x, j->a, -1, t) != 0 || gt_analysis_state_at(&between, j->a, -1, t + MS) != 0 ||
+            gt_analysis_state_at(&y, j->a, -1, t) != 0 || !same_state(x, y))
+            j->n_diff++;
+        gt_mem_state_free(x);
+        gt_mem_state_free(between);
+        gt_mem_state_free(y);
+    }
+    return NULL;
+}
+
+static void test_analyze_memory__state_queries_in_threads(void)
+{
+    gt_trace *t = allocator_trace();
+    gt_analysis *a = NULL;
+    CU_ASSERT_EQUAL_FATAL(gt_analysis_load(&a, t, NULL), 0);
+    gt_mem_state *want = NULL, *got = NULL;
+    CU_ASSERT_EQUAL_FATAL(gt_memory_state_at(&want, t, -1, 32 * MS + 2100 * US), 0);
+    CU_ASSERT_EQUAL_FATAL(gt_analysis_state_at(&got, a, -1, 32 * MS + 2100 * US), 0);
+    CU_ASSERT_TRUE(same_state(want, got));
+    CU_ASSERT_EQUAL(got->allocated_bytes, 52 * MIB + 3 * 4096);
+    gt_mem_state_free(want);
+    gt_mem_state_free(got);
+    state_job jobs[4];
+    pthread_t th[4];
+    for (int i = 0; i < 4; i++) {
+        jobs[i] = (state_job){a, i * MS, 0, 0};
+        CU_ASSERT_EQUAL_FATAL(pthread_create(&th[i], NULL, state_thread, &jobs[i]), 0);
+    }
+    for (int i = 0; i < 4; i++) {
+        pthread_join(th[i], NULL);
+        CU_ASSERT_EQUAL(jobs[i].n_diff, 0);
+        CU_ASSERT_TRUE(jobs[i].n_done >= 14);
+    }
+    gt_analysis_free(a);
+    gt_trace_free(t);
+}
+
+/* 20,000 blocks, one in seven kept for good and one in five living 40 times
+ * longer than the rest: the state at a time, read through the lives'
+ * chunks and spans, holds exactly the lives a plain scan finds alive then. */
+static void test_analyze_memory__state_from_chunked_lives(void)
+{
+    fx f;
+    fx_open(&f, "many.sqlite");
+    fx_heap(&f, 0, GT_HEAP_REGISTER, 1, HEAP1, 1LL << 40);
+    enum { N = 20000 };
+    for (int64_t i = 0; i < N; i++) {
+        int64_t t = 1000 + i * 1000, bytes = 4096 + (i % 13) * 512;
+        uint64_t addr = HEAP1 + (uint64_t)i * 16384;
+        fx_heap(&f, t, GT_REGION_REGISTER, 1, addr, bytes);
+        if (i % 7 != 0)
+            fx_heap(&f, t + (i % 5 == 0 ? 40000 : 1500), GT_REGION_UNREGISTER, 1, addr, 0);
+    }
+    gt_trace *t = fx_close(&f);
+    gt_analysis *a = NULL;
+    CU_ASSERT_EQUAL_FATAL(gt_analysis_load(&a, t, NULL), 0);
+    gt_mem_series s;
+    CU_ASSERT_EQUAL_FATAL(gt_analysis_memory(&s, a, 0), 0);
+    CU_ASSERT_EQUAL(s.n_lives, N + 1); /* the blocks and the heap */
+    int n_checked = 0, n_wrong = 0;
+    for (int64_t at = -5; at < 1000 + (N + 50) * 1000; at += 7919 * 3) {
+        size_t n_alive = 0;
+        int64_t bytes = 0;
+        for (size_t i = 0; i < s.n_lives; i++)
+            if ((s.lives[i].roles & GT_MEM_ROLE_BLOCK) && s.lives[i].from_ns <= at && s.lives[i].to_ns > at) {
+                n_alive++;
+                bytes += s.lives[i].bytes;
+            }
+        gt_mem_state *st = NULL;
+        if (gt_analysis_state_at(&st, a, -1, at) != 0 || st->n_blocks != n_alive || st->allocated_bytes != bytes)
+            n_wrong++;
+        n_checked++;
+        gt_mem_state_free(st);
+    }
+    CU_ASSERT_TRUE(n_checked > 800);
+    CU_ASSERT_EQUAL(n_wrong, 0);
+    gt_mem_state *end = NULL;
+    CU_ASSERT_EQUAL_FATAL(gt_analysis_state_at(&end, a, -1, INT64_MAX), 0);
+    CU_ASSERT_EQUAL(end->n_blocks, (N + 6) / 7); /* the kept ones */
+    gt_mem_state_free(end);
+    gt_analysis_free(a);
+    gt_trace_free(t);
+}
+
 static const gt_test_case cases[] = {
+    {"test_analyze_memory__state_from_chunked_lives", test_analyze_memory__state_from_chunked_lives},
+    {"test_analyze_memory__state_queries_in_threads", test_analyze_memory__state_queries_in_threads},
     {"test_analyze_memory__peaks_and_fragmentation", test_analyze_memory__peaks_and_fragmentation},
     {"test_analyze_memory__leak_and_spike", test_analyze_memory__leak_and_spike},
     {"test_analyze_memory__no_leak", test_analyze_memory__no_leak},

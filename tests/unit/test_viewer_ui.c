@@ -216,9 +216,9 @@ static void test_viewer_ui__timeline_input(void)
         }
     CU_ASSERT_FATAL(my > 0);
     click(GTK_WIDGET(mv), mx, my);
-    CU_ASSERT_PTR_NOT_NULL(strstr(gv_memory_view_get_details(mv), "256.0 KiB"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(gv_memory_view_get_details(mv), "256.00 KiB"));
     CU_ASSERT_PTR_NOT_NULL(strstr(gv_memory_view_get_details(mv), "lifetime 2.000 ms"));
-    CU_ASSERT_PTR_NOT_NULL(strstr(gv_window_get_status(win), "256.0 KiB"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(gv_window_get_status(win), "256.00 KiB"));
     const gt_mem_state *snap = gv_memory_view_get_snapshot(mv);
     CU_ASSERT_PTR_NOT_NULL_FATAL(snap);
     CU_ASSERT_EQUAL(snap->n_blocks, 2);

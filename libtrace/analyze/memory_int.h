@@ -1,0 +1,64 @@
+/* memory_int.h: what memory.c (the replay) and memory_leaks.c (leaks and
+ * spikes, read off a finished replay) share: the replay's records and
+ * state. Not for the rest of the analysis, which reads gt_memory and the
+ * history (an_mem_hist). */
+#ifndef GT_MEMORY_INT_H
+#define GT_MEMORY_INT_H
+
+#include "analyze_int.h"
+
+enum { REC_BLOCK, REC_SEGMENT, REC_DEVICE };
+
+typedef struct rec { /* one allocation, from its birth to its free */
+    int64_t start_ns, end_ns; /* end AN_ALIVE: never freed */
+    uint64_t address, heap;
+    int64_t bytes, tid, callchain;
+    int32_t stream;
+    int8_t kind;
+    int64_t life; /* its open life in the history; -1 none (or not recording) */
+} rec;
+
+typedef struct live_map { /* address -> rec index of the live ones; open addressing */
+    uint64_t *keys;
+    int64_t *vals; /* -1 empty, -2 deleted */
+    size_t cap, n_used;
+} live_map;
+
+/* The rows of one process, in time order (a copy of the model's). */
+typedef struct proc_mem {
+    int64_t pid; /* 0: rows without a thread */
+    an_mem *ev;
+    size_t n;
+} proc_mem;
+
+typedef struct mem_split {
+    proc_mem *v; size_t n; /* by pid */
+    int64_t n_skipped;     /* rows no replay can use */
+} mem_split;
+
+typedef struct actlog { /* the allocator's history, for exports */
+    an_mem_action *v;
+    size_t n, cap;
+} actlog;
+
+typedef struct replay {
+    const an_model *m;
+    const proc_mem *p;
+    rec *recs; size_t n_recs, cap_recs;
+    live_map live[3];
+    live_map heap_blocks; /* heap id -> its live blocks, so a heap's end frees them */
+    bool has_blocks, has_segments, has_device;
+    int32_t device; /* of its device allocations: -1 none, -2 several */
+    int64_t allocated, reserved;
+    int64_t peak_alloc, peak_alloc_ns, peak_res, peak_res_ns, res_at_peak_alloc;
+    int64_t n_ops[7];
+    actlog *log; /* NULL: not logging */
+    an_mem_hist *hist; /* NULL: not recording the history */
+} replay;
+
+/* Leaks (never freed, growing step over step) and spikes (short-lived
+ * blocks at a step's peak) of a finished replay, into mem. */
+int mem_find_leaks(gt_memory *mem, const replay *rp, const gt_step *steps, size_t n_steps);
+int mem_find_spikes(gt_memory *mem, const replay *rp, const gt_step *steps, size_t n_steps);
+
+#endif /* GT_MEMORY_INT_H */

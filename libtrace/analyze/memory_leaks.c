@@ -1,0 +1,197 @@
+/* memory_leaks.c: leaks and spikes, read off a process's finished replay
+ * (memory.c): allocations never freed grouped by who made them, kept when
+ * their total grew step over step; and the big short-lived blocks that made
+ * a step's peak. It judges nothing (advice.c does) and replays nothing. */
+#include "memory_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int64_t sat_sub(int64_t a, int64_t b)
+{
+    int64_t r;
+    if (__builtin_sub_overflow(a, b, &r))
+        return b < 0 ? INT64_MAX : INT64_MIN;
+    return r;
+}
+
+static int step_of(const gt_step *steps, size_t n, int64_t t)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (steps[mid].start_ns <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0 || t >= steps[lo - 1].end_ns)
+        return -1;
+    return (int)(lo - 1);
+}
+
+typedef struct leak_group {
+    gt_string_id range; int64_t callchain;
+    int64_t n, bytes, bytes_in_steps, n_steps_grew, last_step;
+    int64_t first_ns, last_ns, first_tid;
+} leak_group;
+
+int mem_find_leaks(gt_memory *mem, const replay *rp, const gt_step *steps, size_t n_steps)
+{
+    const an_model *m = rp->m;
+    int8_t kind = rp->has_blocks ? REC_BLOCK : REC_DEVICE;
+    leak_group *gs = NULL;
+    size_t n_g = 0, cap_g = 0, n_leaks = 0;
+    int rc = 0;
+    /* "Grew step over step" needs steps to compare. */
+    if (n_steps < 3)
+        return 0;
+    for (size_t i = 0; i < rp->n_recs; i++) {
+        const rec *r = &rp->recs[i];
+        if (r->kind != kind || r->end_ns != AN_ALIVE)
+            continue;
+        int64_t ri = r->tid ? an_model_range_at(m, r->tid, r->start_ns) : -1;
+        gt_string_id range = ri >= 0 ? m->ranges[ri].text : 0;
+        size_t g = 0;
+        while (g < n_g && (gs[g].range != range || gs[g].callchain != r->callchain))
+            g++;
+        if (g == n_g) {
+            if (n_g == 4096)
+                continue; /* origins beyond this are noise for a report */
+            if (n_g == cap_g) {
+                size_t ncap = cap_g ? cap_g * 2 : 16;
+                leak_group *ng = realloc(gs, ncap * sizeof *ng);
+                if (!ng) {
+                    rc = gt_error_set(GT_ERR_NOMEM, "analyze: out of memory finding leaks");
+                    goto cleanup;
+                }
+                gs = ng;
+                cap_g = ncap;
+            }
+            gs[n_g++] = (leak_group){range, r->callchain, 0, 0, 0, 0, -1, r->start_ns, r->start_ns, r->tid};
+        }
+        leak_group *lg = &gs[g];
+        int s = step_of(steps, n_steps, r->start_ns);
+        lg->n++;
+        lg->bytes = an_add_sat(lg->bytes, r->bytes);
+        lg->last_ns = r->start_ns;
+        if (s >= 0) {
+            lg->bytes_in_steps = an_add_sat(lg->bytes_in_steps, r->bytes);
+            if (s != lg->last_step)
+                lg->n_steps_grew++;
+            lg->last_step = s;
+        }
+    }
+    /* A leak grew in at least three steps and in half of them: weights and
+     * optimizer state, made once, never qualify. */
+    for (size_t g = 0; g < n_g; g++)
+        n_leaks += gs[g].n_steps_grew >= 3 && (size_t)gs[g].n_steps_grew * 2 >= n_steps;
+    if (n_leaks == 0)
+        goto cleanup;
+    mem->leaks = calloc(n_leaks, sizeof *mem->leaks);
+    if (!mem->leaks) {
+        rc = gt_error_set(GT_ERR_NOMEM, "analyze: out of memory finding leaks");
+        goto cleanup;
+    }
+    for (size_t g = 0; g < n_g; g++) {
+        leak_group *lg = &gs[g];
+        if (!(lg->n_steps_grew >= 3 && (size_t)lg->n_steps_grew * 2 >= n_steps))
+            continue;
+        gt_leak *l = &mem->leaks[mem->n_leaks++];
+        l->pid = rp->p->pid;
+        l->origin = an_model_origin(m, lg->first_tid, lg->first_ns, lg->callchain);
+        l->n_alive = lg->n;
+        l->alive_bytes = lg->bytes;
+        l->n_steps_grew = lg->n_steps_grew;
+        l->bytes_per_step = (double)lg->bytes_in_steps / (double)n_steps;
+        l->first_ns = lg->first_ns;
+        l->last_ns = lg->last_ns;
+        if (!l->origin) {
+            rc = gt_error_set(GT_ERR_NOMEM, "analyze: out of memory finding leaks");
+            goto cleanup;
+        }
+    }
+    /* biggest first */
+    for (size_t a = 1; a < mem->n_leaks; a++)
+        for (size_t b = a; b > 0 && mem->leaks[b].alive_bytes > mem->leaks[b - 1].alive_bytes; b--) {
+            gt_leak t = mem->leaks[b];
+            mem->leaks[b] = mem->leaks[b - 1];
+            mem->leaks[b - 1] = t;
+        }
+cleanup:
+    free(gs);
+    return rc;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Spikes: blocks of at least a tenth of the peak that lived less than half a
+ * median step (a hundredth of the trace without steps). */
+int mem_find_spikes(gt_memory *mem, const replay *rp, const gt_step *steps, size_t n_steps)
+{
+    const an_model *m = rp->m;
+    int8_t kind = rp->has_blocks ? REC_BLOCK : REC_DEVICE;
+    int64_t max_life;
+    if (n_steps > 0) {
+        int64_t *d = malloc(n_steps * sizeof *d);
+        if (!d)
+            return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
+        for (size_t i = 0; i < n_steps; i++)
+            d[i] = sat_sub(steps[i].end_ns, steps[i].start_ns);
+        qsort(d, n_steps, sizeof *d, cmp_i64);
+        max_life = d[n_steps / 2] / 2;
+        free(d);
+    } else {
+        max_life = sat_sub(m->span_end_ns, m->span_start_ns) / 100;
+    }
+    int64_t min_bytes = rp->peak_alloc / 10;
+    if (min_bytes <= 0)
+        return 0;
+    enum { MAX_SPIKES = 10 };
+    size_t top[MAX_SPIKES], n_top = 0;
+    for (size_t i = 0; i < rp->n_recs; i++) {
+        const rec *r = &rp->recs[i];
+        if (r->kind != kind || r->end_ns == AN_ALIVE || r->bytes < min_bytes || r->end_ns - r->start_ns > max_life)
+            continue;
+        if (n_top < MAX_SPIKES) {
+            top[n_top++] = i;
+        } else {
+            size_t mn = 0;
+            for (size_t k = 1; k < n_top; k++)
+                if (rp->recs[top[k]].bytes < rp->recs[top[mn]].bytes)
+                    mn = k;
+            if (r->bytes > rp->recs[top[mn]].bytes)
+                top[mn] = i;
+        }
+    }
+    if (n_top == 0)
+        return 0;
+    mem->spikes = calloc(n_top, sizeof *mem->spikes);
+    if (!mem->spikes)
+        return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
+    for (size_t k = 0; k < n_top; k++) {
+        const rec *r = &rp->recs[top[k]];
+        gt_spike *s = &mem->spikes[mem->n_spikes++];
+        s->pid = rp->p->pid;
+        s->origin = an_model_origin(m, r->tid, r->start_ns, r->callchain);
+        if (!s->origin)
+            return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
+        s->address = r->address;
+        s->bytes = r->bytes;
+        s->start_ns = r->start_ns;
+        s->end_ns = r->end_ns;
+        int st = step_of(steps, n_steps, r->start_ns);
+        s->step = st >= 0 ? steps[st].number : -1;
+    }
+    for (size_t a = 1; a < mem->n_spikes; a++)
+        for (size_t b = a; b > 0 && mem->spikes[b].bytes > mem->spikes[b - 1].bytes; b--) {
+            gt_spike t = mem->spikes[b];
+            mem->spikes[b] = mem->spikes[b - 1];
+            mem->spikes[b - 1] = t;
+        }
+    return 0;
+}
