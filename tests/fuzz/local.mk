@@ -20,3 +20,9 @@ tests_unit_test_viewer_extremes_CFLAGS = $(AM_CFLAGS) $(GTK_CFLAGS) $(CUNIT_CFLA
 tests_unit_test_viewer_extremes_LDADD = viewer/libgtview.la tests/unit/libgttest.la $(GTK_LIBS) $(CUNIT_LIBS) $(M_LIBS)
 endif
 endif
+
+# fuzz.sh's inputs and outputs (failing inputs included) go with `make clean`.
+clean-local: clean-fuzz-work
+clean-fuzz-work:
+	-rm -rf tests/fuzz/work
+.PHONY: clean-fuzz-work
