@@ -23,6 +23,13 @@ libtrace_cli_gtrace_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 libtrace_cli_gtrace_LDADD = libtrace/import/libgtimport.la libtrace/analyze/libgtanalyze.la libtrace/store/libgtstore.la $(SQLITE_LIBS) $(PTHREAD_LIBS) $(M_LIBS)
 dist_man_MANS += libtrace/cli/gtrace.1
 
+# make install staged under a DESTDIR, and the installed programs, library,
+# Python package and man pages used from there (needs the trainer: NVTX).
+if HAVE_NVTX
+TESTS += tests/integration/install.sh
+endif
+EXTRA_DIST += tests/integration/install.sh
+
 # The analysis subcommands on real traces, and their errors (needs the NVTX
 # samples the capture tests build).
 if HAVE_NVTX
