@@ -23,8 +23,15 @@ trainer_libtrainer_la_CPPFLAGS = $(TRAINER_CPPFLAGS)
 trainer_libtrainer_la_CFLAGS = $(AM_CFLAGS) -O2 $(OPENMP_CFLAGS) $(BLAS_CFLAGS) $(ZLIB_CFLAGS)
 trainer_libtrainer_la_LIBADD = kernels/libkernels_cpu.la $(ZLIB_LIBS) $(BLAS_LIBS) $(PTHREAD_LIBS) $(M_LIBS) $(DL_LIBS)
 
+# Installed as gtrace-trainer (a plain "trainer" in bindir would collide with
+# anything of that name); in the build tree, for the tests and the benchmarks,
+# it stays trainer/trainer. So it is built as a noinst program and installed
+# by the rules below, which honour --program-prefix and the like.
 if HAVE_NVTX
-bin_PROGRAMS += trainer/trainer
+noinst_PROGRAMS += trainer/trainer
+dist_man_MANS += trainer/gtrace-trainer.1
+install-exec-local: install-trainer
+uninstall-local: uninstall-trainer
 trainer_trainer_SOURCES = trainer/main.c trainer/options.h trainer/options.c trainer/plug.h trainer/plug.c \
 	trainer/run_cnn.h trainer/run_cnn.c \
 	trainer/memlimit.h trainer/memlimit.c
@@ -174,3 +181,16 @@ endif
 endif
 endif
 EXTRA_DIST += trainer/dist_nccl.h trainer/dist_nccl.c tests/gpu/dist_nccl.sh tests/gpu/carry_mpi.sh
+
+# trainer/trainer -> $(bindir)/gtrace-trainer (through libtool, as Automake
+# installs bin_PROGRAMS, so install-strip strips it too).
+GT_TRAINER_INSTALL_NAME = `echo gtrace-trainer | sed '$(transform)'`$(EXEEXT)
+.PHONY: install-trainer uninstall-trainer
+install-trainer: trainer/trainer$(EXEEXT)
+	@$(NORMAL_INSTALL)
+	$(MKDIR_P) "$(DESTDIR)$(bindir)"
+	$(INSTALL_PROGRAM_ENV) $(LIBTOOL) $(AM_LIBTOOLFLAGS) $(LIBTOOLFLAGS) --mode=install \
+	  $(INSTALL_PROGRAM) trainer/trainer$(EXEEXT) "$(DESTDIR)$(bindir)/$(GT_TRAINER_INSTALL_NAME)"
+uninstall-trainer:
+	@$(NORMAL_UNINSTALL)
+	rm -f "$(DESTDIR)$(bindir)/$(GT_TRAINER_INSTALL_NAME)"

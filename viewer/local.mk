@@ -19,6 +19,7 @@ viewer_libgtview_la_CFLAGS = $(AM_CFLAGS) $(GTK_CFLAGS)
 viewer_libgtview_la_LIBADD = libtrace/analyze/libgtanalyze.la $(GTK_LIBS) $(M_LIBS)
 
 bin_PROGRAMS += viewer/gtrace-view
+dist_man_MANS += viewer/gtrace-view.1
 viewer_gtrace_view_SOURCES = viewer/main.c
 viewer_gtrace_view_CFLAGS = $(AM_CFLAGS) $(GTK_CFLAGS)
 viewer_gtrace_view_LDADD = viewer/libgtview.la $(GTK_LIBS)

@@ -1,7 +1,11 @@
 /* export_csv.c: one CSV file per kind of event (kernel.csv, memcpy.csv...),
  * RFC 4180: a header row, CRLF line ends, fields with commas, quotes or line
  * breaks quoted with inner quotes doubled. Names are resolved to strings and
- * ids split into pid/tid; times stay integer nanoseconds. */
+ * ids split into pid/tid; times stay integer nanoseconds. Enum columns keep
+ * their nsys number and gain a `<column>_label` column, last in the row so
+ * that the numbered columns keep their places, holding the label that
+ * column's ENUM_* table (nsys's, which gtrace writes too) gives the number;
+ * empty for a number the table lacks. */
 #include "analyze_int.h"
 
 #include <stdlib.h>
@@ -24,16 +28,34 @@ static void field(FILE *f, const char *s)
     fputc('"', f);
 }
 
+/* The label columns of ENUM_CUDA_MEMCPY_OPER, ENUM_CUDA_MEM_KIND and
+ * ENUM_CUPTI_SYNC_TYPE, as libtrace/store/schema.c writes them. */
+static const char *const memcpy_oper_labels[] = {
+    "Unknown", "Host-to-Device", "Device-to-Host", "Host-to-Array", "Array-to-Host",
+    "Array-to-Array", "Array-to-Device", "Device-to-Array", "Device-to-Device", "Host-to-Host",
+    "Peer-to-Peer", "Unified Host-to-Device", "Unified Device-to-Host", "Unified Device-to-Device",
+};
+static const char *const mem_kind_labels[] = {
+    "Pageable", "Pinned", "Device", "Array", "Managed", "Device Static", "Managed Static", "Unknown",
+};
+static const char *const sync_type_labels[] = {
+    "Unknown", "Event sync", "Stream wait sync", "Stream sync", "Context sync",
+};
+
+#define LABEL(table, v) ((v) >= 0 && (size_t)(v) < sizeof table / sizeof table[0] ? table[v] : "")
+
 static const char *headers[GT_EV_N_KINDS] = {
     [GT_EV_KERNEL] = "start_ns,end_ns,duration_ns,pid,device,context,stream,correlation_id,name,short_name,"
                      "grid_x,grid_y,grid_z,block_x,block_y,block_z,registers_per_thread,static_shared_bytes,"
                      "dynamic_shared_bytes,graph_node_id",
-    [GT_EV_MEMCPY] = "start_ns,end_ns,duration_ns,pid,device,context,stream,correlation_id,bytes,copy_kind,src_kind,dst_kind",
-    [GT_EV_MEMSET] = "start_ns,end_ns,duration_ns,pid,device,context,stream,correlation_id,bytes,value,mem_kind",
+    [GT_EV_MEMCPY] = "start_ns,end_ns,duration_ns,pid,device,context,stream,correlation_id,bytes,copy_kind,src_kind,dst_kind,"
+                     "copy_kind_label,src_kind_label,dst_kind_label",
+    [GT_EV_MEMSET] = "start_ns,end_ns,duration_ns,pid,device,context,stream,correlation_id,bytes,value,mem_kind,mem_kind_label",
     [GT_EV_API] = "start_ns,end_ns,duration_ns,pid,tid,correlation_id,name,class,return_value,callchain_id",
-    [GT_EV_SYNC] = "start_ns,end_ns,duration_ns,pid,device,context,stream,correlation_id,sync_type,event_id",
+    [GT_EV_SYNC] = "start_ns,end_ns,duration_ns,pid,device,context,stream,correlation_id,sync_type,event_id,sync_type_label",
     [GT_EV_NVTX] = "start_ns,end_ns,pid,tid,event_type,range_id,domain_id,category,color,text",
-    [GT_EV_GPU_MEMORY] = "start_ns,pid,device,context,stream,operation,address,bytes,mem_kind,correlation_id,callchain_id",
+    [GT_EV_GPU_MEMORY] = "start_ns,pid,device,context,stream,operation,address,bytes,mem_kind,correlation_id,callchain_id,"
+                         "mem_kind_label",
     [GT_EV_HEAP] = "start_ns,pid,tid,operation,heap_id,address,bytes,heap_usage,memory_type,name,domain_id,callchain_id",
     [GT_EV_CPU_OP] = "start_ns,end_ns,duration_ns,pid,tid,stream,name,flops,bytes",
 };
@@ -70,6 +92,8 @@ static void row(gt_trace *t, FILE *f, const gt_event *ev)
         fprintf(f, "%lld,%lld,%lld,%lld,%d,%d,%d,%lld,%lld,%d,%d,%d", LL(c->start_ns), LL(c->end_ns),
                 dur(c->start_ns, c->end_ns), LL(gt_pid_of(c->global_pid)), c->device_id, c->context_id, c->stream_id,
                 LL(c->correlation_id), LL(c->bytes), c->copy_kind, c->src_kind, c->dst_kind);
+        fprintf(f, ",%s,%s,%s", LABEL(memcpy_oper_labels, c->copy_kind), LABEL(mem_kind_labels, c->src_kind),
+                LABEL(mem_kind_labels, c->dst_kind));
         break;
     }
     case GT_EV_MEMSET: {
@@ -77,6 +101,7 @@ static void row(gt_trace *t, FILE *f, const gt_event *ev)
         fprintf(f, "%lld,%lld,%lld,%lld,%d,%d,%d,%lld,%lld,%d,%d", LL(s->start_ns), LL(s->end_ns),
                 dur(s->start_ns, s->end_ns), LL(gt_pid_of(s->global_pid)), s->device_id, s->context_id, s->stream_id,
                 LL(s->correlation_id), LL(s->bytes), s->value, s->mem_kind);
+        fprintf(f, ",%s", LABEL(mem_kind_labels, s->mem_kind));
         break;
     }
     case GT_EV_API: {
@@ -93,6 +118,7 @@ static void row(gt_trace *t, FILE *f, const gt_event *ev)
         fprintf(f, "%lld,%lld,%lld,%lld,%d,%d,%d,%lld,%d,%lld", LL(s->start_ns), LL(s->end_ns),
                 dur(s->start_ns, s->end_ns), LL(gt_pid_of(s->global_pid)), s->device_id, s->context_id, s->stream_id,
                 LL(s->correlation_id), s->sync_type, LL(s->event_id));
+        fprintf(f, ",%s", LABEL(sync_type_labels, s->sync_type));
         break;
     }
     case GT_EV_NVTX: {
@@ -110,6 +136,7 @@ static void row(gt_trace *t, FILE *f, const gt_event *ev)
         fprintf(f, "%lld,%lld,%d,%d,%d,%s,%llu,%lld,%d,%lld,%lld", LL(g->start_ns), LL(gt_pid_of(g->global_pid)),
                 g->device_id, g->context_id, g->stream_id, g->operation == GT_DEVMEM_FREE ? "free" : "alloc",
                 (unsigned long long)g->address, LL(g->bytes), g->mem_kind, LL(g->correlation_id), LL(g->callchain_id));
+        fprintf(f, ",%s", LABEL(mem_kind_labels, g->mem_kind));
         break;
     }
     case GT_EV_HEAP: {

@@ -1,8 +1,11 @@
 # libtrace/capture: libgtrace.so, injected into the traced program (LD_PRELOAD
 # and NVTX_INJECTION64_PATH). Links only libc, pthreads and libdl (the gtrace
 # launcher writes the trace); CUPTI is dlopened at run time. Needs the NVTX 3 headers.
+# A module loaded by path, never linked against: no soname version, and
+# installed in $(pkglibdir) (lib/gtrace), off the linker's path, where gtrace
+# finds it relative to its own binary (libtrace/cli/record.c).
 if HAVE_NVTX
-lib_LTLIBRARIES += libtrace/capture/libgtrace.la
+pkglib_LTLIBRARIES += libtrace/capture/libgtrace.la
 libtrace_capture_libgtrace_la_SOURCES = \
 	libtrace/capture/capture.h \
 	libtrace/capture/shm.h \

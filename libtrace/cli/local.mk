@@ -17,10 +17,18 @@ libtrace_cli_gtrace_SOURCES = \
 	libtrace/cli/import_cmd.c \
 	libtrace/cli/open_any.c
 libtrace_cli_gtrace_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/libtrace/import -I$(top_srcdir)/libtrace/capture \
-	-DGT_LIBDIR='"$(libdir)"' -DGT_PKGDATADIR='"$(pkgdatadir)"' -DGT_SRCDIR='"$(abs_top_srcdir)"'
+	-DGT_BINDIR='"$(bindir)"' -DGT_PKGLIBDIR='"$(pkglibdir)"' -DGT_PKGDATADIR='"$(pkgdatadir)"' \
+	-DGT_SRCDIR='"$(abs_top_srcdir)"'
 libtrace_cli_gtrace_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 libtrace_cli_gtrace_LDADD = libtrace/import/libgtimport.la libtrace/analyze/libgtanalyze.la libtrace/store/libgtstore.la $(SQLITE_LIBS) $(PTHREAD_LIBS) $(M_LIBS)
 dist_man_MANS += libtrace/cli/gtrace.1
+
+# make install staged under a DESTDIR, and the installed programs, library,
+# Python package and man pages used from there (needs the trainer: NVTX).
+if HAVE_NVTX
+TESTS += tests/integration/install.sh
+endif
+EXTRA_DIST += tests/integration/install.sh
 
 # The analysis subcommands on real traces, and their errors (needs the NVTX
 # samples the capture tests build).

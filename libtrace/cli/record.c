@@ -41,8 +41,11 @@
 
 #include "cli.h"
 
-#ifndef GT_LIBDIR
-#define GT_LIBDIR "/usr/local/lib"
+#ifndef GT_BINDIR
+#define GT_BINDIR "/usr/local/bin"
+#endif
+#ifndef GT_PKGLIBDIR
+#define GT_PKGLIBDIR "/usr/local/lib/gtrace"
 #endif
 #ifndef GT_PKGDATADIR
 #define GT_PKGDATADIR "/usr/local/share/gtrace"
@@ -157,9 +160,50 @@ static int find_program(const char *name, char *out, size_t out_bytes)
     return 127;
 }
 
+/* The folder this executable is in, into dir (false when /proc cannot say). */
+static bool exe_dir(char *dir, size_t dir_bytes)
+{
+    ssize_t n = readlink("/proc/self/exe", dir, dir_bytes - 1);
+    if (n <= 0)
+        return false;
+    dir[n] = '\0';
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        return false;
+    *slash = '\0';
+    return true;
+}
+
+/* TARGET, an installation folder as configured, seen from DIR, the folder
+ * this gtrace runs from: the path from GT_BINDIR to TARGET (with `prefix`
+ * /usr, ../lib/gtrace), taken from DIR. So an installation staged under
+ * DESTDIR, installed with another prefix at `make install`, or moved as a
+ * whole finds its parts where `make install` put them. */
+static void installed_beside(char *out, size_t out_bytes, const char *dir, const char *target)
+{
+    const char *bin = GT_BINDIR;
+    size_t i = 0, common = 0;
+    while (bin[i] && bin[i] == target[i])
+        i++;
+    if ((bin[i] == '\0' || bin[i] == '/') && (target[i] == '\0' || target[i] == '/'))
+        common = i;
+    else
+        for (size_t j = 0; j < i; j++)
+            if (bin[j] == '/')
+                common = j;
+    size_t len = (size_t)snprintf(out, out_bytes, "%s", dir);
+    for (const char *p = bin + common; *p && len < out_bytes; p++)
+        if (*p != '/' && (p == bin || p[-1] == '/'))
+            len += (size_t)snprintf(out + len, out_bytes - len, "/..");
+    if (len < out_bytes)
+        snprintf(out + len, out_bytes - len, "%s", target + common);
+}
+
 /* A library of ours: $ENV, else beside this executable in the build tree
- * (libtrace/SUBDIR/.libs), else the installed libdir (relative to the
- * executable first, so that a moved installation works). */
+ * (libtrace/SUBDIR/.libs), else in the installed pkglibdir, first relative
+ * to this executable (installed_beside), then as configured. The libraries
+ * are loaded by path (LD_PRELOAD, NVTX_INJECTION64_PATH, ctypes), never
+ * linked, so they live in $(pkglibdir), not on the linker's path. */
 static bool find_our_library(const char *name, const char *env_name, const char *subdir, char *out,
                              size_t out_bytes)
 {
@@ -170,27 +214,23 @@ static bool find_our_library(const char *name, const char *env_name, const char 
         gt_cli_error("%s=%s: no such library", env_name, env);
         return false;
     }
-    char exe[PATH_MAX];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-        exe[n] = '\0';
-        char *dir = dirname(exe);
-        char build[64];
-        snprintf(build, sizeof build, "/../%s/.libs/", subdir);
-        const char *candidates[] = {build, "/../lib/", "/../lib64/"};
-        for (size_t i = 0; i < sizeof candidates / sizeof candidates[0]; i++) {
-            char path[PATH_MAX + 128];
-            snprintf(path, sizeof path, "%s%s%s", dir, candidates[i], name);
-            if (realpath(path, out) && is_file(out))
-                return true;
-        }
+    char dir[PATH_MAX], path[2 * PATH_MAX];
+    bool have_dir = exe_dir(dir, sizeof dir);
+    if (have_dir) {
+        snprintf(path, sizeof path, "%s/../%s/.libs/%s", dir, subdir, name);
+        if (realpath(path, out) && is_file(out))
+            return true;
+        char pkglib[PATH_MAX + 64];
+        installed_beside(pkglib, sizeof pkglib, dir, GT_PKGLIBDIR);
+        snprintf(path, sizeof path, "%s/%s", pkglib, name);
+        if (realpath(path, out) && is_file(out))
+            return true;
     }
-    char path[PATH_MAX];
-    snprintf(path, sizeof path, "%s/%s", GT_LIBDIR, name);
+    snprintf(path, sizeof path, "%s/%s", GT_PKGLIBDIR, name);
     if (realpath(path, out) && is_file(out))
         return true;
-    gt_cli_error("cannot find %s (looked beside %s and in %s); set %s", name, n > 0 ? exe : "gtrace", GT_LIBDIR,
-                 env_name);
+    gt_cli_error("cannot find %s (looked beside %s and in %s); set %s", name, have_dir ? dir : "gtrace",
+                 GT_PKGLIBDIR, env_name);
     (void)out_bytes;
     return false;
 }
@@ -201,8 +241,9 @@ static bool find_library(char *out, size_t out_bytes)
 }
 
 /* The Python package (a folder with sitecustomize.py): $GTRACE_PYTHON_DIR,
- * else share/gtrace/python beside this executable's prefix, else the
- * installed pkgdatadir, else the source tree this gtrace was built from. */
+ * else the installed pkgdatadir/python relative to this executable (as
+ * installed_beside finds it), else as configured, else the source tree this
+ * gtrace was built from. */
 static bool find_python_dir(char *out, size_t out_bytes)
 {
     char path[PATH_MAX + 64];
@@ -214,13 +255,11 @@ static bool find_python_dir(char *out, size_t out_bytes)
         gt_cli_error("GTRACE_PYTHON_DIR=%s: no sitecustomize.py there", env);
         return false;
     }
-    char exe[PATH_MAX];
+    char dir[PATH_MAX];
     const char *dirs[3] = {NULL, GT_PKGDATADIR "/python", GT_SRCDIR "/libtrace/python"};
-    char installed[PATH_MAX + 32];
-    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (n > 0) {
-        exe[n] = '\0';
-        snprintf(installed, sizeof installed, "%s/../share/gtrace/python", dirname(exe));
+    char installed[PATH_MAX + 64];
+    if (exe_dir(dir, sizeof dir)) {
+        installed_beside(installed, sizeof installed, dir, GT_PKGDATADIR "/python");
         dirs[0] = installed;
     }
     for (size_t i = 0; i < 3; i++) {
