@@ -200,6 +200,15 @@ static gt_report *report_of(const char *path)
     return r;
 }
 
+static void name_report(gt_report *r, const char *path)
+{
+    char *p = strdup(path);
+    if (p) {
+        free(r->path);
+        r->path = p;
+    }
+}
+
 int gt_cli_diff(int argc, char **argv)
 {
     static const struct option longopts[] = {
@@ -226,6 +235,9 @@ int gt_cli_diff(int argc, char **argv)
     int status = 1;
     if (!before || !(after = report_of(argv[optind + 1])))
         goto cleanup;
+    /* A PyTorch file is read through a temporary trace: name the file given. */
+    name_report(before, argv[optind]);
+    name_report(after, argv[optind + 1]);
     if (gt_diff_compute(&d, before, after) != 0) {
         gt_cli_error("diff: %s", gt_error_last());
         goto cleanup;

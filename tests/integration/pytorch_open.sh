@@ -34,8 +34,10 @@ no_temps report
 "$GTRACE" diff --json "$FX/plain.json" plain.sqlite > diff.json 2> err.txt || fail "diff: $(cat err.txt)"
 python3 - diff.json <<'PY' || fail "diff of plain.json against its import is not all the same"
 import json, sys
-rows = json.load(open(sys.argv[1]))["rows"]
+d = json.load(open(sys.argv[1]))
+rows = d["rows"]
 assert rows and all(r["verdict"] == "same" for r in rows), [r for r in rows if r["verdict"] != "same"]
+assert d["before"].endswith("plain.json"), "diff names %s, not the file given" % d["before"]
 print("ok: diff plain.json against its import: %d rows, all the same" % len(rows))
 PY
 no_temps diff
