@@ -33,10 +33,18 @@ expect_eq "one command line per process" 0 "$(q p.sqlite "SELECT count(*) FROM (
 expect_eq "the run's command line once" 1 "$(q p.sqlite "SELECT count(*) FROM GTRACE_RUN_CONFIG WHERE key = 'command_line' AND globalPid = 0")"
 
 # Forks while other threads record: no deadlock, every child in the trace.
-timeout 120 "$GTRACE" -o s.sqlite "$SAMPLES/nvtx_fork_stress" >out.txt 2>err.txt
-expect_eq "fork stress exit status (124: deadlock)" 0 $?
-expect_eq "fork stress output" "children 20" "$(cat out.txt)"
-expect_eq "processes with child ranges" 20 "$(q s.sqlite "SELECT count(DISTINCT n.globalTid >> 24) FROM NVTX_EVENTS n WHERE $NT = 'child'")"
-expect_eq "child ranges" 200 "$(nvtx_count s.sqlite child 59)"
-expect_eq "processes" 21 "$(q s.sqlite 'SELECT count(*) FROM PROCESSES')"
+if [ "$GT_SANITIZERS" = yes ]; then
+    # GCC 12's AddressSanitizer does not hold its allocator's lock across fork:
+    # a child that allocates while a parent thread held it waits forever inside
+    # the sanitizer runtime (seen as a futex wait in SizeClassAllocator64).
+    # Forks with threads running are checked in the plain build.
+    echo "not run under AddressSanitizer: fork stress (its allocator is not fork-safe with threads)"
+else
+    timeout 120 "$GTRACE" -o s.sqlite "$SAMPLES/nvtx_fork_stress" >out.txt 2>err.txt
+    expect_eq "fork stress exit status (124: deadlock)" 0 $?
+    expect_eq "fork stress output" "children 20" "$(cat out.txt)"
+    expect_eq "processes with child ranges" 20 "$(q s.sqlite "SELECT count(DISTINCT n.globalTid >> 24) FROM NVTX_EVENTS n WHERE $NT = 'child'")"
+    expect_eq "child ranges" 200 "$(nvtx_count s.sqlite child 59)"
+    expect_eq "processes" 21 "$(q s.sqlite 'SELECT count(*) FROM PROCESSES')"
+fi
 echo "all good"
