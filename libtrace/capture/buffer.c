@@ -142,7 +142,10 @@ static gt_shm_ring *ring_claim(void)
         tls.state = 2;
         return NULL;
     }
-    r->tid = gt_cap_tid();
+    /* Asked afresh, not from the thread-local cache: a ring names its thread
+     * for every record in it, so a stale id would give them to another. */
+    tls.tid = (int32_t)syscall(SYS_gettid);
+    r->tid = tls.tid;
     char name[17] = "";
     if (prctl(PR_GET_NAME, name, 0, 0, 0) != 0)
         name[0] = '\0';
