@@ -433,13 +433,13 @@ int gt_trace_session_start(gt_trace *t, int64_t *out_utc_epoch_ns)
         return gt_error_set(GT_ERR_INVALID, "gt_trace_session_start: bad argument");
     *out_utc_epoch_ns = 0;
     if (!gt_rd_find_table(t, "TARGET_INFO_SESSION_START_TIME"))
-        return gt_error_set(GT_ERR_NOTFOUND, "%s: no session start time", t->path);
+        return gt_error_set(GT_ERR_NOTFOUND, "%s: the trace records no wall-clock start (TARGET_INFO_SESSION_START_TIME)", t->path);
     int rc = gt_rd_query_int64(t,
                                "SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME "
                                "WHERE typeof(utcEpochNs) = 'integer' AND utcEpochNs >= 0 LIMIT 1",
                                out_utc_epoch_ns, &is_null, "reading the session start time");
     if (rc == 0 && is_null)
-        return gt_error_set(GT_ERR_NOTFOUND, "%s: no session start time", t->path);
+        return gt_error_set(GT_ERR_NOTFOUND, "%s: the trace records no wall-clock start (TARGET_INFO_SESSION_START_TIME)", t->path);
     return rc;
 }
 
