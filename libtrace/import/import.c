@@ -3,7 +3,7 @@
  * clock (nanoseconds from the earliest event of all), gives each its own
  * process, and writes them through the store's writer into a file beside
  * the output that is renamed into place only when complete. It knows no
- * format itself: kineto.c and snapshot.c do. */
+ * format itself: kineto.c and snapshot.c do, writing through batch.c. */
 #include "import_int.h"
 
 #include <errno.h>
@@ -13,34 +13,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
-
-enum { COMMIT_EVERY = 65536 }; /* rows per transaction */
-
-int im_add(im_out *o, const gt_event *ev)
-{
-    int rc = gt_writer_add(o->w, ev);
-    if (rc < 0)
-        return rc;
-    if (++o->pending >= COMMIT_EVERY) {
-        o->pending = 0;
-        if ((rc = gt_writer_commit(o->w)) < 0 || (rc = gt_writer_begin(o->w)) < 0)
-            return rc;
-    }
-    return 0;
-}
-
-int im_intern(im_out *o, const char *s, gt_string_id *out)
-{
-    return gt_writer_intern(o->w, s, out);
-}
-
-int im_name_process(im_out *o, const char *name)
-{
-    if (o->named)
-        return 0;
-    o->named = true;
-    return gt_writer_add_process(o->w, o->pid, name);
-}
 
 int gt_import_detect(const char *path, gt_import_format *out_format)
 {

@@ -1,6 +1,7 @@
-/* import_int.h: what the parts of libtrace/import share: the streaming JSON
- * reader (json.c), the data-only pickle reader (pickle.c), and the two
- * importers (kineto.c, snapshot.c) driven by import.c. Private. */
+/* import_int.h: what the parts of libtrace/import share, from the bottom
+ * up: the streaming JSON reader (json.c), the data-only pickle reader
+ * (pickle.c), where the importers write (batch.c), and the two importers
+ * (kineto*.c, snapshot.c) that import.c drives. Private. */
 #ifndef GT_IMPORT_INT_H
 #define GT_IMPORT_INT_H
 
@@ -85,7 +86,7 @@ bool pk_get_int(const pk_value *dict, const char *key, int64_t *out);
 const char *pk_get_str(const pk_value *dict, const char *key); /* NULL if absent or not a str */
 const pk_value *pk_get_list(const pk_value *dict, const char *key); /* LIST or TUPLE */
 
-/* ---- importers ----------------------------------------------------------- */
+/* ---- what an importer learns of an input, and where it writes ------------ */
 
 /* What a first pass learns of an input. */
 typedef struct im_scan {
@@ -111,12 +112,16 @@ typedef struct im_out {
     bool named;                /* its PROCESSES row is written */
 } im_out;
 
+/* ---- batch.c: the writer's side, shared by the importers ---------------- */
+
 /* Writes the input's PROCESSES row once (its rank is in GTRACE_RUN_CONFIG). */
 int im_name_process(im_out *o, const char *name);
 
 /* Adds a row; commits every so many so a batch stays small. */
 int im_add(im_out *o, const gt_event *ev);
 int im_intern(im_out *o, const char *s, gt_string_id *out);
+
+/* ---- the importers: a scan (pass 1), then the rows (pass 2) -------------- */
 
 int im_kineto_scan(const char *path, im_scan *out);
 int im_kineto_write(const char *path, const im_scan *scan, im_out *o, gt_import_stats *st);

@@ -6,6 +6,7 @@ libtrace_import_libgtimport_la_SOURCES = \
 	libtrace/import/gt_import.h \
 	libtrace/import/import_int.h \
 	libtrace/import/import.c \
+	libtrace/import/batch.c \
 	libtrace/import/json.c \
 	libtrace/import/kineto.c \
 	libtrace/import/pickle.c \
