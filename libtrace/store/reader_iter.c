@@ -550,6 +550,49 @@ static int64_t sat_sub(int64_t a, int64_t b) /* b >= 0 */
     return a < INT64_MIN + b ? INT64_MIN : a - b;
 }
 
+/* The first rowid of `table` whose start is at least `key`, for a table
+ * whose rowid order is its start order (GTRACE_TIME_ORDERED): a binary
+ * search over the rowids, one B-tree seek per probe, in place of an index on
+ * start. *out is one past the last rowid when every start is below `key`.
+ * A file that lies about its order gets a wrong range, never a crash. */
+static int first_rowid_at(gt_trace *t, const char *table, int64_t key, int64_t *ops, int64_t *out)
+{
+    sqlite3_stmt *st = NULL;
+    char sql[160];
+    bool is_null;
+    int64_t lo = 0, hi = 0;
+    snprintf(sql, sizeof sql, "SELECT max(rowid) FROM \"%s\"", table);
+    int rc = gt_rd_query_int64(t, sql, &hi, &is_null, "finding a time range");
+    if (rc < 0)
+        return rc;
+    hi = is_null || hi == INT64_MAX ? 0 : hi + 1; /* no rows: nothing at or after key */
+    snprintf(sql, sizeof sql, "SELECT rowid, \"start\" FROM \"%s\" WHERE rowid >= ?1 ORDER BY rowid LIMIT 1", table);
+    if ((rc = gt_rd_prepare(t, sql, &st, "finding a time range")) < 0)
+        return rc;
+    /* rows below lo start before key, rows at hi or above at or after it */
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        sqlite3_bind_int64(st, 1, mid);
+        int step = gt_rd_step(t, st, ops);
+        if (step == SQLITE_ROW && sqlite3_column_int64(st, 0) < hi) {
+            int64_t rowid = sqlite3_column_int64(st, 0);
+            if (sqlite3_column_int64(st, 1) < key)
+                lo = rowid + 1;
+            else
+                hi = mid;
+        } else if (step == SQLITE_ROW || step == SQLITE_DONE) {
+            hi = mid; /* no row in [mid, hi) */
+        } else {
+            rc = gt_rd_sql_fail(t, step, "finding a time range");
+            break;
+        }
+        sqlite3_reset(st);
+    }
+    sqlite3_finalize(st);
+    *out = lo;
+    return rc;
+}
+
 /* gt_iter_new; `ordered` false leaves the order to SQLite (for counting). */
 static int iter_open(gt_iter **out, gt_trace *t, gt_event_kind kind, int64_t from_ns, int64_t to_ns, bool ordered)
 {
@@ -594,6 +637,8 @@ static int iter_open(gt_iter **out, gt_trace *t, gt_event_kind kind, int64_t fro
      * bound on start, from - longest, lets an index (or, for GTRACE_KERNELS,
      * the rowid) serve the range. */
     const char *start_col = d->start_from_id ? "id" : "start";
+    bool rowid = o && !o->without_rowid;
+    bool by_rowid = rowid && !d->start_from_id && time_ordered(t, d->table); /* rowid order is start order */
     if (!everything && d->start_from_id)
         gt_rd_sb_printf(&sql, " WHERE m.\"id\" BETWEEN ?1 AND ?2 AND (m.\"end\" > ?3 OR (m.\"id\" >> %d) >= ?3)",
                         GT_KERNEL_ID_SHIFT);
@@ -601,14 +646,15 @@ static int iter_open(gt_iter **out, gt_trace *t, gt_event_kind kind, int64_t fro
         gt_rd_sb_printf(&sql, " WHERE m.\"start\" BETWEEN ?1 AND ?2");
     else if (!everything)
         gt_rd_sb_printf(&sql, " WHERE m.\"start\" BETWEEN ?1 AND ?2 AND (m.\"end\" > ?3 OR m.\"start\" >= ?3)");
-    bool rowid = o && !o->without_rowid;
+    if (!everything && by_rowid) /* the rows of [lo, hi] lie in one rowid range: no index needed */
+        gt_rd_sb_printf(&sql, " AND m.rowid BETWEEN ?4 AND ?5");
     if (!ordered)
         ; /* any order */
-    else if (everything && !d->start_from_id && rowid && time_ordered(t, d->table))
-        gt_rd_sb_printf(&sql, " ORDER BY m.rowid"); /* the same order, without the index and its lookups */
+    else if (by_rowid)
+        gt_rd_sb_printf(&sql, " ORDER BY m.rowid"); /* the same order, without an index and its lookups */
     else
         gt_rd_sb_printf(&sql, " ORDER BY m.\"%s\"", start_col);
-    if (ordered && !d->start_from_id && rowid && !(everything && time_ordered(t, d->table)))
+    if (ordered && !d->start_from_id && rowid && !by_rowid)
         gt_rd_sb_printf(&sql, ", m.rowid"); /* equal starts come out in the order written */
     if (sql.failed) {
         rc = gt_rd_nomem(t);
@@ -629,6 +675,16 @@ static int iter_open(gt_iter **out, gt_trace *t, gt_event_kind kind, int64_t fro
         sqlite3_bind_int64(it->stmt, 2, hi);
         if (!d->instant)
             sqlite3_bind_int64(it->stmt, 3, from_ns);
+        if (by_rowid) {
+            int64_t first = 0, past = INT64_MAX;
+            rc = first_rowid_at(t, d->table, lo, &it->ops, &first);
+            if (rc == 0 && hi < INT64_MAX)
+                rc = first_rowid_at(t, d->table, hi + 1, &it->ops, &past);
+            if (rc < 0)
+                goto cleanup;
+            sqlite3_bind_int64(it->stmt, 4, first);
+            sqlite3_bind_int64(it->stmt, 5, past == INT64_MAX ? INT64_MAX : past - 1);
+        }
     }
 done:
     *out = it;

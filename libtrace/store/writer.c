@@ -1329,37 +1329,59 @@ int gt_writer_set_session_start(gt_writer *w, int64_t utc_epoch_ns)
 
 /* ---- closing --------------------------------------------------------------------- */
 
+/* The tables whose rowid order is their time order: kernels always are, as
+ * closing copies them in start order. A space-separated list in `out`. */
+static void ordered_tables(const gt_writer *w, char *out, size_t n_bytes)
+{
+    out[0] = '\0';
+    for (int t = 0; t < N_TABLES; t++) {
+        if (!w->has_rows[t] || (t != TB_KERNEL && w->unordered[t]))
+            continue;
+        const char *ins = t == TB_KERNEL ? "CUPTI_ACTIVITY_KIND_KERNEL " : table_defs[t].insert + strlen("INSERT INTO ");
+        const char *sp = strchr(ins, ' ');
+        size_t len = strlen(out);
+        snprintf(out + len, n_bytes - len, "%s%.*s", len ? " " : "", (int)(sp - ins), ins);
+    }
+}
+
+static bool in_list(const char *list, const char *name)
+{
+    size_t n = strlen(name);
+    for (const char *p = list; *p;) {
+        size_t len = strcspn(p, " ");
+        if (len == n && strncmp(p, name, n) == 0)
+            return true;
+        p += len;
+        p += strspn(p, " ");
+    }
+    return false;
+}
+
 /* Closing: nsys's tables made from the compact ones (gt_schema_finish), the
- * time indexes, and the list of tables whose rowid order is their time order. */
+ * list of tables whose rowid order is their time order, and time indexes on
+ * the others: for a table in start order a reader finds a time range as a
+ * rowid range (a binary search over rowids), so an index on start would only
+ * cost bytes (15 B per kernel). */
 static int finish_trace(gt_writer *w)
 {
     int status = begin_txn(w);
     if (status != GT_OK)
         return status;
     w->in_batch = true;
+    char ordered[512];
+    ordered_tables(w, ordered, sizeof ordered);
     int rc = gt_schema_finish(w->db);
     if (rc != SQLITE_OK)
         status = sql_error(w, rc, "write nsys's tables");
     for (size_t i = 0; i < gt_schema_n_indexes && status == GT_OK; i++) {
         bool there = false;
-        if (gt_schema_indexes[i].nsys_only)
+        if (gt_schema_indexes[i].nsys_only || in_list(ordered, gt_schema_indexes[i].table))
             continue;
         rc = gt_schema_is_table(w->db, gt_schema_indexes[i].table, &there);
         if (rc != SQLITE_OK)
             status = sql_error(w, rc, "build the time indexes");
         else if (there)
             status = exec(w, gt_schema_indexes[i].sql, "build the time indexes");
-    }
-    /* the tables whose rowid order is their time order: kernels always are,
-     * as closing copies them in start order */
-    char ordered[512] = "";
-    for (int t = 0; t < N_TABLES; t++) {
-        if (!w->has_rows[t] || (t != TB_KERNEL && w->unordered[t]))
-            continue;
-        const char *ins = t == TB_KERNEL ? "CUPTI_ACTIVITY_KIND_KERNEL " : table_defs[t].insert + strlen("INSERT INTO ");
-        const char *sp = strchr(ins, ' ');
-        size_t len = strlen(ordered);
-        snprintf(ordered + len, sizeof ordered - len, "%s%.*s", len ? " " : "", (int)(sp - ins), ins);
     }
     if (status == GT_OK && *ordered) {
         sqlite3_stmt *stmt = NULL;

@@ -1318,6 +1318,55 @@ static void test_store_reader__time_ordered_tables(void)
     free(path);
 }
 
+/* A closed trace keeps no index on the start of a table it wrote in start
+ * order (kernels always): time ranges are found as rowid ranges, and give
+ * what filtering every event gives, equal starts and long kernels included. */
+static void test_store_reader__time_ranges_without_index(void)
+{
+    char *path = gt_test_path("rowid-ranges.sqlite");
+    gt_writer *w = NULL;
+    gt_string_id name = 0;
+    CU_ASSERT_EQUAL_FATAL(gt_writer_open(&w, path, GT_WRITE_OVERWRITE), 0);
+    CU_ASSERT_EQUAL_FATAL(gt_writer_intern(w, "k", &name), 0);
+    int64_t corr = 0;
+    for (int batch = 0; batch < 4; batch++) {
+        CU_ASSERT_EQUAL_FATAL(gt_writer_begin(w), 0);
+        for (int i = 0; i < 2500; i++) {
+            int64_t base = 100000 + (int64_t)(batch * 2500 + i) * 1000;
+            for (int s = 0; s < 2; s++) { /* two streams: starts out of order, some equal */
+                gt_event ev = {.kind = GT_EV_KERNEL};
+                gt_kernel *k = &ev.u.kernel;
+                k->start_ns = s ? base - (i % 3) * 700 : base;
+                k->end_ns = k->start_ns + (i % 97 == 0 ? 3000000 : 400 + i % 500);
+                k->stream_id = 7 + s;
+                k->correlation_id = ++corr;
+                k->demangled_name = k->short_name = name;
+                k->grid_x = k->grid_y = k->grid_z = k->block_x = k->block_y = k->block_z = 1;
+                CU_ASSERT_EQUAL_FATAL(gt_writer_add(w, &ev), 0);
+                gt_event api = {.kind = GT_EV_API};
+                api.u.api = (gt_api_call){base - 50 + s, base - 10 + s, 7, corr, name, GT_API_RUNTIME, 0, 0};
+                CU_ASSERT_EQUAL_FATAL(gt_writer_add(w, &api), 0);
+            }
+        }
+        CU_ASSERT_EQUAL_FATAL(gt_writer_commit(w), 0);
+    }
+    CU_ASSERT_EQUAL_FATAL(gt_writer_close(w), 0);
+    CU_ASSERT_FALSE(has_index(path, "GTRACE_IDX_CUPTI_ACTIVITY_KIND_KERNEL_start"));
+    CU_ASSERT_FALSE(has_index(path, "GTRACE_IDX_CUPTI_ACTIVITY_KIND_RUNTIME_start"));
+    gt_trace *t = open_ok(path, 0);
+    CU_ASSERT_EQUAL(count_of(t, GT_EV_KERNEL), 20000);
+    check_ranges(t, GT_EV_KERNEL);
+    check_ranges(t, GT_EV_API);
+    /* a range in the middle holds the kernels of that stretch, in start order */
+    size_t n = 0;
+    gt_event *evs = read_events(t, GT_EV_KERNEL, 100000 + 5000 * 1000, 100000 + 5010 * 1000, &n);
+    CU_ASSERT(n >= 20 && time_ordered(evs, n));
+    free(evs);
+    gt_trace_free(t);
+    unlink(path);
+    free(path);
+}
+
 static const gt_test_case cases[] = {
     {"test_store_reader__nsys2024_counts", test_store_reader__nsys2024_counts},
     {"test_store_reader__nsys2024_kernels", test_store_reader__nsys2024_kernels},
@@ -1343,6 +1392,7 @@ static const gt_test_case cases[] = {
     {"test_store_reader__flipped_bytes", test_store_reader__flipped_bytes},
     {"test_store_reader__big_file_checks", test_store_reader__big_file_checks},
     {"test_store_reader__time_ordered_tables", test_store_reader__time_ordered_tables},
+    {"test_store_reader__time_ranges_without_index", test_store_reader__time_ranges_without_index},
     {NULL, NULL},
 };
 

@@ -589,23 +589,27 @@ static void test_store_writer__metadata_and_indexes(void)
     char wal[4200];
     snprintf(wal, sizeof wal, "%s-wal", path);
     CU_ASSERT_NOT_EQUAL(access(wal, F_OK), 0);
-    /* the time indexes, and a time range on them */
+    /* time indexes on the tables not in start order; the others (kernels
+     * always) are listed as time ordered, and a time range is a rowid range */
+    char obuf[512], list[520];
+    const char *ordered = query_text(db, "SELECT value FROM META_DATA_EXPORT WHERE name = 'GTRACE_TIME_ORDERED'", obuf,
+                                     sizeof obuf);
+    CU_ASSERT_PTR_NOT_NULL(strstr(ordered, "CUPTI_ACTIVITY_KIND_KERNEL"));
+    snprintf(list, sizeof list, " %s ", ordered);
     for (size_t i = 0; i < gt_schema_n_indexes; i++) {
         char *q = sqlite3_mprintf("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND tbl_name = %Q",
                                   gt_schema_indexes[i].table);
         char *tq = sqlite3_mprintf("SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = %Q",
                                   gt_schema_indexes[i].table);
-        CU_ASSERT_EQUAL(query_int(db, q), gt_schema_indexes[i].nsys_only ? 0 : query_int(db, tq));
+        char *name = sqlite3_mprintf(" %s ", gt_schema_indexes[i].table);
+        bool in_order = strstr(list, name) != NULL;
+        CU_ASSERT_EQUAL(query_int(db, q), gt_schema_indexes[i].nsys_only || in_order ? 0 : query_int(db, tq));
+        sqlite3_free(name);
         sqlite3_free(q);
         sqlite3_free(tq);
     }
-    sqlite3_stmt *plan = NULL;
-    CU_ASSERT_EQUAL(sqlite3_prepare_v2(db, "EXPLAIN QUERY PLAN SELECT * FROM CUPTI_ACTIVITY_KIND_RUNTIME"
-                                           " WHERE start BETWEEN 10 AND 20", -1, &plan, NULL), SQLITE_OK);
-    CU_ASSERT_EQUAL(sqlite3_step(plan), SQLITE_ROW);
-    CU_ASSERT_PTR_NOT_NULL(strstr((const char *)sqlite3_column_text(plan, 3),
-                                  "USING INDEX GTRACE_IDX_CUPTI_ACTIVITY_KIND_RUNTIME_start (start>? AND start<?)"));
-    sqlite3_finalize(plan);
+    CU_ASSERT_EQUAL(query_int(db, "SELECT count(*) FROM sqlite_master WHERE type = 'index'"
+                                  " AND tbl_name = 'CUPTI_ACTIVITY_KIND_KERNEL'"), 0);
     sqlite3_close(db);
     free(path);
 }
