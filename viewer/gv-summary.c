@@ -67,7 +67,7 @@ static void fill(GvSummary *self)
     }
     char a[32], b[32], c[32];
     int64_t o = r->start_ns;
-    addf(self, 0, 0, "<b>%s</b>", r->path);
+    addf(self, 0, 0, "<b>%s</b>", gv_trace_model_path(self->model)); /* as given: not an import's temporary */
     if (r->n_steps > 0)
         addf(self, r->steps[0].start_ns, r->steps[r->n_steps - 1].end_ns,
              "wall %s, %zu steps, step time median %s (p95 %s)", gt_fmt_ns(a, sizeof a, r->wall_ns), r->n_steps,

@@ -9,6 +9,7 @@
  * it loads the one analysis (gt_analysis) and puts what that found into
  * lanes: idle gaps with their causes, compute ops. It computes nothing the
  * analysis computes. */
+#include "gt_open_any.h"
 #include "gv-trace-model-private.h"
 #include "gv-trace-model.h"
 
@@ -536,13 +537,25 @@ static void load_thread(GTask *task, gpointer source, gpointer task_data, GCance
     gt_analysis *analysis = NULL;
     GvMemory **memories = NULL;
     size_t n_memories = 0;
+    char *trace_path = NULL;
+    gt_import_format fmt;
     int rc;
 
     g_mutex_lock(&self->trace_lock);
+    /* A torch.profiler trace or a memory snapshot is imported here, off the
+     * main thread, into a temporary trace removed at exit; the model keeps
+     * the name it was given. */
+    if ((rc = gt_open_any(&trace_path, &fmt, d->path)) < 0) {
+        gv_trace_model_fail(&error, rc);
+        goto cleanup;
+    }
+    if (fmt)
+        fprintf(stderr, "gtrace-view: %s: imported as a %s (gtrace import keeps it as a trace)\n", d->path,
+                gt_open_any_format_name(fmt));
     /* The integrity check of a big file (1.4 s for 500 MB) runs beside the
      * loading instead of before the first frame; its verdict is asked for
      * once the rows are in. */
-    if ((rc = gt_trace_open(&t, d->path, GT_OPEN_CHECK_LATER)) < 0) {
+    if ((rc = gt_trace_open(&t, trace_path, GT_OPEN_CHECK_LATER)) < 0) {
         gv_trace_model_fail(&error, rc);
         goto cleanup;
     }
@@ -597,6 +610,7 @@ cleanup:
         g_hash_table_unref(ld.threads);
     }
     gt_analysis_free(analysis);
+    free(trace_path);
     g_mutex_unlock(&self->trace_lock);
     if (error)
         g_task_return_error(task, error);

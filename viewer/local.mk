@@ -15,8 +15,9 @@ viewer_libgtview_la_SOURCES = \
 	viewer/gv-summary.h viewer/gv-summary.c \
 	viewer/gv-compare.h viewer/gv-compare.c \
 	viewer/gv-window.h viewer/gv-window.c
+viewer_libgtview_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/libtrace/cli -I$(top_srcdir)/libtrace/import
 viewer_libgtview_la_CFLAGS = $(AM_CFLAGS) $(GTK_CFLAGS)
-viewer_libgtview_la_LIBADD = libtrace/analyze/libgtanalyze.la $(GTK_LIBS) $(M_LIBS)
+viewer_libgtview_la_LIBADD = libtrace/cli/libgtopen.la libtrace/analyze/libgtanalyze.la $(GTK_LIBS) $(M_LIBS)
 
 bin_PROGRAMS += viewer/gtrace-view
 dist_man_MANS += viewer/gtrace-view.1
@@ -56,7 +57,10 @@ tests_unit_test_viewer_memory_CFLAGS = $(AM_CFLAGS) $(GTK_CFLAGS) $(CUNIT_CFLAGS
 tests_unit_test_viewer_memory_LDADD = viewer/libgtview.la tests/unit/libgttest.la $(GTK_LIBS) $(CUNIT_LIBS) $(M_LIBS)
 TESTS += tests/integration/viewer_memory.sh
 endif
+# PyTorch's files (the fixtures) in the viewer, imported on the fly.
+TESTS += tests/integration/pytorch_view.sh
 endif
-EXTRA_DIST += tests/integration/viewer_ui.sh tests/integration/viewer_memory.sh viewer/screenshots
+EXTRA_DIST += tests/integration/viewer_ui.sh tests/integration/viewer_memory.sh viewer/screenshots \
+	tests/integration/pytorch_view.sh
 # Screenshots the UI test writes into the build tree (copies for the README are in the sources).
 CLEANFILES += viewer/screenshots/*.png

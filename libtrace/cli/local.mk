@@ -1,4 +1,11 @@
 # libtrace/cli: gtrace, the launcher and its subcommands.
+# A file given where a trace goes, PyTorch's imported on the fly: a
+# convenience library for the CLI and gtrace-view.
+noinst_LTLIBRARIES += libtrace/cli/libgtopen.la
+libtrace_cli_libgtopen_la_SOURCES = libtrace/cli/gt_open_any.h libtrace/cli/open_any.c
+libtrace_cli_libgtopen_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/libtrace/import
+libtrace_cli_libgtopen_la_LIBADD = libtrace/import/libgtimport.la $(PTHREAD_LIBS)
+
 bin_PROGRAMS += libtrace/cli/gtrace
 libtrace_cli_gtrace_SOURCES = \
 	libtrace/cli/cli.h \
@@ -15,12 +22,12 @@ libtrace_cli_gtrace_SOURCES = \
 	libtrace/cli/dropped.c \
 	libtrace/cli/analyze_cmds.c \
 	libtrace/cli/import_cmd.c \
-	libtrace/cli/open_any.c
+	libtrace/cli/open_trace.c
 libtrace_cli_gtrace_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/libtrace/import -I$(top_srcdir)/libtrace/capture \
 	-DGT_BINDIR='"$(bindir)"' -DGT_PKGLIBDIR='"$(pkglibdir)"' -DGT_PKGDATADIR='"$(pkgdatadir)"' \
 	-DGT_SRCDIR='"$(abs_top_srcdir)"'
 libtrace_cli_gtrace_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
-libtrace_cli_gtrace_LDADD = libtrace/import/libgtimport.la libtrace/analyze/libgtanalyze.la libtrace/store/libgtstore.la $(SQLITE_LIBS) $(PTHREAD_LIBS) $(M_LIBS)
+libtrace_cli_gtrace_LDADD = libtrace/cli/libgtopen.la libtrace/import/libgtimport.la libtrace/analyze/libgtanalyze.la libtrace/store/libgtstore.la $(SQLITE_LIBS) $(PTHREAD_LIBS) $(M_LIBS)
 dist_man_MANS += libtrace/cli/gtrace.1
 
 # make install staged under a DESTDIR, and the installed programs, library,
