@@ -829,6 +829,8 @@ void gt_trace_free(gt_trace *t)
     sqlite3_close(t->check_db);
     free(t->check_problem);
     sqlite3_finalize(t->callchain_stmt);
+    for (int k = 0; k < GT_EV_N_KINDS; k++)
+        sqlite3_finalize(t->rowid_probe[k]);
     sqlite3_close_v2(t->db); /* v2: iterators still open keep it alive until freed */
     while (t->arena) {
         arena_block *next = t->arena->next;

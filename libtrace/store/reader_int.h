@@ -106,6 +106,12 @@ struct gt_trace {
     bool max_dur_known[GT_EV_N_KINDS];
     int64_t max_dur_ns[GT_EV_N_KINDS];
 
+    /* Per kind whose table is in start order: the probe that finds the
+     * rowid range of a time range, and one past its last rowid (kept from
+     * the first range query on). */
+    sqlite3_stmt *rowid_probe[GT_EV_N_KINDS];
+    int64_t rowid_end[GT_EV_N_KINDS];
+
     /* Rows refused per kind (gt_trace_rejected), known once a whole table was read. */
     bool rejected_known[GT_EV_N_KINDS];
     int64_t n_rejected[GT_EV_N_KINDS];

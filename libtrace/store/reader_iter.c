@@ -550,33 +550,24 @@ static int64_t sat_sub(int64_t a, int64_t b) /* b >= 0 */
     return a < INT64_MIN + b ? INT64_MIN : a - b;
 }
 
-/* The first rowid of `table` whose start is at least `key`, for a table
+/* The first rowid whose start is at least `key`, in [lo, hi) of a table
  * whose rowid order is its start order (GTRACE_TIME_ORDERED): a binary
- * search over the rowids, one B-tree seek per probe, in place of an index on
- * start. *out is one past the last rowid when every start is below `key`.
- * A file that lies about its order gets a wrong range, never a crash. */
-static int first_rowid_at(gt_trace *t, const char *table, int64_t key, int64_t *ops, int64_t *out)
+ * search over the rowids with `probe` (the first row at or after ?1: its
+ * rowid and start), one B-tree seek per probe, in place of an index on
+ * start. hi when every start is below `key`. A file that lies about its
+ * order gets a wrong range, never a crash. */
+static int first_rowid_at(gt_trace *t, sqlite3_stmt *probe, int64_t lo, int64_t hi, int64_t key, int64_t *ops,
+                          int64_t *out)
 {
-    sqlite3_stmt *st = NULL;
-    char sql[160];
-    bool is_null;
-    int64_t lo = 0, hi = 0;
-    snprintf(sql, sizeof sql, "SELECT max(rowid) FROM \"%s\"", table);
-    int rc = gt_rd_query_int64(t, sql, &hi, &is_null, "finding a time range");
-    if (rc < 0)
-        return rc;
-    hi = is_null || hi == INT64_MAX ? 0 : hi + 1; /* no rows: nothing at or after key */
-    snprintf(sql, sizeof sql, "SELECT rowid, \"start\" FROM \"%s\" WHERE rowid >= ?1 ORDER BY rowid LIMIT 1", table);
-    if ((rc = gt_rd_prepare(t, sql, &st, "finding a time range")) < 0)
-        return rc;
+    int rc = 0;
     /* rows below lo start before key, rows at hi or above at or after it */
-    while (lo < hi) {
+    while (lo < hi && rc == 0) {
         int64_t mid = lo + (hi - lo) / 2;
-        sqlite3_bind_int64(st, 1, mid);
-        int step = gt_rd_step(t, st, ops);
-        if (step == SQLITE_ROW && sqlite3_column_int64(st, 0) < hi) {
-            int64_t rowid = sqlite3_column_int64(st, 0);
-            if (sqlite3_column_int64(st, 1) < key)
+        sqlite3_bind_int64(probe, 1, mid);
+        int step = gt_rd_step(t, probe, ops);
+        if (step == SQLITE_ROW && sqlite3_column_int64(probe, 0) < hi) {
+            int64_t rowid = sqlite3_column_int64(probe, 0);
+            if (sqlite3_column_int64(probe, 1) < key)
                 lo = rowid + 1;
             else
                 hi = mid;
@@ -584,12 +575,37 @@ static int first_rowid_at(gt_trace *t, const char *table, int64_t key, int64_t *
             hi = mid; /* no row in [mid, hi) */
         } else {
             rc = gt_rd_sql_fail(t, step, "finding a time range");
-            break;
         }
-        sqlite3_reset(st);
+        sqlite3_reset(probe);
     }
-    sqlite3_finalize(st);
     *out = lo;
+    return rc;
+}
+
+/* The rowids [*first, *last] of the rows of `kind` starting in [lo, hi],
+ * its table being in start order. */
+static int rowid_range(gt_trace *t, gt_event_kind kind, const char *table, int64_t lo, int64_t hi, int64_t *ops,
+                       int64_t *first, int64_t *last)
+{
+    int rc = 0;
+    if (!t->rowid_probe[kind]) {
+        char sql[160];
+        bool is_null;
+        int64_t end = 0;
+        snprintf(sql, sizeof sql, "SELECT max(rowid) FROM \"%s\"", table);
+        if ((rc = gt_rd_query_int64(t, sql, &end, &is_null, "finding a time range")) < 0)
+            return rc;
+        t->rowid_end[kind] = is_null || end < 0 || end == INT64_MAX ? 0 : end + 1;
+        snprintf(sql, sizeof sql, "SELECT rowid, \"start\" FROM \"%s\" WHERE rowid >= ?1 ORDER BY rowid LIMIT 1",
+                 table);
+        if ((rc = gt_rd_prepare(t, sql, &t->rowid_probe[kind], "finding a time range")) < 0)
+            return rc;
+    }
+    int64_t end = t->rowid_end[kind], past = end;
+    rc = first_rowid_at(t, t->rowid_probe[kind], 0, end, lo, ops, first);
+    if (rc == 0 && hi < INT64_MAX)
+        rc = first_rowid_at(t, t->rowid_probe[kind], *first, end, hi + 1, ops, &past);
+    *last = past - 1;
     return rc;
 }
 
@@ -676,14 +692,11 @@ static int iter_open(gt_iter **out, gt_trace *t, gt_event_kind kind, int64_t fro
         if (!d->instant)
             sqlite3_bind_int64(it->stmt, 3, from_ns);
         if (by_rowid) {
-            int64_t first = 0, past = INT64_MAX;
-            rc = first_rowid_at(t, d->table, lo, &it->ops, &first);
-            if (rc == 0 && hi < INT64_MAX)
-                rc = first_rowid_at(t, d->table, hi + 1, &it->ops, &past);
-            if (rc < 0)
+            int64_t first, last;
+            if ((rc = rowid_range(t, kind, d->table, lo, hi, &it->ops, &first, &last)) < 0)
                 goto cleanup;
             sqlite3_bind_int64(it->stmt, 4, first);
-            sqlite3_bind_int64(it->stmt, 5, past == INT64_MAX ? INT64_MAX : past - 1);
+            sqlite3_bind_int64(it->stmt, 5, last);
         }
     }
 done:
