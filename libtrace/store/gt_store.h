@@ -327,6 +327,12 @@ int gt_writer_add_dropped(gt_writer *w, int64_t global_pid, gt_event_kind kind, 
 /* Wall-clock time at the trace's zero (TARGET_INFO_SESSION_START_TIME). */
 int gt_writer_set_session_start(gt_writer *w, int64_t utc_epoch_ns);
 
+/* Adds entries to the run configuration of a finished gtrace trace at
+ * `path` (GTRACE_RUN_CONFIG), in one transaction: for what is known only
+ * once its writer has closed. GT_ERR_NOTTRACE for any other file. */
+int gt_trace_add_config(const char *path, int64_t global_pid, const char *const keys[], const char *const values[],
+                        size_t n);
+
 /* Commits an open batch, adds the time indexes, and closes. Always frees `w`;
  * returns the first error met while finishing. */
 int gt_writer_close(gt_writer *w);

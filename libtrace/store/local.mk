@@ -8,6 +8,7 @@ libtrace_store_libgtstore_la_SOURCES = \
 	libtrace/store/schema.h \
 	libtrace/store/schema.c \
 	libtrace/store/writer.c \
+	libtrace/store/amend.c \
 	libtrace/store/reader_int.h \
 	libtrace/store/reader.c \
 	libtrace/store/reader_check.c \
