@@ -131,6 +131,7 @@ static gt_shm_ring *ring_claim(void)
         if (atomic_compare_exchange_weak_explicit(&h->n_carved, &n, n + 1, memory_order_acq_rel, memory_order_relaxed)) {
             r = &rings[n];
             idx = n;
+            /* UNUSED until now, so no other thread took it (shm.h). */
             atomic_store_explicit(&r->state, GT_RING_CLAIMED, memory_order_relaxed);
             populate(region_data + (uint64_t)n * h->ring_bytes, h->ring_bytes);
         }

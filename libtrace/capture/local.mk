@@ -50,7 +50,8 @@ TESTS += tests/integration/capture_threads.sh tests/integration/capture_features
 	tests/integration/capture_kill.sh tests/integration/capture_fork.sh \
 	tests/integration/capture_drops.sh tests/integration/capture_ends.sh \
 	tests/integration/capture_losses.sh tests/integration/capture_output.sh \
-	tests/integration/capture_fullfs.sh tests/integration/capture_kill_burst.sh
+	tests/integration/capture_fullfs.sh tests/integration/capture_kill_burst.sh \
+	tests/integration/capture_claim.sh
 check_PROGRAMS += tests/integration/capture_probe
 tests_integration_capture_probe_SOURCES = tests/integration/capture_probe.c
 tests_integration_capture_probe_CPPFLAGS = $(AM_CPPFLAGS) $(NVTX_CPPFLAGS)
@@ -58,7 +59,7 @@ tests_integration_capture_probe_LDADD = $(PTHREAD_LIBS) $(DL_LIBS)
 endif
 EXTRA_DIST += tests/integration/capture_ends.sh tests/integration/capture_losses.sh \
 	tests/integration/capture_output.sh tests/integration/capture_fullfs.sh \
-	tests/integration/capture_kill_burst.sh
+	tests/integration/capture_kill_burst.sh tests/integration/capture_claim.sh
 EXTRA_DIST += tests/integration/capture_common.sh tests/integration/capture_threads.sh \
 	tests/integration/capture_features.sh tests/integration/capture_exit.sh \
 	tests/integration/capture_errors.sh tests/integration/capture_kill.sh \

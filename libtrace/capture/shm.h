@@ -21,7 +21,10 @@
  * thread claims a FREE ring (compare-and-swap on `state`) or carves a new
  * one (`n_carved`); at its exit the ring becomes DEAD, and the launcher
  * makes it FREE again once it has read it to the end. A thread that finds
- * no ring counts its events in `orphan_dropped`.
+ * no ring counts its events in `orphan_dropped`. A ring carved but not yet
+ * handed out is UNUSED (0, as the region is made), never FREE: a thread
+ * that counted it in `n_carved` before its carver marked it CLAIMED must
+ * not take it too (two producers on one ring overwrite each other).
  *
  * The launcher trusts nothing it reads here: sizes are checked against the
  * ring, strings are bounded, a ring that makes no sense is no longer read.
@@ -34,7 +37,7 @@
 
 #include "gt_store.h"
 
-#define GT_SHM_MAGIC 0x31474e5254475447ull /* "GTGTRNG1" */
+#define GT_SHM_MAGIC 0x32474e5254475447ull /* "GTGTRNG2" */
 #define GT_SHM_KINDS 16                     /* room for gt_event_kind */
 #define GT_SHM_INFO_BYTES 65536             /* the process description */
 #define GT_SHM_STRINGS_BYTES (256 * 1024)   /* registered NVTX strings */
@@ -43,7 +46,7 @@
 
 _Static_assert(GT_EV_N_KINDS <= GT_SHM_KINDS, "a drop count for every kind");
 
-enum { GT_RING_FREE = 0, GT_RING_CLAIMED = 1, GT_RING_LIVE = 2, GT_RING_DEAD = 3 };
+enum { GT_RING_UNUSED = 0, GT_RING_CLAIMED = 1, GT_RING_LIVE = 2, GT_RING_DEAD = 3, GT_RING_FREE = 4 };
 
 typedef struct gt_shm_ring {
     _Atomic uint64_t head;              /* bytes published by the producer */
