@@ -12,3 +12,10 @@ dist_gtrace_torch_DATA = \
 
 # bench/bench_pytorch.sh BUILDDIR: what --pytorch costs a CPU training step.
 EXTRA_DIST += bench/bench_pytorch.sh bench/bench_pytorch.py
+
+# Module backward ranges, and the same losses with and without the marks
+# (Debian's python3-torch; skipped, 77, without it).
+if HAVE_NVTX
+TESTS += tests/integration/pytorch_backward.sh
+endif
+EXTRA_DIST += tests/integration/pytorch_backward.sh

@@ -6,6 +6,11 @@
 #
 #   python3 pytorch_train.py [--batch B] [--steps S] [--images N]
 #                            [--no-optimizer] [--raise-at S] [--threads T]
+#                            [--inplace] [--losses]
+#
+# --inplace: each block's ReLU is an nn.ReLU(inplace=True) module, which
+# changes the normalization's output in place (what full backward hooks on
+# modules break); --losses prints every step's loss exactly (float.hex).
 import argparse
 import gzip
 import os
@@ -37,19 +42,21 @@ def images(n):
 
 
 class Block(nn.Module):
-    def __init__(self, cin, cout):
+    def __init__(self, cin, cout, inplace=False):
         super().__init__()
         self.conv = nn.Conv2d(cin, cout, 3, padding=1)
         self.norm = nn.BatchNorm2d(cout)
+        self.relu = nn.ReLU(inplace=True) if inplace else None
 
     def forward(self, x):
-        return F.max_pool2d(F.relu(self.norm(self.conv(x))), 2)
+        x = self.norm(self.conv(x))
+        return F.max_pool2d(self.relu(x) if self.relu is not None else F.relu(x), 2)
 
 
 class Net(nn.Module):
-    def __init__(self):
+    def __init__(self, inplace=False):
         super().__init__()
-        self.features = nn.Sequential(Block(1, 8), Block(8, 16))
+        self.features = nn.Sequential(Block(1, 8, inplace), Block(8, 16, inplace))
         self.head = nn.Linear(16 * 7 * 7, 10)
 
     def forward(self, x):
@@ -64,12 +71,14 @@ def main():
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--no-optimizer", action="store_true")
     p.add_argument("--raise-at", type=int, default=-1)
+    p.add_argument("--inplace", action="store_true")
+    p.add_argument("--losses", action="store_true")
     a = p.parse_args()
     torch.manual_seed(0)
     torch.set_num_threads(a.threads)
     x, y = images(a.images)
     loader = DataLoader(TensorDataset(x, y), batch_size=a.batch, shuffle=True, drop_last=True)
-    model = Net()
+    model = Net(a.inplace)
     loss_fn = nn.CrossEntropyLoss()
     opt = None if a.no_optimizer else torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
     step = 0
@@ -82,6 +91,8 @@ def main():
                 opt.zero_grad()
                 loss.backward()
                 opt.step()
+            if a.losses:
+                print("loss %d %s" % (step, loss.item().hex()))
             step += 1
             if step == a.steps:
                 break

@@ -11,6 +11,8 @@
 #           aten::conv...     each ATen op (ops), category "compute";
 #                             with shapes: "aten::mm [32, 64] [64, 10]"
 #     backward                torch.autograd.backward (loss.backward())
+#       Net backward          each module's backward (modules), nested as
+#         head backward       its forward was, in the order autograd runs it
 #     optimizer               Optimizer.step
 #
 # A step. Step N ends where an optimizer step ends; step N+1 begins right
@@ -32,9 +34,23 @@
 # torch.autograd.backward and _BaseDataLoaderIter.__next__ wrapped; ATen ops
 # through a TorchDispatchMode entered once at start (1.13 and 2.x), which
 # sees every op below autograd, backward ops included, on the thread that
-# imported torch and the threads autograd runs on. Modules' backward is in
-# the "backward" phase but not split by module: full backward hooks wrap
-# every module's inputs and outputs, which breaks in-place ops after them.
+# imported torch and the threads autograd runs on.
+#
+# A module's backward. Full backward hooks wrap every module's inputs and
+# outputs in an autograd Function, which breaks in-place ops after them (an
+# in-place ReLU then fails). Instead the forward post hook, with grad on,
+# takes the autograd node that made the module's output (output.grad_fn,
+# before any in-place op after the module replaces the tensor's) and gives
+# it a pre-hook (Node.register_prehook, 1.13 and 2.x), which changes no
+# tensor. When autograd is about to run that node, the module's backward
+# begins: its range "NAME backward" opens, after closing those still open
+# that are not its callers (a sibling's backward ends where the next one
+# begins); a callback queued on the engine closes what is open when the
+# backward ends. So a module's range covers its nodes and what runs after
+# them up to the next module (AccumulateGrad of its parameters, a functional
+# op of its caller that came before it in the forward). Ranges are per
+# thread: on a GPU, autograd runs a device's nodes on a thread of its own.
+import functools
 import importlib
 import sys
 import threading
@@ -53,7 +69,6 @@ def install(torch, features, lib_path):
     ops = "ops" in features or "shapes" in features
     shapes = "shapes" in features
 
-    tls = threading.local()
     state = {"open": False, "n": 0, "tid": None, "lead": None}
     get_ident = threading.get_ident
 
@@ -62,16 +77,15 @@ def install(torch, features, lib_path):
         state["tid"] = get_ident()
         push(handle("step %d" % state["n"], keep=False))
 
-    def depth():
-        return getattr(tls, "depth", 0)
-
     H_DATA, H_FORWARD, H_BACKWARD, H_OPTIMIZER = (handle("data"), handle("forward"), handle("backward"),
                                                     handle("optimizer"))
 
     # ---- modules (and the forward phase) --------------------------------
+    close_backward = None
     if steps or modules:
-        # id(module) -> (weakref to it, handle): a plain dict lookup per call;
-        # the weakref tells a module from a later one that reuses its id.
+        # id(module) -> (weakref to it, handle, backward handle): a plain dict
+        # lookup per call; the weakref tells a module from a later one that
+        # reuses its id.
         known = {}
         roots = {}
 
@@ -80,15 +94,16 @@ def install(torch, features, lib_path):
             if entry is not None and entry[0] is ref:
                 del known[key]
 
-        def remember(mod, h):
+        def remember(mod, name):
             key = id(mod)
-            known[key] = (weakref.ref(mod, lambda r, k=key: forget(r, k)), h)
-            return h
+            entry = known[key] = (weakref.ref(mod, lambda r, k=key: forget(r, k)), handle(name),
+                                  handle(name + " backward"))
+            return entry
 
         def lookup(mod):
             entry = known.get(id(mod))
             if entry is not None and entry[0]() is mod:
-                return entry[1]
+                return entry
             return None
 
         def name_tree(root):
@@ -98,11 +113,98 @@ def install(torch, features, lib_path):
             if k:
                 base = "%s#%d" % (base, k + 1)
             for qualified, sub in root.named_modules():
-                remember(sub, handle(qualified or base))
+                remember(sub, qualified or base)
+
+        if modules:
+            grad_enabled = torch.is_grad_enabled
+            Tensor = torch.Tensor
+            queue_callback = torch.autograd.Variable._execution_engine.queue_callback
+
+            def encloses(outer, call):
+                call = call[1]
+                while call is not None:
+                    if call is outer:
+                        return True
+                    call = call[1]
+                return False
+
+            def on_node(made_by, grad_outputs):
+                """Before the node that made a module's output runs in backward:
+                the module's backward begins. Calls still open that are not
+                its callers end (their backward is over)."""
+                b = bstate
+                open_ = b.open
+                if b.backward != backwards[0]:  # this thread's first node of this backward
+                    close_open(b)  # what an earlier backward left open here (it raised)
+                    b.backward = backwards[0]
+                    queue_callback(end_backward)
+                for call in reversed(made_by):  # the outermost first
+                    while open_ and open_[-1] is not call and not encloses(open_[-1], call):
+                        open_.pop()
+                        pop()
+                    if open_ and open_[-1] is call:
+                        continue  # a module with several outputs: already open
+                    push(call[0])
+                    open_.append(call)
+                return None
+
+            def close_open(b):
+                open_ = b.open
+                while open_:
+                    open_.pop()
+                    pop()
+
+            def end_backward():
+                """Queued on the engine: runs when the backward ends; also
+                after torch.autograd.backward returns or raises."""
+                close_open(bstate)
+                backwards[0] += 1
+
+            close_backward = end_backward
+
+            class _BackwardState(threading.local):
+                def __init__(self):
+                    self.open = []       # the module calls whose backward range is open, innermost last
+                    self.backward = -1   # the backward they belong to
+
+            bstate = _BackwardState()
+            # The backward running (a count of those ended). A callback runs
+            # on one thread; another thread's ranges (a device's, on a GPU)
+            # close at its first node of the next backward.
+            backwards = [0]
+
+            def mark_backward(call, output):
+                """Hooks the autograd node that made the module's output (not
+                the tensors: in-place ops after the module are untouched)."""
+                if type(output) is not Tensor and not isinstance(output, Tensor):
+                    if type(output) in (tuple, list) and output and isinstance(output[0], Tensor):
+                        output = output[0]
+                    else:
+                        return
+                node = output.grad_fn
+                if node is None:
+                    return
+                nodes = fstate.nodes
+                entry = nodes.get(id(node))
+                if entry is None:
+                    made_by = [call]
+                    nodes[id(node)] = (node, made_by)  # holds the node: its id stays its own
+                    node.register_prehook(functools.partial(on_node, made_by))
+                else:
+                    entry[1].append(call)
+
+        class _ForwardState(threading.local):
+            def __init__(self):
+                self.depth = 0    # module calls open on this thread
+                self.calls = []   # with modules: each open call, (backward handle, its caller's call)
+                self.nodes = {}   # id(node) -> (node, [calls whose output it made]), in one outermost call
+
+        fstate = _ForwardState()
 
         def pre_hook(mod, inputs):
-            d = getattr(tls, "depth", 0)
-            tls.depth = d + 1
+            st = fstate
+            d = st.depth
+            st.depth = d + 1
             if d == 0:
                 if steps:
                     if not state["open"]:
@@ -110,24 +212,32 @@ def install(torch, features, lib_path):
                     push(H_FORWARD)
                 if not modules:
                     return None
-                h = lookup(mod)
-                if h is None:
+                entry = lookup(mod)
+                if entry is None:
                     name_tree(mod)
-                    h = lookup(mod)
+                    entry = lookup(mod)
             elif not modules:
                 return None
             else:
-                h = lookup(mod)
-                if h is None:
-                    h = remember(mod, handle(type(mod).__name__))
-            push(h)
+                entry = lookup(mod)
+                if entry is None:
+                    entry = remember(mod, type(mod).__name__)
+            push(entry[1])
+            calls = st.calls
+            calls.append((entry[2], calls[-1] if calls else None))
             return None
 
         def post_hook(mod, inputs, output):
-            d = getattr(tls, "depth", 1) - 1
-            tls.depth = d
+            st = fstate
+            d = st.depth - 1
+            st.depth = d
             if modules:
                 pop()
+                call = st.calls.pop() if st.calls else None
+                if call is not None and grad_enabled():
+                    mark_backward(call, output)
+                if d == 0:
+                    st.nodes.clear()
             if d == 0 and steps:
                 pop()
             return None
@@ -151,6 +261,8 @@ def install(torch, features, lib_path):
             try:
                 return backward_impl(*args, **kwargs)
             finally:
+                if close_backward is not None:
+                    close_backward()  # what a failed backward left open
                 pop()
 
         backward.__wrapped__ = backward_impl
@@ -183,7 +295,7 @@ def install(torch, features, lib_path):
         def step_post(opt, *args):
             pop()
             lead = state["lead"]
-            if lead is not None and lead() is opt and state["tid"] == get_ident() and depth() == 0:
+            if lead is not None and lead() is opt and state["tid"] == get_ident() and fstate.depth == 0:
                 pop()
                 state["n"] += 1
                 open_step()
