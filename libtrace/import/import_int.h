@@ -37,6 +37,12 @@ void json_free(json_reader *r);
 /* The next token; the grammar is checked as it goes. Errors (a negative
  * gt_status) name the file, the line and what was expected. */
 int json_next(json_reader *r, json_tok *out);
+/* Inside an object: the next member's key (cut to key_bytes) and the first
+ * token of its value. 1: a member; 0: the object closed; or an error. */
+int json_next_member(json_reader *r, char *key, size_t key_bytes, json_tok *value);
+/* Inside an array: the first token of the next element. 1: an element; 0:
+ * the array closed; or an error. */
+int json_next_element(json_reader *r, json_tok *value);
 /* Skips the rest of a value whose first token was `first`. */
 int json_skip(json_reader *r, json_tok first);
 /* Text of the last KEY, STR or NUM token (NUL-terminated, UTF-8); valid
@@ -120,6 +126,16 @@ int im_name_process(im_out *o, const char *name);
 /* Adds a row; commits every so many so a batch stays small. */
 int im_add(im_out *o, const gt_event *ev);
 int im_intern(im_out *o, const char *s, gt_string_id *out);
+/* Room for element n of an array of `cap` elements of `elem` bytes: the
+ * array doubles (from 64) when full. */
+int im_grow(void **v, size_t *cap, size_t n, size_t elem);
+
+/* A GTRACE_MEMORY_EVENTS row (GT_HEAP_* or GT_REGION_* `op`) of a
+ * sub-allocator on virtual addresses, as a caching allocator registers its
+ * segments (heaps) and blocks (regions) through NVTX; `name` may be NULL,
+ * `chain_id` 0 (no stack). */
+int im_add_heap(im_out *o, int64_t t_ns, int64_t tid, int32_t op, uint64_t heap, uint64_t addr, int64_t bytes,
+                const char *name, int64_t chain_id);
 
 /* ---- the importers: a scan (pass 1), then the rows (pass 2) -------------- */
 

@@ -464,6 +464,28 @@ int json_next(json_reader *r, json_tok *out)
     }
 }
 
+int json_next_member(json_reader *r, char *key, size_t key_bytes, json_tok *value)
+{
+    json_tok t;
+    int rc;
+    if ((rc = json_next(r, &t)) < 0)
+        return rc;
+    if (t == JT_OBJ_END)
+        return 0;
+    snprintf(key, key_bytes, "%s", json_text(r, NULL));
+    if ((rc = json_next(r, value)) < 0)
+        return rc;
+    return 1;
+}
+
+int json_next_element(json_reader *r, json_tok *value)
+{
+    int rc = json_next(r, value);
+    if (rc < 0)
+        return rc;
+    return *value != JT_ARR_END;
+}
+
 int json_skip(json_reader *r, json_tok first)
 {
     if (first != JT_OBJ && first != JT_ARR)

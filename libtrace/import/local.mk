@@ -8,7 +8,10 @@ libtrace_import_libgtimport_la_SOURCES = \
 	libtrace/import/import.c \
 	libtrace/import/batch.c \
 	libtrace/import/json.c \
+	libtrace/import/kineto_int.h \
 	libtrace/import/kineto.c \
+	libtrace/import/kineto_json.c \
+	libtrace/import/kineto_memory.c \
 	libtrace/import/pickle.c \
 	libtrace/import/snapshot.c
 libtrace_import_libgtimport_la_CFLAGS = $(AM_CFLAGS) $(ZLIB_CFLAGS)
@@ -17,7 +20,11 @@ libtrace_import_libgtimport_la_LIBADD = libtrace/store/libgtstore.la $(ZLIB_LIBS
 # gtrace import on real torch.profiler traces and on snapshot pickles (good
 # and hostile), through the CLI and the analyses.
 TESTS += tests/integration/import_kineto.sh tests/integration/import_snapshot.sh
+# Every fixture's rows, as recorded and as its own events count them; every
+# kind of device activity into its table.
+TESTS += tests/integration/import_counts.sh
 EXTRA_DIST += tests/integration/import_kineto.sh tests/integration/import_snapshot.sh \
+	tests/integration/import_counts.sh \
 	tests/fixtures/pytorch/README.md tests/fixtures/pytorch/make_kineto.py \
 	tests/fixtures/pytorch/make_snapshots.py tests/fixtures/pytorch/expected.txt \
 	tests/fixtures/pytorch/plain.json \

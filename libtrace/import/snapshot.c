@@ -87,19 +87,6 @@ typedef struct state {
     blk *blks; size_t n_blks, cap_blks;   /* sorted by address */
 } state;
 
-static int grow(void **v, size_t *cap, size_t n, size_t elem)
-{
-    if (n < *cap)
-        return 0;
-    size_t c = *cap ? *cap * 2 : 64;
-    void *p = realloc(*v, c * elem);
-    if (!p)
-        return gt_error_set(GT_ERR_NOMEM, "import: out of memory");
-    *v = p;
-    *cap = c;
-    return 0;
-}
-
 /* Index of the first segment (block) at or after addr. */
 static size_t seg_lower(const state *s, uint64_t addr)
 {
@@ -149,7 +136,7 @@ static ssize_t seg_ending_at(const state *s, uint64_t addr)
 
 static int seg_insert(state *s, seg g)
 {
-    int rc = grow((void **)&s->segs, &s->cap_segs, s->n_segs, sizeof *s->segs);
+    int rc = im_grow((void **)&s->segs, &s->cap_segs, s->n_segs, sizeof *s->segs);
     if (rc < 0)
         return rc;
     size_t i = seg_lower(s, g.addr);
@@ -178,7 +165,7 @@ static int blk_insert(state *s, blk b)
         s->blks[at] = b;
         return 0;
     }
-    int rc = grow((void **)&s->blks, &s->cap_blks, s->n_blks, sizeof *s->blks);
+    int rc = im_grow((void **)&s->blks, &s->cap_blks, s->n_blks, sizeof *s->blks);
     if (rc < 0)
         return rc;
     size_t i = blk_lower(s, b.addr);
@@ -387,24 +374,8 @@ static int callchain_of(wctx *c, const pk_value *frames, int64_t *out)
 static int heap_ev(wctx *c, int64_t t, int32_t op, uint64_t heap, uint64_t addr, int64_t bytes,
                    const char *name, int64_t chain_id)
 {
-    gt_event ev;
-    int rc;
-    memset(&ev, 0, sizeof ev);
-    ev.kind = GT_EV_HEAP;
-    gt_heap_event *h = &ev.u.heap;
-    h->start_ns = t;
-    h->global_tid = c->tid;
-    h->operation = op;
-    h->heap_id = heap;
-    h->address = addr;
-    h->bytes = bytes;
-    h->heap_usage = 1;  /* NVTX_MEM_HEAP_USAGE_TYPE_SUB_ALLOCATOR */
-    h->memory_type = 1; /* NVTX_MEM_TYPE_VIRTUAL_ADDRESS */
-    h->callchain_id = chain_id;
-    if (name && (rc = im_intern(c->o, name, &h->name)) < 0)
-        return rc;
     c->st->n_heap_events++;
-    return im_add(c->o, &ev);
+    return im_add_heap(c->o, t, c->tid, op, heap, addr, bytes, name, chain_id);
 }
 
 static int new_segment(wctx *c, state *s, int64_t t, uint64_t addr, int64_t bytes, const char *type)

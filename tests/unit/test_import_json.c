@@ -208,11 +208,61 @@ static void test_import_json__errors(void)
     CU_ASSERT_EQUAL(describe("/nonexistent/x.json", got, sizeof got), GT_ERR_NOTFOUND);
 }
 
+/* Members and elements one at a time: keys cut to the caller's buffer,
+ * nested values left to the caller, the close reported, not read past. */
+static void test_import_json__members_and_elements(void)
+{
+    static const char doc[] = "{\"short\": [1, {\"x\": 2}, \"s\"], \"a_rather_long_key\": true, \"e\": {}}";
+    char *p = write_file("members.json", doc, sizeof doc - 1);
+    json_reader *r = NULL;
+    json_tok t;
+    char key[8];
+    CU_ASSERT_EQUAL_FATAL(json_open(&r, p), 0);
+    CU_ASSERT_EQUAL_FATAL(json_next(r, &t), 0);
+    CU_ASSERT_EQUAL_FATAL(t, JT_OBJ);
+    CU_ASSERT_EQUAL(json_next_member(r, key, sizeof key, &t), 1);
+    CU_ASSERT_STRING_EQUAL(key, "short");
+    CU_ASSERT_EQUAL_FATAL(t, JT_ARR);
+    CU_ASSERT_EQUAL(json_next_element(r, &t), 1);
+    CU_ASSERT_EQUAL(t, JT_NUM);
+    CU_ASSERT_STRING_EQUAL(json_text(r, NULL), "1");
+    CU_ASSERT_EQUAL(json_next_element(r, &t), 1);
+    CU_ASSERT_EQUAL_FATAL(t, JT_OBJ);
+    CU_ASSERT_EQUAL(json_skip(r, t), 0);
+    CU_ASSERT_EQUAL(json_next_element(r, &t), 1);
+    CU_ASSERT_EQUAL(t, JT_STR);
+    CU_ASSERT_EQUAL(json_next_element(r, &t), 0); /* ] */
+    CU_ASSERT_EQUAL(json_next_member(r, key, sizeof key, &t), 1);
+    CU_ASSERT_STRING_EQUAL(key, "a_rathe"); /* cut to 8 bytes with its NUL */
+    CU_ASSERT_EQUAL(t, JT_TRUE);
+    CU_ASSERT_EQUAL(json_next_member(r, key, sizeof key, &t), 1);
+    CU_ASSERT_STRING_EQUAL(key, "e");
+    CU_ASSERT_EQUAL_FATAL(t, JT_OBJ);
+    CU_ASSERT_EQUAL(json_next_member(r, key, sizeof key, &t), 0); /* the inner } */
+    CU_ASSERT_EQUAL(json_depth(r), 1);
+    CU_ASSERT_EQUAL(json_next_member(r, key, sizeof key, &t), 0); /* the outer } */
+    CU_ASSERT_EQUAL(json_depth(r), 0);
+    CU_ASSERT_EQUAL(json_next(r, &t), 0);
+    CU_ASSERT_EQUAL(t, JT_EOF);
+    json_free(r);
+    /* a member cut short is the reader's error, naming the file */
+    static const char cut[] = "{\"k\": ";
+    char *c = write_file("member_cut.json", cut, sizeof cut - 1);
+    CU_ASSERT_EQUAL_FATAL(json_open(&r, c), 0);
+    CU_ASSERT_EQUAL_FATAL(json_next(r, &t), 0);
+    CU_ASSERT_EQUAL(json_next_member(r, key, sizeof key, &t), GT_ERR_CORRUPT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(gt_error_last(), c));
+    json_free(r);
+    free(p);
+    free(c);
+}
+
 static const gt_test_case cases[] = {
     {"test_import_json__tokens", test_import_json__tokens},
     {"test_import_json__long_values_and_skip", test_import_json__long_values_and_skip},
     {"test_import_json__microseconds", test_import_json__microseconds},
     {"test_import_json__errors", test_import_json__errors},
+    {"test_import_json__members_and_elements", test_import_json__members_and_elements},
     {NULL, NULL},
 };
 
