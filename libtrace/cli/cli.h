@@ -34,10 +34,14 @@ int gt_cli_memory(int argc, char **argv);
 int gt_cli_export(int argc, char **argv);
 /* `gtrace import FILE... -o TRACE`: torch.profiler traces and memory snapshots (import_cmd.c). */
 int gt_cli_import(int argc, char **argv);
+/* `gtrace merge PART... -o TRACE`: per-rank traces on one clock (merge.c). */
+int gt_cli_merge(int argc, char **argv);
 /* A trace to analyze: a trace file, or a torch.profiler JSON or CUDA memory
  * snapshot imported into a temporary trace removed at exit (open_any.c).
  * NULL after saying why on stderr. */
 gt_trace *gt_cli_open_trace(const char *path, unsigned flags);
+
+/* ---- output.c: what the commands share about their output ---- */
 
 /* Prints "gtrace: " and the message on stderr. */
 void gt_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -47,13 +51,32 @@ void gt_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int64_t gt_cli_print_counts(FILE *out, gt_trace *t, const char *indent);
 /* "1.234 s", "15.2 ms"... for a duration in ns. */
 const char *gt_cli_duration(int64_t ns, char *buf, size_t buf_bytes);
+/* 0 when a trace may be written to `output`: it does not exist, or it is a
+ * regular file and `force`; else GT_ERR_EXISTS with the message set. */
+int gt_cli_check_output(const char *output, bool force);
+/* Moves a finished trace `from` (on the same file system) to `output`,
+ * replacing only a regular file and only with `force`, even if one
+ * appeared since gt_cli_check_output. */
+int gt_cli_install(const char *from, const char *output, bool force);
+/* Removes a trace of gtrace's own making and SQLite's files beside it. */
+void gt_cli_remove_trace(const char *path);
 
 /* Events the producers of an open trace dropped, per kind (dropped.c). */
 int gt_cli_dropped(gt_trace *t, int64_t out[GT_EV_N_KINDS]);
 
+/* The run entries (GTRACE_RUN_CONFIG, global pid 0) that hold the
+ * launcher's end-of-run clock pair: the trace's time and the wall-clock time
+ * (UTC, ns since the epoch) read together when the program ended. With the
+ * session start (wall clock at the trace's zero), they let `gtrace merge`
+ * put traces taken on several hosts on one clock: offset and drift. */
+#define GT_CLI_CLOCK_END_KEY "clock_end_ns"
+#define GT_CLI_CLOCK_END_UTC_KEY "clock_end_utc_ns"
+
 /* What the launcher knows about a run, for the trace it assembles. */
 typedef struct gt_run_info {
     int64_t utc_t0_ns;         /* wall-clock time at the trace's zero */
+    int64_t end_ns;            /* the trace's time when the program ended (0: unknown) */
+    int64_t utc_end_ns;        /* the wall-clock time then */
     int64_t root_pid;          /* the program's pid */
     const char *program_name;  /* its basename */
     const char *command_line;  /* as given, joined with spaces */
@@ -75,9 +98,6 @@ typedef struct gt_run_losses {
  * message in gt_error_last(); the parts are then kept. */
 int gt_cli_assemble(const char *parts_dir, const char *output, bool force, const gt_run_info *run,
                     gt_run_losses *out_losses);
-/* 0 when a trace may be written to `output`: it does not exist, or it is a
- * regular file and `force`; else GT_ERR_EXISTS with the message set. */
-int gt_cli_check_output(const char *output, bool force);
 /* The collector (collect.c): the thread that reads the traced processes'
  * rings and writes their parts into `parts_dir`. Made (its socket listening)
  * before the program starts; started once it is forked; finished once every

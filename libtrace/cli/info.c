@@ -5,39 +5,34 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 
 #define MAX_LISTED 32 /* processes and threads listed (an nsys export lists the whole machine) */
 
-const char *gt_cli_duration(int64_t ns, char *buf, size_t buf_bytes)
+/* A trace `gtrace merge` made: its parts, each with its command and the
+ * correction of its clock (merge.c's run entries). */
+static void print_parts(gt_trace *t)
 {
-    double v = (double)ns;
-    if (ns >= 1000000000)
-        snprintf(buf, buf_bytes, "%.3f s", v / 1e9);
-    else if (ns >= 1000000)
-        snprintf(buf, buf_bytes, "%.3f ms", v / 1e6);
-    else if (ns >= 1000)
-        snprintf(buf, buf_bytes, "%.3f us", v / 1e3);
-    else
-        snprintf(buf, buf_bytes, "%" PRId64 " ns", ns);
-    return buf;
-}
-
-int64_t gt_cli_print_counts(FILE *out, gt_trace *t, const char *indent)
-{
-    int64_t total = 0;
-    for (int k = 0; k < GT_EV_N_KINDS; k++) {
-        int64_t n = 0;
-        int rc = gt_trace_count(t, (gt_event_kind)k, &n);
-        if (rc != 0)
-            return rc;
-        if (n > 0)
-            fprintf(out, "%s%-12s %" PRId64 "\n", indent, gt_event_kind_name((gt_event_kind)k), n);
-        total += n;
+    const char *n_parts = gt_trace_meta(t, "merged_parts");
+    if (!n_parts)
+        return;
+    printf("merged     %s parts\n", n_parts);
+    for (int i = 1; i <= atoi(n_parts) && i <= MAX_LISTED; i++) {
+        char key[64];
+        const char *v[4];
+        static const char *const names[4] = {"file", "command_line", "offset_ns", "drift_ppb"};
+        for (int k = 0; k < 4; k++) {
+            snprintf(key, sizeof key, "part.%d.%s", i, names[k]);
+            v[k] = gt_trace_meta(t, key);
+        }
+        printf("  %d: %s, starts at +%s ns, %s%s%s\n", i, v[0] ? v[0] : "?", v[2] ? v[2] : "?",
+               v[3] ? "drift " : "offset only", v[3] ? v[3] : "", v[3] ? " ppb" : "");
+        if (v[1])
+            printf("     %s\n", v[1]);
     }
-    return total;
 }
 
 int gt_cli_info(int argc, char **argv)
@@ -63,6 +58,7 @@ int gt_cli_info(int argc, char **argv)
     const char *cmd = gt_trace_meta(t, "command_line");
     if (cmd)
         printf("command    %s\n", cmd);
+    print_parts(t);
     int64_t start = 0, end = 0, len = 0;
     if (gt_trace_time_span(t, &start, &end) == 0 && end >= start && (start != 0 || end != 0))
         /* a damaged trace's span may be longer than an int64 holds */
@@ -93,7 +89,8 @@ int gt_cli_info(int argc, char **argv)
     const gt_process *procs = gt_trace_processes(t, &n);
     printf("processes  %zu\n", n);
     for (size_t i = 0; i < n && i < MAX_LISTED; i++)
-        printf("  %-8" PRId64 " %s\n", procs[i].pid, procs[i].name ? procs[i].name : "");
+        printf("  %-8" PRId64 " %-16s%s\n", procs[i].pid, procs[i].name ? procs[i].name : "",
+               procs[i].rank >= 0 ? (snprintf(a, sizeof a, "rank %d", (int)procs[i].rank), a) : "");
     if (n > MAX_LISTED)
         printf("  (%zu more)\n", n - MAX_LISTED);
     const gt_thread *threads = gt_trace_threads(t, &n);

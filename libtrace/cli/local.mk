@@ -10,8 +10,12 @@ bin_PROGRAMS += libtrace/cli/gtrace
 libtrace_cli_gtrace_SOURCES = \
 	libtrace/cli/cli.h \
 	libtrace/cli/main.c \
+	libtrace/cli/output.c \
 	libtrace/cli/record.c \
+	libtrace/cli/trace_copy.h \
+	libtrace/cli/trace_copy.c \
 	libtrace/cli/assemble.c \
+	libtrace/cli/merge.c \
 	libtrace/cli/collect.c \
 	libtrace/cli/drain.h \
 	libtrace/cli/drain.c \

@@ -6,7 +6,6 @@
 
 #include <errno.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -46,19 +45,10 @@ const gt_cli_command gt_cli_commands[] = {
     {"memory", "memory TRACE --at TIME | --step N   the allocator's segments and blocks then", gt_cli_memory},
     {"export", "export TRACE --format chrome|memviz|csv [-o PATH]   for Perfetto, memory_viz, spreadsheets", gt_cli_export},
     {"import", "import FILE... -o TRACE [--force]   torch.profiler traces (JSON) and CUDA memory snapshots (pickle)", gt_cli_import},
+    {"merge", "merge PART... -o TRACE [--force]   per-rank or per-node traces into one, on one clock", gt_cli_merge},
     {"view", "view TRACE [TRACE2]      open the viewer (gtrace-view): timeline, memory, compare", cli_view},
     {NULL, NULL, NULL},
 };
-
-void gt_cli_error(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    fputs("gtrace: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
-    va_end(ap);
-}
 
 static void usage(FILE *out)
 {

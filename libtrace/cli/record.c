@@ -782,7 +782,9 @@ int gt_cli_record(int argc, char **argv)
         remove_parts_dir(parts);
         return 127;
     }
+    /* The end-of-run clock pair: the trace's time and the wall clock, read together. */
     int64_t wall_ns = monotonic_ns() - t0;
+    int64_t utc_end = realtime_ns();
 
     char cmdline[8192] = "";
     size_t len = 0;
@@ -795,8 +797,8 @@ int gt_cli_record(int argc, char **argv)
         snprintf(options + n_opt, sizeof options - (size_t)n_opt, " --pytorch=%s", o.pytorch);
     char copy[PATH_MAX];
     snprintf(copy, sizeof copy, "%s", prog_argv[0]);
-    gt_run_info run = {.utc_t0_ns = utc_t0, .root_pid = pid, .program_name = basename(copy),
-                       .command_line = cmdline, .options = options};
+    gt_run_info run = {.utc_t0_ns = utc_t0, .end_ns = wall_ns, .utc_end_ns = utc_end, .root_pid = pid,
+                       .program_name = basename(copy), .command_line = cmdline, .options = options};
     gt_run_losses losses;
     bool incomplete;
     if (gt_cli_assemble(parts, output, o.force, &run, &losses) != 0) {

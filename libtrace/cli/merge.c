@@ -1,0 +1,445 @@
+/* merge.c: `gtrace merge PART... -o TRACE [--force]`: traces taken apart,
+ * one per rank or node (`mpirun -np 4 gtrace -o trace.%r.sqlite PROGRAM`),
+ * made into one trace on one clock.
+ *
+ * The clock. A trace's times are nanoseconds of its own host's monotonic
+ * clock from its zero. It holds the wall clock at its zero (the session
+ * start, utc0) and, written by the launcher when the program ended, the
+ * pair (trace time T, wall clock utc0 + W) (GT_CLI_CLOCK_END_KEY). The hosts'
+ * wall clocks are the common reference (NTP keeps them together); between
+ * the two pairs a part's clock runs at its own rate r = W / T against it:
+ *     wall_p(t) = utc0_p + t * r_p
+ * Every part goes onto the first part's clock (the first named), and the
+ * merged trace's zero is the earliest part's zero, utc0_min:
+ *     t' = (utc0_p - utc0_min + t * r_p) / r_1
+ * so the first part keeps its own clock, shifted, and the merged session
+ * start is utc0_min. A part without the end pair (written by an older
+ * gtrace), or whose clocks moved apart by more than MAX_DRIFT (the wall
+ * clock was stepped during the run), has its offset corrected, not its
+ * drift (r = 1), and merge says so.
+ *
+ * Processes keep distinct ids: a pid an earlier part has is given a free one
+ * (from 0xffffff down, where no real pid is) and merge says so in one line.
+ * Each part's run entries are kept under "part.N." (N from 1, in the order
+ * given), with its file and the correction made (part.N.offset_ns,
+ * part.N.drift_ppb); its processes keep theirs (ranks included), and its
+ * drop counts go to its first process.
+ *
+ * Bad input (no part, a part that is not a trace or has no session start,
+ * one given twice, an output that exists without --force or that cannot be
+ * written) gets one line and exit 1 before anything is written; the trace
+ * is written in a fresh directory beside the output and renamed into place
+ * only when whole (gt_cli_install).
+ */
+#define _GNU_SOURCE
+#include "config.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <limits.h>
+#include <math.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "trace_copy.h"
+
+#define MERGE_SYNOPSIS "merge PART... -o TRACE [--force]"
+#define MAX_DRIFT 1e-3L              /* 1000 ppm: more is a clock step, not a drift */
+#define MAX_SPREAD_NS ((int64_t)1 << 52) /* parts further apart are not one run */
+#define MERGED_NAME "merged.sqlite"
+
+typedef struct part {
+    const char *path;
+    gt_trace *t;
+    struct stat st;
+    int64_t utc0_ns;
+    int64_t end_ns, utc_end_ns; /* the end-of-run pair; end_ns 0: none */
+    bool no_clock_end;          /* none: offset only */
+    int64_t step_ns;            /* not 0: its clocks moved this far apart (a clock step): offset only */
+    long double rate;           /* r: wall-clock ns per ns of this trace; 1: offset only */
+    int64_t *own_pids;          /* pids of its processes and threads */
+    size_t n_own;
+    int64_t (*pids)[2];         /* (own pid, pid in the merged trace), for those that moved */
+    size_t n_pids;
+    gt_copy_map map;
+} part;
+
+static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int fail(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("gtrace: merge: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return 1;
+}
+
+static bool parse_ns(const char *s, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    long long v = s ? strtoll(s, &end, 10) : 0;
+    if (!s || errno || end == s || *end)
+        return false;
+    *out = v;
+    return true;
+}
+
+static bool has_pid(const int64_t *v, size_t n, int64_t pid)
+{
+    for (size_t i = 0; i < n; i++)
+        if (v[i] == pid)
+            return true;
+    return false;
+}
+
+/* The pids a trace uses: its processes' and its threads'. */
+static int collect_pids(part *p)
+{
+    size_t n_proc, n_thr;
+    const gt_process *procs = gt_trace_processes(p->t, &n_proc);
+    const gt_thread *threads = gt_trace_threads(p->t, &n_thr);
+    p->own_pids = malloc((n_proc + n_thr + 1) * sizeof *p->own_pids);
+    if (!p->own_pids)
+        return fail("out of memory");
+    for (size_t i = 0; i < n_proc; i++)
+        if (!has_pid(p->own_pids, p->n_own, procs[i].pid))
+            p->own_pids[p->n_own++] = procs[i].pid;
+    for (size_t i = 0; i < n_thr; i++)
+        if (!has_pid(p->own_pids, p->n_own, gt_pid_of(threads[i].global_tid)))
+            p->own_pids[p->n_own++] = gt_pid_of(threads[i].global_tid);
+    return 0;
+}
+
+/* Opens a part and reads its clock: session start and end-of-run pair. */
+static int open_part(part *p)
+{
+    if (stat(p->path, &p->st) != 0)
+        return fail("%s: %s", p->path, strerror(errno));
+    if (!S_ISREG(p->st.st_mode))
+        return fail("%s: not a trace (%s)", p->path, S_ISDIR(p->st.st_mode) ? "a directory" : "not a regular file");
+    if (gt_trace_open(&p->t, p->path, 0) != 0)
+        return fail("%s", gt_error_last());
+    if (gt_trace_session_start(p->t, &p->utc0_ns) != 0)
+        return fail("%s: the trace holds no session start (wall-clock time at its zero): it cannot be put on "
+                    "a common clock", p->path);
+    p->rate = 1;
+    const char *end = gt_trace_meta(p->t, GT_CLI_CLOCK_END_KEY), *utc_end = gt_trace_meta(p->t, GT_CLI_CLOCK_END_UTC_KEY);
+    if (!end && !utc_end) {
+        p->no_clock_end = true;
+    } else if (!parse_ns(end, &p->end_ns) || !parse_ns(utc_end, &p->utc_end_ns) || p->end_ns <= 0 ||
+               p->utc_end_ns <= p->utc0_ns) {
+        return fail("%s: its end-of-run clock is damaged (%s=%s, %s=%s)", p->path, GT_CLI_CLOCK_END_KEY,
+                    end ? end : "(none)", GT_CLI_CLOCK_END_UTC_KEY, utc_end ? utc_end : "(none)");
+    } else {
+        long double rate = (long double)(p->utc_end_ns - p->utc0_ns) / (long double)p->end_ns;
+        if (fabsl(rate - 1) > MAX_DRIFT) {
+            p->step_ns = p->utc_end_ns - p->utc0_ns - p->end_ns;
+            p->end_ns = 0;
+        } else {
+            p->rate = rate;
+        }
+    }
+    return collect_pids(p);
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Two names of one file, or two copies of one trace (same zero to the
+ * nanosecond, same processes). */
+static int check_distinct(part *parts, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        qsort(parts[i].own_pids, parts[i].n_own, sizeof *parts[i].own_pids, cmp_i64);
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < i; j++) {
+            const part *a = &parts[j], *b = &parts[i];
+            if (a->st.st_dev == b->st.st_dev && a->st.st_ino == b->st.st_ino)
+                return fail("%s and %s are the same file: each part is given once", a->path, b->path);
+            if (a->utc0_ns == b->utc0_ns && a->n_own == b->n_own &&
+                !memcmp(a->own_pids, b->own_pids, a->n_own * sizeof *a->own_pids))
+                return fail("%s and %s are copies of one trace (same start, same processes): each part is "
+                            "given once", a->path, b->path);
+        }
+    return 0;
+}
+
+/* Where each part's times go (see the top of the file). */
+static int place_parts(part *parts, size_t n)
+{
+    int64_t utc0_min = parts[0].utc0_ns;
+    for (size_t i = 1; i < n; i++)
+        if (parts[i].utc0_ns < utc0_min)
+            utc0_min = parts[i].utc0_ns;
+    for (size_t i = 0; i < n; i++) {
+        part *p = &parts[i];
+        int64_t after = p->utc0_ns - utc0_min;
+        if (after > MAX_SPREAD_NS || after < 0)
+            return fail("%s starts %.1f days after another part: they are not parts of one run", p->path,
+                        (double)after / 86400e9);
+        p->map.offset_ns = (long double)after / parts[0].rate;
+        p->map.scale = p->rate / parts[0].rate;
+    }
+    return 0;
+}
+
+/* A pid an earlier part has moves to a free one, from the top down. */
+static int give_pids(part *parts, size_t n)
+{
+    int64_t next = 0xffffff;
+    for (size_t i = 1; i < n; i++) {
+        part *p = &parts[i];
+        p->pids = malloc((p->n_own + 1) * sizeof *p->pids);
+        if (!p->pids)
+            return fail("out of memory");
+        for (size_t k = 0; k < p->n_own; k++) {
+            int64_t pid = p->own_pids[k];
+            bool taken = false;
+            for (size_t j = 0; j < i && !taken; j++)
+                taken = has_pid(parts[j].own_pids, parts[j].n_own, pid);
+            if (!taken)
+                continue;
+            bool used = true;
+            while (used && next > 0) {
+                used = false;
+                for (size_t j = 0; j < n && !used; j++)
+                    used = has_pid(parts[j].own_pids, parts[j].n_own, next);
+                if (used)
+                    next--;
+            }
+            if (next <= 0)
+                return fail("%s: no free process id left for pid %lld", p->path, (long long)pid);
+            p->pids[p->n_pids][0] = pid;
+            p->pids[p->n_pids][1] = next--;
+            p->n_pids++;
+            p->map.pids = (const int64_t(*)[2])p->pids;
+            p->map.n_pids = p->n_pids;
+        }
+    }
+    return 0;
+}
+
+static int add_entry(gt_writer *w, const char *fmt_key, size_t part_no, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+static int add_entry(gt_writer *w, const char *fmt_key, size_t part_no, const char *fmt, ...)
+{
+    char key[64], value[PATH_MAX + 64];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(value, sizeof value, fmt, ap);
+    va_end(ap);
+    snprintf(key, sizeof key, fmt_key, part_no);
+    return gt_writer_add_config(w, 0, key, value);
+}
+
+/* The merged trace's own run entries and each part's correction. */
+static int write_run_entries(gt_writer *w, const part *parts, size_t n)
+{
+    int64_t utc0_min = parts[0].utc0_ns;
+    for (size_t i = 1; i < n; i++)
+        if (parts[i].utc0_ns < utc0_min)
+            utc0_min = parts[i].utc0_ns;
+    int rc = gt_writer_set_session_start(w, utc0_min);
+    if (rc == 0)
+        rc = add_entry(w, "merged_parts", 0, "%zu", n);
+    /* The first part's end-of-run pair, on the merged clock: what merges this trace again. */
+    if (rc == 0 && parts[0].end_ns > 0)
+        rc = add_entry(w, GT_CLI_CLOCK_END_KEY, 0, "%lld",
+                       (long long)llroundl(parts[0].map.offset_ns + (long double)parts[0].end_ns));
+    if (rc == 0 && parts[0].end_ns > 0)
+        rc = add_entry(w, GT_CLI_CLOCK_END_UTC_KEY, 0, "%lld", (long long)parts[0].utc_end_ns);
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        rc = add_entry(w, "part.%zu.file", i + 1, "%s", parts[i].path);
+        if (rc == 0)
+            rc = add_entry(w, "part.%zu.offset_ns", i + 1, "%lld", (long long)llroundl(parts[i].map.offset_ns));
+        if (rc == 0 && parts[i].end_ns > 0)
+            rc = add_entry(w, "part.%zu.drift_ppb", i + 1, "%lld", (long long)llroundl((parts[i].rate - 1) * 1e9L));
+    }
+    return rc;
+}
+
+static void on_signal(int sig)
+{
+    gt_cli_stop_signal = sig;
+}
+
+/* Writes the merged trace at `tmp`; prints what went in. */
+static int write_merged(const char *tmp, part *parts, size_t n, int64_t *out_events)
+{
+    gt_copy *c = NULL;
+    int rc = gt_copy_new(&c, tmp);
+    if (rc != 0)
+        return rc;
+    rc = write_run_entries(gt_copy_writer(c), parts, n);
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        char prefix[32];
+        snprintf(prefix, sizeof prefix, "part.%zu.", i + 1);
+        parts[i].map.run_prefix = prefix;
+        rc = gt_copy_trace(c, parts[i].t, &parts[i].map, NULL);
+        parts[i].map.run_prefix = NULL;
+    }
+    *out_events = 0;
+    for (int k = 0; k < GT_EV_N_KINDS; k++)
+        *out_events += gt_writer_count(gt_copy_writer(c), (gt_event_kind)k);
+    if (rc == 0)
+        return gt_copy_finish(c);
+    gt_copy_free(c);
+    return rc;
+}
+
+/* What merge did that its user should know: one line each, on stderr. */
+static void print_notes(const part *parts, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const part *p = &parts[i];
+        if (p->no_clock_end)
+            fprintf(stderr, "gtrace: merge: %s holds no end-of-run clock (an older gtrace wrote it): its clock "
+                    "offset is corrected, not its drift\n", p->path);
+        if (p->step_ns)
+            fprintf(stderr, "gtrace: merge: %s: its wall clock moved %.3f ms against its own clock during the run "
+                    "(a clock step?): its offset is corrected, not its drift\n", p->path, (double)p->step_ns / 1e6);
+        for (size_t k = 0; k < p->n_pids; k++)
+            fprintf(stderr, "gtrace: merge: %s: pid %lld is also in an earlier part; it is pid %lld in the merged "
+                    "trace\n", p->path, (long long)p->pids[k][0], (long long)p->pids[k][1]);
+    }
+}
+
+static void print_summary(const char *output, const part *parts, size_t n, int64_t n_events)
+{
+    size_t n_proc = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t k;
+        gt_trace_processes(parts[i].t, &k);
+        n_proc += k;
+    }
+    printf("gtrace: merged %zu trace%s into %s: %zu process%s, %lld events, on the clock of %s\n", n,
+           n > 1 ? "s" : "", output, n_proc, n_proc == 1 ? "" : "es", (long long)n_events, parts[0].path);
+    for (size_t i = 0; i < n; i++) {
+        char buf[64];
+        printf("  %s: starts at %s", parts[i].path, gt_cli_duration(llroundl(parts[i].map.offset_ns), buf, sizeof buf));
+        if (parts[i].end_ns > 0)
+            printf(", its clock %+.3Lf ppm against its wall clock\n", (parts[i].rate - 1) * 1e6L);
+        else
+            printf(", offset only\n");
+    }
+}
+
+static int merge(part *parts, size_t n, const char *output, bool force)
+{
+    int status = 1;
+    char dir[PATH_MAX + 32], tmp[PATH_MAX + 64], copy[PATH_MAX];
+    snprintf(copy, sizeof copy, "%s", output);
+    snprintf(dir, sizeof dir, "%s/.gtrace-merge-XXXXXX", dirname(copy));
+    if (!mkdtemp(dir))
+        return fail("cannot write %s: %s", output, strerror(errno));
+    snprintf(tmp, sizeof tmp, "%s/%s", dir, MERGED_NAME);
+    struct sigaction stop = {.sa_handler = on_signal}, old[3];
+    sigemptyset(&stop.sa_mask);
+    const int sigs[3] = {SIGINT, SIGTERM, SIGHUP};
+    for (int i = 0; i < 3; i++)
+        sigaction(sigs[i], &stop, &old[i]);
+    int64_t n_events = 0;
+    int rc = write_merged(tmp, parts, n, &n_events);
+    if (rc == 0 && gt_cli_stop_signal)
+        rc = gt_error_set(GT_ERR_IO, "interrupted by signal %d", (int)gt_cli_stop_signal);
+    if (rc == 0)
+        rc = gt_cli_install(tmp, output, force);
+    if (rc != 0)
+        fail("no trace written: %s", gt_error_last());
+    gt_cli_remove_trace(tmp);
+    rmdir(dir);
+    for (int i = 0; i < 3; i++)
+        sigaction(sigs[i], &old[i], NULL);
+    if (gt_cli_stop_signal) {
+        fflush(NULL);
+        raise(gt_cli_stop_signal);
+        return 128 + gt_cli_stop_signal;
+    }
+    if (rc == 0) {
+        print_notes(parts, n);
+        print_summary(output, parts, n, n_events);
+        status = 0;
+    }
+    return status;
+}
+
+static int usage(FILE *out, int status)
+{
+    fprintf(out, "Usage: gtrace %s\n"
+                 "Joins traces taken one per rank or node (gtrace -o trace.%%r.sqlite) into one trace, each\n"
+                 "part's clock corrected for its offset and drift against the first part's.\n"
+                 "  -o, --output=TRACE  the merged trace\n"
+                 "      --force         replace TRACE if it is a regular file that exists\n", MERGE_SYNOPSIS);
+    return status;
+}
+
+int gt_cli_merge(int argc, char **argv)
+{
+    static const struct option longopts[] = {
+        {"output", required_argument, NULL, 'o'},
+        {"force", no_argument, NULL, 'f'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    const char *output = NULL;
+    bool force = false;
+    int c;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'o': output = optarg; break;
+        case 'f': force = true; break;
+        case 'h': return usage(stdout, 0);
+        default:
+            fail("unknown option '%s' (usage: gtrace %s)", argv[optind - 1], MERGE_SYNOPSIS);
+            return 2;
+        }
+    }
+    size_t n = (size_t)(argc - optind);
+    if (n == 0)
+        return fail("no traces to merge (usage: gtrace %s)", MERGE_SYNOPSIS);
+    if (!output || !*output)
+        return fail("no output: name the merged trace with -o TRACE");
+    if (gt_cli_check_output(output, force) != 0)
+        return fail("%s", gt_error_last());
+    part *parts = calloc(n, sizeof *parts);
+    if (!parts)
+        return fail("out of memory");
+    int status = 0;
+    struct stat out_st;
+    bool out_exists = stat(output, &out_st) == 0;
+    for (size_t i = 0; i < n && status == 0; i++) {
+        parts[i].path = argv[optind + (int)i];
+        status = open_part(&parts[i]);
+        if (status == 0 && out_exists && out_st.st_dev == parts[i].st.st_dev && out_st.st_ino == parts[i].st.st_ino)
+            status = fail("the output %s is %s, one of the traces to merge", output, parts[i].path);
+    }
+    if (status == 0)
+        status = check_distinct(parts, n);
+    if (status == 0)
+        status = place_parts(parts, n);
+    if (status == 0)
+        status = give_pids(parts, n);
+    if (status == 0)
+        status = merge(parts, n, output, force);
+    for (size_t i = 0; i < n; i++) {
+        gt_trace_free(parts[i].t);
+        free(parts[i].own_pids);
+        free(parts[i].pids);
+    }
+    free(parts);
+    return status;
+}
