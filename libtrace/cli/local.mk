@@ -57,3 +57,16 @@ TESTS += tests/integration/pytorch_open.sh
 EXTRA_DIST += tests/integration/pytorch_open.sh
 EXTRA_DIST += tests/integration/pytorch_train.sh tests/integration/pytorch_cli.sh \
 	tests/integration/pytorch_common.sh tests/integration/pytorch_train.py
+
+# gtrace merge: three parts written with known clock offsets and drifts,
+# merged to the nanosecond (merge_clock.c writes and checks them); every kind
+# of bad input; real per-rank traces of the samples and, with Open MPI, of
+# the distributed trainer (needs the NVTX samples).
+check_PROGRAMS += tests/integration/merge_clock
+tests_integration_merge_clock_SOURCES = tests/integration/merge_clock.c
+tests_integration_merge_clock_LDADD = libtrace/store/libgtstore.la $(SQLITE_LIBS)
+TESTS += tests/integration/merge_clock.sh tests/integration/merge_errors.sh
+if HAVE_NVTX
+TESTS += tests/integration/merge_ranks.sh
+endif
+EXTRA_DIST += tests/integration/merge_clock.sh tests/integration/merge_errors.sh tests/integration/merge_ranks.sh

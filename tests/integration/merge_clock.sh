@@ -1,0 +1,54 @@
+#!/bin/sh
+# merge_clock.sh: gtrace merge puts parts taken on hosts whose clocks differ
+# onto one clock, exactly. merge_clock writes three traces of one run with
+# known offsets and drifts (+250 ppm, -200 ppm, and one with no end-of-run
+# clock: offset only), all three with pid 4242; the merged trace must hold
+# every event of every kind at the step it belongs to, to the nanosecond,
+# with three distinct processes and their ranks (merge_clock check). Then
+# the merged trace merged again with a fourth part keeps those times, and
+# `gtrace info` lists the parts and the ranks.
+set -u
+: "${GT_TOP_BUILDDIR:?run through make check}"
+GTRACE="$GT_TOP_BUILDDIR/libtrace/cli/gtrace"
+CLOCK="$GT_TOP_BUILDDIR/tests/integration/merge_clock"
+for f in "$GTRACE" "$CLOCK"; do
+    [ -x "$f" ] || { echo "missing $f: build it first"; exit 99; }
+done
+WORK=$(mktemp -d "${GT_TMPDIR:-/tmp}/gt-merge-clock.XXXXXX") || exit 99
+trap 'rm -rf "$WORK"' EXIT
+cd "$WORK" || exit 99
+fails=0
+
+"$CLOCK" write a.sqlite b.sqlite c.sqlite || { echo "FAIL: writing the parts"; exit 1; }
+"$GTRACE" merge a.sqlite b.sqlite c.sqlite -o all.sqlite >out.txt 2>err.txt ||
+    { cat out.txt err.txt; echo "FAIL: gtrace merge a b c"; exit 1; }
+cat out.txt err.txt
+"$CLOCK" check all.sqlite || fails=1
+grep -q '^gtrace: merge: b.sqlite: pid 4242 is also in an earlier part; it is pid 16777215 in the merged trace$' err.txt ||
+    { echo "FAIL: the pid b.sqlite shares with a.sqlite: no line says it moved"; fails=1; }
+grep -q '^gtrace: merge: c.sqlite holds no end-of-run clock' err.txt ||
+    { echo "FAIL: c.sqlite, corrected for its offset only: no line says so"; fails=1; }
+[ "$(wc -l <err.txt)" -eq 3 ] || { echo "FAIL: expected 3 lines on stderr"; fails=1; }
+grep -q '^gtrace: merged 3 traces into all.sqlite: 3 processes, 1080 events, on the clock of a.sqlite$' out.txt ||
+    { echo "FAIL: the summary line"; fails=1; }
+
+"$GTRACE" info all.sqlite >info.txt 2>&1 || { cat info.txt; echo "FAIL: gtrace info all.sqlite"; fails=1; }
+cat info.txt
+grep -q '^merged     3 parts$' info.txt || { echo "FAIL: info: no 'merged 3 parts'"; fails=1; }
+grep -q '^  2: b.sqlite, starts at +0 ns, drift -200000 ppb$' info.txt || { echo "FAIL: info: part 2's line"; fails=1; }
+for r in 0 1 2; do
+    grep -q "^  [0-9]* *trainer *rank $r\$" info.txt || { echo "FAIL: info: no process of rank $r"; fails=1; }
+done
+
+# Merged again, with B's part written anew: a merged trace is a part like
+# any other. Its own end-of-run clock is its first part's, so it goes onto
+# the wall clock exactly, and the fourth process's events land on the same
+# steps as the three others'.
+"$CLOCK" write d1.sqlite d2.sqlite d3.sqlite || exit 99
+"$GTRACE" merge all.sqlite d2.sqlite -o again.sqlite >out2.txt 2>err2.txt ||
+    { cat out2.txt err2.txt; echo "FAIL: gtrace merge all d2"; fails=1; }
+cat out2.txt err2.txt
+"$CLOCK" check again.sqlite 4 || fails=1
+
+[ "$fails" -eq 0 ] && echo "PASS: merge on one clock"
+exit "$fails"
