@@ -69,4 +69,5 @@ TESTS += tests/integration/merge_clock.sh tests/integration/merge_errors.sh
 if HAVE_NVTX
 TESTS += tests/integration/merge_ranks.sh
 endif
-EXTRA_DIST += tests/integration/merge_clock.sh tests/integration/merge_errors.sh tests/integration/merge_ranks.sh
+EXTRA_DIST += tests/integration/merge_clock.sh tests/integration/merge_errors.sh tests/integration/merge_ranks.sh \
+	tests/integration/merge_common.sh

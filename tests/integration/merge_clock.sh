@@ -7,17 +7,8 @@
 # with three distinct processes and their ranks (merge_clock check). Then
 # the merged trace merged again with a fourth part keeps those times, and
 # `gtrace info` lists the parts and the ranks.
-set -u
-: "${GT_TOP_BUILDDIR:?run through make check}"
-GTRACE="$GT_TOP_BUILDDIR/libtrace/cli/gtrace"
-CLOCK="$GT_TOP_BUILDDIR/tests/integration/merge_clock"
-for f in "$GTRACE" "$CLOCK"; do
-    [ -x "$f" ] || { echo "missing $f: build it first"; exit 99; }
-done
-WORK=$(mktemp -d "${GT_TMPDIR:-/tmp}/gt-merge-clock.XXXXXX") || exit 99
-trap 'rm -rf "$WORK"' EXIT
-cd "$WORK" || exit 99
-fails=0
+: "${GT_TOP_SRCDIR:?run through make check}"
+. "$GT_TOP_SRCDIR/tests/integration/merge_common.sh"
 
 "$CLOCK" write a.sqlite b.sqlite c.sqlite || { echo "FAIL: writing the parts"; exit 1; }
 "$GTRACE" merge a.sqlite b.sqlite c.sqlite -o all.sqlite >out.txt 2>err.txt ||

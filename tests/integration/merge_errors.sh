@@ -9,17 +9,8 @@
 # --force, that is one of the parts, or whose directory does not exist; a
 # part whose end-of-run clock is damaged. Then --force replaces a regular
 # file, and only that.
-set -u
-: "${GT_TOP_BUILDDIR:?run through make check}"
-GTRACE="$GT_TOP_BUILDDIR/libtrace/cli/gtrace"
-CLOCK="$GT_TOP_BUILDDIR/tests/integration/merge_clock"
-for f in "$GTRACE" "$CLOCK"; do
-    [ -x "$f" ] || { echo "missing $f: build it first"; exit 99; }
-done
-WORK=$(mktemp -d "${GT_TMPDIR:-/tmp}/gt-merge-errors.XXXXXX") || exit 99
-trap 'rm -rf "$WORK"' EXIT
-cd "$WORK" || exit 99
-fails=0
+: "${GT_TOP_SRCDIR:?run through make check}"
+. "$GT_TOP_SRCDIR/tests/integration/merge_common.sh"
 
 "$CLOCK" write a.sqlite b.sqlite c.sqlite || exit 99
 "$CLOCK" nostart nostart.sqlite || exit 99

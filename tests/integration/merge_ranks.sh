@@ -11,18 +11,12 @@
 #     merged: both ranks in gtrace info, and gtrace report's communication
 #     section shows the two ranks (skipped without Open MPI, mpirun or the
 #     fortunes data).
-set -u
-: "${GT_TOP_BUILDDIR:?run through make check}"
-GTRACE="$GT_TOP_BUILDDIR/libtrace/cli/gtrace"
-SAMPLES="$GT_TOP_BUILDDIR/samples"
-for f in "$GTRACE" "$SAMPLES/nvtx_threads" "$SAMPLES/nvtx_fork"; do
+: "${GT_TOP_SRCDIR:?run through make check}"
+. "$GT_TOP_SRCDIR/tests/integration/merge_common.sh"
+for f in "$SAMPLES/nvtx_threads" "$SAMPLES/nvtx_fork"; do
     [ -x "$f" ] || { echo "missing $f: build it first"; exit 99; }
 done
 command -v sqlite3 >/dev/null 2>&1 || { echo "sqlite3 (the CLI) is needed by this test"; exit 99; }
-WORK=$(mktemp -d "${GT_TMPDIR:-/tmp}/gt-merge-ranks.XXXXXX") || exit 99
-trap 'rm -rf "$WORK"' EXIT
-cd "$WORK" || exit 99
-fails=0
 
 # check_clock TRACE: its end-of-run pair is there, after its events and its start.
 check_clock() {
