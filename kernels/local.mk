@@ -17,6 +17,7 @@ kernels_libkernels_cpu_la_SOURCES = \
 	kernels/cpu/optim.c \
 	kernels/cpu/cast.c \
 	kernels/cpu/conv.c \
+	kernels/cpu/conv_nhwc.c \
 	kernels/cpu/batchnorm.c \
 	kernels/cpu/pool.c \
 	kernels/lowp.h kernels/scaler.h kernels/step_state.h \

@@ -154,6 +154,19 @@ void op_conv2d_direct_backward_cpu(float *dinp /* (B,C,H,W) */, float *dweight /
                                    const float *inp /* (B,C,H,W) */, const float *weight /* (OC,C,K,K) */, int B,
                                    int C, int H, int W, int OC, int K, int stride, int pad, int add_dparams);
 
+/* The same convolution over channels-last tensors (--layout nhwc; conv_nhwc.c):
+ * inp (B,H,W,C), out (B,OH,OW,OC); weight and its gradient stay (OC,C,K,K).
+ * The workspace: op_conv2d_nhwc_workspace_cpu floats (reordered weights, and
+ * padded images and partial gradients per thread of the team). */
+size_t op_conv2d_nhwc_workspace_cpu(int C, int OC, int K, int H, int W, int stride, int pad);
+void op_conv2d_nhwc_forward_cpu(float *out /* (B,OH,OW,OC) */, const float *inp /* (B,H,W,C) */,
+                                const float *weight /* (OC,C,K,K) */, const float *bias /* (OC) or NULL */,
+                                float *ws, int B, int C, int H, int W, int OC, int K, int stride, int pad);
+void op_conv2d_nhwc_backward_cpu(float *dinp /* (B,H,W,C) */, float *dweight /* (OC,C,K,K) */,
+                                 float *dbias /* (OC) */, const float *dout /* (B,OH,OW,OC) */,
+                                 const float *inp /* (B,H,W,C) */, const float *weight /* (OC,C,K,K) */, float *ws,
+                                 int B, int C, int H, int W, int OC, int K, int stride, int pad, int add_dparams);
+
 /* BatchNorm2d. training: batch statistics into mean and rstd (kept for the
  * backward), running averages moved by momentum; else the running averages
  * normalize and mean, rstd are not touched. */
@@ -179,6 +192,29 @@ void op_avgpool_forward_cpu(float *out /* (B,C,OH,OW) */, const float *inp /* (B
                             int W, int K, int stride);
 void op_avgpool_backward_cpu(float *dinp /* (B,C,H,W) */, const float *dout /* (B,C,OH,OW) */, int B, int C, int H,
                              int W, int K, int stride);
+
+/* The same over channels-last tensors (NHWC): N = B*H*W rows of C channels. */
+void op_batchnorm_nhwc_forward_cpu(float *out /* (N,C) */, float *mean /* (C) */, float *rstd /* (C) */,
+                                   float *running_mean /* (C) */, float *running_var /* (C) */,
+                                   const float *inp /* (N,C) */, const float *weight /* (C) */,
+                                   const float *bias /* (C) */, int N, int C, int training, float momentum,
+                                   float eps);
+void op_batchnorm_nhwc_backward_cpu(float *dinp /* (N,C) */, float *dweight /* (C) */, float *dbias /* (C) */,
+                                    const float *dout /* (N,C) */, const float *inp /* (N,C) */,
+                                    const float *weight /* (C) */, const float *mean /* (C) */,
+                                    const float *rstd /* (C) */, int N, int C, int add_dparams);
+/* Pooling over channels-last tensors; idx keeps h*W + w of each maximum, per channel. */
+void op_maxpool_nhwc_forward_cpu(float *out /* (B,OH,OW,C) */, int32_t *idx /* (B,OH,OW,C) */,
+                                 const float *inp /* (B,H,W,C) */, int B, int C, int H, int W, int K, int stride);
+void op_maxpool_nhwc_backward_cpu(float *dinp /* (B,H,W,C) */, const float *dout /* (B,OH,OW,C) */,
+                                  const int32_t *idx /* (B,OH,OW,C) */, int B, int C, int H, int W, int K, int stride);
+void op_avgpool_nhwc_forward_cpu(float *out /* (B,OH,OW,C) */, const float *inp /* (B,H,W,C) */, int B, int C,
+                                 int H, int W, int K, int stride);
+void op_avgpool_nhwc_backward_cpu(float *dinp /* (B,H,W,C) */, const float *dout /* (B,OH,OW,C) */, int B, int C,
+                                  int H, int W, int K, int stride);
+/* out = inp with the channel and pixel axes swapped: (B,C,HW) -> (B,HW,C) if
+ * to_nhwc, else (B,HW,C) -> (B,C,HW); add: out += instead of =. */
+void op_layout_transpose_cpu(float *out, const float *inp, int B, int C, int HW, int to_nhwc, int add);
 
 /* ReLU; the backward reads the output (out > 0 where inp > 0). */
 void op_relu_forward_cpu(float *out, const float *inp, size_t n);

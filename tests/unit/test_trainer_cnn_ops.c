@@ -1,6 +1,9 @@
 /* test_trainer_cnn_ops.c: the CNN's CPU ops (kernels/cpu/conv.c,
- * batchnorm.c, pool.c): forwards against plain loops, and every backward
- * against central finite differences of L = sum(out * R) for a random R. */
+ * conv_nhwc.c, batchnorm.c, pool.c): forwards against plain loops, and every
+ * backward against central finite differences of L = sum(out * R) for a
+ * random R. The channels-last (NHWC) ops against the NCHW ones on the same
+ * values transposed: forwards, input gradients that accumulate, parameter
+ * gradients written then added. */
 #include "ops.h"
 #include "gt_test.h"
 
@@ -204,6 +207,167 @@ static void test_trainer_cnn_ops__batchnorm(void)
     free(y); free(R); free(dx); free(dw); free(db);
 }
 
+/* ---- channels-last against NCHW ---- */
+
+/* (B,C,HW) -> (B,HW,C), a new buffer */
+static float *to_nhwc(const float *x, int B, int C, int HW)
+{
+    float *y = malloc((size_t)B * C * HW * sizeof(float));
+    op_layout_transpose_cpu(y, x, B, C, HW, 1, 0);
+    return y;
+}
+
+/* a (NHWC) equals b (NCHW) to rounding */
+static int same_nhwc(const float *a, const float *b, int B, int C, int HW, float tol)
+{
+    int bad = 0;
+    for (int n = 0; n < B; n++)
+        for (int c = 0; c < C; c++)
+            for (int i = 0; i < HW; i++) {
+                float u = a[((size_t)n * HW + i) * C + c], v = b[((size_t)n * C + c) * HW + i];
+                if (!(fabsf(u - v) <= tol * (1 + fabsf(v)))) {
+                    if (bad < 5)
+                        fprintf(stderr, "  (%d,%d,%d): nhwc %g, nchw %g\n", n, c, i, u, v);
+                    bad++;
+                }
+            }
+    return bad;
+}
+
+static int same(const float *a, const float *b, size_t n, float tol)
+{
+    int bad = 0;
+    for (size_t i = 0; i < n; i++)
+        bad += !(fabsf(a[i] - b[i]) <= tol * (1 + fabsf(b[i])));
+    return bad;
+}
+
+static void conv_nhwc_check(int B, int C, int H, int W, int OC, int K, int stride, int pad, int with_dx)
+{
+    int OH = (H + 2 * pad - K) / stride + 1, OW = (W + 2 * pad - K) / stride + 1;
+    size_t nx = (size_t)B * C * H * W, nw = (size_t)OC * C * K * K, ny = (size_t)B * OC * OH * OW;
+    float *x = rand_buf(nx), *w = rand_buf(nw), *bias = rand_buf(OC), *dy = rand_buf(ny);
+    float *ws = malloc(op_conv2d_workspace_cpu(C, OC, K, OH, OW) * sizeof(float));
+    float *wsn = malloc(op_conv2d_nhwc_workspace_cpu(C, OC, K, H, W, stride, pad) * sizeof(float));
+    float *xn = to_nhwc(x, B, C, H * W), *dyn = to_nhwc(dy, B, OC, OH * OW);
+    float *y = malloc(ny * 4), *yn = malloc(ny * 4);
+    op_conv2d_forward_cpu(y, x, w, bias, ws, B, C, H, W, OC, K, stride, pad);
+    op_conv2d_nhwc_forward_cpu(yn, xn, w, bias, wsn, B, C, H, W, OC, K, stride, pad);
+    CU_ASSERT_EQUAL(same_nhwc(yn, y, B, OC, OH * OW, 1e-4f), 0);
+    op_conv2d_nhwc_forward_cpu(yn, xn, w, NULL, wsn, B, C, H, W, OC, K, stride, pad);
+    op_conv2d_forward_cpu(y, x, w, NULL, ws, B, C, H, W, OC, K, stride, pad);
+    CU_ASSERT_EQUAL(same_nhwc(yn, y, B, OC, OH * OW, 1e-4f), 0);
+    /* dx accumulates onto 0.5; dw and db written, then added */
+    float *dx = malloc(nx * 4), *dxn = malloc(nx * 4), *dw = rand_buf(nw), *dwn = rand_buf(nw), *db = rand_buf(OC),
+          *dbn = rand_buf(OC);
+    for (size_t i = 0; i < nx; i++)
+        dx[i] = dxn[i] = 0.5f;
+    op_conv2d_backward_cpu(with_dx ? dx : NULL, dw, db, dy, x, w, ws, B, C, H, W, OC, K, stride, pad, 0);
+    op_conv2d_nhwc_backward_cpu(with_dx ? dxn : NULL, dwn, dbn, dyn, xn, w, wsn, B, C, H, W, OC, K, stride, pad, 0);
+    CU_ASSERT_EQUAL(same_nhwc(dxn, dx, B, C, H * W, 1e-4f), 0);
+    CU_ASSERT_EQUAL(same(dwn, dw, nw, 1e-4f), 0);
+    CU_ASSERT_EQUAL(same(dbn, db, OC, 1e-4f), 0);
+    op_conv2d_nhwc_backward_cpu(NULL, dwn, NULL, dyn, xn, w, wsn, B, C, H, W, OC, K, stride, pad, 1);
+    for (size_t i = 0; i < nw; i++)
+        dw[i] *= 2;
+    CU_ASSERT_EQUAL(same(dwn, dw, nw, 1e-4f), 0);
+    free(x); free(w); free(bias); free(dy); free(ws); free(wsn); free(xn); free(dyn); free(y); free(yn);
+    free(dx); free(dxn); free(dw); free(dwn); free(db); free(dbn);
+}
+
+/* the plain loops (channels not a multiple of 16) */
+static void test_trainer_cnn_ops__conv2d_nhwc_small(void)
+{
+    conv_nhwc_check(3, 2, 6, 5, 4, 3, 1, 1, 1);
+    conv_nhwc_check(2, 3, 7, 7, 5, 3, 2, 1, 1);
+    conv_nhwc_check(2, 4, 6, 6, 3, 1, 2, 0, 1);
+    conv_nhwc_check(5, 1, 9, 8, 3, 5, 1, 0, 1);
+}
+/* the vector kernels: 16 and 32 channels, every block width and stride of the presets */
+static void test_trainer_cnn_ops__conv2d_nhwc_vector(void)
+{
+    conv_nhwc_check(2, 1, 13, 13, 16, 3, 1, 1, 0);   /* the stem: no input gradient */
+    conv_nhwc_check(3, 16, 15, 15, 16, 3, 1, 1, 1);  /* rows of 15: blocks of 8, 4, 2, 1 */
+    conv_nhwc_check(2, 16, 14, 14, 32, 3, 2, 1, 1);  /* stride 2: the scattered input gradient */
+    conv_nhwc_check(2, 32, 7, 7, 64, 3, 1, 1, 1);    /* blocks of 7; two 32-channel blocks */
+    conv_nhwc_check(2, 16, 14, 14, 32, 1, 2, 0, 1);  /* 1x1 stride 2 */
+    conv_nhwc_check(2, 32, 10, 9, 32, 3, 1, 0, 1);   /* no padding */
+    conv_nhwc_check(2, 16, 9, 9, 48, 5, 1, 2, 1);    /* 5x5; 48 = 16 + 32 output channels */
+    conv_nhwc_check(2, 48, 6, 6, 16, 3, 1, 1, 1);    /* 48 input channels */
+}
+
+static void test_trainer_cnn_ops__batchnorm_nhwc(void)
+{
+    enum { B = 3, C = 20, HW = 7 };
+    size_t n = (size_t)B * C * HW;
+    float *x = rand_buf(n), *w = rand_buf(C), *b = rand_buf(C), *dy = rand_buf(n);
+    float mean[C], rstd[C], meann[C], rstdn[C], rm[C], rv[C], rmn[C], rvn[C];
+    for (int c = 0; c < C; c++)
+        rm[c] = rmn[c] = 0.5f, rv[c] = rvn[c] = 2.0f;
+    float *xn = to_nhwc(x, B, C, HW), *dyn = to_nhwc(dy, B, C, HW), *y = malloc(n * 4), *yn = malloc(n * 4);
+    op_batchnorm_forward_cpu(y, mean, rstd, rm, rv, x, w, b, B, C, HW, 1, 0.1f, 1e-5f);
+    op_batchnorm_nhwc_forward_cpu(yn, meann, rstdn, rmn, rvn, xn, w, b, B * HW, C, 1, 0.1f, 1e-5f);
+    CU_ASSERT_EQUAL(same_nhwc(yn, y, B, C, HW, 1e-4f), 0);
+    CU_ASSERT_EQUAL(same(meann, mean, C, 1e-5f) + same(rstdn, rstd, C, 1e-4f), 0);
+    CU_ASSERT_EQUAL(same(rmn, rm, C, 1e-5f) + same(rvn, rv, C, 1e-5f), 0);
+    float *dx = malloc(n * 4), *dxn = malloc(n * 4), dw[C], db[C], dwn[C], dbn[C];
+    for (size_t i = 0; i < n; i++)
+        dx[i] = dxn[i] = 0.25f;
+    op_batchnorm_backward_cpu(dx, dw, db, dy, x, w, mean, rstd, B, C, HW, 0);
+    op_batchnorm_nhwc_backward_cpu(dxn, dwn, dbn, dyn, xn, w, meann, rstdn, B * HW, C, 0);
+    CU_ASSERT_EQUAL(same_nhwc(dxn, dx, B, C, HW, 1e-4f), 0);
+    CU_ASSERT_EQUAL(same(dwn, dw, C, 1e-4f) + same(dbn, db, C, 1e-4f), 0);
+    /* evaluation: the running statistics */
+    op_batchnorm_forward_cpu(y, NULL, NULL, rm, rv, x, w, b, B, C, HW, 0, 0.1f, 1e-5f);
+    op_batchnorm_nhwc_forward_cpu(yn, NULL, NULL, rm, rv, xn, w, b, B * HW, C, 0, 0.1f, 1e-5f);
+    CU_ASSERT_EQUAL(same_nhwc(yn, y, B, C, HW, 1e-5f), 0);
+    free(x); free(w); free(b); free(dy); free(xn); free(dyn); free(y); free(yn); free(dx); free(dxn);
+}
+
+static void pool_nhwc_check(int max, int K, int stride)
+{
+    enum { B = 2, C = 5, H = 7, W = 6 };
+    int OH = (H - K) / stride + 1, OW = (W - K) / stride + 1;
+    size_t n = (size_t)B * C * H * W, ny = (size_t)B * C * OH * OW;
+    float *x = rand_buf(n), *dy = rand_buf(ny), *xn = to_nhwc(x, B, C, H * W), *dyn = to_nhwc(dy, B, C, OH * OW);
+    float *y = malloc(ny * 4), *yn = malloc(ny * 4), *dx = calloc(n, 4), *dxn = calloc(n, 4);
+    int32_t *idx = malloc(ny * 4), *idxn = malloc(ny * 4);
+    if (max) {
+        op_maxpool_forward_cpu(y, idx, x, B, C, H, W, K, stride);
+        op_maxpool_nhwc_forward_cpu(yn, idxn, xn, B, C, H, W, K, stride);
+        op_maxpool_backward_cpu(dx, dy, idx, B, C, H, W, K, stride);
+        op_maxpool_nhwc_backward_cpu(dxn, dyn, idxn, B, C, H, W, K, stride);
+    } else {
+        op_avgpool_forward_cpu(y, x, B, C, H, W, K, stride);
+        op_avgpool_nhwc_forward_cpu(yn, xn, B, C, H, W, K, stride);
+        op_avgpool_backward_cpu(dx, dy, B, C, H, W, K, stride);
+        op_avgpool_nhwc_backward_cpu(dxn, dyn, B, C, H, W, K, stride);
+    }
+    CU_ASSERT_EQUAL(same_nhwc(yn, y, B, C, OH * OW, 1e-6f), 0);
+    CU_ASSERT_EQUAL(same_nhwc(dxn, dx, B, C, H * W, 1e-6f), 0);
+    free(x); free(dy); free(xn); free(dyn); free(y); free(yn); free(dx); free(dxn); free(idx); free(idxn);
+}
+
+static void test_trainer_cnn_ops__pool_nhwc(void)
+{
+    pool_nhwc_check(1, 2, 2);
+    pool_nhwc_check(1, 3, 2);
+    pool_nhwc_check(0, 2, 2);
+    pool_nhwc_check(0, 6, 1);
+}
+
+static void test_trainer_cnn_ops__layout_transpose(void)
+{
+    enum { B = 2, C = 3, HW = 5 };
+    float *x = rand_buf(B * C * HW), *xn = to_nhwc(x, B, C, HW), back[B * C * HW];
+    CU_ASSERT_EQUAL(xn[(1 * HW + 4) * C + 2], x[(1 * C + 2) * HW + 4]);
+    op_layout_transpose_cpu(back, xn, B, C, HW, 0, 0);
+    CU_ASSERT_EQUAL(memcmp(back, x, sizeof back), 0);
+    op_layout_transpose_cpu(back, xn, B, C, HW, 0, 1); /* added: twice */
+    CU_ASSERT_EQUAL(back[7], 2 * x[7]);
+    free(x); free(xn);
+}
+
 /* ---- pooling, ReLU, dropout ---- */
 
 typedef struct pool_case {
@@ -281,6 +445,11 @@ static const gt_test_case cases[] = {
     {"avgpool", test_trainer_cnn_ops__avgpool},
     {"avgpool_global", test_trainer_cnn_ops__avgpool_global},
     {"relu_dropout", test_trainer_cnn_ops__relu_dropout},
+    {"conv2d_nhwc_small", test_trainer_cnn_ops__conv2d_nhwc_small},
+    {"conv2d_nhwc_vector", test_trainer_cnn_ops__conv2d_nhwc_vector},
+    {"batchnorm_nhwc", test_trainer_cnn_ops__batchnorm_nhwc},
+    {"pool_nhwc", test_trainer_cnn_ops__pool_nhwc},
+    {"layout_transpose", test_trainer_cnn_ops__layout_transpose},
     {NULL, NULL},
 };
 
