@@ -169,9 +169,15 @@ struct tr_backend {
     /* ema = decay*ema + (1-decay)*x; nothing on a skipped step (h) */
     void (*ema)(tr_backend *be, tr_tensor *ema, const tr_tensor *x, float decay, const tr_step_hyper *h);
 
-    /* ---- the CNN's ops (model_cnn.c): NCHW, fp32 (op_roles.c); NULL where a backend has none ---- */
+    /* ---- the CNN's ops (model_cnn.c): NCHW or NHWC (cnn_nhwc), fp32 (op_roles.c); NULL where none ---- */
     /* --conv-autotune: each conv shape's algorithms timed at its first call, the faster kept */
     bool conv_autotune;
+    /* --layout nhwc: the CNN ops' activations are channels-last, (B,H,W,C); conv weights stay (OC,C,K,K) */
+    bool cnn_nhwc;
+    /* out = inp with its channel and pixel axes swapped, (B,C,HW) -> (B,HW,C) if to_nhwc, else back; add: out +=
+     * (a flatten in front of a linear layer reads PyTorch's C,H,W order); NULL: no channels-last ops */
+    void (*cnn_transpose)(tr_backend *be, tr_tensor *out, const tr_tensor *inp, int B, int C, int HW, bool to_nhwc,
+                          bool add);
     /* Bytes of workspace the conv2d ops take for this shape at batch B (0 with a message: no convolution). */
     size_t (*conv2d_workspace_bytes)(tr_backend *be, int B, int C, int H, int W, int OC, int K, int stride, int pad);
     void (*conv2d_forward)(tr_backend *be, tr_tensor *out, const tr_tensor *inp, const tr_tensor *w,

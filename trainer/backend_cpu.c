@@ -399,9 +399,21 @@ static void ema(tr_backend *be, tr_tensor *e, const tr_tensor *x, float decay, c
 
 static size_t conv2d_workspace_bytes(tr_backend *be, int B, int C, int H, int W, int OC, int K, int stride, int pad)
 {
-    (void)be; (void)B; /* per thread, not per image */
+    (void)B; /* per thread, not per image */
+    if (be->cnn_nhwc)
+        return op_conv2d_nhwc_workspace_cpu(C, OC, K, H, W, stride, pad) * sizeof(float);
     return op_conv2d_workspace_cpu(C, OC, K, (H + 2 * pad - K) / stride + 1, (W + 2 * pad - K) / stride + 1) *
            sizeof(float);
+}
+
+/* A range inside each conv op that names its algorithm and shape (what
+ * gtrace's advice reads): "conv <algo> CxHxW->OC kK sS pP[ bias]". */
+static void push_algo(const char *algo, int C, int H, int W, int OC, int K, int stride, int pad, bool bias)
+{
+    char name[128];
+    snprintf(name, sizeof name, "conv %s %dx%dx%d->%d k%d s%d p%d%s", algo, C, H, W, OC, K, stride, pad,
+             bias ? " bias" : "");
+    tr_nvtx_push(name);
 }
 /* ---- --conv-autotune: both CPU algorithms timed once per shape, the faster kept ---- */
 
@@ -501,8 +513,16 @@ static void conv2d_forward(tr_backend *be, tr_tensor *out_, const tr_tensor *inp
 {
     BEGIN("conv2d_forward");
     ROLES("conv2d_forward", out_, inp, w, bias, ws);
+    if (be->cnn_nhwc) { /* one algorithm */
+        push_algo("nhwc-direct", C, H, W, OC, K, stride, pad, bias != NULL);
+        op_conv2d_nhwc_forward_cpu(F32(out_), F32(inp), F32(w), F32(bias), F32(ws), B, C, H, W, OC, K, stride, pad);
+        tr_nvtx_pop();
+        END();
+        return;
+    }
     int key[9] = {B, C, H, W, OC, K, stride, pad, 0}, algo = conv_algo(be, key);
     if (algo < 0) { /* the trial: each algorithm into scratch, timed */
+        tr_nvtx_push("conv autotune");
         float *y = scratch_f32((size_t)tr_tensor_numel(out_), "conv2d_forward");
         double ms[N_ALGOS];
         for (int a = 0; a < N_ALGOS; a++) /* the better of two runs: the first pays for cold pages */
@@ -515,8 +535,11 @@ static void conv2d_forward(tr_backend *be, tr_tensor *out_, const tr_tensor *inp
         free(y);
         remember(key, ms);
         algo = ms[ALGO_DIRECT] < ms[ALGO_IM2COL] ? ALGO_DIRECT : ALGO_IM2COL;
+        tr_nvtx_pop();
     }
+    push_algo(algo_names[algo], C, H, W, OC, K, stride, pad, bias != NULL);
     conv_fwd_algo(algo, F32(out_), F32(inp), F32(w), F32(bias), F32(ws), B, C, H, W, OC, K, stride, pad);
+    tr_nvtx_pop();
     END();
 }
 static void conv2d_backward(tr_backend *be, tr_tensor *dinp, tr_tensor *dw, tr_tensor *dbias, const tr_tensor *dout,
@@ -525,8 +548,17 @@ static void conv2d_backward(tr_backend *be, tr_tensor *dinp, tr_tensor *dw, tr_t
 {
     BEGIN("conv2d_backward");
     ROLES("conv2d_backward", dinp, dw, dbias, dout, inp, w, ws);
+    if (be->cnn_nhwc) {
+        push_algo("nhwc-direct", C, H, W, OC, K, stride, pad, dbias != NULL);
+        op_conv2d_nhwc_backward_cpu(F32(dinp), F32(dw), F32(dbias), F32(dout), F32(inp), F32(w), F32(ws), B, C, H, W,
+                                    OC, K, stride, pad, add_dparams);
+        tr_nvtx_pop();
+        END();
+        return;
+    }
     int key[9] = {B, C, H, W, OC, K, stride, pad, 1}, algo = conv_algo(be, key);
     if (algo < 0) { /* the trial: each algorithm into scratch gradients, timed */
+        tr_nvtx_push("conv autotune");
         float *dx = dinp ? scratch_f32((size_t)tr_tensor_numel(dinp), "conv2d_backward") : NULL,
               *dwt = scratch_f32((size_t)tr_tensor_numel(dw), "conv2d_backward"),
               *db = dbias ? scratch_f32((size_t)OC, "conv2d_backward") : NULL;
@@ -544,9 +576,12 @@ static void conv2d_backward(tr_backend *be, tr_tensor *dinp, tr_tensor *dw, tr_t
         free(db);
         remember(key, ms);
         algo = ms[ALGO_DIRECT] < ms[ALGO_IM2COL] ? ALGO_DIRECT : ALGO_IM2COL;
+        tr_nvtx_pop();
     }
+    push_algo(algo_names[algo], C, H, W, OC, K, stride, pad, dbias != NULL);
     conv_bwd_algo(algo, F32(dinp), F32(dw), F32(dbias), F32(dout), F32(inp), F32(w), F32(ws), B, C, H, W, OC, K,
                   stride, pad, add_dparams);
+    tr_nvtx_pop();
     END();
 }
 static void batchnorm_forward(tr_backend *be, tr_tensor *out_, tr_tensor *mean, tr_tensor *rstd,
@@ -555,8 +590,12 @@ static void batchnorm_forward(tr_backend *be, tr_tensor *out_, tr_tensor *mean, 
 {
     BEGIN("batchnorm_forward");
     ROLES("batchnorm_forward", out_, mean, rstd, running_mean, running_var, inp, w, b);
-    op_batchnorm_forward_cpu(F32(out_), F32(mean), F32(rstd), F32(running_mean), F32(running_var), F32(inp), F32(w),
-                             F32(b), B, C, HW, training, momentum, eps);
+    if (be->cnn_nhwc)
+        op_batchnorm_nhwc_forward_cpu(F32(out_), F32(mean), F32(rstd), F32(running_mean), F32(running_var), F32(inp),
+                                      F32(w), F32(b), B * HW, C, training, momentum, eps);
+    else
+        op_batchnorm_forward_cpu(F32(out_), F32(mean), F32(rstd), F32(running_mean), F32(running_var), F32(inp),
+                                 F32(w), F32(b), B, C, HW, training, momentum, eps);
     END();
 }
 static void batchnorm_backward(tr_backend *be, tr_tensor *dinp, tr_tensor *dw, tr_tensor *db, const tr_tensor *dout,
@@ -566,8 +605,12 @@ static void batchnorm_backward(tr_backend *be, tr_tensor *dinp, tr_tensor *dw, t
     (void)eps; /* rstd was kept */
     BEGIN("batchnorm_backward");
     ROLES("batchnorm_backward", dinp, dw, db, dout, inp, w, mean, rstd);
-    op_batchnorm_backward_cpu(F32(dinp), F32(dw), F32(db), F32(dout), F32(inp), F32(w), F32(mean), F32(rstd), B, C,
-                              HW, add_dparams);
+    if (be->cnn_nhwc)
+        op_batchnorm_nhwc_backward_cpu(F32(dinp), F32(dw), F32(db), F32(dout), F32(inp), F32(w), F32(mean), F32(rstd),
+                                       B * HW, C, add_dparams);
+    else
+        op_batchnorm_backward_cpu(F32(dinp), F32(dw), F32(db), F32(dout), F32(inp), F32(w), F32(mean), F32(rstd), B,
+                                  C, HW, add_dparams);
     END();
 }
 static int32_t *i32w(tr_tensor *t) { return t->data; }
@@ -576,7 +619,7 @@ static void maxpool_forward(tr_backend *be, tr_tensor *out_, tr_tensor *idx, con
 {
     BEGIN("maxpool_forward");
     ROLES("maxpool_forward", out_, idx, inp);
-    op_maxpool_forward_cpu(F32(out_), i32w(idx), F32(inp), B, C, H, W, K, stride);
+    (be->cnn_nhwc ? op_maxpool_nhwc_forward_cpu : op_maxpool_forward_cpu)(F32(out_), i32w(idx), F32(inp), B, C, H, W, K, stride);
     END();
 }
 static void maxpool_backward(tr_backend *be, tr_tensor *dinp, const tr_tensor *dout, const tr_tensor *idx, int B,
@@ -584,7 +627,7 @@ static void maxpool_backward(tr_backend *be, tr_tensor *dinp, const tr_tensor *d
 {
     BEGIN("maxpool_backward");
     ROLES("maxpool_backward", dinp, dout, idx);
-    op_maxpool_backward_cpu(F32(dinp), F32(dout), i32(idx), B, C, H, W, K, stride);
+    (be->cnn_nhwc ? op_maxpool_nhwc_backward_cpu : op_maxpool_backward_cpu)(F32(dinp), F32(dout), i32(idx), B, C, H, W, K, stride);
     END();
 }
 static void avgpool_forward(tr_backend *be, tr_tensor *out_, const tr_tensor *inp, int B, int C, int H, int W, int K,
@@ -592,7 +635,7 @@ static void avgpool_forward(tr_backend *be, tr_tensor *out_, const tr_tensor *in
 {
     BEGIN("avgpool_forward");
     ROLES("avgpool_forward", out_, inp);
-    op_avgpool_forward_cpu(F32(out_), F32(inp), B, C, H, W, K, stride);
+    (be->cnn_nhwc ? op_avgpool_nhwc_forward_cpu : op_avgpool_forward_cpu)(F32(out_), F32(inp), B, C, H, W, K, stride);
     END();
 }
 static void avgpool_backward(tr_backend *be, tr_tensor *dinp, const tr_tensor *dout, int B, int C, int H, int W,
@@ -600,7 +643,7 @@ static void avgpool_backward(tr_backend *be, tr_tensor *dinp, const tr_tensor *d
 {
     BEGIN("avgpool_backward");
     ROLES("avgpool_backward", dinp, dout);
-    op_avgpool_backward_cpu(F32(dinp), F32(dout), B, C, H, W, K, stride);
+    (be->cnn_nhwc ? op_avgpool_nhwc_backward_cpu : op_avgpool_backward_cpu)(F32(dinp), F32(dout), B, C, H, W, K, stride);
     END();
 }
 static void relu_forward(tr_backend *be, tr_tensor *out_, const tr_tensor *inp)
@@ -629,6 +672,13 @@ static void dropout_backward(tr_backend *be, tr_tensor *dinp, const tr_tensor *m
     BEGIN("dropout_backward");
     ROLES("dropout_backward", dinp, mask, dout);
     op_dropout_backward_cpu(F32(dinp), F32(mask), F32(dout), (size_t)tr_tensor_numel(dout));
+    END();
+}
+static void cnn_transpose(tr_backend *be, tr_tensor *out_, const tr_tensor *inp, int B, int C, int HW, bool to_nhwc,
+                          bool add)
+{
+    BEGIN("layout_transpose");
+    op_layout_transpose_cpu(F32(out_), F32(inp), B, C, HW, to_nhwc, add);
     END();
 }
 
@@ -683,6 +733,7 @@ static tr_backend cpu = {
     .relu_backward = relu_backward,
     .dropout_forward = dropout_forward,
     .dropout_backward = dropout_backward,
+    .cnn_transpose = cnn_transpose,
 };
 
 tr_backend *tr_backend_cpu(int n_threads)

@@ -162,6 +162,11 @@ static void lay_out(tr_cnn *m)
             l->n_aux = out;
             a += out;
         }
+        if (l->kind == TR_CNN_LINEAR && m->cfg.nhwc && l->H * l->W > 1) {
+            l->aux_off = a;
+            l->n_aux = (size_t)l->C * l->H * l->W;
+            a += l->n_aux;
+        }
     }
     m->n_params = p;
     m->n_stats = s;
@@ -174,6 +179,11 @@ int tr_cnn_new(tr_cnn **out, const tr_cnn_config *cfg, tr_backend *be, tr_alloc 
     *out = NULL;
     if (!be->conv2d_forward || !be->batchnorm_forward || !be->maxpool_forward || !be->relu_forward)
         return tr_error_set(TR_EINVAL, "--model %s: the %s backend has no convolution ops", cfg->name, be->name);
+    if (cfg->nhwc && cfg->C != 1) /* one channel: the images are (B,H,W,C) as they are */
+        return tr_error_set(TR_EINVAL, "--layout nhwc: images of %d channels are not implemented", cfg->C);
+    if (cfg->nhwc && !be->cnn_transpose)
+        return tr_error_set(TR_EINVAL, "--layout nhwc: the %s backend has no channels-last ops (use --layout nchw)",
+                            be->name);
     tr_cnn *m = calloc(1, sizeof(*m));
     if (!m)
         return tr_error_set(TR_ENOMEM, "out of host memory");
@@ -357,8 +367,15 @@ int tr_cnn_forward(tr_cnn *m, const tr_tensor *images, int B, bool training, tr_
             }
             hmask = nm;
             float keep = 1.0f / (1.0f - l->p);
-            for (size_t k = 0; k < n_out; k++)
-                hmask[k] = tr_rng_uniform(&m->rng) < l->p ? 0.0f : keep;
+            int HW = l->OH * l->OW;
+            for (size_t k = 0; k < n_out; k++) { /* drawn in (B,C,H,W) order, stored in the layout's */
+                size_t at = k;
+                if (m->cfg.nhwc && HW > 1) {
+                    size_t b = k / ((size_t)l->OC * HW), c = k / HW % l->OC, px = k % HW;
+                    at = (b * HW + px) * l->OC + c;
+                }
+                hmask[at] = tr_rng_uniform(&m->rng) < l->p ? 0.0f : keep;
+            }
             tr_tensor mask = view(m, m->acts + l->aux_off * B, n_out);
             be->copy_h2d(be, mask.data, hmask, n_out * sizeof(float), 0);
             be->synchronize(be, 0);
@@ -368,6 +385,11 @@ int tr_cnn_forward(tr_cnn *m, const tr_tensor *images, int B, bool training, tr_
         case TR_CNN_LINEAR: {
             int C = l->C * l->H * l->W;
             tr_tensor w = view(m, m->params + l->w_off, (size_t)l->OC * C), b = view(m, m->params + l->b_off, l->OC);
+            if (l->n_aux) { /* NHWC: the flatten reads (C,H,W) */
+                tr_tensor xt = view(m, m->acts + l->aux_off * B, n_in);
+                be->cnn_transpose(be, &xt, &x, B, l->C, l->H * l->W, false, false);
+                x = xt;
+            }
             be->matmul_forward(be, &y, &x, &w, l->bias ? &b : NULL, B, C, l->OC);
             break;
         }
@@ -463,6 +485,14 @@ int tr_cnn_backward(tr_cnn *m, const tr_tensor *probs, const tr_tensor *targets,
             int C = l->C * l->H * l->W;
             tr_tensor w = view(m, m->params + l->w_off, (size_t)l->OC * C),
                       dw = view(m, m->grads + l->w_off, (size_t)l->OC * C), db = view(m, m->grads + l->b_off, l->OC);
+            if (l->n_aux) { /* NHWC: the gradient of the transposed copy, then transposed back onto dx */
+                tr_tensor xt = view(m, m->acts + l->aux_off * B, n_in), dxt = view(m, d + l->aux_off * B, n_in);
+                be->matmul_backward(be, pdx ? &dxt : NULL, &dw, l->bias ? &db : NULL, &dy, &xt, &w, B, C, l->OC,
+                                    add_dparams);
+                if (pdx)
+                    be->cnn_transpose(be, pdx, &dxt, B, l->C, l->H * l->W, true, true);
+                break;
+            }
             be->matmul_backward(be, pdx, &dw, l->bias ? &db : NULL, &dy, &x, &w, B, C, l->OC, add_dparams);
             break;
         }

@@ -8,7 +8,11 @@
  * parameters: weight decay is one range); BatchNorm's running statistics a
  * third. A forward allocates the batch's activations from the caching
  * allocator (region "cnn activations") and the backward releases them, so
- * the allocator sees each step rise and fall. NCHW, fp32.
+ * the allocator sees each step rise and fall. fp32; activations NCHW, or
+ * channels-last NHWC (cfg.nhwc: the backend's cnn_nhwc ops), where a linear
+ * layer reads its input transposed to PyTorch's C,H,W flatten order and
+ * dropout's mask is drawn in that order too, so both layouts compute the
+ * same function of the same parameters (weights stay (OC,C,K,K)).
  * It does not read data or print. */
 #ifndef TR_MODEL_CNN_H
 #define TR_MODEL_CNN_H
@@ -41,7 +45,8 @@ typedef struct tr_cnn_layer {
     float p;                 /* dropout's probability */
     size_t w_off, b_off;     /* in the flat parameters: weight (OC,C,K,K) or (OC,C*H*W) or BN (OC); bias (OC) */
     size_t rs_off;           /* BN: running mean (OC) then running var (OC) in the statistics buffer */
-    size_t act_off, aux_off; /* per image, in floats: the output; BN (per batch): mean, rstd; pool: idx; dropout: mask */
+    size_t act_off, aux_off; /* per image, in floats: the output; BN (per batch): mean, rstd; pool: idx; dropout: mask;
+                              * NHWC linear: its input transposed to (C,H,W) */
     size_t n_aux;            /* floats of aux per image (BN: 0, its 2*OC are per batch) */
 } tr_cnn_layer;
 
@@ -50,6 +55,7 @@ enum { TR_CNN_MAX_LAYERS = 64 };
 typedef struct tr_cnn_config {
     const char *name;        /* "cnn-guide" or "cnn-resnet" */
     bool bias_before_bn;     /* a conv that BatchNorm follows keeps its bias (PyTorch's default) */
+    bool nhwc;               /* activations channels-last, (B,H,W,C) (--layout nhwc); else NCHW */
     int C, H, W, n_classes;  /* the images: 1, 28, 28 and 10 for Fashion-MNIST */
     float bn_momentum, bn_eps;
 } tr_cnn_config;

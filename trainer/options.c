@@ -61,9 +61,12 @@ static void usage(FILE *f)
             "  --train-images N --test-images N   the first N images of each set (default: all)\n"
             "  --bias-before-bn on|off  off drops the bias of a conv that BatchNorm follows (its mean\n"
             "                      removes it anyway; default on, PyTorch's default)\n"
-            "  --conv-autotune on|off  time the cpu backend's conv algorithms (im2col+GEMM, direct) once per\n"
-            "                      shape and keep the faster (default off: im2col+GEMM, faster on every\n"
-            "                      shape of the presets measured here)\n"
+            "  --conv-autotune on|off  time the cpu backend's NCHW conv algorithms (im2col+GEMM, direct) once\n"
+            "                      per shape and keep the faster (default off: im2col+GEMM, faster on every\n"
+            "                      shape of the presets measured here); on: --layout nchw\n"
+            "  --layout nhwc|nchw  the activations' layout: channels-last (direct vector convolutions) or\n"
+            "                      PyTorch's default NCHW (im2col+GEMM); default nhwc on the cpu backend\n"
+            "                      (the faster here) without --conv-autotune on, else nchw (cuDNN's)\n"
             "                      batch 64 and AdamW at lr 0.001, weight decay 0.0001 unless given\n"
             "\nOptimizations (each a switch; --preset sets several, later flags override it):\n"
             "  --preset NAME       baseline: fp32, no fusion, no loader workers, no checkpointing;\n"
@@ -215,6 +218,7 @@ static void parse_flags(tr_options *o, int argc, char **argv)
         else if (!strcmp(f, "--test-images")) o->test_images = (int)parse_int(f, v, 1, INT_MAX);
         else if (!strcmp(f, "--bias-before-bn")) o->bias_before_bn = v;
         else if (!strcmp(f, "--conv-autotune")) o->conv_autotune = v;
+        else if (!strcmp(f, "--layout")) o->layout = v;
         else if (!strcmp(f, "--batch")) o->batch = (int)parse_int(f, v, 1, 65536);
         else if (!strcmp(f, "--seq")) o->seq_len = (int)parse_int(f, v, 1, 65536);
         else if (!strcmp(f, "--layers")) o->n_layers = (int)parse_int(f, v, 1, 1024);
@@ -442,6 +446,20 @@ static void cnn_flags(tr_options *o, int argc, char **argv)
                 o->backend);
         exit(2);
     }
+    static const char *const layouts[] = {"nhwc", "nchw"};
+    bool cpu = !o->backend || !strcmp(o->backend, "cpu");
+    bool tune = tr_options_on("--conv-autotune", o->conv_autotune);
+    if (!o->layout) /* the autotuner chooses among the NCHW algorithms */
+        o->layout = cpu && !tune ? "nhwc" : "nchw";
+    if (tr_options_pick("--layout", o->layout, layouts, 2, "nhwc or nchw") == 0 && !cpu) {
+        fprintf(stderr, "trainer: --layout nhwc is the cpu backend's; --backend %s has nchw only\n", o->backend);
+        exit(2);
+    }
+    if (tune && !strcmp(o->layout, "nhwc")) {
+        fprintf(stderr, "trainer: --conv-autotune times the NCHW conv algorithms; --layout nhwc has one (use "
+                        "--layout nchw, or leave --layout out)\n");
+        exit(2);
+    }
     if (o->dist) {
         fprintf(stderr, "trainer: --dist is not implemented for --model %s\n", o->model);
         exit(2);
@@ -460,10 +478,9 @@ void tr_options_parse(tr_options *o, int argc, char **argv)
         cnn_flags(o, argc, argv);
         return;
     }
-    if (o->epochs || o->train_images || o->test_images || o->bias_before_bn || o->conv_autotune) {
-        fprintf(stderr, "trainer: --epochs, --train-images, --test-images, --bias-before-bn and --conv-autotune are "
-                        "for the CNN "
-                        "models (--model cnn-guide or cnn-resnet)\n");
+    if (o->epochs || o->train_images || o->test_images || o->bias_before_bn || o->conv_autotune || o->layout) {
+        fprintf(stderr, "trainer: --epochs, --train-images, --test-images, --bias-before-bn, --conv-autotune and "
+                        "--layout are for the CNN models (--model cnn-guide or cnn-resnet)\n");
         exit(2);
     }
     const tr_preset *p = NULL;

@@ -43,6 +43,7 @@ typedef struct tr_options {
     int train_images, test_images; /* the first N of each set; 0: all */
     const char *bias_before_bn;    /* --bias-before-bn on|off (NULL: on) */
     const char *conv_autotune;     /* --conv-autotune on|off (NULL: off) */
+    const char *layout;            /* --layout nhwc|nchw (NULL: nhwc on the cpu backend, nchw elsewhere) */
 } tr_options;
 
 /* Parses argv (--help prints the usage and exits 0), resolves --model's

@@ -156,9 +156,11 @@ static void setup(cnn_run *r, const tr_options *o)
     r->be = tr_plug_backend(o);
     tr_check(tr_alloc_new(&r->alloc, &r->be->mem, o->mem_limit));
     r->be->conv_autotune = tr_options_on("--conv-autotune", o->conv_autotune);
+    r->be->cnn_nhwc = !strcmp(o->layout, "nhwc");
     tr_cnn_config cfg = {.name = o->model, .bias_before_bn = !o->bias_before_bn ||
                          tr_options_on("--bias-before-bn", o->bias_before_bn), .C = 1, .H = r->train.rows,
-                         .W = r->train.cols, .n_classes = N_CLASSES, .bn_momentum = 0.1f, .bn_eps = 1e-5f};
+                         .W = r->train.cols, .n_classes = N_CLASSES, .bn_momentum = 0.1f, .bn_eps = 1e-5f,
+                         .nhwc = r->be->cnn_nhwc};
     tr_check(tr_cnn_new(&r->model, &cfg, r->be, r->alloc, o->seed));
     size_t px = (size_t)r->train.rows * r->train.cols;
     r->h_images = r->be->host_alloc(r->be, (size_t)r->B * px * sizeof(float));
@@ -191,9 +193,9 @@ int tr_run_cnn(const tr_options *o)
           dev_alloc(&r, n * sizeof(float), r.tc.optim.kind == TR_OPTIM_ADAMW ? "adamw m" : "sgd momentum") : NULL;
     r.v = r.tc.optim.kind == TR_OPTIM_ADAMW ? dev_alloc(&r, n * sizeof(float), "adamw v") : NULL;
     printf("trainer: %s, %zu parameters, %d layers; %d training and %d test images of %dx%d; batch %d x accum %d, "
-           "%d steps (%d epoch%s), %s lr %g, %s backend, %d threads\n",
+           "%d steps (%d epoch%s), %s lr %g, %s backend, %s, %d threads\n",
            o->model, n, r.model->n_layers, r.n_train, r.n_test, r.train.rows, r.train.cols, r.B, o->accum, n_steps,
-           o->epochs, o->epochs > 1 ? "s" : "", o->optimizer, o->lr, r.be->name, r.be->n_threads);
+           o->epochs, o->epochs > 1 ? "s" : "", o->optimizer, o->lr, r.be->name, o->layout, r.be->n_threads);
     fflush(stdout);
     int *perm = malloc((size_t)r.n_train * sizeof(int));
     if (!perm) {

@@ -2,8 +2,9 @@
 # trainer_cnn.sh: the CNN models through the trainer program on a small
 # synthetic Fashion-MNIST-shaped set written here (idx files, gzip): both
 # presets train and their loss falls, --bias-before-bn off has fewer
-# parameters, --conv-autotune on times the shapes, and bad flags and
-# files get one-line errors naming them.
+# parameters, --conv-autotune on times the shapes, --layout nhwc and nchw
+# print the same losses, and bad flags and files get one-line errors
+# naming them.
 set -u
 tr="$GT_TOP_BUILDDIR/trainer/trainer"
 command -v python3 >/dev/null 2>&1 || { echo "SKIP: python3 writes the idx files"; exit 77; }
@@ -75,6 +76,22 @@ p_off=$(timeout 120 "$tr" --data "$work/fm" --model cnn-resnet --steps 1 --test-
 [ -n "$p_on" ] && [ -n "$p_off" ] && [ $((p_on - p_off)) -eq 336 ] ||
     { echo "FAIL: --bias-before-bn off: $p_on and $p_off parameters (336 conv biases fewer expected)"; fails=1; }
 
+# --layout: both layouts, the same losses step by step (to float rounding); the default is nhwc
+losses() {
+    timeout 300 "$tr" --data "$work/fm" --model "$1" --steps 6 --batch 16 --test-images 20 --log-every 1 --seed 4 \
+        "$2" "$3" | sed -n 's/^epoch [0-9]* step \([0-9]*\)\/[0-9]* loss \([0-9.]*\) .*/\2/p'
+}
+for m in cnn-resnet cnn-guide; do
+    a=$(losses "$m" --layout nchw); b=$(losses "$m" --layout nhwc)
+    if [ "$(echo "$a" | wc -l)" -ne 6 ] || [ "$(echo "$b" | wc -l)" -ne 6 ] ||
+       ! printf '%s\n' "$a" | paste - "$(printf '%s\n' "$b" > "$work/b"; echo "$work/b")" |
+           awk '{ d = $1 - $2; if (d < 0) d = -d; if (d > 2e-4) bad = 1 } END { exit bad }'; then
+        echo "FAIL: $m: --layout nchw losses [$(echo $a)] and nhwc [$(echo $b)] differ"; fails=1
+    fi
+done
+timeout 120 "$tr" --data "$work/fm" --model cnn-resnet --steps 1 --test-images 10 | grep -q "cpu backend, nhwc," ||
+    { echo "FAIL: the cpu backend's default layout is not nhwc"; fails=1; }
+
 expect() { # expect STATUS PATTERN ARGS...
     want=$1 pat=$2; shift 2
     msg=$(timeout 120 "$tr" "$@" 2>&1); got=$?
@@ -92,5 +109,8 @@ expect 2 "--checkpoint is not implemented" --model cnn-resnet --checkpoint block
 expect 2 "--bias-before-bn: expected on or off" --model cnn-resnet --bias-before-bn maybe
 expect 2 "are for the CNN models" --epochs 2
 expect 2 "--conv-autotune: expected on or off" --model cnn-guide --conv-autotune yes
+expect 2 "--layout: expected nhwc or nchw, got 'chwn'" --model cnn-guide --layout chwn
+expect 2 "--layout nhwc has one" --model cnn-guide --conv-autotune on --layout nhwc
+expect 2 "are for the CNN models" --layout nchw
 expect 2 "cnn-guide or cnn-resnet" --model cnn-huge
 exit $fails

@@ -19,14 +19,17 @@ typedef struct fix {
     tr_cnn *m;
 } fix;
 
-static void setup(fix *f, const char *name, int H, bool bias_before_bn)
+static void setup_layout(fix *f, const char *name, int H, bool bias_before_bn, bool nhwc)
 {
     tr_cnn_config c = {.name = name, .bias_before_bn = bias_before_bn, .C = 1, .H = H, .W = H, .n_classes = 10,
-                       .bn_momentum = 0.1f, .bn_eps = 1e-5f};
+                       .bn_momentum = 0.1f, .bn_eps = 1e-5f, .nhwc = nhwc};
     f->be = tr_backend_cpu(0);
+    f->be->cnn_nhwc = nhwc;
     CU_ASSERT_EQUAL_FATAL(tr_alloc_new(&f->alloc, &f->be->mem, 0), TR_OK);
     CU_ASSERT_EQUAL_FATAL(tr_cnn_new(&f->m, &c, f->be, f->alloc, 7), TR_OK);
 }
+
+static void setup(fix *f, const char *name, int H, bool bias_before_bn) { setup_layout(f, name, H, bias_before_bn, false); }
 
 static void teardown(fix *f)
 {
@@ -61,10 +64,10 @@ static double loss_of(fix *f, float *x, int32_t *y, int B, float *losses, float 
     return s / B;
 }
 
-static void test_trainer_cnn_model__resnet_gradients(void)
+static void resnet_gradients(bool nhwc)
 {
     fix f;
-    setup(&f, "cnn-resnet", 8, true);
+    setup_layout(&f, "cnn-resnet", 8, true, nhwc);
     enum { B = 4, H = 8 };
     float x[B * H * H], losses[B], probs[B * 10];
     int32_t y[B];
@@ -106,6 +109,63 @@ static void test_trainer_cnn_model__resnet_gradients(void)
     free(g);
     teardown(&f);
 }
+static void test_trainer_cnn_model__resnet_gradients(void) { resnet_gradients(false); }
+static void test_trainer_cnn_model__resnet_gradients_nhwc(void) { resnet_gradients(true); }
+
+/* Steps of AdamW from the same parameters in one layout; the losses and the final parameters into the arrays. */
+static void train_layout(const char *name, bool nhwc, int n_steps, double *loss, float **params, size_t *n_params)
+{
+    fix f;
+    setup_layout(&f, name, 12, false, nhwc);
+    enum { B = 8, H = 12 };
+    float x[B * H * H], losses[B], probs[B * 10];
+    int32_t y[B];
+    size_t np = f.m->n_params;
+    float *m = calloc(np, 4), *v = calloc(np, 4);
+    for (int s = 0; s < n_steps; s++) {
+        make_batch(x, y, B, H, 50 + (uint64_t)s);
+        tr_tensor tg = t1(y, B, TR_I32), pr = t1(probs, B * 10, TR_F32);
+        loss[s] = loss_of(&f, x, y, B, losses, probs);
+        CU_ASSERT_EQUAL_FATAL(tr_cnn_backward(f.m, &pr, &tg, B, 1.0f, false), TR_OK);
+        op_adamw_cpu(f.m->params, f.m->grads, m, v, np, 1e-3f, 0.9f, 0.999f, 1e-8f, 0.0f, s + 1);
+    }
+    *params = malloc(np * sizeof(float));
+    memcpy(*params, f.m->params, np * sizeof(float));
+    *n_params = np;
+    free(m); free(v);
+    teardown(&f);
+}
+
+/* --layout nhwc and nchw: the same losses step after step and the same
+ * parameters at the end (dropout's masks included: drawn in one order).
+ * Without conv biases before BatchNorm: their gradient is zero but for
+ * rounding, and AdamW turns rounding noise into steps of lr. AdamW also
+ * divides small gradients by their own size, so parameters agree to a
+ * fraction of lr (1e-3 here), not to float precision. */
+static void layouts_agree(const char *name)
+{
+    enum { N = 6 };
+    double a[N], b[N];
+    float *pa, *pb;
+    size_t na, nb;
+    train_layout(name, false, N, a, &pa, &na);
+    train_layout(name, true, N, b, &pb, &nb);
+    CU_ASSERT_EQUAL_FATAL(na, nb);
+    for (int s = 0; s < N; s++) {
+        if (fabs(a[s] - b[s]) > 1e-4 * (1 + fabs(a[s])))
+            fprintf(stderr, "  %s step %d: loss %.6f nchw, %.6f nhwc\n", name, s + 1, a[s], b[s]);
+        CU_ASSERT(fabs(a[s] - b[s]) <= 1e-4 * (1 + fabs(a[s])));
+    }
+    CU_ASSERT(a[N - 1] < a[0]); /* it trained */
+    double worst = 0;
+    for (size_t i = 0; i < na; i++)
+        worst = fmax(worst, fabs(pa[i] - pb[i]));
+    fprintf(stderr, "  %s: parameters at most %g apart\n", name, worst);
+    CU_ASSERT(worst < 2.5e-4);
+    free(pa); free(pb);
+}
+static void test_trainer_cnn_model__layouts_agree_resnet(void) { layouts_agree("cnn-resnet"); }
+static void test_trainer_cnn_model__layouts_agree_guide(void) { layouts_agree("cnn-guide"); }
 
 static void test_trainer_cnn_model__memory_and_bias_before_bn(void)
 {
@@ -220,6 +280,9 @@ static void test_trainer_cnn_model__guide_learns(void) { train_and_check("cnn-gu
 
 static const gt_test_case cases[] = {
     {"resnet_gradients", test_trainer_cnn_model__resnet_gradients},
+    {"resnet_gradients_nhwc", test_trainer_cnn_model__resnet_gradients_nhwc},
+    {"layouts_agree_resnet", test_trainer_cnn_model__layouts_agree_resnet},
+    {"layouts_agree_guide", test_trainer_cnn_model__layouts_agree_guide},
     {"memory_and_bias_before_bn", test_trainer_cnn_model__memory_and_bias_before_bn},
     {"unknown_preset", test_trainer_cnn_model__unknown_preset},
     {"resnet_learns", test_trainer_cnn_model__resnet_learns},
