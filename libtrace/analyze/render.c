@@ -3,11 +3,13 @@
  * and as JSON (everything, numbers in ns and bytes). It computes nothing. */
 #include "analyze_int.h"
 
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define NS(x) (gt_fmt_ns(nb[nbi % 8], sizeof nb[0], (double)(x)), nb[nbi++ % 8])
-
+/* Numbers as text: each call of NS() or BY() in a function formats into the
+ * next of its eight buffers `nb` (counter `nbi`), so one printf takes up to
+ * eight. */
 static const char *fmt_ns(char (*nb)[40], int *i, double ns)
 {
     char *b = nb[(*i)++ % 8];
@@ -20,9 +22,50 @@ static const char *fmt_bytes(char (*nb)[40], int *i, double bytes)
     gt_fmt_bytes(b, 40, bytes);
     return b;
 }
-#undef NS
 #define NS(x) fmt_ns(nb, &nbi, (double)(x))
 #define BY(x) fmt_bytes(nb, &nbi, (double)(x))
+
+/* JSON: a key, and a key with its value */
+static void jkey(FILE *f, const char *k)
+{
+    an_json_str(f, k);
+    fputc(':', f);
+}
+static void jint(FILE *f, const char *k, int64_t v) { jkey(f, k); fprintf(f, "%lld", (long long)v); }
+static void jnum(FILE *f, const char *k, double v) { jkey(f, k); an_json_num(f, v); }
+static void jstr(FILE *f, const char *k, const char *v) { jkey(f, k); an_json_str(f, v); }
+
+/* A record's fields as JSON: each key, where its value is, and its type
+ * (J_U64 is written as the int64 of its bits). */
+typedef enum jtype { J_I64, J_I32, J_U64, J_DBL, J_STR, J_BOOL } jtype;
+typedef struct jfield { const char *key; size_t off; jtype type; } jfield;
+#define JF(T, field, key, type) {key, offsetof(T, field), type}
+
+/* The fields of `rec`, comma-separated, without braces. */
+static void jfields(FILE *f, const void *rec, const jfield *fs, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        const char *p = (const char *)rec + fs[i].off;
+        int64_t i64;
+        int32_t i32;
+        uint64_t u64;
+        double d;
+        const char *s;
+        bool yes;
+        if (i)
+            fputc(',', f);
+        jkey(f, fs[i].key);
+        switch (fs[i].type) {
+        case J_I64: memcpy(&i64, p, sizeof i64); fprintf(f, "%lld", (long long)i64); break;
+        case J_I32: memcpy(&i32, p, sizeof i32); fprintf(f, "%lld", (long long)i32); break;
+        case J_U64: memcpy(&u64, p, sizeof u64); fprintf(f, "%lld", (long long)(int64_t)u64); break;
+        case J_DBL: memcpy(&d, p, sizeof d); an_json_num(f, d); break;
+        case J_STR: memcpy(&s, p, sizeof s); an_json_str(f, s); break;
+        case J_BOOL: memcpy(&yes, p, sizeof yes); fputs(yes ? "true" : "false", f); break;
+        }
+    }
+}
+#define JFIELDS(f, rec, table) jfields((f), (rec), (table), sizeof(table) / sizeof(table)[0])
 
 static double rel_ms(const gt_report *r, int64_t t)
 {
@@ -119,78 +162,268 @@ static void print_comm(const gt_report *r, FILE *f)
     free(w);
 }
 
-/* A process of the Memory section: "rank 1 (pid 4993)" when the
- * Communication section knows its rank, else "pid 4993". */
-static const char *mem_proc_label(char *buf, size_t n, const gt_report *r, int64_t pid)
+/* ---- the Memory section: one walk, a text and a JSON back end ------------ */
+
+/* The walk visits the whole trace's allocator, then each process's (with
+ * its rank), and for each its leaks, then its spikes; each back end writes
+ * what it shows of them. */
+typedef struct mem_sink mem_sink;
+typedef struct mem_sink_ops {
+    void (*begin)(mem_sink *s);
+    /* an allocator: the whole trace's (proc -1) or process proc's, its
+     * rank from the Communication section (-1 unknown) */
+    void (*allocator)(mem_sink *s, const gt_memory *m, ptrdiff_t proc, int32_t rank);
+    void (*leak)(mem_sink *s, const gt_leak *l, size_t i);
+    void (*spikes)(mem_sink *s); /* after the leaks, before the first spike */
+    void (*spike)(mem_sink *s, const gt_spike *sp, size_t i);
+    void (*allocator_end)(mem_sink *s, ptrdiff_t proc);
+    void (*end)(mem_sink *s);    /* the total over processes, rows left out */
+} mem_sink_ops;
+
+struct mem_sink {
+    const mem_sink_ops *ops;
+    const gt_report *r;
+    FILE *f;
+    const char *indent;          /* text: the allocator walked is shown, its lines so indented */
+};
+
+/* A process's rank, as the Communication section knows it; -1 unknown. */
+static int32_t proc_rank(const gt_report *r, int64_t pid)
 {
     for (size_t i = 0; i < r->comm.n_ranks; i++)
-        if (r->comm.ranks[i].pid == pid && r->comm.ranks[i].rank >= 0) {
-            snprintf(buf, n, "rank %d (pid %lld)", r->comm.ranks[i].rank, (long long)pid);
-            return buf;
-        }
-    snprintf(buf, n, "pid %lld", (long long)pid);
-    return buf;
+        if (r->comm.ranks[i].pid == pid && r->comm.ranks[i].rank >= 0)
+            return r->comm.ranks[i].rank;
+    return -1;
 }
 
-/* One allocator's figures; `in` indents its detail lines. */
-static void print_memory_one(const gt_report *r, const gt_memory *mem, const char *in, FILE *f)
+static void walk_allocator(mem_sink *s, const gt_memory *m, ptrdiff_t proc, int32_t rank)
+{
+    s->ops->allocator(s, m, proc, rank);
+    for (size_t i = 0; i < m->n_leaks; i++)
+        s->ops->leak(s, &m->leaks[i], i);
+    s->ops->spikes(s);
+    for (size_t i = 0; i < m->n_spikes; i++)
+        s->ops->spike(s, &m->spikes[i], i);
+    s->ops->allocator_end(s, proc);
+}
+
+static void walk_memory(mem_sink *s)
+{
+    const gt_memory *mem = &s->r->memory;
+    s->ops->begin(s);
+    walk_allocator(s, mem, -1, -1);
+    for (size_t i = 0; i < mem->n_procs; i++)
+        walk_allocator(s, &mem->procs[i], (ptrdiff_t)i, proc_rank(s->r, mem->procs[i].pid));
+    s->ops->end(s);
+}
+
+/* Text: one allocator (the whole trace's), or a line and its figures per
+ * process and their sum at one moment when one memory holds them all. */
+static bool mem_has_events(const gt_memory *m) { return m->has_blocks || m->has_segments || m->has_device; }
+
+static void text_begin(mem_sink *s)
+{
+    const gt_memory *mem = &s->r->memory;
+    fprintf(s->f, "\nmemory");
+    if (!mem_has_events(mem))
+        fprintf(s->f, "         no allocation events\n");
+    else if (mem->n_procs <= 1)
+        fprintf(s->f, "         ");
+    else
+        fprintf(s->f, "         %zu processes, each its own allocator\n", mem->n_procs);
+}
+
+static void text_allocator(mem_sink *s, const gt_memory *m, ptrdiff_t proc, int32_t rank)
+{
+    const gt_report *r = s->r;
+    bool many = r->memory.n_procs > 1;
+    char nb[8][40];
+    int nbi = 0;
+    FILE *f = s->f;
+    s->indent = NULL;
+    if (!mem_has_events(&r->memory) || many != (proc >= 0))
+        return;
+    s->indent = many ? "    " : "  ";
+    if (many && rank >= 0)
+        fprintf(f, "  rank %d (pid %lld): ", rank, (long long)m->pid);
+    else if (many)
+        fprintf(f, "  pid %lld: ", (long long)m->pid);
+    fprintf(f, "peak allocated %s at +%.3f ms, peak reserved %s", BY(m->peak_allocated_bytes),
+            rel_ms(r, m->peak_allocated_ns), BY(m->peak_reserved_bytes));
+    if (m->total_device_bytes)
+        fprintf(f, " of %s", BY(m->total_device_bytes));
+    fprintf(f, ", fragmentation %.1f%%\n", 100 * m->fragmentation);
+    fprintf(f, "%schurn: %lld device allocs, %lld frees; %lld block allocs, %lld frees", s->indent,
+            (long long)m->n_dev_allocs, (long long)m->n_dev_frees, (long long)m->n_block_allocs,
+            (long long)m->n_block_frees);
+    if (r->n_steps)
+        fprintf(f, "; per step after the first: %.1f device, %.1f block", m->dev_churn_per_step,
+                m->block_churn_per_step);
+    fputc('\n', f);
+}
+
+static void text_leak(mem_sink *s, const gt_leak *l, size_t i)
 {
     char nb[8][40];
     int nbi = 0;
-    fprintf(f, "peak allocated %s at +%.3f ms, peak reserved %s", BY(mem->peak_allocated_bytes),
-            rel_ms(r, mem->peak_allocated_ns), BY(mem->peak_reserved_bytes));
-    if (mem->total_device_bytes)
-        fprintf(f, " of %s", BY(mem->total_device_bytes));
-    fprintf(f, ", fragmentation %.1f%%\n", 100 * mem->fragmentation);
-    fprintf(f, "%schurn: %lld device allocs, %lld frees; %lld block allocs, %lld frees", in, (long long)mem->n_dev_allocs,
-            (long long)mem->n_dev_frees, (long long)mem->n_block_allocs, (long long)mem->n_block_frees);
-    if (r->n_steps)
-        fprintf(f, "; per step after the first: %.1f device, %.1f block", mem->dev_churn_per_step,
-                mem->block_churn_per_step);
-    fputc('\n', f);
-    for (size_t i = 0; i < mem->n_leaks; i++) {
-        const gt_leak *l = &mem->leaks[i];
-        fprintf(f, "%sleak: %s alive in %lld allocations, +%s per step over %lld steps, from %s\n", in,
+    (void)i;
+    if (s->indent)
+        fprintf(s->f, "%sleak: %s alive in %lld allocations, +%s per step over %lld steps, from %s\n", s->indent,
                 BY(l->alive_bytes), (long long)l->n_alive, BY(l->bytes_per_step), (long long)l->n_steps_grew,
                 *l->origin ? l->origin : "(no range)");
-    }
-    for (size_t i = 0; i < mem->n_spikes && i < 5; i++) {
-        const gt_spike *s = &mem->spikes[i];
-        fprintf(f, "%sspike: %s for %s at +%.3f ms", in, BY(s->bytes), NS(s->end_ns - s->start_ns),
-                rel_ms(r, s->start_ns));
-        if (s->step >= 0)
-            fprintf(f, " (step %lld)", (long long)s->step);
-        fprintf(f, ", from %s\n", *s->origin ? s->origin : "(no range)");
-    }
 }
 
-/* The Memory section: one allocator per process (several: a line each,
- * then their sum at one moment when one memory holds them all). */
+static void text_nothing(mem_sink *s) { (void)s; }
+
+static void text_spike(mem_sink *s, const gt_spike *sp, size_t i)
+{
+    char nb[8][40];
+    int nbi = 0;
+    if (!s->indent || i >= 5)
+        return;
+    fprintf(s->f, "%sspike: %s for %s at +%.3f ms", s->indent, BY(sp->bytes), NS(sp->end_ns - sp->start_ns),
+            rel_ms(s->r, sp->start_ns));
+    if (sp->step >= 0)
+        fprintf(s->f, " (step %lld)", (long long)sp->step);
+    fprintf(s->f, ", from %s\n", *sp->origin ? sp->origin : "(no range)");
+}
+
+static void text_allocator_end(mem_sink *s, ptrdiff_t proc) { (void)s; (void)proc; }
+
+static void text_end(mem_sink *s)
+{
+    const gt_memory *mem = &s->r->memory;
+    char nb[8][40];
+    int nbi = 0;
+    if (mem_has_events(mem) && mem->n_procs > 1 && mem->total_one_pool)
+        fprintf(s->f, "  all %zu at once: peak allocated %s at +%.3f ms, peak reserved %s at +%.3f ms\n",
+                mem->n_procs, BY(mem->total_peak_allocated_bytes), rel_ms(s->r, mem->total_peak_allocated_ns),
+                BY(mem->total_peak_reserved_bytes), rel_ms(s->r, mem->total_peak_reserved_ns));
+    if (mem->n_skipped_rows > 0)
+        fprintf(s->f, "  %lld allocation rows with impossible times or sizes left out\n",
+                (long long)mem->n_skipped_rows);
+}
+
+static const mem_sink_ops text_ops = {
+    text_begin, text_allocator, text_leak, text_nothing, text_spike, text_allocator_end, text_end,
+};
+
 static void print_memory(const gt_report *r, FILE *f)
 {
-    char nb[8][40], lb[64];
-    int nbi = 0;
-    const gt_memory *mem = &r->memory;
-    fprintf(f, "\nmemory");
-    if (!mem->has_blocks && !mem->has_segments && !mem->has_device) {
-        fprintf(f, "         no allocation events\n");
-    } else if (mem->n_procs <= 1) {
-        fprintf(f, "         ");
-        print_memory_one(r, mem, "  ", f);
-    } else {
-        fprintf(f, "         %zu processes, each its own allocator\n", mem->n_procs);
-        for (size_t i = 0; i < mem->n_procs; i++) {
-            const gt_memory *p = &mem->procs[i];
-            fprintf(f, "  %s: ", mem_proc_label(lb, sizeof lb, r, p->pid));
-            print_memory_one(r, p, "    ", f);
-        }
-        if (mem->total_one_pool)
-            fprintf(f, "  all %zu at once: peak allocated %s at +%.3f ms, peak reserved %s at +%.3f ms\n",
-                    mem->n_procs, BY(mem->total_peak_allocated_bytes), rel_ms(r, mem->total_peak_allocated_ns),
-                    BY(mem->total_peak_reserved_bytes), rel_ms(r, mem->total_peak_reserved_ns));
+    mem_sink s = {&text_ops, r, f, NULL};
+    walk_memory(&s);
+}
+
+/* JSON: the whole trace's figures (the process that reserved most, every
+ * process's leaks and spikes), each process's, the total; everything. */
+static void json_begin(mem_sink *s) { fputc('{', s->f); }
+
+static const jfield allocator_fields[] = {
+    JF(gt_memory, pid, "pid", J_I64), JF(gt_memory, device_id, "device_id", J_I32),
+    JF(gt_memory, has_blocks, "has_blocks", J_BOOL), JF(gt_memory, has_segments, "has_segments", J_BOOL),
+    JF(gt_memory, has_device, "has_device", J_BOOL),
+    JF(gt_memory, peak_allocated_bytes, "peak_allocated_bytes", J_I64),
+    JF(gt_memory, peak_allocated_ns, "peak_allocated_ns", J_I64),
+    JF(gt_memory, peak_reserved_bytes, "peak_reserved_bytes", J_I64),
+    JF(gt_memory, peak_reserved_ns, "peak_reserved_ns", J_I64),
+    JF(gt_memory, end_allocated_bytes, "end_allocated_bytes", J_I64),
+    JF(gt_memory, end_reserved_bytes, "end_reserved_bytes", J_I64),
+    JF(gt_memory, fragmentation, "fragmentation", J_DBL),
+    JF(gt_memory, total_device_bytes, "total_device_bytes", J_I64),
+    JF(gt_memory, n_dev_allocs, "device_allocs", J_I64), JF(gt_memory, n_dev_frees, "device_frees", J_I64),
+    JF(gt_memory, n_block_allocs, "block_allocs", J_I64), JF(gt_memory, n_block_frees, "block_frees", J_I64),
+    JF(gt_memory, dev_churn_per_step, "device_churn_per_step", J_DBL),
+    JF(gt_memory, block_churn_per_step, "block_churn_per_step", J_DBL),
+};
+static const jfield leak_fields[] = {
+    JF(gt_leak, pid, "pid", J_I64), JF(gt_leak, origin, "origin", J_STR), JF(gt_leak, n_alive, "n_alive", J_I64),
+    JF(gt_leak, alive_bytes, "alive_bytes", J_I64), JF(gt_leak, n_steps_grew, "steps_grew", J_I64),
+    JF(gt_leak, bytes_per_step, "bytes_per_step", J_DBL), JF(gt_leak, first_ns, "first_ns", J_I64),
+    JF(gt_leak, last_ns, "last_ns", J_I64),
+};
+static const jfield spike_fields[] = {
+    JF(gt_spike, pid, "pid", J_I64), JF(gt_spike, origin, "origin", J_STR), JF(gt_spike, address, "address", J_U64),
+    JF(gt_spike, bytes, "bytes", J_I64), JF(gt_spike, start_ns, "start_ns", J_I64),
+    JF(gt_spike, end_ns, "end_ns", J_I64), JF(gt_spike, step, "step", J_I64),
+};
+static const jfield total_fields[] = {
+    JF(gt_memory, total_peak_allocated_bytes, "peak_allocated_bytes", J_I64),
+    JF(gt_memory, total_peak_allocated_ns, "peak_allocated_ns", J_I64),
+    JF(gt_memory, total_peak_reserved_bytes, "peak_reserved_bytes", J_I64),
+    JF(gt_memory, total_peak_reserved_ns, "peak_reserved_ns", J_I64),
+};
+
+static void json_allocator(mem_sink *s, const gt_memory *m, ptrdiff_t proc, int32_t rank)
+{
+    if (proc >= 0) {
+        fputs(proc ? ",{" : "{", s->f);
+        jint(s->f, "rank", rank); fputc(',', s->f);
     }
-    if (mem->n_skipped_rows > 0)
-        fprintf(f, "  %lld allocation rows with impossible times or sizes left out\n", (long long)mem->n_skipped_rows);
+    JFIELDS(s->f, m, allocator_fields);
+    fputc(',', s->f);
+    jkey(s->f, "leaks"); fputc('[', s->f);
+}
+
+/* Element i of an array: an object of the record's fields. */
+static void json_element(FILE *f, size_t i, const void *rec, const jfield *fs, size_t n)
+{
+    fputs(i ? ",{" : "{", f);
+    jfields(f, rec, fs, n);
+    fputc('}', f);
+}
+
+static void json_leak(mem_sink *s, const gt_leak *l, size_t i)
+{
+    json_element(s->f, i, l, leak_fields, sizeof leak_fields / sizeof leak_fields[0]);
+}
+
+static void json_spikes(mem_sink *s)
+{
+    fputs("],", s->f);
+    jkey(s->f, "spikes"); fputc('[', s->f);
+}
+
+static void json_spike(mem_sink *s, const gt_spike *sp, size_t i)
+{
+    json_element(s->f, i, sp, spike_fields, sizeof spike_fields / sizeof spike_fields[0]);
+}
+
+static void json_allocator_end(mem_sink *s, ptrdiff_t proc)
+{
+    fputc(']', s->f);
+    if (proc >= 0) {
+        fputc('}', s->f);
+        return;
+    }
+    fputc(',', s->f); /* the whole trace's: its processes follow */
+    jkey(s->f, "processes"); fputc('[', s->f);
+}
+
+static void json_end(mem_sink *s)
+{
+    const gt_memory *mem = &s->r->memory;
+    FILE *f = s->f;
+    fputs("],", f);
+    jkey(f, "total");
+    if (mem->n_procs > 1 && mem->total_one_pool) {
+        fputc('{', f);
+        JFIELDS(f, mem, total_fields);
+        fputs("},", f);
+    } else {
+        fputs("null,", f);
+    }
+    jint(f, "skipped_rows", mem->n_skipped_rows);
+    fputc('}', f);
+}
+
+static const mem_sink_ops json_ops = {
+    json_begin, json_allocator, json_leak, json_spikes, json_spike, json_allocator_end, json_end,
+};
+
+static void print_memory_json(const gt_report *r, FILE *f)
+{
+    mem_sink s = {&json_ops, r, f, NULL};
+    walk_memory(&s);
 }
 
 int gt_report_print_text(const gt_report *r, FILE *f)
@@ -292,15 +525,6 @@ int gt_report_print_text(const gt_report *r, FILE *f)
 
 /* ---- JSON --------------------------------------------------------------- */
 
-static void jkey(FILE *f, const char *k)
-{
-    an_json_str(f, k);
-    fputc(':', f);
-}
-static void jint(FILE *f, const char *k, int64_t v) { jkey(f, k); fprintf(f, "%lld", (long long)v); }
-static void jnum(FILE *f, const char *k, double v) { jkey(f, k); an_json_num(f, v); }
-static void jstr(FILE *f, const char *k, const char *v) { jkey(f, k); an_json_str(f, v); }
-
 static void jdist(FILE *f, const char *k, const gt_dist *d)
 {
     jkey(f, k);
@@ -392,94 +616,6 @@ static void print_comm_json(const gt_comm *c, FILE *f)
         fputc('}', f);
     }
     fputs("]}", f);
-}
-
-/* One allocator's figures, the fields of an object (no braces). */
-static void print_memory_fields_json(const gt_memory *mem, FILE *f)
-{
-    jint(f, "pid", mem->pid); fputc(',', f);
-    jint(f, "device_id", mem->device_id); fputc(',', f);
-    jkey(f, "has_blocks"); fputs(mem->has_blocks ? "true," : "false,", f);
-    jkey(f, "has_segments"); fputs(mem->has_segments ? "true," : "false,", f);
-    jkey(f, "has_device"); fputs(mem->has_device ? "true," : "false,", f);
-    jint(f, "peak_allocated_bytes", mem->peak_allocated_bytes); fputc(',', f);
-    jint(f, "peak_allocated_ns", mem->peak_allocated_ns); fputc(',', f);
-    jint(f, "peak_reserved_bytes", mem->peak_reserved_bytes); fputc(',', f);
-    jint(f, "peak_reserved_ns", mem->peak_reserved_ns); fputc(',', f);
-    jint(f, "end_allocated_bytes", mem->end_allocated_bytes); fputc(',', f);
-    jint(f, "end_reserved_bytes", mem->end_reserved_bytes); fputc(',', f);
-    jnum(f, "fragmentation", mem->fragmentation); fputc(',', f);
-    jint(f, "total_device_bytes", mem->total_device_bytes); fputc(',', f);
-    jint(f, "device_allocs", mem->n_dev_allocs); fputc(',', f);
-    jint(f, "device_frees", mem->n_dev_frees); fputc(',', f);
-    jint(f, "block_allocs", mem->n_block_allocs); fputc(',', f);
-    jint(f, "block_frees", mem->n_block_frees); fputc(',', f);
-    jnum(f, "device_churn_per_step", mem->dev_churn_per_step); fputc(',', f);
-    jnum(f, "block_churn_per_step", mem->block_churn_per_step); fputc(',', f);
-    jkey(f, "leaks"); fputc('[', f);
-    for (size_t i = 0; i < mem->n_leaks; i++) {
-        const gt_leak *l = &mem->leaks[i];
-        fputs(i ? ",{" : "{", f);
-        jint(f, "pid", l->pid); fputc(',', f);
-        jstr(f, "origin", l->origin); fputc(',', f);
-        jint(f, "n_alive", l->n_alive); fputc(',', f);
-        jint(f, "alive_bytes", l->alive_bytes); fputc(',', f);
-        jint(f, "steps_grew", l->n_steps_grew); fputc(',', f);
-        jnum(f, "bytes_per_step", l->bytes_per_step); fputc(',', f);
-        jint(f, "first_ns", l->first_ns); fputc(',', f);
-        jint(f, "last_ns", l->last_ns);
-        fputc('}', f);
-    }
-    fputs("],", f);
-    jkey(f, "spikes"); fputc('[', f);
-    for (size_t i = 0; i < mem->n_spikes; i++) {
-        const gt_spike *s = &mem->spikes[i];
-        fputs(i ? ",{" : "{", f);
-        jint(f, "pid", s->pid); fputc(',', f);
-        jstr(f, "origin", s->origin); fputc(',', f);
-        jint(f, "address", (int64_t)s->address); fputc(',', f);
-        jint(f, "bytes", s->bytes); fputc(',', f);
-        jint(f, "start_ns", s->start_ns); fputc(',', f);
-        jint(f, "end_ns", s->end_ns); fputc(',', f);
-        jint(f, "step", s->step);
-        fputc('}', f);
-    }
-    fputc(']', f);
-}
-
-/* The memory object: the whole trace's figures (the process that reserved
- * most, every process's leaks and spikes), each process's, the total. */
-static void print_memory_json(const gt_report *r, const gt_memory *mem, FILE *f)
-{
-    fputc('{', f);
-    print_memory_fields_json(mem, f);
-    fputc(',', f);
-    jkey(f, "processes"); fputc('[', f);
-    for (size_t i = 0; i < mem->n_procs; i++) {
-        const gt_memory *p = &mem->procs[i];
-        int32_t rank = -1;
-        for (size_t k = 0; k < r->comm.n_ranks; k++)
-            if (r->comm.ranks[k].pid == p->pid && r->comm.ranks[k].rank >= 0)
-                rank = r->comm.ranks[k].rank;
-        fputs(i ? ",{" : "{", f);
-        jint(f, "rank", rank); fputc(',', f);
-        print_memory_fields_json(p, f);
-        fputc('}', f);
-    }
-    fputs("],", f);
-    jkey(f, "total");
-    if (mem->n_procs > 1 && mem->total_one_pool) {
-        fputc('{', f);
-        jint(f, "peak_allocated_bytes", mem->total_peak_allocated_bytes); fputc(',', f);
-        jint(f, "peak_allocated_ns", mem->total_peak_allocated_ns); fputc(',', f);
-        jint(f, "peak_reserved_bytes", mem->total_peak_reserved_bytes); fputc(',', f);
-        jint(f, "peak_reserved_ns", mem->total_peak_reserved_ns);
-        fputs("},", f);
-    } else {
-        fputs("null,", f);
-    }
-    jint(f, "skipped_rows", mem->n_skipped_rows);
-    fputc('}', f);
 }
 
 int gt_report_print_json(const gt_report *r, FILE *f)
@@ -591,7 +727,7 @@ int gt_report_print_json(const gt_report *r, FILE *f)
     }
     fputs("],", f);
     jkey(f, "memory");
-    print_memory_json(r, &r->memory, f);
+    print_memory_json(r, f);
     fputc(',', f);
     print_comm_json(&r->comm, f);
     fputc(',', f);

@@ -23,8 +23,10 @@ TESTS += tests/integration/import_kineto.sh tests/integration/import_snapshot.sh
 # Every fixture's rows, as recorded and as its own events count them; every
 # kind of device activity into its table.
 TESTS += tests/integration/import_counts.sh
+# The report's Memory section of imported ranks, text and JSON alike.
+TESTS += tests/integration/report_memory_ranks.sh
 EXTRA_DIST += tests/integration/import_kineto.sh tests/integration/import_snapshot.sh \
-	tests/integration/import_counts.sh \
+	tests/integration/import_counts.sh tests/integration/report_memory_ranks.sh \
 	tests/fixtures/pytorch/README.md tests/fixtures/pytorch/make_kineto.py \
 	tests/fixtures/pytorch/make_snapshots.py tests/fixtures/pytorch/expected.txt \
 	tests/fixtures/pytorch/plain.json \
