@@ -5,8 +5,16 @@ libtrace_store_libgtstore_la_SOURCES = \
 	libtrace/store/gt_store.h \
 	libtrace/store/error.c \
 	libtrace/store/events.c \
+	libtrace/store/columns.h \
+	libtrace/store/columns.c \
 	libtrace/store/schema.h \
 	libtrace/store/schema.c \
+	libtrace/store/schema_enums.c \
+	libtrace/store/schema_finish.c \
+	libtrace/store/writer_int.h \
+	libtrace/store/writer_util.c \
+	libtrace/store/writer_dict.c \
+	libtrace/store/writer_rows.c \
 	libtrace/store/writer.c \
 	libtrace/store/amend.c \
 	libtrace/store/reader_int.h \

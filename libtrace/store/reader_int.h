@@ -9,6 +9,7 @@
 #ifndef GT_READER_INT_H
 #define GT_READER_INT_H
 
+#include "columns.h"
 #include "gt_store.h"
 #include "schema.h"
 
@@ -117,29 +118,8 @@ struct gt_trace {
     int64_t n_rejected[GT_EV_N_KINDS];
 };
 
-/* ---- column layouts: which column goes to which struct member ----------- */
-
-enum field_type {
-    F_I64,         /* int64_t or uint64_t member (bits kept) */
-    F_I32,         /* int32_t or uint32_t member */
-    F_BOOL,        /* bool member */
-    F_STR,         /* const char * member, copied into the arena (clipped); NULL -> "" */
-    F_TIME,        /* int64_t time: an integer within +-GT_TIME_LIMIT_NS, never NULL */
-    F_SIZE,        /* int64_t size or count: an integer in [0, GT_SIZE_LIMIT]; NULL -> 0 */
-    F_END_OR_NEG1, /* int64_t time; NULL -> -1 (the end of an instant NVTX event) */
-    F_ID_START,    /* int64_t start from a GTRACE_KERNELS id, within +-GT_TIME_LIMIT_NS */
-    F_HOOK,        /* read by the kind's hook */
-};
-
-typedef struct field {
-    const char *column;
-    unsigned short offset; /* of the member in its struct */
-    unsigned char type;    /* enum field_type */
-    unsigned char joined;  /* 1: a column of the kind's joined table */
-} field;
-
-#define FLD(s, col, member, type) {col, offsetof(s, member), type, 0}
-#define JFLD(s, col, member, type) {col, offsetof(s, member), type, 1}
+/* The column layouts (field, FLD, F_*) are in columns.h, made from the
+ * tables' descriptions. */
 
 /* ---- shared helpers (reader.c) ------------------------------------------- */
 

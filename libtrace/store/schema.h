@@ -1,6 +1,7 @@
 /* schema.h: private to libtrace/store. What the writer and the reader share
  * about the layout of a gtrace trace: table names, version numbers, the
- * kernel id encoding and the time indexes. The DDL itself is in schema.c. */
+ * kernel id encoding and the time indexes. The tables' columns are described
+ * in columns.c; schema.c creates them, schema_finish.c closes a trace. */
 #ifndef GT_SCHEMA_H
 #define GT_SCHEMA_H
 
@@ -20,7 +21,7 @@
 #define GT_KERNEL_ID_SHIFT 8
 #define GT_KERNEL_ID_MAX_K 255
 
-/* gtrace-only tables (columns: see schema.c) */
+/* gtrace-only tables (columns: see columns.c) */
 #define GT_TABLE_KERNEL_LAUNCHES "GTRACE_KERNEL_LAUNCHES"
 #define GT_TABLE_KERNELS "GTRACE_KERNELS"
 #define GT_TABLE_MEMORY_EVENTS "GTRACE_MEMORY_EVENTS"
@@ -33,7 +34,7 @@
 typedef struct gt_schema_index {
     const char *table;
     const char *sql;   /* CREATE INDEX IF NOT EXISTS ... */
-    bool nsys_only;    /* indexed in nsys exports only */
+    bool nsys_only;    /* indexed in nsys exports only (the writer never builds it) */
 } gt_schema_index;
 
 extern const gt_schema_index gt_schema_indexes[];
@@ -43,6 +44,12 @@ extern const size_t gt_schema_n_indexes;
  * META_DATA_EXPORT rows of an empty trace, in the caller's transaction.
  * Returns an SQLite result code (sqlite3_errmsg tells more). */
 int gt_schema_create(sqlite3 *db);
+/* The ENUM_* tables with nsys's rows, and GTRACE_ENUM_MEMORY_OPER's rows
+ * (schema_enums.c). Returns an SQLite result code. */
+int gt_schema_create_enums(sqlite3 *db);
+/* Appends the columns of nsys's kernel table, in its order, selected from
+ * the compact tables (aliases k and l), and the FROM clause that joins them. */
+void gt_schema_kernel_select(sqlite3_str *out);
 
 /* Closing a trace, in the caller's transaction: the compact kernel tables
  * become nsys's CUPTI_ACTIVITY_KIND_KERNEL table (rows in start order), the
