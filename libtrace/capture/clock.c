@@ -19,8 +19,9 @@
 #include <cpuid.h>
 #endif
 
-#include "capture.h"
+#include "clock.h"
 
+int64_t gt_cap_t0_ns;
 bool gt_cap_use_tsc;
 
 /* CPUID 0x80000007 EDX bit 8: the TSC ticks at a constant rate in every
@@ -39,7 +40,8 @@ static bool tsc_is_invariant(void)
 #endif
 }
 
-void gt_cap_clock_init(void)
+void gt_cap_clock_init(int64_t t0_ns)
 {
+    gt_cap_t0_ns = t0_ns;
     gt_cap_use_tsc = tsc_is_invariant() && !getenv("GTRACE_NO_TSC");
 }

@@ -33,7 +33,13 @@
 #include <cupti.h>
 
 #include "capture.h"
+#include "clock.h"
+#include "cupti.h"
 #include "cupti_records.h"
+#include "ring.h"
+#include "session.h"
+#include "stacks.h"
+#include "warn.h"
 
 #define CUPTI_BUFFER_BYTES (8u << 20)
 #define MAX_NAME_BYTES 2048

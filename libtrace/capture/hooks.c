@@ -24,6 +24,8 @@
 #include <unistd.h>
 
 #include "capture.h"
+#include "library.h"
+#include "ring.h"
 #include "session.h"
 
 extern char **environ;

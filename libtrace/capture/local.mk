@@ -9,13 +9,21 @@ pkglib_LTLIBRARIES += libtrace/capture/libgtrace.la
 libtrace_capture_libgtrace_la_SOURCES = \
 	libtrace/capture/capture.h \
 	libtrace/capture/shm.h \
+	libtrace/capture/warn.h \
+	libtrace/capture/warn.c \
+	libtrace/capture/clock.h \
+	libtrace/capture/clock.c \
+	libtrace/capture/ring.h \
+	libtrace/capture/ring.c \
 	libtrace/capture/session.h \
 	libtrace/capture/session.c \
-	libtrace/capture/buffer.c \
-	libtrace/capture/clock.c \
+	libtrace/capture/stacks.h \
+	libtrace/capture/stacks.c \
+	libtrace/capture/nvtx.h \
 	libtrace/capture/nvtx.c \
 	libtrace/capture/nvtx_mem.c \
-	libtrace/capture/stacks.c \
+	libtrace/capture/library.h \
+	libtrace/capture/library.c \
 	libtrace/capture/hooks.c
 libtrace_capture_libgtrace_la_CPPFLAGS = $(AM_CPPFLAGS) $(NVTX_CPPFLAGS)
 libtrace_capture_libgtrace_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
@@ -23,7 +31,7 @@ libtrace_capture_libgtrace_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -sh
 	-export-symbols-regex '^(InitializeInjection|InitializeInjectionNvtx2|InitializeInjectionNvtxExtension|exec(ve|v|vp|vpe|l|lp|le))$$'
 libtrace_capture_libgtrace_la_LIBADD = $(PTHREAD_LIBS) $(DL_LIBS)
 if HAVE_CUPTI
-libtrace_capture_libgtrace_la_SOURCES += libtrace/capture/cupti.c \
+libtrace_capture_libgtrace_la_SOURCES += libtrace/capture/cupti.h libtrace/capture/cupti.c \
 	libtrace/capture/cupti_records.h libtrace/capture/cupti_records.c
 libtrace_capture_libgtrace_la_CPPFLAGS += $(CUPTI_CPPFLAGS) $(CUDA_CPPFLAGS)
 endif
@@ -41,6 +49,18 @@ tests_unit_test_capture_cupti_CPPFLAGS = $(AM_CPPFLAGS) $(CUPTI_CPPFLAGS) $(CUDA
 tests_unit_test_capture_cupti_CFLAGS = $(AM_CFLAGS) $(CUNIT_CFLAGS) $(SQLITE_CFLAGS)
 tests_unit_test_capture_cupti_LDADD = tests/unit/libgttest.la $(CUNIT_LIBS) $(SQLITE_LIBS)
 endif
+endif
+
+# Unit test: the ring layer (ring.c) on a region in the test's own memory.
+if HAVE_CUNIT
+check_PROGRAMS += tests/unit/test_capture_ring
+TESTS += tests/unit/test_capture_ring
+tests_unit_test_capture_ring_SOURCES = tests/unit/test_capture_ring.c \
+	libtrace/capture/ring.h libtrace/capture/ring.c libtrace/capture/shm.h \
+	libtrace/capture/clock.h libtrace/capture/clock.c libtrace/capture/warn.h libtrace/capture/warn.c
+tests_unit_test_capture_ring_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/libtrace/capture -I$(top_srcdir)/tests/unit
+tests_unit_test_capture_ring_CFLAGS = $(AM_CFLAGS) $(CUNIT_CFLAGS)
+tests_unit_test_capture_ring_LDADD = tests/unit/libgttest.la $(CUNIT_LIBS) $(PTHREAD_LIBS)
 endif
 
 # Integration tests: gtrace on the samples (samples/local.mk), read back with sqlite3.

@@ -21,6 +21,8 @@
  */
 #include "config.h"
 
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <wchar.h>
@@ -29,6 +31,11 @@
 #include <nvtx3/nvToolsExt.h>
 
 #include "capture.h"
+#include "clock.h"
+#include "nvtx.h"
+#include "ring.h"
+#include "session.h"
+#include "warn.h"
 
 #define MAX_TEXT_BYTES 1024   /* longer messages are truncated */
 #define STACK_DEPTH 256       /* deeper pushes are dropped (and counted) */
@@ -65,9 +72,32 @@ static _Atomic int64_t next_range_id = 1;
  * never reach it). */
 #define RANGE_DROPPED ((uint64_t)1 << 62)
 
-void gt_nvtx_stack_free(struct gt_nvtx_stack *s)
+/* This thread's stack: allocated at its first push, freed at its exit
+ * (a pthread key of this file's own) and, in a fork child, dropped (the
+ * parent's open ranges are the parent's). */
+static __thread struct gt_nvtx_stack *my_stack_ptr __attribute__((tls_model("initial-exec")));
+static pthread_key_t stack_key;
+static bool have_stack_key;
+static pthread_once_t stack_key_once = PTHREAD_ONCE_INIT;
+
+static void stack_at_thread_exit(void *p)
 {
-    free(s);
+    free(p);
+    my_stack_ptr = NULL;
+}
+
+static void stack_in_fork_child(void)
+{
+    free(my_stack_ptr);
+    my_stack_ptr = NULL;
+    if (have_stack_key)
+        pthread_setspecific(stack_key, NULL);
+}
+
+static void make_stack_key(void)
+{
+    have_stack_key = pthread_key_create(&stack_key, stack_at_thread_exit) == 0;
+    pthread_atfork(NULL, NULL, stack_in_fork_child);
 }
 
 size_t gt_cap_wide_to_utf8(const wchar_t *w, char *out, size_t out_bytes)
@@ -218,19 +248,25 @@ static bool emit(int32_t event_type, uint64_t start, uint64_t end, int64_t range
 
 /* ---- push / pop ------------------------------------------------------- */
 
+/* This thread's stack, made at its first push; NULL when capture is off
+ * or there is no memory (the push is then dropped and counted). */
 static struct gt_nvtx_stack *my_stack(void)
 {
-    struct gt_nvtx_stack **slot = gt_cap_nvtx_slot();
-    if (!slot)
+    struct gt_nvtx_stack *s = my_stack_ptr;
+    if (__builtin_expect(s != NULL, 1))
+        return s;
+    if (!atomic_load_explicit(&gt_cap_active, memory_order_relaxed))
         return NULL;
-    if (!*slot) {
-        *slot = malloc(sizeof **slot);
-        if (*slot) {
-            (*slot)->depth = 0;
-            (*slot)->n_overflow = 0;
-        }
-    }
-    return *slot;
+    pthread_once(&stack_key_once, make_stack_key);
+    s = malloc(sizeof *s);
+    if (!s)
+        return NULL;
+    s->depth = 0;
+    s->n_overflow = 0;
+    my_stack_ptr = s;
+    if (have_stack_key)
+        pthread_setspecific(stack_key, s);
+    return s;
 }
 
 static int push(nvtxDomainHandle_t d, const attrs *a)
@@ -281,8 +317,7 @@ static int push(nvtxDomainHandle_t d, const attrs *a)
 static int pop(nvtxDomainHandle_t d)
 {
     uint64_t now = gt_cap_stamp();
-    struct gt_nvtx_stack **slot = gt_cap_nvtx_slot();
-    struct gt_nvtx_stack *s = slot ? *slot : NULL;
+    struct gt_nvtx_stack *s = my_stack_ptr;
     if (!s)
         return -1;
     if (s->n_overflow > 0) {

@@ -17,6 +17,10 @@
 #include <nvtx3/nvToolsExtMem.h>
 
 #include "capture.h"
+#include "clock.h"
+#include "nvtx.h"
+#include "ring.h"
+#include "session.h"
 
 #define MAX_NAME_BYTES 1024
 
@@ -46,7 +50,7 @@ static void emit(int32_t op, nvtxDomainHandle_t domain, uint64_t heap_id, uint64
     memset(&r->ev, 0, sizeof r->ev);
     r->ev.kind = GT_EV_HEAP;
     gt_heap_event *h = &r->ev.u.heap;
-    h->start_ns = (int64_t)now; /* a stamp: the writer converts it (capture.h) */
+    h->start_ns = (int64_t)now; /* a stamp: the launcher converts it (shm.h) */
     h->operation = op;
     h->heap_id = heap_id;
     h->address = address;

@@ -1,10 +1,10 @@
 /* session.c: the life of a capture session in one process image: options
- * from the launcher's environment, the clock, the region of rings handed to
- * the launcher, fork, exec.
+ * from the launcher's environment, the clock's zero, the region of rings
+ * handed to the launcher, fork.
  *
  * At start (the constructor, or the first NVTX call when the library was
  * only dlopened as an NVTX injection) the process connects to the launcher
- * (GTRACE_SOCKET, an abstract unix socket), makes its region (buffer.c)
+ * (GTRACE_SOCKET, an abstract unix socket), makes its region (ring.c)
  * with a description of itself (name, command line, the environment worth
  * keeping, the options) and sends it. From then on the launcher reads the
  * rings while the program runs, and once more when the connection closes:
@@ -15,16 +15,15 @@
  *
  * A fork child forgets the parent's region and connection and makes its
  * own. A process that was not started under gtrace (no GTRACE_SOCKET)
- * records nothing and says so once.
+ * records nothing and says so once. What runs at the library's load, its
+ * unload and before exec (CUPTI's flush) is library.c's.
  */
 #define _GNU_SOURCE
 #include "config.h"
 
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,15 +31,15 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "capture.h"
+#include "clock.h"
+#include "ring.h"
 #include "session.h"
+#include "warn.h"
 
 extern char **environ;
 
-int64_t gt_cap_t0_ns;
 gt_cap_options gt_cap_opts = {.flush_ms = 200, .n_stack_frames = 0, .cuda = 2, .ring_bytes = 1u << 20,
                               .region_bytes = 256u << 20};
-_Atomic int gt_cap_active;
 _Atomic int gt_cap_pid;
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
@@ -51,29 +50,6 @@ static bool is_fork_child;
 int64_t gt_cap_next_callchain_id(void)
 {
     return atomic_fetch_add_explicit(&next_callchain_id, 1, memory_order_relaxed);
-}
-
-void gt_cap_warn_once(_Atomic int *once, const char *fmt, ...)
-{
-    if (atomic_exchange(once, 1))
-        return;
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    int n = vsnprintf(msg, sizeof msg - 1, fmt, ap);
-    va_end(ap);
-    if (n < 0)
-        return;
-    if ((size_t)n > sizeof msg - 2)
-        n = sizeof msg - 2;
-    msg[n++] = '\n';
-    /* write(2), not stdio: no lock the program could hold, no buffering. */
-    char line[600];
-    int m = snprintf(line, sizeof line, "gtrace: %.*s", n, msg);
-    if (m > 0) {
-        ssize_t w = write(STDERR_FILENO, line, (size_t)m < sizeof line ? (size_t)m : sizeof line - 1);
-        (void)w;
-    }
 }
 
 /* ---- options ---------------------------------------------------------- */
@@ -119,12 +95,10 @@ static void read_options(void)
      * clock is the same for all processes of a machine). */
     long long t0 = 0;
     const char *s = getenv("GTRACE_T0_NS");
-    if (s && sscanf(s, "%lld", &t0) == 1 && t0 > 0 && t0 <= mono_ns)
-        gt_cap_t0_ns = t0;
-    else
-        gt_cap_t0_ns = mono_ns;
-    utc_t0_ns = real_ns - (mono_ns - gt_cap_t0_ns);
-    gt_cap_clock_init();
+    if (!s || sscanf(s, "%lld", &t0) != 1 || t0 <= 0 || t0 > mono_ns)
+        t0 = mono_ns;
+    utc_t0_ns = real_ns - (mono_ns - t0);
+    gt_cap_clock_init(t0);
 }
 
 static char *read_small_file(const char *path, size_t *out_len)
@@ -288,7 +262,8 @@ static void start_region(void)
         describe_process(&b);
     const char *root_pid = getenv("GTRACE_ROOT_PID");
     bool root = root_pid && atoll(root_pid) == getpid() && !is_fork_child;
-    bool ok = gt_cap_region_open(fd, b.p ? b.p : "", b.n, utc_t0_ns, root);
+    bool ok = gt_cap_region_open(fd, b.p ? b.p : "", b.n, utc_t0_ns, root, gt_cap_opts.ring_bytes,
+                                 gt_cap_opts.region_bytes);
     free(b.p);
     if (!ok) {
         close(fd);
@@ -314,49 +289,9 @@ static void init_session(void)
     read_options();
     pthread_atfork(NULL, NULL, at_fork_child);
     start_region();
-#ifdef HAVE_CUPTI
-    /* Normally the CUDA driver starts CUPTI (InitializeInjection, cupti.c);
-     * a process that already has the driver loaded is subscribed now. */
-    if (atomic_load(&gt_cap_active) && gt_cap_opts.cuda != 0) {
-        void *h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
-        if (h) {
-            dlclose(h);
-            gt_cupti_start();
-        }
-    }
-#endif
 }
 
 void gt_cap_init(void)
 {
     pthread_once(&init_once, init_session);
-}
-
-void gt_cap_flush(void)
-{
-    if (getpid() != atomic_load(&gt_cap_pid))
-        return; /* a vfork child: the session is its parent's */
-#ifdef HAVE_CUPTI
-    gt_cupti_flush();
-#endif
-}
-
-__attribute__((destructor)) static void capture_dtor(void)
-{
-    if (getpid() != atomic_load(&gt_cap_pid) || !atomic_load(&gt_cap_active))
-        return;
-    gt_cap_flush();
-#ifdef HAVE_CUPTI
-    const char *root = getenv("GTRACE_ROOT_PID");
-    if (gt_cap_opts.cuda == 1 && !gt_cupti_started() && root && atoll(root) == getpid()) {
-        static _Atomic int once;
-        gt_cap_warn_once(&once, "--cuda=on: CUDA was not traced: the program did not initialize CUDA "
-                                "(no GPU or driver?), or CUPTI could not be used (see above)");
-    }
-#endif
-}
-
-__attribute__((constructor)) static void capture_ctor(void)
-{
-    gt_cap_init();
 }

@@ -12,7 +12,9 @@
 #include <execinfo.h>
 #include <string.h>
 
-#include "capture.h"
+#include "ring.h"
+#include "session.h"
+#include "stacks.h"
 
 #define N_SLOTS 65536 /* distinct stacks remembered per process */
 #define NAME_BYTES 240 /* a symbol or module name is cut there */

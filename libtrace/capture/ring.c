@@ -1,4 +1,4 @@
-/* buffer.c: the per-thread rings, in this process image's shared region
+/* ring.c: the per-thread rings, in this process image's shared region
  * (shm.h), and the region itself: made once per image (memfd), described,
  * and handed to the launcher over its socket.
  *
@@ -16,7 +16,9 @@
  * on the socket) is sent at most once until the launcher has read.
  *
  * This file does not know what records mean: nvtx.c, nvtx_mem.c, stacks.c
- * and cupti.c write them; the launcher (cli/drain.c) reads them.
+ * and cupti.c write them; the launcher (cli/drain.c) reads them. It calls
+ * nothing above it (capture.h): a layer that keeps per-thread state of its
+ * own (nvtx.c's stacks) frees it through a pthread key of its own.
  */
 #define _GNU_SOURCE
 #include "config.h"
@@ -33,8 +35,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "capture.h"
-#include "session.h"
+#include "clock.h"
+#include "ring.h"
+#include "warn.h"
 
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23 /* Linux 5.14 */
@@ -42,6 +45,7 @@
 
 __thread gt_cap_tls gt_cap_tls_state __attribute__((tls_model("initial-exec")));
 #define tls gt_cap_tls_state
+_Atomic int gt_cap_active;
 
 static gt_shm_header *region;       /* this image's region; NULL: capture is off */
 static char *region_data;
@@ -80,8 +84,6 @@ static void thread_exit(void *p)
          * launcher reads the ring to its end and frees it. */
         atomic_store_explicit(&tls.ring->state, GT_RING_DEAD, memory_order_release);
     }
-    gt_nvtx_stack_free(tls.nvtx);
-    tls.nvtx = NULL;
     tls.ring = NULL;
     tls.state = 2;
 }
@@ -259,13 +261,6 @@ void gt_cap_drop(gt_event_kind kind)
     count_drop(tls.ring, kind);
 }
 
-struct gt_nvtx_stack **gt_cap_nvtx_slot_slow(void)
-{
-    if (!tls.ring && tls.state == 0)
-        ring_claim();
-    return tls.ring ? &tls.nvtx : NULL;
-}
-
 bool gt_cap_note_lost_end(int64_t id)
 {
     gt_shm_header *h = region;
@@ -311,25 +306,68 @@ static size_t round_up(size_t x, size_t to)
     return (x + to - 1) / to * to;
 }
 
-bool gt_cap_region_open(int sock_fd, const char *info, size_t info_bytes, int64_t utc_t0_ns, bool is_root)
+gt_ring_layout gt_ring_layout_of(size_t ring_bytes, size_t region_bytes)
+{
+    gt_ring_layout l;
+    l.ring_bytes = ring_bytes;
+    l.n_rings = region_bytes / ring_bytes;
+    if (l.n_rings < 1)
+        l.n_rings = 1;
+    if (l.n_rings > GT_SHM_MAX_RINGS)
+        l.n_rings = GT_SHM_MAX_RINGS;
+    l.data_offset = round_up(sizeof(gt_shm_header) + l.n_rings * sizeof(gt_shm_ring), 4096);
+    l.total_bytes = l.data_offset + l.n_rings * ring_bytes;
+    return l;
+}
+
+/* Writes the region's header: its layout and the process it belongs to. */
+static void describe(gt_shm_header *h, const gt_ring_layout *l, int64_t t0_ns, int64_t utc_t0_ns, bool stamp_tsc,
+                     bool is_root, const char *info, size_t info_bytes)
+{
+    h->magic = GT_SHM_MAGIC;
+    h->header_bytes = sizeof(gt_shm_header);
+    h->region_bytes = l->total_bytes;
+    h->ring_bytes = l->ring_bytes;
+    h->data_offset = l->data_offset;
+    h->pid = getpid();
+    h->t0_ns = t0_ns;
+    h->utc_t0_ns = utc_t0_ns;
+    h->n_rings = (uint32_t)l->n_rings;
+    h->stamp_tsc = stamp_tsc;
+    h->is_root = is_root;
+    if (info_bytes > GT_SHM_INFO_BYTES)
+        info_bytes = GT_SHM_INFO_BYTES;
+    memcpy(h->info, info, info_bytes);
+    h->info_bytes = (uint32_t)info_bytes;
+}
+
+/* From now on threads take their rings from the region at `mem`. */
+static void adopt(void *mem, const gt_ring_layout *l, int sock_fd)
+{
+    region = mem;
+    region_data = (char *)mem + l->data_offset;
+    region_sock = sock_fd;
+}
+
+void gt_ring_region_init(void *mem, const gt_ring_layout *l, int64_t t0_ns, int64_t utc_t0_ns, bool stamp_tsc,
+                         bool is_root, const char *info, size_t info_bytes, int sock_fd)
+{
+    describe(mem, l, t0_ns, utc_t0_ns, stamp_tsc, is_root, info, info_bytes);
+    adopt(mem, l, sock_fd);
+}
+
+bool gt_cap_region_open(int sock_fd, const char *info, size_t info_bytes, int64_t utc_t0_ns, bool is_root,
+                        size_t ring_bytes, size_t region_bytes)
 {
     static _Atomic int once;
-    size_t ring_bytes = gt_cap_opts.ring_bytes;
-    size_t n_rings = gt_cap_opts.region_bytes / ring_bytes;
-    if (n_rings < 1)
-        n_rings = 1;
-    if (n_rings > GT_SHM_MAX_RINGS)
-        n_rings = GT_SHM_MAX_RINGS;
-    size_t header_bytes = sizeof(gt_shm_header);
-    size_t data_offset = round_up(header_bytes + n_rings * sizeof(gt_shm_ring), 4096);
-    size_t total = data_offset + n_rings * ring_bytes;
+    gt_ring_layout l = gt_ring_layout_of(ring_bytes, region_bytes);
     /* A memfd's size counts against RLIMIT_FSIZE (beyond it ftruncate raises
      * SIGXFSZ): under a file size limit the region is made to fit. */
     struct rlimit fsize;
-    if (getrlimit(RLIMIT_FSIZE, &fsize) == 0 && fsize.rlim_cur != RLIM_INFINITY && total > fsize.rlim_cur) {
-        n_rings = fsize.rlim_cur > data_offset ? (fsize.rlim_cur - data_offset) / ring_bytes : 0;
-        total = data_offset + n_rings * ring_bytes;
-        if (n_rings == 0) {
+    if (getrlimit(RLIMIT_FSIZE, &fsize) == 0 && fsize.rlim_cur != RLIM_INFINITY && l.total_bytes > fsize.rlim_cur) {
+        l.n_rings = fsize.rlim_cur > l.data_offset ? (fsize.rlim_cur - l.data_offset) / ring_bytes : 0;
+        l.total_bytes = l.data_offset + l.n_rings * ring_bytes;
+        if (l.n_rings == 0) {
             gt_cap_warn_once(&once, "the file size limit (%llu bytes) leaves no room for event buffers: "
                                     "process %d is not recorded", (unsigned long long)fsize.rlim_cur, (int)getpid());
             return false;
@@ -342,30 +380,16 @@ bool gt_cap_region_open(int sock_fd, const char *info, size_t info_bytes, int64_
         return false;
     }
     void *p = MAP_FAILED;
-    if (ftruncate(fd, (off_t)total) == 0)
-        p = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (ftruncate(fd, (off_t)l.total_bytes) == 0)
+        p = mmap(NULL, l.total_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
     if (p == MAP_FAILED) {
-        gt_cap_warn_once(&once, "cannot map %zu bytes of shared memory for the events (%s): recording is off", total,
-                         strerror(errno));
+        gt_cap_warn_once(&once, "cannot map %zu bytes of shared memory for the events (%s): recording is off",
+                         l.total_bytes, strerror(errno));
         close(fd);
         return false;
     }
     gt_shm_header *h = p;
-    h->magic = GT_SHM_MAGIC;
-    h->header_bytes = header_bytes;
-    h->region_bytes = total;
-    h->ring_bytes = ring_bytes;
-    h->data_offset = data_offset;
-    h->pid = getpid();
-    h->t0_ns = gt_cap_t0_ns;
-    h->utc_t0_ns = utc_t0_ns;
-    h->n_rings = (uint32_t)n_rings;
-    h->stamp_tsc = gt_cap_use_tsc;
-    h->is_root = is_root;
-    if (info_bytes > GT_SHM_INFO_BYTES)
-        info_bytes = GT_SHM_INFO_BYTES;
-    memcpy(h->info, info, info_bytes);
-    h->info_bytes = (uint32_t)info_bytes;
+    describe(h, &l, gt_cap_t0_ns, utc_t0_ns, gt_cap_use_tsc, is_root, info, info_bytes);
 
     /* The descriptor and who sends it: the launcher checks the pid. */
     int64_t pid = h->pid;
@@ -386,12 +410,10 @@ bool gt_cap_region_open(int sock_fd, const char *info, size_t info_bytes, int64_
     if (n != (ssize_t)sizeof pid) {
         gt_cap_warn_once(&once, "cannot reach the gtrace launcher (%s): recording is off in process %d",
                          strerror(errno), (int)getpid());
-        munmap(p, total);
+        munmap(p, l.total_bytes);
         return false;
     }
-    region = h;
-    region_data = (char *)p + data_offset;
-    region_sock = sock_fd;
+    adopt(p, &l, sock_fd);
     return true;
 }
 
@@ -404,8 +426,6 @@ void gt_cap_rings_after_fork(void)
     if (region_sock >= 0)
         close(region_sock);
     region_sock = -1;
-    gt_nvtx_stack_free(tls.nvtx); /* the parent's open ranges are the parent's */
-    tls.nvtx = NULL;
     tls.ring = NULL;
     tls.state = 0;
     tls.busy = 0;

@@ -1,0 +1,124 @@
+/* ring.h: the ring layer of libgtrace.so (ring.c): this process image's
+ * region of per-thread rings in shared memory (shm.h), handed to the
+ * launcher; reserving, writing and publishing records; counting what is
+ * dropped. It knows no record's meaning and calls nothing above it.
+ */
+#ifndef GT_CAPTURE_RING_H
+#define GT_CAPTURE_RING_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "shm.h"
+
+/* This thread's producer state: one block in the static TLS, so that the
+ * inline path below reaches it without a call. */
+typedef struct gt_cap_tls {
+    gt_shm_ring *ring;              /* NULL: none yet, or none to be had */
+    char *data;                     /* the ring's bytes */
+    uint64_t mask;                  /* ring bytes - 1 */
+    uint64_t head;                  /* bytes published */
+    uint64_t reserved_head;         /* head once the reserved record is committed */
+    uint64_t tail;                  /* the launcher's tail, as last read */
+    int32_t tid;
+    uint8_t state;                  /* 0: no ring yet; 1: has one; 2: exiting, or none to be had */
+    uint8_t busy;                   /* a record is being written (re-entry from a signal handler) */
+} gt_cap_tls;
+extern __thread gt_cap_tls gt_cap_tls_state __attribute__((tls_model("initial-exec")));
+
+/* 1 while events are recorded in this process (set by the session). */
+extern _Atomic int gt_cap_active;
+
+/* The paths of gt_cap_reserve and gt_cap_commit that are not the common one. */
+void *gt_cap_reserve_slow(uint16_t type, size_t body_bytes, size_t text_bytes, gt_event_kind kind, bool count_full);
+void gt_cap_commit_half_full(void);
+
+/* Reserves a record of `body_bytes` plus `text_bytes` of strings in this
+ * thread's ring and returns where to write it (the header is filled in), or
+ * NULL when the ring is full or capture is off: the event is then counted
+ * as dropped under `kind`. Never blocks, never locks, makes no system call
+ * unless the ring is full. */
+static inline void *gt_cap_reserve(uint16_t type, size_t body_bytes, size_t text_bytes, gt_event_kind kind)
+{
+    gt_cap_tls *t = &gt_cap_tls_state;
+    uint64_t need = (body_bytes + text_bytes + 7) & ~(uint64_t)7;
+    uint64_t head = t->head;
+    uint64_t off = head & t->mask;
+    /* The common case: a ring, room before its end and before the launcher's tail. */
+    if (__builtin_expect(t->ring != NULL && !t->busy && text_bytes <= UINT16_MAX && need <= (t->mask + 1) / 4
+                             && off + need <= t->mask + 1 && (head - t->tail) + need <= t->mask + 1
+                             && atomic_load_explicit(&gt_cap_active, memory_order_relaxed),
+                         1)) {
+        t->busy = 1;
+        rec_hdr *h = (rec_hdr *)(t->data + off);
+        h->size_bytes = (uint32_t)need;
+        h->type = type;
+        h->text_bytes = (uint16_t)text_bytes;
+        t->reserved_head = head + need;
+        return h;
+    }
+    return gt_cap_reserve_slow(type, body_bytes, text_bytes, kind, true);
+}
+
+/* Publishes the record gt_cap_reserve returned. */
+static inline void gt_cap_commit(void)
+{
+    gt_cap_tls *t = &gt_cap_tls_state;
+    uint64_t head = t->reserved_head;
+    atomic_store_explicit(&t->ring->head, head, memory_order_release);
+    t->head = head;
+    t->busy = 0;
+    if (__builtin_expect(head - t->tail > (t->mask + 1) / 2, 0))
+        gt_cap_commit_half_full();
+}
+
+/* The same, for threads that may wait (CUPTI's buffer callbacks, never the
+ * program's own calls): when the ring is full it wakes the launcher and waits
+ * for room, up to `max_wait_ms`, before dropping. */
+void *gt_cap_reserve_wait(uint16_t type, size_t body_bytes, size_t text_bytes, gt_event_kind kind, int max_wait_ms);
+/* The same, counting nothing when it returns NULL: the caller accounts for it. */
+void *gt_cap_reserve_quiet(uint16_t type, size_t body_bytes, size_t text_bytes);
+/* Counts an event dropped for a reason other than a full ring. */
+void gt_cap_drop(gt_event_kind kind);
+/* The end of start/end range `range_id` found no room: the launcher drops
+ * (and counts) the range. False when the set of such ids is full. */
+bool gt_cap_note_lost_end(int64_t range_id);
+
+/* This thread's kernel thread id (cached). */
+int32_t gt_cap_tid(void);
+
+/* ---- the region ---------------------------------------------------------- */
+
+/* The shape of a region: rings of `ring_bytes` (a power of two), as many as
+ * `region_bytes` holds (at least one, at most GT_SHM_MAX_RINGS). */
+typedef struct gt_ring_layout {
+    size_t ring_bytes;
+    size_t n_rings;
+    size_t data_offset;             /* where ring 0's data begins */
+    size_t total_bytes;             /* the whole region */
+} gt_ring_layout;
+gt_ring_layout gt_ring_layout_of(size_t ring_bytes, size_t region_bytes);
+
+/* Lays out a region at `mem` (zeroed, layout.total_bytes long) and makes it
+ * this process image's: threads take their rings from it. `sock_fd` (-1:
+ * none) is where wake-ups go. */
+void gt_ring_region_init(void *mem, const gt_ring_layout *layout, int64_t t0_ns, int64_t utc_t0_ns,
+                         bool stamp_tsc, bool is_root, const char *info, size_t info_bytes, int sock_fd);
+
+/* Makes this process image's region (a memfd) and hands it to the launcher
+ * through `sock_fd` (a connected socket); false when it cannot (said once). */
+bool gt_cap_region_open(int sock_fd, const char *info, size_t info_bytes, int64_t utc_t0_ns, bool is_root,
+                        size_t ring_bytes, size_t region_bytes);
+/* In a fork child: forget the parent's region and this thread's ring. */
+void gt_cap_rings_after_fork(void);
+/* Asks the launcher to read the rings now (a ring is half full, a waiting
+ * producer). Async-signal-safe; at most one wake-up in flight. */
+void gt_cap_wake_launcher(void);
+/* A registered string kept in the region: its id (0: no room). */
+uint64_t gt_cap_register_string(const char *s, size_t len);
+/* The text of a registered string id, in this process's mapping (NULL: none). */
+const char *gt_cap_registered_text(uint64_t id);
+
+#endif /* GT_CAPTURE_RING_H */
