@@ -22,9 +22,8 @@
  * could not write and records it in the loss table (losses.c). The
  * assembly (assemble.c) makes one trace of the parts at the end.
  *
- * The clock: TSC stamps are put on CLOCK_MONOTONIC by interpolating between
- * (TSC, CLOCK_MONOTONIC) pairs the writer samples before each chunk (every
- * stamp in it was taken before; only the writer touches the samples).
+ * The clock: the writer samples a (TSC, CLOCK_MONOTONIC) pair before each
+ * chunk (every stamp in it was taken before), tsc_clock.c interpolates.
  *
  * It does not fork, run or wait for the program (record.c does).
  */
@@ -45,103 +44,11 @@
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
-#if defined(__x86_64__)
-#include <x86intrin.h>
-#endif
 
 #include "cli.h"
 #include "drain.h"
 #include "losses.h"
-
-/* ---- the clock ---------------------------------------------------------- */
-
-typedef struct sample {
-    uint64_t tsc;
-    int64_t mono_ns;
-} sample;
-
-#define MAX_SAMPLES (1u << 20)
-#define MIN_SAMPLE_GAP_NS 100000 /* closer samples add only noise */
-static sample *samples;
-static size_t n_samples, cap_samples;
-
-int64_t gt_clock_mono_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
-
-static uint64_t read_tsc(void)
-{
-#if defined(__x86_64__)
-    return __rdtsc();
-#else
-    return 0;
-#endif
-}
-
-/* One pair read as close together as we can: the TSC halfway between two
- * reads around clock_gettime, best of three. */
-static sample take_sample(void)
-{
-    sample best = {0, 0};
-    uint64_t best_gap = UINT64_MAX;
-    for (int i = 0; i < 3; i++) {
-        uint64_t a = read_tsc();
-        int64_t m = gt_clock_mono_now();
-        uint64_t b = read_tsc();
-        if (b - a < best_gap) {
-            best_gap = b - a;
-            best.tsc = a + (b - a) / 2;
-            best.mono_ns = m;
-        }
-    }
-    return best;
-}
-
-static void clock_sample(void)
-{
-    sample s = take_sample();
-    if (n_samples > 0 && s.mono_ns - samples[n_samples - 1].mono_ns < MIN_SAMPLE_GAP_NS)
-        return;
-    if (n_samples == cap_samples) {
-        if (cap_samples >= MAX_SAMPLES)
-            return; /* beyond: extrapolate from the last pair */
-        size_t cap = cap_samples ? cap_samples * 2 : 256;
-        sample *v = realloc(samples, cap * sizeof *v);
-        if (!v)
-            return;
-        samples = v;
-        cap_samples = cap;
-    }
-    samples[n_samples++] = s;
-}
-
-int64_t gt_clock_tsc_to_mono(uint64_t stamp)
-{
-    /* A second sample, if there is none yet: wait out the gap (once). */
-    for (long spin = 0; n_samples < 2; spin++) {
-        if (spin > 10000000)
-            return gt_clock_mono_now(); /* no memory for a second sample: the best we can say */
-        clock_sample();
-    }
-    size_t lo = 0, hi = n_samples - 1;
-    if (stamp >= samples[hi].tsc) {
-        lo = hi - 1;
-    } else if (stamp > samples[0].tsc) {
-        while (hi - lo > 1) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (samples[mid].tsc <= stamp)
-                lo = mid;
-            else
-                hi = mid;
-        }
-    }
-    const sample *a = &samples[lo], *b = &samples[lo + 1];
-    double rate = (double)(b->mono_ns - a->mono_ns) / (double)(b->tsc - a->tsc);
-    return a->mono_ns + (int64_t)(((double)(int64_t)(stamp - a->tsc)) * rate);
-}
+#include "tsc_clock.h"
 
 /* ---- processes ------------------------------------------------------------ */
 
@@ -557,8 +464,10 @@ static void chunk_free(chunk *k)
     }
 }
 
-/* One read of a process's rings, handed to the writer. */
-static void read_proc(gt_collector *c, proc *p)
+/* One read of a process's rings, handed to the writer. The last read of a
+ * process is made even beyond MAX_QUEUED_BYTES: its mapping goes with it,
+ * and what its rings hold was committed and counted as emitted. */
+static void read_proc(gt_collector *c, proc *p, bool last)
 {
     if (!p->h)
         return;
@@ -566,7 +475,7 @@ static void read_proc(gt_collector *c, proc *p)
     pthread_mutex_lock(&c->lock);
     bool full = c->queued_bytes > MAX_QUEUED_BYTES;
     pthread_mutex_unlock(&c->lock);
-    if (full)
+    if (full && !last)
         return;
     chunk *k = new_chunk(p, CHUNK_DATA);
     if (!k)
@@ -703,7 +612,7 @@ static void *writer_main(void *arg)
             break;
         }
         /* A pair after every stamp of the chunk (they were written before it was copied). */
-        clock_sample();
+        gt_clock_sample();
         if (k->kind == CHUNK_DATA)
             write_chunk(c, k->p, k);
         else {
@@ -759,7 +668,7 @@ static void *reader_main(void *arg)
         for (size_t i = 0; i < c->n_procs; i++) {
             proc *p = c->procs[i];
             bool last = stopping || p->sock < 0;
-            read_proc(c, p);
+            read_proc(c, p, last);
             chunk *end = last ? new_chunk(p, CHUNK_END) : NULL;
             if (end) {
                 enqueue(c, end);
@@ -814,7 +723,7 @@ int gt_collector_new(gt_collector **out, const char *parts_dir, int flush_ms)
         gt_collector_free(c);
         return rc;
     }
-    clock_sample(); /* the first pair, before any process stamps */
+    gt_clock_sample(); /* the first pair, before any process stamps */
     *out = c;
     return 0;
 }

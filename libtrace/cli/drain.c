@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "drain.h"
+#include "tsc_clock.h"
 
 typedef struct pending {       /* half of a start/end range */
     int64_t range_id;          /* 0: free slot */

@@ -9,12 +9,6 @@
 
 typedef struct gt_drain gt_drain;
 
-/* The launcher's clock (collect.c): an absolute CLOCK_MONOTONIC time for a
- * TSC stamp, interpolated between the samples around it. */
-int64_t gt_clock_tsc_to_mono(uint64_t tsc);
-/* CLOCK_MONOTONIC now, in ns. */
-int64_t gt_clock_mono_now(void);
-
 /* A drain for the records of process `pid`, whose region is `shm` (for its
  * registered strings and clock). */
 int gt_drain_new(gt_drain **out, gt_writer *w, int64_t pid, const gt_shm_header *shm);

@@ -19,6 +19,8 @@ libtrace_cli_gtrace_SOURCES = \
 	libtrace/cli/collect.c \
 	libtrace/cli/drain.h \
 	libtrace/cli/drain.c \
+	libtrace/cli/tsc_clock.h \
+	libtrace/cli/tsc_clock.c \
 	libtrace/cli/losses.h \
 	libtrace/cli/losses.c \
 	libtrace/capture/shm.h \
