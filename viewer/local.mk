@@ -27,11 +27,21 @@ viewer_gtrace_view_LDADD = viewer/libgtview.la $(GTK_LIBS)
 
 # The model, the level of detail and headless drawing (no display needed).
 if HAVE_CUNIT
-check_PROGRAMS += tests/unit/test_viewer_model
-TESTS += tests/unit/test_viewer_model
-tests_unit_test_viewer_model_SOURCES = tests/unit/test_viewer_model.c tests/unit/test_viewer_fixture.h
-tests_unit_test_viewer_model_CFLAGS = $(AM_CFLAGS) $(GTK_CFLAGS) $(CUNIT_CFLAGS) $(SQLITE_CFLAGS) -I$(top_srcdir)/tests/unit -I$(top_srcdir)/viewer
-tests_unit_test_viewer_model_LDADD = viewer/libgtview.la tests/unit/libgttest.la $(GTK_LIBS) $(CUNIT_LIBS) $(SQLITE_LIBS) $(M_LIBS)
+check_PROGRAMS += tests/unit/test_viewer_model tests/unit/test_viewer_lane tests/unit/test_viewer_render
+TESTS += tests/unit/test_viewer_model tests/unit/test_viewer_lane tests/unit/test_viewer_render
+VIEWER_TEST_CFLAGS = $(AM_CFLAGS) $(GTK_CFLAGS) $(CUNIT_CFLAGS) $(SQLITE_CFLAGS) -I$(top_srcdir)/tests/unit -I$(top_srcdir)/viewer
+VIEWER_TEST_LDADD = viewer/libgtview.la tests/unit/libgttest.la $(GTK_LIBS) $(CUNIT_LIBS) $(SQLITE_LIBS) $(M_LIBS)
+tests_unit_test_viewer_model_SOURCES = tests/unit/test_viewer_model.c tests/unit/test_viewer_model.h \
+	tests/unit/test_viewer_fixture.h
+tests_unit_test_viewer_model_CFLAGS = $(VIEWER_TEST_CFLAGS)
+tests_unit_test_viewer_model_LDADD = $(VIEWER_TEST_LDADD)
+tests_unit_test_viewer_lane_SOURCES = tests/unit/test_viewer_lane.c
+tests_unit_test_viewer_lane_CFLAGS = $(VIEWER_TEST_CFLAGS)
+tests_unit_test_viewer_lane_LDADD = $(VIEWER_TEST_LDADD)
+tests_unit_test_viewer_render_SOURCES = tests/unit/test_viewer_render.c tests/unit/test_viewer_model.h \
+	tests/unit/test_viewer_fixture.h
+tests_unit_test_viewer_render_CFLAGS = $(VIEWER_TEST_CFLAGS)
+tests_unit_test_viewer_render_LDADD = $(VIEWER_TEST_LDADD)
 endif
 
 # The viewer's gaps, causes, ops and memory peaks are gtrace report's.

@@ -27,7 +27,7 @@
 #define FX_PID 4242
 #define FX_MS 1000000LL
 
-static int fx_write(const char *path)
+static inline int fx_write(const char *path)
 {
     gt_writer *w = NULL;
     int rc = gt_writer_open(&w, path, GT_WRITE_OVERWRITE);
@@ -111,7 +111,7 @@ static int fx_write(const char *path)
 }
 
 /* n steps of step_ns[k] each from t_first_ns on, numbered from first_number. */
-static int fx_write_steps(const char *path, const int64_t *step_ns, int n, int64_t t_first_ns, int first_number)
+static inline int fx_write_steps(const char *path, const int64_t *step_ns, int n, int64_t t_first_ns, int first_number)
 {
     gt_writer *w = NULL;
     int rc = gt_writer_open(&w, path, GT_WRITE_OVERWRITE);
