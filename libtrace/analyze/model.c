@@ -11,6 +11,7 @@
  * named "communication" (the same convention for collectives) are kept apart
  * as the model's comms, for comm.c. */
 #include "analyze_int.h"
+#include "gt_store_bulk.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -77,16 +78,19 @@ static int cmp_mem(const void *a, const void *b)
     return fy - fx;
 }
 
-/* The reader yields each kind in time order, so the arrays are made of a few
- * sorted runs (one per kind) with local disorder (equal starts, frees at the
- * time of an allocation). Sorting them is stable in every branch, so the
- * order of equal elements is the order they were loaded in, as a stable
- * sort of the whole array would leave it:
+/* The loaders read each table in the order it is stored, which for a trace
+ * gtrace wrote is nearly time order (rows go in sorted a batch at a time):
+ * the arrays are sorted runs with local disorder (equal starts, frees at
+ * the time of an allocation, a long range stored when it ended). Sorting
+ * them is stable in every branch, so the order of equal elements is the
+ * order they were loaded in, as a stable sort of the whole array would
+ * leave it:
  *   1. already sorted: one pass;
  *   2. local disorder: insertion, while it moves few elements;
- *   3. a few runs: merged one after the other, in place;
- *   4. otherwise qsort (glibc's is a merge sort, stable). */
-enum { MAX_ELEM_BYTES = 64, MAX_RUNS = 8 };
+ *   3. otherwise the runs merged pairwise, bottom up; a merge moves only
+ *      where the two runs overlap, so nearly sorted input costs little
+ *      more than a pass, and any input at most a merge sort. */
+enum { MAX_ELEM_BYTES = 64 };
 
 static bool insertion(char *p, size_t n, size_t size, int (*cmp)(const void *, const void *), size_t budget)
 {
@@ -111,14 +115,22 @@ static bool insertion(char *p, size_t n, size_t size, int (*cmp)(const void *, c
     return true;
 }
 
-/* Merges the sorted [p, p + n1) and [p + n1, p + n) in place, with a buffer
- * the size of the shorter one; ties go to the left run (stable). */
-static bool merge_two(char *p, size_t n1, size_t n, size_t size, int (*cmp)(const void *, const void *))
+/* Scratch space for merges, grown as needed. */
+typedef struct scratch { char *p; size_t bytes; } scratch;
+
+/* Merges the sorted [p, p + n1) and [p + n1, p + n) in place, through
+ * scratch the size of the shorter one; ties go to the left run (stable). */
+static bool merge_two(char *p, size_t n1, size_t n, size_t size, int (*cmp)(const void *, const void *), scratch *s)
 {
-    size_t n2 = n - n1;
-    char *buf = malloc((n1 < n2 ? n1 : n2) * size);
-    if (!buf)
-        return false;
+    size_t n2 = n - n1, need = (n1 < n2 ? n1 : n2) * size;
+    if (need > s->bytes) {
+        char *q = realloc(s->p, need);
+        if (!q)
+            return false;
+        s->p = q;
+        s->bytes = need;
+    }
+    char *buf = s->p;
     if (n1 <= n2) { /* left into the buffer, merged forwards */
         memcpy(buf, p, n1 * size);
         size_t i = 0, j = n1, o = 0;
@@ -140,25 +152,69 @@ static bool merge_two(char *p, size_t n1, size_t n, size_t size, int (*cmp)(cons
         }
         memcpy(p + (o - j) * size, buf, j * size);
     }
-    free(buf);
     return true;
 }
 
-/* A few runs (one per kind loaded, a big one and small ones): each merged
- * into what comes before it. */
+/* merge_two on only the part of two runs that overlaps: the head of the
+ * left run not after the right run's first element, and the tail of the
+ * right run not before the left run's last, are in place already. */
+static bool merge_overlap(char *p, size_t n1, size_t n, size_t size, int (*cmp)(const void *, const void *),
+                          scratch *s)
+{
+    const char *first_right = p + n1 * size, *last_left = p + (n1 - 1) * size;
+    size_t lo = 0, hi = n1;
+    while (lo < hi) { /* the first left element after the right run's first */
+        size_t mid = lo + (hi - lo) / 2;
+        if (cmp(p + mid * size, first_right) <= 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    size_t from = lo;
+    if (from == n1)
+        return true; /* in order already */
+    lo = n1;
+    hi = n;
+    while (lo < hi) { /* the first right element not before the left run's last */
+        size_t mid = lo + (hi - lo) / 2;
+        if (cmp(p + mid * size, last_left) < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return merge_two(p + from * size, n1 - from, lo - from, size, cmp, s);
+}
+
+/* Every run merged with its neighbour, pass after pass, until one is left. */
 static bool merge_runs(char *p, size_t n, size_t size, int (*cmp)(const void *, const void *))
 {
-    size_t b[MAX_RUNS + 1], k = 0;
+    size_t k = 0;
     for (size_t i = 1; i < n; i++)
-        if (cmp(p + (i - 1) * size, p + i * size) > 0) {
-            if (k == MAX_RUNS)
-                return false;
-            b[k++] = i;
+        k += cmp(p + (i - 1) * size, p + i * size) > 0;
+    size_t *b = malloc((k + 2) * sizeof *b); /* where each run begins, then n */
+    scratch s = {NULL, 0};
+    bool ok = b != NULL;
+    if (ok) {
+        b[0] = 0;
+        k = 1;
+        for (size_t i = 1; i < n; i++)
+            if (cmp(p + (i - 1) * size, p + i * size) > 0)
+                b[k++] = i;
+        b[k] = n;
+    }
+    while (ok && k > 1) {
+        size_t j = 0;
+        for (size_t r = 0; r < k && ok; r += 2) {
+            if (r + 1 < k)
+                ok = merge_overlap(p + b[r] * size, b[r + 1] - b[r], b[r + 2] - b[r], size, cmp, &s);
+            b[j++] = b[r];
         }
-    for (size_t r = 0; r < k; r++)
-        if (!merge_two(p, b[r], r + 1 < k ? b[r + 1] : n, size, cmp))
-            return false; /* what is merged stays merged: qsort finishes */
-    return true;
+        b[j] = n;
+        k = j;
+    }
+    free(b);
+    free(s.p);
+    return ok; /* what is merged stays merged: qsort finishes */
 }
 
 static void sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *))
@@ -172,7 +228,7 @@ static void sort(void *base, size_t n, size_t size, int (*cmp)(const void *, con
     if (size <= MAX_ELEM_BYTES && insertion(p, n, size, cmp, n / 8 + 4096))
         return;
     if (!merge_runs(p, n, size, cmp))
-        qsort(base, n, size, cmp);
+        qsort(base, n, size, cmp); /* out of memory: glibc's qsort, a merge sort while memory lasts */
 }
 
 /* Ranges come by start over all threads: grouped by thread first (a stable
@@ -623,7 +679,7 @@ static int add_nvtx_ops(an_model *m, load_state *ls)
     int rc = 0;
     if (ls->compute.n == 0 || ls->n_ops == 0)
         return 0;
-    qsort(ls->ops, ls->n_ops, sizeof *ls->ops, cmp_op);
+    sort(ls->ops, ls->n_ops, sizeof *ls->ops, cmp_op);
     int32_t stream = -1;
     int64_t tid = 0, outer_end = INT64_MIN;
     for (size_t i = 0; i < ls->n_ops; i++) {
@@ -703,12 +759,17 @@ static int load_kind(loader *L, gt_event_kind kind, bool span_only)
     an_model *m = L->m;
     load_state *ls = L->ls;
     size_t *caps = ls->caps;
+    gt_bulk *bulk = NULL;
     gt_iter *it = NULL;
     gt_event ev;
-    int rc = gt_iter_new(&it, L->t, kind, INT64_MIN, INT64_MAX);
+    /* the columns computed with, front to back; gt_iter where the store
+     * cannot read a table so (rows in stored order: the loaders sort) */
+    int rc = gt_bulk_new(&bulk, L->t, kind);
+    if (rc == 0 && !bulk)
+        rc = gt_iter_new(&it, L->t, kind, INT64_MIN, INT64_MAX);
     if (rc < 0)
         return rc;
-    while ((rc = gt_iter_next(it, &ev)) == 1) {
+    while ((rc = bulk ? gt_bulk_next(bulk, &ev) : gt_iter_next(it, &ev)) == 1) {
         /* the span as gt_trace_time_span gives it, without reading it all again */
         int64_t ev_s = gt_event_start(&ev), ev_e = gt_event_end(&ev);
         if (!row_ok(&ev, ev_s, ev_e)) {
@@ -826,6 +887,7 @@ static int load_kind(loader *L, gt_event_kind kind, bool span_only)
         }
     }
 cleanup:
+    gt_bulk_free(bulk);
     gt_iter_free(it);
     return rc < 0 ? rc : 0;
 }
