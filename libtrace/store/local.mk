@@ -18,11 +18,10 @@ libtrace_store_libgtstore_la_SOURCES = \
 	libtrace/store/writer.c \
 	libtrace/store/amend.c \
 	libtrace/store/reader_int.h \
+	libtrace/store/reader_base.c \
 	libtrace/store/reader.c \
 	libtrace/store/reader_check.c \
-	libtrace/store/reader_iter.c \
-	libtrace/store/gt_store_bulk.h \
-	libtrace/store/reader_bulk.c
+	libtrace/store/reader_iter.c
 libtrace_store_libgtstore_la_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 libtrace_store_libgtstore_la_LIBADD = $(SQLITE_LIBS) $(PTHREAD_LIBS)
 

@@ -1,11 +1,12 @@
-/* reader_int.h: private to the reader (reader.c, reader_check.c,
- * reader_iter.c). The gt_trace handle, the column layouts that map table
- * rows onto the event structs, and the helpers the three files share.
+/* reader_int.h: private to the reader (reader_base.c, reader_check.c,
+ * reader_iter.c, reader.c). The gt_trace handle and the helpers the files
+ * share.
  *
- * reader.c opens a file and loads its descriptions; reader_check.c decides
- * whether the file may be read at all (integrity, shape) and bounds the
- * work of every query; reader_iter.c counts and iterates events and
- * refuses rows whose values are out of range. */
+ * reader_base.c, at the bottom, holds the shared helpers and reads one row
+ * into a struct (refusing values out of range); reader_check.c decides
+ * whether the file may be read at all (integrity, shape) and bounds the work
+ * of every query; reader_iter.c counts and iterates events; reader.c, on top,
+ * opens a file and loads its descriptions. */
 #ifndef GT_READER_INT_H
 #define GT_READER_INT_H
 
@@ -121,7 +122,7 @@ struct gt_trace {
 /* The column layouts (field, FLD, F_*) are in columns.h, made from the
  * tables' descriptions. */
 
-/* ---- shared helpers (reader.c) ------------------------------------------- */
+/* ---- shared helpers (reader_base.c) ------------------------------------------- */
 
 int gt_rd_nomem(const gt_trace *t);
 /* Turns an SQLite failure into a status and a one-line message naming the file. */
@@ -182,7 +183,7 @@ int gt_rd_start_check(gt_trace *t);
  * or (`events`, once the origin is known) the event tables. */
 int gt_rd_check_shapes(gt_trace *t, bool events);
 
-/* ---- reader_iter.c ----------------------------------------------------------- */
+/* ---- reading rows (reader_base.c) ----------------------------------------------- */
 
 /* Copies one row's columns into the struct at `base` (zeroed by the caller:
  * NULLs leave it so) as `fields` say. Returns the number of values refused (a wrong type, out of range, an end
@@ -193,6 +194,8 @@ int gt_rd_fill_fields(gt_trace *t, sqlite3_stmt *st, const field *fields, size_t
  * that column, NULL where it does not (nsys versions differ in columns). */
 int gt_rd_append_columns(gt_trace *t, sbuf *sql, const field *fields, size_t n_fields, const char *table,
                          const char *join_table);
+
+/* ---- reader_iter.c ----------------------------------------------------------- */
 
 /* Event-table names and the columns each needs (for gt_rd_check_shapes):
  * calls fn for each table a trace of t's origin is read from. */

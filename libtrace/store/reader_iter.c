@@ -10,6 +10,7 @@
  */
 #include "reader_int.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,16 +19,20 @@
 
 typedef struct gt_iter gt_iter;
 
+enum { MAX_FIELDS = 32 };
+
 typedef struct kind_desc {
-    const char *table;
-    const char *join_table; /* NULL: none */
-    const char *join_on;    /* in terms of aliases m (table) and j (join_table) */
-    const field *fields;
-    size_t n_fields;
-    bool instant;       /* one time only: no end column */
-    bool start_from_id; /* GTRACE_KERNELS: rows are keyed by id = start << shift | k */
+    const gt_table_desc *main;
+    const gt_table_desc *join; /* NULL: none */
+    const char *join_on;       /* in terms of aliases m (main) and j (join) */
+    bool instant;              /* one time only: no end column */
+    bool start_from_id;        /* GTRACE_KERNELS: rows are keyed by id = start << shift | k */
     /* reads the F_HOOK columns: 0, 1 to refuse the row, or a negative status */
     int (*hook)(gt_iter *it, gt_event *ev);
+    /* made from the descriptions at first use (build_layouts) */
+    const char *table, *join_table;
+    field fields[MAX_FIELDS]; /* the read columns of main, then of join */
+    size_t n_fields;
 } kind_desc;
 
 struct gt_iter {
@@ -40,327 +45,74 @@ struct gt_iter {
     int64_t n_rejected;  /* rows skipped so far */
 };
 
-static const field kernel_fields[] = {
-    FLD(gt_kernel, "start", start_ns, F_TIME),
-    FLD(gt_kernel, "end", end_ns, F_TIME),
-    FLD(gt_kernel, "globalPid", global_pid, F_I64),
-    FLD(gt_kernel, "deviceId", device_id, F_I32),
-    FLD(gt_kernel, "contextId", context_id, F_I32),
-    FLD(gt_kernel, "streamId", stream_id, F_I32),
-    FLD(gt_kernel, "correlationId", correlation_id, F_I64),
-    FLD(gt_kernel, "demangledName", demangled_name, F_I64),
-    FLD(gt_kernel, "shortName", short_name, F_I64),
-    FLD(gt_kernel, "mangledName", mangled_name, F_I64),
-    FLD(gt_kernel, "gridX", grid_x, F_I32),
-    FLD(gt_kernel, "gridY", grid_y, F_I32),
-    FLD(gt_kernel, "gridZ", grid_z, F_I32),
-    FLD(gt_kernel, "blockX", block_x, F_I32),
-    FLD(gt_kernel, "blockY", block_y, F_I32),
-    FLD(gt_kernel, "blockZ", block_z, F_I32),
-    FLD(gt_kernel, "registersPerThread", registers_per_thread, F_I32),
-    FLD(gt_kernel, "staticSharedMemory", static_shared_bytes, F_I32),
-    FLD(gt_kernel, "dynamicSharedMemory", dynamic_shared_bytes, F_I32),
-    FLD(gt_kernel, "localMemoryPerThread", local_per_thread_bytes, F_I32),
-    FLD(gt_kernel, "localMemoryTotal", local_total_bytes, F_SIZE),
-    FLD(gt_kernel, "gridId", grid_id, F_I64),
-    FLD(gt_kernel, "launchType", launch_type, F_I32),
-    FLD(gt_kernel, "cacheConfig", cache_config, F_I32),
-    FLD(gt_kernel, "sharedMemoryLimitConfig", shared_limit_config, F_I32),
-    FLD(gt_kernel, "graphNodeId", graph_node_id, F_I64),
-};
-
-/* gtrace traces: GTRACE_KERNELS (m), then the launch configuration from its
- * GTRACE_KERNEL_LAUNCHES row, which the reader keeps in memory (launch_hook):
- * a few hundred launch rows serve millions of kernels, and joining them row
- * by row in SQL took more time than reading the kernels. */
-enum { GK_LAUNCH_ID = 6 }; /* position of launchId in gtrace_kernel_fields */
-static const field gtrace_kernel_fields[] = {
-    FLD(gt_kernel, "id", start_ns, F_ID_START),
-    FLD(gt_kernel, "end", end_ns, F_TIME),
-    FLD(gt_kernel, "streamId", stream_id, F_I32),
-    FLD(gt_kernel, "correlationId", correlation_id, F_I64),
-    FLD(gt_kernel, "gridId", grid_id, F_I64),
-    FLD(gt_kernel, "graphNodeId", graph_node_id, F_I64),
-    [GK_LAUNCH_ID] = {"launchId", 0, F_HOOK, 0},
-};
-
-/* The columns of GTRACE_KERNEL_LAUNCHES, copied into each kernel of that launch. */
-static const field launch_fields[] = {
-    JFLD(gt_kernel, "globalPid", global_pid, F_I64),
-    JFLD(gt_kernel, "deviceId", device_id, F_I32),
-    JFLD(gt_kernel, "contextId", context_id, F_I32),
-    JFLD(gt_kernel, "demangledName", demangled_name, F_I64),
-    JFLD(gt_kernel, "shortName", short_name, F_I64),
-    JFLD(gt_kernel, "mangledName", mangled_name, F_I64),
-    JFLD(gt_kernel, "gridX", grid_x, F_I32),
-    JFLD(gt_kernel, "gridY", grid_y, F_I32),
-    JFLD(gt_kernel, "gridZ", grid_z, F_I32),
-    JFLD(gt_kernel, "blockX", block_x, F_I32),
-    JFLD(gt_kernel, "blockY", block_y, F_I32),
-    JFLD(gt_kernel, "blockZ", block_z, F_I32),
-    JFLD(gt_kernel, "registersPerThread", registers_per_thread, F_I32),
-    JFLD(gt_kernel, "staticSharedMemory", static_shared_bytes, F_I32),
-    JFLD(gt_kernel, "dynamicSharedMemory", dynamic_shared_bytes, F_I32),
-    JFLD(gt_kernel, "localMemoryPerThread", local_per_thread_bytes, F_I32),
-    JFLD(gt_kernel, "localMemoryTotal", local_total_bytes, F_SIZE),
-    JFLD(gt_kernel, "launchType", launch_type, F_I32),
-    JFLD(gt_kernel, "cacheConfig", cache_config, F_I32),
-    JFLD(gt_kernel, "sharedMemoryLimitConfig", shared_limit_config, F_I32),
-};
-
-static const field memcpy_fields[] = {
-    FLD(gt_memcpy, "start", start_ns, F_TIME),
-    FLD(gt_memcpy, "end", end_ns, F_TIME),
-    FLD(gt_memcpy, "globalPid", global_pid, F_I64),
-    FLD(gt_memcpy, "deviceId", device_id, F_I32),
-    FLD(gt_memcpy, "contextId", context_id, F_I32),
-    FLD(gt_memcpy, "streamId", stream_id, F_I32),
-    FLD(gt_memcpy, "correlationId", correlation_id, F_I64),
-    FLD(gt_memcpy, "bytes", bytes, F_SIZE),
-    FLD(gt_memcpy, "copyKind", copy_kind, F_I32),
-    FLD(gt_memcpy, "srcKind", src_kind, F_I32),
-    FLD(gt_memcpy, "dstKind", dst_kind, F_I32),
-    FLD(gt_memcpy, "srcDeviceId", src_device_id, F_I32),
-    FLD(gt_memcpy, "dstDeviceId", dst_device_id, F_I32),
-};
-
-static const field memset_fields[] = {
-    FLD(gt_memset, "start", start_ns, F_TIME),
-    FLD(gt_memset, "end", end_ns, F_TIME),
-    FLD(gt_memset, "globalPid", global_pid, F_I64),
-    FLD(gt_memset, "deviceId", device_id, F_I32),
-    FLD(gt_memset, "contextId", context_id, F_I32),
-    FLD(gt_memset, "streamId", stream_id, F_I32),
-    FLD(gt_memset, "correlationId", correlation_id, F_I64),
-    FLD(gt_memset, "value", value, F_I32),
-    FLD(gt_memset, "bytes", bytes, F_SIZE),
-    FLD(gt_memset, "memKind", mem_kind, F_I32),
-};
-
-static const field api_fields[] = {
-    FLD(gt_api_call, "start", start_ns, F_TIME),
-    FLD(gt_api_call, "end", end_ns, F_TIME),
-    FLD(gt_api_call, "globalTid", global_tid, F_I64),
-    FLD(gt_api_call, "correlationId", correlation_id, F_I64),
-    FLD(gt_api_call, "nameId", name, F_I64),
-    FLD(gt_api_call, "eventClass", event_class, F_I32),
-    FLD(gt_api_call, "returnValue", return_value, F_I32),
-    FLD(gt_api_call, "callchainId", callchain_id, F_I64),
-};
-
-static const field sync_fields[] = {
-    FLD(gt_sync, "start", start_ns, F_TIME),
-    FLD(gt_sync, "end", end_ns, F_TIME),
-    FLD(gt_sync, "globalPid", global_pid, F_I64),
-    FLD(gt_sync, "deviceId", device_id, F_I32),
-    FLD(gt_sync, "contextId", context_id, F_I32),
-    FLD(gt_sync, "streamId", stream_id, F_I32),
-    FLD(gt_sync, "correlationId", correlation_id, F_I64),
-    FLD(gt_sync, "syncType", sync_type, F_I32),
-    FLD(gt_sync, "eventId", event_id, F_I64),
-};
-
-/* NVTX columns that nvtx_hook reads by position. */
-enum {
-    NV_START, NV_END, NV_TYPE, NV_RANGE, NV_CATEGORY, NV_TID, NV_END_TID, NV_DOMAIN,
-    NV_COLOR, NV_TEXT, NV_TEXT_ID, NV_U64, NV_I64, NV_F64, NV_U32, NV_I32, NV_F32,
-    NV_N_COLUMNS
-};
-
-static const field nvtx_fields[] = {
-    [NV_START] = FLD(gt_nvtx, "start", start_ns, F_TIME),
-    [NV_END] = FLD(gt_nvtx, "end", end_ns, F_END_OR_NEG1),
-    [NV_TYPE] = FLD(gt_nvtx, "eventType", event_type, F_I32),
-    [NV_RANGE] = FLD(gt_nvtx, "rangeId", range_id, F_I64),
-    [NV_CATEGORY] = FLD(gt_nvtx, "category", category, F_I32),
-    [NV_TID] = FLD(gt_nvtx, "globalTid", global_tid, F_I64),
-    [NV_END_TID] = FLD(gt_nvtx, "endGlobalTid", end_global_tid, F_I64),
-    [NV_DOMAIN] = FLD(gt_nvtx, "domainId", domain_id, F_I64),
-    [NV_COLOR] = FLD(gt_nvtx, "color", color, F_HOOK),
-    [NV_TEXT] = FLD(gt_nvtx, "text", text, F_HOOK),
-    [NV_TEXT_ID] = FLD(gt_nvtx, "textId", text, F_HOOK),
-    [NV_U64] = FLD(gt_nvtx, "uint64Value", payload, F_HOOK),
-    [NV_I64] = FLD(gt_nvtx, "int64Value", payload, F_HOOK),
-    [NV_F64] = FLD(gt_nvtx, "doubleValue", payload, F_HOOK),
-    [NV_U32] = FLD(gt_nvtx, "uint32Value", payload, F_HOOK),
-    [NV_I32] = FLD(gt_nvtx, "int32Value", payload, F_HOOK),
-    [NV_F32] = FLD(gt_nvtx, "floatValue", payload, F_HOOK),
-};
-_Static_assert(N_OF(nvtx_fields) == NV_N_COLUMNS, "every NVTX column has a position");
-
-static const field gpu_memory_fields[] = {
-    FLD(gt_gpu_memory, "start", start_ns, F_TIME),
-    FLD(gt_gpu_memory, "globalPid", global_pid, F_I64),
-    FLD(gt_gpu_memory, "deviceId", device_id, F_I32),
-    FLD(gt_gpu_memory, "contextId", context_id, F_I32),
-    FLD(gt_gpu_memory, "address", address, F_I64),
-    FLD(gt_gpu_memory, "pc", pc, F_I64),
-    FLD(gt_gpu_memory, "bytes", bytes, F_SIZE),
-    FLD(gt_gpu_memory, "memKind", mem_kind, F_I32),
-    FLD(gt_gpu_memory, "memoryOperationType", operation, F_I32),
-    FLD(gt_gpu_memory, "correlationId", correlation_id, F_I64),
-    FLD(gt_gpu_memory, "streamId", stream_id, F_I32),
-    JFLD(gt_gpu_memory, "callchainId", callchain_id, F_I64),
-};
-
-static const field heap_fields[] = {
-    FLD(gt_heap_event, "start", start_ns, F_TIME),
-    FLD(gt_heap_event, "globalTid", global_tid, F_I64),
-    FLD(gt_heap_event, "operation", operation, F_I32),
-    FLD(gt_heap_event, "heapId", heap_id, F_I64),
-    FLD(gt_heap_event, "address", address, F_I64),
-    FLD(gt_heap_event, "bytes", bytes, F_SIZE),
-    FLD(gt_heap_event, "heapUsage", heap_usage, F_I32),
-    FLD(gt_heap_event, "memoryType", memory_type, F_I32),
-    FLD(gt_heap_event, "nameId", name, F_I64),
-    FLD(gt_heap_event, "domainId", domain_id, F_I64),
-    FLD(gt_heap_event, "callchainId", callchain_id, F_I64),
-};
-
-static const field cpu_op_fields[] = {
-    FLD(gt_cpu_op, "start", start_ns, F_TIME),
-    FLD(gt_cpu_op, "end", end_ns, F_TIME),
-    FLD(gt_cpu_op, "globalTid", global_tid, F_I64),
-    FLD(gt_cpu_op, "nameId", name, F_I64),
-    FLD(gt_cpu_op, "streamId", stream_id, F_I32),
-    FLD(gt_cpu_op, "flops", flops, F_SIZE),
-    FLD(gt_cpu_op, "bytes", bytes, F_SIZE),
-};
-
 static int nvtx_hook(gt_iter *it, gt_event *ev);
 static int launch_hook(gt_iter *it, gt_event *ev);
 static int load_launches(gt_trace *t);
 
 /* The tables are those of events.c (gt_event_kind_table); gtrace traces read
- * kernels from GTRACE_KERNELS rather than through the view of the same name. */
-static const kind_desc kind_descs[GT_EV_N_KINDS] = {
-    [GT_EV_KERNEL] = {"CUPTI_ACTIVITY_KIND_KERNEL", NULL, NULL, kernel_fields, N_OF(kernel_fields), false, false, NULL},
-    [GT_EV_MEMCPY] = {"CUPTI_ACTIVITY_KIND_MEMCPY", NULL, NULL, memcpy_fields, N_OF(memcpy_fields), false, false, NULL},
-    [GT_EV_MEMSET] = {"CUPTI_ACTIVITY_KIND_MEMSET", NULL, NULL, memset_fields, N_OF(memset_fields), false, false, NULL},
-    [GT_EV_API] = {"CUPTI_ACTIVITY_KIND_RUNTIME", NULL, NULL, api_fields, N_OF(api_fields), false, false, NULL},
-    [GT_EV_SYNC] = {"CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", NULL, NULL, sync_fields, N_OF(sync_fields), false, false, NULL},
-    [GT_EV_NVTX] = {"NVTX_EVENTS", NULL, NULL, nvtx_fields, N_OF(nvtx_fields), false, false, nvtx_hook},
-    [GT_EV_GPU_MEMORY] = {"CUDA_GPU_MEMORY_USAGE_EVENTS", GT_TABLE_GPU_MEMORY_STACKS, "j.\"eventId\" = m.rowid",
-                          gpu_memory_fields, N_OF(gpu_memory_fields), true, false, NULL},
-    [GT_EV_HEAP] = {GT_TABLE_MEMORY_EVENTS, NULL, NULL, heap_fields, N_OF(heap_fields), true, false, NULL},
-    [GT_EV_CPU_OP] = {GT_TABLE_CPU_OPS, NULL, NULL, cpu_op_fields, N_OF(cpu_op_fields), false, false, NULL},
+ * kernels from GTRACE_KERNELS, while written (a closed trace has nsys's
+ * table), rather than through the view of the same name. */
+static kind_desc kind_descs[GT_EV_N_KINDS] = {
+    [GT_EV_KERNEL] = {.main = &gt_tab_kernel},
+    [GT_EV_MEMCPY] = {.main = &gt_tab_memcpy},
+    [GT_EV_MEMSET] = {.main = &gt_tab_memset},
+    [GT_EV_API] = {.main = &gt_tab_runtime},
+    [GT_EV_SYNC] = {.main = &gt_tab_sync},
+    [GT_EV_NVTX] = {.main = &gt_tab_nvtx, .hook = nvtx_hook},
+    [GT_EV_GPU_MEMORY] = {.main = &gt_tab_gpu_memory, .join = &gt_tab_gpu_memory_stacks,
+                          .join_on = "j.\"eventId\" = m.rowid", .instant = true},
+    [GT_EV_HEAP] = {.main = &gt_tab_memory_events, .instant = true},
+    [GT_EV_CPU_OP] = {.main = &gt_tab_cpu_ops},
 };
 
-static const kind_desc gtrace_kernel_desc = {
-    GT_TABLE_KERNELS, NULL, NULL, gtrace_kernel_fields, N_OF(gtrace_kernel_fields), false, true, launch_hook,
-};
+/* gtrace traces while written: GTRACE_KERNELS (m), then the launch
+ * configuration from its GTRACE_KERNEL_LAUNCHES row, which the reader keeps
+ * in memory (launch_hook): a few hundred launch rows serve millions of
+ * kernels, and joining them row by row in SQL took more time than reading
+ * the kernels. */
+static kind_desc gtrace_kernel_desc = {.main = &gt_tab_kernels, .start_from_id = true, .hook = launch_hook};
+/* The columns of GTRACE_KERNEL_LAUNCHES, copied into each kernel of that launch. */
+static field launch_fields[MAX_FIELDS];
+static size_t n_launch_fields;
 
-/* ---- reading rows ---------------------------------------------------------- */
+/* The positions in the select list of the columns the hooks read. */
+enum { NV_COLOR, NV_TEXT, NV_TEXT_ID, NV_U64, NV_I64, NV_F64, NV_U32, NV_I32, NV_F32, NV_N_HOOKED };
+static int nvtx_pos[NV_N_HOOKED];
+static int launch_id_pos;
 
-int gt_rd_fill_fields(gt_trace *t, sqlite3_stmt *st, const field *fields, size_t n_fields, void *base)
+static pthread_once_t layouts_once = PTHREAD_ONCE_INIT;
+
+static int field_pos(const kind_desc *d, const char *column)
 {
-    char *b = base; /* zeroed by the caller */
-    int n_bad = 0, n_times = 0;
-    int64_t times[2]; /* a row's first time is its start, its second (if set) its end */
-    for (size_t i = 0; i < n_fields; i++) {
-        int col = (int)i;
-        unsigned ft = fields[i].type;
-        char *member = b + fields[i].offset;
-        if (ft == F_HOOK)
-            continue; /* read by the kind's hook */
-        /* one call into the statement per column: its value, then its type
-         * and its integer (a second column call per column cost a quarter
-         * of the time of reading events) */
-        sqlite3_value *val = sqlite3_column_value(st, col);
-        int type = sqlite3_value_type(val);
-        if (type == SQLITE_INTEGER && ft != F_STR) {
-            int64_t v = sqlite3_value_int64(val);
-            int32_t v32 = (int32_t)v;
-            bool vb = v != 0;
-            switch (ft) {
-            case F_I64:
-                memcpy(member, &v, sizeof v);
-                break;
-            case F_I32:
-                memcpy(member, &v32, sizeof v32);
-                break;
-            case F_BOOL:
-                memcpy(member, &vb, sizeof vb);
-                break;
-            case F_SIZE:
-                if (v < 0 || v > GT_SIZE_LIMIT)
-                    n_bad++;
-                else
-                    memcpy(member, &v, sizeof v);
-                break;
-            case F_ID_START:
-                v >>= GT_KERNEL_ID_SHIFT; /* an arithmetic shift, also for ids below zero */
-                /* fall through */
-            case F_TIME:
-            case F_END_OR_NEG1:
-                if (v < -GT_TIME_LIMIT_NS || v > GT_TIME_LIMIT_NS)
-                    n_bad++;
-                else
-                    memcpy(member, &v, sizeof v);
-                times[n_times++ & 1] = v;
-                break;
-            }
-        } else if (type == SQLITE_NULL) {
-            static const char empty[] = "";
-            const char *s = empty;
-            int64_t neg1 = -1;
-            if (ft == F_TIME || ft == F_ID_START) /* a time is never missing */
-                n_bad++;
-            else if (ft == F_END_OR_NEG1) /* an instant */
-                memcpy(member, &neg1, sizeof neg1);
-            else if (ft == F_STR)
-                memcpy(member, &s, sizeof s);
-            /* other NULLs read as the zero already there */
-        } else if (ft == F_STR) { /* any value reads as text */
-            const unsigned char *text = sqlite3_value_text(val);
-            const char *s = text ? gt_rd_arena_text(t, (const char *)text, (size_t)sqlite3_value_bytes(val),
-                                                    NAME_MAX_BYTES)
-                                 : NULL;
-            if (!s)
-                return gt_rd_nomem(t);
-            memcpy(member, &s, sizeof s);
-        } else { /* a REAL, TEXT or BLOB where an integer belongs */
-            n_bad++;
-        }
-    }
-    /* an end at or after its start, and at most GT_TIME_LIMIT_NS after it
-     * (both are within +-GT_TIME_LIMIT_NS when n_bad is 0) */
-    if (n_bad == 0 && n_times == 2 && (times[1] < times[0] || times[1] - times[0] > GT_TIME_LIMIT_NS))
-        n_bad++;
-    return n_bad;
+    for (size_t i = 0; i < d->n_fields; i++)
+        if (strcmp(d->fields[i].column, column) == 0)
+            return (int)i;
+    return -1; /* not reached: the hooked columns are described */
 }
 
-int gt_rd_append_columns(gt_trace *t, sbuf *sql, const field *fields, size_t n_fields, const char *table,
-                         const char *join_table)
+static void build_layout(kind_desc *d)
 {
-    sqlite3_stmt *st = NULL;
-    int64_t ops = 0;
-    int rc = gt_rd_prepare(t, "SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2 COLLATE NOCASE", &st,
-                           "reading the columns of a table");
-    if (rc < 0)
-        return rc;
-    for (size_t i = 0; i < n_fields; i++) {
-        const char *tab = fields[i].joined ? join_table : table;
-        bool has = false;
-        if (tab) {
-            sqlite3_bind_text(st, 1, tab, -1, SQLITE_STATIC);
-            sqlite3_bind_text(st, 2, fields[i].column, -1, SQLITE_STATIC);
-            int step = gt_rd_step(t, st, &ops);
-            if (step != SQLITE_ROW && step != SQLITE_DONE) {
-                rc = gt_rd_sql_fail(t, step, "reading the columns of a table");
-                goto cleanup;
-            }
-            has = step == SQLITE_ROW;
-            sqlite3_reset(st);
-        }
-        if (has)
-            gt_rd_sb_printf(sql, "%s%s.\"%s\"", i ? ", " : "", fields[i].joined ? "j" : "m", fields[i].column);
-        else
-            gt_rd_sb_printf(sql, "%sNULL", i ? ", " : "");
-    }
-cleanup:
-    sqlite3_finalize(st);
-    return rc;
+    d->table = d->main->name;
+    d->join_table = d->join ? d->join->name : NULL;
+    gt_table_fields(d->main, false, d->fields, &d->n_fields, MAX_FIELDS);
+    if (d->join)
+        gt_table_fields(d->join, true, d->fields, &d->n_fields, MAX_FIELDS);
+}
+
+/* The field lists of every kind, made from the tables' descriptions. */
+static void build_layouts(void)
+{
+    for (int k = 0; k < GT_EV_N_KINDS; k++)
+        build_layout(&kind_descs[k]);
+    build_layout(&gtrace_kernel_desc);
+    gt_table_fields(&gt_tab_kernel_launches, true, launch_fields, &n_launch_fields, MAX_FIELDS);
+    static const char *const nvtx_hooked[NV_N_HOOKED] = {
+        "color", "text", "textId", "uint64Value", "int64Value", "doubleValue", "uint32Value", "int32Value",
+        "floatValue",
+    };
+    for (int i = 0; i < NV_N_HOOKED; i++)
+        nvtx_pos[i] = field_pos(&kind_descs[GT_EV_NVTX], nvtx_hooked[i]);
+    launch_id_pos = field_pos(&gtrace_kernel_desc, "launchId");
 }
 
 /* ---- counts and spans -------------------------------------------------------- */
@@ -371,6 +123,7 @@ cleanup:
  * view is: a view may run any query, one that never ends included). */
 static const kind_desc *desc_of(const gt_trace *t, gt_event_kind kind)
 {
+    pthread_once(&layouts_once, build_layouts);
     if (t->origin == GT_ORIGIN_GTRACE && kind == GT_EV_KERNEL && gt_rd_find_table(t, GT_TABLE_KERNELS))
         return &gtrace_kernel_desc;
     const kind_desc *d = &kind_descs[kind];
@@ -382,6 +135,7 @@ int gt_rd_each_event_table(gt_trace *t, gt_rd_table_fn fn)
     static const char *const start_end[] = {"start", "end", NULL};
     static const char *const start_only[] = {"start", NULL};
     static const char *const id_end[] = {"id", "end", NULL};
+    pthread_once(&layouts_once, build_layouts);
     for (int k = 0; k < GT_EV_N_KINDS; k++) {
         const kind_desc *d = &kind_descs[k];
         int rc;
@@ -734,7 +488,7 @@ static int load_launches(gt_trace *t)
         return 0;
     }
     gt_rd_sb_printf(&sql, "SELECT ");
-    rc = gt_rd_append_columns(t, &sql, launch_fields, N_OF(launch_fields), NULL, GT_TABLE_KERNEL_LAUNCHES);
+    rc = gt_rd_append_columns(t, &sql, launch_fields, n_launch_fields, NULL, GT_TABLE_KERNEL_LAUNCHES);
     if (rc < 0)
         goto cleanup;
     /* ids that are no integers name no launch: their kernels get zeros */
@@ -762,11 +516,11 @@ static int load_launches(gt_trace *t)
         t->launch_bad = bad;
         gt_kernel *k = &t->launches[t->n_launches];
         memset(k, 0, sizeof *k);
-        if ((rc = gt_rd_fill_fields(t, st, launch_fields, N_OF(launch_fields), k)) < 0)
+        if ((rc = gt_rd_fill_fields(t, st, launch_fields, n_launch_fields, k)) < 0)
             goto cleanup;
         t->launch_bad[t->n_launches] = rc > 0;
         rc = 0;
-        t->launch_ids[t->n_launches++] = sqlite3_column_int64(st, (int)N_OF(launch_fields));
+        t->launch_ids[t->n_launches++] = sqlite3_column_int64(st, (int)n_launch_fields);
     }
     if (step != SQLITE_DONE) {
         rc = gt_rd_sql_fail(t, step, "reading kernel launches");
@@ -786,11 +540,11 @@ cleanup:
 static int launch_hook(gt_iter *it, gt_event *ev)
 {
     const gt_trace *t = it->t;
-    if (sqlite3_column_type(it->stmt, GK_LAUNCH_ID) == SQLITE_NULL)
+    if (sqlite3_column_type(it->stmt, launch_id_pos) == SQLITE_NULL)
         return 0;
-    if (sqlite3_column_type(it->stmt, GK_LAUNCH_ID) != SQLITE_INTEGER)
+    if (sqlite3_column_type(it->stmt, launch_id_pos) != SQLITE_INTEGER)
         return 1;
-    int64_t id = sqlite3_column_int64(it->stmt, GK_LAUNCH_ID);
+    int64_t id = sqlite3_column_int64(it->stmt, launch_id_pos);
     size_t n = t->n_launches, i;
     if (n > 0 && t->launch_ids[n - 1] - t->launch_ids[0] == (int64_t)n - 1) { /* ids 1..n, as written */
         if (id < t->launch_ids[0] || id > t->launch_ids[n - 1])
@@ -830,34 +584,35 @@ static int nvtx_hook(gt_iter *it, gt_event *ev)
 {
     sqlite3_stmt *st = it->stmt;
     gt_nvtx *n = &ev->u.nvtx;
-    int type[NV_N_COLUMNS];
+    int type[NV_N_HOOKED];
 
-    for (int col = NV_COLOR; col < NV_N_COLUMNS; col++) {
-        type[col] = sqlite3_column_type(st, col);
-        bool real = col == NV_F64 || col == NV_F32, text = col == NV_TEXT;
-        if (!text && type[col] != SQLITE_NULL && type[col] != SQLITE_INTEGER && !(real && type[col] == SQLITE_FLOAT))
+    for (int h = 0; h < NV_N_HOOKED; h++) {
+        type[h] = sqlite3_column_type(st, nvtx_pos[h]);
+        bool real = h == NV_F64 || h == NV_F32, text = h == NV_TEXT;
+        if (!text && type[h] != SQLITE_NULL && type[h] != SQLITE_INTEGER && !(real && type[h] == SQLITE_FLOAT))
             return 1; /* no integer (or number) where one belongs */
     }
     if (type[NV_COLOR] != SQLITE_NULL) {
         n->has_color = true;
-        n->color = (uint32_t)sqlite3_column_int64(st, NV_COLOR);
+        n->color = (uint32_t)sqlite3_column_int64(st, nvtx_pos[NV_COLOR]);
     }
-    if (type[NV_TEXT_ID] != SQLITE_NULL && sqlite3_column_int64(st, NV_TEXT_ID) != 0) {
-        n->text = sqlite3_column_int64(st, NV_TEXT_ID);
+    if (type[NV_TEXT_ID] != SQLITE_NULL && sqlite3_column_int64(st, nvtx_pos[NV_TEXT_ID]) != 0) {
+        n->text = sqlite3_column_int64(st, nvtx_pos[NV_TEXT_ID]);
         n->text_registered = true;
     } else if (type[NV_TEXT] != SQLITE_NULL) {
-        const char *s = (const char *)sqlite3_column_text(st, NV_TEXT);
+        const char *s = (const char *)sqlite3_column_text(st, nvtx_pos[NV_TEXT]);
         if (!s)
             return gt_rd_nomem(it->t);
         int rc = gt_rd_intern(it->t, s, &n->text);
         if (rc < 0)
             return rc;
     }
-    for (int col = NV_U64; col <= NV_F32; col++) {
-        if (type[col] == SQLITE_NULL)
+    for (int h = NV_U64; h <= NV_F32; h++) {
+        if (type[h] == SQLITE_NULL)
             continue;
-        n->payload_kind = (gt_payload_kind)(GT_PAYLOAD_U64 + (col - NV_U64));
-        switch (col) {
+        int col = nvtx_pos[h];
+        n->payload_kind = (gt_payload_kind)(GT_PAYLOAD_U64 + (h - NV_U64));
+        switch (h) {
         case NV_U64: n->payload.u64 = (uint64_t)sqlite3_column_int64(st, col); break;
         case NV_I64: n->payload.i64 = sqlite3_column_int64(st, col); break;
         case NV_F64: n->payload.f64 = sqlite3_column_double(st, col); break;
