@@ -21,7 +21,9 @@ libtrace_store_libgtstore_la_SOURCES = \
 	libtrace/store/reader_base.c \
 	libtrace/store/reader.c \
 	libtrace/store/reader_check.c \
-	libtrace/store/reader_iter.c
+	libtrace/store/reader_iter.c \
+	libtrace/store/gt_store_bulk.h \
+	libtrace/store/reader_bulk.c
 libtrace_store_libgtstore_la_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 libtrace_store_libgtstore_la_LIBADD = $(SQLITE_LIBS) $(PTHREAD_LIBS)
 
