@@ -28,22 +28,39 @@ libtrace_store_libgtstore_la_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 libtrace_store_libgtstore_la_LIBADD = $(SQLITE_LIBS) $(PTHREAD_LIBS)
 
 if HAVE_CUNIT
-check_PROGRAMS += tests/unit/test_store_writer tests/unit/test_store_reader tests/unit/test_store_roundtrip \
-	tests/unit/test_store_damage
-TESTS += tests/unit/test_store_writer tests/unit/test_store_reader tests/unit/test_store_roundtrip \
-	tests/unit/test_store_damage
-tests_unit_test_store_writer_SOURCES = tests/unit/test_store_writer.c
-tests_unit_test_store_writer_CFLAGS = $(AM_CFLAGS) $(CUNIT_CFLAGS) $(SQLITE_CFLAGS) -I$(top_srcdir)/tests/unit
-tests_unit_test_store_writer_LDADD = libtrace/store/libgtstore.la tests/unit/libgttest.la $(CUNIT_LIBS) $(SQLITE_LIBS)
-tests_unit_test_store_reader_SOURCES = tests/unit/test_store_reader.c tests/unit/store_check.c tests/unit/store_check.h
-tests_unit_test_store_reader_CFLAGS = $(AM_CFLAGS) $(CUNIT_CFLAGS) $(SQLITE_CFLAGS) -I$(top_srcdir)/tests/unit
-tests_unit_test_store_reader_LDADD = libtrace/store/libgtstore.la tests/unit/libgttest.la $(CUNIT_LIBS) $(SQLITE_LIBS)
-tests_unit_test_store_roundtrip_SOURCES = tests/unit/test_store_roundtrip.c tests/unit/store_check.c tests/unit/store_check.h
-tests_unit_test_store_roundtrip_CFLAGS = $(AM_CFLAGS) $(CUNIT_CFLAGS) $(SQLITE_CFLAGS) -I$(top_srcdir)/tests/unit
-tests_unit_test_store_roundtrip_LDADD = libtrace/store/libgtstore.la tests/unit/libgttest.la $(CUNIT_LIBS) $(SQLITE_LIBS)
-tests_unit_test_store_damage_SOURCES = tests/unit/test_store_damage.c tests/unit/store_check.c tests/unit/store_check.h
-tests_unit_test_store_damage_CFLAGS = $(AM_CFLAGS) $(CUNIT_CFLAGS) $(SQLITE_CFLAGS) -I$(top_srcdir)/tests/unit
-tests_unit_test_store_damage_LDADD = libtrace/store/libgtstore.la tests/unit/libgttest.la $(CUNIT_LIBS) $(SQLITE_LIBS)
+STORE_TESTS = tests/unit/test_store_writer tests/unit/test_store_schema tests/unit/test_store_failures \
+	tests/unit/test_store_reader tests/unit/test_store_ranges tests/unit/test_store_refuse \
+	tests/unit/test_store_roundtrip tests/unit/test_store_damage
+check_PROGRAMS += $(STORE_TESTS)
+TESTS += $(STORE_TESTS)
+STORE_TEST_CFLAGS = $(AM_CFLAGS) $(CUNIT_CFLAGS) $(SQLITE_CFLAGS) -I$(top_srcdir)/tests/unit
+STORE_TEST_LDADD = libtrace/store/libgtstore.la tests/unit/libgttest.la $(CUNIT_LIBS) $(SQLITE_LIBS)
+STORE_WRITES = tests/unit/store_writes.c tests/unit/store_writes.h
+STORE_CHECK = tests/unit/store_check.c tests/unit/store_check.h
+tests_unit_test_store_writer_SOURCES = tests/unit/test_store_writer.c $(STORE_WRITES)
+tests_unit_test_store_writer_CFLAGS = $(STORE_TEST_CFLAGS)
+tests_unit_test_store_writer_LDADD = $(STORE_TEST_LDADD)
+tests_unit_test_store_schema_SOURCES = tests/unit/test_store_schema.c $(STORE_WRITES)
+tests_unit_test_store_schema_CFLAGS = $(STORE_TEST_CFLAGS)
+tests_unit_test_store_schema_LDADD = $(STORE_TEST_LDADD)
+tests_unit_test_store_failures_SOURCES = tests/unit/test_store_failures.c $(STORE_WRITES)
+tests_unit_test_store_failures_CFLAGS = $(STORE_TEST_CFLAGS)
+tests_unit_test_store_failures_LDADD = $(STORE_TEST_LDADD)
+tests_unit_test_store_reader_SOURCES = tests/unit/test_store_reader.c $(STORE_CHECK)
+tests_unit_test_store_reader_CFLAGS = $(STORE_TEST_CFLAGS)
+tests_unit_test_store_reader_LDADD = $(STORE_TEST_LDADD)
+tests_unit_test_store_ranges_SOURCES = tests/unit/test_store_ranges.c $(STORE_CHECK)
+tests_unit_test_store_ranges_CFLAGS = $(STORE_TEST_CFLAGS)
+tests_unit_test_store_ranges_LDADD = $(STORE_TEST_LDADD)
+tests_unit_test_store_refuse_SOURCES = tests/unit/test_store_refuse.c $(STORE_CHECK)
+tests_unit_test_store_refuse_CFLAGS = $(STORE_TEST_CFLAGS)
+tests_unit_test_store_refuse_LDADD = $(STORE_TEST_LDADD)
+tests_unit_test_store_roundtrip_SOURCES = tests/unit/test_store_roundtrip.c $(STORE_CHECK)
+tests_unit_test_store_roundtrip_CFLAGS = $(STORE_TEST_CFLAGS)
+tests_unit_test_store_roundtrip_LDADD = $(STORE_TEST_LDADD)
+tests_unit_test_store_damage_SOURCES = tests/unit/test_store_damage.c $(STORE_CHECK)
+tests_unit_test_store_damage_CFLAGS = $(STORE_TEST_CFLAGS)
+tests_unit_test_store_damage_LDADD = $(STORE_TEST_LDADD)
 endif
 
 # Tools written for nsys exports (their queries, and nsys2prv from PyPI in a
