@@ -57,6 +57,10 @@ void op_gelu_backward_cpu(float *dinp, const float *inp, const float *dout, size
 /* out = a + b; the backward adds dout into both. */
 void op_residual_forward_cpu(float *out, const float *a, const float *b, size_t n);
 void op_residual_backward_cpu(float *da, float *db, const float *dout, size_t n);
+/* out = max(0, a + b), the residual add and ReLU in one pass; the backward
+ * adds dout where out > 0 into both da and db. */
+void op_residual_relu_forward_cpu(float *out, const float *a, const float *b, size_t n);
+void op_residual_relu_backward_cpu(float *da, float *db, const float *out, const float *dout, size_t n);
 
 /* Softmax over the first V of Vp logits (the rest is padding) and the
  * cross-entropy against targets. */
@@ -169,18 +173,20 @@ void op_conv2d_nhwc_backward_cpu(float *dinp /* (B,H,W,C) */, float *dweight /* 
 
 /* BatchNorm2d. training: batch statistics into mean and rstd (kept for the
  * backward), running averages moved by momentum; else the running averages
- * normalize and mean, rstd are not touched. */
+ * normalize and mean, rstd are not touched. relu: a ReLU follows in the same
+ * pass (out is its output). */
 void op_batchnorm_forward_cpu(float *out /* (B,C,HW) */, float *mean /* (C) */, float *rstd /* (C) */,
                               float *running_mean /* (C) */, float *running_var /* (C) */,
                               const float *inp /* (B,C,HW) */, const float *weight /* (C) */,
                               const float *bias /* (C) */, int B, int C, int HW, int training, float momentum,
-                              float eps);
+                              float eps, int relu);
 /* The training-mode backward. dinp (may be NULL) accumulates; dweight and
- * dbias accumulate if add_dparams, else are written. */
+ * dbias accumulate if add_dparams, else are written. relu_out (or NULL): the
+ * fused ReLU's output; dout is its gradient, masked where relu_out <= 0. */
 void op_batchnorm_backward_cpu(float *dinp /* (B,C,HW) */, float *dweight /* (C) */, float *dbias /* (C) */,
                                const float *dout /* (B,C,HW) */, const float *inp /* (B,C,HW) */,
                                const float *weight /* (C) */, const float *mean /* (C) */, const float *rstd /* (C) */,
-                               int B, int C, int HW, int add_dparams);
+                               int B, int C, int HW, int add_dparams, const float *relu_out);
 
 /* Pooling over K x K windows at stride, no padding: OH = (H - K) / stride + 1.
  * idx keeps the position (h*W + w) of each window's maximum in its plane. */
@@ -198,11 +204,12 @@ void op_batchnorm_nhwc_forward_cpu(float *out /* (N,C) */, float *mean /* (C) */
                                    float *running_mean /* (C) */, float *running_var /* (C) */,
                                    const float *inp /* (N,C) */, const float *weight /* (C) */,
                                    const float *bias /* (C) */, int N, int C, int training, float momentum,
-                                   float eps);
+                                   float eps, int relu);
 void op_batchnorm_nhwc_backward_cpu(float *dinp /* (N,C) */, float *dweight /* (C) */, float *dbias /* (C) */,
                                     const float *dout /* (N,C) */, const float *inp /* (N,C) */,
                                     const float *weight /* (C) */, const float *mean /* (C) */,
-                                    const float *rstd /* (C) */, int N, int C, int add_dparams);
+                                    const float *rstd /* (C) */, int N, int C, int add_dparams,
+                                    const float *relu_out /* (N,C) or NULL */);
 /* Pooling over channels-last tensors; idx keeps h*W + w of each maximum, per channel. */
 void op_maxpool_nhwc_forward_cpu(float *out /* (B,OH,OW,C) */, int32_t *idx /* (B,OH,OW,C) */,
                                  const float *inp /* (B,H,W,C) */, int B, int C, int H, int W, int K, int stride);

@@ -584,18 +584,46 @@ static void conv2d_backward(tr_backend *be, tr_tensor *dinp, tr_tensor *dw, tr_t
     tr_nvtx_pop();
     END();
 }
+static void bn_forward(tr_backend *be, tr_tensor *out_, tr_tensor *mean, tr_tensor *rstd, tr_tensor *running_mean,
+                       tr_tensor *running_var, const tr_tensor *inp, const tr_tensor *w, const tr_tensor *b, int B,
+                       int C, int HW, bool training, float momentum, float eps, bool relu)
+{
+    const char *name = relu ? "batchnorm_relu_forward" : "batchnorm_forward";
+    BEGIN(name);
+    ROLES("batchnorm_forward", out_, mean, rstd, running_mean, running_var, inp, w, b);
+    if (be->cnn_nhwc)
+        op_batchnorm_nhwc_forward_cpu(F32(out_), F32(mean), F32(rstd), F32(running_mean), F32(running_var), F32(inp),
+                                      F32(w), F32(b), B * HW, C, training, momentum, eps, relu);
+    else
+        op_batchnorm_forward_cpu(F32(out_), F32(mean), F32(rstd), F32(running_mean), F32(running_var), F32(inp),
+                                 F32(w), F32(b), B, C, HW, training, momentum, eps, relu);
+    END();
+}
 static void batchnorm_forward(tr_backend *be, tr_tensor *out_, tr_tensor *mean, tr_tensor *rstd,
                               tr_tensor *running_mean, tr_tensor *running_var, const tr_tensor *inp, const tr_tensor *w,
                               const tr_tensor *b, int B, int C, int HW, bool training, float momentum, float eps)
 {
-    BEGIN("batchnorm_forward");
-    ROLES("batchnorm_forward", out_, mean, rstd, running_mean, running_var, inp, w, b);
+    bn_forward(be, out_, mean, rstd, running_mean, running_var, inp, w, b, B, C, HW, training, momentum, eps, false);
+}
+static void batchnorm_relu_forward(tr_backend *be, tr_tensor *out_, tr_tensor *mean, tr_tensor *rstd,
+                                   tr_tensor *running_mean, tr_tensor *running_var, const tr_tensor *inp,
+                                   const tr_tensor *w, const tr_tensor *b, int B, int C, int HW, bool training,
+                                   float momentum, float eps)
+{
+    bn_forward(be, out_, mean, rstd, running_mean, running_var, inp, w, b, B, C, HW, training, momentum, eps, true);
+}
+static void bn_backward(tr_backend *be, tr_tensor *dinp, tr_tensor *dw, tr_tensor *db, const tr_tensor *dout,
+                        const tr_tensor *relu_out, const tr_tensor *inp, const tr_tensor *w, const tr_tensor *mean,
+                        const tr_tensor *rstd, int B, int C, int HW, bool add_dparams)
+{
+    BEGIN(relu_out ? "batchnorm_relu_backward" : "batchnorm_backward");
+    ROLES("batchnorm_backward", dinp, dw, db, dout, inp, w, mean, rstd);
     if (be->cnn_nhwc)
-        op_batchnorm_nhwc_forward_cpu(F32(out_), F32(mean), F32(rstd), F32(running_mean), F32(running_var), F32(inp),
-                                      F32(w), F32(b), B * HW, C, training, momentum, eps);
+        op_batchnorm_nhwc_backward_cpu(F32(dinp), F32(dw), F32(db), F32(dout), F32(inp), F32(w), F32(mean), F32(rstd),
+                                       B * HW, C, add_dparams, F32(relu_out));
     else
-        op_batchnorm_forward_cpu(F32(out_), F32(mean), F32(rstd), F32(running_mean), F32(running_var), F32(inp),
-                                 F32(w), F32(b), B, C, HW, training, momentum, eps);
+        op_batchnorm_backward_cpu(F32(dinp), F32(dw), F32(db), F32(dout), F32(inp), F32(w), F32(mean), F32(rstd), B,
+                                  C, HW, add_dparams, F32(relu_out));
     END();
 }
 static void batchnorm_backward(tr_backend *be, tr_tensor *dinp, tr_tensor *dw, tr_tensor *db, const tr_tensor *dout,
@@ -603,15 +631,15 @@ static void batchnorm_backward(tr_backend *be, tr_tensor *dinp, tr_tensor *dw, t
                                int B, int C, int HW, bool add_dparams, float eps)
 {
     (void)eps; /* rstd was kept */
-    BEGIN("batchnorm_backward");
-    ROLES("batchnorm_backward", dinp, dw, db, dout, inp, w, mean, rstd);
-    if (be->cnn_nhwc)
-        op_batchnorm_nhwc_backward_cpu(F32(dinp), F32(dw), F32(db), F32(dout), F32(inp), F32(w), F32(mean), F32(rstd),
-                                       B * HW, C, add_dparams);
-    else
-        op_batchnorm_backward_cpu(F32(dinp), F32(dw), F32(db), F32(dout), F32(inp), F32(w), F32(mean), F32(rstd), B,
-                                  C, HW, add_dparams);
-    END();
+    bn_backward(be, dinp, dw, db, dout, NULL, inp, w, mean, rstd, B, C, HW, add_dparams);
+}
+static void batchnorm_relu_backward(tr_backend *be, tr_tensor *dinp, tr_tensor *dw, tr_tensor *db,
+                                    const tr_tensor *dout, const tr_tensor *out_, const tr_tensor *inp,
+                                    const tr_tensor *w, const tr_tensor *mean, const tr_tensor *rstd, int B, int C,
+                                    int HW, bool add_dparams, float eps)
+{
+    (void)eps;
+    bn_backward(be, dinp, dw, db, dout, out_, inp, w, mean, rstd, B, C, HW, add_dparams);
 }
 static int32_t *i32w(tr_tensor *t) { return t->data; }
 static void maxpool_forward(tr_backend *be, tr_tensor *out_, tr_tensor *idx, const tr_tensor *inp, int B, int C,
@@ -619,7 +647,8 @@ static void maxpool_forward(tr_backend *be, tr_tensor *out_, tr_tensor *idx, con
 {
     BEGIN("maxpool_forward");
     ROLES("maxpool_forward", out_, idx, inp);
-    (be->cnn_nhwc ? op_maxpool_nhwc_forward_cpu : op_maxpool_forward_cpu)(F32(out_), i32w(idx), F32(inp), B, C, H, W, K, stride);
+    (be->cnn_nhwc ? op_maxpool_nhwc_forward_cpu : op_maxpool_forward_cpu)(F32(out_), i32w(idx), F32(inp), B, C, H, W,
+                                                                          K, stride);
     END();
 }
 static void maxpool_backward(tr_backend *be, tr_tensor *dinp, const tr_tensor *dout, const tr_tensor *idx, int B,
@@ -627,7 +656,8 @@ static void maxpool_backward(tr_backend *be, tr_tensor *dinp, const tr_tensor *d
 {
     BEGIN("maxpool_backward");
     ROLES("maxpool_backward", dinp, dout, idx);
-    (be->cnn_nhwc ? op_maxpool_nhwc_backward_cpu : op_maxpool_backward_cpu)(F32(dinp), F32(dout), i32(idx), B, C, H, W, K, stride);
+    (be->cnn_nhwc ? op_maxpool_nhwc_backward_cpu : op_maxpool_backward_cpu)(F32(dinp), F32(dout), i32(idx), B, C, H,
+                                                                            W, K, stride);
     END();
 }
 static void avgpool_forward(tr_backend *be, tr_tensor *out_, const tr_tensor *inp, int B, int C, int H, int W, int K,
@@ -643,7 +673,23 @@ static void avgpool_backward(tr_backend *be, tr_tensor *dinp, const tr_tensor *d
 {
     BEGIN("avgpool_backward");
     ROLES("avgpool_backward", dinp, dout);
-    (be->cnn_nhwc ? op_avgpool_nhwc_backward_cpu : op_avgpool_backward_cpu)(F32(dinp), F32(dout), B, C, H, W, K, stride);
+    (be->cnn_nhwc ? op_avgpool_nhwc_backward_cpu : op_avgpool_backward_cpu)(F32(dinp), F32(dout), B, C, H, W, K,
+                                                                            stride);
+    END();
+}
+static void residual_relu_forward(tr_backend *be, tr_tensor *out_, const tr_tensor *a, const tr_tensor *b)
+{
+    BEGIN("residual_relu_forward");
+    ROLES("residual_forward", out_, a, b);
+    op_residual_relu_forward_cpu(F32(out_), F32(a), F32(b), (size_t)tr_tensor_numel(a));
+    END();
+}
+static void residual_relu_backward(tr_backend *be, tr_tensor *da, tr_tensor *db, const tr_tensor *out_,
+                                   const tr_tensor *dout)
+{
+    BEGIN("residual_relu_backward");
+    ROLES("residual_backward", da, db, dout);
+    op_residual_relu_backward_cpu(F32(da), F32(db), F32(out_), F32(dout), (size_t)tr_tensor_numel(dout));
     END();
 }
 static void relu_forward(tr_backend *be, tr_tensor *out_, const tr_tensor *inp)
@@ -734,6 +780,10 @@ static tr_backend cpu = {
     .dropout_forward = dropout_forward,
     .dropout_backward = dropout_backward,
     .cnn_transpose = cnn_transpose,
+    .batchnorm_relu_forward = batchnorm_relu_forward,
+    .batchnorm_relu_backward = batchnorm_relu_backward,
+    .residual_relu_forward = residual_relu_forward,
+    .residual_relu_backward = residual_relu_backward,
 };
 
 tr_backend *tr_backend_cpu(int n_threads)

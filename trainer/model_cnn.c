@@ -124,6 +124,24 @@ static int build(tr_cnn *m)
     return TR_OK;
 }
 
+/* The BN and ADD layers whose output only a ReLU right after reads, with the backend's fused op for the pair. */
+static void fuse(tr_cnn *m)
+{
+    const tr_backend *be = m->be;
+    for (int i = 0; i + 1 < m->n_layers; i++) {
+        tr_cnn_layer *l = &m->layers[i], *next = &m->layers[i + 1];
+        bool op = l->kind == TR_CNN_BN ? be->batchnorm_relu_forward && be->batchnorm_relu_backward :
+                  l->kind == TR_CNN_ADD ? be->residual_relu_forward && be->residual_relu_backward : false;
+        if (!op || next->kind != TR_CNN_RELU || next->in != i)
+            continue;
+        int readers = 0;
+        for (int j = i + 1; j < m->n_layers; j++)
+            readers += (m->layers[j].in == i) + (m->layers[j].kind == TR_CNN_ADD && m->layers[j].in2 == i);
+        if (readers == 1)
+            l->relu_fused = next->relu_fused = true;
+    }
+}
+
 /* Offsets: weights first, then biases and BN's affine; activations per image. */
 static void lay_out(tr_cnn *m)
 {
@@ -156,7 +174,8 @@ static void lay_out(tr_cnn *m)
         }
         size_t out = (size_t)l->OC * l->OH * l->OW;
         l->act_off = a;
-        a += out;
+        if (!(l->relu_fused && l->kind != TR_CNN_RELU)) /* a fused pair's first layer shares the ReLU's buffer */
+            a += out;
         if (l->kind == TR_CNN_MAXPOOL || l->kind == TR_CNN_DROPOUT) {
             l->aux_off = a;
             l->n_aux = out;
@@ -194,6 +213,7 @@ int tr_cnn_new(tr_cnn **out, const tr_cnn_config *cfg, tr_backend *be, tr_alloc 
     int rc = build(m);
     if (rc < 0)
         goto cleanup;
+    fuse(m);
     lay_out(m);
     void *p = NULL, *g = NULL, *s = NULL;
     if ((rc = tr_alloc_malloc(alloc, &p, m->n_params * sizeof(float), 0)) < 0 ||
@@ -338,12 +358,14 @@ int tr_cnn_forward(tr_cnn *m, const tr_tensor *images, int B, bool training, tr_
             tr_tensor w = view(m, m->params + l->w_off, l->OC), b = view(m, m->params + l->b_off, l->OC),
                       rm = view(m, m->stats + l->rs_off, l->OC), rv = view(m, m->stats + l->rs_off + l->OC, l->OC),
                       mean = view(m, bn_aux + l->aux_off, l->OC), rstd = view(m, bn_aux + l->aux_off + l->OC, l->OC);
-            be->batchnorm_forward(be, &y, training ? &mean : NULL, training ? &rstd : NULL, &rm, &rv, &x, &w, &b, B,
-                                  l->C, l->H * l->W, training, m->cfg.bn_momentum, m->cfg.bn_eps);
+            (l->relu_fused ? be->batchnorm_relu_forward : be->batchnorm_forward)(
+                be, &y, training ? &mean : NULL, training ? &rstd : NULL, &rm, &rv, &x, &w, &b, B, l->C, l->H * l->W,
+                training, m->cfg.bn_momentum, m->cfg.bn_eps);
             break;
         }
         case TR_CNN_RELU:
-            be->relu_forward(be, &y, &x);
+            if (!l->relu_fused)
+                be->relu_forward(be, &y, &x);
             break;
         case TR_CNN_MAXPOOL: {
             tr_tensor idx = view(m, m->acts + l->aux_off * B, n_out);
@@ -395,7 +417,7 @@ int tr_cnn_forward(tr_cnn *m, const tr_tensor *images, int B, bool training, tr_
         }
         case TR_CNN_ADD: {
             tr_tensor x2 = view(m, output(m, images, l->in2, B), n_in);
-            be->residual_forward(be, &y, &x, &x2);
+            (l->relu_fused ? be->residual_relu_forward : be->residual_forward)(be, &y, &x, &x2);
             break;
         }
         }
@@ -456,12 +478,16 @@ int tr_cnn_backward(tr_cnn *m, const tr_tensor *probs, const tr_tensor *targets,
             tr_tensor w = view(m, m->params + l->w_off, l->OC), dw = view(m, m->grads + l->w_off, l->OC),
                       db = view(m, m->grads + l->b_off, l->OC), mean = view(m, bn_aux + l->aux_off, l->OC),
                       rstd = view(m, bn_aux + l->aux_off + l->OC, l->OC);
-            be->batchnorm_backward(be, pdx, &dw, &db, &dy, &x, &w, &mean, &rstd, B, l->C, l->H * l->W, add_dparams,
-                                   m->cfg.bn_eps);
+            if (l->relu_fused) /* dy is the ReLU's output gradient, y its output */
+                be->batchnorm_relu_backward(be, pdx, &dw, &db, &dy, &y, &x, &w, &mean, &rstd, B, l->C, l->H * l->W,
+                                            add_dparams, m->cfg.bn_eps);
+            else
+                be->batchnorm_backward(be, pdx, &dw, &db, &dy, &x, &w, &mean, &rstd, B, l->C, l->H * l->W,
+                                       add_dparams, m->cfg.bn_eps);
             break;
         }
         case TR_CNN_RELU:
-            if (pdx)
+            if (pdx && !l->relu_fused)
                 be->relu_backward(be, pdx, &y, &dy);
             break;
         case TR_CNN_MAXPOOL: {
@@ -498,7 +524,10 @@ int tr_cnn_backward(tr_cnn *m, const tr_tensor *probs, const tr_tensor *targets,
         }
         case TR_CNN_ADD: {
             tr_tensor dx2 = view(m, l->in2 < 0 ? NULL : DOUT(l->in2), n_in);
-            be->residual_backward(be, &dx, &dx2, &dy);
+            if (l->relu_fused)
+                be->residual_relu_backward(be, &dx, &dx2, &y, &dy);
+            else
+                be->residual_backward(be, &dx, &dx2, &dy);
             break;
         }
         }

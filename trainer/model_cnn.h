@@ -12,7 +12,9 @@
  * channels-last NHWC (cfg.nhwc: the backend's cnn_nhwc ops), where a linear
  * layer reads its input transposed to PyTorch's C,H,W flatten order and
  * dropout's mask is drawn in that order too, so both layouts compute the
- * same function of the same parameters (weights stay (OC,C,K,K)).
+ * same function of the same parameters (weights stay (OC,C,K,K)). Where the
+ * backend has them, BatchNorm and the residual add run fused with the ReLU
+ * that alone reads them: one pass and one buffer fewer each.
  * It does not read data or print. */
 #ifndef TR_MODEL_CNN_H
 #define TR_MODEL_CNN_H
@@ -48,6 +50,8 @@ typedef struct tr_cnn_layer {
     size_t act_off, aux_off; /* per image, in floats: the output; BN (per batch): mean, rstd; pool: idx; dropout: mask;
                               * NHWC linear: its input transposed to (C,H,W) */
     size_t n_aux;            /* floats of aux per image (BN: 0, its 2*OC are per batch) */
+    bool relu_fused;         /* BN, ADD: the ReLU after it runs in the same op, which writes the ReLU's output (the
+                              * two layers share one buffer); RELU: run by the layer before */
 } tr_cnn_layer;
 
 enum { TR_CNN_MAX_LAYERS = 64 };

@@ -5,9 +5,10 @@
  * estimate); evaluation normalizes with the running averages. Sums in
  * double. NCHW: one channel per loop iteration, so results do not depend on
  * the thread count. NHWC: each thread sums its rows for every channel (the
- * channels are the contiguous, vectorized axis) and the partials are added
- * in thread order: the same results for a given thread count; one pass for
- * the mean and the variance (in double), one to normalize. */
+ * channels are the contiguous, vectorized axis; float sums over blocks of
+ * rows, flushed into double) and the partials are added in thread order:
+ * the same results for a given thread count; one pass for the mean and the
+ * variance, one to normalize. */
 #include "ops.h"
 #include "cpu.h"
 
@@ -17,7 +18,7 @@
 
 void op_batchnorm_forward_cpu(float *out, float *mean, float *rstd, float *running_mean, float *running_var,
                               const float *inp, const float *weight, const float *bias, int B, int C, int HW,
-                              int training, float momentum, float eps)
+                              int training, float momentum, float eps, int relu)
 {
     double n = (double)B * HW;
 #pragma omp parallel for schedule(static)
@@ -51,15 +52,21 @@ void op_batchnorm_forward_cpu(float *out, float *mean, float *rstd, float *runni
         for (int b = 0; b < B; b++) {
             const float *x = inp + ((size_t)b * C + c) * HW;
             float *y = out + ((size_t)b * C + c) * HW;
-            for (int i = 0; i < HW; i++)
-                y[i] = x[i] * w + sh;
+            if (relu)
+                for (int i = 0; i < HW; i++) {
+                    float v = x[i] * w + sh;
+                    y[i] = v > 0.0f ? v : 0.0f;
+                }
+            else
+                for (int i = 0; i < HW; i++)
+                    y[i] = x[i] * w + sh;
         }
     }
 }
 
 void op_batchnorm_backward_cpu(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
                                const float *weight, const float *mean, const float *rstd, int B, int C, int HW,
-                               int add_dparams)
+                               int add_dparams, const float *relu_out)
 {
     double n = (double)B * HW;
 #pragma omp parallel for schedule(static)
@@ -68,9 +75,11 @@ void op_batchnorm_backward_cpu(float *dinp, float *dweight, float *dbias, const 
         double sd = 0.0, sdx = 0.0;
         for (int b = 0; b < B; b++) {
             const float *x = inp + ((size_t)b * C + c) * HW, *dy = dout + ((size_t)b * C + c) * HW;
+            const float *ro = relu_out ? relu_out + ((size_t)b * C + c) * HW : NULL;
             for (int i = 0; i < HW; i++) {
-                sd += dy[i];
-                sdx += dy[i] * (x[i] - m) * r;
+                float g = ro && !(ro[i] > 0.0f) ? 0.0f : dy[i];
+                sd += g;
+                sdx += g * (x[i] - m) * r;
             }
         }
         dbias[c] = (add_dparams ? dbias[c] : 0.0f) + (float)sd;
@@ -80,9 +89,12 @@ void op_batchnorm_backward_cpu(float *dinp, float *dweight, float *dbias, const 
         float k = weight[c] * r, a = (float)(sd / n), g = (float)(sdx / n);
         for (int b = 0; b < B; b++) {
             const float *x = inp + ((size_t)b * C + c) * HW, *dy = dout + ((size_t)b * C + c) * HW;
+            const float *ro = relu_out ? relu_out + ((size_t)b * C + c) * HW : NULL;
             float *dx = dinp + ((size_t)b * C + c) * HW;
-            for (int i = 0; i < HW; i++)
-                dx[i] += k * (dy[i] - a - (x[i] - m) * r * g);
+            for (int i = 0; i < HW; i++) {
+                float d = ro && !(ro[i] > 0.0f) ? 0.0f : dy[i];
+                dx[i] += k * (d - a - (x[i] - m) * r * g);
+            }
         }
     }
 }
@@ -98,127 +110,242 @@ static int team_max(void)
 #endif
 }
 
-/* Per-channel sums over the rows, two of them (a[c] += fa, b[c] += fb), in
- * double: each thread its block of rows into its partials (part: 2*C per
- * thread), then added in thread order into sum (2*C), so results are
- * bitwise the same for a given thread count. Called inside a parallel
- * region by every thread; ends after a barrier. */
-#define ROW_SUMS(N, C, part, sum, FA, FB)                                                                             \
-    do {                                                                                                               \
-        int me_ = 0, nt_ = 1, lo_, hi_;                                                                                \
-        GET_TEAM(me_, nt_);                                                                                            \
-        double *pa_ = (part) + (size_t)me_ * 2 * (C), *pb_ = pa_ + (C);                                                \
-        for (int c = 0; c < (C); c++)                                                                                  \
-            pa_[c] = pb_[c] = 0.0;                                                                                     \
-        team_range((N), 1, &lo_, &hi_);                                                                                \
-        for (int r = lo_; r < hi_; r++)                                                                                \
-            for (int c = 0; c < (C); c++) {                                                                            \
-                size_t i = (size_t)r * (C) + c;                                                                        \
-                pa_[c] += (FA);                                                                                        \
-                pb_[c] += (FB);                                                                                        \
-            }                                                                                                          \
-        _Pragma("omp barrier");                                                                                        \
-        _Pragma("omp single") for (int c = 0; c < 2 * (C); c++)                                                        \
-        {                                                                                                              \
-            double s_ = 0.0;                                                                                           \
-            for (int t = 0; t < nt_; t++)                                                                              \
-                s_ += (part)[(size_t)t * 2 * (C) + c];                                                                 \
-            (sum)[c] = s_;                                                                                             \
-        }                                                                                                              \
-    } while (0)
-
-#ifdef _OPENMP
-#define GET_TEAM(me, nt) ((me) = omp_get_thread_num(), (nt) = omp_get_num_threads())
+/* The row loops are compiled for AVX-512, AVX2 and the baseline, picked at load (GCC's target_clones). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__ELF__)
+#define CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
-#define GET_TEAM(me, nt) ((void)0)
+#define CLONES
 #endif
 
-void op_batchnorm_nhwc_forward_cpu(float *out, float *mean, float *rstd, float *running_mean, float *running_var,
-                                   const float *inp, const float *weight, const float *bias, int N, int C,
-                                   int training, float momentum, float eps)
+/* Per-channel sums over rows: each thread sums its block of rows in float
+ * (vectors across the channels), flushed into its double partials every
+ * FLUSH rows; the partials are then added in thread order, so results are
+ * bitwise the same for a given thread count. */
+enum { FLUSH = 256 };
+
+typedef struct bn_ws {
+    double *part; /* (threads, 2, C) */
+    double *sum;  /* (threads, 2, C): the total, each thread its own copy */
+    float *f;     /* (threads, 2, C): the float sums between flushes */
+    float *k;     /* (threads, 3, C): the per-channel factors of the last pass */
+} bn_ws;
+
+static void ws_new(bn_ws *w, int C)
 {
-    double *part = malloc(((size_t)team_max() + 1) * 2 * C * sizeof(double)), *sum = part + (size_t)team_max() * 2 * C;
-    float *scale = malloc(2 * (size_t)C * sizeof(float)), *shift = scale + C;
-    if (!part || !scale) {
-        free(part);
-        free(scale);
+    size_t nt = (size_t)team_max();
+    w->part = malloc(nt * 4 * C * sizeof(double));
+    w->f = malloc(nt * 5 * C * sizeof(float));
+    if (!w->part || !w->f) {
         fprintf(stderr, "trainer: batchnorm: out of host memory\n");
         exit(1);
     }
+    w->sum = w->part + nt * 2 * C;
+    w->k = w->f + nt * 2 * C;
+}
+
+static int thread_num(void)
+{
+#ifdef _OPENMP
+    return omp_get_thread_num();
+#else
+    return 0;
+#endif
+}
+
+static void ws_free(bn_ws *w)
+{
+    free(w->part);
+    free(w->f);
+}
+
+/* Sums of x and x*x (stats), or of g and g*(x-mean)*rstd with g = dy masked where relu_out <= 0 (grad). */
+CLONES static void sums_stats(const float *restrict x, int lo, int hi, int C, double *restrict pa,
+                              double *restrict pb, float *restrict fa, float *restrict fb)
+{
+    for (int r0 = lo; r0 < hi; r0 += FLUSH) {
+        int r1 = r0 + FLUSH < hi ? r0 + FLUSH : hi;
+        for (int c = 0; c < C; c++)
+            fa[c] = fb[c] = 0.0f;
+        for (int r = r0; r < r1; r++) {
+            const float *xr = x + (size_t)r * C;
+            for (int c = 0; c < C; c++) {
+                fa[c] += xr[c];
+                fb[c] += xr[c] * xr[c];
+            }
+        }
+        for (int c = 0; c < C; c++) {
+            pa[c] += fa[c];
+            pb[c] += fb[c];
+        }
+    }
+}
+
+CLONES static void sums_grad(const float *restrict dy, const float *restrict x, const float *restrict relu_out,
+                             const float *restrict mean, const float *restrict rstd, int lo, int hi, int C,
+                             double *restrict pa, double *restrict pb, float *restrict fa, float *restrict fb)
+{
+    for (int r0 = lo; r0 < hi; r0 += FLUSH) {
+        int r1 = r0 + FLUSH < hi ? r0 + FLUSH : hi;
+        for (int c = 0; c < C; c++)
+            fa[c] = fb[c] = 0.0f;
+        for (int r = r0; r < r1; r++) {
+            const float *d = dy + (size_t)r * C, *xr = x + (size_t)r * C;
+            if (relu_out) {
+                const float *ro = relu_out + (size_t)r * C;
+                for (int c = 0; c < C; c++) {
+                    float g = ro[c] > 0.0f ? d[c] : 0.0f;
+                    fa[c] += g;
+                    fb[c] += g * ((xr[c] - mean[c]) * rstd[c]);
+                }
+            } else {
+                for (int c = 0; c < C; c++) {
+                    fa[c] += d[c];
+                    fb[c] += d[c] * ((xr[c] - mean[c]) * rstd[c]);
+                }
+            }
+        }
+        for (int c = 0; c < C; c++) {
+            pa[c] += fa[c];
+            pb[c] += fb[c];
+        }
+    }
+}
+
+/* Inside a parallel region, every thread: its rows [lo, hi) summed (grad: dy
+ * given), then, past the one barrier, the partials added in thread order
+ * into the thread's own copy of the total (returned): no second barrier. */
+static const double *team_sums(bn_ws *w, const float *x, const float *dy, const float *relu_out, const float *mean,
+                               const float *rstd, int N, int C, int *lo, int *hi)
+{
+#ifdef _OPENMP
+    int me = omp_get_thread_num(), nt = omp_get_num_threads();
+#else
+    int me = 0, nt = 1;
+#endif
+    double *pa = w->part + (size_t)me * 2 * C, *pb = pa + C;
+    float *fa = w->f + (size_t)me * 2 * C, *fb = fa + C;
+    for (int c = 0; c < C; c++)
+        pa[c] = pb[c] = 0.0;
+    team_range(N, 1, lo, hi);
+    if (dy)
+        sums_grad(dy, x, relu_out, mean, rstd, *lo, *hi, C, pa, pb, fa, fb);
+    else
+        sums_stats(x, *lo, *hi, C, pa, pb, fa, fb);
+#pragma omp barrier
+    double *sum = w->sum + (size_t)me * 2 * C;
+    for (int c = 0; c < 2 * C; c++) {
+        double s = 0.0;
+        for (int t = 0; t < nt; t++)
+            s += w->part[(size_t)t * 2 * C + c];
+        sum[c] = s;
+    }
+    return sum;
+}
+
+/* y = x * scale + shift per channel (then ReLU), rows [lo, hi). */
+CLONES static void apply_rows(float *restrict out, const float *restrict inp, const float *restrict scale,
+                              const float *restrict shift, int lo, int hi, int C, int relu)
+{
+    for (int r = lo; r < hi; r++) {
+        const float *x = inp + (size_t)r * C;
+        float *y = out + (size_t)r * C;
+        if (relu)
+            for (int c = 0; c < C; c++) {
+                float v = x[c] * scale[c] + shift[c];
+                y[c] = v > 0.0f ? v : 0.0f;
+            }
+        else
+            for (int c = 0; c < C; c++)
+                y[c] = x[c] * scale[c] + shift[c];
+    }
+}
+
+/* dx += k * (dy - a - (x - mean) * g) per channel, dy masked by the ReLU's output; rows [lo, hi). */
+CLONES static void dx_rows(float *restrict dinp, const float *restrict dout, const float *restrict inp,
+                           const float *restrict relu_out, const float *restrict k, const float *restrict a,
+                           const float *restrict g, const float *restrict mean, int lo, int hi, int C)
+{
+    for (int r = lo; r < hi; r++) {
+        const float *x = inp + (size_t)r * C, *dy = dout + (size_t)r * C;
+        float *dx = dinp + (size_t)r * C;
+        if (relu_out) {
+            const float *ro = relu_out + (size_t)r * C;
+            for (int c = 0; c < C; c++) {
+                float d = ro[c] > 0.0f ? dy[c] : 0.0f;
+                dx[c] += k[c] * (d - a[c] - (x[c] - mean[c]) * g[c]);
+            }
+        } else {
+            for (int c = 0; c < C; c++)
+                dx[c] += k[c] * (dy[c] - a[c] - (x[c] - mean[c]) * g[c]);
+        }
+    }
+}
+
+void op_batchnorm_nhwc_forward_cpu(float *out, float *mean, float *rstd, float *running_mean, float *running_var,
+                                   const float *inp, const float *weight, const float *bias, int N, int C,
+                                   int training, float momentum, float eps, int relu)
+{
+    bn_ws w;
+    ws_new(&w, C);
     double n = (double)N;
 #pragma omp parallel
     {
+        /* each thread its own scale and shift, the same values; the first writes the statistics */
+        int lo, hi, me = thread_num();
+        float *scale = w.k + (size_t)me * 3 * C, *shift = scale + C;
         if (training) {
-            ROW_SUMS(N, C, part, sum, (double)inp[i], (double)inp[i] * inp[i]);
-#pragma omp single
+            const double *sum = team_sums(&w, inp, NULL, NULL, NULL, NULL, N, C, &lo, &hi);
             for (int c = 0; c < C; c++) {
                 double mu = sum[c] / n, var = sum[C + c] / n - mu * mu;
                 var = var > 0.0 ? var : 0.0;
-                mean[c] = (float)mu;
-                rstd[c] = (float)(1.0 / sqrt(var + eps));
-                running_mean[c] = (1.0f - momentum) * running_mean[c] + momentum * (float)mu;
-                running_var[c] =
-                    (1.0f - momentum) * running_var[c] + momentum * (float)(n > 1 ? var * n / (n - 1) : var);
-                scale[c] = weight[c] * rstd[c];
-                shift[c] = bias[c] - mean[c] * scale[c];
+                float r = (float)(1.0 / sqrt(var + eps));
+                scale[c] = weight[c] * r;
+                shift[c] = bias[c] - (float)mu * scale[c];
+                if (me == 0) {
+                    mean[c] = (float)mu;
+                    rstd[c] = r;
+                    running_mean[c] = (1.0f - momentum) * running_mean[c] + momentum * (float)mu;
+                    running_var[c] =
+                        (1.0f - momentum) * running_var[c] + momentum * (float)(n > 1 ? var * n / (n - 1) : var);
+                }
             }
         } else {
-#pragma omp single
             for (int c = 0; c < C; c++) {
                 float r = 1.0f / sqrtf(running_var[c] + eps);
                 scale[c] = weight[c] * r;
                 shift[c] = bias[c] - running_mean[c] * scale[c];
             }
+            team_range(N, 1, &lo, &hi);
         }
-        int lo, hi;
-        team_range(N, 1, &lo, &hi);
-        for (int r = lo; r < hi; r++) {
-            const float *x = inp + (size_t)r * C;
-            float *y = out + (size_t)r * C;
-            for (int c = 0; c < C; c++)
-                y[c] = x[c] * scale[c] + shift[c];
-        }
+        apply_rows(out, inp, scale, shift, lo, hi, C, relu);
     }
-    free(part);
-    free(scale);
+    ws_free(&w);
 }
 
 void op_batchnorm_nhwc_backward_cpu(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
                                     const float *weight, const float *mean, const float *rstd, int N, int C,
-                                    int add_dparams)
+                                    int add_dparams, const float *relu_out)
 {
-    double *part = malloc(((size_t)team_max() + 1) * 2 * C * sizeof(double)), *sum = part + (size_t)team_max() * 2 * C;
-    float *k = malloc(3 * (size_t)C * sizeof(float)), *a = k + C, *g = a + C;
-    if (!part || !k) {
-        free(part);
-        free(k);
-        fprintf(stderr, "trainer: batchnorm: out of host memory\n");
-        exit(1);
-    }
+    bn_ws w;
+    ws_new(&w, C);
     double n = (double)N;
 #pragma omp parallel
     {
-        /* sum of dy, and of dy times the normalized input */
-        ROW_SUMS(N, C, part, sum, (double)dout[i], (double)dout[i] * ((inp[i] - mean[c]) * rstd[c]));
-#pragma omp single
+        /* the sum of dy, and of dy times the normalized input; each thread its factors, the first the gradients */
+        int lo, hi, me = thread_num();
+        float *k = w.k + (size_t)me * 3 * C, *a = k + C, *g = a + C;
+        const double *sum = team_sums(&w, inp, dout, relu_out, mean, rstd, N, C, &lo, &hi);
         for (int c = 0; c < C; c++) {
-            dbias[c] = (add_dparams ? dbias[c] : 0.0f) + (float)sum[c];
-            dweight[c] = (add_dparams ? dweight[c] : 0.0f) + (float)sum[C + c];
+            if (me == 0) {
+                dbias[c] = (add_dparams ? dbias[c] : 0.0f) + (float)sum[c];
+                dweight[c] = (add_dparams ? dweight[c] : 0.0f) + (float)sum[C + c];
+            }
             k[c] = weight[c] * rstd[c];
             a[c] = (float)(sum[c] / n);
             g[c] = (float)(sum[C + c] / n) * rstd[c];
         }
-        if (dinp) {
-            int lo, hi;
-            team_range(N, 1, &lo, &hi);
-            for (int r = lo; r < hi; r++) {
-                const float *x = inp + (size_t)r * C, *dy = dout + (size_t)r * C;
-                float *dx = dinp + (size_t)r * C;
-                for (int c = 0; c < C; c++)
-                    dx[c] += k[c] * (dy[c] - a[c] - (x[c] - mean[c]) * g[c]);
-            }
-        }
+        if (dinp)
+            dx_rows(dinp, dout, inp, relu_out, k, a, g, mean, lo, hi, C);
     }
-    free(part);
-    free(k);
+    ws_free(&w);
 }

@@ -158,7 +158,7 @@ static void bn_fwd(float *out, void *ctx)
 {
     bn_case *c = ctx;
     op_batchnorm_forward_cpu(out, c->mean, c->rstd, c->rm, c->rv, c->x, c->w, c->b, c->B, c->C, c->HW, 1, 0.1f,
-                             1e-5f);
+                             1e-5f, 0);
 }
 
 static void test_trainer_cnn_ops__batchnorm(void)
@@ -194,13 +194,13 @@ static void test_trainer_cnn_ops__batchnorm(void)
     CU_ASSERT(fabs(c.rm[1] - 0.1 * mu) < 1e-5);
     CU_ASSERT(fabs(c.rv[1] - (0.9 + 0.1 * var)) < 1e-5);
     float *dx = calloc(n, 4), *dw = calloc(c.C, 4), *db = calloc(c.C, 4);
-    op_batchnorm_backward_cpu(dx, dw, db, R, c.x, c.w, c.mean, c.rstd, c.B, c.C, c.HW, 0);
+    op_batchnorm_backward_cpu(dx, dw, db, R, c.x, c.w, c.mean, c.rstd, c.B, c.C, c.HW, 0, NULL);
     CU_ASSERT_EQUAL(check_fd(c.x, dx, n, y, R, n, bn_fwd, &c, 1e-2f, 5e-3f), 0);
     CU_ASSERT_EQUAL(check_fd(c.w, dw, c.C, y, R, n, bn_fwd, &c, 1e-2f, 5e-3f), 0);
     CU_ASSERT_EQUAL(check_fd(c.b, db, c.C, y, R, n, bn_fwd, &c, 1e-2f, 5e-3f), 0);
     /* evaluation: the running statistics, not the batch's */
     float rm[3] = {0.5f, -1.0f, 2.0f}, rv[3] = {4.0f, 0.25f, 1.0f};
-    op_batchnorm_forward_cpu(y, NULL, NULL, rm, rv, c.x, c.w, c.b, c.B, c.C, c.HW, 0, 0.1f, 0.0f);
+    op_batchnorm_forward_cpu(y, NULL, NULL, rm, rv, c.x, c.w, c.b, c.B, c.C, c.HW, 0, 0.1f, 0.0f, 0);
     CU_ASSERT(fabsf(y[c.HW + 2] - ((c.x[c.HW + 2] + 1.0f) / 0.5f * c.w[1] + c.b[1])) < 1e-5f);
     CU_ASSERT_EQUAL(rm[1], -1.0f);
     free(c.x); free(c.w); free(c.b); free(c.mean); free(c.rstd); free(c.rm); free(c.rv);
@@ -296,7 +296,9 @@ static void test_trainer_cnn_ops__conv2d_nhwc_vector(void)
     conv_nhwc_check(2, 48, 6, 6, 16, 3, 1, 1, 1);    /* 48 input channels */
 }
 
-static void test_trainer_cnn_ops__batchnorm_nhwc(void)
+/* BatchNorm in NHWC against NCHW, each alone and fused with the ReLU after
+ * it (relu): the fused op against BatchNorm then ReLU. */
+static void batchnorm_nhwc_check(int relu)
 {
     enum { B = 3, C = 20, HW = 7 };
     size_t n = (size_t)B * C * HW;
@@ -305,23 +307,64 @@ static void test_trainer_cnn_ops__batchnorm_nhwc(void)
     for (int c = 0; c < C; c++)
         rm[c] = rmn[c] = 0.5f, rv[c] = rvn[c] = 2.0f;
     float *xn = to_nhwc(x, B, C, HW), *dyn = to_nhwc(dy, B, C, HW), *y = malloc(n * 4), *yn = malloc(n * 4);
-    op_batchnorm_forward_cpu(y, mean, rstd, rm, rv, x, w, b, B, C, HW, 1, 0.1f, 1e-5f);
-    op_batchnorm_nhwc_forward_cpu(yn, meann, rstdn, rmn, rvn, xn, w, b, B * HW, C, 1, 0.1f, 1e-5f);
-    CU_ASSERT_EQUAL(same_nhwc(yn, y, B, C, HW, 1e-4f), 0);
-    CU_ASSERT_EQUAL(same(meann, mean, C, 1e-5f) + same(rstdn, rstd, C, 1e-4f), 0);
-    CU_ASSERT_EQUAL(same(rmn, rm, C, 1e-5f) + same(rvn, rv, C, 1e-5f), 0);
     float *dx = malloc(n * 4), *dxn = malloc(n * 4), dw[C], db[C], dwn[C], dbn[C];
     for (size_t i = 0; i < n; i++)
         dx[i] = dxn[i] = 0.25f;
-    op_batchnorm_backward_cpu(dx, dw, db, dy, x, w, mean, rstd, B, C, HW, 0);
-    op_batchnorm_nhwc_backward_cpu(dxn, dwn, dbn, dyn, xn, w, meann, rstdn, B * HW, C, 0);
+    op_batchnorm_forward_cpu(y, mean, rstd, rm, rv, x, w, b, B, C, HW, 1, 0.1f, 1e-5f, 0);
+    op_batchnorm_nhwc_forward_cpu(yn, meann, rstdn, rmn, rvn, xn, w, b, B * HW, C, 1, 0.1f, 1e-5f, relu);
+    if (relu) { /* the reference: ReLU after, and its backward into the BN's output gradient */
+        float *r = malloc(n * 4), *dr = calloc(n, 4);
+        op_relu_forward_cpu(r, y, n);
+        op_relu_backward_cpu(dr, r, dy, n);
+        memcpy(y, r, n * 4);
+        op_batchnorm_backward_cpu(dx, dw, db, dr, x, w, mean, rstd, B, C, HW, 0, NULL);
+        free(r); free(dr);
+    } else {
+        op_batchnorm_backward_cpu(dx, dw, db, dy, x, w, mean, rstd, B, C, HW, 0, NULL);
+    }
+    CU_ASSERT_EQUAL(same_nhwc(yn, y, B, C, HW, 1e-4f), 0);
+    CU_ASSERT_EQUAL(same(meann, mean, C, 1e-5f) + same(rstdn, rstd, C, 1e-4f), 0);
+    CU_ASSERT_EQUAL(same(rmn, rm, C, 1e-5f) + same(rvn, rv, C, 1e-5f), 0);
+    op_batchnorm_nhwc_backward_cpu(dxn, dwn, dbn, dyn, xn, w, meann, rstdn, B * HW, C, 0, relu ? yn : NULL);
     CU_ASSERT_EQUAL(same_nhwc(dxn, dx, B, C, HW, 1e-4f), 0);
     CU_ASSERT_EQUAL(same(dwn, dw, C, 1e-4f) + same(dbn, db, C, 1e-4f), 0);
-    /* evaluation: the running statistics */
-    op_batchnorm_forward_cpu(y, NULL, NULL, rm, rv, x, w, b, B, C, HW, 0, 0.1f, 1e-5f);
-    op_batchnorm_nhwc_forward_cpu(yn, NULL, NULL, rm, rv, xn, w, b, B * HW, C, 0, 0.1f, 1e-5f);
-    CU_ASSERT_EQUAL(same_nhwc(yn, y, B, C, HW, 1e-5f), 0);
+    if (relu) { /* the NCHW fused op against the same reference */
+        float *y2 = malloc(n * 4), *dx2 = malloc(n * 4), dw2[C], db2[C], m2[C], r2[C], rm2[C], rv2[C];
+        for (int c = 0; c < C; c++)
+            rm2[c] = 0.5f, rv2[c] = 2.0f;
+        for (size_t i = 0; i < n; i++)
+            dx2[i] = 0.25f;
+        op_batchnorm_forward_cpu(y2, m2, r2, rm2, rv2, x, w, b, B, C, HW, 1, 0.1f, 1e-5f, 1);
+        op_batchnorm_backward_cpu(dx2, dw2, db2, dy, x, w, m2, r2, B, C, HW, 0, y2);
+        CU_ASSERT_EQUAL(same(y2, y, n, 1e-6f) + same(dx2, dx, n, 1e-5f), 0);
+        CU_ASSERT_EQUAL(same(dw2, dw, C, 1e-5f) + same(db2, db, C, 1e-5f), 0);
+        free(y2); free(dx2);
+    } else { /* evaluation: the running statistics */
+        op_batchnorm_forward_cpu(y, NULL, NULL, rm, rv, x, w, b, B, C, HW, 0, 0.1f, 1e-5f, 0);
+        op_batchnorm_nhwc_forward_cpu(yn, NULL, NULL, rm, rv, xn, w, b, B * HW, C, 0, 0.1f, 1e-5f, 0);
+        CU_ASSERT_EQUAL(same_nhwc(yn, y, B, C, HW, 1e-5f), 0);
+    }
     free(x); free(w); free(b); free(dy); free(xn); free(dyn); free(y); free(yn); free(dx); free(dxn);
+}
+static void test_trainer_cnn_ops__batchnorm_nhwc(void) { batchnorm_nhwc_check(0); }
+static void test_trainer_cnn_ops__batchnorm_relu(void) { batchnorm_nhwc_check(1); }
+
+static void test_trainer_cnn_ops__residual_relu(void)
+{
+    enum { N = 40 };
+    float *a = rand_buf(N), *b = rand_buf(N), *dy = rand_buf(N), s[N], r[N], y[N], da[N], db[N], da2[N], db2[N],
+          ds[N] = {0};
+    for (int i = 0; i < N; i++)
+        da[i] = db[i] = da2[i] = db2[i] = 0.5f;
+    op_residual_forward_cpu(s, a, b, N);
+    op_relu_forward_cpu(r, s, N);
+    op_relu_backward_cpu(ds, r, dy, N);
+    op_residual_backward_cpu(da, db, ds, N);
+    op_residual_relu_forward_cpu(y, a, b, N);
+    op_residual_relu_backward_cpu(da2, db2, y, dy, N);
+    CU_ASSERT_EQUAL(memcmp(y, r, sizeof y), 0);
+    CU_ASSERT_EQUAL(memcmp(da2, da, sizeof da) + memcmp(db2, db, sizeof db), 0);
+    free(a); free(b); free(dy);
 }
 
 static void pool_nhwc_check(int max, int K, int stride)
@@ -448,6 +491,8 @@ static const gt_test_case cases[] = {
     {"conv2d_nhwc_small", test_trainer_cnn_ops__conv2d_nhwc_small},
     {"conv2d_nhwc_vector", test_trainer_cnn_ops__conv2d_nhwc_vector},
     {"batchnorm_nhwc", test_trainer_cnn_ops__batchnorm_nhwc},
+    {"batchnorm_relu", test_trainer_cnn_ops__batchnorm_relu},
+    {"residual_relu", test_trainer_cnn_ops__residual_relu},
     {"pool_nhwc", test_trainer_cnn_ops__pool_nhwc},
     {"layout_transpose", test_trainer_cnn_ops__layout_transpose},
     {NULL, NULL},
