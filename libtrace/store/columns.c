@@ -126,15 +126,20 @@ TABLE(gt_tab_meta_data_capture, "META_DATA_CAPTURE", name_value, NULL);
 
 /* ---- nsys's event tables ------------------------------------------------------ */
 
+/* The first eight columns of nsys's GPU activity tables (copies, memsets,
+ * synchronizations), from the members of the same names of struct s. */
+#define GPU_ACTIVITY_COLUMNS(s, correlation_note) \
+    COL(s, "start", I, NN, start_ns, P_I64, F_TIME, NULL), \
+    COL(s, "end", I, NN, end_ns, P_I64, F_TIME, NULL), \
+    COL(s, "deviceId", I, NN, device_id, P_I32, F_I32, NULL), \
+    COL(s, "contextId", I, NN, context_id, P_I32, F_I32, NULL), \
+    UNUSED("greenContextId", I, 0, NULL), \
+    COL(s, "streamId", I, NN, stream_id, P_I32, F_I32, NULL), \
+    COL(s, "correlationId", I, 0, correlation_id, P_I64, F_I64, correlation_note), \
+    COL(s, "globalPid", I, 0, global_pid, P_I64, F_I64, NULL)
+
 static const gt_column memcpy_cols[] = {
-    COL(gt_memcpy, "start", I, NN, start_ns, P_I64, F_TIME, NULL),
-    COL(gt_memcpy, "end", I, NN, end_ns, P_I64, F_TIME, NULL),
-    COL(gt_memcpy, "deviceId", I, NN, device_id, P_I32, F_I32, NULL),
-    COL(gt_memcpy, "contextId", I, NN, context_id, P_I32, F_I32, NULL),
-    UNUSED("greenContextId", I, 0, NULL),
-    COL(gt_memcpy, "streamId", I, NN, stream_id, P_I32, F_I32, NULL),
-    COL(gt_memcpy, "correlationId", I, 0, correlation_id, P_I64, F_I64, REF_RUNTIME),
-    COL(gt_memcpy, "globalPid", I, 0, global_pid, P_I64, F_I64, NULL),
+    GPU_ACTIVITY_COLUMNS(gt_memcpy, REF_RUNTIME),
     COL(gt_memcpy, "bytes", I, NN, bytes, P_I64, F_SIZE, NULL),
     COL(gt_memcpy, "copyKind", I, NN, copy_kind, P_I32, F_I32, "REFERENCES ENUM_CUDA_MEMCPY_OPER(id)"),
     UNUSED("deprecatedSrcId", I, 0, NULL),
@@ -163,28 +168,14 @@ static const gt_column runtime_cols[] = {
 TABLE(gt_tab_runtime, "CUPTI_ACTIVITY_KIND_RUNTIME", runtime_cols, NULL);
 
 static const gt_column sync_cols[] = {
-    COL(gt_sync, "start", I, NN, start_ns, P_I64, F_TIME, NULL),
-    COL(gt_sync, "end", I, NN, end_ns, P_I64, F_TIME, NULL),
-    COL(gt_sync, "deviceId", I, NN, device_id, P_I32, F_I32, NULL),
-    COL(gt_sync, "contextId", I, NN, context_id, P_I32, F_I32, NULL),
-    UNUSED("greenContextId", I, 0, NULL),
-    COL(gt_sync, "streamId", I, NN, stream_id, P_I32, F_I32, NULL),
-    COL(gt_sync, "correlationId", I, 0, correlation_id, P_I64, F_I64, NULL),
-    COL(gt_sync, "globalPid", I, 0, global_pid, P_I64, F_I64, NULL),
+    GPU_ACTIVITY_COLUMNS(gt_sync, NULL),
     COL(gt_sync, "syncType", I, NN, sync_type, P_I32, F_I32, "REFERENCES ENUM_CUPTI_SYNC_TYPE(id)"),
     COL(gt_sync, "eventId", I, NN, event_id, P_I64, F_I64, NULL),
 };
 TABLE(gt_tab_sync, "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", sync_cols, NULL);
 
 static const gt_column memset_cols[] = {
-    COL(gt_memset, "start", I, NN, start_ns, P_I64, F_TIME, NULL),
-    COL(gt_memset, "end", I, NN, end_ns, P_I64, F_TIME, NULL),
-    COL(gt_memset, "deviceId", I, NN, device_id, P_I32, F_I32, NULL),
-    COL(gt_memset, "contextId", I, NN, context_id, P_I32, F_I32, NULL),
-    UNUSED("greenContextId", I, 0, NULL),
-    COL(gt_memset, "streamId", I, NN, stream_id, P_I32, F_I32, NULL),
-    COL(gt_memset, "correlationId", I, 0, correlation_id, P_I64, F_I64, REF_RUNTIME),
-    COL(gt_memset, "globalPid", I, 0, global_pid, P_I64, F_I64, NULL),
+    GPU_ACTIVITY_COLUMNS(gt_memset, REF_RUNTIME),
     COL(gt_memset, "value", I, NN, value, P_I32, F_I32, NULL),
     COL(gt_memset, "bytes", I, NN, bytes, P_I64, F_SIZE, NULL),
     UNUSED("graphNodeId", I, 0, REF_GRAPH_NODE),
