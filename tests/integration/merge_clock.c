@@ -2,9 +2,13 @@
  * known clocks, and the check of what `gtrace merge` made of them.
  *
  *   merge_clock write A B C   writes the parts
- *   merge_clock check M [4]   checks the merged trace M of A B C (or of that
- *                             and B again: 4 processes); exit 0 when right
+ *   merge_clock check M [4|amended]  checks the merged trace M of A B C (or
+ *                             of that and B again: 4 processes; or with C
+ *                             amended: its drift, 0, corrected); exit 0 when right
  *   merge_clock nostart X     writes a trace without a session start (bad input)
+ *   merge_clock amend X       adds C's end-of-run clock to X (gt_trace_add_config),
+ *                             as the launcher does to a trace renamed into place;
+ *                             exit 0 when added, 3 when X is not a gtrace trace
  *
  * The story: things happen at true wall-clock instants
  *     W_j = U + j * L,  L = 4001 * 4999 ns,  j = 1..N_STEPS,
@@ -21,6 +25,7 @@
  * strings interned in another order, a rank, and B counts 5 dropped NVTX
  * events. */
 #include <inttypes.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -219,7 +224,7 @@ static void check_kind(gt_trace *t, gt_event_kind kind, const int64_t *pids, int
         }
 }
 
-static int check(const char *path, int n_pids)
+static int check(const char *path, int n_pids, bool c_amended)
 {
     gt_trace *t;
     check_rc(gt_trace_open(&t, path, 0), path);
@@ -256,7 +261,11 @@ static int check(const char *path, int n_pids)
     expect(v && !strcmp(v, "250000"), "part 1's drift: +250 ppm", v ? atoll(v) : -1);
     v = gt_trace_meta(t, "part.2.drift_ppb");
     expect(v && !strcmp(v, "-200000"), "part 2's drift: -200 ppm", v ? atoll(v) : -1);
-    expect(gt_trace_meta(t, "part.3.drift_ppb") == NULL, "part 3: offset only", 0);
+    v = gt_trace_meta(t, "part.3.drift_ppb");
+    if (c_amended)
+        expect(v && !strcmp(v, "0"), "part 3: its drift, 0", v ? atoll(v) : -1);
+    else
+        expect(v == NULL, "part 3: offset only", 0);
     /* The merged trace's own end pair is A's: merging it again stays exact. */
     v = gt_trace_meta(t, "clock_end_ns");
     int64_t a_end = (hosts[0].utc0_ns - U_NS) * 4000 / 4001 + hosts[0].end_ns;
@@ -274,8 +283,20 @@ int main(int argc, char **argv)
             write_part(argv[2 + i], i);
         return 0;
     }
-    if ((argc == 3 || (argc == 4 && !strcmp(argv[3], "4"))) && !strcmp(argv[1], "check"))
-        return check(argv[2], argc == 4 ? 4 : 3);
+    if (argc >= 3 && argc <= 4 && !strcmp(argv[1], "check")) {
+        const char *how = argc == 4 ? argv[3] : "";
+        if (*how && strcmp(how, "4") && strcmp(how, "amended"))
+            return 2;
+        return check(argv[2], !strcmp(how, "4") ? 4 : 3, !strcmp(how, "amended"));
+    }
+    if (argc == 3 && !strcmp(argv[1], "amend")) {
+        const char *const keys[] = {"clock_end_ns", "clock_end_utc_ns"};
+        const char *const values[] = {"1000000000", "1700000001002000500"}; /* C's clock: no drift */
+        int rc = gt_trace_add_config(argv[2], 0, keys, values, 2);
+        if (rc != 0)
+            fprintf(stderr, "merge_clock: %s\n", gt_error_last());
+        return rc == 0 ? 0 : rc == GT_ERR_NOTTRACE ? 3 : 1;
+    }
     if (argc == 3 && !strcmp(argv[1], "nostart")) {
         gt_writer *w;
         check_rc(gt_writer_open(&w, argv[2], 0), argv[2]);
@@ -283,6 +304,6 @@ int main(int argc, char **argv)
         check_rc(gt_writer_close(w), "close");
         return 0;
     }
-    fprintf(stderr, "usage: merge_clock write A B C | check MERGED [4] | nostart TRACE\n");
+    fprintf(stderr, "usage: merge_clock write A B C | check MERGED [4|amended] | nostart TRACE | amend TRACE\n");
     return 2;
 }

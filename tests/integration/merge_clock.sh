@@ -5,8 +5,9 @@
 # clock: offset only), all three with pid 4242; the merged trace must hold
 # every event of every kind at the step it belongs to, to the nanosecond,
 # with three distinct processes and their ranks (merge_clock check). Then
-# the merged trace merged again with a fourth part keeps those times, and
-# `gtrace info` lists the parts and the ranks.
+# the merged trace merged again with a fourth part keeps those times,
+# `gtrace info` lists the parts and the ranks, and C with an end-of-run
+# clock added afterwards (gt_trace_add_config) is corrected for its drift.
 : "${GT_TOP_SRCDIR:?run through make check}"
 . "$GT_TOP_SRCDIR/tests/integration/merge_common.sh"
 
@@ -40,6 +41,29 @@ done
     { cat out2.txt err2.txt; echo "FAIL: gtrace merge all d2"; fails=1; }
 cat out2.txt err2.txt
 "$CLOCK" check again.sqlite 4 || fails=1
+
+# The end-of-run clock added to a finished trace (what the launcher does to
+# a trace renamed into place whole): C is then corrected for its drift (0),
+# and its events still land on their steps. An nsys export is refused and
+# left as it was.
+"$CLOCK" amend c.sqlite || { echo "FAIL: adding the end-of-run clock to c.sqlite"; fails=1; }
+"$GTRACE" merge a.sqlite b.sqlite c.sqlite -o amended.sqlite >out3.txt 2>err3.txt ||
+    { cat out3.txt err3.txt; echo "FAIL: gtrace merge a b c (c amended)"; fails=1; }
+cat out3.txt err3.txt
+grep -q 'no end-of-run clock' err3.txt && { echo "FAIL: c.sqlite still said to lack its end-of-run clock"; fails=1; }
+grep -q '^  c.sqlite: starts at 2.000 ms, its clock +0.000 ppm against its wall clock$' out3.txt ||
+    { echo "FAIL: c.sqlite: its drift (0) corrected"; fails=1; }
+"$CLOCK" check amended.sqlite amended || { echo "FAIL: c amended: the merged trace"; fails=1; }
+nsys="$GT_FIXTURES/nsys/saxpy-mpi-cuda-nsys2022.2.sqlite"
+if [ -f "$nsys" ]; then
+    cp "$nsys" nsys.sqlite
+    sum=$(cksum <nsys.sqlite)
+    "$CLOCK" amend nsys.sqlite 2>amend.txt
+    rc=$?
+    cat amend.txt
+    [ "$rc" -eq 3 ] || { echo "FAIL: an nsys export amended (exit $rc, 3 expected)"; fails=1; }
+    [ "$(cksum <nsys.sqlite)" = "$sum" ] || { echo "FAIL: the nsys export changed"; fails=1; }
+fi
 
 [ "$fails" -eq 0 ] && echo "PASS: merge on one clock"
 exit "$fails"
