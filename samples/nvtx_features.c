@@ -3,6 +3,8 @@
  *     red color and int64 payloads 10, 20, 30 (pushed in the domain)
  *   - 2 marks "tick" (one ASCII, one wide) and 1 mark with a double payload 2.5
  *   - 4 registered-string ranges "registered"
+ *   - push/pop ranges in the default domain: one with a 1,500-byte message
+ *     (cut to 1,023), one "with-category" of category 3 around a "nested" one
  *   - 1 start/end range "handoff" started here and ended on another thread
  *   - 1 start/end range "local" started and ended here
  *   - the NVTX memory API: one heap (1 MiB pool "pool") with 3 regions
@@ -134,6 +136,22 @@ int main(void)
         nvtxRangePushEx(&a);
         nvtxRangePop();
     }
+
+    static char long_text[1501];
+    memset(long_text, 'L', 1500);
+    nvtxRangePushA(long_text);
+    nvtxRangePop();
+    nvtxEventAttributes_t c;
+    memset(&c, 0, sizeof c);
+    c.version = NVTX_VERSION;
+    c.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    c.category = 3;
+    c.messageType = NVTX_MESSAGE_TYPE_ASCII;
+    c.message.ascii = "with-category";
+    nvtxRangePushEx(&c);
+    nvtxRangePushA("nested");
+    nvtxRangePop();
+    nvtxRangePop();
 
     handoff = nvtxRangeStartA("handoff");
     pthread_t t;

@@ -62,7 +62,7 @@ struct gt_nvtx_stack {
     int depth;                  /* entries in `e` */
     int n_overflow;             /* pushes beyond STACK_DEPTH not yet popped */
     open_range e[STACK_DEPTH];
-    char text[STACK_TEXT_BYTES];
+    char text[STACK_TEXT_BYTES + 8]; /* + 8: pop copies whole 8-byte words */
 };
 
 static _Atomic int64_t next_domain_id = 1;
@@ -145,6 +145,10 @@ typedef struct attrs {
 } attrs;
 
 #define HAS_FIELD(a, f) ((a)->size >= offsetof(nvtxEventAttributes_t, f) + sizeof((a)->f))
+
+/* A text_len that says: up to the NUL, at most MAX_TEXT_BYTES - 1 (push
+ * measures it while it copies, in one pass). */
+#define TEXT_LEN_UNKNOWN SIZE_MAX
 
 static void set_text(attrs *o, const char *s)
 {
@@ -297,10 +301,18 @@ static int push(nvtxDomainHandle_t d, const attrs *a)
     e->text_len = 0;
     e->has_text = a->text != NULL;
     if (a->text) {
-        size_t len = a->text_len;
-        if (off + len > STACK_TEXT_BYTES)
-            len = off < STACK_TEXT_BYTES ? STACK_TEXT_BYTES - off : 0;
-        memcpy(s->text + off, a->text, len);
+        size_t room = off < STACK_TEXT_BYTES ? STACK_TEXT_BYTES - off : 0;
+        size_t len;
+        if (a->text_len == TEXT_LEN_UNKNOWN) {
+            char *to = s->text + off;
+            if (room > MAX_TEXT_BYTES - 1)
+                room = MAX_TEXT_BYTES - 1;
+            for (len = 0; len < room && a->text[len]; len++)
+                to[len] = a->text[len];
+        } else {
+            len = a->text_len < room ? a->text_len : room;
+            memcpy(s->text + off, a->text, len);
+        }
         e->text_len = (uint32_t)len;
     }
     e->level = 0;
@@ -332,25 +344,45 @@ static int pop(nvtxDomainHandle_t d)
         return -1; /* a pop without a push: NVTX reports an error, nsys writes nothing */
     open_range *e = &s->e[i];
     int level = e->level;
-    /* The record straight from the open range (emit's work, without the copy). */
+    /* The record straight from the open range (emit's work, without the
+     * copy): the short form when nothing but a category and a text says
+     * more than the times. */
     size_t text_bytes = e->has_text ? e->text_len + 1 : 0;
-    rec_nvtx *r = gt_cap_reserve(REC_NVTX, sizeof *r, text_bytes, GT_EV_NVTX);
-    if (r) {
-        r->event_type = GT_NVTX_PUSHPOP;
-        r->category = e->category;
-        r->start = e->start;
-        r->end = now;
-        r->range_id = 0;
-        r->domain_id = dom;
-        r->payload = e->payload;
-        r->text_id = e->text_id;
-        r->color = e->color;
-        r->has_color = e->has_color;
-        r->payload_kind = e->payload_kind;
-        r->os_tid = 0;
+    char *t = NULL;
+    if (__builtin_expect(!e->has_color && !e->payload_kind && !e->text_id && (uint64_t)dom <= UINT32_MAX, 1)) {
+        rec_pushpop *r = gt_cap_reserve(REC_PUSHPOP, sizeof *r, text_bytes, GT_EV_NVTX);
+        if (r) {
+            r->start = e->start;
+            r->end = now;
+            r->category = e->category;
+            r->domain_id = (uint32_t)dom;
+            t = (char *)(r + 1);
+        }
+    } else {
+        rec_nvtx *r = gt_cap_reserve(REC_NVTX, sizeof *r, text_bytes, GT_EV_NVTX);
+        if (r) {
+            r->event_type = GT_NVTX_PUSHPOP;
+            r->category = e->category;
+            r->start = e->start;
+            r->end = now;
+            r->range_id = 0;
+            r->domain_id = dom;
+            r->payload = e->payload;
+            r->text_id = e->text_id;
+            r->color = e->color;
+            r->has_color = e->has_color;
+            r->payload_kind = e->payload_kind;
+            r->os_tid = 0;
+            t = (char *)(r + 1);
+        }
+    }
+    if (t) {
         if (text_bytes) {
-            char *t = (char *)(r + 1);
-            memcpy(t, s->text + e->text_off, e->text_len);
+            /* Whole words: the record's text area is rounded up to 8 bytes
+             * and the stack's arena has 8 bytes to spare. */
+            const char *from = s->text + e->text_off;
+            for (size_t k = 0; k < e->text_len; k += 8)
+                memcpy(t + k, from + k, 8);
             t[e->text_len] = '\0';
         }
         gt_cap_commit();
@@ -375,7 +407,8 @@ static int NVTX_API range_push_a(const char *msg)
 {
     attrs a;
     read_attrs(&a, NULL);
-    set_text(&a, msg);
+    a.text = msg;
+    a.text_len = TEXT_LEN_UNKNOWN;
     return push(NULL, &a);
 }
 

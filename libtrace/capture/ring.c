@@ -11,7 +11,8 @@
  * The producer's path (gt_cap_reserve, gt_cap_commit) reads and writes only
  * its thread's state and its ring: no lock, no system call, no allocation.
  * It keeps the launcher's `tail` as last read and reads it again only when
- * the ring looks full (or more than half full, to ask for a read), so the
+ * the ring looks full (or more than a quarter full, to ask for a read: the
+ * launcher then has three quarters of the ring's time to run), so the
  * launcher's cache line is not pulled at every event. The wake-up (a byte
  * on the socket) is sent at most once until the launcher has read.
  *
@@ -248,11 +249,11 @@ void *gt_cap_reserve_slow(uint16_t type, size_t body_bytes, size_t text_bytes, g
     return h;
 }
 
-void gt_cap_commit_half_full(void)
+void gt_cap_commit_filling(void)
 {
-    /* The tail as last read says more than half full: read it again. */
+    /* The tail as last read says more than a quarter full: read it again. */
     tls.tail = atomic_load_explicit(&tls.ring->tail, memory_order_acquire);
-    if (tls.head - tls.tail > (tls.mask + 1) / 2)
+    if (tls.head - tls.tail > (tls.mask + 1) / 4)
         gt_cap_wake_launcher();
 }
 

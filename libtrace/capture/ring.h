@@ -33,7 +33,7 @@ extern _Atomic int gt_cap_active;
 
 /* The paths of gt_cap_reserve and gt_cap_commit that are not the common one. */
 void *gt_cap_reserve_slow(uint16_t type, size_t body_bytes, size_t text_bytes, gt_event_kind kind, bool count_full);
-void gt_cap_commit_half_full(void);
+void gt_cap_commit_filling(void);
 
 /* Reserves a record of `body_bytes` plus `text_bytes` of strings in this
  * thread's ring and returns where to write it (the header is filled in), or
@@ -70,8 +70,8 @@ static inline void gt_cap_commit(void)
     atomic_store_explicit(&t->ring->head, head, memory_order_release);
     t->head = head;
     t->busy = 0;
-    if (__builtin_expect(head - t->tail > (t->mask + 1) / 2, 0))
-        gt_cap_commit_half_full();
+    if (__builtin_expect(head - t->tail > (t->mask + 1) / 4, 0))
+        gt_cap_commit_filling();
 }
 
 /* The same, for threads that may wait (CUPTI's buffer callbacks, never the
@@ -113,7 +113,7 @@ bool gt_cap_region_open(int sock_fd, const char *info, size_t info_bytes, int64_
                         size_t ring_bytes, size_t region_bytes);
 /* In a fork child: forget the parent's region and this thread's ring. */
 void gt_cap_rings_after_fork(void);
-/* Asks the launcher to read the rings now (a ring is half full, a waiting
+/* Asks the launcher to read the rings now (a ring is a quarter full, a waiting
  * producer). Async-signal-safe; at most one wake-up in flight. */
 void gt_cap_wake_launcher(void);
 /* A registered string kept in the region: its id (0: no room). */

@@ -96,6 +96,7 @@ enum {
     REC_EVENT = 3,     /* rec_event: any gt_event (CUPTI, the NVTX memory API) */
     REC_CALLCHAIN = 4, /* rec_callchain: a new distinct stack, symbolized */
     REC_GPU = 5,       /* rec_gpu: a device's description */
+    REC_PUSHPOP = 6,   /* rec_pushpop: a push/pop range without color, payload or registered string */
 };
 
 typedef struct rec_hdr {
@@ -123,6 +124,18 @@ typedef struct rec_nvtx {
     int32_t pad2;
 } rec_nvtx;
 _Static_assert(sizeof(rec_nvtx) == 80, "rec_nvtx layout");
+
+/* The common push/pop range in 32 bytes plus its text (a REC_NVTX takes 80):
+ * a ring holds more than twice as many, and the launcher has that much
+ * longer to read it. */
+typedef struct rec_pushpop {
+    rec_hdr h;
+    uint64_t start;        /* stamps (gt_cap_stamp) */
+    uint64_t end;
+    uint32_t category;
+    uint32_t domain_id;    /* 0: the default domain */
+} rec_pushpop;
+_Static_assert(sizeof(rec_pushpop) == 32, "rec_pushpop layout");
 
 typedef struct rec_range_end {
     rec_hdr h;

@@ -4,7 +4,7 @@
  * Traced processes connect to an abstract unix socket (GTRACE_SOCKET) and
  * send the descriptor of their region of rings (capture/shm.h). The reader
  * thread maps it and, every --flush-ms or when a process asks (a byte on
- * its connection: a ring is half full), copies what every ring holds into a
+ * its connection: a ring is a quarter full), copies what every ring holds into a
  * chunk of its own memory and gives the room back at once, so a program's
  * burst is absorbed by the launcher's memory (up to MAX_QUEUED_BYTES) rather
  * than dropped while SQLite works. The writer thread, the only one that
@@ -39,8 +39,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -595,9 +597,19 @@ static void write_chunk(gt_collector *c, proc *p, const chunk *k)
     }
 }
 
+/* The writer yields to the reader and to the traced program: what it has
+ * not written yet waits in the queue (the rings are already free), while a
+ * reader that runs late lets rings fill and a slowed program is what gtrace
+ * must not cause. */
+#define WRITER_NICE 5
+
 static void *writer_main(void *arg)
 {
     gt_collector *c = arg;
+    errno = 0;
+    int nice_now = getpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid));
+    if (errno == 0)
+        setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), nice_now + WRITER_NICE);
     for (;;) {
         pthread_mutex_lock(&c->lock);
         while (!c->head)

@@ -292,6 +292,26 @@ static void nvtx_record(gt_drain *d, int32_t tid, const rec_nvtx *r)
     add_row(d, &ev);
 }
 
+/* The short form of a push/pop range (no color, payload or registered string). */
+static void pushpop_record(gt_drain *d, int32_t tid, const rec_pushpop *r)
+{
+    if (r->h.size_bytes < sizeof *r)
+        return;
+    const char *end = (const char *)r + r->h.size_bytes;
+    gt_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.kind = GT_EV_NVTX;
+    gt_nvtx *n = &ev.u.nvtx;
+    n->start_ns = gt_drain_stamp_to_ns(d, r->start);
+    n->end_ns = gt_drain_stamp_to_ns(d, r->end);
+    n->event_type = GT_NVTX_PUSHPOP;
+    n->category = (int32_t)r->category;
+    n->text = intern(d, r->h.text_bytes ? bounded((const char *)(r + 1), end) : NULL);
+    n->global_tid = gt_global_tid(d->pid, tid);
+    n->domain_id = r->domain_id;
+    add_row(d, &ev);
+}
+
 static void range_end_record(gt_drain *d, int32_t tid, const rec_range_end *r)
 {
     if (r->h.size_bytes < sizeof *r)
@@ -411,6 +431,7 @@ void gt_drain_record(gt_drain *d, int32_t tid, const rec_hdr *rec)
 {
     switch (rec->type) {
     case REC_NVTX: nvtx_record(d, tid, (const rec_nvtx *)rec); break;
+    case REC_PUSHPOP: pushpop_record(d, tid, (const rec_pushpop *)rec); break;
     case REC_RANGE_END: range_end_record(d, tid, (const rec_range_end *)rec); break;
     case REC_EVENT: event_record(d, tid, (const rec_event *)rec); break;
     case REC_CALLCHAIN: callchain_record(d, (const rec_callchain *)rec); break;

@@ -16,6 +16,8 @@ expect_eq "domain ranges: color" "3" "$(q $T "SELECT count(*) FROM NVTX_EVENTS n
 expect_eq "marks (ASCII and wide)" 2 "$(nvtx_count $T tick 34)"
 expect_eq "mark with a double payload" "2.5" "$(q $T "SELECT doubleValue FROM NVTX_EVENTS n WHERE $NT = 'payload-mark' AND n.eventType = 34")"
 expect_eq "registered-string ranges" 4 "$(nvtx_count $T registered 59)"
+expect_eq "a long message, cut" "1|1023" "$(q $T "SELECT count(*), max(length($NT)) FROM NVTX_EVENTS n WHERE $NT LIKE 'LLLL%' AND n.eventType = 59 AND n.domainId = 0")"
+expect_eq "a range with a category, and one nested in it" "3|59|0|1" "$(q $T "SELECT o.category, o.eventType, coalesce(i.category, 0), count(*) FROM NVTX_EVENTS o JOIN NVTX_EVENTS i ON i.start >= o.start AND i.end <= o.end AND i.globalTid = o.globalTid WHERE coalesce(o.text, '') = 'with-category' AND coalesce(i.text, '') = 'nested'")"
 expect_eq "start/end range ended on another thread" 1 "$(q $T "SELECT count(*) FROM NVTX_EVENTS n WHERE $NT = 'handoff' AND n.eventType = 60 AND n.endGlobalTid IS NOT NULL AND n.endGlobalTid != n.globalTid AND n.end > n.start")"
 expect_eq "start/end range ended on its thread" "1|" "$(q $T "SELECT count(*), max(n.endGlobalTid) FROM NVTX_EVENTS n WHERE $NT = 'local' AND n.eventType = 60 AND n.end >= n.start")"
 # the NVTX memory API
