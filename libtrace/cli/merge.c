@@ -20,6 +20,10 @@
  *
  * Processes keep distinct ids: a pid an earlier part has is given a free one
  * (from 0xffffff down, where no real pid is) and merge says so in one line.
+ * So do GPUs: one an earlier part has (the same UUID) keeps that part's id;
+ * another that an earlier part's GPU id names (another UUID: another node)
+ * gets an id no part uses, and merge says so. GPUs without a UUID are told
+ * apart by id only.
  * Each part's run entries are kept under "part.N." (N from 1, in the order
  * given), with its file and the correction made (part.N.offset_ns,
  * part.N.drift_ppb); its processes keep theirs (ranks included), and its
@@ -68,6 +72,9 @@ typedef struct part {
     size_t n_own;
     int64_t (*pids)[2];         /* (own pid, pid in the merged trace), for those that moved */
     size_t n_pids;
+    int32_t (*devices)[2];      /* (own GPU id, id in the merged trace), for those that moved */
+    bool *device_known;         /* (n_devices) moved to an earlier part's GPU of its UUID */
+    size_t n_devices;
     gt_copy_map map;
 } part;
 
@@ -232,6 +239,68 @@ static int give_pids(part *parts, size_t n)
     return 0;
 }
 
+static bool has_uuid(const gt_gpu_info *g) { return g->uuid && *g->uuid; }
+
+/* The id in the merged trace of a GPU of part j (its own unless it moved). */
+static int32_t merged_device(const part *p, int32_t id)
+{
+    for (size_t i = 0; i < p->n_devices; i++)
+        if (p->devices[i][0] == id)
+            return p->devices[i][1];
+    return id;
+}
+
+/* Where each part's GPUs go (see the top of the file). */
+static int give_devices(part *parts, size_t n)
+{
+    int32_t next = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t k;
+        const gt_gpu_info *g = gt_trace_gpus(parts[i].t, &k);
+        for (size_t q = 0; q < k; q++)
+            if (g[q].id >= next)
+                next = g[q].id + 1;
+    }
+    for (size_t i = 1; i < n; i++) {
+        part *p = &parts[i];
+        size_t n_gpus;
+        const gt_gpu_info *gpus = gt_trace_gpus(p->t, &n_gpus);
+        p->devices = malloc((n_gpus + 1) * sizeof *p->devices);
+        p->device_known = malloc((n_gpus + 1) * sizeof *p->device_known);
+        if (!p->devices || !p->device_known)
+            return fail("out of memory");
+        for (size_t q = 0; q < n_gpus; q++) {
+            const gt_gpu_info *g = &gpus[q];
+            int32_t to = g->id;
+            bool same = false, taken = false;
+            for (size_t j = 0; j < i && !same; j++) {
+                size_t m;
+                const gt_gpu_info *e = gt_trace_gpus(parts[j].t, &m);
+                for (size_t r = 0; r < m && !same; r++) {
+                    int32_t id = merged_device(&parts[j], e[r].id);
+                    if (has_uuid(g) && has_uuid(&e[r]) && !strcmp(g->uuid, e[r].uuid)) {
+                        same = true;
+                        to = id;
+                    } else if (id == g->id && has_uuid(g) && has_uuid(&e[r])) {
+                        taken = true;
+                    }
+                }
+            }
+            if (!same && taken)
+                to = next++;
+            if (to != g->id) {
+                p->devices[p->n_devices][0] = g->id;
+                p->devices[p->n_devices][1] = to;
+                p->device_known[p->n_devices] = same;
+                p->n_devices++;
+            }
+        }
+        p->map.devices = (const int32_t(*)[2])p->devices;
+        p->map.n_devices = p->n_devices;
+    }
+    return 0;
+}
+
 static int add_entry(gt_writer *w, const char *fmt_key, size_t part_no, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 static int add_entry(gt_writer *w, const char *fmt_key, size_t part_no, const char *fmt, ...)
@@ -314,6 +383,11 @@ static void print_notes(const part *parts, size_t n)
         for (size_t k = 0; k < p->n_pids; k++)
             fprintf(stderr, "gtrace: merge: %s: pid %lld is also in an earlier part; it is pid %lld in the merged "
                     "trace\n", p->path, (long long)p->pids[k][0], (long long)p->pids[k][1]);
+        for (size_t k = 0; k < p->n_devices; k++)
+            fprintf(stderr, "gtrace: merge: %s: its GPU %d is GPU %d in the merged trace (%s)\n", p->path,
+                    (int)p->devices[k][0], (int)p->devices[k][1],
+                    p->device_known[k] ? "an earlier part's, by its UUID"
+                                       : "another GPU than the one an earlier part calls so, by its UUID");
     }
 }
 
@@ -434,11 +508,15 @@ int gt_cli_merge(int argc, char **argv)
     if (status == 0)
         status = give_pids(parts, n);
     if (status == 0)
+        status = give_devices(parts, n);
+    if (status == 0)
         status = merge(parts, n, output, force);
     for (size_t i = 0; i < n; i++) {
         gt_trace_free(parts[i].t);
         free(parts[i].own_pids);
         free(parts[i].pids);
+        free(parts[i].devices);
+        free(parts[i].device_known);
     }
     free(parts);
     return status;

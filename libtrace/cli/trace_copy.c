@@ -150,6 +150,14 @@ static int64_t pid_of_map(const gt_copy_map *map, int64_t pid)
     return gt_pid_of(gt_copy_global_id(map, gt_global_pid(pid)));
 }
 
+static int32_t move_device(const gt_copy_map *map, int32_t id)
+{
+    for (size_t i = 0; i < map->n_devices; i++)
+        if (map->devices[i][0] == id)
+            return map->devices[i][1];
+    return id;
+}
+
 static int64_t move_time(const gt_copy_map *map, int64_t t)
 {
     return (int64_t)llroundl(map->offset_ns + (long double)t * map->scale);
@@ -159,12 +167,27 @@ static int64_t move_time(const gt_copy_map *map, int64_t t)
 static void move_event(const gt_copy_map *map, gt_event *ev)
 {
     int64_t *start = NULL, *end = NULL, *gpid = NULL, *gtid = NULL;
+    int32_t *device = NULL;
     switch (ev->kind) {
-    case GT_EV_KERNEL: start = &ev->u.kernel.start_ns; end = &ev->u.kernel.end_ns; gpid = &ev->u.kernel.global_pid; break;
-    case GT_EV_MEMCPY: start = &ev->u.memcpy.start_ns; end = &ev->u.memcpy.end_ns; gpid = &ev->u.memcpy.global_pid; break;
-    case GT_EV_MEMSET: start = &ev->u.memset.start_ns; end = &ev->u.memset.end_ns; gpid = &ev->u.memset.global_pid; break;
+    case GT_EV_KERNEL:
+        start = &ev->u.kernel.start_ns, end = &ev->u.kernel.end_ns, gpid = &ev->u.kernel.global_pid;
+        device = &ev->u.kernel.device_id;
+        break;
+    case GT_EV_MEMCPY:
+        start = &ev->u.memcpy.start_ns, end = &ev->u.memcpy.end_ns, gpid = &ev->u.memcpy.global_pid;
+        device = &ev->u.memcpy.device_id;
+        ev->u.memcpy.src_device_id = move_device(map, ev->u.memcpy.src_device_id);
+        ev->u.memcpy.dst_device_id = move_device(map, ev->u.memcpy.dst_device_id);
+        break;
+    case GT_EV_MEMSET:
+        start = &ev->u.memset.start_ns, end = &ev->u.memset.end_ns, gpid = &ev->u.memset.global_pid;
+        device = &ev->u.memset.device_id;
+        break;
     case GT_EV_API: start = &ev->u.api.start_ns; end = &ev->u.api.end_ns; gtid = &ev->u.api.global_tid; break;
-    case GT_EV_SYNC: start = &ev->u.sync.start_ns; end = &ev->u.sync.end_ns; gpid = &ev->u.sync.global_pid; break;
+    case GT_EV_SYNC:
+        start = &ev->u.sync.start_ns, end = &ev->u.sync.end_ns, gpid = &ev->u.sync.global_pid;
+        device = &ev->u.sync.device_id;
+        break;
     case GT_EV_NVTX:
         start = &ev->u.nvtx.start_ns;
         if (ev->u.nvtx.end_ns >= ev->u.nvtx.start_ns) /* else -1: an instant event */
@@ -172,7 +195,10 @@ static void move_event(const gt_copy_map *map, gt_event *ev)
         gtid = &ev->u.nvtx.global_tid;
         ev->u.nvtx.end_global_tid = gt_copy_global_id(map, ev->u.nvtx.end_global_tid);
         break;
-    case GT_EV_GPU_MEMORY: start = &ev->u.gpu_memory.start_ns; gpid = &ev->u.gpu_memory.global_pid; break;
+    case GT_EV_GPU_MEMORY:
+        start = &ev->u.gpu_memory.start_ns, gpid = &ev->u.gpu_memory.global_pid;
+        device = &ev->u.gpu_memory.device_id;
+        break;
     case GT_EV_HEAP: start = &ev->u.heap.start_ns; gtid = &ev->u.heap.global_tid; break;
     case GT_EV_CPU_OP: start = &ev->u.cpu_op.start_ns; end = &ev->u.cpu_op.end_ns; gtid = &ev->u.cpu_op.global_tid; break;
     default: break;
@@ -187,6 +213,8 @@ static void move_event(const gt_copy_map *map, gt_event *ev)
         *gpid = gt_copy_global_id(map, *gpid);
     if (gtid)
         *gtid = gt_copy_global_id(map, *gtid);
+    if (device)
+        *device = move_device(map, *device);
 }
 
 static int add_row(gt_copy *c, const gt_event *ev)
@@ -352,11 +380,13 @@ static int copy_descriptions(gt_copy *c, gt_trace *t, const gt_copy_map *map)
                                        threads[i].name ? threads[i].name : "", 0);
     const gt_gpu_info *gpus = gt_trace_gpus(t, &n);
     for (size_t i = 0; i < n && rc == 0; i++) {
-        if (set_has(&c->gpus, gpus[i].id))
+        gt_gpu_info gpu = gpus[i];
+        gpu.id = move_device(map, gpu.id);
+        if (set_has(&c->gpus, gpu.id))
             continue;
-        rc = set_add(&c->gpus, gpus[i].id);
+        rc = set_add(&c->gpus, gpu.id);
         if (rc == 0)
-            rc = gt_writer_add_gpu(c->w, &gpus[i]);
+            rc = gt_writer_add_gpu(c->w, &gpu);
     }
     return rc;
 }

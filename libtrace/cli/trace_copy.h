@@ -2,8 +2,8 @@
  * the store's reader and writer (private to libtrace/cli). The assembly of
  * a run's parts (assemble.c) and `gtrace merge` (merge.c) both copy with it:
  * strings are interned again, callchain ids are renumbered per trace,
- * processes and GPUs are described once, and each trace's times and
- * process ids may be moved on the way (gt_copy_map). */
+ * processes and GPUs are described once, and each trace's times, process
+ * ids and GPU ids may be moved on the way (gt_copy_map). */
 #ifndef GT_TRACE_COPY_H
 #define GT_TRACE_COPY_H
 
@@ -20,6 +20,8 @@ typedef struct gt_copy_map {
     long double scale;
     const int64_t (*pids)[2]; /* (pid in the trace, pid in the copy) pairs; others are kept */
     size_t n_pids;
+    const int32_t (*devices)[2]; /* (GPU id in the trace, in the copy) pairs; others are kept */
+    size_t n_devices;
     /* NULL: the run entries of the first trace that has them stand, except
      * the run's own (command line, options, root pid, end clock), which the
      * caller writes; a process's entries come from the first trace that has

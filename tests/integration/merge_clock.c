@@ -23,7 +23,8 @@
  * Each part has every kind of event the copy moves (kernel, memcpy, memset,
  * API call, sync, NVTX range, GPU memory, heap event, CPU op), callchains,
  * strings interned in another order, a rank, and B counts 5 dropped NVTX
- * events. */
+ * events. Each has a GPU 0: A's and C's the same (one UUID: one node), B's
+ * another (another node): in the merged trace B's is GPU 1, with its events. */
 #include <inttypes.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -45,12 +46,13 @@ typedef struct host {
     const char *command;
     const char *rank;
     int64_t n_dropped_nvtx;
+    const char *gpu_uuid;
 } host;
 
 static const host hosts[3] = {
-    {U_NS + 4001000, 4001, 4000, 1000000000, "trainer --rank 0", "0", 0},
-    {U_NS, 4999, 5000, 1000000000, "trainer --rank 1", "1", 5},
-    {U_NS + 2000500, 1, 1, 0, "trainer --rank 2", "2", 0},
+    {U_NS + 4001000, 4001, 4000, 1000000000, "trainer --rank 0", "0", 0, "GPU-0a0a0a0a-node-a"},
+    {U_NS, 4999, 5000, 1000000000, "trainer --rank 1", "1", 5, "GPU-0b0b0b0b-node-b"},
+    {U_NS + 2000500, 1, 1, 0, "trainer --rank 2", "2", 0, "GPU-0a0a0a0a-node-a"},
 };
 
 static int64_t local_time(const host *h, int64_t wall)
@@ -88,7 +90,7 @@ static void write_part(const char *path, int part_no)
     int64_t gpid = gt_global_pid(PID), gtid = gt_global_tid(PID, PID);
     check_rc(gt_writer_add_process(w, PID, "trainer"), "process");
     check_rc(gt_writer_add_thread_name(w, gtid, "trainer", 0), "thread");
-    gt_gpu_info gpu = {.id = 0, .name = "GPU", .sm_count = 1, .compute_major = 9};
+    gt_gpu_info gpu = {.id = 0, .name = "GPU", .uuid = h->gpu_uuid, .sm_count = 1, .compute_major = 9};
     check_rc(gt_writer_add_gpu(w, &gpu), "gpu");
     gt_frame frames[2] = {{.symbol = fn, .module = lib}, {.symbol = op, .module = lib}};
     check_rc(gt_writer_add_callchain(w, 3, frames, 2), "callchain");
@@ -164,6 +166,7 @@ static void expect(int ok, const char *what, long long got)
  * j * MERGED_STEP_NS, lasting one step. */
 static void check_kind(gt_trace *t, gt_event_kind kind, const int64_t *pids, int n_pids)
 {
+    const int32_t devices[4] = {0, 1, 0, 1}; /* of each process: A's and C's GPU, B's */
     int seen[4][N_STEPS + 1];
     memset(seen, 0, sizeof seen);
     gt_iter *it;
@@ -173,16 +176,17 @@ static void check_kind(gt_trace *t, gt_event_kind kind, const int64_t *pids, int
     char what[128];
     while ((more = gt_iter_next(it, &ev)) == 1) {
         int64_t s = gt_event_start(&ev), e = gt_event_end(&ev), id;
+        int32_t device = -1;
         switch (kind) {
         case GT_EV_API: id = ev.u.api.global_tid; break;
         case GT_EV_NVTX: id = ev.u.nvtx.global_tid; break;
         case GT_EV_HEAP: id = ev.u.heap.global_tid; break;
         case GT_EV_CPU_OP: id = ev.u.cpu_op.global_tid; break;
-        case GT_EV_KERNEL: id = ev.u.kernel.global_pid; break;
-        case GT_EV_MEMCPY: id = ev.u.memcpy.global_pid; break;
-        case GT_EV_MEMSET: id = ev.u.memset.global_pid; break;
-        case GT_EV_SYNC: id = ev.u.sync.global_pid; break;
-        default: id = ev.u.gpu_memory.global_pid; break;
+        case GT_EV_KERNEL: id = ev.u.kernel.global_pid, device = ev.u.kernel.device_id; break;
+        case GT_EV_MEMCPY: id = ev.u.memcpy.global_pid, device = ev.u.memcpy.device_id; break;
+        case GT_EV_MEMSET: id = ev.u.memset.global_pid, device = ev.u.memset.device_id; break;
+        case GT_EV_SYNC: id = ev.u.sync.global_pid, device = ev.u.sync.device_id; break;
+        default: id = ev.u.gpu_memory.global_pid, device = ev.u.gpu_memory.device_id; break;
         }
         int p = 0;
         while (p < n_pids && pids[p] != gt_pid_of(id))
@@ -197,6 +201,8 @@ static void check_kind(gt_trace *t, gt_event_kind kind, const int64_t *pids, int
         snprintf(what, sizeof what, "%s of step %lld of pid %lld lasts one step", gt_event_kind_name(kind),
                  (long long)j, (long long)pids[p]);
         expect(e == s || e - s == MERGED_STEP_NS, what, e - s);
+        snprintf(what, sizeof what, "%s of pid %lld on its part's GPU", gt_event_kind_name(kind), (long long)pids[p]);
+        expect(device == -1 || device == devices[p], what, device);
         if (kind == GT_EV_API)
             expect(!strcmp(gt_trace_string(t, ev.u.api.name), "cudaLaunchKernel_v7000"), "API name", 0);
         if (kind == GT_EV_NVTX)
@@ -246,6 +252,9 @@ static int check(const char *path, int n_pids, bool c_amended)
     }
     for (int k = 0; k < GT_EV_N_KINDS; k++)
         check_kind(t, (gt_event_kind)k, pids, n_pids);
+    const gt_gpu_info *gpus = gt_trace_gpus(t, &n);
+    expect(n == 2 && gpus[0].id != gpus[1].id && strcmp(gpus[0].uuid, gpus[1].uuid) &&
+           !strcmp(gpus[gpus[0].id == 1 ? 0 : 1].uuid, hosts[1].gpu_uuid), "two GPUs, B's as GPU 1", (long long)n);
     int64_t dropped = 0;
     expect(gt_trace_dropped(t, GT_EV_NVTX, &dropped) == 0 && dropped == 5 * (n_pids - 2), "B's 5 dropped NVTX events",
            dropped);

@@ -4,7 +4,8 @@
 # known offsets and drifts (+250 ppm, -200 ppm, and one with no end-of-run
 # clock: offset only), all three with pid 4242; the merged trace must hold
 # every event of every kind at the step it belongs to, to the nanosecond,
-# with three distinct processes and their ranks (merge_clock check). Then
+# with three distinct processes and their ranks, and B's GPU apart from A's
+# and C's (merge_clock check). Then
 # the merged trace merged again with a fourth part keeps those times,
 # `gtrace info` lists the parts and the ranks, and C with an end-of-run
 # clock added afterwards (gt_trace_add_config) is corrected for its drift.
@@ -20,7 +21,9 @@ grep -q '^gtrace: merge: b.sqlite: pid 4242 is also in an earlier part; it is pi
     { echo "FAIL: the pid b.sqlite shares with a.sqlite: no line says it moved"; fails=1; }
 grep -q '^gtrace: merge: c.sqlite holds no end-of-run clock' err.txt ||
     { echo "FAIL: c.sqlite, corrected for its offset only: no line says so"; fails=1; }
-[ "$(wc -l <err.txt)" -eq 3 ] || { echo "FAIL: expected 3 lines on stderr"; fails=1; }
+grep -q '^gtrace: merge: b.sqlite: its GPU 0 is GPU 1 in the merged trace (another GPU than the one an earlier part calls so, by its UUID)$' err.txt ||
+    { echo "FAIL: b.sqlite's GPU 0, another than a.sqlite's: no line says it moved"; fails=1; }
+[ "$(wc -l <err.txt)" -eq 4 ] || { echo "FAIL: expected 4 lines on stderr"; fails=1; }
 grep -q '^gtrace: merged 3 traces into all.sqlite: 3 processes, 1080 events, on the clock of a.sqlite$' out.txt ||
     { echo "FAIL: the summary line"; fails=1; }
 
