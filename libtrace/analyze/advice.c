@@ -5,7 +5,11 @@
  * checked. The rules of Nsight Systems' `nsys analyze` (gpu_gaps,
  * gpu_time_util, cuda_memcpy_async, cuda_memcpy_sync, cuda_memset_sync,
  * cuda_api_sync) are here under their nsys names. Measuring is done
- * elsewhere; this file only reads the report and the model. */
+ * elsewhere; this file only reads the report and the model.
+ * CPU traces of a CNN (the trainer's cpu backend) name each convolution's
+ * algorithm and shape in a range inside its op ("conv ALGO CxHxW->OC kK sS
+ * pP[ bias]", and "conv autotune" around a timing trial): the conv rules
+ * read those. */
 #define _GNU_SOURCE /* strcasestr */
 #include "analyze_int.h"
 
@@ -434,6 +438,186 @@ static bool is_slow_conv(const char *n)
                                       strcasestr(n, "fft") || strcasestr(n, "reference")));
 }
 
+/* ---- CNN convolutions on the CPU (the ranges inside the conv ops) ---- */
+
+typedef struct conv_note {
+    char algo[32];
+    int C, H, W, OC, K, stride, pad;
+    bool bias;
+} conv_note;
+
+static bool parse_conv_note(const char *text, conv_note *n)
+{
+    int used = 0;
+    memset(n, 0, sizeof *n);
+    if (sscanf(text, "conv %31s %dx%dx%d->%d k%d s%d p%d%n", n->algo, &n->C, &n->H, &n->W, &n->OC, &n->K, &n->stride,
+               &n->pad, &used) != 8)
+        return false;
+    n->bias = strcmp(text + used, " bias") == 0;
+    return n->C > 0 && n->OC > 0 && n->K > 0 && (text[used] == '\0' || n->bias);
+}
+
+/* The range of thread tid after index i (ranges are by thread, then start) that starts past end_ns and has the
+ * same parent: the op that ran next at that level; -1 none. */
+static int64_t next_sibling(const an_model *m, size_t i, int64_t end_ns)
+{
+    const an_range *a = &m->ranges[i];
+    for (size_t j = i + 1; j < m->n_ranges && m->ranges[j].tid == a->tid; j++)
+        if (m->ranges[j].parent == a->parent && m->ranges[j].start_ns >= end_ns)
+            return (int64_t)j;
+    return -1;
+}
+
+static bool in_window(const gt_report *r, const an_range *a)
+{
+    return a->start_ns >= r->start_ns && a->end_ns <= r->end_ns;
+}
+
+/* Whether t falls in one of the report's steps (all of the window when it has none). */
+static bool in_step(const gt_report *r, int64_t t)
+{
+    if (!r->n_steps)
+        return true;
+    for (size_t i = 0; i < r->n_steps; i++)
+        if (t >= r->steps[i].start_ns && t < r->steps[i].end_ns)
+            return true;
+    return false;
+}
+
+/* A conv with a bias whose output BatchNorm normalizes: BatchNorm subtracts the per-channel mean, so the bias
+ * changes nothing (its gradient is zero but for rounding) and costs its parameters, gradients, optimizer state
+ * and one add per output element forward and backward. The time is estimated from the algorithms' own ranges
+ * (an autotuning trial left out): the bias's adds against the convolution's multiply-adds, 2 / (3 C K K) of the
+ * forward and backward time. Counted in the steps (an evaluation pass is not training). */
+static int rule_conv_bias_bn(rules *R)
+{
+    const gt_report *r = R->r;
+    const an_model *m = R->m;
+    char tb[8][48];
+    int tbi = 0;
+    const char *rule = "conv_bias_before_bn", *title = "Convolution bias before BatchNorm";
+    const char *thr = "a convolution with a bias whose output goes to BatchNorm (CPU ops that name their algorithm)";
+    const char *sug = "Drop the bias of a convolution that BatchNorm follows: BatchNorm removes the per-channel mean, "
+                      "so the bias has no effect (trainer: --bias-before-bn off; PyTorch: nn.Conv2d(..., bias=False)).";
+    int64_t n_convs = 0, est_ns = 0, bias_floats = 0, from = 0, to = 0;
+    conv_note worst;
+    memset(&worst, 0, sizeof worst);
+    int64_t worst_n = 0;
+    for (size_t i = 0; i < m->n_ranges; i++) {
+        const an_range *a = &m->ranges[i];
+        conv_note n;
+        if (!in_window(r, a) || a->parent < 0 || !in_step(r, a->start_ns) || !parse_conv_note(an_str(m, a->text), &n) ||
+            !n.bias)
+            continue;
+        const an_range *op = &m->ranges[a->parent];
+        const char *op_name = an_str(m, op->text);
+        bool fwd = strcmp(op_name, "conv2d_forward") == 0;
+        if (!fwd && strcmp(op_name, "conv2d_backward") != 0)
+            continue;
+        double share = 2.0 / (3.0 * n.C * n.K * n.K);
+        if (fwd) {
+            int64_t next = next_sibling(m, (size_t)a->parent, op->end_ns);
+            if (next < 0 || strncmp(an_str(m, m->ranges[next].text), "batchnorm", 9) != 0)
+                continue;
+            n_convs++;
+            bias_floats += n.OC;
+            if (!from)
+                from = op->start_ns, to = m->ranges[next].end_ns;
+            if (!worst_n || n.OC > worst.OC)
+                worst = n;
+            worst_n++;
+        }
+        est_ns += (int64_t)((double)(a->end_ns - a->start_ns) * share);
+    }
+    if (!n_convs)
+        return add(R, rule, title, thr, sug, 0, 0, 0, NULL, NULL);
+    double n_steps = r->n_steps ? (double)r->n_steps : 1;
+    const char *per = r->n_steps ? " per step" : "";
+    /* each bias: the parameter, its gradient and two optimizer moments (AdamW's; one or none for SGD) */
+    int64_t per_step_floats = (int64_t)((double)bias_floats / n_steps + 0.5);
+    return add(R, rule, title, thr, sug, est_ns, from, to,
+               "the bias's time and memory, with the same results",
+               "%.0f convolution%s with a bias followed by BatchNorm%s (e.g. %dx%dx%d->%d k%d), %lld bias values: "
+               "%s of parameters and as much again for their gradients, and twice that for AdamW's moments; the "
+               "bias adds cost about %s%s of the convolutions' time (estimated: %s in all, one add per output "
+               "element forward and backward against C*K*K multiply-adds)",
+               (double)n_convs / n_steps, (double)n_convs / n_steps == 1 ? "" : "s", per, worst.C, worst.H, worst.W,
+               worst.OC, worst.K, (long long)per_step_floats, B(per_step_floats * 4),
+               T((int64_t)((double)est_ns / n_steps)), per, T(est_ns));
+}
+
+/* The same convolution shape, again and again, with an algorithm chosen without timing the others: on the CPU
+ * backend, NCHW's im2col+GEMM (the default) or direct, without a "conv autotune" range anywhere in the trace. */
+static int rule_conv_autotune_cpu(rules *R, const char *title)
+{
+    const gt_report *r = R->r;
+    const an_model *m = R->m;
+    char tb[8][48];
+    int tbi = 0;
+    const char *rule = "conv_autotune";
+    const char *thr = "CPU: the same convolution shape run 3 times or more by an algorithm picked without timing "
+                      "(im2col+GEMM or direct, no autotuning in the trace), convolutions 10% or more of the ops' time";
+    const char *sug = "Time the algorithms once per shape and keep the fastest: trainer --conv-autotune on (or "
+                      "--layout nhwc, its channels-last direct kernels); PyTorch: torch.backends.cudnn.benchmark=True "
+                      "on the GPU, channels_last on the CPU.";
+    enum { MAX_SHAPES = 64 };
+    struct shape { char key[96]; int64_t n, ns, first, last; } shapes[MAX_SHAPES];
+    size_t n_shapes = 0;
+    int64_t conv_ns = 0, ops_ns = 0;
+    bool tuned = false;
+    for (size_t i = 0; i < m->n_ranges; i++) {
+        const an_range *a = &m->ranges[i];
+        const char *text = an_str(m, a->text);
+        if (strcmp(text, "conv autotune") == 0)
+            tuned = true;
+        conv_note n;
+        if (!in_window(r, a) || a->parent < 0 || !parse_conv_note(text, &n))
+            continue;
+        const an_range *op = &m->ranges[a->parent];
+        int64_t ns = a->end_ns - a->start_ns; /* the algorithm's own range: a timing trial left out */
+        conv_ns = an_add_sat(conv_ns, ns);
+        if (strcmp(n.algo, "im2col+gemm") != 0 && strcmp(n.algo, "direct") != 0)
+            continue;
+        char key[96];
+        snprintf(key, sizeof key, "%s %s %dx%dx%d->%d k%d s%d p%d", strncmp(an_str(m, op->text), "conv2d_f", 8) ?
+                 "backward" : "forward", n.algo, n.C, n.H, n.W, n.OC, n.K, n.stride, n.pad);
+        size_t k = 0;
+        while (k < n_shapes && strcmp(shapes[k].key, key) != 0)
+            k++;
+        if (k == n_shapes) {
+            if (n_shapes == MAX_SHAPES)
+                continue;
+            memset(&shapes[k], 0, sizeof shapes[k]);
+            snprintf(shapes[k].key, sizeof shapes[k].key, "%s", key);
+            shapes[k].first = a->start_ns;
+            n_shapes++;
+        }
+        shapes[k].n++;
+        shapes[k].ns = an_add_sat(shapes[k].ns, ns);
+        shapes[k].last = a->end_ns;
+    }
+    for (size_t i = 0; i < r->n_kernels; i++)
+        ops_ns = an_add_sat(ops_ns, r->kernels[i].d.total_ns);
+    const struct shape *top = NULL;
+    int64_t slow_ns = 0, n_slow = 0;
+    for (size_t k = 0; k < n_shapes; k++)
+        if (shapes[k].n >= 3) {
+            slow_ns = an_add_sat(slow_ns, shapes[k].ns);
+            n_slow++;
+            if (!top || shapes[k].ns > top->ns)
+                top = &shapes[k];
+        }
+    if (tuned || !top || ops_ns <= 0 || (double)conv_ns * 10 < (double)ops_ns)
+        return add(R, rule, title, thr, sug, 0, 0, 0, NULL, NULL);
+    return add(R, rule, title, thr, sug, 0, top->first, top->last,
+               "the faster algorithm per shape, where one is faster (the tuner keeps the default where it wins)",
+               "%lld convolution shape%s (forward and backward apart) ran an untimed algorithm again and again (%s, "
+               "%.1f%% of the ops' time); "
+               "the most time: %s, %lld runs, %s; no autotuning in the trace",
+               (long long)n_slow, n_slow == 1 ? "" : "s", T(slow_ns), 100.0 * (double)slow_ns / (double)ops_ns,
+               top->key, (long long)top->n, T(top->ns));
+}
+
 static int rules_kernels(rules *R)
 {
     const gt_report *r = R->r;
@@ -485,7 +669,9 @@ static int rules_kernels(rules *R)
           "take 10% or more of kernel time";
     sug = "Let the library choose the algorithm by timing them once (torch.backends.cudnn.benchmark=True, "
           "cudnnFindConvolutionForwardAlgorithm), with fixed input shapes.";
-    if (conv_share >= 0.1)
+    if (r->cpu_timeline)
+        rc = rule_conv_autotune_cpu(R, "Slow convolution algorithms");
+    else if (conv_share >= 0.1)
         rc = add(R, "conv_autotune", "Slow convolution algorithms", thr, sug, conv_ns / 2, 0, 0,
                  "often half the convolution time or more",
                  "slow convolution kernels take %.1f%% of kernel time (%s), e.g. %s", 100 * conv_share, T(conv_ns),
@@ -493,6 +679,8 @@ static int rules_kernels(rules *R)
     else
         rc = add(R, "conv_autotune", "Slow convolution algorithms", thr, sug, 0, 0, 0, NULL, NULL);
     if (rc < 0)
+        return rc;
+    if ((rc = rule_conv_bias_bn(R)) < 0)
         return rc;
 
     /* Launch-bound: most kernels short and the device idle between them. */
