@@ -22,7 +22,12 @@
 # the device's kernel_ns) within 2%; HTA runs with HTA_DISABLE_NS_ROUNDING=1,
 # its own switch that keeps the nanoseconds (it otherwise floors every
 # time to a microsecond, about 1 us per gap on these traces). On the trainer
-# each rank's communication time is the report's within 2% of its span.
+# each rank's idle, compute and communication time agree with the report's
+# for that rank within 2%, on the same window: HTA's per-rank window starts
+# at the rank's first kernel (here the start-up before step 0), the report's
+# figures are over the steps, so HTA's temporal breakdown is run on its own
+# loaded trace with each rank's kernels cut to its ProfilerStep window
+# (hta_interop.py says how).
 # Skips (77) without python3 or python3-venv, or when pip cannot reach the
 # package index; the trainer part is left out without Open MPI or the
 # fortunes data.
