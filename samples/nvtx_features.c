@@ -94,15 +94,22 @@ static void memory_api(nvtxDomainHandle_t d)
     nvtxMemRegionsUnregister(d, &ub);
 }
 
+/* Event attributes of this NVTX version, every field unset. */
+static nvtxEventAttributes_t attributes(void)
+{
+    nvtxEventAttributes_t a;
+    memset(&a, 0, sizeof a);
+    a.version = NVTX_VERSION;
+    a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    return a;
+}
+
 int main(void)
 {
     nvtxDomainHandle_t d = nvtxDomainCreateA("gt.sample");
     nvtxDomainNameCategoryA(d, 7, "io");
     for (int i = 1; i <= 3; i++) {
-        nvtxEventAttributes_t a;
-        memset(&a, 0, sizeof a);
-        a.version = NVTX_VERSION;
-        a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+        nvtxEventAttributes_t a = attributes();
         a.category = 7;
         a.colorType = NVTX_COLOR_ARGB;
         a.color = 0xffff0000;
@@ -115,10 +122,7 @@ int main(void)
     }
     nvtxMarkA("tick");
     nvtxMarkW(L"tick");
-    nvtxEventAttributes_t m;
-    memset(&m, 0, sizeof m);
-    m.version = NVTX_VERSION;
-    m.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    nvtxEventAttributes_t m = attributes();
     m.payloadType = NVTX_PAYLOAD_TYPE_DOUBLE;
     m.payload.dValue = 2.5;
     m.messageType = NVTX_MESSAGE_TYPE_ASCII;
@@ -127,10 +131,7 @@ int main(void)
 
     nvtxStringHandle_t reg = nvtxDomainRegisterStringA(NULL, "registered");
     for (int i = 0; i < 4; i++) {
-        nvtxEventAttributes_t a;
-        memset(&a, 0, sizeof a);
-        a.version = NVTX_VERSION;
-        a.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+        nvtxEventAttributes_t a = attributes();
         a.messageType = NVTX_MESSAGE_TYPE_REGISTERED;
         a.message.registered = reg;
         nvtxRangePushEx(&a);
@@ -141,10 +142,7 @@ int main(void)
     memset(long_text, 'L', 1500);
     nvtxRangePushA(long_text);
     nvtxRangePop();
-    nvtxEventAttributes_t c;
-    memset(&c, 0, sizeof c);
-    c.version = NVTX_VERSION;
-    c.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    nvtxEventAttributes_t c = attributes();
     c.category = 3;
     c.messageType = NVTX_MESSAGE_TYPE_ASCII;
     c.message.ascii = "with-category";

@@ -101,7 +101,7 @@ bench_bench_capture_SOURCES = bench/bench_capture.c
 bench_bench_capture_CPPFLAGS = $(AM_CPPFLAGS) $(NVTX_CPPFLAGS)
 bench_bench_capture_LDADD = $(PTHREAD_LIBS) $(DL_LIBS)
 endif
-EXTRA_DIST += bench/bench_capture.sh bench/bench_capture_rings.sh
+EXTRA_DIST += bench/bench_capture.sh bench/bench_capture_rings.sh bench/bench_capture_goals.sh
 # On a GPU: tracing cost on tiny kernels and on the CUDA trainer (samples/cuda_many_kernels);
 # prepare_device.sh builds and stages what a device session runs (tests/gpu/device_check.sh).
 EXTRA_DIST += bench/bench_capture_cuda.sh tests/gpu/prepare_device.sh

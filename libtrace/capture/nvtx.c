@@ -344,48 +344,38 @@ static int pop(nvtxDomainHandle_t d)
         return -1; /* a pop without a push: NVTX reports an error, nsys writes nothing */
     open_range *e = &s->e[i];
     int level = e->level;
-    /* The record straight from the open range (emit's work, without the
-     * copy): the short form when nothing but a category and a text says
-     * more than the times. */
-    size_t text_bytes = e->has_text ? e->text_len + 1 : 0;
-    char *t = NULL;
+    /* The short form when nothing but a category and a text says more than
+     * the times, written straight from the open range; else emit's. */
     if (__builtin_expect(!e->has_color && !e->payload_kind && !e->text_id && (uint64_t)dom <= UINT32_MAX, 1)) {
+        size_t text_bytes = e->has_text ? e->text_len + 1 : 0;
         rec_pushpop *r = gt_cap_reserve(REC_PUSHPOP, sizeof *r, text_bytes, GT_EV_NVTX);
         if (r) {
             r->start = e->start;
             r->end = now;
             r->category = e->category;
             r->domain_id = (uint32_t)dom;
-            t = (char *)(r + 1);
+            if (text_bytes) {
+                /* Whole words: the record's text area is rounded up to 8
+                 * bytes and the stack's arena has 8 bytes to spare. */
+                char *t = (char *)(r + 1);
+                const char *from = s->text + e->text_off;
+                for (size_t k = 0; k < e->text_len; k += 8)
+                    memcpy(t + k, from + k, 8);
+                t[e->text_len] = '\0';
+            }
+            gt_cap_commit();
         }
     } else {
-        rec_nvtx *r = gt_cap_reserve(REC_NVTX, sizeof *r, text_bytes, GT_EV_NVTX);
-        if (r) {
-            r->event_type = GT_NVTX_PUSHPOP;
-            r->category = e->category;
-            r->start = e->start;
-            r->end = now;
-            r->range_id = 0;
-            r->domain_id = dom;
-            r->payload = e->payload;
-            r->text_id = e->text_id;
-            r->color = e->color;
-            r->has_color = e->has_color;
-            r->payload_kind = e->payload_kind;
-            r->os_tid = 0;
-            t = (char *)(r + 1);
-        }
-    }
-    if (t) {
-        if (text_bytes) {
-            /* Whole words: the record's text area is rounded up to 8 bytes
-             * and the stack's arena has 8 bytes to spare. */
-            const char *from = s->text + e->text_off;
-            for (size_t k = 0; k < e->text_len; k += 8)
-                memcpy(t + k, from + k, 8);
-            t[e->text_len] = '\0';
-        }
-        gt_cap_commit();
+        attrs a; /* not zeroed: its 1 KiB conversion buffer is not used here */
+        a.text = e->has_text ? s->text + e->text_off : NULL;
+        a.text_len = e->text_len;
+        a.text_id = e->text_id;
+        a.category = e->category;
+        a.color = e->color;
+        a.has_color = e->has_color;
+        a.payload_kind = e->payload_kind;
+        a.payload = e->payload;
+        emit(GT_NVTX_PUSHPOP, e->start, now, 0, dom, &a, 0);
     }
     if (i != s->depth - 1)
         memmove(&s->e[i], &s->e[i + 1], (size_t)(s->depth - 1 - i) * sizeof s->e[0]);
