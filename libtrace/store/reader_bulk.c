@@ -82,12 +82,12 @@ static const field sync_cols[] = {
 };
 
 /* NVTX columns read by position after gt_rd_fill_fields (nvtx_rest). */
-enum { NB_CATEGORY = 3, NB_TEXT_ID = 6, NB_TEXT, NB_U64, NB_I64, NB_F64, NB_U32, NB_I32, NB_F32, NB_N };
+enum { NB_TEXT_ID = 6, NB_TEXT, NB_U64, NB_I64, NB_F64, NB_U32, NB_I32, NB_F32, NB_N };
 static const field nvtx_cols[] = {
     FLD(gt_nvtx, "start", start_ns, F_TIME),
     FLD(gt_nvtx, "end", end_ns, F_END_OR_NEG1),
     FLD(gt_nvtx, "eventType", event_type, F_I32),
-    [NB_CATEGORY] = FLD(gt_nvtx, "category", category, F_I32),
+    FLD(gt_nvtx, "category", category, F_I32),
     FLD(gt_nvtx, "globalTid", global_tid, F_I64),
     FLD(gt_nvtx, "domainId", domain_id, F_I64),
     [NB_TEXT_ID] = FLD(gt_nvtx, "textId", text, F_HOOK),
@@ -147,33 +147,6 @@ static const bulk_desc bulk_descs[GT_EV_N_KINDS] = {
 };
 #undef DESC
 
-/* The select list. An NVTX payload only counts for a range with a
- * category (a collective's bytes): it is read for those rows alone, which
- * spares six columns of every other row. */
-static int append_columns(gt_trace *t, sbuf *sql, gt_event_kind kind, const char *table, const char *join)
-{
-    const bulk_desc *d = &bulk_descs[kind];
-    if (kind != GT_EV_NVTX)
-        return gt_rd_append_columns(t, sql, d->fields, d->n_fields, table, join);
-    sbuf cat = {0};
-    int rc = gt_rd_append_columns(t, sql, d->fields, NB_U64, table, NULL);
-    if (rc == 0)
-        rc = gt_rd_append_columns(t, &cat, &d->fields[NB_CATEGORY], 1, table, NULL);
-    for (size_t i = NB_U64; i < NB_N && rc == 0; i++) {
-        sbuf col = {0};
-        rc = gt_rd_append_columns(t, &col, &d->fields[i], 1, table, NULL);
-        if (rc == 0 && (col.failed || cat.failed))
-            rc = gt_rd_nomem(t);
-        else if (rc == 0 && (strcmp(col.s, "NULL") == 0 || strcmp(cat.s, "NULL") == 0))
-            gt_rd_sb_printf(sql, ", NULL");
-        else if (rc == 0)
-            gt_rd_sb_printf(sql, ", CASE WHEN %s THEN %s END", cat.s, col.s);
-        free(col.s);
-    }
-    free(cat.s);
-    return rc;
-}
-
 int gt_bulk_new(gt_bulk **out, gt_trace *t, gt_event_kind kind)
 {
     gt_bulk *b = NULL;
@@ -199,7 +172,7 @@ int gt_bulk_new(gt_bulk **out, gt_trace *t, gt_event_kind kind)
     const bulk_desc *d = b->desc;
     const char *join = d->join_table && gt_rd_find_table(t, d->join_table) ? d->join_table : NULL;
     gt_rd_sb_printf(&sql, "SELECT ");
-    if ((rc = append_columns(t, &sql, kind, table, join)) < 0)
+    if ((rc = gt_rd_append_columns(t, &sql, d->fields, d->n_fields, table, join)) < 0)
         goto cleanup;
     gt_rd_sb_printf(&sql, " FROM \"%s\" AS m", table);
     if (join)
