@@ -48,6 +48,12 @@ tests_unit_test_analyze_diff_LDADD = $(ANALYZE_TEST_LDADD)
 tests_unit_test_analyze_comm_SOURCES = tests/unit/test_analyze_comm.c tests/unit/analyze_fixture.h
 tests_unit_test_analyze_comm_CFLAGS = $(ANALYZE_TEST_CFLAGS)
 tests_unit_test_analyze_comm_LDADD = $(ANALYZE_TEST_LDADD)
+# the model loaded through the store's bulk reads, on good and damaged traces
+check_PROGRAMS += tests/unit/test_analyze_load
+TESTS += tests/unit/test_analyze_load
+tests_unit_test_analyze_load_SOURCES = tests/unit/test_analyze_load.c tests/unit/analyze_fixture.h
+tests_unit_test_analyze_load_CFLAGS = $(ANALYZE_TEST_CFLAGS) $(SQLITE_CFLAGS)
+tests_unit_test_analyze_load_LDADD = $(ANALYZE_TEST_LDADD) $(SQLITE_LIBS)
 endif
 
 # The exports, checked by Python (json, pickle, csv) through a small driver.
