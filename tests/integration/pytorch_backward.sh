@@ -7,7 +7,9 @@
 # of every step, nested as the modules are: "features.0.conv backward" in
 # "features.0 backward" in "features backward" in "Net backward", the model
 # and the loss in the step's "backward" phase. With modules alone (no
-# steps) the same ranges, without the phase. Runs on Debian's python3-torch
+# steps) the same ranges, without the phase. A backward that raises (a hook
+# on the model's output) leaves no range open: the ranges of the steps after
+# it nest as before. Runs on Debian's python3-torch
 # (1.13); GT_PYTORCH_PYTHONS may name more Pythons with torch (a 2.x in a
 # virtual environment), each checked the same way.
 . "$GT_TOP_SRCDIR/tests/integration/pytorch_common.sh"
@@ -24,9 +26,15 @@ check() {
     expect_eq "$tag: steps trained" $STEPS "$(grep -c '^loss ' marked.txt)"
     cmp -s plain.txt marked.txt || { diff plain.txt marked.txt; fail "$tag: the losses differ with the marks"; }
     echo "ok: $tag: the same losses with and without --pytorch=$features: $(grep '^loss' marked.txt | tr '\n' ' ')"
-    "$py" - "marked-$tag.sqlite" "$features" $STEPS <<'PY' || fail "$tag: the backward ranges"
+    ranges "$py" "marked-$tag.sqlite" "$features" $STEPS 0 || fail "$tag: the backward ranges"
+}
+
+# ranges PYTHON TRACE FEATURES STEPS FAILED: every module's backward range in
+# its parent's; STEPS of each, and up to FAILED more (a backward that raised).
+ranges() {
+    "$1" - "$2" "$3" "$4" "$5" <<'PY'
 import collections, sqlite3, sys
-db, features, steps = sys.argv[1], sys.argv[2].split(","), int(sys.argv[3])
+db, features, steps, failed = sys.argv[1], sys.argv[2].split(","), int(sys.argv[3]), int(sys.argv[4])
 c = sqlite3.connect(db)
 rows = c.execute("""SELECT n.globalTid, n.start, n."end",
     coalesce(n.text, (SELECT value FROM StringIds WHERE id = n.textId))
@@ -53,7 +61,7 @@ for (tid, start, end, name), p in parent.items():
         if p != expected_parent(m):
             bad.append("%s in %s" % (name, p))
 for m in modules:
-    assert got[m] == steps, "%d ranges '%s backward', not %d" % (got[m], m, steps)
+    assert steps <= got[m] <= steps + failed, "%d ranges '%s backward', not %d" % (got[m], m, steps)
 assert sorted(got) == sorted(modules), sorted(set(got) - set(modules))
 assert not bad, bad[:5]
 print("ok: %d ranges 'NAME backward' for %d modules, each in its parent's" % (sum(got.values()), len(modules)))
@@ -62,6 +70,13 @@ PY
 
 check "$PY" "torch-$("$PY" -c 'import torch; print(torch.__version__)')" steps,modules
 check "$PY" "modules-alone" modules
+
+# A backward that raises half-way, caught by the program, which goes on.
+"$GTRACE" --pytorch -o failed.sqlite "$PY" "$TRAIN" --steps $STEPS --inplace --fail-backward-at 1 > out.txt 2> err.txt ||
+    fail "a failed backward: $(cat err.txt)"
+grep -q "backward failed at step 1" out.txt || fail "the backward did not fail: $(cat out.txt)"
+ranges "$PY" failed.sqlite steps,modules $STEPS 1 || fail "the ranges after a failed backward"
+expect_eq "backward phases (one failed)" $((STEPS + 1)) "$(count_of failed.sqlite backward)"
 for py in ${GT_PYTORCH_PYTHONS:-}; do
     "$py" -c "import torch" 2>/dev/null || fail "GT_PYTORCH_PYTHONS: $py cannot import torch"
     check "$py" "torch-$("$py" -c 'import torch; print(torch.__version__)' 2>/dev/null)" steps,modules

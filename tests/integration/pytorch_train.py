@@ -6,11 +6,14 @@
 #
 #   python3 pytorch_train.py [--batch B] [--steps S] [--images N]
 #                            [--no-optimizer] [--raise-at S] [--threads T]
-#                            [--inplace] [--losses]
+#                            [--inplace] [--losses] [--fail-backward-at S]
 #
 # --inplace: each block's ReLU is an nn.ReLU(inplace=True) module, which
 # changes the normalization's output in place (what full backward hooks on
-# modules break); --losses prints every step's loss exactly (float.hex).
+# modules break); --losses prints every step's loss exactly (float.hex);
+# --fail-backward-at S: at step S the backward raises once, after the loss's
+# backward and before the model's (a hook on the model's output), and the
+# program goes on with that batch again.
 import argparse
 import gzip
 import os
@@ -63,6 +66,10 @@ class Net(nn.Module):
         return self.head(self.features(x).flatten(1))
 
 
+def fail(grad):
+    raise RuntimeError("a backward that fails on purpose")
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--batch", type=int, default=32)
@@ -73,6 +80,7 @@ def main():
     p.add_argument("--raise-at", type=int, default=-1)
     p.add_argument("--inplace", action="store_true")
     p.add_argument("--losses", action="store_true")
+    p.add_argument("--fail-backward-at", type=int, default=-1)
     a = p.parse_args()
     torch.manual_seed(0)
     torch.set_num_threads(a.threads)
@@ -86,9 +94,19 @@ def main():
         for xb, yb in loader:
             if step == a.raise_at:
                 raise RuntimeError("stopped at step %d on purpose" % step)
-            loss = loss_fn(model(xb), yb)
+            out = model(xb)
+            loss = loss_fn(out, yb)
             if opt is not None:
                 opt.zero_grad()
+                if step == a.fail_backward_at:
+                    a.fail_backward_at = -1
+                    out.register_hook(fail)
+                    try:
+                        loss.backward()
+                    except RuntimeError as e:
+                        print("backward failed at step %d: %s" % (step, e))
+                    loss = loss_fn(model(xb), yb)
+                    opt.zero_grad()
                 loss.backward()
                 opt.step()
             if a.losses:
