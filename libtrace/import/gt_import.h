@@ -70,6 +70,18 @@ int gt_import_detect(const char *path, gt_import_format *out_format);
 int gt_import_files(gt_import_stats **out_stats, const char *output, const char *const *inputs,
                     size_t n_inputs, unsigned flags);
 
+/* One process's snapshot as a part of a run (gtrace --pytorch): the pickle
+ * at `pickle` into a new trace at `part` (not replaced when it exists), its
+ * segments, blocks, actions and frames as process `pid`'s memory events and
+ * callchains. An action at wall-clock time W (time_us, microseconds since
+ * the epoch) is at W * 1000 - wall_zero_ns: `wall_zero_ns` is the wall-clock
+ * time at the run's zero, which is also the part's session start. The part
+ * is written beside its name and renamed into place only when complete, so
+ * a reader of the folder never sees half of one. *out_stats (if not NULL)
+ * says what it became. Errors name the pickle and what is wrong in it. */
+int gt_import_snapshot_part(gt_import_stats *out_stats, const char *part, const char *pickle, int64_t pid,
+                            int64_t wall_zero_ns);
+
 #ifdef __cplusplus
 }
 #endif

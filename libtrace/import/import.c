@@ -3,7 +3,9 @@
  * clock (nanoseconds from the earliest event of all), gives each its own
  * process, and writes them through the store's writer into a file beside
  * the output that is renamed into place only when complete. It knows no
- * format itself: kineto.c and snapshot.c do, writing through batch.c. */
+ * format itself: kineto.c and snapshot.c do, writing through batch.c.
+ * gt_import_snapshot_part writes one snapshot as a part of a recorded run,
+ * under the pid and on the clock the launcher gives, for assembly to copy. */
 #include "import_int.h"
 
 #include <errno.h>
@@ -192,4 +194,56 @@ cleanup:
     free(pids);
     free(tmp);
     return rc < 0 ? rc : 0;
+}
+
+int gt_import_snapshot_part(gt_import_stats *out_stats, const char *part, const char *pickle, int64_t pid,
+                            int64_t wall_zero_ns)
+{
+    gt_import_stats st = {.format = GT_IMPORT_SNAPSHOT, .pid = pid, .rank = -1};
+    gt_import_format fmt;
+    im_scan scan;
+    gt_writer *w = NULL;
+    uint64_t gpus_added = 0;
+    char tmp[4096], msg[1024];
+    int rc;
+    if (out_stats)
+        *out_stats = st;
+    if (!part || !pickle || pid <= 0 || pid > 0xffffff)
+        return gt_error_set(GT_ERR_INVALID, "import: no part, no snapshot or a pid out of range");
+    if (access(part, F_OK) == 0)
+        return gt_error_set(GT_ERR_EXISTS, "%s exists", part);
+    if ((size_t)snprintf(tmp, sizeof tmp, "%s.import-%ld", part, (long)getpid()) >= sizeof tmp)
+        return gt_error_set(GT_ERR_INVALID, "%s: the name is too long", part);
+    if ((rc = gt_import_detect(pickle, &fmt)) < 0)
+        return rc;
+    if (fmt != GT_IMPORT_SNAPSHOT)
+        return gt_error_set(GT_ERR_CORRUPT, "%s: not a memory snapshot (pickle)", pickle);
+    if ((rc = im_snapshot_scan(pickle, &scan)) < 0)
+        return rc;
+    remove_partial(tmp);
+    if ((rc = gt_writer_open(&w, tmp, GT_WRITE_OVERWRITE)) < 0 ||
+        (rc = gt_writer_set_session_start(w, wall_zero_ns)) < 0 || (rc = gt_writer_begin(w)) < 0)
+        goto cleanup;
+    im_out o = {w, pickle, wall_zero_ns, pid, 0, &gpus_added, -1, false};
+    if ((rc = im_snapshot_write(pickle, &scan, &o, &st)) < 0 || (rc = im_name_process(&o, basename_of(pickle))) < 0 ||
+        (rc = gt_writer_add_config(w, gt_global_pid(pid), "pytorch.snapshot", basename_of(pickle))) < 0 ||
+        (rc = gt_writer_commit(w)) < 0)
+        goto cleanup;
+    rc = gt_writer_close(w);
+    w = NULL;
+    if (rc < 0)
+        goto cleanup;
+    if (rename(tmp, part) != 0)
+        rc = gt_error_set(GT_ERR_IO, "%s: cannot move the part into place: %s", part, strerror(errno));
+cleanup:
+    if (rc < 0) {
+        snprintf(msg, sizeof msg, "%s", gt_error_last());
+        if (w)
+            gt_writer_free(w);
+        remove_partial(tmp);
+        return gt_error_set(rc, "%s", msg);
+    }
+    if (out_stats)
+        *out_stats = st;
+    return 0;
 }
