@@ -58,7 +58,7 @@ void op_gelu_backward_cpu(float *dinp, const float *inp, const float *dout, size
 void op_residual_forward_cpu(float *out, const float *a, const float *b, size_t n);
 void op_residual_backward_cpu(float *da, float *db, const float *dout, size_t n);
 /* out = max(0, a + b), the residual add and ReLU in one pass; the backward
- * adds dout where out > 0 into both da and db. */
+ * adds dout where out > 0 into both da and db (either may be NULL). */
 void op_residual_relu_forward_cpu(float *out, const float *a, const float *b, size_t n);
 void op_residual_relu_backward_cpu(float *da, float *db, const float *out, const float *dout, size_t n);
 
@@ -181,12 +181,14 @@ void op_batchnorm_forward_cpu(float *out /* (B,C,HW) */, float *mean /* (C) */, 
                               const float *bias /* (C) */, int B, int C, int HW, int training, float momentum,
                               float eps, int relu);
 /* The training-mode backward. dinp (may be NULL) accumulates; dweight and
- * dbias accumulate if add_dparams, else are written. relu_out (or NULL): the
- * fused ReLU's output; dout is its gradient, masked where relu_out <= 0. */
+ * dbias accumulate if add_dparams, else are written. relu_bias (or NULL):
+ * a ReLU was fused after (the forward's relu), bias is the BatchNorm's own;
+ * dout is the ReLU's output gradient, masked where the ReLU's input, which
+ * the backward recomputes exactly as the forward did, is not positive. */
 void op_batchnorm_backward_cpu(float *dinp /* (B,C,HW) */, float *dweight /* (C) */, float *dbias /* (C) */,
                                const float *dout /* (B,C,HW) */, const float *inp /* (B,C,HW) */,
                                const float *weight /* (C) */, const float *mean /* (C) */, const float *rstd /* (C) */,
-                               int B, int C, int HW, int add_dparams, const float *relu_out);
+                               int B, int C, int HW, int add_dparams, const float *relu_bias);
 
 /* Pooling over K x K windows at stride, no padding: OH = (H - K) / stride + 1.
  * idx keeps the position (h*W + w) of each window's maximum in its plane. */
@@ -209,7 +211,7 @@ void op_batchnorm_nhwc_backward_cpu(float *dinp /* (N,C) */, float *dweight /* (
                                     const float *dout /* (N,C) */, const float *inp /* (N,C) */,
                                     const float *weight /* (C) */, const float *mean /* (C) */,
                                     const float *rstd /* (C) */, int N, int C, int add_dparams,
-                                    const float *relu_out /* (N,C) or NULL */);
+                                    const float *relu_bias /* (C) or NULL */);
 /* Pooling over channels-last tensors; idx keeps h*W + w of each maximum, per channel. */
 void op_maxpool_nhwc_forward_cpu(float *out /* (B,OH,OW,C) */, int32_t *idx /* (B,OH,OW,C) */,
                                  const float *inp /* (B,H,W,C) */, int B, int C, int H, int W, int K, int stride);

@@ -207,16 +207,17 @@ struct tr_backend {
     void (*dropout_forward)(tr_backend *be, tr_tensor *out, const tr_tensor *inp, const tr_tensor *mask);
     void (*dropout_backward)(tr_backend *be, tr_tensor *dinp, const tr_tensor *mask, const tr_tensor *dout);
     /* Fused pairs (NULL: the model runs them apart). batchnorm_forward then ReLU in one pass, out the ReLU's
-     * output; the backward of both from the ReLU's output gradient dout, masked where out <= 0 */
+     * output; the backward of both from the ReLU's output gradient dout, masked where the ReLU's input (recomputed
+     * from inp, mean, rstd, w and the BatchNorm's bias b) is not positive */
     void (*batchnorm_relu_forward)(tr_backend *be, tr_tensor *out, tr_tensor *mean, tr_tensor *rstd,
                                    tr_tensor *running_mean, tr_tensor *running_var, const tr_tensor *inp,
                                    const tr_tensor *w, const tr_tensor *b, int B, int C, int HW, bool training,
                                    float momentum, float eps);
     void (*batchnorm_relu_backward)(tr_backend *be, tr_tensor *dinp, tr_tensor *dw, tr_tensor *db,
-                                    const tr_tensor *dout, const tr_tensor *out, const tr_tensor *inp,
-                                    const tr_tensor *w, const tr_tensor *mean, const tr_tensor *rstd, int B, int C,
+                                    const tr_tensor *dout, const tr_tensor *inp, const tr_tensor *w,
+                                    const tr_tensor *b, const tr_tensor *mean, const tr_tensor *rstd, int B, int C,
                                     int HW, bool add_dparams, float eps);
-    /* out = max(0, a + b); the backward adds dout where out > 0 into da and db */
+    /* out = max(0, a + b); the backward adds dout where out > 0 into da and db (either may be NULL) */
     void (*residual_relu_forward)(tr_backend *be, tr_tensor *out, const tr_tensor *a, const tr_tensor *b);
     void (*residual_relu_backward)(tr_backend *be, tr_tensor *da, tr_tensor *db, const tr_tensor *out,
                                    const tr_tensor *dout);

@@ -613,17 +613,17 @@ static void batchnorm_relu_forward(tr_backend *be, tr_tensor *out_, tr_tensor *m
     bn_forward(be, out_, mean, rstd, running_mean, running_var, inp, w, b, B, C, HW, training, momentum, eps, true);
 }
 static void bn_backward(tr_backend *be, tr_tensor *dinp, tr_tensor *dw, tr_tensor *db, const tr_tensor *dout,
-                        const tr_tensor *relu_out, const tr_tensor *inp, const tr_tensor *w, const tr_tensor *mean,
+                        const tr_tensor *inp, const tr_tensor *w, const tr_tensor *relu_bias, const tr_tensor *mean,
                         const tr_tensor *rstd, int B, int C, int HW, bool add_dparams)
 {
-    BEGIN(relu_out ? "batchnorm_relu_backward" : "batchnorm_backward");
+    BEGIN(relu_bias ? "batchnorm_relu_backward" : "batchnorm_backward");
     ROLES("batchnorm_backward", dinp, dw, db, dout, inp, w, mean, rstd);
     if (be->cnn_nhwc)
         op_batchnorm_nhwc_backward_cpu(F32(dinp), F32(dw), F32(db), F32(dout), F32(inp), F32(w), F32(mean), F32(rstd),
-                                       B * HW, C, add_dparams, F32(relu_out));
+                                       B * HW, C, add_dparams, F32(relu_bias));
     else
         op_batchnorm_backward_cpu(F32(dinp), F32(dw), F32(db), F32(dout), F32(inp), F32(w), F32(mean), F32(rstd), B,
-                                  C, HW, add_dparams, F32(relu_out));
+                                  C, HW, add_dparams, F32(relu_bias));
     END();
 }
 static void batchnorm_backward(tr_backend *be, tr_tensor *dinp, tr_tensor *dw, tr_tensor *db, const tr_tensor *dout,
@@ -631,15 +631,15 @@ static void batchnorm_backward(tr_backend *be, tr_tensor *dinp, tr_tensor *dw, t
                                int B, int C, int HW, bool add_dparams, float eps)
 {
     (void)eps; /* rstd was kept */
-    bn_backward(be, dinp, dw, db, dout, NULL, inp, w, mean, rstd, B, C, HW, add_dparams);
+    bn_backward(be, dinp, dw, db, dout, inp, w, NULL, mean, rstd, B, C, HW, add_dparams);
 }
 static void batchnorm_relu_backward(tr_backend *be, tr_tensor *dinp, tr_tensor *dw, tr_tensor *db,
-                                    const tr_tensor *dout, const tr_tensor *out_, const tr_tensor *inp,
-                                    const tr_tensor *w, const tr_tensor *mean, const tr_tensor *rstd, int B, int C,
+                                    const tr_tensor *dout, const tr_tensor *inp, const tr_tensor *w,
+                                    const tr_tensor *b, const tr_tensor *mean, const tr_tensor *rstd, int B, int C,
                                     int HW, bool add_dparams, float eps)
 {
     (void)eps;
-    bn_backward(be, dinp, dw, db, dout, out_, inp, w, mean, rstd, B, C, HW, add_dparams);
+    bn_backward(be, dinp, dw, db, dout, inp, w, b, mean, rstd, B, C, HW, add_dparams);
 }
 static int32_t *i32w(tr_tensor *t) { return t->data; }
 static void maxpool_forward(tr_backend *be, tr_tensor *out_, tr_tensor *idx, const tr_tensor *inp, int B, int C,

@@ -478,8 +478,9 @@ int tr_cnn_backward(tr_cnn *m, const tr_tensor *probs, const tr_tensor *targets,
             tr_tensor w = view(m, m->params + l->w_off, l->OC), dw = view(m, m->grads + l->w_off, l->OC),
                       db = view(m, m->grads + l->b_off, l->OC), mean = view(m, bn_aux + l->aux_off, l->OC),
                       rstd = view(m, bn_aux + l->aux_off + l->OC, l->OC);
-            if (l->relu_fused) /* dy is the ReLU's output gradient, y its output */
-                be->batchnorm_relu_backward(be, pdx, &dw, &db, &dy, &y, &x, &w, &mean, &rstd, B, l->C, l->H * l->W,
+            tr_tensor b = view(m, m->params + l->b_off, l->OC);
+            if (l->relu_fused) /* dy is the ReLU's output gradient */
+                be->batchnorm_relu_backward(be, pdx, &dw, &db, &dy, &x, &w, &b, &mean, &rstd, B, l->C, l->H * l->W,
                                             add_dparams, m->cfg.bn_eps);
             else
                 be->batchnorm_backward(be, pdx, &dw, &db, &dy, &x, &w, &mean, &rstd, B, l->C, l->H * l->W,

@@ -15,6 +15,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 void op_batchnorm_forward_cpu(float *out, float *mean, float *rstd, float *running_mean, float *running_var,
                               const float *inp, const float *weight, const float *bias, int B, int C, int HW,
@@ -66,18 +67,19 @@ void op_batchnorm_forward_cpu(float *out, float *mean, float *rstd, float *runni
 
 void op_batchnorm_backward_cpu(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
                                const float *weight, const float *mean, const float *rstd, int B, int C, int HW,
-                               int add_dparams, const float *relu_out)
+                               int add_dparams, const float *relu_bias)
 {
     double n = (double)B * HW;
 #pragma omp parallel for schedule(static)
     for (int c = 0; c < C; c++) {
         float m = mean[c], r = rstd[c];
+        /* the fused ReLU's mask, recomputed as the forward computed its input */
+        float sc = weight[c] * r, sh = relu_bias ? relu_bias[c] - m * sc : 0.0f;
         double sd = 0.0, sdx = 0.0;
         for (int b = 0; b < B; b++) {
             const float *x = inp + ((size_t)b * C + c) * HW, *dy = dout + ((size_t)b * C + c) * HW;
-            const float *ro = relu_out ? relu_out + ((size_t)b * C + c) * HW : NULL;
             for (int i = 0; i < HW; i++) {
-                float g = ro && !(ro[i] > 0.0f) ? 0.0f : dy[i];
+                float g = relu_bias && !(x[i] * sc + sh > 0.0f) ? 0.0f : dy[i];
                 sd += g;
                 sdx += g * (x[i] - m) * r;
             }
@@ -89,10 +91,9 @@ void op_batchnorm_backward_cpu(float *dinp, float *dweight, float *dbias, const 
         float k = weight[c] * r, a = (float)(sd / n), g = (float)(sdx / n);
         for (int b = 0; b < B; b++) {
             const float *x = inp + ((size_t)b * C + c) * HW, *dy = dout + ((size_t)b * C + c) * HW;
-            const float *ro = relu_out ? relu_out + ((size_t)b * C + c) * HW : NULL;
             float *dx = dinp + ((size_t)b * C + c) * HW;
             for (int i = 0; i < HW; i++) {
-                float d = ro && !(ro[i] > 0.0f) ? 0.0f : dy[i];
+                float d = relu_bias && !(x[i] * sc + sh > 0.0f) ? 0.0f : dy[i];
                 dx[i] += k * (d - a - (x[i] - m) * r * g);
             }
         }
@@ -117,6 +118,16 @@ static int team_max(void)
 #define CLONES
 #endif
 
+/* Channels in blocks of 16 (GCC's vector extension) when C is a multiple of
+ * 16: a block's sums and factors stay in registers down a block of rows. */
+typedef float vf __attribute__((vector_size(64)));
+typedef int vi __attribute__((vector_size(64)));
+enum { VL = 16 };
+#define VLOAD(v, p) memcpy(&(v), (p), sizeof(vf))
+#define VSTORE(p, v) memcpy((p), &(v), sizeof(vf))
+/* d where t > 0, else 0 */
+#define VPOS(t, d) ((vf)((vi)(d) & (vi)((t) > (vf){0})))
+
 /* Per-channel sums over rows: each thread sums its block of rows in float
  * (vectors across the channels), flushed into its double partials every
  * FLUSH rows; the partials are then added in thread order, so results are
@@ -127,14 +138,14 @@ typedef struct bn_ws {
     double *part; /* (threads, 2, C) */
     double *sum;  /* (threads, 2, C): the total, each thread its own copy */
     float *f;     /* (threads, 2, C): the float sums between flushes */
-    float *k;     /* (threads, 3, C): the per-channel factors of the last pass */
+    float *k;     /* (threads, 5, C): the per-channel factors of the passes */
 } bn_ws;
 
 static void ws_new(bn_ws *w, int C)
 {
     size_t nt = (size_t)team_max();
     w->part = malloc(nt * 4 * C * sizeof(double));
-    w->f = malloc(nt * 5 * C * sizeof(float));
+    w->f = malloc(nt * 7 * C * sizeof(float));
     if (!w->part || !w->f) {
         fprintf(stderr, "trainer: batchnorm: out of host memory\n");
         exit(1);
@@ -158,10 +169,30 @@ static void ws_free(bn_ws *w)
     free(w->f);
 }
 
-/* Sums of x and x*x (stats), or of g and g*(x-mean)*rstd with g = dy masked where relu_out <= 0 (grad). */
+/* Sums of x and x*x (stats), or of g and g*(x-mean)*rstd with g = dy masked where the fused ReLU's input,
+ * x*scale + shift as the forward computed it, is not positive (grad; scale NULL: no ReLU). */
 CLONES static void sums_stats(const float *restrict x, int lo, int hi, int C, double *restrict pa,
                               double *restrict pb, float *restrict fa, float *restrict fb)
 {
+    if (C % VL == 0) {
+        for (int r0 = lo; r0 < hi; r0 += FLUSH) {
+            int r1 = r0 + FLUSH < hi ? r0 + FLUSH : hi;
+            for (int cb = 0; cb < C; cb += VL) {
+                vf s = {0}, ss = {0};
+                for (int r = r0; r < r1; r++) {
+                    vf v;
+                    VLOAD(v, x + (size_t)r * C + cb);
+                    s += v;
+                    ss += v * v;
+                }
+                for (int j = 0; j < VL; j++) {
+                    pa[cb + j] += s[j];
+                    pb[cb + j] += ss[j];
+                }
+            }
+        }
+        return;
+    }
     for (int r0 = lo; r0 < hi; r0 += FLUSH) {
         int r1 = r0 + FLUSH < hi ? r0 + FLUSH : hi;
         for (int c = 0; c < C; c++)
@@ -180,20 +211,48 @@ CLONES static void sums_stats(const float *restrict x, int lo, int hi, int C, do
     }
 }
 
-CLONES static void sums_grad(const float *restrict dy, const float *restrict x, const float *restrict relu_out,
-                             const float *restrict mean, const float *restrict rstd, int lo, int hi, int C,
-                             double *restrict pa, double *restrict pb, float *restrict fa, float *restrict fb)
+CLONES static void sums_grad(const float *restrict dy, const float *restrict x, const float *restrict scale,
+                             const float *restrict shift, const float *restrict mean, const float *restrict rstd,
+                             int lo, int hi, int C, double *restrict pa, double *restrict pb, float *restrict fa,
+                             float *restrict fb)
 {
+    if (C % VL == 0) {
+        for (int r0 = lo; r0 < hi; r0 += FLUSH) {
+            int r1 = r0 + FLUSH < hi ? r0 + FLUSH : hi;
+            for (int cb = 0; cb < C; cb += VL) {
+                vf s = {0}, sx = {0}, m, rs, sc = {0}, sh = {0};
+                VLOAD(m, mean + cb);
+                VLOAD(rs, rstd + cb);
+                if (scale) {
+                    VLOAD(sc, scale + cb);
+                    VLOAD(sh, shift + cb);
+                }
+                for (int r = r0; r < r1; r++) {
+                    vf d, xv;
+                    VLOAD(d, dy + (size_t)r * C + cb);
+                    VLOAD(xv, x + (size_t)r * C + cb);
+                    if (scale)
+                        d = VPOS(xv * sc + sh, d);
+                    s += d;
+                    sx += d * ((xv - m) * rs);
+                }
+                for (int j = 0; j < VL; j++) {
+                    pa[cb + j] += s[j];
+                    pb[cb + j] += sx[j];
+                }
+            }
+        }
+        return;
+    }
     for (int r0 = lo; r0 < hi; r0 += FLUSH) {
         int r1 = r0 + FLUSH < hi ? r0 + FLUSH : hi;
         for (int c = 0; c < C; c++)
             fa[c] = fb[c] = 0.0f;
         for (int r = r0; r < r1; r++) {
             const float *d = dy + (size_t)r * C, *xr = x + (size_t)r * C;
-            if (relu_out) {
-                const float *ro = relu_out + (size_t)r * C;
+            if (scale) {
                 for (int c = 0; c < C; c++) {
-                    float g = ro[c] > 0.0f ? d[c] : 0.0f;
+                    float g = xr[c] * scale[c] + shift[c] > 0.0f ? d[c] : 0.0f;
                     fa[c] += g;
                     fb[c] += g * ((xr[c] - mean[c]) * rstd[c]);
                 }
@@ -214,8 +273,8 @@ CLONES static void sums_grad(const float *restrict dy, const float *restrict x, 
 /* Inside a parallel region, every thread: its rows [lo, hi) summed (grad: dy
  * given), then, past the one barrier, the partials added in thread order
  * into the thread's own copy of the total (returned): no second barrier. */
-static const double *team_sums(bn_ws *w, const float *x, const float *dy, const float *relu_out, const float *mean,
-                               const float *rstd, int N, int C, int *lo, int *hi)
+static const double *team_sums(bn_ws *w, const float *x, const float *dy, const float *scale, const float *shift,
+                               const float *mean, const float *rstd, int N, int C, int *lo, int *hi)
 {
 #ifdef _OPENMP
     int me = omp_get_thread_num(), nt = omp_get_num_threads();
@@ -228,7 +287,7 @@ static const double *team_sums(bn_ws *w, const float *x, const float *dy, const 
         pa[c] = pb[c] = 0.0;
     team_range(N, 1, lo, hi);
     if (dy)
-        sums_grad(dy, x, relu_out, mean, rstd, *lo, *hi, C, pa, pb, fa, fb);
+        sums_grad(dy, x, scale, shift, mean, rstd, *lo, *hi, C, pa, pb, fa, fb);
     else
         sums_stats(x, *lo, *hi, C, pa, pb, fa, fb);
 #pragma omp barrier
@@ -246,6 +305,25 @@ static const double *team_sums(bn_ws *w, const float *x, const float *dy, const 
 CLONES static void apply_rows(float *restrict out, const float *restrict inp, const float *restrict scale,
                               const float *restrict shift, int lo, int hi, int C, int relu)
 {
+    if (C % VL == 0) {
+        for (int r0 = lo; r0 < hi; r0 += FLUSH) {
+            int r1 = r0 + FLUSH < hi ? r0 + FLUSH : hi;
+            for (int cb = 0; cb < C; cb += VL) {
+                vf sc, sh;
+                VLOAD(sc, scale + cb);
+                VLOAD(sh, shift + cb);
+                for (int r = r0; r < r1; r++) {
+                    vf v;
+                    VLOAD(v, inp + (size_t)r * C + cb);
+                    v = v * sc + sh;
+                    if (relu)
+                        v = VPOS(v, v);
+                    VSTORE(out + (size_t)r * C + cb, v);
+                }
+            }
+        }
+        return;
+    }
     for (int r = lo; r < hi; r++) {
         const float *x = inp + (size_t)r * C;
         float *y = out + (size_t)r * C;
@@ -260,18 +338,46 @@ CLONES static void apply_rows(float *restrict out, const float *restrict inp, co
     }
 }
 
-/* dx += k * (dy - a - (x - mean) * g) per channel, dy masked by the ReLU's output; rows [lo, hi). */
+/* dx += k * (dy - a - (x - mean) * g) per channel, dy masked as in sums_grad; rows [lo, hi). */
 CLONES static void dx_rows(float *restrict dinp, const float *restrict dout, const float *restrict inp,
-                           const float *restrict relu_out, const float *restrict k, const float *restrict a,
-                           const float *restrict g, const float *restrict mean, int lo, int hi, int C)
+                           const float *restrict scale, const float *restrict shift, const float *restrict k,
+                           const float *restrict a, const float *restrict g, const float *restrict mean, int lo,
+                           int hi, int C)
 {
+    if (C % VL == 0) {
+        for (int r0 = lo; r0 < hi; r0 += FLUSH) {
+            int r1 = r0 + FLUSH < hi ? r0 + FLUSH : hi;
+            for (int cb = 0; cb < C; cb += VL) {
+                vf kk, aa, gg, m, sc = {0}, sh = {0};
+                VLOAD(kk, k + cb);
+                VLOAD(aa, a + cb);
+                VLOAD(gg, g + cb);
+                VLOAD(m, mean + cb);
+                if (scale) {
+                    VLOAD(sc, scale + cb);
+                    VLOAD(sh, shift + cb);
+                }
+                for (int r = r0; r < r1; r++) {
+                    vf d, xv, dx;
+                    size_t at = (size_t)r * C + cb;
+                    VLOAD(d, dout + at);
+                    VLOAD(xv, inp + at);
+                    VLOAD(dx, dinp + at);
+                    if (scale)
+                        d = VPOS(xv * sc + sh, d);
+                    dx += kk * (d - aa - (xv - m) * gg);
+                    VSTORE(dinp + at, dx);
+                }
+            }
+        }
+        return;
+    }
     for (int r = lo; r < hi; r++) {
         const float *x = inp + (size_t)r * C, *dy = dout + (size_t)r * C;
         float *dx = dinp + (size_t)r * C;
-        if (relu_out) {
-            const float *ro = relu_out + (size_t)r * C;
+        if (scale) {
             for (int c = 0; c < C; c++) {
-                float d = ro[c] > 0.0f ? dy[c] : 0.0f;
+                float d = x[c] * scale[c] + shift[c] > 0.0f ? dy[c] : 0.0f;
                 dx[c] += k[c] * (d - a[c] - (x[c] - mean[c]) * g[c]);
             }
         } else {
@@ -292,9 +398,9 @@ void op_batchnorm_nhwc_forward_cpu(float *out, float *mean, float *rstd, float *
     {
         /* each thread its own scale and shift, the same values; the first writes the statistics */
         int lo, hi, me = thread_num();
-        float *scale = w.k + (size_t)me * 3 * C, *shift = scale + C;
+        float *scale = w.k + (size_t)me * 5 * C, *shift = scale + C;
         if (training) {
-            const double *sum = team_sums(&w, inp, NULL, NULL, NULL, NULL, N, C, &lo, &hi);
+            const double *sum = team_sums(&w, inp, NULL, NULL, NULL, NULL, NULL, N, C, &lo, &hi);
             for (int c = 0; c < C; c++) {
                 double mu = sum[c] / n, var = sum[C + c] / n - mu * mu;
                 var = var > 0.0 ? var : 0.0;
@@ -324,7 +430,7 @@ void op_batchnorm_nhwc_forward_cpu(float *out, float *mean, float *rstd, float *
 
 void op_batchnorm_nhwc_backward_cpu(float *dinp, float *dweight, float *dbias, const float *dout, const float *inp,
                                     const float *weight, const float *mean, const float *rstd, int N, int C,
-                                    int add_dparams, const float *relu_out)
+                                    int add_dparams, const float *relu_bias)
 {
     bn_ws w;
     ws_new(&w, C);
@@ -333,8 +439,12 @@ void op_batchnorm_nhwc_backward_cpu(float *dinp, float *dweight, float *dbias, c
     {
         /* the sum of dy, and of dy times the normalized input; each thread its factors, the first the gradients */
         int lo, hi, me = thread_num();
-        float *k = w.k + (size_t)me * 3 * C, *a = k + C, *g = a + C;
-        const double *sum = team_sums(&w, inp, dout, relu_out, mean, rstd, N, C, &lo, &hi);
+        float *k = w.k + (size_t)me * 5 * C, *a = k + C, *g = a + C, *scale = g + C, *shift = scale + C;
+        for (int c = 0; c < C; c++) { /* the fused ReLU's mask, as the forward computed its input */
+            scale[c] = weight[c] * rstd[c];
+            shift[c] = relu_bias ? relu_bias[c] - mean[c] * scale[c] : 0.0f;
+        }
+        const double *sum = team_sums(&w, inp, dout, relu_bias ? scale : NULL, shift, mean, rstd, N, C, &lo, &hi);
         for (int c = 0; c < C; c++) {
             if (me == 0) {
                 dbias[c] = (add_dparams ? dbias[c] : 0.0f) + (float)sum[c];
@@ -345,7 +455,7 @@ void op_batchnorm_nhwc_backward_cpu(float *dinp, float *dweight, float *dbias, c
             g[c] = (float)(sum[C + c] / n) * rstd[c];
         }
         if (dinp)
-            dx_rows(dinp, dout, inp, relu_out, k, a, g, mean, lo, hi, C);
+            dx_rows(dinp, dout, inp, relu_bias ? scale : NULL, shift, k, a, g, mean, lo, hi, C);
     }
     ws_free(&w);
 }

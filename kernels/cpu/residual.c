@@ -33,7 +33,9 @@ void op_residual_relu_backward_cpu(float *restrict da, float *restrict db, const
 #pragma omp parallel for schedule(static)
     for (size_t i = 0; i < n; i++) {
         float d = out[i] > 0.0f ? dout[i] : 0.0f;
-        da[i] += d;
-        db[i] += d;
+        if (da)
+            da[i] += d;
+        if (db)
+            db[i] += d;
     }
 }

@@ -298,9 +298,9 @@ static void test_trainer_cnn_ops__conv2d_nhwc_vector(void)
 
 /* BatchNorm in NHWC against NCHW, each alone and fused with the ReLU after
  * it (relu): the fused op against BatchNorm then ReLU. */
-static void batchnorm_nhwc_check(int relu)
+static void batchnorm_nhwc_check(int relu, const int C)
 {
-    enum { B = 3, C = 20, HW = 7 };
+    enum { B = 3, HW = 7 };
     size_t n = (size_t)B * C * HW;
     float *x = rand_buf(n), *w = rand_buf(C), *b = rand_buf(C), *dy = rand_buf(n);
     float mean[C], rstd[C], meann[C], rstdn[C], rm[C], rv[C], rmn[C], rvn[C];
@@ -325,7 +325,7 @@ static void batchnorm_nhwc_check(int relu)
     CU_ASSERT_EQUAL(same_nhwc(yn, y, B, C, HW, 1e-4f), 0);
     CU_ASSERT_EQUAL(same(meann, mean, C, 1e-5f) + same(rstdn, rstd, C, 1e-4f), 0);
     CU_ASSERT_EQUAL(same(rmn, rm, C, 1e-5f) + same(rvn, rv, C, 1e-5f), 0);
-    op_batchnorm_nhwc_backward_cpu(dxn, dwn, dbn, dyn, xn, w, meann, rstdn, B * HW, C, 0, relu ? yn : NULL);
+    op_batchnorm_nhwc_backward_cpu(dxn, dwn, dbn, dyn, xn, w, meann, rstdn, B * HW, C, 0, relu ? b : NULL);
     CU_ASSERT_EQUAL(same_nhwc(dxn, dx, B, C, HW, 1e-4f), 0);
     CU_ASSERT_EQUAL(same(dwn, dw, C, 1e-4f) + same(dbn, db, C, 1e-4f), 0);
     if (relu) { /* the NCHW fused op against the same reference */
@@ -335,7 +335,7 @@ static void batchnorm_nhwc_check(int relu)
         for (size_t i = 0; i < n; i++)
             dx2[i] = 0.25f;
         op_batchnorm_forward_cpu(y2, m2, r2, rm2, rv2, x, w, b, B, C, HW, 1, 0.1f, 1e-5f, 1);
-        op_batchnorm_backward_cpu(dx2, dw2, db2, dy, x, w, m2, r2, B, C, HW, 0, y2);
+        op_batchnorm_backward_cpu(dx2, dw2, db2, dy, x, w, m2, r2, B, C, HW, 0, b);
         CU_ASSERT_EQUAL(same(y2, y, n, 1e-6f) + same(dx2, dx, n, 1e-5f), 0);
         CU_ASSERT_EQUAL(same(dw2, dw, C, 1e-5f) + same(db2, db, C, 1e-5f), 0);
         free(y2); free(dx2);
@@ -346,8 +346,17 @@ static void batchnorm_nhwc_check(int relu)
     }
     free(x); free(w); free(b); free(dy); free(xn); free(dyn); free(y); free(yn); free(dx); free(dxn);
 }
-static void test_trainer_cnn_ops__batchnorm_nhwc(void) { batchnorm_nhwc_check(0); }
-static void test_trainer_cnn_ops__batchnorm_relu(void) { batchnorm_nhwc_check(1); }
+/* 20 channels: the plain loops; 32: the vector ones */
+static void test_trainer_cnn_ops__batchnorm_nhwc(void)
+{
+    batchnorm_nhwc_check(0, 20);
+    batchnorm_nhwc_check(0, 32);
+}
+static void test_trainer_cnn_ops__batchnorm_relu(void)
+{
+    batchnorm_nhwc_check(1, 20);
+    batchnorm_nhwc_check(1, 32);
+}
 
 static void test_trainer_cnn_ops__residual_relu(void)
 {
