@@ -12,8 +12,8 @@
  * With --pytorch it also puts gtrace's Python package (libtrace/python) first
  * on PYTHONPATH and names libgtrace-nvtx.so for it: a PyTorch program then
  * marks its steps, phases, modules and ops as NVTX ranges without a change,
- * and on a GPU leaves CUDA memory snapshots in the parts folder, which are
- * kept beside the trace.
+ * and on a GPU leaves CUDA memory snapshots in the parts folder, which go
+ * into the trace as its processes' memory events and stacks.
  *
  * The traced processes only fill their rings (libtrace/capture); this
  * process writes the trace, through libtrace/store.
@@ -40,6 +40,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "gt_import.h"
 
 #ifndef GT_BINDIR
 #define GT_BINDIR "/usr/local/bin"
@@ -612,13 +613,96 @@ static bool print_summary(const char *output, int64_t wall_ns, const gt_run_loss
 }
 
 /* CUDA memory snapshots the Python package left in the parts folder
- * (gtrace_torch/memory.py: pytorch-PID[-oom].pickle, pytorch-PID.clock) are
- * moved beside the trace as TRACE.pytorch-PID[-oom].pickle, for gtrace import. */
-static void keep_snapshots(const char *parts, const char *output)
+ * (gtrace_torch/memory.py: pytorch-PID[-oom].pickle, beside pytorch-PID.clock:
+ * "realtime_ns monotonic_ns" read together at its start) go into the trace as
+ * that process's memory events and stacks: each becomes one more part,
+ * pytorch-PID.sqlite, which assembly copies like any other. Its actions
+ * (time_us, on the wall clock) are put on the trace's clock through the
+ * process's own clock pair, else through the run's start. The snapshot at
+ * exit holds the history up to the end; the one taken at an out-of-memory
+ * error goes in only when there is none (a process killed after it), else it
+ * is kept beside the trace for gtrace import. A snapshot that cannot be read
+ * is kept beside the trace, said in one line, and makes the run incomplete. */
+typedef struct snap_result {
+    char name[NAME_MAX + 1]; /* its file name in the parts folder */
+    char why[1024];   /* the reason it is not in the trace; "" when it is */
+    gt_import_stats st;
+} snap_result;
+
+typedef struct snap_results { snap_result *v; size_t n; } snap_results;
+
+/* The pid of pytorch-PID.pickle (oom false) or pytorch-PID-oom.pickle (true); 0: neither. */
+static long long snapshot_pid(const char *name, bool oom)
+{
+    long long pid = 0;
+    int end = 0;
+    if (sscanf(name, oom ? "pytorch-%lld-oom.pickle%n" : "pytorch-%lld.pickle%n", &pid, &end) != 1 ||
+        name[end] != '\0' || pid <= 0 || pid > 0xffffff)
+        return 0;
+    return pid;
+}
+
+/* The wall-clock time at the trace's zero (monotonic t0_ns) as process pid saw it. */
+static int64_t wall_zero_of(const char *parts, long long pid, int64_t t0_ns, int64_t utc_t0_ns)
+{
+    char path[PATH_MAX * 2];
+    long long wall = 0, mono = 0;
+    snprintf(path, sizeof path, "%s/pytorch-%lld.clock", parts, pid);
+    FILE *f = fopen(path, "r");
+    int n = f ? fscanf(f, "%lld %lld", &wall, &mono) : 0;
+    if (f)
+        fclose(f);
+    return n == 2 && wall > 0 && mono > 0 ? (int64_t)(wall - mono) + t0_ns : utc_t0_ns;
+}
+
+static void import_snapshots(const char *parts, int64_t t0_ns, int64_t utc_t0_ns, snap_results *out)
 {
     DIR *d = opendir(parts);
+    struct dirent *e;
+    while (d && (e = readdir(d))) {
+        long long pid = snapshot_pid(e->d_name, false);
+        char pickle[PATH_MAX * 2], part[PATH_MAX * 2];
+        if (!pid && (pid = snapshot_pid(e->d_name, true))) {
+            snprintf(pickle, sizeof pickle, "%s/pytorch-%lld.pickle", parts, pid);
+            if (access(pickle, F_OK) == 0)
+                continue; /* the snapshot at exit goes in */
+        }
+        snap_result *r = pid ? realloc(out->v, (out->n + 1) * sizeof *out->v) : NULL;
+        if (!r)
+            continue; /* not a snapshot; or out of memory: kept beside the trace */
+        out->v = r;
+        r = &out->v[out->n++];
+        memset(r, 0, sizeof *r);
+        snprintf(r->name, sizeof r->name, "%s", e->d_name);
+        snprintf(pickle, sizeof pickle, "%s/%s", parts, e->d_name);
+        snprintf(part, sizeof part, "%s/pytorch-%lld.sqlite", parts, pid);
+        if (gt_import_snapshot_part(&r->st, part, pickle, pid, wall_zero_of(parts, pid, t0_ns, utc_t0_ns)) == 0) {
+            unlink(pickle);
+            continue;
+        }
+        /* the message names the file by its place in the parts folder, which goes */
+        const char *why = gt_error_last();
+        if (!strncmp(why, pickle, strlen(pickle)) && !strncmp(why + strlen(pickle), ": ", 2))
+            why += strlen(pickle) + 2;
+        snprintf(r->why, sizeof r->why, "%s", why);
+    }
+    if (d)
+        closedir(d);
+}
+
+/* Says what became of each snapshot, and moves those that are not in the
+ * trace beside it as TRACE.NAME. True when one could not be read. */
+static bool keep_snapshots(const char *parts, const char *output, const snap_results *res)
+{
+    bool failed = false;
+    for (size_t i = 0; i < res->n; i++)
+        if (!res->v[i].why[0])
+            fprintf(stderr, "  CUDA memory     process %lld: %lld segments, %lld blocks, %lld actions\n",
+                    (long long)res->v[i].st.pid, (long long)res->v[i].st.n_segments,
+                    (long long)res->v[i].st.n_blocks, (long long)res->v[i].st.n_actions);
+    DIR *d = opendir(parts);
     if (!d)
-        return;
+        return false;
     struct dirent *e;
     while ((e = readdir(d))) {
         size_t len = strlen(e->d_name);
@@ -626,21 +710,25 @@ static void keep_snapshots(const char *parts, const char *output)
             continue;
         char from[PATH_MAX * 2], to[PATH_MAX * 2];
         snprintf(from, sizeof from, "%s/%s", parts, e->d_name);
-        if (len > 6 && !strcmp(e->d_name + len - 6, ".clock")) {
-            unlink(from);
-            continue;
-        }
         if (len <= 7 || strcmp(e->d_name + len - 7, ".pickle") != 0) {
-            unlink(from); /* a .tmp left by a process that died while writing */
+            unlink(from); /* the .clock, or a .tmp left by a process that died while writing */
             continue;
         }
+        const snap_result *r = NULL;
+        for (size_t i = 0; i < res->n && !r; i++)
+            if (!strcmp(res->v[i].name, e->d_name))
+                r = &res->v[i];
         snprintf(to, sizeof to, "%s.%s", output, e->d_name);
-        if (rename(from, to) == 0)
-            fprintf(stderr, "  CUDA memory snapshot: %s (gtrace import it)\n", to);
-        else
+        if (rename(from, to) != 0)
             gt_cli_error("cannot keep the CUDA memory snapshot %s: %s", from, strerror(errno));
+        else if (r && r->why[0])
+            gt_cli_error("the CUDA memory snapshot %s is not in the trace (%s); kept as %s", e->d_name, r->why, to);
+        else
+            fprintf(stderr, "  CUDA memory snapshot: %s (gtrace import it)\n", to);
+        failed |= r && r->why[0];
     }
     closedir(d);
+    return failed;
 }
 
 /* Dies of `sig` (after the parts are removed), as a shell expects of an interrupted command. */
@@ -800,7 +888,9 @@ int gt_cli_record(int argc, char **argv)
     gt_run_info run = {.utc_t0_ns = utc_t0, .end_ns = wall_ns, .utc_end_ns = utc_end, .root_pid = pid,
                        .program_name = basename(copy), .command_line = cmdline, .options = options};
     gt_run_losses losses;
+    snap_results snaps = {NULL, 0};
     bool incomplete;
+    import_snapshots(parts, t0, utc_t0, &snaps);
     if (gt_cli_assemble(parts, output, o.force, &run, &losses) != 0) {
         if (gt_cli_stop_signal) {
             gt_cli_remove_parts(parts);
@@ -813,9 +903,10 @@ int gt_cli_record(int argc, char **argv)
         incomplete = true;
     } else {
         incomplete = print_summary(output, wall_ns, &losses);
-        keep_snapshots(parts, output);
+        incomplete |= keep_snapshots(parts, output, &snaps);
         remove_parts_dir(parts);
     }
+    free(snaps.v);
     if (gt_cli_stop_signal)
         return die_of(gt_cli_stop_signal);
     if (incomplete && WIFEXITED(status) && WEXITSTATUS(status) == 0)

@@ -38,6 +38,14 @@ EXTRA_DIST += tests/integration/import_kineto.sh tests/integration/import_snapsh
 	tests/fixtures/pytorch/deep.pickle tests/fixtures/pytorch/huge_length.pickle \
 	tests/fixtures/pytorch/truncated.pickle tests/fixtures/pytorch/bad_memo.pickle
 
+# gtrace --pytorch: a CUDA memory snapshot left in the parts folder goes into
+# the trace as its process's memory (a hand-built one: no GPU needed; the
+# NVTX library the Python package loads needs NVTX).
+if HAVE_NVTX
+TESTS += tests/integration/pytorch_snapshot.sh
+endif
+EXTRA_DIST += tests/integration/pytorch_snapshot.sh tests/integration/pytorch_snapshot.py
+
 if HAVE_CUNIT
 check_PROGRAMS += tests/unit/test_import_json tests/unit/test_import_pickle
 TESTS += tests/unit/test_import_json tests/unit/test_import_pickle
