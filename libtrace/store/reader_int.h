@@ -2,11 +2,11 @@
  * reader_iter.c, reader.c). The gt_trace handle and the helpers the files
  * share.
  *
- * reader_base.c, at the bottom, holds the shared helpers and reads one row
- * into a struct (refusing values out of range); reader_check.c decides
- * whether the file may be read at all (integrity, shape) and bounds the work
- * of every query; reader_iter.c counts and iterates events; reader.c, on top,
- * opens a file and loads its descriptions. */
+ * reader_base.c, at the bottom, holds the shared helpers; reader_iter.c
+ * reads rows into structs (refusing values out of range), counts and
+ * iterates events; reader_check.c decides whether the file may be read at
+ * all (integrity, shape) and bounds the work of every query; reader.c, on
+ * top, opens a file and loads its descriptions. */
 #ifndef GT_READER_INT_H
 #define GT_READER_INT_H
 
@@ -183,7 +183,7 @@ int gt_rd_start_check(gt_trace *t);
  * or (`events`, once the origin is known) the event tables. */
 int gt_rd_check_shapes(gt_trace *t, bool events);
 
-/* ---- reading rows (reader_base.c) ----------------------------------------------- */
+/* ---- reading rows (reader_iter.c) ----------------------------------------------- */
 
 /* Copies one row's columns into the struct at `base` (zeroed by the caller:
  * NULLs leave it so) as `fields` say. Returns the number of values refused (a wrong type, out of range, an end

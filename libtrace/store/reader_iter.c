@@ -4,9 +4,14 @@
  * Every row handed out has its times within +-GT_TIME_LIMIT_NS, its end at
  * or after its start and at most GT_TIME_LIMIT_NS later, its sizes within
  * [0, GT_SIZE_LIMIT], and integers where integers belong; a row that breaks
- * one of these is skipped and counted (gt_trace_rejected). The checks are
- * comparisons of values already read: no query per row. It does not open
- * files (reader.c) nor judge them (reader_check.c).
+ * one of these is skipped and counted (gt_trace_rejected); the checks are
+ * made as a row is read (gt_rd_fill_fields, which reader.c uses for the
+ * description tables too), comparisons of values already read: no query
+ * per row. The columns read are those the tables' descriptions
+ * (columns.c) say are read. A time range over a table in start order is a
+ * rowid range, found by a binary search over rowids; over other tables an
+ * index on start serves it where the file has one. It does not open files
+ * (reader.c) nor judge them (reader_check.c).
  */
 #include "reader_int.h"
 
@@ -113,6 +118,119 @@ static void build_layouts(void)
     for (int i = 0; i < NV_N_HOOKED; i++)
         nvtx_pos[i] = field_pos(&kind_descs[GT_EV_NVTX], nvtx_hooked[i]);
     launch_id_pos = field_pos(&gtrace_kernel_desc, "launchId");
+}
+
+/* ---- reading rows ---------------------------------------------------------- */
+
+int gt_rd_fill_fields(gt_trace *t, sqlite3_stmt *st, const field *fields, size_t n_fields, void *base)
+{
+    char *b = base; /* zeroed by the caller */
+    int n_bad = 0, n_times = 0;
+    int64_t times[2]; /* a row's first time is its start, its second (if set) its end */
+    for (size_t i = 0; i < n_fields; i++) {
+        int col = (int)i;
+        unsigned ft = fields[i].type;
+        char *member = b + fields[i].offset;
+        if (ft == F_HOOK)
+            continue; /* read by the kind's hook */
+        /* one call into the statement per column: its value, then its type
+         * and its integer (a second column call per column cost a quarter
+         * of the time of reading events) */
+        sqlite3_value *val = sqlite3_column_value(st, col);
+        int type = sqlite3_value_type(val);
+        if (type == SQLITE_INTEGER && ft != F_STR) {
+            int64_t v = sqlite3_value_int64(val);
+            int32_t v32 = (int32_t)v;
+            bool vb = v != 0;
+            switch (ft) {
+            case F_I64:
+                memcpy(member, &v, sizeof v);
+                break;
+            case F_I32:
+                memcpy(member, &v32, sizeof v32);
+                break;
+            case F_BOOL:
+                memcpy(member, &vb, sizeof vb);
+                break;
+            case F_SIZE:
+                if (v < 0 || v > GT_SIZE_LIMIT)
+                    n_bad++;
+                else
+                    memcpy(member, &v, sizeof v);
+                break;
+            case F_ID_START:
+                v >>= GT_KERNEL_ID_SHIFT; /* an arithmetic shift, also for ids below zero */
+                /* fall through */
+            case F_TIME:
+            case F_END_OR_NEG1:
+                if (v < -GT_TIME_LIMIT_NS || v > GT_TIME_LIMIT_NS)
+                    n_bad++;
+                else
+                    memcpy(member, &v, sizeof v);
+                times[n_times++ & 1] = v;
+                break;
+            }
+        } else if (type == SQLITE_NULL) {
+            static const char empty[] = "";
+            const char *s = empty;
+            int64_t neg1 = -1;
+            if (ft == F_TIME || ft == F_ID_START) /* a time is never missing */
+                n_bad++;
+            else if (ft == F_END_OR_NEG1) /* an instant */
+                memcpy(member, &neg1, sizeof neg1);
+            else if (ft == F_STR)
+                memcpy(member, &s, sizeof s);
+            /* other NULLs read as the zero already there */
+        } else if (ft == F_STR) { /* any value reads as text */
+            const unsigned char *text = sqlite3_value_text(val);
+            const char *s = text ? gt_rd_arena_text(t, (const char *)text, (size_t)sqlite3_value_bytes(val),
+                                                    NAME_MAX_BYTES)
+                                 : NULL;
+            if (!s)
+                return gt_rd_nomem(t);
+            memcpy(member, &s, sizeof s);
+        } else { /* a REAL, TEXT or BLOB where an integer belongs */
+            n_bad++;
+        }
+    }
+    /* an end at or after its start, and at most GT_TIME_LIMIT_NS after it
+     * (both are within +-GT_TIME_LIMIT_NS when n_bad is 0) */
+    if (n_bad == 0 && n_times == 2 && (times[1] < times[0] || times[1] - times[0] > GT_TIME_LIMIT_NS))
+        n_bad++;
+    return n_bad;
+}
+
+int gt_rd_append_columns(gt_trace *t, sbuf *sql, const field *fields, size_t n_fields, const char *table,
+                         const char *join_table)
+{
+    sqlite3_stmt *st = NULL;
+    int64_t ops = 0;
+    int rc = gt_rd_prepare(t, "SELECT 1 FROM pragma_table_info(?1) WHERE name = ?2 COLLATE NOCASE", &st,
+                           "reading the columns of a table");
+    if (rc < 0)
+        return rc;
+    for (size_t i = 0; i < n_fields; i++) {
+        const char *tab = fields[i].joined ? join_table : table;
+        bool has = false;
+        if (tab) {
+            sqlite3_bind_text(st, 1, tab, -1, SQLITE_STATIC);
+            sqlite3_bind_text(st, 2, fields[i].column, -1, SQLITE_STATIC);
+            int step = gt_rd_step(t, st, &ops);
+            if (step != SQLITE_ROW && step != SQLITE_DONE) {
+                rc = gt_rd_sql_fail(t, step, "reading the columns of a table");
+                goto cleanup;
+            }
+            has = step == SQLITE_ROW;
+            sqlite3_reset(st);
+        }
+        if (has)
+            gt_rd_sb_printf(sql, "%s%s.\"%s\"", i ? ", " : "", fields[i].joined ? "j" : "m", fields[i].column);
+        else
+            gt_rd_sb_printf(sql, "%sNULL", i ? ", " : "");
+    }
+cleanup:
+    sqlite3_finalize(st);
+    return rc;
 }
 
 /* ---- counts and spans -------------------------------------------------------- */
