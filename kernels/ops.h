@@ -163,9 +163,10 @@ void op_conv2d_direct_backward_cpu(float *dinp /* (B,C,H,W) */, float *dweight /
  * The workspace: op_conv2d_nhwc_workspace_cpu floats (reordered weights, and
  * padded images and partial gradients per thread of the team). */
 size_t op_conv2d_nhwc_workspace_cpu(int C, int OC, int K, int H, int W, int stride, int pad);
+/* relu: a ReLU applied as the result is stored (out is the ReLU's output). */
 void op_conv2d_nhwc_forward_cpu(float *out /* (B,OH,OW,OC) */, const float *inp /* (B,H,W,C) */,
                                 const float *weight /* (OC,C,K,K) */, const float *bias /* (OC) or NULL */,
-                                float *ws, int B, int C, int H, int W, int OC, int K, int stride, int pad);
+                                float *ws, int B, int C, int H, int W, int OC, int K, int stride, int pad, int relu);
 void op_conv2d_nhwc_backward_cpu(float *dinp /* (B,H,W,C) */, float *dweight /* (OC,C,K,K) */,
                                  float *dbias /* (OC) */, const float *dout /* (B,OH,OW,OC) */,
                                  const float *inp /* (B,H,W,C) */, const float *weight /* (OC,C,K,K) */, float *ws,

@@ -217,6 +217,10 @@ struct tr_backend {
                                     const tr_tensor *dout, const tr_tensor *inp, const tr_tensor *w,
                                     const tr_tensor *b, const tr_tensor *mean, const tr_tensor *rstd, int B, int C,
                                     int HW, bool add_dparams, float eps);
+    /* conv2d_forward then ReLU as the results are stored: out is the ReLU's output (the conv's is not written) */
+    void (*conv2d_relu_forward)(tr_backend *be, tr_tensor *out, const tr_tensor *inp, const tr_tensor *w,
+                                const tr_tensor *bias, tr_tensor *ws, int B, int C, int H, int W, int OC, int K,
+                                int stride, int pad);
     /* out = max(0, a + b); the backward adds dout where out > 0 into da and db (either may be NULL) */
     void (*residual_relu_forward)(tr_backend *be, tr_tensor *out, const tr_tensor *a, const tr_tensor *b);
     void (*residual_relu_backward)(tr_backend *be, tr_tensor *da, tr_tensor *db, const tr_tensor *out,

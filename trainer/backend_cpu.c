@@ -507,15 +507,16 @@ static void remember(const int *key, const double *ms)
     t->algo = ms[ALGO_DIRECT] < ms[ALGO_IM2COL] ? ALGO_DIRECT : ALGO_IM2COL;
 }
 
-static void conv2d_forward(tr_backend *be, tr_tensor *out_, const tr_tensor *inp, const tr_tensor *w,
-                           const tr_tensor *bias, tr_tensor *ws, int B, int C, int H, int W, int OC, int K, int stride,
-                           int pad)
+static void conv_forward(tr_backend *be, tr_tensor *out_, const tr_tensor *inp, const tr_tensor *w,
+                         const tr_tensor *bias, tr_tensor *ws, int B, int C, int H, int W, int OC, int K, int stride,
+                         int pad, bool relu)
 {
-    BEGIN("conv2d_forward");
+    BEGIN(relu ? "conv2d_relu_forward" : "conv2d_forward");
     ROLES("conv2d_forward", out_, inp, w, bias, ws);
-    if (be->cnn_nhwc) { /* one algorithm */
+    if (be->cnn_nhwc) { /* one algorithm; the ReLU as the results are stored */
         push_algo("nhwc-direct", C, H, W, OC, K, stride, pad, bias != NULL);
-        op_conv2d_nhwc_forward_cpu(F32(out_), F32(inp), F32(w), F32(bias), F32(ws), B, C, H, W, OC, K, stride, pad);
+        op_conv2d_nhwc_forward_cpu(F32(out_), F32(inp), F32(w), F32(bias), F32(ws), B, C, H, W, OC, K, stride, pad,
+                                   relu);
         tr_nvtx_pop();
         END();
         return;
@@ -540,7 +541,21 @@ static void conv2d_forward(tr_backend *be, tr_tensor *out_, const tr_tensor *inp
     push_algo(algo_names[algo], C, H, W, OC, K, stride, pad, bias != NULL);
     conv_fwd_algo(algo, F32(out_), F32(inp), F32(w), F32(bias), F32(ws), B, C, H, W, OC, K, stride, pad);
     tr_nvtx_pop();
+    if (relu) /* NCHW: a pass of its own */
+        op_relu_forward_cpu(F32(out_), F32(out_), (size_t)tr_tensor_numel(out_));
     END();
+}
+static void conv2d_forward(tr_backend *be, tr_tensor *out_, const tr_tensor *inp, const tr_tensor *w,
+                           const tr_tensor *bias, tr_tensor *ws, int B, int C, int H, int W, int OC, int K, int stride,
+                           int pad)
+{
+    conv_forward(be, out_, inp, w, bias, ws, B, C, H, W, OC, K, stride, pad, false);
+}
+static void conv2d_relu_forward(tr_backend *be, tr_tensor *out_, const tr_tensor *inp, const tr_tensor *w,
+                                const tr_tensor *bias, tr_tensor *ws, int B, int C, int H, int W, int OC, int K,
+                                int stride, int pad)
+{
+    conv_forward(be, out_, inp, w, bias, ws, B, C, H, W, OC, K, stride, pad, true);
 }
 static void conv2d_backward(tr_backend *be, tr_tensor *dinp, tr_tensor *dw, tr_tensor *dbias, const tr_tensor *dout,
                             const tr_tensor *inp, const tr_tensor *w, tr_tensor *ws, int B, int C, int H, int W, int OC,
@@ -780,6 +795,7 @@ static tr_backend cpu = {
     .dropout_forward = dropout_forward,
     .dropout_backward = dropout_backward,
     .cnn_transpose = cnn_transpose,
+    .conv2d_relu_forward = conv2d_relu_forward,
     .batchnorm_relu_forward = batchnorm_relu_forward,
     .batchnorm_relu_backward = batchnorm_relu_backward,
     .residual_relu_forward = residual_relu_forward,

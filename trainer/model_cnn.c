@@ -140,6 +140,17 @@ static void fuse(tr_cnn *m)
         if (readers == 1)
             l->relu_fused = next->relu_fused = true;
     }
+    /* a conv whose output only the ReLU after it reads stores the ReLU's output (the backward needs only that) */
+    for (int i = 0; i + 1 < m->n_layers && be->conv2d_relu_forward; i++) {
+        tr_cnn_layer *l = &m->layers[i], *next = &m->layers[i + 1];
+        if (l->kind != TR_CNN_CONV || next->kind != TR_CNN_RELU || next->in != i)
+            continue;
+        int readers = 0;
+        for (int j = i + 1; j < m->n_layers; j++)
+            readers += (m->layers[j].in == i) + (m->layers[j].kind == TR_CNN_ADD && m->layers[j].in2 == i);
+        if (readers == 1)
+            l->relu_in_conv = next->relu_in_conv = true;
+    }
 }
 
 /* Offsets: weights first, then biases and BN's affine; activations per image. */
@@ -350,8 +361,14 @@ int tr_cnn_forward(tr_cnn *m, const tr_tensor *images, int B, bool training, tr_
         case TR_CNN_CONV: {
             tr_tensor w = view(m, m->params + l->w_off, (size_t)l->OC * l->C * l->K * l->K),
                       b = view(m, m->params + l->b_off, (size_t)l->OC), ws = view(m, m->ws, m->ws_bytes / 4);
-            be->conv2d_forward(be, &y, &x, &w, l->bias ? &b : NULL, &ws, B, l->C, l->H, l->W, l->OC, l->K, l->stride,
-                               l->pad);
+            if (l->relu_in_conv) { /* into the ReLU's output */
+                tr_tensor yr = view(m, output(m, images, i + 1, B), n_out);
+                be->conv2d_relu_forward(be, &yr, &x, &w, l->bias ? &b : NULL, &ws, B, l->C, l->H, l->W, l->OC, l->K,
+                                        l->stride, l->pad);
+            } else {
+                be->conv2d_forward(be, &y, &x, &w, l->bias ? &b : NULL, &ws, B, l->C, l->H, l->W, l->OC, l->K,
+                                   l->stride, l->pad);
+            }
             break;
         }
         case TR_CNN_BN: {
@@ -364,7 +381,7 @@ int tr_cnn_forward(tr_cnn *m, const tr_tensor *images, int B, bool training, tr_
             break;
         }
         case TR_CNN_RELU:
-            if (!l->relu_fused)
+            if (!l->relu_fused && !l->relu_in_conv)
                 be->relu_forward(be, &y, &x);
             break;
         case TR_CNN_MAXPOOL: {
@@ -389,15 +406,14 @@ int tr_cnn_forward(tr_cnn *m, const tr_tensor *images, int B, bool training, tr_
             }
             hmask = nm;
             float keep = 1.0f / (1.0f - l->p);
-            int HW = l->OH * l->OW;
-            for (size_t k = 0; k < n_out; k++) { /* drawn in (B,C,H,W) order, stored in the layout's */
-                size_t at = k;
-                if (m->cfg.nhwc && HW > 1) {
-                    size_t b = k / ((size_t)l->OC * HW), c = k / HW % l->OC, px = k % HW;
-                    at = (b * HW + px) * l->OC + c;
-                }
-                hmask[at] = tr_rng_uniform(&m->rng) < l->p ? 0.0f : keep;
-            }
+            size_t HW = (size_t)l->OH * l->OW, OC = (size_t)l->OC;
+            bool nhwc = m->cfg.nhwc && HW > 1;
+            float *hk = hmask;
+            for (size_t b = 0; b < (size_t)B; b++) /* drawn in (B,C,H,W) order, stored in the layout's */
+                for (size_t c = 0; c < OC; c++)
+                    for (size_t px = 0; px < HW; px++)
+                        hk[nhwc ? (b * HW + px) * OC + c : (b * OC + c) * HW + px] =
+                            tr_rng_uniform(&m->rng) < l->p ? 0.0f : keep;
             tr_tensor mask = view(m, m->acts + l->aux_off * B, n_out);
             be->copy_h2d(be, mask.data, hmask, n_out * sizeof(float), 0);
             be->synchronize(be, 0);

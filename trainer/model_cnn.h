@@ -52,6 +52,8 @@ typedef struct tr_cnn_layer {
     size_t n_aux;            /* floats of aux per image (BN: 0, its 2*OC are per batch) */
     bool relu_fused;         /* BN, ADD: the ReLU after it runs in the same op, which writes the ReLU's output (the
                               * two layers share one buffer); RELU: run by the layer before */
+    bool relu_in_conv;       /* CONV: its op also applies the ReLU after it, writing the ReLU's output (its own
+                              * is not written); RELU: its forward done so, its backward as usual */
 } tr_cnn_layer;
 
 enum { TR_CNN_MAX_LAYERS = 64 };

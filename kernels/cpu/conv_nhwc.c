@@ -24,6 +24,7 @@
 #include <string.h>
 
 typedef float vf __attribute__((vector_size(64)));
+typedef int vi __attribute__((vector_size(64)));
 enum { VL = 16, PMAX = 8 };
 
 #define VLOAD(v, p) memcpy(&(v), (p), sizeof(vf))
@@ -32,9 +33,10 @@ enum { VL = 16, PMAX = 8 };
 
 /* Output pixels [ow0, ow0+P) of one row, channels [ob, ob + NV*VL). x: the
  * (padded) input at the row's first input row and ow0's first column; rs:
- * floats per input row. add: the sums go onto y (bias NULL), else y = bias + sums. */
-AI void fwd_block(float *y, const float *x, const float *wt, const float *bias, int add, int C, int OC, int K, int s,
-                  int rs, int ob, const int P, const int NV)
+ * floats per input row. mode: ADD, the sums go onto y (bias NULL), else y = bias + sums; RELU, max(0, .) stored. */
+enum { ADD = 1, RELU = 2 };
+AI void fwd_block(float *y, const float *x, const float *wt, const float *bias, int mode, int C, int OC, int K,
+                  int s, int rs, int ob, const int P, const int NV)
 {
     vf acc[PMAX][2];
 #pragma GCC unroll 16
@@ -44,7 +46,7 @@ AI void fwd_block(float *y, const float *x, const float *wt, const float *bias, 
             VLOAD(b, bias + ob + v * VL);
 #pragma GCC unroll 16
         for (int p = 0; p < P; p++) {
-            if (add)
+            if (mode & ADD)
                 VLOAD(acc[p][v], y + (size_t)p * OC + ob + v * VL);
             else
                 acc[p][v] = b;
@@ -71,8 +73,11 @@ AI void fwd_block(float *y, const float *x, const float *wt, const float *bias, 
 #pragma GCC unroll 16
     for (int p = 0; p < P; p++)
 #pragma GCC unroll 16
-        for (int v = 0; v < NV; v++)
+        for (int v = 0; v < NV; v++) {
+            if (mode & RELU)
+                acc[p][v] = (vf)((vi)acc[p][v] & (vi)(acc[p][v] > (vf){0}));
             VSTORE(y + (size_t)p * OC + ob + v * VL, acc[p][v]);
+        }
 }
 
 /* Input gradient of P output pixels, input channels [cb, cb + NV*VL): dy at
@@ -176,7 +181,7 @@ AI void dw_block(float *dwt, const float *x, const float *dy, int OH, int OW, in
 
 /* The row and image drivers, once per instruction set. */
 #define DRIVERS(sfx, attr)                                                                                            \
-    attr static void fwd_row_##sfx(float *y, const float *x, const float *wt, const float *bias, int add, int OW,    \
+    attr static void fwd_row_##sfx(float *y, const float *x, const float *wt, const float *bias, int mode, int OW,   \
                                    int C, int OC, int K, int s, int rs)                                                \
     {                                                                                                                  \
         int nv = OC % (2 * VL) == 0 ? 2 : 1;                                                                           \
@@ -221,8 +226,8 @@ AI void dw_block(float *dwt, const float *x, const float *dy, int OH, int OW, in
                     }                                                                                                  \
     }
 
-#define FWD2(P) fwd_block(y + (size_t)ow * OC, x + (size_t)ow * s * C, wt, bias, add, C, OC, K, s, rs, ob, P, 2)
-#define FWD1(P) fwd_block(y + (size_t)ow * OC, x + (size_t)ow * s * C, wt, bias, add, C, OC, K, s, rs, ob, P, 1)
+#define FWD2(P) fwd_block(y + (size_t)ow * OC, x + (size_t)ow * s * C, wt, bias, mode, C, OC, K, s, rs, ob, P, 2)
+#define FWD1(P) fwd_block(y + (size_t)ow * OC, x + (size_t)ow * s * C, wt, bias, mode, C, OC, K, s, rs, ob, P, 1)
 #define DX2(P) dx_block(dxp + (size_t)ow * s * C, dy + (size_t)ow * OC, wd, C, OC, K, s, rs, cb, P, 2)
 #define DX1(P) dx_block(dxp + (size_t)ow * s * C, dy + (size_t)ow * OC, wd, C, OC, K, s, rs, cb, P, 1)
 
@@ -346,7 +351,7 @@ static void pad_copy(float *xp, const float *x, int H, int W, int C, int pad)
 }
 
 void op_conv2d_nhwc_forward_cpu(float *out, const float *inp, const float *weight, const float *bias, float *ws, int B,
-                                int C, int H, int W, int OC, int K, int stride, int pad)
+                                int C, int H, int W, int OC, int K, int stride, int pad, int relu)
 {
     int OH = (H + 2 * pad - K) / stride + 1, OW = (W + 2 * pad - K) / stride + 1, Wp = W + 2 * pad;
     size_t kkco = (size_t)K * K * C * OC, per = per_thread(C, OC, K, H, W, stride, pad);
@@ -373,10 +378,13 @@ void op_conv2d_nhwc_forward_cpu(float *out, const float *inp, const float *weigh
             int rs = Wp * C;
             if (OC % VL == 0)
                 for (int oh = 0; oh < OH; oh++)
-                    dr->fwd_row(y + (size_t)oh * OW * OC, x + (size_t)oh * stride * rs, wt, bias, 0, OW, C, OC, K,
-                                stride, rs);
-            else
+                    dr->fwd_row(y + (size_t)oh * OW * OC, x + (size_t)oh * stride * rs, wt, bias, relu ? RELU : 0,
+                                OW, C, OC, K, stride, rs);
+            else {
                 fwd_image_plain(y, x, wt, bias, OH, OW, C, OC, K, stride, rs);
+                for (size_t i = 0; relu && i < (size_t)OH * OW * OC; i++)
+                    y[i] = y[i] > 0.0f ? y[i] : 0.0f;
+            }
         }
     }
 }
@@ -418,7 +426,8 @@ void op_conv2d_nhwc_backward_cpu(float *dinp, float *dweight, float *dbias, cons
                 for (int oh = 0; oh < OH; oh++)
                     for (int ow = 0; ow < OW; ow++)
                         for (int t = 0; t < K * K; t++) {
-                            const float *xv = x + (size_t)(oh * stride + t / K) * rs + (size_t)(ow * stride + t % K) * C;
+                            const float *xv =
+                                x + (size_t)(oh * stride + t / K) * rs + (size_t)(ow * stride + t % K) * C;
                             const float *d = dy + ((size_t)oh * OW + ow) * OC;
                             for (int c = 0; c < C; c++)
                                 for (int o = 0; o < OC; o++)
@@ -438,7 +447,7 @@ void op_conv2d_nhwc_backward_cpu(float *dinp, float *dweight, float *dbias, cons
                 }
                 if (C % VL == 0)
                     for (int h = 0; h < H; h++)
-                        dr->fwd_row(dx + (size_t)h * W * C, g + (size_t)h * OWq * OC, wd, NULL, 1, W, OC, C, K, 1,
+                        dr->fwd_row(dx + (size_t)h * W * C, g + (size_t)h * OWq * OC, wd, NULL, ADD, W, OC, C, K, 1,
                                     OWq * OC);
                 else {
                     for (int h = 0; h < H; h++)

@@ -450,6 +450,8 @@ static bool parse_conv_note(const char *text, conv_note *n)
 {
     int used = 0;
     memset(n, 0, sizeof *n);
+    if (strncmp(text, "conv", 4) != 0) /* most ranges: not worth a sscanf */
+        return false;
     if (sscanf(text, "conv %31s %dx%dx%d->%d k%d s%d p%d%n", n->algo, &n->C, &n->H, &n->W, &n->OC, &n->K, &n->stride,
                &n->pad, &used) != 8)
         return false;
@@ -506,8 +508,8 @@ static int rule_conv_bias_bn(rules *R)
     for (size_t i = 0; i < m->n_ranges; i++) {
         const an_range *a = &m->ranges[i];
         conv_note n;
-        if (!in_window(r, a) || a->parent < 0 || !in_step(r, a->start_ns) || !parse_conv_note(an_str(m, a->text), &n) ||
-            !n.bias)
+        if (!in_window(r, a) || a->parent < 0 || !parse_conv_note(an_str(m, a->text), &n) || !n.bias ||
+            !in_step(r, a->start_ns)) /* in_step last: it walks the steps */
             continue;
         const an_range *op = &m->ranges[a->parent];
         const char *op_name = an_str(m, op->text);
@@ -579,7 +581,7 @@ static int rule_conv_autotune_cpu(rules *R, const char *title)
         if (strcmp(n.algo, "im2col+gemm") != 0 && strcmp(n.algo, "direct") != 0)
             continue;
         char key[96];
-        snprintf(key, sizeof key, "%s %s %dx%dx%d->%d k%d s%d p%d", strncmp(an_str(m, op->text), "conv2d_f", 8) ?
+        snprintf(key, sizeof key, "%s %s %dx%dx%d->%d k%d s%d p%d", strstr(an_str(m, op->text), "backward") ?
                  "backward" : "forward", n.algo, n.C, n.H, n.W, n.OC, n.K, n.stride, n.pad);
         size_t k = 0;
         while (k < n_shapes && strcmp(shapes[k].key, key) != 0)

@@ -252,10 +252,15 @@ static void conv_nhwc_check(int B, int C, int H, int W, int OC, int K, int strid
     float *xn = to_nhwc(x, B, C, H * W), *dyn = to_nhwc(dy, B, OC, OH * OW);
     float *y = malloc(ny * 4), *yn = malloc(ny * 4);
     op_conv2d_forward_cpu(y, x, w, bias, ws, B, C, H, W, OC, K, stride, pad);
-    op_conv2d_nhwc_forward_cpu(yn, xn, w, bias, wsn, B, C, H, W, OC, K, stride, pad);
+    op_conv2d_nhwc_forward_cpu(yn, xn, w, bias, wsn, B, C, H, W, OC, K, stride, pad, 0);
     CU_ASSERT_EQUAL(same_nhwc(yn, y, B, OC, OH * OW, 1e-4f), 0);
-    op_conv2d_nhwc_forward_cpu(yn, xn, w, NULL, wsn, B, C, H, W, OC, K, stride, pad);
+    op_conv2d_nhwc_forward_cpu(yn, xn, w, NULL, wsn, B, C, H, W, OC, K, stride, pad, 0);
     op_conv2d_forward_cpu(y, x, w, NULL, ws, B, C, H, W, OC, K, stride, pad);
+    CU_ASSERT_EQUAL(same_nhwc(yn, y, B, OC, OH * OW, 1e-4f), 0);
+    /* with the ReLU fused: the same, clamped at 0 */
+    op_conv2d_nhwc_forward_cpu(yn, xn, w, bias, wsn, B, C, H, W, OC, K, stride, pad, 1);
+    op_conv2d_forward_cpu(y, x, w, bias, ws, B, C, H, W, OC, K, stride, pad);
+    op_relu_forward_cpu(y, y, ny);
     CU_ASSERT_EQUAL(same_nhwc(yn, y, B, OC, OH * OW, 1e-4f), 0);
     /* dx accumulates onto 0.5; dw and db written, then added */
     float *dx = malloc(nx * 4), *dxn = malloc(nx * 4), *dw = rand_buf(nw), *dwn = rand_buf(nw), *db = rand_buf(OC),
