@@ -6,7 +6,11 @@
 # trace (window and headless views), the two runs compared, through
 # `gtrace view` too, and bad files, which must fail with exit 1 and a message
 # that names the file, in every view, and not crash (the window's screenshot
-# of a bad file once freed an uninitialized GError). Screenshots land in
+# of a bad file once freed an uninitialized GError). PyTorch's files (the
+# fixtures): the window on a memory snapshot and the compare window of two
+# torch.profiler traces draw what they draw of the traces `gtrace import`
+# writes, and bad ones fail like bad traces (pytorch_view.sh does the
+# headless views). Screenshots land in
 # $GV_SHOT_DIR (default: the build's viewer/screenshots). One Xvfb serves the
 # whole test, on a display it picks itself. Skips (77) only without Xvfb.
 set -u
@@ -80,6 +84,35 @@ fi
     fail "gtrace view"
 is_png "$WORK/cli.png" || fail "gtrace view wrote no PNG"
 
+# PyTorch's files, imported on the fly into temporaries removed at exit. Run
+# from folders that give the files and their imports the same names, so the
+# titles match and the pictures can be compared byte for byte.
+FX="$GT_FIXTURES/pytorch"
+mkdir "$WORK/given" "$WORK/imported" "$WORK/tmp"
+cp "$FX/plain.json" "$WORK/given/plain.json"
+cp "$(ls "$FX"/mlp_1rank/*.pt.trace.json.gz | head -n 1)" "$WORK/given/mlp.json.gz"
+cp "$FX/snapshot_p4.pickle" "$WORK/given/p4.pickle"
+for f in plain.json mlp.json.gz p4.pickle; do
+    "$GTRACE" import "$WORK/given/$f" -o "$WORK/imported/$f" >/dev/null || fail "gtrace import $f"
+done
+pt_window() { # png dir files...
+    png=$1 dir=$2; shift 2
+    (cd "$WORK/$dir" && TMPDIR="$WORK/tmp" "$VIEW" --screenshot "$WORK/$png" "$@") >"$WORK/out" 2>&1 ||
+        { cat "$WORK/out"; fail "gtrace-view $* (in $dir)"; }
+    is_png "$WORK/$png" || fail "$png is not a PNG"
+}
+pt_window pt-snap.png given p4.pickle
+pt_window pt-snap-trace.png imported p4.pickle
+cmp -s "$WORK/pt-snap.png" "$WORK/pt-snap-trace.png" || fail "the window on p4.pickle differs from that on its import"
+pt_window pt-cmp.png given plain.json mlp.json.gz
+[ "$(grep -c "imported as a torch.profiler trace" "$WORK/out")" -eq 2 ] || { cat "$WORK/out"; fail "compare: not both imported"; }
+pt_window pt-cmp-trace.png imported plain.json mlp.json.gz
+cmp -s "$WORK/pt-cmp.png" "$WORK/pt-cmp-trace.png" || fail "the compare window of two JSON files differs from that of their imports"
+[ -z "$(ls -A "$WORK/tmp")" ] || fail "temporary traces left: $(ls "$WORK/tmp")"
+cp "$WORK/pt-cmp.png" "$GV_SHOT_DIR/viewer-pytorch-compare.png"
+echo "ok: the window on a snapshot and the compare window of two torch.profiler traces = those of their imports"
+head -c 40000 "$FX/plain.json" >"$WORK/cut.json"
+
 # Bad files: exit 1 with the file's name in the message, never a crash, in
 # every view and beside a good trace in the compare window; the screenshot
 # file already there is left as it was.
@@ -87,7 +120,8 @@ printf 'not a trace\n' >"$WORK/garbage.sqlite"
 head -c 9000 "$GT_FIXTURES/nsys/cloverleaf-cuda-nsys2024.5.sqlite" >"$WORK/truncated.sqlite"
 good="$GT_FIXTURES/nsys/saxpy-mpi-cuda-nsys2022.2.sqlite"
 echo "kept" >"$WORK/bad.png"
-for f in "$WORK/garbage.sqlite" "$WORK/truncated.sqlite" "$WORK/missing.sqlite"; do
+for f in "$WORK/garbage.sqlite" "$WORK/truncated.sqlite" "$WORK/missing.sqlite" "$WORK/cut.json" \
+    "$FX/evil_global.pickle"; do
     for view in timeline memory window compare; do
         case $view in
             compare) "$VIEW" --screenshot "$WORK/bad.png" "$good" "$f" >"$WORK/err" 2>&1 ;;
