@@ -88,8 +88,16 @@ int64_t gt_clock_tsc_to_mono(uint64_t stamp)
             return gt_clock_mono_now(); /* no memory for a second sample: the best we can say */
         gt_clock_sample();
     }
+    /* Most stamps fall between the same two samples as the one before
+     * (a chunk's stamps all follow the previous sample): that pair and its
+     * rate are kept. Samples are only appended, so a pair never changes. */
+    static size_t last_lo = SIZE_MAX;
+    static double last_rate;
     size_t lo = 0, hi = n_samples - 1;
-    if (stamp >= samples[hi].tsc) {
+    if (last_lo < n_samples - 1 && stamp >= samples[last_lo].tsc
+        && (stamp < samples[last_lo + 1].tsc || last_lo + 1 == hi)) {
+        lo = last_lo;
+    } else if (stamp >= samples[hi].tsc) {
         lo = hi - 1;
     } else if (stamp > samples[0].tsc) {
         while (hi - lo > 1) {
@@ -101,6 +109,10 @@ int64_t gt_clock_tsc_to_mono(uint64_t stamp)
         }
     }
     const sample *a = &samples[lo], *b = &samples[lo + 1];
-    double rate = (double)(b->mono_ns - a->mono_ns) / (double)(b->tsc - a->tsc);
+    if (lo != last_lo) {
+        last_lo = lo;
+        last_rate = (double)(b->mono_ns - a->mono_ns) / (double)(b->tsc - a->tsc);
+    }
+    double rate = last_rate;
     return a->mono_ns + (int64_t)(((double)(int64_t)(stamp - a->tsc)) * rate);
 }
