@@ -659,7 +659,7 @@ static void import_snapshots(const char *parts, int64_t t0_ns, int64_t utc_t0_ns
 {
     DIR *d = opendir(parts);
     struct dirent *e;
-    while (d && (e = readdir(d))) {
+    while (d && !gt_cli_stop_signal && (e = readdir(d))) { /* interrupted: no trace is written */
         long long pid = snapshot_pid(e->d_name, false);
         char pickle[PATH_MAX * 2], part[PATH_MAX * 2];
         if (!pid && (pid = snapshot_pid(e->d_name, true))) {
