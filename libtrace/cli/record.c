@@ -663,9 +663,12 @@ static void import_snapshots(const char *parts, int64_t t0_ns, int64_t utc_t0_ns
         long long pid = snapshot_pid(e->d_name, false);
         char pickle[PATH_MAX * 2], part[PATH_MAX * 2];
         if (!pid && (pid = snapshot_pid(e->d_name, true))) {
+            bool at_exit = false; /* the snapshot at exit goes in, or went in already */
             snprintf(pickle, sizeof pickle, "%s/pytorch-%lld.pickle", parts, pid);
-            if (access(pickle, F_OK) == 0)
-                continue; /* the snapshot at exit goes in */
+            for (size_t i = 0; i < out->n && !at_exit; i++)
+                at_exit = !strcmp(out->v[i].name, strrchr(pickle, '/') + 1);
+            if (at_exit || access(pickle, F_OK) == 0)
+                continue;
         }
         snap_result *r = pid ? realloc(out->v, (out->n + 1) * sizeof *out->v) : NULL;
         if (!r)
