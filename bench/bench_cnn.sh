@@ -20,6 +20,7 @@
 #   WAIT_POLICY   OMP_WAIT_POLICY on every side [passive]
 #   ROUNDS        rounds [5]; BATCH [64]; WARMUP [3]; STEPS [10]
 #   MODELS        [cnn-resnet cnn-guide]
+#   TRAINER_ARGS  more trainer flags, e.g. "--layout nchw" [none]
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 trainer=${1:-./trainer/trainer}
@@ -32,6 +33,7 @@ warmup=${WARMUP:-3}
 steps=${STEPS:-10}
 models=${MODELS:-cnn-resnet cnn-guide}
 data=${DATA:+--data $DATA}
+targs=${TRAINER_ARGS:-}
 
 [ -x "$trainer" ] || { echo "bench_cnn: no trainer at $trainer (build it, or pass its path)" >&2; exit 1; }
 tv=$("$py" -c 'import torch; print(torch.__version__)') || { echo "bench_cnn: $py has no torch" >&2; exit 1; }
@@ -45,7 +47,7 @@ run_trainer() {
     n=$((warmup + steps))
     # shellcheck disable=SC2086
     "$trainer" --model "$1" $data --batch "$batch" --steps "$n" --train-images $((batch * (n + 1))) \
-        --test-images 1 --log-every 1 --threads "$threads" |
+        --test-images 1 --log-every 1 --threads "$threads" $targs |
         sed -n 's/^epoch [0-9]* step \([0-9]*\)\/[0-9]* .* \([0-9.]*\) img\/s .*/\1 \2/p' |
         awk -v w="$warmup" '$1 > w { print $2 }' > "$2"
 }
@@ -56,7 +58,7 @@ run_torch() {
 median() { sort -g "$1" | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
 
 echo "bench_cnn: batch $batch, $threads threads, OMP_WAIT_POLICY=$policy, $rounds rounds of $steps timed steps" \
-     "after $warmup, torch $tv"
+     "after $warmup, torch $tv${targs:+, trainer $targs}"
 for m in $models; do
     : > "$tmp/$m.trainer"; : > "$tmp/$m.torch"
     for r in $(seq 1 "$rounds"); do

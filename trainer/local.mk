@@ -56,7 +56,7 @@ EXTRA_DIST += tests/integration/trainer_cli.sh tests/integration/trainer_train.s
 #   $(top_srcdir)/bench/bench_optimizations.sh ./trainer/trainer (results: *-optimizations-cpu.md)
 #   $(top_srcdir)/bench/bench_cnn.sh ./trainer/trainer (the CNNs against PyTorch; results: *-cnn-cpu.md)
 EXTRA_DIST += bench/bench_trainer.sh bench/bench_trainer_torch.py bench/bench_optimizations.sh bench/bench_cnn.sh \
-	bench/bench_cnn_torch.py
+	bench/bench_cnn_torch.py bench/bench_cnn_cpu.sh
 
 if HAVE_CUNIT
 TRAINER_TEST_CFLAGS = $(AM_CFLAGS) $(CUNIT_CFLAGS) $(OPENMP_CFLAGS)

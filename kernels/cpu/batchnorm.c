@@ -4,10 +4,10 @@
  * running averages (PyTorch's rule: the running variance takes the unbiased
  * estimate); evaluation normalizes with the running averages. Sums in
  * double. NCHW: one channel per loop iteration, so results do not depend on
- * the thread count. NHWC: each thread sums its rows for every channel (the
+ * the thread count. NHWC: chunks of rows summed for every channel (the
  * channels are the contiguous, vectorized axis; float sums over blocks of
- * rows, flushed into double) and the partials are added in thread order:
- * the same results for a given thread count; one pass for the mean and the
+ * rows, flushed into double) and the partials added in chunk order: the
+ * same results for any thread count; one pass for the mean and the
  * variance, one to normalize. */
 #include "ops.h"
 #include "cpu.h"
@@ -128,14 +128,17 @@ enum { VL = 16 };
 /* d where t > 0, else 0 */
 #define VPOS(t, d) ((vf)((vi)(d) & (vi)((t) > (vf){0})))
 
-/* Per-channel sums over rows: each thread sums its block of rows in float
- * (vectors across the channels), flushed into its double partials every
- * FLUSH rows; the partials are then added in thread order, so results are
- * bitwise the same for a given thread count. */
-enum { FLUSH = 256 };
+/* Per-channel sums over rows: the rows are N_RCHUNKS chunks, handed out to
+ * the team's threads as they come free (a descheduled thread holds up none
+ * of the others); each chunk sums in float (vectors across the channels),
+ * flushed into its double partials every FLUSH rows; the partials are added
+ * in chunk order, so results are bitwise the same for any thread count. */
+enum { FLUSH = 256, N_RCHUNKS = 32 };
+
+static int chunk_lo(int k, int N) { return (int)((int64_t)k * N / N_RCHUNKS); }
 
 typedef struct bn_ws {
-    double *part; /* (threads, 2, C) */
+    double *part; /* (chunks, 2, C) */
     double *sum;  /* (threads, 2, C): the total, each thread its own copy */
     float *f;     /* (threads, 2, C): the float sums between flushes */
     float *k;     /* (threads, 5, C): the per-channel factors of the passes */
@@ -144,13 +147,13 @@ typedef struct bn_ws {
 static void ws_new(bn_ws *w, int C)
 {
     size_t nt = (size_t)team_max();
-    w->part = malloc(nt * 4 * C * sizeof(double));
+    w->part = malloc((N_RCHUNKS + nt) * 2 * C * sizeof(double));
     w->f = malloc(nt * 7 * C * sizeof(float));
     if (!w->part || !w->f) {
         fprintf(stderr, "trainer: batchnorm: out of host memory\n");
         exit(1);
     }
-    w->sum = w->part + nt * 2 * C;
+    w->sum = w->part + (size_t)N_RCHUNKS * 2 * C;
     w->k = w->f + nt * 2 * C;
 }
 
@@ -270,32 +273,29 @@ CLONES static void sums_grad(const float *restrict dy, const float *restrict x, 
     }
 }
 
-/* Inside a parallel region, every thread: its rows [lo, hi) summed (grad: dy
- * given), then, past the one barrier, the partials added in thread order
- * into the thread's own copy of the total (returned): no second barrier. */
+/* Inside a parallel region, every thread: chunks of rows summed as they
+ * come (grad: dy given), then, past the loop's barrier, the partials added
+ * in chunk order into the thread's own copy of the total (returned). */
 static const double *team_sums(bn_ws *w, const float *x, const float *dy, const float *scale, const float *shift,
-                               const float *mean, const float *rstd, int N, int C, int *lo, int *hi)
+                               const float *mean, const float *rstd, int N, int C)
 {
-#ifdef _OPENMP
-    int me = omp_get_thread_num(), nt = omp_get_num_threads();
-#else
-    int me = 0, nt = 1;
-#endif
-    double *pa = w->part + (size_t)me * 2 * C, *pb = pa + C;
+    int me = thread_num();
     float *fa = w->f + (size_t)me * 2 * C, *fb = fa + C;
-    for (int c = 0; c < C; c++)
-        pa[c] = pb[c] = 0.0;
-    team_range(N, 1, lo, hi);
-    if (dy)
-        sums_grad(dy, x, scale, shift, mean, rstd, *lo, *hi, C, pa, pb, fa, fb);
-    else
-        sums_stats(x, *lo, *hi, C, pa, pb, fa, fb);
-#pragma omp barrier
+#pragma omp for schedule(dynamic, 1)
+    for (int k = 0; k < N_RCHUNKS; k++) {
+        double *pa = w->part + (size_t)k * 2 * C, *pb = pa + C;
+        for (int c = 0; c < C; c++)
+            pa[c] = pb[c] = 0.0;
+        if (dy)
+            sums_grad(dy, x, scale, shift, mean, rstd, chunk_lo(k, N), chunk_lo(k + 1, N), C, pa, pb, fa, fb);
+        else
+            sums_stats(x, chunk_lo(k, N), chunk_lo(k + 1, N), C, pa, pb, fa, fb);
+    }
     double *sum = w->sum + (size_t)me * 2 * C;
     for (int c = 0; c < 2 * C; c++) {
         double s = 0.0;
-        for (int t = 0; t < nt; t++)
-            s += w->part[(size_t)t * 2 * C + c];
+        for (int k = 0; k < N_RCHUNKS; k++)
+            s += w->part[(size_t)k * 2 * C + c];
         sum[c] = s;
     }
     return sum;
@@ -397,10 +397,10 @@ void op_batchnorm_nhwc_forward_cpu(float *out, float *mean, float *rstd, float *
 #pragma omp parallel
     {
         /* each thread its own scale and shift, the same values; the first writes the statistics */
-        int lo, hi, me = thread_num();
+        int me = thread_num();
         float *scale = w.k + (size_t)me * 5 * C, *shift = scale + C;
         if (training) {
-            const double *sum = team_sums(&w, inp, NULL, NULL, NULL, NULL, NULL, N, C, &lo, &hi);
+            const double *sum = team_sums(&w, inp, NULL, NULL, NULL, NULL, NULL, N, C);
             for (int c = 0; c < C; c++) {
                 double mu = sum[c] / n, var = sum[C + c] / n - mu * mu;
                 var = var > 0.0 ? var : 0.0;
@@ -421,9 +421,10 @@ void op_batchnorm_nhwc_forward_cpu(float *out, float *mean, float *rstd, float *
                 scale[c] = weight[c] * r;
                 shift[c] = bias[c] - running_mean[c] * scale[c];
             }
-            team_range(N, 1, &lo, &hi);
         }
-        apply_rows(out, inp, scale, shift, lo, hi, C, relu);
+#pragma omp for schedule(dynamic, 1) nowait
+        for (int k = 0; k < N_RCHUNKS; k++)
+            apply_rows(out, inp, scale, shift, chunk_lo(k, N), chunk_lo(k + 1, N), C, relu);
     }
     ws_free(&w);
 }
@@ -438,13 +439,13 @@ void op_batchnorm_nhwc_backward_cpu(float *dinp, float *dweight, float *dbias, c
 #pragma omp parallel
     {
         /* the sum of dy, and of dy times the normalized input; each thread its factors, the first the gradients */
-        int lo, hi, me = thread_num();
+        int me = thread_num();
         float *k = w.k + (size_t)me * 5 * C, *a = k + C, *g = a + C, *scale = g + C, *shift = scale + C;
         for (int c = 0; c < C; c++) { /* the fused ReLU's mask, as the forward computed its input */
             scale[c] = weight[c] * rstd[c];
             shift[c] = relu_bias ? relu_bias[c] - mean[c] * scale[c] : 0.0f;
         }
-        const double *sum = team_sums(&w, inp, dout, relu_bias ? scale : NULL, shift, mean, rstd, N, C, &lo, &hi);
+        const double *sum = team_sums(&w, inp, dout, relu_bias ? scale : NULL, shift, mean, rstd, N, C);
         for (int c = 0; c < C; c++) {
             if (me == 0) {
                 dbias[c] = (add_dparams ? dbias[c] : 0.0f) + (float)sum[c];
@@ -454,8 +455,11 @@ void op_batchnorm_nhwc_backward_cpu(float *dinp, float *dweight, float *dbias, c
             a[c] = (float)(sum[c] / n);
             g[c] = (float)(sum[C + c] / n) * rstd[c];
         }
-        if (dinp)
-            dx_rows(dinp, dout, inp, relu_bias ? scale : NULL, shift, k, a, g, mean, lo, hi, C);
+#pragma omp for schedule(dynamic, 1) nowait
+        for (int ch = 0; ch < N_RCHUNKS; ch++)
+            if (dinp)
+                dx_rows(dinp, dout, inp, relu_bias ? scale : NULL, shift, k, a, g, mean, chunk_lo(ch, N),
+                        chunk_lo(ch + 1, N), C);
     }
     ws_free(&w);
 }

@@ -11,9 +11,11 @@
  *   input grad:     dx[tap(pix)][c] += sum over o of dy[pix][o] * w[tap][o][c]
  *                   (scattered per tap into a zero-padded image, so any stride works)
  *   weight grad:    dw[tap][c][o] += x[tap(pix)][c] * dy[pix][o], over the image's pixels
- * One image per iteration of the team's loop, each thread with its own
- * padded copies and partial weight gradient; the partials are added in
- * thread order, so results are bitwise the same for a given thread count.
+ * Images are handed out to the team's threads one (forward) or one chunk
+ * (backward) at a time, as threads come free: a thread the machine
+ * deschedules holds up none of the others. Each chunk of images has its own
+ * partial weight gradient, added in chunk order, so results are bitwise
+ * the same whichever thread ran which chunk, for any thread count.
  * Vectors are GCC's vector extension, compiled three times (AVX-512,
  * AVX2+FMA, and the baseline) and picked once by what the CPU supports.
  * Shapes whose channels are not a multiple of 16 take plain loops. */
@@ -313,7 +315,7 @@ static int team_size(void)
  * scatter each output pixel's taps into a padded gradient image. */
 static int gathers(int K, int stride, int pad) { return stride == 1 && pad <= K - 1; }
 
-/* Floats per thread: the padded image, the padded dy or the padded gradient image, the partial dw and db. */
+/* Floats per thread: the padded image, the padded dy or the padded gradient image. */
 static size_t per_thread(int C, int OC, int K, int H, int W, int stride, int pad)
 {
     size_t n_img = (size_t)(H + 2 * pad) * (W + 2 * pad) * C, n_grad = n_img;
@@ -321,12 +323,16 @@ static size_t per_thread(int C, int OC, int K, int H, int W, int stride, int pad
         int q = K - 1 - pad, OH = H + 2 * pad - K + 1, OW = W + 2 * pad - K + 1;
         n_grad = (size_t)(OH + 2 * q) * (OW + 2 * q) * OC;
     }
-    return n_img + n_grad + (size_t)K * K * C * OC + OC;
+    return n_img + n_grad;
 }
+
+/* The backward's chunks of images, each with its partial dw (K,K,C,OC) and db (OC). */
+enum { N_CHUNKS = 16 };
 
 size_t op_conv2d_nhwc_workspace_cpu(int C, int OC, int K, int H, int W, int stride, int pad)
 {
-    return 2 * (size_t)K * K * C * OC + (size_t)team_size() * per_thread(C, OC, K, H, W, stride, pad);
+    size_t kkco = (size_t)K * K * C * OC;
+    return 2 * kkco + N_CHUNKS * (kkco + OC) + (size_t)team_size() * per_thread(C, OC, K, H, W, stride, pad);
 }
 
 /* (OC,C,K,K) -> wt (K,K,C,OC) and, if wd, (K,K,OC,C), its taps flipped if flip. */
@@ -367,7 +373,7 @@ void op_conv2d_nhwc_forward_cpu(float *out, const float *inp, const float *weigh
 #endif
         if (pad)
             memset(xp, 0, (size_t)(H + 2 * pad) * Wp * C * sizeof(float));
-#pragma omp for schedule(static)
+#pragma omp for schedule(dynamic, 1) nowait
         for (int b = 0; b < B; b++) {
             const float *x = inp + (size_t)b * H * W * C;
             float *y = out + (size_t)b * OH * OW * OC;
@@ -397,84 +403,87 @@ void op_conv2d_nhwc_backward_cpu(float *dinp, float *dweight, float *dbias, cons
     int gather = gathers(K, stride, pad), q = K - 1 - pad, OWq = OW + 2 * q, rs = Wp * C;
     size_t kkco = (size_t)K * K * C * OC, per = per_thread(C, OC, K, H, W, stride, pad), n_img = (size_t)Hp * Wp * C;
     size_t n_grad = gather ? (size_t)(OH + 2 * q) * OWq * OC : n_img;
-    float *wt = ws, *wd = ws + kkco, *tws = ws + 2 * kkco;
+    float *wt = ws, *wd = ws + kkco, *parts = ws + 2 * kkco, *tws = parts + N_CHUNKS * (kkco + OC);
     const drivers *dr = pick();
     reorder(wt, wd, weight, C, OC, K, gather);
 #pragma omp parallel
     {
 #ifdef _OPENMP
-        int me = omp_get_thread_num(), nt = omp_get_num_threads();
+        int me = omp_get_thread_num();
 #else
-        int me = 0, nt = 1;
+        int me = 0;
 #endif
-        float *xp = tws + (size_t)me * per, *gp = xp + n_img, *dwp = gp + n_grad, *dbp = dwp + kkco;
-        memset(dwp, 0, (kkco + OC) * sizeof(float));
+        float *xp = tws + (size_t)me * per, *gp = xp + n_img;
         if (pad)
             memset(xp, 0, n_img * sizeof(float));
         if (gather && q)
             memset(gp, 0, n_grad * sizeof(float));
-#pragma omp for schedule(static)
-        for (int b = 0; b < B; b++) {
-            const float *x = inp + (size_t)b * H * W * C, *dy = dout + (size_t)b * OH * OW * OC;
-            if (pad) {
-                pad_copy(xp, x, H, W, C, pad);
-                x = xp;
-            }
-            if (OC % VL == 0)
-                dr->dw_image(dwp, x, dy, OH, OW, C, OC, K, stride, rs);
-            else /* the plain loops */
-                for (int oh = 0; oh < OH; oh++)
-                    for (int ow = 0; ow < OW; ow++)
-                        for (int t = 0; t < K * K; t++) {
-                            const float *xv =
-                                x + (size_t)(oh * stride + t / K) * rs + (size_t)(ow * stride + t % K) * C;
-                            const float *d = dy + ((size_t)oh * OW + ow) * OC;
-                            for (int c = 0; c < C; c++)
-                                for (int o = 0; o < OC; o++)
-                                    dwp[((size_t)t * C + c) * OC + o] += xv[c] * d[o];
-                        }
-            for (size_t i = 0; i < (size_t)OH * OW; i++)
-                for (int o = 0; o < OC; o++)
-                    dbp[o] += dy[i * OC + o];
-            if (!dinp)
-                continue;
-            float *dx = dinp + (size_t)b * H * W * C;
-            if (gather) { /* dx += conv(dy padded by q, flipped taps) */
-                const float *g = dy;
-                if (q) {
-                    pad_copy(gp, dy, OH, OW, OC, q);
-                    g = gp;
+#pragma omp for schedule(dynamic, 1)
+        for (int k = 0; k < N_CHUNKS; k++) {
+            float *dwp = parts + (size_t)k * (kkco + OC), *dbp = dwp + kkco;
+            memset(dwp, 0, (kkco + OC) * sizeof(float));
+            for (int b = (int)((int64_t)k * B / N_CHUNKS); b < (int)((int64_t)(k + 1) * B / N_CHUNKS); b++) {
+                const float *x = inp + (size_t)b * H * W * C, *dy = dout + (size_t)b * OH * OW * OC;
+                if (pad) {
+                    pad_copy(xp, x, H, W, C, pad);
+                    x = xp;
                 }
-                if (C % VL == 0)
-                    for (int h = 0; h < H; h++)
-                        dr->fwd_row(dx + (size_t)h * W * C, g + (size_t)h * OWq * OC, wd, NULL, ADD, W, OC, C, K, 1,
-                                    OWq * OC);
-                else {
-                    for (int h = 0; h < H; h++)
-                        for (int w = 0; w < W; w++)
+                if (OC % VL == 0)
+                    dr->dw_image(dwp, x, dy, OH, OW, C, OC, K, stride, rs);
+                else /* the plain loops */
+                    for (int oh = 0; oh < OH; oh++)
+                        for (int ow = 0; ow < OW; ow++)
                             for (int t = 0; t < K * K; t++) {
-                                const float *d = g + ((size_t)(h + t / K) * OWq + w + t % K) * OC;
-                                const float *wv = wd + (size_t)t * OC * C;
-                                float *o = dx + ((size_t)h * W + w) * C;
-                                for (int oc = 0; oc < OC; oc++)
-                                    for (int c = 0; c < C; c++)
-                                        o[c] += d[oc] * wv[(size_t)oc * C + c];
+                                const float *xv =
+                                    x + (size_t)(oh * stride + t / K) * rs + (size_t)(ow * stride + t % K) * C;
+                                const float *d = dy + ((size_t)oh * OW + ow) * OC;
+                                for (int c = 0; c < C; c++)
+                                    for (int o = 0; o < OC; o++)
+                                        dwp[((size_t)t * C + c) * OC + o] += xv[c] * d[o];
                             }
+                for (size_t i = 0; i < (size_t)OH * OW; i++)
+                    for (int o = 0; o < OC; o++)
+                        dbp[o] += dy[i * OC + o];
+                if (!dinp)
+                    continue;
+                float *dx = dinp + (size_t)b * H * W * C;
+                if (gather) { /* dx += conv(dy padded by q, flipped taps) */
+                    const float *g = dy;
+                    if (q) {
+                        pad_copy(gp, dy, OH, OW, OC, q);
+                        g = gp;
+                    }
+                    if (C % VL == 0)
+                        for (int h = 0; h < H; h++)
+                            dr->fwd_row(dx + (size_t)h * W * C, g + (size_t)h * OWq * OC, wd, NULL, ADD, W, OC, C, K, 1,
+                                        OWq * OC);
+                    else {
+                        for (int h = 0; h < H; h++)
+                            for (int w = 0; w < W; w++)
+                                for (int t = 0; t < K * K; t++) {
+                                    const float *d = g + ((size_t)(h + t / K) * OWq + w + t % K) * OC;
+                                    const float *wv = wd + (size_t)t * OC * C;
+                                    float *o = dx + ((size_t)h * W + w) * C;
+                                    for (int oc = 0; oc < OC; oc++)
+                                        for (int c = 0; c < C; c++)
+                                            o[c] += d[oc] * wv[(size_t)oc * C + c];
+                                }
+                    }
+                    continue;
                 }
-                continue;
-            }
-            memset(gp, 0, n_img * sizeof(float));
-            if (C % VL == 0)
-                for (int oh = 0; oh < OH; oh++)
-                    dr->dx_row(gp + (size_t)oh * stride * rs, dy + (size_t)oh * OW * OC, wd, OW, C, OC, K, stride,
-                               rs);
-            else
-                dx_image_plain(gp, dy, wd, OH, OW, C, OC, K, stride, rs);
-            for (int h = 0; h < H; h++) {
-                const float *src = gp + (size_t)(h + pad) * rs + (size_t)pad * C;
-                float *dst = dx + (size_t)h * W * C;
-                for (int i = 0; i < W * C; i++)
-                    dst[i] += src[i];
+                memset(gp, 0, n_img * sizeof(float));
+                if (C % VL == 0)
+                    for (int oh = 0; oh < OH; oh++)
+                        dr->dx_row(gp + (size_t)oh * stride * rs, dy + (size_t)oh * OW * OC, wd, OW, C, OC, K, stride,
+                                   rs);
+                else
+                    dx_image_plain(gp, dy, wd, OH, OW, C, OC, K, stride, rs);
+                for (int h = 0; h < H; h++) {
+                    const float *src = gp + (size_t)(h + pad) * rs + (size_t)pad * C;
+                    float *dst = dx + (size_t)h * W * C;
+                    for (int i = 0; i < W * C; i++)
+                        dst[i] += src[i];
+                }
             }
         }
         /* the loop's barrier passed: every partial is complete; (K,K,C,OC) back to (OC,C,K,K) */
@@ -482,8 +491,8 @@ void op_conv2d_nhwc_backward_cpu(float *dinp, float *dweight, float *dbias, cons
         team_range((int)(kkco + OC), 64, &lo, &hi);
         for (int i = lo; i < hi; i++) {
             float s = 0.0f;
-            for (int t = 0; t < nt; t++)
-                s += tws[(size_t)t * per + n_img + n_grad + i];
+            for (int k = 0; k < N_CHUNKS; k++)
+                s += parts[(size_t)k * (kkco + OC) + i];
             if (i < (int)kkco) {
                 int o = i % OC, c = i / OC % C, tap = i / OC / C;
                 float *dw = dweight + ((size_t)o * C + c) * K * K + tap;

@@ -9,6 +9,9 @@
 #include <math.h>
 #include <string.h>
 
+/* Elements per chunk of an elementwise op, handed to a thread as it comes free. */
+enum { ELEMS = 16384 };
+
 void op_maxpool_forward_cpu(float *out, int32_t *idx, const float *inp, int B, int C, int H, int W, int K,
                             int stride)
 {
@@ -78,14 +81,14 @@ void op_avgpool_backward_cpu(float *dinp, const float *dout, int B, int C, int H
 
 void op_relu_forward_cpu(float *out, const float *inp, size_t n)
 {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(dynamic, ELEMS)
     for (size_t i = 0; i < n; i++)
         out[i] = inp[i] > 0.0f ? inp[i] : 0.0f;
 }
 
 void op_relu_backward_cpu(float *dinp, const float *out, const float *dout, size_t n)
 {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(dynamic, ELEMS)
     for (size_t i = 0; i < n; i++)
         dinp[i] += out[i] > 0.0f ? dout[i] : 0.0f;
 }
@@ -96,14 +99,14 @@ void op_dropout_forward_cpu(float *out, const float *inp, const float *mask, siz
         memcpy(out, inp, n * sizeof(float));
         return;
     }
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(dynamic, ELEMS)
     for (size_t i = 0; i < n; i++)
         out[i] = inp[i] * mask[i];
 }
 
 void op_dropout_backward_cpu(float *dinp, const float *mask, const float *dout, size_t n)
 {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(dynamic, ELEMS)
     for (size_t i = 0; i < n; i++)
         dinp[i] += dout[i] * mask[i];
 }
@@ -114,7 +117,7 @@ void op_maxpool_nhwc_forward_cpu(float *out, int32_t *idx, const float *inp, int
                                  int stride)
 {
     int OH = (H - K) / stride + 1, OW = (W - K) / stride + 1;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(dynamic, 1)
     for (int r = 0; r < B * OH; r++) {
         int b = r / OH, oh = r % OH;
         const float *x = inp + (size_t)b * H * W * C;
@@ -144,7 +147,7 @@ void op_maxpool_nhwc_backward_cpu(float *dinp, const float *dout, const int32_t 
                                   int K, int stride)
 {
     int OH = (H - K) / stride + 1, OW = (W - K) / stride + 1;
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(dynamic, 1)
     for (int b = 0; b < B; b++) {
         float *dx = dinp + (size_t)b * H * W * C;
         const float *dy = dout + (size_t)b * OH * OW * C;
@@ -159,7 +162,7 @@ void op_avgpool_nhwc_forward_cpu(float *out, const float *inp, int B, int C, int
 {
     int OH = (H - K) / stride + 1, OW = (W - K) / stride + 1;
     float inv = 1.0f / (float)(K * K);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(dynamic, 1)
     for (int r = 0; r < B * OH; r++) {
         int b = r / OH, oh = r % OH;
         const float *x = inp + (size_t)b * H * W * C;
@@ -183,7 +186,7 @@ void op_avgpool_nhwc_backward_cpu(float *dinp, const float *dout, int B, int C, 
 {
     int OH = (H - K) / stride + 1, OW = (W - K) / stride + 1;
     float inv = 1.0f / (float)(K * K);
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(dynamic, 1)
     for (int b = 0; b < B; b++)
         for (int oh = 0; oh < OH; oh++)
             for (int ow = 0; ow < OW; ow++) {
@@ -199,7 +202,7 @@ void op_avgpool_nhwc_backward_cpu(float *dinp, const float *dout, int B, int C, 
 
 void op_layout_transpose_cpu(float *out, const float *inp, int B, int C, int HW, int to_nhwc, int add)
 {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(dynamic, 1)
     for (int b = 0; b < B; b++) {
         const float *x = inp + (size_t)b * C * HW;
         float *y = out + (size_t)b * C * HW;
