@@ -5,7 +5,11 @@
  * With CBLAS, each (batch, head) is a handful of GEMMs over blocks of BLOCK
  * query rows: rows [r0, r1) only see keys [0, r1), so the masked upper
  * triangle is (mostly) never computed. The team splits over (batch, head);
- * each GEMM is single-threaded (cpu.h). Without CBLAS, plain loops. */
+ * each GEMM is single-threaded (cpu.h). Without CBLAS, plain loops. The
+ * softmax's loops vectorize (exp_fast, and no trapping math: see gelu.c). */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("no-trapping-math")
+#endif
 #include "config.h"
 #include "ops.h"
 #include "cpu.h"
@@ -36,13 +40,16 @@ void op_attention_forward_cpu(float *out, float *att, const float *qkv, int B, i
                             C3, 0.0f, A + (size_t)r0 * T, T);
                 for (int t = r0; t < r1; t++) {
                     float *a = A + (size_t)t * T, maxv = -INFINITY, sum = 0.0f;
+#pragma omp simd reduction(max : maxv)
                     for (int t2 = 0; t2 <= t; t2++)
                         maxv = a[t2] > maxv ? a[t2] : maxv;
+#pragma omp simd reduction(+ : sum)
                     for (int t2 = 0; t2 <= t; t2++) {
-                        a[t2] = expf(a[t2] - maxv);
+                        a[t2] = exp_fast(a[t2] - maxv);
                         sum += a[t2];
                     }
                     float inv = 1.0f / sum;
+#pragma omp simd
                     for (int t2 = 0; t2 <= t; t2++)
                         a[t2] *= inv;
                     /* the causal mask, explicit for the backward and for readers */
@@ -83,8 +90,10 @@ void op_attention_backward_cpu(float *dqkv, float *scratch, const float *dout, c
                 for (int t = r0; t < r1; t++) {
                     const float *at = A + (size_t)t * T;
                     float *dt = D + (size_t)t * T, dot = 0.0f;
+#pragma omp simd reduction(+ : dot)
                     for (int t2 = 0; t2 <= t; t2++)
                         dot += at[t2] * dt[t2];
+#pragma omp simd
                     for (int t2 = 0; t2 <= t; t2++)
                         dt[t2] = at[t2] * (dt[t2] - dot) * scale;
                     for (int t2 = t + 1; t2 < r1; t2++)

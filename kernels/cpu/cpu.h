@@ -12,6 +12,12 @@
 #define TR_KERNELS_CPU_H
 
 #include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 #ifdef _OPENMP
 #include <omp.h>
@@ -33,14 +39,72 @@ static inline void team_range(int n, int align, int *lo, int *hi)
     *hi = *lo + chunk < n ? *lo + chunk : n;
 }
 
-/* GELU, GPT-2's tanh approximation. tanh through one expf: glibc's tanhf
+/* e^x in plain float arithmetic (Cephes' expf: x = n ln2 + r, |r| <= ln2/2,
+ * a degree-7 polynomial in r, 2^n put in the exponent bits), within 2 ulp
+ * of expf for x in [-87, 88] and clamped outside. A call to libm's expf
+ * keeps a loop scalar; this one the compiler vectorizes, and a vector lane
+ * gives the same bits as the scalar code. */
+static inline float exp_fast(float x)
+{
+    x = __builtin_isless(x, -87.0f) ? -87.0f : x; /* quiet compares: no branch */
+    x = __builtin_isgreater(x, 88.0f) ? 88.0f : x;
+    /* n = round(x / ln2) by the 1.5 * 2^23 trick: no libm call, no SSE4.1 */
+    float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
+    float r = (x - n * 0.693359375f) + n * 2.12194440e-4f;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * r * r + r + 1.0f;
+    union { int32_t i; float f; } two_n = {.i = ((int32_t)n + 127) << 23};
+    return p * two_n.f;
+}
+
+/* GELU, GPT-2's tanh approximation. tanh through one exp: glibc's tanhf
  * goes through expm1f and was a third of a gpt-tiny step. Absolute error
  * ~1e-7 near 0 (cancellation), exact +-1 in the tails. */
 #define GELU_SCALE 0.7978845608028654f /* sqrt(2/pi) */
-static inline float tanh_fast(float u) { return 1.0f - 2.0f / (expf(2.0f * u) + 1.0f); }
+static inline float tanh_fast(float u) { return 1.0f - 2.0f / (exp_fast(2.0f * u) + 1.0f); }
 static inline float gelu_value(float x)
 {
     return 0.5f * x * (1.0f + tanh_fast(GELU_SCALE * (x + 0.044715f * x * x * x)));
+}
+
+/* One AdamW step over [lo, hi) with decay wd and the gradient times
+ * grad_scale; c1, c2 are the bias corrections. Four lanes at a time on SSE
+ * (the compiler keeps a loop with sqrtf scalar for errno's sake); the lanes
+ * compute what the scalar tail computes, bit for bit. */
+static inline void adamw_span(float *param, const float *grad, float *m, float *v, size_t lo, size_t hi,
+                              float lr, float beta1, float beta2, float c1, float c2, float eps, float wd,
+                              float grad_scale)
+{
+    size_t i = lo;
+#ifdef __SSE2__
+    const __m128 b1 = _mm_set1_ps(beta1), nb1 = _mm_set1_ps(1.0f - beta1), b2 = _mm_set1_ps(beta2),
+                 nb2 = _mm_set1_ps(1.0f - beta2), vc1 = _mm_set1_ps(c1), vc2 = _mm_set1_ps(c2),
+                 veps = _mm_set1_ps(eps), vwd = _mm_set1_ps(wd), vlr = _mm_set1_ps(lr),
+                 vscale = _mm_set1_ps(grad_scale);
+    for (; i + 4 <= hi; i += 4) {
+        __m128 g = _mm_mul_ps(_mm_loadu_ps(grad + i), vscale);
+        __m128 mi = _mm_add_ps(_mm_mul_ps(b1, _mm_loadu_ps(m + i)), _mm_mul_ps(nb1, g));
+        __m128 vi = _mm_add_ps(_mm_mul_ps(b2, _mm_loadu_ps(v + i)), _mm_mul_ps(_mm_mul_ps(nb2, g), g));
+        _mm_storeu_ps(m + i, mi);
+        _mm_storeu_ps(v + i, vi);
+        __m128 p = _mm_loadu_ps(param + i);
+        __m128 step = _mm_div_ps(_mm_div_ps(mi, vc1), _mm_add_ps(_mm_sqrt_ps(_mm_div_ps(vi, vc2)), veps));
+        _mm_storeu_ps(param + i, _mm_sub_ps(p, _mm_mul_ps(vlr, _mm_add_ps(step, _mm_mul_ps(vwd, p)))));
+    }
+#endif
+    for (; i < hi; i++) {
+        float g = grad[i] * grad_scale;
+        float mi = beta1 * m[i] + (1.0f - beta1) * g;
+        float vi = beta2 * v[i] + (1.0f - beta2) * g * g;
+        m[i] = mi;
+        v[i] = vi;
+        param[i] -= lr * ((mi / c1) / (sqrtf(vi / c2) + eps) + wd * param[i]);
+    }
 }
 
 /* Makes the BLAS single-threaded, once per process; every op that calls

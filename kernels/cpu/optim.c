@@ -4,6 +4,7 @@
  * double and combine in a fixed order, so a result depends only on the
  * thread count. */
 #include "ops.h"
+#include "cpu.h"
 
 #include <math.h>
 
@@ -35,22 +36,14 @@ void op_adamw_fused_cpu(float *param, const float *grad, float *m, float *v, con
     size_t begin = bounds[0], end = bounds[n_ranges];
 #pragma omp parallel
     {
-        /* each thread walks its contiguous part, finding the range once */
+        /* each thread walks its contiguous part */
         size_t lo, hi;
         int nt, id;
         thread_part(begin, end, &lo, &hi, &nt, &id);
-        int r = 0;
-        while (r + 1 < n_ranges && bounds[r + 1] <= lo)
-            r++;
-        for (size_t i = lo; i < hi; i++) {
-            while (i >= bounds[r + 1])
-                r++;
-            float g = grad[i] * grad_scale;
-            float mi = beta1 * m[i] + (1.0f - beta1) * g;
-            float vi = beta2 * v[i] + (1.0f - beta2) * g * g;
-            m[i] = mi;
-            v[i] = vi;
-            param[i] -= lr * ((mi / c1) / (sqrtf(vi / c2) + eps) + decay[r] * param[i]);
+        for (int r = 0; r < n_ranges; r++) { /* the ranges that meet [lo, hi), each with its decay */
+            size_t a = bounds[r] > lo ? bounds[r] : lo, b = bounds[r + 1] < hi ? bounds[r + 1] : hi;
+            if (a < b)
+                adamw_span(param, grad, m, v, a, b, lr, beta1, beta2, c1, c2, eps, decay[r], grad_scale);
         }
     }
 }

@@ -373,6 +373,79 @@ static void test_kernels__adamw(void)
     CU_ASSERT(fabsf(m[0] - 0.03f) < 1e-6f && fabsf(v[0] - 9e-5f) < 1e-8f /* 1 - 0.999f is not exact */);
 }
 
+/* Every element of a long buffer (vector lanes, span edges, the scalar tail)
+ * gets the bits of the one-element formula, written out here, and the fused
+ * multi-range AdamW, with ranges cut at odd places, the bits of AdamW per range. */
+static void test_kernels__adamw_lanes(void)
+{
+    size_t n = 3 * 4096 + 7;
+    float *g = rand_buf(n, 1e-2f), *p1 = rand_buf(n, 1), *m1 = rand_buf(n, 1e-3f), *v1 = zeros(n);
+    for (size_t i = 0; i < n; i++)
+        v1[i] = fabsf(frand()) * 1e-5f;
+    float *p2 = malloc(n * 4), *m2 = malloc(n * 4), *v2 = malloc(n * 4);
+    float *p3 = malloc(n * 4), *m3 = malloc(n * 4), *v3 = malloc(n * 4);
+    memcpy(p2, p1, n * 4); memcpy(m2, m1, n * 4); memcpy(v2, v1, n * 4);
+    memcpy(p3, p1, n * 4); memcpy(m3, m1, n * 4); memcpy(v3, v1, n * 4);
+    float lr = 3e-3f, b1 = 0.9f, b2 = 0.95f, eps = 1e-8f, wd = 0.1f;
+    int t = 7;
+    op_adamw_cpu(p2, g, m2, v2, n, lr, b1, b2, eps, wd, t);
+    float c1 = 1.0f - powf(b1, (float)t), c2 = 1.0f - powf(b2, (float)t);
+    size_t n_same = 0;
+    for (size_t i = 0; i < n; i++) {
+        volatile float gi = g[i] * 1.0f; /* volatile: no FMA contraction in the reference either */
+        volatile float mi = b1 * m1[i] + (1.0f - b1) * gi, vi = b2 * v1[i] + (1.0f - b2) * gi * gi;
+        volatile float step = (mi / c1) / (sqrtf(vi / c2) + eps), pi = p1[i] - lr * (step + wd * p1[i]);
+        n_same += memcmp((const float *)&pi, &p2[i], 4) == 0 && memcmp((const float *)&mi, &m2[i], 4) == 0 &&
+                  memcmp((const float *)&vi, &v2[i], 4) == 0;
+    }
+    CU_ASSERT_EQUAL(n_same, n);
+    size_t bounds[4] = {0, 4099, 4101, n};
+    float decay[3] = {wd, 0.0f, wd};
+    op_adamw_fused_cpu(p3, g, m3, v3, bounds, decay, 3, lr, b1, b2, eps, 1.0f, t);
+    memcpy(p2, p1, n * 4); memcpy(m2, m1, n * 4); memcpy(v2, v1, n * 4);
+    for (int r = 0; r < 3; r++) {
+        size_t a = bounds[r], len = bounds[r + 1] - a;
+        op_adamw_cpu(p2 + a, g + a, m2 + a, v2 + a, len, lr, b1, b2, eps, decay[r], t);
+    }
+    CU_ASSERT(memcmp(p2, p3, n * 4) == 0 && memcmp(m2, m3, n * 4) == 0 && memcmp(v2, v3, n * 4) == 0);
+    free(g); free(p1); free(m1); free(v1); free(p2); free(m2); free(v2); free(p3); free(m3); free(v3);
+}
+
+/* GELU over a long buffer, the tails included (where tanh saturates to +-1
+ * and x^3 overflows), against the tanh form in double; and the softmax rows
+ * of the attention (exp without libm) summing to 1. */
+static void test_kernels__gelu_range(void)
+{
+    size_t n = 2 * 4096 + 5;
+    float *x = malloc(n * 4), *y = zeros(n);
+    for (size_t i = 0; i < n; i++)
+        x[i] = -12.0f + 24.0f * (float)i / (float)n;
+    const float tails[] = {-1e30f, -100.0f, -0.0f, 0.0f, 100.0f, 1e30f};
+    memcpy(x + n - 6, tails, sizeof tails);
+    op_gelu_forward_cpu(y, x, n);
+    double worst = 0;
+    for (size_t i = 0; i < n - 6; i++) {
+        double xi = x[i], ref = 0.5 * xi * (1 + tanh(0.7978845608028654 * (xi + 0.044715 * xi * xi * xi)));
+        worst = fmax(worst, fabs(ref - y[i]));
+    }
+    CU_ASSERT(worst < 2e-6);
+    CU_ASSERT(y[n - 6] == 0.0f && y[n - 5] == 0.0f && y[n - 4] == 0.0f && y[n - 3] == 0.0f);
+    CU_ASSERT(y[n - 2] == 100.0f && y[n - 1] == 1e30f);
+    free(x); free(y);
+    int B = 1, T = 70, C = 8, NH = 2; /* rows of 1 to 70 keys, scores up to +-80 */
+    float *qkv = rand_buf((size_t)B * T * 3 * C, 6), *out = zeros((size_t)B * T * C), *att = zeros((size_t)B * NH * T * T);
+    op_attention_forward_cpu(out, att, qkv, B, T, C, NH);
+    size_t n_rows_ok = 0;
+    for (int r = 0; r < NH * T; r++) {
+        double s = 0;
+        for (int t2 = 0; t2 < T; t2++)
+            s += att[(size_t)r * T + t2];
+        n_rows_ok += fabs(s - 1.0) < 1e-5;
+    }
+    CU_ASSERT_EQUAL(n_rows_ok, (size_t)NH * T);
+    free(qkv); free(out); free(att);
+}
+
 /* ---- casts, and the fusions against their unfused ops ---- */
 static void test_kernels__cast(void)
 {
@@ -468,6 +541,8 @@ static const gt_test_case cases[] = {
     {"test_kernels__residual", test_kernels__residual},
     {"test_kernels__crossentropy", test_kernels__crossentropy},
     {"test_kernels__adamw", test_kernels__adamw},
+    {"test_kernels__adamw_lanes", test_kernels__adamw_lanes},
+    {"test_kernels__gelu_range", test_kernels__gelu_range},
     {"test_kernels__cast", test_kernels__cast},
     {"test_kernels__fusions", test_kernels__fusions},
     {NULL, NULL},
