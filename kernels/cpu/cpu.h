@@ -72,6 +72,10 @@ static inline float gelu_value(float x)
     return 0.5f * x * (1.0f + tanh_fast(GELU_SCALE * (x + 0.044715f * x * x * x)));
 }
 
+/* out[i] = gelu_value(inp[i]) for i < n, in vector lanes (gelu.c): for the
+ * fused bias+GELU epilogue of a GEMM, the bits op_gelu_forward_cpu gives. */
+void cpu_gelu_span(float *restrict out, const float *restrict inp, size_t n);
+
 /* One AdamW step over [lo, hi) with decay wd and the gradient times
  * grad_scale; c1, c2 are the bias corrections. Four lanes at a time on SSE
  * (the compiler keeps a loop with sqrtf scalar for errno's sake); the lanes

@@ -9,6 +9,7 @@ void op_encoder_forward_cpu(float *out, const int32_t *inp, const float *wte, co
         for (int t = 0; t < T; t++) {
             float *o = out + ((size_t)b * T + t) * C;
             const float *e = wte + (size_t)inp[b * T + t] * C, *p = wpe + (size_t)t * C;
+#pragma omp simd
             for (int i = 0; i < C; i++)
                 o[i] = e[i] + p[i];
         }
@@ -24,6 +25,7 @@ void op_encoder_backward_cpu(float *dwte, float *dwpe, const float *dout, const 
         for (int t = 0; t < T; t++) {
             const float *d = dout + ((size_t)b * T + t) * C;
             float *e = dwte + (size_t)inp[b * T + t] * C;
+#pragma omp simd
             for (int i = 0; i < C; i++)
                 e[i] += d[i];
         }

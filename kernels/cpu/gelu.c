@@ -25,7 +25,7 @@
 
 enum { SPAN = 4096 }; /* elements per call of a span function */
 
-VECTOR_CLONES static void forward_span(float *restrict out, const float *restrict inp, size_t n)
+VECTOR_CLONES void cpu_gelu_span(float *restrict out, const float *restrict inp, size_t n)
 {
 #pragma omp simd
     for (size_t i = 0; i < n; i++)
@@ -49,7 +49,7 @@ void op_gelu_forward_cpu(float *out, const float *inp, size_t n)
 {
 #pragma omp parallel for schedule(static)
     for (size_t lo = 0; lo < n; lo += SPAN)
-        forward_span(out + lo, inp + lo, n - lo < SPAN ? n - lo : SPAN);
+        cpu_gelu_span(out + lo, inp + lo, n - lo < SPAN ? n - lo : SPAN);
 }
 
 void op_gelu_backward_cpu(float *dinp, const float *inp, const float *dout, size_t n)

@@ -24,6 +24,7 @@ void op_matmul_forward_cpu(float *out, const float *inp, const float *weight, co
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, hi - lo, OC, C, 1.0f, inp + (size_t)lo * C, C,
                         weight, C, 0.0f, out + (size_t)lo * OC, OC);
             for (int n = lo; bias && n < hi; n++)
+#pragma omp simd
                 for (int o = 0; o < OC; o++)
                     out[(size_t)n * OC + o] += bias[o];
         }
@@ -63,6 +64,7 @@ void op_matmul_backward_cpu(float *dinp, float *dweight, float *dbias, const flo
             for (int o = lo; dbias && !add_dparams && o < hi; o++)
                 dbias[o] = 0.0f;
             for (int n = 0; dbias && n < N; n++)
+#pragma omp simd
                 for (int o = lo; o < hi; o++)
                     dbias[o] += dout[(size_t)n * OC + o];
         }
@@ -115,16 +117,15 @@ void op_matmul_bias_gelu_forward_cpu(float *pre, float *out, const float *inp, c
             /* the epilogue, while the rows are in cache */
             for (int n = lo; n < hi; n++) {
                 float *p = pre + (size_t)n * OC, *g = out + (size_t)n * OC;
-                if (pre_format == LOWP_F32)
-                    for (int o = 0; o < OC; o++) {
+                if (pre_format == LOWP_F32) {
+#pragma omp simd
+                    for (int o = 0; o < OC; o++)
                         p[o] += bias[o];
-                        g[o] = gelu_value(p[o]);
-                    }
-                else
-                    for (int o = 0; o < OC; o++) {
+                } else {
+                    for (int o = 0; o < OC; o++)
                         p[o] = lowp_round(p[o] + bias[o], pre_format);
-                        g[o] = gelu_value(p[o]);
-                    }
+                }
+                cpu_gelu_span(g, p, (size_t)OC);
             }
         }
     }
