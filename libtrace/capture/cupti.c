@@ -34,7 +34,7 @@
 
 #include "capture.h"
 #include "clock.h"
-#include "cupti.h"
+#include "cupti_control.h"
 #include "cupti_records.h"
 #include "ring.h"
 #include "session.h"

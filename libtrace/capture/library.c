@@ -15,7 +15,7 @@
 #include "session.h"
 #include "warn.h"
 #ifdef HAVE_CUPTI
-#include "cupti.h"
+#include "cupti_control.h"
 #endif
 
 void gt_cap_flush(void)

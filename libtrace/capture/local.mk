@@ -31,7 +31,7 @@ libtrace_capture_libgtrace_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -sh
 	-export-symbols-regex '^(InitializeInjection|InitializeInjectionNvtx2|InitializeInjectionNvtxExtension|exec(ve|v|vp|vpe|l|lp|le))$$'
 libtrace_capture_libgtrace_la_LIBADD = $(PTHREAD_LIBS) $(DL_LIBS)
 if HAVE_CUPTI
-libtrace_capture_libgtrace_la_SOURCES += libtrace/capture/cupti.h libtrace/capture/cupti.c \
+libtrace_capture_libgtrace_la_SOURCES += libtrace/capture/cupti_control.h libtrace/capture/cupti.c \
 	libtrace/capture/cupti_records.h libtrace/capture/cupti_records.c
 libtrace_capture_libgtrace_la_CPPFLAGS += $(CUPTI_CPPFLAGS) $(CUDA_CPPFLAGS)
 endif

@@ -1,6 +1,7 @@
-/* cupti.h: CUDA through CUPTI (cupti.c; built only with the CUPTI headers). */
-#ifndef GT_CAPTURE_CUPTI_H
-#define GT_CAPTURE_CUPTI_H
+/* cupti_control.h: starting and flushing CUDA tracing through CUPTI (cupti.c;
+ * built only with the CUPTI headers). Not named cupti.h: that is CUPTI's own. */
+#ifndef GT_CAPTURE_CUPTI_CONTROL_H
+#define GT_CAPTURE_CUPTI_CONTROL_H
 
 #include <stdbool.h>
 
