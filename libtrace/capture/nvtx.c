@@ -252,14 +252,15 @@ static bool emit(int32_t event_type, uint64_t start, uint64_t end, int64_t range
 
 /* ---- push / pop ------------------------------------------------------- */
 
-/* This thread's stack, made at its first push; NULL when capture is off
- * or there is no memory (the push is then dropped and counted). */
+/* This thread's stack, made at its first push; NULL when capture is off,
+ * when the thread gets no ring (the region's cap) or there is no memory:
+ * the push is then dropped and counted. */
 static struct gt_nvtx_stack *my_stack(void)
 {
     struct gt_nvtx_stack *s = my_stack_ptr;
     if (__builtin_expect(s != NULL, 1))
         return s;
-    if (!atomic_load_explicit(&gt_cap_active, memory_order_relaxed))
+    if (!atomic_load_explicit(&gt_cap_active, memory_order_relaxed) || !gt_cap_ring_take())
         return NULL;
     pthread_once(&stack_key_once, make_stack_key);
     s = malloc(sizeof *s);

@@ -262,6 +262,13 @@ void gt_cap_drop(gt_event_kind kind)
     count_drop(tls.ring, kind);
 }
 
+bool gt_cap_ring_take(void)
+{
+    if (!tls.ring && tls.state == 0)
+        ring_claim();
+    return tls.ring != NULL;
+}
+
 bool gt_cap_note_lost_end(int64_t id)
 {
     gt_shm_header *h = region;

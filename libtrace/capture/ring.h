@@ -86,6 +86,11 @@ void gt_cap_drop(gt_event_kind kind);
  * (and counts) the range. False when the set of such ids is full. */
 bool gt_cap_note_lost_end(int64_t range_id);
 
+/* Takes this thread's ring now if it has none yet; whether it has one (false:
+ * capture is off, or every ring of the region is taken). For state a layer
+ * keeps per thread beside its records: no ring, no state to keep. */
+bool gt_cap_ring_take(void);
+
 /* This thread's kernel thread id (cached). */
 int32_t gt_cap_tid(void);
 

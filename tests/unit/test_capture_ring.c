@@ -173,12 +173,45 @@ static void test_capture_ring__threads_beyond_the_cap_count_drops(void)
     CU_ASSERT_EQUAL(atomic_load(&header()->n_carved), N_RINGS);
 }
 
+static void *take_ring(void *arg)
+{
+    *(bool *)arg = gt_cap_ring_take();
+    return NULL;
+}
+
+/* gt_cap_ring_take says whether a thread has a ring, taking one if it can:
+ * what a layer asks before it keeps state for the thread (nvtx.c's stack). */
+static void test_capture_ring__take_says_whether_a_ring_is_had(void)
+{
+    fresh_region();
+    bool got = false;
+    pthread_t t;
+    CU_ASSERT_FATAL(pthread_create(&t, NULL, take_ring, &got) == 0);
+    pthread_join(t, NULL);
+    CU_ASSERT(got);
+    CU_ASSERT_EQUAL(atomic_load(&header()->n_carved), 1);
+    CU_ASSERT_EQUAL(atomic_load(&ring_at(0)->state), GT_RING_DEAD); /* its thread has exited */
+    atomic_store(&header()->n_carved, N_RINGS); /* every ring taken */
+    got = true;
+    CU_ASSERT_FATAL(pthread_create(&t, NULL, take_ring, &got) == 0);
+    pthread_join(t, NULL);
+    CU_ASSERT(!got);
+    atomic_store(&gt_cap_active, 0); /* capture off: no ring either */
+    atomic_store(&header()->n_carved, 0);
+    got = true;
+    CU_ASSERT_FATAL(pthread_create(&t, NULL, take_ring, &got) == 0);
+    pthread_join(t, NULL);
+    CU_ASSERT(!got);
+    CU_ASSERT_EQUAL(atomic_load(&header()->n_carved), 0);
+}
+
 static const gt_test_case cases[] = {
     {"test_capture_ring__carved_ring_not_taken_twice", test_capture_ring__carved_ring_not_taken_twice},
     {"test_capture_ring__freed_ring_taken_again", test_capture_ring__freed_ring_taken_again},
     {"test_capture_ring__full_ring_counts_every_drop", test_capture_ring__full_ring_counts_every_drop},
     {"test_capture_ring__records_never_cross_the_end", test_capture_ring__records_never_cross_the_end},
     {"test_capture_ring__threads_beyond_the_cap_count_drops", test_capture_ring__threads_beyond_the_cap_count_drops},
+    {"test_capture_ring__take_says_whether_a_ring_is_had", test_capture_ring__take_says_whether_a_ring_is_had},
     {NULL, NULL},
 };
 
