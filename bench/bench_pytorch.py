@@ -9,6 +9,7 @@
 #   python3 bench_pytorch.py [STEPS] [WARMUP]
 #   python3 bench_pytorch.py calls [N]
 #   python3 bench_pytorch.py inprocess PYTHON_DIR NVTX_LIB
+#   python3 bench_pytorch.py toggle PYTHON_DIR NVTX_LIB [FEATURES] [STEPS]
 #
 # `calls`: what one module call costs, the unit of --pytorch's price: N
 # forwards of 50 nn.Identity in an nn.Sequential on a 1-element tensor,
@@ -22,6 +23,16 @@
 # prints the median CPU time of a step before and after. One process, one
 # memory layout: what runs differ in (start-up, placement on a loaded
 # machine) is out of the comparison.
+#
+# `toggle` (run under gtrace without --pytorch): the hooks installed once
+# (FEATURES, default steps,modules), then turned off and on again every
+# step (torch's global hook tables emptied and refilled, the wrapped
+# functions swapped back), STEPS steps (default 400) in pairs of one step
+# without and one with, in an order that alternates; prints the median CPU
+# time of a step without and with, and the median of the pairs'
+# differences. Neighbouring steps share the machine's state of the moment
+# (load, the allocator's pages), so this sees differences of a few tenths
+# of a percent where separate runs see noise of several percent.
 import statistics
 import sys
 import time
@@ -104,7 +115,80 @@ def inprocess(python_dir, nvtx_lib):
     print("inprocess_us %.1f %.1f" % (statistics.median(before) * 1e6, statistics.median(after) * 1e6))
 
 
+class Hooks:
+    """What gtrace_torch.hooks.install put in torch, to take out and put back."""
+
+    def __init__(self):
+        import torch.nn.modules.module as mm
+        import torch.optim.optimizer as om
+        from torch.utils.data import dataloader
+        self.tables = [getattr(mm, n) for n in ("_global_forward_pre_hooks", "_global_forward_hooks",
+                                                 "_global_forward_hooks_always_called") if hasattr(mm, n)]
+        self.tables += [getattr(om, n) for n in ("_global_optimizer_pre_hooks", "_global_optimizer_post_hooks")
+                        if hasattr(om, n)]
+        self.saved = [dict(t) for t in self.tables]
+        self.swaps = []  # (owner, attribute, gtrace's, torch's)
+        it = dataloader._BaseDataLoaderIter
+        for owner, name in [(torch.autograd, "backward"), (it, "__next__")] + \
+                [(c, "step") for c in torch.optim.Optimizer.__subclasses__()]:
+            f = owner.__dict__.get(name)
+            if f is not None and hasattr(f, "__wrapped__"):
+                self.swaps.append((owner, name, f, f.__wrapped__))
+
+    def set(self, on):
+        for t, saved in zip(self.tables, self.saved):
+            t.clear()
+            if on:
+                t.update(saved)
+        for owner, name, ours, theirs in self.swaps:
+            setattr(owner, name, ours if on else theirs)
+
+
+def toggle(python_dir, nvtx_lib, features, n_steps):
+    loader, model, loss_fn, opt = setup()
+    state = {"it": iter(loader)}
+
+    def step():
+        c = time.process_time()
+        try:
+            xb, yb = next(state["it"])
+        except StopIteration:
+            state["it"] = iter(loader)
+            xb, yb = next(state["it"])
+        loss = loss_fn(model(xb), yb)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        return time.process_time() - c
+
+    sys.path.insert(0, python_dir)
+    from gtrace_torch import hooks
+    hooks.install(torch, set(features.split(",")), nvtx_lib)
+    h = Hooks()
+    for i in range(10):
+        h.set(i % 2 == 1)
+        step()
+    off, on, diff = [], [], []
+    for i in range(n_steps // 2):
+        first = i % 2 == 0  # the order within a pair alternates
+        h.set(first)
+        a = step()
+        h.set(not first)
+        b = step()
+        t_on, t_off = (a, b) if first else (b, a)
+        on.append(t_on)
+        off.append(t_off)
+        diff.append(t_on - t_off)
+    h.set(True)
+    m_off, m_on, m_d = statistics.median(off), statistics.median(on), statistics.median(diff)
+    print("toggle_us off %.1f on %.1f diff %.1f (%+.2f%%) pairs %d" % (m_off * 1e6, m_on * 1e6, m_d * 1e6,
+                                                                       100 * m_d / m_off, len(diff)))
+
+
 def main():
+    if len(sys.argv) > 1 and sys.argv[1] == "toggle":
+        return toggle(sys.argv[2], sys.argv[3], sys.argv[4] if len(sys.argv) > 4 else "steps,modules",
+                      int(sys.argv[5]) if len(sys.argv) > 5 else 400)
     if len(sys.argv) > 1 and sys.argv[1] == "inprocess":
         return inprocess(sys.argv[2], sys.argv[3])
     if len(sys.argv) > 1 and sys.argv[1] == "calls":

@@ -14,8 +14,15 @@
 # only scratch traces in a temp dir. Last, the in-process comparison
 # (bench_pytorch.py inprocess: the step's CPU time in one process before and
 # after the hooks are installed, under gtrace), once a round.
+# Then, TOGGLE=1 (the default), the step with the hooks turned off and on
+# every other step in one process (bench_pytorch.py toggle, 400 steps), once
+# a round, for steps,modules and for no features at all (the control: what
+# the method reads when nothing differs).
 # MODES="base pytorch" leaves out the ops runs (the default is "base pytorch
-# ops"); CALLS=0 leaves out the module calls, INPROCESS=0 the last part.
+# ops"); CALLS=0 leaves out the module calls, INPROCESS=0 and TOGGLE=0 the
+# last parts. GTRACE_PYTHON_DIR names another copy of libtrace/python to
+# measure (gtrace --pytorch takes it from there too), so two versions of the
+# hooks can be compared in alternated runs.
 set -eu
 B=${1:?usage: bench_pytorch.sh BUILDDIR [ROUNDS] [PYTHON]}
 ROUNDS=${2:-7}
@@ -27,6 +34,7 @@ trap 'rm -rf "$W"' EXIT
 MODES=${MODES:-base pytorch ops}
 CALLS=${CALLS:-1}
 INPROCESS=${INPROCESS:-1}
+TOGGLE=${TOGGLE:-1}
 export OMP_NUM_THREADS=1 OMP_WAIT_POLICY=passive
 echo "machine: $(nproc) cores, $(uname -sr), load $(cut -d' ' -f1-3 /proc/loadavg), $(date -u +%Y-%m-%dT%H:%MZ)"
 echo "python: $PY, torch $("$PY" -c 'import torch; print(torch.__version__)' 2>/dev/null)"
@@ -78,9 +86,26 @@ done
 cb=$(median "$W/cb") cp=$(median "$W/cp")
 echo "module call: median base $cb ns, --pytorch $cp ns: $((${cp%.*} - ${cb%.*})) ns a call for its push and pop"
 fi
-[ "$INPROCESS" = 1 ] || exit 0
-PYDIR="$(cd "$(dirname "$0")/.." && pwd)/libtrace/python"
+PYDIR=${GTRACE_PYTHON_DIR:-"$(cd "$(dirname "$0")/.." && pwd)/libtrace/python"}
 NVTXLIB="$B/libtrace/nvtxlib/.libs/libgtrace-nvtx.so"
+echo "hooks from $PYDIR"
+if [ "$TOGGLE" = 1 ]; then
+echo "toggle: round  features  off_us  on_us  median of the differences"
+: > "$W/tp"; : > "$W/tn"
+r=1
+while [ "$r" -le "$ROUNDS" ]; do
+    for f in steps,modules none; do
+        v=$("$G" -o "$W/g.sqlite" --force "$PY" "$S" toggle "$PYDIR" "$NVTXLIB" $f 400 2>/dev/null | sed -n 's/^toggle_us //p')
+        [ -n "$v" ] || { echo "run failed: toggle $f"; exit 1; }
+        d=$(echo "$v" | sed -n 's/.*(\([-+0-9.]*\)%).*/\1/p')
+        if [ "$f" = none ]; then echo "$d" >> "$W/tn"; else echo "$d" >> "$W/tp"; fi
+        echo "toggle: $r  $f  $v"
+    done
+    r=$((r + 1))
+done
+echo "toggle: median of the rounds' differences: steps,modules $(median "$W/tp")%, none (control) $(median "$W/tn")%"
+fi
+[ "$INPROCESS" = 1 ] || exit 0
 echo "in-process: round  before_us  after_us"
 : > "$W/ib"; : > "$W/ia"
 r=1

@@ -4,8 +4,13 @@
 # gtrace its first call loads libgtrace.so (NVTX_INJECTION64_PATH) and every
 # call lands there. A range name is registered once (nvtxDomainRegisterStringA)
 # and its event attributes are built once, so a push is one ctypes call with
-# two prepared arguments. Everything is in one domain, "PyTorch"; category 1
-# of it is named "compute" (ATen ops), as the analysis expects of compute ops.
+# two prepared arguments. Push and pop go through a PyDLL handle, without
+# argtypes: the call keeps the GIL (a push into gtrace never waits: it
+# copies a record into this thread's ring) and converts nothing: a push and
+# pop pair under gtrace took 250 ns, against 345 ns through CDLL with
+# argtypes (bench/results/2026-11-26-pytorch-overhead.md). Everything is in
+# one domain, "PyTorch"; category 1 of it is named "compute" (ATen ops), as
+# the analysis expects of compute ops.
 import ctypes
 import functools
 
@@ -46,18 +51,17 @@ class Nvtx:
         lib.nvtxDomainRegisterStringA.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
         lib.nvtxDomainNameCategoryA.restype = None
         lib.nvtxDomainNameCategoryA.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_char_p]
-        lib.nvtxDomainRangePushEx.restype = ctypes.c_int
-        lib.nvtxDomainRangePushEx.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
-        lib.nvtxDomainRangePop.restype = ctypes.c_int
-        lib.nvtxDomainRangePop.argtypes = [ctypes.c_void_p]
+        fast = ctypes.PyDLL(path)
+        fast.nvtxDomainRangePushEx.restype = ctypes.c_int
+        fast.nvtxDomainRangePop.restype = ctypes.c_int
         self._lib = lib
         self._domain = lib.nvtxDomainCreateA(domain_name)
         lib.nvtxDomainNameCategoryA(self._domain, COMPUTE, b"compute")
         self._handles = {}
         domain = ctypes.c_void_p(self._domain)
         # Partials (C calls, no Python frame): no lookups on the hot path.
-        self.push = functools.partial(lib.nvtxDomainRangePushEx, domain)
-        self.pop = functools.partial(lib.nvtxDomainRangePop, domain)
+        self.push = functools.partial(fast.nvtxDomainRangePushEx, domain)
+        self.pop = functools.partial(fast.nvtxDomainRangePop, domain)
 
     def handle(self, name, category=0, keep=True):
         """A prepared argument for push(): the name registered, its attributes
