@@ -20,7 +20,9 @@ static void usage(FILE *f)
 {
     fprintf(f, "Usage: gtrace-view [--screenshot FILE [--view window|timeline|memory] [--size WxH]] TRACE [TRACE2]\n"
                "\n"
-               "Opens a gtrace trace or an Nsight Systems SQLite export (read-only): the timeline\n"
+               "Opens a gtrace trace or an Nsight Systems SQLite export (read-only), or a PyTorch\n"
+               "file (a torch.profiler JSON trace, plain or gzipped, or a CUDA memory snapshot\n"
+               "pickle) imported on the fly into a temporary trace removed at exit: the timeline\n"
                "(GPU streams, threads with NVTX ranges and CUDA calls, idle gaps, steps), memory\n"
                "over time with the allocator's state at a moment, and the analysis's summary and\n"
                "advice. With TRACE2 it compares the two, aligned on steps, with the diff table.\n"

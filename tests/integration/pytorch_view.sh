@@ -38,6 +38,9 @@ for f in plain.json mlp.json.gz p4.pickle; do
 done
 no_temps "gtrace import"
 
+# ---- --help says so ----------------------------------------------------------------
+"$VIEW" --help | grep -q "torch.profiler JSON trace" || fail "gtrace-view --help does not name PyTorch's files"
+
 # ---- headless views: the file's pixels are its import's ------------------------------
 for f in plain.json mlp.json.gz p4.pickle; do
     for view in timeline memory; do
