@@ -124,31 +124,29 @@ static int build(tr_cnn *m)
     return TR_OK;
 }
 
-/* The BN and ADD layers whose output only a ReLU right after reads, with the backend's fused op for the pair. */
+/* How many later layers read layer i's output. */
+static int readers(const tr_cnn *m, int i)
+{
+    int n = 0;
+    for (int j = i + 1; j < m->n_layers; j++)
+        n += (m->layers[j].in == i) + (m->layers[j].kind == TR_CNN_ADD && m->layers[j].in2 == i);
+    return n;
+}
+
+/* The BN and ADD layers whose output only a ReLU right after reads, with the
+ * backend's fused op for the pair (the two share the ReLU's buffer); a conv
+ * so read stores the ReLU's output itself (the backward needs only that). */
 static void fuse(tr_cnn *m)
 {
     const tr_backend *be = m->be;
     for (int i = 0; i + 1 < m->n_layers; i++) {
         tr_cnn_layer *l = &m->layers[i], *next = &m->layers[i + 1];
-        bool op = l->kind == TR_CNN_BN ? be->batchnorm_relu_forward && be->batchnorm_relu_backward :
-                  l->kind == TR_CNN_ADD ? be->residual_relu_forward && be->residual_relu_backward : false;
-        if (!op || next->kind != TR_CNN_RELU || next->in != i)
+        if (next->kind != TR_CNN_RELU || next->in != i || readers(m, i) != 1)
             continue;
-        int readers = 0;
-        for (int j = i + 1; j < m->n_layers; j++)
-            readers += (m->layers[j].in == i) + (m->layers[j].kind == TR_CNN_ADD && m->layers[j].in2 == i);
-        if (readers == 1)
+        if ((l->kind == TR_CNN_BN && be->batchnorm_relu_forward && be->batchnorm_relu_backward) ||
+            (l->kind == TR_CNN_ADD && be->residual_relu_forward && be->residual_relu_backward))
             l->relu_fused = next->relu_fused = true;
-    }
-    /* a conv whose output only the ReLU after it reads stores the ReLU's output (the backward needs only that) */
-    for (int i = 0; i + 1 < m->n_layers && be->conv2d_relu_forward; i++) {
-        tr_cnn_layer *l = &m->layers[i], *next = &m->layers[i + 1];
-        if (l->kind != TR_CNN_CONV || next->kind != TR_CNN_RELU || next->in != i)
-            continue;
-        int readers = 0;
-        for (int j = i + 1; j < m->n_layers; j++)
-            readers += (m->layers[j].in == i) + (m->layers[j].kind == TR_CNN_ADD && m->layers[j].in2 == i);
-        if (readers == 1)
+        else if (l->kind == TR_CNN_CONV && be->conv2d_relu_forward)
             l->relu_in_conv = next->relu_in_conv = true;
     }
 }

@@ -172,88 +172,57 @@ static void ws_free(bn_ws *w)
     free(w->f);
 }
 
-/* Sums of x and x*x (stats), or of g and g*(x-mean)*rstd with g = dy masked where the fused ReLU's input,
- * x*scale + shift as the forward computed it, is not positive (grad; scale NULL: no ReLU). */
-CLONES static void sums_stats(const float *restrict x, int lo, int hi, int C, double *restrict pa,
-                              double *restrict pb, float *restrict fa, float *restrict fb)
+/* Sums of x and x*x (stats: dy NULL), or of g and g*(x-mean)*rstd with g = dy masked where the fused ReLU's
+ * input, x*scale + shift as the forward computed it, is not positive (scale NULL: no ReLU), over rows [lo, hi). */
+CLONES static void sums(const float *restrict dy, const float *restrict x, const float *restrict scale,
+                        const float *restrict shift, const float *restrict mean, const float *restrict rstd, int lo,
+                        int hi, int C, double *restrict pa, double *restrict pb, float *restrict fa,
+                        float *restrict fb)
 {
-    if (C % VL == 0) {
-        for (int r0 = lo; r0 < hi; r0 += FLUSH) {
-            int r1 = r0 + FLUSH < hi ? r0 + FLUSH : hi;
-            for (int cb = 0; cb < C; cb += VL) {
-                vf s = {0}, ss = {0};
-                for (int r = r0; r < r1; r++) {
-                    vf v;
-                    VLOAD(v, x + (size_t)r * C + cb);
-                    s += v;
-                    ss += v * v;
-                }
-                for (int j = 0; j < VL; j++) {
-                    pa[cb + j] += s[j];
-                    pb[cb + j] += ss[j];
-                }
-            }
-        }
-        return;
-    }
     for (int r0 = lo; r0 < hi; r0 += FLUSH) {
         int r1 = r0 + FLUSH < hi ? r0 + FLUSH : hi;
-        for (int c = 0; c < C; c++)
-            fa[c] = fb[c] = 0.0f;
-        for (int r = r0; r < r1; r++) {
-            const float *xr = x + (size_t)r * C;
-            for (int c = 0; c < C; c++) {
-                fa[c] += xr[c];
-                fb[c] += xr[c] * xr[c];
-            }
-        }
-        for (int c = 0; c < C; c++) {
-            pa[c] += fa[c];
-            pb[c] += fb[c];
-        }
-    }
-}
-
-CLONES static void sums_grad(const float *restrict dy, const float *restrict x, const float *restrict scale,
-                             const float *restrict shift, const float *restrict mean, const float *restrict rstd,
-                             int lo, int hi, int C, double *restrict pa, double *restrict pb, float *restrict fa,
-                             float *restrict fb)
-{
-    if (C % VL == 0) {
-        for (int r0 = lo; r0 < hi; r0 += FLUSH) {
-            int r1 = r0 + FLUSH < hi ? r0 + FLUSH : hi;
+        if (C % VL == 0) {
             for (int cb = 0; cb < C; cb += VL) {
-                vf s = {0}, sx = {0}, m, rs, sc = {0}, sh = {0};
-                VLOAD(m, mean + cb);
-                VLOAD(rs, rstd + cb);
+                vf s = {0}, t = {0}, m = {0}, rs = {0}, sc = {0}, sh = {0};
+                if (dy) {
+                    VLOAD(m, mean + cb);
+                    VLOAD(rs, rstd + cb);
+                }
                 if (scale) {
                     VLOAD(sc, scale + cb);
                     VLOAD(sh, shift + cb);
                 }
                 for (int r = r0; r < r1; r++) {
                     vf d, xv;
-                    VLOAD(d, dy + (size_t)r * C + cb);
                     VLOAD(xv, x + (size_t)r * C + cb);
+                    if (!dy) {
+                        s += xv;
+                        t += xv * xv;
+                        continue;
+                    }
+                    VLOAD(d, dy + (size_t)r * C + cb);
                     if (scale)
                         d = VPOS(xv * sc + sh, d);
                     s += d;
-                    sx += d * ((xv - m) * rs);
+                    t += d * ((xv - m) * rs);
                 }
                 for (int j = 0; j < VL; j++) {
                     pa[cb + j] += s[j];
-                    pb[cb + j] += sx[j];
+                    pb[cb + j] += t[j];
                 }
             }
+            continue;
         }
-        return;
-    }
-    for (int r0 = lo; r0 < hi; r0 += FLUSH) {
-        int r1 = r0 + FLUSH < hi ? r0 + FLUSH : hi;
         for (int c = 0; c < C; c++)
             fa[c] = fb[c] = 0.0f;
         for (int r = r0; r < r1; r++) {
-            const float *d = dy + (size_t)r * C, *xr = x + (size_t)r * C;
-            if (scale) {
+            const float *xr = x + (size_t)r * C, *d = dy ? dy + (size_t)r * C : NULL;
+            if (!d) {
+                for (int c = 0; c < C; c++) {
+                    fa[c] += xr[c];
+                    fb[c] += xr[c] * xr[c];
+                }
+            } else if (scale) {
                 for (int c = 0; c < C; c++) {
                     float g = xr[c] * scale[c] + shift[c] > 0.0f ? d[c] : 0.0f;
                     fa[c] += g;
@@ -286,10 +255,7 @@ static const double *team_sums(bn_ws *w, const float *x, const float *dy, const 
         double *pa = w->part + (size_t)k * 2 * C, *pb = pa + C;
         for (int c = 0; c < C; c++)
             pa[c] = pb[c] = 0.0;
-        if (dy)
-            sums_grad(dy, x, scale, shift, mean, rstd, chunk_lo(k, N), chunk_lo(k + 1, N), C, pa, pb, fa, fb);
-        else
-            sums_stats(x, chunk_lo(k, N), chunk_lo(k + 1, N), C, pa, pb, fa, fb);
+        sums(dy, x, scale, shift, mean, rstd, chunk_lo(k, N), chunk_lo(k + 1, N), C, pa, pb, fa, fb);
     }
     double *sum = w->sum + (size_t)me * 2 * C;
     for (int c = 0; c < 2 * C; c++) {
@@ -338,7 +304,7 @@ CLONES static void apply_rows(float *restrict out, const float *restrict inp, co
     }
 }
 
-/* dx += k * (dy - a - (x - mean) * g) per channel, dy masked as in sums_grad; rows [lo, hi). */
+/* dx += k * (dy - a - (x - mean) * g) per channel, dy masked as in sums; rows [lo, hi). */
 CLONES static void dx_rows(float *restrict dinp, const float *restrict dout, const float *restrict inp,
                            const float *restrict scale, const float *restrict shift, const float *restrict k,
                            const float *restrict a, const float *restrict g, const float *restrict mean, int lo,
