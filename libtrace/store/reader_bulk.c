@@ -15,137 +15,80 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The columns read of each kind's table, by name; their members and how
+ * each is checked come from the table's description (columns.c). */
+enum { MAX_BULK_COLS = 16 };
 typedef struct bulk_desc {
-    const field *fields;
-    size_t n_fields;
-    const char *join_table; /* NULL: none */
-    const char *join_on;    /* in terms of aliases m (table) and j (join_table) */
-    size_t bytes;           /* of the kind's member of gt_event.u */
+    const gt_table_desc *main, *join; /* join: NULL none */
+    const char *join_on;              /* in terms of aliases m (main) and j (join) */
+    const char *cols[MAX_BULK_COLS];  /* of main; then, after a NULL, of join */
+    size_t bytes;                     /* of the kind's member of gt_event.u */
 } bulk_desc;
 
 struct gt_bulk {
     gt_trace *t;
     gt_event_kind kind;
-    const bulk_desc *desc;
+    field fields[MAX_BULK_COLS];
+    size_t n_fields;
     sqlite3_stmt *stmt; /* NULL: no rows */
     int64_t ops;        /* the work of stmt so far (the budget) */
 };
 
-static const field kernel_cols[] = {
-    FLD(gt_kernel, "start", start_ns, F_TIME),
-    FLD(gt_kernel, "end", end_ns, F_TIME),
-    FLD(gt_kernel, "globalPid", global_pid, F_I64),
-    FLD(gt_kernel, "deviceId", device_id, F_I32),
-    FLD(gt_kernel, "streamId", stream_id, F_I32),
-    FLD(gt_kernel, "correlationId", correlation_id, F_I64),
-    FLD(gt_kernel, "demangledName", demangled_name, F_I64),
-    FLD(gt_kernel, "shortName", short_name, F_I64),
-    FLD(gt_kernel, "mangledName", mangled_name, F_I64),
-};
-
-static const field memcpy_cols[] = {
-    FLD(gt_memcpy, "start", start_ns, F_TIME),
-    FLD(gt_memcpy, "end", end_ns, F_TIME),
-    FLD(gt_memcpy, "globalPid", global_pid, F_I64),
-    FLD(gt_memcpy, "deviceId", device_id, F_I32),
-    FLD(gt_memcpy, "streamId", stream_id, F_I32),
-    FLD(gt_memcpy, "correlationId", correlation_id, F_I64),
-    FLD(gt_memcpy, "bytes", bytes, F_SIZE),
-    FLD(gt_memcpy, "copyKind", copy_kind, F_I32),
-    FLD(gt_memcpy, "srcKind", src_kind, F_I32),
-    FLD(gt_memcpy, "dstKind", dst_kind, F_I32),
-};
-
-static const field memset_cols[] = {
-    FLD(gt_memset, "start", start_ns, F_TIME),
-    FLD(gt_memset, "end", end_ns, F_TIME),
-    FLD(gt_memset, "globalPid", global_pid, F_I64),
-    FLD(gt_memset, "deviceId", device_id, F_I32),
-    FLD(gt_memset, "streamId", stream_id, F_I32),
-    FLD(gt_memset, "correlationId", correlation_id, F_I64),
-    FLD(gt_memset, "bytes", bytes, F_SIZE),
-    FLD(gt_memset, "memKind", mem_kind, F_I32),
-};
-
-static const field api_cols[] = {
-    FLD(gt_api_call, "start", start_ns, F_TIME),
-    FLD(gt_api_call, "end", end_ns, F_TIME),
-    FLD(gt_api_call, "globalTid", global_tid, F_I64),
-    FLD(gt_api_call, "correlationId", correlation_id, F_I64),
-    FLD(gt_api_call, "nameId", name, F_I64),
-    FLD(gt_api_call, "eventClass", event_class, F_I32),
-};
-
-static const field sync_cols[] = {
-    FLD(gt_sync, "start", start_ns, F_TIME),
-    FLD(gt_sync, "end", end_ns, F_TIME),
-};
-
 /* NVTX columns read by position after gt_rd_fill_fields (nvtx_rest). */
 enum { NB_TEXT_ID = 6, NB_TEXT, NB_U64, NB_I64, NB_F64, NB_U32, NB_I32, NB_F32, NB_N };
-static const field nvtx_cols[] = {
-    FLD(gt_nvtx, "start", start_ns, F_TIME),
-    FLD(gt_nvtx, "end", end_ns, F_END_OR_NEG1),
-    FLD(gt_nvtx, "eventType", event_type, F_I32),
-    FLD(gt_nvtx, "category", category, F_I32),
-    FLD(gt_nvtx, "globalTid", global_tid, F_I64),
-    FLD(gt_nvtx, "domainId", domain_id, F_I64),
-    [NB_TEXT_ID] = FLD(gt_nvtx, "textId", text, F_HOOK),
-    [NB_TEXT] = FLD(gt_nvtx, "text", text, F_HOOK),
-    [NB_U64] = FLD(gt_nvtx, "uint64Value", payload, F_HOOK),
-    [NB_I64] = FLD(gt_nvtx, "int64Value", payload, F_HOOK),
-    [NB_F64] = FLD(gt_nvtx, "doubleValue", payload, F_HOOK),
-    [NB_U32] = FLD(gt_nvtx, "uint32Value", payload, F_HOOK),
-    [NB_I32] = FLD(gt_nvtx, "int32Value", payload, F_HOOK),
-    [NB_F32] = FLD(gt_nvtx, "floatValue", payload, F_HOOK),
-};
-_Static_assert(N_OF(nvtx_cols) == NB_N, "every NVTX column has a position");
 
-static const field gpu_memory_cols[] = {
-    FLD(gt_gpu_memory, "start", start_ns, F_TIME),
-    FLD(gt_gpu_memory, "deviceId", device_id, F_I32),
-    FLD(gt_gpu_memory, "address", address, F_I64),
-    FLD(gt_gpu_memory, "bytes", bytes, F_SIZE),
-    FLD(gt_gpu_memory, "memoryOperationType", operation, F_I32),
-    FLD(gt_gpu_memory, "correlationId", correlation_id, F_I64),
-    FLD(gt_gpu_memory, "streamId", stream_id, F_I32),
-    JFLD(gt_gpu_memory, "callchainId", callchain_id, F_I64),
-};
-
-static const field heap_cols[] = {
-    FLD(gt_heap_event, "start", start_ns, F_TIME),
-    FLD(gt_heap_event, "globalTid", global_tid, F_I64),
-    FLD(gt_heap_event, "operation", operation, F_I32),
-    FLD(gt_heap_event, "heapId", heap_id, F_I64),
-    FLD(gt_heap_event, "address", address, F_I64),
-    FLD(gt_heap_event, "bytes", bytes, F_SIZE),
-    FLD(gt_heap_event, "callchainId", callchain_id, F_I64),
-};
-
-static const field cpu_op_cols[] = {
-    FLD(gt_cpu_op, "start", start_ns, F_TIME),
-    FLD(gt_cpu_op, "end", end_ns, F_TIME),
-    FLD(gt_cpu_op, "globalTid", global_tid, F_I64),
-    FLD(gt_cpu_op, "nameId", name, F_I64),
-    FLD(gt_cpu_op, "streamId", stream_id, F_I32),
-    FLD(gt_cpu_op, "flops", flops, F_SIZE),
-    FLD(gt_cpu_op, "bytes", bytes, F_SIZE),
-};
-
-#define DESC(cols, type) {cols, N_OF(cols), NULL, NULL, sizeof(type)}
 static const bulk_desc bulk_descs[GT_EV_N_KINDS] = {
-    [GT_EV_KERNEL] = DESC(kernel_cols, gt_kernel),
-    [GT_EV_MEMCPY] = DESC(memcpy_cols, gt_memcpy),
-    [GT_EV_MEMSET] = DESC(memset_cols, gt_memset),
-    [GT_EV_API] = DESC(api_cols, gt_api_call),
-    [GT_EV_SYNC] = DESC(sync_cols, gt_sync),
-    [GT_EV_NVTX] = DESC(nvtx_cols, gt_nvtx),
-    [GT_EV_GPU_MEMORY] = {gpu_memory_cols, N_OF(gpu_memory_cols), GT_TABLE_GPU_MEMORY_STACKS, "j.\"eventId\" = m.rowid",
+    [GT_EV_KERNEL] = {&gt_tab_kernel, NULL, NULL,
+                      {"start", "end", "globalPid", "deviceId", "streamId", "correlationId", "demangledName",
+                       "shortName", "mangledName"},
+                      sizeof(gt_kernel)},
+    [GT_EV_MEMCPY] = {&gt_tab_memcpy, NULL, NULL,
+                      {"start", "end", "globalPid", "deviceId", "streamId", "correlationId", "bytes", "copyKind",
+                       "srcKind", "dstKind"},
+                      sizeof(gt_memcpy)},
+    [GT_EV_MEMSET] = {&gt_tab_memset, NULL, NULL,
+                      {"start", "end", "globalPid", "deviceId", "streamId", "correlationId", "bytes", "memKind"},
+                      sizeof(gt_memset)},
+    [GT_EV_API] = {&gt_tab_runtime, NULL, NULL, {"start", "end", "globalTid", "correlationId", "nameId", "eventClass"},
+                   sizeof(gt_api_call)},
+    [GT_EV_SYNC] = {&gt_tab_sync, NULL, NULL, {"start", "end"}, sizeof(gt_sync)},
+    [GT_EV_NVTX] = {&gt_tab_nvtx, NULL, NULL,
+                    {"start", "end", "eventType", "category", "globalTid", "domainId", [NB_TEXT_ID] = "textId",
+                     [NB_TEXT] = "text", [NB_U64] = "uint64Value", [NB_I64] = "int64Value", [NB_F64] = "doubleValue",
+                     [NB_U32] = "uint32Value", [NB_I32] = "int32Value", [NB_F32] = "floatValue"},
+                    sizeof(gt_nvtx)},
+    [GT_EV_GPU_MEMORY] = {&gt_tab_gpu_memory, &gt_tab_gpu_memory_stacks, "j.\"eventId\" = m.rowid",
+                          {"start", "deviceId", "address", "bytes", "memoryOperationType", "correlationId", "streamId",
+                           NULL, "callchainId"},
                           sizeof(gt_gpu_memory)},
-    [GT_EV_HEAP] = DESC(heap_cols, gt_heap_event),
-    [GT_EV_CPU_OP] = DESC(cpu_op_cols, gt_cpu_op),
+    [GT_EV_HEAP] = {&gt_tab_memory_events, NULL, NULL,
+                    {"start", "globalTid", "operation", "heapId", "address", "bytes", "callchainId"},
+                    sizeof(gt_heap_event)},
+    [GT_EV_CPU_OP] = {&gt_tab_cpu_ops, NULL, NULL,
+                      {"start", "end", "globalTid", "nameId", "streamId", "flops", "bytes"}, sizeof(gt_cpu_op)},
 };
-#undef DESC
+
+/* b->fields from the names in d and the tables' descriptions. */
+static int make_fields(gt_bulk *b, const bulk_desc *d)
+{
+    const gt_table_desc *tab = d->main;
+    bool joined = false;
+    for (size_t i = 0; i < MAX_BULK_COLS; i++) {
+        const char *name = d->cols[i];
+        if (!name && !joined && d->join && i + 1 < MAX_BULK_COLS && d->cols[i + 1]) {
+            tab = d->join; /* the joined table's columns follow */
+            joined = true;
+            continue;
+        }
+        if (!name)
+            break;
+        const gt_column *c = gt_column_named(tab, name);
+        if (!c || c->get == F_NONE)
+            return gt_error_set(GT_ERR_INVALID, "gt_bulk_new: %s has no column %s to read", tab->name, name);
+        b->fields[b->n_fields++] = (field){c->name, c->offset, c->get, joined};
+    }
+    return 0;
+}
 
 int gt_bulk_new(gt_bulk **out, gt_trace *t, gt_event_kind kind)
 {
@@ -164,15 +107,16 @@ int gt_bulk_new(gt_bulk **out, gt_trace *t, gt_event_kind kind)
         return gt_rd_nomem(t);
     b->t = t;
     b->kind = kind;
-    b->desc = &bulk_descs[kind];
+    const bulk_desc *d = &bulk_descs[kind];
+    if ((rc = make_fields(b, d)) < 0)
+        goto cleanup;
     const char *table = gt_event_kind_table(kind);
     const db_object *o = gt_rd_find_table(t, table);
     if (!o) /* no table (a view is never read): no rows */
         goto done;
-    const bulk_desc *d = b->desc;
-    const char *join = d->join_table && gt_rd_find_table(t, d->join_table) ? d->join_table : NULL;
+    const char *join = d->join && gt_rd_find_table(t, d->join->name) ? d->join->name : NULL;
     gt_rd_sb_printf(&sql, "SELECT ");
-    if ((rc = gt_rd_append_columns(t, &sql, d->fields, d->n_fields, table, join)) < 0)
+    if ((rc = gt_rd_append_columns(t, &sql, b->fields, b->n_fields, table, join)) < 0)
         goto cleanup;
     gt_rd_sb_printf(&sql, " FROM \"%s\" AS m", table);
     if (join)
@@ -255,8 +199,8 @@ int gt_bulk_next(gt_bulk *b, gt_event *ev)
             return rc;
         }
         ev->kind = b->kind;
-        memset(&ev->u, 0, b->desc->bytes); /* the rest of the union is never read */
-        int rc = gt_rd_fill_fields(t, b->stmt, b->desc->fields, b->desc->n_fields, &ev->u);
+        memset(&ev->u, 0, bulk_descs[b->kind].bytes); /* the rest of the union is never read */
+        int rc = gt_rd_fill_fields(t, b->stmt, b->fields, b->n_fields, &ev->u);
         if (rc == 0 && b->kind == GT_EV_NVTX)
             rc = nvtx_rest(b, &ev->u.nvtx);
         if (rc < 0)
