@@ -18,7 +18,6 @@
 /* ---- the reader's side: which column goes to which struct member -------- */
 
 enum field_type {
-    F_NONE = 0,    /* not read */
     F_I64,         /* int64_t or uint64_t member (bits kept) */
     F_I32,         /* int32_t or uint32_t member */
     F_BOOL,        /* bool member */
@@ -28,6 +27,7 @@ enum field_type {
     F_END_OR_NEG1, /* int64_t time; NULL -> -1 (the end of an instant NVTX event) */
     F_ID_START,    /* int64_t start from a GTRACE_KERNELS id, within +-GT_TIME_LIMIT_NS */
     F_HOOK,        /* read by the kind's hook */
+    F_NONE,        /* not read */
 };
 
 typedef struct field {
