@@ -27,7 +27,7 @@
 # `toggle` (run under gtrace without --pytorch): the hooks installed once
 # (FEATURES, default steps,modules), then turned off and on again every
 # step (torch's global hook tables emptied and refilled, the wrapped
-# functions swapped back), STEPS steps (default 400) in pairs of one step
+# functions, Module.__call__ among them, swapped back), STEPS steps (default 400) in pairs of one step
 # without and one with, in an order that alternates; prints the median CPU
 # time of a step without and with, and the median of the pairs'
 # differences. Neighbouring steps share the machine's state of the moment
@@ -129,7 +129,7 @@ class Hooks:
         self.saved = [dict(t) for t in self.tables]
         self.swaps = []  # (owner, attribute, gtrace's, torch's)
         it = dataloader._BaseDataLoaderIter
-        for owner, name in [(torch.autograd, "backward"), (it, "__next__")] + \
+        for owner, name in [(torch.autograd, "backward"), (it, "__next__"), (torch.nn.Module, "__call__")] + \
                 [(c, "step") for c in torch.optim.Optimizer.__subclasses__()]:
             f = owner.__dict__.get(name)
             if f is not None and hasattr(f, "__wrapped__"):

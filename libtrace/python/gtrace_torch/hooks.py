@@ -27,8 +27,11 @@
 # then falls in the next step). A step the GradScaler skips (inf/NaN
 # gradients: it does not call Optimizer.step) is part of the next.
 #
-# How: global module forward hooks (register_module_forward_pre_hook and
-# register_module_forward_hook, PyTorch 1.13 and 2.x); Optimizer.step through
+# How: Module.__call__ wrapped once (PyTorch 1.13: _call_impl; 2.x:
+# _wrapped_call_impl), so torch's module call keeps its fast path: global
+# module hooks would send every call through its slow path, 2 us a call on
+# 2.x (bench/results/2026-11-26-pytorch-overhead.md); a module's name is one
+# dict lookup (id, then the weakref checked); Optimizer.step through
 # register_optimizer_step_pre/post_hook (2.x) or by wrapping each optimizer
 # class's step the way Optimizer._hook_for_profile does (1.13);
 # torch.autograd.backward and _BaseDataLoaderIter.__next__ wrapped; ATen ops
@@ -38,8 +41,8 @@
 #
 # A module's backward. Full backward hooks wrap every module's inputs and
 # outputs in an autograd Function, which breaks in-place ops after them (an
-# in-place ReLU then fails). Instead the forward post hook, with grad on,
-# takes the autograd node that made the module's output (output.grad_fn,
+# in-place ReLU then fails). Instead the wrapped call, after forward, with
+# grad on, takes the autograd node that made the module's output (grad_fn,
 # before any in-place op after the module replaces the tensor's) and gives
 # it a pre-hook (Node.register_prehook, 1.13 and 2.x), which changes no
 # tensor. When autograd is about to run that node, the module's backward
@@ -200,54 +203,74 @@ def install(torch, features, lib_path):
                 self.nodes = {}   # id(node) -> (node, [calls whose output it made]), in one outermost call
 
         fstate = _ForwardState()
+        Module = torch.nn.Module
+        call_impl = Module.__call__  # 2.x: _wrapped_call_impl; 1.13: _call_impl
 
-        def pre_hook(mod, inputs):
-            st = fstate
-            d = st.depth
-            st.depth = d + 1
-            if d == 0:
-                if steps:
-                    if not state["open"]:
-                        open_step()
-                    push(H_FORWARD)
-                if not modules:
-                    return None
-                entry = lookup(mod)
-                if entry is None:
-                    name_tree(mod)
-                    entry = lookup(mod)
-            elif not modules:
-                return None
-            else:
-                entry = lookup(mod)
-                if entry is None:
-                    entry = remember(mod, type(mod).__name__)
-            push(entry[1])
-            calls = st.calls
-            calls.append((entry[2], calls[-1] if calls else None))
-            return None
+        def outermost():
+            if not state["open"]:
+                open_step()
+            push(H_FORWARD)
 
-        def post_hook(mod, inputs, output):
-            st = fstate
-            d = st.depth - 1
-            st.depth = d
-            if modules:
+        if modules:
+            def __call__(self, *args, **kwargs):
+                st = fstate
+                d = st.depth
+                entry = known.get(id(self))
+                if entry is None or entry[0]() is not self:
+                    if d == 0:
+                        name_tree(self)
+                        entry = lookup(self)
+                    else:
+                        entry = remember(self, type(self).__name__)
+                if d == 0 and steps:
+                    outermost()
+                st.depth = d + 1
+                push(entry[1])
+                calls = st.calls
+                call = (entry[2], calls[-1] if calls else None)
+                calls.append(call)
+                try:
+                    output = call_impl(self, *args, **kwargs)
+                except BaseException:
+                    calls.pop()
+                    pop()
+                    st.depth = d
+                    if d == 0:
+                        st.nodes.clear()
+                        if steps:
+                            pop()
+                    raise
+                calls.pop()
                 pop()
-                call = st.calls.pop() if st.calls else None
-                if call is not None and grad_enabled():
+                st.depth = d
+                if grad_enabled():
                     mark_backward(call, output)
                 if d == 0:
                     st.nodes.clear()
-            if d == 0 and steps:
-                pop()
-            return None
+                    if steps:
+                        pop()
+                return output
+        else:
+            def __call__(self, *args, **kwargs):
+                st = fstate
+                d = st.depth
+                if d:
+                    st.depth = d + 1
+                    try:
+                        return call_impl(self, *args, **kwargs)
+                    finally:
+                        st.depth = d
+                outermost()
+                st.depth = 1
+                try:
+                    return call_impl(self, *args, **kwargs)
+                finally:
+                    st.depth = 0
+                    pop()
 
-        reg = importlib.import_module("torch.nn.modules.module")
-        reg.register_module_forward_pre_hook(pre_hook)
-        try:  # 2.x: the post hook runs even when forward raises, so ranges stay balanced
-            reg.register_module_forward_hook(post_hook, always_call=True)
-        except TypeError:
-            reg.register_module_forward_hook(post_hook)
+        __call__.__wrapped__ = call_impl
+        __call__.__doc__ = call_impl.__doc__
+        Module.__call__ = __call__
 
     # ---- the phases of a step --------------------------------------------
     if steps:
