@@ -9,10 +9,16 @@
  * are committed as the capture's writer thread does per drain.
  *
  *   bench_store_write [-n EVENTS] [-o FILE] [--batch N] [--kernels-only]
+ *   bench_store_write --ranges FILE [--width NS] [--count N]
  *
  * Prints events/s (wall and CPU time of this process) while adding and
  * committing, the time close takes (indexes, checkpoint), and bytes per
- * event (and per kernel) of the closed file. Not run by make check. */
+ * event (and per kernel) of the closed file.
+ *
+ * --ranges times the query a timeline view makes: the kernels of a time
+ * window (gt_iter_new over [a, a + width)), for --count windows spread over
+ * the trace of FILE, and prints the median and total per window. Not run by
+ * make check. */
 #include "gt_store.h"
 
 #include <stdio.h>
@@ -215,12 +221,54 @@ static void replay(const step *s, int i, int64_t rep, gt_event *out)
     }
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The kernels of `count` windows of `width_ns` over the trace. */
+static int time_ranges(const char *path, int64_t width_ns, int count)
+{
+    gt_trace *t = NULL;
+    check(gt_trace_open(&t, path, 0), "open");
+    int64_t span_start, span_end;
+    check(gt_trace_time_span(t, &span_start, &span_end), "time span");
+    double *ms = calloc((size_t)count, sizeof *ms);
+    if (!ms)
+        return 1;
+    int64_t n_events = 0;
+    double total0 = seconds(CLOCK_MONOTONIC);
+    for (int i = 0; i < count; i++) {
+        int64_t from = span_start + (int64_t)((double)(span_end - span_start - width_ns) * (rng() / 4294967296.0));
+        double t0 = seconds(CLOCK_MONOTONIC);
+        gt_iter *it = NULL;
+        gt_event ev;
+        check(gt_iter_new(&it, t, GT_EV_KERNEL, from, from + width_ns), "iterate");
+        int rc;
+        while ((rc = gt_iter_next(it, &ev)) == 1)
+            n_events++;
+        check(rc, "iterate");
+        gt_iter_free(it);
+        ms[i] = 1e3 * (seconds(CLOCK_MONOTONIC) - t0);
+    }
+    double total = seconds(CLOCK_MONOTONIC) - total0;
+    qsort(ms, (size_t)count, sizeof *ms, cmp_double);
+    printf("ranges           %d windows of %.3f ms: median %.3f ms, max %.3f ms, %.3f s in all, %.1f kernels each\n",
+           count, width_ns / 1e6, ms[count / 2], ms[count - 1], total, (double)n_events / count);
+    free(ms);
+    gt_trace_free(t);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     int64_t n_events = 10000000;
     int batch = 65536;
     bool kernels_only = false;
-    const char *path = "bench_store_write.sqlite";
+    const char *path = "bench_store_write.sqlite", *ranges = NULL;
+    int64_t width_ns = 10000000;
+    int count = 200;
     for (int i = 1; i < argc; i++) {
         if (strcmp(argv[i], "-n") == 0 && i + 1 < argc)
             n_events = atoll(argv[++i]);
@@ -230,10 +278,24 @@ int main(int argc, char **argv)
             batch = atoi(argv[++i]);
         else if (strcmp(argv[i], "--kernels-only") == 0)
             kernels_only = true;
+        else if (strcmp(argv[i], "--ranges") == 0 && i + 1 < argc)
+            ranges = argv[++i];
+        else if (strcmp(argv[i], "--width") == 0 && i + 1 < argc)
+            width_ns = atoll(argv[++i]);
+        else if (strcmp(argv[i], "--count") == 0 && i + 1 < argc)
+            count = atoi(argv[++i]);
         else {
-            fprintf(stderr, "usage: %s [-n EVENTS] [-o FILE] [--batch N] [--kernels-only]\n", argv[0]);
+            fprintf(stderr, "usage: %s [-n EVENTS] [-o FILE] [--batch N] [--kernels-only]\n"
+                            "       %s --ranges FILE [--width NS] [--count N]\n", argv[0], argv[0]);
             return 2;
         }
+    }
+    if (ranges) {
+        if (width_ns <= 0 || count <= 0) {
+            fprintf(stderr, "bench_store_write: --width and --count take positive numbers\n");
+            return 2;
+        }
+        return time_ranges(ranges, width_ns, count);
     }
     if (n_events <= 0 || batch <= 0) {
         fprintf(stderr, "bench_store_write: -n and --batch take positive numbers\n");
