@@ -114,6 +114,9 @@ void an_model_free(an_model *m);
 /* Builds parents, the correlation map and main_tid after arrays are filled and sorted. */
 int an_model_index(an_model *m);
 void an_model_sort(an_model *m);
+/* Sorts n elements of `size` bytes, stably (equal elements keep their
+ * order), in about one pass when they are nearly sorted (model_sort.c). */
+void an_sort(void *base, size_t n, size_t size, int (*cmp)(const void *, const void *));
 /* The API call with this correlation id, or NULL. */
 const an_api *an_model_launch(const an_model *m, int64_t corr);
 /* Innermost range of thread tid containing t_ns; -1 none. */

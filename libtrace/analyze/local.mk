@@ -8,6 +8,7 @@ libtrace_analyze_libgtanalyze_la_SOURCES = \
 	libtrace/analyze/vocab.c \
 	libtrace/analyze/util.c \
 	libtrace/analyze/model.c \
+	libtrace/analyze/model_sort.c \
 	libtrace/analyze/steps.c \
 	libtrace/analyze/summary.c \
 	libtrace/analyze/gaps.c \
