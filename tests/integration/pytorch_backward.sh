@@ -9,7 +9,8 @@
 # and the loss in the step's "backward" phase. With modules alone (no
 # steps) the same ranges, without the phase. A backward that raises (a hook
 # on the model's output) leaves no range open: the ranges of the steps after
-# it nest as before. Runs on Debian's python3-torch
+# it nest as before; nor does a module's forward that raises, and torch
+# holds no global module hook. Runs on Debian's python3-torch
 # (1.13); GT_PYTORCH_PYTHONS may name more Pythons with torch (a 2.x in a
 # virtual environment), each checked the same way.
 . "$GT_TOP_SRCDIR/tests/integration/pytorch_common.sh"
@@ -77,8 +78,50 @@ check "$PY" "modules-alone" modules
 grep -q "backward failed at step 1" out.txt || fail "the backward did not fail: $(cat out.txt)"
 ranges "$PY" failed.sqlite steps,modules $STEPS 1 || fail "the ranges after a failed backward"
 expect_eq "backward phases (one failed)" $((STEPS + 1)) "$(count_of failed.sqlite backward)"
+
+# forward PYTHON TAG: a module's forward that raises inside the model's,
+# caught by the program, which goes on: every module range of the run is in
+# its caller's (the model's and the loss's in the "forward" phase), those of
+# the failed call included; and torch holds no global module hook (which
+# would send every module call through its slow path).
+forward() {
+    py=$1 tag=$2
+    "$GTRACE" --pytorch -o fwd-$tag.sqlite "$py" "$TRAIN" --steps $STEPS --inplace --fail-forward-at 1 \
+        --global-hooks > out.txt 2> err.txt || fail "$tag: a failed forward: $(cat err.txt)"
+    grep -q "forward failed at step 1" out.txt || fail "$tag: the forward did not fail: $(cat out.txt)"
+    expect_eq "$tag: global module hooks" "global module hooks 0" "$(grep '^global module hooks' out.txt)"
+    "$py" - fwd-$tag.sqlite $STEPS <<'PY' || fail "$tag: the forward ranges after a failed forward"
+import collections, sqlite3, sys
+db, steps = sys.argv[1], int(sys.argv[2])
+c = sqlite3.connect(db)
+rows = c.execute("""SELECT n.globalTid, n.start, n."end",
+    coalesce(n.text, (SELECT value FROM StringIds WHERE id = n.textId))
+    FROM NVTX_EVENTS n WHERE n.eventType = 59 ORDER BY n.globalTid, n.start, n."end" DESC""").fetchall()
+stack, got, bad = [], collections.Counter(), []
+for tid, start, end, name in rows:
+    while stack and (stack[-1][0] != tid or stack[-1][2] < end):
+        stack.pop()
+    p = stack[-1][3] if stack else None
+    stack.append((tid, start, end, name))
+    if name.endswith(" backward") or name in ("forward", "backward", "data", "optimizer") or name.startswith("step "):
+        continue
+    got[name] += 1
+    want = "forward" if name in ("Net", "CrossEntropyLoss") else name.rsplit(".", 1)[0] if "." in name else "Net"
+    if p != want:
+        bad.append("%s in %s" % (name, p))
+assert not bad, bad[:5]
+# the steps, the failed call, the evaluation after the last step
+assert got["Net"] == steps + 2 and got["features.1"] == steps + 2, dict(got)
+assert got["features.1.conv"] == steps + 1 and got["head"] == steps + 1, dict(got)
+print("ok: %d module ranges, each in its caller's, after a failed forward" % sum(got.values()))
+PY
+}
+forward "$PY" "torch-$("$PY" -c 'import torch; print(torch.__version__)')"
+
 for py in ${GT_PYTORCH_PYTHONS:-}; do
     "$py" -c "import torch" 2>/dev/null || fail "GT_PYTORCH_PYTHONS: $py cannot import torch"
-    check "$py" "torch-$("$py" -c 'import torch; print(torch.__version__)' 2>/dev/null)" steps,modules
+    tag="torch-$("$py" -c 'import torch; print(torch.__version__)' 2>/dev/null)"
+    check "$py" "$tag" steps,modules
+    forward "$py" "$tag"
 done
 echo "PASS"

@@ -7,13 +7,18 @@
 #   python3 pytorch_train.py [--batch B] [--steps S] [--images N]
 #                            [--no-optimizer] [--raise-at S] [--threads T]
 #                            [--inplace] [--losses] [--fail-backward-at S]
+#                            [--fail-forward-at S] [--global-hooks]
 #
 # --inplace: each block's ReLU is an nn.ReLU(inplace=True) module, which
 # changes the normalization's output in place (what full backward hooks on
 # modules break); --losses prints every step's loss exactly (float.hex);
 # --fail-backward-at S: at step S the backward raises once, after the loss's
 # backward and before the model's (a hook on the model's output), and the
-# program goes on with that batch again.
+# program goes on with that batch again. --fail-forward-at S: at step S the
+# second block's forward raises once, inside the model's, and the program
+# goes on with that batch. --global-hooks: prints how many global module
+# hooks torch holds at the end (each one sends every module call through
+# torch's slow path).
 import argparse
 import gzip
 import os
@@ -52,6 +57,9 @@ class Block(nn.Module):
         self.relu = nn.ReLU(inplace=True) if inplace else None
 
     def forward(self, x):
+        if getattr(self, "fail", False):
+            self.fail = False
+            raise RuntimeError("a forward that fails on purpose")
         x = self.norm(self.conv(x))
         return F.max_pool2d(self.relu(x) if self.relu is not None else F.relu(x), 2)
 
@@ -81,6 +89,8 @@ def main():
     p.add_argument("--inplace", action="store_true")
     p.add_argument("--losses", action="store_true")
     p.add_argument("--fail-backward-at", type=int, default=-1)
+    p.add_argument("--fail-forward-at", type=int, default=-1)
+    p.add_argument("--global-hooks", action="store_true")
     a = p.parse_args()
     torch.manual_seed(0)
     torch.set_num_threads(a.threads)
@@ -94,6 +104,13 @@ def main():
         for xb, yb in loader:
             if step == a.raise_at:
                 raise RuntimeError("stopped at step %d on purpose" % step)
+            if step == a.fail_forward_at:
+                a.fail_forward_at = -1
+                model.features[1].fail = True
+                try:
+                    model(xb)
+                except RuntimeError as e:
+                    print("forward failed at step %d: %s" % (step, e))
             out = model(xb)
             loss = loss_fn(out, yb)
             if opt is not None:
@@ -115,6 +132,11 @@ def main():
             if step == a.steps:
                 break
     print("trained %d steps, last loss %.4f" % (step, loss.item()))
+    if a.global_hooks:  # what sends every module call through torch's slow path
+        mm = sys.modules["torch.nn.modules.module"]
+        print("global module hooks %d" % sum(len(getattr(mm, n, {})) for n in (
+            "_global_forward_pre_hooks", "_global_forward_hooks", "_global_backward_hooks",
+            "_global_backward_pre_hooks")))
     with torch.no_grad():  # evaluation after the last step: in no step
         model.eval()
         model(x[:64])
