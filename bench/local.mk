@@ -2,6 +2,7 @@
 # command are in bench/results/. Built by make, never run by make check.
 noinst_PROGRAMS += bench/bench_store_write
 bench_bench_store_write_SOURCES = bench/bench_store_write.c
+bench_bench_store_write_CPPFLAGS = $(ANALYZE_CPPFLAGS)
 bench_bench_store_write_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 bench_bench_store_write_LDADD = libtrace/store/libgtstore.la $(SQLITE_LIBS)
 EXTRA_DIST += bench/results/2026-11-21-store-write.md
@@ -9,6 +10,7 @@ EXTRA_DIST += bench/results/2026-11-21-store-write.md
 # gtrace report on a synthetic 10 M-event trace (written once, then reused).
 noinst_PROGRAMS += bench/bench_report
 bench_bench_report_SOURCES = bench/bench_report.c
+bench_bench_report_CPPFLAGS = $(ANALYZE_CPPFLAGS)
 bench_bench_report_LDADD = libtrace/analyze/libgtanalyze.la $(M_LIBS)
 EXTRA_DIST += bench/results/2026-11-21-report.md
 
@@ -16,6 +18,7 @@ EXTRA_DIST += bench/results/2026-11-21-report.md
 if HAVE_GTK
 noinst_PROGRAMS += bench/bench_viewer
 bench_bench_viewer_SOURCES = bench/bench_viewer.c
+bench_bench_viewer_CPPFLAGS = $(ANALYZE_CPPFLAGS)
 bench_bench_viewer_CFLAGS = $(AM_CFLAGS) $(GTK_CFLAGS) -I$(top_srcdir)/viewer
 bench_bench_viewer_LDADD = viewer/libgtview.la $(GTK_LIBS) $(M_LIBS)
 endif

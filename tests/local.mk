@@ -2,6 +2,7 @@
 if HAVE_CUNIT
 check_LTLIBRARIES = tests/unit/libgttest.la
 tests_unit_libgttest_la_SOURCES = tests/unit/gt_test.c tests/unit/gt_test.h
+tests_unit_libgttest_la_CPPFLAGS = $(ANALYZE_CPPFLAGS)
 tests_unit_libgttest_la_CFLAGS = $(AM_CFLAGS) $(CUNIT_CFLAGS)
 tests_unit_libgttest_la_LIBADD = $(CUNIT_LIBS)
 endif

@@ -15,13 +15,17 @@ viewer_libgtview_la_SOURCES = \
 	viewer/gv-summary.h viewer/gv-summary.c \
 	viewer/gv-compare.h viewer/gv-compare.c \
 	viewer/gv-window.h viewer/gv-window.c
-viewer_libgtview_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/libtrace/cli -I$(top_srcdir)/libtrace/import
+# The viewer reads traces through the analysis and opens PyTorch files
+# through the CLI's opener (libgtopen).
+VIEWER_CPPFLAGS = $(ANALYZE_CPPFLAGS) -I$(top_srcdir)/libtrace/cli -I$(top_srcdir)/libtrace/import
+viewer_libgtview_la_CPPFLAGS = $(VIEWER_CPPFLAGS)
 viewer_libgtview_la_CFLAGS = $(AM_CFLAGS) $(GTK_CFLAGS)
 viewer_libgtview_la_LIBADD = libtrace/cli/libgtopen.la libtrace/analyze/libgtanalyze.la $(GTK_LIBS) $(M_LIBS)
 
 bin_PROGRAMS += viewer/gtrace-view
 dist_man_MANS += viewer/gtrace-view.1
 viewer_gtrace_view_SOURCES = viewer/main.c
+viewer_gtrace_view_CPPFLAGS = $(VIEWER_CPPFLAGS)
 viewer_gtrace_view_CFLAGS = $(AM_CFLAGS) $(GTK_CFLAGS)
 viewer_gtrace_view_LDADD = viewer/libgtview.la $(GTK_LIBS)
 
@@ -33,13 +37,16 @@ VIEWER_TEST_CFLAGS = $(AM_CFLAGS) $(GTK_CFLAGS) $(CUNIT_CFLAGS) $(SQLITE_CFLAGS)
 VIEWER_TEST_LDADD = viewer/libgtview.la tests/unit/libgttest.la $(GTK_LIBS) $(CUNIT_LIBS) $(SQLITE_LIBS) $(M_LIBS)
 tests_unit_test_viewer_model_SOURCES = tests/unit/test_viewer_model.c tests/unit/test_viewer_model.h \
 	tests/unit/test_viewer_fixture.h
+tests_unit_test_viewer_model_CPPFLAGS = $(VIEWER_CPPFLAGS)
 tests_unit_test_viewer_model_CFLAGS = $(VIEWER_TEST_CFLAGS)
 tests_unit_test_viewer_model_LDADD = $(VIEWER_TEST_LDADD)
 tests_unit_test_viewer_lane_SOURCES = tests/unit/test_viewer_lane.c
+tests_unit_test_viewer_lane_CPPFLAGS = $(VIEWER_CPPFLAGS)
 tests_unit_test_viewer_lane_CFLAGS = $(VIEWER_TEST_CFLAGS)
 tests_unit_test_viewer_lane_LDADD = $(VIEWER_TEST_LDADD)
 tests_unit_test_viewer_render_SOURCES = tests/unit/test_viewer_render.c tests/unit/test_viewer_model.h \
 	tests/unit/test_viewer_fixture.h
+tests_unit_test_viewer_render_CPPFLAGS = $(VIEWER_CPPFLAGS)
 tests_unit_test_viewer_render_CFLAGS = $(VIEWER_TEST_CFLAGS)
 tests_unit_test_viewer_render_LDADD = $(VIEWER_TEST_LDADD)
 endif
@@ -49,6 +56,7 @@ if HAVE_CUNIT
 check_PROGRAMS += tests/unit/test_viewer_agree
 TESTS += tests/unit/test_viewer_agree
 tests_unit_test_viewer_agree_SOURCES = tests/unit/test_viewer_agree.c
+tests_unit_test_viewer_agree_CPPFLAGS = $(VIEWER_CPPFLAGS)
 tests_unit_test_viewer_agree_CFLAGS = $(AM_CFLAGS) $(GTK_CFLAGS) $(CUNIT_CFLAGS) -I$(top_srcdir)/tests/unit -I$(top_srcdir)/viewer
 tests_unit_test_viewer_agree_LDADD = viewer/libgtview.la tests/unit/libgttest.la $(GTK_LIBS) $(CUNIT_LIBS) $(M_LIBS)
 endif
@@ -57,12 +65,14 @@ endif
 if HAVE_CUNIT
 check_PROGRAMS += tests/unit/test_viewer_ui
 tests_unit_test_viewer_ui_SOURCES = tests/unit/test_viewer_ui.c tests/unit/test_viewer_fixture.h
+tests_unit_test_viewer_ui_CPPFLAGS = $(VIEWER_CPPFLAGS)
 tests_unit_test_viewer_ui_CFLAGS = $(AM_CFLAGS) $(GTK_CFLAGS) $(CUNIT_CFLAGS) -I$(top_srcdir)/tests/unit -I$(top_srcdir)/viewer
 tests_unit_test_viewer_ui_LDADD = viewer/libgtview.la tests/unit/libgttest.la $(GTK_LIBS) $(CUNIT_LIBS) $(M_LIBS)
 TESTS += tests/integration/viewer_ui.sh
 # The memory page's process chooser, under Xvfb too.
 check_PROGRAMS += tests/unit/test_viewer_memory
 tests_unit_test_viewer_memory_SOURCES = tests/unit/test_viewer_memory.c tests/unit/test_viewer_fixture.h
+tests_unit_test_viewer_memory_CPPFLAGS = $(VIEWER_CPPFLAGS)
 tests_unit_test_viewer_memory_CFLAGS = $(AM_CFLAGS) $(GTK_CFLAGS) $(CUNIT_CFLAGS) -I$(top_srcdir)/tests/unit -I$(top_srcdir)/viewer
 tests_unit_test_viewer_memory_LDADD = viewer/libgtview.la tests/unit/libgttest.la $(GTK_LIBS) $(CUNIT_LIBS) $(M_LIBS)
 TESTS += tests/integration/viewer_memory.sh

@@ -25,6 +25,7 @@ libtrace_analyze_libgtanalyze_la_SOURCES = \
 	libtrace/analyze/export_chrome.c \
 	libtrace/analyze/export_csv.c \
 	libtrace/analyze/export_memviz.c
+libtrace_analyze_libgtanalyze_la_CPPFLAGS = $(ANALYZE_CPPFLAGS)
 libtrace_analyze_libgtanalyze_la_LIBADD = libtrace/store/libgtstore.la $(M_LIBS) $(PTHREAD_LIBS)
 
 if HAVE_CUNIT
@@ -35,24 +36,30 @@ TESTS += tests/unit/test_analyze_report tests/unit/test_analyze_rules tests/unit
 ANALYZE_TEST_CFLAGS = $(AM_CFLAGS) $(CUNIT_CFLAGS) -I$(top_srcdir)/tests/unit
 ANALYZE_TEST_LDADD = libtrace/analyze/libgtanalyze.la tests/unit/libgttest.la $(CUNIT_LIBS) $(M_LIBS)
 tests_unit_test_analyze_report_SOURCES = tests/unit/test_analyze_report.c tests/unit/analyze_fixture.h
+tests_unit_test_analyze_report_CPPFLAGS = $(ANALYZE_CPPFLAGS)
 tests_unit_test_analyze_report_CFLAGS = $(ANALYZE_TEST_CFLAGS)
 tests_unit_test_analyze_report_LDADD = $(ANALYZE_TEST_LDADD)
 tests_unit_test_analyze_rules_SOURCES = tests/unit/test_analyze_rules.c tests/unit/analyze_fixture.h
+tests_unit_test_analyze_rules_CPPFLAGS = $(ANALYZE_CPPFLAGS)
 tests_unit_test_analyze_rules_CFLAGS = $(ANALYZE_TEST_CFLAGS)
 tests_unit_test_analyze_rules_LDADD = $(ANALYZE_TEST_LDADD)
 tests_unit_test_analyze_memory_SOURCES = tests/unit/test_analyze_memory.c tests/unit/analyze_fixture.h
+tests_unit_test_analyze_memory_CPPFLAGS = $(ANALYZE_CPPFLAGS)
 tests_unit_test_analyze_memory_CFLAGS = $(ANALYZE_TEST_CFLAGS)
 tests_unit_test_analyze_memory_LDADD = $(ANALYZE_TEST_LDADD)
 tests_unit_test_analyze_diff_SOURCES = tests/unit/test_analyze_diff.c tests/unit/analyze_fixture.h
+tests_unit_test_analyze_diff_CPPFLAGS = $(ANALYZE_CPPFLAGS)
 tests_unit_test_analyze_diff_CFLAGS = $(ANALYZE_TEST_CFLAGS)
 tests_unit_test_analyze_diff_LDADD = $(ANALYZE_TEST_LDADD)
 tests_unit_test_analyze_comm_SOURCES = tests/unit/test_analyze_comm.c tests/unit/analyze_fixture.h
+tests_unit_test_analyze_comm_CPPFLAGS = $(ANALYZE_CPPFLAGS)
 tests_unit_test_analyze_comm_CFLAGS = $(ANALYZE_TEST_CFLAGS)
 tests_unit_test_analyze_comm_LDADD = $(ANALYZE_TEST_LDADD)
 # the model loaded through the store's bulk reads, on good and damaged traces
 check_PROGRAMS += tests/unit/test_analyze_load
 TESTS += tests/unit/test_analyze_load
 tests_unit_test_analyze_load_SOURCES = tests/unit/test_analyze_load.c tests/unit/analyze_fixture.h
+tests_unit_test_analyze_load_CPPFLAGS = $(ANALYZE_CPPFLAGS)
 tests_unit_test_analyze_load_CFLAGS = $(ANALYZE_TEST_CFLAGS) $(SQLITE_CFLAGS)
 tests_unit_test_analyze_load_LDADD = $(ANALYZE_TEST_LDADD) $(SQLITE_LIBS)
 endif
@@ -60,6 +67,7 @@ endif
 # The exports, checked by Python (json, pickle, csv) through a small driver.
 check_PROGRAMS += tests/integration/analyze_export
 tests_integration_analyze_export_SOURCES = tests/integration/analyze_export.c
+tests_integration_analyze_export_CPPFLAGS = $(ANALYZE_CPPFLAGS)
 tests_integration_analyze_export_LDADD = libtrace/analyze/libgtanalyze.la $(M_LIBS)
 TESTS += tests/integration/analyze_export.sh
 EXTRA_DIST += tests/integration/analyze_export.sh

@@ -25,7 +25,7 @@ libtrace_capture_libgtrace_la_SOURCES = \
 	libtrace/capture/library.h \
 	libtrace/capture/library.c \
 	libtrace/capture/hooks.c
-libtrace_capture_libgtrace_la_CPPFLAGS = $(AM_CPPFLAGS) $(NVTX_CPPFLAGS)
+libtrace_capture_libgtrace_la_CPPFLAGS = $(STORE_CPPFLAGS) $(NVTX_CPPFLAGS)
 libtrace_capture_libgtrace_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
 libtrace_capture_libgtrace_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -shared \
 	-export-symbols-regex '^(InitializeInjection|InitializeInjectionNvtx2|InitializeInjectionNvtxExtension|exec(ve|v|vp|vpe|l|lp|le))$$'
@@ -44,7 +44,7 @@ check_PROGRAMS += tests/unit/test_capture_cupti
 TESTS += tests/unit/test_capture_cupti
 tests_unit_test_capture_cupti_SOURCES = tests/unit/test_capture_cupti.c \
 	libtrace/capture/cupti_records.h libtrace/capture/cupti_records.c
-tests_unit_test_capture_cupti_CPPFLAGS = $(AM_CPPFLAGS) $(CUPTI_CPPFLAGS) $(CUDA_CPPFLAGS) \
+tests_unit_test_capture_cupti_CPPFLAGS = $(STORE_CPPFLAGS) $(CUPTI_CPPFLAGS) $(CUDA_CPPFLAGS) \
 	-I$(top_srcdir)/libtrace/capture -I$(top_srcdir)/tests/unit
 tests_unit_test_capture_cupti_CFLAGS = $(AM_CFLAGS) $(CUNIT_CFLAGS) $(SQLITE_CFLAGS)
 tests_unit_test_capture_cupti_LDADD = tests/unit/libgttest.la $(CUNIT_LIBS) $(SQLITE_LIBS)
@@ -58,7 +58,7 @@ TESTS += tests/unit/test_capture_ring
 tests_unit_test_capture_ring_SOURCES = tests/unit/test_capture_ring.c \
 	libtrace/capture/ring.h libtrace/capture/ring.c libtrace/capture/shm.h \
 	libtrace/capture/clock.h libtrace/capture/clock.c libtrace/capture/warn.h libtrace/capture/warn.c
-tests_unit_test_capture_ring_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/libtrace/capture -I$(top_srcdir)/tests/unit
+tests_unit_test_capture_ring_CPPFLAGS = $(STORE_CPPFLAGS) -I$(top_srcdir)/libtrace/capture -I$(top_srcdir)/tests/unit
 tests_unit_test_capture_ring_CFLAGS = $(AM_CFLAGS) $(CUNIT_CFLAGS)
 tests_unit_test_capture_ring_LDADD = tests/unit/libgttest.la $(CUNIT_LIBS) $(PTHREAD_LIBS)
 endif
@@ -74,7 +74,7 @@ TESTS += tests/integration/capture_threads.sh tests/integration/capture_features
 	tests/integration/capture_claim.sh
 check_PROGRAMS += tests/integration/capture_probe
 tests_integration_capture_probe_SOURCES = tests/integration/capture_probe.c
-tests_integration_capture_probe_CPPFLAGS = $(AM_CPPFLAGS) $(NVTX_CPPFLAGS)
+tests_integration_capture_probe_CPPFLAGS = $(STORE_CPPFLAGS) $(NVTX_CPPFLAGS)
 tests_integration_capture_probe_LDADD = $(PTHREAD_LIBS) $(DL_LIBS)
 endif
 EXTRA_DIST += tests/integration/capture_ends.sh tests/integration/capture_losses.sh \
@@ -98,7 +98,7 @@ EXTRA_DIST += tests/gpu/capture_cuda.sh
 if HAVE_NVTX
 noinst_PROGRAMS += bench/bench_capture
 bench_bench_capture_SOURCES = bench/bench_capture.c
-bench_bench_capture_CPPFLAGS = $(AM_CPPFLAGS) $(NVTX_CPPFLAGS)
+bench_bench_capture_CPPFLAGS = $(STORE_CPPFLAGS) $(NVTX_CPPFLAGS)
 bench_bench_capture_LDADD = $(PTHREAD_LIBS) $(DL_LIBS)
 endif
 EXTRA_DIST += bench/bench_capture.sh bench/bench_capture_rings.sh bench/bench_capture_goals.sh

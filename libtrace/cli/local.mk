@@ -3,7 +3,7 @@
 # convenience library for the CLI and gtrace-view.
 noinst_LTLIBRARIES += libtrace/cli/libgtopen.la
 libtrace_cli_libgtopen_la_SOURCES = libtrace/cli/gt_open_any.h libtrace/cli/open_any.c
-libtrace_cli_libgtopen_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/libtrace/import
+libtrace_cli_libgtopen_la_CPPFLAGS = $(ANALYZE_CPPFLAGS) -I$(top_srcdir)/libtrace/import
 libtrace_cli_libgtopen_la_LIBADD = libtrace/import/libgtimport.la $(PTHREAD_LIBS)
 
 bin_PROGRAMS += libtrace/cli/gtrace
@@ -29,7 +29,7 @@ libtrace_cli_gtrace_SOURCES = \
 	libtrace/cli/analyze_cmds.c \
 	libtrace/cli/import_cmd.c \
 	libtrace/cli/open_trace.c
-libtrace_cli_gtrace_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/libtrace/import -I$(top_srcdir)/libtrace/capture \
+libtrace_cli_gtrace_CPPFLAGS = $(ANALYZE_CPPFLAGS) -I$(top_srcdir)/libtrace/import -I$(top_srcdir)/libtrace/capture \
 	-DGT_BINDIR='"$(bindir)"' -DGT_PKGLIBDIR='"$(pkglibdir)"' -DGT_PKGDATADIR='"$(pkgdatadir)"' \
 	-DGT_SRCDIR='"$(abs_top_srcdir)"'
 libtrace_cli_gtrace_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
@@ -66,6 +66,7 @@ EXTRA_DIST += tests/integration/pytorch_train.sh tests/integration/pytorch_cli.s
 # the distributed trainer (needs the NVTX samples).
 check_PROGRAMS += tests/integration/merge_clock
 tests_integration_merge_clock_SOURCES = tests/integration/merge_clock.c
+tests_integration_merge_clock_CPPFLAGS = $(STORE_CPPFLAGS)
 tests_integration_merge_clock_LDADD = libtrace/store/libgtstore.la $(SQLITE_LIBS)
 TESTS += tests/integration/merge_clock.sh tests/integration/merge_errors.sh
 if HAVE_NVTX

@@ -14,6 +14,7 @@ libtrace_import_libgtimport_la_SOURCES = \
 	libtrace/import/kineto_memory.c \
 	libtrace/import/pickle.c \
 	libtrace/import/snapshot.c
+libtrace_import_libgtimport_la_CPPFLAGS = $(STORE_CPPFLAGS)
 libtrace_import_libgtimport_la_CFLAGS = $(AM_CFLAGS) $(ZLIB_CFLAGS)
 libtrace_import_libgtimport_la_LIBADD = libtrace/store/libgtstore.la $(ZLIB_LIBS)
 
@@ -52,9 +53,11 @@ TESTS += tests/unit/test_import_json tests/unit/test_import_pickle
 IMPORT_TEST_CFLAGS = $(AM_CFLAGS) $(CUNIT_CFLAGS) $(ZLIB_CFLAGS) -I$(top_srcdir)/libtrace/import -I$(top_srcdir)/tests/unit
 IMPORT_TEST_LDADD = libtrace/import/libgtimport.la tests/unit/libgttest.la $(CUNIT_LIBS) $(ZLIB_LIBS)
 tests_unit_test_import_json_SOURCES = tests/unit/test_import_json.c
+tests_unit_test_import_json_CPPFLAGS = $(STORE_CPPFLAGS)
 tests_unit_test_import_json_CFLAGS = $(IMPORT_TEST_CFLAGS)
 tests_unit_test_import_json_LDADD = $(IMPORT_TEST_LDADD)
 tests_unit_test_import_pickle_SOURCES = tests/unit/test_import_pickle.c
+tests_unit_test_import_pickle_CPPFLAGS = $(STORE_CPPFLAGS)
 tests_unit_test_import_pickle_CFLAGS = $(IMPORT_TEST_CFLAGS)
 tests_unit_test_import_pickle_LDADD = $(IMPORT_TEST_LDADD)
 endif

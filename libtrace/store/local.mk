@@ -24,6 +24,7 @@ libtrace_store_libgtstore_la_SOURCES = \
 	libtrace/store/reader_iter.c \
 	libtrace/store/gt_store_bulk.h \
 	libtrace/store/reader_bulk.c
+libtrace_store_libgtstore_la_CPPFLAGS = $(STORE_CPPFLAGS)
 libtrace_store_libgtstore_la_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 libtrace_store_libgtstore_la_LIBADD = $(SQLITE_LIBS) $(PTHREAD_LIBS)
 
@@ -38,27 +39,35 @@ STORE_TEST_LDADD = libtrace/store/libgtstore.la tests/unit/libgttest.la $(CUNIT_
 STORE_WRITES = tests/unit/store_writes.c tests/unit/store_writes.h
 STORE_CHECK = tests/unit/store_check.c tests/unit/store_check.h
 tests_unit_test_store_writer_SOURCES = tests/unit/test_store_writer.c $(STORE_WRITES)
+tests_unit_test_store_writer_CPPFLAGS = $(STORE_CPPFLAGS)
 tests_unit_test_store_writer_CFLAGS = $(STORE_TEST_CFLAGS)
 tests_unit_test_store_writer_LDADD = $(STORE_TEST_LDADD)
 tests_unit_test_store_schema_SOURCES = tests/unit/test_store_schema.c $(STORE_WRITES)
+tests_unit_test_store_schema_CPPFLAGS = $(STORE_CPPFLAGS)
 tests_unit_test_store_schema_CFLAGS = $(STORE_TEST_CFLAGS)
 tests_unit_test_store_schema_LDADD = $(STORE_TEST_LDADD)
 tests_unit_test_store_failures_SOURCES = tests/unit/test_store_failures.c $(STORE_WRITES)
+tests_unit_test_store_failures_CPPFLAGS = $(STORE_CPPFLAGS)
 tests_unit_test_store_failures_CFLAGS = $(STORE_TEST_CFLAGS)
 tests_unit_test_store_failures_LDADD = $(STORE_TEST_LDADD)
 tests_unit_test_store_reader_SOURCES = tests/unit/test_store_reader.c $(STORE_CHECK)
+tests_unit_test_store_reader_CPPFLAGS = $(STORE_CPPFLAGS)
 tests_unit_test_store_reader_CFLAGS = $(STORE_TEST_CFLAGS)
 tests_unit_test_store_reader_LDADD = $(STORE_TEST_LDADD)
 tests_unit_test_store_ranges_SOURCES = tests/unit/test_store_ranges.c $(STORE_CHECK)
+tests_unit_test_store_ranges_CPPFLAGS = $(STORE_CPPFLAGS)
 tests_unit_test_store_ranges_CFLAGS = $(STORE_TEST_CFLAGS)
 tests_unit_test_store_ranges_LDADD = $(STORE_TEST_LDADD)
 tests_unit_test_store_refuse_SOURCES = tests/unit/test_store_refuse.c $(STORE_CHECK)
+tests_unit_test_store_refuse_CPPFLAGS = $(STORE_CPPFLAGS)
 tests_unit_test_store_refuse_CFLAGS = $(STORE_TEST_CFLAGS)
 tests_unit_test_store_refuse_LDADD = $(STORE_TEST_LDADD)
 tests_unit_test_store_roundtrip_SOURCES = tests/unit/test_store_roundtrip.c $(STORE_CHECK)
+tests_unit_test_store_roundtrip_CPPFLAGS = $(STORE_CPPFLAGS)
 tests_unit_test_store_roundtrip_CFLAGS = $(STORE_TEST_CFLAGS)
 tests_unit_test_store_roundtrip_LDADD = $(STORE_TEST_LDADD)
 tests_unit_test_store_damage_SOURCES = tests/unit/test_store_damage.c $(STORE_CHECK)
+tests_unit_test_store_damage_CPPFLAGS = $(STORE_CPPFLAGS)
 tests_unit_test_store_damage_CFLAGS = $(STORE_TEST_CFLAGS)
 tests_unit_test_store_damage_LDADD = $(STORE_TEST_LDADD)
 endif

@@ -10,12 +10,14 @@ if HAVE_CUNIT
 check_PROGRAMS += tests/unit/test_analyze_extremes
 TESTS += tests/unit/test_analyze_extremes
 tests_unit_test_analyze_extremes_SOURCES = tests/unit/test_analyze_extremes.c tests/unit/analyze_fixture.h
+tests_unit_test_analyze_extremes_CPPFLAGS = $(ANALYZE_CPPFLAGS)
 tests_unit_test_analyze_extremes_CFLAGS = $(AM_CFLAGS) $(CUNIT_CFLAGS) -I$(top_srcdir)/tests/unit
 tests_unit_test_analyze_extremes_LDADD = libtrace/analyze/libgtanalyze.la tests/unit/libgttest.la $(CUNIT_LIBS) $(M_LIBS)
 if HAVE_GTK
 check_PROGRAMS += tests/unit/test_viewer_extremes
 TESTS += tests/unit/test_viewer_extremes
 tests_unit_test_viewer_extremes_SOURCES = tests/unit/test_viewer_extremes.c
+tests_unit_test_viewer_extremes_CPPFLAGS = $(VIEWER_CPPFLAGS)
 tests_unit_test_viewer_extremes_CFLAGS = $(AM_CFLAGS) $(GTK_CFLAGS) $(CUNIT_CFLAGS) -I$(top_srcdir)/tests/unit -I$(top_srcdir)/viewer
 tests_unit_test_viewer_extremes_LDADD = viewer/libgtview.la tests/unit/libgttest.la $(GTK_LIBS) $(CUNIT_LIBS) $(M_LIBS)
 endif
