@@ -1,23 +1,22 @@
 /* ckpt.c: safetensors checkpoints of ckpt.h, full and sharded. The header
  * is JSON written by us; loading checks it against the header this model
  * would write (same names, dtypes, shapes, offsets), so no general JSON
- * parser is needed and anything else is refused. One writer (write_file)
- * serves every kind: it takes the groups' buffers on the host or on the
- * device. */
+ * parser is needed and anything else is refused. The file handling that
+ * does not depend on the model (the atomic write, the header and metadata
+ * reading) is ckpt_io.c's; one writer serves every kind: it takes the
+ * groups' buffers on the host or on the device. */
 #include "ckpt.h"
 
+#include "ckpt_io.h"
 #include "error.h"
 
 #include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <float.h>
 #include <inttypes.h>
 #include <libgen.h>
 #include <limits.h>
 #include <math.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,29 +26,6 @@
 
 #define FORMAT "gtrace-trainer-1"
 #define SHARD_FORMAT "gtrace-trainer-shard-1"
-
-typedef struct strbuf { char *s; size_t n, cap; } strbuf;
-
-static void put(strbuf *b, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void put(strbuf *b, const char *fmt, ...)
-{
-    va_list ap;
-    for (;;) {
-        va_start(ap, fmt);
-        int k = vsnprintf(b->s ? b->s + b->n : NULL, b->s ? b->cap - b->n : 0, fmt, ap);
-        va_end(ap);
-        if (b->s && b->n + (size_t)k < b->cap) {
-            b->n += (size_t)k;
-            return;
-        }
-        size_t cap = (b->cap + (size_t)k + 1) * 2;
-        char *s = realloc(b->s, cap);
-        if (!s)
-            abort(); /* a few KB of header */
-        b->s = s;
-        b->cap = cap;
-    }
-}
 
 /* The groups of tensors saved: the weights, then the optimizer's state
  * (AdamW: m and v; SGD: its momentum buffer, if any), then the weight EMA
@@ -105,29 +81,29 @@ static void device_groups(const tr_gpt *m, const tr_optim *opt, const tr_ckpt_st
 }
 
 /* The full tensor table: each group in tr_gpt_params order. */
-static void tensor_entries(strbuf *b, const tr_gpt *m, const groups *gs, size_t *data_bytes)
+static void tensor_entries(tr_ckpt_buf *b, const tr_gpt *m, const groups *gs, size_t *data_bytes)
 {
     size_t off = 0;
     char buf[32];
     for (int g = 0; g < gs->n; g++)
         for (int i = 0; i < TR_GPT_N_TENSORS; i++) {
             const tr_tensor *t = &m->params.all[i];
-            put(b, ",\"%s%s\":{\"dtype\":\"%s\",\"shape\":[", group_prefix(gs, g, buf, sizeof buf),
+            tr_ckpt_put(b, ",\"%s%s\":{\"dtype\":\"%s\",\"shape\":[", group_prefix(gs, g, buf, sizeof buf),
                 tr_gpt_tensor_names[i], tr_dtype_name(t->dtype));
             for (int d = 0; d < t->n_dims; d++)
-                put(b, "%s%" PRId64, d ? "," : "", t->shape[d]);
-            put(b, "],\"data_offsets\":[%zu,%zu]}", off, off + tr_tensor_bytes(t));
+                tr_ckpt_put(b, "%s%" PRId64, d ? "," : "", t->shape[d]);
+            tr_ckpt_put(b, "],\"data_offsets\":[%zu,%zu]}", off, off + tr_tensor_bytes(t));
             off += tr_tensor_bytes(t);
         }
     *data_bytes = off;
 }
 
 /* A shard's tensor table: one 1-D tensor of n floats per group. */
-static void shard_entries(strbuf *b, const groups *gs, size_t n, size_t *data_bytes)
+static void shard_entries(tr_ckpt_buf *b, const groups *gs, size_t n, size_t *data_bytes)
 {
     size_t off = 0, n_bytes = n * sizeof(float);
     for (int g = 0; g < gs->n; g++) {
-        put(b, ",\"shard.%s%s\":{\"dtype\":\"F32\",\"shape\":[%zu],\"data_offsets\":[%zu,%zu]}",
+        tr_ckpt_put(b, ",\"shard.%s%s\":{\"dtype\":\"F32\",\"shape\":[%zu],\"data_offsets\":[%zu,%zu]}",
             gs->key[g] ? "optimizer." : "params", gs->key[g] ? gs->key[g] : "", n, off, off + n_bytes);
         off += n_bytes;
     }
@@ -144,252 +120,32 @@ static void shape_text(char *s, size_t n, const tr_gpt *m)
 }
 
 /* Opens the header and its metadata (left open for the tensor table). */
-static void metadata(strbuf *b, const tr_gpt *m, const tr_optim *opt, const tr_ckpt_state *st,
+static void metadata(tr_ckpt_buf *b, const tr_gpt *m, const tr_optim *opt, const tr_ckpt_state *st,
                      const tr_ckpt_shard *sh)
 {
     char shape[160];
     shape_text(shape, sizeof shape, m);
-    put(b, "{\"__metadata__\":{\"format\":\"%s\",\"shape\":\"%s\",\"optimizer\":\"%s\",\"step\":\"%" PRId64
+    tr_ckpt_put(b, "{\"__metadata__\":{\"format\":\"%s\",\"shape\":\"%s\",\"optimizer\":\"%s\",\"step\":\"%" PRId64
         "\",\"optimizer_t\":\"%d\",\"seed\":\"%" PRIu64 "\"", sh ? SHARD_FORMAT : FORMAT, shape, optim_name(opt),
         st->step, opt->t, st->seed);
     if (st->loss_scale > 0)
-        put(b, ",\"loss_scale\":\"%.9g\",\"loss_scale_good_steps\":\"%d\"", st->loss_scale,
+        tr_ckpt_put(b, ",\"loss_scale\":\"%.9g\",\"loss_scale_good_steps\":\"%d\"", st->loss_scale,
             st->loss_scale_good_steps);
     if (sh)
-        put(b, ",\"rank\":\"%d\",\"ranks\":\"%d\",\"zero\":\"%d\",\"begin\":\"%zu\",\"end\":\"%zu\",\"n_params\":\"%zu\"",
+        tr_ckpt_put(b, ",\"rank\":\"%d\",\"ranks\":\"%d\",\"zero\":\"%d\",\"begin\":\"%zu\",\"end\":\"%zu\",\"n_params\":\"%zu\"",
             sh->rank, sh->n_ranks, sh->zero, sh->begin, sh->end, m->n_params);
-    put(b, "}");
+    tr_ckpt_put(b, "}");
 }
 
-static int write_all(int fd, const void *p, size_t n)
+
+/* n floats of each group after the header h (tr_ckpt_write). */
+static int write_groups(const char *path, tr_ckpt_buf *h, float *const *src, const groups *gs, size_t n,
+                        tr_backend *be)
 {
-    const char *c = p;
-    while (n) {
-        ssize_t k = write(fd, c, n);
-        if (k < 0 && errno == EINTR)
-            continue;
-        if (k <= 0)
-            return -1;
-        c += k;
-        n -= (size_t)k;
-    }
-    return 0;
-}
-
-/* ---- where a save writes, and what an interrupted one leaves ------------------------ */
-
-static const char *kind_of(mode_t mode)
-{
-    return S_ISDIR(mode) ? "a folder" : S_ISFIFO(mode) ? "a FIFO" : S_ISCHR(mode) ? "a character device"
-         : S_ISBLK(mode) ? "a block device" : S_ISSOCK(mode) ? "a socket" : "not a regular file";
-}
-
-/* The file a save to path replaces: path, or the regular file a symbolic
- * link there names (the link stays). Anything else already there (a
- * device, a FIFO, a folder, a link to one, a dangling link) is refused:
- * a save replaces a regular file or creates one, nothing more. */
-static int save_target(const char *path, char **out)
-{
-    *out = NULL;
-    struct stat sb;
-    char *target = NULL;
-    if (!*path)
-        return tr_error_set(TR_EINVAL, "cannot save a checkpoint to an empty path");
-    if (lstat(path, &sb) != 0) {
-        if (errno != ENOENT)
-            return tr_error_set(TR_EIO, "cannot save the checkpoint %s: %s", path, strerror(errno));
-        target = strdup(path);
-    } else if (S_ISREG(sb.st_mode)) {
-        target = strdup(path);
-    } else if (S_ISLNK(sb.st_mode)) {
-        if (!(target = realpath(path, NULL)))
-            return tr_error_set(TR_EIO, "cannot save the checkpoint %s: it is a symbolic link to nothing (%s); "
-                                "a save replaces only a regular file", path, strerror(errno));
-        if (stat(target, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-            int rc = tr_error_set(TR_EIO, "cannot save the checkpoint %s: it is a symbolic link to %s, which is %s; "
-                                  "a save replaces only a regular file", path, target, kind_of(sb.st_mode));
-            free(target);
-            return rc;
-        }
-    } else {
-        return tr_error_set(TR_EIO, "cannot save the checkpoint %s: it is %s; a save replaces only a regular "
-                            "file (choose another path)", path, kind_of(sb.st_mode));
-    }
-    if (!target)
-        return tr_error_set(TR_ENOMEM, "out of memory saving %s", path);
-    *out = target;
-    return TR_OK;
-}
-
-/* The temporary file of the save in progress, removed by a signal that
- * ends the process during it (the handler runs on any thread: only
- * async-signal-safe calls). One save at a time per process. */
-static char tmp_name[PATH_MAX + 16];
-static volatile sig_atomic_t tmp_armed;
-static const int end_signals[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT};
-enum { N_END_SIGNALS = sizeof end_signals / sizeof end_signals[0] };
-static struct sigaction saved_actions[N_END_SIGNALS], saved_xfsz;
-
-static void on_end_signal(int sig)
-{
-    if (tmp_armed)
-        unlink(tmp_name);
-    tmp_armed = 0;
-    /* what the program did before, then the signal again: it ends as it would have (pending until return) */
-    for (int i = 0; i < N_END_SIGNALS; i++)
-        if (end_signals[i] == sig)
-            sigaction(sig, &saved_actions[i], NULL);
-    raise(sig);
-}
-
-/* Signals that end the process remove the temporary file first; a signal
- * the process ignores stays ignored. SIGXFSZ (a file-size limit) is ignored
- * during the save, so the write fails with EFBIG and the save says so. */
-static void arm_cleanup(void)
-{
-    struct sigaction sa = {.sa_handler = on_end_signal};
-    sigemptyset(&sa.sa_mask);
-    for (int i = 0; i < N_END_SIGNALS; i++) {
-        sigaction(end_signals[i], NULL, &saved_actions[i]);
-        if (saved_actions[i].sa_handler != SIG_IGN)
-            sigaction(end_signals[i], &sa, NULL);
-    }
-    struct sigaction ign = {.sa_handler = SIG_IGN};
-    sigemptyset(&ign.sa_mask);
-    sigaction(SIGXFSZ, &ign, &saved_xfsz);
-}
-
-static void disarm_cleanup(void)
-{
-    tmp_armed = 0;
-    for (int i = 0; i < N_END_SIGNALS; i++)
-        if (saved_actions[i].sa_handler != SIG_IGN)
-            sigaction(end_signals[i], &saved_actions[i], NULL);
-    sigaction(SIGXFSZ, &saved_xfsz, NULL);
-}
-
-int tr_ckpt_check_target(const char *path)
-{
-    char *target;
-    int rc = save_target(path, &target);
-    if (rc < 0)
-        return rc;
-    size_t n = strlen(target) + 16;
-    char *probe = malloc(n);
-    if (!probe) {
-        free(target);
-        return tr_error_set(TR_ENOMEM, "out of memory checking %s", path);
-    }
-    snprintf(probe, n, "%s.tmp.XXXXXX", target);
-    int fd = mkstemp(probe);
-    if (fd < 0) {
-        rc = tr_error_set(TR_EIO, "cannot save the checkpoint %s: cannot create a file beside %s: %s", path, target,
-                          strerror(errno));
-    } else {
-        close(fd);
-        unlink(probe);
-    }
-    free(probe);
-    free(target);
-    return rc;
-}
-
-static bool on_host(const tr_backend *be) { return !be || be->device == TR_CPU; }
-
-enum { CHUNK_BYTES = 16 << 20 }; /* device <-> file copies go through a host buffer of at most this */
-
-/* Writes the header h (closed and padded here) and n floats of each group
- * to path atomically: a temporary file beside what path names (save_target),
- * fsync, rename, fsync of the folder. be NULL or the CPU: the groups are host
- * memory, written as they are; else device memory of be, copied through a
- * host buffer of at most CHUNK_BYTES. */
-static int write_file(const char *path, strbuf *h, float *const *src, int n_groups, size_t n, tr_backend *be)
-{
-    put(h, "}");
-    while ((8 + h->n) % 8) /* data starts 8-byte aligned, as safetensors writes it */
-        put(h, " ");
-    size_t n_bytes = n * sizeof(float), chunk = n_bytes < CHUNK_BYTES ? n_bytes : CHUNK_BYTES;
-    char *target = NULL;
-    float *host = NULL;
-    int fd = -1, rc = save_target(path, &target);
-    bool armed = false;
-    struct stat sb;
-    char *dir = NULL;
-    uint64_t hlen = h->n; /* little-endian on every machine we build for */
-    if (rc < 0)
-        return rc;
-    if (strlen(target) + 12 > PATH_MAX) {
-        rc = tr_error_set(TR_EIO, "cannot save the checkpoint %s: the path is too long", path);
-        goto cleanup;
-    }
-    if (!on_host(be) && chunk && !(host = malloc(chunk))) {
-        rc = tr_error_set(TR_ENOMEM, "out of memory saving %s", path);
-        goto cleanup;
-    }
-    snprintf(tmp_name, sizeof tmp_name, "%s.tmp.XXXXXX", target);
-    arm_cleanup();
-    armed = true;
-    tmp_armed = 1; /* before mkstemp: the name is complete in tmp_name once the file exists */
-    if ((fd = mkstemp(tmp_name)) < 0) {
-        tmp_armed = 0;
-        rc = tr_error_set(TR_EIO, "cannot create a temporary file beside %s: %s", target, strerror(errno));
-        goto cleanup;
-    }
-    if (write_all(fd, &hlen, 8) < 0 || write_all(fd, h->s, h->n) < 0)
-        goto io_error;
-    for (int g = 0; g < n_groups && n; g++) {
-        if (on_host(be)) {
-            if (write_all(fd, src[g], n_bytes) < 0)
-                goto io_error;
-            continue;
-        }
-        for (size_t at = 0; at < n_bytes; at += chunk) {
-            size_t k = n_bytes - at < chunk ? n_bytes - at : chunk;
-            be->copy_d2h(be, host, (char *)src[g] + at, k, 0);
-            if (write_all(fd, host, k) < 0)
-                goto io_error;
-        }
-    }
-    if (fsync(fd) != 0)
-        goto io_error;
-    if (close(fd) != 0) {
-        fd = -1;
-        goto io_error;
-    }
-    fd = -1;
-    /* what is there now may have changed since the start: still nothing but a regular file is replaced */
-    if (lstat(target, &sb) == 0 && !S_ISREG(sb.st_mode)) {
-        rc = tr_error_set(TR_EIO, "cannot save the checkpoint %s: %s became %s during the save; it is left as it is",
-                          path, target, kind_of(sb.st_mode));
-        unlink(tmp_name);
-        goto cleanup;
-    }
-    if (rename(tmp_name, target) != 0)
-        goto io_error;
-    tmp_armed = 0;
-    if ((dir = strdup(target))) { /* make the rename itself durable */
-        int dfd = open(dirname(dir), O_RDONLY | O_DIRECTORY);
-        if (dfd >= 0) {
-            fsync(dfd);
-            close(dfd);
-        }
-        free(dir);
-    }
-    goto cleanup;
-io_error:
-    rc = tr_error_set(TR_EIO, "cannot write the checkpoint %s: %s", path, strerror(errno));
-    if (fd >= 0)
-        close(fd);
-    fd = -1;
-    unlink(tmp_name);
-cleanup:
-    if (fd >= 0)
-        close(fd);
-    if (armed)
-        disarm_cleanup();
-    free(target);
-    free(host);
-    return rc;
+    tr_ckpt_blob blobs[MAX_GROUPS];
+    for (int g = 0; g < gs->n; g++)
+        blobs[g] = (tr_ckpt_blob){src[g], n * sizeof(float)};
+    return tr_ckpt_write(path, h, blobs, gs->n, be);
 }
 
 int tr_ckpt_save(const char *path, tr_gpt *m, const tr_optim *opt, const tr_ckpt_state *st)
@@ -397,14 +153,14 @@ int tr_ckpt_save(const char *path, tr_gpt *m, const tr_optim *opt, const tr_ckpt
     if (opt->begin != 0 || opt->end != m->n_params)
         return tr_error_set(TR_EINVAL, "%s: a full checkpoint needs the whole optimizer state, not a shard "
                             "(gather it, or save shards)", path);
-    strbuf h = {0};
+    tr_ckpt_buf h = {0};
     size_t data_bytes;
     groups gs = groups_of(&opt->cfg, st->ema != NULL);
     float *dev[MAX_GROUPS];
     device_groups(m, opt, st, &gs, dev);
     metadata(&h, m, opt, st, NULL);
     tensor_entries(&h, m, &gs, &data_bytes);
-    int rc = write_file(path, &h, dev, gs.n, m->n_params, m->be);
+    int rc = write_groups(path, &h, dev, &gs, m->n_params, m->be);
     free(h.s);
     return rc;
 }
@@ -412,7 +168,7 @@ int tr_ckpt_save(const char *path, tr_gpt *m, const tr_optim *opt, const tr_ckpt
 int tr_ckpt_save_host(const char *path, const tr_gpt *m, const tr_optim *opt, const tr_ckpt_state *st,
                       const float *const *groups_host)
 {
-    strbuf h = {0};
+    tr_ckpt_buf h = {0};
     size_t data_bytes;
     groups gs = groups_of(&opt->cfg, st->ema != NULL);
     float *src[MAX_GROUPS], *ema_host = NULL;
@@ -427,7 +183,7 @@ int tr_ckpt_save_host(const char *path, const tr_gpt *m, const tr_optim *opt, co
     }
     metadata(&h, m, opt, st, NULL);
     tensor_entries(&h, m, &gs, &data_bytes);
-    int rc = write_file(path, &h, src, gs.n, m->n_params, NULL);
+    int rc = write_groups(path, &h, src, &gs, m->n_params, NULL);
     free(h.s);
     free(ema_host);
     return rc;
@@ -463,14 +219,14 @@ int tr_ckpt_save_shard(const char *path, tr_gpt *m, const tr_optim *opt, const t
     char *file = tr_ckpt_shard_path(path, sh->rank, sh->n_ranks);
     if (!file)
         return tr_error_set(TR_ENOMEM, "out of memory saving %s", path);
-    strbuf h = {0};
+    tr_ckpt_buf h = {0};
     size_t data_bytes;
     groups gs = groups_of(&opt->cfg, false);
     float *dev[MAX_GROUPS];
     device_groups(m, opt, st, &gs, dev);
     metadata(&h, m, opt, st, sh);
     shard_entries(&h, &gs, sh->end - sh->begin, &data_bytes);
-    rc = write_file(file, &h, dev, gs.n, sh->end - sh->begin, m->be);
+    rc = write_groups(file, &h, dev, &gs, sh->end - sh->begin, m->be);
     free(h.s);
     free(file);
     return rc;
@@ -478,138 +234,34 @@ int tr_ckpt_save_shard(const char *path, tr_gpt *m, const tr_optim *opt, const t
 
 /* ---- loading ----------------------------------------------------------------------- */
 
-/* The value of "key":"..." in the metadata, as a number. */
-static int meta_num(const char *header, const char *key, long long *out)
+/* tr_ckpt_open, and a file of the GPT's formats: a CNN's is refused by name. */
+static int open_gpt(tr_ckpt_file *c, const char *path)
 {
-    char pat[64];
-    snprintf(pat, sizeof pat, "\"%s\":\"", key);
-    const char *p = strstr(header, pat);
-    if (!p)
-        return -1;
-    p += strlen(pat);
-    if (!(*p == '-' || (*p >= '0' && *p <= '9'))) /* strtoll would take spaces and a '+' */
-        return -1;
-    char *end;
-    errno = 0;
-    *out = strtoll(p, &end, 10);
-    return *end == '"' && !errno ? 0 : -1;
+    int rc = tr_ckpt_open(c, path);
+    char fmt[64], model[64];
+    if (rc == TR_OK && !tr_ckpt_has_format(c, FORMAT) && !tr_ckpt_has_format(c, SHARD_FORMAT))
+        rc = tr_error_set(TR_EFORMAT, "%s is a checkpoint of another kind of model (format %s, model %s), not of "
+                          "a GPT", path, tr_ckpt_meta_str(c->header, "format", fmt, sizeof fmt),
+                          tr_ckpt_meta_str(c->header, "model", model, sizeof model));
+    return rc;
 }
 
-/* The text of "key":"..." in the metadata, for messages ("?" if absent). */
-static const char *meta_str(const char *header, const char *key, char *buf, size_t n)
-{
-    char pat[64];
-    snprintf(pat, sizeof pat, "\"%s\":\"", key);
-    const char *p = strstr(header, pat), *e = p ? strchr(p + strlen(pat), '"') : NULL;
-    if (!e)
-        return "?";
-    p += strlen(pat);
-    snprintf(buf, n, "%.*s", (int)(e - p < (ptrdiff_t)n ? e - p : (ptrdiff_t)n - 1), p);
-    return buf;
-}
-
-/* An open checkpoint file whose header has been read. */
-typedef struct ckfile {
-    const char *path;
-    FILE *f;
-    char *header;
-    uint64_t hlen;
-    long long size;
-    int open_errno; /* fopen's, when it failed */
-} ckfile;
-
-static void ck_close(ckfile *c)
-{
-    if (c->f)
-        fclose(c->f);
-    free(c->header);
-    c->f = NULL;
-    c->header = NULL;
-}
-
-static int ck_open(ckfile *c, const char *path)
-{
-    *c = (ckfile){.path = path};
-    struct stat sb;
-    /* without blocking, and checked on the descriptor: a FIFO or a device is refused, never waited on */
-    int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-    if (fd < 0) {
-        c->open_errno = errno;
-        return tr_error_set(TR_EIO, "cannot open the checkpoint %s: %s", path, strerror(errno));
-    }
-    int rc = TR_OK;
-    if (fstat(fd, &sb) != 0)
-        rc = tr_error_set(TR_EIO, "cannot read the checkpoint %s: %s", path, strerror(errno));
-    else if (!S_ISREG(sb.st_mode))
-        rc = tr_error_set(TR_EIO, "cannot read the checkpoint %s: it is %s, not a regular file", path,
-                          kind_of(sb.st_mode));
-    if (rc < 0) {
-        close(fd);
-        return rc;
-    }
-    if (!(c->f = fdopen(fd, "rb"))) {
-        close(fd);
-        return tr_error_set(TR_ENOMEM, "out of memory opening %s", path);
-    }
-    if (sb.st_size < 8 || fread(&c->hlen, 8, 1, c->f) != 1 ||
-        c->hlen > (uint64_t)sb.st_size - 8 || c->hlen > (64u << 20))
-        return tr_error_set(TR_EFORMAT, "%s is not a safetensors file (no valid header length)", path);
-    c->size = (long long)sb.st_size;
-    if (!(c->header = malloc(c->hlen + 1)) || fread(c->header, 1, c->hlen, c->f) != c->hlen)
-        return tr_error_set(TR_EFORMAT, "%s: truncated header", path);
-    c->header[c->hlen] = 0;
-    if (c->header[0] != '{' || (!strstr(c->header, "\"format\":\"" FORMAT "\"") &&
-                                !strstr(c->header, "\"format\":\"" SHARD_FORMAT "\"")))
-        return tr_error_set(TR_EFORMAT, "%s is not a checkpoint of this trainer (no \"format\":\"" FORMAT
-                            "\" in its metadata)", path);
-    return TR_OK;
-}
-
-static bool is_shard(const ckfile *c) { return strstr(c->header, "\"format\":\"" SHARD_FORMAT "\"") != NULL; }
+static bool is_shard(const tr_ckpt_file *c) { return tr_ckpt_has_format(c, SHARD_FORMAT); }
 
 /* The optimizer and the shape: the clearest reasons, checked first. */
-static int check_model(const ckfile *c, const tr_gpt *m, const tr_optim *opt)
+static int check_model(const tr_ckpt_file *c, const tr_gpt *m, const tr_optim *opt)
 {
     char buf[160], opt_kind[48];
     snprintf(opt_kind, sizeof opt_kind, "\"optimizer\":\"%s\"", optim_name(opt));
     if (!strstr(c->header, opt_kind))
         return tr_error_set(TR_EFORMAT, "%s holds the state of another optimizer (%s); this run uses %s", c->path,
-                            meta_str(c->header, "optimizer", buf, sizeof buf), optim_name(opt));
+                            tr_ckpt_meta_str(c->header, "optimizer", buf, sizeof buf), optim_name(opt));
     char shape[160], shape_kv[180];
     shape_text(shape, sizeof shape, m);
     snprintf(shape_kv, sizeof shape_kv, "\"shape\":\"%s\"", shape);
     if (!strstr(c->header, shape_kv))
         return tr_error_set(TR_EFORMAT, "%s was saved from another model (%s); this one has %s", c->path,
-                            meta_str(c->header, "shape", buf, sizeof buf), shape);
-    return TR_OK;
-}
-
-/* The tensor table (want: the one this model and optimizer write) and the size. */
-static int check_table(const ckfile *c, const char *want, size_t data_bytes)
-{
-    if (!strstr(c->header, want))
-        return tr_error_set(TR_EFORMAT, "%s: the tensor table is not the one this model and optimizer write "
-                            "(another optimizer setting, or a damaged header)", c->path);
-    if ((uint64_t)c->size != 8 + c->hlen + data_bytes)
-        return tr_error_set(TR_EFORMAT, "%s is truncated or padded: %lld bytes, expected %llu", c->path, c->size,
-                            (unsigned long long)(8 + c->hlen + data_bytes));
-    return TR_OK;
-}
-
-/* One whole number of the metadata in [lo, hi], or an error naming the file
- * and the field. */
-static int meta_field(const ckfile *c, const char *key, long long lo, long long hi, long long *out)
-{
-    char buf[48];
-    if (meta_num(c->header, key, out) < 0) {
-        const char *v = meta_str(c->header, key, buf, sizeof buf);
-        return !strcmp(v, "?") ? tr_error_set(TR_EFORMAT, "%s: the metadata has no %s", c->path, key)
-                               : tr_error_set(TR_EFORMAT, "%s: the metadata's %s is '%s': expected a whole number "
-                                              "from %lld to %lld", c->path, key, v, lo, hi);
-    }
-    if (*out < lo || *out > hi)
-        return tr_error_set(TR_EFORMAT, "%s: the metadata's %s is %lld: expected %lld to %lld", c->path, key, *out,
-                            lo, hi);
+                            tr_ckpt_meta_str(c->header, "shape", buf, sizeof buf), shape);
     return TR_OK;
 }
 
@@ -617,12 +269,12 @@ static int meta_field(const ckfile *c, const char *key, long long lo, long long 
  * trainer can run with: the step counter is an int, the optimizer has not
  * stepped more often than the run, a seed is one --seed accepts, the loss
  * scale a positive float and its good steps no more than the steps. */
-static int read_state(const ckfile *c, tr_ckpt_state *st, long long *t)
+static int read_state(const tr_ckpt_file *c, tr_ckpt_state *st, long long *t)
 {
     long long step, seed, good;
     int rc;
-    if ((rc = meta_field(c, "step", 0, INT32_MAX, &step)) < 0 || (rc = meta_field(c, "optimizer_t", 0, step, t)) < 0 ||
-        (rc = meta_field(c, "seed", 0, LLONG_MAX, &seed)) < 0)
+    if ((rc = tr_ckpt_meta_field(c, "step", 0, INT32_MAX, &step)) < 0 || (rc = tr_ckpt_meta_field(c, "optimizer_t", 0, step, t)) < 0 ||
+        (rc = tr_ckpt_meta_field(c, "seed", 0, LLONG_MAX, &seed)) < 0)
         return rc;
     st->step = step;
     st->seed = (uint64_t)seed;
@@ -638,8 +290,8 @@ static int read_state(const ckfile *c, tr_ckpt_state *st, long long *t)
     double scale = strtod(p + 14, &end);
     if (*end != '"' || end == p + 14 || errno || !(scale > 0 && scale <= FLT_MAX))
         return tr_error_set(TR_EFORMAT, "%s: the metadata's loss_scale is '%s': expected a number above 0 and at "
-                            "most %g", c->path, meta_str(c->header, "loss_scale", buf, sizeof buf), (double)FLT_MAX);
-    if ((rc = meta_field(c, "loss_scale_good_steps", 0, step, &good)) < 0)
+                            "most %g", c->path, tr_ckpt_meta_str(c->header, "loss_scale", buf, sizeof buf), (double)FLT_MAX);
+    if ((rc = tr_ckpt_meta_field(c, "loss_scale_good_steps", 0, step, &good)) < 0)
         return rc;
     st->loss_scale = scale;
     st->loss_scale_good_steps = (int)good;
@@ -664,7 +316,7 @@ static const char *flat_name(const tr_gpt *m, size_t i, size_t *at)
 
 /* Values no run writes: NaN or an infinity anywhere, a negative second
  * moment (AdamW's v). p holds n floats of group g from flat index flat_at. */
-static int check_values(const ckfile *c, const tr_gpt *m, const groups *gs, int g, const float *p, size_t n,
+static int check_values(const tr_ckpt_file *c, const tr_gpt *m, const groups *gs, int g, const float *p, size_t n,
                         size_t flat_at)
 {
     bool nonneg = gs->key[g] && !is_ema_group(gs, g) && !strcmp(gs->key[g], "v");
@@ -680,39 +332,28 @@ static int check_values(const ckfile *c, const tr_gpt *m, const groups *gs, int 
     return TR_OK;
 }
 
+typedef struct group_check { const tr_ckpt_file *c; const tr_gpt *m; const groups *gs; int g; size_t flat_at; }
+    group_check;
+
+static int check_chunk(void *ctx, const void *p, size_t n_bytes, size_t done)
+{
+    const group_check *k = ctx;
+    return check_values(k->c, k->m, k->gs, k->g, p, n_bytes / sizeof(float), k->flat_at + done / sizeof(float));
+}
+
 /* Reads elements [lo, lo + n) of group g (n_group floats each, after g
  * groups) into the device buffer dst, and checks their values (flat_at:
  * the flat index of element lo). */
-static int read_group(const ckfile *c, const tr_gpt *m, const groups *gs, int g, float *dst, size_t n_group,
+static int read_group(const tr_ckpt_file *c, const tr_gpt *m, const groups *gs, int g, float *dst, size_t n_group,
                       size_t lo, size_t n, size_t flat_at)
 {
-    if (!n)
-        return TR_OK;
-    tr_backend *be = m->be;
-    size_t n_bytes = n * sizeof(float), chunk = n_bytes < CHUNK_BYTES ? n_bytes : CHUNK_BYTES;
-    char *host = on_host(be) ? NULL : malloc(chunk); /* the CPU's memory is read into directly */
-    if (!on_host(be) && !host)
-        return tr_error_set(TR_ENOMEM, "out of memory loading %s", c->path);
-    int rc = TR_OK;
-    off_t at = (off_t)(8 + c->hlen + ((size_t)g * n_group + lo) * sizeof(float));
-    if (fseeko(c->f, at, SEEK_SET) != 0)
-        rc = tr_error_set(TR_EFORMAT, "%s: truncated tensor data", c->path);
-    for (size_t done = 0; rc == TR_OK && done < n_bytes; done += chunk) {
-        size_t k = n_bytes - done < chunk ? n_bytes - done : chunk;
-        char *p = host ? host : (char *)dst + done;
-        if (fread(p, 1, k, c->f) != k)
-            rc = tr_error_set(TR_EFORMAT, "%s: truncated tensor data", c->path);
-        else
-            rc = check_values(c, m, gs, g, (const float *)p, k / sizeof(float), flat_at + done / sizeof(float));
-        if (rc == TR_OK && host)
-            be->copy_h2d(be, (char *)dst + done, host, k, 0);
-    }
-    free(host);
-    return rc;
+    group_check k = {c, m, gs, g, flat_at};
+    return tr_ckpt_read(c, ((size_t)g * n_group + lo) * sizeof(float), dst, n * sizeof(float), m->be, check_chunk,
+                        &k);
 }
 
 /* The weights and the optimizer's state over [lo, lo + n), into dev[g]. */
-static int read_groups(const ckfile *c, const tr_gpt *m, float *const *dev, const groups *gs, size_t n_group,
+static int read_groups(const tr_ckpt_file *c, const tr_gpt *m, float *const *dev, const groups *gs, size_t n_group,
                        size_t lo, size_t n, size_t flat_at)
 {
     int rc = TR_OK;
@@ -739,15 +380,15 @@ int tr_ckpt_load(const char *path, tr_gpt *m, tr_optim *opt, tr_ckpt_state *st)
 {
     if (opt->begin > opt->end || opt->end > m->n_params)
         return tr_error_set(TR_EINVAL, "%s: the optimizer's range is outside the model", path);
-    ckfile c;
-    strbuf want = {0};
+    tr_ckpt_file c;
+    tr_ckpt_buf want = {0};
     char ema_key[80];
     size_t data_bytes;
     groups gs;
     long long t;
     tr_ckpt_state read = {0};
     float *dev[MAX_GROUPS];
-    int rc = ck_open(&c, path);
+    int rc = open_gpt(&c, path);
     if (rc < 0) {
         tr_ckpt_kind kind;
         int n_ranks;
@@ -759,8 +400,8 @@ int tr_ckpt_load(const char *path, tr_gpt *m, tr_optim *opt, tr_ckpt_state *st)
     }
     if (is_shard(&c)) {
         long long r = -1, n = -1;
-        meta_num(c.header, "rank", &r);
-        meta_num(c.header, "ranks", &n);
+        tr_ckpt_meta_num(c.header, "rank", &r);
+        tr_ckpt_meta_num(c.header, "ranks", &n);
         rc = tr_error_set(TR_EFORMAT, "%s is one rank's file of a sharded checkpoint (rank %lld of %lld), not a "
                           "full one: resume from the name without .rank<r>-of-<N> with --dist fsdp on %lld ranks",
                           path, r, n, n);
@@ -771,7 +412,7 @@ int tr_ckpt_load(const char *path, tr_gpt *m, tr_optim *opt, tr_ckpt_state *st)
     snprintf(ema_key, sizeof ema_key, "\"ema.%s\":", tr_gpt_tensor_names[0]);
     gs = groups_of(&opt->cfg, strstr(c.header, ema_key) != NULL);
     tensor_entries(&want, m, &gs, &data_bytes);
-    if ((rc = check_model(&c, m, opt)) < 0 || (rc = check_table(&c, want.s, data_bytes)) < 0 ||
+    if ((rc = check_model(&c, m, opt)) < 0 || (rc = tr_ckpt_check_table(&c, want.s, data_bytes)) < 0 ||
         (rc = read_state(&c, &read, &t)) < 0)
         goto cleanup;
     device_groups(m, opt, st, &gs, dev);
@@ -784,7 +425,7 @@ int tr_ckpt_load(const char *path, tr_gpt *m, tr_optim *opt, tr_ckpt_state *st)
     set_state(m, opt, st, &read, t);
     st->ema_loaded = gs.ema && st->ema;
 cleanup:
-    ck_close(&c);
+    tr_ckpt_close(&c);
     free(want.s);
     return rc;
 }
@@ -797,14 +438,14 @@ int tr_ckpt_load_shard(const char *path, tr_gpt *m, tr_optim *opt, tr_ckpt_state
     char *file = tr_ckpt_shard_path(path, sh->rank, sh->n_ranks);
     if (!file)
         return tr_error_set(TR_ENOMEM, "out of memory loading %s", path);
-    ckfile c;
-    strbuf want = {0};
+    tr_ckpt_file c;
+    tr_ckpt_buf want = {0};
     long long r, n, b, e, np, t;
     size_t data_bytes, n_shard = sh->end - sh->begin;
     groups gs = groups_of(&opt->cfg, false);
     tr_ckpt_state read = {0};
     float *dev[MAX_GROUPS];
-    if ((rc = ck_open(&c, file)) < 0) {
+    if ((rc = open_gpt(&c, file)) < 0) {
         tr_ckpt_kind kind;
         int n_ranks;
         if (c.open_errno == ENOENT) {
@@ -824,9 +465,9 @@ int tr_ckpt_load_shard(const char *path, tr_gpt *m, tr_optim *opt, tr_ckpt_state
         rc = tr_error_set(TR_EFORMAT, "%s is a full checkpoint, not one rank's shard", file);
         goto cleanup;
     }
-    if (meta_num(c.header, "rank", &r) < 0 || meta_num(c.header, "ranks", &n) < 0 ||
-        meta_num(c.header, "begin", &b) < 0 || meta_num(c.header, "end", &e) < 0 ||
-        meta_num(c.header, "n_params", &np) < 0) {
+    if (tr_ckpt_meta_num(c.header, "rank", &r) < 0 || tr_ckpt_meta_num(c.header, "ranks", &n) < 0 ||
+        tr_ckpt_meta_num(c.header, "begin", &b) < 0 || tr_ckpt_meta_num(c.header, "end", &e) < 0 ||
+        tr_ckpt_meta_num(c.header, "n_params", &np) < 0) {
         rc = tr_error_set(TR_EFORMAT, "%s: the metadata lacks rank, ranks, begin, end or n_params", file);
         goto cleanup;
     }
@@ -844,14 +485,14 @@ int tr_ckpt_load_shard(const char *path, tr_gpt *m, tr_optim *opt, tr_ckpt_state
                           sh->end, m->n_params);
         goto cleanup;
     }
-    if ((rc = check_table(&c, want.s, data_bytes)) < 0 || (rc = read_state(&c, &read, &t)) < 0)
+    if ((rc = tr_ckpt_check_table(&c, want.s, data_bytes)) < 0 || (rc = read_state(&c, &read, &t)) < 0)
         goto cleanup;
     device_groups(m, opt, st, &gs, dev);
     if ((rc = read_groups(&c, m, dev, &gs, n_shard, 0, n_shard, sh->begin)) < 0)
         goto cleanup;
     set_state(m, opt, st, &read, t);
 cleanup:
-    ck_close(&c);
+    tr_ckpt_close(&c);
     free(want.s);
     free(file);
     return rc;

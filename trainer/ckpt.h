@@ -31,6 +31,7 @@
 #ifndef TR_CKPT_H
 #define TR_CKPT_H
 
+#include "ckpt_io.h"
 #include "gpt.h"
 #include "optim.h"
 
@@ -65,10 +66,6 @@ int tr_ckpt_save(const char *path, tr_gpt *m, const tr_optim *opt, const tr_ckpt
  * floats in the flat order. opt gives the optimizer's kind and step count. */
 int tr_ckpt_save_host(const char *path, const tr_gpt *m, const tr_optim *opt, const tr_ckpt_state *st,
                       const float *const *groups);
-/* Whether a save to path can go there (nothing, or a regular file, is
- * there; a file can be created beside it), so that a run refuses a bad
- * --save before any work rather than after. Writes nothing that stays. */
-int tr_ckpt_check_target(const char *path);
 /* Loads a full checkpoint's range [opt->begin, opt->end) of the weights
  * (into params_flat.data + i) and the optimizer's state. For a range less
  * than everything the other weights are left as they are: the caller

@@ -17,7 +17,8 @@ trainer_libtrainer_la_SOURCES = \
 	trainer/train.h trainer/train.c \
 	trainer/data.h trainer/data.c \
 	trainer/data_idx.h trainer/data_idx.c \
-	trainer/ckpt.h trainer/ckpt.c
+	trainer/ckpt.h trainer/ckpt.c trainer/ckpt_io.h trainer/ckpt_io.c \
+	trainer/ckpt_cnn.h trainer/ckpt_cnn.c
 TRAINER_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/trainer -I$(top_srcdir)/kernels $(NVTX_CPPFLAGS)
 trainer_libtrainer_la_CPPFLAGS = $(TRAINER_CPPFLAGS)
 trainer_libtrainer_la_CFLAGS = $(AM_CFLAGS) -O2 $(OPENMP_CFLAGS) $(BLAS_CFLAGS) $(ZLIB_CFLAGS)
@@ -43,12 +44,12 @@ trainer_trainer_LDADD = trainer/libtrainer.la
 TESTS += tests/integration/trainer_cli.sh tests/integration/trainer_train.sh \
 	tests/integration/trainer_safetensors.sh tests/integration/trainer_optimizations.sh \
 	tests/integration/trainer_ckpt_safety.sh tests/integration/trainer_memlimit.sh tests/integration/trainer_cnn.sh \
-	tests/integration/trainer_cnn_advice.sh
+	tests/integration/trainer_cnn_advice.sh tests/integration/trainer_cnn_ckpt.sh
 endif
 EXTRA_DIST += tests/integration/trainer_cli.sh tests/integration/trainer_train.sh \
 	tests/integration/trainer_safetensors.sh tests/integration/trainer_optimizations.sh \
 	tests/integration/trainer_ckpt_safety.sh tests/integration/trainer_memlimit.sh tests/integration/trainer_cnn.sh \
-	tests/integration/trainer_cnn_advice.sh tests/integration/trainer_cnn_common.sh
+	tests/integration/trainer_cnn_advice.sh tests/integration/trainer_cnn_common.sh tests/integration/trainer_cnn_ckpt.sh
 
 # Benchmarks print figures and are never run by make check (results:
 # bench/results/*-trainer-cpu.md). Run from the build dir:

@@ -5,7 +5,9 @@
  * backward writes the gradients, the others add), AdamW or SGD over the
  * flat parameters (weight decay on the conv and linear weights only), the
  * learning-rate schedule, and after each epoch the test set's loss and
- * accuracy with the running BatchNorm statistics.
+ * accuracy with the running BatchNorm statistics. --save writes the run's
+ * whole state at the end and --resume continues from it (ckpt_cnn.h): the
+ * resumed run's losses and final state equal the uninterrupted run's.
  * NVTX: "step N", "data", "forward", "backward", "optimizer", "eval" and
  * the ops' ranges, as for the GPT. */
 #include "config.h"
@@ -14,6 +16,8 @@
 
 #include "alloc.h"
 #include "backend.h"
+#include "ckpt_cnn.h"
+#include "ckpt_io.h"
 #include "data_idx.h"
 #include "error.h"
 #include "memlimit.h"
@@ -206,6 +210,32 @@ int tr_run_cnn(const tr_options *o)
     double t_start = now_s(), t_log = t_start, loss_sum = 0.0, first_loss = NAN, last_loss = NAN;
     long images_done = 0, images_log = 0;
     int loss_n = 0, step = 0, pos = r.n_train, epoch = 0;
+    tr_ckpt_cnn_state cs = {.seed = o->seed, .n_order = r.n_train, .order = perm};
+    if (o->save && tr_ckpt_check_target(o->save) < 0) {
+        fprintf(stderr, "trainer: %s\n", tr_error_last());
+        return 1;
+    }
+    if (o->resume) {
+        if (tr_ckpt_cnn_load(o->resume, r.model, &r.tc.optim, r.m, r.v, &cs) < 0) {
+            fprintf(stderr, "trainer: %s\n", tr_error_last());
+            return 1;
+        }
+        if (cs.step > n_steps) {
+            fprintf(stderr, "trainer: %s was saved at step %lld, past this run's %d steps; give more --steps or "
+                    "--epochs\n", o->resume, (long long)cs.step, n_steps);
+            return 1;
+        }
+        step = (int)cs.step;
+        r.t = cs.t;
+        epoch = cs.epoch;
+        pos = cs.pos;
+        rng.state = cs.data_rng;
+        r.model->rng.state = cs.dropout_rng;
+        loss_sum = cs.loss_sum;
+        loss_n = cs.loss_n;
+        printf("trainer: resumed %s at step %d (epoch %d)\n", o->resume, step, epoch);
+        fflush(stdout);
+    }
     char name[32];
     while (step < n_steps) {
         snprintf(name, sizeof name, "step %d", step + 1);
@@ -257,7 +287,7 @@ int tr_run_cnn(const tr_options *o)
             fprintf(stderr, "trainer: the loss is %f at step %d: diverged (try a lower --lr)\n", step_loss, step + 1);
             return 1;
         }
-        if (step == 0)
+        if (isnan(first_loss))
             first_loss = step_loss;
         last_loss = step_loss;
         loss_sum += step_loss;
@@ -283,10 +313,22 @@ int tr_run_cnn(const tr_options *o)
             printf("epoch %d train loss %.4f test loss %.4f test accuracy %.2f%%\n", epoch, loss_sum / loss_n, tl,
                    100.0 * ta);
             fflush(stdout);
-            loss_sum = 0.0;
-            loss_n = 0;
+            if (pos + 2 > r.n_train) { /* a last step mid-epoch keeps its sum for a checkpoint */
+                loss_sum = 0.0;
+                loss_n = 0;
+            }
             t_log = now_s();
         }
+    }
+    if (o->save) {
+        cs = (tr_ckpt_cnn_state){.step = step, .t = r.t, .seed = cs.seed, .epoch = epoch, .pos = pos,
+                                 .n_order = r.n_train, .order = perm, .data_rng = rng.state,
+                                 .dropout_rng = r.model->rng.state, .loss_sum = loss_sum, .loss_n = loss_n};
+        if (tr_ckpt_cnn_save(o->save, r.model, &r.tc.optim, r.m, r.v, &cs) < 0) {
+            fprintf(stderr, "trainer: %s\n", tr_error_last());
+            return 1;
+        }
+        printf("trainer: saved %s at step %d\n", o->save, step);
     }
     double seconds = now_s() - t_start;
     tr_alloc_stats st;
