@@ -3,8 +3,8 @@
  * made into one trace on one clock.
  *
  * The clock. A trace's times are nanoseconds of its own host's monotonic
- * clock from its zero. It holds the wall clock at its zero (the session
- * start, utc0) and, written by the launcher when the program ended, the
+ * clock from its zero. It holds the wall clock at its zero (its start
+ * time, utc0) and, written by the launcher when the program ended, the
  * pair (trace time T, wall clock utc0 + W) (GT_CLI_CLOCK_END_KEY). The hosts'
  * wall clocks are the common reference (NTP keeps them together); between
  * the two pairs a part's clock runs at its own rate r = W / T against it:
@@ -12,8 +12,8 @@
  * Every part goes onto the first part's clock (the first named), and the
  * merged trace's zero is the earliest part's zero, utc0_min:
  *     t' = (utc0_p - utc0_min + t * r_p) / r_1
- * so the first part keeps its own clock, shifted, and the merged session
- * start is utc0_min. A part without the end pair (written by an older
+ * so the first part keeps its own clock, shifted, and the merged trace
+ * starts at utc0_min. A part without the end pair (written by an older
  * gtrace), or whose clocks moved apart by more than MAX_DRIFT (the wall
  * clock was stepped during the run), has its offset corrected, not its
  * drift (r = 1), and merge says so.
@@ -29,7 +29,7 @@
  * part.N.drift_ppb); its processes keep theirs (ranks included), and its
  * drop counts go to its first process.
  *
- * Bad input (no part, a part that is not a trace or has no session start,
+ * Bad input (no part, a part that is not a trace or has no start time,
  * one given twice, an output that exists without --force or that cannot be
  * written) gets one line and exit 1 before anything is written; the trace
  * is written in a fresh directory beside the output and renamed into place
@@ -127,7 +127,7 @@ static int collect_pids(part *p)
     return 0;
 }
 
-/* Opens a part and reads its clock: session start and end-of-run pair. */
+/* Opens a part and reads its clock: start time and end-of-run pair. */
 static int open_part(part *p)
 {
     if (stat(p->path, &p->st) != 0)
@@ -137,7 +137,7 @@ static int open_part(part *p)
     if (gt_trace_open(&p->t, p->path, 0) != 0)
         return fail("%s", gt_error_last());
     if (gt_trace_session_start(p->t, &p->utc0_ns) != 0)
-        return fail("%s: the trace holds no session start (wall-clock time at its zero): it cannot be put on "
+        return fail("%s: the trace holds no start time (the wall-clock time at its zero): it cannot be put on "
                     "a common clock", p->path);
     p->rate = 1;
     const char *end = gt_trace_meta(p->t, GT_CLI_CLOCK_END_KEY), *utc_end = gt_trace_meta(p->t, GT_CLI_CLOCK_END_UTC_KEY);

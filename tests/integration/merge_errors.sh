@@ -3,7 +3,7 @@
 # stderr that names the file and what is wrong, exit status 1, and nothing
 # written: no output, an existing output unchanged, no temporary left
 # beside it. Cases: no parts; no -o; a part that is missing, a directory,
-# not SQLite, or a trace without a session start; one part given twice
+# not SQLite, or a trace without a start time; one part given twice
 # (same name, another name for the same file, a copy); an output that
 # exists without --force, that is a directory or a symbolic link even with
 # --force, that is one of the parts, or whose directory does not exist; a
@@ -48,7 +48,7 @@ bad "no output" "no output" a.sqlite b.sqlite
 bad "missing part" "missing.sqlite" a.sqlite missing.sqlite -o out.sqlite
 bad "a directory" "adir: not a trace (a directory)" a.sqlite adir -o out.sqlite
 bad "not SQLite" "text.sqlite" a.sqlite text.sqlite -o out.sqlite
-bad "no session start" "nostart.sqlite: the trace holds no session start" a.sqlite nostart.sqlite -o out.sqlite
+bad "no start time" "nostart.sqlite: the trace holds no start time" a.sqlite nostart.sqlite -o out.sqlite
 bad "same part twice" "a.sqlite and a.sqlite are the same file" a.sqlite b.sqlite a.sqlite -o out.sqlite
 bad "another name" "a.sqlite and hardlink-a.sqlite are the same file" a.sqlite hardlink-a.sqlite -o out.sqlite
 bad "a copy" "a.sqlite and copy-of-a.sqlite are copies of one trace" a.sqlite b.sqlite copy-of-a.sqlite -o out.sqlite

@@ -3,7 +3,7 @@
 #   - every trace gtrace writes holds its end-of-run clock pair (run entries
 #     clock_end_ns, clock_end_utc_ns): a one-process trace renamed into place
 #     whole and a trace assembled from several processes' parts alike; the
-#     pair comes after every event and after the session start;
+#     pair comes after every event and after the start time;
 #   - two ranks of nvtx_threads (SLURM_PROCID 0 and 1, gtrace -o t.%r.sqlite),
 #     merged: the counts of every kind add up, both processes are there with
 #     their ranks, and gtrace report reads the result;

@@ -47,7 +47,7 @@ set -- $RANGE
 echo "ok: memory events $FIRST..$LAST inside the range $1..$2"
 SESSION=$(q good.sqlite "SELECT value FROM TARGET_INFO_SESSION_START_TIME" 2>/dev/null ||
           q good.sqlite "SELECT utcEpochNs FROM TARGET_INFO_SESSION_START_TIME")
-[ -n "$SESSION" ] || fail "no session start"
+[ -n "$SESSION" ] || fail "no start time in the trace"
 # the OOM mark at t0 + 30 us on the wall clock, within a millisecond
 OOM=$(q good.sqlite "SELECT n.start FROM NVTX_EVENTS n WHERE $NT LIKE 'out of memory on cuda:0%'")
 WALL_US=$(( (SESSION + OOM) / 1000 ))
