@@ -1,18 +1,18 @@
 # bench: programs that print figures; dated results with the machine and the
 # command are in bench/results/. Built by make, never run by make check.
+# Every dated results file travels in the tarball, as the README cites them.
+EXTRA_DIST += bench/results
 noinst_PROGRAMS += bench/bench_store_write
 bench_bench_store_write_SOURCES = bench/bench_store_write.c
 bench_bench_store_write_CPPFLAGS = $(ANALYZE_CPPFLAGS)
 bench_bench_store_write_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 bench_bench_store_write_LDADD = libtrace/store/libgtstore.la $(SQLITE_LIBS)
-EXTRA_DIST += bench/results/2026-11-21-store-write.md
 
 # gtrace report on a synthetic 10 M-event trace (written once, then reused).
 noinst_PROGRAMS += bench/bench_report
 bench_bench_report_SOURCES = bench/bench_report.c
 bench_bench_report_CPPFLAGS = $(ANALYZE_CPPFLAGS)
 bench_bench_report_LDADD = libtrace/analyze/libgtanalyze.la $(M_LIBS)
-EXTRA_DIST += bench/results/2026-11-21-report.md
 
 # gtrace-view on a big trace, headless: first frame, load, frame times.
 if HAVE_GTK
@@ -22,8 +22,6 @@ bench_bench_viewer_CPPFLAGS = $(ANALYZE_CPPFLAGS)
 bench_bench_viewer_CFLAGS = $(AM_CFLAGS) $(GTK_CFLAGS) -I$(top_srcdir)/viewer
 bench_bench_viewer_LDADD = viewer/libgtview.la $(GTK_LIBS) $(M_LIBS)
 endif
-EXTRA_DIST += bench/results/2026-11-21-viewer.md
-EXTRA_DIST += bench/results/2026-11-21-memviz.md
 
 # The trainer against PyTorch on a GPU, GPT-2 small's shape (tokens/s, MFU):
 # bench/bench_gpu.sh, which tests/gpu/device_check.sh runs as its part bench.
