@@ -75,7 +75,7 @@ endif
 # Tools written for nsys exports (their queries, and nsys2prv from PyPI in a
 # throwaway environment) on gtrace's traces.
 TESTS += tests/integration/nsys_readers.sh
-EXTRA_DIST += tests/integration/nsys_readers.sh
+EXTRA_DIST += tests/integration/nsys_readers.sh tests/integration/interop_common.sh
 
 # The CLI on damaged and hostile copies of an nsys export: views in place of
 # tables refused at once, out-of-range rows refused, megabyte names cut.

@@ -32,46 +32,15 @@
 # package index; the trainer part is left out without Open MPI or the
 # fortunes data.
 set -u
-: "${GT_TOP_BUILDDIR:?run through make check}"
-GTRACE="$GT_TOP_BUILDDIR/libtrace/cli/gtrace"
-TRAINER="$GT_TOP_BUILDDIR/trainer/trainer"
-SYNTH="$GT_TOP_BUILDDIR/bench/bench_report"
-CLOVER="$GT_FIXTURES/nsys/cloverleaf-cuda-nsys2024.5.sqlite"
-SAXPY="$GT_FIXTURES/nsys/saxpy-mpi-cuda-nsys2022.2.sqlite"
-[ -r "$CLOVER" ] && [ -r "$SAXPY" ] || { echo "fixtures missing under $GT_FIXTURES"; exit 99; }
-for f in "$GTRACE" "$SYNTH"; do
-    [ -x "$f" ] || { echo "missing $f: build it first"; exit 99; }
-done
-command -v python3 >/dev/null 2>&1 || { echo "skip: python3 not found"; exit 77; }
-WORK=$(mktemp -d "${GT_TMPDIR:-/tmp}/gt-hta.XXXXXX") || exit 99
-trap 'rm -rf "$WORK"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+INTEROP_NAME=hta
+. "$GT_TOP_SRCDIR/tests/integration/interop_common.sh"
 
 # ---- HTA, pinned, in a throwaway environment ----------------------------------------
 # HTA itself without its dependencies (they include jupyterlab and pytest),
 # then what it imports, pinned: pandas 2 (HTA 0.5.0 fails on pandas 3).
 HTA_PIN="holistictraceanalysis==0.5.0"
 PINS="pandas==2.2.3 numpy==2.2.6 plotly==6.3.1 networkx==3.6.1 psutil==7.1.3 PyYAML==6.0.3"
-key=$(printf '%s %s %s' "$HTA_PIN" "$PINS" "$(python3 -c 'import sys; print(sys.version_info[:2])')" | cksum | cut -d' ' -f1)
-VENV="${GT_TMPDIR:-/tmp}/gtrace-hta-$key"
-if [ ! -e "$VENV/.complete" ]; then
-    # made beside its place and moved there whole, so a run beside this one
-    # never sees half of it
-    tmp="$VENV.tmp.$$"
-    rm -rf "$tmp"
-    python3 -m venv "$tmp" >"$WORK/venv.log" 2>&1 ||
-        { cat "$WORK/venv.log"; rm -rf "$tmp"; echo "skip: python3 cannot make a virtual environment (python3-venv)"; exit 77; }
-    if ! { "$tmp/bin/python" -m pip install --disable-pip-version-check -q --timeout 30 --no-deps $HTA_PIN &&
-           "$tmp/bin/python" -m pip install --disable-pip-version-check -q --timeout 30 $PINS; } >"$WORK/pip.log" 2>&1; then
-        rm -rf "$tmp"
-        if grep -qiE 'connection|network|resolve|timed out|No matching distribution|Could not fetch' "$WORK/pip.log"; then
-            tail -n 3 "$WORK/pip.log"; echo "skip: pip cannot reach the package index to install $HTA_PIN $PINS"; exit 77
-        fi
-        cat "$WORK/pip.log"; fail "pip install $HTA_PIN $PINS"
-    fi
-    touch "$tmp/.complete"
-    mv -T "$tmp" "$VENV" 2>/dev/null || rm -rf "$tmp" # another run put it there first
-fi
+pinned_venv hta "$HTA_PIN" "$PINS"
 echo "HTA from $VENV"
 
 # ---- traces and their exports ---------------------------------------------------------

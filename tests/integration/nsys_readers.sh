@@ -19,20 +19,8 @@
 # when pip cannot reach the package index; the trainer runs are left out
 # without the trainer or the fortunes data, the ddp run without Open MPI.
 set -u
-: "${GT_TOP_BUILDDIR:?run through make check}"
-GTRACE="$GT_TOP_BUILDDIR/libtrace/cli/gtrace"
-TRAINER="$GT_TOP_BUILDDIR/trainer/trainer"
-SYNTH="$GT_TOP_BUILDDIR/bench/bench_report"
-CLOVER="$GT_FIXTURES/nsys/cloverleaf-cuda-nsys2024.5.sqlite"
-SAXPY="$GT_FIXTURES/nsys/saxpy-mpi-cuda-nsys2022.2.sqlite"
-[ -r "$CLOVER" ] && [ -r "$SAXPY" ] || { echo "fixtures missing under $GT_FIXTURES"; exit 99; }
-for f in "$GTRACE" "$SYNTH"; do
-    [ -x "$f" ] || { echo "missing $f: build it first"; exit 99; }
-done
-command -v python3 >/dev/null 2>&1 || { echo "skip: python3 not found"; exit 77; }
-WORK=$(mktemp -d "${GT_TMPDIR:-/tmp}/gt-nsys-readers.XXXXXX") || exit 99
-trap 'rm -rf "$WORK"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+INTEROP_NAME=nsys-readers
+. "$GT_TOP_SRCDIR/tests/integration/interop_common.sh"
 
 # ---- traces: name:kind, kind gpu (CUDA activity) or cpu (NVTX only) ------------
 "$SYNTH" -n 20000 -f "$WORK/synthetic.sqlite" --runs 1 --gtrace "$GTRACE" >"$WORK/synth.log" 2>&1 ||
@@ -180,25 +168,7 @@ PY
 
 # ---- 2. nsys2prv, pinned, in a throwaway environment ------------------------------------
 PINS="nsys2prv==0.5.8 pandas==2.3.3 SQLAlchemy==2.1.9 numpy==2.4.6 tqdm==4.70.1"
-key=$(printf '%s %s' "$PINS" "$(python3 -c 'import sys; print(sys.version_info[:2])')" | cksum | cut -d' ' -f1)
-VENV="${GT_TMPDIR:-/tmp}/gtrace-nsys2prv-$key"
-if [ ! -e "$VENV/.complete" ]; then
-    # made beside its place and moved there whole (a venv run through its
-    # bin/python may move), so a run beside this one never sees half of it
-    tmp="$VENV.tmp.$$"
-    rm -rf "$tmp"
-    python3 -m venv "$tmp" >"$WORK/venv.log" 2>&1 ||
-        { cat "$WORK/venv.log"; rm -rf "$tmp"; echo "skip: python3 cannot make a virtual environment (python3-venv)"; exit 77; }
-    if ! "$tmp/bin/python" -m pip install --disable-pip-version-check -q --timeout 30 $PINS >"$WORK/pip.log" 2>&1; then
-        rm -rf "$tmp"
-        if grep -qiE 'connection|network|resolve|timed out|No matching distribution|Could not fetch' "$WORK/pip.log"; then
-            tail -n 3 "$WORK/pip.log"; echo "skip: pip cannot reach the package index to install $PINS"; exit 77
-        fi
-        cat "$WORK/pip.log"; fail "pip install $PINS"
-    fi
-    touch "$tmp/.complete"
-    mv -T "$tmp" "$VENV" 2>/dev/null || rm -rf "$tmp" # another run put it there first
-fi
+pinned_venv nsys2prv "" "$PINS"
 echo "nsys2prv from $VENV"
 
 mkdir "$WORK/prv" && cd "$WORK/prv" || exit 99
