@@ -172,6 +172,8 @@ struct tr_backend {
     /* ---- the CNN's ops (model_cnn.c): NCHW or NHWC (cnn_nhwc), fp32 (op_roles.c); NULL where none ---- */
     /* --conv-autotune: each conv shape's algorithms timed at its first call, the faster kept */
     bool conv_autotune;
+    /* the timed shapes' choices, a line each, into buf; returns how many (NULL: no CNN ops) */
+    int (*conv_choices)(char *buf, size_t n);
     /* --layout nhwc: the CNN ops' activations are channels-last, (B,H,W,C); conv weights stay (OC,C,K,K) */
     bool cnn_nhwc;
     /* out = inp with its channel and pixel axes swapped, (B,C,HW) -> (B,HW,C) if to_nhwc, else back; add: out +=

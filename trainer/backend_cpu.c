@@ -782,6 +782,7 @@ static tr_backend cpu = {
     .scale = scale,
     .ema = ema,
     .conv2d_workspace_bytes = conv2d_workspace_bytes,
+    .conv_choices = tr_backend_cpu_conv_choices,
     .conv2d_forward = conv2d_forward,
     .conv2d_backward = conv2d_backward,
     .batchnorm_forward = batchnorm_forward,

@@ -431,14 +431,18 @@ static int no_cudnn(void)
 
 static size_t conv2d_workspace_bytes(tr_backend *be, int B, int C, int H, int W, int OC, int K, int stride, int pad)
 {
-    (void)be;
 #ifdef HAVE_CUDNN
     size_t n;
-    if (tr_cnn_cudnn_conv_workspace(&n, B, C, H, W, OC, K, stride, pad) < 0)
+    if (be->conv_autotune)
+        tr_nvtx_push("conv autotune"); /* a shape's first query times its algorithms */
+    int rc = tr_cnn_cudnn_conv_workspace(&n, B, C, H, W, OC, K, stride, pad, be->conv_autotune);
+    if (be->conv_autotune)
+        tr_nvtx_pop();
+    if (rc < 0)
         return 0;
     return n > 0 ? n : 256;
 #else
-    (void)B; (void)C; (void)H; (void)W; (void)OC; (void)K; (void)stride; (void)pad;
+    (void)be; (void)B; (void)C; (void)H; (void)W; (void)OC; (void)K; (void)stride; (void)pad;
     no_cudnn();
     return 0;
 #endif
@@ -599,6 +603,9 @@ void tr_cuda_ops_fill(tr_backend *table)
     table->scale = scale_by;
     table->ema = ema;
     table->conv2d_workspace_bytes = conv2d_workspace_bytes;
+#ifdef HAVE_CUDNN
+    table->conv_choices = tr_cnn_cudnn_conv_choices;
+#endif
     table->conv2d_forward = conv2d_forward;
     table->conv2d_backward = conv2d_backward;
     table->batchnorm_forward = batchnorm_forward;

@@ -1,7 +1,12 @@
 /* cnn_cudnn.c: cnn_cudnn.h on cuDNN's classic convolution and
  * BatchNorm calls, loaded with dlopen like attention_cudnn.c. Descriptors
  * are made per call (four small host structures: cheap beside the
- * convolution) so no shape cache can go stale. */
+ * convolution). The algorithms are chosen once per shape and remembered:
+ * cuDNN's heuristic ranking (the _v7 queries, as PyTorch without
+ * cudnn.benchmark), its first deterministic choice that the shape supports;
+ * with --conv-autotune, cuDNN times every algorithm on the device (the
+ * cudnnFind queries, as cudnn.benchmark) and the fastest is kept. A fixed
+ * algorithm is refused for some shapes (CUDNN_STATUS_BAD_PARAM). */
 #include "config.h"
 
 #include "cnn_cudnn.h"
@@ -22,7 +27,10 @@
     X(cudnnGetConvolutionBackwardFilterWorkspaceSize) X(cudnnConvolutionForward)                                 \
     X(cudnnConvolutionBackwardData) X(cudnnConvolutionBackwardFilter) X(cudnnConvolutionBackwardBias)            \
     X(cudnnAddTensor) X(cudnnDeriveBNTensorDescriptor) X(cudnnBatchNormalizationForwardTraining)                 \
-    X(cudnnBatchNormalizationForwardInference) X(cudnnBatchNormalizationBackward)
+    X(cudnnBatchNormalizationForwardInference) X(cudnnBatchNormalizationBackward)                                \
+    X(cudnnGetConvolutionForwardAlgorithm_v7) X(cudnnGetConvolutionBackwardDataAlgorithm_v7)                     \
+    X(cudnnGetConvolutionBackwardFilterAlgorithm_v7) X(cudnnFindConvolutionForwardAlgorithm)                     \
+    X(cudnnFindConvolutionBackwardDataAlgorithm) X(cudnnFindConvolutionBackwardFilterAlgorithm)
 
 static struct {
     void *lib;
@@ -30,11 +38,23 @@ static struct {
 #define FIELD(f) __typeof__(f) *f;
     CUDNN_FUNCTIONS(FIELD)
 #undef FIELD
+    void (*last_error)(char *message, size_t max_size); /* cudnnGetLastErrorString, where the library has it */
 } api;
 
-static const cudnnConvolutionFwdAlgo_t FWD_ALGO = CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM;
-static const cudnnConvolutionBwdDataAlgo_t BWD_DATA_ALGO = CUDNN_CONVOLUTION_BWD_DATA_ALGO_1;
-static const cudnnConvolutionBwdFilterAlgo_t BWD_FILTER_ALGO = CUDNN_CONVOLUTION_BWD_FILTER_ALGO_1;
+/* One shape's algorithms and the workspace the three need together. */
+typedef struct conv_plan {
+    int key[8]; /* B C H W OC K stride pad */
+    cudnnConvolutionFwdAlgo_t fwd;
+    cudnnConvolutionBwdDataAlgo_t bwd_data;
+    cudnnConvolutionBwdFilterAlgo_t bwd_filter;
+    size_t ws_bytes;
+    bool timed;    /* chosen by timing (--conv-autotune), ms[] the chosen ones' times */
+    float ms[3];   /* forward, backward data, backward filter */
+} conv_plan;
+
+enum { PLAN_CAP = 64 };
+static conv_plan plans[PLAN_CAP];
+static int n_plans, next_evict;
 
 static int load(cudaStream_t stream)
 {
@@ -57,6 +77,9 @@ static int load(cudaStream_t stream)
     }
         CUDNN_FUNCTIONS(LOAD)
 #undef LOAD
+        void *last = dlsym(lib, "cudnnGetLastErrorString");
+        if (last)
+            memcpy(&api.last_error, &last, sizeof last);
         cudnnStatus_t st = api.cudnnCreate(&api.handle);
         if (st != CUDNN_STATUS_SUCCESS) {
             int rc = tr_error_set(TR_EINVAL, "cuDNN cudnnCreate: %s", api.cudnnGetErrorString(st));
@@ -78,11 +101,23 @@ typedef struct conv_descs {
     cudnnConvolutionDescriptor_t conv;
 } conv_descs;
 
+/* A failed call's message: cuDNN's status and, from 9.0, its own reason. */
+static int cudnn_error(const char *call, cudnnStatus_t st)
+{
+    char why[512] = "";
+    if (api.last_error)
+        api.last_error(why, sizeof why);
+    for (char *c = why; *c; c++) /* one line */
+        if (*c == '\n')
+            *c = ' ';
+    return tr_error_set(TR_EINVAL, "cuDNN %s: %s%s%s", call, api.cudnnGetErrorString(st), *why ? ": " : "", why);
+}
+
 #define CHECK(call)                                                                                              \
     do {                                                                                                         \
         cudnnStatus_t st_ = (call);                                                                              \
         if (st_ != CUDNN_STATUS_SUCCESS) {                                                                       \
-            rc = tr_error_set(TR_EINVAL, "cuDNN %s: %s", #call, api.cudnnGetErrorString(st_));                   \
+            rc = cudnn_error(#call, st_);                                                                        \
             goto cleanup;                                                                                        \
         }                                                                                                        \
     } while (0)
@@ -117,7 +152,106 @@ cleanup:
     return rc;
 }
 
-int tr_cnn_cudnn_conv_workspace(size_t *out, int B, int C, int H, int W, int OC, int K, int stride, int pad)
+/* The first of cuDNN's ranked choices that the shape supports, deterministic
+ * if one is; -1 if none is supported. */
+#define PICK(perf, n, out)                                                                                       \
+    do {                                                                                                         \
+        (out) = -1;                                                                                              \
+        for (int i_ = 0; i_ < (n) && (out) < 0; i_++)                                                            \
+            if ((perf)[i_].status == CUDNN_STATUS_SUCCESS && (perf)[i_].determinism == CUDNN_DETERMINISTIC)      \
+                (out) = i_;                                                                                      \
+        for (int i_ = 0; i_ < (n) && (out) < 0; i_++)                                                            \
+            if ((perf)[i_].status == CUDNN_STATUS_SUCCESS)                                                       \
+                (out) = i_;                                                                                      \
+    } while (0)
+
+/* One query's choice into the plan: the algorithm, its workspace and time. */
+#define CHOOSE(perf, n, field, slot)                                                                            \
+    do {                                                                                                         \
+        PICK(perf, n, at);                                                                                       \
+        if (at < 0)                                                                                              \
+            goto unsupported;                                                                                    \
+        p.field = (perf)[at].algo;                                                                               \
+        p.ws_bytes = (perf)[at].memory > p.ws_bytes ? (perf)[at].memory : p.ws_bytes;                           \
+        p.ms[slot] = (perf)[at].time;                                                                            \
+    } while (0)
+
+/* The shape's plan, made on first use from the descriptors d: timed on the
+ * device when autotune (cuDNN's Find queries run every algorithm, in memory
+ * of their own, and rank them by time), else from the heuristics. */
+static int conv_plan_of(const conv_plan **out, const conv_descs *d, const int key[8], bool autotune)
+{
+    for (int i = 0; i < n_plans; i++)
+        if (!memcmp(plans[i].key, key, sizeof plans[i].key)) {
+            *out = &plans[i];
+            return TR_OK;
+        }
+    int rc = TR_OK, n, at;
+    conv_plan p = {.timed = autotune};
+    memcpy(p.key, key, sizeof p.key);
+    cudnnConvolutionFwdAlgoPerf_t fwd[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
+    cudnnConvolutionBwdDataAlgoPerf_t bwd_data[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
+    cudnnConvolutionBwdFilterAlgoPerf_t bwd_filter[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
+    if (autotune)
+        CHECK(api.cudnnFindConvolutionForwardAlgorithm(api.handle, d->x, d->w, d->conv, d->y,
+                                                       CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &n, fwd));
+    else
+        CHECK(api.cudnnGetConvolutionForwardAlgorithm_v7(api.handle, d->x, d->w, d->conv, d->y,
+                                                         CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &n, fwd));
+    CHOOSE(fwd, n, fwd, 0);
+    if (autotune)
+        CHECK(api.cudnnFindConvolutionBackwardDataAlgorithm(api.handle, d->w, d->y, d->conv, d->x,
+                                                            CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &n, bwd_data));
+    else
+        CHECK(api.cudnnGetConvolutionBackwardDataAlgorithm_v7(api.handle, d->w, d->y, d->conv, d->x,
+                                                              CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &n, bwd_data));
+    CHOOSE(bwd_data, n, bwd_data, 1);
+    if (autotune)
+        CHECK(api.cudnnFindConvolutionBackwardFilterAlgorithm(api.handle, d->x, d->y, d->conv, d->w,
+                                                              CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &n,
+                                                              bwd_filter));
+    else
+        CHECK(api.cudnnGetConvolutionBackwardFilterAlgorithm_v7(api.handle, d->x, d->y, d->conv, d->w,
+                                                                CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &n,
+                                                                bwd_filter));
+    CHOOSE(bwd_filter, n, bwd_filter, 2);
+    at = n_plans < PLAN_CAP ? n_plans++ : next_evict++ % PLAN_CAP;
+    plans[at] = p;
+    *out = &plans[at];
+    return TR_OK;
+unsupported:
+    return tr_error_set(TR_EINVAL, "cuDNN supports no convolution algorithm for batch %d, %d channels of %dx%d, "
+                        "%d outputs, kernel %d, stride %d, padding %d", key[0], key[1], key[2], key[3], key[4],
+                        key[5], key[6], key[7]);
+cleanup:
+    return rc;
+}
+
+int tr_cnn_cudnn_conv_choices(char *buf, size_t n)
+{
+    size_t at = 0;
+    int shown = 0;
+    if (n)
+        buf[0] = '\0';
+    for (int i = 0; i < n_plans && at < n; i++) {
+        const conv_plan *p = &plans[i];
+        if (!p->timed)
+            continue;
+        const int *k = p->key;
+        int w = snprintf(buf + at, n - at, "conv batch %d, %dx%dx%d -> %d, k%d s%d p%d: forward algo %d (%.3f ms), "
+                         "backward data algo %d (%.3f ms), backward filter algo %d (%.3f ms)\n", k[0], k[1], k[2],
+                         k[3], k[4], k[5], k[6], k[7], (int)p->fwd, p->ms[0], (int)p->bwd_data, p->ms[1],
+                         (int)p->bwd_filter, p->ms[2]);
+        if (w < 0)
+            break;
+        at += (size_t)w;
+        shown++;
+    }
+    return shown;
+}
+
+int tr_cnn_cudnn_conv_workspace(size_t *out, int B, int C, int H, int W, int OC, int K, int stride, int pad,
+                                bool autotune)
 {
     *out = 0;
     int rc = load(0);
@@ -126,14 +260,10 @@ int tr_cnn_cudnn_conv_workspace(size_t *out, int B, int C, int H, int W, int OC,
     conv_descs d;
     if ((rc = conv_make(&d, B, C, H, W, OC, K, stride, pad)) < 0)
         return rc;
-    size_t f = 0, bd = 0, bf = 0;
-    CHECK(api.cudnnGetConvolutionForwardWorkspaceSize(api.handle, d.x, d.w, d.conv, d.y, FWD_ALGO, &f));
-    CHECK(api.cudnnGetConvolutionBackwardDataWorkspaceSize(api.handle, d.w, d.y, d.conv, d.x, BWD_DATA_ALGO, &bd));
-    CHECK(api.cudnnGetConvolutionBackwardFilterWorkspaceSize(api.handle, d.x, d.y, d.conv, d.w, BWD_FILTER_ALGO,
-                                                             &bf));
-    *out = f > bd ? f : bd;
-    *out = *out > bf ? *out : bf;
-cleanup:
+    const int key[8] = {B, C, H, W, OC, K, stride, pad};
+    const conv_plan *p;
+    if ((rc = conv_plan_of(&p, &d, key, autotune)) == TR_OK)
+        *out = p->ws_bytes;
     conv_free(&d);
     return rc;
 }
@@ -148,8 +278,12 @@ int tr_cnn_cudnn_conv_forward(float *out, const float *inp, const float *weight,
     conv_descs d;
     if ((rc = conv_make(&d, B, C, H, W, OC, K, stride, pad)) < 0)
         return rc;
+    const int key[8] = {B, C, H, W, OC, K, stride, pad};
+    const conv_plan *p;
+    if ((rc = conv_plan_of(&p, &d, key, false)) < 0) /* made by the workspace query before */
+        goto cleanup;
     const float one = 1.0f, zero = 0.0f;
-    CHECK(api.cudnnConvolutionForward(api.handle, &one, d.x, inp, d.w, weight, d.conv, FWD_ALGO, ws, ws_bytes, &zero,
+    CHECK(api.cudnnConvolutionForward(api.handle, &one, d.x, inp, d.w, weight, d.conv, p->fwd, ws, ws_bytes, &zero,
                                       d.y, out));
     if (bias)
         CHECK(api.cudnnAddTensor(api.handle, &one, d.b, bias, &one, d.y, out));
@@ -168,13 +302,17 @@ int tr_cnn_cudnn_conv_backward(float *dinp, float *dweight, float *dbias, const 
     conv_descs d;
     if ((rc = conv_make(&d, B, C, H, W, OC, K, stride, pad)) < 0)
         return rc;
+    const int key[8] = {B, C, H, W, OC, K, stride, pad};
+    const conv_plan *p;
+    if ((rc = conv_plan_of(&p, &d, key, false)) < 0) /* made by the workspace query before */
+        goto cleanup;
     const float one = 1.0f, beta_p = add_dparams ? 1.0f : 0.0f;
-    CHECK(api.cudnnConvolutionBackwardFilter(api.handle, &one, d.x, inp, d.y, dout, d.conv, BWD_FILTER_ALGO, ws,
+    CHECK(api.cudnnConvolutionBackwardFilter(api.handle, &one, d.x, inp, d.y, dout, d.conv, p->bwd_filter, ws,
                                              ws_bytes, &beta_p, d.w, dweight));
     if (dbias)
         CHECK(api.cudnnConvolutionBackwardBias(api.handle, &one, d.y, dout, &beta_p, d.b, dbias));
     if (dinp) /* ops.h: the input's gradient adds */
-        CHECK(api.cudnnConvolutionBackwardData(api.handle, &one, d.w, weight, d.y, dout, d.conv, BWD_DATA_ALGO, ws,
+        CHECK(api.cudnnConvolutionBackwardData(api.handle, &one, d.w, weight, d.y, dout, d.conv, p->bwd_data, ws,
                                                ws_bytes, &one, d.x, dinp));
 cleanup:
     conv_free(&d);

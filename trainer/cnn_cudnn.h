@@ -2,9 +2,9 @@
  * (cudnnConvolution*, cudnnBatchNormalization*), for the CUDA backend.
  * Built only with cuDNN's headers (HAVE_CUDNN); libcudnn.so.9 is dlopened
  * at the first call, so the trainer starts without it and the CNN ops then
- * fail naming why. NCHW fp32; fixed algorithms (implicit precomputed GEMM
- * forward, algorithm 1 for both backwards), which every cuDNN 9 build has
- * for fp32. Gradients follow ops.h: dinp adds (beta 1), parameter
+ * fail naming why. NCHW fp32; the algorithms are chosen per shape at its
+ * workspace query (cuDNN's heuristics, or its timing with autotune) and kept
+ * for the process. Gradients follow ops.h: dinp adds (beta 1), parameter
  * gradients add only when asked. Errors: a negative code and a message
  * naming the cuDNN call and its status. One backend thread calls it. */
 #ifndef TR_CNN_CUDNN_H
@@ -15,8 +15,12 @@
 #include <stddef.h>
 
 /* Bytes of workspace the three convolution calls need at most for this
- * shape (B: the largest batch the model runs). */
-int tr_cnn_cudnn_conv_workspace(size_t *out, int B, int C, int H, int W, int OC, int K, int stride, int pad);
+ * shape, whose algorithms are chosen here on its first query: timed on the
+ * device if autotune (cudnn.benchmark's way), else cuDNN's heuristics. */
+int tr_cnn_cudnn_conv_workspace(size_t *out, int B, int C, int H, int W, int OC, int K, int stride, int pad,
+                                bool autotune);
+/* The timed shapes' choices, a line each, into buf; returns how many. */
+int tr_cnn_cudnn_conv_choices(char *buf, size_t n);
 int tr_cnn_cudnn_conv_forward(float *out, const float *inp, const float *weight, const float *bias, void *ws,
                               size_t ws_bytes, int B, int C, int H, int W, int OC, int K, int stride, int pad,
                               cudaStream_t stream);

@@ -292,10 +292,12 @@ void tr_cnn_free(tr_cnn *m)
 
 /* ---- forward and backward ---- */
 
-/* The conv workspace for batches up to B (the backend's need may grow with the batch). */
+/* The conv workspace for batch B: the backend's need may change with the
+ * batch (cuDNN picks its algorithms per shape), so it is asked again when the
+ * batch changes, and the buffer grows when the need does. */
 static int size_workspace(tr_cnn *m, int B)
 {
-    if (m->ws && m->ws_B >= B)
+    if (m->ws && m->ws_B == B)
         return TR_OK;
     size_t need = 4;
     for (int i = 0; i < m->n_layers; i++) {
@@ -306,6 +308,11 @@ static int size_workspace(tr_cnn *m, int B)
         if (n == 0)
             return TR_EINVAL; /* the backend's message */
         need = n > need ? n : need;
+    }
+    need = (need + 3) / 4 * 4; /* viewed as floats */
+    if (m->ws && need <= m->ws_bytes) {
+        m->ws_B = B;
+        return TR_OK;
     }
     if (m->ws)
         tr_alloc_release(m->alloc, m->ws);

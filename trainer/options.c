@@ -61,9 +61,11 @@ static void usage(FILE *f)
             "  --train-images N --test-images N   the first N images of each set (default: all)\n"
             "  --bias-before-bn on|off  off drops the bias of a conv that BatchNorm follows (its mean\n"
             "                      removes it anyway; default on, PyTorch's default)\n"
-            "  --conv-autotune on|off  time the cpu backend's NCHW conv algorithms (im2col+GEMM, direct) once\n"
-            "                      per shape and keep the faster (default off: im2col+GEMM, faster on every\n"
-            "                      shape of the presets measured here); on: --layout nchw\n"
+            "  --conv-autotune on|off  time the conv algorithms once per shape and keep the fastest: the cpu\n"
+            "                      backend's NCHW ones (im2col+GEMM, direct), cuDNN's on the cuda backend\n"
+            "                      (cudnn.benchmark's way); default off: im2col+GEMM on the cpu (faster on\n"
+            "                      every shape of the presets measured here), cuDNN's heuristic choice on\n"
+            "                      cuda; on: --layout nchw\n"
             "  --layout nhwc|nchw  the activations' layout: channels-last (direct vector convolutions) or\n"
             "                      PyTorch's default NCHW (im2col+GEMM); default nhwc on the cpu backend\n"
             "                      (the faster here) without --conv-autotune on, else nchw (cuDNN's)\n"
@@ -440,11 +442,6 @@ static void cnn_flags(tr_options *o, int argc, char **argv)
     if (!o->epochs)
         o->epochs = 1;
     tr_options_on("--bias-before-bn", o->bias_before_bn ? o->bias_before_bn : "on");
-    if (tr_options_on("--conv-autotune", o->conv_autotune) && o->backend && strcmp(o->backend, "cpu") != 0) {
-        fprintf(stderr, "trainer: --conv-autotune times the cpu backend's conv algorithms; --backend %s has none\n",
-                o->backend);
-        exit(2);
-    }
     static const char *const layouts[] = {"nhwc", "nchw"};
     bool cpu = !o->backend || !strcmp(o->backend, "cpu");
     bool tune = tr_options_on("--conv-autotune", o->conv_autotune);

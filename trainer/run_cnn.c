@@ -336,9 +336,9 @@ int tr_run_cnn(const tr_options *o)
     printf("trainer: %d steps in %.2f s, %.0f img/s (test passes included); first loss %.4f, final loss %.4f; "
            "peak allocated %.1f MiB, peak reserved %.1f MiB\n", n_steps, seconds, images_done / seconds, first_loss,
            last_loss, st.peak_allocated_bytes / 1048576.0, st.peak_reserved_bytes / 1048576.0);
-    if (r.be->conv_autotune && r.be->device == TR_CPU) {
+    if (r.be->conv_autotune && r.be->conv_choices) {
         static char choices[16384];
-        int n_shapes = tr_backend_cpu_conv_choices(choices, sizeof choices);
+        int n_shapes = r.be->conv_choices(choices, sizeof choices);
         printf("trainer: --conv-autotune timed %d conv shape(s):\n%s", n_shapes, choices);
     }
     free(perm);
