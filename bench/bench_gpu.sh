@@ -20,9 +20,11 @@
 # dev/data/tinyshakespeare.py writes tiny_shakespeare_val.bin; carry that.
 #
 # usage, from the source root: bench/bench_gpu.sh [BUILD_DIR] [--data FILE.bin] [--steps N] [--batch B]
+#                                                  [--attention "cudnn own"]
 #   BUILD_DIR  the build tree with trainer/trainer (default _build-gpu)
 #   --steps N  steps per run (default 25; the first 5 are not timed)
 #   --batch B  one batch for every run instead of the search
+#   --attention MODES  the trainer's attention kernels to run (default: cudnn own)
 set -u
 cd "$(dirname "$0")/.." || exit 1
 SRC=$(pwd)
@@ -30,12 +32,13 @@ SRC=$(pwd)
 PY=${GT_PYTHON:-python3}
 BUILD=_build-gpu
 case ${1:-} in --*|"") ;; *) BUILD=$1; shift ;; esac
-DATA="" STEPS=25 BATCH=""
+DATA="" STEPS=25 BATCH="" MODES="cudnn own"
 while [ $# -gt 0 ]; do
     case $1 in
     --data) DATA=$2; shift 2 ;;
     --steps) STEPS=$2; shift 2 ;;
     --batch) BATCH=$2; shift 2 ;;
+    --attention) MODES=$2; shift 2 ;;
     *) echo "bench_gpu.sh: unknown argument '$1' (see the header of bench/bench_gpu.sh)"; exit 2 ;;
     esac
 done
@@ -106,7 +109,7 @@ report() {
 }
 
 # trainer rows: cuDNN's attention, the own kernel, and with a CUDA graph where the trainer has one
-for mode in cudnn own; do
+for mode in $MODES; do
     b=$BATCH
     [ -n "$b" ] || b=$(largest_batch "$mode" --attention "$mode") ||
         { echo "trainer --attention $mode: no batch runs"; continue; }

@@ -88,11 +88,11 @@ EXTRA_DIST += tests/integration/capture_common.sh tests/integration/capture_thre
 # GPU test (exits 77 without a GPU): a CUDA sample with known counts (samples/local.mk).
 if HAVE_CUDA
 if HAVE_CUPTI
-TESTS += tests/gpu/capture_cuda.sh
+TESTS += tests/gpu/capture_cuda.sh tests/gpu/pytorch_cuda.sh
 tests/gpu/capture_cuda.log: samples/cuda_ops$(EXEEXT) samples/cuda_probe$(EXEEXT)
 endif
 endif
-EXTRA_DIST += tests/gpu/capture_cuda.sh
+EXTRA_DIST += tests/gpu/capture_cuda.sh tests/gpu/pytorch_cuda.sh tests/gpu/pytorch_cuda.py
 
 # Benchmark (bench/bench_capture.sh runs it; figures in bench/results/).
 if HAVE_NVTX

@@ -68,5 +68,6 @@ expect_eq "kernels inside the run" 0 "$(q $T 'SELECT count(*) FROM CUPTI_ACTIVIT
 expect_eq "kernels after their launch call" 5 "$(q $T 'SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN CUPTI_ACTIVITY_KIND_RUNTIME r ON r.correlationId = k.correlationId WHERE k.start >= r.start')"
 # --cuda=off: NVTX only, no CUDA tables filled.
 "$GTRACE" -o off.sqlite --cuda=off "$SAMPLES/cuda_ops" >/dev/null 2>&1
-expect_eq "--cuda=off records no kernels" 0 "$(q off.sqlite 'SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL')"
+# (a trace has the tables it has rows for, as nsys's exports do)
+expect_eq "--cuda=off records no kernels" 0 "$(q off.sqlite "SELECT count(*) FROM sqlite_master WHERE name LIKE 'CUPTI_ACTIVITY_KIND_%'")"
 echo "all good"

@@ -10,7 +10,7 @@
 #   BUILD_DIR  the build tree, or the stage tests/gpu/prepare_device.sh makes
 #              of it (_build-gpu/stage: the binaries plus lib/ and bin/ with
 #              SQLite and what else the device may lack); default _build-gpu
-#   PART       tests, dist, capture, sanitizer, speed, bench (default: all six;
+#   PART       tests, dist, capture, pytorch, sanitizer, speed, bench (default: all;
 #              bench, bench/bench_gpu.sh against PyTorch, takes minutes alone)
 # A check that exits 77 is skipped: without a GPU that is all most can do;
 # on a machine with one a skip is a failure, since everything here is meant
@@ -20,7 +20,7 @@ cd "$(dirname "$0")/../.." || exit 1
 SRC=$(pwd)
 BUILD=${1:-_build-gpu}
 [ $# -gt 0 ] && shift
-PARTS=${*:-tests dist capture sanitizer speed bench}
+PARTS=${*:-tests dist capture pytorch sanitizer speed bench}
 case $BUILD in /*) ;; *) BUILD=$SRC/$BUILD ;; esac
 TRAINER=$BUILD/trainer/trainer
 DATA=/usr/share/games/fortunes
@@ -112,7 +112,7 @@ part_tests() {
         echo "== $t"
         "$BUILD/tests/gpu/$t"; note "$t" $?
     done
-    for t in trainer_attention.sh trainer_cuda.sh cuda_graph.sh; do
+    for t in trainer_attention.sh trainer_cuda.sh trainer_cnn_cuda.sh cuda_graph.sh; do
         echo "== $t"
         sh "$SRC/tests/gpu/$t" "$BUILD"; note "$t" $?
     done
@@ -139,13 +139,26 @@ part_capture() {
     return $rc
 }
 
+# gtrace --pytorch on a PyTorch program training on the GPU (the machine's own torch)
+part_pytorch() {
+    rc=0
+    echo "== pytorch_cuda.sh"
+    sh "$SRC/tests/gpu/pytorch_cuda.sh"; note pytorch_cuda.sh $?
+    return $rc
+}
+
 part_sanitizer() {
     [ $gpu -eq 0 ] || { echo "== compute-sanitizer: skipped, no usable GPU ($probe)"; return 77; }
     rc=0
     for flags in "" "--amp bf16 --fuse on --pin-memory on --workers 1" "--expandable-segments on --checkpoint blocks" \
         "--cuda-graph on --amp fp16 --clip 1 --accum 2 --steps 6"; do
-        echo "== compute-sanitizer memcheck: trainer --backend cuda --steps 3 $flags"
-        "$SANITIZER" --tool memcheck --leak-check full --error-exitcode 99 "$TRAINER" --backend cuda --steps 3 \
+        # compute-sanitizer refuses NVTX heaps on memory mapped with cuMemMap (each of
+        # the expandable range's segments, whose ranges match their mappings exactly,
+        # gives "nvtxMemHeapRegister failed"): that run checks accesses without NVTX
+        nvtx=yes
+        case $flags in *expandable-segments*) nvtx=no ;; esac
+        echo "== compute-sanitizer memcheck --nvtx $nvtx: trainer --backend cuda --steps 3 $flags"
+        "$SANITIZER" --tool memcheck --nvtx $nvtx --leak-check full --error-exitcode 99 "$TRAINER" --backend cuda --steps 3 \
             --eval-every 2 --eval-batches 2 --log-every 1 --data "$DATA" $flags; r=$?
         echo "== memcheck exit $r"; [ $r -eq 0 ] || rc=1
     done

@@ -44,9 +44,10 @@ if ! grep -q '^#define HAVE_MPI 1' config.h; then
     fi
 fi
 
-# What runs there: the trainer, gtrace and its library, the CUDA samples, the
+# What runs there: the trainer, gtrace and its libraries (--pytorch's NVTX
+# library too), the CUDA samples, the
 # GPU test programs (one per tests/gpu/*.c) and the bench programs.
-targets="trainer/trainer libtrace/cli/gtrace libtrace/capture/libgtrace.la"
+targets="trainer/trainer libtrace/cli/gtrace libtrace/capture/libgtrace.la libtrace/nvtxlib/libgtrace-nvtx.la"
 for f in "$SRC"/samples/cuda_*.cu "$SRC"/tests/gpu/*.c; do
     [ -e "$f" ] || continue
     d=$(basename "$(dirname "$f")")

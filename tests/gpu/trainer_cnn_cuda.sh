@@ -3,7 +3,8 @@
 # BatchNorm on cuDNN, pooling, ReLU and dropout on kernels/cuda/pool.cu)
 # against --backend cpu on one small synthetic Fashion-MNIST-shaped set: the
 # first steps' losses must agree closely (fp32 on both; the same weights and
-# batches), and a longer run's loss falls on the GPU. Exits 77 without a
+# batches), with cuDNN's heuristic algorithms and with --conv-autotune on (its
+# timed picks are printed), and a longer run's loss falls on the GPU. Exits 77 without a
 # usable GPU, without the CUDA backend or without python3 (which writes the
 # idx files).
 # Paths: GT_TOP_BUILDDIR (make check sets it), else the build tree given as $1.
@@ -51,6 +52,20 @@ for model in cnn-resnet cnn-guide; do
         echo "FAIL: $model: the cuda backend's losses differ from the cpu backend's"; fails=1
     fi
 done
+# --conv-autotune on: cuDNN times each shape's algorithms; the losses stay the
+# cpu backend's, and the picks are listed (recorded with the device's results)
+cpu=$(losses --model cnn-resnet --backend cpu | tr '\n' ' ')
+tuned=$("$TRAINER" --data "$TMP" --seed 3 --steps 5 --log-every 1 --batch 32 --test-images 32 --model cnn-resnet \
+    --backend cuda --conv-autotune on 2>&1)
+gpu=$(echo "$tuned" | sed -n 's/^epoch [0-9]* step [0-9]*\/[0-9]* loss \([0-9.]*\) .*/\1/p' | tr '\n' ' ')
+echo "cnn-resnet --conv-autotune on: cpu $cpu / cuda $gpu"
+echo "$tuned" | sed -n '/conv-autotune timed/,$p'
+if ! awk -v a="$cpu" -v b="$gpu" 'BEGIN { n = split(a, x); m = split(b, y); if (n != 5 || m != 5) exit 1;
+        for (i = 1; i <= 5; i++) { d = x[i] - y[i]; if (d < 0) d = -d; if (d > 2e-3 * (1 + x[i])) exit 1 } }'; then
+    echo "FAIL: cnn-resnet --conv-autotune on: the cuda backend's losses differ from the cpu backend's"; fails=1
+fi
+echo "$tuned" | grep -q "conv-autotune timed [1-9][0-9]* conv shape" ||
+    { echo "FAIL: --conv-autotune on: no shapes timed on cuda"; fails=1; }
 out=$("$TRAINER" --data "$TMP" --model cnn-resnet --backend cuda --epochs 3 --batch 32 --lr 0.003 2>&1) ||
     { echo "FAIL: cnn-resnet on cuda: $out"; fails=1; }
 echo "$out" | tail -3
