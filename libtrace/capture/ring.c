@@ -6,7 +6,8 @@
  * the launcher emptied after its thread exited), else a new one carved from
  * the region, else none (the region's cap is reached): its events are then
  * dropped and counted. A new ring's pages are faulted in when it is carved
- * (a ring is GTRACE_BUFFER_KB, 1 MiB by default), so recording never faults.
+ * (a ring is GTRACE_BUFFER_KB, 1008 KiB by default: with the thread's NVTX
+ * stack under 1 MiB a thread), so recording never faults.
  *
  * The producer's path (gt_cap_reserve, gt_cap_commit) reads and writes only
  * its thread's state and its ring: no lock, no system call, no allocation.
@@ -158,10 +159,13 @@ static gt_shm_ring *ring_claim(void)
     atomic_fetch_add_explicit(&r->generation, 1, memory_order_relaxed);
     tls.ring = r;
     tls.data = region_data + (uint64_t)idx * h->ring_bytes;
-    tls.mask = h->ring_bytes - 1;
+    tls.cap = h->ring_bytes;
+    tls.quarter = h->ring_bytes / 4;
     tls.head = atomic_load_explicit(&r->head, memory_order_relaxed);
+    tls.off = tls.head % tls.cap;
     tls.tail = atomic_load_explicit(&r->tail, memory_order_acquire);
     tls.reserved_head = tls.head;
+    tls.reserved_off = tls.off;
     tls.state = 1;
     atomic_store_explicit(&r->state, GT_RING_LIVE, memory_order_release);
     if (have_ring_key)
@@ -216,9 +220,9 @@ void *gt_cap_reserve_slow(uint16_t type, size_t body_bytes, size_t text_bytes, g
         return NULL;
     }
     uint64_t need = (body_bytes + text_bytes + 7) & ~(uint64_t)7;
-    uint64_t cap = tls.mask + 1;
-    uint64_t head = tls.head;
-    uint64_t contig = cap - (head & tls.mask);
+    uint64_t cap = tls.cap;
+    uint64_t head = tls.head, off = tls.off;
+    uint64_t contig = cap - off;
     uint64_t total = need <= contig ? need : contig + need;
     if (__builtin_expect(text_bytes > UINT16_MAX || need > cap / 4, 0)) {
         count_drop(r, kind);
@@ -235,17 +239,19 @@ void *gt_cap_reserve_slow(uint16_t type, size_t body_bytes, size_t text_bytes, g
     }
     tls.busy = 1;
     if (need > contig) {
-        rec_hdr *pad = (rec_hdr *)(tls.data + (head & tls.mask));
+        rec_hdr *pad = (rec_hdr *)(tls.data + off);
         pad->size_bytes = (uint32_t)contig;
         pad->type = REC_PAD;
         pad->text_bytes = 0;
         head += contig;
+        off = 0;
     }
-    rec_hdr *h = (rec_hdr *)(tls.data + (head & tls.mask));
+    rec_hdr *h = (rec_hdr *)(tls.data + off);
     h->size_bytes = (uint32_t)need;
     h->type = type;
     h->text_bytes = (uint16_t)text_bytes;
     tls.reserved_head = head + need;
+    tls.reserved_off = off + need == cap ? 0 : off + need;
     return h;
 }
 
@@ -253,7 +259,7 @@ void gt_cap_commit_filling(void)
 {
     /* The tail as last read says more than a quarter full: read it again. */
     tls.tail = atomic_load_explicit(&tls.ring->tail, memory_order_acquire);
-    if (tls.head - tls.tail > (tls.mask + 1) / 4)
+    if (tls.head - tls.tail > tls.quarter)
         gt_cap_wake_launcher();
 }
 
@@ -438,7 +444,7 @@ void gt_cap_rings_after_fork(void)
     tls.state = 0;
     tls.busy = 0;
     tls.tid = 0;
-    tls.head = tls.tail = tls.reserved_head = 0;
+    tls.head = tls.tail = tls.reserved_head = tls.off = tls.reserved_off = 0;
     if (have_ring_key)
         pthread_setspecific(ring_key, NULL);
 }

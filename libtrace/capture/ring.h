@@ -18,9 +18,12 @@
 typedef struct gt_cap_tls {
     gt_shm_ring *ring;              /* NULL: none yet, or none to be had */
     char *data;                     /* the ring's bytes */
-    uint64_t mask;                  /* ring bytes - 1 */
+    uint64_t cap;                   /* ring bytes: any multiple of 4 KiB */
+    uint64_t quarter;               /* cap / 4: the largest record, and when to ask for a read */
+    uint64_t off;                   /* where head is in the ring (head modulo cap) */
     uint64_t head;                  /* bytes published */
     uint64_t reserved_head;         /* head once the reserved record is committed */
+    uint64_t reserved_off;          /* off then (0 at the ring's end) */
     uint64_t tail;                  /* the launcher's tail, as last read */
     int32_t tid;
     uint8_t state;                  /* 0: no ring yet; 1: has one; 2: exiting, or none to be had */
@@ -45,10 +48,10 @@ static inline void *gt_cap_reserve(uint16_t type, size_t body_bytes, size_t text
     gt_cap_tls *t = &gt_cap_tls_state;
     uint64_t need = (body_bytes + text_bytes + 7) & ~(uint64_t)7;
     uint64_t head = t->head;
-    uint64_t off = head & t->mask;
+    uint64_t off = t->off;
     /* The common case: a ring, room before its end and before the launcher's tail. */
-    if (__builtin_expect(t->ring != NULL && !t->busy && text_bytes <= UINT16_MAX && need <= (t->mask + 1) / 4
-                             && off + need <= t->mask + 1 && (head - t->tail) + need <= t->mask + 1
+    if (__builtin_expect(t->ring != NULL && !t->busy && text_bytes <= UINT16_MAX && need <= t->quarter
+                             && off + need <= t->cap && (head - t->tail) + need <= t->cap
                              && atomic_load_explicit(&gt_cap_active, memory_order_relaxed),
                          1)) {
         t->busy = 1;
@@ -57,6 +60,7 @@ static inline void *gt_cap_reserve(uint16_t type, size_t body_bytes, size_t text
         h->type = type;
         h->text_bytes = (uint16_t)text_bytes;
         t->reserved_head = head + need;
+        t->reserved_off = off + need == t->cap ? 0 : off + need;
         return h;
     }
     return gt_cap_reserve_slow(type, body_bytes, text_bytes, kind, true);
@@ -69,8 +73,9 @@ static inline void gt_cap_commit(void)
     uint64_t head = t->reserved_head;
     atomic_store_explicit(&t->ring->head, head, memory_order_release);
     t->head = head;
+    t->off = t->reserved_off;
     t->busy = 0;
-    if (__builtin_expect(head - t->tail > (t->mask + 1) / 4, 0))
+    if (__builtin_expect(head - t->tail > t->quarter, 0))
         gt_cap_commit_filling();
 }
 
@@ -96,7 +101,7 @@ int32_t gt_cap_tid(void);
 
 /* ---- the region ---------------------------------------------------------- */
 
-/* The shape of a region: rings of `ring_bytes` (a power of two), as many as
+/* The shape of a region: rings of `ring_bytes` (a multiple of 4 KiB), as many as
  * `region_bytes` holds (at least one, at most GT_SHM_MAX_RINGS). */
 typedef struct gt_ring_layout {
     size_t ring_bytes;

@@ -38,7 +38,7 @@
 
 extern char **environ;
 
-gt_cap_options gt_cap_opts = {.flush_ms = 200, .n_stack_frames = 0, .cuda = 2, .ring_bytes = 1u << 20,
+gt_cap_options gt_cap_opts = {.flush_ms = 200, .n_stack_frames = 0, .cuda = 2, .ring_bytes = GT_CAP_DEFAULT_RING_KB * 1024,
                               .region_bytes = 256u << 20};
 _Atomic int gt_cap_pid;
 
@@ -74,10 +74,8 @@ static void read_options(void)
 {
     gt_cap_opts.flush_ms = (int)env_long("GTRACE_FLUSH_MS", 200, 1, 60000);
     gt_cap_opts.n_stack_frames = (int)env_long("GTRACE_STACKS", 0, 0, GT_CAP_MAX_FRAMES);
-    long kb = env_long("GTRACE_BUFFER_KB", 1024, 64, 1 << 20);
-    size_t bytes = 64 * 1024;
-    while (bytes < (size_t)kb * 1024)
-        bytes <<= 1;
+    long kb = env_long("GTRACE_BUFFER_KB", GT_CAP_DEFAULT_RING_KB, 64, 1 << 20);
+    size_t bytes = ((size_t)kb + 3) / 4 * 4 * 1024;
     gt_cap_opts.ring_bytes = bytes;
     long total_mb = env_long("GTRACE_BUFFER_TOTAL_MB", 256, 1, 1 << 20);
     gt_cap_opts.region_bytes = (size_t)total_mb << 20;

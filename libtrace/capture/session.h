@@ -7,11 +7,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* A thread's ring by default: with its NVTX stack, under 1 MiB a thread. */
+#define GT_CAP_DEFAULT_RING_KB 1008
+
 typedef struct gt_cap_options {
     int flush_ms;           /* GTRACE_FLUSH_MS (recorded; the launcher reads at that interval) */
     int n_stack_frames;     /* GTRACE_STACKS: 0 = no stacks */
     int cuda;               /* GTRACE_CUDA: 0 off, 1 on, 2 auto */
-    size_t ring_bytes;      /* GTRACE_BUFFER_KB * 1024, a power of two */
+    size_t ring_bytes;      /* GTRACE_BUFFER_KB * 1024, rounded up to whole pages */
     size_t region_bytes;    /* GTRACE_BUFFER_TOTAL_MB * 2^20: every ring of the process */
 } gt_cap_options;
 extern gt_cap_options gt_cap_opts;

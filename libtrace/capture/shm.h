@@ -66,7 +66,7 @@ typedef struct gt_shm_header {
     uint64_t magic;                     /* GT_SHM_MAGIC */
     uint64_t header_bytes;              /* sizeof(gt_shm_header) */
     uint64_t region_bytes;              /* the whole region */
-    uint64_t ring_bytes;                /* one ring, a power of two */
+    uint64_t ring_bytes;                /* one ring, a multiple of 4 KiB */
     uint64_t data_offset;               /* where ring 0's data begins */
     int64_t pid;
     int64_t t0_ns;                      /* CLOCK_MONOTONIC at the trace's zero */

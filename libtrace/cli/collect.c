@@ -171,7 +171,7 @@ static void take_region(proc *p, int fd)
     uint32_t n_rings = h->n_rings;
     size_t rings_end = sizeof *h + (size_t)n_rings * sizeof(gt_shm_ring);
     bool ok = magic == GT_SHM_MAGIC && header_bytes == sizeof *h && n_rings >= 1 && n_rings <= GT_SHM_MAX_RINGS
-              && ring_bytes >= 4096 && ring_bytes <= (1ull << 32) && (ring_bytes & (ring_bytes - 1)) == 0
+              && ring_bytes >= 4096 && ring_bytes <= (1ull << 32) && ring_bytes % 4096 == 0
               && data_offset >= rings_end && data_offset <= bytes && (bytes - data_offset) / ring_bytes >= n_rings;
     if (ok) {
         p->seen_gen = calloc(n_rings, sizeof *p->seen_gen);
@@ -400,7 +400,7 @@ static void copy_rings(proc *p, chunk *k)
         }
         if (head != tail) {
             const char *base = data + (uint64_t)i * cap;
-            uint64_t from = tail & (cap - 1), len = head - tail;
+            uint64_t from = tail % cap, len = head - tail;
             uint64_t first = len <= cap - from ? len : cap - from;
             if (!add_seg(k, SEG_RECORDS, tid, base + from, first, base, len - first))
                 continue; /* no memory: the records stay in the ring */

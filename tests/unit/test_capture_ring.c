@@ -12,7 +12,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-#define RING_BYTES (64 * 1024)
+#define RING_BYTES (56 * 1024) /* not a power of two: rings are any whole pages */
 #define N_RINGS 4
 
 static void *mem;
@@ -42,17 +42,18 @@ static void fresh_region(void)
 
 typedef struct writer_job {
     int n_records;       /* records to try */
+    int bytes;           /* each record's size (0: 80) */
     int n_written;       /* reserved and committed */
     int32_t tid;
 } writer_job;
 
-/* A thread that writes `n_records` 80-byte records (the first takes its ring). */
+/* A thread that writes `n_records` records (the first takes its ring). */
 static void *writer(void *arg)
 {
     writer_job *job = arg;
     job->tid = (int32_t)syscall(SYS_gettid);
     for (int i = 0; i < job->n_records; i++) {
-        uint64_t *body = gt_cap_reserve(REC_EVENT, 80, 0, GT_EV_NVTX);
+        uint64_t *body = gt_cap_reserve(REC_EVENT, job->bytes ? (size_t)job->bytes : 80, 0, GT_EV_NVTX);
         if (!body)
             continue;
         body[1] = (uint64_t)i;
@@ -128,7 +129,7 @@ static void test_capture_ring__full_ring_counts_every_drop(void)
 static void test_capture_ring__records_never_cross_the_end(void)
 {
     fresh_region();
-    writer_job first = {.n_records = 810}; /* 64,800 bytes of 65,536 */
+    writer_job first = {.n_records = 716}; /* 57,280 bytes of 57,344 */
     run_writer(&first);
     atomic_store(&ring_at(0)->tail, atomic_load(&ring_at(0)->head));
     atomic_store(&ring_at(0)->state, GT_RING_FREE);
@@ -136,11 +137,11 @@ static void test_capture_ring__records_never_cross_the_end(void)
     run_writer(&second);
     CU_ASSERT_EQUAL(second.n_written, 100);
     const char *data = (const char *)mem + layout.data_offset;
-    uint64_t at = 810 * 80;
+    uint64_t at = 716 * 80;
     int n_records = 0, n_pads = 0;
     for (uint64_t end = atomic_load(&ring_at(0)->head); at < end;) {
-        const rec_hdr *h = (const rec_hdr *)(data + (at & (RING_BYTES - 1)));
-        CU_ASSERT_FATAL(h->size_bytes >= 8 && (at & (RING_BYTES - 1)) + h->size_bytes <= RING_BYTES);
+        const rec_hdr *h = (const rec_hdr *)(data + at % RING_BYTES);
+        CU_ASSERT_FATAL(h->size_bytes >= 8 && at % RING_BYTES + h->size_bytes <= RING_BYTES);
         if (h->type == REC_PAD)
             n_pads++;
         else
@@ -149,6 +150,28 @@ static void test_capture_ring__records_never_cross_the_end(void)
     }
     CU_ASSERT_EQUAL(n_records, 100);
     CU_ASSERT_EQUAL(n_pads, 1);
+}
+
+/* Records that end exactly at the ring's end: the next one starts at its
+ * beginning, with no pad (the producer's offset wraps to 0). */
+static void test_capture_ring__records_end_exactly_at_the_end(void)
+{
+    fresh_region();
+    writer_job first = {.n_records = RING_BYTES / 64, .bytes = 64};
+    run_writer(&first);
+    CU_ASSERT_EQUAL(first.n_written, RING_BYTES / 64);
+    atomic_store(&ring_at(0)->tail, atomic_load(&ring_at(0)->head));
+    atomic_store(&ring_at(0)->state, GT_RING_FREE);
+    writer_job second = {.n_records = 10, .bytes = 64};
+    run_writer(&second);
+    CU_ASSERT_EQUAL(second.n_written, 10);
+    CU_ASSERT_EQUAL(atomic_load(&ring_at(0)->head), (uint64_t)RING_BYTES + 640);
+    const char *data = (const char *)mem + layout.data_offset;
+    for (int i = 0; i < 10; i++) {
+        const rec_hdr *h = (const rec_hdr *)(data + 64 * i);
+        CU_ASSERT_EQUAL(h->type, REC_EVENT);
+        CU_ASSERT_EQUAL(((const uint64_t *)h)[1], (uint64_t)i);
+    }
 }
 
 /* More threads than rings: the ones without a ring count their events in
@@ -210,6 +233,7 @@ static const gt_test_case cases[] = {
     {"test_capture_ring__freed_ring_taken_again", test_capture_ring__freed_ring_taken_again},
     {"test_capture_ring__full_ring_counts_every_drop", test_capture_ring__full_ring_counts_every_drop},
     {"test_capture_ring__records_never_cross_the_end", test_capture_ring__records_never_cross_the_end},
+    {"test_capture_ring__records_end_exactly_at_the_end", test_capture_ring__records_end_exactly_at_the_end},
     {"test_capture_ring__threads_beyond_the_cap_count_drops", test_capture_ring__threads_beyond_the_cap_count_drops},
     {"test_capture_ring__take_says_whether_a_ring_is_had", test_capture_ring__take_says_whether_a_ring_is_had},
     {NULL, NULL},
