@@ -71,7 +71,7 @@ TESTS += tests/integration/capture_threads.sh tests/integration/capture_features
 	tests/integration/capture_drops.sh tests/integration/capture_ends.sh \
 	tests/integration/capture_losses.sh tests/integration/capture_output.sh \
 	tests/integration/capture_fullfs.sh tests/integration/capture_kill_burst.sh \
-	tests/integration/capture_claim.sh
+	tests/integration/capture_claim.sh tests/integration/capture_launcher_killed.sh
 check_PROGRAMS += tests/integration/capture_probe
 tests_integration_capture_probe_SOURCES = tests/integration/capture_probe.c
 tests_integration_capture_probe_CPPFLAGS = $(STORE_CPPFLAGS) $(NVTX_CPPFLAGS)
@@ -79,7 +79,8 @@ tests_integration_capture_probe_LDADD = $(PTHREAD_LIBS) $(DL_LIBS)
 endif
 EXTRA_DIST += tests/integration/capture_ends.sh tests/integration/capture_losses.sh \
 	tests/integration/capture_output.sh tests/integration/capture_fullfs.sh \
-	tests/integration/capture_kill_burst.sh tests/integration/capture_claim.sh
+	tests/integration/capture_kill_burst.sh tests/integration/capture_claim.sh \
+	tests/integration/capture_launcher_killed.sh
 EXTRA_DIST += tests/integration/capture_common.sh tests/integration/capture_threads.sh \
 	tests/integration/capture_features.sh tests/integration/capture_exit.sh \
 	tests/integration/capture_errors.sh tests/integration/capture_kill.sh \
