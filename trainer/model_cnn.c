@@ -62,6 +62,8 @@ static int add(builder *b, tr_cnn_layer l)
         l.OC = l.C, l.OH = l.H, l.OW = l.W;
         break;
     }
+    if (l.kind != TR_CNN_ADD)
+        l.block_first = -1;
     m->layers[m->n_layers] = l;
     b->last = m->n_layers++;
     b->C = l.OC, b->H = l.OH, b->W = l.OW;
@@ -81,17 +83,24 @@ static int conv_bn(builder *b, int in, int OC, int K, int stride, int pad)
 }
 
 /* ResNet's basic block: two 3x3 conv-BN, the shortcut (a 1x1 conv-BN when
- * the shape changes), the sum, ReLU. */
+ * the shape changes), the sum, ReLU. With checkpoint_blocks the layers
+ * before the sum are the block's inside, recomputed in the backward. */
 static int basic_block(builder *b, int in, int OC, int stride)
 {
     int C = in < 0 ? b->m->cfg.C : b->m->layers[in].OC;
+    int first = b->m->n_layers;
     conv_bn(b, in, OC, 3, stride, 1);
     simple(b, TR_CNN_RELU);
     int main_ = conv_bn(b, b->last, OC, 3, 1, 1);
     int shortcut = in;
     if (stride != 1 || C != OC)
         shortcut = conv_bn(b, in, OC, 1, stride, 0);
-    add(b, (tr_cnn_layer){.kind = TR_CNN_ADD, .in = main_, .in2 = shortcut});
+    int sum = add(b, (tr_cnn_layer){.kind = TR_CNN_ADD, .in = main_, .in2 = shortcut, .block_first = -1});
+    if (b->m->cfg.checkpoint_blocks) {
+        for (int i = first; i < sum; i++)
+            b->m->layers[i].in_block = true;
+        b->m->layers[sum].block_first = first;
+    }
     return simple(b, TR_CNN_RELU);
 }
 
@@ -121,6 +130,8 @@ static int build(tr_cnn *m)
     } else {
         return tr_error_set(TR_EINVAL, "--model %s: not a CNN preset (cnn-guide, cnn-resnet)", m->cfg.name);
     }
+    if (m->cfg.checkpoint_blocks && strcmp(m->cfg.name, "cnn-resnet") != 0)
+        return tr_error_set(TR_EINVAL, "--checkpoint blocks: --model %s has no residual blocks", m->cfg.name);
     return TR_OK;
 }
 
@@ -166,7 +177,7 @@ static void lay_out(tr_cnn *m)
         }
     }
     m->n_decay = p;
-    size_t s = 0, a = 0, bn = 0;
+    size_t s = 0, a = 0, bn = 0, sa = 0, scratch = 0;
     for (int i = 0; i < m->n_layers; i++) {
         tr_cnn_layer *l = &m->layers[i];
         if (l->kind == TR_CNN_BN) {
@@ -182,6 +193,15 @@ static void lay_out(tr_cnn *m)
             p += (size_t)l->OC;
         }
         size_t out = (size_t)l->OC * l->OH * l->OW;
+        if (l->in_block) { /* in the scratch area, from its start for each block */
+            if (i == 0 || !m->layers[i - 1].in_block)
+                sa = 0;
+            l->act_off = sa;
+            if (!(l->relu_fused && l->kind != TR_CNN_RELU))
+                sa += out;
+            scratch = sa > scratch ? sa : scratch;
+            continue; /* a block holds conv, BN and ReLU: no aux */
+        }
         l->act_off = a;
         if (!(l->relu_fused && l->kind != TR_CNN_RELU)) /* a fused pair's first layer shares the ReLU's buffer */
             a += out;
@@ -199,6 +219,7 @@ static void lay_out(tr_cnn *m)
     m->n_params = p;
     m->n_stats = s;
     m->act_per_image = a;
+    m->scratch_per_image = scratch;
     m->bn_aux = bn;
 }
 
@@ -330,11 +351,114 @@ static int size_workspace(tr_cnn *m, int B)
 
 static size_t out_numel(const tr_cnn_layer *l) { return (size_t)l->OC * l->OH * l->OW; }
 
+/* The batch's activation memory: the kept outputs, the blocks' scratch area,
+ * then BatchNorm's batch statistics. */
+static size_t kept_floats(const tr_cnn *m, int B) { return m->act_per_image * (size_t)B; }
+static float *bn_aux_of(const tr_cnn *m, int B)
+{
+    return m->acts + (m->act_per_image + m->scratch_per_image) * (size_t)B;
+}
+
 /* Layer i's output for the batch (or the images). */
 static float *output(const tr_cnn *m, const tr_tensor *images, int i, int B)
 {
-    return i < 0 ? images->data : m->acts + m->layers[i].act_off * B;
+    if (i < 0)
+        return images->data;
+    const tr_cnn_layer *l = &m->layers[i];
+    return m->acts + (l->in_block ? kept_floats(m, B) : 0) + l->act_off * B;
 }
+
+/* Layer i's forward; BatchNorm moves its running averages by `momentum`
+ * (0 when a block is run again for its backward). */
+static int forward_layer(tr_cnn *m, const tr_tensor *images, int i, int B, bool training, float momentum,
+                         float **hmask)
+{
+    tr_backend *be = m->be;
+    float *bn_aux = bn_aux_of(m, B);
+    const tr_cnn_layer *l = &m->layers[i];
+    size_t n_in = (size_t)B * l->C * l->H * l->W, n_out = (size_t)B * out_numel(l);
+    tr_tensor x = view(m, output(m, images, l->in, B), n_in), y = view(m, output(m, images, i, B), n_out);
+    switch (l->kind) {
+    case TR_CNN_CONV: {
+        tr_tensor w = view(m, m->params + l->w_off, (size_t)l->OC * l->C * l->K * l->K),
+                  b = view(m, m->params + l->b_off, (size_t)l->OC), ws = view(m, m->ws, m->ws_bytes / 4);
+        if (l->relu_in_conv) { /* into the ReLU's output */
+            tr_tensor yr = view(m, output(m, images, i + 1, B), n_out);
+            be->conv2d_relu_forward(be, &yr, &x, &w, l->bias ? &b : NULL, &ws, B, l->C, l->H, l->W, l->OC, l->K,
+                                    l->stride, l->pad);
+        } else {
+            be->conv2d_forward(be, &y, &x, &w, l->bias ? &b : NULL, &ws, B, l->C, l->H, l->W, l->OC, l->K,
+                               l->stride, l->pad);
+        }
+        break;
+    }
+    case TR_CNN_BN: {
+        tr_tensor w = view(m, m->params + l->w_off, l->OC), b = view(m, m->params + l->b_off, l->OC),
+                  rm = view(m, m->stats + l->rs_off, l->OC), rv = view(m, m->stats + l->rs_off + l->OC, l->OC),
+                  mean = view(m, bn_aux + l->aux_off, l->OC), rstd = view(m, bn_aux + l->aux_off + l->OC, l->OC);
+        (l->relu_fused ? be->batchnorm_relu_forward : be->batchnorm_forward)(
+            be, &y, training ? &mean : NULL, training ? &rstd : NULL, &rm, &rv, &x, &w, &b, B, l->C, l->H * l->W,
+            training, momentum, m->cfg.bn_eps);
+        break;
+    }
+    case TR_CNN_RELU:
+        if (!l->relu_fused && !l->relu_in_conv)
+            be->relu_forward(be, &y, &x);
+        break;
+    case TR_CNN_MAXPOOL: {
+        tr_tensor idx = view(m, m->acts + l->aux_off * B, n_out);
+        idx.dtype = TR_I32;
+        be->maxpool_forward(be, &y, &idx, &x, B, l->C, l->H, l->W, l->K, l->stride);
+        break;
+    }
+    case TR_CNN_AVGPOOL:
+        be->avgpool_forward(be, &y, &x, B, l->C, l->H, l->W, l->K, l->stride);
+        break;
+    case TR_CNN_DROPOUT: {
+        if (!training) { /* the identity: no mask */
+            be->dropout_forward(be, &y, &x, NULL);
+            break;
+        }
+        /* the mask drawn on the host from the model's generator */
+        float *nm = realloc(*hmask, n_out * sizeof(float)); /* the caller frees it */
+        if (!nm)
+            return tr_error_set(TR_ENOMEM, "out of host memory");
+        *hmask = nm;
+        float keep = 1.0f / (1.0f - l->p);
+        size_t HW = (size_t)l->OH * l->OW, OC = (size_t)l->OC;
+        bool nhwc = m->cfg.nhwc && HW > 1;
+        float *hk = *hmask;
+        for (size_t b = 0; b < (size_t)B; b++) /* drawn in (B,C,H,W) order, stored in the layout's */
+            for (size_t c = 0; c < OC; c++)
+                for (size_t px = 0; px < HW; px++)
+                    hk[nhwc ? (b * HW + px) * OC + c : (b * OC + c) * HW + px] =
+                        tr_rng_uniform(&m->rng) < l->p ? 0.0f : keep;
+        tr_tensor mask = view(m, m->acts + l->aux_off * B, n_out);
+        be->copy_h2d(be, mask.data, *hmask, n_out * sizeof(float), 0);
+        be->synchronize(be, 0);
+        be->dropout_forward(be, &y, &x, &mask);
+        break;
+    }
+    case TR_CNN_LINEAR: {
+        int C = l->C * l->H * l->W;
+        tr_tensor w = view(m, m->params + l->w_off, (size_t)l->OC * C), b = view(m, m->params + l->b_off, l->OC);
+        if (l->n_aux) { /* NHWC: the flatten reads (C,H,W) */
+            tr_tensor xt = view(m, m->acts + l->aux_off * B, n_in);
+            be->cnn_transpose(be, &xt, &x, B, l->C, l->H * l->W, false, false);
+            x = xt;
+        }
+        be->matmul_forward(be, &y, &x, &w, l->bias ? &b : NULL, B, C, l->OC);
+        break;
+    }
+    case TR_CNN_ADD: {
+        tr_tensor x2 = view(m, output(m, images, l->in2, B), n_in);
+        (l->relu_fused ? be->residual_relu_forward : be->residual_forward)(be, &y, &x, &x2);
+        break;
+    }
+    }
+    return TR_OK;
+}
+
 
 int tr_cnn_forward(tr_cnn *m, const tr_tensor *images, int B, bool training, tr_tensor *logits, tr_tensor *probs,
                    const tr_tensor *targets, tr_tensor *losses)
@@ -348,7 +472,7 @@ int tr_cnn_forward(tr_cnn *m, const tr_tensor *images, int B, bool training, tr_
     if (rc < 0)
         return rc;
     void *mem;
-    size_t n_act = m->act_per_image * (size_t)B + m->bn_aux;
+    size_t n_act = (m->act_per_image + m->scratch_per_image) * (size_t)B + m->bn_aux;
     rc = tr_alloc_malloc(m->alloc, &mem, n_act * sizeof(float), 0);
     if (rc < 0)
         return rc;
@@ -356,94 +480,15 @@ int tr_cnn_forward(tr_cnn *m, const tr_tensor *images, int B, bool training, tr_
     m->acts = mem;
     m->act_B = B;
     m->images = images->data;
-    float *bn_aux = m->acts + m->act_per_image * (size_t)B;
     float *hmask = NULL;
-    for (int i = 0; i < m->n_layers; i++) {
-        const tr_cnn_layer *l = &m->layers[i];
-        size_t n_in = (size_t)B * l->C * l->H * l->W, n_out = (size_t)B * out_numel(l);
-        tr_tensor x = view(m, output(m, images, l->in, B), n_in), y = view(m, output(m, images, i, B), n_out);
-        switch (l->kind) {
-        case TR_CNN_CONV: {
-            tr_tensor w = view(m, m->params + l->w_off, (size_t)l->OC * l->C * l->K * l->K),
-                      b = view(m, m->params + l->b_off, (size_t)l->OC), ws = view(m, m->ws, m->ws_bytes / 4);
-            if (l->relu_in_conv) { /* into the ReLU's output */
-                tr_tensor yr = view(m, output(m, images, i + 1, B), n_out);
-                be->conv2d_relu_forward(be, &yr, &x, &w, l->bias ? &b : NULL, &ws, B, l->C, l->H, l->W, l->OC, l->K,
-                                        l->stride, l->pad);
-            } else {
-                be->conv2d_forward(be, &y, &x, &w, l->bias ? &b : NULL, &ws, B, l->C, l->H, l->W, l->OC, l->K,
-                                   l->stride, l->pad);
-            }
-            break;
-        }
-        case TR_CNN_BN: {
-            tr_tensor w = view(m, m->params + l->w_off, l->OC), b = view(m, m->params + l->b_off, l->OC),
-                      rm = view(m, m->stats + l->rs_off, l->OC), rv = view(m, m->stats + l->rs_off + l->OC, l->OC),
-                      mean = view(m, bn_aux + l->aux_off, l->OC), rstd = view(m, bn_aux + l->aux_off + l->OC, l->OC);
-            (l->relu_fused ? be->batchnorm_relu_forward : be->batchnorm_forward)(
-                be, &y, training ? &mean : NULL, training ? &rstd : NULL, &rm, &rv, &x, &w, &b, B, l->C, l->H * l->W,
-                training, m->cfg.bn_momentum, m->cfg.bn_eps);
-            break;
-        }
-        case TR_CNN_RELU:
-            if (!l->relu_fused && !l->relu_in_conv)
-                be->relu_forward(be, &y, &x);
-            break;
-        case TR_CNN_MAXPOOL: {
-            tr_tensor idx = view(m, m->acts + l->aux_off * B, n_out);
-            idx.dtype = TR_I32;
-            be->maxpool_forward(be, &y, &idx, &x, B, l->C, l->H, l->W, l->K, l->stride);
-            break;
-        }
-        case TR_CNN_AVGPOOL:
-            be->avgpool_forward(be, &y, &x, B, l->C, l->H, l->W, l->K, l->stride);
-            break;
-        case TR_CNN_DROPOUT: {
-            if (!training) { /* the identity: no mask */
-                be->dropout_forward(be, &y, &x, NULL);
-                break;
-            }
-            /* the mask drawn on the host from the model's generator */
-            float *nm = realloc(hmask, n_out * sizeof(float));
-            if (!nm) {
-                free(hmask);
-                return tr_error_set(TR_ENOMEM, "out of host memory");
-            }
-            hmask = nm;
-            float keep = 1.0f / (1.0f - l->p);
-            size_t HW = (size_t)l->OH * l->OW, OC = (size_t)l->OC;
-            bool nhwc = m->cfg.nhwc && HW > 1;
-            float *hk = hmask;
-            for (size_t b = 0; b < (size_t)B; b++) /* drawn in (B,C,H,W) order, stored in the layout's */
-                for (size_t c = 0; c < OC; c++)
-                    for (size_t px = 0; px < HW; px++)
-                        hk[nhwc ? (b * HW + px) * OC + c : (b * OC + c) * HW + px] =
-                            tr_rng_uniform(&m->rng) < l->p ? 0.0f : keep;
-            tr_tensor mask = view(m, m->acts + l->aux_off * B, n_out);
-            be->copy_h2d(be, mask.data, hmask, n_out * sizeof(float), 0);
-            be->synchronize(be, 0);
-            be->dropout_forward(be, &y, &x, &mask);
-            break;
-        }
-        case TR_CNN_LINEAR: {
-            int C = l->C * l->H * l->W;
-            tr_tensor w = view(m, m->params + l->w_off, (size_t)l->OC * C), b = view(m, m->params + l->b_off, l->OC);
-            if (l->n_aux) { /* NHWC: the flatten reads (C,H,W) */
-                tr_tensor xt = view(m, m->acts + l->aux_off * B, n_in);
-                be->cnn_transpose(be, &xt, &x, B, l->C, l->H * l->W, false, false);
-                x = xt;
-            }
-            be->matmul_forward(be, &y, &x, &w, l->bias ? &b : NULL, B, C, l->OC);
-            break;
-        }
-        case TR_CNN_ADD: {
-            tr_tensor x2 = view(m, output(m, images, l->in2, B), n_in);
-            (l->relu_fused ? be->residual_relu_forward : be->residual_forward)(be, &y, &x, &x2);
-            break;
-        }
-        }
-    }
+    for (int i = 0; i < m->n_layers && rc == TR_OK; i++)
+        rc = forward_layer(m, images, i, B, training, m->cfg.bn_momentum, &hmask);
     free(hmask);
+    if (rc < 0) {
+        tr_alloc_release(m->alloc, m->acts);
+        m->acts = NULL;
+        return rc;
+    }
     size_t n_logits = (size_t)B * m->cfg.n_classes;
     if (logits)
         be->copy_d2h(be, logits->data, output(m, images, m->n_layers - 1, B), n_logits * sizeof(float), 0);
@@ -465,16 +510,17 @@ int tr_cnn_backward(tr_cnn *m, const tr_tensor *probs, const tr_tensor *targets,
     if (!m->acts || m->act_B != B)
         return tr_error_set(TR_EINVAL, "cnn backward without its training forward of batch %d", B);
     void *mem;
-    size_t n_grad = m->act_per_image * (size_t)B;
+    size_t n_grad = (m->act_per_image + m->scratch_per_image) * (size_t)B;
     int rc = tr_alloc_malloc(m->alloc, &mem, n_grad * sizeof(float), 0);
     if (rc < 0)
         return rc;
     tr_alloc_name(m->alloc, mem, "cnn activation gradients");
-    float *d = mem, *bn_aux = m->acts + m->act_per_image * (size_t)B;
+    float *d = mem, *bn_aux = bn_aux_of(m, B);
     /* backward ops add into their input's gradient: it starts at zero */
     be->memset0(be, d, n_grad * sizeof(float), 0);
     const tr_tensor images = view(m, (float *)m->images, (size_t)B * m->cfg.C * m->cfg.H * m->cfg.W);
-#define DOUT(i) (d + m->layers[i].act_off * B)
+    /* a gradient lies where its output does: kept, or in the scratch area */
+#define DOUT(i) (d + (m->layers[i].in_block ? kept_floats(m, B) : 0) + m->layers[i].act_off * B)
     int n = m->n_layers;
     size_t n_logits = (size_t)B * m->cfg.n_classes;
     tr_tensor dlogits = view(m, DOUT(n - 1), n_logits);
@@ -482,6 +528,15 @@ int tr_cnn_backward(tr_cnn *m, const tr_tensor *probs, const tr_tensor *targets,
                               m->cfg.n_classes);
     for (int i = n - 1; i >= 0; i--) {
         const tr_cnn_layer *l = &m->layers[i];
+        if (l->block_first >= 0) { /* a recomputed block's sum: its inside again, gradients from zero */
+            tr_nvtx_push("recompute block");
+            be->memset0(be, d + kept_floats(m, B), m->scratch_per_image * (size_t)B * sizeof(float), 0);
+            for (int j = l->block_first; j < i && rc == TR_OK; j++)
+                rc = forward_layer(m, &images, j, B, true, 0.0f, NULL);
+            tr_nvtx_pop();
+            if (rc < 0)
+                break;
+        }
         size_t n_in = (size_t)B * l->C * l->H * l->W, n_out = (size_t)B * out_numel(l);
         tr_tensor x = view(m, output(m, &images, l->in, B), n_in), y = view(m, output(m, &images, i, B), n_out),
                   dy = view(m, DOUT(i), n_out), dx = view(m, l->in < 0 ? NULL : DOUT(l->in), n_in);
@@ -558,5 +613,5 @@ int tr_cnn_backward(tr_cnn *m, const tr_tensor *probs, const tr_tensor *targets,
     tr_alloc_release(m->alloc, mem);
     tr_alloc_release(m->alloc, m->acts);
     m->acts = NULL;
-    return TR_OK;
+    return rc;
 }

@@ -15,6 +15,11 @@
  * same function of the same parameters (weights stay (OC,C,K,K)). Where the
  * backend has them, BatchNorm and the residual add run fused with the ReLU
  * that alone reads them: one pass and one buffer fewer each.
+ * With cfg.checkpoint_blocks (cnn-resnet's --checkpoint blocks) the layers
+ * inside each residual block keep their outputs and gradients in one
+ * scratch area that every block reuses: the backward runs a block's forward
+ * again (same batch statistics, running averages left alone) just before
+ * its residual add, so the gradients are bitwise those without it.
  * It does not read data or print. */
 #ifndef TR_MODEL_CNN_H
 #define TR_MODEL_CNN_H
@@ -54,6 +59,9 @@ typedef struct tr_cnn_layer {
                               * two layers share one buffer); RELU: run by the layer before */
     bool relu_in_conv;       /* CONV: its op also applies the ReLU after it, writing the ReLU's output (its own
                               * is not written); RELU: its forward done so, its backward as usual */
+    bool in_block;           /* --checkpoint blocks: inside a residual block, its output in the scratch area */
+    int block_first;         /* ADD of a recomputed block: the block's first layer (its last is this one - 1);
+                              * -1 otherwise */
 } tr_cnn_layer;
 
 enum { TR_CNN_MAX_LAYERS = 64 };
@@ -62,6 +70,7 @@ typedef struct tr_cnn_config {
     const char *name;        /* "cnn-guide" or "cnn-resnet" */
     bool bias_before_bn;     /* a conv that BatchNorm follows keeps its bias (PyTorch's default) */
     bool nhwc;               /* activations channels-last, (B,H,W,C) (--layout nhwc); else NCHW */
+    bool checkpoint_blocks;  /* recompute the residual blocks' insides in the backward (--checkpoint blocks) */
     int C, H, W, n_classes;  /* the images: 1, 28, 28 and 10 for Fashion-MNIST */
     float bn_momentum, bn_eps;
 } tr_cnn_config;
@@ -74,7 +83,8 @@ typedef struct tr_cnn {
     tr_cnn_layer layers[TR_CNN_MAX_LAYERS];
     size_t n_params, n_decay;  /* [0, n_decay) are weights (decayed), the rest biases and BN's affine */
     size_t n_stats;            /* BN running statistics */
-    size_t act_per_image;      /* floats of activations and aux per image */
+    size_t act_per_image;      /* floats of activations and aux per image, kept from forward to backward */
+    size_t scratch_per_image;  /* floats per image of the blocks' scratch area (checkpoint_blocks; else 0) */
     size_t bn_aux;             /* floats of BN batch statistics per batch */
     size_t ws_bytes;           /* the conv workspace, sized for batches up to ws_B at the first forward of one */
     int ws_B;

@@ -78,7 +78,7 @@ static void usage(FILE *f)
             "  --loss-scale S      a fixed loss scale; fp16 defaults to a dynamic one (GradScaler's rules)\n"
             "  --init-scale S      the dynamic loss scale's start (default 65536)\n"
             "  --checkpoint MODE   none (default), blocks (recompute each block in backward) or\n"
-            "                      selective (recompute LayerNorm and GELU only)\n"
+            "                      selective (recompute LayerNorm and GELU only); cnn-resnet: blocks\n"
             "  --accum K           K micro-batches per step: the update of one K x batch batch (default 1)\n"
             "  --fuse on|off       fused bias+GELU, residual+LayerNorm, softmax+cross-entropy, one-pass\n"
             "                      optimizer and gradient norm (default off)\n"
@@ -414,7 +414,7 @@ static void cnn_flags(tr_options *o, int argc, char **argv)
 {
     static const char *const gpt_only[] = {"--seq", "--layers", "--width", "--heads", "--val-fraction",
                                            "--eval-every", "--eval-batches", "--workers", "--preset"};
-    static const char *const not_yet[] = {"--checkpoint", "--fuse", "--loss-scale", "--init-scale", "--clip",
+    static const char *const not_yet[] = {"--fuse", "--loss-scale", "--init-scale", "--clip",
                                           "--ema", "--dist", "--zero", "--save-format", "--cuda-graph"};
     for (size_t i = 0; i < sizeof gpt_only / sizeof *gpt_only; i++)
         if (given(argc, argv, gpt_only[i])) {
@@ -426,6 +426,13 @@ static void cnn_flags(tr_options *o, int argc, char **argv)
             fprintf(stderr, "trainer: %s is not implemented for --model %s\n", not_yet[i], o->model);
             exit(2);
         }
+    static const char *const ckpts[] = {"none", "blocks"};
+    if (tr_options_pick("--checkpoint", o->checkpoint, ckpts, 2, "none or blocks (--model cnn-*)") == 1 &&
+        strcmp(o->model, "cnn-resnet") != 0) {
+        fprintf(stderr, "trainer: --checkpoint blocks: --model %s has no residual blocks (cnn-resnet has)\n",
+                o->model);
+        exit(2);
+    }
     if (strcmp(o->amp, "off") != 0) {
         fprintf(stderr, "trainer: --amp %s is not implemented for --model %s: its ops are fp32 only\n", o->amp,
                 o->model);

@@ -164,7 +164,7 @@ static void setup(cnn_run *r, const tr_options *o)
     tr_cnn_config cfg = {.name = o->model, .bias_before_bn = !o->bias_before_bn ||
                          tr_options_on("--bias-before-bn", o->bias_before_bn), .C = 1, .H = r->train.rows,
                          .W = r->train.cols, .n_classes = N_CLASSES, .bn_momentum = 0.1f, .bn_eps = 1e-5f,
-                         .nhwc = r->be->cnn_nhwc};
+                         .nhwc = r->be->cnn_nhwc, .checkpoint_blocks = !strcmp(o->checkpoint, "blocks")};
     tr_check(tr_cnn_new(&r->model, &cfg, r->be, r->alloc, o->seed));
     size_t px = (size_t)r->train.rows * r->train.cols;
     r->h_images = r->be->host_alloc(r->be, (size_t)r->B * px * sizeof(float));

@@ -3,8 +3,8 @@
 # synthetic Fashion-MNIST-shaped set written here (idx files, gzip): both
 # presets train and their loss falls, --bias-before-bn off has fewer
 # parameters, --conv-autotune on times the shapes, --layout nhwc and nchw
-# print the same losses, and bad flags and files get one-line errors
-# naming them.
+# print the same losses, --checkpoint blocks the same losses bit for bit
+# with less memory, and bad flags and files get one-line errors naming them.
 . "$GT_TOP_SRCDIR/tests/integration/trainer_cnn_common.sh"
 
 # run NAME ARGS...: trains, and checks that the loss fell and the test accuracy line is there
@@ -39,8 +39,9 @@ p_off=$(timeout 120 "$tr" --data "$work/fm" --model cnn-resnet --steps 1 --test-
 
 # --layout: both layouts, the same losses step by step (to float rounding); the default is nhwc
 losses() {
-    timeout 300 "$tr" --data "$work/fm" --model "$1" --steps 6 --batch 16 --test-images 20 --log-every 1 --seed 4 \
-        "$2" "$3" | sed -n 's/^epoch [0-9]* step \([0-9]*\)\/[0-9]* loss \([0-9.]*\) .*/\2/p'
+    model=$1; shift
+    timeout 300 "$tr" --data "$work/fm" --model "$model" --steps 6 --batch 16 --test-images 20 --log-every 1 --seed 4 \
+        "$@" | sed -n 's/^epoch [0-9]* step \([0-9]*\)\/[0-9]* loss \([0-9.]*\) .*/\2/p'
 }
 for m in cnn-resnet cnn-guide; do
     a=$(losses "$m" --layout nchw); b=$(losses "$m" --layout nhwc)
@@ -50,6 +51,32 @@ for m in cnn-resnet cnn-guide; do
         echo "FAIL: $m: --layout nchw losses [$(echo $a)] and nhwc [$(echo $b)] differ"; fails=1
     fi
 done
+# --checkpoint blocks: the blocks' insides run again in the backward; the
+# losses of every step are the same digits (the gradients bitwise: the same
+# ops on the same inputs), on both layouts, and the peak is lower
+for layout in nhwc nchw; do
+    a=$(losses cnn-resnet --layout $layout); b=$(losses cnn-resnet --layout $layout --checkpoint blocks)
+    [ "$(echo "$a" | wc -l)" -eq 6 ] && [ "$a" = "$b" ] ||
+        { echo "FAIL: --checkpoint blocks ($layout): losses [$(echo $b)], without it [$(echo $a)]"; fails=1; }
+done
+# and the parameters, BatchNorm statistics and optimizer state after 4 steps are the same bytes
+for layout in nhwc nchw; do
+    for c in none blocks; do
+        timeout 300 "$tr" --data "$work/fm" --model cnn-resnet --steps 4 --batch 16 --test-images 20 --seed 4 \
+            --layout $layout --checkpoint $c --save "$work/ck-$c.safetensors" > /dev/null ||
+            { echo "FAIL: --checkpoint $c --save"; fails=1; }
+    done
+    cmp -s "$work/ck-none.safetensors" "$work/ck-blocks.safetensors" ||
+        { echo "FAIL: --checkpoint blocks ($layout): the saved state differs from the run without it"; fails=1; }
+done
+peak() {
+    timeout 300 "$tr" --data "$work/fm" --model cnn-resnet --steps 2 --batch 64 --test-images 20 "$@" |
+        sed -n 's/.*peak allocated \([0-9.]*\) MiB.*/\1/p'
+}
+p_full=$(peak) p_ckpt=$(peak --checkpoint blocks)
+echo "peak allocated: $p_full MiB, with --checkpoint blocks $p_ckpt MiB"
+[ -n "$p_full" ] && [ -n "$p_ckpt" ] && awk -v a="$p_full" -v b="$p_ckpt" 'BEGIN { exit !(b < 0.8 * a) }' ||
+    { echo "FAIL: --checkpoint blocks: peak $p_ckpt MiB against $p_full MiB without it"; fails=1; }
 timeout 120 "$tr" --data "$work/fm" --model cnn-resnet --steps 1 --test-images 10 | grep -q "cpu backend, nhwc," ||
     { echo "FAIL: the cpu backend's default layout is not nhwc"; fails=1; }
 
@@ -66,7 +93,8 @@ expect 1 "$work/none: not a folder" --model cnn-guide --data "$work/none"
 expect 1 "train-images-idx3-ubyte.gz: cannot open" --model cnn-guide --data "$work"
 expect 2 "--seq is a GPT flag" --model cnn-guide --seq 8
 expect 2 "--amp bf16 is not implemented for --model cnn-resnet" --model cnn-resnet --amp bf16
-expect 2 "--checkpoint is not implemented" --model cnn-resnet --checkpoint blocks
+expect 2 "--checkpoint: expected none or blocks" --model cnn-resnet --checkpoint selective
+expect 2 "--model cnn-guide has no residual blocks" --model cnn-guide --checkpoint blocks
 expect 2 "--bias-before-bn: expected on or off" --model cnn-resnet --bias-before-bn maybe
 expect 2 "are for the CNN models" --epochs 2
 expect 2 "--conv-autotune: expected on or off" --model cnn-guide --conv-autotune yes
