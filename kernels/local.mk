@@ -23,7 +23,9 @@ kernels_libkernels_cpu_la_SOURCES = \
 	kernels/lowp.h kernels/scaler.h kernels/step_state.h \
 	kernels/cpu/cpu.h kernels/cpu/blas.c
 kernels_libkernels_cpu_la_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/kernels
-kernels_libkernels_cpu_la_CFLAGS = $(AM_CFLAGS) -O3 $(OPENMP_CFLAGS) $(BLAS_CFLAGS)
+# The optimization level is the builder's CFLAGS (default -O2): -O3 measured
+# no faster on the trainer (bench/results/2026-11-26-trainer-vs-pytorch-quiet.md).
+kernels_libkernels_cpu_la_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS) $(BLAS_CFLAGS)
 kernels_libkernels_cpu_la_LIBADD = $(BLAS_LIBS) $(PTHREAD_LIBS) $(M_LIBS)
 
 # Each op's forward against a plain reference and its backward against
