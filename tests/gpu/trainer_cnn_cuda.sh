@@ -4,7 +4,8 @@
 # against --backend cpu on one small synthetic Fashion-MNIST-shaped set: the
 # first steps' losses must agree closely (fp32 on both; the same weights and
 # batches), with cuDNN's heuristic algorithms and with --conv-autotune on (its
-# timed picks are printed), and a longer run's loss falls on the GPU. Exits 77 without a
+# timed picks are printed), --checkpoint blocks gives the same losses with a
+# lower peak, and a longer run's loss falls on the GPU. Exits 77 without a
 # usable GPU, without the CUDA backend or without python3 (which writes the
 # idx files).
 # Paths: GT_TOP_BUILDDIR (make check sets it), else the build tree given as $1.
@@ -66,6 +67,23 @@ if ! awk -v a="$cpu" -v b="$gpu" 'BEGIN { n = split(a, x); m = split(b, y); if (
 fi
 echo "$tuned" | grep -q "conv-autotune timed [1-9][0-9]* conv shape" ||
     { echo "FAIL: --conv-autotune on: no shapes timed on cuda"; fails=1; }
+# --checkpoint blocks on cuda: the same losses (cuDNN's BatchNorm backward
+# may sum in another order from run to run: 1e-4, not bitwise), less memory
+plain=$("$TRAINER" --data "$TMP" --seed 3 --steps 5 --log-every 1 --batch 32 --test-images 32 --model cnn-resnet \
+    --backend cuda 2>&1)
+ckpt=$("$TRAINER" --data "$TMP" --seed 3 --steps 5 --log-every 1 --batch 32 --test-images 32 --model cnn-resnet \
+    --backend cuda --checkpoint blocks 2>&1)
+a=$(echo "$plain" | sed -n 's/^epoch [0-9]* step [0-9]*\/[0-9]* loss \([0-9.]*\) .*/\1/p' | tr '\n' ' ')
+b=$(echo "$ckpt" | sed -n 's/^epoch [0-9]* step [0-9]*\/[0-9]* loss \([0-9.]*\) .*/\1/p' | tr '\n' ' ')
+pa=$(echo "$plain" | sed -n 's/.*peak allocated \([0-9.]*\) MiB.*/\1/p')
+pb=$(echo "$ckpt" | sed -n 's/.*peak allocated \([0-9.]*\) MiB.*/\1/p')
+echo "cnn-resnet on cuda: losses $a, peak $pa MiB; --checkpoint blocks: $b, peak $pb MiB"
+if ! awk -v a="$a" -v b="$b" 'BEGIN { n = split(a, x); m = split(b, y); if (n != 5 || m != 5) exit 1;
+        for (i = 1; i <= 5; i++) { d = x[i] - y[i]; if (d < 0) d = -d; if (d > 1e-4) exit 1 } }'; then
+    echo "FAIL: --checkpoint blocks on cuda: losses $b, without it $a"; fails=1
+fi
+awk -v a="$pa" -v b="$pb" 'BEGIN { exit !(a > 0 && b > 0 && b < a) }' ||
+    { echo "FAIL: --checkpoint blocks on cuda: peak $pb MiB, without it $pa MiB"; fails=1; }
 out=$("$TRAINER" --data "$TMP" --model cnn-resnet --backend cuda --epochs 3 --batch 32 --lr 0.003 2>&1) ||
     { echo "FAIL: cnn-resnet on cuda: $out"; fails=1; }
 echo "$out" | tail -3
