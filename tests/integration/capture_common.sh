@@ -33,3 +33,23 @@ NT="coalesce(n.text, (SELECT value FROM StringIds WHERE id = n.textId))"
 nvtx_count() {
     q "$1" "SELECT count(*) FROM NVTX_EVENTS n WHERE $NT = '$2' ${3:+AND n.eventType = $3}"
 }
+
+# probe_counted GT_PID AT_LEAST N: waits (up to 10 s) until the capture_probe
+# that gtrace GT_PID started in "counted N count.bin" mode has completed
+# AT_LEAST ranges (or all N); sets prog to its pid. Fails the test, killing
+# gtrace, if the program never started.
+probe_counted() {
+    prog=""
+    i=0
+    while [ $i -lt 1000 ]; do
+        [ -n "$prog" ] || prog=$(pgrep -P "$1" -x capture_probe | head -n 1)
+        if [ -n "$prog" ] && [ -s count.bin ]; then
+            c=$(od -An -t d8 count.bin | tr -d ' ')
+            [ "${c:-0}" -ge "$2" ] && return 0
+            [ "$(cat out.txt 2>/dev/null)" = "emitted $3" ] && return 0
+        fi
+        i=$((i + 1))
+        sleep 0.01
+    done
+    [ -n "$prog" ] || { kill -9 "$1"; fail "the program did not start: $(cat err.txt)"; }
+}

@@ -11,19 +11,7 @@ N=1000000
 T=$(( ($$ * 7919 + $(date +%N | sed 's/^0*//;s/^$/0/')) % (N * 9 / 10) + 1000 ))
 GTRACE_BUFFER_KB=131072 "$GTRACE" -o k.sqlite "$PROBE" counted $N count.bin >out.txt 2>err.txt &
 gt=$!
-prog=""
-i=0
-while [ $i -lt 600 ]; do
-    [ -n "$prog" ] || prog=$(pgrep -P $gt -x capture_probe | head -n 1)
-    if [ -n "$prog" ] && [ -s count.bin ]; then
-        c=$(od -An -t d8 count.bin | tr -d ' ')
-        [ "${c:-0}" -ge $T ] && break
-        [ "$(cat out.txt 2>/dev/null)" = "emitted $N" ] && break
-    fi
-    i=$((i + 1))
-    sleep 0.01
-done
-[ -n "$prog" ] || { kill -9 $gt; fail "the program did not start: $(cat err.txt)"; }
+probe_counted $gt $T $N
 kill -KILL "$prog"
 wait $gt
 expect_eq "gtrace passes SIGKILL through" 137 $?

@@ -6,18 +6,7 @@
 N=3000000
 "$GTRACE" -o l.sqlite "$PROBE" counted $N count.bin >out.txt 2>err.txt &
 gt=$!
-prog=""
-i=0
-while [ $i -lt 1000 ]; do
-    [ -n "$prog" ] || prog=$(pgrep -P $gt -x capture_probe | head -n 1)
-    if [ -n "$prog" ] && [ -s count.bin ]; then
-        c=$(od -An -t d8 count.bin | tr -d ' ')
-        [ "${c:-0}" -ge 1000 ] && break
-    fi
-    i=$((i + 1))
-    sleep 0.01
-done
-[ -n "$prog" ] || { kill -9 $gt; fail "the program did not start: $(cat err.txt)"; }
+probe_counted $gt 1000 $N
 kill -KILL $gt
 wait $gt
 expect_eq "the launcher was killed" 137 $?
