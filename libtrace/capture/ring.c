@@ -165,7 +165,6 @@ static gt_shm_ring *ring_claim(void)
     tls.off = tls.head % tls.cap;
     tls.tail = atomic_load_explicit(&r->tail, memory_order_acquire);
     tls.reserved_head = tls.head;
-    tls.reserved_off = tls.off;
     tls.state = 1;
     atomic_store_explicit(&r->state, GT_RING_LIVE, memory_order_release);
     if (have_ring_key)
@@ -221,7 +220,7 @@ void *gt_cap_reserve_slow(uint16_t type, size_t body_bytes, size_t text_bytes, g
     }
     uint64_t need = (body_bytes + text_bytes + 7) & ~(uint64_t)7;
     uint64_t cap = tls.cap;
-    uint64_t head = tls.head, off = tls.off;
+    uint64_t head = tls.head, off = tls.off == cap ? 0 : tls.off; /* the last record ended at the end */
     uint64_t contig = cap - off;
     uint64_t total = need <= contig ? need : contig + need;
     if (__builtin_expect(text_bytes > UINT16_MAX || need > cap / 4, 0)) {
@@ -251,7 +250,7 @@ void *gt_cap_reserve_slow(uint16_t type, size_t body_bytes, size_t text_bytes, g
     h->type = type;
     h->text_bytes = (uint16_t)text_bytes;
     tls.reserved_head = head + need;
-    tls.reserved_off = off + need == cap ? 0 : off + need;
+    tls.off = off + need;
     return h;
 }
 
@@ -444,7 +443,7 @@ void gt_cap_rings_after_fork(void)
     tls.state = 0;
     tls.busy = 0;
     tls.tid = 0;
-    tls.head = tls.tail = tls.reserved_head = tls.off = tls.reserved_off = 0;
+    tls.head = tls.tail = tls.reserved_head = tls.off = 0;
     if (have_ring_key)
         pthread_setspecific(ring_key, NULL);
 }

@@ -20,10 +20,10 @@ typedef struct gt_cap_tls {
     char *data;                     /* the ring's bytes */
     uint64_t cap;                   /* ring bytes: any multiple of 4 KiB */
     uint64_t quarter;               /* cap / 4: the largest record, and when to ask for a read */
-    uint64_t off;                   /* where head is in the ring (head modulo cap) */
+    uint64_t off;                   /* where the next record goes: head modulo cap, or cap at the ring's
+                                     * end (the slow path wraps it); moved on when a record is reserved */
     uint64_t head;                  /* bytes published */
     uint64_t reserved_head;         /* head once the reserved record is committed */
-    uint64_t reserved_off;          /* off then (0 at the ring's end) */
     uint64_t tail;                  /* the launcher's tail, as last read */
     int32_t tid;
     uint8_t state;                  /* 0: no ring yet; 1: has one; 2: exiting, or none to be had */
@@ -60,7 +60,7 @@ static inline void *gt_cap_reserve(uint16_t type, size_t body_bytes, size_t text
         h->type = type;
         h->text_bytes = (uint16_t)text_bytes;
         t->reserved_head = head + need;
-        t->reserved_off = off + need == t->cap ? 0 : off + need;
+        t->off = off + need; /* a reserved record is always committed */
         return h;
     }
     return gt_cap_reserve_slow(type, body_bytes, text_bytes, kind, true);
@@ -73,7 +73,6 @@ static inline void gt_cap_commit(void)
     uint64_t head = t->reserved_head;
     atomic_store_explicit(&t->ring->head, head, memory_order_release);
     t->head = head;
-    t->off = t->reserved_off;
     t->busy = 0;
     if (__builtin_expect(head - t->tail > t->quarter, 0))
         gt_cap_commit_filling();
