@@ -414,7 +414,7 @@ static void cnn_flags(tr_options *o, int argc, char **argv)
 {
     static const char *const gpt_only[] = {"--seq", "--layers", "--width", "--heads", "--val-fraction",
                                            "--eval-every", "--eval-batches", "--workers", "--preset"};
-    static const char *const not_yet[] = {"--fuse", "--loss-scale", "--init-scale", "--clip",
+    static const char *const not_yet[] = {"--fuse", "--loss-scale", "--init-scale",
                                           "--ema", "--dist", "--zero", "--save-format", "--cuda-graph"};
     for (size_t i = 0; i < sizeof gpt_only / sizeof *gpt_only; i++)
         if (given(argc, argv, gpt_only[i])) {

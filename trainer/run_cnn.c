@@ -24,6 +24,7 @@
 #include "model_cnn.h"
 #include "nvtx.h"
 #include "plug.h"
+#include "scaler.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -279,6 +280,19 @@ int tr_run_cnn(const tr_options *o)
         tr_nvtx_push("optimizer");
         r.t++;
         tr_step_hyper h = {.lr = tr_schedule_lr(&r.tc.schedule, step), .grad_scale = 1.0f, .t = r.t};
+        float grad_norm = NAN;
+        if (r.tc.clip > 0) { /* --clip: the global norm over every gradient, as clip_grad_norm_ */
+            tr_tensor g = dev_view(&r, r.model->grads, r.model->n_params, TR_F32);
+            int finite = 1;
+            double sumsq = r.be->sumsq_finite(r.be, &g, &finite);
+            tr_scaler none;
+            tr_scaler_off(&none);
+            float scale = tr_scaler_grad_scale(&none, r.tc.clip, true, sumsq, finite != 0, &grad_norm);
+            if (scale != 1.0f) { /* the gradients scaled once, for either optimizer */
+                tr_step_hyper hs = {.grad_scale = scale};
+                r.be->unscale(r.be, &g, &hs);
+            }
+        }
         update(&r, 0, r.model->n_decay, r.tc.optim.weight_decay, &h);
         update(&r, r.model->n_decay, r.model->n_params, 0.0f, &h);
         tr_nvtx_pop();
@@ -300,9 +314,12 @@ int tr_run_cnn(const tr_options *o)
             double now = now_s();
             tr_alloc_stats st;
             tr_alloc_get_stats(r.alloc, &st);
-            printf("epoch %d step %d/%d loss %.4f (mean %.4f) %.0f img/s mem %.1f/%.1f MiB\n", epoch, step, n_steps,
-                   step_loss, loss_sum / loss_n, images_log / (now - t_log), st.allocated_bytes / 1048576.0,
-                   st.reserved_bytes / 1048576.0);
+            char norm[32] = "";
+            if (r.tc.clip > 0)
+                snprintf(norm, sizeof norm, " norm %.3f", grad_norm);
+            printf("epoch %d step %d/%d loss %.4f (mean %.4f)%s %.0f img/s mem %.1f/%.1f MiB\n", epoch, step,
+                   n_steps, step_loss, loss_sum / loss_n, norm, images_log / (now - t_log),
+                   st.allocated_bytes / 1048576.0, st.reserved_bytes / 1048576.0);
             fflush(stdout);
             t_log = now;
             images_log = 0;

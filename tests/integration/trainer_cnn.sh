@@ -4,7 +4,8 @@
 # presets train and their loss falls, --bias-before-bn off has fewer
 # parameters, --conv-autotune on times the shapes, --layout nhwc and nchw
 # print the same losses, --checkpoint blocks the same losses bit for bit
-# with less memory, and bad flags and files get one-line errors naming them.
+# with less memory, --clip clips, and bad flags and files get one-line
+# errors naming them.
 . "$GT_TOP_SRCDIR/tests/integration/trainer_cnn_common.sh"
 
 # run NAME ARGS...: trains, and checks that the loss fell and the test accuracy line is there
@@ -69,6 +70,25 @@ for layout in nhwc nchw; do
     cmp -s "$work/ck-none.safetensors" "$work/ck-blocks.safetensors" ||
         { echo "FAIL: --checkpoint blocks ($layout): the saved state differs from the run without it"; fails=1; }
 done
+# --clip: the global gradient norm is printed; a clip above it changes no byte of the state, one below
+# it (SGD, whose step scales with the gradient) changes the losses after the first step
+clipped() {
+    timeout 300 "$tr" --data "$work/fm" --model cnn-resnet --steps 4 --batch 16 --test-images 20 --seed 4 \
+        --optimizer sgd --lr 0.05 --log-every 1 "$@"
+}
+c_none=$(clipped --save "$work/cl-none.safetensors") c_big=$(clipped --clip 1e9 --save "$work/cl-big.safetensors")
+c_small=$(clipped --clip 0.05)
+n1=$(echo "$c_big" | sed -n 's/^epoch 1 step 1\/4 .* norm \([0-9.]*\) .*/\1/p')
+n1s=$(echo "$c_small" | sed -n 's/^epoch 1 step 1\/4 .* norm \([0-9.]*\) .*/\1/p')
+echo "--clip: first step's gradient norm $n1 (and $n1s under --clip 0.05)"
+cmp -s "$work/cl-none.safetensors" "$work/cl-big.safetensors" ||
+    { echo "FAIL: --clip 1e9 changed the state"; fails=1; }
+[ -n "$n1" ] && [ "$n1" = "$n1s" ] && awk -v n="$n1" 'BEGIN { exit !(n > 0.05) }' ||
+    { echo "FAIL: --clip: norms '$n1' and '$n1s' (the same gradients at step 1, over 0.05)"; fails=1; }
+l_none=$(echo "$c_none" | sed -n 's/^epoch 1 step 4\/4 loss \([0-9.]*\) .*/\1/p')
+l_small=$(echo "$c_small" | sed -n 's/^epoch 1 step 4\/4 loss \([0-9.]*\) .*/\1/p')
+[ -n "$l_none" ] && [ -n "$l_small" ] && [ "$l_none" != "$l_small" ] ||
+    { echo "FAIL: --clip 0.05: step 4's loss $l_small, unclipped $l_none"; fails=1; }
 peak() {
     timeout 300 "$tr" --data "$work/fm" --model cnn-resnet --steps 2 --batch 64 --test-images 20 "$@" |
         sed -n 's/.*peak allocated \([0-9.]*\) MiB.*/\1/p'
