@@ -192,28 +192,16 @@ static int conv_plan_of(const conv_plan **out, const conv_descs *d, const int ke
     cudnnConvolutionFwdAlgoPerf_t fwd[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
     cudnnConvolutionBwdDataAlgoPerf_t bwd_data[CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT];
     cudnnConvolutionBwdFilterAlgoPerf_t bwd_filter[CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT];
-    if (autotune)
-        CHECK(api.cudnnFindConvolutionForwardAlgorithm(api.handle, d->x, d->w, d->conv, d->y,
-                                                       CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &n, fwd));
-    else
-        CHECK(api.cudnnGetConvolutionForwardAlgorithm_v7(api.handle, d->x, d->w, d->conv, d->y,
-                                                         CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &n, fwd));
+    /* Find (timed) and Get_v7 (heuristic) take the same arguments */
+    CHECK((autotune ? api.cudnnFindConvolutionForwardAlgorithm : api.cudnnGetConvolutionForwardAlgorithm_v7)(
+        api.handle, d->x, d->w, d->conv, d->y, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &n, fwd));
     CHOOSE(fwd, n, fwd, 0);
-    if (autotune)
-        CHECK(api.cudnnFindConvolutionBackwardDataAlgorithm(api.handle, d->w, d->y, d->conv, d->x,
-                                                            CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &n, bwd_data));
-    else
-        CHECK(api.cudnnGetConvolutionBackwardDataAlgorithm_v7(api.handle, d->w, d->y, d->conv, d->x,
-                                                              CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &n, bwd_data));
+    CHECK((autotune ? api.cudnnFindConvolutionBackwardDataAlgorithm : api.cudnnGetConvolutionBackwardDataAlgorithm_v7)(
+        api.handle, d->w, d->y, d->conv, d->x, CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT, &n, bwd_data));
     CHOOSE(bwd_data, n, bwd_data, 1);
-    if (autotune)
-        CHECK(api.cudnnFindConvolutionBackwardFilterAlgorithm(api.handle, d->x, d->y, d->conv, d->w,
-                                                              CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &n,
-                                                              bwd_filter));
-    else
-        CHECK(api.cudnnGetConvolutionBackwardFilterAlgorithm_v7(api.handle, d->x, d->y, d->conv, d->w,
-                                                                CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &n,
-                                                                bwd_filter));
+    CHECK((autotune ? api.cudnnFindConvolutionBackwardFilterAlgorithm
+                    : api.cudnnGetConvolutionBackwardFilterAlgorithm_v7)(
+        api.handle, d->x, d->y, d->conv, d->w, CUDNN_CONVOLUTION_BWD_FILTER_ALGO_COUNT, &n, bwd_filter));
     CHOOSE(bwd_filter, n, bwd_filter, 2);
     at = n_plans < PLAN_CAP ? n_plans++ : next_evict++ % PLAN_CAP;
     plans[at] = p;
