@@ -12,7 +12,6 @@
 
 #include <dirent.h>
 #include <errno.h>
-#include <float.h>
 #include <inttypes.h>
 #include <libgen.h>
 #include <limits.h>
@@ -271,31 +270,14 @@ static int check_model(const tr_ckpt_file *c, const tr_gpt *m, const tr_optim *o
  * scale a positive float and its good steps no more than the steps. */
 static int read_state(const tr_ckpt_file *c, tr_ckpt_state *st, long long *t)
 {
-    long long step, seed, good;
+    long long step, seed;
     int rc;
     if ((rc = tr_ckpt_meta_field(c, "step", 0, INT32_MAX, &step)) < 0 || (rc = tr_ckpt_meta_field(c, "optimizer_t", 0, step, t)) < 0 ||
         (rc = tr_ckpt_meta_field(c, "seed", 0, LLONG_MAX, &seed)) < 0)
         return rc;
     st->step = step;
     st->seed = (uint64_t)seed;
-    st->loss_scale = 0;
-    st->loss_scale_good_steps = 0;
-    const char *p = strstr(c->header, "\"loss_scale\":\"");
-    if (!p) /* saved without a dynamic loss scale */
-        return strstr(c->header, "\"loss_scale_good_steps\":")
-                   ? tr_error_set(TR_EFORMAT, "%s: the metadata has loss_scale_good_steps but no loss_scale", c->path)
-                   : TR_OK;
-    char *end, buf[48];
-    errno = 0;
-    double scale = strtod(p + 14, &end);
-    if (*end != '"' || end == p + 14 || errno || !(scale > 0 && scale <= FLT_MAX))
-        return tr_error_set(TR_EFORMAT, "%s: the metadata's loss_scale is '%s': expected a number above 0 and at "
-                            "most %g", c->path, tr_ckpt_meta_str(c->header, "loss_scale", buf, sizeof buf), (double)FLT_MAX);
-    if ((rc = tr_ckpt_meta_field(c, "loss_scale_good_steps", 0, step, &good)) < 0)
-        return rc;
-    st->loss_scale = scale;
-    st->loss_scale_good_steps = (int)good;
-    return TR_OK;
+    return tr_ckpt_meta_loss_scale(c, step, &st->loss_scale, &st->loss_scale_good_steps);
 }
 
 /* The tensor that holds element i of the flat order, and i's index in it

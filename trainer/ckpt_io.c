@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <float.h>
 #include <libgen.h>
 #include <limits.h>
 #include <signal.h>
@@ -406,4 +407,28 @@ int tr_ckpt_read(const tr_ckpt_file *c, uint64_t data_off, void *dst, size_t n_b
     }
     free(host);
     return rc;
+}
+
+int tr_ckpt_meta_loss_scale(const tr_ckpt_file *c, long long max_good, double *scale, int *good)
+{
+    *scale = 0;
+    *good = 0;
+    const char *p = strstr(c->header, "\"loss_scale\":\"");
+    if (!p) /* saved without a dynamic loss scale */
+        return strstr(c->header, "\"loss_scale_good_steps\":")
+                   ? tr_error_set(TR_EFORMAT, "%s: the metadata has loss_scale_good_steps but no loss_scale", c->path)
+                   : TR_OK;
+    char *end, buf[48];
+    errno = 0;
+    double s = strtod(p + 14, &end);
+    if (*end != '"' || end == p + 14 || errno || !(s > 0 && s <= FLT_MAX))
+        return tr_error_set(TR_EFORMAT, "%s: the metadata's loss_scale is '%s': expected a number above 0 and at "
+                            "most %g", c->path, tr_ckpt_meta_str(c->header, "loss_scale", buf, sizeof buf), (double)FLT_MAX);
+    long long g;
+    int rc = tr_ckpt_meta_field(c, "loss_scale_good_steps", 0, max_good, &g);
+    if (rc < 0)
+        return rc;
+    *scale = s;
+    *good = (int)g;
+    return TR_OK;
 }

@@ -59,6 +59,9 @@ int tr_ckpt_meta_num(const char *header, const char *key, long long *out);
 const char *tr_ckpt_meta_str(const char *header, const char *key, char *buf, size_t n);
 /* A whole number of the metadata in [lo, hi], or an error naming the file and the field. */
 int tr_ckpt_meta_field(const tr_ckpt_file *c, const char *key, long long lo, long long hi, long long *out);
+/* The dynamic loss scale a run saved ("loss_scale", "loss_scale_good_steps"
+ * up to max_good): *scale 0 and *good 0 when it saved none. */
+int tr_ckpt_meta_loss_scale(const tr_ckpt_file *c, long long max_good, double *scale, int *good);
 /* The tensor table (want: the one this model writes) is in the header and
  * the file's size is the header's plus data_bytes. */
 int tr_ckpt_check_table(const tr_ckpt_file *c, const char *want, size_t data_bytes);
