@@ -395,7 +395,7 @@ static void ema(tr_backend *be, tr_tensor *e, const tr_tensor *x, float decay, c
     END();
 }
 
-/* ---- the CNN's ops: fp32 by their roles ---- */
+/* ---- the CNN's ops: activations staged as the GPT's, BatchNorm's statistics and parameters fp32 ---- */
 
 static size_t conv2d_workspace_bytes(tr_backend *be, int B, int C, int H, int W, int OC, int K, int stride, int pad)
 {
@@ -513,10 +513,10 @@ static void conv_forward(tr_backend *be, tr_tensor *out_, const tr_tensor *inp, 
 {
     BEGIN(relu ? "conv2d_relu_forward" : "conv2d_forward");
     ROLES("conv2d_forward", out_, inp, w, bias, ws);
+    float *y = out(&st, out_, false), *x = in(&st, inp), *wt = in(&st, w);
     if (be->cnn_nhwc) { /* one algorithm; the ReLU as the results are stored */
         push_algo("nhwc-direct", C, H, W, OC, K, stride, pad, bias != NULL);
-        op_conv2d_nhwc_forward_cpu(F32(out_), F32(inp), F32(w), F32(bias), F32(ws), B, C, H, W, OC, K, stride, pad,
-                                   relu);
+        op_conv2d_nhwc_forward_cpu(y, x, wt, F32(bias), F32(ws), B, C, H, W, OC, K, stride, pad, relu);
         tr_nvtx_pop();
         END();
         return;
@@ -524,25 +524,25 @@ static void conv_forward(tr_backend *be, tr_tensor *out_, const tr_tensor *inp, 
     int key[9] = {B, C, H, W, OC, K, stride, pad, 0}, algo = conv_algo(be, key);
     if (algo < 0) { /* the trial: each algorithm into scratch, timed */
         tr_nvtx_push("conv autotune");
-        float *y = scratch_f32((size_t)tr_tensor_numel(out_), "conv2d_forward");
+        float *trial = scratch_f32((size_t)tr_tensor_numel(out_), "conv2d_forward");
         double ms[N_ALGOS];
         for (int a = 0; a < N_ALGOS; a++) /* the better of two runs: the first pays for cold pages */
             for (int rep = 0; rep < 2; rep++) {
                 double t0 = now_ms();
-                conv_fwd_algo(a, y, F32(inp), F32(w), F32(bias), F32(ws), B, C, H, W, OC, K, stride, pad);
+                conv_fwd_algo(a, trial, x, wt, F32(bias), F32(ws), B, C, H, W, OC, K, stride, pad);
                 double t = now_ms() - t0;
                 ms[a] = rep == 0 || t < ms[a] ? t : ms[a];
             }
-        free(y);
+        free(trial);
         remember(key, ms);
         algo = ms[ALGO_DIRECT] < ms[ALGO_IM2COL] ? ALGO_DIRECT : ALGO_IM2COL;
         tr_nvtx_pop();
     }
     push_algo(algo_names[algo], C, H, W, OC, K, stride, pad, bias != NULL);
-    conv_fwd_algo(algo, F32(out_), F32(inp), F32(w), F32(bias), F32(ws), B, C, H, W, OC, K, stride, pad);
+    conv_fwd_algo(algo, y, x, wt, F32(bias), F32(ws), B, C, H, W, OC, K, stride, pad);
     tr_nvtx_pop();
     if (relu) /* NCHW: a pass of its own */
-        op_relu_forward_cpu(F32(out_), F32(out_), (size_t)tr_tensor_numel(out_));
+        op_relu_forward_cpu(y, y, (size_t)tr_tensor_numel(out_));
     END();
 }
 static void conv2d_forward(tr_backend *be, tr_tensor *out_, const tr_tensor *inp, const tr_tensor *w,
@@ -563,10 +563,11 @@ static void conv2d_backward(tr_backend *be, tr_tensor *dinp, tr_tensor *dw, tr_t
 {
     BEGIN("conv2d_backward");
     ROLES("conv2d_backward", dinp, dw, dbias, dout, inp, w, ws);
+    float *dx = out(&st, dinp, true), *dy = in(&st, dout), *x = in(&st, inp), *wt = in(&st, w);
     if (be->cnn_nhwc) {
         push_algo("nhwc-direct", C, H, W, OC, K, stride, pad, dbias != NULL);
-        op_conv2d_nhwc_backward_cpu(F32(dinp), F32(dw), F32(dbias), F32(dout), F32(inp), F32(w), F32(ws), B, C, H, W,
-                                    OC, K, stride, pad, add_dparams);
+        op_conv2d_nhwc_backward_cpu(dx, F32(dw), F32(dbias), dy, x, wt, F32(ws), B, C, H, W, OC, K, stride, pad,
+                                    add_dparams);
         tr_nvtx_pop();
         END();
         return;
@@ -574,28 +575,26 @@ static void conv2d_backward(tr_backend *be, tr_tensor *dinp, tr_tensor *dw, tr_t
     int key[9] = {B, C, H, W, OC, K, stride, pad, 1}, algo = conv_algo(be, key);
     if (algo < 0) { /* the trial: each algorithm into scratch gradients, timed */
         tr_nvtx_push("conv autotune");
-        float *dx = dinp ? scratch_f32((size_t)tr_tensor_numel(dinp), "conv2d_backward") : NULL,
-              *dwt = scratch_f32((size_t)tr_tensor_numel(dw), "conv2d_backward"),
-              *db = dbias ? scratch_f32((size_t)OC, "conv2d_backward") : NULL;
+        float *tdx = dinp ? scratch_f32((size_t)tr_tensor_numel(dinp), "conv2d_backward") : NULL,
+              *tdw = scratch_f32((size_t)tr_tensor_numel(dw), "conv2d_backward"),
+              *tdb = dbias ? scratch_f32((size_t)OC, "conv2d_backward") : NULL;
         double ms[N_ALGOS];
         for (int a = 0; a < N_ALGOS; a++) /* dx accumulates: scratch values are never read */
             for (int rep = 0; rep < 2; rep++) {
                 double t0 = now_ms();
-                conv_bwd_algo(a, dx, dwt, db, F32(dout), F32(inp), F32(w), F32(ws), B, C, H, W, OC, K, stride, pad,
-                              false);
+                conv_bwd_algo(a, tdx, tdw, tdb, dy, x, wt, F32(ws), B, C, H, W, OC, K, stride, pad, false);
                 double t = now_ms() - t0;
                 ms[a] = rep == 0 || t < ms[a] ? t : ms[a];
             }
-        free(dx);
-        free(dwt);
-        free(db);
+        free(tdx);
+        free(tdw);
+        free(tdb);
         remember(key, ms);
         algo = ms[ALGO_DIRECT] < ms[ALGO_IM2COL] ? ALGO_DIRECT : ALGO_IM2COL;
         tr_nvtx_pop();
     }
     push_algo(algo_names[algo], C, H, W, OC, K, stride, pad, dbias != NULL);
-    conv_bwd_algo(algo, F32(dinp), F32(dw), F32(dbias), F32(dout), F32(inp), F32(w), F32(ws), B, C, H, W, OC, K,
-                  stride, pad, add_dparams);
+    conv_bwd_algo(algo, dx, F32(dw), F32(dbias), dy, x, wt, F32(ws), B, C, H, W, OC, K, stride, pad, add_dparams);
     tr_nvtx_pop();
     END();
 }
@@ -606,12 +605,13 @@ static void bn_forward(tr_backend *be, tr_tensor *out_, tr_tensor *mean, tr_tens
     const char *name = relu ? "batchnorm_relu_forward" : "batchnorm_forward";
     BEGIN(name);
     ROLES("batchnorm_forward", out_, mean, rstd, running_mean, running_var, inp, w, b);
+    float *y = out(&st, out_, false), *x = in(&st, inp);
     if (be->cnn_nhwc)
-        op_batchnorm_nhwc_forward_cpu(F32(out_), F32(mean), F32(rstd), F32(running_mean), F32(running_var), F32(inp),
-                                      F32(w), F32(b), B * HW, C, training, momentum, eps, relu);
+        op_batchnorm_nhwc_forward_cpu(y, F32(mean), F32(rstd), F32(running_mean), F32(running_var), x, F32(w), F32(b),
+                                      B * HW, C, training, momentum, eps, relu);
     else
-        op_batchnorm_forward_cpu(F32(out_), F32(mean), F32(rstd), F32(running_mean), F32(running_var), F32(inp),
-                                 F32(w), F32(b), B, C, HW, training, momentum, eps, relu);
+        op_batchnorm_forward_cpu(y, F32(mean), F32(rstd), F32(running_mean), F32(running_var), x, F32(w), F32(b), B,
+                                 C, HW, training, momentum, eps, relu);
     END();
 }
 static void batchnorm_forward(tr_backend *be, tr_tensor *out_, tr_tensor *mean, tr_tensor *rstd,
@@ -633,12 +633,13 @@ static void bn_backward(tr_backend *be, tr_tensor *dinp, tr_tensor *dw, tr_tenso
 {
     BEGIN(relu_bias ? "batchnorm_relu_backward" : "batchnorm_backward");
     ROLES("batchnorm_backward", dinp, dw, db, dout, inp, w, mean, rstd);
+    float *dx = out(&st, dinp, true), *dy = in(&st, dout), *x = in(&st, inp);
     if (be->cnn_nhwc)
-        op_batchnorm_nhwc_backward_cpu(F32(dinp), F32(dw), F32(db), F32(dout), F32(inp), F32(w), F32(mean), F32(rstd),
-                                       B * HW, C, add_dparams, F32(relu_bias));
+        op_batchnorm_nhwc_backward_cpu(dx, F32(dw), F32(db), dy, x, F32(w), F32(mean), F32(rstd), B * HW, C,
+                                       add_dparams, F32(relu_bias));
     else
-        op_batchnorm_backward_cpu(F32(dinp), F32(dw), F32(db), F32(dout), F32(inp), F32(w), F32(mean), F32(rstd), B,
-                                  C, HW, add_dparams, F32(relu_bias));
+        op_batchnorm_backward_cpu(dx, F32(dw), F32(db), dy, x, F32(w), F32(mean), F32(rstd), B, C, HW, add_dparams,
+                                  F32(relu_bias));
     END();
 }
 static void batchnorm_backward(tr_backend *be, tr_tensor *dinp, tr_tensor *dw, tr_tensor *db, const tr_tensor *dout,
@@ -662,8 +663,8 @@ static void maxpool_forward(tr_backend *be, tr_tensor *out_, tr_tensor *idx, con
 {
     BEGIN("maxpool_forward");
     ROLES("maxpool_forward", out_, idx, inp);
-    (be->cnn_nhwc ? op_maxpool_nhwc_forward_cpu : op_maxpool_forward_cpu)(F32(out_), i32w(idx), F32(inp), B, C, H, W,
-                                                                          K, stride);
+    (be->cnn_nhwc ? op_maxpool_nhwc_forward_cpu : op_maxpool_forward_cpu)(out(&st, out_, false), i32w(idx),
+                                                                          in(&st, inp), B, C, H, W, K, stride);
     END();
 }
 static void maxpool_backward(tr_backend *be, tr_tensor *dinp, const tr_tensor *dout, const tr_tensor *idx, int B,
@@ -671,8 +672,8 @@ static void maxpool_backward(tr_backend *be, tr_tensor *dinp, const tr_tensor *d
 {
     BEGIN("maxpool_backward");
     ROLES("maxpool_backward", dinp, dout, idx);
-    (be->cnn_nhwc ? op_maxpool_nhwc_backward_cpu : op_maxpool_backward_cpu)(F32(dinp), F32(dout), i32(idx), B, C, H,
-                                                                            W, K, stride);
+    (be->cnn_nhwc ? op_maxpool_nhwc_backward_cpu : op_maxpool_backward_cpu)(out(&st, dinp, true), in(&st, dout),
+                                                                            i32(idx), B, C, H, W, K, stride);
     END();
 }
 static void avgpool_forward(tr_backend *be, tr_tensor *out_, const tr_tensor *inp, int B, int C, int H, int W, int K,
@@ -680,7 +681,8 @@ static void avgpool_forward(tr_backend *be, tr_tensor *out_, const tr_tensor *in
 {
     BEGIN("avgpool_forward");
     ROLES("avgpool_forward", out_, inp);
-    (be->cnn_nhwc ? op_avgpool_nhwc_forward_cpu : op_avgpool_forward_cpu)(F32(out_), F32(inp), B, C, H, W, K, stride);
+    (be->cnn_nhwc ? op_avgpool_nhwc_forward_cpu : op_avgpool_forward_cpu)(out(&st, out_, false), in(&st, inp), B, C,
+                                                                          H, W, K, stride);
     END();
 }
 static void avgpool_backward(tr_backend *be, tr_tensor *dinp, const tr_tensor *dout, int B, int C, int H, int W,
@@ -688,58 +690,60 @@ static void avgpool_backward(tr_backend *be, tr_tensor *dinp, const tr_tensor *d
 {
     BEGIN("avgpool_backward");
     ROLES("avgpool_backward", dinp, dout);
-    (be->cnn_nhwc ? op_avgpool_nhwc_backward_cpu : op_avgpool_backward_cpu)(F32(dinp), F32(dout), B, C, H, W, K,
-                                                                            stride);
+    (be->cnn_nhwc ? op_avgpool_nhwc_backward_cpu : op_avgpool_backward_cpu)(out(&st, dinp, true), in(&st, dout), B,
+                                                                            C, H, W, K, stride);
     END();
 }
 static void residual_relu_forward(tr_backend *be, tr_tensor *out_, const tr_tensor *a, const tr_tensor *b)
 {
     BEGIN("residual_relu_forward");
-    ROLES("residual_forward", out_, a, b);
-    op_residual_relu_forward_cpu(F32(out_), F32(a), F32(b), (size_t)tr_tensor_numel(a));
+    ROLES("residual_relu_forward", out_, a, b);
+    op_residual_relu_forward_cpu(out(&st, out_, false), in(&st, a), in(&st, b), (size_t)tr_tensor_numel(a));
     END();
 }
 static void residual_relu_backward(tr_backend *be, tr_tensor *da, tr_tensor *db, const tr_tensor *out_,
                                    const tr_tensor *dout)
 {
     BEGIN("residual_relu_backward");
-    ROLES("residual_backward", da, db, dout);
-    op_residual_relu_backward_cpu(F32(da), F32(db), F32(out_), F32(dout), (size_t)tr_tensor_numel(dout));
+    ROLES("residual_relu_backward", da, db, out_, dout);
+    op_residual_relu_backward_cpu(out(&st, da, true), out(&st, db, true), in(&st, out_), in(&st, dout),
+                                  (size_t)tr_tensor_numel(dout));
     END();
 }
 static void relu_forward(tr_backend *be, tr_tensor *out_, const tr_tensor *inp)
 {
     BEGIN("relu_forward");
     ROLES("relu_forward", out_, inp);
-    op_relu_forward_cpu(F32(out_), F32(inp), (size_t)tr_tensor_numel(inp));
+    op_relu_forward_cpu(out(&st, out_, false), in(&st, inp), (size_t)tr_tensor_numel(inp));
     END();
 }
 static void relu_backward(tr_backend *be, tr_tensor *dinp, const tr_tensor *out_, const tr_tensor *dout)
 {
     BEGIN("relu_backward");
     ROLES("relu_backward", dinp, out_, dout);
-    op_relu_backward_cpu(F32(dinp), F32(out_), F32(dout), (size_t)tr_tensor_numel(dout));
+    op_relu_backward_cpu(out(&st, dinp, true), in(&st, out_), in(&st, dout), (size_t)tr_tensor_numel(dout));
     END();
 }
 static void dropout_forward(tr_backend *be, tr_tensor *out_, const tr_tensor *inp, const tr_tensor *mask)
 {
     BEGIN("dropout_forward");
     ROLES("dropout_forward", out_, inp, mask);
-    op_dropout_forward_cpu(F32(out_), F32(inp), F32(mask), (size_t)tr_tensor_numel(inp));
+    op_dropout_forward_cpu(out(&st, out_, false), in(&st, inp), F32(mask), (size_t)tr_tensor_numel(inp));
     END();
 }
 static void dropout_backward(tr_backend *be, tr_tensor *dinp, const tr_tensor *mask, const tr_tensor *dout)
 {
     BEGIN("dropout_backward");
     ROLES("dropout_backward", dinp, mask, dout);
-    op_dropout_backward_cpu(F32(dinp), F32(mask), F32(dout), (size_t)tr_tensor_numel(dout));
+    op_dropout_backward_cpu(out(&st, dinp, true), F32(mask), in(&st, dout), (size_t)tr_tensor_numel(dout));
     END();
 }
 static void cnn_transpose(tr_backend *be, tr_tensor *out_, const tr_tensor *inp, int B, int C, int HW, bool to_nhwc,
                           bool add)
 {
     BEGIN("layout_transpose");
-    op_layout_transpose_cpu(F32(out_), F32(inp), B, C, HW, to_nhwc, add);
+    ROLES("layout_transpose", out_, inp);
+    op_layout_transpose_cpu(out(&st, out_, add), in(&st, inp), B, C, HW, to_nhwc, add);
     END();
 }
 

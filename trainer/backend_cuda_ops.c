@@ -421,6 +421,17 @@ static void cnn_check(const char *op, int rc)
     }
 }
 
+/* The CNN's ops run cuDNN and the pooling kernels in fp32: the roles allow
+ * bf16/fp16 activations (the cpu backend's --amp), this backend does not. */
+static void cnn_fp32(const char *op, int dt)
+{
+    if (dt != TR_F32) {
+        fprintf(stderr, "trainer: cuda: %s: %s activations: the cuda backend's CNN ops are fp32 only\n", op,
+                tr_dtype_name((tr_dtype)dt));
+        exit(1);
+    }
+}
+
 #ifndef HAVE_CUDNN
 static int no_cudnn(void)
 {
@@ -453,7 +464,7 @@ static void conv2d_forward(tr_backend *be, tr_tensor *out, const tr_tensor *inp,
                            int pad)
 {
     OP("conv2d_forward");
-    ROLES(out, inp, w, bias, ws);
+    cnn_fp32(op_name, ROLES(out, inp, w, bias, ws));
 #ifdef HAVE_CUDNN
     cnn_check(op_name, tr_cnn_cudnn_conv_forward(F(out), F(inp), F(w), F(bias), D(ws), tr_tensor_bytes(ws), B, C, H,
                                                  W, OC, K, stride, pad, cb->compute));
@@ -469,7 +480,7 @@ static void conv2d_backward(tr_backend *be, tr_tensor *dinp, tr_tensor *dw, tr_t
                             int K, int stride, int pad, bool add_dparams)
 {
     OP("conv2d_backward");
-    ROLES(dinp, dw, dbias, dout, inp, w, ws);
+    cnn_fp32(op_name, ROLES(dinp, dw, dbias, dout, inp, w, ws));
 #ifdef HAVE_CUDNN
     cnn_check(op_name, tr_cnn_cudnn_conv_backward(F(dinp), F(dw), F(dbias), F(dout), F(inp), F(w), D(ws),
                                                   tr_tensor_bytes(ws), B, C, H, W, OC, K, stride, pad, add_dparams,
@@ -486,7 +497,7 @@ static void batchnorm_forward(tr_backend *be, tr_tensor *out, tr_tensor *mean, t
                               const tr_tensor *b, int B, int C, int HW, bool training, float momentum, float eps)
 {
     OP("batchnorm_forward");
-    ROLES(out, mean, rstd, running_mean, running_var, inp, w, b);
+    cnn_fp32(op_name, ROLES(out, mean, rstd, running_mean, running_var, inp, w, b));
 #ifdef HAVE_CUDNN
     cnn_check(op_name, tr_cnn_cudnn_batchnorm_forward(F(out), F(mean), F(rstd), F(running_mean), F(running_var),
                                                       F(inp), F(w), F(b), B, C, HW, training, momentum, eps,
@@ -503,7 +514,7 @@ static void batchnorm_backward(tr_backend *be, tr_tensor *dinp, tr_tensor *dw, t
                                int B, int C, int HW, bool add_dparams, float eps)
 {
     OP("batchnorm_backward");
-    ROLES(dinp, dw, db, dout, inp, w, mean, rstd);
+    cnn_fp32(op_name, ROLES(dinp, dw, db, dout, inp, w, mean, rstd));
 #ifdef HAVE_CUDNN
     cnn_check(op_name, tr_cnn_cudnn_batchnorm_backward(F(dinp), F(dw), F(db), F(dout), F(inp), F(w), F(mean), F(rstd),
                                                        B, C, HW, add_dparams, eps, cb->compute));
@@ -518,7 +529,7 @@ static void maxpool_forward(tr_backend *be, tr_tensor *out, tr_tensor *idx, cons
                             int H, int W, int K, int stride)
 {
     OP("maxpool_forward");
-    ROLES(out, idx, inp);
+    cnn_fp32(op_name, ROLES(out, idx, inp));
     DONE(kc_maxpool_forward(F(out), (int32_t *)D(idx), F(inp), B, C, H, W, K, stride, cb->compute));
 }
 
@@ -526,7 +537,7 @@ static void maxpool_backward(tr_backend *be, tr_tensor *dinp, const tr_tensor *d
                              int C, int H, int W, int K, int stride)
 {
     OP("maxpool_backward");
-    ROLES(dinp, dout, idx);
+    cnn_fp32(op_name, ROLES(dinp, dout, idx));
     DONE(kc_maxpool_backward(F(dinp), F(dout), I(idx), B, C, H, W, K, stride, cb->compute));
 }
 
@@ -534,7 +545,7 @@ static void avgpool_forward(tr_backend *be, tr_tensor *out, const tr_tensor *inp
                             int stride)
 {
     OP("avgpool_forward");
-    ROLES(out, inp);
+    cnn_fp32(op_name, ROLES(out, inp));
     DONE(kc_avgpool_forward(F(out), F(inp), B, C, H, W, K, stride, cb->compute));
 }
 
@@ -542,35 +553,35 @@ static void avgpool_backward(tr_backend *be, tr_tensor *dinp, const tr_tensor *d
                              int K, int stride)
 {
     OP("avgpool_backward");
-    ROLES(dinp, dout);
+    cnn_fp32(op_name, ROLES(dinp, dout));
     DONE(kc_avgpool_backward(F(dinp), F(dout), B, C, H, W, K, stride, cb->compute));
 }
 
 static void relu_forward(tr_backend *be, tr_tensor *out, const tr_tensor *inp)
 {
     OP("relu_forward");
-    ROLES(out, inp);
+    cnn_fp32(op_name, ROLES(out, inp));
     DONE(kc_relu_forward(F(out), F(inp), (long)tr_tensor_numel(inp), cb->compute));
 }
 
 static void relu_backward(tr_backend *be, tr_tensor *dinp, const tr_tensor *out, const tr_tensor *dout)
 {
     OP("relu_backward");
-    ROLES(dinp, out, dout);
+    cnn_fp32(op_name, ROLES(dinp, out, dout));
     DONE(kc_relu_backward(F(dinp), F(out), F(dout), (long)tr_tensor_numel(dout), cb->compute));
 }
 
 static void dropout_forward(tr_backend *be, tr_tensor *out, const tr_tensor *inp, const tr_tensor *mask)
 {
     OP("dropout_forward");
-    ROLES(out, inp, mask);
+    cnn_fp32(op_name, ROLES(out, inp, mask));
     DONE(kc_dropout_forward(F(out), F(inp), F(mask), (long)tr_tensor_numel(inp), cb->compute));
 }
 
 static void dropout_backward(tr_backend *be, tr_tensor *dinp, const tr_tensor *mask, const tr_tensor *dout)
 {
     OP("dropout_backward");
-    ROLES(dinp, mask, dout);
+    cnn_fp32(op_name, ROLES(dinp, mask, dout));
     DONE(kc_dropout_backward(F(dinp), F(mask), F(dout), (long)tr_tensor_numel(dout), cb->compute));
 }
 

@@ -85,9 +85,13 @@ int tr_ckpt_cnn_save(const char *path, tr_cnn *m, const tr_optim_config *oc, con
     tr_ckpt_put(&h, "{\"__metadata__\":{\"format\":\"" CNN_FORMAT "\",\"model\":\"%s\",\"shape\":\"%s\","
                 "\"optimizer\":\"%s\",\"step\":\"%" PRId64 "\",\"optimizer_t\":\"%d\",\"seed\":\"%" PRIu64 "\","
                 "\"train_images\":\"%d\",\"epoch\":\"%d\",\"pos\":\"%d\",\"data_rng\":\"%" PRIu64 "\","
-                "\"dropout_rng\":\"%" PRIu64 "\",\"loss_sum\":\"%a\",\"loss_n\":\"%d\"}", m->cfg.name, shape,
+                "\"dropout_rng\":\"%" PRIu64 "\",\"loss_sum\":\"%a\",\"loss_n\":\"%d\"", m->cfg.name, shape,
                 optim_name(oc), st->step, st->t, st->seed, st->n_order, st->epoch, st->pos, st->data_rng,
                 st->dropout_rng, st->loss_sum, st->loss_n);
+    if (st->loss_scale > 0)
+        tr_ckpt_put(&h, ",\"loss_scale\":\"%.9g\",\"loss_scale_good_steps\":\"%d\"", st->loss_scale,
+                    st->loss_scale_good_steps);
+    tr_ckpt_put(&h, "}");
     entries(&h, &t, &data_bytes);
     /* the device's tensors, then the order from the host (tr_ckpt_write takes one memory per call): the
      * order is small, so the device part goes through a host copy of the whole */
@@ -205,7 +209,7 @@ static int read_state(const tr_ckpt_file *c, tr_ckpt_cnn_state *st)
     st->pos = (int)pos;
     st->loss_sum = loss_sum;
     st->loss_n = (int)loss_n;
-    return TR_OK;
+    return tr_ckpt_meta_loss_scale(c, step, &st->loss_scale, &st->loss_scale_good_steps);
 }
 
 int tr_ckpt_cnn_load(const char *path, tr_cnn *m, const tr_optim_config *oc, float *opt_m, float *opt_v,

@@ -6,7 +6,8 @@
  * and in __metadata__ (format "gtrace-trainer-cnn-1") the model, its shape,
  * the optimizer, the step, the optimizer's step count, the seed, the epoch
  * and position in it, the two random streams (the data's shuffle and
- * dropout's masks) and the epoch's loss so far, so that a resumed run draws
+ * dropout's masks), the epoch's loss so far and the dynamic loss scale
+ * (--amp fp16), so that a resumed run draws
  * and prints what the uninterrupted one would, bit for bit.
  * Loading refuses a GPT's checkpoint, the other preset, another optimizer
  * or training-set size, a truncated file and values no run writes, with a
@@ -29,6 +30,8 @@ typedef struct tr_ckpt_cnn_state {
     uint64_t data_rng, dropout_rng; /* the shuffle's and dropout's generator states */
     double loss_sum;      /* the epoch's step losses so far, and their count */
     int loss_n;
+    double loss_scale;    /* the dynamic loss scale and its good steps in a row; 0: none (saved or loaded) */
+    int loss_scale_good_steps;
 } tr_ckpt_cnn_state;
 
 /* Saves m and the optimizer's state (device buffers: AdamW's m and v, or

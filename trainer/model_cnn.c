@@ -14,11 +14,20 @@ const char *const tr_cnn_presets[] = {"cnn-guide", "cnn-resnet", NULL};
 
 tr_tensor tr_cnn_view(float *p, size_t n) { return (tr_tensor){p, TR_F32, TR_CPU, 1, {(int64_t)n}}; }
 
-static tr_tensor view(const tr_cnn *m, float *p, size_t n)
+/* n elements of dtype dt at p, on the model's device. */
+static tr_tensor view_as(const tr_cnn *m, void *p, size_t n, tr_dtype dt)
 {
-    tr_tensor t = tr_cnn_view(p, n);
-    t.device = m->be->device;
-    return t;
+    return (tr_tensor){p, dt, m->be->device, 1, {(int64_t)n}};
+}
+static tr_tensor view(const tr_cnn *m, float *p, size_t n) { return view_as(m, p, n, TR_F32); }
+/* An activation (or its gradient): the model's activation dtype. */
+static tr_tensor act(const tr_cnn *m, void *p, size_t n) { return view_as(m, p, n, m->cfg.act); }
+/* Layer l's weight as its op reads it: the low-precision copy under --amp. */
+static tr_tensor weight(const tr_cnn *m, const tr_cnn_layer *l, size_t n)
+{
+    if (m->cfg.act == TR_F32)
+        return view(m, m->params + l->w_off, n);
+    return act(m, (char *)m->params_lp + l->w_off * tr_dtype_size(m->cfg.act), n);
 }
 
 /* ---- building the layer list ---- */
@@ -162,9 +171,14 @@ static void fuse(tr_cnn *m)
     }
 }
 
-/* Offsets: weights first, then biases and BN's affine; activations per image. */
+/* Per-image regions start 16-byte aligned, so that the fp32 and int32 ones
+ * among bf16 ones stay aligned for any batch. */
+static size_t align16(size_t n) { return (n + 15) / 16 * 16; }
+
+/* Offsets: weights first, then biases and BN's affine; activations per image, in bytes. */
 static void lay_out(tr_cnn *m)
 {
+    size_t es = tr_dtype_size(m->cfg.act);
     size_t p = 0;
     for (int i = 0; i < m->n_layers; i++) {
         tr_cnn_layer *l = &m->layers[i];
@@ -178,6 +192,10 @@ static void lay_out(tr_cnn *m)
     }
     m->n_decay = p;
     size_t s = 0, a = 0, bn = 0, sa = 0, scratch = 0;
+    if (m->cfg.act != TR_F32) { /* autocast's cast of the images, read by the first conv */
+        m->img_off = 0;
+        a = align16((size_t)m->cfg.C * m->cfg.H * m->cfg.W * es);
+    }
     for (int i = 0; i < m->n_layers; i++) {
         tr_cnn_layer *l = &m->layers[i];
         if (l->kind == TR_CNN_BN) {
@@ -185,14 +203,14 @@ static void lay_out(tr_cnn *m)
             p += (size_t)l->OC;
             l->rs_off = s;
             s += 2 * (size_t)l->OC;
-            l->aux_off = bn;
+            l->bn_off = bn;
             bn += 2 * (size_t)l->OC;
         }
         if (l->bias || l->kind == TR_CNN_BN) {
             l->b_off = p;
             p += (size_t)l->OC;
         }
-        size_t out = (size_t)l->OC * l->OH * l->OW;
+        size_t n_out = (size_t)l->OC * l->OH * l->OW, out = align16(n_out * es);
         if (l->in_block) { /* in the scratch area, from its start for each block */
             if (i == 0 || !m->layers[i - 1].in_block)
                 sa = 0;
@@ -205,21 +223,21 @@ static void lay_out(tr_cnn *m)
         l->act_off = a;
         if (!(l->relu_fused && l->kind != TR_CNN_RELU)) /* a fused pair's first layer shares the ReLU's buffer */
             a += out;
-        if (l->kind == TR_CNN_MAXPOOL || l->kind == TR_CNN_DROPOUT) {
+        if (l->kind == TR_CNN_MAXPOOL || l->kind == TR_CNN_DROPOUT) { /* int32 indices, fp32 mask */
             l->aux_off = a;
-            l->n_aux = out;
-            a += out;
+            l->n_aux = n_out;
+            a += align16(n_out * 4);
         }
         if (l->kind == TR_CNN_LINEAR && m->cfg.nhwc && l->H * l->W > 1) {
             l->aux_off = a;
             l->n_aux = (size_t)l->C * l->H * l->W;
-            a += l->n_aux;
+            a += align16(l->n_aux * es);
         }
     }
     m->n_params = p;
     m->n_stats = s;
-    m->act_per_image = a;
-    m->scratch_per_image = scratch;
+    m->act_bytes = a;
+    m->scratch_bytes = scratch;
     m->bn_aux = bn;
 }
 
@@ -233,6 +251,10 @@ int tr_cnn_new(tr_cnn **out, const tr_cnn_config *cfg, tr_backend *be, tr_alloc 
     if (cfg->nhwc && !be->cnn_transpose)
         return tr_error_set(TR_EINVAL, "--layout nhwc: the %s backend has no channels-last ops (use --layout nchw)",
                             be->name);
+    if (cfg->act != TR_F32 && cfg->act != TR_BF16 && cfg->act != TR_F16)
+        return tr_error_set(TR_EINVAL, "mixed precision takes bf16 or fp16, not %s", tr_dtype_name(cfg->act));
+    if (cfg->act != TR_F32 && !be->cast)
+        return tr_error_set(TR_EINVAL, "--amp: the %s backend has no cast op", be->name);
     tr_cnn *m = calloc(1, sizeof(*m));
     if (!m)
         return tr_error_set(TR_ENOMEM, "out of host memory");
@@ -245,15 +267,20 @@ int tr_cnn_new(tr_cnn **out, const tr_cnn_config *cfg, tr_backend *be, tr_alloc 
         goto cleanup;
     fuse(m);
     lay_out(m);
-    void *p = NULL, *g = NULL, *s = NULL;
+    void *p = NULL, *g = NULL, *s = NULL, *lp = NULL;
+    bool amp = cfg->act != TR_F32;
     if ((rc = tr_alloc_malloc(alloc, &p, m->n_params * sizeof(float), 0)) < 0 ||
         (rc = tr_alloc_malloc(alloc, &g, m->n_params * sizeof(float), 0)) < 0 ||
-        (rc = tr_alloc_malloc(alloc, &s, m->n_stats * sizeof(float) + 4, 0)) < 0)
+        (rc = tr_alloc_malloc(alloc, &s, m->n_stats * sizeof(float) + 4, 0)) < 0 ||
+        (amp && (rc = tr_alloc_malloc(alloc, &lp, m->n_decay * tr_dtype_size(cfg->act), 0)) < 0))
         goto cleanup_mem;
-    m->params = p, m->grads = g, m->stats = s;
+    m->params = p, m->grads = g, m->stats = s, m->params_lp = lp;
+    m->params_lp_stale = true;
     tr_alloc_name(alloc, p, "parameters");
     tr_alloc_name(alloc, g, "gradients");
     tr_alloc_name(alloc, s, "batchnorm running statistics");
+    if (amp)
+        tr_alloc_name(alloc, lp, cfg->act == TR_BF16 ? "weights (bf16 copy)" : "weights (fp16 copy)");
     /* the initial values on the host, then copied */
     float *hp = malloc(m->n_params * sizeof(float) + 4), *hs = malloc(m->n_stats * sizeof(float) + 4);
     if (!hp || !hs) {
@@ -292,6 +319,7 @@ cleanup_mem:
     if (p) tr_alloc_release(alloc, p);
     if (g) tr_alloc_release(alloc, g);
     if (s) tr_alloc_release(alloc, s);
+    if (lp) tr_alloc_release(alloc, lp);
 cleanup:
     free(m);
     return rc;
@@ -308,8 +336,12 @@ void tr_cnn_free(tr_cnn *m)
     tr_alloc_release(m->alloc, m->stats);
     if (m->ws)
         tr_alloc_release(m->alloc, m->ws);
+    if (m->params_lp)
+        tr_alloc_release(m->alloc, m->params_lp);
     free(m);
 }
+
+void tr_cnn_params_changed(tr_cnn *m) { m->params_lp_stale = true; }
 
 /* ---- forward and backward ---- */
 
@@ -352,20 +384,20 @@ static int size_workspace(tr_cnn *m, int B)
 static size_t out_numel(const tr_cnn_layer *l) { return (size_t)l->OC * l->OH * l->OW; }
 
 /* The batch's activation memory: the kept outputs, the blocks' scratch area,
- * then BatchNorm's batch statistics. */
-static size_t kept_floats(const tr_cnn *m, int B) { return m->act_per_image * (size_t)B; }
-static float *bn_aux_of(const tr_cnn *m, int B)
-{
-    return m->acts + (m->act_per_image + m->scratch_per_image) * (size_t)B;
-}
+ * then BatchNorm's batch statistics (fp32). */
+static size_t kept_bytes(const tr_cnn *m, int B) { return m->act_bytes * (size_t)B; }
+static size_t batch_bytes(const tr_cnn *m, int B) { return (m->act_bytes + m->scratch_bytes) * (size_t)B; }
+static float *bn_aux_of(const tr_cnn *m, int B) { return (float *)(m->acts + batch_bytes(m, B)); }
+/* Layer i's aux region (maxpool's indices, dropout's mask, NHWC linear's transposed input). */
+static void *aux_of(char *base, const tr_cnn_layer *l, int B) { return base + l->aux_off * B; }
 
-/* Layer i's output for the batch (or the images). */
-static float *output(const tr_cnn *m, const tr_tensor *images, int i, int B)
+/* Layer i's output for the batch (or the images: as given, or their cast under --amp). */
+static void *output(const tr_cnn *m, const tr_tensor *images, int i, int B)
 {
     if (i < 0)
-        return images->data;
+        return m->cfg.act == TR_F32 ? images->data : m->acts + m->img_off * B;
     const tr_cnn_layer *l = &m->layers[i];
-    return m->acts + (l->in_block ? kept_floats(m, B) : 0) + l->act_off * B;
+    return m->acts + (l->in_block ? kept_bytes(m, B) : 0) + l->act_off * B;
 }
 
 /* Layer i's forward; BatchNorm moves its running averages by `momentum`
@@ -377,13 +409,13 @@ static int forward_layer(tr_cnn *m, const tr_tensor *images, int i, int B, bool 
     float *bn_aux = bn_aux_of(m, B);
     const tr_cnn_layer *l = &m->layers[i];
     size_t n_in = (size_t)B * l->C * l->H * l->W, n_out = (size_t)B * out_numel(l);
-    tr_tensor x = view(m, output(m, images, l->in, B), n_in), y = view(m, output(m, images, i, B), n_out);
+    tr_tensor x = act(m, output(m, images, l->in, B), n_in), y = act(m, output(m, images, i, B), n_out);
     switch (l->kind) {
     case TR_CNN_CONV: {
-        tr_tensor w = view(m, m->params + l->w_off, (size_t)l->OC * l->C * l->K * l->K),
+        tr_tensor w = weight(m, l, (size_t)l->OC * l->C * l->K * l->K),
                   b = view(m, m->params + l->b_off, (size_t)l->OC), ws = view(m, m->ws, m->ws_bytes / 4);
         if (l->relu_in_conv) { /* into the ReLU's output */
-            tr_tensor yr = view(m, output(m, images, i + 1, B), n_out);
+            tr_tensor yr = act(m, output(m, images, i + 1, B), n_out);
             be->conv2d_relu_forward(be, &yr, &x, &w, l->bias ? &b : NULL, &ws, B, l->C, l->H, l->W, l->OC, l->K,
                                     l->stride, l->pad);
         } else {
@@ -395,7 +427,7 @@ static int forward_layer(tr_cnn *m, const tr_tensor *images, int i, int B, bool 
     case TR_CNN_BN: {
         tr_tensor w = view(m, m->params + l->w_off, l->OC), b = view(m, m->params + l->b_off, l->OC),
                   rm = view(m, m->stats + l->rs_off, l->OC), rv = view(m, m->stats + l->rs_off + l->OC, l->OC),
-                  mean = view(m, bn_aux + l->aux_off, l->OC), rstd = view(m, bn_aux + l->aux_off + l->OC, l->OC);
+                  mean = view(m, bn_aux + l->bn_off, l->OC), rstd = view(m, bn_aux + l->bn_off + l->OC, l->OC);
         (l->relu_fused ? be->batchnorm_relu_forward : be->batchnorm_forward)(
             be, &y, training ? &mean : NULL, training ? &rstd : NULL, &rm, &rv, &x, &w, &b, B, l->C, l->H * l->W,
             training, momentum, m->cfg.bn_eps);
@@ -406,8 +438,7 @@ static int forward_layer(tr_cnn *m, const tr_tensor *images, int i, int B, bool 
             be->relu_forward(be, &y, &x);
         break;
     case TR_CNN_MAXPOOL: {
-        tr_tensor idx = view(m, m->acts + l->aux_off * B, n_out);
-        idx.dtype = TR_I32;
+        tr_tensor idx = view_as(m, aux_of(m->acts, l, B), n_out, TR_I32);
         be->maxpool_forward(be, &y, &idx, &x, B, l->C, l->H, l->W, l->K, l->stride);
         break;
     }
@@ -433,7 +464,7 @@ static int forward_layer(tr_cnn *m, const tr_tensor *images, int i, int B, bool 
                 for (size_t px = 0; px < HW; px++)
                     hk[nhwc ? (b * HW + px) * OC + c : (b * OC + c) * HW + px] =
                         tr_rng_uniform(&m->rng) < l->p ? 0.0f : keep;
-        tr_tensor mask = view(m, m->acts + l->aux_off * B, n_out);
+        tr_tensor mask = view(m, aux_of(m->acts, l, B), n_out);
         be->copy_h2d(be, mask.data, *hmask, n_out * sizeof(float), 0);
         be->synchronize(be, 0);
         be->dropout_forward(be, &y, &x, &mask);
@@ -441,9 +472,9 @@ static int forward_layer(tr_cnn *m, const tr_tensor *images, int i, int B, bool 
     }
     case TR_CNN_LINEAR: {
         int C = l->C * l->H * l->W;
-        tr_tensor w = view(m, m->params + l->w_off, (size_t)l->OC * C), b = view(m, m->params + l->b_off, l->OC);
+        tr_tensor w = weight(m, l, (size_t)l->OC * C), b = view(m, m->params + l->b_off, l->OC);
         if (l->n_aux) { /* NHWC: the flatten reads (C,H,W) */
-            tr_tensor xt = view(m, m->acts + l->aux_off * B, n_in);
+            tr_tensor xt = act(m, aux_of(m->acts, l, B), n_in);
             be->cnn_transpose(be, &xt, &x, B, l->C, l->H * l->W, false, false);
             x = xt;
         }
@@ -451,7 +482,7 @@ static int forward_layer(tr_cnn *m, const tr_tensor *images, int i, int B, bool 
         break;
     }
     case TR_CNN_ADD: {
-        tr_tensor x2 = view(m, output(m, images, l->in2, B), n_in);
+        tr_tensor x2 = act(m, output(m, images, l->in2, B), n_in);
         (l->relu_fused ? be->residual_relu_forward : be->residual_forward)(be, &y, &x, &x2);
         break;
     }
@@ -459,6 +490,19 @@ static int forward_layer(tr_cnn *m, const tr_tensor *images, int i, int B, bool 
     return TR_OK;
 }
 
+
+/* The logits to the host as fp32, widened there from the activation dtype. */
+static void copy_logits(tr_cnn *m, float *host, const void *dev, size_t n)
+{
+    size_t es = tr_dtype_size(m->cfg.act);
+    m->be->copy_d2h(m->be, host, dev, n * es, 0);
+    m->be->synchronize(m->be, 0);
+    if (m->cfg.act == TR_F32)
+        return;
+    const uint16_t *h = (const uint16_t *)host;
+    for (size_t i = n; i-- > 0;) /* from the end: each fp32 lands at or after its 16-bit source */
+        host[i] = m->cfg.act == TR_BF16 ? tr_bf16_to_f32(h[i]) : tr_f16_to_f32(h[i]);
+}
 
 int tr_cnn_forward(tr_cnn *m, const tr_tensor *images, int B, bool training, tr_tensor *logits, tr_tensor *probs,
                    const tr_tensor *targets, tr_tensor *losses)
@@ -472,14 +516,25 @@ int tr_cnn_forward(tr_cnn *m, const tr_tensor *images, int B, bool training, tr_
     if (rc < 0)
         return rc;
     void *mem;
-    size_t n_act = (m->act_per_image + m->scratch_per_image) * (size_t)B + m->bn_aux;
-    rc = tr_alloc_malloc(m->alloc, &mem, n_act * sizeof(float), 0);
+    rc = tr_alloc_malloc(m->alloc, &mem, batch_bytes(m, B) + m->bn_aux * sizeof(float), 0);
     if (rc < 0)
         return rc;
     tr_alloc_name(m->alloc, mem, "cnn activations");
     m->acts = mem;
     m->act_B = B;
     m->images = images->data;
+    if (m->cfg.act != TR_F32) {
+        if (m->params_lp_stale) { /* autocast's weight cache, once per step rather than per micro-batch */
+            tr_tensor lp = act(m, m->params_lp, m->n_decay), w = view(m, m->params, m->n_decay);
+            tr_nvtx_push_static("cast weights");
+            be->cast(be, &lp, &w);
+            tr_nvtx_pop();
+            m->params_lp_stale = false;
+        }
+        size_t n_img = (size_t)B * m->cfg.C * m->cfg.H * m->cfg.W;
+        tr_tensor lp = act(m, output(m, images, -1, B), n_img), img = view(m, images->data, n_img);
+        be->cast(be, &lp, &img);
+    }
     float *hmask = NULL;
     for (int i = 0; i < m->n_layers && rc == TR_OK; i++)
         rc = forward_layer(m, images, i, B, training, m->cfg.bn_momentum, &hmask);
@@ -491,9 +546,9 @@ int tr_cnn_forward(tr_cnn *m, const tr_tensor *images, int B, bool training, tr_
     }
     size_t n_logits = (size_t)B * m->cfg.n_classes;
     if (logits)
-        be->copy_d2h(be, logits->data, output(m, images, m->n_layers - 1, B), n_logits * sizeof(float), 0);
+        copy_logits(m, logits->data, output(m, images, m->n_layers - 1, B), n_logits);
     if (targets) {
-        tr_tensor lg = view(m, output(m, images, m->n_layers - 1, B), n_logits);
+        tr_tensor lg = act(m, output(m, images, m->n_layers - 1, B), n_logits);
         be->crossentropy_forward(be, losses, probs, &lg, targets, B, m->cfg.n_classes, m->cfg.n_classes);
     }
     if (!training) {
@@ -510,27 +565,28 @@ int tr_cnn_backward(tr_cnn *m, const tr_tensor *probs, const tr_tensor *targets,
     if (!m->acts || m->act_B != B)
         return tr_error_set(TR_EINVAL, "cnn backward without its training forward of batch %d", B);
     void *mem;
-    size_t n_grad = (m->act_per_image + m->scratch_per_image) * (size_t)B;
-    int rc = tr_alloc_malloc(m->alloc, &mem, n_grad * sizeof(float), 0);
+    size_t n_grad = batch_bytes(m, B); /* the activations' layout, in their dtype */
+    int rc = tr_alloc_malloc(m->alloc, &mem, n_grad, 0);
     if (rc < 0)
         return rc;
     tr_alloc_name(m->alloc, mem, "cnn activation gradients");
-    float *d = mem, *bn_aux = bn_aux_of(m, B);
+    char *d = mem;
+    float *bn_aux = bn_aux_of(m, B);
     /* backward ops add into their input's gradient: it starts at zero */
-    be->memset0(be, d, n_grad * sizeof(float), 0);
+    be->memset0(be, d, n_grad, 0);
     const tr_tensor images = view(m, (float *)m->images, (size_t)B * m->cfg.C * m->cfg.H * m->cfg.W);
     /* a gradient lies where its output does: kept, or in the scratch area */
-#define DOUT(i) (d + (m->layers[i].in_block ? kept_floats(m, B) : 0) + m->layers[i].act_off * B)
+#define DOUT(i) (d + (m->layers[i].in_block ? kept_bytes(m, B) : 0) + m->layers[i].act_off * B)
     int n = m->n_layers;
     size_t n_logits = (size_t)B * m->cfg.n_classes;
-    tr_tensor dlogits = view(m, DOUT(n - 1), n_logits);
+    tr_tensor dlogits = act(m, DOUT(n - 1), n_logits);
     be->crossentropy_backward(be, &dlogits, probs, targets, dloss_scale / (float)B, B, m->cfg.n_classes,
                               m->cfg.n_classes);
     for (int i = n - 1; i >= 0; i--) {
         const tr_cnn_layer *l = &m->layers[i];
         if (l->block_first >= 0) { /* a recomputed block's sum: its inside again, gradients from zero */
             tr_nvtx_push("recompute block");
-            be->memset0(be, d + kept_floats(m, B), m->scratch_per_image * (size_t)B * sizeof(float), 0);
+            be->memset0(be, d + kept_bytes(m, B), m->scratch_bytes * (size_t)B, 0);
             for (int j = l->block_first; j < i && rc == TR_OK; j++)
                 rc = forward_layer(m, &images, j, B, true, 0.0f, NULL);
             tr_nvtx_pop();
@@ -538,12 +594,12 @@ int tr_cnn_backward(tr_cnn *m, const tr_tensor *probs, const tr_tensor *targets,
                 break;
         }
         size_t n_in = (size_t)B * l->C * l->H * l->W, n_out = (size_t)B * out_numel(l);
-        tr_tensor x = view(m, output(m, &images, l->in, B), n_in), y = view(m, output(m, &images, i, B), n_out),
-                  dy = view(m, DOUT(i), n_out), dx = view(m, l->in < 0 ? NULL : DOUT(l->in), n_in);
+        tr_tensor x = act(m, output(m, &images, l->in, B), n_in), y = act(m, output(m, &images, i, B), n_out),
+                  dy = act(m, DOUT(i), n_out), dx = act(m, l->in < 0 ? NULL : DOUT(l->in), n_in);
         tr_tensor *pdx = l->in < 0 ? NULL : &dx; /* the images need no gradient */
         switch (l->kind) {
         case TR_CNN_CONV: {
-            tr_tensor w = view(m, m->params + l->w_off, (size_t)l->OC * l->C * l->K * l->K),
+            tr_tensor w = weight(m, l, (size_t)l->OC * l->C * l->K * l->K),
                       dw = view(m, m->grads + l->w_off, (size_t)l->OC * l->C * l->K * l->K),
                       db = view(m, m->grads + l->b_off, l->OC), ws = view(m, m->ws, m->ws_bytes / 4);
             be->conv2d_backward(be, pdx, &dw, l->bias ? &db : NULL, &dy, &x, &w, &ws, B, l->C, l->H,
@@ -552,8 +608,8 @@ int tr_cnn_backward(tr_cnn *m, const tr_tensor *probs, const tr_tensor *targets,
         }
         case TR_CNN_BN: {
             tr_tensor w = view(m, m->params + l->w_off, l->OC), dw = view(m, m->grads + l->w_off, l->OC),
-                      db = view(m, m->grads + l->b_off, l->OC), mean = view(m, bn_aux + l->aux_off, l->OC),
-                      rstd = view(m, bn_aux + l->aux_off + l->OC, l->OC);
+                      db = view(m, m->grads + l->b_off, l->OC), mean = view(m, bn_aux + l->bn_off, l->OC),
+                      rstd = view(m, bn_aux + l->bn_off + l->OC, l->OC);
             tr_tensor b = view(m, m->params + l->b_off, l->OC);
             if (l->relu_fused) /* dy is the ReLU's output gradient */
                 be->batchnorm_relu_backward(be, pdx, &dw, &db, &dy, &x, &w, &b, &mean, &rstd, B, l->C, l->H * l->W,
@@ -568,8 +624,7 @@ int tr_cnn_backward(tr_cnn *m, const tr_tensor *probs, const tr_tensor *targets,
                 be->relu_backward(be, pdx, &y, &dy);
             break;
         case TR_CNN_MAXPOOL: {
-            tr_tensor idx = view(m, m->acts + l->aux_off * B, n_out);
-            idx.dtype = TR_I32;
+            tr_tensor idx = view_as(m, aux_of(m->acts, l, B), n_out, TR_I32);
             if (pdx)
                 be->maxpool_backward(be, pdx, &dy, &idx, B, l->C, l->H, l->W, l->K, l->stride);
             break;
@@ -579,17 +634,17 @@ int tr_cnn_backward(tr_cnn *m, const tr_tensor *probs, const tr_tensor *targets,
                 be->avgpool_backward(be, pdx, &dy, B, l->C, l->H, l->W, l->K, l->stride);
             break;
         case TR_CNN_DROPOUT: {
-            tr_tensor mask = view(m, m->acts + l->aux_off * B, n_out);
+            tr_tensor mask = view(m, aux_of(m->acts, l, B), n_out);
             if (pdx)
                 be->dropout_backward(be, pdx, &mask, &dy);
             break;
         }
         case TR_CNN_LINEAR: {
             int C = l->C * l->H * l->W;
-            tr_tensor w = view(m, m->params + l->w_off, (size_t)l->OC * C),
+            tr_tensor w = weight(m, l, (size_t)l->OC * C),
                       dw = view(m, m->grads + l->w_off, (size_t)l->OC * C), db = view(m, m->grads + l->b_off, l->OC);
             if (l->n_aux) { /* NHWC: the gradient of the transposed copy, then transposed back onto dx */
-                tr_tensor xt = view(m, m->acts + l->aux_off * B, n_in), dxt = view(m, d + l->aux_off * B, n_in);
+                tr_tensor xt = act(m, aux_of(m->acts, l, B), n_in), dxt = act(m, aux_of(d, l, B), n_in);
                 be->matmul_backward(be, pdx ? &dxt : NULL, &dw, l->bias ? &db : NULL, &dy, &xt, &w, B, C, l->OC,
                                     add_dparams);
                 if (pdx)
@@ -600,7 +655,7 @@ int tr_cnn_backward(tr_cnn *m, const tr_tensor *probs, const tr_tensor *targets,
             break;
         }
         case TR_CNN_ADD: {
-            tr_tensor dx2 = view(m, l->in2 < 0 ? NULL : DOUT(l->in2), n_in);
+            tr_tensor dx2 = act(m, l->in2 < 0 ? NULL : DOUT(l->in2), n_in);
             if (l->relu_fused)
                 be->residual_relu_backward(be, &dx, &dx2, &y, &dy);
             else

@@ -8,8 +8,12 @@
  * parameters: weight decay is one range); BatchNorm's running statistics a
  * third. A forward allocates the batch's activations from the caching
  * allocator (region "cnn activations") and the backward releases them, so
- * the allocator sees each step rise and fall. fp32; activations NCHW, or
- * channels-last NHWC (cfg.nhwc: the backend's cnn_nhwc ops), where a linear
+ * the allocator sees each step rise and fall. Activations in cfg.act: fp32,
+ * or bf16/fp16 under --amp (autocast's choice for every CNN op: the convs
+ * and linear layers read a low-precision copy of the weights, made once per
+ * step, BatchNorm keeps fp32 statistics and parameters, the loss is fp32);
+ * parameters, their gradients and BatchNorm's statistics are always fp32.
+ * Activations NCHW, or channels-last NHWC (cfg.nhwc: the backend's cnn_nhwc ops), where a linear
  * layer reads its input transposed to PyTorch's C,H,W flatten order and
  * dropout's mask is drawn in that order too, so both layouts compute the
  * same function of the same parameters (weights stay (OC,C,K,K)). Where the
@@ -52,9 +56,10 @@ typedef struct tr_cnn_layer {
     float p;                 /* dropout's probability */
     size_t w_off, b_off;     /* in the flat parameters: weight (OC,C,K,K) or (OC,C*H*W) or BN (OC); bias (OC) */
     size_t rs_off;           /* BN: running mean (OC) then running var (OC) in the statistics buffer */
-    size_t act_off, aux_off; /* per image, in floats: the output; BN (per batch): mean, rstd; pool: idx; dropout: mask;
-                              * NHWC linear: its input transposed to (C,H,W) */
-    size_t n_aux;            /* floats of aux per image (BN: 0, its 2*OC are per batch) */
+    size_t act_off, aux_off; /* per image, in bytes: the output (act dtype); maxpool: idx (int32); dropout: mask
+                              * (fp32); NHWC linear: its input transposed to (C,H,W) (act dtype) */
+    size_t bn_off;           /* BN: its batch's mean then rstd (fp32), in floats in the BN statistics area */
+    size_t n_aux;            /* elements of aux per image */
     bool relu_fused;         /* BN, ADD: the ReLU after it runs in the same op, which writes the ReLU's output (the
                               * two layers share one buffer); RELU: run by the layer before */
     bool relu_in_conv;       /* CONV: its op also applies the ReLU after it, writing the ReLU's output (its own
@@ -71,6 +76,7 @@ typedef struct tr_cnn_config {
     bool bias_before_bn;     /* a conv that BatchNorm follows keeps its bias (PyTorch's default) */
     bool nhwc;               /* activations channels-last, (B,H,W,C) (--layout nhwc); else NCHW */
     bool checkpoint_blocks;  /* recompute the residual blocks' insides in the backward (--checkpoint blocks) */
+    tr_dtype act;            /* the activations' dtype: TR_F32, or TR_BF16/TR_F16 (--amp) */
     int C, H, W, n_classes;  /* the images: 1, 28, 28 and 10 for Fashion-MNIST */
     float bn_momentum, bn_eps;
 } tr_cnn_config;
@@ -83,13 +89,17 @@ typedef struct tr_cnn {
     tr_cnn_layer layers[TR_CNN_MAX_LAYERS];
     size_t n_params, n_decay;  /* [0, n_decay) are weights (decayed), the rest biases and BN's affine */
     size_t n_stats;            /* BN running statistics */
-    size_t act_per_image;      /* floats of activations and aux per image, kept from forward to backward */
-    size_t scratch_per_image;  /* floats per image of the blocks' scratch area (checkpoint_blocks; else 0) */
+    size_t act_bytes;          /* activations and aux per image, kept from forward to backward (with the images'
+                                * low-precision copy under --amp, at img_off) */
+    size_t img_off;
+    size_t scratch_bytes;      /* per image, the blocks' scratch area (checkpoint_blocks; else 0) */
     size_t bn_aux;             /* floats of BN batch statistics per batch */
     size_t ws_bytes;           /* the conv workspace, sized for batches up to ws_B at the first forward of one */
     int ws_B;
     float *params, *grads, *stats, *ws; /* device memory */
-    float *acts;               /* the batch's activations between forward and backward; NULL otherwise */
+    void *params_lp;           /* --amp: the weights [0, n_decay) in cfg.act, cast from params when stale */
+    bool params_lp_stale;
+    char *acts;                /* the batch's activations between forward and backward; NULL otherwise */
     int act_B;                 /* their batch */
     const float *images;       /* the images of the last training forward (the caller's, borrowed) */
     tr_rng rng;                /* dropout's masks */
@@ -116,6 +126,10 @@ int tr_cnn_forward(tr_cnn *m, const tr_tensor *images, int B, bool training, tr_
  * activations are released. */
 int tr_cnn_backward(tr_cnn *m, const tr_tensor *probs, const tr_tensor *targets, int B, float dloss_scale,
                     bool add_dparams);
+
+/* The parameters changed (an optimizer step, a checkpoint loaded): the next
+ * forward casts the low-precision copy of the weights again (--amp). */
+void tr_cnn_params_changed(tr_cnn *m);
 
 /* Flat buffers as tensors (views). */
 tr_tensor tr_cnn_view(float *p, size_t n);

@@ -75,6 +75,8 @@ static void usage(FILE *f)
             "                      optimized: the fastest settings measured on this backend\n"
             "  --amp MODE          off (default), bf16 or fp16: matrix products and attention in low\n"
             "                      precision, LayerNorm, softmax and the loss in fp32, fp32 master weights\n"
+            "                      (CNN: convolutions and activations in low precision, BatchNorm's\n"
+            "                      statistics and the loss in fp32; cpu backend)\n"
             "  --loss-scale S      a fixed loss scale; fp16 defaults to a dynamic one (GradScaler's rules)\n"
             "  --init-scale S      the dynamic loss scale's start (default 65536)\n"
             "  --checkpoint MODE   none (default), blocks (recompute each block in backward) or\n"
@@ -414,8 +416,7 @@ static void cnn_flags(tr_options *o, int argc, char **argv)
 {
     static const char *const gpt_only[] = {"--seq", "--layers", "--width", "--heads", "--val-fraction",
                                            "--eval-every", "--eval-batches", "--workers", "--preset"};
-    static const char *const not_yet[] = {"--fuse", "--loss-scale", "--init-scale",
-                                          "--ema", "--dist", "--zero", "--save-format", "--cuda-graph"};
+    static const char *const not_yet[] = {"--fuse", "--ema", "--dist", "--zero", "--save-format", "--cuda-graph"};
     for (size_t i = 0; i < sizeof gpt_only / sizeof *gpt_only; i++)
         if (given(argc, argv, gpt_only[i])) {
             fprintf(stderr, "trainer: %s is a GPT flag; --model %s does not take it\n", gpt_only[i], o->model);
@@ -433,9 +434,10 @@ static void cnn_flags(tr_options *o, int argc, char **argv)
                 o->model);
         exit(2);
     }
-    if (strcmp(o->amp, "off") != 0) {
-        fprintf(stderr, "trainer: --amp %s is not implemented for --model %s: its ops are fp32 only\n", o->amp,
-                o->model);
+    bool cpu = !o->backend || !strcmp(o->backend, "cpu");
+    if (strcmp(o->amp, "off") != 0 && !cpu) {
+        fprintf(stderr, "trainer: --amp %s with --model %s runs on the cpu backend; the %s backend's CNN ops are "
+                        "fp32 only\n", o->amp, o->model, o->backend);
         exit(2);
     }
     if (!given(argc, argv, "--data"))
@@ -450,7 +452,6 @@ static void cnn_flags(tr_options *o, int argc, char **argv)
         o->epochs = 1;
     tr_options_on("--bias-before-bn", o->bias_before_bn ? o->bias_before_bn : "on");
     static const char *const layouts[] = {"nhwc", "nchw"};
-    bool cpu = !o->backend || !strcmp(o->backend, "cpu");
     bool tune = tr_options_on("--conv-autotune", o->conv_autotune);
     if (!o->layout) /* the autotuner chooses among the NCHW algorithms */
         o->layout = cpu && !tune ? "nhwc" : "nchw";

@@ -5,7 +5,10 @@
  * backward writes the gradients, the others add), AdamW or SGD over the
  * flat parameters (weight decay on the conv and linear weights only), the
  * learning-rate schedule, and after each epoch the test set's loss and
- * accuracy with the running BatchNorm statistics. --save writes the run's
+ * accuracy with the running BatchNorm statistics. --amp bf16|fp16 runs the
+ * model's activations in low precision (model_cnn.h); fp16 scales the loss
+ * by GradScaler's rules (scaler.h), skipping the steps whose gradients
+ * overflowed. --save writes the run's
  * whole state at the end and --resume continues from it (ckpt_cnn.h): the
  * resumed run's losses and final state equal the uninterrupted run's.
  * NVTX: "step N", "data", "forward", "backward", "optimizer", "eval" and
@@ -43,7 +46,8 @@ typedef struct cnn_run {
     tr_backend *be;
     tr_alloc *alloc;
     tr_cnn *model;
-    tr_train_config tc;        /* the optimizer and schedule of the flags */
+    tr_train_config tc;        /* the optimizer, schedule and precision of the flags */
+    tr_scaler scaler;          /* the loss scale: fp16's dynamic one, --loss-scale's, or none */
     int B, n_train, n_test;
     float *h_images;           /* host staging: (B, 1, H, W) normalized */
     int32_t *h_labels;         /* (B) */
@@ -162,7 +166,9 @@ static void setup(cnn_run *r, const tr_options *o)
     tr_check(tr_alloc_new(&r->alloc, &r->be->mem, o->mem_limit));
     r->be->conv_autotune = tr_options_on("--conv-autotune", o->conv_autotune);
     r->be->cnn_nhwc = !strcmp(o->layout, "nhwc");
-    tr_cnn_config cfg = {.name = o->model, .bias_before_bn = !o->bias_before_bn ||
+    static const char *const amps[] = {"off", "bf16", "fp16"};
+    static const tr_dtype amp_dtype[] = {TR_F32, TR_BF16, TR_F16};
+    tr_cnn_config cfg = {.name = o->model, .act = amp_dtype[tr_options_pick("--amp", o->amp, amps, 3, "off, bf16 or fp16")], .bias_before_bn = !o->bias_before_bn ||
                          tr_options_on("--bias-before-bn", o->bias_before_bn), .C = 1, .H = r->train.rows,
                          .W = r->train.cols, .n_classes = N_CLASSES, .bn_momentum = 0.1f, .bn_eps = 1e-5f,
                          .nhwc = r->be->cnn_nhwc, .checkpoint_blocks = !strcmp(o->checkpoint, "blocks")};
@@ -197,10 +203,17 @@ int tr_run_cnn(const tr_options *o)
     r.m = r.tc.optim.kind == TR_OPTIM_ADAMW || r.tc.optim.momentum > 0 ?
           dev_alloc(&r, n * sizeof(float), r.tc.optim.kind == TR_OPTIM_ADAMW ? "adamw m" : "sgd momentum") : NULL;
     r.v = r.tc.optim.kind == TR_OPTIM_ADAMW ? dev_alloc(&r, n * sizeof(float), "adamw v") : NULL;
+    if (r.tc.loss_scale > 0)
+        tr_scaler_fixed(&r.scaler, r.tc.loss_scale);
+    else if (r.tc.amp == TR_F16)
+        tr_scaler_dynamic(&r.scaler, r.tc.init_scale > 0 ? r.tc.init_scale : 65536.0f, 2000);
+    else
+        tr_scaler_off(&r.scaler);
     printf("trainer: %s, %zu parameters, %d layers; %d training and %d test images of %dx%d; batch %d x accum %d, "
-           "%d steps (%d epoch%s), %s lr %g, %s backend, %s, %d threads\n",
+           "%d steps (%d epoch%s), %s lr %g, %s backend, %s, %s, %d threads\n",
            o->model, n, r.model->n_layers, r.n_train, r.n_test, r.train.rows, r.train.cols, r.B, o->accum, n_steps,
-           o->epochs, o->epochs > 1 ? "s" : "", o->optimizer, o->lr, r.be->name, o->layout, r.be->n_threads);
+           o->epochs, o->epochs > 1 ? "s" : "", o->optimizer, o->lr, r.be->name, o->layout,
+           r.tc.amp == TR_F32 ? "fp32" : r.tc.amp == TR_BF16 ? "amp bf16" : "amp fp16", r.be->n_threads);
     fflush(stdout);
     int *perm = malloc((size_t)r.n_train * sizeof(int));
     if (!perm) {
@@ -234,6 +247,17 @@ int tr_run_cnn(const tr_options *o)
         r.model->rng.state = cs.dropout_rng;
         loss_sum = cs.loss_sum;
         loss_n = cs.loss_n;
+        if (r.scaler.dynamic && cs.loss_scale > 0) { /* the scale it had learned */
+            if (cs.loss_scale_good_steps >= r.scaler.growth_interval) {
+                fprintf(stderr, "trainer: %s: the metadata's loss_scale_good_steps is %d: expected below the loss "
+                        "scale's growth interval (%d)\n", o->resume, cs.loss_scale_good_steps,
+                        r.scaler.growth_interval);
+                return 1;
+            }
+            r.scaler.scale = (float)cs.loss_scale;
+            r.scaler.good_steps = cs.loss_scale_good_steps;
+        }
+        tr_cnn_params_changed(r.model);
         printf("trainer: resumed %s at step %d (epoch %d)\n", o->resume, step, epoch);
         fflush(stdout);
     }
@@ -267,7 +291,7 @@ int tr_run_cnn(const tr_options *o)
             tr_check(tr_cnn_forward(r.model, &images, B, true, NULL, &probs, &targets, &losses));
             tr_nvtx_pop();
             tr_nvtx_push("backward");
-            tr_check(tr_cnn_backward(r.model, &probs, &targets, B, 1.0f / o->accum, k > 0));
+            tr_check(tr_cnn_backward(r.model, &probs, &targets, B, r.scaler.scale / o->accum, k > 0));
             tr_nvtx_pop();
             r.be->copy_d2h(r.be, r.h_losses, r.d_losses, (size_t)B * sizeof(float), 0);
             r.be->synchronize(r.be, 0);
@@ -278,23 +302,27 @@ int tr_run_cnn(const tr_options *o)
             step_images += B;
         }
         tr_nvtx_push("optimizer");
-        r.t++;
-        tr_step_hyper h = {.lr = tr_schedule_lr(&r.tc.schedule, step), .grad_scale = 1.0f, .t = r.t};
-        float grad_norm = NAN;
-        if (r.tc.clip > 0) { /* --clip: the global norm over every gradient, as clip_grad_norm_ */
+        float grad_norm = NAN, loss_scale = r.scaler.scale;
+        bool take = true;
+        if (r.scaler.enabled || r.tc.clip > 0) {
+            /* the global norm over every gradient (--clip, as clip_grad_norm_), and whether any overflowed */
             tr_tensor g = dev_view(&r, r.model->grads, r.model->n_params, TR_F32);
             int finite = 1;
             double sumsq = r.be->sumsq_finite(r.be, &g, &finite);
-            tr_scaler none;
-            tr_scaler_off(&none);
-            float scale = tr_scaler_grad_scale(&none, r.tc.clip, true, sumsq, finite != 0, &grad_norm);
-            if (scale != 1.0f) { /* the gradients scaled once, for either optimizer */
+            float scale = tr_scaler_grad_scale(&r.scaler, r.tc.clip, true, sumsq, finite != 0, &grad_norm);
+            take = tr_scaler_update(&r.scaler, !finite); /* GradScaler: an overflow skips the step */
+            if (take && scale != 1.0f) { /* unscaled and clipped once, for either optimizer */
                 tr_step_hyper hs = {.grad_scale = scale};
                 r.be->unscale(r.be, &g, &hs);
             }
         }
-        update(&r, 0, r.model->n_decay, r.tc.optim.weight_decay, &h);
-        update(&r, r.model->n_decay, r.model->n_params, 0.0f, &h);
+        if (take) {
+            r.t++;
+            tr_step_hyper h = {.lr = tr_schedule_lr(&r.tc.schedule, step), .grad_scale = 1.0f, .t = r.t};
+            update(&r, 0, r.model->n_decay, r.tc.optim.weight_decay, &h);
+            update(&r, r.model->n_decay, r.model->n_params, 0.0f, &h);
+            tr_cnn_params_changed(r.model);
+        }
         tr_nvtx_pop();
         tr_nvtx_pop();
         if (!isfinite(step_loss)) {
@@ -314,9 +342,12 @@ int tr_run_cnn(const tr_options *o)
             double now = now_s();
             tr_alloc_stats st;
             tr_alloc_get_stats(r.alloc, &st);
-            char norm[32] = "";
+            char norm[80] = "";
+            int at = 0;
             if (r.tc.clip > 0)
-                snprintf(norm, sizeof norm, " norm %.3f", grad_norm);
+                at = snprintf(norm, sizeof norm, " norm %.3f", grad_norm);
+            if (r.scaler.enabled)
+                snprintf(norm + at, sizeof norm - (size_t)at, " scale %g%s", loss_scale, take ? "" : " (skipped)");
             printf("epoch %d step %d/%d loss %.4f (mean %.4f)%s %.0f img/s mem %.1f/%.1f MiB\n", epoch, step,
                    n_steps, step_loss, loss_sum / loss_n, norm, images_log / (now - t_log),
                    st.allocated_bytes / 1048576.0, st.reserved_bytes / 1048576.0);
@@ -340,7 +371,9 @@ int tr_run_cnn(const tr_options *o)
     if (o->save) {
         cs = (tr_ckpt_cnn_state){.step = step, .t = r.t, .seed = cs.seed, .epoch = epoch, .pos = pos,
                                  .n_order = r.n_train, .order = perm, .data_rng = rng.state,
-                                 .dropout_rng = r.model->rng.state, .loss_sum = loss_sum, .loss_n = loss_n};
+                                 .dropout_rng = r.model->rng.state, .loss_sum = loss_sum, .loss_n = loss_n,
+                                 .loss_scale = r.scaler.dynamic ? r.scaler.scale : 0.0,
+                                 .loss_scale_good_steps = r.scaler.dynamic ? r.scaler.good_steps : 0};
         if (tr_ckpt_cnn_save(o->save, r.model, &r.tc.optim, r.m, r.v, &cs) < 0) {
             fprintf(stderr, "trainer: %s\n", tr_error_last());
             return 1;
@@ -353,6 +386,9 @@ int tr_run_cnn(const tr_options *o)
     printf("trainer: %d steps in %.2f s, %.0f img/s (test passes included); first loss %.4f, final loss %.4f; "
            "peak allocated %.1f MiB, peak reserved %.1f MiB\n", n_steps, seconds, images_done / seconds, first_loss,
            last_loss, st.peak_allocated_bytes / 1048576.0, st.peak_reserved_bytes / 1048576.0);
+    if (r.scaler.enabled)
+        printf("trainer: loss scale %g at the end; %lld step(s) skipped for overflowed gradients\n", r.scaler.scale,
+               (long long)r.scaler.n_skipped);
     if (r.be->conv_autotune && r.be->conv_choices) {
         static char choices[16384];
         int n_shapes = r.be->conv_choices(choices, sizeof choices);

@@ -4,8 +4,9 @@
 # presets train and their loss falls, --bias-before-bn off has fewer
 # parameters, --conv-autotune on times the shapes, --layout nhwc and nchw
 # print the same losses, --checkpoint blocks the same losses bit for bit
-# with less memory, --clip clips, and bad flags and files get one-line
-# errors naming them.
+# with less memory, --clip clips, --amp bf16|fp16 follows fp32's losses in
+# less memory (fp16's loss scale skipping overflowed steps), and bad flags
+# and files get one-line errors naming them.
 . "$GT_TOP_SRCDIR/tests/integration/trainer_cnn_common.sh"
 
 # run NAME ARGS...: trains, and checks that the loss fell and the test accuracy line is there
@@ -30,6 +31,8 @@ echo "$out" | grep -q "conv-autotune timed [1-9][0-9]* conv shape" ||
     { echo "FAIL: --conv-autotune on: no shapes timed"; fails=1; }
 run resnet-sgd-accum --model cnn-resnet --epochs 3 --batch 16 --accum 2 --optimizer sgd --lr 0.1 \
     --lr-schedule cosine --bias-before-bn off
+run resnet-bf16 --model cnn-resnet --epochs 2 --batch 32 --lr 0.003 --amp bf16
+run guide-fp16-nchw --model cnn-guide --epochs 2 --batch 32 --amp fp16 --layout nchw
 
 # --bias-before-bn off: the convs that BatchNorm follows have no bias
 p_on=$(timeout 120 "$tr" --data "$work/fm" --model cnn-resnet --steps 1 --test-images 10 | sed -n 's/.*, \([0-9]*\) parameters.*/\1/p')
@@ -93,10 +96,46 @@ peak() {
     timeout 300 "$tr" --data "$work/fm" --model cnn-resnet --steps 2 --batch 64 --test-images 20 "$@" |
         sed -n 's/.*peak allocated \([0-9.]*\) MiB.*/\1/p'
 }
-p_full=$(peak) p_ckpt=$(peak --checkpoint blocks)
-echo "peak allocated: $p_full MiB, with --checkpoint blocks $p_ckpt MiB"
+p_full=$(peak) p_ckpt=$(peak --checkpoint blocks) p_bf16=$(peak --amp bf16)
+echo "peak allocated: $p_full MiB, with --checkpoint blocks $p_ckpt MiB, with --amp bf16 $p_bf16 MiB"
 [ -n "$p_full" ] && [ -n "$p_ckpt" ] && awk -v a="$p_full" -v b="$p_ckpt" 'BEGIN { exit !(b < 0.8 * a) }' ||
     { echo "FAIL: --checkpoint blocks: peak $p_ckpt MiB against $p_full MiB without it"; fails=1; }
+# --amp bf16 halves the activations (the weights' bf16 copy is small)
+[ -n "$p_bf16" ] && awk -v a="$p_full" -v b="$p_bf16" 'BEGIN { exit !(b < 0.6 * a) }' ||
+    { echo "FAIL: --amp bf16: peak $p_bf16 MiB against $p_full MiB in fp32"; fails=1; }
+
+# --amp: each step's loss within low-precision rounding of fp32's, on both layouts
+near() { # near A B: the two loss lists have 6 entries each, each pair within 0.03
+    [ "$(echo "$1" | wc -l)" -eq 6 ] && [ "$(echo "$2" | wc -l)" -eq 6 ] &&
+        printf '%s\n' "$1" | paste - "$(printf '%s\n' "$2" > "$work/near"; echo "$work/near")" |
+        awk '{ d = $1 - $2; if (d < 0) d = -d; if (d > 0.03) bad = 1 } END { exit bad }'
+}
+for m in cnn-resnet cnn-guide; do
+    a=$(losses "$m")
+    for amp in bf16 fp16; do
+        for layout in nhwc nchw; do
+            b=$(losses "$m" --amp $amp --layout $layout)
+            near "$a" "$b" || { echo "FAIL: $m --amp $amp --layout $layout: losses [$(echo $b)], fp32 [$(echo $a)]"; fails=1; }
+        done
+    done
+done
+# bf16: --checkpoint blocks recomputes the same bits; a fixed power-of-two loss scale is exact
+a=$(losses cnn-resnet --amp bf16)
+b=$(losses cnn-resnet --amp bf16 --checkpoint blocks)
+[ "$(echo "$a" | wc -l)" -eq 6 ] && [ "$a" = "$b" ] ||
+    { echo "FAIL: --amp bf16 --checkpoint blocks: losses [$(echo $b)], without it [$(echo $a)]"; fails=1; }
+b=$(losses cnn-resnet --amp bf16 --loss-scale 128)
+[ "$a" = "$b" ] || { echo "FAIL: --amp bf16 --loss-scale 128: losses [$(echo $b)], unscaled [$(echo $a)]"; fails=1; }
+# fp16 from a loss scale too large: the overflowed steps are skipped and the scale halves until they fit
+out=$(timeout 300 "$tr" --data "$work/fm" --model cnn-resnet --steps 10 --batch 16 --test-images 20 --seed 4 \
+      --log-every 1 --amp fp16 --init-scale 1e8 2>&1)
+first=$(echo "$out" | sed -n 's/^epoch 1 step 1\/10 .* scale \([0-9.e+]*\) (skipped).*/\1/p')
+skipped=$(echo "$out" | sed -n 's/.* \([0-9]*\) step(s) skipped for overflowed gradients/\1/p')
+last=$(echo "$out" | sed -n 's/^epoch [0-9]* step 10\/10 .* scale \([0-9.e+]*\) [0-9]* img.*/\1/p')
+echo "--amp fp16 --init-scale 1e8: step 1 skipped at scale $first; $skipped skipped; step 10 at scale $last"
+[ "$first" = "1e+08" ] && [ -n "$skipped" ] && [ "$skipped" -ge 1 ] && [ "$skipped" -lt 10 ] && [ -n "$last" ] &&
+    awk -v s="$last" -v n="$skipped" 'BEGIN { exit !(s == 1e8 / 2 ^ n) }' ||
+    { echo "FAIL: --amp fp16 --init-scale 1e8: $(echo "$out" | grep -E "step|skipped")"; fails=1; }
 timeout 120 "$tr" --data "$work/fm" --model cnn-resnet --steps 1 --test-images 10 | grep -q "cpu backend, nhwc," ||
     { echo "FAIL: the cpu backend's default layout is not nhwc"; fails=1; }
 
@@ -112,7 +151,10 @@ expect 1 "t10k-labels-idx1-ubyte.gz: 199 labels for the 200 images" --model cnn-
 expect 1 "$work/none: not a folder" --model cnn-guide --data "$work/none"
 expect 1 "train-images-idx3-ubyte.gz: cannot open" --model cnn-guide --data "$work"
 expect 2 "--seq is a GPT flag" --model cnn-guide --seq 8
-expect 2 "--amp bf16 is not implemented for --model cnn-resnet" --model cnn-resnet --amp bf16
+expect 2 "--amp bf16 with --model cnn-resnet runs on the cpu backend" --model cnn-resnet --amp bf16 --backend cuda
+expect 2 "--loss-scale needs mixed precision" --model cnn-resnet --loss-scale 128
+expect 2 "--init-scale is the start of the dynamic loss scale" --model cnn-resnet --amp bf16 --init-scale 1024
+expect 2 "--ema is not implemented for --model cnn-guide" --model cnn-guide --ema 0.99
 expect 2 "--checkpoint: expected none or blocks" --model cnn-resnet --checkpoint selective
 expect 2 "--model cnn-guide has no residual blocks" --model cnn-guide --checkpoint blocks
 expect 2 "--bias-before-bn: expected on or off" --model cnn-resnet --bias-before-bn maybe

@@ -128,7 +128,8 @@ static void train(tr_dataset *d, const tr_train_config *c)
 /* An op of the CNN only (model_cnn.c), which the GPT never calls. */
 static bool cnn_op(const char *op)
 {
-    static const char *const prefixes[] = {"conv2d_", "batchnorm_", "maxpool_", "avgpool_", "relu_", "dropout_"};
+    static const char *const prefixes[] = {"conv2d_",  "batchnorm_",     "maxpool_",        "avgpool_",
+                                           "relu_",    "dropout_",       "residual_relu_",  "layout_transpose"};
     for (size_t i = 0; i < sizeof prefixes / sizeof *prefixes; i++)
         if (!strncmp(op, prefixes[i], strlen(prefixes[i])))
             return true;
