@@ -301,16 +301,21 @@ bool tr_options_cuda_graph(const tr_options *o)
     return true;
 }
 
+tr_dtype tr_options_amp(const tr_options *o)
+{
+    static const char *const amps[] = {"off", "bf16", "fp16"};
+    static const tr_dtype amp_dtype[] = {TR_F32, TR_BF16, TR_F16};
+    return amp_dtype[tr_options_pick("--amp", o->amp, amps, 3, "off, bf16 or fp16")];
+}
+
 /* The flags as a train.c configuration; invalid combinations are refused by name. */
 tr_train_config tr_options_train_config(const tr_options *o)
 {
-    static const char *const amps[] = {"off", "bf16", "fp16"}, *const ckpts[] = {"none", "blocks", "selective"},
-                             *const onoff[] = {"off", "on"}, *const optims[] = {"adamw", "sgd"},
-                             *const scheds[] = {"constant", "cosine", "onecycle"};
-    static const tr_dtype amp_dtype[] = {TR_F32, TR_BF16, TR_F16};
+    static const char *const ckpts[] = {"none", "blocks", "selective"}, *const onoff[] = {"off", "on"},
+                             *const optims[] = {"adamw", "sgd"}, *const scheds[] = {"constant", "cosine", "onecycle"};
     tr_train_config c = {
         .accum = o->accum,
-        .amp = amp_dtype[tr_options_pick("--amp", o->amp, amps, 3, "off, bf16 or fp16")],
+        .amp = tr_options_amp(o),
         .loss_scale = (float)o->loss_scale,
         .init_scale = (float)o->init_scale,
         .checkpoint = (tr_gpt_checkpoint)tr_options_pick("--checkpoint", o->checkpoint, ckpts, 3, "none, blocks or selective"),

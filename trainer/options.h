@@ -52,6 +52,8 @@ typedef struct tr_options {
 void tr_options_parse(tr_options *o, int argc, char **argv);
 /* The flags as a train.c configuration; invalid combinations are refused by name. */
 tr_train_config tr_options_train_config(const tr_options *o);
+/* --amp as the activations' dtype: TR_F32 (off), TR_BF16 or TR_F16. */
+tr_dtype tr_options_amp(const tr_options *o);
 /* --cuda-graph on|off; what a captured step cannot hold is refused by name. */
 bool tr_options_cuda_graph(const tr_options *o);
 /* A flag's value is none of those expected: exits 2 naming them. */

@@ -166,9 +166,7 @@ static void setup(cnn_run *r, const tr_options *o)
     tr_check(tr_alloc_new(&r->alloc, &r->be->mem, o->mem_limit));
     r->be->conv_autotune = tr_options_on("--conv-autotune", o->conv_autotune);
     r->be->cnn_nhwc = !strcmp(o->layout, "nhwc");
-    static const char *const amps[] = {"off", "bf16", "fp16"};
-    static const tr_dtype amp_dtype[] = {TR_F32, TR_BF16, TR_F16};
-    tr_cnn_config cfg = {.name = o->model, .act = amp_dtype[tr_options_pick("--amp", o->amp, amps, 3, "off, bf16 or fp16")], .bias_before_bn = !o->bias_before_bn ||
+    tr_cnn_config cfg = {.name = o->model, .act = tr_options_amp(o), .bias_before_bn = !o->bias_before_bn ||
                          tr_options_on("--bias-before-bn", o->bias_before_bn), .C = 1, .H = r->train.rows,
                          .W = r->train.cols, .n_classes = N_CLASSES, .bn_momentum = 0.1f, .bn_eps = 1e-5f,
                          .nhwc = r->be->cnn_nhwc, .checkpoint_blocks = !strcmp(o->checkpoint, "blocks")};
