@@ -17,7 +17,7 @@
 
 _Static_assert(sizeof(int) == 4, "data.order is saved as int32");
 
-enum { MAX_TENSORS = 5 };
+enum { MAX_TENSORS = 7 };
 
 /* The tensors saved, in order, with their device (or host) buffers. */
 typedef struct cnn_table {
@@ -38,7 +38,8 @@ static void add(cnn_table *t, const char *name, const char *dtype, size_t numel,
     t->host[t->n++] = host;
 }
 
-static cnn_table table_of(tr_cnn *m, const tr_optim_config *oc, float *opt_m, float *opt_v, int n_order, int *order)
+static cnn_table table_of(tr_cnn *m, const tr_optim_config *oc, float *opt_m, float *opt_v,
+                          const tr_ckpt_cnn_state *st)
 {
     cnn_table t = {0};
     add(&t, "params", "F32", m->n_params, m->params, false);
@@ -49,7 +50,11 @@ static cnn_table table_of(tr_cnn *m, const tr_optim_config *oc, float *opt_m, fl
     } else if (oc->momentum > 0) {
         add(&t, "optimizer.momentum", "F32", m->n_params, opt_m, false);
     }
-    add(&t, "data.order", "I32", (size_t)n_order, order, true);
+    if (st->ema_params) {
+        add(&t, "ema.params", "F32", m->n_params, st->ema_params, false);
+        add(&t, "ema.bn_running_stats", "F32", m->n_stats, st->ema_stats, false);
+    }
+    add(&t, "data.order", "I32", (size_t)st->n_order, st->order, true);
     return t;
 }
 
@@ -77,7 +82,7 @@ static void shape_text(char *s, size_t n, const tr_cnn *m)
 int tr_ckpt_cnn_save(const char *path, tr_cnn *m, const tr_optim_config *oc, const float *opt_m, const float *opt_v,
                      const tr_ckpt_cnn_state *st)
 {
-    cnn_table t = table_of(m, oc, (float *)opt_m, (float *)opt_v, st->n_order, st->order); /* only read */
+    cnn_table t = table_of(m, oc, (float *)opt_m, (float *)opt_v, st); /* only read */
     tr_ckpt_buf h = {0};
     char shape[160];
     size_t data_bytes;
@@ -164,7 +169,7 @@ static int meta_u64(const tr_ckpt_file *c, const char *key, uint64_t *out)
 
 /* The kind, model, optimizer, shape and training-set size: the clearest
  * reasons first. */
-static int check_model(const tr_ckpt_file *c, const tr_cnn *m, const tr_optim_config *oc, int n_order)
+static int check_model(const tr_ckpt_file *c, const tr_cnn *m, const tr_optim_config *oc, int n_order, bool ema)
 {
     long long n;
     char buf[160], shape[160];
@@ -180,6 +185,9 @@ static int check_model(const tr_ckpt_file *c, const tr_cnn *m, const tr_optim_co
     if (strcmp(tr_ckpt_meta_str(c->header, "shape", buf, sizeof buf), shape) != 0)
         return tr_error_set(TR_EFORMAT, "%s was saved from another shape of %s (%s); this one has %s (another "
                             "--bias-before-bn?)", c->path, m->cfg.name, buf, shape);
+    if ((strstr(c->header, "\"ema.params\":") != NULL) != ema)
+        return tr_error_set(TR_EFORMAT, "%s was saved %s a weight EMA; this run has %s (--ema)", c->path,
+                            ema ? "without" : "with", ema ? "one" : "none");
     return tr_ckpt_meta_field(c, "train_images", n_order, n_order, &n);
 }
 
@@ -218,10 +226,10 @@ int tr_ckpt_cnn_load(const char *path, tr_cnn *m, const tr_optim_config *oc, flo
     tr_ckpt_file c;
     tr_ckpt_buf want = {0};
     size_t data_bytes;
-    cnn_table t = table_of(m, oc, opt_m, opt_v, st->n_order, st->order);
+    cnn_table t = table_of(m, oc, opt_m, opt_v, st);
     entries(&want, &t, &data_bytes);
     int rc = tr_ckpt_open(&c, path);
-    if (rc == TR_OK && (rc = check_model(&c, m, oc, st->n_order)) == TR_OK && (rc = tr_ckpt_check_table(&c, want.s, data_bytes)) == TR_OK)
+    if (rc == TR_OK && (rc = check_model(&c, m, oc, st->n_order, st->ema_params != NULL)) == TR_OK && (rc = tr_ckpt_check_table(&c, want.s, data_bytes)) == TR_OK)
         rc = read_state(&c, st);
     size_t off = 0;
     for (int i = 0; i < t.n && rc == TR_OK; i++) {

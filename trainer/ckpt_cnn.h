@@ -2,7 +2,8 @@
  * through ckpt_io.h: the flat parameters ("params"), BatchNorm's running
  * statistics ("bn_running_stats"), the optimizer's state
  * ("optimizer.m"/"optimizer.v" for AdamW, "optimizer.momentum" for SGD with
- * momentum), the epoch's order of training images ("data.order", int32),
+ * momentum), under --ema the averaged parameters and statistics
+ * ("ema.params", "ema.bn_running_stats"), the epoch's order of training images ("data.order", int32),
  * and in __metadata__ (format "gtrace-trainer-cnn-1") the model, its shape,
  * the optimizer, the step, the optimizer's step count, the seed, the epoch
  * and position in it, the two random streams (the data's shuffle and
@@ -10,7 +11,8 @@
  * (--amp fp16), so that a resumed run draws
  * and prints what the uninterrupted one would, bit for bit.
  * Loading refuses a GPT's checkpoint, the other preset, another optimizer
- * or training-set size, a truncated file and values no run writes, with a
+ * or training-set size, a file with an EMA for a run without one or the
+ * other way round, a truncated file and values no run writes, with a
  * message naming the file and the field. */
 #ifndef TR_CKPT_CNN_H
 #define TR_CKPT_CNN_H
@@ -32,6 +34,8 @@ typedef struct tr_ckpt_cnn_state {
     int loss_n;
     double loss_scale;    /* the dynamic loss scale and its good steps in a row; 0: none (saved or loaded) */
     int loss_scale_good_steps;
+    float *ema_params;    /* --ema: device (n_params) and (n_stats); NULL without an EMA */
+    float *ema_stats;
 } tr_ckpt_cnn_state;
 
 /* Saves m and the optimizer's state (device buffers: AdamW's m and v, or

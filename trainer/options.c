@@ -92,6 +92,7 @@ static void usage(FILE *f)
             "  --warmup N          linear warmup steps (onecycle: the rising phase, default 30%%)\n"
             "  --clip NORM         clip the global gradient norm (default 0: off)\n"
             "  --ema DECAY         keep an EMA of the weights, used for evaluation (like 0.999)\n"
+            "                      (CNN: and of BatchNorm's running statistics)\n"
             "\nDistributed (run under Open MPI's mpirun: mpirun -np N trainer --dist ddp ...; on GPUs with\n"
             "--backend cuda each rank takes the GPU of its index on its node and NCCL carries the gradients\n"
             "and parameters; one rank may also start without mpirun):\n"
@@ -421,7 +422,7 @@ static void cnn_flags(tr_options *o, int argc, char **argv)
 {
     static const char *const gpt_only[] = {"--seq", "--layers", "--width", "--heads", "--val-fraction",
                                            "--eval-every", "--eval-batches", "--workers", "--preset"};
-    static const char *const not_yet[] = {"--fuse", "--ema", "--dist", "--zero", "--save-format", "--cuda-graph"};
+    static const char *const not_yet[] = {"--fuse", "--dist", "--zero", "--save-format", "--cuda-graph"};
     for (size_t i = 0; i < sizeof gpt_only / sizeof *gpt_only; i++)
         if (given(argc, argv, gpt_only[i])) {
             fprintf(stderr, "trainer: %s is a GPT flag; --model %s does not take it\n", gpt_only[i], o->model);

@@ -8,7 +8,9 @@
  * accuracy with the running BatchNorm statistics. --amp bf16|fp16 runs the
  * model's activations in low precision (model_cnn.h); fp16 scales the loss
  * by GradScaler's rules (scaler.h), skipping the steps whose gradients
- * overflowed. --save writes the run's
+ * overflowed. --ema DECAY keeps an exponential average of the parameters and
+ * of BatchNorm's running statistics (AveragedModel with use_buffers), which
+ * the test set is evaluated with. --save writes the run's
  * whole state at the end and --resume continues from it (ckpt_cnn.h): the
  * resumed run's losses and final state equal the uninterrupted run's.
  * NVTX: "step N", "data", "forward", "backward", "optimizer", "eval" and
@@ -56,6 +58,7 @@ typedef struct cnn_run {
     int32_t *d_labels;
     float *d_losses, *d_probs;
     float *m, *v;              /* AdamW's moments, or SGD's momentum in m */
+    float *ema_params, *ema_stats; /* --ema: the averages (n_params), (n_stats); NULL without it */
     int t;                     /* optimizer steps taken */
 } cnn_run;
 
@@ -114,10 +117,22 @@ static void update(cnn_run *r, size_t begin, size_t end, float wd, const tr_step
         be->sgd(be, &p, &g, oc->momentum > 0 ? &mm : NULL, h, oc->momentum, wd);
 }
 
-/* Mean loss and accuracy over the first n_test test images. */
+/* Exchanges the model's parameters and statistics with the EMA's (twice restores them). */
+static void swap_ema(cnn_run *r)
+{
+    tr_cnn *m = r->model;
+    float *p = m->params, *s = m->stats;
+    m->params = r->ema_params, m->stats = r->ema_stats;
+    r->ema_params = p, r->ema_stats = s;
+    tr_cnn_params_changed(m);
+}
+
+/* Mean loss and accuracy over the first n_test test images (with the EMA's weights under --ema). */
 static void evaluate(cnn_run *r, double *loss, double *acc)
 {
     tr_nvtx_push("eval");
+    if (r->ema_params)
+        swap_ema(r);
     double sum = 0.0;
     int correct = 0, *idx = malloc((size_t)r->B * sizeof(int));
     if (!idx) {
@@ -147,6 +162,8 @@ static void evaluate(cnn_run *r, double *loss, double *acc)
         }
     }
     free(idx);
+    if (r->ema_params)
+        swap_ema(r);
     *loss = sum / r->n_test;
     *acc = (double)correct / r->n_test;
     tr_nvtx_pop();
@@ -201,6 +218,13 @@ int tr_run_cnn(const tr_options *o)
     r.m = r.tc.optim.kind == TR_OPTIM_ADAMW || r.tc.optim.momentum > 0 ?
           dev_alloc(&r, n * sizeof(float), r.tc.optim.kind == TR_OPTIM_ADAMW ? "adamw m" : "sgd momentum") : NULL;
     r.v = r.tc.optim.kind == TR_OPTIM_ADAMW ? dev_alloc(&r, n * sizeof(float), "adamw v") : NULL;
+    if (r.tc.ema_decay > 0) { /* from the initial values, as AveragedModel's copy */
+        size_t ns = r.model->n_stats;
+        r.ema_params = dev_alloc(&r, n * sizeof(float), "ema weights");
+        r.ema_stats = dev_alloc(&r, ns * sizeof(float), "ema batchnorm statistics");
+        r.be->copy_d2h(r.be, r.ema_params, r.model->params, n * sizeof(float), 0); /* same device: a plain copy */
+        r.be->copy_d2h(r.be, r.ema_stats, r.model->stats, ns * sizeof(float), 0);
+    }
     if (r.tc.loss_scale > 0)
         tr_scaler_fixed(&r.scaler, r.tc.loss_scale);
     else if (r.tc.amp == TR_F16)
@@ -222,7 +246,8 @@ int tr_run_cnn(const tr_options *o)
     double t_start = now_s(), t_log = t_start, loss_sum = 0.0, first_loss = NAN, last_loss = NAN;
     long images_done = 0, images_log = 0;
     int loss_n = 0, step = 0, pos = r.n_train, epoch = 0;
-    tr_ckpt_cnn_state cs = {.seed = o->seed, .n_order = r.n_train, .order = perm};
+    tr_ckpt_cnn_state cs = {.seed = o->seed, .n_order = r.n_train, .order = perm, .ema_params = r.ema_params,
+                            .ema_stats = r.ema_stats};
     if (o->save && tr_ckpt_check_target(o->save) < 0) {
         fprintf(stderr, "trainer: %s\n", tr_error_last());
         return 1;
@@ -320,6 +345,16 @@ int tr_run_cnn(const tr_options *o)
             update(&r, 0, r.model->n_decay, r.tc.optim.weight_decay, &h);
             update(&r, r.model->n_decay, r.model->n_params, 0.0f, &h);
             tr_cnn_params_changed(r.model);
+            if (r.ema_params) {
+                tr_tensor e = dev_view(&r, r.ema_params, r.model->n_params, TR_F32),
+                          p = dev_view(&r, r.model->params, r.model->n_params, TR_F32),
+                          es = dev_view(&r, r.ema_stats, r.model->n_stats, TR_F32),
+                          s = dev_view(&r, r.model->stats, r.model->n_stats, TR_F32);
+                tr_nvtx_push("ema");
+                r.be->ema(r.be, &e, &p, r.tc.ema_decay, &h);
+                r.be->ema(r.be, &es, &s, r.tc.ema_decay, &h);
+                tr_nvtx_pop();
+            }
         }
         tr_nvtx_pop();
         tr_nvtx_pop();
@@ -356,8 +391,8 @@ int tr_run_cnn(const tr_options *o)
         if (epoch_end) {
             double tl, ta;
             evaluate(&r, &tl, &ta);
-            printf("epoch %d train loss %.4f test loss %.4f test accuracy %.2f%%\n", epoch, loss_sum / loss_n, tl,
-                   100.0 * ta);
+            printf("epoch %d train loss %.4f test loss %.4f test accuracy %.2f%%%s\n", epoch, loss_sum / loss_n, tl,
+                   100.0 * ta, r.ema_params ? " (ema weights)" : "");
             fflush(stdout);
             if (pos + 2 > r.n_train) { /* a last step mid-epoch keeps its sum for a checkpoint */
                 loss_sum = 0.0;
@@ -371,7 +406,8 @@ int tr_run_cnn(const tr_options *o)
                                  .n_order = r.n_train, .order = perm, .data_rng = rng.state,
                                  .dropout_rng = r.model->rng.state, .loss_sum = loss_sum, .loss_n = loss_n,
                                  .loss_scale = r.scaler.dynamic ? r.scaler.scale : 0.0,
-                                 .loss_scale_good_steps = r.scaler.dynamic ? r.scaler.good_steps : 0};
+                                 .loss_scale_good_steps = r.scaler.dynamic ? r.scaler.good_steps : 0,
+                                 .ema_params = r.ema_params, .ema_stats = r.ema_stats};
         if (tr_ckpt_cnn_save(o->save, r.model, &r.tc.optim, r.m, r.v, &cs) < 0) {
             fprintf(stderr, "trainer: %s\n", tr_error_last());
             return 1;
@@ -405,6 +441,10 @@ int tr_run_cnn(const tr_options *o)
         tr_alloc_release(r.alloc, r.m);
     if (r.v)
         tr_alloc_release(r.alloc, r.v);
+    if (r.ema_params) {
+        tr_alloc_release(r.alloc, r.ema_params);
+        tr_alloc_release(r.alloc, r.ema_stats);
+    }
     tr_cnn_free(r.model);
     tr_alloc_free(r.alloc);
     tr_plug_backend_free(r.be);

@@ -5,7 +5,8 @@
 # parameters, --conv-autotune on times the shapes, --layout nhwc and nchw
 # print the same losses, --checkpoint blocks the same losses bit for bit
 # with less memory, --clip clips, --amp bf16|fp16 follows fp32's losses in
-# less memory (fp16's loss scale skipping overflowed steps), and bad flags
+# less memory (fp16's loss scale skipping overflowed steps), --ema
+# evaluates with the averaged weights, and bad flags
 # and files get one-line errors naming them.
 . "$GT_TOP_SRCDIR/tests/integration/trainer_cnn_common.sh"
 
@@ -136,6 +137,21 @@ echo "--amp fp16 --init-scale 1e8: step 1 skipped at scale $first; $skipped skip
 [ "$first" = "1e+08" ] && [ -n "$skipped" ] && [ "$skipped" -ge 1 ] && [ "$skipped" -lt 10 ] && [ -n "$last" ] &&
     awk -v s="$last" -v n="$skipped" 'BEGIN { exit !(s == 1e8 / 2 ^ n) }' ||
     { echo "FAIL: --amp fp16 --init-scale 1e8: $(echo "$out" | grep -E "step|skipped")"; fails=1; }
+# --ema: training is unchanged; the test set is evaluated with the averages, which a decay near 1 keeps
+# at the initial network (a test loss near ln 10), and a short one near the trained network
+ema() {
+    timeout 300 "$tr" --data "$work/fm" --model cnn-resnet --epochs 2 --batch 32 --lr 0.003 --seed 3 "$@"
+}
+e0=$(ema) e1=$(ema --ema 0.9999999) e2=$(ema --ema 0.5)
+loss_of() { echo "$1" | sed -n 's/.*first loss \([0-9.]*\), final loss \([0-9.]*\).*/\1 \2/p'; }
+test_loss() { echo "$1" | sed -n 's/^epoch 2 train loss .* test loss \([0-9.]*\) .*/\1/p'; }
+echo "--ema: test loss $(test_loss "$e0") without, $(test_loss "$e1") at 0.9999999, $(test_loss "$e2") at 0.5"
+[ -n "$(loss_of "$e0")" ] && [ "$(loss_of "$e0")" = "$(loss_of "$e1")" ] && [ "$(loss_of "$e0")" = "$(loss_of "$e2")" ] ||
+    { echo "FAIL: --ema changed the training losses: $(loss_of "$e0") / $(loss_of "$e1") / $(loss_of "$e2")"; fails=1; }
+echo "$e1" | grep -q "^epoch 2 train loss .* (ema weights)$" || { echo "FAIL: --ema: no (ema weights) line"; fails=1; }
+awk -v a="$(test_loss "$e1")" -v b="$(test_loss "$e2")" -v c="$(test_loss "$e0")" \
+    'BEGIN { exit !(a > 2.2 && a < 2.4 && b < 1.5 && c < 1.5) }' ||
+    { echo "FAIL: --ema: test losses $(test_loss "$e0"), $(test_loss "$e1"), $(test_loss "$e2")"; fails=1; }
 timeout 120 "$tr" --data "$work/fm" --model cnn-resnet --steps 1 --test-images 10 | grep -q "cpu backend, nhwc," ||
     { echo "FAIL: the cpu backend's default layout is not nhwc"; fails=1; }
 
@@ -154,7 +170,7 @@ expect 2 "--seq is a GPT flag" --model cnn-guide --seq 8
 expect 2 "--amp bf16 with --model cnn-resnet runs on the cpu backend" --model cnn-resnet --amp bf16 --backend cuda
 expect 2 "--loss-scale needs mixed precision" --model cnn-resnet --loss-scale 128
 expect 2 "--init-scale is the start of the dynamic loss scale" --model cnn-resnet --amp bf16 --init-scale 1024
-expect 2 "--ema is not implemented for --model cnn-guide" --model cnn-guide --ema 0.99
+expect 2 "--fuse is not implemented for --model cnn-guide" --model cnn-guide --fuse on
 expect 2 "--checkpoint: expected none or blocks" --model cnn-resnet --checkpoint selective
 expect 2 "--model cnn-guide has no residual blocks" --model cnn-guide --checkpoint blocks
 expect 2 "--bias-before-bn: expected on or off" --model cnn-resnet --bias-before-bn maybe

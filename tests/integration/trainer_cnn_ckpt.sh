@@ -5,7 +5,7 @@
 # same file, byte for byte (cnn-resnet with AdamW and BatchNorm, resumed
 # mid-epoch; cnn-guide with SGD, momentum and dropout, resumed at an epoch's
 # end; cnn-resnet under --amp fp16 with its dynamic loss scale, resumed
-# after the scale has backed off); the saved tensors are the names the format promises; a checkpoint
+# after the scale has backed off; cnn-guide with a weight EMA); the saved tensors are the names the format promises; a checkpoint
 # of the other preset or of a GPT, and a truncated one, are refused with
 # one line naming the file.
 . "$GT_TOP_SRCDIR/tests/integration/trainer_cnn_common.sh"
@@ -43,6 +43,8 @@ same guide 7 12 --model cnn-guide --optimizer sgd --lr 0.05 --momentum 0.9
 # the first steps overflow and are skipped: a resume that forgot the learned scale would skip again
 same resnet-fp16 5 10 --model cnn-resnet --amp fp16 --init-scale 1e8
 grep -q '"loss_scale":"' "$work/resnet-fp16.k" || fail "resnet-fp16.k: no loss scale saved"
+same guide-ema 7 12 --model cnn-guide --ema 0.9
+grep -q '"ema.params":' "$work/guide-ema.k" || fail "guide-ema.k: no EMA saved"
 
 # the tensors, as safetensors readers see them
 python3 - "$work/resnet.full" <<'PY' || fail "resnet.full: not the promised tensors"
@@ -79,6 +81,10 @@ refused 1 "$work/resnet.k: the metadata's train_images is 100: expected 60 to 60
     --model cnn-resnet --train-images 60 --resume "$work/resnet.k"
 refused 1 "$work/resnet.k was saved from another shape of cnn-resnet" \
     --model cnn-resnet --bias-before-bn off --resume "$work/resnet.k"
+refused 1 "$work/resnet.k was saved without a weight EMA; this run has one" \
+    --model cnn-resnet --ema 0.9 --resume "$work/resnet.k"
+refused 1 "$work/guide-ema.k was saved with a weight EMA; this run has none" \
+    --model cnn-guide --resume "$work/guide-ema.k"
 refused 1 "$work/resnet.k was saved at step 4, past this run's 2 steps" \
     --model cnn-resnet --steps 2 --resume "$work/resnet.k"
 size=$(wc -c <"$work/resnet.k")
