@@ -26,33 +26,45 @@ static inline float lowp_bf16_to_f32(uint16_t h)
     return f;
 }
 
+/* Every case computed and one selected by masks, without branches, so that
+ * a loop of these vectorizes (the CPU backend converts whole tensors under
+ * --amp fp16). Subnormals round in the FPU: adding 0.5 (whose ulp is 2^-24,
+ * fp16's smallest step) rounds to nearest even and leaves the result in the
+ * low bits. */
+static inline uint32_t lowp_pick(uint32_t cond, uint32_t a, uint32_t b) /* cond 0 or 1: a if 1 */
+{
+    uint32_t mask = 0u - cond;
+    return (a & mask) | (b & ~mask);
+}
+
 static inline uint16_t lowp_f32_to_f16(float f)
 {
     uint32_t u;
     memcpy(&u, &f, 4);
     uint32_t sign = (u >> 16) & 0x8000u, abs = u & 0x7fffffffu;
-    if (abs > 0x7f800000u)
-        return (uint16_t)(sign | 0x7e00u);
-    if (abs >= 0x477ff000u) /* rounds to >= 65520: infinity */
-        return (uint16_t)(sign | 0x7c00u);
-    if (abs < 0x38800000u) { /* subnormal in half: scale and round */
-        float a;
-        memcpy(&a, &abs, 4);
-        return (uint16_t)(sign | (uint32_t)lrintf(a * 16777216.0f)); /* 2^24 */
-    }
-    uint32_t mant = abs + 0xfffu + ((abs >> 13) & 1u) - 0x38000000u; /* rebias 127 -> 15 */
-    return (uint16_t)(sign | (mant >> 13));
+    uint32_t normal = (abs + 0xfffu + ((abs >> 13) & 1u) - 0x38000000u) >> 13; /* rebias 127 -> 15 */
+    float a, t;
+    memcpy(&a, &abs, 4);
+    t = a + 0.5f;
+    uint32_t tb;
+    memcpy(&tb, &t, 4);
+    uint32_t sub = tb - 0x3f000000u;                   /* round(a * 2^24) */
+    uint32_t h = lowp_pick(abs < 0x38800000u, sub, normal); /* below 2^-14: subnormal in half */
+    h = lowp_pick(abs >= 0x477ff000u, 0x7c00u, h);          /* rounds to >= 65520: infinity */
+    h = lowp_pick(abs > 0x7f800000u, 0x7e00u, h);           /* NaN stays a (quiet) NaN */
+    return (uint16_t)(sign | h);
 }
 
 static inline float lowp_f16_to_f32(uint16_t h)
 {
     uint32_t sign = (uint32_t)(h & 0x8000u) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff;
+    uint32_t u = sign | ((e + 112) << 23) | (m << 13);
+    u = lowp_pick(e == 31, sign | 0x7f800000u | (m << 13), u);
+    float sub = (float)m * 5.9604644775390625e-8f; /* m * 2^-24, exact */
+    uint32_t su;
+    memcpy(&su, &sub, 4);
+    u = lowp_pick(e == 0, sign | su, u);
     float f;
-    if (e == 0) {
-        f = ldexpf((float)m, -24);
-        return sign ? -f : f;
-    }
-    uint32_t u = e == 31 ? sign | 0x7f800000u | (m << 13) : sign | ((e + 112) << 23) | (m << 13);
     memcpy(&f, &u, 4);
     return f;
 }

@@ -23,11 +23,11 @@ void op_cast_cpu(void *dst, int dst_format, const void *src, int src_format, siz
         for (size_t i = 0; i < n; i++)
             d32[i] = lowp_bf16_to_f32(s16[i]);
     } else if (src_format == LOWP_F32 && dst_format == LOWP_F16) {
-#pragma omp parallel for
+#pragma omp parallel for simd
         for (size_t i = 0; i < n; i++)
             d16[i] = lowp_f32_to_f16(s32[i]);
     } else if (src_format == LOWP_F16 && dst_format == LOWP_F32) {
-#pragma omp parallel for
+#pragma omp parallel for simd
         for (size_t i = 0; i < n; i++)
             d32[i] = lowp_f16_to_f32(s16[i]);
     } else { /* bf16 <-> fp16, through fp32 */

@@ -6,6 +6,7 @@
 #include "ops.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -486,6 +487,64 @@ static void test_kernels__cast(void)
     free(x); free(y); free(a); free(b);
 }
 
+/* fp16 conversions against the compiler's own _Float16 (libgcc's software
+ * rounding, independent of lowp.h): every fp16 value widened, and fp32
+ * values across the whole range (every 257th bit pattern, both signs, and
+ * the neighbourhood of each boundary) narrowed, through the cast op. NaNs
+ * need only stay NaN. */
+static void test_kernels__cast_f16_exhaustive(void)
+{
+#ifdef __FLT16_MAX__
+    enum { NH = 65536 };
+    uint16_t *h = malloc(NH * 2);
+    float *f = malloc(NH * sizeof *f);
+    for (uint32_t i = 0; i < NH; i++)
+        h[i] = (uint16_t)i;
+    op_cast_cpu(f, LOWP_F32, h, LOWP_F16, NH);
+    size_t n_bad = 0;
+    for (uint32_t i = 0; i < NH; i++) {
+        _Float16 v;
+        memcpy(&v, &h[i], 2);
+        float want = (float)v;
+        n_bad += isnan(want) ? !isnan(f[i]) : memcmp(&want, &f[i], 4) != 0;
+    }
+    CU_ASSERT_EQUAL(n_bad, 0);
+    free(h); free(f);
+    size_t n = (size_t)(UINT32_MAX / 257) + 1 + 2 * 6 * 4096;
+    float *x = malloc(n * sizeof *x);
+    uint16_t *y = malloc(n * 2);
+    size_t k = 0;
+    for (uint64_t u = 0; u <= UINT32_MAX; u += 257) {
+        uint32_t b = (uint32_t)u;
+        memcpy(&x[k++], &b, 4);
+    }
+    const uint32_t edges[] = {0x33000000u /* 2^-25 */, 0x38800000u /* 2^-14 */, 0x477fe000u /* 65504 */,
+                              0x477ff000u /* 65520 */, 0x7f800000u /* inf */, 0x00000000u};
+    for (int e = 0; e < 6; e++)
+        for (int sgn = 0; sgn < 2; sgn++)
+            for (int d = -2048; d < 2048; d++) {
+                uint32_t b = (edges[e] + (uint32_t)d) ^ (sgn ? 0x80000000u : 0);
+                memcpy(&x[k++], &b, 4);
+            }
+    op_cast_cpu(y, LOWP_F16, x, LOWP_F32, k);
+    n_bad = 0;
+    for (size_t i = 0; i < k; i++) {
+        _Float16 want = (_Float16)x[i];
+        uint16_t wb;
+        memcpy(&wb, &want, 2);
+        bool nan_ok = isnan(x[i]) && (y[i] & 0x7c00) == 0x7c00 && (y[i] & 0x3ff) != 0;
+        uint32_t xb;
+        memcpy(&xb, &x[i], 4);
+        if (!(isnan(x[i]) ? nan_ok : wb == y[i]) && n_bad++ < 5)
+            fprintf(stderr, "  f32 0x%08x: cast 0x%04x, _Float16 0x%04x\n", xb, y[i], wb);
+    }
+    CU_ASSERT_EQUAL(n_bad, 0);
+    free(x); free(y);
+#else
+    fprintf(stderr, "  (no _Float16 in this compiler: the exhaustive check is left out)\n");
+#endif
+}
+
 static void test_kernels__fusions(void)
 {
     enum { N = 37, C = 48, OC = 96 };
@@ -544,6 +603,7 @@ static const gt_test_case cases[] = {
     {"test_kernels__adamw_lanes", test_kernels__adamw_lanes},
     {"test_kernels__gelu_range", test_kernels__gelu_range},
     {"test_kernels__cast", test_kernels__cast},
+    {"test_kernels__cast_f16_exhaustive", test_kernels__cast_f16_exhaustive},
     {"test_kernels__fusions", test_kernels__fusions},
     {NULL, NULL},
 };
