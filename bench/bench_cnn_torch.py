@@ -1,9 +1,10 @@
 """bench_cnn_torch.py: PyTorch's side of bench_cnn.sh: the same two CNNs as
 the trainer's --model cnn-guide and cnn-resnet (shapes, conv biases, BatchNorm
-momentum and eps), fp32, AdamW, batch B of 1x28x28 images, NCHW. Prints one
-line per timed step: "step_ms <ms>" (after WARMUP untimed steps).
+momentum and eps), fp32 or autocast's bf16/fp16 (AMP), AdamW, batch B of
+1x28x28 images, NCHW. Prints one line per timed step: "step_ms <ms>" (after
+WARMUP untimed steps).
 
-    python3 bench_cnn_torch.py MODEL BATCH WARMUP STEPS THREADS
+    python3 bench_cnn_torch.py MODEL BATCH WARMUP STEPS THREADS [AMP: off|bf16|fp16]
 """
 import sys
 import time
@@ -61,6 +62,14 @@ class ResNet(nn.Module):
 
 def main():
     model_name, batch, warmup, steps, threads = sys.argv[1], *map(int, sys.argv[2:6])
+    amp = sys.argv[6] if len(sys.argv) > 6 else "off"
+    dtype = {"bf16": torch.bfloat16, "fp16": torch.float16}.get(amp)
+    scaler = None
+    if amp == "fp16":  # the trainer's dynamic loss scale; PyTorch 1.13 has no CPU GradScaler
+        try:
+            scaler = torch.amp.GradScaler("cpu")
+        except (AttributeError, TypeError):
+            scaler = None
     torch.set_num_threads(threads)
     torch.manual_seed(0)
     model = Guide() if model_name == "cnn-guide" else ResNet()
@@ -71,9 +80,16 @@ def main():
     for i in range(warmup + steps):
         t0 = time.perf_counter()
         opt.zero_grad(set_to_none=True)
-        loss = F.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
+        with torch.autocast("cpu", dtype=dtype, enabled=dtype is not None):
+            logits = model(x)
+        loss = F.cross_entropy(logits.float(), y)
+        if scaler is not None:
+            scaler.scale(loss).backward()
+            scaler.step(opt)
+            scaler.update()
+        else:
+            loss.backward()
+            opt.step()
         loss.item()
         if i >= warmup:
             print(f"step_ms {(time.perf_counter() - t0) * 1e3:.3f}", flush=True)

@@ -9,9 +9,11 @@
 #
 #   bench/bench_optimizations.sh [TRAINER] (default ./trainer/trainer, from the build dir)
 #   MODEL=gpt-mini STEPS=20 ROUNDS=5 THREADS=2 OMP_WAIT_POLICY=passive
+#   MODEL=cnn-resnet (or cnn-guide): the CNN's switches, batch 64, DATA=idx folder [the trainer's default]
 #
 # ms/step is the mean over a run's steps after the first (the trainer prints
-# the total; the first step pays page faults and the allocator's warm-up).
+# the total; the first step pays page faults and the allocator's warm-up);
+# a CNN's comes from its per-step images/s.
 # Memory figures are the caching allocator's: the same in every round.
 set -eu
 trainer=${1:-./trainer/trainer}
@@ -26,7 +28,21 @@ echo "date $(date -u +%Y-%m-%dT%H:%MZ); $(nproc) cores: $(grep -m1 'model name' 
 echo "model $model, $steps steps, median of $rounds rounds, $threads threads, OMP_WAIT_POLICY=$OMP_WAIT_POLICY;" \
      "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 
-configs="baseline|--preset baseline
+case $model in cnn-*)
+    cnn=yes
+    configs="default (nhwc)|
+bias-before-bn off|--bias-before-bn off
+layout nchw|--layout nchw
+conv-autotune on (nchw)|--conv-autotune on
+amp bf16|--amp bf16
+amp fp16|--amp fp16
+accum 2 (half batch)|--accum 2 --batch 32
+sgd|--optimizer sgd --lr 0.05"
+    [ "$model" = cnn-resnet ] && configs="$configs
+checkpoint blocks|--checkpoint blocks" ;;
+*)
+    cnn=no
+    configs="baseline|--preset baseline
 fuse on|--preset baseline --fuse on
 amp bf16|--preset baseline --amp bf16
 amp fp16|--preset baseline --amp fp16
@@ -35,7 +51,8 @@ checkpoint blocks|--preset baseline --checkpoint blocks
 accum 2 (half batch)|--preset baseline --accum 2 --batch 4
 workers 1|--preset baseline --workers 1
 sgd|--preset baseline --optimizer sgd --lr 0.05
-optimized|--preset optimized"
+optimized|--preset optimized" ;;
+esac
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -49,8 +66,12 @@ while [ "$r" -le "$rounds" ]; do
         line=$(echo "$configs" | sed -n "${i}p")
         name=${line%%|*} args=${line#*|}
         # shellcheck disable=SC2086
-        "$trainer" --model "$model" --steps "$steps" --eval-every 0 --log-every 1 --threads "$threads" $args \
-            >"$tmp/$i.$r" 2>&1 || { echo "$name: failed"; cat "$tmp/$i.$r"; }
+        if [ $cnn = yes ]; then
+            "$trainer" --model "$model" --steps "$steps" --batch 64 --train-images $((64 * (steps + 1))) \
+                --test-images 1 ${DATA:+--data "$DATA"} --log-every 1 --threads "$threads" $args
+        else
+            "$trainer" --model "$model" --steps "$steps" --eval-every 0 --log-every 1 --threads "$threads" $args
+        fi >"$tmp/$i.$r" 2>&1 || { echo "$name: failed"; cat "$tmp/$i.$r"; }
     done
     r=$((r + 1))
 done
@@ -65,9 +86,13 @@ echo "$configs" | while IFS='|' read -r name args; do
     i=$((i + 1))
     : > "$tmp/$i.ms"
     for f in "$tmp/$i".[0-9]*; do
-        # mean ms/step of steps 2..N from the per-step lines
-        grep -E '^step [0-9]+/' "$f" | tail -n +2 | sed -E 's/.* ([0-9.]+) ms\/step.*/\1/' |
-            awk '{ s += $1; n++ } END { if (n) printf "%.2f\n", s / n }' >> "$tmp/$i.ms"
+        # mean ms/step of steps 2..N from the per-step lines (a CNN's: 64 images per step at its img/s)
+        if [ $cnn = yes ]; then
+            grep -E '^epoch [0-9]+ step [0-9]+/' "$f" | tail -n +2 | sed -E 's/.* ([0-9.]+) img\/s .*/\1/' |
+                awk '$1 > 0 { print 64000 / $1 }'
+        else
+            grep -E '^step [0-9]+/' "$f" | tail -n +2 | sed -E 's/.* ([0-9.]+) ms\/step.*/\1/'
+        fi | awk '{ s += $1; n++ } END { if (n) printf "%.2f\n", s / n }' >> "$tmp/$i.ms"
     done
     [ -s "$tmp/$i.ms" ] || { echo "$name: no run finished"; continue; }
     med=$(median < "$tmp/$i.ms")
@@ -77,8 +102,13 @@ echo "$configs" | while IFS='|' read -r name args; do
     alloc=$(echo "$line" | sed -E 's/.*peak allocated ([0-9.]+ MiB).*/\1/')
     acts=$(echo "$line" | sed -E 's/.*peak activations ([0-9.]+ MiB).*/\1/')
     loss=$(echo "$line" | sed -E 's/.*final loss ([0-9.]+);.*/\1/')
-    tpb=$(grep '^trainer: data' "$f" | sed -E 's/.*batch ([0-9]+) x ([0-9]+)( x ([0-9]+) micro-batches)?.*/\1 \2 \4/' |
-        awk '{ print $1 * $2 * ($3 ? $3 : 1) }')
+    if [ $cnn = yes ]; then
+        acts=-
+        tpb=64 # images per step: the tok/s column reads img/s
+    else
+        tpb=$(grep '^trainer: data' "$f" | sed -E 's/.*batch ([0-9]+) x ([0-9]+)( x ([0-9]+) micro-batches)?.*/\1 \2 \4/' |
+            awk '{ print $1 * $2 * ($3 ? $3 : 1) }')
+    fi
     tok=$(awk -v t="$tpb" -v ms="$med" 'BEGIN { printf "%.0f", t / (ms / 1000) }')
     vs=$(awk -v a="$med" -v b="$(cat "$tmp/base")" 'BEGIN { printf "%.2fx", a / b }')
     printf '%-22s %9.1f %8s %9s %11s %11s %10s  %s\n' "$name" "$med" "$vs" "$tok" "$alloc" "$acts" "$loss" \
