@@ -26,3 +26,6 @@ endif
 # The trainer against PyTorch on a GPU, GPT-2 small's shape (tokens/s, MFU):
 # bench/bench_gpu.sh, which tests/gpu/device_check.sh runs as its part bench.
 EXTRA_DIST += bench/bench_gpu.sh bench/bench_gpu_torch.py
+
+# PyTorch's side of bench_cnn.sh; tests/integration/trainer_cnn_torch.sh builds its nets from it.
+EXTRA_DIST += bench/bench_cnn.sh bench/bench_cnn_torch.py
