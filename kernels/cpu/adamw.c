@@ -1,10 +1,58 @@
 /* adamw.c: one AdamW step (Loshchilov & Hutter: decay decoupled from the
- * adaptive update), CPU reference. Element-wise, so a shard of a flat
- * buffer is updated exactly as the whole would be. */
+ * adaptive update), CPU reference, and its AVX-512 lanes (cpu.h adamw_span).
+ * Element-wise, so a shard of a flat buffer is updated exactly as the whole
+ * would be. */
+/* No FMA contraction: the lanes must give the bits of the scalar formula. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("fp-contract=off")
+#elif defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#endif
+
 #include "ops.h"
 #include "cpu.h"
 
 #include <math.h>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+
+/* The scalar formula of adamw_span, op for op (no FMA), in 16 lanes. */
+__attribute__((target("avx512f"))) static size_t span_avx512(float *param, const float *grad, float *m, float *v,
+                                                             size_t lo, size_t hi, float lr, float beta1,
+                                                             float beta2, float c1, float c2, float eps, float wd,
+                                                             float grad_scale)
+{
+    const __m512 b1 = _mm512_set1_ps(beta1), nb1 = _mm512_set1_ps(1.0f - beta1), b2 = _mm512_set1_ps(beta2),
+                 nb2 = _mm512_set1_ps(1.0f - beta2), vc1 = _mm512_set1_ps(c1), vc2 = _mm512_set1_ps(c2),
+                 veps = _mm512_set1_ps(eps), vwd = _mm512_set1_ps(wd), vlr = _mm512_set1_ps(lr),
+                 vscale = _mm512_set1_ps(grad_scale);
+    size_t i = lo;
+    for (; i + 16 <= hi; i += 16) {
+        __m512 g = _mm512_mul_ps(_mm512_loadu_ps(grad + i), vscale);
+        __m512 mi = _mm512_add_ps(_mm512_mul_ps(b1, _mm512_loadu_ps(m + i)), _mm512_mul_ps(nb1, g));
+        __m512 vi = _mm512_add_ps(_mm512_mul_ps(b2, _mm512_loadu_ps(v + i)), _mm512_mul_ps(_mm512_mul_ps(nb2, g), g));
+        _mm512_storeu_ps(m + i, mi);
+        _mm512_storeu_ps(v + i, vi);
+        __m512 p = _mm512_loadu_ps(param + i);
+        __m512 step = _mm512_div_ps(_mm512_div_ps(mi, vc1), _mm512_add_ps(_mm512_sqrt_ps(_mm512_div_ps(vi, vc2)), veps));
+        _mm512_storeu_ps(param + i, _mm512_sub_ps(p, _mm512_mul_ps(vlr, _mm512_add_ps(step, _mm512_mul_ps(vwd, p)))));
+    }
+    return i;
+}
+#endif
+
+size_t cpu_adamw_span16(float *param, const float *grad, float *m, float *v, size_t lo, size_t hi, float lr,
+                        float beta1, float beta2, float c1, float c2, float eps, float wd, float grad_scale)
+{
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    if (__builtin_cpu_supports("avx512f"))
+        return span_avx512(param, grad, m, v, lo, hi, lr, beta1, beta2, c1, c2, eps, wd, grad_scale);
+#endif
+    (void)param, (void)grad, (void)m, (void)v, (void)hi, (void)lr, (void)beta1, (void)beta2, (void)c1, (void)c2;
+    (void)eps, (void)wd, (void)grad_scale;
+    return lo;
+}
 
 void op_adamw_cpu(float *param, const float *grad, float *m, float *v, size_t n, float lr,
                   float beta1, float beta2, float eps, float weight_decay, int t)
