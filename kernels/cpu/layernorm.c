@@ -1,15 +1,23 @@
 /* layernorm.c: LayerNorm forward and backward, CPU reference (eps 1e-5).
  * The row loops say omp simd (sums in vector lanes): the default CFLAGS'
- * -O2, which come after the kernels' -O3, vectorize no loop here. */
+ * -O2, which come after the kernels' -O3, vectorize no loop here. Where GCC
+ * makes ifunc clones the row functions are built for AVX-512, AVX2 and the
+ * baseline, picked at load time. */
 #include "ops.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+#define VECTOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define VECTOR_CLONES
+#endif
+
 /* One row; shared by the fused residual+LayerNorm so both give the same bits. */
-static inline void layernorm_row(float *o, float *mean, float *rstd, const float *x, const float *weight,
-                                 const float *bias, int C)
+VECTOR_CLONES static void layernorm_row(float *o, float *mean, float *rstd, const float *x,
+                                        const float *weight, const float *bias, int C)
 {
     float m = 0.0f, v = 0.0f;
 #pragma omp simd reduction(+ : m)
@@ -49,6 +57,42 @@ void op_residual_layernorm_forward_cpu(float *res, float *out, float *mean, floa
     }
 }
 
+/* Rows [n0, n1) of the backward: dinp (and da, db) rows, and the rows' sums
+ * of the weight's and the bias's gradients added into pw and pb. */
+VECTOR_CLONES static void backward_rows(float *dinp, float *da, float *db, float *pw, float *pb, const float *dout,
+                                        const float *inp, const float *weight, const float *mean,
+                                        const float *rstd, int n0, int n1, int C)
+{
+    for (int n = n0; n < n1; n++) {
+        const float *x = inp + (size_t)n * C, *d = dout + (size_t)n * C;
+        float m = mean[n], s = rstd[n], dnorm_mean = 0.0f, dnorm_norm_mean = 0.0f;
+#pragma omp simd reduction(+ : dnorm_mean, dnorm_norm_mean)
+        for (int i = 0; i < C; i++) {
+            float norm = (x[i] - m) * s, dnorm = weight[i] * d[i];
+            dnorm_mean += dnorm;
+            dnorm_norm_mean += dnorm * norm;
+            pw[i] += norm * d[i];
+            pb[i] += d[i];
+        }
+        dnorm_mean /= C;
+        dnorm_norm_mean /= C;
+        float *dx = dinp + (size_t)n * C;
+#pragma omp simd
+        for (int i = 0; i < C; i++) {
+            float norm = (x[i] - m) * s, dnorm = weight[i] * d[i];
+            dx[i] += (dnorm - dnorm_mean - norm * dnorm_norm_mean) * s;
+        }
+        if (da) {
+            float *ra = da + (size_t)n * C, *rb = db + (size_t)n * C;
+#pragma omp simd
+            for (int i = 0; i < C; i++) {
+                ra[i] += dx[i];
+                rb[i] += dx[i];
+            }
+        }
+    }
+}
+
 /* dinp is parallel over rows; dweight/dbias are reduced per thread in fixed
  * chunks and summed in chunk order, so the result does not depend on timing.
  * With da/db (the fused residual), each row of dinp is then added to both. */
@@ -64,34 +108,8 @@ static void layernorm_backward(float *dinp, float *da, float *db, float *dweight
 #pragma omp parallel for
     for (int k = 0; k < n_chunks; k++) {
         float *pw = part + (size_t)k * 2 * C, *pb = pw + C;
-        for (int n = k * CHUNK; n < N && n < (k + 1) * CHUNK; n++) {
-            const float *x = inp + (size_t)n * C, *d = dout + (size_t)n * C;
-            float m = mean[n], s = rstd[n], dnorm_mean = 0.0f, dnorm_norm_mean = 0.0f;
-#pragma omp simd reduction(+ : dnorm_mean, dnorm_norm_mean)
-            for (int i = 0; i < C; i++) {
-                float norm = (x[i] - m) * s, dnorm = weight[i] * d[i];
-                dnorm_mean += dnorm;
-                dnorm_norm_mean += dnorm * norm;
-                pw[i] += norm * d[i];
-                pb[i] += d[i];
-            }
-            dnorm_mean /= C;
-            dnorm_norm_mean /= C;
-            float *dx = dinp + (size_t)n * C;
-#pragma omp simd
-            for (int i = 0; i < C; i++) {
-                float norm = (x[i] - m) * s, dnorm = weight[i] * d[i];
-                dx[i] += (dnorm - dnorm_mean - norm * dnorm_norm_mean) * s;
-            }
-            if (da) {
-                float *ra = da + (size_t)n * C, *rb = db + (size_t)n * C;
-#pragma omp simd
-                for (int i = 0; i < C; i++) {
-                    ra[i] += dx[i];
-                    rb[i] += dx[i];
-                }
-            }
-        }
+        backward_rows(dinp, da, db, pw, pb, dout, inp, weight, mean, rstd, k * CHUNK,
+                      (k + 1) * CHUNK < N ? (k + 1) * CHUNK : N, C);
     }
     for (int k = 0; k < n_chunks; k++) {
         const float *pw = part + (size_t)k * 2 * C, *pb = pw + C;
