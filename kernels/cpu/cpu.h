@@ -15,10 +15,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#ifdef __SSE2__
-#include <emmintrin.h>
-#endif
-
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -76,47 +72,11 @@ static inline float gelu_value(float x)
  * fused bias+GELU epilogue of a GEMM, the bits op_gelu_forward_cpu gives. */
 void cpu_gelu_span(float *restrict out, const float *restrict inp, size_t n);
 
-/* AdamW over the first multiple of 16 elements of [lo, hi) in AVX-512 lanes
- * where the CPU has them (adamw.c); returns where it stopped (lo without). */
-size_t cpu_adamw_span16(float *param, const float *grad, float *m, float *v, size_t lo, size_t hi, float lr,
-                        float beta1, float beta2, float c1, float c2, float eps, float wd, float grad_scale);
-
 /* One AdamW step over [lo, hi) with decay wd and the gradient times
- * grad_scale; c1, c2 are the bias corrections. Sixteen lanes at a time on
- * AVX-512, then four on SSE (the compiler keeps a loop with sqrtf scalar for
- * errno's sake); the lanes compute what the scalar tail computes, bit for
- * bit. Two divisions and a square root per element keep SSE alone from
- * the memory's speed. */
-static inline void adamw_span(float *param, const float *grad, float *m, float *v, size_t lo, size_t hi,
-                              float lr, float beta1, float beta2, float c1, float c2, float eps, float wd,
-                              float grad_scale)
-{
-    size_t i = cpu_adamw_span16(param, grad, m, v, lo, hi, lr, beta1, beta2, c1, c2, eps, wd, grad_scale);
-#ifdef __SSE2__
-    const __m128 b1 = _mm_set1_ps(beta1), nb1 = _mm_set1_ps(1.0f - beta1), b2 = _mm_set1_ps(beta2),
-                 nb2 = _mm_set1_ps(1.0f - beta2), vc1 = _mm_set1_ps(c1), vc2 = _mm_set1_ps(c2),
-                 veps = _mm_set1_ps(eps), vwd = _mm_set1_ps(wd), vlr = _mm_set1_ps(lr),
-                 vscale = _mm_set1_ps(grad_scale);
-    for (; i + 4 <= hi; i += 4) {
-        __m128 g = _mm_mul_ps(_mm_loadu_ps(grad + i), vscale);
-        __m128 mi = _mm_add_ps(_mm_mul_ps(b1, _mm_loadu_ps(m + i)), _mm_mul_ps(nb1, g));
-        __m128 vi = _mm_add_ps(_mm_mul_ps(b2, _mm_loadu_ps(v + i)), _mm_mul_ps(_mm_mul_ps(nb2, g), g));
-        _mm_storeu_ps(m + i, mi);
-        _mm_storeu_ps(v + i, vi);
-        __m128 p = _mm_loadu_ps(param + i);
-        __m128 step = _mm_div_ps(_mm_div_ps(mi, vc1), _mm_add_ps(_mm_sqrt_ps(_mm_div_ps(vi, vc2)), veps));
-        _mm_storeu_ps(param + i, _mm_sub_ps(p, _mm_mul_ps(vlr, _mm_add_ps(step, _mm_mul_ps(vwd, p)))));
-    }
-#endif
-    for (; i < hi; i++) {
-        float g = grad[i] * grad_scale;
-        float mi = beta1 * m[i] + (1.0f - beta1) * g;
-        float vi = beta2 * v[i] + (1.0f - beta2) * g * g;
-        m[i] = mi;
-        v[i] = vi;
-        param[i] -= lr * ((mi / c1) / (sqrtf(vi / c2) + eps) + wd * param[i]);
-    }
-}
+ * grad_scale; c1, c2 are the bias corrections (adamw.c: sixteen lanes on
+ * AVX-512, then four on SSE, then scalar, all with the scalar formula's bits). */
+void cpu_adamw_span(float *param, const float *grad, float *m, float *v, size_t lo, size_t hi, float lr,
+                    float beta1, float beta2, float c1, float c2, float eps, float wd, float grad_scale);
 
 /* Makes the BLAS single-threaded, once per process; every op that calls
  * CBLAS calls this first. */

@@ -43,7 +43,7 @@ void op_adamw_fused_cpu(float *param, const float *grad, float *m, float *v, con
         for (int r = 0; r < n_ranges; r++) { /* the ranges that meet [lo, hi), each with its decay */
             size_t a = bounds[r] > lo ? bounds[r] : lo, b = bounds[r + 1] < hi ? bounds[r + 1] : hi;
             if (a < b)
-                adamw_span(param, grad, m, v, a, b, lr, beta1, beta2, c1, c2, eps, decay[r], grad_scale);
+                cpu_adamw_span(param, grad, m, v, a, b, lr, beta1, beta2, c1, c2, eps, decay[r], grad_scale);
         }
     }
 }
