@@ -101,5 +101,5 @@ void op_adamw_cpu(float *param, const float *grad, float *m, float *v, size_t n,
 #pragma omp parallel for schedule(static)
     for (size_t lo = 0; lo < n; lo += 4096)
         cpu_adamw_span(param, grad, m, v, lo, n - lo > 4096 ? lo + 4096 : n, lr, beta1, beta2, c1, c2, eps,
-                   weight_decay, 1.0f);
+                       weight_decay, 1.0f);
 }
