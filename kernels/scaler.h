@@ -57,6 +57,20 @@ TR_SCALER_FN void tr_scaler_dynamic(tr_scaler *s, float init_scale, int growth_i
     tr_scaler_set(s, true, true, init_scale, 2.0f, 0.5f, growth_interval);
 }
 
+/* A dynamic scale saved by a checkpoint (scale 0: none saved; a fixed or no
+ * scaler keeps its own): false, changing nothing, if its good steps are not
+ * below the growth interval (no run saves that). */
+TR_SCALER_FN bool tr_scaler_resume(tr_scaler *s, double scale, int good_steps)
+{
+    if (!s->dynamic || scale <= 0)
+        return true;
+    if (good_steps >= s->growth_interval)
+        return false;
+    s->scale = (float)scale;
+    s->good_steps = good_steps;
+    return true;
+}
+
 /* After the gradients were checked: true if the step is to be taken. Updates
  * the scale as GradScaler.update does. */
 TR_SCALER_FN bool tr_scaler_update(tr_scaler *s, bool found_inf)

@@ -167,17 +167,13 @@ static void resume(run *r)
                      "(%d); use fewer --steps", o->resume, (long long)st.step, o->steps, INT_MAX);
         tr_plug_fail_checkpoint(t);
     }
-    if (t->scaler.dynamic && st.loss_scale > 0 && st.loss_scale_good_steps >= t->scaler.growth_interval) {
+    if (!tr_scaler_resume(&t->scaler, st.loss_scale, st.loss_scale_good_steps)) {
         tr_error_set(TR_EFORMAT, "%s: the metadata's loss_scale_good_steps is %d: expected below the loss scale's "
                      "growth interval (%d)", o->resume, st.loss_scale_good_steps, t->scaler.growth_interval);
         tr_plug_fail_checkpoint(t);
     }
     r->step0 = (int)st.step;
     r->seed = st.seed; /* the data order continues as the saved run drew it */
-    if (t->scaler.dynamic && st.loss_scale > 0) {
-        t->scaler.scale = (float)st.loss_scale;
-        t->scaler.good_steps = st.loss_scale_good_steps;
-    }
     if (st.ema && !st.ema_loaded) { /* a file saved without --ema: the average starts at the resumed weights */
         r->be->copy_d2h(r->be, st.ema->data, r->model->params_flat.data, r->model->n_params * sizeof(float), 0);
         fprintf(stderr, "trainer: %s holds no weight EMA; --ema starts from the resumed weights\n", o->resume);

@@ -225,12 +225,7 @@ int tr_run_cnn(const tr_options *o)
         r.be->copy_d2h(r.be, r.ema_params, r.model->params, n * sizeof(float), 0); /* same device: a plain copy */
         r.be->copy_d2h(r.be, r.ema_stats, r.model->stats, ns * sizeof(float), 0);
     }
-    if (r.tc.loss_scale > 0)
-        tr_scaler_fixed(&r.scaler, r.tc.loss_scale);
-    else if (r.tc.amp == TR_F16)
-        tr_scaler_dynamic(&r.scaler, r.tc.init_scale > 0 ? r.tc.init_scale : 65536.0f, 2000);
-    else
-        tr_scaler_off(&r.scaler);
+    tr_train_config_scaler(&r.tc, &r.scaler);
     printf("trainer: %s, %zu parameters, %d layers; %d training and %d test images of %dx%d; batch %d x accum %d, "
            "%d steps (%d epoch%s), %s lr %g, %s backend, %s, %s, %d threads\n",
            o->model, n, r.model->n_layers, r.n_train, r.n_test, r.train.rows, r.train.cols, r.B, o->accum, n_steps,
@@ -270,15 +265,10 @@ int tr_run_cnn(const tr_options *o)
         r.model->rng.state = cs.dropout_rng;
         loss_sum = cs.loss_sum;
         loss_n = cs.loss_n;
-        if (r.scaler.dynamic && cs.loss_scale > 0) { /* the scale it had learned */
-            if (cs.loss_scale_good_steps >= r.scaler.growth_interval) {
-                fprintf(stderr, "trainer: %s: the metadata's loss_scale_good_steps is %d: expected below the loss "
-                        "scale's growth interval (%d)\n", o->resume, cs.loss_scale_good_steps,
-                        r.scaler.growth_interval);
-                return 1;
-            }
-            r.scaler.scale = (float)cs.loss_scale;
-            r.scaler.good_steps = cs.loss_scale_good_steps;
+        if (!tr_scaler_resume(&r.scaler, cs.loss_scale, cs.loss_scale_good_steps)) { /* the scale it had learned */
+            fprintf(stderr, "trainer: %s: the metadata's loss_scale_good_steps is %d: expected below the loss "
+                    "scale's growth interval (%d)\n", o->resume, cs.loss_scale_good_steps, r.scaler.growth_interval);
+            return 1;
         }
         tr_cnn_params_changed(r.model);
         printf("trainer: resumed %s at step %d (epoch %d)\n", o->resume, step, epoch);

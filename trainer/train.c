@@ -24,6 +24,17 @@ static int dist_forward_begin(tr_trainer *t);
  * until a step takes no new segment, at most this many. */
 enum { GRAPH_MAX_WARMUP = 3, GRAPH_INPUTS_ALIGN = 64 };
 
+void tr_train_config_scaler(const tr_train_config *c, tr_scaler *s)
+{
+    if (c->loss_scale > 0)
+        tr_scaler_fixed(s, c->loss_scale);
+    else if (c->amp == TR_F16)
+        tr_scaler_dynamic(s, c->init_scale > 0 ? c->init_scale : 65536.0f,
+                          c->growth_interval > 0 ? c->growth_interval : 2000);
+    else
+        tr_scaler_off(s);
+}
+
 int tr_train_config_check(const tr_train_config *c)
 {
     if (c->accum < 1)
@@ -94,13 +105,7 @@ int tr_trainer_init(tr_trainer *t, tr_gpt *model, const tr_train_config *cfg)
         tr_optim_release(&t->opt, model);
         return rc;
     }
-    if (cfg->loss_scale > 0)
-        tr_scaler_fixed(&t->scaler, cfg->loss_scale);
-    else if (cfg->amp == TR_F16)
-        tr_scaler_dynamic(&t->scaler, cfg->init_scale > 0 ? cfg->init_scale : 65536.0f,
-                          cfg->growth_interval > 0 ? cfg->growth_interval : 2000);
-    else
-        tr_scaler_off(&t->scaler);
+    tr_train_config_scaler(cfg, &t->scaler);
     tr_gpt_zero_grad(model);
     return TR_OK;
 }

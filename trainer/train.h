@@ -44,6 +44,9 @@ typedef struct tr_train_config {
 
 /* Checks a configuration; TR_EINVAL with a message naming the switch. */
 int tr_train_config_check(const tr_train_config *c);
+/* The loss scaler the configuration asks for: --loss-scale's fixed one,
+ * fp16's dynamic one (GradScaler's defaults), or none. */
+void tr_train_config_scaler(const tr_train_config *c, tr_scaler *s);
 
 typedef struct tr_trainer {
     tr_train_config cfg;

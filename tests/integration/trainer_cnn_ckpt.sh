@@ -87,6 +87,19 @@ refused 1 "$work/guide-ema.k was saved with a weight EMA; this run has none" \
     --model cnn-guide --resume "$work/guide-ema.k"
 refused 1 "$work/resnet.k was saved at step 4, past this run's 2 steps" \
     --model cnn-resnet --steps 2 --resume "$work/resnet.k"
+# a loss scale no run writes (the metadata edited, the header's length kept right)
+python3 - "$work/resnet-fp16.k" "$work/badscale" <<'PY'
+import json, struct, sys
+raw = open(sys.argv[1], "rb").read()
+(n,) = struct.unpack("<Q", raw[:8])
+h = json.loads(raw[8:8 + n])
+h["__metadata__"]["loss_scale"] = "-4"
+t = json.dumps(h, separators=(",", ":")).encode()
+t += b" " * (-(8 + len(t)) % 8)
+open(sys.argv[2], "wb").write(struct.pack("<Q", len(t)) + t + raw[8 + n:])
+PY
+refused 1 "$work/badscale: the metadata's loss_scale is '-4': expected a number above 0" \
+    --model cnn-resnet --amp fp16 --resume "$work/badscale"
 size=$(wc -c <"$work/resnet.k")
 head -c $((size - 100)) "$work/resnet.k" >"$work/truncated"
 refused 1 "$work/truncated is truncated or padded" --model cnn-resnet --resume "$work/truncated"
