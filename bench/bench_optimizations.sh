@@ -36,6 +36,7 @@ layout nchw|--layout nchw
 conv-autotune on (nchw)|--conv-autotune on
 amp bf16|--amp bf16
 amp fp16|--amp fp16
+fuse on|--fuse on
 accum 2 (half batch)|--accum 2 --batch 32
 sgd|--optimizer sgd --lr 0.05"
     [ "$model" = cnn-resnet ] && configs="$configs

@@ -505,7 +505,7 @@ static void copy_logits(tr_cnn *m, float *host, const void *dev, size_t n)
 }
 
 int tr_cnn_forward(tr_cnn *m, const tr_tensor *images, int B, bool training, tr_tensor *logits, tr_tensor *probs,
-                   const tr_tensor *targets, tr_tensor *losses)
+                   const tr_tensor *targets, tr_tensor *losses, float dloss_scale)
 {
     tr_backend *be = m->be;
     if (m->acts) { /* a training forward without its backward: start over */
@@ -522,6 +522,7 @@ int tr_cnn_forward(tr_cnn *m, const tr_tensor *images, int B, bool training, tr_
     tr_alloc_name(m->alloc, mem, "cnn activations");
     m->acts = mem;
     m->act_B = B;
+    m->dloss_scale = dloss_scale;
     m->images = images->data;
     if (m->cfg.act != TR_F32) {
         if (m->params_lp_stale) { /* autocast's weight cache, once per step rather than per micro-batch */
@@ -549,7 +550,11 @@ int tr_cnn_forward(tr_cnn *m, const tr_tensor *images, int B, bool training, tr_
         copy_logits(m, logits->data, output(m, images, m->n_layers - 1, B), n_logits);
     if (targets) {
         tr_tensor lg = act(m, output(m, images, m->n_layers - 1, B), n_logits);
-        be->crossentropy_forward(be, losses, probs, &lg, targets, B, m->cfg.n_classes, m->cfg.n_classes);
+        if (m->cfg.fuse) /* the loss's gradient over the logits, which only the backward reads now */
+            be->crossentropy_fused_forward(be, losses, &lg, targets, training ? dloss_scale / (float)B : 0.0f, B,
+                                           m->cfg.n_classes, m->cfg.n_classes);
+        else
+            be->crossentropy_forward(be, losses, probs, &lg, targets, B, m->cfg.n_classes, m->cfg.n_classes);
     }
     if (!training) {
         tr_alloc_release(m->alloc, m->acts);
@@ -558,8 +563,7 @@ int tr_cnn_forward(tr_cnn *m, const tr_tensor *images, int B, bool training, tr_
     return TR_OK;
 }
 
-int tr_cnn_backward(tr_cnn *m, const tr_tensor *probs, const tr_tensor *targets, int B, float dloss_scale,
-                    bool add_dparams)
+int tr_cnn_backward(tr_cnn *m, const tr_tensor *probs, const tr_tensor *targets, int B, bool add_dparams)
 {
     tr_backend *be = m->be;
     if (!m->acts || m->act_B != B)
@@ -579,9 +583,10 @@ int tr_cnn_backward(tr_cnn *m, const tr_tensor *probs, const tr_tensor *targets,
 #define DOUT(i) (d + (m->layers[i].in_block ? kept_bytes(m, B) : 0) + m->layers[i].act_off * B)
     int n = m->n_layers;
     size_t n_logits = (size_t)B * m->cfg.n_classes;
-    tr_tensor dlogits = act(m, DOUT(n - 1), n_logits);
-    be->crossentropy_backward(be, &dlogits, probs, targets, dloss_scale / (float)B, B, m->cfg.n_classes,
-                              m->cfg.n_classes);
+    tr_tensor dlogits = act(m, m->cfg.fuse ? output(m, &images, n - 1, B) : DOUT(n - 1), n_logits);
+    if (!m->cfg.fuse) /* fused, the forward wrote it over the logits */
+        be->crossentropy_backward(be, &dlogits, probs, targets, m->dloss_scale / (float)B, B, m->cfg.n_classes,
+                                  m->cfg.n_classes);
     for (int i = n - 1; i >= 0; i--) {
         const tr_cnn_layer *l = &m->layers[i];
         if (l->block_first >= 0) { /* a recomputed block's sum: its inside again, gradients from zero */
@@ -595,7 +600,7 @@ int tr_cnn_backward(tr_cnn *m, const tr_tensor *probs, const tr_tensor *targets,
         }
         size_t n_in = (size_t)B * l->C * l->H * l->W, n_out = (size_t)B * out_numel(l);
         tr_tensor x = act(m, output(m, &images, l->in, B), n_in), y = act(m, output(m, &images, i, B), n_out),
-                  dy = act(m, DOUT(i), n_out), dx = act(m, l->in < 0 ? NULL : DOUT(l->in), n_in);
+                  dy = i == n - 1 ? dlogits : act(m, DOUT(i), n_out), dx = act(m, l->in < 0 ? NULL : DOUT(l->in), n_in);
         tr_tensor *pdx = l->in < 0 ? NULL : &dx; /* the images need no gradient */
         switch (l->kind) {
         case TR_CNN_CONV: {

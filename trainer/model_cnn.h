@@ -24,6 +24,9 @@
  * scratch area that every block reuses: the backward runs a block's forward
  * again (same batch statistics, running averages left alone) just before
  * its residual add, so the gradients are bitwise those without it.
+ * With cfg.fuse (--fuse on) the classifier's softmax and cross-entropy run
+ * as one op in the forward, which writes the loss's gradient over the
+ * logits and keeps no probabilities.
  * It does not read data or print. */
 #ifndef TR_MODEL_CNN_H
 #define TR_MODEL_CNN_H
@@ -77,6 +80,7 @@ typedef struct tr_cnn_config {
     bool nhwc;               /* activations channels-last, (B,H,W,C) (--layout nhwc); else NCHW */
     bool checkpoint_blocks;  /* recompute the residual blocks' insides in the backward (--checkpoint blocks) */
     tr_dtype act;            /* the activations' dtype: TR_F32, or TR_BF16/TR_F16 (--amp) */
+    bool fuse;               /* softmax and cross-entropy fused into the forward (--fuse on) */
     int C, H, W, n_classes;  /* the images: 1, 28, 28 and 10 for Fashion-MNIST */
     float bn_momentum, bn_eps;
 } tr_cnn_config;
@@ -101,6 +105,7 @@ typedef struct tr_cnn {
     bool params_lp_stale;
     char *acts;                /* the batch's activations between forward and backward; NULL otherwise */
     int act_B;                 /* their batch */
+    float dloss_scale;         /* the last training forward's: the mean loss's gradient times it */
     const float *images;       /* the images of the last training forward (the caller's, borrowed) */
     tr_rng rng;                /* dropout's masks */
 } tr_cnn;
@@ -114,18 +119,19 @@ void tr_cnn_free(tr_cnn *m);
 /* The preset names, NULL-terminated. */
 extern const char *const tr_cnn_presets[];
 
-/* The forward of a batch of B images (device, (B,C,H,W) fp32) into logits
- * (device, (B,n_classes)). training: batch statistics, dropout, and the
- * activations kept for tr_cnn_backward; else they are released at once.
- * With targets (device, (B) int32) and losses (device, (B)), the
- * per-image cross-entropy and probs (device, (B,n_classes)) are written. */
+/* The forward of a batch of B images (device, (B,C,H,W) fp32); logits (host,
+ * (B,n_classes) fp32, may be NULL) gets them. training: batch statistics,
+ * dropout, and the activations kept for tr_cnn_backward, which computes the
+ * gradient of the mean loss times dloss_scale; else they are released at
+ * once. With targets (device, (B) int32) and losses (device, (B)), the
+ * per-image cross-entropy, and unless cfg.fuse, probs (device,
+ * (B,n_classes)) are written. */
 int tr_cnn_forward(tr_cnn *m, const tr_tensor *images, int B, bool training, tr_tensor *logits, tr_tensor *probs,
-                   const tr_tensor *targets, tr_tensor *losses);
-/* The backward of the last training forward (its images still in place), for the mean loss times
- * dloss_scale: gradients written (add_dparams false) or added; the
- * activations are released. */
-int tr_cnn_backward(tr_cnn *m, const tr_tensor *probs, const tr_tensor *targets, int B, float dloss_scale,
-                    bool add_dparams);
+                   const tr_tensor *targets, tr_tensor *losses, float dloss_scale);
+/* The backward of the last training forward (its images still in place;
+ * probs unused under cfg.fuse): gradients written (add_dparams false) or
+ * added; the activations are released. */
+int tr_cnn_backward(tr_cnn *m, const tr_tensor *probs, const tr_tensor *targets, int B, bool add_dparams);
 
 /* The parameters changed (an optimizer step, a checkpoint loaded): the next
  * forward casts the low-precision copy of the weights again (--amp). */

@@ -83,7 +83,8 @@ static void usage(FILE *f)
             "                      selective (recompute LayerNorm and GELU only); cnn-resnet: blocks\n"
             "  --accum K           K micro-batches per step: the update of one K x batch batch (default 1)\n"
             "  --fuse on|off       fused bias+GELU, residual+LayerNorm, softmax+cross-entropy, one-pass\n"
-            "                      optimizer and gradient norm (default off)\n"
+            "                      optimizer and gradient norm (default off; CNN: softmax+cross-entropy\n"
+            "                      and AdamW, its ReLUs being fused always)\n"
             "  --optimizer NAME    adamw (default) or sgd\n"
             "  --lr X              peak learning rate (default 0.003)\n"
             "  --momentum X        SGD's momentum (default 0.9 with sgd)\n"
@@ -422,7 +423,7 @@ static void cnn_flags(tr_options *o, int argc, char **argv)
 {
     static const char *const gpt_only[] = {"--seq", "--layers", "--width", "--heads", "--val-fraction",
                                            "--eval-every", "--eval-batches", "--workers", "--preset"};
-    static const char *const not_yet[] = {"--fuse", "--dist", "--zero", "--save-format", "--cuda-graph"};
+    static const char *const not_yet[] = {"--dist", "--zero", "--save-format", "--cuda-graph"};
     for (size_t i = 0; i < sizeof gpt_only / sizeof *gpt_only; i++)
         if (given(argc, argv, gpt_only[i])) {
             fprintf(stderr, "trainer: %s is a GPT flag; --model %s does not take it\n", gpt_only[i], o->model);

@@ -10,7 +10,9 @@
  * by GradScaler's rules (scaler.h), skipping the steps whose gradients
  * overflowed. --ema DECAY keeps an exponential average of the parameters and
  * of BatchNorm's running statistics (AveragedModel with use_buffers), which
- * the test set is evaluated with. --save writes the run's
+ * the test set is evaluated with. --fuse on fuses the classifier's softmax
+ * and cross-entropy (model_cnn.h) and, with AdamW, runs one update over the
+ * flat buffers that unscales and clips on the fly. --save writes the run's
  * whole state at the end and --resume continues from it (ckpt_cnn.h): the
  * resumed run's losses and final state equal the uninterrupted run's.
  * NVTX: "step N", "data", "forward", "backward", "optimizer", "eval" and
@@ -100,6 +102,19 @@ static void load_batch(cnn_run *r, const tr_idx_set *set, const int *idx, int B)
     tr_nvtx_pop();
 }
 
+/* AdamW over all of the flat buffers in one pass (--fuse on): decay on the
+ * weights [0, n_decay), none after; h's grad_scale applied on the fly. */
+static void update_fused(cnn_run *r, const tr_step_hyper *h)
+{
+    tr_cnn *m = r->model;
+    size_t n = m->n_params, bounds[3] = {0, m->n_decay, n};
+    float decay[2] = {r->tc.optim.weight_decay, 0.0f};
+    tr_tensor p = dev_view(r, m->params, n, TR_F32), g = dev_view(r, m->grads, n, TR_F32),
+              mm = dev_view(r, r->m, n, TR_F32), vv = dev_view(r, r->v, n, TR_F32);
+    const tr_optim_config *oc = &r->tc.optim;
+    r->be->adamw_fused(r->be, &p, &g, &mm, &vv, bounds, decay, 2, h, oc->beta1, oc->beta2, oc->eps);
+}
+
 /* One update over [begin, end) of the flat buffers with weight decay wd. */
 static void update(cnn_run *r, size_t begin, size_t end, float wd, const tr_step_hyper *h)
 {
@@ -148,7 +163,7 @@ static void evaluate(cnn_run *r, double *loss, double *acc)
                   targets = dev_view(r, r->d_labels, B, TR_I32), losses = dev_view(r, r->d_losses, B, TR_F32),
                   probs = dev_view(r, r->d_probs, (size_t)B * N_CLASSES, TR_F32),
                   logits = (tr_tensor){r->h_logits, TR_F32, TR_CPU, 1, {(int64_t)B * N_CLASSES}};
-        tr_check(tr_cnn_forward(r->model, &images, B, false, &logits, &probs, &targets, &losses));
+        tr_check(tr_cnn_forward(r->model, &images, B, false, &logits, &probs, &targets, &losses, 0.0f));
         r->be->copy_d2h(r->be, r->h_losses, r->d_losses, (size_t)B * sizeof(float), 0);
         r->be->synchronize(r->be, 0);
         for (int b = 0; b < B; b++) {
@@ -186,7 +201,8 @@ static void setup(cnn_run *r, const tr_options *o)
     tr_cnn_config cfg = {.name = o->model, .act = tr_options_amp(o), .bias_before_bn = !o->bias_before_bn ||
                          tr_options_on("--bias-before-bn", o->bias_before_bn), .C = 1, .H = r->train.rows,
                          .W = r->train.cols, .n_classes = N_CLASSES, .bn_momentum = 0.1f, .bn_eps = 1e-5f,
-                         .nhwc = r->be->cnn_nhwc, .checkpoint_blocks = !strcmp(o->checkpoint, "blocks")};
+                         .nhwc = r->be->cnn_nhwc, .checkpoint_blocks = !strcmp(o->checkpoint, "blocks"),
+                         .fuse = tr_options_on("--fuse", o->fuse)};
     tr_check(tr_cnn_new(&r->model, &cfg, r->be, r->alloc, o->seed));
     size_t px = (size_t)r->train.rows * r->train.cols;
     r->h_images = r->be->host_alloc(r->be, (size_t)r->B * px * sizeof(float));
@@ -301,10 +317,11 @@ int tr_run_cnn(const tr_options *o)
                       targets = dev_view(&r, r.d_labels, B, TR_I32), losses = dev_view(&r, r.d_losses, B, TR_F32),
                       probs = dev_view(&r, r.d_probs, (size_t)B * N_CLASSES, TR_F32);
             tr_nvtx_push("forward");
-            tr_check(tr_cnn_forward(r.model, &images, B, true, NULL, &probs, &targets, &losses));
+            tr_check(tr_cnn_forward(r.model, &images, B, true, NULL, &probs, &targets, &losses,
+                                    r.scaler.scale / o->accum));
             tr_nvtx_pop();
             tr_nvtx_push("backward");
-            tr_check(tr_cnn_backward(r.model, &probs, &targets, B, r.scaler.scale / o->accum, k > 0));
+            tr_check(tr_cnn_backward(r.model, &probs, &targets, B, k > 0));
             tr_nvtx_pop();
             r.be->copy_d2h(r.be, r.h_losses, r.d_losses, (size_t)B * sizeof(float), 0);
             r.be->synchronize(r.be, 0);
@@ -315,25 +332,30 @@ int tr_run_cnn(const tr_options *o)
             step_images += B;
         }
         tr_nvtx_push("optimizer");
-        float grad_norm = NAN, loss_scale = r.scaler.scale;
-        bool take = true;
+        float grad_norm = NAN, loss_scale = r.scaler.scale, scale = 1.0f;
+        bool take = true, fused = r.tc.fuse && r.tc.optim.kind == TR_OPTIM_ADAMW;
         if (r.scaler.enabled || r.tc.clip > 0) {
             /* the global norm over every gradient (--clip, as clip_grad_norm_), and whether any overflowed */
             tr_tensor g = dev_view(&r, r.model->grads, r.model->n_params, TR_F32);
             int finite = 1;
             double sumsq = r.be->sumsq_finite(r.be, &g, &finite);
-            float scale = tr_scaler_grad_scale(&r.scaler, r.tc.clip, true, sumsq, finite != 0, &grad_norm);
+            scale = tr_scaler_grad_scale(&r.scaler, r.tc.clip, true, sumsq, finite != 0, &grad_norm);
             take = tr_scaler_update(&r.scaler, !finite); /* GradScaler: an overflow skips the step */
-            if (take && scale != 1.0f) { /* unscaled and clipped once, for either optimizer */
+            if (take && scale != 1.0f && !fused) { /* unscaled and clipped once, for either optimizer */
                 tr_step_hyper hs = {.grad_scale = scale};
                 r.be->unscale(r.be, &g, &hs);
             }
         }
         if (take) {
             r.t++;
-            tr_step_hyper h = {.lr = tr_schedule_lr(&r.tc.schedule, step), .grad_scale = 1.0f, .t = r.t};
-            update(&r, 0, r.model->n_decay, r.tc.optim.weight_decay, &h);
-            update(&r, r.model->n_decay, r.model->n_params, 0.0f, &h);
+            tr_step_hyper h = {.lr = tr_schedule_lr(&r.tc.schedule, step), .grad_scale = fused ? scale : 1.0f,
+                               .t = r.t, .scaled = fused && scale != 1.0f};
+            if (fused) {
+                update_fused(&r, &h);
+            } else {
+                update(&r, 0, r.model->n_decay, r.tc.optim.weight_decay, &h);
+                update(&r, r.model->n_decay, r.model->n_params, 0.0f, &h);
+            }
             tr_cnn_params_changed(r.model);
             if (r.ema_params) {
                 tr_tensor e = dev_view(&r, r.ema_params, r.model->n_params, TR_F32),

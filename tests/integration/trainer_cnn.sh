@@ -6,7 +6,8 @@
 # print the same losses, --checkpoint blocks the same losses bit for bit
 # with less memory, --clip clips, --amp bf16|fp16 follows fp32's losses in
 # less memory (fp16's loss scale skipping overflowed steps), --ema
-# evaluates with the averaged weights, and bad flags
+# evaluates with the averaged weights, --fuse on saves the same state as
+# off, and bad flags
 # and files get one-line errors naming them.
 . "$GT_TOP_SRCDIR/tests/integration/trainer_cnn_common.sh"
 
@@ -137,6 +138,18 @@ echo "--amp fp16 --init-scale 1e8: step 1 skipped at scale $first; $skipped skip
 [ "$first" = "1e+08" ] && [ -n "$skipped" ] && [ "$skipped" -ge 1 ] && [ "$skipped" -lt 10 ] && [ -n "$last" ] &&
     awk -v s="$last" -v n="$skipped" 'BEGIN { exit !(s == 1e8 / 2 ^ n) }' ||
     { echo "FAIL: --amp fp16 --init-scale 1e8: $(echo "$out" | grep -E "step|skipped")"; fails=1; }
+# --fuse on: the fused softmax+cross-entropy and the one-pass AdamW (unscaling and clipping on the
+# fly) do the unfused ops' arithmetic: the saved state after 4 steps is the same bytes
+for args in "--model cnn-resnet --clip 0.5" "--model cnn-guide" "--model cnn-resnet --amp fp16 --layout nchw"; do
+    for f in off on; do
+        # shellcheck disable=SC2086
+        timeout 300 "$tr" --data "$work/fm" --steps 4 --batch 16 --test-images 20 --seed 4 $args --fuse $f \
+            --save "$work/fuse-$f.safetensors" > "$work/fuse-$f.log" 2>&1 ||
+            { echo "FAIL: $args --fuse $f: $(cat "$work/fuse-$f.log")"; fails=1; }
+    done
+    cmp -s "$work/fuse-off.safetensors" "$work/fuse-on.safetensors" ||
+        { echo "FAIL: $args: --fuse on saved another state than --fuse off"; fails=1; }
+done
 # --ema: training is unchanged; the test set is evaluated with the averages, which a decay near 1 keeps
 # at the initial network (a test loss near ln 10), and a short one near the trained network
 ema() {
@@ -170,7 +183,7 @@ expect 2 "--seq is a GPT flag" --model cnn-guide --seq 8
 expect 2 "--amp bf16 with --model cnn-resnet runs on the cpu backend" --model cnn-resnet --amp bf16 --backend cuda
 expect 2 "--loss-scale needs mixed precision" --model cnn-resnet --loss-scale 128
 expect 2 "--init-scale is the start of the dynamic loss scale" --model cnn-resnet --amp bf16 --init-scale 1024
-expect 2 "--fuse is not implemented for --model cnn-guide" --model cnn-guide --fuse on
+expect 2 "--fuse: expected on or off" --model cnn-guide --fuse yes
 expect 2 "--checkpoint: expected none or blocks" --model cnn-resnet --checkpoint selective
 expect 2 "--model cnn-guide has no residual blocks" --model cnn-guide --checkpoint blocks
 expect 2 "--bias-before-bn: expected on or off" --model cnn-resnet --bias-before-bn maybe

@@ -20,14 +20,19 @@ typedef struct fix {
     tr_cnn *m;
 } fix;
 
-static void setup_amp(fix *f, const char *name, int H, bool bias_before_bn, bool nhwc, tr_dtype act)
+static void setup_cfg(fix *f, const char *name, int H, bool bias_before_bn, bool nhwc, tr_dtype act, bool fuse)
 {
     tr_cnn_config c = {.name = name, .bias_before_bn = bias_before_bn, .C = 1, .H = H, .W = H, .n_classes = 10,
-                       .bn_momentum = 0.1f, .bn_eps = 1e-5f, .nhwc = nhwc, .act = act};
+                       .bn_momentum = 0.1f, .bn_eps = 1e-5f, .nhwc = nhwc, .act = act, .fuse = fuse};
     f->be = tr_backend_cpu(0);
     f->be->cnn_nhwc = nhwc;
     CU_ASSERT_EQUAL_FATAL(tr_alloc_new(&f->alloc, &f->be->mem, 0), TR_OK);
     CU_ASSERT_EQUAL_FATAL(tr_cnn_new(&f->m, &c, f->be, f->alloc, 7), TR_OK);
+}
+
+static void setup_amp(fix *f, const char *name, int H, bool bias_before_bn, bool nhwc, tr_dtype act)
+{
+    setup_cfg(f, name, H, bias_before_bn, nhwc, act, false);
 }
 
 static void setup_layout(fix *f, const char *name, int H, bool bias_before_bn, bool nhwc)
@@ -66,7 +71,7 @@ static double loss_of(fix *f, float *x, int32_t *y, int B, float *losses, float 
 {
     tr_tensor im = t1(x, (size_t)B * f->m->cfg.H * f->m->cfg.W, TR_F32), tg = t1(y, B, TR_I32),
               ls = t1(losses, B, TR_F32), pr = t1(probs, (size_t)B * 10, TR_F32);
-    CU_ASSERT_EQUAL(tr_cnn_forward(f->m, &im, B, true, NULL, &pr, &tg, &ls), TR_OK);
+    CU_ASSERT_EQUAL(tr_cnn_forward(f->m, &im, B, true, NULL, &pr, &tg, &ls, 1.0f), TR_OK);
     double s = 0;
     for (int b = 0; b < B; b++)
         s += losses[b];
@@ -83,7 +88,7 @@ static void resnet_gradients(bool nhwc)
     make_batch(x, y, B, H, 3);
     tr_tensor tg = t1(y, B, TR_I32), pr = t1(probs, B * 10, TR_F32);
     loss_of(&f, x, y, B, losses, probs);
-    CU_ASSERT_EQUAL_FATAL(tr_cnn_backward(f.m, &pr, &tg, B, 1.0f, false), TR_OK);
+    CU_ASSERT_EQUAL_FATAL(tr_cnn_backward(f.m, &pr, &tg, B, false), TR_OK);
     size_t n = f.m->n_params;
     float *g = malloc(n * sizeof(float));
     memcpy(g, f.m->grads, n * sizeof(float));
@@ -135,7 +140,7 @@ static void train_layout(const char *name, bool nhwc, int n_steps, double *loss,
         make_batch(x, y, B, H, 50 + (uint64_t)s);
         tr_tensor tg = t1(y, B, TR_I32), pr = t1(probs, B * 10, TR_F32);
         loss[s] = loss_of(&f, x, y, B, losses, probs);
-        CU_ASSERT_EQUAL_FATAL(tr_cnn_backward(f.m, &pr, &tg, B, 1.0f, false), TR_OK);
+        CU_ASSERT_EQUAL_FATAL(tr_cnn_backward(f.m, &pr, &tg, B, false), TR_OK);
         op_adamw_cpu(f.m->params, f.m->grads, m, v, np, 1e-3f, 0.9f, 0.999f, 1e-8f, 0.0f, s + 1);
     }
     *params = malloc(np * sizeof(float));
@@ -201,17 +206,17 @@ static void test_trainer_cnn_model__memory_and_bias_before_bn(void)
     tr_tensor im = t1(x, B * H * H, TR_F32), tg = t1(y, B, TR_I32), ls = t1(losses, B, TR_F32),
               pr = t1(probs, B * 10, TR_F32);
     /* the first step sizes the conv workspace, which stays */
-    CU_ASSERT_EQUAL(tr_cnn_forward(g.m, &im, B, true, NULL, &pr, &tg, &ls), TR_OK);
-    CU_ASSERT_EQUAL(tr_cnn_backward(g.m, &pr, &tg, B, 1.0f, false), TR_OK);
+    CU_ASSERT_EQUAL(tr_cnn_forward(g.m, &im, B, true, NULL, &pr, &tg, &ls, 1.0f), TR_OK);
+    CU_ASSERT_EQUAL(tr_cnn_backward(g.m, &pr, &tg, B, false), TR_OK);
     CU_ASSERT(g.m->ws_bytes > 0 && g.m->ws_B == B);
     tr_alloc_get_stats(g.alloc, &before);
-    CU_ASSERT_EQUAL(tr_cnn_forward(g.m, &im, B, true, NULL, &pr, &tg, &ls), TR_OK);
-    CU_ASSERT_EQUAL(tr_cnn_backward(g.m, &pr, &tg, B, 1.0f, false), TR_OK);
+    CU_ASSERT_EQUAL(tr_cnn_forward(g.m, &im, B, true, NULL, &pr, &tg, &ls, 1.0f), TR_OK);
+    CU_ASSERT_EQUAL(tr_cnn_backward(g.m, &pr, &tg, B, false), TR_OK);
     tr_alloc_get_stats(g.alloc, &after);
     CU_ASSERT_EQUAL(after.allocated_bytes, before.allocated_bytes);
     CU_ASSERT(after.peak_allocated_bytes >= before.allocated_bytes + (size_t)B * g.m->act_bytes);
     /* a backward without its forward is refused */
-    CU_ASSERT_EQUAL(tr_cnn_backward(g.m, &pr, &tg, B, 1.0f, false), TR_EINVAL);
+    CU_ASSERT_EQUAL(tr_cnn_backward(g.m, &pr, &tg, B, false), TR_EINVAL);
     free(x);
     teardown(&f);
     teardown(&g);
@@ -250,7 +255,7 @@ static void train_and_check(const char *name, int H, float lr, int n_steps, doub
         make_batch(x, y, B, H, 100 + (uint64_t)s);
         tr_tensor tg = t1(y, B, TR_I32), pr = t1(probs, B * 10, TR_F32);
         double l = loss_of(&f, x, y, B, losses, probs);
-        CU_ASSERT_EQUAL_FATAL(tr_cnn_backward(f.m, &pr, &tg, B, 1.0f, false), TR_OK);
+        CU_ASSERT_EQUAL_FATAL(tr_cnn_backward(f.m, &pr, &tg, B, false), TR_OK);
         op_adamw_cpu(f.m->params, f.m->grads, m, v, np, lr, 0.9f, 0.999f, 1e-8f, 0.0f, s + 1);
         tr_cnn_params_changed(f.m); /* --amp: the weights' copy is cast again */
         if (s == 0)
@@ -262,7 +267,7 @@ static void train_and_check(const char *name, int H, float lr, int n_steps, doub
     CU_ASSERT(last < max_final_loss);
     make_batch(x, y, B, H, 999);
     tr_tensor im = t1(x, (size_t)B * H * H, TR_F32), lg = t1(logits, B * 10, TR_F32);
-    CU_ASSERT_EQUAL(tr_cnn_forward(f.m, &im, B, false, &lg, NULL, NULL, NULL), TR_OK);
+    CU_ASSERT_EQUAL(tr_cnn_forward(f.m, &im, B, false, &lg, NULL, NULL, NULL, 0.0f), TR_OK);
     int correct = 0;
     for (int b = 0; b < B; b++) {
         int best = 0;
@@ -317,9 +322,9 @@ static void amp_gradients(const char *name, bool nhwc, tr_dtype act)
     CU_ASSERT_EQUAL(memcmp(f.m->params, g.m->params, n * sizeof(float)), 0); /* same seed, same fp32 start */
     CU_ASSERT(g.m->act_bytes < f.m->act_bytes * 3 / 5); /* half the activations, fp32 aux and images' copy aside */
     double l32 = loss_of(&f, x, y, B, losses, probs);
-    CU_ASSERT_EQUAL_FATAL(tr_cnn_backward(f.m, &pr, &tg, B, 1.0f, false), TR_OK);
+    CU_ASSERT_EQUAL_FATAL(tr_cnn_backward(f.m, &pr, &tg, B, false), TR_OK);
     double llp = loss_of(&g, x, y, B, losses, probs);
-    CU_ASSERT_EQUAL_FATAL(tr_cnn_backward(g.m, &pr, &tg, B, 1.0f, false), TR_OK);
+    CU_ASSERT_EQUAL_FATAL(tr_cnn_backward(g.m, &pr, &tg, B, false), TR_OK);
     double dot = 0, n32 = 0, nlp = 0;
     for (size_t i = 0; i < n; i++) {
         dot += (double)f.m->grads[i] * g.m->grads[i];
@@ -350,6 +355,33 @@ static void test_trainer_cnn_model__amp_gradients_guide(void)
     amp_gradients("cnn-guide", true, TR_BF16);
 }
 
+/* --fuse on: the forward's fused softmax+cross-entropy writes the loss's
+ * gradient over the logits (the backward runs no cross-entropy op), and the
+ * gradients are the unfused ones to the bit (the same operations). */
+static void test_trainer_cnn_model__fused_loss(void)
+{
+    enum { B = 6, H = 12 };
+    float x[B * H * H], losses[B], probs[B * 10];
+    int32_t y[B];
+    make_batch(x, y, B, H, 9);
+    tr_tensor tg = t1(y, B, TR_I32), pr = t1(probs, B * 10, TR_F32);
+    fix f, g;
+    setup_cfg(&f, "cnn-resnet", H, true, true, TR_F32, false);
+    setup_cfg(&g, "cnn-resnet", H, true, true, TR_F32, true);
+    double l0 = loss_of(&f, x, y, B, losses, probs);
+    CU_ASSERT_EQUAL_FATAL(tr_cnn_backward(f.m, &pr, &tg, B, false), TR_OK);
+    long fused0 = tr_op_roles_n_checked("crossentropy_fused_forward"),
+         bwd0 = tr_op_roles_n_checked("crossentropy_backward");
+    double l1 = loss_of(&g, x, y, B, losses, NULL);
+    CU_ASSERT_EQUAL_FATAL(tr_cnn_backward(g.m, NULL, &tg, B, false), TR_OK);
+    CU_ASSERT(tr_op_roles_n_checked("crossentropy_fused_forward") > fused0);
+    CU_ASSERT_EQUAL(tr_op_roles_n_checked("crossentropy_backward"), bwd0);
+    CU_ASSERT_EQUAL(l0, l1);
+    CU_ASSERT_EQUAL(memcmp(f.m->grads, g.m->grads, f.m->n_params * sizeof(float)), 0);
+    teardown(&g);
+    teardown(&f);
+}
+
 static const gt_test_case cases[] = {
     {"resnet_gradients", test_trainer_cnn_model__resnet_gradients},
     {"resnet_gradients_nhwc", test_trainer_cnn_model__resnet_gradients_nhwc},
@@ -363,6 +395,7 @@ static const gt_test_case cases[] = {
     {"guide_learns_fp16", test_trainer_cnn_model__guide_learns_fp16},
     {"amp_gradients_resnet", test_trainer_cnn_model__amp_gradients_resnet},
     {"amp_gradients_guide", test_trainer_cnn_model__amp_gradients_guide},
+    {"fused_loss", test_trainer_cnn_model__fused_loss},
     {NULL, NULL},
 };
 
