@@ -9,6 +9,7 @@ kernels_libkernels_cpu_la_SOURCES = \
 	kernels/cpu/encoder.c \
 	kernels/cpu/layernorm.c \
 	kernels/cpu/matmul.c \
+	kernels/cpu/gemm.c \
 	kernels/cpu/attention.c \
 	kernels/cpu/gelu.c \
 	kernels/cpu/residual.c \

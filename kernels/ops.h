@@ -126,6 +126,8 @@ int op_all_finite_cpu(const float *x, size_t n);
 /* The fused reduction: the sum of squares and the finite check in one pass;
  * *finite is 0 if any element is inf or NaN (the sum is then meaningless). */
 double op_sumsq_finite_cpu(const float *x, size_t n, int *finite);
+/* dst[0..n_bytes) = 0, on the whole team */
+void op_zero_cpu(void *dst, size_t n_bytes);
 /* x *= s */
 void op_scale_cpu(float *x, float s, size_t n);
 /* ema = decay*ema + (1-decay)*x */

@@ -125,7 +125,7 @@ static void memset0(tr_backend *be, void *dst, size_t n, int stream)
 {
     (void)be; (void)stream;
     tr_nvtx_push_op("memset");
-    memset(dst, 0, n);
+    op_zero_cpu(dst, n);
     tr_nvtx_pop();
 }
 static void synchronize(tr_backend *be, int stream) { (void)be; (void)stream; }

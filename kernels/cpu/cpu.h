@@ -12,6 +12,7 @@
 #define TR_KERNELS_CPU_H
 
 #include <math.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -77,6 +78,15 @@ void cpu_gelu_span(float *restrict out, const float *restrict inp, size_t n);
  * AVX-512, then four on SSE, then scalar, all with the scalar formula's bits). */
 void cpu_adamw_span(float *param, const float *grad, float *m, float *v, size_t lo, size_t hi, float lr,
                     float beta1, float beta2, float c1, float c2, float eps, float wd, float grad_scale);
+
+/* The backward's GEMMs without the BLAS (gemm.c): rows [m0, m1) of C (M,N),
+ * row-major ldc, = (accumulate: +=) A @ B, with A(i, k) = a[i * ai + k * ak]
+ * (ak 1: A by rows; ai 1: A by columns, a transposed operand) and B (K,N)
+ * row-major ldb. Only where cpu_gemm_usable(N) said yes: AVX-512 and N a
+ * multiple of 32. */
+bool cpu_gemm_usable(int N);
+void cpu_gemm_rows(int m0, int m1, int N, int K, const float *a, size_t ai, size_t ak, const float *b, size_t ldb,
+                   float *c, size_t ldc, bool accumulate);
 
 /* Makes the BLAS single-threaded, once per process; every op that calls
  * CBLAS calls this first. */

@@ -7,8 +7,21 @@
 #include "cpu.h"
 #include "lowp.h"
 
+#include <stdbool.h>
+#include <string.h>
+
 #ifdef HAVE_CBLAS
 #include <cblas.h>
+#endif
+
+#ifdef HAVE_CBLAS
+/* Rows lo..hi of out start as the bias, and the GEMM adds into them (beta 1):
+ * one pass over out instead of the BLAS's zeroing for beta 0 and an add. */
+static void rows_of_bias(float *out, const float *bias, int lo, int hi, int OC)
+{
+    for (int n = lo; bias && n < hi; n++)
+        memcpy(out + (size_t)n * OC, bias, (size_t)OC * sizeof *bias);
+}
 #endif
 
 void op_matmul_forward_cpu(float *out, const float *inp, const float *weight, const float *bias,
@@ -21,12 +34,9 @@ void op_matmul_forward_cpu(float *out, const float *inp, const float *weight, co
         int lo, hi; /* this thread's rows of out */
         team_range(N, 16, &lo, &hi);
         if (hi > lo) {
+            rows_of_bias(out, bias, lo, hi, OC);
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, hi - lo, OC, C, 1.0f, inp + (size_t)lo * C, C,
-                        weight, C, 0.0f, out + (size_t)lo * OC, OC);
-            for (int n = lo; bias && n < hi; n++)
-#pragma omp simd
-                for (int o = 0; o < OC; o++)
-                    out[(size_t)n * OC + o] += bias[o];
+                        weight, C, bias ? 1.0f : 0.0f, out + (size_t)lo * OC, OC);
         }
     }
 #else
@@ -46,21 +56,27 @@ void op_matmul_backward_cpu(float *dinp, float *dweight, float *dbias, const flo
                             const float *inp, const float *weight, int N, int C, int OC, int add_dparams)
 {
 #ifdef HAVE_CBLAS
+    bool own = cpu_gemm_usable(C); /* gemm.c, else the BLAS; both products have C columns */
     cpu_blas_serial();
 #pragma omp parallel
     {
         int lo, hi;
         if (dinp) { /* this thread's rows of dinp (N,C) += dout (N,OC) @ W (OC,C) */
             team_range(N, 16, &lo, &hi);
-            if (hi > lo)
+            if (hi > lo && own)
+                cpu_gemm_rows(lo, hi, C, OC, dout, OC, 1, weight, C, dinp, C, true);
+            else if (hi > lo)
                 cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, hi - lo, C, OC, 1.0f, dout + (size_t)lo * OC,
                             OC, weight, C, 1.0f, dinp + (size_t)lo * C, C);
         }
         /* this thread's rows o of dW (OC,C) += dout^T (OC,N) @ inp (N,C), and of dbias */
         team_range(OC, 16, &lo, &hi);
         if (hi > lo) {
-            cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, hi - lo, C, N, 1.0f, dout + lo, OC, inp, C,
-                        add_dparams ? 1.0f : 0.0f, dweight + (size_t)lo * C, C);
+            if (own)
+                cpu_gemm_rows(lo, hi, C, N, dout, 1, OC, inp, C, dweight, C, add_dparams);
+            else
+                cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, hi - lo, C, N, 1.0f, dout + lo, OC, inp, C,
+                            add_dparams ? 1.0f : 0.0f, dweight + (size_t)lo * C, C);
             for (int o = lo; dbias && !add_dparams && o < hi; o++)
                 dbias[o] = 0.0f;
             for (int n = 0; dbias && n < N; n++)
@@ -112,19 +128,15 @@ void op_matmul_bias_gelu_forward_cpu(float *pre, float *out, const float *inp, c
         int lo, hi;
         team_range(N, 16, &lo, &hi);
         if (hi > lo) {
+            bool f32 = pre_format == LOWP_F32; /* else the bias is added after, then rounded */
+            rows_of_bias(pre, f32 ? bias : NULL, lo, hi, OC);
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, hi - lo, OC, C, 1.0f, inp + (size_t)lo * C, C,
-                        weight, C, 0.0f, pre + (size_t)lo * OC, OC);
+                        weight, C, f32 ? 1.0f : 0.0f, pre + (size_t)lo * OC, OC);
             /* the epilogue, while the rows are in cache */
             for (int n = lo; n < hi; n++) {
                 float *p = pre + (size_t)n * OC, *g = out + (size_t)n * OC;
-                if (pre_format == LOWP_F32) {
-#pragma omp simd
-                    for (int o = 0; o < OC; o++)
-                        p[o] += bias[o];
-                } else {
-                    for (int o = 0; o < OC; o++)
-                        p[o] = lowp_round(p[o] + bias[o], pre_format);
-                }
+                for (int o = 0; !f32 && o < OC; o++)
+                    p[o] = lowp_round(p[o] + bias[o], pre_format);
                 cpu_gelu_span(g, p, (size_t)OC);
             }
         }

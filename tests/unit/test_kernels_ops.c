@@ -127,16 +127,19 @@ static void test_kernels__matmul(void)
     free(c.out); free(c.inp); free(c.w); free(c.b); free(c.dout); free(dinp); free(dw); free(db);
 }
 
-/* Big enough that every thread of the team gets rows of out, dinp and dW:
- * against plain loops in double. */
-static void test_kernels__matmul_rows(void)
+/* Against plain loops in double. add_dparams 0: dW and dbias are written over
+ * whatever they held. */
+static double matmul_rows_error(int N, int C, int OC, int add_dparams)
 {
-    int N = 150, C = 40, OC = 70;
     float *inp = rand_buf((size_t)N * C, 1), *w = rand_buf((size_t)OC * C, 1), *bias = rand_buf(OC, 1);
     float *dout = rand_buf((size_t)N * OC, 1), *out = zeros((size_t)N * OC);
-    float *dinp = zeros((size_t)N * C), *dw = zeros((size_t)OC * C), *db = zeros(OC);
+    float *dinp = rand_buf((size_t)N * C, 1), *dw = rand_buf((size_t)OC * C, 1), *db = rand_buf(OC, 1);
+    float *dinp0 = malloc((size_t)N * C * 4), *dw0 = malloc((size_t)OC * C * 4), *db0 = malloc(OC * 4);
+    memcpy(dinp0, dinp, (size_t)N * C * 4);
+    memcpy(dw0, dw, (size_t)OC * C * 4);
+    memcpy(db0, db, OC * 4);
     op_matmul_forward_cpu(out, inp, w, bias, N, C, OC);
-    op_matmul_backward_cpu(dinp, dw, db, dout, inp, w, N, C, OC, 1);
+    op_matmul_backward_cpu(dinp, dw, db, dout, inp, w, N, C, OC, add_dparams);
     double worst = 0;
     for (int n = 0; n < N; n++)
         for (int o = 0; o < OC; o++) {
@@ -147,25 +150,39 @@ static void test_kernels__matmul_rows(void)
         }
     for (int n = 0; n < N; n++)
         for (int i = 0; i < C; i++) {
-            double s = 0;
+            double s = dinp0[n * C + i]; /* dinp always accumulates */
             for (int o = 0; o < OC; o++)
                 s += (double)dout[n * OC + o] * w[o * C + i];
             worst = fmax(worst, fabs(s - dinp[n * C + i]));
         }
     for (int o = 0; o < OC; o++) {
-        double sb = 0;
+        double sb = add_dparams ? db0[o] : 0;
         for (int n = 0; n < N; n++)
             sb += dout[n * OC + o];
         worst = fmax(worst, fabs(sb - db[o]));
         for (int i = 0; i < C; i++) {
-            double s = 0;
+            double s = add_dparams ? dw0[o * C + i] : 0;
             for (int n = 0; n < N; n++)
                 s += (double)dout[n * OC + o] * inp[n * C + i];
             worst = fmax(worst, fabs(s - dw[o * C + i]));
         }
     }
-    CU_ASSERT(worst < 1e-3);
     free(inp); free(w); free(bias); free(dout); free(out); free(dinp); free(dw); free(db);
+    free(dinp0); free(dw0); free(db0);
+    return worst;
+}
+
+/* Big enough that every thread of the team gets rows of out, dinp and dW.
+ * The second shape takes gemm.c's path where the CPU has AVX-512 (C a
+ * multiple of 32) through all its edges: rows left over after the 12-row
+ * tiles, two chunks of K in both products (397 and 403 > 384), two blocks
+ * of columns (416 > 384), and dW both written and accumulated. */
+static void test_kernels__matmul_rows(void)
+{
+    CU_ASSERT(matmul_rows_error(150, 40, 70, 1) < 1e-3);
+    CU_ASSERT(matmul_rows_error(403, 416, 397, 1) < 1e-2);
+    CU_ASSERT(matmul_rows_error(403, 416, 397, 0) < 1e-2);
+    CU_ASSERT(matmul_rows_error(37, 64, 29, 0) < 1e-3);
 }
 
 /* ---- attention ---- */
