@@ -82,11 +82,12 @@ void cpu_adamw_span(float *param, const float *grad, float *m, float *v, size_t 
 /* The backward's GEMMs without the BLAS (gemm.c): rows [m0, m1) of C (M,N),
  * row-major ldc, = (accumulate: +=) A @ B, with A(i, k) = a[i * ai + k * ak]
  * (ak 1: A by rows; ai 1: A by columns, a transposed operand) and B (K,N)
- * row-major ldb. Only where cpu_gemm_usable(N) said yes: AVX-512 and N a
- * multiple of 32. */
+ * row-major ldb. row_sums (NULL, or with ai 1 only): row_sums[i] += the sum
+ * of A's row i, the bias gradient read while A streams by. Only where
+ * cpu_gemm_usable(N) said yes: AVX-512 and N a multiple of 32. */
 bool cpu_gemm_usable(int N);
 void cpu_gemm_rows(int m0, int m1, int N, int K, const float *a, size_t ai, size_t ak, const float *b, size_t ldb,
-                   float *c, size_t ldc, bool accumulate);
+                   float *c, size_t ldc, bool accumulate, float *row_sums);
 
 /* Makes the BLAS single-threaded, once per process; every op that calls
  * CBLAS calls this first. */

@@ -64,7 +64,7 @@ void op_matmul_backward_cpu(float *dinp, float *dweight, float *dbias, const flo
         if (dinp) { /* this thread's rows of dinp (N,C) += dout (N,OC) @ W (OC,C) */
             team_range(N, 16, &lo, &hi);
             if (hi > lo && own)
-                cpu_gemm_rows(lo, hi, C, OC, dout, OC, 1, weight, C, dinp, C, true);
+                cpu_gemm_rows(lo, hi, C, OC, dout, OC, 1, weight, C, dinp, C, true, NULL);
             else if (hi > lo)
                 cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, hi - lo, C, OC, 1.0f, dout + (size_t)lo * OC,
                             OC, weight, C, 1.0f, dinp + (size_t)lo * C, C);
@@ -72,14 +72,14 @@ void op_matmul_backward_cpu(float *dinp, float *dweight, float *dbias, const flo
         /* this thread's rows o of dW (OC,C) += dout^T (OC,N) @ inp (N,C), and of dbias */
         team_range(OC, 16, &lo, &hi);
         if (hi > lo) {
-            if (own)
-                cpu_gemm_rows(lo, hi, C, N, dout, 1, OC, inp, C, dweight, C, add_dparams);
+            for (int o = lo; dbias && !add_dparams && o < hi; o++)
+                dbias[o] = 0.0f;
+            if (own) /* dbias rides along: dout's columns are the rows of A */
+                cpu_gemm_rows(lo, hi, C, N, dout, 1, OC, inp, C, dweight, C, add_dparams, dbias);
             else
                 cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, hi - lo, C, N, 1.0f, dout + lo, OC, inp, C,
                             add_dparams ? 1.0f : 0.0f, dweight + (size_t)lo * C, C);
-            for (int o = lo; dbias && !add_dparams && o < hi; o++)
-                dbias[o] = 0.0f;
-            for (int n = 0; dbias && n < N; n++)
+            for (int n = 0; dbias && !own && n < N; n++)
 #pragma omp simd
                 for (int o = lo; o < hi; o++)
                     dbias[o] += dout[(size_t)n * OC + o];
