@@ -14,6 +14,13 @@ bench_bench_report_SOURCES = bench/bench_report.c
 bench_bench_report_CPPFLAGS = $(ANALYZE_CPPFLAGS)
 bench_bench_report_LDADD = libtrace/analyze/libgtanalyze.la $(M_LIBS)
 
+# The linear layer's backward GEMMs: OpenBLAS against kernels/cpu/gemm.c.
+noinst_PROGRAMS += bench/bench_gemm
+bench_bench_gemm_SOURCES = bench/bench_gemm.c
+bench_bench_gemm_CPPFLAGS = $(AM_CPPFLAGS) -I$(top_srcdir)/kernels
+bench_bench_gemm_CFLAGS = $(AM_CFLAGS) $(OPENMP_CFLAGS) $(BLAS_CFLAGS)
+bench_bench_gemm_LDADD = kernels/libkernels_cpu.la $(BLAS_LIBS) $(M_LIBS)
+
 # gtrace-view on a big trace, headless: first frame, load, frame times.
 if HAVE_GTK
 noinst_PROGRAMS += bench/bench_viewer

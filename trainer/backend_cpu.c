@@ -19,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 
 #ifdef _OPENMP
@@ -107,11 +108,21 @@ static void done(stage *s)
 /* The op's tensors against their dtype roles (op_roles.h): what the CUDA backend would refuse is refused here. */
 #define ROLES(name, ...) TR_OP_ROLES(be, name, __VA_ARGS__)
 
+/* Segments of 2 MiB and more are aligned to 2 MiB and offered to the kernel
+ * as transparent huge pages: a GEMM walks its operands by rows a few KiB
+ * apart, one 4 KiB page each, more pages than the first-level TLB holds. */
+enum { HUGE_PAGE = 2 << 20 };
 static void *seg_alloc(size_t n, void *ctx)
 {
     (void)ctx;
     void *p = NULL;
-    return posix_memalign(&p, 4096, n) == 0 ? p : NULL;
+    if (posix_memalign(&p, n >= HUGE_PAGE ? HUGE_PAGE : 4096, n) != 0)
+        return NULL;
+#ifdef MADV_HUGEPAGE
+    if (n >= HUGE_PAGE)
+        (void)madvise(p, n, MADV_HUGEPAGE); /* advice only: refused where THP is off */
+#endif
+    return p;
 }
 static void seg_free(void *p, size_t n, void *ctx) { (void)n; (void)ctx; free(p); }
 
