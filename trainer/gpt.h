@@ -189,7 +189,8 @@ int tr_gpt_set_amp(tr_gpt *m, tr_dtype amp);
 
 /* One block, explicit so it can be recomputed: x is the block's input. */
 int tr_gpt_block_forward(tr_gpt *m, int l, const tr_tensor *x);
-/* dout: gradient of the block's output; din: gradient of x, accumulated (+=). */
+/* dout: gradient of the block's output; din: gradient of x, accumulated (+=).
+ * din may be dout itself (fp32 only): the gradient is then updated in place. */
 int tr_gpt_block_backward(tr_gpt *m, int l, const tr_tensor *x, const tr_tensor *dout, tr_tensor *din);
 
 #endif

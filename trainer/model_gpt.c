@@ -401,7 +401,10 @@ static int recompute(tr_gpt *m, int l, const tr_tensor *x)
 }
 
 /* Gradients of a block's activations, scratch for its backward; one
- * allocation. Each has its activation's dtype, as autograd gives it. */
+ * allocation. Each has its activation's dtype, as autograd gives it. In
+ * fp32 the residual stream's gradient is one buffer updated in place (as in
+ * llm.c): the gradients of res2, attproj and fcproj are that buffer, so they
+ * get no room here. */
 typedef struct block_grads {
     tr_tensor dln1, dqkv, datty, dattproj, dres2, dln2, dfch, dfch_gelu, dfcproj, scratch;
 } block_grads;
@@ -410,17 +413,45 @@ static size_t point_block_grads(block_grads *g, void *mem, tr_dtype lp, tr_devic
                                 const tr_tensor *scratch)
 {
     void *q = mem;
+    int stream = lp == TR_F32 ? 0 : C; /* the residual stream's own gradients: none in place */
     g->dln1 = view(&q, lp, dev, 3, B, T, C, 0);
     g->dqkv = view(&q, lp, dev, 3, B, T, 3 * C, 0);
     g->datty = view(&q, lp, dev, 3, B, T, C, 0);
-    g->dattproj = view(&q, lp, dev, 3, B, T, C, 0);
-    g->dres2 = view(&q, TR_F32, dev, 3, B, T, C, 0);
+    g->dattproj = view(&q, lp, dev, 3, B, T, stream, 0);
+    g->dres2 = view(&q, TR_F32, dev, 3, B, T, stream, 0);
     g->dln2 = view(&q, lp, dev, 3, B, T, C, 0);
     g->dfch = view(&q, lp, dev, 3, B, T, 4 * C, 0);
     g->dfch_gelu = view(&q, lp, dev, 3, B, T, 4 * C, 0);
-    g->dfcproj = view(&q, lp, dev, 3, B, T, C, 0);
+    g->dfcproj = view(&q, lp, dev, 3, B, T, stream, 0);
     g->scratch = view_as(&q, scratch); /* attention's workspace */
     return (size_t)((char *)q - (char *)mem);
+}
+
+/* In place (fp32, din the same buffer as dout): dout is the gradient of
+ * fcproj, then LayerNorm 2's backward adds into it, which makes it the
+ * gradient of res2 and of attproj, then LayerNorm 1's adds into it, which
+ * makes it x's. The same sums in the same order as the copies, so the same
+ * bits, without the copies, their buffers and their zeroing. */
+static int block_backward_in_place(tr_gpt *m, int l, const tr_tensor *x, tr_tensor *dres, block_grads *g)
+{
+    tr_backend *be = m->be;
+    int B = m->B, T = m->T, C = m->cfg.channels, NH = m->cfg.n_heads, N = B * T;
+    tr_gpt_block_acts *a = &m->blocks[l];
+    const tr_gpt_layer *P = &m->layer_params[l], *W = matrices(m, l);
+    tr_gpt_layer *G = &m->layer_grads[l];
+    bool add = !m->grads_none;
+    be->matmul_backward(be, &g->dfch_gelu, &G->fcprojw, &G->fcprojb, dres, &a->fch_gelu, &W->fcprojw, N, 4 * C, C,
+                        add);
+    be->gelu_backward(be, &g->dfch, &a->fch, &g->dfch_gelu);
+    be->matmul_backward(be, &g->dln2, &G->fcw, &G->fcb, &g->dfch, &a->ln2, &W->fcw, N, C, 4 * C, add);
+    be->layernorm_backward(be, dres, &G->ln2w, &G->ln2b, &g->dln2, &a->res2, &P->ln2w, &a->ln2_mean, &a->ln2_rstd,
+                           N, C, add);
+    be->matmul_backward(be, &g->datty, &G->attprojw, &G->attprojb, dres, &a->atty, &W->attprojw, N, C, C, add);
+    be->attention_backward(be, &g->dqkv, &g->scratch, &g->datty, &a->qkv, &a->atty, &a->att, B, T, C, NH);
+    be->matmul_backward(be, &g->dln1, &G->qkvw, &G->qkvb, &g->dqkv, &a->ln1, &W->qkvw, N, C, 3 * C, add);
+    be->layernorm_backward(be, dres, &G->ln1w, &G->ln1b, &g->dln1, x, &P->ln1w, &a->ln1_mean, &a->ln1_rstd, N, C,
+                           add);
+    return TR_OK;
 }
 
 int tr_gpt_block_backward(tr_gpt *m, int l, const tr_tensor *x, const tr_tensor *dout, tr_tensor *din)
@@ -443,6 +474,13 @@ int tr_gpt_block_backward(tr_gpt *m, int l, const tr_tensor *x, const tr_tensor 
     const tr_gpt_layer *P = &m->layer_params[l], *W = matrices(m, l);
     tr_gpt_layer *G = &m->layer_grads[l];
     bool add = !m->grads_none;
+    if (din->data == dout->data) {
+        if (m->amp != TR_F32)
+            rc = tr_error_set(TR_EINVAL, "tr_gpt_block_backward: in place needs fp32 gradients");
+        else
+            rc = block_backward_in_place(m, l, x, din, &g);
+        goto done;
+    }
     be->residual_backward(be, &g.dres2, &g.dfcproj, dout);
     be->matmul_backward(be, &g.dfch_gelu, &G->fcprojw, &G->fcprojb, &g.dfcproj, &a->fch_gelu, &W->fcprojw, N,
                         4 * C, C, add);
@@ -462,7 +500,10 @@ int tr_gpt_block_backward(tr_gpt *m, int l, const tr_tensor *x, const tr_tensor 
     be->matmul_backward(be, &g.dln1, &G->qkvw, &G->qkvb, &g.dqkv, &a->ln1, &W->qkvw, N, C, 3 * C, add);
     be->layernorm_backward(be, din, &G->ln1w, &G->ln1b, &g.dln1, x, &P->ln1w, &a->ln1_mean, &a->ln1_rstd, N, C,
                            add);
+done:
     acts_release(m, &mem);
+    if (rc < 0)
+        return rc;
     /* the block's internals are spent; its output was the next block's input, spent too */
     acts_release(m, &a->mem);
     acts_release(m, &a->cheap_mem);
@@ -579,7 +620,9 @@ int tr_gpt_backward(tr_gpt *m)
     void *q = NULL;
     tr_tensor dlogits = fused_loss ? h->logits : view(&q, lp, be->device, 3, B, T, Vp, 0);
     tr_tensor dlnf = view(&q, lp, be->device, 3, B, T, C, 0);
-    tr_tensor dres[2] = {view(&q, TR_F32, be->device, 3, B, T, C, 0), view(&q, TR_F32, be->device, 3, B, T, C, 0)};
+    bool in_place = lp == TR_F32; /* the residual stream's gradient: one buffer (block_backward_in_place) */
+    tr_tensor dres[2] = {view(&q, TR_F32, be->device, 3, B, T, C, 0),
+                         view(&q, TR_F32, be->device, 3, B, T, in_place ? 0 : C, 0)};
     size_t n_bytes = (size_t)((char *)q - (char *)NULL);
     void *mem;
     int rc = acts_malloc(m, &mem, n_bytes, "head gradients");
@@ -605,11 +648,13 @@ int tr_gpt_backward(tr_gpt *m)
     int cur = 0;
     for (int l = c->n_layers - 1; l >= 0; l--) {
         const tr_tensor *x = l > 0 ? &m->blocks[l - 1].res3 : &h->encoded;
-        be->memset0(be, dres[1 - cur].data, tr_tensor_bytes(&dres[1 - cur]), 0);
-        if ((rc = tr_gpt_block_backward(m, l, x, &dres[cur], &dres[1 - cur])) < 0)
+        int next = in_place ? cur : 1 - cur;
+        if (!in_place)
+            be->memset0(be, dres[next].data, tr_tensor_bytes(&dres[next]), 0);
+        if ((rc = tr_gpt_block_backward(m, l, x, &dres[cur], &dres[next])) < 0)
             break;
         acts_release(m, &m->blocks[l].out_mem); /* block l+1, its reader, is done */
-        cur = 1 - cur;
+        cur = next;
     }
     if (rc >= 0) {
         be->encoder_backward(be, &m->grads.wte, &m->grads.wpe, &dres[cur], &h->inputs, B, T, C, add);
