@@ -427,37 +427,13 @@ static size_t point_block_grads(block_grads *g, void *mem, tr_dtype lp, tr_devic
     return (size_t)((char *)q - (char *)mem);
 }
 
-/* In place (fp32, din the same buffer as dout): dout is the gradient of
- * fcproj, then LayerNorm 2's backward adds into it, which makes it the
- * gradient of res2 and of attproj, then LayerNorm 1's adds into it, which
- * makes it x's. The same sums in the same order as the copies, so the same
- * bits, without the copies, their buffers and their zeroing. */
-static int block_backward_in_place(tr_gpt *m, int l, const tr_tensor *x, tr_tensor *dres, block_grads *g)
-{
-    tr_backend *be = m->be;
-    int B = m->B, T = m->T, C = m->cfg.channels, NH = m->cfg.n_heads, N = B * T;
-    tr_gpt_block_acts *a = &m->blocks[l];
-    const tr_gpt_layer *P = &m->layer_params[l], *W = matrices(m, l);
-    tr_gpt_layer *G = &m->layer_grads[l];
-    bool add = !m->grads_none;
-    be->matmul_backward(be, &g->dfch_gelu, &G->fcprojw, &G->fcprojb, dres, &a->fch_gelu, &W->fcprojw, N, 4 * C, C,
-                        add);
-    be->gelu_backward(be, &g->dfch, &a->fch, &g->dfch_gelu);
-    be->matmul_backward(be, &g->dln2, &G->fcw, &G->fcb, &g->dfch, &a->ln2, &W->fcw, N, C, 4 * C, add);
-    be->layernorm_backward(be, dres, &G->ln2w, &G->ln2b, &g->dln2, &a->res2, &P->ln2w, &a->ln2_mean, &a->ln2_rstd,
-                           N, C, add);
-    be->matmul_backward(be, &g->datty, &G->attprojw, &G->attprojb, dres, &a->atty, &W->attprojw, N, C, C, add);
-    be->attention_backward(be, &g->dqkv, &g->scratch, &g->datty, &a->qkv, &a->atty, &a->att, B, T, C, NH);
-    be->matmul_backward(be, &g->dln1, &G->qkvw, &G->qkvb, &g->dqkv, &a->ln1, &W->qkvw, N, C, 3 * C, add);
-    be->layernorm_backward(be, dres, &G->ln1w, &G->ln1b, &g->dln1, x, &P->ln1w, &a->ln1_mean, &a->ln1_rstd, N, C,
-                           add);
-    return TR_OK;
-}
-
 int tr_gpt_block_backward(tr_gpt *m, int l, const tr_tensor *x, const tr_tensor *dout, tr_tensor *din)
 {
     tr_backend *be = m->be;
     int B = m->B, T = m->T, C = m->cfg.channels, NH = m->cfg.n_heads, N = B * T;
+    bool in_place = din->data == dout->data;
+    if (in_place && m->amp != TR_F32)
+        return tr_error_set(TR_EINVAL, "tr_gpt_block_backward: in place needs fp32 gradients");
     int rc = hook_block(m, l, TR_PHASE_BACKWARD, true);
     if (rc < 0 || (rc = recompute(m, l, x)) < 0)
         return rc;
@@ -474,19 +450,21 @@ int tr_gpt_block_backward(tr_gpt *m, int l, const tr_tensor *x, const tr_tensor 
     const tr_gpt_layer *P = &m->layer_params[l], *W = matrices(m, l);
     tr_gpt_layer *G = &m->layer_grads[l];
     bool add = !m->grads_none;
-    if (din->data == dout->data) {
-        if (m->amp != TR_F32)
-            rc = tr_error_set(TR_EINVAL, "tr_gpt_block_backward: in place needs fp32 gradients");
-        else
-            rc = block_backward_in_place(m, l, x, din, &g);
-        goto done;
-    }
-    be->residual_backward(be, &g.dres2, &g.dfcproj, dout);
-    be->matmul_backward(be, &g.dfch_gelu, &G->fcprojw, &G->fcprojb, &g.dfcproj, &a->fch_gelu, &W->fcprojw, N,
-                        4 * C, C, add);
+    /* In place, dout is fc_proj's gradient; LayerNorm 2's backward adds into
+     * it, which makes it the gradient of res2 and of attn_proj; LayerNorm 1's
+     * adds into it, which makes it x's. The sums the copies below make, in
+     * their order, so the same bits. */
+    const tr_tensor *dfcproj = in_place ? dout : &g.dfcproj, *dattproj = in_place ? din : &g.dattproj;
+    if (!in_place)
+        be->residual_backward(be, &g.dres2, &g.dfcproj, dout);
+    be->matmul_backward(be, &g.dfch_gelu, &G->fcprojw, &G->fcprojb, dfcproj, &a->fch_gelu, &W->fcprojw, N, 4 * C,
+                        C, add);
     be->gelu_backward(be, &g.dfch, &a->fch, &g.dfch_gelu);
     be->matmul_backward(be, &g.dln2, &G->fcw, &G->fcb, &g.dfch, &a->ln2, &W->fcw, N, C, 4 * C, add);
-    if (m->fuse) {
+    if (in_place) {
+        be->layernorm_backward(be, din, &G->ln2w, &G->ln2b, &g.dln2, &a->res2, &P->ln2w, &a->ln2_mean,
+                               &a->ln2_rstd, N, C, add);
+    } else if (m->fuse) {
         be->residual_layernorm_backward(be, din, &g.dattproj, &g.dres2, &G->ln2w, &G->ln2b, &g.dln2, &a->res2,
                                         &P->ln2w, &a->ln2_mean, &a->ln2_rstd, N, C, add);
     } else {
@@ -494,16 +472,12 @@ int tr_gpt_block_backward(tr_gpt *m, int l, const tr_tensor *x, const tr_tensor 
                                &a->ln2_rstd, N, C, add);
         be->residual_backward(be, din, &g.dattproj, &g.dres2);
     }
-    be->matmul_backward(be, &g.datty, &G->attprojw, &G->attprojb, &g.dattproj, &a->atty, &W->attprojw, N, C, C,
-                        add);
+    be->matmul_backward(be, &g.datty, &G->attprojw, &G->attprojb, dattproj, &a->atty, &W->attprojw, N, C, C, add);
     be->attention_backward(be, &g.dqkv, &g.scratch, &g.datty, &a->qkv, &a->atty, &a->att, B, T, C, NH);
     be->matmul_backward(be, &g.dln1, &G->qkvw, &G->qkvb, &g.dqkv, &a->ln1, &W->qkvw, N, C, 3 * C, add);
     be->layernorm_backward(be, din, &G->ln1w, &G->ln1b, &g.dln1, x, &P->ln1w, &a->ln1_mean, &a->ln1_rstd, N, C,
                            add);
-done:
     acts_release(m, &mem);
-    if (rc < 0)
-        return rc;
     /* the block's internals are spent; its output was the next block's input, spent too */
     acts_release(m, &a->mem);
     acts_release(m, &a->cheap_mem);
