@@ -141,17 +141,18 @@ void op_matmul_bias_gelu_forward_cpu(float *pre, float *out, const float *inp, c
             }
         }
     }
-#else
-#pragma omp parallel for collapse(2)
-    for (int n = 0; n < N; n++)
+#else /* as op_matmul_forward_cpu then GELU: the sums start from the bias in fp32 */
+    bool f32 = pre_format == LOWP_F32;
+#pragma omp parallel for
+    for (int n = 0; n < N; n++) {
         for (int o = 0; o < OC; o++) {
             const float *x = inp + (size_t)n * C, *w = weight + (size_t)o * C;
-            float s = 0.0f;
+            float s = f32 ? bias[o] : 0.0f;
             for (int i = 0; i < C; i++)
                 s += x[i] * w[i];
-            float v = lowp_round(s + bias[o], pre_format);
-            pre[(size_t)n * OC + o] = v;
-            out[(size_t)n * OC + o] = gelu_value(v);
+            pre[(size_t)n * OC + o] = f32 ? s : lowp_round(s + bias[o], pre_format);
         }
+        cpu_gelu_span(out + (size_t)n * OC, pre + (size_t)n * OC, (size_t)OC);
+    }
 #endif
 }
