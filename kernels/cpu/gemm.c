@@ -29,10 +29,8 @@ enum { MR = 12, NR = 32, KC_MAX = 384, NC = 384 };
 bool cpu_gemm_usable(int N)
 {
 #ifdef GEMM_AVX512
-    static int avx512 = -1; /* a benign race: every thread writes the same value */
-    if (avx512 < 0)
-        avx512 = __builtin_cpu_supports("avx512f") ? 1 : 0;
-    return avx512 && N % NR == 0;
+    /* reads the CPU model libgcc filled in at load time: no cache of our own */
+    return __builtin_cpu_supports("avx512f") && N % NR == 0;
 #else
     (void)N;
     return false;
