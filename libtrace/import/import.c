@@ -38,7 +38,7 @@ int gt_import_detect(const char *path, gt_import_format *out_format)
         rc = gt_error_set(GT_ERR_CORRUPT, "%s: a pickle of protocol %d%s; snapshots are protocol 2 to 5", path,
                           head[1], gzdirect(gz) ? "" : " inside gzip");
     } else {
-        int i = 0;
+        int i = n >= 3 && head[0] == 0xef && head[1] == 0xbb && head[2] == 0xbf ? 3 : 0; /* a UTF-8 BOM */
         while (i < n && (head[i] == ' ' || head[i] == '\t' || head[i] == '\r' || head[i] == '\n'))
             i++;
         if (i < n && (head[i] == '{' || head[i] == '['))

@@ -30,8 +30,8 @@ enum { JSON_MAX_DEPTH = 64 };
 
 typedef struct json_reader json_reader;
 
-/* Opens `path` (gzip or not). Memory is bounded: a 64 KiB buffer and the
- * longest string (at most 16 MiB). */
+/* Opens `path` (gzip or not; a UTF-8 byte-order mark is skipped). Memory is
+ * bounded: a 64 KiB buffer and the longest string (kept to 16 MiB). */
 int json_open(json_reader **out, const char *path);
 void json_free(json_reader *r);
 /* The next token; the grammar is checked as it goes. Errors (a negative
@@ -48,6 +48,11 @@ int json_skip(json_reader *r, json_tok first);
 /* Text of the last KEY, STR or NUM token (NUL-terminated, UTF-8); valid
  * until the next call. */
 const char *json_text(const json_reader *r, size_t *out_len);
+/* What is odd about the last KEY or STR text: JSON_TEXT_NUL, it held
+ * \u0000 (left out); JSON_TEXT_CUT, it was longer than 16 MiB (cut there).
+ * A key with either reads as "". */
+enum { JSON_TEXT_NUL = 1u << 0, JSON_TEXT_CUT = 1u << 1 };
+unsigned json_text_flags(const json_reader *r);
 /* Nesting depth after the last token (0: top level). */
 int json_depth(const json_reader *r);
 /* Fails with "PATH: line N: what" (GT_ERR_CORRUPT). */

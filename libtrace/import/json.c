@@ -4,7 +4,11 @@
  * the file. It checks the grammar as it goes (objects, arrays, keys, commas,
  * escapes, UTF-16 surrogate pairs, number syntax, nesting up to
  * JSON_MAX_DEPTH, one top-level value). It builds no tree: callers read the
- * tokens they want and skip the rest. */
+ * tokens they want and skip the rest. Beyond RFC 8259 it takes what
+ * Python's json.dump writes (NaN, Infinity, -Infinity, as numbers) and a
+ * UTF-8 byte-order mark; a string with \u0000 or over 16 MiB is read to
+ * its end and flagged (json_text_flags), so that a caller skips the value
+ * it is part of, not the whole file. */
 #include "import_int.h"
 
 #include <errno.h>
@@ -31,6 +35,8 @@ struct json_reader {
     int64_t line;
     char *text;                 /* the current key, string or number */
     size_t text_len, text_cap;
+    unsigned text_flags;        /* JSON_TEXT_*: of the current text */
+    bool started;               /* a first byte was read (a BOM is looked for there) */
     char stack[JSON_MAX_DEPTH]; /* 'o' or 'a' */
     int depth;
     int state;
@@ -80,6 +86,8 @@ void json_free(json_reader *r)
     free(r);
 }
 
+unsigned json_text_flags(const json_reader *r) { return r->text_flags; }
+
 const char *json_text(const json_reader *r, size_t *out_len)
 {
     if (out_len)
@@ -110,6 +118,13 @@ static int fill(json_reader *r)
     }
     r->pos = 0;
     r->len = (size_t)n;
+    if (!r->started) { /* a UTF-8 byte-order mark, as Windows editors write */
+        r->started = true;
+        if (n >= 3 && r->buf[0] == 0xef && r->buf[1] == 0xbb && r->buf[2] == 0xbf)
+            r->pos = 3;
+        if (r->pos == r->len)
+            return fill(r);
+    }
     return 1;
 }
 
@@ -137,8 +152,11 @@ static int peekb(json_reader *r)
 static int put(json_reader *r, const char *s, size_t n)
 {
     if (r->text_len + n + 1 > r->text_cap) {
-        if (r->text_len + n + 1 > MAX_TEXT_BYTES)
-            return json_fail(r, "a string or number longer than %d MiB", MAX_TEXT_BYTES >> 20);
+        if (r->text_len + n + 1 > MAX_TEXT_BYTES) {
+            /* kept cut: read on to the end, the caller told by the flag */
+            r->text_flags |= JSON_TEXT_CUT;
+            return 0;
+        }
         size_t cap = r->text_cap ? r->text_cap : 256;
         while (cap < r->text_len + n + 1)
             cap *= 2;
@@ -202,6 +220,7 @@ static int read_string(json_reader *r)
 {
     int rc;
     r->text_len = 0;
+    r->text_flags = 0;
     if ((rc = put(r, "", 0)) < 0)
         return rc;
     for (;;) {
@@ -256,8 +275,10 @@ static int read_string(json_reader *r)
             } else if (u >= 0xdc00 && u <= 0xdfff) {
                 return json_fail(r, "a lone UTF-16 low surrogate");
             }
-            if (u == 0)
-                return json_fail(r, "a NUL character (\\u0000) inside a string");
+            if (u == 0) { /* not in a C string: the caller skips what holds it */
+                r->text_flags |= JSON_TEXT_NUL;
+                continue;
+            }
             if ((rc = put_utf8(r, u)) < 0)
                 return rc;
             continue;
@@ -271,14 +292,36 @@ static int read_string(json_reader *r)
     }
 }
 
+/* Python's NaN, Infinity and -Infinity, into text as a number: the word
+ * after its first letter (after the '-' when `neg`). */
+static int nonfinite(json_reader *r, const char *word, bool neg)
+{
+    int rc;
+    for (const char *p = word + (neg ? 0 : 1); *p; p++) {
+        int c = getb(r);
+        if (c == -2)
+            return r->status;
+        if (c != *p)
+            return json_fail(r, "an unknown word (true, false, null, NaN and Infinity are the only ones)");
+    }
+    r->text_len = 0;
+    r->text_flags = 0;
+    if ((neg && (rc = put(r, "-", 1)) < 0) || (rc = put(r, word, strlen(word))) < 0)
+        return rc;
+    return 0;
+}
+
 /* A number starting with `c`, into text; checked against JSON's grammar. */
 static int read_number(json_reader *r, int c)
 {
     char ch = (char)c;
     int rc;
     r->text_len = 0;
+    r->text_flags = 0;
     if ((rc = put(r, &ch, 1)) < 0)
         return rc;
+    if (c == '-' && peekb(r) == 'I')
+        return nonfinite(r, "Infinity", true);
     for (;;) {
         int p = peekb(r);
         if (p == -2)
@@ -331,7 +374,7 @@ static int literal(json_reader *r, const char *rest)
         if (c == -2)
             return r->status;
         if (c != *p)
-            return json_fail(r, "an unknown word (true, false and null are the only ones)");
+            return json_fail(r, "an unknown word (true, false, null, NaN and Infinity are the only ones)");
     }
     return 0;
 }
@@ -447,6 +490,12 @@ int json_next(json_reader *r, json_tok *out)
                     return rc;
                 *out = JT_NULL;
                 break;
+            case 'N':
+            case 'I':
+                if ((rc = nonfinite(r, c == 'N' ? "NaN" : "Infinity", false)) < 0)
+                    return rc;
+                *out = JT_NUM;
+                break;
             default:
                 if (c == '-' || (c >= '0' && c <= '9')) {
                     if ((rc = read_number(r, c)) < 0)
@@ -472,7 +521,8 @@ int json_next_member(json_reader *r, char *key, size_t key_bytes, json_tok *valu
         return rc;
     if (t == JT_OBJ_END)
         return 0;
-    snprintf(key, key_bytes, "%s", json_text(r, NULL));
+    /* a key with \u0000 or cut is no key a caller knows */
+    snprintf(key, key_bytes, "%s", r->text_flags ? "" : json_text(r, NULL));
     if ((rc = json_next(r, value)) < 0)
         return rc;
     return 1;

@@ -37,7 +37,12 @@
  *
  * Times: microseconds with nanosecond decimals, relative to
  * baseTimeNanoseconds (absolute when it is absent), read exactly into
- * int64 nanoseconds. */
+ * int64 nanoseconds.
+ *
+ * An event that cannot be read (a time out of range, NaN or Infinity; a
+ * name with \u0000 or over 16 MiB) is skipped, not the file: the skipped
+ * are counted by why, said in one line on stderr and kept in the trace's
+ * run config ("import.skipped"). */
 #include "kineto_int.h"
 
 #include <stddef.h>
@@ -93,16 +98,27 @@ int im_kineto_scan(const char *path, im_scan *out)
     memset(out, 0, sizeof *out);
     out->format = GT_IMPORT_KINETO;
     c.s = out;
+    memset(&fi, 0, sizeof fi);
     int rc = kt_walk(path, &fi, scan_event, NULL, &c);
     if (rc < 0)
         return rc;
-    int64_t base = fi.has_base ? fi.base_ns : 0;
+    int64_t base = fi.has_base ? fi.base_ns : 0, lo, hi;
+    if (c.any && (__builtin_add_overflow(base, c.min_ns, &lo) || __builtin_add_overflow(base, c.max_ns, &hi) ||
+                  lo < -KT_TIME_LIMIT_NS || hi > KT_TIME_LIMIT_NS)) {
+        /* baseTimeNanoseconds (read after the events) puts some out of
+         * range: again, without them, as the second pass will */
+        memset(&c, 0, sizeof c);
+        memset(out, 0, sizeof *out);
+        out->format = GT_IMPORT_KINETO;
+        c.s = out;
+        fi.check_base_ns = base;
+        if ((rc = kt_walk(path, &fi, scan_event, NULL, &c)) < 0)
+            return rc;
+    }
     out->rank = fi.rank;
     out->base_ns = base;
     out->os_pid = c.host_pid_known ? c.host_pid : 0;
     if (c.any) {
-        if ((c.min_ns > 0 && base > INT64_MAX - c.max_ns) || (c.min_ns < 0 && base < INT64_MIN - c.min_ns))
-            return gt_error_set(GT_ERR_CORRUPT, "%s: times out of range (baseTimeNanoseconds + ts)", path);
         out->has_time = true;
         out->min_abs_ns = base + c.min_ns;
         out->max_abs_ns = base + c.max_ns;
@@ -480,6 +496,30 @@ static int write_categories(write_ctx *c)
     return 0;
 }
 
+/* The events the walk skipped: "N events (K with WHY, ...)" on stderr and
+ * in the run config, as `gtrace info` lists rows the reader refuses. */
+static int report_bad(im_out *o, const kt_frame *fi)
+{
+    char why[256] = "";
+    size_t n = 0;
+    int64_t total = 0;
+    for (int b = KT_BAD_NONE + 1; b < KT_N_BAD; b++) {
+        if (!fi->n_bad[b])
+            continue;
+        total += fi->n_bad[b];
+        n += (size_t)snprintf(why + n, sizeof why - n, "%s%lld with %s", n ? ", " : "", (long long)fi->n_bad[b],
+                              kt_bad_name((kt_bad)b));
+        if (n >= sizeof why)
+            n = sizeof why - 1;
+    }
+    if (!total)
+        return 0;
+    char value[320];
+    snprintf(value, sizeof value, "%lld events (%s)", (long long)total, why);
+    fprintf(stderr, "gtrace: %s: skipped %s\n", o->path, value);
+    return gt_writer_add_config(o->w, gt_global_pid(o->pid), "import.skipped", value);
+}
+
 int im_kineto_write(const char *path, const im_scan *scan, im_out *o, gt_import_stats *st)
 {
     write_ctx c;
@@ -496,9 +536,11 @@ int im_kineto_write(const char *path, const im_scan *scan, im_out *o, gt_import_
     c.base_ns = scan->base_ns;
     if ((rc = write_categories(&c)) < 0)
         goto cleanup;
-    if ((rc = kt_walk(path, &fi, write_event, write_gpu, &c)) < 0)
+    memset(&fi, 0, sizeof fi);
+    fi.check_base_ns = scan->base_ns;
+    if ((rc = kt_walk(path, &fi, write_event, write_gpu, &c)) < 0 || (rc = kt_memory_write(&c.mem, o, st)) < 0 ||
+        (rc = report_bad(o, &fi)) < 0)
         goto cleanup;
-    rc = kt_memory_write(&c.mem, o, st);
 cleanup:
     kt_memory_free(&c.mem);
     free(c.threads);

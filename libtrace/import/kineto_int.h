@@ -24,7 +24,24 @@ typedef enum kt_arg {
     KT_MEM_BYTES, KT_TOTAL_ALLOC, KT_TOTAL_RES, KT_DEVICE_ID, KT_DEVICE_TYPE, KT_N_ARGS
 } kt_arg;
 
+/* Why an event cannot be read though the file can: the walk skips it and
+ * counts it (kt_frame.n_bad), as the trace reader refuses a bad row. */
+typedef enum kt_bad {
+    KT_BAD_NONE = 0,
+    KT_BAD_TIME,      /* ts or ts + dur beyond +-KT_TIME_LIMIT_NS (baseTimeNanoseconds added) */
+    KT_BAD_NONFINITE, /* ts or dur NaN or Infinity (Python's json.dump writes them) */
+    KT_BAD_NUL,       /* \u0000 in a string the importer reads */
+    KT_BAD_LONG,      /* such a string over 16 MiB */
+    KT_N_BAD
+} kt_bad;
+const char *kt_bad_name(kt_bad b);
+
+/* Times, absolute and relative, are kept within +-(2^62 - 1) ns (146
+ * years): the difference of any two then fits an int64. */
+#define KT_TIME_LIMIT_NS (((int64_t)1 << 62) - 1)
+
 typedef struct kt_event { /* one trace event, as much as the importer reads */
+    kt_bad bad;
     char ph;
     kt_cat cat;
     char *name; size_t name_cap;
@@ -50,17 +67,19 @@ bool kt_is_imported(const kt_event *e);
 
 /* What the file says around its events. */
 typedef struct kt_frame {
+    int64_t check_base_ns;  /* in: added to each time for the range check */
     bool has_base;
     int64_t base_ns;   /* baseTimeNanoseconds */
     int32_t rank;      /* distributedInfo.rank; -1 unknown */
+    int64_t n_bad[KT_N_BAD]; /* events skipped, by why */
 } kt_frame;
 
 typedef int (*kt_event_fn)(void *ctx, kt_event *e);
 /* A device of deviceProperties: its "id" (-1 when absent) and figures. */
 typedef int (*kt_gpu_fn)(void *ctx, int64_t id, const gt_gpu_info *g);
 
-/* Walks the file: the top-level keys, every event of traceEvents through
- * `event`, every device of deviceProperties through `gpu` (may be NULL). A
+/* Walks the file: the top-level keys, every event of traceEvents that can
+ * be read (the others counted in fi->n_bad) through `event`, every device of deviceProperties through `gpu` (may be NULL). A
  * bare array of events (Chrome's other form) is read too. */
 int kt_walk(const char *path, kt_frame *fi, kt_event_fn event, kt_gpu_fn gpu, void *ctx);
 

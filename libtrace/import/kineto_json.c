@@ -44,9 +44,25 @@ static int set_str(char **dst, size_t *cap, const char *s, size_t n)
     return 0;
 }
 
+const char *kt_bad_name(kt_bad b)
+{
+    static const char *const names[KT_N_BAD] = {
+        "", "a time out of range", "a time that is NaN or Infinity", "a \\u0000 in a name", "a name over 16 MiB",
+    };
+    return b > KT_BAD_NONE && b < KT_N_BAD ? names[b] : "";
+}
+
+/* Marks the event unreadable for the last string's flags (the first reason stays). */
+static void check_text(json_reader *r, kt_event *e)
+{
+    unsigned f = json_text_flags(r);
+    if (f && e->bad == KT_BAD_NONE)
+        e->bad = f & JSON_TEXT_NUL ? KT_BAD_NUL : KT_BAD_LONG;
+}
+
 /* A pid or tid: a number, or a string ("Spans", "stream 7"): its number, or
  * none (has = false) when it holds no digits. */
-static int read_id(json_reader *r, json_tok t, bool *has, bool *is_num, int64_t *out)
+static int read_id(json_reader *r, kt_event *e, json_tok t, bool *has, bool *is_num, int64_t *out)
 {
     *has = false;
     *is_num = false;
@@ -60,6 +76,7 @@ static int read_id(json_reader *r, json_tok t, bool *has, bool *is_num, int64_t 
     }
     if (t == JT_STR) {
         const char *s = json_text(r, NULL);
+        check_text(r, e);
         while (*s && (*s < '0' || *s > '9'))
             s++;
         int64_t v;
@@ -171,6 +188,7 @@ static int read_args(json_reader *r, kt_event *e)
         } else if (!strcmp(key, "name") && t == JT_STR) {
             size_t n;
             const char *s = json_text(r, &n);
+            check_text(r, e);
             if ((rc = set_str(&e->meta, &e->meta_cap, s, n)) < 0)
                 return rc;
         } else if (!strcmp(key, "Input Dims")) {
@@ -198,6 +216,7 @@ static int read_event(json_reader *r, kt_event *e)
     json_tok t;
     char key[16];
     int rc;
+    e->bad = KT_BAD_NONE;
     e->ph = 0;
     e->cat = KT_OTHER;
     e->name[0] = e->meta[0] = '\0';
@@ -210,6 +229,8 @@ static int read_event(json_reader *r, kt_event *e)
     while ((rc = json_next_member(r, key, sizeof key, &t)) > 0) {
         size_t n;
         const char *s = json_text(r, &n);
+        if (t == JT_STR && (!strcmp(key, "ph") || !strcmp(key, "cat") || !strcmp(key, "name")))
+            check_text(r, e);
         if (!strcmp(key, "ph") && t == JT_STR) {
             e->ph = s[0];
         } else if (!strcmp(key, "cat") && t == JT_STR) {
@@ -220,16 +241,19 @@ static int read_event(json_reader *r, kt_event *e)
             if ((rc = set_str(&e->name, &e->name_cap, s, n)) < 0)
                 return rc;
         } else if (!strcmp(key, "pid")) {
-            if ((rc = read_id(r, t, &e->has_pid, &e->pid_is_num, &e->pid)) < 0)
+            if ((rc = read_id(r, e, t, &e->has_pid, &e->pid_is_num, &e->pid)) < 0)
                 return rc;
         } else if (!strcmp(key, "tid")) {
             bool num;
-            if ((rc = read_id(r, t, &e->has_tid, &num, &e->tid)) < 0)
+            if ((rc = read_id(r, e, t, &e->has_tid, &num, &e->tid)) < 0)
                 return rc;
         } else if ((!strcmp(key, "ts") || !strcmp(key, "dur")) && t == JT_NUM) {
             int64_t v;
-            if (!json_us_to_ns(s, &v))
-                return json_fail(r, "a time '%s' out of range", s);
+            if (!json_us_to_ns(s, &v)) {
+                if (e->bad == KT_BAD_NONE)
+                    e->bad = strpbrk(s, "NI") ? KT_BAD_NONFINITE : KT_BAD_TIME;
+                continue;
+            }
             if (key[0] == 't') {
                 e->ts_ns = v;
                 e->has_ts = true;
@@ -289,15 +313,34 @@ static int read_distributed(json_reader *r, json_tok t, kt_frame *fi)
     return rc;
 }
 
-/* The elements of the traceEvents array (its '[' read), each through fn. */
-static int read_events(json_reader *r, kt_event *e, kt_event_fn fn, void *ctx)
+/* Whether t, and t + base, are within the limit. */
+static bool time_ok(int64_t t, int64_t base)
+{
+    int64_t abs;
+    return t >= -KT_TIME_LIMIT_NS && t <= KT_TIME_LIMIT_NS && !__builtin_add_overflow(t, base, &abs) &&
+           abs >= -KT_TIME_LIMIT_NS && abs <= KT_TIME_LIMIT_NS;
+}
+
+/* The elements of the traceEvents array (its '[' read), each that can be
+ * read through fn. */
+static int read_events(json_reader *r, kt_frame *fi, kt_event *e, kt_event_fn fn, void *ctx)
 {
     json_tok t;
     int rc;
     while ((rc = json_next_element(r, &t)) > 0) {
         if (t != JT_OBJ)
             return json_fail(r, "an element of traceEvents is not an object");
-        if ((rc = read_event(r, e)) < 0 || (rc = fn(ctx, e)) < 0)
+        if ((rc = read_event(r, e)) < 0)
+            return rc;
+        if (e->bad == KT_BAD_NONE && e->has_ts &&
+            (!time_ok(e->ts_ns, fi->check_base_ns) || (e->has_dur && (e->dur_ns > KT_TIME_LIMIT_NS ||
+                                                       !time_ok(e->ts_ns + e->dur_ns, fi->check_base_ns)))))
+            e->bad = KT_BAD_TIME; /* (ts + dur cannot overflow: both are within the limit) */
+        if (e->bad != KT_BAD_NONE) {
+            fi->n_bad[e->bad]++;
+            continue;
+        }
+        if ((rc = fn(ctx, e)) < 0)
             return rc;
     }
     return rc;
@@ -378,6 +421,7 @@ int kt_walk(const char *path, kt_frame *fi, kt_event_fn fn, kt_gpu_fn gpu, void 
     fi->has_base = false;
     fi->base_ns = 0;
     fi->rank = -1;
+    memset(fi->n_bad, 0, sizeof fi->n_bad);
     if ((rc = json_open(&r, path)) < 0)
         return rc;
     if ((rc = set_str(&e.name, &e.name_cap, "", 0)) < 0 || (rc = set_str(&e.meta, &e.meta_cap, "", 0)) < 0 ||
@@ -385,7 +429,7 @@ int kt_walk(const char *path, kt_frame *fi, kt_event_fn fn, kt_gpu_fn gpu, void 
         goto cleanup;
     if (t == JT_ARR) {
         saw_events = true;
-        if ((rc = read_events(r, &e, fn, ctx)) < 0)
+        if ((rc = read_events(r, fi, &e, fn, ctx)) < 0)
             goto cleanup;
     } else if (t != JT_OBJ) {
         rc = json_fail(r, "not a Chrome trace: the file is not a JSON object");
@@ -398,7 +442,7 @@ int kt_walk(const char *path, kt_frame *fi, kt_event_fn fn, kt_gpu_fn gpu, void 
                 goto cleanup;
             }
             saw_events = true;
-            if ((rc = read_events(r, &e, fn, ctx)) < 0)
+            if ((rc = read_events(r, fi, &e, fn, ctx)) < 0)
                 goto cleanup;
         } else if (!strcmp(key, "baseTimeNanoseconds") && t == JT_NUM) {
             if (!json_int(json_text(r, NULL), &fi->base_ns)) {

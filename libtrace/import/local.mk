@@ -26,6 +26,10 @@ TESTS += tests/integration/import_kineto.sh tests/integration/import_snapshot.sh
 TESTS += tests/integration/import_counts.sh
 # The report's Memory section of imported ranks, text and JSON alike.
 TESTS += tests/integration/report_memory_ranks.sh
+# Odd events of a Kineto trace (NaN, Infinity, \u0000, times out of range)
+# skipped and counted, not the file.
+TESTS += tests/integration/import_kineto_skip.sh
+EXTRA_DIST += tests/integration/import_kineto_skip.sh
 EXTRA_DIST += tests/integration/import_kineto.sh tests/integration/import_snapshot.sh \
 	tests/integration/import_counts.sh tests/integration/report_memory_ranks.sh \
 	tests/fixtures/pytorch/README.md tests/fixtures/pytorch/make_kineto.py \

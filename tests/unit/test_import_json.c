@@ -1,8 +1,9 @@
 /* test_import_json.c: libtrace/import's streaming JSON reader: the tokens and
  * texts of every kind of value (escapes, surrogate pairs, strings longer than
  * the read buffer), gzip read the same as plain, Kineto's microseconds read
- * exactly into nanoseconds, and malformed inputs refused with the line and
- * what was expected, never read past. */
+ * exactly into nanoseconds, Python's NaN and Infinity, a byte-order mark,
+ * strings with \u0000 or over 16 MiB flagged and read past, and malformed
+ * inputs refused with the line and what was expected, never read past. */
 #include "config.h"
 
 #include "gt_test.h"
@@ -166,7 +167,10 @@ static void test_import_json__errors(void)
         {"[\"\\u12G4\"]", "4 hex digits"},
         {"[\"\\udc00\"]", "lone UTF-16 low surrogate"},
         {"[\"\\ud800x\"]", "high surrogate without its low half"},
-        {"[\"\\u0000\"]", "NUL"},
+        {"[Nan]", "unknown word"},
+        {"[-Inf]", "unknown word"},
+        {"[- Infinity]", "malformed number"},
+        {"[1, \xef\xbb\xbf" "2]", "unexpected byte 0xef"},
         {"{\"a\": 1}}", "text after the end"},
         {"[1]\n[2]", "line 2: text after the end"},
         {"\x01", "unexpected byte 0x01"},
@@ -257,12 +261,71 @@ static void test_import_json__members_and_elements(void)
     free(c);
 }
 
+/* What Python's json.dump writes beyond RFC 8259 (NaN, Infinity, -Infinity)
+ * reads as numbers; a UTF-8 byte-order mark is read past, plain or gzipped. */
+static void test_import_json__python_words_and_bom(void)
+{
+    static const char doc[] = "\xef\xbb\xbf[NaN, Infinity, -Infinity, {\"a\": -Infinity}]";
+    char *p = write_file("python.json", doc, sizeof doc - 1);
+    char *g = write_gz("python.json.gz", doc, sizeof doc - 1);
+    char got[256];
+    CU_ASSERT_EQUAL_FATAL(describe(p, got, sizeof got), 0);
+    CU_ASSERT_STRING_EQUAL(got, "[n(NaN)n(Infinity)n(-Infinity){k(a)n(-Infinity)}]");
+    CU_ASSERT_EQUAL_FATAL(describe(g, got, sizeof got), 0);
+    CU_ASSERT_STRING_EQUAL(got, "[n(NaN)n(Infinity)n(-Infinity){k(a)n(-Infinity)}]");
+    int64_t v;
+    CU_ASSERT(!json_int("NaN", &v) && !json_us_to_ns("NaN", &v) && !json_us_to_ns("-Infinity", &v));
+    free(p);
+    free(g);
+}
+
+/* A string with \u0000, or over 16 MiB, is read to its end and flagged, so
+ * that a caller can skip what holds it and read on; such a key reads as "". */
+static void test_import_json__odd_strings_flagged(void)
+{
+    size_t n = (17u << 20) + 5;
+    char *doc = malloc(n + 128);
+    CU_ASSERT_FATAL(doc != NULL);
+    size_t k = (size_t)sprintf(doc, "{\"a\\u0000b\": \"x\\u0000y\", \"k\": \"");
+    memset(doc + k, 'z', n);
+    k += n;
+    k += (size_t)sprintf(doc + k, "\", \"after\": 1}");
+    char *p = write_file("odd.json", doc, k);
+    json_reader *r = NULL;
+    json_tok t;
+    char key[16];
+    size_t len;
+    CU_ASSERT_EQUAL_FATAL(json_open(&r, p), 0);
+    CU_ASSERT(json_next(r, &t) == 0 && t == JT_OBJ);
+    CU_ASSERT_EQUAL(json_next_member(r, key, sizeof key, &t), 1);
+    CU_ASSERT_STRING_EQUAL(key, "");
+    CU_ASSERT_EQUAL(t, JT_STR);
+    CU_ASSERT_STRING_EQUAL(json_text(r, NULL), "xy");
+    CU_ASSERT_EQUAL(json_text_flags(r), JSON_TEXT_NUL);
+    CU_ASSERT_EQUAL(json_next_member(r, key, sizeof key, &t), 1);
+    CU_ASSERT_STRING_EQUAL(key, "k");
+    CU_ASSERT_EQUAL(t, JT_STR);
+    json_text(r, &len);
+    CU_ASSERT(len > 0 && len < 16u << 20);
+    CU_ASSERT_EQUAL(json_text_flags(r), JSON_TEXT_CUT);
+    CU_ASSERT_EQUAL(json_next_member(r, key, sizeof key, &t), 1);
+    CU_ASSERT_STRING_EQUAL(key, "after");
+    CU_ASSERT_EQUAL(json_text_flags(r), 0);
+    CU_ASSERT_EQUAL(json_next_member(r, key, sizeof key, &t), 0);
+    CU_ASSERT(json_next(r, &t) == 0 && t == JT_EOF);
+    json_free(r);
+    free(doc);
+    free(p);
+}
+
 static const gt_test_case cases[] = {
     {"test_import_json__tokens", test_import_json__tokens},
     {"test_import_json__long_values_and_skip", test_import_json__long_values_and_skip},
     {"test_import_json__microseconds", test_import_json__microseconds},
     {"test_import_json__errors", test_import_json__errors},
     {"test_import_json__members_and_elements", test_import_json__members_and_elements},
+    {"test_import_json__python_words_and_bom", test_import_json__python_words_and_bom},
+    {"test_import_json__odd_strings_flagged", test_import_json__odd_strings_flagged},
     {NULL, NULL},
 };
 
