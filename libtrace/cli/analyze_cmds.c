@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "gt_outpath.h"
 #include "gt_analyze.h"
 
 enum { EXIT_USAGE = 2 };
@@ -363,42 +364,16 @@ typedef struct out_file {
     bool direct;           /* an existing file that is not a regular one: written in place */
 } out_file;
 
-/* Checks `path` as a target: a regular file that exists only with --force,
- * never a folder; other existing files are written directly. */
-static bool check_output(const char *path, bool force, out_file *o)
+/* Checks `path` as a target by gt_outpath's rule, as a stream: a regular
+ * file (or one a link names) replaced only with --force, a device or a
+ * read FIFO written in place, never a folder or the trace read. */
+static bool check_output(const char *path, bool force, const char *trace_path, out_file *o)
 {
     struct stat st;
     memset(o, 0, sizeof *o);
     o->path = path;
-    if (strlen(path) >= sizeof o->target - 16) {
-        gt_cli_error("export: %s: the path is too long", path);
-        return false;
-    }
-    snprintf(o->target, sizeof o->target, "%s", path);
-    if (stat(path, &st) != 0) {
-        if (errno != ENOENT) {
-            gt_cli_error("export: cannot use %s: %s", path, strerror(errno));
-            return false;
-        }
-        return true;
-    }
-    if (S_ISDIR(st.st_mode)) {
-        gt_cli_error("export: %s is a folder, not a file", path);
-        return false;
-    }
-    if (!S_ISREG(st.st_mode) || !strncmp(path, "/dev/", 5) || !strncmp(path, "/proc/", 6)) {
-        /* a device, a pipe, a socket, or /dev/stdout and /dev/fd/N (whatever
-         * the shell opened there): written as it is */
-        o->direct = true;
-        return true;
-    }
-    if (!force) {
-        gt_cli_error("export: %s exists (use --force to replace it)", path);
-        return false;
-    }
-    struct stat lst;
-    if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode) && !realpath(path, o->target)) {
-        gt_cli_error("export: cannot follow %s: %s", path, strerror(errno));
+    if (gt_outpath_check(&p, path, GT_OUTPATH_STREAM | (force ? GT_OUTPATH_FORCE : 0), &trace_path, 1) != 0) {
+        gt_cli_error("export: %s", p.why);
         return false;
     }
     return true;
@@ -432,9 +407,12 @@ static bool open_output(out_file *o, const char *mode)
     }
     mode_t mask = umask(0);
     umask(mask);
-    struct stat st;
+    gt_outpath p;
     fchmod(fd, stat(o->target, &st) == 0 ? (st.st_mode & 07777) : (0666 & ~mask));
     if (!(o->f = fdopen(fd, mode))) {
+    _Static_assert(sizeof o->target == sizeof p.target, "same size");
+    memcpy(o->target, p.target, sizeof o->target);
+    o->direct = p.how == GT_OUTPATH_IN_PLACE;
         gt_cli_error("export: cannot write %s: %s", o->path, strerror(errno));
         close(fd);
         unlink(tmp_path);
@@ -622,7 +600,7 @@ static int export_ranks(gt_trace *t, const char *path, int64_t pid, bool force, 
         else
             snprintf(file, cap, "%s", path);
         out_file o;
-        if (!check_output(file, force, &o)) {
+        if (!check_output(file, force, trace_path, &o)) {
             status = 1;
             break;
         }
@@ -785,7 +763,7 @@ int gt_cli_export(int argc, char **argv)
             gt_cli_error("export: out of memory");
             goto restore;
         }
-        if (!check_output(n_out > 1 ? paths[i] : path, force, &outs[i]))
+        if (!check_output(n_out > 1 ? paths[i] : path, force, trace_path, &outs[i]))
             goto restore;
         if (n_out > 1 && outs[i].direct) {
             gt_cli_error("export %s: %zu processes have allocation events, one snapshot each: choose one with "

@@ -51,9 +51,13 @@ void gt_cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int64_t gt_cli_print_counts(FILE *out, gt_trace *t, const char *indent);
 /* "1.234 s", "15.2 ms"... for a duration in ns. */
 const char *gt_cli_duration(int64_t ns, char *buf, size_t buf_bytes);
-/* 0 when a trace may be written to `output`: it does not exist, or it is a
- * regular file and `force`; else GT_ERR_EXISTS with the message set. */
-int gt_cli_check_output(const char *output, bool force);
+/* 0 when a trace may be written to `output` (gt_outpath.h's rule): nothing
+ * is there, or a regular file that is none of `inputs` (n_inputs names)
+ * and `force`; else GT_ERR_EXISTS with the message set. `target` (may be
+ * NULL) gets the file to write: `output`, or the regular file its link
+ * names, which the caller then writes beside and installs over. */
+int gt_cli_check_output(const char *output, bool force, const char *const *inputs, size_t n_inputs, char *target,
+                        size_t target_bytes);
 /* Moves a finished trace `from` (on the same file system) to `output`,
  * replacing only a regular file and only with `force`, even if one
  * appeared since gt_cli_check_output. */

@@ -1,12 +1,15 @@
 /* import_cmd.c: `gtrace import FILE... -o TRACE`: PyTorch's own files (the
  * Kineto traces torch.profiler writes, and CUDA memory snapshot pickles)
  * made into one gtrace trace through libtrace/import, then a line per input
- * on what it became. The formats and their mapping are import's. */
+ * on what it became. The formats and their mapping are import's; where the
+ * trace may go is output.c's rule (never over an input, a device, a FIFO). */
 #include "config.h"
 
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "gt_import.h"
@@ -114,9 +117,24 @@ int gt_cli_import(int argc, char **argv)
         free(inputs);
         return usage(n == 0 ? "which files? (torch.profiler traces, memory snapshots)" : "-o TRACE is required");
     }
-    int rc = gt_import_files(&stats, output, inputs, n, force ? GT_IMPORT_OVERWRITE : 0);
+    char target[PATH_MAX], tmp[PATH_MAX + 64];
+    if (gt_cli_check_output(output, force, inputs, n, target, sizeof target) != 0) {
+        gt_cli_error("import: %s", gt_error_last());
+        free(inputs);
+        return 1;
+    }
+    /* written beside what it replaces, installed only when whole, by the same rule */
+    const char *slash = strrchr(target, '/');
+    int dir_n = slash ? (int)(slash - target) + 1 : 0;
+    snprintf(tmp, sizeof tmp, "%.*s.%s.gtrace-import-%ld", dir_n, target, target + dir_n, (long)getpid());
+    gt_cli_remove_trace(tmp);
+    int rc = gt_import_files(&stats, tmp, inputs, n, GT_IMPORT_OVERWRITE);
+    if (rc == 0)
+        rc = gt_cli_install(tmp, target, force);
     if (rc < 0) {
         gt_cli_error("import: %s", gt_error_last());
+        gt_cli_remove_trace(tmp);
+        free(stats);
         free(inputs);
         return 1;
     }

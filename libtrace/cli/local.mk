@@ -6,6 +6,10 @@ libtrace_cli_libgtopen_la_SOURCES = libtrace/cli/gt_open_any.h libtrace/cli/open
 libtrace_cli_libgtopen_la_CPPFLAGS = $(ANALYZE_CPPFLAGS) -I$(top_srcdir)/libtrace/import
 libtrace_cli_libgtopen_la_LIBADD = libtrace/import/libgtimport.la $(PTHREAD_LIBS)
 
+# Where a file may be written (gt_outpath.h): libc only, for gtrace and gtrace-view.
+noinst_LTLIBRARIES += libtrace/cli/libgtoutpath.la
+libtrace_cli_libgtoutpath_la_SOURCES = libtrace/cli/gt_outpath.h libtrace/cli/outpath.c
+
 bin_PROGRAMS += libtrace/cli/gtrace
 libtrace_cli_gtrace_SOURCES = \
 	libtrace/cli/cli.h \
@@ -33,7 +37,7 @@ libtrace_cli_gtrace_CPPFLAGS = $(ANALYZE_CPPFLAGS) -I$(top_srcdir)/libtrace/impo
 	-DGT_BINDIR='"$(bindir)"' -DGT_PKGLIBDIR='"$(pkglibdir)"' -DGT_PKGDATADIR='"$(pkgdatadir)"' \
 	-DGT_SRCDIR='"$(abs_top_srcdir)"'
 libtrace_cli_gtrace_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
-libtrace_cli_gtrace_LDADD = libtrace/cli/libgtopen.la libtrace/import/libgtimport.la libtrace/analyze/libgtanalyze.la libtrace/store/libgtstore.la $(SQLITE_LIBS) $(PTHREAD_LIBS) $(M_LIBS)
+libtrace_cli_gtrace_LDADD = libtrace/cli/libgtoutpath.la libtrace/cli/libgtopen.la libtrace/import/libgtimport.la libtrace/analyze/libgtanalyze.la libtrace/store/libgtstore.la $(SQLITE_LIBS) $(PTHREAD_LIBS) $(M_LIBS)
 dist_man_MANS += libtrace/cli/gtrace.1
 
 # make install staged under a DESTDIR, and the installed programs, library,

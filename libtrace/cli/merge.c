@@ -487,19 +487,17 @@ int gt_cli_merge(int argc, char **argv)
         return fail("no traces to merge (usage: gtrace %s)", MERGE_SYNOPSIS);
     if (!output || !*output)
         return fail("no output: name the merged trace with -o TRACE");
-    if (gt_cli_check_output(output, force) != 0)
+    /* the parts are inputs: never written over; a link's file is written in its place */
+    char target[PATH_MAX];
+    if (gt_cli_check_output(output, force, (const char *const *)argv + optind, n, target, sizeof target) != 0)
         return fail("%s", gt_error_last());
     part *parts = calloc(n, sizeof *parts);
     if (!parts)
         return fail("out of memory");
     int status = 0;
-    struct stat out_st;
-    bool out_exists = stat(output, &out_st) == 0;
     for (size_t i = 0; i < n && status == 0; i++) {
         parts[i].path = argv[optind + (int)i];
         status = open_part(&parts[i]);
-        if (status == 0 && out_exists && out_st.st_dev == parts[i].st.st_dev && out_st.st_ino == parts[i].st.st_ino)
-            status = fail("the output %s is %s, one of the traces to merge", output, parts[i].path);
     }
     if (status == 0)
         status = check_distinct(parts, n);
@@ -521,3 +519,4 @@ int gt_cli_merge(int argc, char **argv)
     free(parts);
     return status;
 }
+    output = target;

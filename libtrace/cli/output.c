@@ -1,7 +1,8 @@
 /* output.c: what gtrace's commands share about their output: messages on
  * stderr, durations and event counts as printed, and trace files put in
- * place (checked first, installed last, only ever replacing a regular file,
- * and only when asked). It calls no command; the commands call it. */
+ * place (checked first by gt_outpath's rule, installed last, only ever
+ * replacing a regular file, and only when asked). It calls no command; the
+ * commands call it. */
 #define _GNU_SOURCE
 #include "config.h"
 
@@ -15,6 +16,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "gt_outpath.h"
 
 void gt_cli_error(const char *fmt, ...)
 {
@@ -55,18 +57,16 @@ int64_t gt_cli_print_counts(FILE *out, gt_trace *t, const char *indent)
     return total;
 }
 
-int gt_cli_check_output(const char *output, bool force)
+int gt_cli_check_output(const char *output, bool force, const char *const *inputs, size_t n_inputs, char *target,
+                        size_t target_bytes)
 {
-    struct stat st;
-    if (lstat(output, &st) != 0)
-        return 0;
-    if (!S_ISREG(st.st_mode))
-        return gt_error_set(GT_ERR_EXISTS, "%s exists and is not a regular file (%s); gtrace never replaces it: "
-                            "choose another name with -o", output,
-                            S_ISDIR(st.st_mode) ? "a directory" : S_ISLNK(st.st_mode) ? "a symbolic link"
-                            : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device" : "not a file");
-    if (!force)
-        return gt_error_set(GT_ERR_EXISTS, "%s exists; use --force to replace it, or -o to choose another name", output);
+    gt_outpath o;
+    if (gt_outpath_check(&o, output, force ? GT_OUTPATH_FORCE : 0, inputs, n_inputs) != 0)
+        return gt_error_set(GT_ERR_EXISTS, "%s", o.why);
+    if (target && strlen(o.target) >= target_bytes)
+        return gt_error_set(GT_ERR_EXISTS, "%s: the path is too long", output);
+    if (target)
+        snprintf(target, target_bytes, "%s", o.target);
     return 0;
 }
 
@@ -97,8 +97,11 @@ int gt_cli_install(const char *from, const char *output, bool force)
 {
     struct stat st;
     bool exists = lstat(output, &st) == 0;
-    if (exists && !S_ISREG(st.st_mode))
-        return gt_cli_check_output(output, force);
+    if (exists && !S_ISREG(st.st_mode)) {
+        gt_outpath o;
+        gt_outpath_check(&o, output, force ? GT_OUTPATH_FORCE : 0, NULL, 0);
+        return gt_error_set(GT_ERR_EXISTS, "%s", o.why[0] ? o.why : "it is not a regular file");
+    }
     if (exists && !force)
         return gt_error_set(GT_ERR_EXISTS, "%s appeared while the trace was written; it is left as it is", output);
     /* Journals beside the name belong to the file replaced, or to none:

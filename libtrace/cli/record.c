@@ -339,7 +339,9 @@ static bool choose_output(const record_opts *o, const char *program, char *out, 
     if (o->output) {
         if (!expand_output(o->output, out, out_bytes))
             return false;
-        if (gt_cli_check_output(out, o->force) != 0) {
+        /* the program is an input: never written over; a link's file is written in its place */
+        const char *program_file[] = {program};
+        if (gt_cli_check_output(out, o->force, program_file, 1, out, out_bytes) != 0) {
             gt_cli_error("%s", gt_error_last());
             return false;
         }

@@ -1,7 +1,8 @@
 #!/bin/sh
 # gtrace writes its trace only to a regular file, and replaces only a
 # regular file (with --force): a device, a FIFO, a directory or a symbolic
-# link named by -o is refused before the program runs and left as it was.
+# link to one or to nothing named by -o is refused before the program runs
+# and left as it was (output_audit.sh: a link to a regular file).
 # An interrupted gtrace leaves no temporary file and no parts directory.
 . "$(dirname "$0")/capture_common.sh"
 # refused WHAT PATH [--force]: gtrace -o PATH exits 1 and says why
@@ -21,11 +22,13 @@ for force in "" --force; do
     mkdir dir.sqlite
     refused "a directory" dir.sqlite $force
     [ -d dir.sqlite ] || fail "the directory was replaced"
-    printf 'precious\n' >target.txt
-    ln -s target.txt link.sqlite
-    refused "a symbolic link" link.sqlite $force
-    [ -L link.sqlite ] && [ "$(cat target.txt)" = precious ] || fail "the link or its target changed"
-    rm -rf fifo.sqlite dir.sqlite link.sqlite target.txt
+    ln -s fifo.sqlite link.sqlite
+    refused "a symbolic link to a FIFO" link.sqlite $force
+    ln -s nothing-here dangling.sqlite
+    refused "a dangling symbolic link" dangling.sqlite $force
+    [ -L link.sqlite ] && [ -p fifo.sqlite ] && [ -L dangling.sqlite ] && [ ! -e nothing-here ] ||
+        fail "a link or what it names changed"
+    rm -rf fifo.sqlite dir.sqlite link.sqlite dangling.sqlite
 done
 ls -a | grep -q gtrace-parts && fail "a parts directory was left behind: $(ls -a)"
 

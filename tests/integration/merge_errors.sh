@@ -5,10 +5,10 @@
 # beside it. Cases: no parts; no -o; a part that is missing, a directory,
 # not SQLite, or a trace without a start time; one part given twice
 # (same name, another name for the same file, a copy); an output that
-# exists without --force, that is a directory or a symbolic link even with
-# --force, that is one of the parts, or whose directory does not exist; a
-# part whose end-of-run clock is damaged. Then --force replaces a regular
-# file, and only that.
+# exists without --force, that is a directory or a symbolic link to
+# nothing even with --force, that is one of the parts (through a link too),
+# or whose directory does not exist. Then --force replaces a regular file,
+# and only that (through a link, the file it names; the link stays).
 : "${GT_TOP_SRCDIR:?run through make check}"
 . "$GT_TOP_SRCDIR/tests/integration/merge_common.sh"
 
@@ -20,6 +20,8 @@ mkdir adir
 echo "not a trace" >text.sqlite
 echo "keep me" >existing.sqlite
 ln -s existing.sqlite link.sqlite
+ln -s nothing-here dangling.sqlite
+ln -s b.sqlite link-to-b.sqlite
 sum_before=$(cksum existing.sqlite a.sqlite b.sqlite)
 
 # bad NAME MESSAGE-PART ARGS...: exit 1, one line that holds MESSAGE-PART, nothing written
@@ -52,10 +54,12 @@ bad "no start time" "nostart.sqlite: the trace holds no start time" a.sqlite nos
 bad "same part twice" "a.sqlite and a.sqlite are the same file" a.sqlite b.sqlite a.sqlite -o out.sqlite
 bad "another name" "a.sqlite and hardlink-a.sqlite are the same file" a.sqlite hardlink-a.sqlite -o out.sqlite
 bad "a copy" "a.sqlite and copy-of-a.sqlite are copies of one trace" a.sqlite b.sqlite copy-of-a.sqlite -o out.sqlite
-bad "output exists" "existing.sqlite exists; use --force" a.sqlite b.sqlite -o existing.sqlite
-bad "output a directory" "adir exists and is not a regular file (a directory)" a.sqlite b.sqlite -o adir --force
-bad "output a link" "link.sqlite exists and is not a regular file (a symbolic link)" a.sqlite b.sqlite -o link.sqlite --force
-bad "output is a part" "the output b.sqlite is b.sqlite, one of the traces to merge" a.sqlite b.sqlite -o b.sqlite --force
+bad "output exists" "existing.sqlite exists (use --force" a.sqlite b.sqlite -o existing.sqlite
+bad "output a link, no --force" "link.sqlite exists (use --force" a.sqlite b.sqlite -o link.sqlite
+bad "output a directory" "adir: it is a folder, not a regular file" a.sqlite b.sqlite -o adir --force
+bad "output a dangling link" "dangling.sqlite: it is a symbolic link to nothing" a.sqlite b.sqlite -o dangling.sqlite --force
+bad "output is a part" "b.sqlite is b.sqlite, which this command reads" a.sqlite b.sqlite -o b.sqlite --force
+bad "output links to a part" "link-to-b.sqlite is b.sqlite, which this command reads" a.sqlite b.sqlite -o link-to-b.sqlite --force
 bad "no such directory" "cannot write nodir/out.sqlite" a.sqlite b.sqlite -o nodir/out.sqlite
 "$GTRACE" merge a.sqlite --bogus -o out.sqlite 2>stderr.txt
 rc=$?
@@ -68,6 +72,10 @@ if command -v python3 >/dev/null 2>&1; then
     python3 -c "
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
+"$GTRACE" merge a.sqlite c.sqlite -o link.sqlite --force >/dev/null 2>&1 ||
+    { echo "FAIL: --force through a link to a regular file"; fails=1; }
+[ -L link.sqlite ] && "$GTRACE" info existing.sqlite | grep -q '^  2: c.sqlite' ||
+    { echo "FAIL: --force through a link: the link replaced, or its file not the merged trace"; fails=1; }
 db.execute(\"UPDATE GTRACE_RUN_CONFIG SET value = 'soon' WHERE key = 'clock_end_ns'\")
 db.commit()" damaged.sqlite || exit 99
     bad "damaged end clock" "damaged.sqlite: its end-of-run clock is damaged (clock_end_ns=soon" a.sqlite damaged.sqlite -o out.sqlite
