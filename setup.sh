@@ -35,7 +35,7 @@ took() { echo "($1: $(($(date +%s) - $2)) s)"; }
 packages="build-essential autoconf automake libtool pkg-config
     libsqlite3-dev sqlite3 zlib1g-dev libcunit1-dev
     libopenblas-dev libopenmpi-dev openmpi-bin
-    libgtk-3-dev xvfb xauth
+    libgtk-3-dev xvfb xauth openbox xdotool x11-utils
     fortunes fortune-mod dataset-fashion-mnist"
 # The tests' outside readers: Python's json/csv/pickle, and PyTorch itself
 # (safetensors checkpoints, the optimizers' and schedules' reference values),

@@ -9,6 +9,7 @@ struct _GvCompare {
     GtkPaned parent_instance;
     GvTraceModel *models[2];
     GvTimeline *timelines[2];
+    GtkWidget *titles[2];
     GtkListStore *store;
     GvAlign align;
     gboolean syncing, diffed;
@@ -77,6 +78,10 @@ static void on_analysed(GvTraceModel *m, gpointer p)
 }
 
 GvTimeline *gv_compare_get_timeline(GvCompare *self, int which) { return self->timelines[which ? 1 : 0]; }
+const char *gv_compare_get_title(GvCompare *self, int which)
+{
+    return gtk_label_get_text(GTK_LABEL(self->titles[which ? 1 : 0]));
+}
 const GvAlign *gv_compare_get_align(GvCompare *self) { return self->diffed ? &self->align : NULL; }
 guint gv_compare_n_diff_rows(GvCompare *self)
 {
@@ -117,10 +122,21 @@ static void gv_compare_init(GvCompare *self)
                                      G_TYPE_STRING);
 }
 
-static GtkWidget *titled(const char *title, GtkWidget *child)
+/* "before: PATH": the path is known once loading starts, after the page is made. */
+static void update_titles(GvCompare *self)
+{
+    for (int i = 0; i < 2; i++) {
+        g_autofree char *t = g_strdup_printf("%s: %s", i ? "after" : "before", gv_trace_model_path(self->models[i]));
+        gtk_label_set_text(GTK_LABEL(self->titles[i]), t);
+    }
+}
+
+static GtkWidget *titled(const char *title, GtkWidget *child, GtkWidget **out_label)
 {
     GtkWidget *box = gtk_box_new(GTK_ORIENTATION_VERTICAL, 0);
     GtkWidget *label = gtk_label_new(title);
+    if (out_label)
+        *out_label = label;
     gtk_label_set_xalign(GTK_LABEL(label), 0);
     gtk_label_set_ellipsize(GTK_LABEL(label), PANGO_ELLIPSIZE_START);
     gtk_box_pack_start(GTK_BOX(box), label, FALSE, FALSE, 2);
@@ -140,8 +156,8 @@ GtkWidget *gv_compare_new(GvTraceModel *before, GvTraceModel *after)
         gv_timeline_set_model(self->timelines[i], ms[i]);
         g_signal_connect(self->timelines[i], "view-changed", G_CALLBACK(on_view_changed), self);
         g_signal_connect(ms[i], "analysed", G_CALLBACK(on_analysed), self);
-        g_autofree char *title = g_strdup_printf("%s: %s", i ? "after" : "before", gv_trace_model_path(ms[i]));
-        GtkWidget *t = titled(title, GTK_WIDGET(self->timelines[i]));
+        g_signal_connect_swapped(ms[i], "notify::path", G_CALLBACK(update_titles), self);
+        GtkWidget *t = titled("", GTK_WIDGET(self->timelines[i]), &self->titles[i]);
         if (i == 0)
             gtk_paned_pack1(GTK_PANED(pair), t, TRUE, FALSE);
         else
@@ -161,7 +177,8 @@ GtkWidget *gv_compare_new(GvTraceModel *before, GvTraceModel *after)
     gtk_container_add(GTK_CONTAINER(sw), tree);
     gtk_widget_set_size_request(sw, -1, 160);
     gtk_paned_pack1(GTK_PANED(self), pair, TRUE, FALSE);
-    gtk_paned_pack2(GTK_PANED(self), titled("diff (gtrace diff BEFORE AFTER)", sw), FALSE, FALSE);
+    gtk_paned_pack2(GTK_PANED(self), titled("diff (gtrace diff BEFORE AFTER)", sw, NULL), FALSE, FALSE);
+    update_titles(self);
     on_analysed(before, self); /* both may be in already */
     return GTK_WIDGET(self);
 }

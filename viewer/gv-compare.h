@@ -17,6 +17,8 @@ G_DECLARE_FINAL_TYPE(GvCompare, gv_compare, GV, COMPARE, GtkPaned)
 
 GtkWidget *gv_compare_new(GvTraceModel *before, GvTraceModel *after);
 GvTimeline *gv_compare_get_timeline(GvCompare *self, int which); /* 0 before, 1 after */
+/* The title over a side: "before: PATH", "after: PATH". */
+const char *gv_compare_get_title(GvCompare *self, int which);
 /* The map from the before trace's time to the after trace's (borrowed);
  * NULL until both are analysed. */
 const GvAlign *gv_compare_get_align(GvCompare *self);

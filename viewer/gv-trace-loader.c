@@ -641,6 +641,7 @@ void gv_trace_model_load_async(GvTraceModel *self, const char *path, GCancellabl
     g_return_if_fail(!self->loading);
     self->loading = TRUE;
     self->path = g_strdup(path);
+    gv_trace_model_notify_path(self);
     GTask *task = g_task_new(self, cancellable, callback, user_data);
     load_data *d = g_new0(load_data, 1);
     d->path = g_strdup(path);

@@ -55,6 +55,8 @@ struct GvItemRef;
 guint64 gv_trace_model_next_layout_serial(void);
 /* "updated" or "analysed", emitted later on ctx (the main thread's). */
 void gv_trace_model_emit_later(struct _GvTraceModel *self, GMainContext *ctx, gboolean analysed);
+/* Tells "notify::path" listeners (main thread, once the path is set). */
+void gv_trace_model_notify_path(struct _GvTraceModel *self);
 /* Sets *error from a store status and its message; FALSE. */
 gboolean gv_trace_model_fail(GError **error, int status);
 /* The item at r, or NULL; under the lock. */

@@ -26,6 +26,8 @@ G_DEFINE_QUARK(gv-error-quark, gv_error)
 
 enum { SIG_UPDATED, SIG_ANALYSED, N_SIGNALS };
 static guint signals[N_SIGNALS];
+enum { PROP_0, PROP_PATH, N_PROPS };
+static GParamSpec *props[N_PROPS];
 
 /* |a - b|, at most INT64_MAX. */
 static int64_t abs_diff(int64_t a, int64_t b) { return a > b ? gv_sat_sub(a, b) : gv_sat_sub(b, a); }
@@ -68,9 +70,27 @@ static void gv_trace_model_finalize(GObject *obj)
     G_OBJECT_CLASS(gv_trace_model_parent_class)->finalize(obj);
 }
 
+static void gv_trace_model_get_property(GObject *obj, guint id, GValue *value, GParamSpec *pspec)
+{
+    if (id == PROP_PATH)
+        g_value_set_string(value, GV_TRACE_MODEL(obj)->path);
+    else
+        G_OBJECT_WARN_INVALID_PROPERTY_ID(obj, id, pspec);
+}
+
+void gv_trace_model_notify_path(GvTraceModel *self)
+{
+    g_object_notify_by_pspec(G_OBJECT(self), props[PROP_PATH]);
+}
+
 static void gv_trace_model_class_init(GvTraceModelClass *klass)
 {
     G_OBJECT_CLASS(klass)->finalize = gv_trace_model_finalize;
+    G_OBJECT_CLASS(klass)->get_property = gv_trace_model_get_property;
+    /* The file given to load (NULL before): windows take their titles from it. */
+    props[PROP_PATH] = g_param_spec_string("path", "Path", "The trace's file as given", NULL,
+                                           G_PARAM_READABLE | G_PARAM_STATIC_STRINGS);
+    g_object_class_install_properties(G_OBJECT_CLASS(klass), N_PROPS, props);
     /* New rows were published (main thread). */
     signals[SIG_UPDATED] = g_signal_new("updated", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL, NULL,
                                         NULL, G_TYPE_NONE, 0);

@@ -50,6 +50,7 @@ gboolean gv_trace_model_load_finish(GvTraceModel *self, GAsyncResult *result, GE
 /* Loads in this thread, running the default main context until done (tests, screenshots). */
 gboolean gv_trace_model_load(GvTraceModel *self, const char *path, GError **error);
 
+/* The file given to load, "" before; "notify::path" says when it is set. */
 const char *gv_trace_model_path(GvTraceModel *self);
 gboolean gv_trace_model_is_loaded(GvTraceModel *self);   /* all rows are in */
 gboolean gv_trace_model_is_analysed(GvTraceModel *self); /* report and memory are in */

@@ -7,8 +7,8 @@
 
 struct _GvWindow {
     GtkWindow parent_instance;
-    GvTraceModel *model;
-    GtkWidget *notebook, *search, *status;
+    GvTraceModel *model, *after;
+    GtkWidget *header, *notebook, *search, *status;
     GvTimeline *timeline;
     GvMemoryView *memory;
     GvSummary *summary;
@@ -143,8 +143,29 @@ static gboolean on_key(GtkWidget *w, GdkEventKey *e)
     return GTK_WIDGET_CLASS(gv_window_parent_class)->key_press_event(w, e);
 }
 
+/* The title is the trace's file name (both, compared), once it is known. */
+static void update_title(GvWindow *self)
+{
+    g_autofree char *a = g_path_get_basename(gv_trace_model_path(self->model));
+    g_autofree char *b = self->after ? g_path_get_basename(gv_trace_model_path(self->after)) : NULL;
+    if (!*gv_trace_model_path(self->model)) {
+        gtk_window_set_title(GTK_WINDOW(self), "gtrace-view");
+        return;
+    }
+    g_autofree char *title = b ? g_strdup_printf("%s vs %s", a, b) : g_strdup(a);
+    gtk_window_set_title(GTK_WINDOW(self), title);
+    gtk_header_bar_set_title(GTK_HEADER_BAR(self->header), title);
+    gtk_header_bar_set_subtitle(GTK_HEADER_BAR(self->header), "gtrace-view");
+}
+
 static void gv_window_dispose(GObject *obj)
 {
+    GvWindow *self = GV_WINDOW(obj);
+    if (self->model)
+        g_signal_handlers_disconnect_by_data(self->model, self);
+    if (self->after)
+        g_signal_handlers_disconnect_by_data(self->after, self);
+    g_clear_object(&self->after);
     g_clear_object(&GV_WINDOW(obj)->model);
     G_OBJECT_CLASS(gv_window_parent_class)->dispose(obj);
 }
@@ -164,13 +185,15 @@ GtkWidget *gv_window_new(GvTraceModel *model, GvTraceModel *after)
     g_return_val_if_fail(GV_IS_TRACE_MODEL(model), NULL);
     GvWindow *self = g_object_new(GV_TYPE_WINDOW, "type", GTK_WINDOW_TOPLEVEL, NULL);
     self->model = g_object_ref(model);
+    self->after = after ? g_object_ref(after) : NULL;
     gtk_window_set_default_size(GTK_WINDOW(self), 1400, 860);
 
-    GtkWidget *header = gtk_header_bar_new();
+    GtkWidget *header = self->header = gtk_header_bar_new();
     gtk_header_bar_set_show_close_button(GTK_HEADER_BAR(header), TRUE);
-    g_autofree char *base = g_path_get_basename(gv_trace_model_path(model));
-    gtk_header_bar_set_title(GTK_HEADER_BAR(header), "gtrace-view");
-    gtk_header_bar_set_subtitle(GTK_HEADER_BAR(header), base);
+    update_title(self);
+    g_signal_connect_swapped(model, "notify::path", G_CALLBACK(update_title), self);
+    if (after)
+        g_signal_connect_swapped(after, "notify::path", G_CALLBACK(update_title), self);
     self->search = gtk_search_entry_new();
     gtk_entry_set_placeholder_text(GTK_ENTRY(self->search), "search names (Ctrl+F)");
     g_signal_connect(self->search, "activate", G_CALLBACK(on_search), self);
@@ -180,6 +203,7 @@ GtkWidget *gv_window_new(GvTraceModel *model, GvTraceModel *after)
     gtk_header_bar_pack_start(GTK_HEADER_BAR(header), fit);
     gtk_header_bar_pack_start(GTK_HEADER_BAR(header), png);
     gtk_window_set_titlebar(GTK_WINDOW(self), header);
+    gtk_widget_show_all(header); /* the window shows only what is shown: the bar too */
 
     self->timeline = GV_TIMELINE(gv_timeline_new());
     gv_timeline_set_model(self->timeline, model);

@@ -69,6 +69,13 @@ tests_unit_test_viewer_ui_CPPFLAGS = $(VIEWER_CPPFLAGS)
 tests_unit_test_viewer_ui_CFLAGS = $(AM_CFLAGS) $(GTK_CFLAGS) $(CUNIT_CFLAGS) -I$(top_srcdir)/tests/unit -I$(top_srcdir)/viewer
 tests_unit_test_viewer_ui_LDADD = viewer/libgtview.la tests/unit/libgttest.la $(GTK_LIBS) $(CUNIT_LIBS) $(M_LIBS)
 TESTS += tests/integration/viewer_ui.sh
+# The window under a window manager: header bar, range statistics, search.
+check_PROGRAMS += tests/unit/test_viewer_window
+tests_unit_test_viewer_window_SOURCES = tests/unit/test_viewer_window.c tests/unit/test_viewer_input.h \
+	tests/unit/test_viewer_fixture.h
+tests_unit_test_viewer_window_CPPFLAGS = $(VIEWER_CPPFLAGS)
+tests_unit_test_viewer_window_CFLAGS = $(AM_CFLAGS) $(GTK_CFLAGS) $(CUNIT_CFLAGS) -I$(top_srcdir)/tests/unit -I$(top_srcdir)/viewer
+tests_unit_test_viewer_window_LDADD = viewer/libgtview.la tests/unit/libgttest.la $(GTK_LIBS) $(CUNIT_LIBS) $(M_LIBS)
 # The memory page's process chooser, under Xvfb too.
 check_PROGRAMS += tests/unit/test_viewer_memory
 tests_unit_test_viewer_memory_SOURCES = tests/unit/test_viewer_memory.c tests/unit/test_viewer_fixture.h

@@ -12,19 +12,23 @@
 # writes, and bad ones fail like bad traces (pytorch_view.sh does the
 # headless views). Screenshots land in
 # $GV_SHOT_DIR (default: the build's viewer/screenshots). One Xvfb serves the
-# whole test, on a display it picks itself. Skips (77) only without Xvfb.
+# whole test, on a display it picks itself, with openbox as its window
+# manager. Skips (77) only without Xvfb, openbox or xdotool.
 set -u
 : "${GT_TOP_BUILDDIR:?run through make check}"
 B="$GT_TOP_BUILDDIR"
 VIEW="$B/viewer/gtrace-view"
 GTRACE="$B/libtrace/cli/gtrace"
 command -v Xvfb >/dev/null 2>&1 || { echo "skip: Xvfb not found (apt-get install xvfb)"; exit 77; }
-for f in "$VIEW" "$GTRACE" "$B/tests/unit/test_viewer_ui"; do
+for p in openbox xdotool; do
+    command -v $p >/dev/null 2>&1 || { echo "skip: $p not found (apt-get install openbox xdotool)"; exit 77; }
+done
+for f in "$VIEW" "$GTRACE" "$B/tests/unit/test_viewer_ui" "$B/tests/unit/test_viewer_window"; do
     [ -x "$f" ] || { echo "missing $f: build it first"; exit 99; }
 done
 WORK=$(mktemp -d "${GT_TMPDIR:-/tmp}/gt-viewer.XXXXXX") || exit 99
-xvfb_pid=""
-trap '[ -z "$xvfb_pid" ] || kill "$xvfb_pid" 2>/dev/null; rm -rf "$WORK"' EXIT
+xvfb_pid="" wm_pid=""
+trap '[ -z "$wm_pid" ] || kill "$wm_pid" 2>/dev/null; [ -z "$xvfb_pid" ] || kill "$xvfb_pid" 2>/dev/null; rm -rf "$WORK"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
 # The X server: -displayfd writes the display's number once it accepts
@@ -32,7 +36,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 # fails now and then on a busy machine and turns a pass into exit 5);
 # -noreset keeps it from resetting when its last client leaves, which
 # refused the next program's connection in the meantime.
-Xvfb -displayfd 3 -nolisten tcp -noreset -screen 0 1280x1024x24 3>"$WORK/display" 2>"$WORK/xvfb.log" &
+Xvfb -displayfd 3 -nolisten tcp -noreset -screen 0 1600x1024x24 3>"$WORK/display" 2>"$WORK/xvfb.log" &
 xvfb_pid=$!
 for _ in $(seq 100); do
     [ -s "$WORK/display" ] && break
@@ -42,6 +46,15 @@ done
 [ -s "$WORK/display" ] || { cat "$WORK/xvfb.log"; echo "Xvfb did not start"; exit 99; }
 DISPLAY=:$(cat "$WORK/display")
 export DISPLAY
+# A window manager, as on a desktop: it places and decorates (or, for the
+# viewer's header bar, leaves undecorated) the windows the tests open.
+openbox --sm-disable >"$WORK/wm.log" 2>&1 &
+wm_pid=$!
+for _ in $(seq 100); do
+    xprop -root _NET_SUPPORTING_WM_CHECK 2>/dev/null | grep -q 'window id' && break
+    kill -0 "$wm_pid" 2>/dev/null || { cat "$WORK/wm.log"; echo "openbox did not start"; exit 99; }
+    sleep 0.1
+done
 GV_SHOT_DIR=${GV_SHOT_DIR:-$B/viewer/screenshots}
 mkdir -p "$GV_SHOT_DIR"
 export GV_SHOT_DIR
@@ -59,6 +72,7 @@ fi
 export GV_TRAINER_TRACE
 
 "$B/tests/unit/test_viewer_ui" || fail "test_viewer_ui"
+"$B/tests/unit/test_viewer_window" || fail "test_viewer_window"
 
 is_png() { [ "$(head -c 8 "$1" | od -An -tx1 | tr -d ' \n')" = "89504e470d0a1a0a" ]; }
 shoot() { # name, args...
