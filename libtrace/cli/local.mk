@@ -72,9 +72,9 @@ check_PROGRAMS += tests/integration/merge_clock
 tests_integration_merge_clock_SOURCES = tests/integration/merge_clock.c
 tests_integration_merge_clock_CPPFLAGS = $(STORE_CPPFLAGS)
 tests_integration_merge_clock_LDADD = libtrace/store/libgtstore.la $(SQLITE_LIBS)
-TESTS += tests/integration/merge_clock.sh tests/integration/merge_errors.sh
+TESTS += tests/integration/merge_clock.sh tests/integration/merge_errors.sh tests/integration/merge_parts.sh
 if HAVE_NVTX
 TESTS += tests/integration/merge_ranks.sh
 endif
 EXTRA_DIST += tests/integration/merge_clock.sh tests/integration/merge_errors.sh tests/integration/merge_ranks.sh \
-	tests/integration/merge_common.sh
+	tests/integration/merge_common.sh tests/integration/merge_parts.sh

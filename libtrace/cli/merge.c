@@ -14,7 +14,8 @@
  *     t' = (utc0_p - utc0_min + t * r_p) / r_1
  * so the first part keeps its own clock, shifted, and the merged trace
  * starts at utc0_min. A part without the end pair (written by an older
- * gtrace), or whose clocks moved apart by more than MAX_DRIFT (the wall
+ * gtrace) or with a damaged one (not numbers, out of range, ending before
+ * it starts), or whose clocks moved apart by more than MAX_DRIFT (the wall
  * clock was stepped during the run), has its offset corrected, not its
  * drift (r = 1), and merge says so.
  *
@@ -29,9 +30,15 @@
  * part.N.drift_ppb); its processes keep theirs (ranks included), and its
  * drop counts go to its first process.
  *
+ * The merged trace lists every original trace it holds, at any depth, as
+ * "origin.K" (its zero and its processes' pids), so a part that is already
+ * in another merged part is found and refused: its events would be there
+ * twice.
+ *
  * Bad input (no part, a part that is not a trace or has no start time,
- * one given twice, an output that exists without --force or that cannot be
- * written) gets one line and exit 1 before anything is written; the trace
+ * one given twice or already inside another part, an output that may not
+ * be written by output.c's rule) gets one line and exit 1 before anything
+ * is written; the trace
  * is written in a fresh directory beside the output and renamed into place
  * only when whole (gt_cli_install).
  */
@@ -65,7 +72,11 @@ typedef struct part {
     struct stat st;
     int64_t utc0_ns;
     int64_t end_ns, utc_end_ns; /* the end-of-run pair; end_ns 0: none */
-    bool no_clock_end;          /* none: offset only */
+    bool no_clock_end;          /* none, or damaged: offset only */
+    char *damaged_clock;        /* the damaged pair as found, for the note (else NULL) */
+    char **origins;             /* the original traces it holds ("UTC0:PID,PID..."), one unless merged */
+    size_t n_origins;
+    bool merged;                /* a merged trace: its origins are its entries */
     int64_t step_ns;            /* not 0: its clocks moved this far apart (a clock step): offset only */
     long double rate;           /* r: wall-clock ns per ns of this trace; 1: offset only */
     int64_t *own_pids;          /* pids of its processes and threads */
@@ -127,6 +138,52 @@ static int collect_pids(part *p)
     return 0;
 }
 
+/* The identity of one original trace, as check_distinct compares them:
+ * its zero to the nanosecond and its processes ("UTC0:PID,PID,..."). */
+static char *origin_of(const part *p)
+{
+    size_t cap = 32 + p->n_own * 21, n;
+    char *s = malloc(cap);
+    if (!s)
+        return NULL;
+    n = (size_t)snprintf(s, cap, "%lld:", (long long)p->utc0_ns);
+    for (size_t i = 0; i < p->n_own; i++)
+        n += (size_t)snprintf(s + n, cap - n, "%s%lld", i ? "," : "", (long long)p->own_pids[i]);
+    return s;
+}
+
+/* The original traces a part holds: a merged trace's entries "origin.K"
+ * (every trace merged into it, at any depth), else (a trace of one run, or
+ * one merged before origins were kept) itself. */
+static int read_origins(part *p)
+{
+    size_t n = 0;
+    char key[32];
+    for (;; n++) {
+        snprintf(key, sizeof key, "origin.%zu", n + 1);
+        if (!gt_trace_meta(p->t, key))
+            break;
+    }
+    p->merged = n > 0;
+    p->origins = calloc(n ? n : 1, sizeof *p->origins);
+    if (!p->origins)
+        return fail("out of memory");
+    for (size_t i = 0; i < n; i++) {
+        snprintf(key, sizeof key, "origin.%zu", i + 1);
+        if (!(p->origins[p->n_origins++] = strdup(gt_trace_meta(p->t, key))))
+            return fail("out of memory");
+    }
+    if (n == 0 && !(p->origins[p->n_origins++] = origin_of(p)))
+        return fail("out of memory");
+    return 0;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
 /* Opens a part and reads its clock: start time and end-of-run pair. */
 static int open_part(part *p)
 {
@@ -145,8 +202,14 @@ static int open_part(part *p)
         p->no_clock_end = true;
     } else if (!parse_ns(end, &p->end_ns) || !parse_ns(utc_end, &p->utc_end_ns) || p->end_ns <= 0 ||
                p->utc_end_ns <= p->utc0_ns) {
-        return fail("%s: its end-of-run clock is damaged (%s=%s, %s=%s)", p->path, GT_CLI_CLOCK_END_KEY,
-                    end ? end : "(none)", GT_CLI_CLOCK_END_UTC_KEY, utc_end ? utc_end : "(none)");
+        /* as good as none: the offset is still known from the start pair */
+        p->no_clock_end = true;
+        p->end_ns = p->utc_end_ns = 0;
+        size_t cap = 96 + (end ? strlen(end) : 6) + (utc_end ? strlen(utc_end) : 6);
+        if (!(p->damaged_clock = malloc(cap)))
+            return fail("out of memory");
+        snprintf(p->damaged_clock, cap, "%s=%.40s, %s=%.40s", GT_CLI_CLOCK_END_KEY, end ? end : "(none)",
+                 GT_CLI_CLOCK_END_UTC_KEY, utc_end ? utc_end : "(none)");
     } else {
         long double rate = (long double)(p->utc_end_ns - p->utc0_ns) / (long double)p->end_ns;
         if (fabsl(rate - 1) > MAX_DRIFT) {
@@ -156,30 +219,58 @@ static int open_part(part *p)
             p->rate = rate;
         }
     }
-    return collect_pids(p);
+    int rc = collect_pids(p);
+    if (rc == 0)
+        qsort(p->own_pids, p->n_own, sizeof *p->own_pids, cmp_i64);
+    return rc == 0 ? read_origins(p) : rc;
 }
 
-static int cmp_i64(const void *a, const void *b)
+/* The first original trace both parts hold, or NULL. */
+static const char *shared_origin(const part *a, const part *b)
 {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
+    for (size_t i = 0; i < a->n_origins; i++)
+        for (size_t k = 0; k < b->n_origins; k++)
+            if (!strcmp(a->origins[i], b->origins[k]))
+                return a->origins[i];
+    return NULL;
 }
 
-/* Two names of one file, or two copies of one trace (same zero to the
- * nanosecond, same processes). */
-static int check_distinct(part *parts, size_t n)
+/* Whether every original trace of `a` is in `b`. */
+static bool holds_all(const part *b, const part *a)
 {
-    for (size_t i = 0; i < n; i++)
-        qsort(parts[i].own_pids, parts[i].n_own, sizeof *parts[i].own_pids, cmp_i64);
+    for (size_t i = 0; i < a->n_origins; i++) {
+        bool found = false;
+        for (size_t k = 0; k < b->n_origins && !found; k++)
+            found = !strcmp(a->origins[i], b->origins[k]);
+        if (!found)
+            return false;
+    }
+    return true;
+}
+
+/* Two names of one file, two copies of one trace (same zero to the
+ * nanosecond, same processes), or a trace merged into another part
+ * already: its events would be in the merged trace twice. */
+static int check_distinct(const part *parts, size_t n)
+{
     for (size_t i = 0; i < n; i++)
         for (size_t j = 0; j < i; j++) {
             const part *a = &parts[j], *b = &parts[i];
             if (a->st.st_dev == b->st.st_dev && a->st.st_ino == b->st.st_ino)
                 return fail("%s and %s are the same file: each part is given once", a->path, b->path);
-            if (a->utc0_ns == b->utc0_ns && a->n_own == b->n_own &&
-                !memcmp(a->own_pids, b->own_pids, a->n_own * sizeof *a->own_pids))
+            const char *same = shared_origin(a, b);
+            if (!same)
+                continue;
+            if (!a->merged && !b->merged)
                 return fail("%s and %s are copies of one trace (same start, same processes): each part is "
                             "given once", a->path, b->path);
+            if (holds_all(a, b) || holds_all(b, a)) {
+                bool b_in_a = holds_all(a, b) && a->merged;
+                return fail("%s is already in %s (merged into it before): each part is merged once",
+                            b_in_a ? b->path : a->path, b_in_a ? a->path : b->path);
+            }
+            return fail("%s and %s were both merged from one trace (started at %.*s ns since the epoch): each "
+                        "part is merged once", a->path, b->path, (int)strcspn(same, ":"), same);
         }
     return 0;
 }
@@ -330,6 +421,13 @@ static int write_run_entries(gt_writer *w, const part *parts, size_t n)
                        (long long)llroundl(parts[0].map.offset_ns + (long double)parts[0].end_ns));
     if (rc == 0 && parts[0].end_ns > 0)
         rc = add_entry(w, GT_CLI_CLOCK_END_UTC_KEY, 0, "%lld", (long long)parts[0].utc_end_ns);
+    size_t k = 0; /* every original trace, so a later merge knows what this one holds */
+    for (size_t i = 0; i < n && rc == 0; i++)
+        for (size_t o = 0; o < parts[i].n_origins && rc == 0; o++) {
+            char key[32];
+            snprintf(key, sizeof key, "origin.%zu", ++k);
+            rc = gt_writer_add_config(w, 0, key, parts[i].origins[o]);
+        }
     for (size_t i = 0; i < n && rc == 0; i++) {
         rc = add_entry(w, "part.%zu.file", i + 1, "%s", parts[i].path);
         if (rc == 0)
@@ -374,7 +472,10 @@ static void print_notes(const part *parts, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         const part *p = &parts[i];
-        if (p->no_clock_end)
+        if (p->damaged_clock)
+            fprintf(stderr, "gtrace: merge: %s holds no end-of-run clock it can use (damaged: %s): its clock "
+                    "offset is corrected, not its drift\n", p->path, p->damaged_clock);
+        else if (p->no_clock_end)
             fprintf(stderr, "gtrace: merge: %s holds no end-of-run clock (an older gtrace wrote it): its clock "
                     "offset is corrected, not its drift\n", p->path);
         if (p->step_ns)
@@ -491,6 +592,7 @@ int gt_cli_merge(int argc, char **argv)
     char target[PATH_MAX];
     if (gt_cli_check_output(output, force, (const char *const *)argv + optind, n, target, sizeof target) != 0)
         return fail("%s", gt_error_last());
+    output = target;
     part *parts = calloc(n, sizeof *parts);
     if (!parts)
         return fail("out of memory");
@@ -515,8 +617,11 @@ int gt_cli_merge(int argc, char **argv)
         free(parts[i].pids);
         free(parts[i].devices);
         free(parts[i].device_known);
+        free(parts[i].damaged_clock);
+        for (size_t k = 0; k < parts[i].n_origins; k++)
+            free(parts[i].origins[k]);
+        free(parts[i].origins);
     }
     free(parts);
     return status;
 }
-    output = target;

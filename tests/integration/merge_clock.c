@@ -2,8 +2,10 @@
  * known clocks, and the check of what `gtrace merge` made of them.
  *
  *   merge_clock write A B C   writes the parts
+ *   merge_clock later D       writes B's part of a later run (its zero B's
+ *                             plus 4999 us, same pid, same GPU): not a copy
  *   merge_clock check M [4|amended]  checks the merged trace M of A B C (or
- *                             of that and B again: 4 processes; or with C
+ *                             of that and D: 4 processes; or with C
  *                             amended: its drift, 0, corrected); exit 0 when right
  *   merge_clock nostart X     writes a trace without a session start (bad input)
  *   merge_clock amend X       adds C's end-of-run clock to X (gt_trace_add_config),
@@ -76,9 +78,11 @@ static gt_string_id intern(gt_writer *w, const char *s)
     return id;
 }
 
-static void write_part(const char *path, int part_no)
+static void write_part(const char *path, int part_no, int64_t later_ns)
 {
-    const host *h = &hosts[part_no];
+    host later = hosts[part_no];
+    later.utc0_ns += later_ns; /* a multiple of num: every instant stays a whole ns */
+    const host *h = &later;
     gt_writer *w;
     check_rc(gt_writer_open(&w, path, 0), path);
     /* strings interned in a different order per part: ids differ */
@@ -237,8 +241,8 @@ static int check(const char *path, int n_pids, bool c_amended)
     int64_t start = 0;
     expect(gt_trace_session_start(t, &start) == 0 && start == U_NS, "session start: the earliest part's zero",
            start);
-    /* A keeps pid 4242; B's and C's move to free ids from the top (and B's
-     * again, merged into A B C, to the next). */
+    /* A keeps pid 4242; B's and C's move to free ids from the top (and D's,
+     * merged into A B C, to the next). */
     const int64_t pids[4] = {PID, 0xffffff, 0xfffffe, 0xfffffd};
     const int ranks[4] = {0, 1, 2, 1};
     size_t n;
@@ -289,7 +293,11 @@ int main(int argc, char **argv)
 {
     if (argc == 5 && !strcmp(argv[1], "write")) {
         for (int i = 0; i < 3; i++)
-            write_part(argv[2 + i], i);
+            write_part(argv[2 + i], i, 0);
+        return 0;
+    }
+    if (argc == 3 && !strcmp(argv[1], "later")) {
+        write_part(argv[2], 1, INT64_C(4999) * 1000);
         return 0;
     }
     if (argc >= 3 && argc <= 4 && !strcmp(argv[1], "check")) {
@@ -313,6 +321,6 @@ int main(int argc, char **argv)
         check_rc(gt_writer_close(w), "close");
         return 0;
     }
-    fprintf(stderr, "usage: merge_clock write A B C | check MERGED [4|amended] | nostart TRACE | amend TRACE\n");
+    fprintf(stderr, "usage: merge_clock write A B C | later D | check MERGED [4|amended] | nostart TRACE | amend TRACE\n");
     return 2;
 }
