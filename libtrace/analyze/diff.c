@@ -1,48 +1,213 @@
-/* diff.c: compares two reports, BEFORE and AFTER (gtrace diff): step time,
- * utilization, idle time by cause, kernel time by name, copies, communication
- * (mean over ranks) and memory peaks, each with its relative change and
- * whether that is better or worse.
- * When both traces have steps, time totals are per step, so runs of
- * different lengths compare. It computes no report itself. */
-#include "analyze_int.h"
+/* diff.c: compares runs before a change with runs after it (gtrace diff):
+ * step time, utilization, idle time by cause, kernel time by name, copies,
+ * communication (mean over ranks) and memory, each with its change, a 95%
+ * interval for it and a verdict: better, worse or the same. Each step is a
+ * sample (diff_samples.c measures them); warm-up steps are left out; the
+ * interval is stats.c's bootstrap over runs and steps, so noise between
+ * steps and between runs widens it instead of making a verdict. Rows that
+ * are one figure per run (wall time, peaks) are judged over runs. It
+ * computes no report itself. */
+#include "diff_int.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+void gt_diff_options_init(gt_diff_options *opt)
+{
+    memset(opt, 0, sizeof *opt);
+    opt->noise_floor = 0.05;
+    opt->n_boot = 2000;
+}
 
 typedef struct rows {
     gt_diff_row *v;
     size_t n, cap;
 } rows;
 
-/* lower_better: +1 when a smaller value is an improvement, -1 when a larger one is. */
-static int add_row(rows *R, const char *metric, const char *unit, double before, double after, int lower_better)
+typedef struct side {
+    gt_diff_run *const *runs;
+    size_t n;
+    size_t *warm; /* (n) warm-up steps left out of each run */
+} side;
+
+typedef struct ctx {
+    rows R;
+    side a, b;
+    const gt_diff_options *opt;
+    double *buf; /* room for every kept sample of one side's runs */
+    an_series *ser;
+    double min_ns; /* a time per step changed by less is the same: AN_STEP_SHARE of the step time */
+} ctx;
+
+/* Of a step's time: a change smaller than this share of it (a few hundred ns
+ * of launch gaps in a 4 ms step) does not matter, whatever its percentage. */
+#define AN_STEP_SHARE 0.005
+
+/* How a row's figures are judged when the sides' samples are one figure per run. */
+enum { TIMED = 0, EXACT = 1 }; /* EXACT: counts and bytes, not noisy: the floor alone judges */
+
+static gt_diff_row *new_row(rows *R, const char *metric, const char *unit)
 {
     if (R->n == R->cap) {
         size_t ncap = R->cap ? R->cap * 2 : 32;
         gt_diff_row *nv = realloc(R->v, ncap * sizeof *nv);
         if (!nv)
-            return gt_error_set(GT_ERR_NOMEM, "diff: out of memory");
+            return NULL;
         R->v = nv;
         R->cap = ncap;
     }
     gt_diff_row *r = &R->v[R->n];
-    r->metric = an_strdup(metric);
-    if (!r->metric)
-        return gt_error_set(GT_ERR_NOMEM, "diff: out of memory");
+    memset(r, 0, sizeof *r);
+    if (!(r->metric = an_strdup(metric)))
+        return NULL;
     r->unit = unit;
-    r->presence = 0;
-    r->before = before;
-    r->after = after;
-    r->change = before != 0 ? (after - before) / fabs(before) : 0;
-    double scale = fabs(before) > fabs(after) ? fabs(before) : fabs(after);
-    if (scale == 0 || fabs(after - before) <= 0.01 * scale)
+    r->lo = r->hi = NAN;
+    R->n++;
+    return r;
+}
+
+/* lower_better: +1 when a smaller value is an improvement, -1 when a larger one is. */
+static void judge(gt_diff_row *r, double floor, double lo_abs, double hi_abs, int lower_better)
+{
+    double d = r->after - r->before;
+    double scale = fabs(r->before) > fabs(r->after) ? fabs(r->before) : fabs(r->after);
+    r->change = r->before != 0 ? d / fabs(r->before) : 0;
+    if (!isnan(lo_abs) && r->before != 0) {
+        r->lo = lo_abs / fabs(r->before);
+        r->hi = hi_abs / fabs(r->before);
+    }
+    bool includes_zero = !isnan(lo_abs) && lo_abs <= 0 && hi_abs >= 0;
+    if (scale == 0 || fabs(d) < floor * scale || includes_zero)
         r->verdict = 0;
     else
-        r->verdict = (after < before) == (lower_better > 0) ? 1 : -1;
-    R->n++;
+        r->verdict = (d < 0) == (lower_better > 0) ? 1 : -1;
+}
+
+/* The kept samples of key of one side's runs into c->ser (NaN left out);
+ * absent_zero: a run without the metric had none of it in each step. */
+static size_t gather(ctx *c, const side *s, const char *key, bool absent_zero, size_t *n_series, size_t *n_runs_with)
+{
+    size_t k = 0, ns = 0;
+    *n_runs_with = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        const gt_diff_run *run = s->runs[i];
+        const double *v = an_run_samples(run, key);
+        if (!v && !absent_zero)
+            continue;
+        *n_runs_with += v != NULL;
+        size_t from = k;
+        for (size_t j = s->warm[i]; j < run->n_steps; j++)
+            if (!v || !isnan(v[j]))
+                c->buf[k++] = v ? v[j] : 0;
+        if (k > from)
+            c->ser[ns++] = (an_series){c->buf + from, k - from};
+    }
+    *n_series = ns;
+    return k;
+}
+
+/* A row from per-step samples of key (stat over each side's kept steps);
+ * fa, fb: the report figures when a side has no steps. */
+static int step_row(ctx *c, const char *metric, const char *unit, const char *key, an_stat st, int lower_better,
+                    bool absent_zero, double fa, double fb)
+{
+    size_t na, nb, wa, wb;
+    size_t ka = gather(c, &c->a, key, absent_zero, &na, &wa);
+    an_series *sa = c->ser, *sb = c->ser + na;
+    double *mark = c->buf + ka;
+    /* b's samples go after a's in the same buffers */
+    double *save_buf = c->buf;
+    an_series *save_ser = c->ser;
+    c->buf = mark;
+    c->ser = sb;
+    size_t kb = gather(c, &c->b, key, absent_zero, &nb, &wb);
+    c->buf = save_buf;
+    c->ser = save_ser;
+    gt_diff_row *r = new_row(&c->R, metric, unit);
+    if (!r)
+        return gt_error_set(GT_ERR_NOMEM, "diff: out of memory");
+    if (wa + wb == 0 || ka == 0 || kb == 0) { /* no steps (or none with it): one figure each */
+        r->before = fa;
+        r->after = fb;
+        judge(r, c->opt->noise_floor, NAN, NAN, lower_better);
+        if (r->verdict && !(c->a.n > 0 && c->a.runs[0]->n_steps > 0 && c->b.runs[0]->n_steps > 0)) {
+            r->verdict = 0; /* beyond the floor, but one figure cannot tell a change from noise */
+            r->too_few = true;
+        }
+        return 0;
+    }
+    r->n_before = (int64_t)ka;
+    r->n_after = (int64_t)kb;
+    an_change ch;
+    if (ka < GT_DIFF_MIN_SAMPLES || kb < GT_DIFF_MIN_SAMPLES) {
+        int rc = an_boot_change(&ch, st, sa, na, sb, nb, 0, c->opt->seed);
+        if (rc < 0)
+            return rc;
+        r->before = ch.before;
+        r->after = ch.after;
+        judge(r, c->opt->noise_floor, NAN, NAN, lower_better);
+        r->too_few = r->verdict != 0 || r->before != r->after;
+        r->verdict = 0;
+        return 0;
+    }
+    int rc = an_boot_change(&ch, st, sa, na, sb, nb, c->opt->n_boot, c->opt->seed);
+    if (rc < 0)
+        return rc;
+    r->before = ch.before;
+    r->after = ch.after;
+    judge(r, c->opt->noise_floor, ch.lo, ch.hi, lower_better);
+    if (strcmp(unit, "ns") == 0 && fabs(r->after - r->before) < c->min_ns)
+        r->verdict = 0;
     return 0;
 }
+
+/* A row of one figure per run: the median over each side's runs; with
+ * GT_DIFF_MIN_SAMPLES runs a side, the bootstrap over runs judges; with
+ * fewer, the noise floor alone for exact figures, none for timed ones. */
+static int run_row(ctx *c, const char *metric, const char *unit, const double *va, const double *vb, int lower_better,
+                   int exact)
+{
+    gt_diff_row *r = new_row(&c->R, metric, unit);
+    if (!r)
+        return gt_error_set(GT_ERR_NOMEM, "diff: out of memory");
+    an_series *sa = c->ser, *sb = c->ser + c->a.n;
+    for (size_t i = 0; i < c->a.n; i++)
+        sa[i] = (an_series){&va[i], 1};
+    for (size_t i = 0; i < c->b.n; i++)
+        sb[i] = (an_series){&vb[i], 1};
+    bool enough = c->a.n >= GT_DIFF_MIN_SAMPLES && c->b.n >= GT_DIFF_MIN_SAMPLES;
+    an_change ch;
+    int rc = an_boot_change(&ch, AN_STAT_MEDIAN, sa, c->a.n, sb, c->b.n, enough ? c->opt->n_boot : 0, c->opt->seed);
+    if (rc < 0)
+        return rc;
+    r->before = ch.before;
+    r->after = ch.after;
+    r->by_runs = true;
+    r->n_before = (int64_t)c->a.n;
+    r->n_after = (int64_t)c->b.n;
+    judge(r, c->opt->noise_floor, enough ? ch.lo : NAN, enough ? ch.hi : NAN, lower_better);
+    if (!enough && exact != EXACT && r->verdict) {
+        r->verdict = 0;
+        r->too_few = true;
+    }
+    return 0;
+}
+
+/* A per-run figure of every run: f(report) into va and vb. */
+#define PER_RUN(expr)                                                                                              \
+    do {                                                                                                           \
+        for (size_t i_ = 0; i_ < c->a.n; i_++) {                                                                   \
+            const gt_report *R_ = c->a.runs[i_]->r;                                                                \
+            va[i_] = (expr);                                                                                       \
+            (void)R_;                                                                                              \
+        }                                                                                                          \
+        for (size_t i_ = 0; i_ < c->b.n; i_++) {                                                                   \
+            const gt_report *R_ = c->b.runs[i_]->r;                                                                \
+            vb[i_] = (expr);                                                                                       \
+            (void)R_;                                                                                              \
+        }                                                                                                          \
+    } while (0)
 
 static double busiest_util(const gt_report *r)
 {
@@ -71,28 +236,54 @@ static double kernel_time(const gt_report *r, const char *name)
     return (int64_t)r->n_kernels == r->n_kernel_names ? 0 : -1;
 }
 
-static int kernel_rows(rows *R, const gt_report *a, const gt_report *b, double pa, double pb, const char *per)
+/* Whether every run of s has the name, or lists every name (so lacks it). */
+static bool all_known(const side *s, const char *name, double *total, double *steps)
+{
+    *total = *steps = 0;
+    for (size_t i = 0; i < s->n; i++) {
+        double t = kernel_time(s->runs[i]->r, name);
+        if (t < 0)
+            return false;
+        *total += t;
+        *steps += s->runs[i]->r->n_steps ? (double)s->runs[i]->r->n_steps : 1;
+    }
+    return true;
+}
+
+static int kernel_rows(ctx *c, const char *per)
 {
     int rc;
-    char metric[600];
-    for (int side = 0; side < 2; side++) {
-        const gt_report *x = side ? b : a;
-        for (size_t i = 0; i < x->n_kernels; i++) {
-            const char *name = x->kernels[i].name;
-            if (side == 1 && find_kernel(a, name))
-                continue; /* done from a's side */
-            double tb = kernel_time(a, name), ta = kernel_time(b, name);
-            if (tb < 0 || ta < 0)
-                continue;
-            snprintf(metric, sizeof metric, "%s time%s: %s", a->cpu_timeline ? "CPU op" : "kernel", per, name);
-            if ((rc = add_row(R, metric, "ns", tb / pa, ta / pb, 1)) < 0)
-                return rc;
-            /* a kernel that appears or disappears (a fusion, another algorithm) is not by itself
-             * better or worse: the step time says that */
-            gt_diff_row *r = &R->v[R->n - 1];
-            if ((tb == 0) != (ta == 0)) {
-                r->presence = tb == 0 ? 1 : -1;
-                r->verdict = 0;
+    char metric[600], key[600];
+    const gt_report *a0 = c->a.runs[0]->r;
+    for (int sd = 0; sd < 2; sd++) {
+        const side *s = sd ? &c->b : &c->a;
+        for (size_t ri = 0; ri < s->n; ri++) {
+            const gt_report *x = s->runs[ri]->r;
+            for (size_t i = 0; i < x->n_kernels; i++) {
+                const char *name = x->kernels[i].name;
+                bool seen = false; /* done already, from an earlier run or side */
+                for (int sd2 = 0; sd2 <= sd && !seen; sd2++) {
+                    const side *s2 = sd2 ? &c->b : &c->a;
+                    for (size_t r2 = 0; r2 < (sd2 == sd ? ri : s2->n) && !seen; r2++)
+                        seen = find_kernel(s2->runs[r2]->r, name) != NULL;
+                }
+                if (seen)
+                    continue;
+                double ta, na, tb, nb;
+                if (!all_known(&c->a, name, &ta, &na) || !all_known(&c->b, name, &tb, &nb))
+                    continue;
+                snprintf(metric, sizeof metric, "%s time%s: %s", a0->cpu_timeline ? "CPU op" : "kernel", per, name);
+                snprintf(key, sizeof key, "op: %s", name);
+                if ((rc = step_row(c, metric, "ns", key, AN_STAT_MEDIAN, 1, true, ta / na, tb / nb)) < 0)
+                    return rc;
+                /* a kernel that appears or disappears (a fusion, another algorithm) is not by itself
+                 * better or worse: the step time says that */
+                gt_diff_row *r = &c->R.v[c->R.n - 1];
+                if ((ta == 0) != (tb == 0)) {
+                    r->presence = ta == 0 ? 1 : -1;
+                    r->verdict = 0;
+                    r->too_few = false;
+                }
             }
         }
     }
@@ -113,121 +304,273 @@ static void copy_totals(const gt_report *r, int kind, double *n, double *bytes, 
     }
 }
 
-/* Communication, as means over ranks per step: when either run has some and
- * both are measured alike (both per step, or both over their window). */
-static int comm_rows(rows *R, const gt_comm *a, const gt_comm *b)
+static double per_step(const gt_report *r, double v)
 {
+    return r->n_steps ? v / (double)r->n_steps : v;
+}
+
+static int copy_rows(ctx *c, const char *per, double *va, double *vb)
+{
+    static const int kinds[] = {GT_COPY_HTOD, GT_COPY_DTOH, GT_COPY_DTOD, -1};
+    char metric[128], key[96];
     int rc;
-    if (a->n_ranks == 0 && b->n_ranks == 0)
-        return 0;
-    bool per_step = (a->n_ranks == 0 || a->per_step) && (b->n_ranks == 0 || b->per_step);
-    bool window = (a->n_ranks == 0 || !a->per_step) && (b->n_ranks == 0 || !b->per_step);
-    if (!per_step && !window)
-        return 0; /* one per step, the other over its whole run: not comparable */
-    const char *per = per_step ? " per step" : "";
-    char metric[128];
-    snprintf(metric, sizeof metric, "communication%s", per);
-    if ((rc = add_row(R, metric, "ns", a->comm_ns, b->comm_ns, 1)) < 0)
-        return rc;
-    snprintf(metric, sizeof metric, "exposed communication%s", per);
-    if ((rc = add_row(R, metric, "ns", a->exposed_ns, b->exposed_ns, 1)) < 0)
-        return rc;
-    if ((rc = add_row(R, "communication hidden by compute", "%", 100 * a->hidden, 100 * b->hidden, -1)) < 0)
-        return rc;
-    snprintf(metric, sizeof metric, "collectives%s", per);
-    if ((rc = add_row(R, metric, "count", a->collectives, b->collectives, 1)) < 0)
-        return rc;
-    R->v[R->n - 1].verdict = 0; /* fewer, bigger collectives are not better by themselves */
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        double n, bytes, ns, pg, fa[4] = {0}, fb[4] = {0};
+        for (size_t i = 0; i < c->a.n + c->b.n; i++) {
+            const gt_report *r = i < c->a.n ? c->a.runs[i]->r : c->b.runs[i - c->a.n]->r;
+            double *f = i < c->a.n ? fa : fb;
+            copy_totals(r, kinds[k], &n, &bytes, &ns, &pg);
+            f[0] += per_step(r, n) / (double)(i < c->a.n ? c->a.n : c->b.n);
+            f[1] += per_step(r, ns) / (double)(i < c->a.n ? c->a.n : c->b.n);
+            f[2] += ns > 0 ? bytes / ns / (double)(i < c->a.n ? c->a.n : c->b.n) : 0;
+            f[3] += per_step(r, pg) / (double)(i < c->a.n ? c->a.n : c->b.n);
+        }
+        if (fa[0] == 0 && fb[0] == 0)
+            continue;
+        const char *kind = gt_copy_kind_name(kinds[k]);
+        snprintf(metric, sizeof metric, "%s copies%s", kind, per);
+        snprintf(key, sizeof key, "%s copies", kind);
+        if ((rc = step_row(c, metric, "count", key, AN_STAT_MEDIAN, 1, true, fa[0], fb[0])) < 0)
+            return rc;
+        snprintf(metric, sizeof metric, "%s copy time%s", kind, per);
+        snprintf(key, sizeof key, "%s copy time", kind);
+        if ((rc = step_row(c, metric, "ns", key, AN_STAT_MEDIAN, 1, true, fa[1], fb[1])) < 0)
+            return rc;
+        if (kinds[k] >= 0) {
+            snprintf(metric, sizeof metric, "%s bandwidth", kind);
+            snprintf(key, sizeof key, "%s bandwidth", kind);
+            if ((rc = step_row(c, metric, "GB/s", key, AN_STAT_MEDIAN, -1, false, fa[2], fb[2])) < 0)
+                return rc;
+            snprintf(metric, sizeof metric, "%s pageable copies%s", kind, per);
+            snprintf(key, sizeof key, "%s pageable copies", kind);
+            if ((rc = step_row(c, metric, "count", key, AN_STAT_MEDIAN, 1, true, fa[3], fb[3])) < 0)
+                return rc;
+            /* counts are exact: one figure each still judges them */
+            gt_diff_row *r = &c->R.v[c->R.n - 1];
+            if (r->too_few && r->n_before == 0) {
+                r->too_few = false;
+                judge(r, c->opt->noise_floor, NAN, NAN, 1);
+            }
+        }
+    }
+    (void)va;
+    (void)vb;
     return 0;
 }
 
-int gt_diff_compute(gt_diff **out, const gt_report *a, const gt_report *b)
+/* Communication, as means over ranks per step: when either run has some and
+ * both are measured alike (both per step, or both over their window). */
+static int comm_rows(ctx *c, double *va, double *vb)
 {
-    rows R = {0};
+    int rc;
+    bool any = false, per_step_ok = true, window_ok = true;
+    for (size_t i = 0; i < c->a.n + c->b.n; i++) {
+        const gt_comm *m = &(i < c->a.n ? c->a.runs[i] : c->b.runs[i - c->a.n])->r->comm;
+        any |= m->n_ranks > 0;
+        per_step_ok &= m->n_ranks == 0 || m->per_step;
+        window_ok &= m->n_ranks == 0 || !m->per_step;
+    }
+    if (!any || (!per_step_ok && !window_ok))
+        return 0; /* none, or one per step and the other over its whole run: not comparable */
+    const char *per = per_step_ok ? " per step" : "";
+    char metric[128];
+    snprintf(metric, sizeof metric, "communication%s", per);
+    PER_RUN(R_->comm.comm_ns);
+    if ((rc = step_row(c, metric, "ns", "communication", AN_STAT_MEDIAN, 1, true, va[0], vb[0])) < 0)
+        return rc;
+    snprintf(metric, sizeof metric, "exposed communication%s", per);
+    PER_RUN(R_->comm.exposed_ns);
+    if ((rc = step_row(c, metric, "ns", "exposed communication", AN_STAT_MEDIAN, 1, true, va[0], vb[0])) < 0)
+        return rc;
+    PER_RUN(100 * R_->comm.hidden);
+    if ((rc = step_row(c, "communication hidden by compute", "%", "communication hidden by compute", AN_STAT_MEDIAN,
+                       -1, false, va[0], vb[0])) < 0)
+        return rc;
+    snprintf(metric, sizeof metric, "collectives%s", per);
+    PER_RUN(R_->comm.collectives);
+    if ((rc = step_row(c, metric, "count", "collectives", AN_STAT_MEDIAN, 1, true, va[0], vb[0])) < 0)
+        return rc;
+    c->R.v[c->R.n - 1].verdict = 0; /* fewer, bigger collectives are not better by themselves */
+    c->R.v[c->R.n - 1].too_few = false;
+    return 0;
+}
+
+static size_t side_samples(const side *s)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < s->n; i++)
+        n += s->runs[i]->n_steps + 1;
+    return n;
+}
+
+static int find_warmup(side *s, const gt_diff_options *opt)
+{
+    if (!(s->warm = calloc(s->n ? s->n : 1, sizeof *s->warm)))
+        return gt_error_set(GT_ERR_NOMEM, "diff: out of memory");
+    for (size_t i = 0; i < s->n && !opt->keep_warmup; i++) {
+        const double *st = an_run_samples(s->runs[i], "step time");
+        s->warm[i] = st ? an_warmup_n(st, s->runs[i]->n_steps, AN_WARMUP_MADS) : 0;
+    }
+    return 0;
+}
+
+static int run_infos(gt_diff *d, const side *a, const side *b)
+{
+    d->n_runs = a->n + b->n;
+    if (!(d->runs = calloc(d->n_runs, sizeof *d->runs)))
+        return gt_error_set(GT_ERR_NOMEM, "diff: out of memory");
+    for (size_t i = 0; i < d->n_runs; i++) {
+        const side *s = i < a->n ? a : b;
+        size_t k = i < a->n ? i : i - a->n;
+        const gt_report *r = s->runs[k]->r;
+        gt_diff_run_info *x = &d->runs[i];
+        x->after = s == b;
+        x->n_steps = (int64_t)r->n_steps;
+        x->n_warmup = (int64_t)s->warm[k];
+        x->warmup_first = x->n_warmup ? r->steps[0].number : -1;
+        x->warmup_last = x->n_warmup ? r->steps[s->warm[k] - 1].number : -1;
+        if (!(x->path = an_strdup(r->path)))
+            return gt_error_set(GT_ERR_NOMEM, "diff: out of memory");
+    }
+    return 0;
+}
+
+int gt_diff_compute_runs(gt_diff **out, gt_diff_run *const *before, size_t n_before, gt_diff_run *const *after,
+                         size_t n_after, const gt_diff_options *opt_in)
+{
+    gt_diff_options defaults;
+    gt_diff_options_init(&defaults);
+    const gt_diff_options *opt = opt_in ? opt_in : &defaults;
+    ctx cx = {.a = {before, n_before, NULL}, .b = {after, n_after, NULL}, .opt = opt};
+    ctx *c = &cx;
     gt_diff *d = NULL;
+    double *va = NULL, *vb = NULL;
     int rc;
     *out = NULL;
-    if (!a || !b)
-        return gt_error_set(GT_ERR_INVALID, "gt_diff_compute: missing report");
-    bool per_step = a->n_steps > 0 && b->n_steps > 0;
-    double pa = per_step ? (double)a->n_steps : 1, pb = per_step ? (double)b->n_steps : 1;
-    const char *per = per_step ? " per step" : "";
-    char metric[128];
-
-    if ((rc = add_row(&R, "wall time", "ns", (double)a->wall_ns, (double)b->wall_ns, 1)) < 0)
-        goto cleanup;
-    if (per_step) {
-        if ((rc = add_row(&R, "step time mean", "ns", a->step_time.mean_ns, b->step_time.mean_ns, 1)) < 0 ||
-            (rc = add_row(&R, "step time median", "ns", a->step_time.median_ns, b->step_time.median_ns, 1)) < 0 ||
-            (rc = add_row(&R, "step time p95", "ns", a->step_time.p95_ns, b->step_time.p95_ns, 1)) < 0)
-            goto cleanup;
-    }
-    if ((rc = add_row(&R, "device utilization", "%", 100 * busiest_util(a), 100 * busiest_util(b), -1)) < 0)
-        goto cleanup;
-    snprintf(metric, sizeof metric, "idle time%s", per);
-    if ((rc = add_row(&R, metric, "ns", (double)a->gaps.idle_ns / pa, (double)b->gaps.idle_ns / pb, 1)) < 0)
-        goto cleanup;
-    for (int c = 0; c < GT_GAP_N_CAUSES; c++) {
-        snprintf(metric, sizeof metric, "idle %s%s", gt_gap_cause_name((gt_gap_cause)c), per);
-        if ((rc = add_row(&R, metric, "ns", (double)a->gaps.idle_by_cause_ns[c] / pa,
-                          (double)b->gaps.idle_by_cause_ns[c] / pb, 1)) < 0)
-            goto cleanup;
-    }
-    if ((rc = kernel_rows(&R, a, b, pa, pb, per)) < 0)
-        goto cleanup;
-    static const int kinds[] = {GT_COPY_HTOD, GT_COPY_DTOH, GT_COPY_DTOD, -1};
-    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
-        double na, ba, ta, qa, nb, bb, tb, qb;
-        copy_totals(a, kinds[k], &na, &ba, &ta, &qa);
-        copy_totals(b, kinds[k], &nb, &bb, &tb, &qb);
-        if (na == 0 && nb == 0)
-            continue;
-        snprintf(metric, sizeof metric, "%s copies%s", gt_copy_kind_name(kinds[k]), per);
-        if ((rc = add_row(&R, metric, "count", na / pa, nb / pb, 1)) < 0)
-            goto cleanup;
-        snprintf(metric, sizeof metric, "%s copy time%s", gt_copy_kind_name(kinds[k]), per);
-        if ((rc = add_row(&R, metric, "ns", ta / pa, tb / pb, 1)) < 0)
-            goto cleanup;
-        if (kinds[k] >= 0) {
-            snprintf(metric, sizeof metric, "%s bandwidth", gt_copy_kind_name(kinds[k]));
-            if ((rc = add_row(&R, metric, "GB/s", ta > 0 ? ba / ta : 0, tb > 0 ? bb / tb : 0, -1)) < 0)
-                goto cleanup;
-            snprintf(metric, sizeof metric, "%s pageable copies%s", gt_copy_kind_name(kinds[k]), per);
-            if ((rc = add_row(&R, metric, "count", qa / pa, qb / pb, 1)) < 0)
-                goto cleanup;
-        }
-    }
-    if ((rc = comm_rows(&R, &a->comm, &b->comm)) < 0)
-        goto cleanup;
-    if ((rc = add_row(&R, "peak allocated", "bytes", (double)a->memory.peak_allocated_bytes,
-                      (double)b->memory.peak_allocated_bytes, 1)) < 0 ||
-        (rc = add_row(&R, "peak reserved", "bytes", (double)a->memory.peak_reserved_bytes,
-                      (double)b->memory.peak_reserved_bytes, 1)) < 0)
-        goto cleanup;
-    size_t fa = 0, fb = 0;
-    for (size_t i = 0; i < a->n_advice; i++)
-        fa += a->advice[i].fired;
-    for (size_t i = 0; i < b->n_advice; i++)
-        fb += b->advice[i].fired;
-    if ((rc = add_row(&R, "advice rules fired", "count", (double)fa, (double)fb, 1)) < 0)
-        goto cleanup;
-
-    d = calloc(1, sizeof *d);
-    if (!d || !(d->before_path = an_strdup(a->path)) || !(d->after_path = an_strdup(b->path))) {
+    if (!before || !after || n_before == 0 || n_after == 0)
+        return gt_error_set(GT_ERR_INVALID, "gt_diff_compute: a side without runs");
+    size_t nbuf = side_samples(&c->a) + side_samples(&c->b) + n_before + n_after;
+    c->buf = malloc(nbuf * sizeof *c->buf);
+    c->ser = malloc((n_before + n_after) * sizeof *c->ser);
+    va = malloc(n_before * sizeof *va);
+    vb = malloc(n_after * sizeof *vb);
+    if (!c->buf || !c->ser || !va || !vb) {
         rc = gt_error_set(GT_ERR_NOMEM, "diff: out of memory");
         goto cleanup;
     }
-    d->rows = R.v;
-    d->n_rows = R.n;
-    R.v = NULL;
-    R.n = 0;
+    if ((rc = find_warmup(&c->a, opt)) < 0 || (rc = find_warmup(&c->b, opt)) < 0)
+        goto cleanup;
+    bool steps = true;
+    for (size_t i = 0; i < n_before + n_after; i++)
+        steps &= (i < n_before ? before[i] : after[i - n_before])->n_steps > 0;
+    const char *per = steps ? " per step" : "";
+    if (steps) {
+        size_t na, nb, wa, wb, ka = gather(c, &c->a, "step time", false, &na, &wa);
+        double ma = an_stat_of(AN_STAT_MEDIAN, c->buf, ka);
+        size_t kb = gather(c, &c->b, "step time", false, &nb, &wb);
+        double mb = an_stat_of(AN_STAT_MEDIAN, c->buf, kb);
+        if (ka && kb)
+            c->min_ns = AN_STEP_SHARE * (ma < mb ? ma : mb);
+    }
+    const gt_report *a0 = before[0]->r, *b0 = after[0]->r;
+    char metric[128];
+
+    PER_RUN((double)R_->wall_ns);
+    if ((rc = run_row(c, "wall time", "ns", va, vb, 1, TIMED)) < 0)
+        goto cleanup;
+    if (steps) {
+        if ((rc = step_row(c, "step time mean", "ns", "step time", AN_STAT_MEAN, 1, false, 0, 0)) < 0 ||
+            (rc = step_row(c, "step time median", "ns", "step time", AN_STAT_MEDIAN, 1, false, 0, 0)) < 0 ||
+            (rc = step_row(c, "step time p95", "ns", "step time", AN_STAT_P95, 1, false, 0, 0)) < 0)
+            goto cleanup;
+    }
+    if ((rc = step_row(c, "device utilization", "%", "device utilization", AN_STAT_MEDIAN, -1, false,
+                       100 * busiest_util(a0), 100 * busiest_util(b0))) < 0)
+        goto cleanup;
+    snprintf(metric, sizeof metric, "idle time%s", per);
+    if ((rc = step_row(c, metric, "ns", "idle time", AN_STAT_MEDIAN, 1, true, (double)a0->gaps.idle_ns,
+                       (double)b0->gaps.idle_ns)) < 0)
+        goto cleanup;
+    for (int k = 0; k < GT_GAP_N_CAUSES; k++) {
+        char key[64];
+        snprintf(metric, sizeof metric, "idle %s%s", gt_gap_cause_name((gt_gap_cause)k), per);
+        snprintf(key, sizeof key, "idle %s", gt_gap_cause_name((gt_gap_cause)k));
+        if ((rc = step_row(c, metric, "ns", key, AN_STAT_MEDIAN, 1, true, (double)a0->gaps.idle_by_cause_ns[k],
+                           (double)b0->gaps.idle_by_cause_ns[k])) < 0)
+            goto cleanup;
+    }
+    if ((rc = kernel_rows(c, per)) < 0 || (rc = copy_rows(c, per, va, vb)) < 0 || (rc = comm_rows(c, va, vb)) < 0)
+        goto cleanup;
+    if (steps && (rc = step_row(c, "allocated at step end", "bytes", "allocated at step end", AN_STAT_MEDIAN, 1,
+                                false, 0, 0)) < 0)
+        goto cleanup;
+    PER_RUN((double)R_->memory.peak_allocated_bytes);
+    if ((rc = run_row(c, "peak allocated", "bytes", va, vb, 1, EXACT)) < 0)
+        goto cleanup;
+    PER_RUN((double)R_->memory.peak_reserved_bytes);
+    if ((rc = run_row(c, "peak reserved", "bytes", va, vb, 1, EXACT)) < 0)
+        goto cleanup;
+    PER_RUN(0);
+    for (size_t i = 0; i < n_before + n_after; i++) {
+        const gt_report *r = (i < n_before ? before[i] : after[i - n_before])->r;
+        double *v = i < n_before ? &va[i] : &vb[i - n_before];
+        for (size_t k = 0; k < r->n_advice; k++)
+            *v += r->advice[k].fired;
+    }
+    if ((rc = run_row(c, "advice rules fired", "count", va, vb, 1, EXACT)) < 0)
+        goto cleanup;
+
+    d = calloc(1, sizeof *d);
+    if (!d || !(d->before_path = an_strdup(a0->path)) || !(d->after_path = an_strdup(b0->path))) {
+        rc = gt_error_set(GT_ERR_NOMEM, "diff: out of memory");
+        goto cleanup;
+    }
+    d->noise_floor = opt->noise_floor;
+    d->keep_warmup = opt->keep_warmup;
+    if ((rc = run_infos(d, &c->a, &c->b)) < 0)
+        goto cleanup;
+    d->rows = c->R.v;
+    d->n_rows = c->R.n;
+    c->R.v = NULL;
+    c->R.n = 0;
     *out = d;
     d = NULL;
 cleanup:
-    for (size_t i = 0; i < R.n; i++)
-        free(R.v[i].metric);
-    free(R.v);
+    for (size_t i = 0; i < c->R.n; i++)
+        free(c->R.v[i].metric);
+    free(c->R.v);
+    free(c->buf);
+    free(c->ser);
+    free(c->a.warm);
+    free(c->b.warm);
+    free(va);
+    free(vb);
     gt_diff_free(d);
+    return rc;
+}
+
+int gt_diff_compute(gt_diff **out, const gt_report *before, const gt_report *after)
+{
+    gt_diff_run ra = {0}, rb = {0};
+    int rc;
+    *out = NULL;
+    if (!before || !after)
+        return gt_error_set(GT_ERR_INVALID, "gt_diff_compute: missing report");
+    ra = (gt_diff_run){.r = (gt_report *)before, .borrowed = true, .n_steps = before->n_steps};
+    rb = (gt_diff_run){.r = (gt_report *)after, .borrowed = true, .n_steps = after->n_steps};
+    gt_diff_run *pa = &ra, *pb = &rb;
+    if ((rc = an_run_report_samples(&ra)) == 0 && (rc = an_run_report_samples(&rb)) == 0)
+        rc = gt_diff_compute_runs(out, &pa, 1, &pb, 1, NULL);
+    for (size_t i = 0; i < ra.n_m; i++) {
+        free(ra.m[i].key);
+        free(ra.m[i].v);
+    }
+    for (size_t i = 0; i < rb.n_m; i++) {
+        free(rb.m[i].key);
+        free(rb.m[i].v);
+    }
+    free(ra.m);
+    free(rb.m);
     return rc;
 }
 
@@ -238,36 +581,86 @@ void gt_diff_free(gt_diff *d)
     for (size_t i = 0; i < d->n_rows; i++)
         free(d->rows[i].metric);
     free(d->rows);
+    for (size_t i = 0; i < d->n_runs; i++)
+        free(d->runs[i].path);
+    free(d->runs);
     free(d->before_path);
     free(d->after_path);
     free(d);
 }
 
+/* The one word (or two) a row's verdict is, in text and JSON alike. */
+static const char *verdict_word(const gt_diff_row *r)
+{
+    if (r->presence)
+        return r->presence > 0 ? "new" : "gone";
+    if (r->too_few)
+        return r->by_runs ? "too few runs" : "too few steps";
+    return r->verdict > 0 ? "better" : r->verdict < 0 ? "worse" : "same";
+}
+
+static const char *interval(char *buf, size_t n, const gt_diff_row *r)
+{
+    char lo[40], hi[40];
+    if (isnan(r->lo) || r->presence)
+        return "";
+    snprintf(buf, n, "[%s, %s]", gt_diff_change(lo, sizeof lo, r->lo), gt_diff_change(hi, sizeof hi, r->hi));
+    return buf;
+}
+
+static void print_run(FILE *f, const gt_diff_run_info *x)
+{
+    fprintf(f, "%s", x->path);
+    if (x->n_steps == 0) {
+        fputs(" (no steps)\n", f);
+        return;
+    }
+    fprintf(f, " (%lld steps", (long long)x->n_steps);
+    if (x->n_warmup == 1)
+        fprintf(f, "; warm-up left out: step %lld", (long long)x->warmup_first);
+    else if (x->n_warmup > 1)
+        fprintf(f, "; warm-up left out: steps %lld-%lld", (long long)x->warmup_first, (long long)x->warmup_last);
+    fputs(")\n", f);
+}
+
 int gt_diff_print_text(const gt_diff *d, FILE *f)
 {
-    int better = 0, worse = 0;
-    fprintf(f, "gtrace diff\n  before: %s\n  after:  %s\n\n", d->before_path, d->after_path);
-    fprintf(f, "%-48s %14s %14s %9s\n", "metric", "before", "after", "change");
+    size_t better = 0, worse = 0, same = 0, few = 0, n_new = 0, n_gone = 0;
+    fputs("gtrace diff\n", f);
+    for (int after = 0; after < 2; after++) {
+        bool first = true;
+        for (size_t i = 0; i < d->n_runs; i++) {
+            if (d->runs[i].after != after)
+                continue;
+            fprintf(f, "  %s", first ? (after ? "after:  " : "before: ") : "        ");
+            print_run(f, &d->runs[i]);
+            first = false;
+        }
+    }
+    fprintf(f, "  each step a sample; medians (mean, p95 where named); 95%% bootstrap interval over runs and "
+               "steps; noise floor %.1f%%%s\n\n",
+            100 * d->noise_floor, d->keep_warmup ? "; warm-up kept" : "");
+    fprintf(f, "%-48s %14s %14s %9s %-20s %s\n", "metric", "before", "after", "change", "95% interval", "verdict");
     for (size_t i = 0; i < d->n_rows; i++) {
         const gt_diff_row *r = &d->rows[i];
-        char b[40], a[40], c[40];
+        char b[40], a[40], c[40], ci[96];
         gt_diff_cell(b, sizeof b, r->unit, r->before);
         gt_diff_cell(a, sizeof a, r->unit, r->after);
-        better += r->verdict > 0;
-        worse += r->verdict < 0;
-        if (r->presence)
-            fprintf(f, "%-48.48s %14s %14s %9s\n", r->metric, b, a, r->presence > 0 ? "new" : "gone");
-        else
-            fprintf(f, "%-48.48s %14s %14s %9s %s\n", r->metric, b, a, gt_diff_change(c, sizeof c, r->change),
-                    r->verdict > 0 ? "better" : r->verdict < 0 ? "WORSE" : "");
+        n_new += r->presence > 0;
+        n_gone += r->presence < 0;
+        if (!r->presence) {
+            better += !r->too_few && r->verdict > 0;
+            worse += !r->too_few && r->verdict < 0;
+            same += !r->too_few && r->verdict == 0;
+            few += r->too_few;
+        }
+        fprintf(f, "%-48.48s %14s %14s %9s %-20s %s\n", r->metric, b, a,
+                r->presence ? "" : gt_diff_change(c, sizeof c, r->change), interval(ci, sizeof ci, r),
+                verdict_word(r));
     }
-    size_t n_new = 0, n_gone = 0;
-    for (size_t i = 0; i < d->n_rows; i++) {
-        n_new += d->rows[i].presence > 0;
-        n_gone += d->rows[i].presence < 0;
-    }
-    fprintf(f, "\n%d better, %d worse, %zu unchanged", better, worse,
-            d->n_rows - (size_t)better - (size_t)worse - n_new - n_gone);
+    fprintf(f, "\n%zu better, %zu worse, %zu same", better, worse, same);
+    if (few)
+        fprintf(f, ", %zu with too few samples", few);
     if (n_new || n_gone)
         fprintf(f, "; by name: %zu new, %zu gone", n_new, n_gone);
     fputc('\n', f);
@@ -280,7 +673,20 @@ int gt_diff_print_json(const gt_diff *d, FILE *f)
     an_json_str(f, d->before_path);
     fputs(",\"after\":", f);
     an_json_str(f, d->after_path);
-    fputs(",\"rows\":[", f);
+    fputs(",\"method\":\"median per step, 95% bootstrap interval over runs and steps\",\"noise_floor\":", f);
+    an_json_num(f, d->noise_floor);
+    fprintf(f, ",\"keep_warmup\":%s,\"runs\":[", d->keep_warmup ? "true" : "false");
+    for (size_t i = 0; i < d->n_runs; i++) {
+        const gt_diff_run_info *x = &d->runs[i];
+        fputs(i ? ",{\"path\":" : "{\"path\":", f);
+        an_json_str(f, x->path);
+        fprintf(f, ",\"side\":\"%s\",\"steps\":%lld,\"warmup_steps\":[", x->after ? "after" : "before",
+                (long long)x->n_steps);
+        if (x->n_warmup)
+            fprintf(f, "%lld,%lld", (long long)x->warmup_first, (long long)x->warmup_last);
+        fputs("]}", f);
+    }
+    fputs("],\"rows\":[", f);
     for (size_t i = 0; i < d->n_rows; i++) {
         const gt_diff_row *r = &d->rows[i];
         fputs(i ? ",{\"metric\":" : "{\"metric\":", f);
@@ -293,12 +699,18 @@ int gt_diff_print_json(const gt_diff *d, FILE *f)
         an_json_num(f, r->after);
         fputs(",\"change\":", f);
         an_json_num(f, r->change);
-        fprintf(f, ",\"verdict\":\"%s\"}",
-                r->presence > 0   ? "new"
-                : r->presence < 0 ? "gone"
-                : r->verdict > 0  ? "better"
-                : r->verdict < 0  ? "worse"
-                                  : "same");
+        fputs(",\"interval\":", f);
+        if (isnan(r->lo) || r->presence) {
+            fputs("null", f);
+        } else {
+            fputc('[', f);
+            an_json_num(f, r->lo);
+            fputc(',', f);
+            an_json_num(f, r->hi);
+            fputc(']', f);
+        }
+        fprintf(f, ",\"samples\":[%lld,%lld],\"samples_are\":\"%s\",\"verdict\":\"%s\"}",
+                (long long)r->n_before, (long long)r->n_after, r->by_runs ? "runs" : "steps", verdict_word(r));
     }
     fputs("]}\n", f);
     return ferror(f) ? gt_error_set(GT_ERR_IO, "cannot write the diff") : 0;

@@ -269,16 +269,59 @@ typedef struct gt_diff_row {
     const char *unit; /* "ns", "%", "bytes", "count" */
     double before, after;
     double change;  /* (after - before) / before; 0 when before is 0 */
-    int verdict;    /* +1 better, -1 worse, 0 same (within 1%), or new or gone */
+    int verdict;    /* +1 better, -1 worse, 0 same (or too few samples, or new or gone) */
     int presence;   /* per-name rows: +1 only after (new), -1 only before (gone), 0 in both */
+    /* The evidence: before and after are the statistic (median, mean, p95)
+     * of each side's steps (warm-up left out), or of its runs' figures; lo
+     * and hi the 95% bootstrap interval of the change, relative like change
+     * (NaN: none). A verdict needs the interval to leave out 0 and the
+     * change to reach the noise floor. */
+    double lo, hi;
+    int64_t n_before, n_after; /* samples on each side: steps, or runs when by_runs */
+    bool by_runs;              /* one figure per run (wall time, peaks), not per step */
+    bool too_few;              /* too few samples on a side for a verdict (verdict 0) */
 } gt_diff_row;
 
+typedef struct gt_diff_run_info { /* one traced run of a side */
+    char *path;
+    bool after;
+    int64_t n_steps, n_warmup;             /* warm-up: the first n_warmup steps, left out */
+    int64_t warmup_first, warmup_last;     /* their step numbers; -1 none */
+} gt_diff_run_info;
+
 typedef struct gt_diff {
-    char *before_path, *after_path;
+    char *before_path, *after_path; /* the first run of each side */
     gt_diff_row *rows; size_t n_rows;
+    gt_diff_run_info *runs; size_t n_runs; /* before's runs, then after's */
+    double noise_floor;
+    bool keep_warmup;
 } gt_diff;
 
-/* Compares two reports (gtrace diff BEFORE AFTER). */
+typedef struct gt_diff_options {
+    double noise_floor; /* a relative change under this is the same: 0.05 */
+    bool keep_warmup;   /* compare the warm-up steps too */
+    int n_boot;         /* bootstrap replicates: 2000 */
+    uint64_t seed;      /* of the resampling: 0 the fixed default */
+} gt_diff_options;
+#define GT_DIFF_MIN_SAMPLES 5 /* steps (or runs) a side needs for a verdict */
+
+void gt_diff_options_init(gt_diff_options *opt);
+
+/* One run of a side: its report and, per step, every metric the diff
+ * compares (one model in memory at a time: the model is not kept). */
+typedef struct gt_diff_run gt_diff_run;
+int gt_diff_run_load(gt_diff_run **out, gt_trace *t, const gt_report_options *opt);
+const gt_report *gt_diff_run_report(const gt_diff_run *run);
+int gt_diff_run_rename(gt_diff_run *run, const char *path); /* the path the diff names */
+void gt_diff_run_free(gt_diff_run *run);
+
+/* Compares runs of a command before a change with runs after it (gtrace
+ * diff A... -- B...); opt may be NULL. */
+int gt_diff_compute_runs(gt_diff **out, gt_diff_run *const *before, size_t n_before, gt_diff_run *const *after,
+                         size_t n_after, const gt_diff_options *opt);
+/* Compares two reports with the default options: the per-step samples are
+ * those a report holds (step time, utilization, memory at step end,
+ * communication); the other rows are judged on one figure each. */
 int gt_diff_compute(gt_diff **out, const gt_report *before, const gt_report *after);
 void gt_diff_free(gt_diff *d);
 int gt_diff_print_text(const gt_diff *d, FILE *f);

@@ -21,6 +21,9 @@ libtrace_analyze_libgtanalyze_la_SOURCES = \
 	libtrace/analyze/advice.c \
 	libtrace/analyze/report.c \
 	libtrace/analyze/render.c \
+	libtrace/analyze/diff_int.h \
+	libtrace/analyze/stats.c \
+	libtrace/analyze/diff_samples.c \
 	libtrace/analyze/diff.c \
 	libtrace/analyze/export_chrome.c \
 	libtrace/analyze/export_csv.c \

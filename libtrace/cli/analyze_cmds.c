@@ -181,65 +181,98 @@ cleanup:
 
 /* ---- gtrace diff ----------------------------------------------------------- */
 
-#define DIFF_SYNOPSIS "diff BEFORE AFTER [--json]"
+#define DIFF_SYNOPSIS                                                                                              \
+    "diff BEFORE AFTER [--json] [--noise-floor PCT] [--keep-warmup]\n"                                             \
+    "       gtrace diff [options] BEFORE... -- AFTER...   (several runs a side)"
 
-/* One side's report: its analysis's, kept when the analysis goes (one
- * side's model at a time in memory). */
-static gt_report *report_of(const char *path)
+/* One run: its report and per-step samples (one side's model at a time in memory). */
+static gt_diff_run *run_of(const char *path)
 {
     gt_report_options opt;
     gt_report_options_init(&opt);
     opt.top_n = 50; /* compare more kernels than a report shows */
-    gt_analysis *a = NULL;
-    gt_report *r = NULL;
+    gt_diff_run *run = NULL;
     gt_trace *t = open_trace(path, GT_OPEN_CHECK_LATER);
-    if (t && gt_analysis_load(&a, t, &opt) != 0)
+    /* A PyTorch file is read through a temporary trace: name the file given. */
+    if (t && (gt_diff_run_load(&run, t, &opt) != 0 || gt_diff_run_rename(run, path) != 0)) {
         gt_cli_error("diff %s: %s", path, gt_error_last());
-    r = gt_analysis_take_report(a);
-    gt_analysis_free(a);
+        gt_diff_run_free(run);
+        run = NULL;
+    }
     gt_trace_free(t);
-    return r;
+    return run;
 }
 
-static void name_report(gt_report *r, const char *path)
+/* "5", "2.5" or "5%": a percentage from 0 to 100. */
+static bool parse_percent(const char *s, double *out)
 {
-    char *p = strdup(path);
-    if (p) {
-        free(r->path);
-        r->path = p;
-    }
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || (*end && strcmp(end, "%")) || !isfinite(v) || v < 0 || v > 100)
+        return false;
+    *out = v / 100;
+    return true;
 }
 
 int gt_cli_diff(int argc, char **argv)
 {
     static const struct option longopts[] = {
         {"json", no_argument, NULL, 'j'},
+        {"noise-floor", required_argument, NULL, 'n'},
+        {"keep-warmup", no_argument, NULL, 'k'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
+    gt_diff_options dopt;
+    gt_diff_options_init(&dopt);
     bool json = false;
     int c;
+    /* BEFORE... -- AFTER...: options come before the "--" */
+    int sep = -1;
+    for (int i = 1; i < argc && sep < 0; i++)
+        if (strcmp(argv[i], "--") == 0)
+            sep = i;
+    int n_opt_args = sep < 0 ? argc : sep;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
+    while ((c = getopt_long(n_opt_args, argv, "", longopts, NULL)) != -1) {
         switch (c) {
         case 'j': json = true; break;
+        case 'n':
+            if (!parse_percent(optarg, &dopt.noise_floor))
+                return usage("diff", DIFF_SYNOPSIS, "--noise-floor wants a percentage from 0 to 100");
+            break;
+        case 'k': dopt.keep_warmup = true; break;
         case 'h': printf("usage: gtrace %s\n", DIFF_SYNOPSIS); return 0;
         default: return bad_option("diff", DIFF_SYNOPSIS, argv);
         }
     }
-    if (argc - optind != 2)
-        return usage("diff", DIFF_SYNOPSIS, "two traces: the one before and the one after a change");
+    char **bpaths = argv + optind, **apaths;
+    int nb = n_opt_args - optind, na;
+    if (sep < 0) {
+        if (nb != 2)
+            return usage("diff", DIFF_SYNOPSIS, "two traces: the one before and the one after a change");
+        apaths = bpaths + 1;
+        nb = na = 1;
+    } else {
+        apaths = argv + sep + 1;
+        na = argc - sep - 1;
+        if (nb < 1 || na < 1)
+            return usage("diff", DIFF_SYNOPSIS, "two traces: the one before and the one after a change");
+    }
 
-    gt_report *before = report_of(argv[optind]), *after = NULL;
+    gt_diff_run **runs = calloc((size_t)(nb + na), sizeof *runs);
     gt_diff *d = NULL;
     int status = 1;
-    if (!before || !(after = report_of(argv[optind + 1])))
-        goto cleanup;
-    /* A PyTorch file is read through a temporary trace: name the file given. */
-    name_report(before, argv[optind]);
-    name_report(after, argv[optind + 1]);
-    if (gt_diff_compute(&d, before, after) != 0) {
+    if (!runs) {
+        gt_cli_error("diff: out of memory");
+        return 1;
+    }
+    for (int i = 0; i < nb + na; i++)
+        if (!(runs[i] = run_of(i < nb ? bpaths[i] : apaths[i - nb])))
+            goto cleanup;
+    if (gt_diff_compute_runs(&d, runs, (size_t)nb, runs + nb, (size_t)na, &dopt) != 0) {
         gt_cli_error("diff: %s", gt_error_last());
         goto cleanup;
     }
@@ -250,8 +283,9 @@ int gt_cli_diff(int argc, char **argv)
     status = 0;
 cleanup:
     gt_diff_free(d);
-    gt_report_free(before);
-    gt_report_free(after);
+    for (int i = 0; i < nb + na; i++)
+        gt_diff_run_free(runs[i]);
+    free(runs);
     return status;
 }
 

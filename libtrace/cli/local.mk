@@ -54,6 +54,12 @@ TESTS += tests/integration/cli_analyze.sh
 endif
 EXTRA_DIST += tests/integration/cli_analyze.sh
 
+# gtrace diff's verdicts on runs of a sample with a controlled per-step delay.
+if HAVE_NVTX
+TESTS += tests/integration/diff_verdicts.sh
+endif
+EXTRA_DIST += tests/integration/diff_verdicts.sh
+
 # gtrace --pytorch on a small CNN (Debian's python3-torch; skipped, 77, without it).
 if HAVE_NVTX
 TESTS += tests/integration/pytorch_train.sh tests/integration/pytorch_cli.sh

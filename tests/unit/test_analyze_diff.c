@@ -2,22 +2,30 @@
  * loop, built with the writer: the optimized one pins its input copies and
  * drops the per-step synchronization, so its steps are shorter, its device
  * busier, its host-wait smaller; the diff says so, by the right amounts.
- * And a rank whose collectives moved under compute: less exposed communication. */
+ * A rank whose collectives moved under compute: less exposed communication.
+ * And the statistics the verdicts rest on, on samples of known
+ * distributions: A/A pairs are the same, a 10% shift is found, the spread
+ * between runs widens the interval, warm-up steps are found and left out,
+ * too few steps give no verdict. */
 #include "analyze_fixture.h"
+#include "diff_int.h"
 #include "gt_vocab.h"
 
-/* 5 steps. Baseline: a 2 ms pageable input copy, a 3 ms host wait in
+#include <math.h>
+
+/* 12 steps. Baseline: a 2 ms pageable input copy, a 3 ms host wait in
  * cudaStreamSynchronize, then the 6 ms compute kernel: 11 ms steps.
- * Optimized: a 1 ms pinned copy and no wait: 7 ms steps. */
+ * Optimized: a 1 ms pinned copy and no wait: 7 ms steps. The kernel varies
+ * by -50, 0, +50 us from step to step, so the medians are 11 and 7 ms. */
 static gt_report *run(bool optimized, const char *name)
 {
     fx f;
     fx_open(&f, name);
     int64_t t0 = 0;
-    for (int i = 0; i < 5; i++) {
+    for (int i = 0; i < 12; i++) {
         char step[32];
         int64_t copy = optimized ? 1 * MS : 2 * MS, wait = optimized ? 0 : 3 * MS;
-        int64_t len = copy + wait + 6 * MS;
+        int64_t len = copy + wait + 6 * MS + (i % 3 - 1) * 50 * US;
         snprintf(step, sizeof step, "step %d", i);
         fx_range(&f, t0, t0 + len, step);
         fx_copy(&f, t0, t0 + copy, optimized ? "cudaMemcpyAsync_v3020" : "cudaMemcpy_v3020", t0, t0 + copy,
@@ -53,6 +61,8 @@ static void test_analyze_diff__baseline_vs_optimized(void)
     CU_ASSERT_DOUBLE_EQUAL(st->after, 7.0 * MS, 1);
     CU_ASSERT_DOUBLE_EQUAL(st->change, -4.0 / 11.0, 1e-9);
     CU_ASSERT_EQUAL(st->verdict, 1);
+    CU_ASSERT_EQUAL(st->n_before, 11); /* step 0 left out as warm-up */
+    CU_ASSERT_TRUE(st->lo <= st->change && st->change <= st->hi && st->hi < 0);
     const gt_diff_row *u = row(d, "device utilization");
     CU_ASSERT_TRUE(u->after > u->before);
     CU_ASSERT_EQUAL(u->verdict, 1);
@@ -85,6 +95,8 @@ static void test_analyze_diff__baseline_vs_optimized(void)
     fclose(m);
     CU_ASSERT_PTR_NOT_NULL(strstr(buf, "step time median"));
     CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"verdict\":\"better\""));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "warm-up left out: step 0"));
+    CU_ASSERT_PTR_NULL(strstr(buf, "WORSE"));
     free(buf);
     gt_diff_free(rd);
     gt_diff_free(d);
@@ -92,7 +104,7 @@ static void test_analyze_diff__baseline_vs_optimized(void)
     gt_report_free(b);
 }
 
-/* One CPU rank, 3 steps of 10 ms, compute [0, 6). Before: one collective
+/* One CPU rank, 8 steps of 10 ms, compute [0, 6). Before: one collective
  * [6, 8), all of it exposed. After: two, [4.5, 5.5) and [5.5, 6.5): the same
  * 2 ms of communication, 1.5 ms of it under compute. */
 static gt_report *comm_run(bool overlapped, const char *name)
@@ -101,7 +113,7 @@ static gt_report *comm_run(bool overlapped, const char *name)
     fx_open(&f, name);
     fx_category_on(&f, 0, 1, 1, "compute", TID);
     fx_category_on(&f, 0, 1, 2, "communication", TID);
-    for (int i = 0; i < 3; i++) {
+    for (int i = 0; i < 8; i++) {
         char step[32];
         int64_t t0 = i * 10 * MS;
         snprintf(step, sizeof step, "step %d", i);
@@ -180,10 +192,184 @@ static void test_analyze_diff__vocabulary(void)
     CU_ASSERT_STRING_EQUAL(gt_copy_kind_name(99), "unknown");
 }
 
+
+/* Normal samples (Box-Muller on a fixed xorshift), so each test knows its distribution. */
+static uint64_t rng = 12345;
+static double uniform(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return ((double)(rng >> 11) + 0.5) / 9007199254740992.0;
+}
+static void normal(double *v, size_t n, double mean, double sd)
+{
+    for (size_t i = 0; i < n; i++)
+        v[i] = mean + sd * sqrt(-2 * log(uniform())) * cos(2 * M_PI * uniform());
+}
+
+static int cmp_d(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median and p95 by selection equal those of a sorted copy. */
+static void test_analyze_diff__statistics(void)
+{
+    for (size_t n = 1; n < 60; n++) {
+        double v[60], w[60];
+        normal(v, n, 10, 3);
+        if (n % 7 == 0)
+            v[n / 2] = v[0]; /* ties */
+        memcpy(w, v, n * sizeof *v);
+        qsort(w, n, sizeof *w, cmp_d);
+        double pos = 0.95 * (double)(n - 1);
+        size_t k = (size_t)pos;
+        double p95 = k + 1 < n ? w[k] + (pos - (double)k) * (w[k + 1] - w[k]) : w[k];
+        double med = n % 2 ? w[n / 2] : (w[n / 2 - 1] + w[n / 2]) / 2;
+        memcpy(w, v, n * sizeof *v);
+        CU_ASSERT_DOUBLE_EQUAL(an_stat_of(AN_STAT_MEDIAN, w, n), med, 1e-12);
+        memcpy(w, v, n * sizeof *v);
+        CU_ASSERT_DOUBLE_EQUAL(an_stat_of(AN_STAT_P95, w, n), p95, 1e-12);
+    }
+    /* warm-up: the first step always; then the steps far above the median */
+    double steps[20];
+    for (int i = 0; i < 20; i++)
+        steps[i] = 10 + 0.1 * (i % 3);
+    CU_ASSERT_EQUAL(an_warmup_n(steps, 20, AN_WARMUP_MADS), 1);
+    steps[0] = 50;
+    steps[1] = 30;
+    steps[2] = 12;
+    CU_ASSERT_EQUAL(an_warmup_n(steps, 20, AN_WARMUP_MADS), 3);
+    steps[5] = 40; /* a slow step later is not warm-up */
+    CU_ASSERT_EQUAL(an_warmup_n(steps, 20, AN_WARMUP_MADS), 3);
+    CU_ASSERT_EQUAL(an_warmup_n(steps, 1, AN_WARMUP_MADS), 0);
+}
+
+/* 200 A/A pairs of 40 steps from one distribution (sd 5%): the 95% interval
+ * holds 0 in about 95% of them; a 10% shift is found in every pair; the
+ * intervals are the same when asked again. */
+static void test_analyze_diff__bootstrap_coverage(void)
+{
+    enum { PAIRS = 200, N = 40 };
+    int aa_out = 0, ab_found = 0;
+    for (int p = 0; p < PAIRS; p++) {
+        double a[N], b[N], c[N];
+        normal(a, N, 100, 5);
+        normal(b, N, 100, 5);
+        normal(c, N, 110, 5);
+        an_series sa = {a, N}, sb = {b, N}, sc = {c, N};
+        an_change ch, again;
+        CU_ASSERT_EQUAL_FATAL(an_boot_change(&ch, AN_STAT_MEDIAN, &sa, 1, &sb, 1, 500, 0), 0);
+        aa_out += ch.lo > 0 || ch.hi < 0;
+        CU_ASSERT_EQUAL(an_boot_change(&again, AN_STAT_MEDIAN, &sa, 1, &sb, 1, 500, 0), 0);
+        CU_ASSERT_TRUE(again.lo == ch.lo && again.hi == ch.hi);
+        CU_ASSERT_EQUAL_FATAL(an_boot_change(&ch, AN_STAT_MEDIAN, &sa, 1, &sc, 1, 500, 0), 0);
+        ab_found += ch.lo > 0;
+        CU_ASSERT_TRUE(ch.lo < ch.after - ch.before && ch.after - ch.before < ch.hi);
+    }
+    printf("\n    A/A intervals without 0: %d of %d; +10%% found: %d of %d\n", aa_out, PAIRS, ab_found, PAIRS);
+    CU_ASSERT_TRUE(aa_out <= PAIRS / 10); /* 5% expected; the percentile bootstrap is a little narrow */
+    CU_ASSERT_EQUAL(ab_found, PAIRS);
+}
+
+/* Two runs a side whose steps agree within a run (sd 0.5%) but whose runs
+ * differ by 10% (the machine's load): resampling runs puts 0 in the
+ * interval; taken as one run a side, the same steps would say "changed". */
+static void test_analyze_diff__runs_spread(void)
+{
+    enum { N = 30 };
+    double a1[N], a2[N], b1[N], b2[N];
+    normal(a1, N, 100, 0.5);
+    normal(a2, N, 110, 0.5);
+    normal(b1, N, 102, 0.5);
+    normal(b2, N, 109, 0.5);
+    an_series a[2] = {{a1, N}, {a2, N}}, b[2] = {{b1, N}, {b2, N}};
+    an_change ch;
+    CU_ASSERT_EQUAL_FATAL(an_boot_change(&ch, AN_STAT_MEDIAN, a, 2, b, 2, 2000, 0), 0);
+    CU_ASSERT_TRUE(ch.lo < 0 && ch.hi > 0);
+    /* one run a side cannot see that spread: its steps alone say +2% */
+    CU_ASSERT_EQUAL_FATAL(an_boot_change(&ch, AN_STAT_MEDIAN, &a[0], 1, &b[0], 1, 2000, 0), 0);
+    CU_ASSERT_TRUE(ch.lo > 0);
+}
+
+/* Steps of given lengths (ms) as a trace's report. */
+static gt_report *steps_run(const char *name, const double *ms, int n)
+{
+    fx f;
+    fx_open(&f, name);
+    int64_t t0 = 0;
+    for (int i = 0; i < n; i++) {
+        char step[32];
+        int64_t len = (int64_t)(ms[i] * MS);
+        snprintf(step, sizeof step, "step %d", i);
+        fx_range(&f, t0, t0 + len, step);
+        fx_kernel(&f, t0, t0 + 10 * US, t0 + len - 100 * US, "k");
+        t0 += len;
+    }
+    gt_trace *t = fx_close(&f);
+    gt_report *r = fx_report(t, NULL);
+    gt_trace_free(t);
+    return r;
+}
+
+/* The case of the report: 60 steps of one command twice, the second on a
+ * busier machine (steps +3%), and a start-up of 3 slow
+ * steps: the same. 4 steps a side: too few steps. */
+static void test_analyze_diff__warmup_and_too_few(void)
+{
+    double a[60], b[60];
+    normal(a, 60, 16, 0.8);
+    normal(b, 60, 16.5, 0.8);
+    a[0] = 200, a[1] = 90, a[2] = 40; /* compile, autotune, allocator growth */
+    b[0] = 180;
+    gt_report *ra = steps_run("warm_a.sqlite", a, 60), *rb = steps_run("warm_b.sqlite", b, 60);
+    gt_diff *d = NULL;
+    CU_ASSERT_EQUAL_FATAL(gt_diff_compute(&d, ra, rb), 0);
+    CU_ASSERT_EQUAL(d->n_runs, 2);
+    CU_ASSERT_EQUAL(d->runs[0].n_warmup, 3);
+    CU_ASSERT_EQUAL(d->runs[0].warmup_last, 2);
+    CU_ASSERT_EQUAL(d->runs[1].n_warmup, 1);
+    const gt_diff_row *st = row(d, "step time median");
+    CU_ASSERT_EQUAL(st->n_before, 57);
+    CU_ASSERT_EQUAL(st->verdict, 0);
+    CU_ASSERT_FALSE(st->too_few);
+    CU_ASSERT_EQUAL(row(d, "step time mean")->verdict, 0); /* the 200 ms step would have made it -10% */
+    CU_ASSERT_EQUAL(row(d, "step time p95")->verdict, 0);
+    gt_diff_free(d);
+    gt_report *sa = steps_run("few_a.sqlite", a + 10, 4), *sb = steps_run("few_b.sqlite", a + 20, 4);
+    double slow[4] = {30, 30, 31, 29};
+    gt_report *sc = steps_run("few_c.sqlite", slow, 4);
+    CU_ASSERT_EQUAL_FATAL(gt_diff_compute(&d, sa, sc), 0);
+    st = row(d, "step time median");
+    CU_ASSERT_TRUE(st->too_few);
+    CU_ASSERT_EQUAL(st->verdict, 0);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    CU_ASSERT_EQUAL(gt_diff_print_text(d, m), 0);
+    CU_ASSERT_EQUAL(gt_diff_print_json(d, m), 0);
+    fclose(m);
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "too few steps\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"verdict\":\"too few steps\""));
+    free(buf);
+    gt_diff_free(d);
+    gt_report_free(sa);
+    gt_report_free(sb);
+    gt_report_free(sc);
+    gt_report_free(ra);
+    gt_report_free(rb);
+}
+
 static const gt_test_case cases[] = {
     {"test_analyze_diff__vocabulary", test_analyze_diff__vocabulary},
     {"test_analyze_diff__baseline_vs_optimized", test_analyze_diff__baseline_vs_optimized},
     {"test_analyze_diff__communication", test_analyze_diff__communication},
+    {"test_analyze_diff__statistics", test_analyze_diff__statistics},
+    {"test_analyze_diff__bootstrap_coverage", test_analyze_diff__bootstrap_coverage},
+    {"test_analyze_diff__runs_spread", test_analyze_diff__runs_spread},
+    {"test_analyze_diff__warmup_and_too_few", test_analyze_diff__warmup_and_too_few},
     {NULL, NULL},
 };
 

@@ -1,0 +1,57 @@
+/* diff_int.h: what diff.c, diff_samples.c and stats.c share: one run's
+ * per-step samples, and the statistics the diff decides with. Not installed;
+ * the diff's unit test includes it to check the statistics on samples of
+ * known distributions. */
+#ifndef GT_DIFF_INT_H
+#define GT_DIFF_INT_H
+
+#include "analyze_int.h"
+
+/* One metric measured in every step of a run: v[i] is step i's value
+ * (NaN: the step has none, e.g. a bandwidth without copies). */
+typedef struct an_samples {
+    char *key; /* "step time", "idle host-wait", "op: NAME"... */
+    double *v; /* (n_steps) */
+} an_samples;
+
+struct gt_diff_run {
+    gt_report *r;
+    bool borrowed;               /* r is the caller's (gt_diff_compute) */
+    size_t n_steps;              /* the report's steps: the samples' length */
+    an_samples *m; size_t n_m, cap_m;
+};
+
+/* The samples of key in run (NULL: none). */
+const double *an_run_samples(const gt_diff_run *run, const char *key);
+/* Adds (or returns) key's samples, zeroed; NULL when out of memory. */
+double *an_run_metric(gt_diff_run *run, const char *key);
+/* The samples a report alone gives: step time, utilization, memory at step end. */
+int an_run_report_samples(gt_diff_run *run);
+
+typedef enum an_stat { AN_STAT_MEDIAN, AN_STAT_MEAN, AN_STAT_P95 } an_stat;
+
+/* The statistic of v[0..n) (reorders v); NaN for n 0. Percentiles interpolate linearly. */
+double an_stat_of(an_stat s, double *v, size_t n);
+/* How many steps at the start of a run are warm-up: the first, and each
+ * next one while it is more than k MADs above the median (MAD at least 1% of
+ * the median, so identical steps have a spread); never more than half. */
+size_t an_warmup_n(const double *v, size_t n, double k);
+#define AN_WARMUP_MADS 3.0
+
+typedef struct an_series { const double *v; size_t n; } an_series; /* one run's kept samples */
+
+typedef struct an_change { /* stat(after) - stat(before), pooled over runs */
+    double before, after;   /* the statistic of each side's pooled samples */
+    double lo, hi;          /* 95% interval of after - before */
+} an_change;
+
+/* The change of statistic s from the runs a[0..na) to b[0..nb), with a
+ * percentile interval from n_boot hierarchical bootstrap replicates: runs
+ * are drawn with replacement, then each drawn run's steps in circular blocks
+ * of about cbrt(n) steps (steps next to each other are alike under a
+ * changing load). xorshift from seed: the same input gives the same
+ * interval. Every series has at least one sample. */
+int an_boot_change(an_change *out, an_stat s, const an_series *a, size_t na, const an_series *b, size_t nb,
+                   int n_boot, uint64_t seed);
+
+#endif

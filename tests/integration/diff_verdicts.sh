@@ -1,0 +1,100 @@
+#!/bin/sh
+# diff_verdicts.sh: gtrace diff's verdicts on traces of samples/nvtx_steps, a
+# loop whose step time is set (slept, so a loaded machine moves it little,
+# with a +-2% jitter between steps and a warm-up step 0 three times longer):
+#   - A/A (the same command twice, other jitter): step time and every op the same;
+#   - A/B, "forward" 30% of the step longer: step time and forward worse,
+#     backward the same; B/A: better;
+#   - warm-up step 0 named and left out, kept with --keep-warmup;
+#   - several runs a side (A1 A2 -- B1 B2) still say worse;
+#   - 4 steps a side (3 after the warm-up): too few steps, no verdict;
+#   - text and --json give the same verdicts; --noise-floor 50 makes +30% the same.
+. "$GT_TOP_SRCDIR/tests/integration/capture_common.sh"
+STEPS="$SAMPLES/nvtx_steps"
+command -v python3 >/dev/null 2>&1 || { echo "skip: python3 is needed"; exit 77; }
+
+# expect_fail WHAT STATUS PATTERN CMD...: CMD exits with STATUS and says PATTERN on stderr
+expect_fail() {
+    what=$1 want=$2 pattern=$3; shift 3
+    "$@" > out.txt 2> err.txt && fail "$what: succeeded"
+    got=$?
+    [ "$got" = "$want" ] || fail "$what: exit status $got, expected $want ($(cat err.txt))"
+    grep -q -- "$pattern" err.txt || fail "$what: stderr lacks '$pattern': $(cat err.txt)"
+    echo "ok: $what -> $got: $(head -n 1 err.txt)"
+}
+
+rec() { # rec OUT STEPS EXTRA_PCT SEED
+    "$GTRACE" -o "$1" "$STEPS" "$2" 3000 "$3" "$4" > out.txt 2> err.txt || fail "recording $1: $(cat err.txt)"
+}
+rec a1.sqlite 24 0 1
+rec a2.sqlite 24 0 2
+rec b1.sqlite 24 30 3
+rec b2.sqlite 24 30 4
+rec short.sqlite 4 0 5
+
+# verdict JSON METRIC: the verdict of a row of a diff --json
+verdict() {
+    python3 -c 'import json,sys; r={x["metric"]: x for x in json.load(open(sys.argv[1]))["rows"]}; print(r[sys.argv[2]]["verdict"])' "$1" "$2"
+}
+# text_verdict TEXT METRIC: the last words of a row of the text diff
+text_verdict() {
+    grep "^$2 " "$1" | sed 's/.*\] *//; s/.*%  *//'
+}
+
+"$GTRACE" diff --json a1.sqlite a2.sqlite > aa.json || fail "diff A/A"
+"$GTRACE" diff a1.sqlite a2.sqlite > aa.txt || fail "diff A/A text"
+for m in "step time median" "step time mean" "CPU op time per step: forward" "CPU op time per step: backward"; do
+    expect_eq "A/A $m" same "$(verdict aa.json "$m")"
+    expect_eq "A/A $m (text)" same "$(text_verdict aa.txt "$m")"
+done
+python3 - aa.json <<'PY' || fail "A/A rows that are not the same"
+import json, sys
+rows = json.load(open(sys.argv[1]))["rows"]
+bad = [r for r in rows if r["verdict"] not in ("same", "too few runs")]
+assert not bad, bad
+st = [r for r in rows if r["metric"] == "step time median"][0]
+assert st["interval"][0] <= 0 <= st["interval"][1], st
+print("ok: A/A: %d rows, none better or worse; step time %+.1f%% in [%+.1f%%, %+.1f%%]"
+      % (len(rows), 100 * st["change"], 100 * st["interval"][0], 100 * st["interval"][1]))
+PY
+
+"$GTRACE" diff --json a1.sqlite b1.sqlite > ab.json || fail "diff A/B"
+"$GTRACE" diff a1.sqlite b1.sqlite > ab.txt || fail "diff A/B text"
+expect_eq "A/B step time median" worse "$(verdict ab.json "step time median")"
+expect_eq "A/B step time median (text)" worse "$(text_verdict ab.txt "step time median")"
+expect_eq "A/B forward" worse "$(verdict ab.json "CPU op time per step: forward")"
+expect_eq "A/B backward" same "$(verdict ab.json "CPU op time per step: backward")"
+"$GTRACE" diff --json b1.sqlite a1.sqlite > ba.json || fail "diff B/A"
+expect_eq "B/A step time median" better "$(verdict ba.json "step time median")"
+expect_eq "B/A forward" better "$(verdict ba.json "CPU op time per step: forward")"
+grep -q "warm-up left out: step 0" ab.txt || fail "the warm-up step is not named: $(head -n 4 ab.txt)"
+
+"$GTRACE" diff --keep-warmup --json a1.sqlite a2.sqlite > keep.json || fail "diff --keep-warmup"
+python3 - keep.json aa.json <<'PY' || fail "--keep-warmup"
+import json, sys
+k, d = (json.load(open(p)) for p in sys.argv[1:3])
+assert all(r["warmup_steps"] == [] for r in k["runs"]), k["runs"]
+assert all(r["warmup_steps"] == [0, 0] for r in d["runs"]), d["runs"]
+km = {r["metric"]: r for r in k["rows"]}["step time mean"]
+dm = {r["metric"]: r for r in d["rows"]}["step time mean"]
+# step 0 is 3 steps long: kept, it raises the mean by about 2/24
+assert km["samples"] == [24, 24] and dm["samples"] == [23, 23], (km, dm)
+assert km["before"] > dm["before"] * 1.05, (km, dm)
+print("ok: --keep-warmup: 24 samples a side, mean %.3f ms (warm-up left out: %.3f ms)" % (km["before"] / 1e6, dm["before"] / 1e6))
+PY
+
+"$GTRACE" diff --json a1.sqlite a2.sqlite -- b1.sqlite b2.sqlite > runs.json || fail "diff A1 A2 -- B1 B2"
+expect_eq "2+2 runs step time median" worse "$(verdict runs.json "step time median")"
+expect_eq "2+2 runs: runs listed" 4 "$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["runs"]))' runs.json)"
+"$GTRACE" diff --json a1.sqlite -- a2.sqlite b1.sqlite > mixed.json || fail "diff A1 -- A2 B1"
+echo "ok: A1 -- A2 B1: step time $(verdict mixed.json "step time median") (one run of each after)"
+
+"$GTRACE" diff --json short.sqlite b1.sqlite > short.json || fail "diff of a short run"
+expect_eq "3 steps after warm-up" "too few steps" "$(verdict short.json "step time median")"
+"$GTRACE" diff short.sqlite b1.sqlite | grep -q "^step time median .*too few steps$" || fail "text: too few steps"
+
+"$GTRACE" diff --noise-floor 50 --json a1.sqlite b1.sqlite > floor.json || fail "diff --noise-floor 50"
+expect_eq "+30% under a 50% floor" same "$(verdict floor.json "step time median")"
+expect_fail "bad noise floor" 2 "noise-floor" "$GTRACE" diff --noise-floor much a1.sqlite b1.sqlite
+expect_fail "nothing after --" 2 "two traces" "$GTRACE" diff a1.sqlite --
+echo "all diff_verdicts checks passed"
