@@ -4,10 +4,15 @@
  * kernel of a second at a nanosecond zoom is billions of pixels wide. */
 #include "gv-render.h"
 
+#include <errno.h>
 #include <math.h>
 #include <pango/pangocairo.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "gt_outpath.h"
 
 void gv_view_init(GvView *v, int width, int height)
 {
@@ -794,6 +799,29 @@ static void draw_axis(draw_ctx *c)
 
 /* An item as drawn: its x span (clamped, at least as wide as its marker)
  * and its lane's band. The caller holds the lock. */
+/* The selected range's duration on the axis, over the band (Perfetto's area selection). */
+static void draw_range_label(draw_ctx *c)
+{
+    const GvView *v = c->v;
+    double x0 = clampx(v, gv_view_x(v, MIN(v->range_from_ns, v->range_to_ns)));
+    double x1 = clampx(v, gv_view_x(v, MAX(v->range_from_ns, v->range_to_ns)));
+    x0 = MAX(x0, GV_LABEL_W);
+    x1 = MIN(x1, v->width);
+    if (x1 - x0 < 1)
+        return;
+    char buf[40];
+    gt_fmt_ns(buf, sizeof buf, fabs(diff_d(v->range_to_ns, v->range_from_ns)));
+    cairo_set_source_rgb(c->cr, GV_RANGE_RGB);
+    cairo_rectangle(c->cr, floor(x0), 2, ceil(x1 - x0), GV_AXIS_H - 4);
+    cairo_fill(c->cr);
+    PangoLayout *l = text_layout(buf, 0);
+    int w = 0;
+    if (l)
+        pango_layout_get_pixel_size(l, &w, NULL);
+    if (x1 - x0 >= w + 4)
+        text_at(c, (x0 + x1 - w) / 2, 3, x1 - x0, buf, 1.0);
+}
+
 typedef struct item_box { const GvItem *it; double x0, x1, y, h; } item_box;
 
 static gboolean item_rect(GvTraceModel *m, const GvView *v, const GvItemRef *ref, item_box *out)
@@ -919,13 +947,15 @@ size_t gv_render_timeline(cairo_t *cr, GvTraceModel *m, const GvView *v)
     if (v->has_range) {
         double x0 = clampx(v, gv_view_x(v, MIN(v->range_from_ns, v->range_to_ns)));
         double x1 = clampx(v, gv_view_x(v, MAX(v->range_from_ns, v->range_to_ns)));
-        cairo_set_source_rgba(cr, 0.2, 0.4, 0.9, 0.18);
+        cairo_set_source_rgba(cr, GV_RANGE_RGB, 0.18);
         cairo_rectangle(cr, x0, content_top(), x1 - x0, v->height);
         cairo_fill(cr);
     }
     cairo_restore(cr);
     blit_labels(&c);
     draw_axis(&c);
+    if (v->has_range)
+        draw_range_label(&c);
     gboolean loaded = gv_trace_model_is_loaded(m);
     gv_trace_model_unlock(m);
     g_autofree char *problem = gv_trace_model_get_problem(m);
@@ -948,11 +978,50 @@ size_t gv_render_timeline(cairo_t *cr, GvTraceModel *m, const GvView *v)
     return c.n_boxes;
 }
 
+static cairo_status_t write_fd(void *closure, const unsigned char *data, unsigned int length)
+{
+    int fd = *(const int *)closure;
+    while (length > 0) {
+        ssize_t k = write(fd, data, length);
+        if (k < 0 && errno == EINTR)
+            continue;
+        if (k <= 0)
+            return CAIRO_STATUS_WRITE_ERROR;
+        data += k;
+        length -= (unsigned int)k;
+    }
+    return CAIRO_STATUS_SUCCESS;
+}
+
+/* By gt_outpath's rule (a regular file is replaced, never anything else),
+ * through a temporary beside it renamed into place when whole. */
 gboolean gv_write_png(cairo_surface_t *s, const char *path, GError **error)
 {
-    cairo_status_t st = cairo_surface_write_to_png(s, path);
-    if (st != CAIRO_STATUS_SUCCESS) {
-        g_set_error(error, GV_ERROR, 1, "%s: cannot write the PNG: %s", path, cairo_status_to_string(st));
+    gt_outpath out;
+    if (gt_outpath_check(&out, path, GT_OUTPATH_FORCE, NULL, 0) != 0) {
+        g_set_error(error, GV_ERROR, 1, "%s", out.why);
+        return FALSE;
+    }
+    g_autofree char *tmp = g_strdup_printf("%s.tmp.XXXXXX", out.target);
+    int fd = g_mkstemp(tmp);
+    if (fd < 0) {
+        g_set_error(error, GV_ERROR, 1, "%s: cannot write the PNG: cannot create a file beside it: %s", path,
+                    g_strerror(errno));
+        return FALSE;
+    }
+    mode_t mask = umask(0);
+    umask(mask);
+    fchmod(fd, 0666 & ~mask); /* as a file created in place would be */
+    cairo_status_t st = cairo_surface_write_to_png_stream(s, write_fd, &fd);
+    int err = st == CAIRO_STATUS_SUCCESS && fsync(fd) != 0 ? errno : 0;
+    if (close(fd) != 0 && !err)
+        err = errno;
+    if (st == CAIRO_STATUS_SUCCESS && !err && rename(tmp, out.target) != 0)
+        err = errno;
+    if (st != CAIRO_STATUS_SUCCESS || err) {
+        unlink(tmp);
+        g_set_error(error, GV_ERROR, 1, "%s: cannot write the PNG: %s", path,
+                    err ? g_strerror(err) : cairo_status_to_string(st));
         return FALSE;
     }
     return TRUE;

@@ -26,6 +26,8 @@ enum {
 };
 /* The related item's outline and the flow arrow to it (0..1 RGB). */
 #define GV_FLOW_RGB 0.10, 0.30, 0.95
+/* The selected time range: its band (translucent) and its duration's label on the axis. */
+#define GV_RANGE_RGB 0.20, 0.40, 0.90
 
 typedef struct GvView {
     int width, height;
@@ -80,7 +82,8 @@ size_t gv_render_timeline(cairo_t *cr, GvTraceModel *m, const GvView *v);
 void gv_color_gap(int cause, double rgb[3]);
 void gv_color_item(GvTraceModel *m, const GvItem *it, double rgb[3]);
 
-/* Writes a surface to a PNG with a clear error. */
+/* Writes a surface to a PNG with a clear error: only where nothing is or a
+ * regular file is (gt_outpath.h), through a temporary renamed into place. */
 gboolean gv_write_png(cairo_surface_t *s, const char *path, GError **error);
 
 G_END_DECLS

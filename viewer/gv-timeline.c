@@ -1,7 +1,8 @@
 /* gv-timeline.c: input and redraws of the timeline (see gv-timeline.h).
  * Bindings: wheel zooms at the pointer, shift+wheel scrolls the rows, a
- * horizontal wheel or a drag pans, pinch zooms; shift+drag marks a time
- * range and z zooms to it (or to the selected item); a click selects and
+ * horizontal wheel or a drag pans, pinch zooms; a drag on the time axis
+ * (or shift+drag anywhere) selects a time range ("range-changed": the
+ * window shows its statistics) and z zooms to it (or to the selected item); a click selects and
  * shows the related launch or kernel (outlined, an arrow from the call to
  * the device work); double-click zooms to the item; keys:
  * + - (or w s) zoom, Left Right (a d) pan, Up Down scroll, f or Home fit,
@@ -25,7 +26,7 @@ struct _GvTimeline {
 
 G_DEFINE_TYPE(GvTimeline, gv_timeline, GTK_TYPE_DRAWING_AREA)
 
-enum { SIG_VIEW_CHANGED, SIG_SELECTION_CHANGED, N_SIGNALS };
+enum { SIG_VIEW_CHANGED, SIG_SELECTION_CHANGED, SIG_RANGE_CHANGED, N_SIGNALS };
 static guint signals[N_SIGNALS];
 
 static void clamp_scroll(GvTimeline *self)
@@ -54,6 +55,26 @@ void gv_timeline_stop_following(GvTimeline *self)
 {
     g_return_if_fail(GV_IS_TIMELINE(self));
     self->follow_span = FALSE;
+}
+
+gboolean gv_timeline_get_range(GvTimeline *self, int64_t *out_from_ns, int64_t *out_to_ns)
+{
+    g_return_val_if_fail(GV_IS_TIMELINE(self), FALSE);
+    const GvView *v = &self->view;
+    if (!v->has_range || v->range_from_ns == v->range_to_ns)
+        return FALSE;
+    *out_from_ns = MIN(v->range_from_ns, v->range_to_ns);
+    *out_to_ns = MAX(v->range_from_ns, v->range_to_ns);
+    return TRUE;
+}
+
+/* Drops the range, saying so when there was one. */
+static void clear_range(GvTimeline *self)
+{
+    gboolean had = self->view.has_range;
+    self->view.has_range = FALSE;
+    if (had)
+        g_signal_emit(self, signals[SIG_RANGE_CHANGED], 0);
 }
 
 static void user_moved(GvTimeline *self)
@@ -153,7 +174,7 @@ gboolean gv_timeline_zoom_to_selection(GvTimeline *self)
     GvItem it;
     if (v->has_range && v->range_from_ns != v->range_to_ns) {
         gv_timeline_show_range(self, MIN(v->range_from_ns, v->range_to_ns), MAX(v->range_from_ns, v->range_to_ns));
-        v->has_range = FALSE;
+        clear_range(self);
         return TRUE;
     }
     if (v->has_selection && item_of(self, &v->selection, &it)) {
@@ -289,7 +310,8 @@ static gboolean on_press(GtkWidget *w, GdkEventButton *e)
     }
     self->dragging = TRUE;
     self->drag_moved = FALSE;
-    self->range_drag = (e->state & GDK_SHIFT_MASK) != 0;
+    /* On the axis (and the steps' ruler) a drag selects, as in Perfetto; below it pans. */
+    self->range_drag = (e->state & GDK_SHIFT_MASK) != 0 || (e->y < GV_AXIS_H + GV_RULER_H && e->x >= GV_LABEL_W);
     self->drag_x = e->x;
     self->drag_y = e->y;
     if (self->range_drag) {
@@ -327,9 +349,12 @@ static gboolean on_release(GtkWidget *w, GdkEventButton *e)
     if (e->button != 1 || !self->dragging)
         return FALSE;
     self->dragging = FALSE;
-    if (self->drag_moved)
+    if (self->drag_moved) {
+        if (self->range_drag)
+            g_signal_emit(self, signals[SIG_RANGE_CHANGED], 0);
         return TRUE;
-    self->view.has_range = FALSE;
+    }
+    clear_range(self);
     GvItemRef r;
     if (self->model && gv_view_hit(self->model, &self->view, e->x, e->y, &r, NULL))
         gv_timeline_select(self, &r);
@@ -405,7 +430,7 @@ static gboolean on_key(GtkWidget *w, GdkEventKey *e)
         }
         return TRUE;
     case GDK_KEY_Escape:
-        v->has_range = FALSE;
+        clear_range(self);
         gv_timeline_select(self, NULL);
         return TRUE;
     default:
@@ -467,6 +492,8 @@ static void gv_timeline_class_init(GvTimelineClass *klass)
     wc->query_tooltip = on_query_tooltip;
     signals[SIG_VIEW_CHANGED] = g_signal_new("view-changed", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0, NULL,
                                              NULL, NULL, G_TYPE_NONE, 0);
+    signals[SIG_RANGE_CHANGED] = g_signal_new("range-changed", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST, 0,
+                                              NULL, NULL, NULL, G_TYPE_NONE, 0);
     signals[SIG_SELECTION_CHANGED] = g_signal_new("selection-changed", G_TYPE_FROM_CLASS(klass), G_SIGNAL_RUN_LAST,
                                                   0, NULL, NULL, NULL, G_TYPE_NONE, 0);
 }

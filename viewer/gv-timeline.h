@@ -25,6 +25,9 @@ void gv_timeline_view_changed(GvTimeline *self);
 void gv_timeline_stop_following(GvTimeline *self);
 void gv_timeline_fit(GvTimeline *self);
 void gv_timeline_show_range(GvTimeline *self, int64_t from_ns, int64_t to_ns);
+/* The selected time range, once a drag has marked one; FALSE: none.
+ * "range-changed" fires when one is marked or dropped. */
+gboolean gv_timeline_get_range(GvTimeline *self, int64_t *out_from_ns, int64_t *out_to_ns);
 /* Zooms to the range being selected, else to the selected item. */
 gboolean gv_timeline_zoom_to_selection(GvTimeline *self);
 

@@ -10,6 +10,7 @@ struct _GvWindow {
     GvTraceModel *model, *after;
     GtkWidget *header, *notebook, *search, *status;
     GvTimeline *timeline;
+    GvRangeView *range;
     GvMemoryView *memory;
     GvSummary *summary;
     GvCompare *compare;
@@ -19,6 +20,7 @@ G_DEFINE_TYPE(GvWindow, gv_window, GTK_TYPE_WINDOW)
 
 GvTimeline *gv_window_get_timeline(GvWindow *self) { return self->timeline; }
 GvMemoryView *gv_window_get_memory_view(GvWindow *self) { return self->memory; }
+GvRangeView *gv_window_get_range_view(GvWindow *self) { return self->range; }
 GvSummary *gv_window_get_summary(GvWindow *self) { return self->summary; }
 GvCompare *gv_window_get_compare(GvWindow *self) { return self->compare; }
 const char *gv_window_get_status(GvWindow *self) { return gtk_label_get_text(GTK_LABEL(self->status)); }
@@ -57,6 +59,20 @@ static void on_selection(GvTimeline *tl, gpointer p)
         set_status(self, d, FALSE);
     } else {
         set_status(self, "", FALSE);
+    }
+}
+
+/* The range's statistics under the timeline while a range is selected. */
+static void on_range(GvTimeline *tl, gpointer p)
+{
+    GvWindow *self = p;
+    int64_t from, to;
+    if (gv_timeline_get_range(tl, &from, &to)) {
+        gv_range_view_show(self->range, self->model, from, to);
+        gtk_widget_show(GTK_WIDGET(self->range));
+    } else {
+        gv_range_view_clear(self->range);
+        gtk_widget_hide(GTK_WIDGET(self->range));
     }
 }
 
@@ -208,6 +224,11 @@ GtkWidget *gv_window_new(GvTraceModel *model, GvTraceModel *after)
     self->timeline = GV_TIMELINE(gv_timeline_new());
     gv_timeline_set_model(self->timeline, model);
     g_signal_connect(self->timeline, "selection-changed", G_CALLBACK(on_selection), self);
+    g_signal_connect(self->timeline, "range-changed", G_CALLBACK(on_range), self);
+    self->range = GV_RANGE_VIEW(gv_range_view_new());
+    GtkWidget *tl_page = gtk_paned_new(GTK_ORIENTATION_VERTICAL);
+    gtk_paned_pack1(GTK_PANED(tl_page), GTK_WIDGET(self->timeline), TRUE, FALSE);
+    gtk_paned_pack2(GTK_PANED(tl_page), GTK_WIDGET(self->range), FALSE, FALSE);
     g_signal_connect_swapped(fit, "clicked", G_CALLBACK(gv_timeline_fit), self->timeline);
     g_signal_connect_swapped(png, "clicked", G_CALLBACK(export_dialog), self);
     self->memory = GV_MEMORY_VIEW(gv_memory_view_new());
@@ -218,7 +239,7 @@ GtkWidget *gv_window_new(GvTraceModel *model, GvTraceModel *after)
     g_signal_connect(self->summary, "navigate", G_CALLBACK(on_navigate), self);
 
     self->notebook = gtk_notebook_new();
-    gtk_notebook_append_page(GTK_NOTEBOOK(self->notebook), GTK_WIDGET(self->timeline), gtk_label_new("Timeline"));
+    gtk_notebook_append_page(GTK_NOTEBOOK(self->notebook), tl_page, gtk_label_new("Timeline"));
     gtk_notebook_append_page(GTK_NOTEBOOK(self->notebook), GTK_WIDGET(self->memory), gtk_label_new("Memory"));
     if (after) {
         self->compare = GV_COMPARE(gv_compare_new(model, after));
@@ -237,6 +258,7 @@ GtkWidget *gv_window_new(GvTraceModel *model, GvTraceModel *after)
     gtk_box_pack_start(GTK_BOX(box), self->status, FALSE, FALSE, 2);
     gtk_container_add(GTK_CONTAINER(self), box);
     gtk_widget_show_all(box);
+    gtk_widget_hide(GTK_WIDGET(self->range)); /* until a range is selected */
     if (after)
         gv_window_show_page(self, 2);
     return GTK_WIDGET(self);

@@ -9,6 +9,7 @@
 
 #include "gv-compare.h"
 #include "gv-memory-view.h"
+#include "gv-range-view.h"
 #include "gv-summary.h"
 #include "gv-timeline.h"
 
@@ -21,6 +22,7 @@ G_DECLARE_FINAL_TYPE(GvWindow, gv_window, GV, WINDOW, GtkWindow)
 GtkWidget *gv_window_new(GvTraceModel *model, GvTraceModel *after);
 GvTimeline *gv_window_get_timeline(GvWindow *self);
 GvMemoryView *gv_window_get_memory_view(GvWindow *self);
+GvRangeView *gv_window_get_range_view(GvWindow *self); /* shown while a range is selected */
 GvSummary *gv_window_get_summary(GvWindow *self);
 GvCompare *gv_window_get_compare(GvWindow *self); /* NULL with one trace */
 /* Pages: 0 timeline, 1 memory, 2 compare. */

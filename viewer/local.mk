@@ -11,6 +11,8 @@ viewer_libgtview_la_SOURCES = \
 	viewer/gv-mem-stack.h viewer/gv-mem-stack.c \
 	viewer/gv-render.h viewer/gv-render.c \
 	viewer/gv-timeline.h viewer/gv-timeline.c \
+	viewer/gv-range-stats.h viewer/gv-range-stats.c \
+	viewer/gv-range-view.h viewer/gv-range-view.c \
 	viewer/gv-memory-view.h viewer/gv-memory-view.c \
 	viewer/gv-summary.h viewer/gv-summary.c \
 	viewer/gv-compare.h viewer/gv-compare.c \
@@ -20,7 +22,7 @@ viewer_libgtview_la_SOURCES = \
 VIEWER_CPPFLAGS = $(ANALYZE_CPPFLAGS) -I$(top_srcdir)/libtrace/cli -I$(top_srcdir)/libtrace/import
 viewer_libgtview_la_CPPFLAGS = $(VIEWER_CPPFLAGS)
 viewer_libgtview_la_CFLAGS = $(AM_CFLAGS) $(GTK_CFLAGS)
-viewer_libgtview_la_LIBADD = libtrace/cli/libgtopen.la libtrace/analyze/libgtanalyze.la $(GTK_LIBS) $(M_LIBS)
+viewer_libgtview_la_LIBADD = libtrace/cli/libgtoutpath.la libtrace/cli/libgtopen.la libtrace/analyze/libgtanalyze.la $(GTK_LIBS) $(M_LIBS)
 
 bin_PROGRAMS += viewer/gtrace-view
 dist_man_MANS += viewer/gtrace-view.1
@@ -74,8 +76,8 @@ check_PROGRAMS += tests/unit/test_viewer_window
 tests_unit_test_viewer_window_SOURCES = tests/unit/test_viewer_window.c tests/unit/test_viewer_input.h \
 	tests/unit/test_viewer_fixture.h
 tests_unit_test_viewer_window_CPPFLAGS = $(VIEWER_CPPFLAGS)
-tests_unit_test_viewer_window_CFLAGS = $(AM_CFLAGS) $(GTK_CFLAGS) $(CUNIT_CFLAGS) -I$(top_srcdir)/tests/unit -I$(top_srcdir)/viewer
-tests_unit_test_viewer_window_LDADD = viewer/libgtview.la tests/unit/libgttest.la $(GTK_LIBS) $(CUNIT_LIBS) $(M_LIBS)
+tests_unit_test_viewer_window_CFLAGS = $(VIEWER_TEST_CFLAGS)
+tests_unit_test_viewer_window_LDADD = $(VIEWER_TEST_LDADD)
 # The memory page's process chooser, under Xvfb too.
 check_PROGRAMS += tests/unit/test_viewer_memory
 tests_unit_test_viewer_memory_SOURCES = tests/unit/test_viewer_memory.c tests/unit/test_viewer_fixture.h

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "gt_outpath.h"
 #include "gv-window.h"
 
 typedef struct opts {
@@ -32,8 +33,9 @@ static void usage(FILE *f)
                "  --size WxH          size of the screenshot (default 1400x860)\n"
                "  -h, --help          this help;  -V, --version  the version\n"
                "\n"
-               "In the window: wheel zooms, shift+wheel scrolls rows, drag pans, shift+drag marks a range,\n"
-               "z zooms to it, f fits, + - zoom, arrows pan and scroll, n p next/previous item, r related,\n"
+               "In the window: wheel zooms, shift+wheel scrolls rows, drag pans, a drag on the time axis (or\n"
+               "shift+drag) selects a range and shows its statistics (by lane and name, busy and idle), z zooms\n"
+               "to it, f fits, + - zoom, arrows pan and scroll, n p next/previous item, r related,\n"
                "Ctrl+F search, Ctrl+S export PNG.\n");
 }
 
@@ -168,6 +170,11 @@ int main(int argc, char **argv)
     int rc = parse(&o, argc, argv);
     if (rc)
         return rc;
+    gt_outpath out; /* before any loading: never over a trace it reads, a device, a FIFO */
+    if (o.screenshot && gt_outpath_check(&out, o.screenshot, GT_OUTPATH_FORCE, o.paths, (size_t)o.n_paths) != 0) {
+        fprintf(stderr, "gtrace-view: %s\n", out.why);
+        return 1;
+    }
     if (o.screenshot && strcmp(o.view, "window") != 0)
         return headless(&o);
     if (!gtk_init_check(&argc, &argv)) {

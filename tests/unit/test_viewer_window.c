@@ -1,12 +1,14 @@
 /* test_viewer_window.c: the window as a window manager shows it
  * (tests/integration/viewer_ui.sh runs it under Xvfb with openbox): the
  * header bar with the trace's name, its close button clicked through the X
- * server, and the compare page's titles. Screenshots are grabs of the
+ * server, the compare page's titles, and a range selected with the mouse
+ * with its statistics checked against SQL on the trace and the analysis. Screenshots are grabs of the
  * screen, written to $GV_SHOT_DIR. */
 #include "gt_test.h"
 #include "test_viewer_fixture.h"
 #include "test_viewer_input.h"
 
+#include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -158,6 +160,217 @@ static void test_viewer_window__compare_titles(void)
     free(b);
 }
 
+/* Sums over the trace's rows in [from, to): count, clipped total, and clipped
+ * self (less the ranges nested in each), by name; SQL's own arithmetic. */
+typedef struct sql_row { char name[64]; long long count, total, self; } sql_row;
+
+static int sql_rows(const char *path, const char *table_sql, int64_t from, int64_t to, sql_row *out, int max)
+{
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    int n = 0;
+    if (sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK)
+        return -1;
+    g_autofree char *q = g_strdup_printf(
+        "WITH r(name, s, e) AS (%s),"
+        " c(name, s, e) AS (SELECT name, MAX(s, ?1), MIN(e, ?2) FROM r WHERE e > ?1 AND s < ?2)"
+        " SELECT name, COUNT(*), SUM(e - s),"
+        "  SUM(e - s) - COALESCE(SUM((SELECT SUM(MIN(k.e, p.e) - MAX(k.s, p.s)) FROM c AS k"
+        "   WHERE k.s >= p.s AND k.e <= p.e AND NOT (k.s = p.s AND k.e = p.e))), 0)"
+        " FROM c AS p GROUP BY name ORDER BY name",
+        table_sql);
+    if (sqlite3_prepare_v2(db, q, -1, &st, NULL) != SQLITE_OK) {
+        fprintf(stderr, "%s\n", sqlite3_errmsg(db));
+        sqlite3_close(db);
+        return -1;
+    }
+    sqlite3_bind_int64(st, 1, from);
+    sqlite3_bind_int64(st, 2, to);
+    while (n < max && sqlite3_step(st) == SQLITE_ROW) {
+        g_strlcpy(out[n].name, (const char *)sqlite3_column_text(st, 0), sizeof out[n].name);
+        out[n].count = sqlite3_column_int64(st, 1);
+        out[n].total = sqlite3_column_int64(st, 2);
+        out[n].self = sqlite3_column_int64(st, 3);
+        n++;
+    }
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    return n;
+}
+
+/* The table's row whose lane contains `lane` and whose name is `name`. */
+static gboolean table_row(GtkTreeModel *tm, const char *lane, const char *name, gint64 *count, gint64 *total,
+                          gint64 *self, double *share)
+{
+    GtkTreeIter it;
+    for (gboolean ok = gtk_tree_model_get_iter_first(tm, &it); ok; ok = gtk_tree_model_iter_next(tm, &it)) {
+        g_autofree char *l = NULL, *n = NULL;
+        gtk_tree_model_get(tm, &it, GV_RANGE_COL_LANE, &l, GV_RANGE_COL_NAME, &n, GV_RANGE_COL_COUNT, count,
+                           GV_RANGE_COL_TOTAL, total, GV_RANGE_COL_SELF, self, GV_RANGE_COL_SHARE, share, -1);
+        if (strstr(l, lane) && strcmp(n, name) == 0)
+            return TRUE;
+    }
+    return FALSE;
+}
+
+/* The axis pixels in the colour of the range's label, between x0 and x1. */
+static int range_label_pixels(const GdkPixbuf *p, int x0, int x1, int y0, int h)
+{
+    int n = 0;
+    for (int y = y0; y < y0 + h; y++)
+        for (int x = x0; x < x1; x++) {
+            int rgb[3];
+            ti_pixel(p, x, y, rgb);
+            n += abs(rgb[0] - 51) <= 3 && abs(rgb[1] - 102) <= 3 && abs(rgb[2] - 230) <= 3;
+        }
+    return n;
+}
+
+/* A drag on the time axis with the real pointer selects 1.5..4.5 ms: the band
+ * says its duration, and the table's rows are what SQL and the analysis say
+ * of the same range; a click on a column's header sorts by it. */
+static void test_viewer_window__range_stats(void)
+{
+    char *path = gt_test_path("fixture.sqlite");
+    CU_ASSERT_EQUAL_FATAL(fx_write(path), 0);
+    GvTraceModel *m;
+    GvWindow *win = open_window(path, NULL, &m);
+    GvTimeline *tl = gv_window_get_timeline(win);
+    GvView *v = gv_timeline_get_view(tl);
+    GvRangeView *rv = gv_window_get_range_view(win);
+    CU_ASSERT_FALSE(gtk_widget_get_visible(GTK_WIDGET(rv)));
+    int wx, wy, ww, wh;
+    ti_screen_rect(GTK_WIDGET(tl), &wx, &wy, &ww, &wh);
+    int x0 = (int)gv_view_x(v, 3 * FX_MS / 2), x1 = (int)gv_view_x(v, 9 * FX_MS / 2);
+    g_autofree char *args = g_strdup_printf("mousemove --sync %d %d mousedown 1 mousemove --sync %d %d "
+                                            "mousemove --sync %d %d mouseup 1",
+                                            wx + x0, wy + 8, wx + (x0 + x1) / 2, wy + 8, wx + x1, wy + 8);
+    CU_ASSERT_EQUAL(ti_xdotool(args), 0);
+    ti_settle();
+    int64_t from = 0, to = 0;
+    CU_ASSERT_TRUE_FATAL(gv_timeline_get_range(tl, &from, &to));
+    CU_ASSERT(llabs(from - 3 * FX_MS / 2) <= (int64_t)v->ns_per_px + 1);
+    CU_ASSERT(llabs(to - 9 * FX_MS / 2) <= (int64_t)v->ns_per_px + 1);
+    CU_ASSERT_TRUE_FATAL(gtk_widget_get_mapped(GTK_WIDGET(rv)));
+    for (int k = 0; k < 20; k++)
+        ti_settle();
+
+    /* Drawn: the duration's label on the axis over the band, and the table. */
+    GdkPixbuf *screen = ti_grab_screen();
+    save_grab(screen, "viewer-window-range.png");
+    ti_screen_rect(GTK_WIDGET(tl), &wx, &wy, &ww, &wh);
+    int label = range_label_pixels(screen, wx + x0 + 1, wx + x1 - 1, wy + 2, GV_AXIS_H - 4);
+    CU_ASSERT(label > (x1 - x0) * (GV_AXIS_H - 4) / 2);  /* mostly the label's fill */
+    CU_ASSERT(label < (x1 - x0) * (GV_AXIS_H - 4) - 20); /* with the duration's text in it */
+    CU_ASSERT_EQUAL(range_label_pixels(screen, wx + GV_LABEL_W, wx + x0 - 2, wy + 2, GV_AXIS_H - 4), 0);
+    int tx, ty, tw, th;
+    ti_screen_rect(GTK_WIDGET(gv_range_view_get_tree(rv)), &tx, &ty, &tw, &th);
+    CU_ASSERT(ty >= wy + wh && th > 60);
+    CU_ASSERT(ti_count_dark(screen, tx, ty, tw, th, 110) > 300); /* rows of text */
+    g_object_unref(screen);
+    char d[40];
+    CU_ASSERT_PTR_NOT_NULL(strstr(gv_range_view_get_summary(rv), gt_fmt_ns(d, sizeof d, (double)(to - from))));
+
+    /* The rows against SQL: kernels on stream 7, NVTX ranges (self: less the nested ones). */
+    GtkTreeModel *tm = gv_range_view_get_model(rv);
+    sql_row want[8];
+    int n = sql_rows(path, "SELECT s.value, k.start, k.end FROM CUPTI_ACTIVITY_KIND_KERNEL k"
+                           " JOIN StringIds s ON s.id = k.shortName", from, to, want, 8);
+    CU_ASSERT_EQUAL(n, 2); /* kernA and kernB */
+    long long busy = 0;
+    for (int i = 0; i < n; i++) {
+        gint64 count = 0, total = 0, self = 0;
+        double share = 0;
+        CU_ASSERT_TRUE(table_row(tm, "stream 7", want[i].name, &count, &total, &self, &share));
+        CU_ASSERT_EQUAL(count, want[i].count);
+        CU_ASSERT_EQUAL(total, want[i].total);
+        CU_ASSERT_EQUAL(self, want[i].total);
+        CU_ASSERT_DOUBLE_EQUAL(share, (double)want[i].total / (double)(to - from), 1e-9);
+        busy += want[i].total; /* one stream: the union is the sum */
+    }
+    n = sql_rows(path, "SELECT text, start, end FROM NVTX_EVENTS WHERE eventType = 59", from, to, want, 8);
+    CU_ASSERT_EQUAL(n, 2); /* forward and step 0 */
+    for (int i = 0; i < n; i++) {
+        gint64 count = 0, total = 0, self = 0;
+        double share = 0;
+        CU_ASSERT_TRUE(table_row(tm, "NVTX", want[i].name, &count, &total, &self, &share));
+        CU_ASSERT_EQUAL(count, want[i].count);
+        CU_ASSERT_EQUAL(total, want[i].total);
+        CU_ASSERT_EQUAL(self, want[i].self);
+    }
+    CU_ASSERT(want[1].self < want[1].total); /* step 0 holds forward */
+
+    /* The device: busy, and idle by cause from the analysis's own gaps, clipped. */
+    gt_trace *t = NULL;
+    gt_analysis *a = NULL;
+    CU_ASSERT_EQUAL_FATAL(gt_trace_open(&t, path, 0), 0);
+    CU_ASSERT_EQUAL_FATAL(gt_analysis_load(&a, t, NULL), 0);
+    size_t n_gaps = 0;
+    const gt_gap_span *gaps = gt_analysis_gaps(a, &n_gaps);
+    long long idle[GT_GAP_OTHER + 1] = {0}, n_idle[GT_GAP_OTHER + 1] = {0};
+    for (size_t i = 0; i < n_gaps; i++) {
+        long long in = MIN(gaps[i].end_ns, to) - MAX(gaps[i].start_ns, from);
+        if (in > 0) {
+            idle[gaps[i].cause] += in;
+            n_idle[gaps[i].cause]++;
+        }
+    }
+    int causes = 0;
+    for (int c = 0; c <= GT_GAP_OTHER; c++) {
+        g_autofree char *name = g_strdup_printf("idle: %s", gt_gap_cause_name((gt_gap_cause)c));
+        gint64 count = 0, total = 0, self = 0;
+        double share = 0;
+        gboolean found = table_row(tm, "GPU 0", name, &count, &total, &self, &share);
+        CU_ASSERT_EQUAL(found, n_idle[c] > 0);
+        if (found) {
+            causes++;
+            CU_ASSERT_EQUAL(count, n_idle[c]);
+            CU_ASSERT_EQUAL(total, idle[c]);
+        }
+    }
+    CU_ASSERT_EQUAL(causes, 1); /* the host-wait gap */
+    gt_analysis_free(a);
+    gt_trace_free(t);
+    gint64 count = 0, total = 0, self = 0;
+    double share = 0;
+    CU_ASSERT_TRUE(table_row(tm, "GPU 0", "busy", &count, &total, &self, &share));
+    CU_ASSERT_EQUAL(total, busy);
+
+    /* A real click on the "count" header sorts by count. */
+    GtkTreeView *tree = gv_range_view_get_tree(rv);
+    GtkWidget *head = gtk_tree_view_column_get_button(gtk_tree_view_get_column(tree, GV_RANGE_COL_COUNT));
+    int hx, hy, hw, hh;
+    ti_screen_rect(head, &hx, &hy, &hw, &hh);
+    CU_ASSERT_EQUAL(ti_xclick(hx + hw / 2, hy + hh / 2), 0);
+    ti_settle();
+    int sort_col = -1;
+    GtkSortType order;
+    CU_ASSERT_TRUE(gtk_tree_sortable_get_sort_column_id(GTK_TREE_SORTABLE(tm), &sort_col, &order));
+    CU_ASSERT_EQUAL(sort_col, GV_RANGE_COL_COUNT);
+    GtkTreeIter it;
+    gint64 prev = order == GTK_SORT_ASCENDING ? G_MININT64 : G_MAXINT64;
+    int rows = 0, unsorted = 0;
+    for (gboolean ok = gtk_tree_model_get_iter_first(tm, &it); ok; ok = gtk_tree_model_iter_next(tm, &it)) {
+        gtk_tree_model_get(tm, &it, GV_RANGE_COL_COUNT, &count, -1);
+        unsorted += order == GTK_SORT_ASCENDING ? count < prev : count > prev;
+        prev = count;
+        rows++;
+    }
+    CU_ASSERT(rows >= 7);
+    CU_ASSERT_EQUAL(unsorted, 0);
+
+    /* Escape drops the range and the table. */
+    gtk_widget_grab_focus(GTK_WIDGET(tl));
+    GdkEvent *e = gdk_event_new(GDK_KEY_PRESS);
+    e->key.keyval = GDK_KEY_Escape;
+    ti_send(GTK_WIDGET(tl), e);
+    CU_ASSERT_FALSE(gv_timeline_get_range(tl, &from, &to));
+    CU_ASSERT_FALSE(gtk_widget_get_visible(GTK_WIDGET(rv)));
+    gtk_widget_destroy(GTK_WIDGET(win));
+    g_object_unref(m);
+    free(path);
+}
+
 int main(int argc, char **argv)
 {
     if (!gtk_init_check(&argc, &argv)) {
@@ -167,6 +380,7 @@ int main(int argc, char **argv)
     static const gt_test_case cases[] = {
         {"test_viewer_window__header_bar", test_viewer_window__header_bar},
         {"test_viewer_window__compare_titles", test_viewer_window__compare_titles},
+        {"test_viewer_window__range_stats", test_viewer_window__range_stats},
         {NULL, NULL},
     };
     static const gt_test_suite suites[] = {{"viewer_window", cases}};
