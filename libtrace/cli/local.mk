@@ -16,6 +16,8 @@ libtrace_cli_gtrace_SOURCES = \
 	libtrace/cli/main.c \
 	libtrace/cli/output.c \
 	libtrace/cli/record.c \
+	libtrace/cli/leftovers.h \
+	libtrace/cli/leftovers.c \
 	libtrace/cli/trace_copy.h \
 	libtrace/cli/trace_copy.c \
 	libtrace/cli/assemble.c \

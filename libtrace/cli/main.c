@@ -54,7 +54,7 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "Usage: gtrace [-o FILE] [--cuda=auto|on|off] [--stacks=N] [--flush-ms=N] [--pytorch[=LIST]] [--force]\n"
-            "              [--] PROGRAM [ARGS...]\n"
+            "              [--wait-leftovers=SECONDS] [--] PROGRAM [ARGS...]\n"
             "       gtrace SUBCOMMAND [ARGS...]\n"
             "\n"
             "Records a trace of PROGRAM (NVTX ranges and memory regions, CUDA calls, kernels,\n"
@@ -70,6 +70,8 @@ static void usage(FILE *out)
             "                      steps (and their phases: data, forward, backward, optimizer),\n"
             "                      modules, ops (ATen ops), shapes (ops with input shapes);\n"
             "                      default steps,modules\n"
+            "      --wait-leftovers=SECONDS  once PROGRAM ends, wait at most SECONDS (default 60)\n"
+            "                      for the processes it left running, then write the trace\n"
             "  -h, --help          show this help\n"
             "  -V, --version       show the version\n"
             "\n"

@@ -41,6 +41,7 @@
 
 #include "cli.h"
 #include "gt_import.h"
+#include "leftovers.h"
 
 #ifndef GT_BINDIR
 #define GT_BINDIR "/usr/local/bin"
@@ -62,6 +63,7 @@ typedef struct record_opts {
     int n_stack_frames;
     int flush_ms;
     bool force;
+    int wait_leftovers_s;  /* after the program ends, for what it left running */
     char pytorch[64];      /* "steps,modules[,ops][,shapes]"; empty: --pytorch not given */
 } record_opts;
 
@@ -441,12 +443,16 @@ static void prepare_env(const record_opts *o, const char *lib, const char *socke
 
 /* ---- running it ------------------------------------------------------- */
 
-static volatile sig_atomic_t forward_to;
+static volatile sig_atomic_t forward_to, forwarded;
 
 static void forward_signal(int sig)
 {
     if (forward_to > 0)
         kill((pid_t)forward_to, sig);
+        forwarded = sig; /* passed on to what the program leaves running, too */
+    } else {
+        gt_cli_leftover_signal(sig); /* the program has ended: the wait for its leftovers hears it */
+    }
 }
 
 static void on_stop_signal(int sig)
@@ -462,8 +468,13 @@ static void after_run(int sig, const struct sigaction *old)
     sigaction(sig, ignored ? old : &stop, NULL);
 }
 
-/* Runs the program; returns its wait status, or -1 with the error said. */
-static int run_program(const char *path, char **argv, gt_collector *col, int *out_status, pid_t *out_pid)
+/* Runs the program and waits for it, then for what it left running (at
+ * most wait_s seconds: gt_cli_wait_leftovers); returns 0 with its wait
+ * status, or -1 with the error said. *out_signal: a signal gtrace got while
+ * waiting for the leftovers (0: none), which it dies of once the trace is
+ * written. */
+static int run_program(const char *path, char **argv, gt_collector *col, int wait_s, int *out_status,
+                       pid_t *out_pid, int *out_signal)
 {
     int err_pipe[2];
     if (pipe2(err_pipe, O_CLOEXEC) != 0) {
@@ -530,6 +541,9 @@ static int run_program(const char *path, char **argv, gt_collector *col, int *ou
             status = st;
             have_status = true;
             forward_to = 0;
+            const struct sigaction old[4] = {old_int, old_quit, old_term, old_hup};
+            *out_signal = gt_cli_wait_leftovers(wait_s, (int)forwarded, old);
+            break;
         }
     }
     /* From here an interruption stops the assembly, which then leaves
@@ -774,19 +788,20 @@ static int pass_status_through(int status)
 static void record_usage(FILE *out)
 {
     fprintf(out, "Usage: gtrace [-o FILE] [--cuda=auto|on|off] [--stacks=N] [--flush-ms=N] [--pytorch[=LIST]] [--force]\n"
-                 "              [--] PROGRAM [ARGS...]\n"
+                 "              [--wait-leftovers=SECONDS] [--] PROGRAM [ARGS...]\n"
                  "Try 'gtrace --help' for more.\n");
 }
 
 int gt_cli_record(int argc, char **argv)
 {
     record_opts o = {.output = NULL, .cuda = "auto", .n_stack_frames = 16, .flush_ms = 200, .force = false,
-                     .pytorch = ""};
-    enum { OPT_CUDA = 256, OPT_STACKS, OPT_FLUSH, OPT_FORCE, OPT_PYTORCH };
+                     .wait_leftovers_s = GT_LEFTOVERS_WAIT_S, .pytorch = ""};
+    enum { OPT_CUDA = 256, OPT_STACKS, OPT_FLUSH, OPT_FORCE, OPT_PYTORCH, OPT_WAIT_LEFTOVERS };
     static const struct option longopts[] = {
         {"output", required_argument, NULL, 'o'},   {"cuda", required_argument, NULL, OPT_CUDA},
         {"stacks", required_argument, NULL, OPT_STACKS}, {"flush-ms", required_argument, NULL, OPT_FLUSH},
         {"force", no_argument, NULL, OPT_FORCE},    {"pytorch", optional_argument, NULL, OPT_PYTORCH},
+        {"wait-leftovers", required_argument, NULL, OPT_WAIT_LEFTOVERS},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},        {NULL, 0, NULL, 0},
     };
@@ -816,6 +831,12 @@ int gt_cli_record(int argc, char **argv)
             }
             break;
         case OPT_FORCE: o.force = true; break;
+        case OPT_WAIT_LEFTOVERS:
+            if (!parse_int(optarg, 0, 7 * 24 * 3600, &o.wait_leftovers_s)) {
+                gt_cli_error("--wait-leftovers=%s: expected seconds from 0 to 604800", optarg);
+                return 2;
+            }
+            break;
         case OPT_PYTORCH:
             if (!parse_pytorch(optarg, o.pytorch, sizeof o.pytorch)) {
                 gt_cli_error("--pytorch=%s: expected a comma-separated list of steps, modules, ops, shapes", optarg);
@@ -865,9 +886,9 @@ int gt_cli_record(int argc, char **argv)
     prepare_env(&o, lib, gt_collector_socket(col), t0);
     if (o.pytorch[0])
         prepare_python_env(&o, python_dir, nvtx_lib, parts);
-    int status = 0;
+    int status = 0, leftover_signal = 0;
     pid_t pid = 0;
-    int run_rc = run_program(path, prog_argv, col, &status, &pid);
+    int run_rc = run_program(path, prog_argv, col, o.wait_leftovers_s, &status, &pid, &leftover_signal);
     /* Every traced process has ended: the last read of every region. */
     gt_collector_free(col);
     if (run_rc != 0) {
@@ -914,6 +935,8 @@ int gt_cli_record(int argc, char **argv)
     free(snaps.v);
     if (gt_cli_stop_signal)
         return die_of(gt_cli_stop_signal);
+    if (leftover_signal) /* the trace is written: gtrace was asked to stop */
+        return die_of(leftover_signal);
     if (incomplete && WIFEXITED(status) && WEXITSTATUS(status) == 0)
         return GT_EXIT_INCOMPLETE;
     return pass_status_through(status);
