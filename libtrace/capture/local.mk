@@ -86,9 +86,6 @@ EXTRA_DIST += tests/integration/capture_common.sh tests/integration/capture_thre
 	tests/integration/capture_errors.sh tests/integration/capture_kill.sh \
 	tests/integration/capture_fork.sh tests/integration/capture_drops.sh
 
-# GPU test (exits 77 without a GPU): a CUDA sample with known counts (samples/local.mk).
-if HAVE_CUDA
-if HAVE_CUPTI
 # Processes a program leaves running (named, waited for within a bound,
 # passed SIGTERM on); the parts of a killed launcher read and recovered.
 if HAVE_NVTX
@@ -96,14 +93,9 @@ TESTS += tests/integration/capture_leftover.sh
 endif
 EXTRA_DIST += tests/integration/capture_leftover.sh
 
-# Fork children of a PyTorch program (a Pool, DataLoader workers) under --pytorch:
-# the names the parent registered stay right in them (Debian's python3-torch;
-# skipped, 77, without it).
-if HAVE_NVTX
-TESTS += tests/integration/pytorch_fork.sh
-endif
-EXTRA_DIST += tests/integration/pytorch_fork.sh tests/integration/pytorch_fork.py
-
+# GPU test (exits 77 without a GPU): a CUDA sample with known counts (samples/local.mk).
+if HAVE_CUDA
+if HAVE_CUPTI
 TESTS += tests/gpu/capture_cuda.sh tests/gpu/pytorch_cuda.sh
 tests/gpu/capture_cuda.log: samples/cuda_ops$(EXEEXT) samples/cuda_probe$(EXEEXT)
 endif

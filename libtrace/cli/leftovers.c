@@ -274,6 +274,7 @@ int gt_cli_wait_leftovers(int wait_s, int forwarded, const struct sigaction old[
     }
     cut_short = got || forwarded;
     if (more && !cut_short && wait_s > 0) {
+        scan_children(&l); /* their names now, after an exec */
         name_them(&l, true, names, sizeof names);
         fprintf(stderr, "gtrace: stopped waiting after %d s; still running: %s (what %s record%s from now on is not "
                         "in the trace)\n", wait_s, n_running(&l) ? names : "processes started since",

@@ -447,7 +447,7 @@ static volatile sig_atomic_t forward_to, forwarded;
 
 static void forward_signal(int sig)
 {
-    if (forward_to > 0)
+    if (forward_to > 0) {
         kill((pid_t)forward_to, sig);
         forwarded = sig; /* passed on to what the program leaves running, too */
     } else {

@@ -45,6 +45,7 @@ ls -a | grep -q gtrace-parts && fail "parts left behind: $(ls -a)"
 
 # 2. A leftover that records NVTX ranges (the shell ends once it has).
 N=500
+rm -f probe.txt
 "$GTRACE" -o n.sqlite sh -c "echo \$\$ >sh.pid; \"$PROBE\" counted $N count.bin >probe.txt & echo \$! >left.pid;
     until [ -s probe.txt ]; do sleep 0.05; done; exit 0" >out.txt 2>err.txt &
 gt=$!
@@ -66,6 +67,7 @@ expect_eq "under the leftover's pid" "$left" "$(q n.sqlite "SELECT DISTINCT n.gl
 
 # 3. The grace period: no signal; gtrace stops waiting, the leftover runs on
 # and what it recorded until then is in the trace.
+rm -f probe.txt left.pid
 "$GTRACE" --wait-leftovers=1 -o g.sqlite sh -c "\"$PROBE\" counted $N count.bin >probe.txt & echo \$! >left.pid;
     until [ -s probe.txt ]; do sleep 0.05; done; exit 7" >out.txt 2>err.txt &
 gt=$!
