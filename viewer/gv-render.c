@@ -561,6 +561,13 @@ static void draw_box(const GvLane *l, const GvBox *b, void *data)
     }
     /* gaps under a pixel each: a pale hint, not solid idle */
     add_box(c, x0, x1, c->y + 1, c->h - 2, rgb, b->count > 1 && l->kind == GV_ITEM_GAP ? 0.35 : 1.0);
+    if (v->match && it->name < v->n_match && v->match[it->name]) { /* a search match: outlined */
+        flush_boxes(c);
+        cairo_set_source_rgb(c->cr, GV_MATCH_RGB);
+        cairo_set_line_width(c->cr, 2);
+        cairo_rectangle(c->cr, floor(x0) + 1, c->y + 1, MAX(floor(x1 - x0) - 2, 1), c->h - 2);
+        cairo_stroke(c->cr);
+    }
     double w = x1 - x0;
     if (w >= 40 && l->kind != GV_ITEM_GAP) {
         char buf[48];

@@ -28,6 +28,8 @@ enum {
 #define GV_FLOW_RGB 0.10, 0.30, 0.95
 /* The selected time range: its band (translucent) and its duration's label on the axis. */
 #define GV_RANGE_RGB 0.20, 0.40, 0.90
+/* The outline of the search's matches. */
+#define GV_MATCH_RGB 1.00, 0.55, 0.00
 
 typedef struct GvView {
     int width, height;
@@ -37,6 +39,7 @@ typedef struct GvView {
     gboolean has_selection, has_related;
     GvItemRef selection, related;
     gboolean has_range; /* a time range being selected (shift-drag) */
+    const guint8 *match; size_t n_match; /* names the search matches, a byte per name id: outlined; NULL none */
     int64_t range_from_ns, range_to_ns;
     int64_t origin_ns; /* times on the axis are shown relative to it */
     /* Compare: t0_ns and ns_per_px are in side 0's time of `align`, and this

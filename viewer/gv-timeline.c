@@ -21,6 +21,7 @@ struct _GvTimeline {
     gboolean dragging, drag_moved, range_drag;
     double drag_x, drag_y;
     GtkGesture *zoom_gesture;
+    guint8 *match; /* the view's names to outline (view.match) */
     double pinch_last;
 };
 
@@ -250,6 +251,28 @@ gboolean gv_timeline_search(GvTimeline *self, const char *text, gboolean backwar
     return TRUE;
 }
 
+size_t gv_timeline_set_search(GvTimeline *self, const char *text, size_t *out_rank)
+{
+    g_return_val_if_fail(GV_IS_TIMELINE(self), 0);
+    g_clear_pointer(&self->match, g_free);
+    self->view.match = NULL;
+    self->view.n_match = 0;
+    if (out_rank)
+        *out_rank = 0;
+    if (!self->model || !text || !*text) {
+        gtk_widget_queue_draw(GTK_WIDGET(self));
+        return 0;
+    }
+    gv_trace_model_lock(self->model);
+    self->match = gv_trace_model_match_names(self->model, text, &self->view.n_match);
+    self->view.match = self->match;
+    size_t n = gv_trace_model_count_matches(self->model, self->match, self->view.n_match,
+                                            self->view.has_selection ? &self->view.selection : NULL, out_rank);
+    gv_trace_model_unlock(self->model);
+    gtk_widget_queue_draw(GTK_WIDGET(self));
+    return n;
+}
+
 gboolean gv_timeline_export_png(GvTimeline *self, const char *path, GError **error)
 {
     g_return_val_if_fail(GV_IS_TIMELINE(self), FALSE);
@@ -475,6 +498,8 @@ static void gv_timeline_dispose(GObject *obj)
     GvTimeline *self = GV_TIMELINE(obj);
     gv_timeline_set_model(self, NULL);
     g_clear_object(&self->zoom_gesture);
+    g_clear_pointer(&self->match, g_free);
+    self->view.match = NULL;
     G_OBJECT_CLASS(gv_timeline_parent_class)->dispose(obj);
 }
 

@@ -37,6 +37,10 @@ gboolean gv_timeline_get_selection(GvTimeline *self, GvItemRef *out);
 gboolean gv_timeline_get_related(GvTimeline *self, GvItemRef *out);
 /* Selects the next (previous) item whose name contains text; FALSE: none. */
 gboolean gv_timeline_search(GvTimeline *self, const char *text, gboolean backwards);
+/* Outlines every item whose name contains text ("" or NULL: none); returns
+ * how many there are and, in *out_rank, the selected item's place among them
+ * (1-based; 0 when the selection is not one). */
+size_t gv_timeline_set_search(GvTimeline *self, const char *text, size_t *out_rank);
 /* The current view, as drawn, to a PNG. */
 gboolean gv_timeline_export_png(GvTimeline *self, const char *path, GError **error);
 

@@ -294,15 +294,11 @@ gboolean gv_trace_model_search(GvTraceModel *self, const char *text, int64_t aft
     g_return_val_if_fail(GV_IS_TRACE_MODEL(self), FALSE);
     if (!text || !*text)
         return FALSE;
-    char *needle = g_utf8_casefold(text, -1);
-    guint8 *match = g_new0(guint8, self->names->len);
+    size_t n_match = 0;
+    guint8 *match = gv_trace_model_match_names(self, text, &n_match);
     gboolean any = FALSE;
-    for (guint i = 1; i < self->names->len; i++) {
-        char *hay = g_utf8_casefold(g_ptr_array_index(self->names, i), -1);
-        match[i] = strstr(hay, needle) != NULL;
+    for (size_t i = 0; i < n_match; i++)
         any |= match[i];
-        g_free(hay);
-    }
     gboolean found = FALSE;
     int64_t best = backwards ? INT64_MIN : INT64_MAX;
     for (size_t ti = 0; any && ti < self->tracks->len; ti++) {
@@ -331,8 +327,48 @@ gboolean gv_trace_model_search(GvTraceModel *self, const char *text, int64_t aft
         }
     }
     g_free(match);
-    g_free(needle);
     return found;
+}
+
+guint8 *gv_trace_model_match_names(GvTraceModel *self, const char *text, size_t *out_n)
+{
+    char *needle = g_utf8_casefold(text ? text : "", -1);
+    guint8 *match = g_new0(guint8, self->names->len);
+    for (guint i = 1; *needle && i < self->names->len; i++) {
+        char *hay = g_utf8_casefold(g_ptr_array_index(self->names, i), -1);
+        match[i] = strstr(hay, needle) != NULL;
+        g_free(hay);
+    }
+    g_free(needle);
+    *out_n = self->names->len;
+    return match;
+}
+
+size_t gv_trace_model_count_matches(GvTraceModel *self, const guint8 *match, size_t n_match, const GvItemRef *at,
+                                    size_t *out_rank)
+{
+    size_t n = 0, before = 0;
+    const GvItem *cur = at ? gv_trace_model_item_at(self, at) : NULL;
+    for (size_t ti = 0; ti < self->tracks->len; ti++) {
+        const GvTrack *tr = g_ptr_array_index(self->tracks, ti);
+        for (size_t li = 0; li < tr->n_lanes; li++) {
+            const GvLane *l = tr->lanes[li];
+            if (l->kind == GV_ITEM_GAP) /* as the search: gaps are not named items */
+                continue;
+            for (size_t k = 0; k < l->n; k++) {
+                const GvItem *it = &l->items[k];
+                if (it->name >= n_match || !match[it->name])
+                    continue;
+                n++;
+                /* The search's order: by start, then track and lane. */
+                before += cur && (it->start_ns < cur->start_ns ||
+                                  (it->start_ns == cur->start_ns && (ti < at->track || (ti == at->track && li < at->lane))));
+            }
+        }
+    }
+    if (out_rank)
+        *out_rank = cur ? before + 1 : 0;
+    return n;
 }
 
 const gt_analysis *gv_trace_model_analysis(GvTraceModel *self)

@@ -94,6 +94,13 @@ gboolean gv_trace_model_find_related(GvTraceModel *self, const GvItemRef *of, Gv
  * before_ns when backwards. */
 gboolean gv_trace_model_search(GvTraceModel *self, const char *text, int64_t after_ns, gboolean backwards,
                                GvItemRef *out);
+/* A byte per name id (*out_n of them; the caller frees): 1 where the name
+ * contains `text` (any case). Under the lock. */
+guint8 *gv_trace_model_match_names(GvTraceModel *self, const char *text, size_t *out_n);
+/* Items whose names match (the search's items), and the rank (1-based, in
+ * the search's order) of the one at `at` (0 when NULL). Under the lock. */
+size_t gv_trace_model_count_matches(GvTraceModel *self, const guint8 *match, size_t n_match, const GvItemRef *at,
+                                    size_t *out_rank);
 /* Lines that describe an item (name, times, launch configuration, launch
  * call); the caller frees. Takes the lock itself. */
 char *gv_trace_model_describe(GvTraceModel *self, const GvItemRef *ref);

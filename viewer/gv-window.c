@@ -8,7 +8,7 @@
 struct _GvWindow {
     GtkWindow parent_instance;
     GvTraceModel *model, *after;
-    GtkWidget *header, *notebook, *search, *status;
+    GtkWidget *header, *notebook, *search, *matches, *status;
     GvTimeline *timeline;
     GvRangeView *range;
     GvMemoryView *memory;
@@ -24,6 +24,8 @@ GvRangeView *gv_window_get_range_view(GvWindow *self) { return self->range; }
 GvSummary *gv_window_get_summary(GvWindow *self) { return self->summary; }
 GvCompare *gv_window_get_compare(GvWindow *self) { return self->compare; }
 const char *gv_window_get_status(GvWindow *self) { return gtk_label_get_text(GTK_LABEL(self->status)); }
+const char *gv_window_get_matches(GvWindow *self) { return gtk_label_get_text(GTK_LABEL(self->matches)); }
+GtkWidget *gv_window_get_search_entry(GvWindow *self) { return self->search; }
 
 void gv_window_show_page(GvWindow *self, int page)
 {
@@ -92,6 +94,17 @@ static void on_navigate(GvSummary *s, gint64 from, gint64 to, gpointer p)
         gv_window_show_page(self, 0);
 }
 
+/* Every match outlined as the text changes; "k of N" beside the entry. */
+static void on_search_changed(GtkSearchEntry *e, gpointer p)
+{
+    GvWindow *self = p;
+    const char *text = gtk_entry_get_text(GTK_ENTRY(e));
+    size_t rank = 0, n = gv_timeline_set_search(self->timeline, text, &rank);
+    g_autofree char *m = !*text ? g_strdup("") : rank ? g_strdup_printf("%zu of %zu", rank, n)
+                                                       : g_strdup_printf("%zu matches", n);
+    gtk_label_set_text(GTK_LABEL(self->matches), m);
+}
+
 static void on_search(GtkEntry *e, gpointer p)
 {
     GvWindow *self = p;
@@ -99,7 +112,11 @@ static void on_search(GtkEntry *e, gpointer p)
     gtk_get_current_event_state(&mods);
     const char *text = gtk_entry_get_text(e);
     gv_window_show_page(self, 0);
-    if (!gv_timeline_search(self->timeline, text, (mods & GDK_SHIFT_MASK) != 0)) {
+    gboolean found = gv_timeline_search(self->timeline, text, (mods & GDK_SHIFT_MASK) != 0);
+    if (found) /* Enter zooms to the next match */
+        gv_timeline_zoom_to_selection(self->timeline);
+    on_search_changed(GTK_SEARCH_ENTRY(e), self);
+    if (!found) {
         g_autofree char *m = g_strdup_printf("no more items named like \"%s\"", text);
         set_status(self, m, FALSE);
     }
@@ -213,9 +230,12 @@ GtkWidget *gv_window_new(GvTraceModel *model, GvTraceModel *after)
     self->search = gtk_search_entry_new();
     gtk_entry_set_placeholder_text(GTK_ENTRY(self->search), "search names (Ctrl+F)");
     g_signal_connect(self->search, "activate", G_CALLBACK(on_search), self);
+    g_signal_connect(self->search, "search-changed", G_CALLBACK(on_search_changed), self);
+    self->matches = gtk_label_new("");
     GtkWidget *fit = gtk_button_new_with_label("Fit");
     GtkWidget *png = gtk_button_new_with_label("Export PNG");
     gtk_header_bar_pack_end(GTK_HEADER_BAR(header), self->search);
+    gtk_header_bar_pack_end(GTK_HEADER_BAR(header), self->matches);
     gtk_header_bar_pack_start(GTK_HEADER_BAR(header), fit);
     gtk_header_bar_pack_start(GTK_HEADER_BAR(header), png);
     gtk_window_set_titlebar(GTK_WINDOW(self), header);

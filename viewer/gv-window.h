@@ -28,6 +28,9 @@ GvCompare *gv_window_get_compare(GvWindow *self); /* NULL with one trace */
 /* Pages: 0 timeline, 1 memory, 2 compare. */
 void gv_window_show_page(GvWindow *self, int page);
 const char *gv_window_get_status(GvWindow *self);
+/* The header bar's search entry (Ctrl+F), and "k of N" beside it. */
+GtkWidget *gv_window_get_search_entry(GvWindow *self);
+const char *gv_window_get_matches(GvWindow *self);
 void gv_window_set_error(GvWindow *self, const char *message);
 /* The current page as drawn, to a PNG (what Ctrl+S does without the dialog). */
 gboolean gv_window_export_png(GvWindow *self, const char *path, GError **error);

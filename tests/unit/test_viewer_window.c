@@ -371,6 +371,99 @@ static void test_viewer_window__range_stats(void)
     free(path);
 }
 
+static int orange_pixels(const GdkPixbuf *p, int x, int y, int w, int h)
+{
+    int n = 0;
+    for (int j = y; j < y + h; j++)
+        for (int i = x; i < x + w; i++) {
+            int rgb[3];
+            ti_pixel(p, i, j, rgb);
+            n += rgb[0] >= 250 && abs(rgb[1] - 140) <= 4 && rgb[2] <= 4;
+        }
+    return n;
+}
+
+/* Runs the loop until the match count beside the entry reads `want` (the
+ * entry says "search-changed" a moment after the last key). */
+static gboolean wait_matches(GvWindow *win, const char *want)
+{
+    for (int k = 0; k < 500 && strcmp(gv_window_get_matches(win), want) != 0; k++)
+        ti_settle();
+    if (strcmp(gv_window_get_matches(win), want) != 0)
+        fprintf(stderr, "matches: \"%s\", not \"%s\"\n", gv_window_get_matches(win), want);
+    return strcmp(gv_window_get_matches(win), want) == 0;
+}
+
+/* Ctrl+F, typing and Enter with real keys: every match outlined, "k of N"
+ * with N what SQL counts, Enter zooms to the next match in time order. */
+static void test_viewer_window__search(void)
+{
+    char *path = gt_test_path("fixture.sqlite");
+    CU_ASSERT_EQUAL_FATAL(fx_write(path), 0);
+    GvTraceModel *m;
+    GvWindow *win = open_window(path, NULL, &m);
+    GvTimeline *tl = gv_window_get_timeline(win);
+    GvView *v = gv_timeline_get_view(tl);
+    GtkWidget *entry = gv_window_get_search_entry(win);
+    gtk_widget_grab_focus(GTK_WIDGET(tl));
+    ti_settle();
+    CU_ASSERT_EQUAL(ti_xdotool("key --clearmodifiers ctrl+f"), 0);
+    for (int k = 0; k < 100 && !gtk_widget_has_focus(entry); k++)
+        ti_settle();
+    CU_ASSERT_TRUE_FATAL(gtk_widget_has_focus(entry));
+    CU_ASSERT_EQUAL(ti_xdotool("type --delay 20 kern"), 0);
+
+    /* Names containing "kern", any case: the kernels and their launch calls. */
+    sqlite3 *db = NULL;
+    sqlite3_stmt *st = NULL;
+    CU_ASSERT_EQUAL_FATAL(sqlite3_open_v2(path, &db, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+    CU_ASSERT_EQUAL_FATAL(sqlite3_prepare_v2(db,
+        "SELECT (SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_KERNEL k JOIN StringIds s ON s.id = k.shortName"
+        "  WHERE s.value LIKE '%kern%')"
+        " + (SELECT COUNT(*) FROM CUPTI_ACTIVITY_KIND_RUNTIME r JOIN StringIds s ON s.id = r.nameId"
+        "  WHERE s.value LIKE '%kern%')"
+        " + (SELECT COUNT(*) FROM NVTX_EVENTS WHERE text LIKE '%kern%')", -1, &st, NULL), SQLITE_OK);
+    CU_ASSERT_EQUAL_FATAL(sqlite3_step(st), SQLITE_ROW);
+    int n = sqlite3_column_int(st, 0);
+    sqlite3_finalize(st);
+    sqlite3_close(db);
+    CU_ASSERT_EQUAL(n, 6);
+    g_autofree char *all = g_strdup_printf("%d matches", n);
+    CU_ASSERT_TRUE(wait_matches(win, all));
+    for (int k = 0; k < 20; k++)
+        ti_settle();
+    /* Outlined: in the kernels' lane and in the CUDA calls' lane. */
+    GdkPixbuf *screen = ti_grab_screen();
+    save_grab(screen, "viewer-window-search.png");
+    int wx, wy, ww, wh;
+    ti_screen_rect(GTK_WIDGET(tl), &wx, &wy, &ww, &wh);
+    int ky = wy + (int)gv_view_lane_y(m, v, 0, 1), ay = wy + (int)gv_view_lane_y(m, v, 1, 3);
+    int in_kernels = orange_pixels(screen, wx + GV_LABEL_W, ky, ww - GV_LABEL_W, GV_LANE_H);
+    int in_calls = orange_pixels(screen, wx + GV_LABEL_W, ay, ww - GV_LABEL_W, GV_LANE_H);
+    int elsewhere = orange_pixels(screen, wx + GV_LABEL_W, wy + (int)gv_view_lane_y(m, v, 1, 1), ww - GV_LABEL_W,
+                                  GV_LANE_H); /* NVTX 0: "step 0" */
+    fprintf(stderr, "orange: kernels %d, calls %d, NVTX %d\n", in_kernels, in_calls, elsewhere);
+    CU_ASSERT(in_kernels > 100);
+    CU_ASSERT(in_calls > 30);
+    CU_ASSERT_EQUAL(elsewhere, 0);
+    g_object_unref(screen);
+
+    /* Enter: the first match in time (launch A at 0.5 ms), zoomed to; again: kernA at 1 ms. */
+    CU_ASSERT_EQUAL(ti_xdotool("key Return"), 0);
+    g_autofree char *first = g_strdup_printf("1 of %d", n), *second = g_strdup_printf("2 of %d", n);
+    CU_ASSERT_TRUE(wait_matches(win, first));
+    GvItemRef sel;
+    CU_ASSERT_TRUE(gv_timeline_get_selection(tl, &sel));
+    CU_ASSERT(v->t0_ns <= FX_MS / 2 && gv_view_end(v) >= 6 * FX_MS / 10 && gv_view_end(v) - v->t0_ns < FX_MS / 2);
+    CU_ASSERT_EQUAL(ti_xdotool("key Return"), 0);
+    CU_ASSERT_TRUE(wait_matches(win, second));
+    CU_ASSERT(v->t0_ns <= 1 * FX_MS && gv_view_end(v) >= 2 * FX_MS && gv_view_end(v) - v->t0_ns < 2 * FX_MS);
+    CU_ASSERT_PTR_NOT_NULL(strstr(gv_window_get_status(win), "kernA"));
+    gtk_widget_destroy(GTK_WIDGET(win));
+    g_object_unref(m);
+    free(path);
+}
+
 int main(int argc, char **argv)
 {
     if (!gtk_init_check(&argc, &argv)) {
@@ -381,6 +474,7 @@ int main(int argc, char **argv)
         {"test_viewer_window__header_bar", test_viewer_window__header_bar},
         {"test_viewer_window__compare_titles", test_viewer_window__compare_titles},
         {"test_viewer_window__range_stats", test_viewer_window__range_stats},
+        {"test_viewer_window__search", test_viewer_window__search},
         {NULL, NULL},
     };
     static const gt_test_suite suites[] = {{"viewer_window", cases}};
