@@ -12,6 +12,7 @@
  * read those. */
 #define _GNU_SOURCE /* strcasestr */
 #include "analyze_int.h"
+#include "diff_int.h" /* an_warmup_n: the warm-up steps the diff leaves out too */
 
 #include <stdarg.h>
 #include <stdlib.h>
@@ -161,35 +162,70 @@ static int64_t slice_at(int64_t span, int c, int n)
     return span / n * c + span % n * c / n;
 }
 
+/* The busiest device: the one to keep fed. */
+static const gt_device_util *busiest(const gt_report *r)
+{
+    const gt_device_util *d = &r->devices[0];
+    for (size_t i = 1; i < r->n_devices; i++)
+        if (r->devices[i].busy_ns > d->busy_ns)
+            d = &r->devices[i];
+    return d;
+}
+
+/* With steps, the evidence is the steps after the warm-up, in slices of
+ * whole steps (two or more: the idle tail of every step, optimizer or
+ * logging, is the step's shape, not a low period): start-up (compile,
+ * autotune, loading) before and in the warm-up steps is not low utilization
+ * of the run. Without steps, 30 equal slices of the analysed time. */
 static int rule_gpu_time_util(rules *R)
 {
     const gt_report *r = R->r;
     const an_model *m = R->m;
     enum { CHUNKS = 30 };
-    const char *thr = "a device under 50% busy in one of 30 equal slices of the analysed time "
-                      "(slices of two median steps or more when there are steps)";
+    const char *thr = "a device under 50% busy in one of 30 equal slices of the analysed time; with steps, in "
+                      "one of up to 30 slices of two or more whole steps after the warm-up";
     const char *sug = "Look at the low slices: the host is not feeding the device there (input, synchronization, "
                       "logging, checkpoints); overlap that work or move it off the critical path.";
     int64_t span = r->end_ns - r->start_ns;
     if (r->n_devices == 0 || span < CHUNKS)
         return add(R, "gpu_time_util", "Low device utilization", thr, sug, 0, 0, 0, NULL, NULL);
-    /* Slices of at least two steps: the idle tail of every step (optimizer,
-     * logging) is the step's shape, not a low period. */
+    const gt_device_util *d = busiest(r);
+    size_t n_warm = 0, per_slice = 0;
     int n_chunks = CHUNKS;
-    if (r->n_steps > 0 && r->step_time.median_ns > 0) {
-        double n = (double)span / (2 * r->step_time.median_ns);
-        n_chunks = n < 1 ? 1 : n < CHUNKS ? (int)n : CHUNKS;
+    char steps_note[96] = "";
+    if (r->n_steps >= 2) {
+        double *st = malloc(r->n_steps * sizeof *st);
+        if (!st)
+            return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
+        for (size_t i = 0; i < r->n_steps; i++)
+            st[i] = (double)(r->steps[i].end_ns - r->steps[i].start_ns);
+        n_warm = an_warmup_n(st, r->n_steps, AN_WARMUP_MADS);
+        free(st);
+        size_t kept = r->n_steps - n_warm;
+        per_slice = kept / CHUNKS + (kept % CHUNKS != 0);
+        if (per_slice < 2)
+            per_slice = 2;
+        n_chunks = (int)(kept / per_slice);
+        if (n_chunks < 1) { /* fewer than two steps kept: one slice of them */
+            n_chunks = 1;
+            per_slice = kept;
+        }
+        snprintf(steps_note, sizeof steps_note, " of %zu steps (warm-up: the first %zu left out)", per_slice, n_warm);
     }
-    /* the busiest device is the one to keep fed */
-    const gt_device_util *d = &r->devices[0];
-    for (size_t i = 1; i < r->n_devices; i++)
-        if (r->devices[i].busy_ns > d->busy_ns)
-            d = &r->devices[i];
     int n_low = 0;
     int64_t worst_s = 0, worst_e = 0, lost = 0;
     double worst = 2;
     for (int c = 0; c < n_chunks; c++) {
-        int64_t s = r->start_ns + slice_at(span, c, n_chunks), e = r->start_ns + slice_at(span, c + 1, n_chunks);
+        int64_t s, e;
+        if (per_slice) {
+            size_t first = n_warm + (size_t)c * per_slice;
+            size_t last = c == n_chunks - 1 ? r->n_steps - 1 : first + per_slice - 1; /* the rest in the last */
+            s = r->steps[first].start_ns;
+            e = r->steps[last].end_ns;
+        } else {
+            s = r->start_ns + slice_at(span, c, n_chunks);
+            e = r->start_ns + slice_at(span, c + 1, n_chunks);
+        }
         int64_t busy = an_busy(m, d->device_id, false, s, e);
         double u = e > s ? (double)busy / (double)(e - s) : 1;
         if (u < 0.5) {
@@ -211,8 +247,8 @@ static int rule_gpu_time_util(rules *R)
         snprintf(who, sizeof who, "device %d", d->device_id);
     return add(R, "gpu_time_util", "Low device utilization", thr, sug, lost, worst_s, worst_e,
                "the idle time that keeps these slices under 50%",
-               "%s busy %.1f%% overall; %d of %d slices under 50%%, the worst %.1f%% busy",
-               who, 100 * d->utilization, n_low, n_chunks, 100 * worst);
+               "%s busy %.1f%% overall; %d of %d slices%s under 50%%, the worst %.1f%% busy",
+               who, 100 * d->utilization, n_low, n_chunks, steps_note, 100 * worst);
 }
 
 /* Copies by the API that issued them. */
