@@ -81,7 +81,8 @@ static int64_t busy_ns(const GvTrack *tr, int64_t from, int64_t to, int64_t *out
             }
         }
     }
-    qsort(spans->data, spans->len, 2 * sizeof(int64_t), cmp_span);
+    if (spans->len > 1)
+        qsort(spans->data, spans->len, 2 * sizeof(int64_t), cmp_span);
     int64_t sum = 0, cur_s = 0, cur_e = INT64_MIN;
     for (guint i = 0; i < spans->len; i++) {
         const int64_t *s = (const int64_t *)(void *)spans->data + 2 * i;
@@ -171,7 +172,8 @@ GvRangeStats *gv_range_stats_compute(GvTraceModel *m, int64_t from_ns, int64_t t
     double len = (double)s->to_ns - (double)s->from_ns;
     for (size_t i = 0; i < s->n_rows; i++)
         s->rows[i].share = len > 0 ? s->rows[i].total_ns / len : 0;
-    qsort(s->rows, s->n_rows, sizeof *s->rows, cmp_rows);
+    if (s->n_rows > 1)
+        qsort(s->rows, s->n_rows, sizeof *s->rows, cmp_rows);
     return s;
 }
 
