@@ -5,6 +5,13 @@
             [--seconds N] [--jobs N] [--seed N] [--timeout S] [--window]
             [--cases SEED:CASE,...]
 
+Seeds that `gtrace import` reads (*.json, *.json.gz: torch.profiler traces;
+*.pickle: memory snapshots) are damaged by mutate_import.py instead and
+imported: the import must pass the same rules, and a trace it writes must
+hold at most ROWS_PER_BYTE event rows per byte of input (decompressed for
+gzip), so that the work is bounded by the input's size; then `gtrace info`
+reads the trace and `report --json` the input itself.
+
 Each input is a seed trace (DIR/*.sqlite) damaged by mutate.py: first every
 fixed case on every seed (these always run), then random cases numbered from
 --seed until --seconds have passed since the start (inputs started by then
@@ -35,6 +42,52 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import mutate  # noqa: E402
+import mutate_import  # noqa: E402
+
+IMPORT_EXTS = (".json.gz", ".json", ".pickle")
+# The ceiling on work per input byte: rows of the event tables (and the
+# callchains) a trace imported from N bytes may hold is ROWS_PER_BYTE * N +
+# ROWS_FIXED. The densest real inputs are a Kineto [memory] event (about 110
+# bytes, at most 3 rows) and a snapshot action (about 40 bytes, 1 or 2 rows):
+# a tenth of the ceiling; the fixtures make 0.003 to 0.013.
+ROWS_PER_BYTE = 0.25
+ROWS_FIXED = 64
+ROW_TABLES = ("NVTX_EVENTS", "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
+              "CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "GTRACE_MEMORY_EVENTS",
+              "CUDA_GPU_MEMORY_USAGE_EVENTS", "GTRACE_CPU_OPS", "CUDA_CALLCHAINS", "GTRACE_GPU_MEMORY_STACKS",
+              "ThreadNames", "TARGET_INFO_GPU")
+
+
+def import_ext(path):
+    return next((e for e in IMPORT_EXTS if path.endswith(e)), None)
+
+
+def input_bytes(path):
+    """The bytes the importer reads: a gzip stream's decompressed size."""
+    import gzip
+    try:
+        with gzip.open(path, "rb") as f:
+            return sum(len(b) for b in iter(lambda: f.read(1 << 20), b""))
+    except (OSError, EOFError, ValueError):  # not gzip, or damaged: its own size bounds what is read
+        return os.path.getsize(path)
+
+
+def row_ceiling(trace, n_bytes):
+    """None when the trace holds no more rows than the ceiling allows, else why not."""
+    import sqlite3
+    try:
+        db = sqlite3.connect("file:%s?mode=ro" % trace, uri=True)
+        names = {r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        rows = {t: db.execute('SELECT count(*) FROM "%s"' % t).fetchone()[0] for t in ROW_TABLES if t in names}
+        db.close()
+    except sqlite3.Error as e:
+        return "the imported trace cannot be read: %s" % e
+    total = sum(rows.values())
+    if total > ROWS_PER_BYTE * n_bytes + ROWS_FIXED:
+        big = ", ".join("%s %d" % kv for kv in sorted(rows.items(), key=lambda kv: -kv[1])[:3])
+        return "%d rows from %d input bytes, over the ceiling of %g per byte + %d (%s)" % (
+            total, n_bytes, ROWS_PER_BYTE, ROWS_FIXED, big)
+    return None
 
 SAN_MARKERS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:", "UndefinedBehaviorSanitizer",
                "ERROR: ThreadSanitizer", "AddressSanitizer:DEADLYSIGNAL")
@@ -73,7 +126,7 @@ class Fuzz:
     def __init__(self, a):
         self.a = a
         self.lock = threading.Lock()
-        self.n_inputs = self.n_runs = 0
+        self.n_inputs = self.n_runs = self.n_imports = 0
         self.failures = []
         self.slowest = []  # (seconds, input, command)
         self.env = dict(os.environ)
@@ -155,7 +208,65 @@ class Fuzz:
             why += "\n    stderr: " + "\n    ".join(err.splitlines()[:12])
         return why, rc, dt
 
+    def fuzz_import(self, seed, case, index):
+        """An input of `gtrace import`: damaged, imported, the trace checked and read."""
+        ext = import_ext(seed)
+        base = os.path.basename(seed)[:-len(ext)].split(".")[0]
+        tag = "%05d-%s-%s" % (index, base, case)
+        out = os.path.join(self.a.work, "in", tag)
+        os.makedirs(out, exist_ok=True)
+        f = os.path.join(out, "input" + ext)
+        trace = os.path.join(out, "imported.sqlite")
+        try:
+            what = mutate_import.mutate(seed, f, case)
+        except Exception as e:  # a mutation that does not apply to this seed
+            with self.lock:
+                self.failures.append("%s: mutate_import.py failed: %s: %s" % (tag, type(e).__name__, e))
+            shutil.rmtree(out, ignore_errors=True)
+            return
+        if what is None:
+            shutil.rmtree(out, ignore_errors=True)
+            return
+        sums = {seed: sha256(seed), f: sha256(f)}
+        g = self.a.gtrace
+        fails = []
+        n = 0
+        why, rc, dt = self.run_one("import", [g, "import", f, "-o", trace], None, [f], out)
+        n += 1
+        with self.lock:
+            self.slowest = sorted(self.slowest + [(dt, tag, "import")], reverse=True)[:5]
+        if why:
+            fails.append("import: " + why)
+        elif rc == 0:
+            why = row_ceiling(trace, input_bytes(f))
+            if why:
+                fails.append("ceiling: " + why)
+            cmds = [("info", [g, "info", trace], None, [trace])]
+            if index % 2:
+                cmds.append(("report --json", [g, "report", "--json", f], "stdout", [f]))
+            for name, argv, json_out, named in cmds:
+                why, rc, dt = self.run_one(name, argv, json_out, named, out)
+                n += 1
+                if why:
+                    fails.append("%s: %s" % (name, why))
+        for p, s in sums.items():
+            if sha256(p) != s:
+                fails.append("input changed: %s" % p)
+        with self.lock:
+            self.n_inputs += 1
+            self.n_imports += 1
+            self.n_runs += n
+            if fails:
+                keep = os.path.join(self.a.work, "failures", tag + ext)
+                os.makedirs(os.path.dirname(keep), exist_ok=True)
+                mutate_import.mutate(seed, keep, case)
+                self.failures.append("%s: %s\n  remake: mutate_import.py %s %s %s\n  damage: %s\n  %s" % (
+                    tag, "; ".join(x.split(":")[0] for x in fails), seed, keep, case, what, "\n  ".join(fails)))
+        shutil.rmtree(out, ignore_errors=True)
+
     def fuzz_input(self, seed, case, index):
+        if import_ext(seed):
+            return self.fuzz_import(seed, case, index)
         base = os.path.splitext(os.path.basename(seed))[0]
         tag = "%05d-%s-%s" % (index, base, case)
         out = os.path.join(self.a.work, "in", tag)
@@ -212,8 +323,14 @@ class Fuzz:
         i = 0
         for c in mutate.FIXED:
             for s in seeds:
-                yield s, c, i
-                i += 1
+                if not import_ext(s):
+                    yield s, c, i
+                    i += 1
+        for c in mutate_import.FIXED:  # (each applies to one format: mutate_import skips the others)
+            for s in seeds:
+                if import_ext(s):
+                    yield s, c, i
+                    i += 1
         k = 0
         while True:
             yield seeds[k % len(seeds)], str(self.a.seed * 100003 + k), i
@@ -237,7 +354,7 @@ def main():
     a = ap.parse_args()
     a.seeds, a.work, a.gtrace = os.path.abspath(a.seeds), os.path.abspath(a.work), os.path.abspath(a.gtrace)
     a.view = os.path.abspath(a.view) if a.view else ""
-    seeds = sorted(os.path.join(a.seeds, x) for x in os.listdir(a.seeds) if x.endswith(".sqlite"))
+    seeds = sorted(os.path.join(a.seeds, x) for x in os.listdir(a.seeds) if x.endswith(".sqlite") or import_ext(x))
     if not seeds:
         print("fuzz: no seed traces in %s" % a.seeds)
         return 1
@@ -250,7 +367,7 @@ def main():
     pending = set()
     with cf.ThreadPoolExecutor(max_workers=a.jobs) as ex:
         for s, c, i in plan:
-            if time.monotonic() - t0 > a.seconds and (a.cases == "" and c not in mutate.FIXED):
+            if time.monotonic() - t0 > a.seconds and (a.cases == "" and c not in mutate.FIXED + mutate_import.FIXED):
                 break
             while len(pending) >= a.jobs:
                 done, pending = cf.wait(pending, return_when=cf.FIRST_COMPLETED)
@@ -265,7 +382,8 @@ def main():
     for x in z.failures:
         print("FAIL " + x)
     print("fuzz: slowest runs: " + ", ".join("%s %s %.1f s" % (t, c, d) for d, t, c in z.slowest))
-    print("fuzz: %d inputs, %d runs in %.0f s; %d failing inputs" % (z.n_inputs, z.n_runs, dt, len(z.failures)))
+    print("fuzz: %d inputs (%d imported), %d runs in %.0f s; %d failing inputs" % (
+        z.n_inputs, z.n_imports, z.n_runs, dt, len(z.failures)))
     return 1 if z.failures else 0
 
 

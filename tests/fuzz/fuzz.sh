@@ -3,7 +3,9 @@
 # time (fuzz.py does the work; see tests/fuzz/README.md). Seeds: the nsys
 # fixtures, a trace of the CPU trainer recorded here, the synthetic traces of
 # analyze_export (kernels, copies, an allocator at its edges) and a trace of
-# samples/nvtx_features, each where it can be had.
+# samples/nvtx_features, each where it can be had; for `gtrace import`, the
+# torch.profiler traces (plain and gzipped) and memory snapshot pickles of
+# tests/fixtures/pytorch.
 #   GT_FUZZ_SECONDS  no input starts after this many seconds but the fixed cases (default 120)
 #   GT_FUZZ_SEED     first random case (default 1): the same seed, the same inputs
 #   GT_FUZZ_JOBS     inputs fuzzed side by side (default 2)
@@ -38,6 +40,13 @@ if [ -x "$B/samples/nvtx_features" ]; then
     env $REC_ENV "$GTRACE" -o "$SEEDS/features.sqlite" "$B/samples/nvtx_features" >"$WORK/features.log" 2>&1 ||
         { cat "$WORK/features.log"; echo "FAIL: recording samples/nvtx_features"; exit 1; }
 fi
+PT="$GT_FIXTURES/pytorch"
+for f in "$PT/plain.json" "$PT/snapshot_p4.pickle" "$PT/snapshot_p2.pickle"; do
+    [ -f "$f" ] && cp "$f" "$SEEDS/" && chmod u+w "$SEEDS/$(basename "$f")"
+done
+for f in "$PT"/mlp_1rank/*.pt.trace.json.gz "$PT"/ddp_2rank/rank0.*.pt.trace.json.gz; do
+    [ -f "$f" ] && cp "$f" "$SEEDS/$(basename "$f" | cut -d. -f1).json.gz" && chmod u+w "$SEEDS/$(basename "$f" | cut -d. -f1).json.gz"
+done
 ls "$SEEDS"/*.sqlite >/dev/null 2>&1 || { echo "skip: no seed trace (no fixtures, trainer or samples)"; exit 77; }
 
 set -- --gtrace "$GTRACE" --seeds "$SEEDS" --work "$WORK" --seconds "${GT_FUZZ_SECONDS:-120}" \

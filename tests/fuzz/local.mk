@@ -1,7 +1,9 @@
 # tests/fuzz: every reader entry point (gtrace info, report, memory, diff,
-# export; gtrace-view's headless views) on damaged traces; see README.md.
+# export; gtrace-view's headless views) on damaged traces, and gtrace import
+# on damaged torch.profiler traces and snapshots; see README.md.
 TESTS += tests/fuzz/fuzz.sh
-EXTRA_DIST += tests/fuzz/fuzz.sh tests/fuzz/fuzz.py tests/fuzz/mutate.py tests/fuzz/README.md
+EXTRA_DIST += tests/fuzz/fuzz.sh tests/fuzz/fuzz.py tests/fuzz/mutate.py tests/fuzz/mutate_import.py \
+	tests/fuzz/README.md
 
 # The analysis and the viewer's lanes on the rows the fuzzing found them
 # failing on: times and sizes at the ends of int64, sums past INT64_MAX,
