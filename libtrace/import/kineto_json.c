@@ -142,8 +142,8 @@ static int read_input_dims(json_reader *r, json_tok t, int64_t *out)
                 prod *= v;
             any = true;
         } else if (t == JT_ARR_END && d == base + 1) {
-            if (any)
-                total = (total < 0 ? 0 : total) + prod; /* one tensor of a list closed */
+            if (any && __builtin_add_overflow(total < 0 ? 0 : total, prod, &total))
+                total = INT64_MAX; /* one tensor of a list closed; a damaged file's sum saturates */
             any = false;
         } else if (t == JT_ARR_END && d == base) {
             if (any)

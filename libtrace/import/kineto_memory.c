@@ -108,9 +108,9 @@ static int write_device(im_out *o, gt_import_stats *st, const kt_mem_ev *v, size
     live l = {NULL, NULL, 0, 0};
     int rc = 0;
     int32_t dev = v[0].device;
-    uint64_t heap = ((uint64_t)o->pid << 16) | (uint64_t)(dev + 2);
+    uint64_t heap = ((uint64_t)o->pid << 16) | (((uint64_t)(int64_t)dev + 2) & 0xffff);
     /* memory allocated before the profiler started: one region */
-    uint64_t pre_addr = 0xfff0000000000000ull | ((uint64_t)o->pid << 16) | (uint64_t)(dev + 2);
+    uint64_t pre_addr = 0xfff0000000000000ull | ((uint64_t)o->pid << 16) | (((uint64_t)(int64_t)dev + 2) & 0xffff);
     int64_t pre = sub_sat(v[0].total_alloc, v[0].bytes);
     int64_t reserved = 0, last_ns = 0;
     bool registered = false; /* the heap: once it has bytes */

@@ -99,4 +99,12 @@ printf '%s\n' '{"traceEvents": [' \
     > "$DIR/mem.json"
 imp "$DIR/mem.json"
 grep -q "3 memory events" "$DIR/out" || fail "mem.json: $(cat "$DIR/out")"
+
+# a device id at int32's end; a collective whose input sizes add past int64
+printf '%s\n' '{"traceEvents": [' \
+    "{$M, \"ts\": 1, \"args\": {\"Addr\": 4096, \"Bytes\": 64, \"Total Allocated\": 64, \"Total Reserved\": 64, \"Device Id\": 2147483646, \"Device Type\": 1}}," \
+    "{$X, \"cat\": \"user_annotation\", \"name\": \"nccl:all_reduce\", \"ts\": 2, \"dur\": 1, \"args\": {\"Input Dims\": [[[4611686018427387904], [4611686018427387904]]], \"Input type\": [\"float\"]}}]}" \
+    > "$DIR/ends.json"
+imp "$DIR/ends.json"
+grep -q "1 memory events" "$DIR/out" && grep -q "1 collectives" "$DIR/out" || fail "ends.json: $(cat "$DIR/out")"
 echo "import_kineto_skip: all checks passed"
