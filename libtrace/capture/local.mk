@@ -89,9 +89,9 @@ EXTRA_DIST += tests/integration/capture_common.sh tests/integration/capture_thre
 # Processes a program leaves running (named, waited for within a bound,
 # passed SIGTERM on); the parts of a killed launcher read and recovered.
 if HAVE_NVTX
-TESTS += tests/integration/capture_leftover.sh
+TESTS += tests/integration/capture_leftover.sh tests/integration/recover.sh
 endif
-EXTRA_DIST += tests/integration/capture_leftover.sh
+EXTRA_DIST += tests/integration/capture_leftover.sh tests/integration/recover.sh
 
 # GPU test (exits 77 without a GPU): a CUDA sample with known counts (samples/local.mk).
 if HAVE_CUDA

@@ -36,6 +36,8 @@ int gt_cli_export(int argc, char **argv);
 int gt_cli_import(int argc, char **argv);
 /* `gtrace merge PART... -o TRACE`: per-rank traces on one clock (merge.c). */
 int gt_cli_merge(int argc, char **argv);
+/* `gtrace recover DIR -o TRACE`: the parts a killed launcher left, as a trace (recover.c). */
+int gt_cli_recover(int argc, char **argv);
 /* A trace to analyze: a trace file, or a torch.profiler JSON or CUDA memory
  * snapshot imported into a temporary trace removed at exit (open_any.c).
  * NULL after saying why on stderr. */

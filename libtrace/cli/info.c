@@ -1,16 +1,59 @@
 /* info.c: `gtrace info TRACE`: what a trace holds, read through the store:
  * where it comes from, its schema, time span, counts by kind, processes,
- * threads and GPUs. Works on gtrace traces and nsys exports alike. */
+ * threads and GPUs. Works on gtrace traces and nsys exports alike, and on
+ * PyTorch's files, imported on the fly (gt_open_any.h). */
 #include "config.h"
 
+#include <dirent.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
+#include "gt_open_any.h"
 
 #define MAX_LISTED 32 /* processes and threads listed (an nsys export lists the whole machine) */
+
+/* Whether `path` is a folder of parts (PID-N.sqlite) a launcher left: one
+ * that was killed, or one still running. */
+static bool is_parts_folder(const char *path)
+{
+    DIR *d = opendir(path);
+    struct dirent *e;
+    bool parts = false;
+    while (d && !parts && (e = readdir(d))) {
+        size_t n = strlen(e->d_name);
+        parts = n > 7 && !strcmp(e->d_name + n - 7, ".sqlite");
+    }
+    if (d)
+        closedir(d);
+    return parts;
+}
+
+/* The trace at `path`: a trace file, or PyTorch's file imported on the fly
+ * (*out_format nonzero), as report and memory take them. A parts folder
+ * gets the way to its trace. 1 after saying why not. */
+static int open_for_info(gt_trace **out, gt_import_format *out_format, const char *path)
+{
+    char *resolved = NULL;
+    if (is_parts_folder(path)) {
+        gt_cli_error("%s is the parts folder of a gtrace run that did not finish (or is still running); "
+                     "gtrace recover %s -o TRACE makes its trace", path, path);
+        return 1;
+    }
+    if (gt_open_any(&resolved, out_format, path) < 0) {
+        gt_cli_error("%s", gt_error_last());
+        return 1;
+    }
+    int rc = gt_trace_open(out, resolved, 0);
+    free(resolved);
+    if (rc != 0) {
+        gt_cli_error("%s", gt_error_last());
+        return 1;
+    }
+    return 0;
+}
 
 /* A trace `gtrace merge` made: its parts, each with its command and the
  * correction of its clock (merge.c's run entries). */
@@ -38,7 +81,8 @@ static void print_parts(gt_trace *t)
 int gt_cli_info(int argc, char **argv)
 {
     if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-        printf("Usage: gtrace info TRACE\nDescribes a trace written by gtrace or exported by nsys (SQLite).\n");
+        printf("Usage: gtrace info TRACE\nDescribes a trace written by gtrace or exported by nsys (SQLite),\n"
+               "or a torch.profiler trace (JSON) or CUDA memory snapshot (pickle), imported on the fly.\n");
         return 0;
     }
     if (argc != 2) {
@@ -46,14 +90,16 @@ int gt_cli_info(int argc, char **argv)
         return 2;
     }
     gt_trace *t = NULL;
-    if (gt_trace_open(&t, argv[1], 0) != 0) {
-        gt_cli_error("%s", gt_error_last());
+    gt_import_format format = 0;
+    if (open_for_info(&t, &format, argv[1]) != 0)
         return 1;
-    }
     int status = 0;
     char a[64], b[64];
-    printf("trace      %s\n", gt_trace_path(t));
-    printf("origin     %s\n", gt_trace_origin_of(t) == GT_ORIGIN_GTRACE ? "gtrace" : "nsys export");
+    printf("trace      %s\n", format ? argv[1] : gt_trace_path(t));
+    if (format)
+        printf("origin     %s (imported)\n", gt_open_any_format_name(format));
+    else
+        printf("origin     %s\n", gt_trace_origin_of(t) == GT_ORIGIN_GTRACE ? "gtrace" : "nsys export");
     printf("schema     %s\n", gt_trace_schema_version(t));
     const char *cmd = gt_trace_meta(t, "command_line");
     if (cmd)

@@ -18,6 +18,7 @@ libtrace_cli_gtrace_SOURCES = \
 	libtrace/cli/record.c \
 	libtrace/cli/leftovers.h \
 	libtrace/cli/leftovers.c \
+	libtrace/cli/recover.c \
 	libtrace/cli/trace_copy.h \
 	libtrace/cli/trace_copy.c \
 	libtrace/cli/assemble.c \
@@ -69,6 +70,9 @@ endif
 # report|diff|memory|export on torch.profiler JSON and snapshot pickles (the fixtures).
 TESTS += tests/integration/pytorch_open.sh
 EXTRA_DIST += tests/integration/pytorch_open.sh
+# gtrace info on them too.
+TESTS += tests/integration/info_pytorch.sh
+EXTRA_DIST += tests/integration/info_pytorch.sh
 EXTRA_DIST += tests/integration/pytorch_train.sh tests/integration/pytorch_cli.sh \
 	tests/integration/pytorch_common.sh tests/integration/pytorch_train.py
 

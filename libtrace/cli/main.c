@@ -46,6 +46,7 @@ const gt_cli_command gt_cli_commands[] = {
     {"export", "export TRACE --format chrome|memviz|csv [-o PATH]   for Perfetto, memory_viz, spreadsheets", gt_cli_export},
     {"import", "import FILE... -o TRACE [--force]   torch.profiler traces (JSON) and CUDA memory snapshots (pickle)", gt_cli_import},
     {"merge", "merge PART... -o TRACE [--force]   per-rank or per-node traces into one, on one clock", gt_cli_merge},
+    {"recover", "recover DIR -o TRACE [--force]   the trace of a killed gtrace, from the parts it left in DIR", gt_cli_recover},
     {"view", "view TRACE [TRACE2]      open the viewer (gtrace-view): timeline, memory, compare", cli_view},
     {NULL, NULL, NULL},
 };

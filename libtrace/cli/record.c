@@ -925,7 +925,8 @@ int gt_cli_record(int argc, char **argv)
             return die_of(gt_cli_stop_signal);
         }
         gt_cli_error("%s", gt_error_last());
-        gt_cli_error("no trace written; the recorded parts are kept in %s", parts);
+        gt_cli_error("no trace written; the recorded parts are kept in %s (gtrace recover %s -o TRACE)", parts,
+                     parts);
         incomplete = true;
     } else {
         incomplete = print_summary(output, wall_ns, &losses);

@@ -94,19 +94,6 @@ int gt_rd_probe_file(gt_trace *t)
         rc = gt_error_set(GT_ERR_CORRUPT, "%s is damaged: its header gives an impossible page size (%u)", path, page_bytes);
         goto cleanup;
     }
-    /* the page count is trustworthy when the two change counters agree */
-    uint32_t n_pages = be32(h + 28);
-    if (n_pages != 0 && be32(h + 24) == be32(h + 92) && (long long)n_pages * page_bytes > (long long)st.st_size) {
-        rc = gt_error_set(GT_ERR_CORRUPT, "%s is truncated: its header says %lld bytes, the file has %lld", path,
-                          (long long)n_pages * page_bytes, (long long)st.st_size);
-        goto cleanup;
-    }
-    /* SQLite reads a short last page as zeros, which quick_check accepts */
-    if (st.st_size % page_bytes != 0) {
-        rc = gt_error_set(GT_ERR_CORRUPT, "%s is truncated: %lld bytes is not a whole number of %u-byte pages", path,
-                          (long long)st.st_size, page_bytes);
-        goto cleanup;
-    }
     if (h[18] == 2 || h[19] == 2) {
         size_t len = strlen(path);
         char *wal = malloc(len + 5);
@@ -121,6 +108,23 @@ int gt_rd_probe_file(gt_trace *t)
         if (*out_live_wal)
             wal_bytes = (int64_t)wst.st_size;
         free(wal);
+    }
+    /* The page count is trustworthy when the two change counters agree, and
+     * when no write-ahead log holds pages beyond the file: a checkpoint cut
+     * short (a killed capture) has written page 1, which counts the pages
+     * still in the log, before the pages after it. */
+    uint32_t n_pages = be32(h + 28);
+    if (n_pages != 0 && !*out_live_wal && be32(h + 24) == be32(h + 92) &&
+        (long long)n_pages * page_bytes > (long long)st.st_size) {
+        rc = gt_error_set(GT_ERR_CORRUPT, "%s is truncated: its header says %lld bytes, the file has %lld", path,
+                          (long long)n_pages * page_bytes, (long long)st.st_size);
+        goto cleanup;
+    }
+    /* SQLite reads a short last page as zeros, which quick_check accepts */
+    if (st.st_size % page_bytes != 0) {
+        rc = gt_error_set(GT_ERR_CORRUPT, "%s is truncated: %lld bytes is not a whole number of %u-byte pages", path,
+                          (long long)st.st_size, page_bytes);
+        goto cleanup;
     }
     wal_bytes += t->file_bytes;
     t->op_budget = wal_bytes > (INT64_MAX - BUDGET_BASE_OPS) / BUDGET_OPS_PER_BYTE
