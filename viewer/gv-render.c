@@ -2,7 +2,7 @@
  * time axis, the steps ruler (from the analysis), then each track: a title
  * row and its lanes. Coordinates are clamped before they reach cairo: a
  * kernel of a second at a nanosecond zoom is billions of pixels wide. */
-#include "gv-render.h"
+#include "gv-render-private.h"
 
 #include <errno.h>
 #include <math.h>
@@ -200,10 +200,6 @@ void gv_color_item(GvTraceModel *m, const GvItem *it, double rgb[3])
 
 /* ---- layout ----------------------------------------------------------------------- */
 
-static double lane_h(const GvLane *l)
-{
-    return l->kind == GV_ITEM_GAP ? GV_GAP_LANE_H : l->kind == GV_ITEM_MARK ? GV_MARK_LANE_H : GV_LANE_H;
-}
 
 /* Items closer than this merge: what is drawn and what a click hits agree. */
 static double lane_min_px(const GvLane *l)
@@ -268,10 +264,6 @@ static double npp_at(const GvView *v, int64_t t_ns)
     return npp;
 }
 
-static double content_top(void)
-{
-    return GV_AXIS_H + GV_RULER_H;
-}
 
 int gv_view_content_height(GvTraceModel *m, const GvView *v)
 {
@@ -281,10 +273,10 @@ int gv_view_content_height(GvTraceModel *m, const GvView *v)
         const GvTrack *tr = gv_trace_model_track(m, ti);
         h += GV_TITLE_H;
         for (size_t li = 0; li < tr->n_lanes; li++)
-            h += lane_h(tr->lanes[li]);
+            h += gv_render_lane_h(tr->lanes[li]);
     }
     gv_trace_model_unlock(m);
-    return (int)h + (int)content_top();
+    return (int)h + (int)gv_render_content_top();
 }
 
 /* Calls back for each lane whose band of y is on screen (with its y); stops when it returns TRUE. */
@@ -292,14 +284,14 @@ typedef gboolean (*lane_func)(const GvTrack *tr, size_t ti, const GvLane *l, siz
 
 static void each_visible_lane(GvTraceModel *m, const GvView *v, lane_func f, void *data)
 {
-    double y = content_top() - v->scroll_y;
+    double y = gv_render_content_top() - v->scroll_y;
     for (size_t ti = 0; ti < gv_trace_model_n_tracks(m) && y < v->height; ti++) {
         const GvTrack *tr = gv_trace_model_track(m, ti);
         y += GV_TITLE_H;
         for (size_t li = 0; li < tr->n_lanes; li++) {
             const GvLane *l = tr->lanes[li];
-            double h = lane_h(l);
-            if (y + h > content_top() && y < v->height && f(tr, ti, l, li, y, data))
+            double h = gv_render_lane_h(l);
+            if (y + h > gv_render_content_top() && y < v->height && f(tr, ti, l, li, y, data))
                 return;
             y += h;
         }
@@ -307,9 +299,9 @@ static void each_visible_lane(GvTraceModel *m, const GvView *v, lane_func f, voi
 }
 
 /* The top of a lane; FALSE: no such lane. The caller holds the lock. */
-static gboolean lane_y(GvTraceModel *m, const GvView *v, size_t track, size_t lane, double *out_y)
+gboolean gv_render_lane_y(GvTraceModel *m, const GvView *v, size_t track, size_t lane, double *out_y)
 {
-    double y = content_top() - v->scroll_y;
+    double y = gv_render_content_top() - v->scroll_y;
     for (size_t ti = 0; ti < gv_trace_model_n_tracks(m) && ti <= track; ti++) {
         const GvTrack *tr = gv_trace_model_track(m, ti);
         y += GV_TITLE_H;
@@ -318,7 +310,7 @@ static gboolean lane_y(GvTraceModel *m, const GvView *v, size_t track, size_t la
                 *out_y = y;
                 return TRUE;
             }
-            y += lane_h(tr->lanes[li]);
+            y += gv_render_lane_h(tr->lanes[li]);
         }
     }
     return FALSE;
@@ -328,7 +320,7 @@ double gv_view_lane_y(GvTraceModel *m, const GvView *v, size_t track, size_t lan
 {
     double y = -1;
     gv_trace_model_lock(m);
-    lane_y(m, v, track, lane, &y);
+    gv_render_lane_y(m, v, track, lane, &y);
     gv_trace_model_unlock(m);
     return y;
 }
@@ -344,7 +336,7 @@ typedef struct hit_ctx {
 static gboolean hit_lane(const GvTrack *tr, size_t ti, const GvLane *l, size_t li, double y, void *data)
 {
     hit_ctx *c = data;
-    if (c->y < y || c->y >= y + lane_h(l))
+    if (c->y < y || c->y >= y + gv_render_lane_h(l))
         return FALSE;
     GvBox b;
     int64_t t = gv_view_time(c->v, c->x);
@@ -360,7 +352,7 @@ static gboolean hit_lane(const GvTrack *tr, size_t ti, const GvLane *l, size_t l
 
 gboolean gv_view_hit(GvTraceModel *m, const GvView *v, double x, double y, GvItemRef *out, size_t *out_count)
 {
-    if (x < GV_LABEL_W || y < content_top())
+    if (x < GV_LABEL_W || y < gv_render_content_top())
         return FALSE;
     hit_ctx c = {.v = v, .x = x, .y = y};
     gv_trace_model_lock(m);
@@ -376,22 +368,8 @@ gboolean gv_view_hit(GvTraceModel *m, const GvView *v, double x, double y, GvIte
 
 /* ---- drawing ------------------------------------------------------------------------ */
 
-typedef struct draw_ctx {
-    cairo_t *cr;
-    GvTraceModel *m;
-    const GvView *v;
-    int64_t t_left_ns, t_right_ns; /* the trace's times at the lanes' edges */
-    double y, h;
-    size_t n_boxes;
-    /* Boxes of one colour in a row go into one path, filled once. */
-    double path_rgba[4];
-    gboolean path_open;
-} draw_ctx;
 
-static double clampx(const GvView *v, double x)
-{
-    return x < GV_LABEL_W - 2 ? GV_LABEL_W - 2 : x > v->width + 2 ? v->width + 2 : x;
-}
+
 
 /* ---- text: shaped once, drawn many times --------------------------------------------------
  * Shaping a string with pango costs tens of microseconds; a frame shows the
@@ -462,7 +440,7 @@ static PangoLayout *cached_layout(const char *s, int w)
  * room; one that does not is ellipsized at the room rounded down to 16 px:
  * a box's room changes at every zoom step, and shaping its name again each
  * time was most of the text's cost. */
-static PangoLayout *text_layout(const char *s, double max_w)
+PangoLayout *gv_render_text_layout(const char *s, double max_w)
 {
     PangoLayout *whole = cached_layout(s, -1);
     if (!whole || max_w <= 0)
@@ -474,9 +452,9 @@ static PangoLayout *text_layout(const char *s, double max_w)
     return cached_layout(s, max_w >= 16 ? (int)max_w / 16 * 16 : (int)max_w);
 }
 
-static void text_at(draw_ctx *c, double x, double y, double max_w, const char *s, double gray)
+void gv_render_text_at(GvDrawCtx *c, double x, double y, double max_w, const char *s, double gray)
 {
-    PangoLayout *l = text_layout(s, max_w), *own = NULL;
+    PangoLayout *l = gv_render_text_layout(s, max_w), *own = NULL;
     if (!l) {
         l = own = pango_layout_new(text_ctx);
         pango_layout_set_ellipsize(l, PANGO_ELLIPSIZE_END);
@@ -492,7 +470,7 @@ static void text_at(draw_ctx *c, double x, double y, double max_w, const char *s
 
 /* ---- boxes ------------------------------------------------------------------------------ */
 
-static void flush_boxes(draw_ctx *c)
+static void flush_boxes(GvDrawCtx *c)
 {
     if (!c->path_open)
         return;
@@ -501,7 +479,7 @@ static void flush_boxes(draw_ctx *c)
     c->path_open = FALSE;
 }
 
-static void path_color(draw_ctx *c, const double rgb[3], double alpha)
+static void path_color(GvDrawCtx *c, const double rgb[3], double alpha)
 {
     if (c->path_open && (c->path_rgba[0] != rgb[0] || c->path_rgba[1] != rgb[1] || c->path_rgba[2] != rgb[2] ||
                          c->path_rgba[3] != alpha))
@@ -515,7 +493,7 @@ static void path_color(draw_ctx *c, const double rgb[3], double alpha)
 
 /* Whole pixels: cairo fills pixel-aligned rectangles without antialiasing
  * work, several times faster than ones at fractional x. */
-static void add_box(draw_ctx *c, double x0, double x1, double y, double h, const double rgb[3], double alpha)
+static void add_box(GvDrawCtx *c, double x0, double x1, double y, double h, const double rgb[3], double alpha)
 {
     path_color(c, rgb, alpha);
     double a = floor(x0), b = floor(x1 + 0.5);
@@ -526,7 +504,7 @@ static void add_box(draw_ctx *c, double x0, double x1, double y, double h, const
 
 /* A mark: a small triangle pointing down at its instant; marks merged at
  * this zoom: a trapezoid from the first to the last. */
-static void add_marker(draw_ctx *c, double x0, double x1, double y, double h, const double rgb[3])
+static void add_marker(GvDrawCtx *c, double x0, double x1, double y, double h, const double rgb[3])
 {
     path_color(c, rgb, 1.0);
     const double r = GV_MARK_PX / 2.0;
@@ -542,9 +520,9 @@ static void add_marker(draw_ctx *c, double x0, double x1, double y, double h, co
 
 static void draw_box(const GvLane *l, const GvBox *b, void *data)
 {
-    draw_ctx *c = data;
+    GvDrawCtx *c = data;
     const GvView *v = c->v;
-    double x0 = clampx(v, gv_view_x(v, b->start_ns)), x1 = clampx(v, gv_view_x(v, b->end_ns));
+    double x0 = gv_render_clampx(v, gv_view_x(v, b->start_ns)), x1 = gv_render_clampx(v, gv_view_x(v, b->end_ns));
     double rgb[3];
     const GvItem *it = &l->items[b->count > 1 ? b->dominant : b->first];
     gv_color_item(c->m, it, rgb);
@@ -582,16 +560,16 @@ static void draw_box(const GvLane *l, const GvBox *b, void *data)
         double tw = x1 - tx - 4;
         if (tw >= 30) {
             flush_boxes(c); /* the text goes over the box */
-            text_at(c, tx + 2, c->y + 2, tw, label, 0.08);
+            gv_render_text_at(c, tx + 2, c->y + 2, tw, label, 0.08);
         }
     }
 }
 
 static gboolean draw_lane(const GvTrack *tr, size_t ti, const GvLane *l, size_t li, double y, void *data)
 {
-    draw_ctx *c = data;
+    GvDrawCtx *c = data;
     c->y = y;
-    c->h = lane_h(l);
+    c->h = gv_render_lane_h(l);
     if (l->kind == GV_ITEM_GAP) { /* the device's lane: busy in grey, gaps in their colour on top */
         static const double busy[3] = {0.80, 0.82, 0.85};
         add_box(c, GV_LABEL_W, c->v->width, y + 1, c->h - 2, busy, 1.0);
@@ -604,23 +582,23 @@ static gboolean draw_lane(const GvTrack *tr, size_t ti, const GvLane *l, size_t 
 /* Lane titles, in a pass of their own after the boxes: one clip for all. */
 static gboolean label_background(const GvTrack *tr, size_t ti, const GvLane *l, size_t li, double y, void *data)
 {
-    draw_ctx *c = data;
-    cairo_rectangle(c->cr, 0, floor(y), GV_LABEL_W, lane_h(l));
+    GvDrawCtx *c = data;
+    cairo_rectangle(c->cr, 0, floor(y), GV_LABEL_W, gv_render_lane_h(l));
     return FALSE;
 }
 
 static gboolean label_text(const GvTrack *tr, size_t ti, const GvLane *l, size_t li, double y, void *data)
 {
-    text_at(data, 16, y + 1, GV_LABEL_W - 20, l->label, 0.35);
+    gv_render_text_at(data, 16, y + 1, GV_LABEL_W - 20, l->label, 0.35);
     return FALSE;
 }
 
 /* Lane titles straight onto the target. */
-static void draw_labels(draw_ctx *c)
+static void draw_labels(GvDrawCtx *c)
 {
     cairo_t *cr = c->cr;
     cairo_save(cr);
-    cairo_rectangle(cr, 0, content_top(), GV_LABEL_W, c->v->height - content_top());
+    cairo_rectangle(cr, 0, gv_render_content_top(), GV_LABEL_W, c->v->height - gv_render_content_top());
     cairo_clip(cr);
     each_visible_lane(c->m, c->v, label_background, c);
     cairo_set_source_rgb(cr, 0.97, 0.97, 0.97);
@@ -648,16 +626,16 @@ typedef struct label_image {
 static label_image label_images[2];
 static unsigned label_next;
 
-static void blit_labels(draw_ctx *c)
+static void blit_labels(GvDrawCtx *c)
 {
     const GvView *v = c->v;
-    double sx = 1, sy = 1, column_h = content_top();
+    double sx = 1, sy = 1, column_h = gv_render_content_top();
     cairo_surface_get_device_scale(cairo_get_target(c->cr), &sx, &sy);
     for (size_t ti = 0; ti < gv_trace_model_n_tracks(c->m); ti++) {
         const GvTrack *tr = gv_trace_model_track(c->m, ti);
         column_h += GV_TITLE_H;
         for (size_t li = 0; li < tr->n_lanes; li++)
-            column_h += lane_h(tr->lanes[li]);
+            column_h += gv_render_lane_h(tr->lanes[li]);
     }
     gboolean whole = column_h * sy <= LABEL_IMAGE_MAX_PX;
     label_image want = {NULL, gv_trace_model_layout_serial(c->m), pango_context_get_serial(text_ctx),
@@ -687,14 +665,14 @@ static void blit_labels(draw_ctx *c)
             lv.scroll_y = 0;
             lv.height = want.height;
         }
-        draw_ctx lc = *c;
+        GvDrawCtx lc = *c;
         lc.v = &lv;
         lc.cr = cairo_create(li->s);
         draw_labels(&lc);
         cairo_destroy(lc.cr);
     }
     cairo_save(c->cr);
-    cairo_rectangle(c->cr, 0, content_top(), GV_LABEL_W, v->height - content_top());
+    cairo_rectangle(c->cr, 0, gv_render_content_top(), GV_LABEL_W, v->height - gv_render_content_top());
     cairo_clip(c->cr);
     cairo_set_source_surface(c->cr, li->s, 0, whole ? -v->scroll_y : 0);
     cairo_paint(c->cr);
@@ -730,7 +708,7 @@ static void step_diff_label(char *buf, size_t n, const gt_step *s, const GvStepP
         snprintf(buf, n, "step %lld  %s%s", (long long)s->number, db < da ? "-" : "+", d);
 }
 
-static void draw_axis(draw_ctx *c)
+static void draw_axis(GvDrawCtx *c)
 {
     const GvView *v = c->v;
     cairo_t *cr = c->cr;
@@ -758,7 +736,7 @@ static void draw_axis(draw_ctx *c)
             continue;
         char buf[32];
         gt_fmt_ns(buf, sizeof buf, to_i64(t));
-        text_at(c, x + 3, 2, -1, buf, 0.25);
+        gv_render_text_at(c, x + 3, 2, -1, buf, 0.25);
         last_label = x;
     }
     /* Steps from the analysis, alternating shades; an aligned trace's steps
@@ -771,7 +749,7 @@ static void draw_axis(draw_ctx *c)
         const gt_step *s = &r->steps[i];
         if (s->end_ns < c->t_left_ns || s->start_ns > c->t_right_ns)
             continue;
-        double x0 = clampx(v, gv_view_x(v, s->start_ns)), x1 = clampx(v, gv_view_x(v, s->end_ns));
+        double x0 = gv_render_clampx(v, gv_view_x(v, s->start_ns)), x1 = gv_render_clampx(v, gv_view_x(v, s->end_ns));
         double rgb[3] = {i % 2 ? 0.78 : 0.70, i % 2 ? 0.84 : 0.78, 0.90};
         const GvStepPair *p = warped(v) ? gv_align_pair_at(v->align, 1, s->start_ns) : NULL;
         if (p && p->start_ns[1] != s->start_ns)
@@ -794,130 +772,17 @@ static void draw_axis(draw_ctx *c)
                 step_diff_label(buf, sizeof buf, s, p);
             else
                 snprintf(buf, sizeof buf, "step %lld", (long long)s->number);
-            text_at(c, (x0 > GV_LABEL_W ? x0 : GV_LABEL_W) + 2, GV_AXIS_H + 1, x1 - x0 - 4, buf, 0.1);
+            gv_render_text_at(c, (x0 > GV_LABEL_W ? x0 : GV_LABEL_W) + 2, GV_AXIS_H + 1, x1 - x0 - 4, buf, 0.1);
         }
     }
-    text_at(c, 6, 2, GV_LABEL_W - 10, "time", 0.35);
-    text_at(c, 6, GV_AXIS_H + 1, GV_LABEL_W - 10,
+    gv_render_text_at(c, 6, 2, GV_LABEL_W - 10, "time", 0.35);
+    gv_render_text_at(c, 6, GV_AXIS_H + 1, GV_LABEL_W - 10,
             !r ? "steps (after analysis)" : warped(v) ? "steps (vs. before)" : "steps", 0.35);
-}
-
-/* ---- selection and flows ------------------------------------------------------------------ */
-
-/* An item as drawn: its x span (clamped, at least as wide as its marker)
- * and its lane's band. The caller holds the lock. */
-/* The selected range's duration on the axis, over the band (Perfetto's area selection). */
-static void draw_range_label(draw_ctx *c)
-{
-    const GvView *v = c->v;
-    double x0 = clampx(v, gv_view_x(v, MIN(v->range_from_ns, v->range_to_ns)));
-    double x1 = clampx(v, gv_view_x(v, MAX(v->range_from_ns, v->range_to_ns)));
-    x0 = MAX(x0, GV_LABEL_W);
-    x1 = MIN(x1, v->width);
-    if (x1 - x0 < 1)
-        return;
-    char buf[40];
-    gt_fmt_ns(buf, sizeof buf, fabs(diff_d(v->range_to_ns, v->range_from_ns)));
-    cairo_set_source_rgb(c->cr, GV_RANGE_RGB);
-    cairo_rectangle(c->cr, floor(x0), 2, ceil(x1 - x0), GV_AXIS_H - 4);
-    cairo_fill(c->cr);
-    PangoLayout *l = text_layout(buf, 0);
-    int w = 0;
-    if (l)
-        pango_layout_get_pixel_size(l, &w, NULL);
-    if (x1 - x0 >= w + 4)
-        text_at(c, (x0 + x1 - w) / 2, 3, x1 - x0, buf, 1.0);
-}
-
-typedef struct item_box { const GvItem *it; double x0, x1, y, h; } item_box;
-
-static gboolean item_rect(GvTraceModel *m, const GvView *v, const GvItemRef *ref, item_box *out)
-{
-    const GvTrack *tr = gv_trace_model_track(m, ref->track);
-    if (!tr || ref->lane >= tr->n_lanes || ref->index >= tr->lanes[ref->lane]->n ||
-        !lane_y(m, v, ref->track, ref->lane, &out->y))
-        return FALSE;
-    const GvLane *l = tr->lanes[ref->lane];
-    out->it = &l->items[ref->index];
-    out->x0 = clampx(v, gv_view_x(v, out->it->start_ns));
-    out->x1 = clampx(v, gv_view_x(v, out->it->end_ns));
-    out->h = lane_h(l);
-    double min_w = l->kind == GV_ITEM_MARK ? GV_MARK_PX + 2 : 3;
-    if (out->x1 - out->x0 < min_w) {
-        out->x0 -= min_w / 2;
-        out->x1 = out->x0 + min_w;
-    }
-    return TRUE;
-}
-
-static void outline_item(draw_ctx *c, const GvItemRef *ref, double r, double g, double b)
-{
-    item_box ib;
-    if (!item_rect(c->m, c->v, ref, &ib))
-        return;
-    cairo_set_source_rgb(c->cr, r, g, b);
-    cairo_set_line_width(c->cr, 2);
-    cairo_rectangle(c->cr, ib.x0, ib.y, ib.x1 - ib.x0, ib.h);
-    cairo_stroke(c->cr);
-}
-
-/* From the call (launch or synchronize) at its start to the device work at
- * its start, leaving and entering the lanes on the sides that face each
- * other. The caller holds the lock. */
-static gboolean flow_points(GvTraceModel *m, const GvView *v, double out[4])
-{
-    item_box a, b;
-    if (!v->has_selection || !v->has_related || !item_rect(m, v, &v->selection, &a) ||
-        !item_rect(m, v, &v->related, &b))
-        return FALSE;
-    if (a.it->kind != GV_ITEM_API) { /* the call is where the arrow starts */
-        item_box t = a;
-        a = b;
-        b = t;
-    }
-    if (a.it->kind != GV_ITEM_API || b.it->kind == GV_ITEM_API)
-        return FALSE;
-    double ys = b.y < a.y ? a.y : a.y + a.h, yd = b.y < a.y ? b.y + b.h : b.y;
-    double top = content_top(), bottom = v->height;
-    out[0] = a.x0 < GV_LABEL_W ? GV_LABEL_W : a.x0;
-    out[1] = ys < top ? top : ys > bottom ? bottom : ys;
-    out[2] = b.x0 < GV_LABEL_W ? GV_LABEL_W : b.x0;
-    out[3] = yd < top ? top : yd > bottom ? bottom : yd;
-    return TRUE;
-}
-
-gboolean gv_view_flow(GvTraceModel *m, const GvView *v, double out[4])
-{
-    gv_trace_model_lock(m);
-    gboolean ok = flow_points(m, v, out);
-    gv_trace_model_unlock(m);
-    return ok;
-}
-
-static void draw_flow(draw_ctx *c)
-{
-    double p[4];
-    if (!flow_points(c->m, c->v, p))
-        return;
-    cairo_t *cr = c->cr;
-    double ym = (p[1] + p[3]) / 2, dir = p[3] < p[1] ? -1 : 1; /* -1: the arrow points up */
-    cairo_set_source_rgb(cr, GV_FLOW_RGB);
-    cairo_set_line_width(cr, 2);
-    cairo_arc(cr, p[0], p[1], 3, 0, 2 * G_PI);
-    cairo_fill(cr);
-    cairo_move_to(cr, p[0], p[1]);
-    cairo_curve_to(cr, p[0], ym, p[2], ym, p[2], p[3] - dir * 6);
-    cairo_stroke(cr);
-    cairo_move_to(cr, p[2], p[3]);
-    cairo_line_to(cr, p[2] - 5, p[3] - dir * 9);
-    cairo_line_to(cr, p[2] + 5, p[3] - dir * 9);
-    cairo_close_path(cr);
-    cairo_fill(cr);
 }
 
 size_t gv_render_timeline(cairo_t *cr, GvTraceModel *m, const GvView *v)
 {
-    draw_ctx c = {.cr = cr, .m = m, .v = v};
+    GvDrawCtx c = {.cr = cr, .m = m, .v = v};
     c.t_left_ns = gv_view_time(v, GV_LABEL_W);
     c.t_right_ns = gv_view_end(v);
     cairo_save(cr);
@@ -927,42 +792,30 @@ size_t gv_render_timeline(cairo_t *cr, GvTraceModel *m, const GvView *v)
 
     gv_trace_model_lock(m);
     /* Track titles: a pass of their own so lanes can clip to their area. */
-    double y = content_top() - v->scroll_y;
+    double y = gv_render_content_top() - v->scroll_y;
     for (size_t ti = 0; ti < gv_trace_model_n_tracks(m) && y < v->height; ti++) {
         const GvTrack *tr = gv_trace_model_track(m, ti);
-        if (y + GV_TITLE_H > content_top()) {
+        if (y + GV_TITLE_H > gv_render_content_top()) {
             cairo_set_source_rgb(cr, tr->kind == GV_TRACK_DEVICE ? 0.86 : 0.90, 0.89,
                                  tr->kind == GV_TRACK_DEVICE ? 0.95 : 0.90);
             cairo_rectangle(cr, 0, y, v->width, GV_TITLE_H);
             cairo_fill(cr);
-            text_at(&c, 4, y + 2, v->width - 8, tr->title, 0.05);
+            gv_render_text_at(&c, 4, y + 2, v->width - 8, tr->title, 0.05);
         }
         y += GV_TITLE_H;
         for (size_t li = 0; li < tr->n_lanes; li++)
-            y += lane_h(tr->lanes[li]);
+            y += gv_render_lane_h(tr->lanes[li]);
     }
     cairo_save(cr);
-    cairo_rectangle(cr, GV_LABEL_W, content_top(), v->width - GV_LABEL_W, v->height - content_top());
+    cairo_rectangle(cr, GV_LABEL_W, gv_render_content_top(), v->width - GV_LABEL_W, v->height - gv_render_content_top());
     cairo_clip(cr);
     each_visible_lane(m, v, draw_lane, &c);
-    if (v->has_selection) {
-        outline_item(&c, &v->selection, 0, 0, 0);
-        if (v->has_related)
-            outline_item(&c, &v->related, GV_FLOW_RGB);
-        draw_flow(&c);
-    }
-    if (v->has_range) {
-        double x0 = clampx(v, gv_view_x(v, MIN(v->range_from_ns, v->range_to_ns)));
-        double x1 = clampx(v, gv_view_x(v, MAX(v->range_from_ns, v->range_to_ns)));
-        cairo_set_source_rgba(cr, GV_RANGE_RGB, 0.18);
-        cairo_rectangle(cr, x0, content_top(), x1 - x0, v->height);
-        cairo_fill(cr);
-    }
+    gv_render_overlay(&c);
     cairo_restore(cr);
     blit_labels(&c);
     draw_axis(&c);
     if (v->has_range)
-        draw_range_label(&c);
+        gv_render_range_label(&c);
     gboolean loaded = gv_trace_model_is_loaded(m);
     gv_trace_model_unlock(m);
     g_autofree char *problem = gv_trace_model_get_problem(m);
@@ -973,13 +826,13 @@ size_t gv_render_timeline(cairo_t *cr, GvTraceModel *m, const GvView *v)
         cairo_set_source_rgba(cr, 1, 1, 0.8, 0.9);
         cairo_rectangle(cr, v->width - 130, v->height - 24, 126, 20);
         cairo_fill(cr);
-        text_at(&c, v->width - 124, v->height - 22, 120, buf, 0.1);
+        gv_render_text_at(&c, v->width - 124, v->height - 22, 120, buf, 0.1);
     }
     if (problem) { /* a late integrity-check failure: said over the view, which stays */
         cairo_set_source_rgba(cr, 0.85, 0.15, 0.15, 0.92);
         cairo_rectangle(cr, 0, v->height - 24, v->width, 24);
         cairo_fill(cr);
-        text_at(&c, 6, v->height - 21, v->width - 12, problem, 1.0);
+        gv_render_text_at(&c, 6, v->height - 21, v->width - 12, problem, 1.0);
     }
     cairo_restore(cr);
     return c.n_boxes;

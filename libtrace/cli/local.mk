@@ -85,6 +85,9 @@ tests_integration_merge_clock_SOURCES = tests/integration/merge_clock.c
 tests_integration_merge_clock_CPPFLAGS = $(STORE_CPPFLAGS)
 tests_integration_merge_clock_LDADD = libtrace/store/libgtstore.la $(SQLITE_LIBS)
 TESTS += tests/integration/merge_clock.sh tests/integration/merge_errors.sh tests/integration/merge_parts.sh
+# One output rule for gtrace's writers, the trainer's --save and gtrace-view's PNG.
+TESTS += tests/integration/output_audit.sh
+EXTRA_DIST += tests/integration/output_audit.sh
 if HAVE_NVTX
 TESTS += tests/integration/merge_ranks.sh
 endif
