@@ -9,7 +9,7 @@ viewer_libgtview_la_SOURCES = \
 	viewer/gv-trace-model.h viewer/gv-trace-model-private.h viewer/gv-trace-model.c \
 	viewer/gv-trace-loader.c viewer/gv-trace-describe.c \
 	viewer/gv-mem-stack.h viewer/gv-mem-stack.c \
-	viewer/gv-render.h viewer/gv-render.c \
+	viewer/gv-render.h viewer/gv-render-private.h viewer/gv-render.c viewer/gv-render-overlay.c \
 	viewer/gv-timeline.h viewer/gv-timeline.c \
 	viewer/gv-range-stats.h viewer/gv-range-stats.c \
 	viewer/gv-range-view.h viewer/gv-range-view.c \
