@@ -28,7 +28,7 @@ double *an_run_metric(gt_diff_run *run, const char *key);
 /* The samples a report alone gives: step time, utilization, memory at step end. */
 int an_run_report_samples(gt_diff_run *run);
 
-typedef enum an_stat { AN_STAT_MEDIAN, AN_STAT_MEAN, AN_STAT_P95 } an_stat;
+typedef enum an_stat { AN_STAT_MEDIAN, AN_STAT_MEAN, AN_STAT_P95, AN_STAT_P10 } an_stat;
 
 /* The statistic of v[0..n) (reorders v); NaN for n 0. Percentiles interpolate linearly. */
 double an_stat_of(an_stat s, double *v, size_t n);

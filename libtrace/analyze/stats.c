@@ -72,7 +72,7 @@ double an_stat_of(an_stat s, double *v, size_t n)
             sum += v[i];
         return sum / (double)n;
     }
-    return quantile(v, n, s == AN_STAT_P95 ? 0.95 : 0.5);
+    return quantile(v, n, s == AN_STAT_P95 ? 0.95 : s == AN_STAT_P10 ? 0.10 : 0.5);
 }
 
 size_t an_warmup_n(const double *v, size_t n, double k)

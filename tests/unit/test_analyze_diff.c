@@ -362,6 +362,35 @@ static void test_analyze_diff__warmup_and_too_few(void)
     gt_report_free(rb);
 }
 
+/* Load from other programs on the machine: B's run is the same code, but
+ * 35 of its 60 steps ran beside another process and took 60% longer, so its
+ * median moved +60%; its fastest steps did not move: the same. The same
+ * code 10% slower moves the fastest steps too: worse. */
+static void test_analyze_diff__load_is_not_a_change(void)
+{
+    double a[60], b[60], c[60];
+    normal(a, 60, 16, 0.3);
+    normal(b, 60, 16, 0.3);
+    normal(c, 60, 17.6, 0.3);
+    for (int i = 20; i < 55; i++)
+        b[i] *= 1.6;
+    gt_report *ra = steps_run("load_a.sqlite", a, 60), *rb = steps_run("load_b.sqlite", b, 60),
+              *rc = steps_run("load_c.sqlite", c, 60);
+    gt_diff *d = NULL;
+    CU_ASSERT_EQUAL_FATAL(gt_diff_compute(&d, ra, rb), 0);
+    const gt_diff_row *st = row(d, "step time median");
+    CU_ASSERT_TRUE(st->change > 0.4 && st->lo > 0); /* the median did move */
+    CU_ASSERT_EQUAL(st->verdict, 0);
+    gt_diff_free(d);
+    CU_ASSERT_EQUAL_FATAL(gt_diff_compute(&d, ra, rc), 0);
+    CU_ASSERT_EQUAL(row(d, "step time median")->verdict, -1);
+    CU_ASSERT_EQUAL(row(d, "kernel time per step: k")->verdict, -1);
+    gt_diff_free(d);
+    gt_report_free(ra);
+    gt_report_free(rb);
+    gt_report_free(rc);
+}
+
 static const gt_test_case cases[] = {
     {"test_analyze_diff__vocabulary", test_analyze_diff__vocabulary},
     {"test_analyze_diff__baseline_vs_optimized", test_analyze_diff__baseline_vs_optimized},
@@ -370,6 +399,7 @@ static const gt_test_case cases[] = {
     {"test_analyze_diff__bootstrap_coverage", test_analyze_diff__bootstrap_coverage},
     {"test_analyze_diff__runs_spread", test_analyze_diff__runs_spread},
     {"test_analyze_diff__warmup_and_too_few", test_analyze_diff__warmup_and_too_few},
+    {"test_analyze_diff__load_is_not_a_change", test_analyze_diff__load_is_not_a_change},
     {NULL, NULL},
 };
 
