@@ -90,6 +90,9 @@ typedef struct pk_doc pk_doc; /* every value of one loaded pickle */
 int pk_load(pk_doc **out, const char *path);
 void pk_free(pk_doc *d);
 const pk_value *pk_root(const pk_doc *d);
+/* The size of the file it was loaded from: what an importer's work is
+ * bounded by, however often the memo repeats a value. */
+size_t pk_file_bytes(const pk_doc *d);
 /* A dict's value for a string key; NULL when absent or not a dict. */
 const pk_value *pk_get(const pk_value *dict, const char *key);
 /* Helpers that read a dict field of an expected type. */

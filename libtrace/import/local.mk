@@ -5,6 +5,8 @@ noinst_LTLIBRARIES += libtrace/import/libgtimport.la
 libtrace_import_libgtimport_la_SOURCES = \
 	libtrace/import/gt_import.h \
 	libtrace/import/import_int.h \
+	libtrace/import/addr_map.h \
+	libtrace/import/addr_map.c \
 	libtrace/import/import.c \
 	libtrace/import/batch.c \
 	libtrace/import/json.c \
@@ -26,6 +28,10 @@ TESTS += tests/integration/import_kineto.sh tests/integration/import_snapshot.sh
 TESTS += tests/integration/import_counts.sh
 # The report's Memory section of imported ranks, text and JSON alike.
 TESTS += tests/integration/report_memory_ranks.sh
+# Snapshot pickles whose memo repeats lists are refused; many devices and
+# addresses coming downwards import in O(n log n).
+TESTS += tests/integration/import_snapshot_shapes.sh
+EXTRA_DIST += tests/integration/import_snapshot_shapes.sh tests/integration/snapshot_shapes.py
 # Odd events of a Kineto trace (NaN, Infinity, \u0000, times out of range)
 # skipped and counted, not the file.
 TESTS += tests/integration/import_kineto_skip.sh

@@ -24,6 +24,7 @@ enum {
 struct pk_doc {
     pk_value **all; size_t n_all, cap_all; /* every value, to free them */
     pk_value *root;
+    size_t file_bytes;
 };
 
 typedef struct parser {
@@ -518,6 +519,7 @@ int pk_load(pk_doc **out, const char *path)
     ps.path = path;
     ps.p = buf;
     ps.len = (size_t)sb.st_size;
+    ps.doc->file_bytes = ps.len;
     if ((rc = run(&ps)) < 0)
         goto cleanup;
     *out = ps.doc;
@@ -549,6 +551,8 @@ void pk_free(pk_doc *d)
 }
 
 const pk_value *pk_root(const pk_doc *d) { return d->root; }
+
+size_t pk_file_bytes(const pk_doc *d) { return d->file_bytes; }
 
 const pk_value *pk_get(const pk_value *dict, const char *key)
 {

@@ -23,10 +23,46 @@
  * Without history, the end state is registered at time 0.
  * Each device's actions are on a thread of their own, "cuda:N allocator". */
 #include "import_int.h"
+#include "addr_map.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* ---- work, bounded by the file's size ------------------------------------- */
+
+/* A pickle's memo lets a few bytes name a list again and again:
+ * device_traces = [L] * K is K + M references for K x M actions. So every
+ * value the importer looks at is charged, 1 for itself and 1 for each element
+ * of a list or dict, against WORK_PER_BYTE per byte of the file (plus
+ * WORK_FLOOR), and past that the file is refused. Every row an import writes
+ * follows a charge of its own (a segment's, block's or action's dict, a
+ * frame, a device's list), so it writes at most WORK_PER_BYTE rows per input
+ * byte. An honest snapshot takes a few per byte: its lists are its own, and
+ * the stacks PyTorch shares between blocks are walked once (callchain_of). */
+enum { WORK_PER_BYTE = 16, WORK_FLOOR = 4096 };
+
+typedef struct work { const char *path; uint64_t left, limit; } work;
+
+static void work_init(work *w, const char *path, const pk_doc *d)
+{
+    w->path = path;
+    w->limit = w->left = (uint64_t)pk_file_bytes(d) * WORK_PER_BYTE + WORK_FLOOR;
+}
+
+/* Charges a look at v, and at the fields or elements it holds; NULL: 1. */
+static int charge(work *w, const pk_value *v)
+{
+    uint64_t n = 1;
+    if (v && (v->type == PK_LIST || v->type == PK_TUPLE || v->type == PK_DICT))
+        n += v->u.seq.n;
+    if (n > w->left)
+        return gt_error_set(GT_ERR_CORRUPT, "%s: lists repeated through the pickle's memo make more than %llu "
+                            "values to replay (%d per byte of the file); refused", w->path,
+                            (unsigned long long)w->limit, (int)WORK_PER_BYTE);
+    w->left -= n;
+    return 0;
+}
 
 /* ---- pass 1 --------------------------------------------------------------- */
 
@@ -48,20 +84,26 @@ int im_snapshot_scan(const char *path, im_scan *out)
 {
     pk_doc *d = NULL;
     const pk_value *segs, *traces;
+    work w;
     int rc;
     memset(out, 0, sizeof *out);
     out->format = GT_IMPORT_SNAPSHOT;
     out->rank = -1;
     if ((rc = pk_load(&d, path)) < 0)
         return rc;
-    if ((rc = root_of(path, d, &segs, &traces)) < 0)
+    work_init(&w, path, d);
+    if ((rc = root_of(path, d, &segs, &traces)) < 0 || (traces && (rc = charge(&w, traces)) < 0))
         goto cleanup;
     for (size_t dev = 0; traces && dev < traces->u.seq.n; dev++) {
         const pk_value *l = traces->u.seq.v[dev];
         if (l->type != PK_LIST && l->type != PK_TUPLE)
             continue;
+        if ((rc = charge(&w, l)) < 0)
+            goto cleanup;
         for (size_t i = 0; i < l->u.seq.n; i++) {
             int64_t us;
+            if ((rc = charge(&w, l->u.seq.v[i])) < 0)
+                goto cleanup;
             if (!pk_get_int(l->u.seq.v[i], "time_us", &us) || us <= 0 || us > INT64_MAX / 1000)
                 continue;
             if (!out->has_time || us * 1000 < out->min_abs_ns)
@@ -79,106 +121,33 @@ cleanup:
 
 /* ---- the allocator's state while replaying ---------------------------------- */
 
-typedef struct seg { uint64_t addr; int64_t bytes; uint64_t heap; } seg;
-typedef struct blk { uint64_t addr; int64_t bytes; const pk_value *frames; } blk;
+/* Segments and blocks by address (addr_map: O(log n) whatever the order). */
+typedef struct state { addr_map segs, blks; } state;
 
-typedef struct state {
-    seg *segs; size_t n_segs, cap_segs;   /* sorted by address */
-    blk *blks; size_t n_blks, cap_blks;   /* sorted by address */
-} state;
-
-/* Index of the first segment (block) at or after addr. */
-static size_t seg_lower(const state *s, uint64_t addr)
+static void state_init(state *s)
 {
-    size_t lo = 0, hi = s->n_segs;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (s->segs[mid].addr < addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    am_init(&s->segs);
+    am_init(&s->blks);
 }
 
-static size_t blk_lower(const state *s, uint64_t addr)
+static void state_free(state *s)
 {
-    size_t lo = 0, hi = s->n_blks;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (s->blks[mid].addr < addr)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    am_free(&s->segs);
+    am_free(&s->blks);
 }
 
-/* The segment holding addr (addr inside it), or -1. */
-static ssize_t seg_holding(const state *s, uint64_t addr)
+/* The segment holding addr (addr inside it), or NULL. */
+static am_item *seg_holding(const state *s, uint64_t addr)
 {
-    size_t i = seg_lower(s, addr + 1);
-    if (i == 0)
-        return -1;
-    const seg *g = &s->segs[i - 1];
-    return addr >= g->addr && addr - g->addr < (uint64_t)g->bytes ? (ssize_t)(i - 1) : -1;
+    am_item *g = am_floor(&s->segs, addr);
+    return g && addr - g->addr < (uint64_t)g->bytes ? g : NULL;
 }
 
-/* The segment that ends exactly at addr, or -1. */
-static ssize_t seg_ending_at(const state *s, uint64_t addr)
+/* The segment that ends exactly at addr, or NULL. */
+static am_item *seg_ending_at(const state *s, uint64_t addr)
 {
-    size_t i = seg_lower(s, addr);
-    if (i == 0)
-        return -1;
-    const seg *g = &s->segs[i - 1];
-    return g->addr + (uint64_t)g->bytes == addr ? (ssize_t)(i - 1) : -1;
-}
-
-static int seg_insert(state *s, seg g)
-{
-    int rc = im_grow((void **)&s->segs, &s->cap_segs, s->n_segs, sizeof *s->segs);
-    if (rc < 0)
-        return rc;
-    size_t i = seg_lower(s, g.addr);
-    memmove(s->segs + i + 1, s->segs + i, (s->n_segs - i) * sizeof *s->segs);
-    s->segs[i] = g;
-    s->n_segs++;
-    return 0;
-}
-
-static void seg_remove(state *s, size_t i)
-{
-    memmove(s->segs + i, s->segs + i + 1, (s->n_segs - i - 1) * sizeof *s->segs);
-    s->n_segs--;
-}
-
-static ssize_t blk_find(const state *s, uint64_t addr)
-{
-    size_t i = blk_lower(s, addr);
-    return i < s->n_blks && s->blks[i].addr == addr ? (ssize_t)i : -1;
-}
-
-static int blk_insert(state *s, blk b)
-{
-    ssize_t at = blk_find(s, b.addr);
-    if (at >= 0) {
-        s->blks[at] = b;
-        return 0;
-    }
-    int rc = im_grow((void **)&s->blks, &s->cap_blks, s->n_blks, sizeof *s->blks);
-    if (rc < 0)
-        return rc;
-    size_t i = blk_lower(s, b.addr);
-    memmove(s->blks + i + 1, s->blks + i, (s->n_blks - i) * sizeof *s->blks);
-    s->blks[i] = b;
-    s->n_blks++;
-    return 0;
-}
-
-static void blk_remove(state *s, size_t i)
-{
-    memmove(s->blks + i, s->blks + i + 1, (s->n_blks - i - 1) * sizeof *s->blks);
-    s->n_blks--;
+    am_item *g = addr ? am_floor(&s->segs, addr - 1) : NULL;
+    return g && g->addr + (uint64_t)g->bytes == addr ? g : NULL;
 }
 
 /* ---- actions ------------------------------------------------------------- */
@@ -203,9 +172,12 @@ typedef struct entry {
     const pk_value *frames;
 } entry;
 
-static int read_entry(const char *path, const pk_value *v, size_t dev, size_t i, entry *e)
+static int read_entry(const char *path, work *w, const pk_value *v, size_t dev, size_t i, entry *e)
 {
     int64_t a = 0;
+    int rc;
+    if ((rc = charge(w, v)) < 0)
+        return rc;
     if (v->type != PK_DICT)
         return gt_error_set(GT_ERR_CORRUPT, "%s: device_traces[%zu][%zu] is not a dict", path, dev, i);
     e->act = act_of(pk_get_str(v, "action"));
@@ -226,34 +198,33 @@ static int read_entry(const char *path, const pk_value *v, size_t dev, size_t i,
 /* Undoes one action on the state (walking backwards from the end state). */
 static int undo(state *s, const entry *e)
 {
-    ssize_t i;
+    am_item *g;
     if (e->bytes == 0 && e->act != A_FREE_REQ)
         return 0; /* a segment of nothing holds nothing (and an alloc of nothing is no block) */
     switch (e->act) {
     case A_ALLOC:
-        if ((i = blk_find(s, e->addr)) >= 0)
-            blk_remove(s, (size_t)i);
+        am_remove(&s->blks, e->addr);
         return 0;
     case A_FREE_REQ: /* allocated until the free was asked for */
-        return blk_insert(s, (blk){e->addr, e->bytes, e->frames});
+        return am_put(&s->blks, &(am_item){e->addr, e->bytes, 0, e->frames});
     case A_SEG_ALLOC:
     case A_SEG_MAP:
-        if ((i = seg_holding(s, e->addr)) < 0)
+        if (!(g = seg_holding(s, e->addr)))
             return 0;
-        if (s->segs[i].addr == e->addr && s->segs[i].bytes <= e->bytes)
-            seg_remove(s, (size_t)i);
-        else if (s->segs[i].addr + (uint64_t)s->segs[i].bytes == e->addr + (uint64_t)e->bytes)
-            s->segs[i].bytes -= e->bytes; /* mapped at its end */
+        if (g->addr == e->addr && g->bytes <= e->bytes)
+            am_remove(&s->segs, g->addr);
+        else if (g->addr + (uint64_t)g->bytes == e->addr + (uint64_t)e->bytes)
+            g->bytes -= e->bytes; /* mapped at its end */
         return 0;
     case A_SEG_FREE:
     case A_SEG_UNMAP:
-        if (e->act == A_SEG_UNMAP && (i = seg_ending_at(s, e->addr)) >= 0) {
-            s->segs[i].bytes += e->bytes;
+        if (e->act == A_SEG_UNMAP && (g = seg_ending_at(s, e->addr))) {
+            g->bytes += e->bytes;
             return 0;
         }
-        if (seg_holding(s, e->addr) >= 0 || seg_holding(s, e->addr + (uint64_t)e->bytes - 1) >= 0)
+        if (seg_holding(s, e->addr) || seg_holding(s, e->addr + (uint64_t)e->bytes - 1))
             return 0; /* overlaps what is there: an inconsistent history, kept out */
-        return seg_insert(s, (seg){e->addr, e->bytes, 0});
+        return am_put(&s->segs, &(am_item){e->addr, e->bytes, 0, NULL});
     default:
         return 0;
     }
@@ -267,7 +238,9 @@ typedef struct wctx {
     im_out *o;
     gt_import_stats *st;
     const char *path;
-    chain *chains; size_t n_chains, cap_chains; /* open addressing on hash */
+    work w;
+    chain *chains; size_t n_chains, cap_chains; /* open addressing on the frames' hash */
+    chain *seen; size_t n_seen, cap_seen;       /* the same on the list's pointer */
     int64_t next_chain;
     uint64_t next_heap;
     int64_t tid;
@@ -300,13 +273,62 @@ static bool same_frames(const pk_value *a, const pk_value *b)
     return true;
 }
 
-/* The callchain of a frames list, written once per distinct list; 0: none. */
+/* Charges a frames list and each of its frames. */
+static int charge_frames(work *w, const pk_value *frames)
+{
+    int rc = charge(w, frames);
+    for (size_t i = 0; rc == 0 && i < frames->u.seq.n; i++)
+        rc = charge(w, frames->u.seq.v[i]);
+    return rc;
+}
+
+/* The slot of a frames list in c->seen: its own, or the empty one it goes in. */
+static chain *seen_slot(const wctx *c, const pk_value *frames)
+{
+    uint64_t h = (uint64_t)(uintptr_t)frames;
+    h = (h ^ h >> 33) * 0xff51afd7ed558ccdULL;
+    size_t j = (h ^ h >> 33) & (c->cap_seen - 1);
+    while (c->seen[j].frames && c->seen[j].frames != frames)
+        j = (j + 1) & (c->cap_seen - 1);
+    return &c->seen[j];
+}
+
+/* Remembers that the list at `frames` is callchain id. */
+static int seen_add(wctx *c, const pk_value *frames, int64_t id)
+{
+    if ((c->n_seen + 1) * 2 > c->cap_seen) {
+        chain *old = c->seen;
+        size_t old_cap = c->cap_seen, cap = old_cap ? old_cap * 2 : 256;
+        if (!(c->seen = calloc(cap, sizeof *c->seen))) {
+            c->seen = old;
+            return gt_error_set(GT_ERR_NOMEM, "import: out of memory");
+        }
+        c->cap_seen = cap;
+        for (size_t i = 0; i < old_cap; i++)
+            if (old[i].frames)
+                *seen_slot(c, old[i].frames) = old[i];
+        free(old);
+    }
+    *seen_slot(c, frames) = (chain){0, frames, id};
+    c->n_seen++;
+    return 0;
+}
+
+/* The callchain of a frames list, written once per distinct list; 0: none.
+ * PyTorch shares a list between the blocks of one stack: a list seen before
+ * is looked up by its pointer, not walked again. */
 static int callchain_of(wctx *c, const pk_value *frames, int64_t *out)
 {
     int rc;
     *out = 0;
-    if (!frames || frames->u.seq.n == 0)
+    if ((rc = charge(&c->w, NULL)) < 0 || !frames || frames->u.seq.n == 0)
+        return rc;
+    if (c->n_seen && seen_slot(c, frames)->frames) {
+        *out = seen_slot(c, frames)->id;
         return 0;
+    }
+    if ((rc = charge_frames(&c->w, frames)) < 0)
+        return rc;
     uint64_t h = 0xcbf29ce484222325ULL;
     for (size_t i = 0; i < frames->u.seq.n; i++) {
         const pk_value *f = frames->u.seq.v[i];
@@ -336,9 +358,13 @@ static int callchain_of(wctx *c, const pk_value *frames, int64_t *out)
     }
     size_t j = h & (c->cap_chains - 1);
     for (; c->chains[j].id; j = (j + 1) & (c->cap_chains - 1)) {
-        if (c->chains[j].hash == h && same_frames(c->chains[j].frames, frames)) {
+        if (c->chains[j].hash != h)
+            continue;
+        if ((rc = charge_frames(&c->w, c->chains[j].frames)) < 0)
+            return rc;
+        if (same_frames(c->chains[j].frames, frames)) {
             *out = c->chains[j].id;
-            return 0;
+            return seen_add(c, frames, *out);
         }
     }
     size_t n = frames->u.seq.n;
@@ -368,7 +394,7 @@ static int callchain_of(wctx *c, const pk_value *frames, int64_t *out)
     c->chains[j] = (chain){h, frames, id};
     c->n_chains++;
     *out = id;
-    return 0;
+    return seen_add(c, frames, id);
 }
 
 static int heap_ev(wctx *c, int64_t t, int32_t op, uint64_t heap, uint64_t addr, int64_t bytes,
@@ -381,11 +407,11 @@ static int heap_ev(wctx *c, int64_t t, int32_t op, uint64_t heap, uint64_t addr,
 static int new_segment(wctx *c, state *s, int64_t t, uint64_t addr, int64_t bytes, const char *type)
 {
     char name[64];
-    seg g = {addr, bytes, ++c->next_heap};
+    am_item g = {addr, bytes, ++c->next_heap, NULL};
     int rc;
     snprintf(name, sizeof name, "cuda:%d segment%s%s%s", (int)c->dev, type ? " (" : "", type ? type : "",
              type ? " pool)" : "");
-    if ((rc = seg_insert(s, g)) < 0)
+    if ((rc = am_put(&s->segs, &g)) < 0)
         return rc;
     return heap_ev(c, t, GT_HEAP_REGISTER, g.heap, addr, bytes, name, 0);
 }
@@ -394,19 +420,24 @@ static int new_block(wctx *c, state *s, int64_t t, uint64_t addr, int64_t bytes,
 {
     int64_t chain_id;
     int rc;
-    ssize_t g = seg_holding(s, addr);
-    if (g < 0) /* a block outside every segment: a segment of its own */
-        if ((rc = new_segment(c, s, t, addr, bytes, NULL)) < 0 || (g = seg_holding(s, addr)) < 0)
-            return rc < 0 ? rc : gt_error_set(GT_ERR_CORRUPT, "%s: a block of size 0", c->path);
-    if ((rc = callchain_of(c, frames, &chain_id)) < 0 || (rc = blk_insert(s, (blk){addr, bytes, frames})) < 0)
+    am_item *g = seg_holding(s, addr);
+    if (!g) { /* a block outside every segment: a segment of its own */
+        if ((rc = new_segment(c, s, t, addr, bytes, NULL)) < 0)
+            return rc;
+        if (!(g = seg_holding(s, addr)))
+            return gt_error_set(GT_ERR_CORRUPT, "%s: a block of size 0", c->path);
+    }
+    uint64_t heap = g->heap;
+    if ((rc = callchain_of(c, frames, &chain_id)) < 0 ||
+        (rc = am_put(&s->blks, &(am_item){addr, bytes, 0, frames})) < 0)
         return rc;
-    return heap_ev(c, t, GT_REGION_REGISTER, s->segs[g].heap, addr, bytes, NULL, chain_id);
+    return heap_ev(c, t, GT_REGION_REGISTER, heap, addr, bytes, NULL, chain_id);
 }
 
 /* Replays one action forwards, writing its rows. */
 static int apply(wctx *c, state *s, const entry *e, int64_t t, const pk_value *raw)
 {
-    ssize_t i;
+    am_item *g;
     int rc;
     switch (e->act) {
     case A_ALLOC:
@@ -415,41 +446,37 @@ static int apply(wctx *c, state *s, const entry *e, int64_t t, const pk_value *r
         return new_block(c, s, t, e->addr, e->bytes, e->frames);
     case A_FREE_REQ:
     case A_FREE_DONE: /* the block's free was asked for before the history began */
-        if ((i = blk_find(s, e->addr)) < 0)
+        if (!am_find(&s->blks, e->addr))
             return 0;
-        blk_remove(s, (size_t)i);
-        i = seg_holding(s, e->addr);
-        return heap_ev(c, t, GT_REGION_UNREGISTER, i >= 0 ? s->segs[i].heap : 0, e->addr, 0, NULL, 0);
+        am_remove(&s->blks, e->addr);
+        g = seg_holding(s, e->addr);
+        return heap_ev(c, t, GT_REGION_UNREGISTER, g ? g->heap : 0, e->addr, 0, NULL, 0);
     case A_SEG_MAP:
-        if ((i = seg_ending_at(s, e->addr)) >= 0) { /* an expandable segment grows */
-            s->segs[i].bytes += e->bytes;
-            return heap_ev(c, t, GT_HEAP_REGISTER, s->segs[i].heap, s->segs[i].addr, s->segs[i].bytes, NULL, 0);
+        if ((g = seg_ending_at(s, e->addr))) { /* an expandable segment grows */
+            g->bytes += e->bytes;
+            return heap_ev(c, t, GT_HEAP_REGISTER, g->heap, g->addr, g->bytes, NULL, 0);
         }
         /* else a segment of its own */
         __attribute__((fallthrough));
     case A_SEG_ALLOC:
-        if (e->bytes == 0 || seg_holding(s, e->addr) >= 0 || seg_holding(s, e->addr + (uint64_t)e->bytes - 1) >= 0)
+        if (e->bytes == 0 || seg_holding(s, e->addr) || seg_holding(s, e->addr + (uint64_t)e->bytes - 1))
             return 0;
         return new_segment(c, s, t, e->addr, e->bytes, NULL);
     case A_SEG_UNMAP:
     case A_SEG_FREE:
-        if ((i = seg_holding(s, e->addr)) < 0)
+        if (!(g = seg_holding(s, e->addr)))
             return 0;
-        if (s->segs[i].addr == e->addr && (e->act == A_SEG_FREE || e->bytes >= s->segs[i].bytes)) {
-            uint64_t heap = s->segs[i].heap;
+        if (g->addr == e->addr && (e->act == A_SEG_FREE || e->bytes >= g->bytes)) {
             /* the heap's end frees what is still in it, in the replay as here */
-            uint64_t lo = s->segs[i].addr, hi = lo + (uint64_t)s->segs[i].bytes;
-            size_t b = blk_lower(s, lo), k = b;
-            while (k < s->n_blks && s->blks[k].addr < hi)
-                k++;
-            memmove(s->blks + b, s->blks + k, (s->n_blks - k) * sizeof *s->blks);
-            s->n_blks -= k - b;
-            seg_remove(s, (size_t)i);
+            uint64_t heap = g->heap, lo = g->addr, hi = lo + (uint64_t)g->bytes;
+            for (am_item *b = am_ceil(&s->blks, lo); b && b->addr < hi; b = am_ceil(&s->blks, lo))
+                am_remove(&s->blks, b->addr);
+            am_remove(&s->segs, lo);
             return heap_ev(c, t, GT_HEAP_UNREGISTER, heap, 0, 0, NULL, 0);
         }
         /* part of an expandable segment goes back */
-        s->segs[i].bytes = s->segs[i].bytes > e->bytes ? s->segs[i].bytes - e->bytes : 0;
-        return heap_ev(c, t, GT_HEAP_REGISTER, s->segs[i].heap, s->segs[i].addr, s->segs[i].bytes, NULL, 0);
+        g->bytes = g->bytes > e->bytes ? g->bytes - e->bytes : 0;
+        return heap_ev(c, t, GT_HEAP_REGISTER, g->heap, g->addr, g->bytes, NULL, 0);
     case A_OOM:
     case A_SNAPSHOT: {
         gt_event ev;
@@ -482,33 +509,92 @@ static int apply(wctx *c, state *s, const entry *e, int64_t t, const pk_value *r
     }
 }
 
-/* The end state of one device, from the snapshot's segments. */
-static int end_state(wctx *c, state *s, const pk_value *segs, int64_t dev, bool write, int64_t t)
+/* Each device's segments: indices into the snapshot's list, by device then
+ * index, so that a device reads its own without walking everyone's. */
+typedef struct dev_seg { int64_t dev; size_t i; } dev_seg;
+
+static int cmp_dev_seg(const void *pa, const void *pb)
+{
+    const dev_seg *a = pa, *b = pb;
+    if (a->dev != b->dev)
+        return a->dev < b->dev ? -1 : 1;
+    return a->i < b->i ? -1 : a->i > b->i;
+}
+
+/* The devices the snapshot names (its segments' and device_traces'
+ * indices) and each one's segments. */
+static int index_devices(wctx *c, const pk_value *segs, const pk_value *traces, int64_t *out_n, dev_seg **out,
+                         size_t *out_len)
+{
+    int64_t n = traces ? (int64_t)traces->u.seq.n : 0;
+    dev_seg *v = NULL;
+    size_t len = 0, cap = 0;
+    int rc;
+    *out = NULL;
+    if ((rc = charge(&c->w, segs)) < 0)
+        return rc;
+    for (size_t i = 0; i < segs->u.seq.n; i++) {
+        int64_t d = 0;
+        if ((rc = charge(&c->w, segs->u.seq.v[i])) < 0)
+            return rc;
+        if (segs->u.seq.v[i]->type != PK_DICT)
+            return gt_error_set(GT_ERR_CORRUPT, "%s: segments[%zu] is not a dict", c->path, i);
+        pk_get_int(segs->u.seq.v[i], "device", &d);
+        if (d >= n && d < 4096)
+            n = d + 1;
+    }
+    if (n >= 0xffffff) /* a device is a thread: its id has 24 bits */
+        return gt_error_set(GT_ERR_CORRUPT, "%s: device_traces lists %lld devices, more than a trace holds",
+                            c->path, (long long)n);
+    for (size_t i = 0; i < segs->u.seq.n; i++) {
+        int64_t d = 0;
+        pk_get_int(segs->u.seq.v[i], "device", &d);
+        if (d < 0 || d >= n)
+            continue;
+        if ((rc = im_grow((void **)&v, &cap, len, sizeof *v)) < 0) {
+            free(v);
+            return rc;
+        }
+        v[len++] = (dev_seg){d, i};
+    }
+    if (len)
+        qsort(v, len, sizeof *v, cmp_dev_seg);
+    *out_n = n;
+    *out = v;
+    *out_len = len;
+    return 0;
+}
+
+/* The end state of one device, from its segments in the snapshot. */
+static int end_state(wctx *c, state *s, const pk_value *segs, const dev_seg *mine, size_t n_mine, bool write,
+                     int64_t t)
 {
     int rc;
-    for (size_t i = 0; i < segs->u.seq.n; i++) {
+    for (size_t k = 0; k < n_mine; k++) {
+        size_t i = mine[k].i;
         const pk_value *g = segs->u.seq.v[i];
-        int64_t d = 0, addr, size;
-        if (g->type != PK_DICT)
-            return gt_error_set(GT_ERR_CORRUPT, "%s: segments[%zu] is not a dict", c->path, i);
-        pk_get_int(g, "device", &d);
-        if (d != dev)
-            continue;
+        int64_t addr, size;
+        if ((rc = charge(&c->w, g)) < 0)
+            return rc;
         if (!pk_get_int(g, "address", &addr) || !pk_get_int(g, "total_size", &size) || size <= 0)
             return gt_error_set(GT_ERR_CORRUPT, "%s: segments[%zu] lacks a valid address or total_size", c->path, i);
-        if (seg_holding(s, (uint64_t)addr) >= 0 || seg_holding(s, (uint64_t)addr + (uint64_t)size - 1) >= 0)
+        if (seg_holding(s, (uint64_t)addr) || seg_holding(s, (uint64_t)addr + (uint64_t)size - 1))
             return gt_error_set(GT_ERR_CORRUPT, "%s: segments[%zu] overlaps another segment", c->path, i);
         if (write) {
             if ((rc = new_segment(c, s, t, (uint64_t)addr, size, pk_get_str(g, "segment_type"))) < 0)
                 return rc;
-        } else if ((rc = seg_insert(s, (seg){(uint64_t)addr, size, 0})) < 0) {
+        } else if ((rc = am_put(&s->segs, &(am_item){(uint64_t)addr, size, 0, NULL})) < 0) {
             return rc;
         }
         c->st->n_segments += write;
         const pk_value *blocks = pk_get_list(g, "blocks");
+        if (blocks && (rc = charge(&c->w, blocks)) < 0)
+            return rc;
         for (size_t j = 0; blocks && j < blocks->u.seq.n; j++) {
             const pk_value *b = blocks->u.seq.v[j];
             int64_t baddr, bsize;
+            if ((rc = charge(&c->w, b)) < 0)
+                return rc;
             const char *st = pk_get_str(b, "state");
             if (!pk_get_int(b, "address", &baddr) || !pk_get_int(b, "size", &bsize) || bsize < 0)
                 return gt_error_set(GT_ERR_CORRUPT, "%s: segments[%zu].blocks[%zu] lacks a valid address or size",
@@ -521,7 +607,7 @@ static int end_state(wctx *c, state *s, const pk_value *segs, int64_t dev, bool 
             if (write) {
                 if ((rc = new_block(c, s, t, (uint64_t)baddr, bsize, pk_get_list(b, "frames"))) < 0)
                     return rc;
-            } else if ((rc = blk_insert(s, (blk){(uint64_t)baddr, bsize, pk_get_list(b, "frames")})) < 0) {
+            } else if ((rc = am_put(&s->blks, &(am_item){(uint64_t)baddr, bsize, 0, pk_get_list(b, "frames")})) < 0) {
                 return rc;
             }
             c->st->n_blocks += write;
@@ -530,61 +616,48 @@ static int end_state(wctx *c, state *s, const pk_value *segs, int64_t dev, bool 
     return 0;
 }
 
-static void state_free(state *s)
+static int write_device(wctx *c, const pk_value *segs, const dev_seg *mine, size_t n_mine, const pk_value *trace)
 {
-    free(s->segs);
-    free(s->blks);
-    memset(s, 0, sizeof *s);
-}
-
-/* Devices the snapshot names: its segments' and device_traces' indices. */
-static int64_t n_devices(const pk_value *segs, const pk_value *traces)
-{
-    int64_t n = traces ? (int64_t)traces->u.seq.n : 0;
-    for (size_t i = 0; i < segs->u.seq.n; i++) {
-        int64_t d = 0;
-        pk_get_int(segs->u.seq.v[i], "device", &d);
-        if (d >= n && d < 4096)
-            n = d + 1;
-    }
-    return n;
-}
-
-static int write_device(wctx *c, const pk_value *segs, const pk_value *trace)
-{
-    state s = {0}, init = {0};
+    state s, init;
     char name[64];
     int rc;
     size_t n = trace ? trace->u.seq.n : 0;
     int64_t t = 0, last_us = 0;
     entry e;
+    state_init(&s);
+    state_init(&init);
     snprintf(name, sizeof name, "cuda:%d allocator", (int)c->dev);
-    if ((rc = gt_writer_add_thread_name(c->o->w, c->tid, name, 0)) < 0)
+    if ((rc = charge(&c->w, trace)) < 0 || (rc = gt_writer_add_thread_name(c->o->w, c->tid, name, 0)) < 0)
         return rc;
     if (n == 0) { /* no history: the end state, at the trace's start */
-        rc = end_state(c, &s, segs, c->dev, true, 0);
+        rc = end_state(c, &s, segs, mine, n_mine, true, 0);
         state_free(&s);
         return rc;
     }
     /* backwards from the end state to the state before the first action */
-    if ((rc = end_state(c, &init, segs, c->dev, false, 0)) < 0)
+    if ((rc = end_state(c, &init, segs, mine, n_mine, false, 0)) < 0)
         goto cleanup;
     for (size_t i = n; i-- > 0;) {
-        if ((rc = read_entry(c->path, trace->u.seq.v[i], (size_t)c->dev, i, &e)) < 0 || (rc = undo(&init, &e)) < 0)
+        if ((rc = read_entry(c->path, &c->w, trace->u.seq.v[i], (size_t)c->dev, i, &e)) < 0 ||
+            (rc = undo(&init, &e)) < 0)
             goto cleanup;
     }
-    for (size_t i = 0; i < n && !last_us; i++)
-        if (read_entry(c->path, trace->u.seq.v[i], (size_t)c->dev, i, &e) == 0 && e.time_us > 0)
-            last_us = e.time_us;
+    for (size_t i = 0; i < n && !last_us; i++) {
+        if ((rc = read_entry(c->path, &c->w, trace->u.seq.v[i], (size_t)c->dev, i, &e)) < 0)
+            goto cleanup;
+        last_us = e.time_us > 0 ? e.time_us : 0;
+    }
     t = last_us ? last_us * 1000 - c->o->t0_abs_ns : 0;
-    for (size_t i = 0; i < init.n_segs; i++)
-        if ((rc = new_segment(c, &s, t, init.segs[i].addr, init.segs[i].bytes, NULL)) < 0)
+    for (am_item *g = am_ceil(&init.segs, 0); g; g = am_next(&init.segs, g))
+        if ((rc = new_segment(c, &s, t, g->addr, g->bytes, NULL)) < 0)
             goto cleanup;
-    for (size_t i = 0; i < init.n_blks; i++)
-        if ((rc = new_block(c, &s, t, init.blks[i].addr, init.blks[i].bytes, init.blks[i].frames)) < 0)
+    for (am_item *b = am_ceil(&init.blks, 0); b; b = am_next(&init.blks, b))
+        if ((rc = new_block(c, &s, t, b->addr, b->bytes, b->frames)) < 0)
             goto cleanup;
+    if ((rc = charge(&c->w, trace)) < 0)
+        goto cleanup;
     for (size_t i = 0; i < n; i++) {
-        if ((rc = read_entry(c->path, trace->u.seq.v[i], (size_t)c->dev, i, &e)) < 0)
+        if ((rc = read_entry(c->path, &c->w, trace->u.seq.v[i], (size_t)c->dev, i, &e)) < 0)
             goto cleanup;
         /* Times never go back, and each action is a nanosecond after the
          * one before at least: time_us is coarse, many actions share a
@@ -601,13 +674,9 @@ static int write_device(wctx *c, const pk_value *segs, const pk_value *trace)
         c->st->n_actions++;
     }
     /* the end state the snapshot gives */
-    for (size_t i = 0; i < segs->u.seq.n; i++) {
-        int64_t d = 0;
-        pk_get_int(segs->u.seq.v[i], "device", &d);
-        if (d != c->dev)
-            continue;
+    for (size_t k = 0; k < n_mine; k++) {
+        const pk_value *blocks = pk_get_list(segs->u.seq.v[mine[k].i], "blocks");
         c->st->n_segments++;
-        const pk_value *blocks = pk_get_list(segs->u.seq.v[i], "blocks");
         for (size_t j = 0; blocks && j < blocks->u.seq.n; j++) {
             const char *st = pk_get_str(blocks->u.seq.v[j], "state");
             c->st->n_blocks += st && !strcmp(st, "active_allocated");
@@ -623,8 +692,10 @@ int im_snapshot_write(const char *path, const im_scan *scan, im_out *o, gt_impor
 {
     pk_doc *d = NULL;
     const pk_value *segs, *traces;
+    dev_seg *by_dev = NULL;
+    size_t n_by_dev = 0, k = 0;
     wctx c;
-    int64_t nd;
+    int64_t nd = 0;
     int rc;
     (void)scan;
     memset(&c, 0, sizeof c);
@@ -636,22 +707,28 @@ int im_snapshot_write(const char *path, const im_scan *scan, im_out *o, gt_impor
     c.next_chain = (int64_t)o->pid << 32;
     if ((rc = pk_load(&d, path)) < 0)
         return rc;
-    if ((rc = root_of(path, d, &segs, &traces)) < 0)
+    work_init(&c.w, path, d);
+    if ((rc = root_of(path, d, &segs, &traces)) < 0 ||
+        (rc = index_devices(&c, segs, traces, &nd, &by_dev, &n_by_dev)) < 0)
         goto cleanup;
-    nd = n_devices(segs, traces);
     for (int64_t dev = 0; dev < nd; dev++) {
         const pk_value *tr = traces && (size_t)dev < traces->u.seq.n ? traces->u.seq.v[dev] : NULL;
+        size_t first = k;
         if (tr && tr->type != PK_LIST && tr->type != PK_TUPLE) {
             rc = gt_error_set(GT_ERR_CORRUPT, "%s: device_traces[%lld] is not a list", path, (long long)dev);
             goto cleanup;
         }
+        while (k < n_by_dev && by_dev[k].dev == dev)
+            k++;
         c.dev = (int32_t)dev;
         c.tid = gt_global_tid(o->pid, dev + 1);
-        if ((rc = write_device(&c, segs, tr)) < 0)
+        if ((rc = write_device(&c, segs, by_dev + first, k - first, tr)) < 0)
             goto cleanup;
     }
 cleanup:
+    free(by_dev);
     free(c.chains);
+    free(c.seen);
     pk_free(d);
     return rc;
 }

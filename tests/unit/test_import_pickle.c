@@ -2,9 +2,12 @@
  * snapshot importer: every data opcode read to its value, every code opcode
  * refused by name and offset, every prefix of a real snapshot pickle refused
  * as truncated (never read past), the bounds on nesting, lengths and the
- * memo; and the fixture snapshots imported with the counts they hold. */
+ * memo; the fixture snapshots imported with the counts they hold, and a
+ * snapshot whose memo repeats its lists refused; the address map the replay
+ * keeps its segments and blocks in. */
 #include "config.h"
 
+#include "addr_map.h"
 #include "gt_test.h"
 #include "import_int.h"
 
@@ -212,12 +215,114 @@ static void test_import_pickle__snapshot_import(void)
     free(p2);
 }
 
+/* {'segments': [], 'device_traces': [L] * k}, L = [E] * m, E one
+ * {'action': 'snapshot', 'size': 0}: about 2 (k + m) bytes naming k x m
+ * actions, as Python's pickle writes a list repeated through its memo. */
+static size_t repeated_traces(unsigned char *p, size_t k, size_t m)
+{
+    static const unsigned char head[] = {
+        0x80, 0x04, '}', '(', 0x8c, 8, 's', 'e', 'g', 'm', 'e', 'n', 't', 's', ']',
+        0x8c, 13, 'd', 'e', 'v', 'i', 'c', 'e', '_', 't', 'r', 'a', 'c', 'e', 's', ']', '(',
+        ']', 0x94, '(',                                            /* L: memo 0 */
+        '}', 0x94, '(', 0x8c, 6, 'a', 'c', 't', 'i', 'o', 'n',     /* E: memo 1 */
+        0x8c, 8, 's', 'n', 'a', 'p', 's', 'h', 'o', 't', 0x8c, 4, 's', 'i', 'z', 'e', 'K', 0, 'u',
+    };
+    size_t n = sizeof head;
+    memcpy(p, head, n);
+    for (size_t i = 1; i < m; i++)
+        p[n++] = 'h', p[n++] = 1;
+    p[n++] = 'e';
+    for (size_t i = 1; i < k; i++)
+        p[n++] = 'h', p[n++] = 0;
+    p[n++] = 'e';
+    p[n++] = 'u';
+    p[n++] = '.';
+    return n;
+}
+
+/* Work is bounded by the file's size: one device's 1000 actions import;
+ * the same list on 100 devices (100,000 actions from 2.3 KB) is refused. */
+static void test_import_pickle__memo_repeats(void)
+{
+    static unsigned char buf[8192];
+    char *out = gt_test_path("repeat.sqlite");
+    gt_import_stats *st = NULL;
+    char *in = write_file("one.pickle", buf, repeated_traces(buf, 1, 1000));
+    const char *inputs[] = {in};
+    CU_ASSERT_EQUAL_FATAL(gt_import_files(&st, out, inputs, 1, 0), 0);
+    CU_ASSERT_EQUAL(st[0].n_actions, 1000);
+    free(st);
+    free(in);
+    remove(out);
+    size_t n = repeated_traces(buf, 100, 1000);
+    in = write_file("many.pickle", buf, n);
+    inputs[0] = in;
+    CU_ASSERT(n < 2400);
+    CU_ASSERT_EQUAL(gt_import_files(NULL, out, inputs, 1, 0), GT_ERR_CORRUPT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(gt_error_last(), "many.pickle: lists repeated through the pickle's memo"));
+    CU_ASSERT_PTR_NULL(strchr(gt_error_last(), '\n'));
+    FILE *f = fopen(out, "rb");
+    CU_ASSERT_PTR_NULL(f); /* nothing written */
+    if (f)
+        fclose(f);
+    free(in);
+    free(out);
+}
+
+/* The address map against a sorted array, over inserts, replacements and
+ * removals in random order, then downwards: every lookup agrees. */
+static void test_import_pickle__addr_map(void)
+{
+    enum { N = 4000 };
+    static uint64_t ref[N]; /* sorted; bytes = addr / 16 */
+    size_t n_ref = 0;
+    addr_map m;
+    uint64_t x = 0x9e3779b97f4a7c15ULL;
+    am_init(&m);
+    for (int round = 0; round < 3 * N; round++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        uint64_t addr = (round < 2 * N ? x % (2 * N) : (uint64_t)(3 * N - round)) * 16;
+        size_t i = 0;
+        while (i < n_ref && ref[i] < addr)
+            i++;
+        bool there = i < n_ref && ref[i] == addr;
+        if (round < 2 * N && (x >> 40) % 3 == 0) {
+            am_remove(&m, addr);
+            if (there)
+                memmove(ref + i, ref + i + 1, (--n_ref - i) * sizeof *ref);
+        } else if (n_ref < N) {
+            CU_ASSERT_EQUAL_FATAL(am_put(&m, &(am_item){addr, (int64_t)(addr / 16), 0, NULL}), 0);
+            if (!there) {
+                memmove(ref + i + 1, ref + i, (n_ref++ - i) * sizeof *ref);
+                ref[i] = addr;
+            }
+        }
+        CU_ASSERT_EQUAL_FATAL(m.n, n_ref);
+        uint64_t q = (x >> 20) % (2 * N * 16 + 32);
+        size_t j = 0;
+        while (j < n_ref && ref[j] <= q)
+            j++;
+        am_item *fl = am_floor(&m, q), *ce = am_ceil(&m, q), *fi = am_find(&m, q);
+        CU_ASSERT_FATAL(j ? fl && fl->addr == ref[j - 1] && fl->bytes == (int64_t)(ref[j - 1] / 16) : !fl);
+        size_t c = j && ref[j - 1] == q ? j - 1 : j;
+        CU_ASSERT_FATAL(c < n_ref ? ce && ce->addr == ref[c] : !ce);
+        CU_ASSERT_FATAL(j && ref[j - 1] == q ? fi == fl : !fi);
+    }
+    size_t k = 0;
+    for (am_item *it = am_ceil(&m, 0); it; it = am_next(&m, it))
+        CU_ASSERT_FATAL(k < n_ref && it->addr == ref[k++]);
+    CU_ASSERT_EQUAL(k, n_ref);
+    am_free(&m);
+}
+
 static const gt_test_case cases[] = {
     {"test_import_pickle__data", test_import_pickle__data},
     {"test_import_pickle__refuses_code", test_import_pickle__refuses_code},
     {"test_import_pickle__every_prefix_truncated", test_import_pickle__every_prefix_truncated},
     {"test_import_pickle__bounds", test_import_pickle__bounds},
     {"test_import_pickle__snapshot_import", test_import_pickle__snapshot_import},
+    {"test_import_pickle__memo_repeats", test_import_pickle__memo_repeats},
+    {"test_import_pickle__addr_map", test_import_pickle__addr_map},
     {NULL, NULL},
 };
 
