@@ -2,7 +2,8 @@
 # the NVTX 3 headers; CUDA ones the toolkit). Built by `make check`.
 if HAVE_NVTX
 check_PROGRAMS += samples/nvtx_threads samples/nvtx_features samples/exit_with \
-	samples/nvtx_sigkill samples/nvtx_crash samples/nvtx_fork samples/nvtx_fork_stress samples/nvtx_steps
+	samples/nvtx_sigkill samples/nvtx_crash samples/nvtx_fork samples/nvtx_fork_stress \
+	samples/nvtx_fork_strings samples/nvtx_steps
 samples_nvtx_threads_SOURCES = samples/nvtx_threads.c
 samples_nvtx_threads_CPPFLAGS = $(AM_CPPFLAGS) $(NVTX_CPPFLAGS)
 samples_nvtx_threads_LDADD = $(PTHREAD_LIBS) $(DL_LIBS)
@@ -24,6 +25,9 @@ samples_nvtx_fork_LDADD = $(DL_LIBS)
 samples_nvtx_fork_stress_SOURCES = samples/nvtx_fork_stress.c
 samples_nvtx_fork_stress_CPPFLAGS = $(AM_CPPFLAGS) $(NVTX_CPPFLAGS)
 samples_nvtx_fork_stress_LDADD = $(PTHREAD_LIBS) $(DL_LIBS)
+samples_nvtx_fork_strings_SOURCES = samples/nvtx_fork_strings.c
+samples_nvtx_fork_strings_CPPFLAGS = $(AM_CPPFLAGS) $(NVTX_CPPFLAGS)
+samples_nvtx_fork_strings_LDADD = $(DL_LIBS)
 samples_nvtx_steps_SOURCES = samples/nvtx_steps.c
 samples_nvtx_steps_CPPFLAGS = $(AM_CPPFLAGS) $(NVTX_CPPFLAGS)
 samples_nvtx_steps_LDADD = $(DL_LIBS)

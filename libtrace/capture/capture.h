@@ -7,6 +7,7 @@
  *   cupti.c (+cupti_records.c) CUDA through CUPTI: activity records into the rings
  *   nvtx_mem.c                 the NVTX memory API
  *   nvtx.c                     NVTX marks, ranges, names; each thread's push/pop stack
+ *   names.c                    the domains, categories and heaps named, for fork children
  *   stacks.c                   distinct call stacks, symbolized (REC_CALLCHAIN)
  *   session.c                  options, the connection to the launcher, fork
  *   ring.c                     the region of per-thread rings (shm.h): claim,

@@ -19,6 +19,8 @@ libtrace_capture_libgtrace_la_SOURCES = \
 	libtrace/capture/session.c \
 	libtrace/capture/stacks.h \
 	libtrace/capture/stacks.c \
+	libtrace/capture/names.h \
+	libtrace/capture/names.c \
 	libtrace/capture/nvtx.h \
 	libtrace/capture/nvtx.c \
 	libtrace/capture/nvtx_mem.c \
@@ -71,7 +73,8 @@ TESTS += tests/integration/capture_threads.sh tests/integration/capture_features
 	tests/integration/capture_drops.sh tests/integration/capture_ends.sh \
 	tests/integration/capture_losses.sh tests/integration/capture_output.sh \
 	tests/integration/capture_fullfs.sh tests/integration/capture_kill_burst.sh \
-	tests/integration/capture_claim.sh tests/integration/capture_launcher_killed.sh
+	tests/integration/capture_claim.sh tests/integration/capture_launcher_killed.sh \
+	tests/integration/capture_fork_strings.sh
 check_PROGRAMS += tests/integration/capture_probe
 tests_integration_capture_probe_SOURCES = tests/integration/capture_probe.c
 tests_integration_capture_probe_CPPFLAGS = $(STORE_CPPFLAGS) $(NVTX_CPPFLAGS)
@@ -80,7 +83,7 @@ endif
 EXTRA_DIST += tests/integration/capture_ends.sh tests/integration/capture_losses.sh \
 	tests/integration/capture_output.sh tests/integration/capture_fullfs.sh \
 	tests/integration/capture_kill_burst.sh tests/integration/capture_claim.sh \
-	tests/integration/capture_launcher_killed.sh
+	tests/integration/capture_launcher_killed.sh tests/integration/capture_fork_strings.sh
 EXTRA_DIST += tests/integration/capture_common.sh tests/integration/capture_threads.sh \
 	tests/integration/capture_features.sh tests/integration/capture_exit.sh \
 	tests/integration/capture_errors.sh tests/integration/capture_kill.sh \
@@ -92,6 +95,14 @@ if HAVE_NVTX
 TESTS += tests/integration/capture_leftover.sh tests/integration/recover.sh
 endif
 EXTRA_DIST += tests/integration/capture_leftover.sh tests/integration/recover.sh
+
+# Fork children of a PyTorch program (a Pool, DataLoader workers) under --pytorch:
+# the names the parent registered stay right in them (Debian's python3-torch;
+# skipped, 77, without it).
+if HAVE_NVTX
+TESTS += tests/integration/pytorch_fork.sh
+endif
+EXTRA_DIST += tests/integration/pytorch_fork.sh tests/integration/pytorch_fork.py
 
 # GPU test (exits 77 without a GPU): a CUDA sample with known counts (samples/local.mk).
 if HAVE_CUDA

@@ -18,6 +18,11 @@
  * Registered strings (nvtxDomainRegisterString) are copied once into the
  * region's string area; records refer to them by id. A string that finds
  * the area full is kept here and copied into each record instead.
+ *
+ * Fork: a child's region starts with its parent's strings (ring.c), so the
+ * handles it inherited name what they named; the domains and categories
+ * the parent named are kept (names.c) and written again into the child's
+ * part before its first record.
  */
 #include "config.h"
 
@@ -32,6 +37,7 @@
 
 #include "capture.h"
 #include "clock.h"
+#include "names.h"
 #include "nvtx.h"
 #include "ring.h"
 #include "session.h"
@@ -543,6 +549,9 @@ static void name_category(nvtxDomainHandle_t d, uint32_t category, attrs *a)
 {
     a->category = category;
     emit(GT_NVTX_CATEGORY, gt_cap_stamp(), 0, 0, domain_id_of(d), a, 0);
+    gt_name n = {.kind = GT_NAME_CATEGORY, .domain_id = domain_id_of(d), .id = category, .text = a->text,
+                 .text_len = a->text_len};
+    gt_names_keep(&n);
 }
 
 static void NVTX_API name_category_a(uint32_t category, const char *name)
@@ -607,6 +616,8 @@ static nvtxDomainHandle_t domain_create(attrs *a)
     }
     d->id = atomic_fetch_add_explicit(&next_domain_id, 1, memory_order_relaxed);
     emit(GT_NVTX_DOMAIN_CREATE, gt_cap_stamp(), 0, 0, d->id, a, 0);
+    gt_name n = {.kind = GT_NAME_DOMAIN, .domain_id = d->id, .text = a->text, .text_len = a->text_len};
+    gt_names_keep(&n);
     return (nvtxDomainHandle_t)d;
 }
 
@@ -630,8 +641,39 @@ static void NVTX_API domain_destroy(nvtxDomainHandle_t d)
 {
     attrs a;
     read_attrs(&a, NULL);
-    if (d)
+    if (d) {
         emit(76 /* NvtxDomainDestroy */, gt_cap_stamp(), 0, 0, domain_id_of(d), &a, 0);
+        gt_names_forget(GT_NAME_DOMAIN, (uint64_t)domain_id_of(d));
+    }
+}
+
+/* In a fork child, before its first record: the domains and categories its
+ * parent named, named again in the child's own part; those the table could
+ * not keep are dropped, counted. */
+static void rename_one(const gt_name *n)
+{
+    attrs a;
+    read_attrs(&a, NULL);
+    a.text = n->text;
+    a.text_len = n->text ? n->text_len : 0;
+    if (n->kind == GT_NAME_CATEGORY) {
+        a.category = (uint32_t)n->id;
+        emit(GT_NVTX_CATEGORY, gt_cap_stamp(), 0, 0, n->domain_id, &a, 0);
+    } else {
+        emit(GT_NVTX_DOMAIN_CREATE, gt_cap_stamp(), 0, 0, n->domain_id, &a, 0);
+    }
+}
+
+static void rename_in_fork_child(void)
+{
+    int64_t n_unkept = gt_names_each(GT_NAME_DOMAIN, rename_one) + gt_names_each(GT_NAME_CATEGORY, rename_one);
+    for (int64_t i = 0; i < n_unkept; i++)
+        gt_cap_drop(GT_EV_NVTX);
+}
+
+static void hook_fork_children(void)
+{
+    gt_cap_after_fork_hook(rename_in_fork_child);
 }
 
 /* The string goes to the region once; records carry its id. */
@@ -700,9 +742,11 @@ GT_EXPORT int NVTX_API InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_exp
 int NVTX_API InitializeInjectionNvtx2(NvtxGetExportTableFunc_t get_export_table)
 {
     static _Atomic int once_bad_table;
+    static pthread_once_t fork_hook_once = PTHREAD_ONCE_INIT;
     gt_cap_init();
     if (!atomic_load(&gt_cap_active) || !get_export_table)
         return 0;
+    pthread_once(&fork_hook_once, hook_fork_children);
     const NvtxExportTableCallbacks *cb = get_export_table(NVTX_ETID_CALLBACKS);
     if (!cb || cb->struct_size < sizeof *cb || !cb->GetModuleFunctionTable) {
         gt_cap_warn_once(&once_bad_table, "this program's NVTX has no callback table: NVTX is not recorded");

@@ -7,9 +7,15 @@
  * Only virtual-address regions (NVTX_MEM_TYPE_VIRTUAL_ADDRESS) carry an
  * address and a size; other types are written with 0 for both. Permissions
  * are accepted and not recorded. Nothing here locks.
+ *
+ * Fork: the heaps registered and not unregistered are kept (names.c) and
+ * registered again in a fork child's own part before its first record, so
+ * the regions the child registers in them belong to a heap of its process.
+ * Regions are not carried over (the child's memory is its own).
  */
 #include "config.h"
 
+#include <pthread.h>
 #include <string.h>
 
 #define NVTX_NO_IMPL
@@ -18,6 +24,7 @@
 
 #include "capture.h"
 #include "clock.h"
+#include "names.h"
 #include "nvtx.h"
 #include "ring.h"
 #include "session.h"
@@ -38,8 +45,9 @@ static const char *message_text(uint32_t type, nvtxMessageValue_t m, char *buf, 
     }
 }
 
-static void emit(int32_t op, nvtxDomainHandle_t domain, uint64_t heap_id, uint64_t address,
-                 int64_t bytes, int32_t usage, int32_t type, const char *name)
+/* One memory event of domain `domain_id`. */
+static void emit_in(int32_t op, int64_t domain_id, uint64_t heap_id, uint64_t address, int64_t bytes, int32_t usage,
+                    int32_t type, const char *name)
 {
     uint64_t now = gt_cap_stamp();
     size_t name_len = name ? strnlen(name, MAX_NAME_BYTES - 1) : 0;
@@ -57,13 +65,19 @@ static void emit(int32_t op, nvtxDomainHandle_t domain, uint64_t heap_id, uint64
     h->bytes = bytes;
     h->heap_usage = usage;
     h->memory_type = type;
-    h->domain_id = gt_nvtx_domain_id(domain);
+    h->domain_id = domain_id;
     if (name) {
         char *t = (char *)(r + 1);
         memcpy(t, name, name_len);
         t[name_len] = '\0';
     }
     gt_cap_commit();
+}
+
+static void emit(int32_t op, nvtxDomainHandle_t domain, uint64_t heap_id, uint64_t address,
+                 int64_t bytes, int32_t usage, int32_t type, const char *name)
+{
+    emit_in(op, gt_nvtx_domain_id(domain), heap_id, address, bytes, usage, type, name);
 }
 
 /* The i-th element of a batch array with the caller's element size. */
@@ -88,12 +102,36 @@ static nvtxMemHeapHandle_t NVTX_API heap_register(nvtxDomainHandle_t domain, nvt
     char buf[MAX_NAME_BYTES];
     const char *name = message_text(desc->messageType, desc->message, buf, sizeof buf);
     emit(GT_HEAP_REGISTER, domain, id, address, bytes, (int32_t)desc->usage, (int32_t)desc->type, name);
+    gt_name kept = {.kind = GT_NAME_HEAP, .domain_id = gt_nvtx_domain_id(domain), .id = id, .address = address,
+                    .bytes = bytes, .usage = (int32_t)desc->usage, .type = (int32_t)desc->type, .text = name,
+                    .text_len = name ? strnlen(name, MAX_NAME_BYTES - 1) : 0};
+    gt_names_keep(&kept);
     return (nvtxMemHeapHandle_t)(uintptr_t)id;
 }
 
 static void NVTX_API heap_unregister(nvtxDomainHandle_t domain, nvtxMemHeapHandle_t heap)
 {
     emit(GT_HEAP_UNREGISTER, domain, (uint64_t)(uintptr_t)heap, 0, 0, 0, 0, NULL);
+    gt_names_forget(GT_NAME_HEAP, (uint64_t)(uintptr_t)heap);
+}
+
+/* In a fork child, before its first record: its parent's heaps, registered
+ * again in its own part; those the table could not keep are dropped, counted. */
+static void register_again(const gt_name *n)
+{
+    emit_in(GT_HEAP_REGISTER, n->domain_id, n->id, n->address, n->bytes, n->usage, n->type, n->text);
+}
+
+static void heaps_in_fork_child(void)
+{
+    int64_t n_unkept = gt_names_each(GT_NAME_HEAP, register_again);
+    for (int64_t i = 0; i < n_unkept; i++)
+        gt_cap_drop(GT_EV_HEAP);
+}
+
+static void hook_fork_children(void)
+{
+    gt_cap_after_fork_hook(heaps_in_fork_child);
 }
 
 static void NVTX_API heap_reset(nvtxDomainHandle_t domain, nvtxMemHeapHandle_t heap)
@@ -202,6 +240,7 @@ GT_EXPORT int NVTX_API InitializeInjectionNvtxExtension(nvtxExtModuleInfo_t *inf
 
 int NVTX_API InitializeInjectionNvtxExtension(nvtxExtModuleInfo_t *info)
 {
+    static pthread_once_t fork_hook_once = PTHREAD_ONCE_INIT;
     gt_cap_init();
     if (!atomic_load(&gt_cap_active) || !info || info->moduleId != NVTX_EXT_MODULEID_MEM
         || info->segmentsCount < 1 || !info->segments)
@@ -209,6 +248,7 @@ int NVTX_API InitializeInjectionNvtxExtension(nvtxExtModuleInfo_t *info)
     /* The slot layout is version 1's; a newer incompatible layout changes compatId's high byte. */
     if ((info->compatId & 0xff00) != (NVTX_EXT_COMPATID_MEM & 0xff00))
         return 0;
+    pthread_once(&fork_hook_once, hook_fork_children);
     nvtxExtModuleSegment_t *seg = &info->segments[0];
     intptr_t *slots = seg->functionSlots;
     size_t n = seg->slotCount;

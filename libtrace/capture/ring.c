@@ -58,6 +58,16 @@ static pthread_key_t ring_key;
 static bool have_ring_key;
 static pthread_once_t ring_key_once = PTHREAD_ONCE_INIT;
 
+/* Fork: the parent's region (still mapped in the child) and how much of its
+ * string area was used when it forked, until the child's region has a copy. */
+static gt_shm_header *parent_region;
+static uint64_t strings_at_fork;
+/* What the layers above write first in a fork child (gt_cap_after_fork_hook). */
+#define MAX_FORK_HOOKS 4
+static void (*fork_hooks[MAX_FORK_HOOKS])(void);
+static _Atomic int n_fork_hooks;
+static _Atomic int fork_hooks_pending; /* a fork child that has not claimed a ring yet */
+
 int32_t gt_cap_tid(void)
 {
     if (__builtin_expect(tls.tid == 0, 0))
@@ -172,6 +182,28 @@ static gt_shm_ring *ring_claim(void)
     return r;
 }
 
+/* ring_claim, and in a fork child, the first time a thread gets a ring, the
+ * layers' hooks first: what they write comes before the thread's record. */
+static gt_shm_ring *claim_ring(void)
+{
+    gt_shm_ring *r = ring_claim();
+    if (r && atomic_load_explicit(&fork_hooks_pending, memory_order_relaxed)
+        && atomic_exchange_explicit(&fork_hooks_pending, 0, memory_order_acq_rel)) {
+        int n = atomic_load_explicit(&n_fork_hooks, memory_order_acquire);
+        for (int i = 0; i < n && i < MAX_FORK_HOOKS; i++)
+            if (fork_hooks[i])
+                fork_hooks[i]();
+    }
+    return r;
+}
+
+void gt_cap_after_fork_hook(void (*fn)(void))
+{
+    int i = atomic_fetch_add_explicit(&n_fork_hooks, 1, memory_order_acq_rel);
+    if (i < MAX_FORK_HOOKS)
+        fork_hooks[i] = fn;
+}
+
 void gt_cap_wake_launcher(void)
 {
     gt_shm_header *h = region;
@@ -208,7 +240,7 @@ void *gt_cap_reserve_slow(uint16_t type, size_t body_bytes, size_t text_bytes, g
     gt_shm_ring *r = tls.ring;
     if (__builtin_expect(r == NULL, 0)) {
         if (tls.state == 0)
-            r = ring_claim();
+            r = claim_ring();
         if (!r) {
             count_drop(NULL, kind);
             return NULL;
@@ -270,7 +302,7 @@ void gt_cap_drop(gt_event_kind kind)
 bool gt_cap_ring_take(void)
 {
     if (!tls.ring && tls.state == 0)
-        ring_claim();
+        claim_ring();
     return tls.ring != NULL;
 }
 
@@ -307,9 +339,23 @@ uint64_t gt_cap_register_string(const char *s, size_t len)
 const char *gt_cap_registered_text(uint64_t id)
 {
     gt_shm_header *h = region;
-    if (!h || id == 0 || id > GT_SHM_STRINGS_BYTES)
+    if (!h || id == 0 || id > GT_SHM_STRINGS_BYTES
+        || id > atomic_load_explicit(&h->strings_used, memory_order_relaxed))
         return NULL;
     return h->strings + (id - 1);
+}
+
+/* A fork child's region starts with its parent's strings, as they were at
+ * fork: the handles the child inherited keep their ids (offset + 1). */
+static void inherit_strings(gt_shm_header *h)
+{
+    const gt_shm_header *from = parent_region;
+    parent_region = NULL;
+    if (!from)
+        return;
+    uint64_t used = strings_at_fork < GT_SHM_STRINGS_BYTES ? strings_at_fork : GT_SHM_STRINGS_BYTES;
+    memcpy(h->strings, from->strings, used);
+    atomic_store_explicit(&h->strings_used, used, memory_order_relaxed);
 }
 
 /* ---- the region --------------------------------------------------------- */
@@ -403,6 +449,7 @@ bool gt_cap_region_open(int sock_fd, const char *info, size_t info_bytes, int64_
     }
     gt_shm_header *h = p;
     describe(h, &l, gt_cap_t0_ns, utc_t0_ns, gt_cap_use_tsc, is_root, info, info_bytes);
+    inherit_strings(h);
 
     /* The descriptor and who sends it: the launcher checks the pid. */
     int64_t pid = h->pid;
@@ -430,10 +477,19 @@ bool gt_cap_region_open(int sock_fd, const char *info, size_t info_bytes, int64_
     return true;
 }
 
+void gt_cap_rings_before_fork(void)
+{
+    gt_shm_header *h = region;
+    strings_at_fork = h ? atomic_load_explicit(&h->strings_used, memory_order_acquire) : 0;
+}
+
 void gt_cap_rings_after_fork(void)
 {
     /* The parent's region stays mapped here (the parent and the launcher
-     * use it) and is never written again by this process. */
+     * use it) and is never written again by this process; its strings are
+     * copied into the child's region when it is made. */
+    parent_region = region;
+    atomic_store_explicit(&fork_hooks_pending, 1, memory_order_relaxed);
     region = NULL;
     region_data = NULL;
     if (region_sock >= 0)

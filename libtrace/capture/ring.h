@@ -120,14 +120,25 @@ void gt_ring_region_init(void *mem, const gt_ring_layout *layout, int64_t t0_ns,
  * through `sock_fd` (a connected socket); false when it cannot (said once). */
 bool gt_cap_region_open(int sock_fd, const char *info, size_t info_bytes, int64_t utc_t0_ns, bool is_root,
                         size_t ring_bytes, size_t region_bytes);
-/* In a fork child: forget the parent's region and this thread's ring. */
+/* Before fork, in the parent: notes how much of the region's string area is
+ * used (what a child inherits). */
+void gt_cap_rings_before_fork(void);
+/* In a fork child: forget the parent's region and this thread's ring; the
+ * child's region, when it is made, starts with the parent's registered
+ * strings (their handles keep their ids). */
 void gt_cap_rings_after_fork(void);
+/* `fn` runs in a fork child (and its own children) when a thread first gets
+ * a ring there, before that thread's first record: what a layer above must
+ * write again in the child's own trace part (names given before the fork).
+ * Register at most 4, once each, before forks happen. */
+void gt_cap_after_fork_hook(void (*fn)(void));
 /* Asks the launcher to read the rings now (a ring is a quarter full, a waiting
  * producer). Async-signal-safe; at most one wake-up in flight. */
 void gt_cap_wake_launcher(void);
 /* A registered string kept in the region: its id (0: no room). */
 uint64_t gt_cap_register_string(const char *s, size_t len);
-/* The text of a registered string id, in this process's mapping (NULL: none). */
+/* The text of a registered string id, in this process's mapping (NULL: none,
+ * or not an id of this region). */
 const char *gt_cap_registered_text(uint64_t id);
 
 #endif /* GT_CAPTURE_RING_H */

@@ -14,9 +14,11 @@
  * dropped and counted, and the program runs on.
  *
  * A fork child forgets the parent's region and connection and makes its
- * own. A process that was not started under gtrace (no GTRACE_SOCKET)
- * records nothing and says so once. What runs at the library's load, its
- * unload and before exec (CUPTI's flush) is library.c's.
+ * own, which starts with the parent's registered strings (ring.c): the
+ * handles the child inherited stay valid. A process that was not started
+ * under gtrace (no GTRACE_SOCKET) records nothing and says so once. What
+ * runs at the library's load, its unload and before exec (CUPTI's flush) is
+ * library.c's.
  */
 #define _GNU_SOURCE
 #include "config.h"
@@ -272,6 +274,11 @@ static void start_region(void)
 
 /* ---- start, fork, exec, exit ---------------------------------------------- */
 
+static void at_fork_prepare(void)
+{
+    gt_cap_rings_before_fork();
+}
+
 static void at_fork_child(void)
 {
     atomic_store(&gt_cap_active, 0);
@@ -285,7 +292,7 @@ static void init_session(void)
 {
     atomic_store(&gt_cap_pid, getpid());
     read_options();
-    pthread_atfork(NULL, NULL, at_fork_child);
+    pthread_atfork(at_fork_prepare, NULL, at_fork_child);
     start_region();
 }
 

@@ -83,7 +83,10 @@ typedef struct gt_shm_header {
     _Atomic int64_t lost_ends[GT_SHM_LOST_END_SLOTS]; /* start/end ranges whose end found no room */
     /* The process: its name, then "key\0value\0" pairs (GTRACE_RUN_CONFIG). */
     char info[GT_SHM_INFO_BYTES];
-    /* Registered NVTX strings, NUL-terminated, referenced by offset + 1. */
+    /* Registered NVTX strings, NUL-terminated, referenced by offset + 1. A
+     * fork child's region starts with its parent's, as used when it forked
+     * (the handles it inherited keep their ids). Only ids up to
+     * strings_used name a string: the launcher drops (and counts) the others. */
     char strings[GT_SHM_STRINGS_BYTES];
 } gt_shm_header;
 

@@ -12,7 +12,11 @@
  *
  * Runs only on the collector thread, inside a gt_writer batch; it does not
  * know the rings or when batches begin and end (collect.c). What a record
- * says is not trusted: strings are read only up to the record's end.
+ * says is not trusted: strings are read only up to the record's end, and a
+ * registered string only from the part of the process's string area it
+ * has filled. An event whose registered string is not there (an id its
+ * process never made, or one of another process) is not written under a
+ * wrong name: it is dropped, counted, and said at the end.
  */
 #define _GNU_SOURCE
 #include "config.h"
@@ -28,6 +32,7 @@ typedef struct pending {       /* half of a start/end range */
     int64_t range_id;          /* 0: free slot */
     bool have_start, have_end;
     bool end_lost;             /* its end found no room: the range is lost (counted) */
+    bool start_dropped;        /* its start was dropped (counted): its end is ignored */
     gt_nvtx start;             /* when have_start */
     int64_t end_ns;            /* when have_end */
     int64_t end_global_tid;
@@ -45,6 +50,8 @@ struct gt_drain {
     size_t n_slots, n_used;
     int32_t named[256];        /* threads named through NVTX (their OS name is not written) */
     size_t n_named;
+    int64_t n_unresolved;      /* events dropped: their registered string is not in the region */
+    uint64_t first_unresolved; /* the first such id */
 };
 
 int gt_drain_new(gt_drain **out, gt_writer *w, int64_t pid, const gt_shm_header *shm)
@@ -155,12 +162,18 @@ static const char *bounded(const char *s, const char *end)
     return s;
 }
 
-/* A registered string of the process, by id (shm.h). */
+/* A registered string of the process, by id (shm.h): NULL unless it lies in
+ * the part of the area the process has filled. A string is written before
+ * any record names it, and a record is read after its ring's head, so the
+ * area's use as read now covers every id the process has handed out. */
 static const char *registered(const gt_drain *d, uint64_t id)
 {
-    if (id == 0 || id > GT_SHM_STRINGS_BYTES)
+    uint64_t used = atomic_load_explicit(&d->shm->strings_used, memory_order_acquire);
+    if (used > GT_SHM_STRINGS_BYTES)
+        used = GT_SHM_STRINGS_BYTES;
+    if (id == 0 || id > used)
         return NULL;
-    return bounded(d->shm->strings + (id - 1), d->shm->strings + GT_SHM_STRINGS_BYTES);
+    return bounded(d->shm->strings + (id - 1), d->shm->strings + used);
 }
 
 /* ---- start/end pairing ------------------------------------------------ */
@@ -239,12 +252,36 @@ static void write_range(gt_drain *d, pending *p)
 
 /* ---- records ---------------------------------------------------------- */
 
+/* An NVTX event whose registered string the region does not hold: dropped,
+ * counted (a start/end range once: its end is ignored when it comes). */
+static void unresolved(gt_drain *d, const rec_nvtx *r)
+{
+    if (d->n_unresolved++ == 0)
+        d->first_unresolved = r->text_id;
+    d->n_lost[GT_EV_NVTX]++;
+    if (r->event_type != GT_NVTX_STARTEND)
+        return;
+    pending *p = find(d, r->range_id, true);
+    if (!p) {
+        check(d, GT_ERR_NOMEM);
+        return;
+    }
+    if (p->have_end || p->end_lost)
+        erase(d, p);
+    else
+        p->start_dropped = true;
+}
+
 static void nvtx_record(gt_drain *d, int32_t tid, const rec_nvtx *r)
 {
     if (r->h.size_bytes < sizeof *r)
         return;
     const char *end = (const char *)r + r->h.size_bytes;
     const char *text = r->text_id ? registered(d, r->text_id) : (r->h.text_bytes ? bounded((const char *)(r + 1), end) : NULL);
+    if (r->text_id && !text) {
+        unresolved(d, r);
+        return;
+    }
     gt_event ev;
     memset(&ev, 0, sizeof ev);
     ev.kind = GT_EV_NVTX;
@@ -321,6 +358,10 @@ static void range_end_record(gt_drain *d, int32_t tid, const rec_range_end *r)
         check(d, GT_ERR_NOMEM);
         return;
     }
+    if (p->start_dropped) {
+        erase(d, p);
+        return;
+    }
     p->have_end = true;
     p->end_ns = gt_drain_stamp_to_ns(d, r->end);
     p->end_global_tid = gt_global_tid(d->pid, tid);
@@ -340,6 +381,8 @@ void gt_drain_range_lost(gt_drain *d, int64_t range_id)
     if (p->have_start) {
         d->n_lost[GT_EV_NVTX]++;
         erase(d, p);
+    } else if (p->start_dropped) {
+        erase(d, p); /* counted once, when its start was dropped */
     } else {
         p->end_lost = true; /* its start is still in a ring */
     }
@@ -452,6 +495,10 @@ void gt_drain_thread(gt_drain *d, int32_t tid, const char *name)
 int64_t gt_drain_finish(gt_drain *d, int64_t end_ns)
 {
     int64_t n_open = 0;
+    if (d->n_unresolved > 0)
+        fprintf(stderr, "gtrace: process %lld: %lld NVTX events named a registered string that its string table "
+                        "does not hold (the first: id %llu): dropped, counted\n",
+                (long long)d->pid, (long long)d->n_unresolved, (unsigned long long)d->first_unresolved);
     for (size_t i = 0; i < d->n_slots; i++) {
         pending *p = &d->table[i];
         if (p->range_id && p->have_start && !p->have_end) {
