@@ -232,6 +232,27 @@ typedef struct gt_advice {
     int64_t from_ns, to_ns; /* the worst instance; both 0 if none */
 } gt_advice;
 
+/* The PyTorch tables: what `gtrace --pytorch` names (libtrace/python/gtrace_torch/hooks.py). */
+typedef struct gt_phase_row { /* a phase of the steps: data, forward, backward, optimizer, other */
+    char *name;
+    gt_dist d;    /* its time in each step (0 in a step without it) */
+    double share; /* of the steps' total time; the rows sum to 1 */
+} gt_phase_row;
+
+typedef struct gt_module_row { /* a module by qualified name; backward: its "NAME backward" ranges */
+    char *name;
+    int64_t n_forward, n_backward;             /* calls */
+    int64_t fwd_self_ns, fwd_total_ns;         /* self: less its submodules' ranges */
+    int64_t bwd_self_ns, bwd_total_ns;
+    double share;                              /* self (both) of all modules' self */
+} gt_module_row;
+
+typedef struct gt_op_row { /* CPU ops by name (input shapes dropped), as torch's key_averages() */
+    char *name;
+    int64_t n, self_ns, total_ns; /* self: less the ops it called */
+    double share;                 /* self of all ops' self */
+} gt_op_row;
+
 typedef struct gt_report {
     char *path;
     gt_trace_origin origin;
@@ -251,6 +272,12 @@ typedef struct gt_report {
     gt_memory memory;
     gt_advice *advice; size_t n_advice;      /* every rule, fired or not */
     gt_comm comm;                            /* n_ranks 0: no communication in the trace */
+    gt_phase_row *phases; size_t n_phases;   /* none: no step has a phase range */
+    gt_module_row *modules; size_t n_modules; /* top_n by self time */
+    int64_t n_module_names;
+    gt_op_row *ops; size_t n_ops;            /* top_n by self time; CPU-timeline traces */
+    int64_t n_op_names;
+    bool ops_nest;                           /* some op called another: self differs from total */
 } gt_report;
 
 /* ---- report ------------------------------------------------------------- */

@@ -11,6 +11,8 @@ libtrace_analyze_libgtanalyze_la_SOURCES = \
 	libtrace/analyze/model_sort.c \
 	libtrace/analyze/steps.c \
 	libtrace/analyze/summary.c \
+	libtrace/analyze/pytorch_int.h \
+	libtrace/analyze/pytorch_tables.c \
 	libtrace/analyze/gaps.c \
 	libtrace/analyze/memory_int.h \
 	libtrace/analyze/memory.c \
@@ -21,6 +23,7 @@ libtrace_analyze_libgtanalyze_la_SOURCES = \
 	libtrace/analyze/advice.c \
 	libtrace/analyze/report.c \
 	libtrace/analyze/render.c \
+	libtrace/analyze/render_pytorch.c \
 	libtrace/analyze/diff_int.h \
 	libtrace/analyze/stats.c \
 	libtrace/analyze/diff_samples.c \
@@ -87,3 +90,10 @@ if HAVE_NVTX
 TESTS += tests/integration/report_trainer.sh tests/integration/dist_report.sh tests/integration/dist_memory.sh
 endif
 EXTRA_DIST += tests/integration/report_trainer.sh tests/integration/dist_report.sh tests/integration/dist_memory.sh
+
+# The report's PyTorch tables on a `--pytorch` trace, against torch.profiler's
+# key_averages() of the same run (Debian's python3-torch; skipped, 77, without it).
+if HAVE_NVTX
+TESTS += tests/integration/pytorch_report.sh
+endif
+EXTRA_DIST += tests/integration/pytorch_report.sh tests/integration/pytorch_report.py

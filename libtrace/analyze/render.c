@@ -1,7 +1,7 @@
 /* render.c: a report and an allocator state as text for a terminal (one
  * screen for the report: the essentials first, details capped at top_n rows)
  * and as JSON (everything, numbers in ns and bytes). It computes nothing. */
-#include "analyze_int.h"
+#include "pytorch_int.h"
 
 #include <stddef.h>
 #include <stdlib.h>
@@ -457,6 +457,7 @@ int gt_report_print_text(const gt_report *r, FILE *f)
     }
     if (r->n_devices == 0)
         fprintf(f, "device         no device activity (no kernels, copies or CPU ops)\n");
+    an_pytorch_print_phases(r, f);
 
     const gt_gaps *g = &r->gaps;
     fprintf(f, "\nidle gaps      %lld gaps, %s:", (long long)g->n_gaps, NS(g->idle_ns));
@@ -484,6 +485,7 @@ int gt_report_print_text(const gt_report *r, FILE *f)
         fprintf(f, "  %5.1f%%  %10s  %7lld x  mean %-10s  %.70s\n", 100 * k->share, NS(k->d.total_ns), (long long)k->d.n,
                 NS(k->d.mean_ns), k->name);
     }
+    an_pytorch_print_tables(r, f);
     if (r->n_apis) {
         fprintf(f, "\nCUDA API\n");
         for (size_t i = 0; i < r->n_apis; i++) {
@@ -708,6 +710,7 @@ int gt_report_print_json(const gt_report *r, FILE *f)
     jint(f, "kernel_names", r->n_kernel_names); fputc(',', f);
     jnames(f, "kernels", r->kernels, r->n_kernels); fputc(',', f);
     jnames(f, "apis", r->apis, r->n_apis); fputc(',', f);
+    an_pytorch_print_json(r, f);
     jkey(f, "copies"); fputc('[', f);
     for (size_t i = 0; i < r->n_copies; i++) {
         const gt_copy_row *c = &r->copies[i];

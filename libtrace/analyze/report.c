@@ -1,8 +1,9 @@
 /* report.c: gt_report_compute puts the pieces together: load the trace once,
  * find the steps and the window to analyse (--steps A:B), then summary, gaps,
- * memory, communication and advice in that order (advice reads the others).
+ * memory, the PyTorch tables, communication and advice in that order (advice
+ * reads the others).
  * Rendering is in render.c. */
-#include "analyze_int.h"
+#include "pytorch_int.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -113,6 +114,8 @@ int an_report_build(gt_report **out, const an_model *m, const gt_report_options 
         pthread_join(th, NULL);
     if (rc == 0 && sj.rc < 0)
         rc = gt_error_set(sj.rc, "%s", sj.msg);
+    if (rc == 0)
+        rc = an_pytorch_tables(r, m, opt);
     if (rc < 0 || (rc = an_comm_measure(&r->comm, m, r, opt)) < 0 || (rc = an_advice(r, m)) < 0)
         goto cleanup;
     /* a check the open left running (GT_OPEN_CHECK_LATER) has the last word */
@@ -162,6 +165,7 @@ void gt_report_free(gt_report *r)
     an_gaps_clear(&r->gaps);
     an_memory_clear(&r->memory);
     an_comm_clear(&r->comm);
+    an_pytorch_clear(r);
     for (size_t i = 0; i < r->n_advice; i++) {
         free(r->advice[i].threshold);
         free(r->advice[i].evidence);

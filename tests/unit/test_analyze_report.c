@@ -340,6 +340,76 @@ static void test_analyze_report__saxpy(void)
     gt_report_free(r);
 }
 
+/* What `gtrace --pytorch` writes: phases in steps, modules and their
+ * "NAME backward" ranges, compute ops nested as torch.profiler's are. */
+static void test_analyze_report__pytorch_tables(void)
+{
+    fx f;
+    fx_open(&f, "pytorch.sqlite");
+    fx_category(&f, 0, 1, 1, "compute");
+    fx_range(&f, 0, 10 * MS, "step 0");
+    fx_range(&f, 0, 1 * MS, "data");
+    fx_range(&f, 1 * MS, 4 * MS, "forward");
+    fx_range(&f, 1 * MS, 4 * MS, "Net");
+    fx_range(&f, 1500 * US, 3500 * US, "fc");
+    fx_range_cat(&f, 2 * MS, 3500 * US, "aten::linear", 1, 1, TID);
+    fx_range_cat(&f, 2200 * US, 3400 * US, "aten::addmm [32, 64] [64, 10]", 1, 1, TID); /* called by linear */
+    fx_range(&f, 4 * MS, 8 * MS, "backward");
+    fx_range(&f, 4 * MS, 8 * MS, "Net backward");
+    fx_range(&f, 5 * MS, 7 * MS, "fc backward");
+    fx_range(&f, 8 * MS, 9500 * US, "optimizer");
+    fx_range(&f, 10 * MS, 20 * MS, "step 1");
+    fx_range(&f, 10 * MS, 12 * MS, "forward");
+    fx_range(&f, 10 * MS, 12 * MS, "Net");
+    gt_trace *t = fx_close(&f);
+    gt_report *r = fx_report(t, NULL);
+    CU_ASSERT_EQUAL_FATAL(r->n_phases, 5);
+    const char *names[] = {"data", "forward", "backward", "optimizer", "other"};
+    const double shares[] = {1 / 20.0, 5 / 20.0, 4 / 20.0, 1.5 / 20, 8.5 / 20};
+    const double medians[] = {0.5 * MS, 2.5 * MS, 2 * MS, 0.75 * MS, 4.25 * MS};
+    for (size_t i = 0; i < 5; i++) {
+        CU_ASSERT_STRING_EQUAL(r->phases[i].name, names[i]);
+        CU_ASSERT_DOUBLE_EQUAL(r->phases[i].share, shares[i], 1e-9);
+        CU_ASSERT_DOUBLE_EQUAL(r->phases[i].d.median_ns, medians[i], 1);
+    }
+    /* self time: linear less the addmm it called; shapes dropped from the name */
+    CU_ASSERT_TRUE(r->ops_nest);
+    CU_ASSERT_EQUAL(r->n_op_names, 2);
+    CU_ASSERT_EQUAL_FATAL(r->n_ops, 2);
+    CU_ASSERT_STRING_EQUAL(r->ops[0].name, "aten::addmm");
+    CU_ASSERT_EQUAL(r->ops[0].self_ns, 1200 * US);
+    CU_ASSERT_STRING_EQUAL(r->ops[1].name, "aten::linear");
+    CU_ASSERT_EQUAL(r->ops[1].self_ns, 300 * US);
+    CU_ASSERT_EQUAL(r->ops[1].total_ns, 1500 * US);
+    CU_ASSERT_DOUBLE_EQUAL(r->ops[0].share, 0.8, 1e-9);
+    /* modules: self is less the submodules, forward and backward apart */
+    CU_ASSERT_EQUAL(r->n_module_names, 2);
+    CU_ASSERT_EQUAL_FATAL(r->n_modules, 2);
+    const gt_module_row *net = &r->modules[0], *fc = &r->modules[1];
+    CU_ASSERT_STRING_EQUAL(net->name, "Net");
+    CU_ASSERT_EQUAL(net->n_forward, 2);
+    CU_ASSERT_EQUAL(net->n_backward, 1);
+    CU_ASSERT_EQUAL(net->fwd_total_ns, 5 * MS);
+    CU_ASSERT_EQUAL(net->fwd_self_ns, 3 * MS);
+    CU_ASSERT_EQUAL(net->bwd_total_ns, 4 * MS);
+    CU_ASSERT_EQUAL(net->bwd_self_ns, 2 * MS);
+    CU_ASSERT_STRING_EQUAL(fc->name, "fc");
+    CU_ASSERT_EQUAL(fc->fwd_self_ns, 2 * MS);
+    CU_ASSERT_EQUAL(fc->bwd_self_ns, 2 * MS);
+    CU_ASSERT_DOUBLE_EQUAL(net->share, 5 / 9.0, 1e-9);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    gt_report_print_text(r, m);
+    fclose(m);
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\nphases "));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\nops by self time (2 names"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\nmodules        2 names"));
+    free(buf);
+    gt_report_free(r);
+    gt_trace_free(t);
+}
+
 static const gt_test_case cases[] = {
     {"test_analyze_report__gap_causes", test_analyze_report__gap_causes},
     {"test_analyze_report__steps_and_filter", test_analyze_report__steps_and_filter},
@@ -349,6 +419,7 @@ static const gt_test_case cases[] = {
     {"test_analyze_report__nvtx_compute_ops", test_analyze_report__nvtx_compute_ops},
     {"test_analyze_report__cloverleaf", test_analyze_report__cloverleaf},
     {"test_analyze_report__saxpy", test_analyze_report__saxpy},
+    {"test_analyze_report__pytorch_tables", test_analyze_report__pytorch_tables},
     {NULL, NULL},
 };
 
