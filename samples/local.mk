@@ -45,3 +45,4 @@ samples/cuda_many_kernels$(EXEEXT): samples/cuda_many_kernels.cu
 CLEANFILES += $(GT_CUDA_SAMPLES)
 endif
 EXTRA_DIST += samples/cuda_ops.cu samples/cuda_probe.cu samples/cuda_many_kernels.cu
+include $(srcdir)/samples/problems/local.mk
