@@ -11,7 +11,7 @@
  * pP[ bias]", and "conv autotune" around a timing trial): the conv rules
  * read those. */
 #define _GNU_SOURCE /* strcasestr */
-#include "analyze_int.h"
+#include "advice_int.h"
 #include "diff_int.h" /* an_warmup_n: the warm-up steps the diff leaves out too */
 
 #include <stdarg.h>
@@ -118,6 +118,14 @@ static int add(rules *R, const char *rule, const char *title, const char *thresh
     if (!a->threshold || !a->suggestion || !a->gain || !a->evidence)
         return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory writing advice");
     return 0;
+}
+
+int an_advice_add_text(rules *R, const char *rule, const char *title, const char *threshold, const char *suggestion,
+                       int64_t gain_ns, int64_t from_ns, int64_t to_ns, const char *gain, const char *evidence)
+{
+    if (!evidence)
+        return add(R, rule, title, threshold, suggestion, 0, 0, 0, NULL, NULL);
+    return add(R, rule, title, threshold, suggestion, gain_ns, from_ns, to_ns, gain, "%s", evidence);
 }
 
 /* Formatted numbers for one message: up to 8 per message, each its own buffer.
@@ -347,6 +355,9 @@ static int rules_copies(rules *R)
     return rc;
 }
 
+static bool in_window(const gt_report *r, const an_range *a);
+static bool in_step(const gt_report *r, int64_t t);
+
 static int rules_api(rules *R)
 {
     const gt_report *r = R->r;
@@ -384,6 +395,24 @@ static int rules_api(rules *R)
             in_steps_ns = an_add_sat(in_steps_ns, d);
         }
     }
+    /* Without kernels there are no CUDA calls: a host range named like one
+     * ("synchronize", torch.cuda.synchronize) is the wait on the device. */
+    for (size_t i = 0; m->cpu_timeline && i < m->n_ranges; i++) {
+        const an_range *a = &m->ranges[i];
+        if (!in_window(r, a) || !strcasestr(an_str(m, a->text), "synchronize"))
+            continue;
+        int64_t d = a->end_ns - a->start_ns;
+        n_sync++;
+        sync_ns = an_add_sat(sync_ns, d);
+        if (d > we - ws) {
+            ws = a->start_ns;
+            we = a->end_ns;
+        }
+        if (r->n_steps && in_step(r, a->start_ns)) {
+            n_in_steps++;
+            in_steps_ns = an_add_sat(in_steps_ns, d);
+        }
+    }
     const char *thr = "a call that waits for the device (cudaDeviceSynchronize, cudaStreamSynchronize, "
                       "cudaEventSynchronize...)";
     const char *sug = "Each synchronization stalls the host until the device drains; keep only those that "
@@ -413,8 +442,10 @@ static int rules_api(rules *R)
         return rc;
 
     const gt_memory *mem = &r->memory;
-    thr = "2 or more device allocations and frees (cudaMalloc/cudaFree) per step after the first, "
-          "or 50 or more allocator block allocations and frees per step without a caching allocator's reuse";
+    int64_t n_seg = 0;
+    double seg_churn = an_seg_churn_per_step(r, m, &n_seg);
+    thr = "2 or more device allocations and frees (cudaMalloc/cudaFree), or allocator segments reserved and "
+          "released, per step after the first";
     sug = "Reuse memory: a caching allocator with expandable segments "
           "(PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True), fixed or bucketed shapes, preallocated buffers.";
     if (r->n_steps >= 2 && mem->dev_churn_per_step >= 2)
@@ -424,6 +455,12 @@ static int rules_api(rules *R)
                  "%s in cudaMalloc/cudaFree inside steps",
                  mem->dev_churn_per_step, (long long)mem->n_dev_allocs, (long long)mem->n_dev_frees,
                  T(malloc_in_steps_ns));
+    else if (r->n_steps >= 2 && seg_churn >= 2) /* no API times: what reserving costs is not in the trace */
+        rc = add(R, "allocator_churn", "Allocator churn", thr, sug, 0, r->steps[1].start_ns,
+                 r->steps[r->n_steps - 1].end_ns, "the time the allocator spends reserving and releasing segments "
+                 "in the steps (not timed in this trace)",
+                 "%.1f allocator segments reserved and released per step after the first (%lld in those steps): "
+                 "the cache keeps nothing for the next step", seg_churn, (long long)n_seg);
     else
         rc = add(R, "allocator_churn", "Allocator churn", thr, sug, 0, 0, 0, NULL, NULL);
     return rc;
@@ -725,7 +762,7 @@ static int rules_kernels(rules *R)
     int64_t n_k = 0, n_short = 0;
     for (size_t i = an_first_act(m, r->start_ns); i < m->n_acts && m->acts[i].start_ns < r->end_ns; i++) {
         const an_act *a = &m->acts[i];
-        if (a->kind != GT_EV_KERNEL || a->start_ns < r->start_ns)
+        if (a->kind != (m->cpu_timeline ? GT_EV_CPU_OP : GT_EV_KERNEL) || a->start_ns < r->start_ns)
             continue;
         n_k++;
         n_short += a->end_ns - a->start_ns < 20000;
@@ -878,7 +915,7 @@ int an_advice(gt_report *r, const an_model *m)
     R->m = m;
     if ((rc = rule_gpu_gaps(R)) < 0 || (rc = rule_gpu_time_util(R)) < 0 || (rc = rules_copies(R)) < 0 ||
         (rc = rules_api(R)) < 0 || (rc = rule_loader(R)) < 0 || (rc = rules_kernels(R)) < 0 ||
-        (rc = rules_memory(R)) < 0 || (rc = rule_exposed_comm(R)) < 0)
+        (rc = rules_memory(R)) < 0 || (rc = an_rules_memory_shape(R, r, m)) < 0 || (rc = rule_exposed_comm(R)) < 0)
         goto cleanup;
 cleanup:
     free(R);

@@ -21,6 +21,8 @@ libtrace_analyze_libgtanalyze_la_SOURCES = \
 	libtrace/analyze/analysis.c \
 	libtrace/analyze/comm.c \
 	libtrace/analyze/advice.c \
+	libtrace/analyze/advice_int.h \
+	libtrace/analyze/advice_memory.c \
 	libtrace/analyze/report.c \
 	libtrace/analyze/render.c \
 	libtrace/analyze/render_pytorch.c \
