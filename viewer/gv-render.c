@@ -502,6 +502,18 @@ static void add_box(GvDrawCtx *c, double x0, double x1, double y, double h, cons
     cairo_rectangle(c->cr, a, floor(y), b - a, h);
 }
 
+/* An item's box ends a pixel short of its end, so boxes back to back (a
+ * thread's CUDA calls, a stream's kernels) show where one ends and the next
+ * begins; boxes under 4 px keep every pixel. */
+static void add_item_box(GvDrawCtx *c, double x0, double x1, double y, double h, const double rgb[3], double alpha)
+{
+    double a = floor(x0), b = floor(x1) - 1;
+    if (b - a < 3)
+        add_box(c, x0, x1, y, h, rgb, alpha);
+    else
+        add_box(c, a, b, y, h, rgb, alpha);
+}
+
 /* A mark: a small triangle pointing down at its instant; marks merged at
  * this zoom: a trapezoid from the first to the last. */
 static void add_marker(GvDrawCtx *c, double x0, double x1, double y, double h, const double rgb[3])
@@ -538,7 +550,10 @@ static void draw_box(const GvLane *l, const GvBox *b, void *data)
             rgb[k] *= 0.80;
     }
     /* gaps under a pixel each: a pale hint, not solid idle */
-    add_box(c, x0, x1, c->y + 1, c->h - 2, rgb, b->count > 1 && l->kind == GV_ITEM_GAP ? 0.35 : 1.0);
+    if (l->kind == GV_ITEM_GAP)
+        add_box(c, x0, x1, c->y + 1, c->h - 2, rgb, b->count > 1 ? 0.35 : 1.0);
+    else
+        add_item_box(c, x0, x1, c->y + 1, c->h - 2, rgb, 1.0);
     if (v->match && it->name < v->n_match && v->match[it->name]) { /* a search match: outlined */
         flush_boxes(c);
         cairo_set_source_rgb(c->cr, GV_MATCH_RGB);

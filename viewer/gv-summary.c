@@ -23,8 +23,11 @@ static void add_row(GvSummary *self, const char *markup, int64_t from_ns, int64_
     GtkWidget *label = gtk_label_new(NULL);
     gtk_label_set_markup(GTK_LABEL(label), markup);
     gtk_label_set_xalign(GTK_LABEL(label), 0);
+    /* Long names break anywhere: one unbroken kernel name would make the
+     * panel as wide as itself and leave the timeline no room. */
     gtk_label_set_line_wrap(GTK_LABEL(label), TRUE);
-    gtk_label_set_max_width_chars(GTK_LABEL(label), 60);
+    gtk_label_set_line_wrap_mode(GTK_LABEL(label), PANGO_WRAP_WORD_CHAR);
+    gtk_label_set_max_width_chars(GTK_LABEL(label), 48);
     gtk_widget_set_margin_start(label, 6);
     gtk_widget_set_margin_end(label, 6);
     gtk_widget_set_margin_top(label, 3);
@@ -201,7 +204,7 @@ static void gv_summary_init(GvSummary *self)
     g_signal_connect(self->list, "row-activated", G_CALLBACK(on_row_activated), self);
     gtk_container_add(GTK_CONTAINER(sw), self->list);
     gtk_box_pack_start(GTK_BOX(self), sw, TRUE, TRUE, 0);
-    gtk_widget_set_size_request(GTK_WIDGET(self), 300, -1);
+    gtk_widget_set_size_request(GTK_WIDGET(self), 200, -1);
 }
 
 GtkWidget *gv_summary_new(void)

@@ -10,6 +10,7 @@
  * lanes: idle gaps with their causes, compute ops. It computes nothing the
  * analysis computes. */
 #include "gt_open_any.h"
+#include "gv-names.h"
 #include "gv-trace-model-private.h"
 #include "gv-trace-model.h"
 
@@ -41,6 +42,7 @@ typedef struct thread_state {
     GvTrack *track;
     GArray *open_ends; /* ends of the open NVTX ranges: the depth stack */
     GvLane *api, *driver, *marks;
+    const char *ranges; /* what its NVTX lanes hold: "NVTX ranges", "python calls" */
 } thread_state;
 
 typedef struct loader {
@@ -98,20 +100,26 @@ static uint32_t name_of_string(loader *ld, const char *s)
     return idx;
 }
 
-/* Runtime calls carry nsys's version suffix (cudaLaunchKernel_v7000): shown without it. */
-static uint32_t name_of_id(loader *ld, gt_string_id id, gboolean strip_version)
+/* How a string id becomes a name: as it is; a runtime call without nsys's
+ * version suffix (cudaLaunchKernel_v7000); a kernel by its short name
+ * (gv-names.h), which is what it is coloured and searched by. */
+typedef enum name_how { NAME_AS_IS = 0, NAME_API = 1, NAME_KERNEL = 2 } name_how;
+
+static uint32_t name_of_id(loader *ld, gt_string_id id, name_how how)
 {
     if (id == 0)
         return 0;
     /* Shifted as unsigned: a damaged trace's id may be anything int64 holds. */
-    gint64 key = (gint64)(((guint64)id << 1) | (strip_version ? 1u : 0u));
+    gint64 key = (gint64)(((guint64)id << 2) | (guint64)how);
     gpointer v = g_hash_table_lookup(ld->name_of_id, &key);
     if (v)
         return GPOINTER_TO_UINT(v) - 1;
     const char *s = gt_trace_string(ld->t, id);
     char base[512];
-    if (strip_version)
+    if (how == NAME_API)
         s = gt_api_base_name(s, base, sizeof base);
+    else if (how == NAME_KERNEL)
+        s = gv_short_kernel_name(base, sizeof base, s);
     uint32_t idx = name_of_string(ld, s);
     g_hash_table_insert(ld->name_of_id, g_memdup2(&key, sizeof key), GUINT_TO_POINTER(idx + 1));
     return idx;
@@ -218,13 +226,23 @@ static thread_state *thread(loader *ld, int64_t tid)
         return ts;
     ts = g_new0(thread_state, 1);
     ts->open_ends = g_array_new(FALSE, FALSE, sizeof(int64_t));
+    /* Titled by what a person knows it as: its name, its process's rank, then the ids. */
     const char *name = "";
-    size_t n_threads;
+    size_t n_threads, n_procs;
     const gt_thread *th = gt_trace_threads(ld->t, &n_threads);
     for (size_t i = 0; i < n_threads; i++)
         if (th[i].global_tid == tid && th[i].name)
             name = th[i].name;
-    char *title = g_strdup_printf("thread %lld/%lld  %s", (long long)gt_pid_of(tid), (long long)gt_tid_of(tid), name);
+    int32_t rank = -1;
+    const gt_process *pr = gt_trace_processes(ld->t, &n_procs);
+    for (size_t i = 0; i < n_procs; i++)
+        if (pr[i].pid == gt_pid_of(tid))
+            rank = pr[i].rank;
+    g_autofree char *ranked = rank >= 0 ? g_strdup_printf("rank %d  ", rank) : g_strdup("");
+    long long pid = (long long)gt_pid_of(tid), tid_ = (long long)gt_tid_of(tid);
+    char *title = *name ? g_strdup_printf("%s%s  (%lld/%lld)", ranked, name, pid, tid_)
+                        : g_strdup_printf("%sthread %lld/%lld", ranked, pid, tid_);
+    ts->ranges = strstr(name, "python calls") ? "python calls" : "NVTX ranges";
     ts->track = add_track(ld, GV_TRACK_THREAD, tid, title);
     g_hash_table_insert(ld->threads, g_memdup2(&tid, sizeof tid), ts);
     return ts;
@@ -255,8 +273,12 @@ static void take_event(loader *ld, const gt_event *ev)
         const gt_kernel *k = &ev->u.kernel;
         dev_state *d = device(ld, k->device_id);
         GvLane *l = stream_lane(ld, d, k->stream_id, GV_ITEM_KERNEL, "stream %d");
-        gt_string_id nm = k->short_name ? k->short_name : k->demangled_name ? k->demangled_name : k->mangled_name;
-        GvItem it = {k->start_ns, k->end_ns, k->correlation_id, name_of_id(ld, nm, FALSE), GV_ITEM_KERNEL, 0, 0};
+        /* nsys's short name drops the template arguments that tell kernels apart: ours keeps the first. */
+        gt_string_id nm = k->demangled_name && *gt_trace_string(ld->t, k->demangled_name) ? k->demangled_name
+                          : k->short_name                                                ? k->short_name
+                                                                                         : k->mangled_name;
+        GvItem it = {k->start_ns, k->end_ns, k->correlation_id, name_of_id(ld, nm, NAME_KERNEL), GV_ITEM_KERNEL, 0,
+                     0};
         lane_append(ld, l, &it);
         break;
     }
@@ -284,7 +306,7 @@ static void take_event(loader *ld, const gt_event *ev)
         const gt_cpu_op *o = &ev->u.cpu_op;
         dev_state *d = device(ld, -1);
         GvLane *l = stream_lane(ld, d, o->stream_id, GV_ITEM_CPU_OP, "stream %d");
-        GvItem it = {o->start_ns, o->end_ns, 0, name_of_id(ld, o->name, FALSE), GV_ITEM_CPU_OP, 0, 0};
+        GvItem it = {o->start_ns, o->end_ns, 0, name_of_id(ld, o->name, NAME_AS_IS), GV_ITEM_CPU_OP, 0, 0};
         lane_append(ld, l, &it);
         break;
     }
@@ -296,7 +318,7 @@ static void take_event(loader *ld, const gt_event *ev)
         if (!*lp)
             *lp = add_lane(ld, ts->track, GV_ITEM_API, driver ? 1000001 : 1000000,
                            driver ? "CUDA driver" : "CUDA API");
-        GvItem it = {a->start_ns, a->end_ns, a->correlation_id, name_of_id(ld, a->name, TRUE), GV_ITEM_API,
+        GvItem it = {a->start_ns, a->end_ns, a->correlation_id, name_of_id(ld, a->name, NAME_API), GV_ITEM_API,
                      (uint8_t)(a->return_value != 0), 0};
         lane_append(ld, *lp, &it);
         break;
@@ -312,7 +334,7 @@ static void take_event(loader *ld, const gt_event *ev)
             int64_t bits;
             memcpy(&bits, &n->payload, sizeof bits);
             GvItem it = {n->start_ns, n->start_ns, n->payload_kind == GT_PAYLOAD_NONE ? 0 : bits,
-                         name_of_id(ld, n->text, FALSE), GV_ITEM_MARK, (uint8_t)n->payload_kind,
+                         name_of_id(ld, n->text, NAME_AS_IS), GV_ITEM_MARK, (uint8_t)n->payload_kind,
                          n->has_color ? color_slot(ld, n->color) : 0};
             lane_append(ld, ts->marks, &it);
             break;
@@ -327,11 +349,14 @@ static void take_event(loader *ld, const gt_event *ev)
         g_array_append_val(st, n->end_ns);
         GvLane *l = find_lane(ts->track, GV_ITEM_NVTX, depth);
         if (!l) {
-            char label[32];
-            snprintf(label, sizeof label, "NVTX %d", depth);
+            char label[64]; /* nested ones by how deep: "python calls, depth 3" */
+            if (depth == 0)
+                snprintf(label, sizeof label, "%s", ts->ranges);
+            else
+                snprintf(label, sizeof label, "%s, depth %d", ts->ranges, depth);
             l = add_lane(ld, ts->track, GV_ITEM_NVTX, depth, label);
         }
-        uint32_t name = name_of_id(ld, n->text, FALSE);
+        uint32_t name = name_of_id(ld, n->text, NAME_AS_IS);
         GvItem it = {n->start_ns, n->end_ns, 0, name, GV_ITEM_NVTX, (uint8_t)(depth > 255 ? 255 : depth),
                      n->has_color ? color_slot(ld, n->color) : 0};
         lane_append(ld, l, &it);

@@ -5,6 +5,7 @@ if HAVE_GTK
 noinst_LTLIBRARIES += viewer/libgtview.la
 viewer_libgtview_la_SOURCES = \
 	viewer/gv-lane.h viewer/gv-lane.c \
+	viewer/gv-names.h viewer/gv-names.c \
 	viewer/gv-align.h viewer/gv-align.c \
 	viewer/gv-trace-model.h viewer/gv-trace-model-private.h viewer/gv-trace-model.c \
 	viewer/gv-trace-loader.c viewer/gv-trace-describe.c \
@@ -78,6 +79,13 @@ tests_unit_test_viewer_window_SOURCES = tests/unit/test_viewer_window.c tests/un
 tests_unit_test_viewer_window_CPPFLAGS = $(VIEWER_CPPFLAGS)
 tests_unit_test_viewer_window_CFLAGS = $(VIEWER_TEST_CFLAGS)
 tests_unit_test_viewer_window_LDADD = $(VIEWER_TEST_LDADD)
+# Names and layout: short kernel names, the panel's width, borders, lane names.
+check_PROGRAMS += tests/unit/test_viewer_layout
+tests_unit_test_viewer_layout_SOURCES = tests/unit/test_viewer_layout.c tests/unit/test_viewer_input.h \
+	tests/unit/test_viewer_fixture.h
+tests_unit_test_viewer_layout_CPPFLAGS = $(VIEWER_CPPFLAGS)
+tests_unit_test_viewer_layout_CFLAGS = $(VIEWER_TEST_CFLAGS)
+tests_unit_test_viewer_layout_LDADD = $(VIEWER_TEST_LDADD)
 # The memory page's process chooser, under Xvfb too.
 check_PROGRAMS += tests/unit/test_viewer_memory
 tests_unit_test_viewer_memory_SOURCES = tests/unit/test_viewer_memory.c tests/unit/test_viewer_fixture.h
