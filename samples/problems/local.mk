@@ -29,4 +29,6 @@ samples_problems_frag_LDADD = $(DL_LIBS)
 samples_problems_conv_SOURCES = samples/problems/conv.c samples/problems/problem.h
 samples_problems_conv_CPPFLAGS = $(AM_CPPFLAGS) $(NVTX_CPPFLAGS)
 samples_problems_conv_LDADD = $(DL_LIBS)
+TESTS += tests/integration/problem_gallery.sh
 endif
+EXTRA_DIST += tests/integration/problem_gallery.sh tests/integration/problem_gallery.py
