@@ -278,6 +278,8 @@ typedef struct gt_report {
     gt_op_row *ops; size_t n_ops;            /* top_n by self time; CPU-timeline traces */
     int64_t n_op_names;
     bool ops_nest;                           /* some op called another: self differs from total */
+    char *steps_note;                        /* how the steps were taken when not as their ranges
+                                              * (an import's short ProfilerStep#N ranges); "" */
 } gt_report;
 
 /* ---- report ------------------------------------------------------------- */

@@ -99,3 +99,6 @@ if HAVE_NVTX
 TESTS += tests/integration/pytorch_report.sh
 endif
 EXTRA_DIST += tests/integration/pytorch_report.sh tests/integration/pytorch_report.py
+# An imported torch.profiler trace with torch 2.5's short ProfilerStep ranges: its steps as spans.
+TESTS += tests/integration/pytorch_report_kineto.sh
+EXTRA_DIST += tests/integration/pytorch_report_kineto.sh tests/integration/pytorch_report_kineto.py

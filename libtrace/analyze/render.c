@@ -436,6 +436,8 @@ int gt_report_print_text(const gt_report *r, FILE *f)
         fprintf(f, "   steps %lld..%lld (%zu)", (long long)r->steps[0].number,
                 (long long)r->steps[r->n_steps - 1].number, r->n_steps);
     fputc('\n', f);
+    if (r->steps_note && *r->steps_note)
+        fprintf(f, "steps          %s\n", r->steps_note);
     if (r->n_refused > 0)
         fprintf(f, "rows left out  %lld: times or sizes out of range (a damaged trace?)\n", (long long)r->n_refused);
     if (r->n_steps)
@@ -630,6 +632,7 @@ int gt_report_print_json(const gt_report *r, FILE *f)
     jint(f, "wall_ns", r->wall_ns); fputc(',', f);
     jint(f, "refused_rows", r->n_refused); fputc(',', f);
     jkey(f, "cpu_timeline"); fputs(r->cpu_timeline ? "true," : "false,", f);
+    jstr(f, "steps_note", r->steps_note ? r->steps_note : ""); fputc(',', f);
     jkey(f, "events"); fputc('{', f);
     for (int k = 0; k < GT_EV_N_KINDS; k++) {
         if (k)

@@ -48,6 +48,19 @@ static int select_steps(gt_report *r, const an_steps *all, const gt_report_optio
     return 0;
 }
 
+/* An import that took its steps as spans, not as their ranges, says so
+ * (import.steps); the report repeats it. */
+static int steps_note(void *ctx, int64_t global_pid, const char *key, const char *value)
+{
+    char **note = ctx;
+    (void)global_pid;
+    if (strcmp(key, "import.steps") != 0 || **note)
+        return 0;
+    free(*note);
+    *note = an_strdup(value);
+    return *note ? 0 : GT_ERR_NOMEM;
+}
+
 /* The summary, on a thread beside gaps and memory: the three read the model
  * and write different parts of the report (of the steps: busy_ns for the
  * summary, the allocation counts for memory). */
@@ -89,7 +102,12 @@ int an_report_build(gt_report **out, const an_model *m, const gt_report_options 
         return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
     r->path = an_strdup(t ? gt_trace_path(t) : "");
     r->origin = t ? gt_trace_origin_of(t) : 0;
-    if (!r->path) {
+    r->steps_note = an_strdup("");
+    if (r->steps_note && t && gt_trace_each_config(t, steps_note, &r->steps_note) != 0 && !r->steps_note) {
+        rc = gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
+        goto cleanup;
+    }
+    if (!r->path || !r->steps_note) {
         rc = gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
         goto cleanup;
     }
@@ -153,6 +171,7 @@ void gt_report_free(gt_report *r)
     if (!r)
         return;
     free(r->path);
+    free(r->steps_note);
     free(r->steps);
     free(r->devices);
     for (size_t i = 0; i < r->n_kernels; i++)
