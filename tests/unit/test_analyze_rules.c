@@ -385,6 +385,105 @@ static void test_analyze_rules__exposed_communication(void)
     gt_report_free(r);
 }
 
+/* A block of the allocated peak's size that lives 1 ms of each 10 ms step:
+ * 12 MiB on 4 MiB that live throughout fires memory_spike; chunks of 2 MiB do not. */
+static void test_analyze_rules__memory_spike(void)
+{
+    for (int big = 0; big < 2; big++) {
+        fx f;
+        fx_open(&f, "spike.sqlite");
+        busy_steps(&f, 5);
+        fx_heap(&f, 1 * US, GT_HEAP_REGISTER, 1, 0x10000000, 16 * MIB);
+        fx_heap(&f, 2 * US, GT_REGION_REGISTER, 1, 0x10000000, 4 * MIB);
+        for (int i = 0; i < 5; i++) {
+            int64_t t0 = i * 10 * MS + 2 * MS;
+            fx_heap(&f, t0, GT_REGION_REGISTER, 1, 0x10400000, big ? 12 * MIB : 2 * MIB);
+            fx_heap(&f, t0 + 1 * MS, GT_REGION_UNREGISTER, 1, 0x10400000, 0);
+        }
+        gt_report *r = report_of(&f);
+        CU_ASSERT_EQUAL(fx_fired(r, "memory_spike"), big == 1);
+        CU_ASSERT_FALSE(fx_fired(r, "memory_fragmentation"));
+        if (big)
+            CU_ASSERT_PTR_NOT_NULL(strstr(fx_rule(r, "memory_spike")->evidence, "75% of the allocated peak"));
+        gt_report_free(r);
+    }
+}
+
+/* Each step after the first reserves a new, bigger segment for its batch and
+ * keeps the old ones cached (fires), or reuses the first step's (silent). */
+static void test_analyze_rules__memory_fragmentation(void)
+{
+    for (int grow = 0; grow < 2; grow++) {
+        fx f;
+        fx_open(&f, "frag.sqlite");
+        busy_steps(&f, 5);
+        fx_heap(&f, 1 * US, GT_HEAP_REGISTER, 1, 0x10000000, 4 * MIB);
+        fx_heap(&f, 2 * US, GT_REGION_REGISTER, 1, 0x10000000, 4 * MIB);
+        for (int i = 0; i < 5; i++) {
+            int64_t t0 = i * 10 * MS + 1 * MS, mib = grow ? 4 + i : 8;
+            uint64_t base = 0x20000000 + (uint64_t)(grow ? i : 0) * 0x1000000;
+            if (grow || i == 0)
+                fx_heap(&f, t0, GT_HEAP_REGISTER, (uint64_t)(2 + (grow ? i : 0)), base, mib * MIB);
+            fx_heap(&f, t0 + 1 * US, GT_REGION_REGISTER, (uint64_t)(2 + (grow ? i : 0)), base, mib * MIB);
+            fx_heap(&f, t0 + 8 * MS, GT_REGION_UNREGISTER, (uint64_t)(2 + (grow ? i : 0)), base, 0);
+        }
+        gt_report *r = report_of(&f);
+        CU_ASSERT_EQUAL(fx_fired(r, "memory_fragmentation"), grow == 1);
+        CU_ASSERT_FALSE(fx_fired(r, "allocator_churn")); /* one segment a step, never released */
+        if (grow)
+            CU_ASSERT_PTR_NOT_NULL(strstr(fx_rule(r, "memory_fragmentation")->evidence, "in 4 of the 4 steps"));
+        gt_report_free(r);
+    }
+}
+
+/* A segment reserved and released in every step (no cache) is churn without
+ * any cudaMalloc; reserved once in the first step it is not. */
+static void test_analyze_rules__segment_churn(void)
+{
+    for (int churn = 0; churn < 2; churn++) {
+        fx f;
+        fx_open(&f, "segchurn.sqlite");
+        busy_steps(&f, 5);
+        for (int i = 0; i < (churn ? 5 : 1); i++) {
+            int64_t t0 = i * 10 * MS + 1 * MS;
+            fx_heap(&f, t0, GT_HEAP_REGISTER, (uint64_t)(1 + i), 0x10000000, 2 * MIB);
+            fx_heap(&f, t0 + 1 * US, GT_REGION_REGISTER, (uint64_t)(1 + i), 0x10000000, 2 * MIB);
+            fx_heap(&f, t0 + 8 * MS, GT_REGION_UNREGISTER, (uint64_t)(1 + i), 0x10000000, 0);
+            fx_heap(&f, t0 + 8 * MS + 1 * US, GT_HEAP_UNREGISTER, (uint64_t)(1 + i), 0x10000000, 0);
+        }
+        gt_report *r = report_of(&f);
+        CU_ASSERT_EQUAL(fx_fired(r, "allocator_churn"), churn == 1);
+        if (churn)
+            CU_ASSERT_PTR_NOT_NULL(strstr(fx_rule(r, "allocator_churn")->evidence, "2.0 allocator segments"));
+        gt_report_free(r);
+    }
+}
+
+/* Without kernels, a host range "synchronize" in each step is a sync in the step. */
+static void test_analyze_rules__cpu_sync_ranges(void)
+{
+    for (int sync = 0; sync < 2; sync++) {
+        fx f;
+        fx_open(&f, "cpusync.sqlite");
+        fx_category(&f, 0, 0, 1, "compute");
+        for (int i = 0; i < 5; i++) {
+            char name[32];
+            int64_t t0 = 1 * MS + i * 10 * MS;
+            snprintf(name, sizeof name, "step %d", i);
+            fx_range(&f, t0, t0 + 10 * MS, name);
+            fx_range_cat(&f, t0, t0 + 8 * MS, "matmul", 0, 1, TID);
+            fx_range(&f, t0 + 8 * MS, t0 + 9 * MS, sync ? "synchronize" : "log");
+        }
+        gt_report *r = report_of(&f);
+        CU_ASSERT_TRUE(r->cpu_timeline);
+        CU_ASSERT_EQUAL(fx_fired(r, "sync_in_steps"), sync == 1);
+        CU_ASSERT_EQUAL(fx_fired(r, "cuda_api_sync"), sync == 1);
+        if (sync)
+            CU_ASSERT_EQUAL(fx_rule(r, "sync_in_steps")->gain_ns, 5 * MS);
+        gt_report_free(r);
+    }
+}
+
 static const gt_test_case cases[] = {
     {"test_analyze_rules__quiet_trace", test_analyze_rules__quiet_trace},
     {"test_analyze_rules__pageable_copies", test_analyze_rules__pageable_copies},
@@ -400,6 +499,10 @@ static const gt_test_case cases[] = {
     {"test_analyze_rules__gpu_time_util_startup", test_analyze_rules__gpu_time_util_startup},
     {"test_analyze_rules__sync_outside_steps", test_analyze_rules__sync_outside_steps},
     {"test_analyze_rules__exposed_communication", test_analyze_rules__exposed_communication},
+    {"test_analyze_rules__memory_spike", test_analyze_rules__memory_spike},
+    {"test_analyze_rules__memory_fragmentation", test_analyze_rules__memory_fragmentation},
+    {"test_analyze_rules__segment_churn", test_analyze_rules__segment_churn},
+    {"test_analyze_rules__cpu_sync_ranges", test_analyze_rules__cpu_sync_ranges},
     {NULL, NULL},
 };
 
