@@ -47,11 +47,12 @@ import mutate_import  # noqa: E402
 IMPORT_EXTS = (".json.gz", ".json", ".pickle")
 # The ceiling on work per input byte: rows of the event tables (and the
 # callchains) a trace imported from N bytes may hold is ROWS_PER_BYTE * N +
-# ROWS_FIXED. The densest real inputs are a Kineto [memory] event (about 110
-# bytes, at most 3 rows) and a snapshot action (about 40 bytes, 1 or 2 rows):
-# a tenth of the ceiling; the fixtures make 0.003 to 0.013.
-ROWS_PER_BYTE = 0.25
-ROWS_FIXED = 64
+# ROWS_FIXED, the bound the importers state (snapshot.c charges every value
+# replayed against 16 per byte of the file plus 4096; a Kineto event is at
+# least about 30 bytes and makes at most 3 rows). Real inputs make 0.003 to
+# 0.013 rows per byte; the densest accepted hostile snapshot about 1.2.
+ROWS_PER_BYTE = 16
+ROWS_FIXED = 4096
 ROW_TABLES = ("NVTX_EVENTS", "CUPTI_ACTIVITY_KIND_KERNEL", "CUPTI_ACTIVITY_KIND_MEMCPY", "CUPTI_ACTIVITY_KIND_MEMSET",
               "CUPTI_ACTIVITY_KIND_RUNTIME", "CUPTI_ACTIVITY_KIND_SYNCHRONIZATION", "GTRACE_MEMORY_EVENTS",
               "CUDA_GPU_MEMORY_USAGE_EVENTS", "GTRACE_CPU_OPS", "CUDA_CALLCHAINS", "GTRACE_GPU_MEMORY_STACKS",
