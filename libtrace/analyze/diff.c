@@ -323,7 +323,7 @@ static double per_step(const gt_report *r, double v)
     return r->n_steps ? v / (double)r->n_steps : v;
 }
 
-static int copy_rows(ctx *c, const char *per, double *va, double *vb)
+static int copy_rows(ctx *c, const char *per)
 {
     static const int kinds[] = {GT_COPY_HTOD, GT_COPY_DTOH, GT_COPY_DTOD, -1};
     char metric[128], key[96];
@@ -367,8 +367,6 @@ static int copy_rows(ctx *c, const char *per, double *va, double *vb)
             }
         }
     }
-    (void)va;
-    (void)vb;
     return 0;
 }
 
@@ -513,7 +511,7 @@ int gt_diff_compute_runs(gt_diff **out, gt_diff_run *const *before, size_t n_bef
                            (double)b0->gaps.idle_by_cause_ns[k])) < 0)
             goto cleanup;
     }
-    if ((rc = kernel_rows(c, per)) < 0 || (rc = copy_rows(c, per, va, vb)) < 0 || (rc = comm_rows(c, va, vb)) < 0)
+    if ((rc = kernel_rows(c, per)) < 0 || (rc = copy_rows(c, per)) < 0 || (rc = comm_rows(c, va, vb)) < 0)
         goto cleanup;
     if (steps && (rc = step_row(c, "allocated at step end", "bytes", "allocated at step end", AN_STAT_MEDIAN, 1,
                                 false, 0, 0)) < 0)
