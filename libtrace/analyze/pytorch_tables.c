@@ -213,7 +213,9 @@ static int cmp_str(const void *a, const void *b)
 /* Marks each range: an op (an NVTX compute range the CPU timeline has, or
  * one inside it on its thread), or a module: a range in a "forward" phase,
  * a range "NAME backward", or a range NAME where "NAME backward" exists
- * (modules without steps). */
+ * (modules without steps). A name with "::" is no module (qualified module
+ * names are dotted): on a trace with kernels the CPU timeline has no ops,
+ * and hooks.py's "aten::mm" ranges are in the forward all the same. */
 static int mark_ranges(uint8_t *kind, const an_model *m)
 {
     for (size_t a = 0; a < m->n_acts; a++) {
@@ -232,7 +234,7 @@ static int mark_ranges(uint8_t *kind, const an_model *m)
     for (size_t i = 0; i < m->n_ranges && rc == 0; i++) {
         const char *s = an_str(m, m->ranges[i].text);
         size_t n = strlen(s);
-        if (kind[i] == K_OP || n <= 9 || strcmp(s + n - 9, " backward") != 0)
+        if (kind[i] == K_OP || n <= 9 || strcmp(s + n - 9, " backward") != 0 || strstr(s, "::"))
             continue;
         kind[i] = K_BWD_MODULE;
         if (n_backs > 0 && i > 0 && m->ranges[i - 1].text == m->ranges[i].text)
@@ -261,7 +263,7 @@ static int mark_ranges(uint8_t *kind, const an_model *m)
         bool in_forward = false;
         for (int64_t p = r->parent; p >= 0 && !in_forward && !named; p = m->ranges[p].parent)
             in_forward = an_phase_of(an_str(m, m->ranges[p].text)) == PH_FORWARD;
-        if ((named || in_forward) && an_phase_of(s) < 0)
+        if ((named || in_forward) && an_phase_of(s) < 0 && !strstr(s, "::"))
             kind[i] = K_FWD_MODULE;
     }
     for (size_t i = 0; i < n_backs; i++)

@@ -408,6 +408,26 @@ static void test_analyze_report__pytorch_tables(void)
     free(buf);
     gt_report_free(r);
     gt_trace_free(t);
+
+    /* With a kernel the compute ranges are no CPU ops: no op table, and the
+     * ATen op in the forward is no module. */
+    fx_open(&f, "pytorch_gpu.sqlite");
+    fx_category(&f, 0, 1, 1, "compute");
+    fx_range(&f, 0, 10 * MS, "step 0");
+    fx_range(&f, 1 * MS, 4 * MS, "forward");
+    fx_range(&f, 1 * MS, 4 * MS, "Net");
+    fx_range_cat(&f, 2 * MS, 3 * MS, "aten::mm", 1, 1, TID);
+    fx_kernel(&f, 2 * MS, 2100 * US, 2900 * US, "sgemm");
+    t = fx_close(&f);
+    r = fx_report(t, NULL);
+    CU_ASSERT_FALSE(r->cpu_timeline);
+    CU_ASSERT_EQUAL(r->n_ops, 0);
+    CU_ASSERT_EQUAL_FATAL(r->n_modules, 1);
+    CU_ASSERT_STRING_EQUAL(r->modules[0].name, "Net");
+    CU_ASSERT_EQUAL(r->modules[0].fwd_self_ns, 3 * MS);
+    CU_ASSERT_EQUAL(r->n_phases, 2); /* forward and the rest */
+    gt_report_free(r);
+    gt_trace_free(t);
 }
 
 static const gt_test_case cases[] = {
