@@ -67,13 +67,17 @@ static gt_diff_row *new_row(rows *R, const char *metric, const char *unit)
     return r;
 }
 
-/* lower_better: +1 when a smaller value is an improvement, -1 when a larger one is. */
-static void judge(gt_diff_row *r, double floor, double lo_abs, double hi_abs, int lower_better)
+/* lower_better: +1 when a smaller value is an improvement, -1 when a larger one is.
+ * ch: the bootstrap's, or NULL for one figure a side. */
+static void judge(gt_diff_row *r, double floor, const an_change *ch, int lower_better)
 {
-    double d = r->after - r->before;
+    double d = r->after - r->before, lo_abs = ch ? ch->lo : NAN, hi_abs = ch ? ch->hi : NAN;
     double scale = fabs(r->before) > fabs(r->after) ? fabs(r->before) : fabs(r->after);
     r->change = r->before != 0 ? d / fabs(r->before) : 0;
-    if (!isnan(lo_abs) && r->before != 0) {
+    if (ch && !isnan(ch->rlo)) { /* each replicate against its own before: never under -100% for times */
+        r->lo = ch->rlo;
+        r->hi = ch->rhi;
+    } else if (ch && r->before != 0) {
         r->lo = lo_abs / fabs(r->before);
         r->hi = hi_abs / fabs(r->before);
     }
@@ -130,7 +134,7 @@ static int step_row(ctx *c, const char *metric, const char *unit, const char *ke
     if (wa + wb == 0 || ka == 0 || kb == 0) { /* no steps (or none with it): one figure each */
         r->before = fa;
         r->after = fb;
-        judge(r, c->opt->noise_floor, NAN, NAN, lower_better);
+        judge(r, c->opt->noise_floor, NULL, lower_better);
         if (r->verdict && !(c->a.n > 0 && c->a.runs[0]->n_steps > 0 && c->b.runs[0]->n_steps > 0)) {
             r->verdict = 0; /* beyond the floor, but one figure cannot tell a change from noise */
             r->too_few = true;
@@ -146,7 +150,7 @@ static int step_row(ctx *c, const char *metric, const char *unit, const char *ke
             return rc;
         r->before = ch.before;
         r->after = ch.after;
-        judge(r, c->opt->noise_floor, NAN, NAN, lower_better);
+        judge(r, c->opt->noise_floor, NULL, lower_better);
         r->too_few = r->verdict != 0 || r->before != r->after;
         r->verdict = 0;
         return 0;
@@ -156,7 +160,7 @@ static int step_row(ctx *c, const char *metric, const char *unit, const char *ke
         return rc;
     r->before = ch.before;
     r->after = ch.after;
-    judge(r, c->opt->noise_floor, ch.lo, ch.hi, lower_better);
+    judge(r, c->opt->noise_floor, &ch, lower_better);
     if (strcmp(unit, "ns") == 0 && fabs(r->after - r->before) < c->min_ns)
         r->verdict = 0;
     if (r->verdict && strcmp(unit, "ns") == 0) {
@@ -169,7 +173,7 @@ static int step_row(ctx *c, const char *metric, const char *unit, const char *ke
             return rc;
         low.before = ch.before;
         low.after = ch.after;
-        judge(&low, c->opt->noise_floor, ch.lo, ch.hi, lower_better);
+        judge(&low, c->opt->noise_floor, &ch, lower_better);
         if (low.verdict != r->verdict)
             r->verdict = 0;
     }
@@ -200,7 +204,7 @@ static int run_row(ctx *c, const char *metric, const char *unit, const double *v
     r->by_runs = true;
     r->n_before = (int64_t)c->a.n;
     r->n_after = (int64_t)c->b.n;
-    judge(r, c->opt->noise_floor, enough ? ch.lo : NAN, enough ? ch.hi : NAN, lower_better);
+    judge(r, c->opt->noise_floor, enough ? &ch : NULL, lower_better);
     if (!enough && exact != EXACT && r->verdict) {
         r->verdict = 0;
         r->too_few = true;
@@ -363,7 +367,7 @@ static int copy_rows(ctx *c, const char *per)
             gt_diff_row *r = &c->R.v[c->R.n - 1];
             if (r->too_few && r->n_before == 0) {
                 r->too_few = false;
-                judge(r, c->opt->noise_floor, NAN, NAN, 1);
+                judge(r, c->opt->noise_floor, NULL, 1);
             }
         }
     }

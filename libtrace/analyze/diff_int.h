@@ -43,6 +43,7 @@ typedef struct an_series { const double *v; size_t n; } an_series; /* one run's 
 typedef struct an_change { /* stat(after) - stat(before), pooled over runs */
     double before, after;   /* the statistic of each side's pooled samples */
     double lo, hi;          /* 95% interval of after - before */
+    double rlo, rhi;        /* 95% interval of each replicate's after / before - 1; NaN when a before was 0 */
 } an_change;
 
 /* The change of statistic s from the runs a[0..na) to b[0..nb), with a

@@ -153,7 +153,7 @@ int an_boot_change(an_change *out, an_stat st, const an_series *a, size_t na, co
     if (sum_b > cap)
         cap = sum_b;
     double *buf = malloc((cap ? cap : 1) * sizeof *buf);
-    double *reps = malloc((size_t)(n_boot > 0 ? n_boot : 1) * sizeof *reps);
+    double *reps = malloc((size_t)(n_boot > 0 ? n_boot : 1) * 2 * sizeof *reps);
     if (!buf || !reps) {
         free(buf);
         free(reps);
@@ -170,16 +170,26 @@ int an_boot_change(an_change *out, an_stat st, const an_series *a, size_t na, co
             buf[k++] = b[i].v[j];
     out->after = an_stat_of(st, buf, k);
     uint64_t s = seed ? seed : 0x9E3779B97F4A7C15ULL;
+    double *rel = reps + (n_boot > 0 ? n_boot : 1); /* the change relative to the replicate's own before */
+    bool rel_ok = true;
     for (int r = 0; r < n_boot; r++) {
         size_t n = resample(buf, a, na, &s);
         double x = an_stat_of(st, buf, n);
         n = resample(buf, b, nb, &s);
         reps[r] = an_stat_of(st, buf, n) - x;
+        rel_ok &= x != 0;
+        rel[r] = x != 0 ? reps[r] / fabs(x) : 0;
     }
+    out->rlo = out->rhi = NAN;
     if (n_boot > 0) {
         qsort(reps, (size_t)n_boot, sizeof *reps, cmp_double);
         out->lo = quantile(reps, (size_t)n_boot, 0.025);
         out->hi = quantile(reps, (size_t)n_boot, 0.975);
+        if (rel_ok) {
+            qsort(rel, (size_t)n_boot, sizeof *rel, cmp_double);
+            out->rlo = quantile(rel, (size_t)n_boot, 0.025);
+            out->rhi = quantile(rel, (size_t)n_boot, 0.975);
+        }
     } else {
         out->lo = out->hi = out->after - out->before;
     }

@@ -381,6 +381,10 @@ static void test_analyze_diff__load_is_not_a_change(void)
     const gt_diff_row *st = row(d, "step time median");
     CU_ASSERT_TRUE(st->change > 0.4 && st->lo > 0); /* the median did move */
     CU_ASSERT_EQUAL(st->verdict, 0);
+    /* each replicate's change against its own before: a time never falls by more than 100% */
+    for (size_t i = 0; i < d->n_rows; i++)
+        if (!isnan(d->rows[i].lo) && strcmp(d->rows[i].unit, "ns") == 0)
+            CU_ASSERT_TRUE(d->rows[i].lo >= -1 && d->rows[i].lo <= d->rows[i].hi);
     gt_diff_free(d);
     CU_ASSERT_EQUAL_FATAL(gt_diff_compute(&d, ra, rc), 0);
     CU_ASSERT_EQUAL(row(d, "step time median")->verdict, -1);
