@@ -275,7 +275,7 @@ typedef struct gt_report {
     gt_phase_row *phases; size_t n_phases;   /* none: no step has a phase range */
     gt_module_row *modules; size_t n_modules; /* top_n by self time */
     int64_t n_module_names;
-    gt_op_row *ops; size_t n_ops;            /* top_n by self time; CPU-timeline traces */
+    gt_op_row *ops; size_t n_ops;            /* top_n by self time: NVTX "compute" ranges, GTRACE_CPU_OPS */
     int64_t n_op_names;
     bool ops_nest;                           /* some op called another: self differs from total */
     char *steps_note;                        /* how the steps were taken when not as their ranges

@@ -3,7 +3,7 @@
  * forward, backward, optimizer, and the rest of the step), modules by self
  * time (a module's range less its submodules' ranges, forward and "NAME
  * backward" apart), and CPU ops by self time (an op less the ops it called),
- * the order torch's key_averages() sorts by. An imported torch.profiler
+ * the order torch's key_averages() sorts by, with or without kernels. An imported torch.profiler
  * trace has no module or forward ranges; its DataLoader, optimizer and
  * autograd ranges are phases. It renders nothing. */
 #include "pytorch_int.h"
@@ -210,6 +210,61 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+/* A trace with kernels: the model keeps no compute ranges (the CPU ops are
+ * no device there), so they are read again, when some range's name looks
+ * like an op's ("aten::mm"), and found among the model's ranges by thread
+ * and times (inline texts have ids of their own per handle). */
+typedef struct cand { int64_t tid, start_ns, end_ns, domain; int32_t category; } cand;
+
+static int mark_device_trace_ops(uint8_t *kind, const an_model *m)
+{
+    bool opish = false;
+    for (size_t i = 0; i < m->n_ranges && !opish; i++)
+        opish = (i == 0 || m->ranges[i].text != m->ranges[i - 1].text) && strstr(an_str(m, m->ranges[i].text), "::");
+    if (!opish || !m->t)
+        return 0;
+    struct { int64_t pid, domain; int32_t category; } cats[64];
+    size_t n_cats = 0, n = 0, cap = 0;
+    cand *v = NULL;
+    gt_iter *it = NULL;
+    gt_event ev;
+    int rc = gt_iter_new(&it, m->t, GT_EV_NVTX, INT64_MIN, INT64_MAX);
+    while (rc >= 0 && (rc = gt_iter_next(it, &ev)) == 1) {
+        const gt_nvtx *x = &ev.u.nvtx;
+        if (x->event_type == GT_NVTX_CATEGORY && x->category != 0 && n_cats < 64 &&
+            strcmp(gt_trace_string(m->t, x->text), "compute") == 0) {
+            cats[n_cats].pid = x->global_tid ? gt_pid_of(x->global_tid) : 0;
+            cats[n_cats].domain = x->domain_id;
+            cats[n_cats++].category = x->category;
+        } else if (x->event_type == GT_NVTX_PUSHPOP && x->category != 0) {
+            if (n == cap) {
+                cand *nv = realloc(v, (cap = cap ? 2 * cap : 1024) * sizeof *v);
+                if (!nv) {
+                    rc = gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
+                    break;
+                }
+                v = nv;
+            }
+            v[n++] = (cand){x->global_tid, x->start_ns, x->end_ns, x->domain_id, x->category};
+        }
+    }
+    gt_iter_free(it);
+    for (size_t i = 0; rc >= 0 && i < n; i++) {
+        bool compute = false;
+        for (size_t k = 0; k < n_cats && !compute; k++)
+            compute = cats[k].domain == v[i].domain && cats[k].category == v[i].category &&
+                      (cats[k].pid == 0 || cats[k].pid == gt_pid_of(v[i].tid));
+        if (!compute)
+            continue;
+        for (size_t j = first_range(m, v[i].tid, v[i].start_ns);
+             j < m->n_ranges && m->ranges[j].tid == v[i].tid && m->ranges[j].start_ns == v[i].start_ns; j++)
+            if (m->ranges[j].end_ns == v[i].end_ns)
+                kind[j] = K_OP;
+    }
+    free(v);
+    return rc < 0 ? rc : 0;
+}
+
 /* Marks each range: an op (an NVTX compute range the CPU timeline has, or
  * one inside it on its thread), or a module: a range in a "forward" phase,
  * a range "NAME backward", or a range NAME where "NAME backward" exists
@@ -218,6 +273,9 @@ static int cmp_str(const void *a, const void *b)
  * and hooks.py's "aten::mm" ranges are in the forward all the same. */
 static int mark_ranges(uint8_t *kind, const an_model *m)
 {
+    int rc = 0;
+    if (!m->cpu_timeline && (rc = mark_device_trace_ops(kind, m)) < 0)
+        return rc;
     for (size_t a = 0; a < m->n_acts; a++) {
         const an_act *op = &m->acts[a];
         if (op->kind != GT_EV_CPU_OP || !op->nvtx)
@@ -230,7 +288,6 @@ static int mark_ranges(uint8_t *kind, const an_model *m)
     /* the names NAME of the "NAME backward" ranges, sorted */
     char **backs = NULL;
     size_t n_backs = 0, cap = 0;
-    int rc = 0;
     for (size_t i = 0; i < m->n_ranges && rc == 0; i++) {
         const char *s = an_str(m, m->ranges[i].text);
         size_t n = strlen(s);

@@ -409,8 +409,8 @@ static void test_analyze_report__pytorch_tables(void)
     gt_report_free(r);
     gt_trace_free(t);
 
-    /* With a kernel the compute ranges are no CPU ops: no op table, and the
-     * ATen op in the forward is no module. */
+    /* With a kernel the compute ranges are no CPU timeline, but ops all the
+     * same, and the ATen op in the forward is no module. */
     fx_open(&f, "pytorch_gpu.sqlite");
     fx_category(&f, 0, 1, 1, "compute");
     fx_range(&f, 0, 10 * MS, "step 0");
@@ -421,7 +421,9 @@ static void test_analyze_report__pytorch_tables(void)
     t = fx_close(&f);
     r = fx_report(t, NULL);
     CU_ASSERT_FALSE(r->cpu_timeline);
-    CU_ASSERT_EQUAL(r->n_ops, 0);
+    CU_ASSERT_EQUAL_FATAL(r->n_ops, 1);
+    CU_ASSERT_STRING_EQUAL(r->ops[0].name, "aten::mm");
+    CU_ASSERT_EQUAL(r->ops[0].self_ns, 1 * MS);
     CU_ASSERT_EQUAL_FATAL(r->n_modules, 1);
     CU_ASSERT_STRING_EQUAL(r->modules[0].name, "Net");
     CU_ASSERT_EQUAL(r->modules[0].fwd_self_ns, 3 * MS);
