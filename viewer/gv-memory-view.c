@@ -245,9 +245,7 @@ void gv_render_memory(cairo_t *cr, GvTraceModel *m, const GvMemView *v, const gt
     cairo_set_source_rgb(cr, 0.93, 0.93, 0.93);
     cairo_rectangle(cr, 0, 0, x->width, GV_AXIS_H);
     cairo_fill(cr);
-    snprintf(line, sizeof line, "%s .. %s", gt_fmt_ns(a, sizeof a, ns_sub(x->t0_ns, x->origin_ns)),
-             gt_fmt_ns(line + 100, 32, ns_sub(gv_view_end(x), x->origin_ns)));
-    text(cr, lay, GV_LABEL_W + 4, 3, x->width - GV_LABEL_W - 8, line, 0.25);
+    gv_render_time_axis(cr, x, 0, GV_AXIS_H); /* from the trace's start, as the timeline's */
     for (int k = 0; k <= 4; k++) {
         int64_t bytes = max * k / 4;
         double y = y_of(v, bytes, max);
@@ -259,12 +257,12 @@ void gv_render_memory(cairo_t *cr, GvTraceModel *m, const GvMemView *v, const gt
         text(cr, lay, GV_LABEL_W - 80, y - 7, 76, gt_fmt_bytes(a, sizeof a, bytes), 0.35);
     }
     text(cr, lay, 6, GV_AXIS_H + 4, GV_LABEL_W - 90, "allocated (black)\nreserved (red)\nblocks stacked", 0.3);
-    if (pm && x->width > GV_LABEL_W + 240) { /* the process's figures, the report's, in the axis bar */
+    if (pm) { /* the process's figures, the report's, under the legend (the axis bar has the ticks) */
         char b1[32], b2[32];
-        snprintf(line, sizeof line, "pid %lld: peak allocated %s, peak reserved %s", (long long)mem->pid,
+        snprintf(line, sizeof line, "pid %lld\npeak allocated\n  %s\npeak reserved\n  %s", (long long)mem->pid,
                  gt_fmt_bytes(b1, sizeof b1, pm->peak_allocated_bytes),
                  gt_fmt_bytes(b2, sizeof b2, pm->peak_reserved_bytes));
-        text(cr, lay, GV_LABEL_W + 220, 3, x->width - GV_LABEL_W - 224, line, 0.15);
+        text(cr, lay, 6, GV_AXIS_H + 56, GV_LABEL_W - 90, line, 0.15);
     }
 
     /* Bands: each block from its points; only blocks alive in the window are walked. */

@@ -723,17 +723,43 @@ static void step_diff_label(char *buf, size_t n, const gt_step *s, const GvStepP
         snprintf(buf, n, "step %lld  %s%s", (long long)s->number, db < da ? "-" : "+", d);
 }
 
-static void draw_axis(GvDrawCtx *c)
+const char *gv_fmt_tick(char *buf, size_t n, double t_ns, double step_ns)
+{
+    double a = fabs(t_ns) > step_ns ? fabs(t_ns) : step_ns;
+    double unit = a >= 1e9 ? 1e9 : a >= 1e6 ? 1e6 : a >= 1e3 ? 1e3 : 1;
+    const char *name = unit == 1e9 ? "s" : unit == 1e6 ? "ms" : unit == 1e3 ? "us" : "ns";
+    if (t_ns == 0) {
+        snprintf(buf, n, "0");
+        return buf;
+    }
+    /* As many decimals as the step needs, then none that are zeros. */
+    int decimals = step_ns / unit >= 1 ? 0 : (int)ceil(-log10(step_ns / unit) - 1e-9);
+    decimals = decimals > 9 ? 9 : decimals;
+    char num[48];
+    snprintf(num, sizeof num, "%.*f", decimals, t_ns / unit);
+    if (strchr(num, '.')) {
+        size_t k = strlen(num);
+        while (k > 0 && num[k - 1] == '0')
+            num[--k] = 0;
+        if (k > 0 && num[k - 1] == '.')
+            num[--k] = 0;
+    }
+    snprintf(buf, n, "%s %s", num, name);
+    return buf;
+}
+
+/* Ticks about 110 px apart in the band [y, y + h), counted from the view's
+ * origin (the trace's start): none before it, and no label that would be cut
+ * at the right edge. An aligned view's ticks are not evenly spaced. */
+static void draw_ticks(GvDrawCtx *c, double y, double h)
 {
     const GvView *v = c->v;
     cairo_t *cr = c->cr;
-    cairo_set_source_rgb(cr, 0.93, 0.93, 0.93);
-    cairo_rectangle(cr, 0, 0, v->width, GV_AXIS_H);
-    cairo_fill(cr);
-    /* Ticks in the trace's own time; an aligned view's ticks are not evenly spaced. */
     double step;
     nice_tick(diff_d(c->t_right_ns, c->t_left_ns) / lanes_w(v), &step);
     double first = ceil(diff_d(c->t_left_ns, v->origin_ns) / step) * step, last_label = -1e9;
+    if (first < 0)
+        first = 0;
     cairo_set_line_width(cr, 1);
     /* Counted, not stepped: near INT64_MAX a double plus a step may be the
      * same double. About 110 px apart: a tick per pixel is already too many. */
@@ -744,16 +770,41 @@ static void draw_axis(GvDrawCtx *c)
             break;
         double x = floor(gv_view_x(v, add_sat(v->origin_ns, to_i64(t)))) + 0.5;
         cairo_set_source_rgb(cr, 0.6, 0.6, 0.6);
-        cairo_move_to(cr, x, GV_AXIS_H - 6);
-        cairo_line_to(cr, x, GV_AXIS_H);
+        cairo_move_to(cr, x, y + h - 6);
+        cairo_line_to(cr, x, y + h);
         cairo_stroke(cr);
         if (x - last_label < 60)
             continue;
-        char buf[32];
-        gt_fmt_ns(buf, sizeof buf, to_i64(t));
-        gv_render_text_at(c, x + 3, 2, -1, buf, 0.25);
+        char buf[48];
+        gv_fmt_tick(buf, sizeof buf, t, step);
+        PangoLayout *l = gv_render_text_layout(buf, 0);
+        int w = 0;
+        if (l)
+            pango_layout_get_pixel_size(l, &w, NULL);
+        if (x + 3 + w > v->width - 2)
+            break;
+        gv_render_text_at(c, x + 3, y + 2, -1, buf, 0.25);
         last_label = x;
     }
+}
+
+void gv_render_time_axis(cairo_t *cr, const GvView *v, double y, double h)
+{
+    GvDrawCtx c = {.cr = cr, .v = v};
+    c.t_left_ns = gv_view_time(v, GV_LABEL_W);
+    c.t_right_ns = gv_view_end(v);
+    text_begin(cr);
+    draw_ticks(&c, y, h);
+}
+
+static void draw_axis(GvDrawCtx *c)
+{
+    const GvView *v = c->v;
+    cairo_t *cr = c->cr;
+    cairo_set_source_rgb(cr, 0.93, 0.93, 0.93);
+    cairo_rectangle(cr, 0, 0, v->width, GV_AXIS_H);
+    cairo_fill(cr);
+    draw_ticks(c, 0, GV_AXIS_H);
     /* Steps from the analysis, alternating shades; an aligned trace's steps
      * are tinted by how they compare with their partners: red slower, green faster. */
     const gt_report *r = gv_trace_model_report(c->m);

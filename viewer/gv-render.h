@@ -81,6 +81,12 @@ gboolean gv_view_flow(GvTraceModel *m, const GvView *v, double out[4]);
 /* Draws the timeline; returns the number of boxes drawn. Takes the model's lock. */
 size_t gv_render_timeline(cairo_t *cr, GvTraceModel *m, const GvView *v);
 
+/* A tick's label: t (from the origin) with the decimals step needs and no
+ * trailing zeros ("0", "275 ms", "356.5 ms"). */
+const char *gv_fmt_tick(char *buf, size_t n, double t_ns, double step_ns);
+/* The time ticks alone, in the band [y, y + h) (the memory chart's axis). */
+void gv_render_time_axis(cairo_t *cr, const GvView *v, double y, double h);
+
 /* Colours everything uses, as 0..1 RGB. */
 void gv_color_gap(int cause, double rgb[3]);
 void gv_color_item(GvTraceModel *m, const GvItem *it, double rgb[3]);

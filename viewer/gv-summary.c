@@ -69,7 +69,8 @@ static void fill(GvSummary *self)
         return;
     }
     char a[32], b[32], c[32];
-    int64_t o = r->start_ns;
+    int64_t o, span_end; /* times from the trace's start, as the timeline's axis counts them */
+    gv_trace_model_span(self->model, &o, &span_end);
     addf(self, 0, 0, "<b>%s</b>", gv_trace_model_path(self->model)); /* as given: not an import's temporary */
     if (r->n_steps > 0)
         addf(self, r->steps[0].start_ns, r->steps[r->n_steps - 1].end_ns,

@@ -16,6 +16,12 @@ static const char *gap_cause_words(int cause)
     }
 }
 
+/* Times are said from the trace's start, as the axis counts them. Under the lock. */
+static int64_t since_start(GvTraceModel *self, int64_t t_ns)
+{
+    return gv_sat_sub(t_ns, self->span_start_ns);
+}
+
 /* Launch configuration and exact name of a kernel, read back from the trace. */
 static void describe_kernel(GvTraceModel *self, const GvItem *it, GString *s)
 {
@@ -84,10 +90,10 @@ char *gv_trace_model_describe(GvTraceModel *self, const GvItemRef *ref)
     else
         g_string_append_printf(s, "%s  %s", name, kind_words[it->kind]);
     if (it->kind == GV_ITEM_MARK) /* an instant */
-        g_string_append_printf(s, "\n%s at %s", tr->title, gt_fmt_ns(b, sizeof b, it->start_ns));
+        g_string_append_printf(s, "\n%s at %s", tr->title, gt_fmt_ns(b, sizeof b, since_start(self, it->start_ns)));
     else
         g_string_append_printf(s, "\n%s, %s at %s", gt_fmt_ns(a, sizeof a, gv_sat_sub(it->end_ns, it->start_ns)), tr->title,
-                               gt_fmt_ns(b, sizeof b, it->start_ns));
+                               gt_fmt_ns(b, sizeof b, since_start(self, it->start_ns)));
     if (it->kind == GV_ITEM_MARK) {
         append_payload(s, it);
     } else if (it->kind == GV_ITEM_GAP) {
@@ -116,7 +122,7 @@ char *gv_trace_model_describe(GvTraceModel *self, const GvItemRef *ref)
                                                      : "launched by";
         g_string_append_printf(s, "\n%s %s (%s, at %s)", how, gv_trace_model_name(self, ri->name),
                                gt_fmt_ns(a, sizeof a, gv_sat_sub(ri->end_ns, ri->start_ns)),
-                               gt_fmt_ns(b, sizeof b, ri->start_ns));
+                               gt_fmt_ns(b, sizeof b, since_start(self, ri->start_ns)));
         if (it->kind != GV_ITEM_API)
             g_string_append_printf(s, " on %s", gv_trace_model_track(self, rel.track)->title);
     }
@@ -142,7 +148,7 @@ char *gv_trace_model_describe_run(GvTraceModel *self, const GvItemRef *first, si
             busy = gv_sat_add(busy, gv_sat_sub(l->items[k].end_ns, l->items[k].start_ns));
         out = g_strdup_printf("%zu items merged at this zoom (%s): %s ... %s\nfrom %s, busy %s\nzoom in to see them",
                               count, l->label, gv_trace_model_name(self, it->name),
-                              gv_trace_model_name(self, l->items[last].name), gt_fmt_ns(a, sizeof a, it->start_ns),
+                              gv_trace_model_name(self, l->items[last].name), gt_fmt_ns(a, sizeof a, since_start(self, it->start_ns)),
                               gt_fmt_ns(b, sizeof b, busy));
     }
     gv_trace_model_unlock(self);

@@ -349,6 +349,128 @@ static void test_viewer_layout__lane_names(void)
     free(path);
 }
 
+/* Tick labels: the decimals the step needs, no trailing zeros. */
+static void test_viewer_layout__tick_labels(void)
+{
+    char b[48];
+    CU_ASSERT_STRING_EQUAL(gv_fmt_tick(b, sizeof b, 0, 100e6), "0");
+    CU_ASSERT_STRING_EQUAL(gv_fmt_tick(b, sizeof b, 300e6, 100e6), "300 ms");
+    CU_ASSERT_STRING_EQUAL(gv_fmt_tick(b, sizeof b, 356.5e6, 0.5e6), "356.5 ms");
+    CU_ASSERT_STRING_EQUAL(gv_fmt_tick(b, sizeof b, 357e6, 0.5e6), "357 ms");
+    CU_ASSERT_STRING_EQUAL(gv_fmt_tick(b, sizeof b, 1.5e9, 0.5e9), "1.5 s");
+    CU_ASSERT_STRING_EQUAL(gv_fmt_tick(b, sizeof b, 1.02e6, 20e3), "1.02 ms");
+    CU_ASSERT_STRING_EQUAL(gv_fmt_tick(b, sizeof b, 40, 20), "40 ns");
+}
+
+static gboolean is_gap_row(GtkWidget *w, gconstpointer unused)
+{
+    return GTK_IS_LABEL(w) && g_str_has_prefix(gtk_label_get_text(GTK_LABEL(w)), "gap ");
+}
+
+/* The nsys fixture's calls start 264 ms after its first event: a real click
+ * on the call under the axis's 275 ms says when it ran from the trace's
+ * start, as the axis does; the summary counts the same way; the axis's
+ * last label is whole. */
+static void test_viewer_layout__time_base(void)
+{
+    char *path = fixture("nsys/cloverleaf-cuda-nsys2024.5.sqlite");
+    GvTraceModel *m;
+    GvWindow *win = open_window(path, &m);
+    GvTimeline *tl = gv_window_get_timeline(win);
+    GvView *v = gv_timeline_get_view(tl);
+    int64_t start, end;
+    gv_trace_model_span(m, &start, &end);
+    CU_ASSERT_EQUAL(v->origin_ns, start);
+    int wx, wy, ww, wh;
+    ti_screen_rect(GTK_WIDGET(tl), &wx, &wy, &ww, &wh);
+    GdkPixbuf *screen = ti_grab_screen();
+    save_grab(screen, "viewer-layout-axis.png");
+    int cut = ti_count_dark(screen, wx + ww - 3, wy + 2, 3, GV_AXIS_H - 4, 140);
+    CU_ASSERT_EQUAL(cut, 0); /* no label runs off the right edge */
+    g_object_unref(screen);
+
+    size_t ti = 0, li = 0;
+    gv_trace_model_lock(m);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(find_lane(m, "cuda-cloverleaf", GV_ITEM_API, &ti, &li));
+    gv_trace_model_unlock(m);
+    int64_t at = start + 275 * FX_MS;
+    gv_timeline_show_range(tl, at - FX_MS, at + FX_MS);
+    for (int k = 0; k < 10; k++)
+        ti_settle();
+    int x = wx + (int)gv_view_x(v, at), y = wy + (int)gv_view_lane_y(m, v, ti, li) + GV_LANE_H / 2;
+    CU_ASSERT_EQUAL(ti_xclick(x, y), 0);
+    for (int k = 0; k < 10; k++)
+        ti_settle();
+    GvItemRef sel;
+    CU_ASSERT_TRUE_FATAL(gv_timeline_get_selection(tl, &sel));
+    gv_trace_model_lock(m);
+    GvItem it = gv_trace_model_track(m, sel.track)->lanes[sel.lane]->items[sel.index];
+    gv_trace_model_unlock(m);
+    CU_ASSERT(it.start_ns <= at + FX_MS && it.end_ns >= at - FX_MS);
+    char rel[32], abs_[32];
+    g_autofree char *want = g_strdup_printf("at %s", gt_fmt_ns(rel, sizeof rel, (double)(it.start_ns - start)));
+    g_autofree char *was = g_strdup_printf("at %s", gt_fmt_ns(abs_, sizeof abs_, (double)it.start_ns));
+    fprintf(stderr, "status: %s\n", gv_window_get_status(win));
+    CU_ASSERT_PTR_NOT_NULL(strstr(gv_window_get_status(win), want));
+    CU_ASSERT_PTR_NULL(strstr(gv_window_get_status(win), was));
+
+    /* The summary's gaps: "at +t" from the same start. */
+    const gt_report *r = gv_trace_model_report(m);
+    CU_ASSERT_FATAL(r && r->gaps.n_longest > 0);
+    GtkWidget *row = ti_find_widget(GTK_WIDGET(gv_window_get_summary(win)), is_gap_row, NULL);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(row);
+    char when[32];
+    g_autofree char *gap_at = g_strdup_printf("at +%s", gt_fmt_ns(when, sizeof when, (double)(r->gaps.longest[0].start_ns - start)));
+    CU_ASSERT_PTR_NOT_NULL(strstr(gtk_label_get_text(GTK_LABEL(row)), gap_at));
+    gtk_widget_destroy(GTK_WIDGET(win));
+    g_object_unref(m);
+    g_free(path);
+}
+
+/* Tick marks in the grey of the timeline's, in a band of the axis bar. */
+static int tick_marks(const GdkPixbuf *p, int x0, int x1, int y)
+{
+    int n = 0;
+    for (int x = x0; x < x1; x++) {
+        int rgb[3];
+        ti_pixel(p, x, y, rgb);
+        n += abs(rgb[0] - 153) <= 2 && abs(rgb[1] - 153) <= 2 && abs(rgb[2] - 153) <= 2;
+    }
+    return n;
+}
+
+/* The memory chart's axis: ticks from the trace's start, no label before it. */
+static void test_viewer_layout__memory_axis(void)
+{
+    char *path = gt_test_path("fixture.sqlite");
+    CU_ASSERT_EQUAL_FATAL(fx_write(path), 0);
+    GvTraceModel *m;
+    GvWindow *win = open_window(path, &m);
+    gv_window_show_page(win, 1);
+    for (int k = 0; k < 20; k++)
+        ti_settle();
+    GtkWidget *mw = GTK_WIDGET(gv_window_get_memory_view(win));
+    GvMemView *mv = gv_memory_view_get_state(gv_window_get_memory_view(win));
+    int wx, wy, ww, wh;
+    ti_screen_rect(mw, &wx, &wy, &ww, &wh);
+    GdkPixbuf *screen = ti_grab_screen();
+    save_grab(screen, "viewer-layout-memory-axis.png");
+    int x0 = wx + (int)gv_view_x(&mv->x, mv->x.origin_ns);
+    int ticks = tick_marks(screen, wx + GV_LABEL_W, wx + ww, wy + GV_AXIS_H - 3);
+    int before = ti_count_dark(screen, wx + GV_LABEL_W, wy + 2, x0 - (wx + GV_LABEL_W) - 1, GV_AXIS_H - 4, 140);
+    int labels = ti_count_dark(screen, x0, wy + 2, wx + ww - x0, GV_AXIS_H - 4, 140);
+    fprintf(stderr, "memory axis: origin at %d, %d ticks, %d dark px before it, %d after\n", x0 - wx, ticks, before,
+            labels);
+    CU_ASSERT(x0 > wx + GV_LABEL_W + 4);
+    CU_ASSERT(ticks >= 5);
+    CU_ASSERT_EQUAL(before, 0);
+    CU_ASSERT(labels > 100);
+    g_object_unref(screen);
+    gtk_widget_destroy(GTK_WIDGET(win));
+    g_object_unref(m);
+    free(path);
+}
+
 int main(int argc, char **argv)
 {
     if (!gtk_init_check(&argc, &argv)) {
@@ -361,6 +483,9 @@ int main(int argc, char **argv)
         {"test_viewer_layout__panel_width", test_viewer_layout__panel_width},
         {"test_viewer_layout__borders", test_viewer_layout__borders},
         {"test_viewer_layout__lane_names", test_viewer_layout__lane_names},
+        {"test_viewer_layout__tick_labels", test_viewer_layout__tick_labels},
+        {"test_viewer_layout__time_base", test_viewer_layout__time_base},
+        {"test_viewer_layout__memory_axis", test_viewer_layout__memory_axis},
         {NULL, NULL},
     };
     static const gt_test_suite suites[] = {{"viewer_layout", cases}};
