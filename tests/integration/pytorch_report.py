@@ -17,8 +17,9 @@ from torch.utils.data import DataLoader, TensorDataset
 class Net(nn.Module):
     def __init__(self):
         super().__init__()
-        self.body = nn.Sequential(nn.Linear(512, 1024), nn.ReLU(), nn.Linear(1024, 1024), nn.ReLU())
-        self.head = nn.Linear(1024, 10)
+        # wide enough that the ops' work, not the cost of a call, orders them
+        self.body = nn.Sequential(nn.Linear(512, 2048), nn.ReLU(), nn.Linear(2048, 2048), nn.ReLU())
+        self.head = nn.Linear(2048, 10)
 
     def forward(self, x):
         return self.head(self.body(x))

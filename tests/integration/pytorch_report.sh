@@ -11,9 +11,10 @@
 # is one op to gtrace and two to torch (aten::relu calls aten::clamp_min:
 # gtrace's relu is torch's clamp_min); the 5th may be a near tie.
 # The self times of an op both name with the same number of calls, measured
-# in one run by both, agree within 25% where they are over 100 us a call
-# (gtrace's range excludes its own dispatch hook, which torch's event
-# includes: a few us a call).
+# in one run by both: gtrace's at most 10% over torch's (its range lies
+# inside torch's event), and under it by at most 25% plus 100 us a call
+# (torch's event includes gtrace's dispatch hook, tens of us a call on a
+# loaded machine).
 . "$GT_TOP_SRCDIR/tests/integration/pytorch_common.sh"
 STEPS=8
 "$GTRACE" --pytorch=steps,modules,ops -o t.sqlite "$PY" "$GT_TOP_SRCDIR/tests/integration/pytorch_report.py" \
@@ -36,10 +37,11 @@ assert len(both) >= 4, "only %d of torch's top 5 found" % len(both)
 by_torch = {e["name"]: e for e in theirs}
 for o in ours:
     e = by_torch.get(o["name"])
-    if e is None or e["count"] != o["n"] or e["self_us"] / e["count"] < 100:
+    if e is None or e["count"] != o["n"]:
         continue
-    ratio = o["self_ns"] / 1e3 / e["self_us"]
-    assert 0.75 <= ratio <= 1.25, "%s: self %.0f us, torch %.0f us" % (o["name"], o["self_ns"] / 1e3, e["self_us"])
+    ours_us, torch_us = o["self_ns"] / 1e3, e["self_us"]
+    assert torch_us * 0.75 - 100 * e["count"] <= ours_us <= torch_us * 1.10, \
+        "%s: self %.0f us, torch %.0f us in %d calls" % (o["name"], ours_us, torch_us, e["count"])
 # the ops are self times: never over their totals, and nothing nests at the dispatch key
 for o in rep["ops"]:
     assert 0 <= o["self_ns"] <= o["total_ns"], o
