@@ -22,6 +22,7 @@ struct _GvTimeline {
     double drag_x, drag_y;
     GtkGesture *zoom_gesture;
     guint8 *match; /* the view's names to outline (view.match) */
+    guint walk_name; /* n/p go over this name's items while one is selected (G_MAXUINT: over the lane) */
     double pinch_last;
 };
 
@@ -386,7 +387,14 @@ static gboolean on_release(GtkWidget *w, GdkEventButton *e)
     return TRUE;
 }
 
-/* The next or previous item of the selected lane. */
+void gv_timeline_walk_name(GvTimeline *self, guint name)
+{
+    g_return_if_fail(GV_IS_TIMELINE(self));
+    self->walk_name = name;
+}
+
+/* The next or previous item of the selected lane, or of the walked name
+ * while the selection is one of its items. */
 static void step_selection(GvTimeline *self, int dir)
 {
     GvView *v = &self->view;
@@ -396,6 +404,17 @@ static void step_selection(GvTimeline *self, int dir)
     gv_trace_model_lock(self->model);
     const GvTrack *tr = gv_trace_model_track(self->model, r.track);
     size_t n = tr && r.lane < tr->n_lanes ? tr->lanes[r.lane]->n : 0;
+    const GvItem *cur = r.index < n ? &tr->lanes[r.lane]->items[r.index] : NULL;
+    if (cur && cur->name == self->walk_name) {
+        gboolean found = gv_trace_model_next_named(self->model, self->walk_name, cur->start_ns, dir < 0, &r);
+        gv_trace_model_unlock(self->model);
+        if (!found)
+            return;
+        reveal(self, &r);
+        self->follow_span = FALSE;
+        gv_timeline_select(self, &r);
+        return;
+    }
     gv_trace_model_unlock(self->model);
     if ((dir < 0 && r.index == 0) || (dir > 0 && r.index + 1 >= n))
         return;
@@ -528,6 +547,7 @@ static void gv_timeline_init(GvTimeline *self)
     GtkWidget *w = GTK_WIDGET(self);
     gv_view_init(&self->view, 800, 600);
     self->follow_span = TRUE;
+    self->walk_name = G_MAXUINT;
     gtk_widget_set_can_focus(w, TRUE);
     gtk_widget_set_has_tooltip(w, TRUE);
     gtk_widget_add_events(w, GDK_SCROLL_MASK | GDK_SMOOTH_SCROLL_MASK | GDK_BUTTON_PRESS_MASK |

@@ -35,6 +35,9 @@ gboolean gv_timeline_zoom_to_selection(GvTimeline *self);
 void gv_timeline_select(GvTimeline *self, const GvItemRef *ref);
 gboolean gv_timeline_get_selection(GvTimeline *self, GvItemRef *out);
 gboolean gv_timeline_get_related(GvTimeline *self, GvItemRef *out);
+/* While an item of this name is selected, n/p select the name's next and
+ * previous items in time, on any lane (G_MAXUINT: the lane's). */
+void gv_timeline_walk_name(GvTimeline *self, guint name);
 /* Selects the next (previous) item whose name contains text; FALSE: none. */
 gboolean gv_timeline_search(GvTimeline *self, const char *text, gboolean backwards);
 /* Outlines every item whose name contains text ("" or NULL: none); returns

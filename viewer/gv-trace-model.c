@@ -288,14 +288,11 @@ gboolean gv_trace_model_find_related(GvTraceModel *self, const GvItemRef *of, Gv
     return FALSE;
 }
 
-gboolean gv_trace_model_search(GvTraceModel *self, const char *text, int64_t after_ns, gboolean backwards,
-                               GvItemRef *out)
+/* The first item after after_ns (before it, backwards) whose name the match
+ * bytes mark, over every lane but the idle ones. */
+static gboolean search_match(GvTraceModel *self, const guint8 *match, size_t n_match, int64_t after_ns,
+                             gboolean backwards, GvItemRef *out)
 {
-    g_return_val_if_fail(GV_IS_TRACE_MODEL(self), FALSE);
-    if (!text || !*text)
-        return FALSE;
-    size_t n_match = 0;
-    guint8 *match = gv_trace_model_match_names(self, text, &n_match);
     gboolean any = FALSE;
     for (size_t i = 0; i < n_match; i++)
         any |= match[i];
@@ -309,7 +306,7 @@ gboolean gv_trace_model_search(GvTraceModel *self, const char *text, int64_t aft
                 continue;
             if (!backwards) {
                 for (size_t k = gv_lane_lower_bound(l, 0, gv_sat_add(after_ns, 1)); k < l->n && l->items[k].start_ns < best; k++)
-                    if (l->items[k].name < self->names->len && match[l->items[k].name]) {
+                    if (l->items[k].name < n_match && match[l->items[k].name]) {
                         best = l->items[k].start_ns;
                         *out = (GvItemRef){ti, li, k};
                         found = TRUE;
@@ -317,7 +314,7 @@ gboolean gv_trace_model_search(GvTraceModel *self, const char *text, int64_t aft
                     }
             } else {
                 for (size_t k = gv_lane_lower_bound(l, 0, after_ns); k-- > 0 && l->items[k].start_ns > best;)
-                    if (l->items[k].name < self->names->len && match[l->items[k].name]) {
+                    if (l->items[k].name < n_match && match[l->items[k].name]) {
                         best = l->items[k].start_ns;
                         *out = (GvItemRef){ti, li, k};
                         found = TRUE;
@@ -326,6 +323,31 @@ gboolean gv_trace_model_search(GvTraceModel *self, const char *text, int64_t aft
             }
         }
     }
+    return found;
+}
+
+gboolean gv_trace_model_search(GvTraceModel *self, const char *text, int64_t after_ns, gboolean backwards,
+                               GvItemRef *out)
+{
+    g_return_val_if_fail(GV_IS_TRACE_MODEL(self), FALSE);
+    if (!text || !*text)
+        return FALSE;
+    size_t n_match = 0;
+    guint8 *match = gv_trace_model_match_names(self, text, &n_match);
+    gboolean found = search_match(self, match, n_match, after_ns, backwards, out);
+    g_free(match);
+    return found;
+}
+
+gboolean gv_trace_model_next_named(GvTraceModel *self, uint32_t name, int64_t after_ns, gboolean backwards,
+                                   GvItemRef *out)
+{
+    g_return_val_if_fail(GV_IS_TRACE_MODEL(self), FALSE);
+    if (name >= self->names->len)
+        return FALSE;
+    guint8 *match = g_malloc0(self->names->len);
+    match[name] = 1;
+    gboolean found = search_match(self, match, self->names->len, after_ns, backwards, out);
     g_free(match);
     return found;
 }

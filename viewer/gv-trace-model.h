@@ -94,6 +94,9 @@ gboolean gv_trace_model_find_related(GvTraceModel *self, const GvItemRef *of, Gv
  * before_ns when backwards. */
 gboolean gv_trace_model_search(GvTraceModel *self, const char *text, int64_t after_ns, gboolean backwards,
                                GvItemRef *out);
+/* The same over the items of one name (the top table's n/p). Under the lock. */
+gboolean gv_trace_model_next_named(GvTraceModel *self, uint32_t name, int64_t after_ns, gboolean backwards,
+                                   GvItemRef *out);
 /* A byte per name id (*out_n of them; the caller frees): 1 where the name
  * contains `text` (any case). Under the lock. */
 guint8 *gv_trace_model_match_names(GvTraceModel *self, const char *text, size_t *out_n);
@@ -104,6 +107,10 @@ size_t gv_trace_model_count_matches(GvTraceModel *self, const guint8 *match, siz
 /* Lines that describe an item (name, times, launch configuration, launch
  * call); the caller frees. Takes the lock itself. */
 char *gv_trace_model_describe(GvTraceModel *self, const GvItemRef *ref);
+/* The details panel's text: the description, the item's place (track and
+ * lane) and, for a CUDA call or the work it launched, the call's stack where
+ * the trace has one. The caller frees. Takes the lock itself. */
+char *gv_trace_model_details(GvTraceModel *self, const GvItemRef *ref);
 /* Lines that describe a merged box of `count` items from `first`. */
 char *gv_trace_model_describe_run(GvTraceModel *self, const GvItemRef *first, size_t count);
 

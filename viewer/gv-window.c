@@ -9,8 +9,10 @@ struct _GvWindow {
     GtkWindow parent_instance;
     GvTraceModel *model, *after;
     GtkWidget *header, *notebook, *search, *matches, *status;
+    GtkWidget *bottom, *details; /* under the timeline: details, top kernels and ops, the range's table */
     GvTimeline *timeline;
     GvRangeView *range;
+    GvTopView *top;
     GvMemoryView *memory;
     GvSummary *summary;
     GvCompare *compare;
@@ -21,6 +23,9 @@ G_DEFINE_TYPE(GvWindow, gv_window, GTK_TYPE_WINDOW)
 GvTimeline *gv_window_get_timeline(GvWindow *self) { return self->timeline; }
 GvMemoryView *gv_window_get_memory_view(GvWindow *self) { return self->memory; }
 GvRangeView *gv_window_get_range_view(GvWindow *self) { return self->range; }
+GvTopView *gv_window_get_top_view(GvWindow *self) { return self->top; }
+const char *gv_window_get_details(GvWindow *self) { return gtk_label_get_text(GTK_LABEL(self->details)); }
+GtkWidget *gv_window_get_details_label(GvWindow *self) { return self->details; }
 GvSummary *gv_window_get_summary(GvWindow *self) { return self->summary; }
 GvCompare *gv_window_get_compare(GvWindow *self) { return self->compare; }
 const char *gv_window_get_status(GvWindow *self) { return gtk_label_get_text(GTK_LABEL(self->status)); }
@@ -32,6 +37,8 @@ void gv_window_show_page(GvWindow *self, int page)
     if (page >= 0 && page < gtk_notebook_get_n_pages(GTK_NOTEBOOK(self->notebook)))
         gtk_notebook_set_current_page(GTK_NOTEBOOK(self->notebook), page);
 }
+
+#define NO_DETAILS "click an item on the timeline to see its details"
 
 static void set_status(GvWindow *self, const char *text, gboolean error)
 {
@@ -59,9 +66,24 @@ static void on_selection(GvTimeline *tl, gpointer p)
         if (nl && (nl = strchr(nl + 1, '\n')))
             *nl = 0;
         set_status(self, d, FALSE);
+        g_autofree char *all = gv_trace_model_details(gv_timeline_get_model(tl), &r);
+        gtk_label_set_text(GTK_LABEL(self->details), all);
     } else {
         set_status(self, "", FALSE);
+        gtk_label_set_text(GTK_LABEL(self->details), NO_DETAILS);
     }
+}
+
+/* A row of the top table: its longest instance selected and zoomed to, and
+ * n/p over that name's instances. */
+static void on_top_item(GvTopView *top, gpointer ref, guint name, gpointer p)
+{
+    GvWindow *self = p;
+    gv_window_show_page(self, 0);
+    gv_timeline_select(self->timeline, ref);
+    gv_timeline_zoom_to_selection(self->timeline);
+    gv_timeline_walk_name(self->timeline, name);
+    gtk_widget_grab_focus(GTK_WIDGET(self->timeline));
 }
 
 /* The range's statistics under the timeline while a range is selected. */
@@ -72,6 +94,8 @@ static void on_range(GvTimeline *tl, gpointer p)
     if (gv_timeline_get_range(tl, &from, &to)) {
         gv_range_view_show(self->range, self->model, from, to);
         gtk_widget_show(GTK_WIDGET(self->range));
+        gtk_notebook_set_current_page(GTK_NOTEBOOK(self->bottom),
+                                      gtk_notebook_page_num(GTK_NOTEBOOK(self->bottom), GTK_WIDGET(self->range)));
     } else {
         gv_range_view_clear(self->range);
         gtk_widget_hide(GTK_WIDGET(self->range));
@@ -246,9 +270,28 @@ GtkWidget *gv_window_new(GvTraceModel *model, GvTraceModel *after)
     g_signal_connect(self->timeline, "selection-changed", G_CALLBACK(on_selection), self);
     g_signal_connect(self->timeline, "range-changed", G_CALLBACK(on_range), self);
     self->range = GV_RANGE_VIEW(gv_range_view_new());
+    self->details = gtk_label_new(NO_DETAILS);
+    gtk_label_set_xalign(GTK_LABEL(self->details), 0);
+    gtk_label_set_yalign(GTK_LABEL(self->details), 0);
+    gtk_label_set_selectable(GTK_LABEL(self->details), TRUE);
+    gtk_label_set_line_wrap(GTK_LABEL(self->details), TRUE);
+    gtk_label_set_line_wrap_mode(GTK_LABEL(self->details), PANGO_WRAP_WORD_CHAR);
+    gtk_widget_set_margin_start(self->details, 6);
+    gtk_widget_set_margin_top(self->details, 4);
+    GtkWidget *details_sw = gtk_scrolled_window_new(NULL, NULL);
+    gtk_scrolled_window_set_policy(GTK_SCROLLED_WINDOW(details_sw), GTK_POLICY_NEVER, GTK_POLICY_AUTOMATIC);
+    gtk_container_add(GTK_CONTAINER(details_sw), self->details);
+    self->top = GV_TOP_VIEW(gv_top_view_new());
+    gv_top_view_set_model(self->top, model);
+    g_signal_connect(self->top, "show-item", G_CALLBACK(on_top_item), self);
+    self->bottom = gtk_notebook_new();
+    gtk_notebook_append_page(GTK_NOTEBOOK(self->bottom), details_sw, gtk_label_new("Details"));
+    gtk_notebook_append_page(GTK_NOTEBOOK(self->bottom), GTK_WIDGET(self->top), gtk_label_new("Top kernels and ops"));
+    gtk_notebook_append_page(GTK_NOTEBOOK(self->bottom), GTK_WIDGET(self->range), gtk_label_new("Range"));
+    gtk_widget_set_size_request(self->bottom, -1, 190);
     GtkWidget *tl_page = gtk_paned_new(GTK_ORIENTATION_VERTICAL);
     gtk_paned_pack1(GTK_PANED(tl_page), GTK_WIDGET(self->timeline), TRUE, FALSE);
-    gtk_paned_pack2(GTK_PANED(tl_page), GTK_WIDGET(self->range), FALSE, FALSE);
+    gtk_paned_pack2(GTK_PANED(tl_page), self->bottom, FALSE, FALSE);
     g_signal_connect_swapped(fit, "clicked", G_CALLBACK(gv_timeline_fit), self->timeline);
     g_signal_connect_swapped(png, "clicked", G_CALLBACK(export_dialog), self);
     self->memory = GV_MEMORY_VIEW(gv_memory_view_new());

@@ -1,6 +1,7 @@
 /* gv-window.h: the main window: a header bar with search, fit and PNG
  * export; the timeline, memory and (with two traces) compare pages; the
- * summary and advice panel on the right; a status line with what is
+ * summary and advice panel on the right; under the timeline the selected
+ * item's details, the top kernels and ops, a selected range's statistics; a status line with what is
  * selected, or the error that stopped a load. */
 #ifndef GV_WINDOW_H
 #define GV_WINDOW_H
@@ -12,6 +13,7 @@
 #include "gv-range-view.h"
 #include "gv-summary.h"
 #include "gv-timeline.h"
+#include "gv-top-view.h"
 
 G_BEGIN_DECLS
 
@@ -24,6 +26,10 @@ GvTimeline *gv_window_get_timeline(GvWindow *self);
 GvMemoryView *gv_window_get_memory_view(GvWindow *self);
 GvRangeView *gv_window_get_range_view(GvWindow *self); /* shown while a range is selected */
 GvSummary *gv_window_get_summary(GvWindow *self);
+/* Under the timeline: the selected item's details, and the top kernels and ops. */
+GvTopView *gv_window_get_top_view(GvWindow *self);
+const char *gv_window_get_details(GvWindow *self);
+GtkWidget *gv_window_get_details_label(GvWindow *self);
 GvCompare *gv_window_get_compare(GvWindow *self); /* NULL with one trace */
 /* Pages: 0 timeline, 1 memory, 2 compare. */
 void gv_window_show_page(GvWindow *self, int page);

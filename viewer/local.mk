@@ -8,12 +8,13 @@ viewer_libgtview_la_SOURCES = \
 	viewer/gv-names.h viewer/gv-names.c \
 	viewer/gv-align.h viewer/gv-align.c \
 	viewer/gv-trace-model.h viewer/gv-trace-model-private.h viewer/gv-trace-model.c \
-	viewer/gv-trace-loader.c viewer/gv-trace-describe.c \
+	viewer/gv-trace-loader.c viewer/gv-trace-describe.c viewer/gv-trace-details.c \
 	viewer/gv-mem-stack.h viewer/gv-mem-stack.c \
 	viewer/gv-render.h viewer/gv-render-private.h viewer/gv-render.c viewer/gv-render-overlay.c \
 	viewer/gv-timeline.h viewer/gv-timeline.c \
 	viewer/gv-range-stats.h viewer/gv-range-stats.c \
 	viewer/gv-range-view.h viewer/gv-range-view.c \
+	viewer/gv-top-view.h viewer/gv-top-view.c \
 	viewer/gv-memory-view.h viewer/gv-memory-view.c \
 	viewer/gv-summary.h viewer/gv-summary.c \
 	viewer/gv-compare.h viewer/gv-compare.c \
@@ -86,6 +87,13 @@ tests_unit_test_viewer_layout_SOURCES = tests/unit/test_viewer_layout.c tests/un
 tests_unit_test_viewer_layout_CPPFLAGS = $(VIEWER_CPPFLAGS)
 tests_unit_test_viewer_layout_CFLAGS = $(VIEWER_TEST_CFLAGS)
 tests_unit_test_viewer_layout_LDADD = $(VIEWER_TEST_LDADD)
+# The details panel and the top kernels and ops table.
+check_PROGRAMS += tests/unit/test_viewer_details
+tests_unit_test_viewer_details_SOURCES = tests/unit/test_viewer_details.c tests/unit/test_viewer_input.h \
+	tests/unit/test_viewer_fixture.h
+tests_unit_test_viewer_details_CPPFLAGS = $(VIEWER_CPPFLAGS)
+tests_unit_test_viewer_details_CFLAGS = $(VIEWER_TEST_CFLAGS)
+tests_unit_test_viewer_details_LDADD = $(VIEWER_TEST_LDADD)
 # The memory page's process chooser, under Xvfb too.
 check_PROGRAMS += tests/unit/test_viewer_memory
 tests_unit_test_viewer_memory_SOURCES = tests/unit/test_viewer_memory.c tests/unit/test_viewer_fixture.h
