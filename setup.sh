@@ -6,7 +6,8 @@
 #   ./setup.sh --check  install, build with -Werror, run the whole test suite
 #                       twice: in _build/, then in _build-san/ under
 #                       AddressSanitizer and UndefinedBehaviorSanitizer; then
-#                       make distcheck. This is what CI runs (.ci/run)
+#                       make distcheck; and 5 of tests/mutation's planted bugs
+#                       must each fail a test. This is what CI runs (.ci/run)
 #
 # Debian packages are installed only when missing (apt-get as root, else sudo);
 # --check adds those the tests use (python3 with PyTorch for the interop tests).
@@ -19,7 +20,7 @@ mode=run
 case "${1:-}" in
     "") ;;
     --check) mode=check ;;
-    -h|--help) sed -n '2,15s/^# \{0,1\}//p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,16s/^# \{0,1\}//p' "$0"; exit 0 ;;
     *) echo "setup.sh: unknown option '$1' (try --help)" >&2; exit 2 ;;
 esac
 
@@ -119,6 +120,16 @@ if [ "$mode" = check ]; then
     }
     status=0
     check _build || status=1
+    # Are the tests sharp? A sample of tests/mutation's bugs, 5 chosen by the
+    # commit among those a test catches, each planted in a copy of the tree
+    # (_build-mut/): one that survives fails the check (make mutation: all).
+    if [ "$status" -eq 0 ]; then
+        say "mutation sample: 5 mutants (tests/mutation/README.md)"
+        t0=$(date +%s)
+        python3 tests/mutation/run.py --sample 5 --seed "$(git rev-parse HEAD 2>/dev/null || echo none)" \
+            --jobs "$jobs" --budget 120 || status=1
+        took "mutation sample" "$t0"
+    fi
     # The same suite under ASan and UBSan (tests/gt-test-env.sh sets their
     # options: any report fails the test). Its own tree, so _build stays a
     # plain build.

@@ -11,3 +11,5 @@ EXTRA_DIST += tests/gt-test-env.sh.in tests/lsan.supp
 EXTRA_DIST += tests/fixtures/README.md \
 	tests/fixtures/nsys/cloverleaf-cuda-nsys2024.5.sqlite \
 	tests/fixtures/nsys/saxpy-mpi-cuda-nsys2022.2.sqlite
+# Mutation testing: `make mutation`, and tests written against its survivors.
+include $(top_srcdir)/tests/mutation/local.mk

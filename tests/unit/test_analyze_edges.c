@@ -1,0 +1,231 @@
+/* test_analyze_edges.c: the memory diagnostics and the steps where real
+ * traces differ from tidy ones: a process with both cudaMalloc'd buffers and
+ * a caching allocator's blocks; the allocator state asked for at the very
+ * nanosecond of a free and of an allocation; a block freed exactly when its
+ * step ends; steps numbered from a resumed run ("step 10"), with a
+ * framework's own "ProfilerStep#N" inside each; a cache that fills during
+ * the first steps only (warm-up, no leak) beside two real leaks. */
+#include "analyze_fixture.h"
+
+#include <string.h>
+
+#define HEAP1 0x10000000ULL
+#define DEVBUF 0x7f0000000000ULL
+
+/* One process, both levels: the allocator's 64 MiB heap with an 8 MiB block
+ * in it, and a 100 MiB cudaMalloc outside the allocator (a communication
+ * library's buffer). A 4 MiB block is made at 3 ms and freed at 5 ms. */
+static gt_trace *mixed_trace(void)
+{
+    fx f;
+    fx_open(&f, "mixed.sqlite");
+    fx_range(&f, 0, 1 * MS, "init");
+    fx_heap(&f, 100 * US, GT_HEAP_REGISTER, 1, HEAP1, 64 * MIB);
+    fx_heap(&f, 200 * US, GT_REGION_REGISTER, 1, HEAP1, 8 * MIB);
+    fx_devmem(&f, 2 * MS, GT_DEVMEM_ALLOC, DEVBUF, 100 * MIB);
+    fx_heap(&f, 3 * MS, GT_REGION_REGISTER, 1, HEAP1 + 0x800000, 4 * MIB);
+    fx_heap(&f, 5 * MS, GT_REGION_UNREGISTER, 1, HEAP1 + 0x800000, 0);
+    return fx_close(&f);
+}
+
+/* The allocator's numbers count its own blocks and heaps; a cudaMalloc
+ * beside them is counted as a device allocation, in neither. */
+static void test_analyze_edges__device_beside_allocator(void)
+{
+    gt_trace *t = mixed_trace();
+    gt_report *r = fx_report(t, NULL);
+    const gt_memory *m = &r->memory;
+    CU_ASSERT_TRUE(m->has_blocks);
+    CU_ASSERT_TRUE(m->has_segments);
+    CU_ASSERT_TRUE(m->has_device);
+    CU_ASSERT_EQUAL(m->peak_allocated_bytes, 12 * MIB);
+    CU_ASSERT_EQUAL(m->peak_allocated_ns, 3 * MS);
+    CU_ASSERT_EQUAL(m->peak_reserved_bytes, 64 * MIB);
+    CU_ASSERT_EQUAL(m->peak_reserved_ns, 100 * US);
+    CU_ASSERT_EQUAL(m->end_allocated_bytes, 8 * MIB);
+    CU_ASSERT_EQUAL(m->end_reserved_bytes, 64 * MIB);
+    CU_ASSERT_EQUAL(m->n_dev_allocs, 1);
+    CU_ASSERT_EQUAL(m->n_block_allocs, 2);
+    gt_report_free(r);
+
+    gt_mem_state *s = NULL;
+    CU_ASSERT_EQUAL_FATAL(gt_memory_state_at(&s, t, -1, 4 * MS), 0);
+    CU_ASSERT_EQUAL(s->allocated_bytes, 12 * MIB);
+    CU_ASSERT_EQUAL(s->reserved_bytes, 64 * MIB);
+    CU_ASSERT_EQUAL(s->n_segments, 1);
+    CU_ASSERT_EQUAL(s->n_blocks, 2);
+    CU_ASSERT_EQUAL(s->n_unplaced, 0);
+    gt_mem_state_free(s);
+    gt_trace_free(t);
+}
+
+/* At the nanosecond of a free the block is gone; at the nanosecond of an
+ * allocation it is there (the state after that instant's events). */
+static void test_analyze_edges__state_on_the_nanosecond(void)
+{
+    gt_trace *t = mixed_trace();
+    gt_mem_state *s = NULL;
+    CU_ASSERT_EQUAL_FATAL(gt_memory_state_at(&s, t, -1, 5 * MS), 0);
+    CU_ASSERT_EQUAL(s->allocated_bytes, 8 * MIB);
+    CU_ASSERT_EQUAL(s->n_blocks, 1);
+    gt_mem_state_free(s);
+    CU_ASSERT_EQUAL_FATAL(gt_memory_state_at(&s, t, -1, 5 * MS - 1), 0);
+    CU_ASSERT_EQUAL(s->allocated_bytes, 12 * MIB);
+    CU_ASSERT_EQUAL(s->n_blocks, 2);
+    gt_mem_state_free(s);
+    CU_ASSERT_EQUAL_FATAL(gt_memory_state_at(&s, t, -1, 3 * MS), 0);
+    CU_ASSERT_EQUAL(s->allocated_bytes, 12 * MIB);
+    gt_mem_state_free(s);
+    CU_ASSERT_EQUAL_FATAL(gt_memory_state_at(&s, t, -1, 3 * MS - 1), 0);
+    CU_ASSERT_EQUAL(s->allocated_bytes, 8 * MIB);
+    gt_mem_state_free(s);
+    gt_trace_free(t);
+}
+
+/* A block just past its heap's last byte is in no segment. */
+static void test_analyze_edges__block_past_heap_end(void)
+{
+    fx f;
+    fx_open(&f, "pastend.sqlite");
+    fx_heap(&f, 100 * US, GT_HEAP_REGISTER, 1, HEAP1, 1 * MIB);
+    fx_heap(&f, 200 * US, GT_REGION_REGISTER, 1, HEAP1 + 1 * MIB - 4096, 4096);
+    fx_heap(&f, 300 * US, GT_REGION_REGISTER, 1, HEAP1 + 1 * MIB, 4096);
+    gt_trace *t = fx_close(&f);
+    gt_mem_state *s = NULL;
+    CU_ASSERT_EQUAL_FATAL(gt_memory_state_at(&s, t, -1, 1 * MS), 0);
+    CU_ASSERT_EQUAL(s->n_blocks, 2);
+    CU_ASSERT_EQUAL_FATAL(s->n_segments, 1);
+    CU_ASSERT_EQUAL(s->segments[0].n_blocks, 1);
+    CU_ASSERT_EQUAL(s->segments[0].allocated_bytes, 4096);
+    CU_ASSERT_EQUAL(s->n_unplaced, 1);
+    gt_mem_state_free(s);
+    gt_trace_free(t);
+}
+
+/* Eight 10 ms steps of a resumed run, "step 10" to "step 17", each holding
+ * the framework's own "ProfilerStep#N". Per step: 4 MiB of activations made
+ * at 1.5 ms and freed exactly when the step ends; 64 KiB appended to a
+ * "kv_cache" (every step) and 4 KiB to "cache_append" (not in steps 12 and
+ * 15), never freed: two leaks; 16 KiB of "autotune" entries in the first
+ * three steps only: a warm-up, no leak. Step 13 holds 20 MiB in "staging"
+ * for 7 ms (too long for a spike); step 14 takes 40 MiB for 0.5 ms in
+ * "attention": the spike. */
+static gt_trace *resumed_trace(void)
+{
+    fx f;
+    fx_open(&f, "resumed.sqlite");
+    fx_heap(&f, 1 * US, GT_HEAP_REGISTER, 1, HEAP1, 256 * MIB);
+    fx_range(&f, 0, 1 * MS, "init");
+    fx_heap(&f, 500 * US, GT_REGION_REGISTER, 1, HEAP1, 8 * MIB);
+    for (int i = 0; i < 8; i++) {
+        char name[32];
+        int64_t t0 = 2 * MS + i * 10 * MS;
+        uint64_t base = HEAP1 + 0x1000000;
+        snprintf(name, sizeof name, "step %d", 10 + i);
+        fx_range(&f, t0, t0 + 10 * MS, name);
+        snprintf(name, sizeof name, "ProfilerStep#%d", 10 + i);
+        fx_range(&f, t0 + 10 * US, t0 + 10 * MS - 10 * US, name);
+        fx_kernel(&f, t0 + 20 * US, t0 + 100 * US, t0 + 9 * MS, "k");
+        fx_range(&f, t0 + 1 * MS, t0 + 2 * MS, "forward");
+        fx_heap(&f, t0 + 1500 * US, GT_REGION_REGISTER, 1, HEAP1 + 0x800000, 4 * MIB);
+        fx_heap(&f, t0 + 10 * MS, GT_REGION_UNREGISTER, 1, HEAP1 + 0x800000, 0);
+        fx_range(&f, t0 + 3 * MS, t0 + 4 * MS, "kv_cache");
+        fx_heap(&f, t0 + 3500 * US, GT_REGION_REGISTER, 1, base + (uint64_t)i * 0x10000, 64 * 1024);
+        if (i != 2 && i != 5) {
+            fx_range(&f, t0 + 5 * MS, t0 + 6 * MS, "cache_append");
+            fx_heap(&f, t0 + 5500 * US, GT_REGION_REGISTER, 1, base + 0x100000 + (uint64_t)i * 0x1000, 4096);
+        }
+        if (i < 3) {
+            fx_range(&f, t0 + 6 * MS, t0 + 7 * MS, "autotune");
+            fx_heap(&f, t0 + 6500 * US, GT_REGION_REGISTER, 1, base + 0x200000 + (uint64_t)i * 0x4000, 16 * 1024);
+        }
+        if (i == 3) {
+            fx_range(&f, t0 + 2 * MS, t0 + 9500 * US, "staging");
+            fx_heap(&f, t0 + 2100 * US, GT_REGION_REGISTER, 1, HEAP1 + 0x2000000, 20 * MIB);
+            fx_heap(&f, t0 + 9100 * US, GT_REGION_UNREGISTER, 1, HEAP1 + 0x2000000, 0);
+        }
+        if (i == 4) {
+            fx_range(&f, t0 + 7 * MS, t0 + 8 * MS, "attention");
+            fx_heap(&f, t0 + 7100 * US, GT_REGION_REGISTER, 1, HEAP1 + 0x4000000, 40 * MIB);
+            fx_heap(&f, t0 + 7600 * US, GT_REGION_UNREGISTER, 1, HEAP1 + 0x4000000, 0);
+        }
+    }
+    return fx_close(&f);
+}
+
+/* The loop's steps, not the framework's ranges nested in them, with their
+ * own numbers; a step's end state has freed what was freed at its end. */
+static void test_analyze_edges__resumed_steps(void)
+{
+    gt_trace *t = resumed_trace();
+    gt_report *r = fx_report(t, NULL);
+    CU_ASSERT_EQUAL_FATAL(r->n_steps, 8);
+    for (size_t i = 0; i < 8; i++) {
+        CU_ASSERT_EQUAL(r->steps[i].number, 10 + (int64_t)i);
+        CU_ASSERT_EQUAL(r->steps[i].start_ns, 2 * MS + (int64_t)i * 10 * MS);
+        CU_ASSERT_EQUAL(r->steps[i].end_ns, 12 * MS + (int64_t)i * 10 * MS);
+    }
+    /* step 10's end: weights, one kv_cache, one cache_append and one
+     * autotune entry, and its activations: freed at its end, that is at the
+     * first nanosecond of step 11, whose frees count that one */
+    CU_ASSERT_EQUAL(r->steps[0].allocated_end_bytes, 8 * MIB + 4 * MIB + 64 * 1024 + 4096 + 16 * 1024);
+    CU_ASSERT_EQUAL(r->steps[0].n_block_frees, 0);
+    CU_ASSERT_EQUAL(r->steps[1].n_block_frees, 1);
+    CU_ASSERT_EQUAL(r->steps[7].allocated_end_bytes, 12 * MIB + 8 * 64 * 1024 + 6 * 4096 + 3 * 16 * 1024);
+    gt_report_free(r);
+    gt_trace_free(t);
+}
+
+static void test_analyze_edges__leaks_beside_warm_up(void)
+{
+    gt_trace *t = resumed_trace();
+    gt_report *r = fx_report(t, NULL);
+    const gt_memory *m = &r->memory;
+    CU_ASSERT_EQUAL_FATAL(m->n_leaks, 2); /* not the weights, not autotune */
+    CU_ASSERT_STRING_EQUAL(m->leaks[0].origin, "step 10 > ProfilerStep#10 > kv_cache");
+    CU_ASSERT_EQUAL(m->leaks[0].alive_bytes, 8 * 64 * 1024);
+    CU_ASSERT_EQUAL(m->leaks[0].n_steps_grew, 8);
+    CU_ASSERT_DOUBLE_EQUAL(m->leaks[0].bytes_per_step, 64 * 1024.0, 1e-9);
+    CU_ASSERT_STRING_EQUAL(m->leaks[1].origin, "step 10 > ProfilerStep#10 > cache_append");
+    CU_ASSERT_EQUAL(m->leaks[1].n_alive, 6);
+    CU_ASSERT_EQUAL(m->leaks[1].n_steps_grew, 6);
+    /* over the eight steps, not over the six it grew in */
+    CU_ASSERT_DOUBLE_EQUAL(m->leaks[1].bytes_per_step, 6 * 4096.0 / 8, 1e-9);
+
+    CU_ASSERT_EQUAL_FATAL(m->n_spikes, 1); /* not "staging": it lived most of its step */
+    CU_ASSERT_EQUAL(m->spikes[0].bytes, 40 * MIB);
+    CU_ASSERT_EQUAL(m->spikes[0].step, 14);
+    CU_ASSERT_EQUAL(m->spikes[0].end_ns - m->spikes[0].start_ns, 500 * US);
+    gt_report_free(r);
+    gt_trace_free(t);
+}
+
+/* gtrace memory --step 14: the moment of step 14's peak, by its number. */
+static void test_analyze_edges__state_at_resumed_step(void)
+{
+    gt_trace *t = resumed_trace();
+    gt_mem_state *s = NULL;
+    CU_ASSERT_EQUAL_FATAL(gt_memory_state_at_step(&s, t, -1, 14), 0);
+    CU_ASSERT_EQUAL(s->step, 14);
+    CU_ASSERT_EQUAL(s->at_ns, 42 * MS + 7100 * US);
+    CU_ASSERT_EQUAL(s->allocated_bytes, 8 * MIB + 4 * MIB + 40 * MIB + 5 * 64 * 1024 + 4 * 4096 + 3 * 16 * 1024);
+    gt_mem_state_free(s);
+    CU_ASSERT_EQUAL(gt_memory_state_at_step(&s, t, -1, 4), GT_ERR_NOTFOUND);
+    gt_trace_free(t);
+}
+
+static const gt_test_case cases[] = {
+    {"test_analyze_edges__device_beside_allocator", test_analyze_edges__device_beside_allocator},
+    {"test_analyze_edges__state_on_the_nanosecond", test_analyze_edges__state_on_the_nanosecond},
+    {"test_analyze_edges__block_past_heap_end", test_analyze_edges__block_past_heap_end},
+    {"test_analyze_edges__resumed_steps", test_analyze_edges__resumed_steps},
+    {"test_analyze_edges__leaks_beside_warm_up", test_analyze_edges__leaks_beside_warm_up},
+    {"test_analyze_edges__state_at_resumed_step", test_analyze_edges__state_at_resumed_step},
+    {NULL, NULL},
+};
+
+int main(int argc, char **argv)
+{
+    gt_test_suite suites[] = {{"analyze_edges", cases}};
+    return gt_test_main(argc, argv, suites, 1);
+}
