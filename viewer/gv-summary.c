@@ -2,6 +2,8 @@
  * "analysed". Rows are GtkListBoxRows holding their time range. */
 #include "gv-summary.h"
 
+#include "gv-names.h"
+
 #include <stdio.h>
 
 struct _GvSummary {
@@ -128,10 +130,12 @@ static void fill(GvSummary *self)
     }
     if (r->n_kernels > 0) {
         add_row(self, r->cpu_timeline ? "<b>top CPU ops</b>" : "<b>top kernels</b>", 0, 0);
-        for (size_t i = 0; i < r->n_kernels && i < 8; i++)
+        for (size_t i = 0; i < r->n_kernels && i < 8; i++) {
+            char name[256]; /* as the timeline names them; the table under it has them all */
             addf(self, 0, 0, "%5.1f%%  %s  x%lld  %s", 100 * r->kernels[i].share,
                  gt_fmt_ns(a, sizeof a, r->kernels[i].d.total_ns), (long long)r->kernels[i].d.n,
-                 r->kernels[i].name);
+                 r->cpu_timeline ? r->kernels[i].name : gv_short_kernel_name(name, sizeof name, r->kernels[i].name));
+        }
     }
 }
 

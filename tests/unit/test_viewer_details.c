@@ -1,7 +1,8 @@
 /* test_viewer_details.c: the panel under the timeline in the window as a
  * window manager shows it (tests/integration/viewer_ui.sh runs it under
  * Xvfb with openbox): a clicked kernel's details (full name, launch
- * configuration, the call that launched it and that call's stack), and the
+ * configuration, the call that launched it and that call's stack), a
+ * copy's (its bytes and kind), and the
  * top kernels and ops table checked against SQL on the nsys fixture, whose
  * row, clicked, selects the name's longest instance, with n/p over the
  * others. Screenshots are grabs of the screen, written to $GV_SHOT_DIR. */
@@ -69,6 +70,16 @@ static int write_stack(const char *path)
                              .short_name = shortn, .grid_x = 80, .grid_y = 2, .grid_z = 1, .block_x = 128,
                              .block_y = 1, .block_z = 1, .registers_per_thread = 40};
     gt_writer_add(w, &k);
+    gt_string_id copy_call;
+    gt_writer_intern(w, "cudaMemcpy_v3020", &copy_call);
+    e.u.api = (gt_api_call){.start_ns = 5 * FX_MS + FX_MS / 2, .end_ns = 7 * FX_MS, .global_tid = tid,
+                            .correlation_id = 2, .name = copy_call, .event_class = GT_API_RUNTIME, .callchain_id = 9};
+    gt_writer_add(w, &e);
+    gt_event c = {.kind = GT_EV_MEMCPY};
+    c.u.memcpy = (gt_memcpy){.start_ns = 6 * FX_MS, .end_ns = 7 * FX_MS - FX_MS / 10, .global_pid = pid,
+                             .device_id = 0, .context_id = 1, .stream_id = 7, .correlation_id = 2,
+                             .bytes = 1 << 20, .copy_kind = GT_COPY_HTOD};
+    gt_writer_add(w, &c);
     if ((rc = gt_writer_commit(w)) < 0) {
         gt_writer_free(w);
         return rc;
@@ -114,6 +125,17 @@ static void test_viewer_details__kernel(void)
     CU_ASSERT(ink > 800);
     CU_ASSERT(ink < lw * lh / 5); /* text on the light panel */
     g_object_unref(screen);
+
+    /* The copy: what it moved, and its call's stack. */
+    CU_ASSERT_EQUAL(ti_xclick(wx + (int)gv_view_x(v, 6 * FX_MS + FX_MS / 2), wy + (int)gv_view_lane_y(m, v, 0, 1) + GV_LANE_H / 2), 0);
+    for (int k = 0; k < 20; k++)
+        ti_settle();
+    d = gv_window_get_details(win);
+    fprintf(stderr, "details:\n%s\n", d);
+    CU_ASSERT_PTR_NOT_NULL(strstr(d, "Memcpy HtoD"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(d, "arguments\n  HtoD, 1.00 MiB (1048576 B)"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(d, "launched by cudaMemcpy"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(d, "stack of the call (innermost first)\n  train_step  trainer"));
     gtk_widget_destroy(GTK_WIDGET(win));
     g_object_unref(m);
     free(path);

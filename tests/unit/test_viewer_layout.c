@@ -116,6 +116,11 @@ static const GvLane *find_lane(GvTraceModel *m, const char *title, GvItemKind ki
     return NULL;
 }
 
+static gboolean label_has(GtkWidget *w, gconstpointer text)
+{
+    return GTK_IS_LABEL(w) && strstr(gtk_label_get_text(GTK_LABEL(w)), text);
+}
+
 /* The shortener on names from real traces. */
 static void test_viewer_layout__short_name_rules(void)
 {
@@ -177,6 +182,11 @@ static void test_viewer_layout__short_names(void)
     gv_color_item(m, &b, cb);
     gv_trace_model_unlock(m);
     CU_ASSERT(fabs(ca[0] - cb[0]) + fabs(ca[1] - cb[1]) + fabs(ca[2] - cb[2]) > 0.05);
+
+    /* The summary's top kernels by the same names. */
+    GtkWidget *panel = GTK_WIDGET(gv_window_get_summary(win));
+    CU_ASSERT_PTR_NOT_NULL(ti_find_widget(panel, label_has, "  par_ranged2d_kernel<advec_mom_kernel>"));
+    CU_ASSERT_PTR_NULL(ti_find_widget(panel, label_has, "void clover::"));
 
     /* Hover: the full name, as the trace has it. */
     GvItemRef ref = {ti, li, pdv};
