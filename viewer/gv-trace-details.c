@@ -75,7 +75,8 @@ static void append_arguments(GvTraceModel *self, const GvItem *it, GString *s)
                 if (ev.u.cpu_op.flops)
                     g_string_append_printf(s, "\n  %lld flops", (long long)ev.u.cpu_op.flops);
                 if (ev.u.cpu_op.bytes)
-                    g_string_append_printf(s, "\n  %s read and written", gt_fmt_bytes(b, sizeof b, (double)ev.u.cpu_op.bytes));
+                    g_string_append_printf(s, "\n  %s read and written",
+                                           gt_fmt_bytes(b, sizeof b, (double)ev.u.cpu_op.bytes));
                 if (!ev.u.cpu_op.flops && !ev.u.cpu_op.bytes)
                     g_string_append(s, "\n  (none recorded)");
                 break;

@@ -127,7 +127,8 @@ static void test_viewer_details__kernel(void)
     g_object_unref(screen);
 
     /* The copy: what it moved, and its call's stack. */
-    CU_ASSERT_EQUAL(ti_xclick(wx + (int)gv_view_x(v, 6 * FX_MS + FX_MS / 2), wy + (int)gv_view_lane_y(m, v, 0, 1) + GV_LANE_H / 2), 0);
+    int copy_x = wx + (int)gv_view_x(v, 6 * FX_MS + FX_MS / 2);
+    CU_ASSERT_EQUAL(ti_xclick(copy_x, wy + (int)gv_view_lane_y(m, v, 0, 1) + GV_LANE_H / 2), 0);
     for (int k = 0; k < 20; k++)
         ti_settle();
     d = gv_window_get_details(win);

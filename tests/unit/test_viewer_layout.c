@@ -430,7 +430,8 @@ static void test_viewer_layout__time_base(void)
     GtkWidget *row = ti_find_widget(GTK_WIDGET(gv_window_get_summary(win)), is_gap_row, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(row);
     char when[32];
-    g_autofree char *gap_at = g_strdup_printf("at +%s", gt_fmt_ns(when, sizeof when, (double)(r->gaps.longest[0].start_ns - start)));
+    double gap_ns = (double)(r->gaps.longest[0].start_ns - start);
+    g_autofree char *gap_at = g_strdup_printf("at +%s", gt_fmt_ns(when, sizeof when, gap_ns));
     CU_ASSERT_PTR_NOT_NULL(strstr(gtk_label_get_text(GTK_LABEL(row)), gap_at));
     gtk_widget_destroy(GTK_WIDGET(win));
     g_object_unref(m);
