@@ -18,3 +18,11 @@ tests_unit_test_analyze_edges_CPPFLAGS = $(ANALYZE_CPPFLAGS)
 tests_unit_test_analyze_edges_CFLAGS = $(ANALYZE_TEST_CFLAGS)
 tests_unit_test_analyze_edges_LDADD = $(ANALYZE_TEST_LDADD)
 endif
+if HAVE_CUNIT
+check_PROGRAMS += tests/unit/test_import_values
+TESTS += tests/unit/test_import_values
+tests_unit_test_import_values_SOURCES = tests/unit/test_import_values.c
+tests_unit_test_import_values_CPPFLAGS = $(STORE_CPPFLAGS)
+tests_unit_test_import_values_CFLAGS = $(IMPORT_TEST_CFLAGS)
+tests_unit_test_import_values_LDADD = $(IMPORT_TEST_LDADD)
+endif

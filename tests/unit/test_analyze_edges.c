@@ -82,6 +82,33 @@ static void test_analyze_edges__state_on_the_nanosecond(void)
     gt_trace_free(t);
 }
 
+/* torch.cuda.empty_cache() before the peak: a 32 MiB heap given back at
+ * 1 ms, then 40 MiB of blocks at 2 ms in the 64 MiB heap left. The
+ * fragmentation at the peak is of what was reserved then, not of the
+ * larger amount reserved earlier. */
+static void test_analyze_edges__empty_cache_before_peak(void)
+{
+    fx f;
+    fx_open(&f, "emptycache.sqlite");
+    fx_heap(&f, 100 * US, GT_HEAP_REGISTER, 1, HEAP1, 64 * MIB);
+    fx_heap(&f, 150 * US, GT_HEAP_REGISTER, 2, HEAP1 + 0x8000000, 32 * MIB);
+    fx_heap(&f, 200 * US, GT_REGION_REGISTER, 2, HEAP1 + 0x8000000, 1 * MIB);
+    fx_heap(&f, 900 * US, GT_REGION_UNREGISTER, 2, HEAP1 + 0x8000000, 0);
+    fx_heap(&f, 1 * MS, GT_HEAP_UNREGISTER, 2, HEAP1 + 0x8000000, 0);
+    fx_heap(&f, 2 * MS, GT_REGION_REGISTER, 1, HEAP1, 40 * MIB);
+    gt_trace *t = fx_close(&f);
+    gt_report *r = fx_report(t, NULL);
+    const gt_memory *m = &r->memory;
+    CU_ASSERT_EQUAL(m->peak_reserved_bytes, 96 * MIB);
+    CU_ASSERT_EQUAL(m->peak_reserved_ns, 150 * US);
+    CU_ASSERT_EQUAL(m->peak_allocated_bytes, 40 * MIB);
+    CU_ASSERT_EQUAL(m->peak_allocated_ns, 2 * MS);
+    CU_ASSERT_EQUAL(m->end_reserved_bytes, 64 * MIB);
+    CU_ASSERT_DOUBLE_EQUAL(m->fragmentation, 24.0 / 64.0, 1e-9);
+    gt_report_free(r);
+    gt_trace_free(t);
+}
+
 /* A block just past its heap's last byte is in no segment. */
 static void test_analyze_edges__block_past_heap_end(void)
 {
@@ -109,7 +136,15 @@ static void test_analyze_edges__block_past_heap_end(void)
  * 15), never freed: two leaks; 16 KiB of "autotune" entries in the first
  * three steps only: a warm-up, no leak. Step 13 holds 20 MiB in "staging"
  * for 7 ms (too long for a spike); step 14 takes 40 MiB for 0.5 ms in
- * "attention": the spike. */
+ * "attention": the spike. Each step starts with a 1 MiB copy to the device,
+ * its call and the copy both on the step's first nanosecond, and ends with
+ * a short kernel, "gemm" in odd steps and "softmax" in even ones. Step 15
+ * prefetches 60 MiB on its first nanosecond, the one step 14's activations
+ * are freed on, and keeps it 9 ms. Step 16 reallocates a 2 MiB buffer: the
+ * new one made at 4 ms on the nanosecond the old one is freed; freed at 8 ms
+ * and another 2 MiB made at 8.5 ms: the same bytes as its peak, later.
+ * After the loop, on the nanosecond step 17 ends, one more kv_cache entry
+ * (the run's final save): allocated in no step. */
 static gt_trace *resumed_trace(void)
 {
     fx f;
@@ -125,7 +160,9 @@ static gt_trace *resumed_trace(void)
         fx_range(&f, t0, t0 + 10 * MS, name);
         snprintf(name, sizeof name, "ProfilerStep#%d", 10 + i);
         fx_range(&f, t0 + 10 * US, t0 + 10 * MS - 10 * US, name);
-        fx_kernel(&f, t0 + 20 * US, t0 + 100 * US, t0 + 9 * MS, "k");
+        fx_copy(&f, t0, t0 + 30 * US, "cudaMemcpyAsync_v3020", t0, t0 + 200 * US, GT_COPY_HTOD, GT_MEM_PINNED, 1 * MIB);
+        fx_kernel(&f, t0 + 20 * US, t0 + 300 * US, t0 + 9 * MS, "k");
+        fx_kernel(&f, t0 + 9 * MS, t0 + 9100 * US, t0 + 9600 * US, i % 2 ? "gemm" : "softmax");
         fx_range(&f, t0 + 1 * MS, t0 + 2 * MS, "forward");
         fx_heap(&f, t0 + 1500 * US, GT_REGION_REGISTER, 1, HEAP1 + 0x800000, 4 * MIB);
         fx_heap(&f, t0 + 10 * MS, GT_REGION_UNREGISTER, 1, HEAP1 + 0x800000, 0);
@@ -144,12 +181,26 @@ static gt_trace *resumed_trace(void)
             fx_heap(&f, t0 + 2100 * US, GT_REGION_REGISTER, 1, HEAP1 + 0x2000000, 20 * MIB);
             fx_heap(&f, t0 + 9100 * US, GT_REGION_UNREGISTER, 1, HEAP1 + 0x2000000, 0);
         }
+        if (i == 5) {
+            fx_heap(&f, t0, GT_REGION_REGISTER, 1, HEAP1 + 0x8000000, 60 * MIB);
+            fx_heap(&f, t0 + 9 * MS, GT_REGION_UNREGISTER, 1, HEAP1 + 0x8000000, 0);
+        }
+        if (i == 6) {
+            fx_heap(&f, t0 + 2 * MS, GT_REGION_REGISTER, 1, HEAP1 + 0x6000000, 2 * MIB);
+            fx_heap(&f, t0 + 4 * MS, GT_REGION_REGISTER, 1, HEAP1 + 0x6200000, 2 * MIB);
+            fx_heap(&f, t0 + 4 * MS, GT_REGION_UNREGISTER, 1, HEAP1 + 0x6000000, 0);
+            fx_heap(&f, t0 + 8 * MS, GT_REGION_UNREGISTER, 1, HEAP1 + 0x6200000, 0);
+            fx_heap(&f, t0 + 8500 * US, GT_REGION_REGISTER, 1, HEAP1 + 0x6400000, 2 * MIB);
+            fx_heap(&f, t0 + 9500 * US, GT_REGION_UNREGISTER, 1, HEAP1 + 0x6400000, 0);
+        }
         if (i == 4) {
             fx_range(&f, t0 + 7 * MS, t0 + 8 * MS, "attention");
             fx_heap(&f, t0 + 7100 * US, GT_REGION_REGISTER, 1, HEAP1 + 0x4000000, 40 * MIB);
             fx_heap(&f, t0 + 7600 * US, GT_REGION_UNREGISTER, 1, HEAP1 + 0x4000000, 0);
         }
     }
+    fx_range(&f, 82 * MS, 83 * MS, "kv_cache");
+    fx_heap(&f, 82 * MS, GT_REGION_REGISTER, 1, HEAP1 + 0x1000000 + 8 * 0x10000, 64 * 1024);
     return fx_close(&f);
 }
 
@@ -183,14 +234,20 @@ static void test_analyze_edges__leaks_beside_warm_up(void)
     const gt_memory *m = &r->memory;
     CU_ASSERT_EQUAL_FATAL(m->n_leaks, 2); /* not the weights, not autotune */
     CU_ASSERT_STRING_EQUAL(m->leaks[0].origin, "step 10 > ProfilerStep#10 > kv_cache");
-    CU_ASSERT_EQUAL(m->leaks[0].alive_bytes, 8 * 64 * 1024);
+    CU_ASSERT_EQUAL(m->leaks[0].alive_bytes, 9 * 64 * 1024);
     CU_ASSERT_EQUAL(m->leaks[0].n_steps_grew, 8);
+    /* the entry made as the last step ended is not one of a step's */
     CU_ASSERT_DOUBLE_EQUAL(m->leaks[0].bytes_per_step, 64 * 1024.0, 1e-9);
     CU_ASSERT_STRING_EQUAL(m->leaks[1].origin, "step 10 > ProfilerStep#10 > cache_append");
     CU_ASSERT_EQUAL(m->leaks[1].n_alive, 6);
     CU_ASSERT_EQUAL(m->leaks[1].n_steps_grew, 6);
     /* over the eight steps, not over the six it grew in */
     CU_ASSERT_DOUBLE_EQUAL(m->leaks[1].bytes_per_step, 6 * 4096.0 / 8, 1e-9);
+    /* the process's own list, biggest first too */
+    CU_ASSERT_EQUAL_FATAL(m->n_procs, 1);
+    CU_ASSERT_EQUAL_FATAL(m->procs[0].n_leaks, 2);
+    CU_ASSERT_EQUAL(m->procs[0].leaks[0].alive_bytes, 9 * 64 * 1024);
+    CU_ASSERT_EQUAL(m->procs[0].leaks[1].alive_bytes, 6 * 4096);
 
     CU_ASSERT_EQUAL_FATAL(m->n_spikes, 1); /* not "staging": it lived most of its step */
     CU_ASSERT_EQUAL(m->spikes[0].bytes, 40 * MIB);
@@ -200,7 +257,86 @@ static void test_analyze_edges__leaks_beside_warm_up(void)
     gt_trace_free(t);
 }
 
-/* gtrace memory --step 14: the moment of step 14's peak, by its number. */
+/* Step names other programs write: "train_step" with no number (numbered
+ * 0, 1, 2 in order), "iteration-7" and "step[3]" (the number after a
+ * separator). */
+static void test_analyze_edges__step_names(void)
+{
+    static const char *const names[][3] = {
+        {"train_step", "train_step", "train_step"},
+        {"iteration-7", "iteration-8", "iteration-9"},
+        {"step[3]", "step[4]", "step[5]"},
+    };
+    static const int64_t first[] = {0, 7, 3};
+    for (int k = 0; k < 3; k++) {
+        fx f;
+        fx_open(&f, "stepnames.sqlite");
+        for (int i = 0; i < 3; i++) {
+            int64_t t0 = 1 * MS + i * 5 * MS;
+            fx_range(&f, t0, t0 + 5 * MS, names[k][i]);
+            fx_kernel(&f, t0 + 10 * US, t0 + 100 * US, t0 + 4 * MS, "k");
+        }
+        gt_trace *t = fx_close(&f);
+        gt_report *r = fx_report(t, NULL);
+        CU_ASSERT_EQUAL_FATAL(r->n_steps, 3);
+        for (int i = 0; i < 3; i++) {
+            CU_ASSERT_EQUAL(r->steps[i].number, first[k] + i);
+            CU_ASSERT_EQUAL(r->steps[i].start_ns, 1 * MS + i * 5 * MS);
+        }
+        gt_report_free(r);
+        gt_trace_free(t);
+    }
+}
+
+static const gt_name_row *find_row(const gt_name_row *v, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++)
+        if (strcmp(v[i].name, name) == 0)
+            return &v[i];
+    return NULL;
+}
+
+/* gtrace report --steps 11:12 --top 2: what starts on the window's end (the
+ * first nanosecond of step 13) is not in it; the top rows are the top 2. */
+static void test_analyze_edges__report_window_on_step_edges(void)
+{
+    gt_trace *t = resumed_trace();
+    gt_report_options opt;
+    gt_report_options_init(&opt);
+    opt.step_first = 11;
+    opt.step_last = 12;
+    opt.top_n = 2;
+    gt_report *r = fx_report(t, &opt);
+    CU_ASSERT_EQUAL_FATAL(r->n_steps, 2);
+    CU_ASSERT_EQUAL(r->start_ns, 12 * MS);
+    CU_ASSERT_EQUAL(r->end_ns, 32 * MS);
+    const gt_copy_row *htod = NULL;
+    for (size_t i = 0; i < r->n_copies; i++)
+        if (r->copies[i].copy_kind == GT_COPY_HTOD)
+            htod = &r->copies[i];
+    CU_ASSERT_PTR_NOT_NULL_FATAL(htod);
+    CU_ASSERT_EQUAL(htod->n, 2);
+    CU_ASSERT_EQUAL(htod->bytes, 2 * MIB);
+    CU_ASSERT_EQUAL(htod->n_pinned, 2);
+    CU_ASSERT_EQUAL(htod->n_pageable, 0);
+    const gt_name_row *copy_call = find_row(r->apis, r->n_apis, "cudaMemcpyAsync");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(copy_call);
+    CU_ASSERT_EQUAL(copy_call->d.n, 2);
+    CU_ASSERT_EQUAL(copy_call->d.total_ns, 2 * 30 * US);
+    /* kernels "k" (8.7 ms a step), "gemm" (step 11), "softmax" (step 12) */
+    CU_ASSERT_EQUAL(r->n_kernel_names, 3);
+    CU_ASSERT_EQUAL_FATAL(r->n_kernels, 2);
+    CU_ASSERT_STRING_EQUAL(r->kernels[0].name, "k");
+    CU_ASSERT_EQUAL(r->kernels[0].d.n, 2);
+    CU_ASSERT_EQUAL(r->kernels[0].d.total_ns, 2 * 8700 * US);
+    CU_ASSERT_DOUBLE_EQUAL(r->kernels[0].share, 17400.0 / 18400.0, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(r->kernels[1].share, 500.0 / 18400.0, 1e-9);
+    gt_report_free(r);
+    gt_trace_free(t);
+}
+
+/* gtrace memory --step 14: the moment of step 14's peak, by its number:
+ * not step 15's prefetch on the nanosecond step 14 ends. */
 static void test_analyze_edges__state_at_resumed_step(void)
 {
     gt_trace *t = resumed_trace();
@@ -210,6 +346,13 @@ static void test_analyze_edges__state_at_resumed_step(void)
     CU_ASSERT_EQUAL(s->at_ns, 42 * MS + 7100 * US);
     CU_ASSERT_EQUAL(s->allocated_bytes, 8 * MIB + 4 * MIB + 40 * MIB + 5 * 64 * 1024 + 4 * 4096 + 3 * 16 * 1024);
     gt_mem_state_free(s);
+    /* step 16's peak: when its kv_cache and cache_append entries were made
+     * with the new buffer (not the instant both buffers were counted, nor
+     * the later moment that held as much) */
+    CU_ASSERT_EQUAL_FATAL(gt_memory_state_at_step(&s, t, -1, 16), 0);
+    CU_ASSERT_EQUAL(s->at_ns, 62 * MS + 5500 * US);
+    CU_ASSERT_EQUAL(s->allocated_bytes, 8 * MIB + 4 * MIB + 2 * MIB + 7 * 64 * 1024 + 5 * 4096 + 3 * 16 * 1024);
+    gt_mem_state_free(s);
     CU_ASSERT_EQUAL(gt_memory_state_at_step(&s, t, -1, 4), GT_ERR_NOTFOUND);
     gt_trace_free(t);
 }
@@ -218,9 +361,12 @@ static const gt_test_case cases[] = {
     {"test_analyze_edges__device_beside_allocator", test_analyze_edges__device_beside_allocator},
     {"test_analyze_edges__state_on_the_nanosecond", test_analyze_edges__state_on_the_nanosecond},
     {"test_analyze_edges__block_past_heap_end", test_analyze_edges__block_past_heap_end},
+    {"test_analyze_edges__empty_cache_before_peak", test_analyze_edges__empty_cache_before_peak},
     {"test_analyze_edges__resumed_steps", test_analyze_edges__resumed_steps},
     {"test_analyze_edges__leaks_beside_warm_up", test_analyze_edges__leaks_beside_warm_up},
     {"test_analyze_edges__state_at_resumed_step", test_analyze_edges__state_at_resumed_step},
+    {"test_analyze_edges__step_names", test_analyze_edges__step_names},
+    {"test_analyze_edges__report_window_on_step_edges", test_analyze_edges__report_window_on_step_edges},
     {NULL, NULL},
 };
 

@@ -1,0 +1,147 @@
+/* test_import_values.c: a small torch.profiler (Kineto) trace of one CUDA
+ * step, imported, read back row by row: the values, not only the rows. A
+ * runtime call's duration and correlation id, its kernel's times and grid,
+ * ProfilerStep#N as "step N" with its end, a collective's bytes from its
+ * first input (an empty tensor: 0 bytes, still a size), and a call Kineto
+ * wrote with a negative duration (it ends where it starts). */
+#include "gt_import.h"
+#include "gt_store.h"
+#include "gt_test.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Microseconds since the epoch, as Kineto writes them (from
+ * 4793178600000.000); the trace's zero is the first event. */
+
+static const char kineto[] =
+    "{\"schemaVersion\": 1, \"traceEvents\": [\n"
+    "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#5\", \"pid\": 100, \"tid\": 100,"
+    " \"ts\": 4793178600000.000, \"dur\": 1000.000},\n"
+    "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaLaunchKernel\", \"pid\": 100, \"tid\": 100,"
+    " \"ts\": 4793178600100.500, \"dur\": 7.250, \"args\": {\"correlation\": 42, \"External id\": 9}},\n"
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"gemm_kernel\", \"pid\": 0, \"tid\": 7,"
+    " \"ts\": 4793178600110.000, \"dur\": 50.125, \"args\": {\"device\": 0, \"stream\": 7, \"correlation\": 42,"
+    " \"grid\": [4, 2, 3], \"block\": [128, 1, 1]}},\n"
+    "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"nccl:all_reduce\", \"pid\": 100, \"tid\": 100,"
+    " \"ts\": 4793178600300.000, \"dur\": 20.000, \"args\": {\"Input Dims\": [[1024, 2]],"
+    " \"Input type\": [\"float\", \"ScalarList\"]}},\n"
+    "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"nccl:broadcast\", \"pid\": 100, \"tid\": 100,"
+    " \"ts\": 4793178600400.000, \"dur\": 10.000, \"args\": {\"Input Dims\": [[0, 16]], \"Input type\": [\"float\"]}},\n"
+    "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaStreamSynchronize\", \"pid\": 100, \"tid\": 100,"
+    " \"ts\": 4793178600500.000, \"dur\": -3.000, \"args\": {\"correlation\": 43}},\n"
+    "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#6\", \"pid\": 100, \"tid\": 100,"
+    " \"ts\": 4793178601000.000, \"dur\": 1000.000}\n"
+    "]}\n";
+
+static gt_trace *import_it(void)
+{
+    char *json = gt_test_path("values.pt.trace.json"), *out = gt_test_path("values.sqlite");
+    FILE *f = fopen(json, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs(kineto, f);
+    fclose(f);
+    const char *inputs[] = {json};
+    int rc = gt_import_files(NULL, out, inputs, 1, GT_IMPORT_OVERWRITE);
+    if (rc != 0)
+        fprintf(stderr, "import: %s\n", gt_error_last());
+    CU_ASSERT_EQUAL_FATAL(rc, 0);
+    gt_trace *t = NULL;
+    CU_ASSERT_EQUAL_FATAL(gt_trace_open(&t, out, 0), 0);
+    unlink(json);
+    free(json);
+    free(out);
+    return t;
+}
+
+static void test_import_values__runtime_calls_and_kernel(void)
+{
+    gt_trace *t = import_it();
+    gt_iter *it = NULL;
+    gt_event ev;
+    int n = 0;
+    CU_ASSERT_EQUAL_FATAL(gt_iter_new(&it, t, GT_EV_API, INT64_MIN, INT64_MAX), 0);
+    while (gt_iter_next(it, &ev) > 0) {
+        const char *name = gt_trace_string(t, ev.u.api.name);
+        if (name && strncmp(name, "cudaLaunchKernel", 16) == 0) {
+            CU_ASSERT_EQUAL(ev.u.api.start_ns, 100500);
+            CU_ASSERT_EQUAL(ev.u.api.end_ns, 107750);
+            CU_ASSERT_EQUAL(ev.u.api.correlation_id, 42);
+            CU_ASSERT_EQUAL(ev.u.api.event_class, GT_API_RUNTIME);
+            n++;
+        } else if (name && strncmp(name, "cudaStreamSynchronize", 21) == 0) {
+            CU_ASSERT_EQUAL(ev.u.api.start_ns, 500000);
+            CU_ASSERT_EQUAL(ev.u.api.end_ns, 500000);
+            CU_ASSERT_EQUAL(ev.u.api.correlation_id, 43);
+            n++;
+        }
+    }
+    gt_iter_free(it);
+    CU_ASSERT_EQUAL(n, 2);
+
+    n = 0;
+    CU_ASSERT_EQUAL_FATAL(gt_iter_new(&it, t, GT_EV_KERNEL, INT64_MIN, INT64_MAX), 0);
+    while (gt_iter_next(it, &ev) > 0) {
+        CU_ASSERT_EQUAL(ev.u.kernel.start_ns, 110000);
+        CU_ASSERT_EQUAL(ev.u.kernel.end_ns, 160125);
+        CU_ASSERT_EQUAL(ev.u.kernel.correlation_id, 42);
+        CU_ASSERT_EQUAL(ev.u.kernel.stream_id, 7);
+        CU_ASSERT_EQUAL(ev.u.kernel.grid_x, 4);
+        CU_ASSERT_EQUAL(ev.u.kernel.grid_y, 2);
+        CU_ASSERT_EQUAL(ev.u.kernel.grid_z, 3);
+        CU_ASSERT_EQUAL(ev.u.kernel.block_x, 128);
+        n++;
+    }
+    gt_iter_free(it);
+    CU_ASSERT_EQUAL(n, 1);
+    gt_trace_free(t);
+}
+
+static void test_import_values__steps_and_collectives(void)
+{
+    gt_trace *t = import_it();
+    gt_iter *it = NULL;
+    gt_event ev;
+    int steps = 0, colls = 0;
+    CU_ASSERT_EQUAL_FATAL(gt_iter_new(&it, t, GT_EV_NVTX, INT64_MIN, INT64_MAX), 0);
+    while (gt_iter_next(it, &ev) > 0) {
+        const gt_nvtx *n = &ev.u.nvtx;
+        const char *text = gt_trace_string(t, n->text);
+        if (!text)
+            continue;
+        if (strcmp(text, "step 5") == 0 || strcmp(text, "step 6") == 0) {
+            int64_t s = text[5] == '5' ? 0 : 1000000;
+            CU_ASSERT_EQUAL(n->start_ns, s);
+            CU_ASSERT_EQUAL(n->end_ns, s + 1000000);
+            steps++;
+        } else if (strcmp(text, "nccl:all_reduce") == 0) {
+            CU_ASSERT_EQUAL(n->start_ns, 300000);
+            CU_ASSERT_EQUAL(n->end_ns, 320000);
+            CU_ASSERT_EQUAL(n->payload_kind, GT_PAYLOAD_U64);
+            CU_ASSERT_EQUAL(n->payload.u64, 1024 * 2 * 4); /* of its first input's type */
+            colls++;
+        } else if (strcmp(text, "nccl:broadcast") == 0) {
+            CU_ASSERT_EQUAL(n->payload_kind, GT_PAYLOAD_U64);
+            CU_ASSERT_EQUAL(n->payload.u64, 0);
+            colls++;
+        }
+    }
+    gt_iter_free(it);
+    CU_ASSERT_EQUAL(steps, 2);
+    CU_ASSERT_EQUAL(colls, 2);
+    gt_trace_free(t);
+}
+
+static const gt_test_case cases[] = {
+    {"test_import_values__runtime_calls_and_kernel", test_import_values__runtime_calls_and_kernel},
+    {"test_import_values__steps_and_collectives", test_import_values__steps_and_collectives},
+    {NULL, NULL},
+};
+
+int main(int argc, char **argv)
+{
+    gt_test_suite suites[] = {{"import_values", cases}};
+    return gt_test_main(argc, argv, suites, 1);
+}
