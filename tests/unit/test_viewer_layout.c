@@ -215,6 +215,30 @@ static void test_viewer_layout__short_names(void)
     CU_ASSERT(same > (x1 - x0) * 8 / 10);
     CU_ASSERT(dark > 30);
     g_object_unref(screen);
+
+    /* The real pointer resting on it: the tooltip on screen has the full name. */
+    /* From off the window: a pointer already there would send no motion. */
+    g_autofree char *move = g_strdup_printf("mousemove --sync 1 1 mousemove --sync %d %d", (x0 + x1) / 2, y);
+    CU_ASSERT_EQUAL(ti_xdotool(move), 0);
+    GtkWidget *tip = NULL;
+    for (int k = 0; k < 300 && !tip; k++) {
+        ti_settle();
+        GList *tops = gtk_window_list_toplevels();
+        for (GList *t = tops; t && !tip; t = t->next)
+            if (gtk_widget_get_mapped(t->data))
+                tip = ti_find_widget(t->data, label_has, "void clover::par_ranged2d_kernel<PdV_kernel(bool");
+        g_list_free(tops);
+    }
+    CU_ASSERT_PTR_NOT_NULL(tip);
+    if (tip) {
+        screen = ti_grab_screen();
+        save_grab(screen, "viewer-layout-hover.png");
+        int hx, hy, hw, hh;
+        ti_screen_rect(tip, &hx, &hy, &hw, &hh);
+        fprintf(stderr, "tooltip label at %d,%d %dx%d\n", hx, hy, hw, hh);
+        CU_ASSERT(hw > 100 && hh > 40);
+        g_object_unref(screen);
+    }
     gtk_widget_destroy(GTK_WIDGET(win));
     g_object_unref(m);
     g_free(path);
