@@ -19,12 +19,13 @@ viewer_libgtview_la_SOURCES = \
 	viewer/gv-summary.h viewer/gv-summary.c \
 	viewer/gv-compare.h viewer/gv-compare.c \
 	viewer/gv-window.h viewer/gv-window.c
-# The viewer reads traces through the analysis and opens PyTorch files
-# through the CLI's opener (libgtopen).
-VIEWER_CPPFLAGS = $(ANALYZE_CPPFLAGS) -I$(top_srcdir)/libtrace/cli -I$(top_srcdir)/libtrace/import
+# The viewer reads traces through the analysis, opens PyTorch files through
+# the import's opener (libgtopen) and writes by the engine's output rule
+# (libgtoutpath).
+VIEWER_CPPFLAGS = $(ANALYZE_CPPFLAGS) -I$(top_srcdir)/libtrace/record -I$(top_srcdir)/libtrace/import
 viewer_libgtview_la_CPPFLAGS = $(VIEWER_CPPFLAGS)
 viewer_libgtview_la_CFLAGS = $(AM_CFLAGS) $(GTK_CFLAGS)
-viewer_libgtview_la_LIBADD = libtrace/cli/libgtoutpath.la libtrace/cli/libgtopen.la libtrace/analyze/libgtanalyze.la $(GTK_LIBS) $(M_LIBS)
+viewer_libgtview_la_LIBADD = libtrace/record/libgtoutpath.la libtrace/import/libgtopen.la libtrace/analyze/libgtanalyze.la $(GTK_LIBS) $(M_LIBS)
 
 bin_PROGRAMS += viewer/gtrace-view
 dist_man_MANS += viewer/gtrace-view.1

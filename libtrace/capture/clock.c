@@ -5,7 +5,7 @@
  * store raw TSC stamps (rdtsc costs a fraction of clock_gettime, the larger
  * part of an NVTX call's cost) and the launcher turns them into
  * CLOCK_MONOTONIC ns from (TSC, CLOCK_MONOTONIC) pairs it samples as it
- * reads (cli/drain.c); the TSC is one clock for every process of the
+ * reads (record/drain.c); the TSC is one clock for every process of the
  * machine. Elsewhere stamps are CLOCK_MONOTONIC ns already. The region
  * says which (gt_shm_header.stamp_tsc).
  */

@@ -3,7 +3,7 @@
 # launcher writes the trace); CUPTI is dlopened at run time. Needs the NVTX 3 headers.
 # A module loaded by path, never linked against: no soname version, and
 # installed in $(pkglibdir) (lib/gtrace), off the linker's path, where gtrace
-# finds it relative to its own binary (libtrace/cli/record.c).
+# finds it relative to its own binary (libtrace/record/run.c).
 if HAVE_NVTX
 pkglib_LTLIBRARIES += libtrace/capture/libgtrace.la
 libtrace_capture_libgtrace_la_SOURCES = \

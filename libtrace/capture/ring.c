@@ -18,7 +18,7 @@
  * on the socket) is sent at most once until the launcher has read.
  *
  * This file does not know what records mean: nvtx.c, nvtx_mem.c, stacks.c
- * and cupti.c write them; the launcher (cli/drain.c) reads them. It calls
+ * and cupti.c write them; the launcher (record/drain.c) reads them. It calls
  * nothing above it (capture.h): a layer that keeps per-thread state of its
  * own (nvtx.c's stacks) frees it through a pthread key of its own.
  */

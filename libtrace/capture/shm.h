@@ -1,6 +1,6 @@
 /* shm.h: the shared-memory region through which a traced process hands its
  * records to the launcher; included by libgtrace.so (buffer.c, session.c)
- * and by the launcher (cli/collect.c, cli/drain.c).
+ * and by the launcher (record/collect.c, record/drain.c).
  *
  * Each traced process image creates one region (a memfd), maps it shared,
  * and sends its descriptor to the launcher over the unix socket named in

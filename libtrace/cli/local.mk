@@ -1,46 +1,21 @@
-# libtrace/cli: gtrace, the launcher and its subcommands.
-# A file given where a trace goes, PyTorch's imported on the fly: a
-# convenience library for the CLI and gtrace-view.
-noinst_LTLIBRARIES += libtrace/cli/libgtopen.la
-libtrace_cli_libgtopen_la_SOURCES = libtrace/cli/gt_open_any.h libtrace/cli/open_any.c
-libtrace_cli_libgtopen_la_CPPFLAGS = $(ANALYZE_CPPFLAGS) -I$(top_srcdir)/libtrace/import
-libtrace_cli_libgtopen_la_LIBADD = libtrace/import/libgtimport.la $(PTHREAD_LIBS)
-
-# Where a file may be written (gt_outpath.h): libc only, for gtrace and gtrace-view.
-noinst_LTLIBRARIES += libtrace/cli/libgtoutpath.la
-libtrace_cli_libgtoutpath_la_SOURCES = libtrace/cli/gt_outpath.h libtrace/cli/outpath.c
-
+# libtrace/cli: gtrace, its command lines and what it prints; recording,
+# assembling and merging are the engine's (libtrace/record), opening
+# PyTorch's files the import's (libtrace/import/libgtopen).
 bin_PROGRAMS += libtrace/cli/gtrace
 libtrace_cli_gtrace_SOURCES = \
 	libtrace/cli/cli.h \
 	libtrace/cli/main.c \
 	libtrace/cli/output.c \
 	libtrace/cli/record.c \
-	libtrace/cli/leftovers.h \
-	libtrace/cli/leftovers.c \
 	libtrace/cli/recover.c \
-	libtrace/cli/trace_copy.h \
-	libtrace/cli/trace_copy.c \
-	libtrace/cli/assemble.c \
-	libtrace/cli/merge.c \
-	libtrace/cli/collect.c \
-	libtrace/cli/drain.h \
-	libtrace/cli/drain.c \
-	libtrace/cli/tsc_clock.h \
-	libtrace/cli/tsc_clock.c \
-	libtrace/cli/losses.h \
-	libtrace/cli/losses.c \
-	libtrace/capture/shm.h \
+	libtrace/cli/merge_cmd.c \
 	libtrace/cli/info.c \
-	libtrace/cli/dropped.c \
 	libtrace/cli/analyze_cmds.c \
 	libtrace/cli/import_cmd.c \
 	libtrace/cli/open_trace.c
-libtrace_cli_gtrace_CPPFLAGS = $(ANALYZE_CPPFLAGS) -I$(top_srcdir)/libtrace/import -I$(top_srcdir)/libtrace/capture \
-	-DGT_BINDIR='"$(bindir)"' -DGT_PKGLIBDIR='"$(pkglibdir)"' -DGT_PKGDATADIR='"$(pkgdatadir)"' \
-	-DGT_SRCDIR='"$(abs_top_srcdir)"'
+libtrace_cli_gtrace_CPPFLAGS = $(ANALYZE_CPPFLAGS) -I$(top_srcdir)/libtrace/import -I$(top_srcdir)/libtrace/record
 libtrace_cli_gtrace_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
-libtrace_cli_gtrace_LDADD = libtrace/cli/libgtoutpath.la libtrace/cli/libgtopen.la libtrace/import/libgtimport.la libtrace/analyze/libgtanalyze.la libtrace/store/libgtstore.la $(SQLITE_LIBS) $(PTHREAD_LIBS) $(M_LIBS)
+libtrace_cli_gtrace_LDADD = libtrace/record/libgtrecord.la libtrace/record/libgtoutpath.la libtrace/import/libgtopen.la libtrace/import/libgtimport.la libtrace/analyze/libgtanalyze.la libtrace/store/libgtstore.la $(SQLITE_LIBS) $(PTHREAD_LIBS) $(M_LIBS)
 dist_man_MANS += libtrace/cli/gtrace.1
 
 # make install staged under a DESTDIR, and the installed programs, library,

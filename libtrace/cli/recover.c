@@ -2,9 +2,9 @@
  * whose launcher died before it made one (kill -9, an out-of-memory kill, a
  * lost node). Its collector wrote each traced process's events into a part
  * in the hidden parts folder beside the output (.gtrace-parts-XXXXXX, see
- * record.c); every committed batch survives in the part and its -wal. The
+ * libtrace/record/run.c); every committed batch survives in the part and its -wal. The
  * parts become one trace as the launcher would have made it
- * (gt_cli_assemble), less what only the launcher knew: its options and the
+ * (gt_record_assemble), less what only the launcher knew: its options and the
  * end-of-run clock pair (so `gtrace merge` corrects such a trace's offset
  * only). The folder is removed once empty. It refuses a folder whose parts
  * a running gtrace still writes. It does not import CUDA memory snapshots
@@ -173,11 +173,11 @@ int gt_cli_recover(int argc, char **argv)
     }
     run_facts f;
     read_facts(dir, &f);
-    gt_run_info run = {.utc_t0_ns = f.utc_t0_ns, .end_ns = 0, .utc_end_ns = 0, .root_pid = f.root_pid,
+    gt_record_run_info run = {.utc_t0_ns = f.utc_t0_ns, .end_ns = 0, .utc_end_ns = 0, .root_pid = f.root_pid,
                        .program_name = f.program, .command_line = f.command_line,
                        .options = "(recovered from the parts of a gtrace that did not finish)"};
-    gt_run_losses losses;
-    if (gt_cli_assemble(dir, output, force, &run, &losses) != 0) {
+    gt_record_losses losses;
+    if (gt_record_assemble(dir, output, force, &run, &losses) != 0) {
         gt_cli_error("%s", gt_error_last());
         gt_cli_error("no trace written; the parts are kept in %s", dir);
         return 1;

@@ -20,6 +20,13 @@ libtrace_import_libgtimport_la_CPPFLAGS = $(STORE_CPPFLAGS)
 libtrace_import_libgtimport_la_CFLAGS = $(AM_CFLAGS) $(ZLIB_CFLAGS)
 libtrace_import_libgtimport_la_LIBADD = libtrace/store/libgtstore.la $(ZLIB_LIBS)
 
+# A file given where a trace goes, PyTorch's imported on the fly
+# (gt_open_any.h): for the CLI and gtrace-view.
+noinst_LTLIBRARIES += libtrace/import/libgtopen.la
+libtrace_import_libgtopen_la_SOURCES = libtrace/import/gt_open_any.h libtrace/import/open_any.c
+libtrace_import_libgtopen_la_CPPFLAGS = $(STORE_CPPFLAGS)
+libtrace_import_libgtopen_la_LIBADD = libtrace/import/libgtimport.la $(PTHREAD_LIBS)
+
 # gtrace import on real torch.profiler traces and on snapshot pickles (good
 # and hostile), through the CLI and the analyses.
 TESTS += tests/integration/import_kineto.sh tests/integration/import_snapshot.sh

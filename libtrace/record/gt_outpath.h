@@ -7,7 +7,7 @@
  * one of the command's own inputs (the same file, by device and inode,
  * through any name). Commands that write a stream (export) may also write
  * in place into a character device or a FIFO that a process reads
- * (GT_OUTPATH_STREAM). libc only: gtrace (output.c) and gtrace-view use it;
+ * (GT_OUTPATH_STREAM). libc only: the engine (files.c), gtrace and gtrace-view use it;
  * the trainer, which links neither, keeps the same rule in ckpt_io.c. */
 #ifndef GT_OUTPATH_H
 #define GT_OUTPATH_H

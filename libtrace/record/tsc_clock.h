@@ -1,6 +1,6 @@
 /* tsc_clock.h: TSC stamps to CLOCK_MONOTONIC (tsc_clock.c). */
-#ifndef GT_CLI_TSC_CLOCK_H
-#define GT_CLI_TSC_CLOCK_H
+#ifndef GT_RECORD_TSC_CLOCK_H
+#define GT_RECORD_TSC_CLOCK_H
 
 #include <stdint.h>
 

@@ -1,11 +1,12 @@
-/* merge.c: `gtrace merge PART... -o TRACE [--force]`: traces taken apart,
- * one per rank or node (`mpirun -np 4 gtrace -o trace.%r.sqlite PROGRAM`),
- * made into one trace on one clock.
+/* merge.c: the engine of `gtrace merge` (gt_record_merge): traces taken
+ * apart, one per rank or node (`mpirun -np 4 gtrace -o trace.%r.sqlite
+ * PROGRAM`), made into one trace on one clock. The CLI (cli/merge_cmd.c)
+ * parses the command line, checks the output and prints the summary.
  *
  * The clock. A trace's times are nanoseconds of its own host's monotonic
  * clock from its zero. It holds the wall clock at its zero (its start
  * time, utc0) and, written by the launcher when the program ended, the
- * pair (trace time T, wall clock utc0 + W) (GT_CLI_CLOCK_END_KEY). The hosts'
+ * pair (trace time T, wall clock utc0 + W) (GT_RECORD_CLOCK_END_KEY). The hosts'
  * wall clocks are the common reference (NTP keeps them together); between
  * the two pairs a part's clock runs at its own rate r = W / T against it:
  *     wall_p(t) = utc0_p + t * r_p
@@ -37,16 +38,15 @@
  *
  * Bad input (no part, a part that is not a trace or has no start time,
  * one given twice or already inside another part, an output that may not
- * be written by output.c's rule) gets one line and exit 1 before anything
+ * be written by files.c's rule) gets one line and exit 1 before anything
  * is written; the trace
  * is written in a fresh directory beside the output and renamed into place
- * only when whole (gt_cli_install).
+ * only when whole (gt_record_install).
  */
 #define _GNU_SOURCE
 #include "config.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <libgen.h>
 #include <limits.h>
 #include <math.h>
@@ -58,10 +58,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "record_int.h"
 #include "trace_copy.h"
 
-#define MERGE_SYNOPSIS "merge PART... -o TRACE [--force]"
 #define MAX_DRIFT 1e-3L              /* 1000 ppm: more is a clock step, not a drift */
 #define MAX_SPREAD_NS ((int64_t)1 << 52) /* parts further apart are not one run */
 #define MERGED_NAME "merged.sqlite"
@@ -93,11 +92,12 @@ static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int fail(const char *fmt, ...)
 {
     va_list ap;
+    char *msg = NULL;
     va_start(ap, fmt);
-    fputs("gtrace: merge: ", stderr);
-    vfprintf(stderr, fmt, ap);
-    fputc('\n', stderr);
+    if (vasprintf(&msg, fmt, ap) >= 0)
+        gt_record_error("merge: %s", msg);
     va_end(ap);
+    free(msg);
     return 1;
 }
 
@@ -197,7 +197,7 @@ static int open_part(part *p)
         return fail("%s: the trace holds no start time (the wall-clock time at its zero): it cannot be put on "
                     "a common clock", p->path);
     p->rate = 1;
-    const char *end = gt_trace_meta(p->t, GT_CLI_CLOCK_END_KEY), *utc_end = gt_trace_meta(p->t, GT_CLI_CLOCK_END_UTC_KEY);
+    const char *end = gt_trace_meta(p->t, GT_RECORD_CLOCK_END_KEY), *utc_end = gt_trace_meta(p->t, GT_RECORD_CLOCK_END_UTC_KEY);
     if (!end && !utc_end) {
         p->no_clock_end = true;
     } else if (!parse_ns(end, &p->end_ns) || !parse_ns(utc_end, &p->utc_end_ns) || p->end_ns <= 0 ||
@@ -208,8 +208,8 @@ static int open_part(part *p)
         size_t cap = 96 + (end ? strlen(end) : 6) + (utc_end ? strlen(utc_end) : 6);
         if (!(p->damaged_clock = malloc(cap)))
             return fail("out of memory");
-        snprintf(p->damaged_clock, cap, "%s=%.40s, %s=%.40s", GT_CLI_CLOCK_END_KEY, end ? end : "(none)",
-                 GT_CLI_CLOCK_END_UTC_KEY, utc_end ? utc_end : "(none)");
+        snprintf(p->damaged_clock, cap, "%s=%.40s, %s=%.40s", GT_RECORD_CLOCK_END_KEY, end ? end : "(none)",
+                 GT_RECORD_CLOCK_END_UTC_KEY, utc_end ? utc_end : "(none)");
     } else {
         long double rate = (long double)(p->utc_end_ns - p->utc0_ns) / (long double)p->end_ns;
         if (fabsl(rate - 1) > MAX_DRIFT) {
@@ -417,10 +417,10 @@ static int write_run_entries(gt_writer *w, const part *parts, size_t n)
         rc = add_entry(w, "merged_parts", 0, "%zu", n);
     /* The first part's end-of-run pair, on the merged clock: what merges this trace again. */
     if (rc == 0 && parts[0].end_ns > 0)
-        rc = add_entry(w, GT_CLI_CLOCK_END_KEY, 0, "%lld",
+        rc = add_entry(w, GT_RECORD_CLOCK_END_KEY, 0, "%lld",
                        (long long)llroundl(parts[0].map.offset_ns + (long double)parts[0].end_ns));
     if (rc == 0 && parts[0].end_ns > 0)
-        rc = add_entry(w, GT_CLI_CLOCK_END_UTC_KEY, 0, "%lld", (long long)parts[0].utc_end_ns);
+        rc = add_entry(w, GT_RECORD_CLOCK_END_UTC_KEY, 0, "%lld", (long long)parts[0].utc_end_ns);
     size_t k = 0; /* every original trace, so a later merge knows what this one holds */
     for (size_t i = 0; i < n && rc == 0; i++)
         for (size_t o = 0; o < parts[i].n_origins && rc == 0; o++) {
@@ -440,7 +440,7 @@ static int write_run_entries(gt_writer *w, const part *parts, size_t n)
 
 static void on_signal(int sig)
 {
-    gt_cli_stop_signal = sig;
+    gt_record_stop_signal = sig;
 }
 
 /* Writes the merged trace at `tmp`; prints what went in. */
@@ -467,52 +467,50 @@ static int write_merged(const char *tmp, part *parts, size_t n, int64_t *out_eve
     return rc;
 }
 
-/* What merge did that its user should know: one line each, on stderr. */
+/* What merge did that its user should know: one line each, said. */
 static void print_notes(const part *parts, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         const part *p = &parts[i];
         if (p->damaged_clock)
-            fprintf(stderr, "gtrace: merge: %s holds no end-of-run clock it can use (damaged: %s): its clock "
+            gt_record_say("gtrace: merge: %s holds no end-of-run clock it can use (damaged: %s): its clock "
                     "offset is corrected, not its drift\n", p->path, p->damaged_clock);
         else if (p->no_clock_end)
-            fprintf(stderr, "gtrace: merge: %s holds no end-of-run clock (an older gtrace wrote it): its clock "
+            gt_record_say("gtrace: merge: %s holds no end-of-run clock (an older gtrace wrote it): its clock "
                     "offset is corrected, not its drift\n", p->path);
         if (p->step_ns)
-            fprintf(stderr, "gtrace: merge: %s: its wall clock moved %.3f ms against its own clock during the run "
+            gt_record_say("gtrace: merge: %s: its wall clock moved %.3f ms against its own clock during the run "
                     "(a clock step?): its offset is corrected, not its drift\n", p->path, (double)p->step_ns / 1e6);
         for (size_t k = 0; k < p->n_pids; k++)
-            fprintf(stderr, "gtrace: merge: %s: pid %lld is also in an earlier part; it is pid %lld in the merged "
+            gt_record_say("gtrace: merge: %s: pid %lld is also in an earlier part; it is pid %lld in the merged "
                     "trace\n", p->path, (long long)p->pids[k][0], (long long)p->pids[k][1]);
         for (size_t k = 0; k < p->n_devices; k++)
-            fprintf(stderr, "gtrace: merge: %s: its GPU %d is GPU %d in the merged trace (%s)\n", p->path,
+            gt_record_say("gtrace: merge: %s: its GPU %d is GPU %d in the merged trace (%s)\n", p->path,
                     (int)p->devices[k][0], (int)p->devices[k][1],
                     p->device_known[k] ? "an earlier part's, by its UUID"
                                        : "another GPU than the one an earlier part calls so, by its UUID");
     }
 }
 
-static void print_summary(const char *output, const part *parts, size_t n, int64_t n_events)
+/* What went in, for the caller's summary. */
+static int describe_parts(gt_record_merge_result *out, const part *parts, size_t n)
 {
-    size_t n_proc = 0;
+    out->parts = calloc(n, sizeof *out->parts);
+    if (!out->parts)
+        return fail("out of memory");
+    out->n_parts = n;
     for (size_t i = 0; i < n; i++) {
-        size_t k;
-        gt_trace_processes(parts[i].t, &k);
-        n_proc += k;
+        gt_record_merge_part *d = &out->parts[i];
+        d->path = parts[i].path;
+        d->offset_ns = llroundl(parts[i].map.offset_ns);
+        d->has_drift = parts[i].end_ns > 0;
+        d->rate = parts[i].rate;
+        gt_trace_processes(parts[i].t, &d->n_processes);
     }
-    printf("gtrace: merged %zu trace%s into %s: %zu process%s, %lld events, on the clock of %s\n", n,
-           n > 1 ? "s" : "", output, n_proc, n_proc == 1 ? "" : "es", (long long)n_events, parts[0].path);
-    for (size_t i = 0; i < n; i++) {
-        char buf[64];
-        printf("  %s: starts at %s", parts[i].path, gt_cli_duration(llroundl(parts[i].map.offset_ns), buf, sizeof buf));
-        if (parts[i].end_ns > 0)
-            printf(", its clock %+.3Lf ppm against its wall clock\n", (parts[i].rate - 1) * 1e6L);
-        else
-            printf(", offset only\n");
-    }
+    return 0;
 }
 
-static int merge(part *parts, size_t n, const char *output, bool force)
+static int merge(gt_record_merge_result *out, part *parts, size_t n, const char *output, bool force)
 {
     int status = 1;
     char dir[PATH_MAX + 32], tmp[PATH_MAX + 64], copy[PATH_MAX];
@@ -528,77 +526,38 @@ static int merge(part *parts, size_t n, const char *output, bool force)
         sigaction(sigs[i], &stop, &old[i]);
     int64_t n_events = 0;
     int rc = write_merged(tmp, parts, n, &n_events);
-    if (rc == 0 && gt_cli_stop_signal)
-        rc = gt_error_set(GT_ERR_IO, "interrupted by signal %d", (int)gt_cli_stop_signal);
+    if (rc == 0 && gt_record_stop_signal)
+        rc = gt_error_set(GT_ERR_IO, "interrupted by signal %d", (int)gt_record_stop_signal);
     if (rc == 0)
-        rc = gt_cli_install(tmp, output, force);
+        rc = gt_record_install(tmp, output, force);
     if (rc != 0)
         fail("no trace written: %s", gt_error_last());
-    gt_cli_remove_trace(tmp);
+    gt_record_remove_trace(tmp);
     rmdir(dir);
     for (int i = 0; i < 3; i++)
         sigaction(sigs[i], &old[i], NULL);
-    if (gt_cli_stop_signal) {
-        fflush(NULL);
-        raise(gt_cli_stop_signal);
-        return 128 + gt_cli_stop_signal;
+    if (gt_record_stop_signal) {
+        out->stop_signal = gt_record_stop_signal;
+        return 128 + gt_record_stop_signal;
     }
     if (rc == 0) {
         print_notes(parts, n);
-        print_summary(output, parts, n, n_events);
-        status = 0;
+        out->n_events = n_events;
+        status = describe_parts(out, parts, n);
     }
     return status;
 }
 
-static int usage(FILE *out, int status)
+int gt_record_merge(gt_record_merge_result *out, const char *const *paths, size_t n, const char *output,
+                    bool force)
 {
-    fprintf(out, "Usage: gtrace %s\n"
-                 "Joins traces taken one per rank or node (gtrace -o trace.%%r.sqlite) into one trace, each\n"
-                 "part's clock corrected for its offset and drift against the first part's.\n"
-                 "  -o, --output=TRACE  the merged trace\n"
-                 "      --force         replace TRACE if it is a regular file that exists\n", MERGE_SYNOPSIS);
-    return status;
-}
-
-int gt_cli_merge(int argc, char **argv)
-{
-    static const struct option longopts[] = {
-        {"output", required_argument, NULL, 'o'},
-        {"force", no_argument, NULL, 'f'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    const char *output = NULL;
-    bool force = false;
-    int c;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'o': output = optarg; break;
-        case 'f': force = true; break;
-        case 'h': return usage(stdout, 0);
-        default:
-            fail("unknown option '%s' (usage: gtrace %s)", argv[optind - 1], MERGE_SYNOPSIS);
-            return 2;
-        }
-    }
-    size_t n = (size_t)(argc - optind);
-    if (n == 0)
-        return fail("no traces to merge (usage: gtrace %s)", MERGE_SYNOPSIS);
-    if (!output || !*output)
-        return fail("no output: name the merged trace with -o TRACE");
-    /* the parts are inputs: never written over; a link's file is written in its place */
-    char target[PATH_MAX];
-    if (gt_cli_check_output(output, force, (const char *const *)argv + optind, n, target, sizeof target) != 0)
-        return fail("%s", gt_error_last());
-    output = target;
+    memset(out, 0, sizeof *out);
     part *parts = calloc(n, sizeof *parts);
     if (!parts)
         return fail("out of memory");
     int status = 0;
     for (size_t i = 0; i < n && status == 0; i++) {
-        parts[i].path = argv[optind + (int)i];
+        parts[i].path = paths[i];
         status = open_part(&parts[i]);
     }
     if (status == 0)
@@ -610,7 +569,7 @@ int gt_cli_merge(int argc, char **argv)
     if (status == 0)
         status = give_devices(parts, n);
     if (status == 0)
-        status = merge(parts, n, output, force);
+        status = merge(out, parts, n, output, force);
     for (size_t i = 0; i < n; i++) {
         gt_trace_free(parts[i].t);
         free(parts[i].own_pids);
@@ -624,4 +583,13 @@ int gt_cli_merge(int argc, char **argv)
     }
     free(parts);
     return status;
+}
+
+void gt_record_merge_result_free(gt_record_merge_result *r)
+{
+    if (!r)
+        return;
+    free(r->parts);
+    r->parts = NULL;
+    r->n_parts = 0;
 }

@@ -1,12 +1,12 @@
 /* dropped.c: the events a trace says its producers dropped, per kind, for
- * the summaries of `gtrace PROGRAM`, `gtrace info` and the assembler. */
+ * the summaries of `gtrace PROGRAM`, `gtrace info` and the assembly. */
 #include "config.h"
 
 #include <string.h>
 
-#include "cli.h"
+#include "gt_record.h"
 
-int gt_cli_dropped(gt_trace *t, int64_t out[GT_EV_N_KINDS])
+int gt_record_dropped(gt_trace *t, int64_t out[GT_EV_N_KINDS])
 {
     memset(out, 0, sizeof(int64_t) * GT_EV_N_KINDS);
     for (int k = 0; k < GT_EV_N_KINDS; k++) {

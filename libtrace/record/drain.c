@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "drain.h"
+#include "record_int.h"
 #include "tsc_clock.h"
 
 typedef struct pending {       /* half of a start/end range */
@@ -496,7 +497,7 @@ int64_t gt_drain_finish(gt_drain *d, int64_t end_ns)
 {
     int64_t n_open = 0;
     if (d->n_unresolved > 0)
-        fprintf(stderr, "gtrace: process %lld: %lld NVTX events named a registered string that its string table "
+        gt_record_say("gtrace: process %lld: %lld NVTX events named a registered string that its string table "
                         "does not hold (the first: id %llu): dropped, counted\n",
                 (long long)d->pid, (long long)d->n_unresolved, (unsigned long long)d->first_unresolved);
     for (size_t i = 0; i < d->n_slots; i++) {

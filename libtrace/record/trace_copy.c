@@ -1,23 +1,24 @@
 /* trace_copy.c: traces copied into one new trace through the store's reader
  * and writer (see trace_copy.h). Events are read kind by kind in time order
  * and written in batches of ROWS_PER_BATCH; a signal the launcher caught
- * (gt_cli_stop_signal) stops the copy. It knows nothing of parts
+ * (gt_record_stop_signal) stops the copy. It knows nothing of parts
  * directories, loss tables or clocks: its callers say what goes in and how
  * times and pids move. */
 #include "config.h"
 
 #include <math.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "record_int.h"
 #include "trace_copy.h"
 
 #define ROWS_PER_BATCH 50000
 #define MAX_FRAMES 128
 
-volatile sig_atomic_t gt_cli_stop_signal;
+volatile sig_atomic_t gt_record_stop_signal;
 
 typedef struct id_set { /* a small growing set of int64 (processes, GPUs) */
     int64_t *v;
@@ -219,8 +220,8 @@ static void move_event(const gt_copy_map *map, gt_event *ev)
 
 static int add_row(gt_copy *c, const gt_event *ev)
 {
-    if (gt_cli_stop_signal)
-        return gt_error_set(GT_ERR_IO, "interrupted by signal %d while writing the trace", (int)gt_cli_stop_signal);
+    if (gt_record_stop_signal)
+        return gt_error_set(GT_ERR_IO, "interrupted by signal %d while writing the trace", (int)gt_record_stop_signal);
     int rc = gt_writer_add(c->w, ev);
     if (rc == 0 && ++c->n_rows_in_batch >= ROWS_PER_BATCH) {
         rc = gt_writer_commit(c->w);
@@ -326,8 +327,8 @@ typedef struct config_copy {
 
 static bool is_run_key(const char *key)
 {
-    static const char *const keys[] = {"command_line", "gtrace_options", "root_pid", GT_CLI_CLOCK_END_KEY,
-                                       GT_CLI_CLOCK_END_UTC_KEY};
+    static const char *const keys[] = {"command_line", "gtrace_options", "root_pid", GT_RECORD_CLOCK_END_KEY,
+                                       GT_RECORD_CLOCK_END_UTC_KEY};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++)
         if (!strcmp(key, keys[i]))
             return true;
@@ -400,7 +401,7 @@ int gt_copy_trace(gt_copy *c, gt_trace *t, const gt_copy_map *map, const int64_t
         rc = copy_events(c, t, map);
     int64_t own[GT_EV_N_KINDS];
     if (!dropped) {
-        gt_cli_dropped(t, own);
+        gt_record_dropped(t, own);
         dropped = own;
     }
     size_t n;

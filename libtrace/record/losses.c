@@ -1,5 +1,6 @@
 /* losses.c: the collector records what a part lost when its file could
- * not take it (the table is described in losses.h), and says it on stderr.
+ * not take it (the table is described in losses.h), and says it through the
+ * engine's message hook.
  *
  * Runs on the collector thread, once per part, at its end.
  */
@@ -14,6 +15,7 @@
 #include <unistd.h>
 
 #include "losses.h"
+#include "record_int.h"
 
 _Static_assert(GT_EV_N_KINDS <= GT_LOSS_KINDS, "the loss table has a count for every kind");
 
@@ -42,7 +44,7 @@ static gt_loss_table *map_table(const char *dir)
     return t;
 }
 
-void gt_cli_report_losses(const char *parts_dir, int64_t pid64, const char *part, const int64_t *n_lost,
+void gt_record_report_losses(const char *parts_dir, int64_t pid64, const char *part, const int64_t *n_lost,
                           const char *reason)
 {
     int64_t total = 0;
@@ -52,10 +54,8 @@ void gt_cli_report_losses(const char *parts_dir, int64_t pid64, const char *part
     char line[400];
     int n = snprintf(line, sizeof line, "gtrace: process %d lost %lld events that are not in the trace%s%s%s\n", pid,
                      (long long)total, *reason ? " (" : "", reason, *reason ? ")" : "");
-    if (n > 0) {
-        ssize_t w = write(STDERR_FILENO, line, (size_t)n < sizeof line ? (size_t)n : sizeof line - 1);
-        (void)w;
-    }
+    if (n > 0)
+        gt_record_say("%.*s", (int)((size_t)n < sizeof line ? (size_t)n : sizeof line - 1), line);
     gt_loss_table *t = map_table(parts_dir);
     if (!t)
         return;

@@ -1,6 +1,6 @@
 /* drain.h: the collector turns ring records into trace rows (drain.c). */
-#ifndef GT_CLI_DRAIN_H
-#define GT_CLI_DRAIN_H
+#ifndef GT_RECORD_DRAIN_H
+#define GT_RECORD_DRAIN_H
 
 #include <stdbool.h>
 

@@ -17,7 +17,7 @@
  *
  * The output: a trace is assembled in the parts directory (beside the
  * output, on the same file system) and renamed into place only once it is
- * complete (gt_cli_install: only a regular file is ever replaced, with
+ * complete (gt_record_install: only a regular file is ever replaced, with
  * `force`; without it nothing is, even a file that appeared while the
  * program ran).
  */
@@ -34,7 +34,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "record_int.h"
 #include "losses.h"
 #include "trace_copy.h"
 
@@ -44,7 +44,7 @@ _Static_assert(GT_EV_N_KINDS <= GT_LOSS_KINDS, "the loss table has a count for e
 
 static int interrupted(void)
 {
-    return gt_error_set(GT_ERR_IO, "interrupted by signal %d while assembling the trace", (int)gt_cli_stop_signal);
+    return gt_error_set(GT_ERR_IO, "interrupted by signal %d while assembling the trace", (int)gt_record_stop_signal);
 }
 
 static char *path_join(const char *dir, const char *name)
@@ -127,7 +127,7 @@ static int copy_part(gt_copy *c, const char *path, const gt_loss_table *losses, 
     gt_trace *t = NULL;
     if (gt_trace_open(&t, path, 0) != 0) {
         /* A process killed before its first commit leaves an empty file: say so, go on. */
-        fprintf(stderr, "gtrace: skipping an unreadable part of the trace: %s\n", gt_error_last());
+        gt_record_say("gtrace: skipping an unreadable part of the trace: %s\n", gt_error_last());
         return 0;
     }
     const gt_loss_slot *slot = find_slot(losses, slot_used, path);
@@ -136,13 +136,13 @@ static int copy_part(gt_copy *c, const char *path, const gt_loss_table *losses, 
     return rc;
 }
 
-static void clock_end_values(const gt_run_info *run, char end[32], char utc_end[32])
+static void clock_end_values(const gt_record_run_info *run, char end[32], char utc_end[32])
 {
     snprintf(end, 32, "%lld", (long long)run->end_ns);
     snprintf(utc_end, 32, "%lld", (long long)run->utc_end_ns);
 }
 
-static int write_run_config(gt_writer *w, const gt_run_info *run)
+static int write_run_config(gt_writer *w, const gt_record_run_info *run)
 {
     char v[32], end[32], utc_end[32];
     int rc = gt_writer_set_session_start(w, run->utc_t0_ns);
@@ -155,27 +155,27 @@ static int write_run_config(gt_writer *w, const gt_run_info *run)
         rc = gt_writer_add_config(w, 0, "root_pid", v);
     clock_end_values(run, end, utc_end);
     if (rc == 0 && run->end_ns > 0)
-        rc = gt_writer_add_config(w, 0, GT_CLI_CLOCK_END_KEY, end);
+        rc = gt_writer_add_config(w, 0, GT_RECORD_CLOCK_END_KEY, end);
     if (rc == 0 && run->end_ns > 0)
-        rc = gt_writer_add_config(w, 0, GT_CLI_CLOCK_END_UTC_KEY, utc_end);
+        rc = gt_writer_add_config(w, 0, GT_RECORD_CLOCK_END_UTC_KEY, utc_end);
     return rc;
 }
 
 /* A part renamed into place whole gets the run's end-of-run clock pair
  * (its other run entries are its root process's, written by the collector).
  * Without it the trace is still whole: say so, go on. */
-static void add_clock_end(const char *part, const gt_run_info *run)
+static void add_clock_end(const char *part, const gt_record_run_info *run)
 {
     char end[32], utc_end[32];
     clock_end_values(run, end, utc_end);
-    const char *const keys[] = {GT_CLI_CLOCK_END_KEY, GT_CLI_CLOCK_END_UTC_KEY};
+    const char *const keys[] = {GT_RECORD_CLOCK_END_KEY, GT_RECORD_CLOCK_END_UTC_KEY};
     const char *const values[] = {end, utc_end};
     if (run->end_ns > 0 && gt_trace_add_config(part, 0, keys, values, 2) != 0)
-        fprintf(stderr, "gtrace: the trace will not hold its end-of-run clock (gtrace merge corrects its "
+        gt_record_say("gtrace: the trace will not hold its end-of-run clock (gtrace merge corrects its "
                 "offset only): %s\n", gt_error_last());
 }
 
-static int copy_all(char **parts, size_t n_parts, const char *output, const gt_run_info *run,
+static int copy_all(char **parts, size_t n_parts, const char *output, const gt_record_run_info *run,
                     gt_loss_table *losses)
 {
     bool slot_used[GT_LOSS_SLOTS] = {false};
@@ -229,7 +229,7 @@ static gt_loss_table *read_losses(const char *parts_dir)
     return t;
 }
 
-int gt_cli_make_losses(const char *parts_dir)
+int gt_record_make_losses(const char *parts_dir)
 {
     char *path = path_join(parts_dir, GT_LOSSES_NAME);
     if (!path)
@@ -257,12 +257,12 @@ int gt_cli_make_losses(const char *parts_dir)
     return rc;
 }
 
-void gt_cli_remove_parts(const char *parts_dir)
+void gt_record_remove_parts(const char *parts_dir)
 {
     size_t n = 0;
     char **parts = list_parts(parts_dir, &n);
     for (size_t i = 0; i < n; i++) {
-        gt_cli_remove_trace(parts[i]);
+        gt_record_remove_trace(parts[i]);
         free(parts[i]);
     }
     free(parts);
@@ -272,12 +272,12 @@ void gt_cli_remove_parts(const char *parts_dir)
     free(p);
     p = path_join(parts_dir, ASSEMBLED_NAME);
     if (p)
-        gt_cli_remove_trace(p);
+        gt_record_remove_trace(p);
     free(p);
 }
 
-int gt_cli_assemble(const char *parts_dir, const char *output, bool force, const gt_run_info *run,
-                    gt_run_losses *out_losses)
+int gt_record_assemble(const char *parts_dir, const char *output, bool force, const gt_record_run_info *run,
+                    gt_record_losses *out_losses)
 {
     size_t n = 0;
     char **parts = list_parts(parts_dir, &n);
@@ -308,27 +308,27 @@ int gt_cli_assemble(const char *parts_dir, const char *output, bool force, const
     if (output) {
         if (n == 1 && !has_wal(parts[0]) && !any_slot) {
             add_clock_end(parts[0], run);
-            rc = gt_cli_install(parts[0], output, force);
+            rc = gt_record_install(parts[0], output, force);
         } else {
             char *tmp = path_join(parts_dir, ASSEMBLED_NAME);
             if (!tmp) {
                 rc = gt_error_set(GT_ERR_NOMEM, "out of memory assembling the trace");
             } else {
-                gt_cli_remove_trace(tmp);
+                gt_record_remove_trace(tmp);
                 rc = copy_all(parts, n, tmp, run, losses);
-                if (rc == 0 && gt_cli_stop_signal)
+                if (rc == 0 && gt_record_stop_signal)
                     rc = interrupted();
                 if (rc == 0)
-                    rc = gt_cli_install(tmp, output, force);
+                    rc = gt_record_install(tmp, output, force);
                 if (rc != 0)
-                    gt_cli_remove_trace(tmp);
+                    gt_record_remove_trace(tmp);
                 free(tmp);
             }
         }
     }
     if (rc == 0 || !output) {
         for (size_t i = 0; i < n; i++)
-            gt_cli_remove_trace(parts[i]);
+            gt_record_remove_trace(parts[i]);
         char *p = path_join(parts_dir, GT_LOSSES_NAME);
         if (p)
             unlink(p);

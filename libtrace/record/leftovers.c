@@ -2,7 +2,7 @@
  * leaves running when it ends (`sleep 40 &`, a daemon it started): names
  * them, waits for them within a bound (--wait-leftovers), passes TERM and
  * HUP on to them, and says what became of them. gtrace is their subreaper
- * (record.c), so they are its children and are reaped here; a process they
+ * (run.c), so they are its children and are reaped here; a process they
  * start in turn becomes gtrace's child when its parent ends.
  *
  * The wait polls (every POLL_MS) rather than blocking in waitpid: a signal
@@ -25,7 +25,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "record_int.h"
 #include "leftovers.h"
 
 enum { POLL_MS = 20, MAX_NAMED = 8 };
@@ -44,7 +44,7 @@ typedef struct leftovers {
 
 static volatile sig_atomic_t got_signal, n_signals;
 
-void gt_cli_leftover_signal(int sig)
+void gt_record_leftover_signal(int sig)
 {
     got_signal = sig;
     n_signals++;
@@ -208,10 +208,10 @@ static void say_outcome(const leftovers *l)
     }
     if (l->n > MAX_NAMED && len < sizeof line)
         snprintf(line + len, sizeof line - len, " (and %zu more)", l->n - MAX_NAMED);
-    fprintf(stderr, "%s\n", line);
+    gt_record_say("%s\n", line);
 }
 
-int gt_cli_wait_leftovers(int wait_s, int forwarded, const struct sigaction old[4])
+int gt_record_wait_leftovers(int wait_s, int forwarded, const struct sigaction old[4])
 {
     static const int sigs[4] = {SIGINT, SIGQUIT, SIGTERM, SIGHUP};
     leftovers l = {NULL, 0, 0};
@@ -219,7 +219,7 @@ int gt_cli_wait_leftovers(int wait_s, int forwarded, const struct sigaction old[
     int got = 0;
     if (!reap(&l))
         return n_signals ? (int)got_signal : 0;
-    struct sigaction stop = {.sa_handler = gt_cli_leftover_signal};
+    struct sigaction stop = {.sa_handler = gt_record_leftover_signal};
     sigemptyset(&stop.sa_mask);
     for (int i = 0; i < 4; i++) {
         bool ignored = !(old[i].sa_flags & SA_SIGINFO) && old[i].sa_handler == SIG_IGN;
@@ -231,14 +231,14 @@ int gt_cli_wait_leftovers(int wait_s, int forwarded, const struct sigaction old[
     size_t n = l.n;
     const char *them = n == 1 ? "it" : "them";
     if (forwarded)
-        fprintf(stderr, "gtrace: the program ended, leaving %s running: %s; passing %s on to %s\n",
+        gt_record_say("gtrace: the program ended, leaving %s running: %s; passing %s on to %s\n",
                 n == 1 ? "a process" : "processes", n ? names : "(unnamed)", signal_name(forwarded, sig, sizeof sig),
                 them);
     else if (wait_s == 0)
-        fprintf(stderr, "gtrace: the program ended, leaving %s running: %s; not waiting for %s (--wait-leftovers=0)\n",
+        gt_record_say("gtrace: the program ended, leaving %s running: %s; not waiting for %s (--wait-leftovers=0)\n",
                 n == 1 ? "a process" : "processes", n ? names : "(unnamed)", them);
     else
-        fprintf(stderr, "gtrace: the program ended, leaving %s running: %s; waiting up to %d s for %s "
+        gt_record_say("gtrace: the program ended, leaving %s running: %s; waiting up to %d s for %s "
                         "(--wait-leftovers; a SIGTERM or SIGHUP to gtrace is passed on to %s)\n",
                 n == 1 ? "a process" : "processes", n ? names : "(unnamed)", wait_s, them, them);
     int64_t deadline = now_ms() + (int64_t)wait_s * 1000;
@@ -248,7 +248,7 @@ int gt_cli_wait_leftovers(int wait_s, int forwarded, const struct sigaction old[
             deadline = now_ms() + GT_LEFTOVERS_TERM_GRACE_MS;
     }
     bool cut_short = false, more = true;
-    int seen = 0; /* a signal since the program ended counts (gt_cli_leftover_signal) */
+    int seen = 0; /* a signal since the program ended counts (gt_record_leftover_signal) */
     while ((more = reap(&l))) {
         if (n_signals != seen) {
             int s = got_signal;
@@ -256,11 +256,11 @@ int gt_cli_wait_leftovers(int wait_s, int forwarded, const struct sigaction old[
                 deadline = 0;
             } else if (s == SIGTERM || s == SIGHUP) {
                 pass_on(&l, s);
-                fprintf(stderr, "gtrace: got %s: passed it on to the processes left running; writing the trace\n",
+                gt_record_say("gtrace: got %s: passed it on to the processes left running; writing the trace\n",
                         signal_name(s, sig, sizeof sig));
                 deadline = now_ms() + GT_LEFTOVERS_TERM_GRACE_MS;
             } else {
-                fprintf(stderr, "gtrace: got %s: not waiting for the processes left running; writing the trace\n",
+                gt_record_say("gtrace: got %s: not waiting for the processes left running; writing the trace\n",
                         signal_name(s, sig, sizeof sig));
                 deadline = 0;
             }
@@ -276,7 +276,7 @@ int gt_cli_wait_leftovers(int wait_s, int forwarded, const struct sigaction old[
     if (more && !cut_short && wait_s > 0) {
         scan_children(&l); /* their names now, after an exec */
         name_them(&l, true, names, sizeof names);
-        fprintf(stderr, "gtrace: stopped waiting after %d s; still running: %s (what %s record%s from now on is not "
+        gt_record_say("gtrace: stopped waiting after %d s; still running: %s (what %s record%s from now on is not "
                         "in the trace)\n", wait_s, n_running(&l) ? names : "processes started since",
                 n_running(&l) == 1 ? "it" : "they", n_running(&l) == 1 ? "s" : "");
     } else if (cut_short && l.n > 0) {

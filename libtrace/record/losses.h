@@ -1,5 +1,5 @@
 /* losses.h: the loss table, written by the launcher's collector
- * (cli/losses.c) and read by its assembly (cli/assemble.c).
+ * (losses.c) and read by its assembly (assemble.c).
  *
  * A part file that cannot take what a process recorded (a full disk, a
  * file size limit, an I/O error) must still say how many events were lost,
@@ -15,8 +15,8 @@
  * counts replace any dropped counts the part file holds, and they stand for
  * the part when the file is missing (it could not even be created).
  */
-#ifndef GT_CLI_LOSSES_H
-#define GT_CLI_LOSSES_H
+#ifndef GT_RECORD_LOSSES_H
+#define GT_RECORD_LOSSES_H
 
 #include <stdatomic.h>
 #include <stdint.h>
@@ -47,9 +47,9 @@ typedef struct gt_loss_table {
 _Static_assert(sizeof(gt_loss_table) == 64 + GT_LOSS_SLOTS * 320, "gt_loss_table layout");
 
 /* Records what the part `part` of process `pid` lost (GT_EV_N_KINDS counts)
- * in the table of `parts_dir`, and says so on stderr. `reason`: why
+ * in the table of `parts_dir`, and says so (gt_record_say). `reason`: why
  * writing stopped, "" if it did not. */
-void gt_cli_report_losses(const char *parts_dir, int64_t pid, const char *part, const int64_t *n_lost,
+void gt_record_report_losses(const char *parts_dir, int64_t pid, const char *part, const int64_t *n_lost,
                           const char *reason);
 
 #endif

@@ -25,7 +25,7 @@
  * The clock: the writer samples a (TSC, CLOCK_MONOTONIC) pair before each
  * chunk (every stamp in it was taken before), tsc_clock.c interpolates.
  *
- * It does not fork, run or wait for the program (record.c does).
+ * It does not fork, run or wait for the program (run.c does).
  */
 #define _GNU_SOURCE
 #include "config.h"
@@ -47,7 +47,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "cli.h"
+#include "record_int.h"
 #include "drain.h"
 #include "losses.h"
 #include "tsc_clock.h"
@@ -301,7 +301,7 @@ static void open_part(gt_collector *c, proc *p)
         rc = gt_writer_open(&p->writer, path, 0);
     }
     if (rc != 0) {
-        fprintf(stderr, "gtrace: cannot write the trace (%s): %s; events of process %lld are counted, not recorded\n",
+        gt_record_say("gtrace: cannot write the trace (%s): %s; events of process %lld are counted, not recorded\n",
                 path, gt_error_last(), (long long)p->pid);
         p->writer = NULL;
         stop_writing(p, gt_error_last());
@@ -575,7 +575,7 @@ static void write_chunk(gt_collector *c, proc *p, const chunk *k)
             rc = rc2;
         gt_drain_batch_end(p->drain, rc == 0);
         if (rc != 0) {
-            fprintf(stderr, "gtrace: writing the trace failed (%s): the events of process %lld are counted from now "
+            gt_record_say("gtrace: writing the trace failed (%s): the events of process %lld are counted from now "
                             "on, not recorded\n", gt_error_last(), (long long)p->pid);
             stop_writing(p, gt_error_last());
         }
@@ -584,7 +584,7 @@ static void write_chunk(gt_collector *c, proc *p, const chunk *k)
         return;
     if (p->writer) {
         if (gt_writer_close(p->writer) != 0)
-            fprintf(stderr, "gtrace: finishing the trace of process %lld failed: %s\n", (long long)p->pid,
+            gt_record_say("gtrace: finishing the trace of process %lld failed: %s\n", (long long)p->pid,
                     gt_error_last());
         p->writer = NULL;
     }
@@ -593,7 +593,7 @@ static void write_chunk(gt_collector *c, proc *p, const chunk *k)
         int64_t lost[GT_EV_N_KINDS];
         memcpy(lost, p->dropped_total, sizeof lost);
         gt_drain_take_lost(p->drain, lost);
-        gt_cli_report_losses(c->parts_dir, p->pid, p->part_name, lost, p->fail_reason);
+        gt_record_report_losses(c->parts_dir, p->pid, p->part_name, lost, p->fail_reason);
     }
 }
 

@@ -1,5 +1,5 @@
 /* trace_copy.h: traces copied into one new trace, event by event, through
- * the store's reader and writer (private to libtrace/cli). The assembly of
+ * the store's reader and writer (private to libtrace/record). The assembly of
  * a run's parts (assemble.c) and `gtrace merge` (merge.c) both copy with it:
  * strings are interned again, callchain ids are renumbered per trace,
  * processes and GPUs are described once, and each trace's times, process

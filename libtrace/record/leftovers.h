@@ -1,12 +1,10 @@
 /* leftovers.h: the processes a traced program leaves running when it ends
- * (leftovers.c), for the launcher (record.c). */
+ * (leftovers.c), for the engine's run (run.c). */
 #ifndef GT_LEFTOVERS_H
 #define GT_LEFTOVERS_H
 
 #include <signal.h>
 
-/* How long the launcher waits for them unless --wait-leftovers says. */
-#define GT_LEFTOVERS_WAIT_S 60
 /* How long processes that were passed a TERM or HUP have to end, so that
  * their last records are read when their connection closes. */
 #define GT_LEFTOVERS_TERM_GRACE_MS 2000
@@ -22,9 +20,9 @@
  * ignored here too. Says what became of processes still there when the wait
  * was cut short. Returns the signal gtrace got while waiting, or 0. The
  * dispositions are left to the caller to set afterwards. */
-int gt_cli_wait_leftovers(int wait_s, int forwarded, const struct sigaction old[4]);
+int gt_record_wait_leftovers(int wait_s, int forwarded, const struct sigaction old[4]);
 /* The handler of those signals while waiting (async-signal-safe): one that
  * comes after the program ended and before the wait began calls it too. */
-void gt_cli_leftover_signal(int sig);
+void gt_record_leftover_signal(int sig);
 
 #endif

@@ -1,0 +1,39 @@
+# libtrace/record: the recording engine (gt_record.h): the program run under
+# libgtrace.so, its rings collected into parts, the parts assembled, traces
+# merged on one clock. A convenience library for the gtrace CLI; it parses
+# no command line and prints only through its message hook.
+noinst_LTLIBRARIES += libtrace/record/libgtrecord.la
+libtrace_record_libgtrecord_la_SOURCES = \
+	libtrace/record/gt_record.h \
+	libtrace/record/record_int.h \
+	libtrace/record/say.c \
+	libtrace/record/files.c \
+	libtrace/record/dropped.c \
+	libtrace/record/run.c \
+	libtrace/record/snapshots.c \
+	libtrace/record/leftovers.h \
+	libtrace/record/leftovers.c \
+	libtrace/record/collect.c \
+	libtrace/record/drain.h \
+	libtrace/record/drain.c \
+	libtrace/record/tsc_clock.h \
+	libtrace/record/tsc_clock.c \
+	libtrace/record/losses.h \
+	libtrace/record/losses.c \
+	libtrace/record/assemble.c \
+	libtrace/record/trace_copy.h \
+	libtrace/record/trace_copy.c \
+	libtrace/record/merge.c \
+	libtrace/capture/shm.h
+libtrace_record_libgtrecord_la_CPPFLAGS = $(STORE_CPPFLAGS) -I$(top_srcdir)/libtrace/import \
+	-I$(top_srcdir)/libtrace/capture \
+	-DGT_BINDIR='"$(bindir)"' -DGT_PKGLIBDIR='"$(pkglibdir)"' -DGT_PKGDATADIR='"$(pkgdatadir)"' \
+	-DGT_SRCDIR='"$(abs_top_srcdir)"'
+libtrace_record_libgtrecord_la_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
+libtrace_record_libgtrecord_la_LIBADD = libtrace/record/libgtoutpath.la libtrace/import/libgtimport.la \
+	libtrace/store/libgtstore.la $(SQLITE_LIBS) $(PTHREAD_LIBS) $(M_LIBS)
+
+# Where a file may be written (gt_outpath.h): libc only, for the engine,
+# gtrace and gtrace-view.
+noinst_LTLIBRARIES += libtrace/record/libgtoutpath.la
+libtrace_record_libgtoutpath_la_SOURCES = libtrace/record/gt_outpath.h libtrace/record/outpath.c

@@ -1,0 +1,39 @@
+/* record_int.h: what the files of the recording engine share (private to
+ * libtrace/record; gt_record.h is its public face). */
+#ifndef GT_RECORD_INT_H
+#define GT_RECORD_INT_H
+
+#include "gt_record.h"
+
+/* Says `fmt` as it is, through the message hook (say.c). */
+void gt_record_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Says "gtrace: " and the message, and a new line. */
+void gt_record_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The collector (collect.c): the thread that reads the traced processes'
+ * rings and writes their parts into `parts_dir`. Made (its socket listening)
+ * before the program starts; started once it is forked; finished once every
+ * traced process has ended (it reads every region one last time). */
+typedef struct gt_collector gt_collector;
+int gt_collector_new(gt_collector **out, const char *parts_dir, int flush_ms);
+/* The socket's name for GTRACE_SOCKET ("@..." : an abstract name). */
+const char *gt_collector_socket(const gt_collector *c);
+int gt_collector_start(gt_collector *c);
+void gt_collector_finish(gt_collector *c);
+void gt_collector_free(gt_collector *c);
+
+/* Creates the loss table in a fresh parts directory (losses.h). */
+int gt_record_make_losses(const char *parts_dir);
+/* Removes every file gtrace puts in a parts directory (not the directory). */
+void gt_record_remove_parts(const char *parts_dir);
+
+/* The CUDA memory snapshots in a parts folder made parts of the trace
+ * (snapshots.c); t0_ns: the run's monotonic zero, utc_t0_ns: the wall clock
+ * then. NULL only when out of memory. */
+gt_record_snapshots *gt_record_import_snapshots(const char *parts, int64_t t0_ns, int64_t utc_t0_ns);
+/* Says what became of each, and moves those not in the trace beside it as
+ * OUTPUT.NAME. True when one could not be read. */
+bool gt_record_keep_snapshots(const char *parts, const char *output, const gt_record_snapshots *res);
+void gt_record_snapshots_free(gt_record_snapshots *s);
+
+#endif

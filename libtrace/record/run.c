@@ -1,0 +1,614 @@
+/* run.c: the engine of `gtrace [options] PROGRAM [ARGS...]` (gt_record_run).
+ *
+ * Runs PROGRAM with libgtrace.so in LD_PRELOAD (after what it already held)
+ * and NVTX_INJECTION64_PATH, and the collector's socket in GTRACE_SOCKET;
+ * while the collector (collect.c) reads the rings of every traced process
+ * into part files, waits for PROGRAM and every process it started (gtrace
+ * is their subreaper), then assembles the parts into one trace
+ * (assemble.c). With --pytorch it also puts gtrace's Python package
+ * (libtrace/python) first on PYTHONPATH and names libgtrace-nvtx.so for it;
+ * the CUDA memory snapshots it leaves go into the trace (snapshots.c).
+ *
+ * It parses no command line and prints no summary (the CLI's record.c
+ * does); what it has to say goes through the message hook (say.c). The
+ * traced processes only fill their rings (libtrace/capture); this process
+ * writes the trace, through libtrace/store.
+ */
+#define _GNU_SOURCE
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <libgen.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "leftovers.h"
+#include "record_int.h"
+
+#ifndef GT_BINDIR
+#define GT_BINDIR "/usr/local/bin"
+#endif
+#ifndef GT_PKGLIBDIR
+#define GT_PKGLIBDIR "/usr/local/lib/gtrace"
+#endif
+#ifndef GT_PKGDATADIR
+#define GT_PKGDATADIR "/usr/local/share/gtrace"
+#endif
+
+/* ---- finding the program and the library ------------------------------ */
+
+static bool is_file(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* Resolves PROGRAM as execvp would, so that errors are ours to explain:
+ * 127 when it does not exist, 126 when it cannot be run (as shells say). */
+static int find_program(const char *name, char *out, size_t out_bytes)
+{
+    struct stat st;
+    if (strchr(name, '/')) {
+        if (stat(name, &st) != 0) {
+            gt_record_error("cannot run '%s': %s", name, strerror(errno));
+            return 127;
+        }
+        if (S_ISDIR(st.st_mode)) {
+            gt_record_error("cannot run '%s': it is a directory", name);
+            return 126;
+        }
+        if (access(name, X_OK) != 0) {
+            gt_record_error("cannot run '%s': it is not executable (%s)", name, strerror(errno));
+            return 126;
+        }
+        snprintf(out, out_bytes, "%s", name);
+        return 0;
+    }
+    const char *path = getenv("PATH");
+    if (!path || !*path)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    bool found_not_exec = false;
+    for (const char *p = path; p;) {
+        const char *colon = strchr(p, ':');
+        size_t len = colon ? (size_t)(colon - p) : strlen(p);
+        snprintf(out, out_bytes, "%.*s%s%s", (int)len, len ? p : ".", "/", name);
+        if (stat(out, &st) == 0 && S_ISREG(st.st_mode)) {
+            if (access(out, X_OK) == 0)
+                return 0;
+            found_not_exec = true;
+        }
+        p = colon ? colon + 1 : NULL;
+    }
+    if (found_not_exec) {
+        gt_record_error("cannot run '%s': found in PATH but not executable", name);
+        return 126;
+    }
+    gt_record_error("cannot run '%s': command not found in PATH", name);
+    return 127;
+}
+
+/* The folder this executable is in, into dir (false when /proc cannot say). */
+static bool exe_dir(char *dir, size_t dir_bytes)
+{
+    ssize_t n = readlink("/proc/self/exe", dir, dir_bytes - 1);
+    if (n <= 0)
+        return false;
+    dir[n] = '\0';
+    char *slash = strrchr(dir, '/');
+    if (!slash)
+        return false;
+    *slash = '\0';
+    return true;
+}
+
+/* TARGET, an installation folder as configured, seen from DIR, the folder
+ * this gtrace runs from: the path from GT_BINDIR to TARGET (with `prefix`
+ * /usr, ../lib/gtrace), taken from DIR. So an installation staged under
+ * DESTDIR, installed with another prefix at `make install`, or moved as a
+ * whole finds its parts where `make install` put them. */
+static void installed_beside(char *out, size_t out_bytes, const char *dir, const char *target)
+{
+    const char *bin = GT_BINDIR;
+    size_t i = 0, common = 0;
+    while (bin[i] && bin[i] == target[i])
+        i++;
+    if ((bin[i] == '\0' || bin[i] == '/') && (target[i] == '\0' || target[i] == '/'))
+        common = i;
+    else
+        for (size_t j = 0; j < i; j++)
+            if (bin[j] == '/')
+                common = j;
+    size_t len = (size_t)snprintf(out, out_bytes, "%s", dir);
+    for (const char *p = bin + common; *p && len < out_bytes; p++)
+        if (*p != '/' && (p == bin || p[-1] == '/'))
+            len += (size_t)snprintf(out + len, out_bytes - len, "/..");
+    if (len < out_bytes)
+        snprintf(out + len, out_bytes - len, "%s", target + common);
+}
+
+/* A library of ours: $ENV, else beside this executable in the build tree
+ * (libtrace/SUBDIR/.libs), else in the installed pkglibdir, first relative
+ * to this executable (installed_beside), then as configured. The libraries
+ * are loaded by path (LD_PRELOAD, NVTX_INJECTION64_PATH, ctypes), never
+ * linked, so they live in $(pkglibdir), not on the linker's path. */
+static bool find_our_library(const char *name, const char *env_name, const char *subdir, char *out,
+                             size_t out_bytes)
+{
+    const char *env = getenv(env_name);
+    if (env && *env) {
+        if (realpath(env, out) && is_file(out))
+            return true;
+        gt_record_error("%s=%s: no such library", env_name, env);
+        return false;
+    }
+    char dir[PATH_MAX], path[2 * PATH_MAX];
+    bool have_dir = exe_dir(dir, sizeof dir);
+    if (have_dir) {
+        snprintf(path, sizeof path, "%s/../%s/.libs/%s", dir, subdir, name);
+        if (realpath(path, out) && is_file(out))
+            return true;
+        char pkglib[PATH_MAX + 64];
+        installed_beside(pkglib, sizeof pkglib, dir, GT_PKGLIBDIR);
+        snprintf(path, sizeof path, "%s/%s", pkglib, name);
+        if (realpath(path, out) && is_file(out))
+            return true;
+    }
+    snprintf(path, sizeof path, "%s/%s", GT_PKGLIBDIR, name);
+    if (realpath(path, out) && is_file(out))
+        return true;
+    gt_record_error("cannot find %s (looked beside %s and in %s); set %s", name, have_dir ? dir : "gtrace",
+                 GT_PKGLIBDIR, env_name);
+    (void)out_bytes;
+    return false;
+}
+
+static bool find_library(char *out, size_t out_bytes)
+{
+    return find_our_library("libgtrace.so", "GTRACE_LIB", "capture", out, out_bytes);
+}
+
+/* The Python package (a folder with sitecustomize.py): $GTRACE_PYTHON_DIR,
+ * else the installed pkgdatadir/python relative to this executable (as
+ * installed_beside finds it), else as configured, else the source tree this
+ * gtrace was built from. */
+static bool find_python_dir(char *out, size_t out_bytes)
+{
+    char path[PATH_MAX + 64];
+    const char *env = getenv("GTRACE_PYTHON_DIR");
+    if (env && *env) {
+        snprintf(path, sizeof path, "%s/sitecustomize.py", env);
+        if (is_file(path) && realpath(env, out))
+            return true;
+        gt_record_error("GTRACE_PYTHON_DIR=%s: no sitecustomize.py there", env);
+        return false;
+    }
+    char dir[PATH_MAX];
+    const char *dirs[3] = {NULL, GT_PKGDATADIR "/python", GT_SRCDIR "/libtrace/python"};
+    char installed[PATH_MAX + 64];
+    if (exe_dir(dir, sizeof dir)) {
+        installed_beside(installed, sizeof installed, dir, GT_PKGDATADIR "/python");
+        dirs[0] = installed;
+    }
+    for (size_t i = 0; i < 3; i++) {
+        if (!dirs[i])
+            continue;
+        snprintf(path, sizeof path, "%s/sitecustomize.py", dirs[i]);
+        if (is_file(path) && realpath(dirs[i], out))
+            return true;
+    }
+    gt_record_error("--pytorch: cannot find gtrace's Python package (looked in %s); set GTRACE_PYTHON_DIR",
+                 GT_PKGDATADIR "/python");
+    (void)out_bytes;
+    return false;
+}
+
+/* ---- the output file -------------------------------------------------- */
+
+static bool exists(const char *path)
+{
+    struct stat st;
+    return lstat(path, &st) == 0;
+}
+
+/* The rank of this launcher in an MPI or Slurm job, or NULL. */
+static const char *job_rank(void)
+{
+    static const char *const vars[] = {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"};
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++) {
+        const char *v = getenv(vars[i]);
+        if (v && *v)
+            return v;
+    }
+    return NULL;
+}
+
+/* -o with %r (the job rank of this launcher), %p (its pid) and %% expanded,
+ * so that `mpirun -np 4 gtrace -o trace.%r.sqlite PROGRAM` writes one trace per rank. */
+static bool expand_output(const char *pattern, char *out, size_t out_bytes)
+{
+    size_t n = 0;
+    for (const char *p = pattern; *p; p++) {
+        char piece[32];
+        const char *add = piece;
+        piece[0] = *p;
+        piece[1] = '\0';
+        if (*p == '%' && p[1]) {
+            p++;
+            if (*p == 'r') {
+                add = job_rank();
+                if (!add) {
+                    gt_record_error("-o %s: %%r names the job rank, but none of OMPI_COMM_WORLD_RANK, PMIX_RANK, "
+                                 "PMI_RANK, SLURM_PROCID is set", pattern);
+                    return false;
+                }
+            } else if (*p == 'p') {
+                snprintf(piece, sizeof piece, "%d", (int)getpid());
+            } else if (*p != '%') {
+                gt_record_error("-o %s: unknown %%%c (expected %%r, %%p or %%%%)", pattern, *p);
+                return false;
+            }
+        }
+        size_t len = strlen(add);
+        if (n + len + 1 > out_bytes) {
+            gt_record_error("-o %s: name too long", pattern);
+            return false;
+        }
+        memcpy(out + n, add, len);
+        n += len;
+    }
+    out[n] = '\0';
+    return true;
+}
+
+static bool choose_output(const gt_record_options *o, const char *program, char *out, size_t out_bytes)
+{
+    if (o->output) {
+        if (!expand_output(o->output, out, out_bytes))
+            return false;
+        /* the program is an input: never written over; a link's file is written in its place */
+        const char *program_file[] = {program};
+        if (gt_record_check_output(out, o->force, program_file, 1, out, out_bytes) != 0) {
+            gt_record_error("%s", gt_error_last());
+            return false;
+        }
+        return true;
+    }
+    char copy[PATH_MAX];
+    snprintf(copy, sizeof copy, "%s", program);
+    const char *base = basename(copy);
+    for (int n = 1; n < 100000; n++) {
+        snprintf(out, out_bytes, "gtrace-%s-%d.sqlite", base, n);
+        if (!exists(out))
+            return true;
+    }
+    gt_record_error("no free name gtrace-%s-N.sqlite in this directory; use -o", base);
+    return false;
+}
+
+/* A fresh directory beside the output for the parts the processes write. */
+static bool make_parts_dir(const char *output, char *out, size_t out_bytes)
+{
+    char copy[PATH_MAX];
+    snprintf(copy, sizeof copy, "%s", output);
+    const char *dir = dirname(copy);
+    snprintf(out, out_bytes, "%s/.gtrace-parts-XXXXXX", dir);
+    if (!mkdtemp(out)) {
+        gt_record_error("cannot create a directory for the trace in %s: %s", dir, strerror(errno));
+        return false;
+    }
+    char abs[PATH_MAX];
+    if (realpath(out, abs))
+        snprintf(out, out_bytes, "%s", abs);
+    if (gt_record_make_losses(out) != 0) {
+        gt_record_error("cannot prepare the trace: %s", gt_error_last());
+        rmdir(out);
+        return false;
+    }
+    return true;
+}
+
+/* gt_record_assemble consumed the parts; a directory that is not empty (a
+ * process still writing after its parent ended) is left for the user. */
+static void remove_parts_dir(const char *dir)
+{
+    if (rmdir(dir) != 0 && errno == ENOTEMPTY)
+        gt_record_error("left %s behind: a traced process was still writing into it", dir);
+}
+
+/* ---- the environment of the program ----------------------------------- */
+
+static bool setenv_fmt(const char *name, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static bool setenv_fmt(const char *name, const char *fmt, ...)
+{
+    char buf[PATH_MAX * 2];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof buf, fmt, ap);
+    va_end(ap);
+    return setenv(name, buf, 1) == 0;
+}
+
+/* --pytorch: the package first on PYTHONPATH, what it marks, the NVTX
+ * library it calls (which hands every call to libgtrace.so), and the parts
+ * folder where it leaves CUDA memory snapshots. */
+static void prepare_python_env(const gt_record_options *o, const char *python_dir, const char *nvtx_lib,
+                               const char *parts_dir)
+{
+    const char *old = getenv("PYTHONPATH");
+    if (old && *old)
+        setenv_fmt("PYTHONPATH", "%s:%s", python_dir, old);
+    else
+        setenv("PYTHONPATH", python_dir, 1);
+    setenv("GTRACE_PYTORCH", o->pytorch, 1);
+    setenv("GTRACE_NVTX_LIB", nvtx_lib, 1);
+    setenv("GTRACE_PARTS_DIR", parts_dir, 1);
+}
+
+static void prepare_env(const gt_record_options *o, const char *lib, const char *socket_name, int64_t t0_ns)
+{
+    const char *old = getenv("LD_PRELOAD");
+    if (old && *old && !strstr(old, lib))
+        setenv_fmt("LD_PRELOAD", "%s:%s", old, lib);
+    else if (!old || !*old)
+        setenv("LD_PRELOAD", lib, 1);
+    setenv("NVTX_INJECTION64_PATH", lib, 1);
+    setenv("GTRACE_SOCKET", socket_name, 1);
+    setenv_fmt("GTRACE_T0_NS", "%lld", (long long)t0_ns);
+    setenv_fmt("GTRACE_FLUSH_MS", "%d", o->flush_ms);
+    setenv_fmt("GTRACE_STACKS", "%d", o->n_stack_frames);
+    setenv("GTRACE_CUDA", o->cuda, 1);
+#ifdef HAVE_CUPTI
+    /* The CUDA driver calls libgtrace's InitializeInjection during cuInit,
+     * so CUPTI is loaded only into processes that use CUDA. */
+    if (strcmp(o->cuda, "off") != 0)
+        setenv("CUDA_INJECTION64_PATH", lib, 1);
+#endif
+}
+
+/* ---- running it ------------------------------------------------------- */
+
+static volatile sig_atomic_t forward_to, forwarded;
+
+static void forward_signal(int sig)
+{
+    if (forward_to > 0) {
+        kill((pid_t)forward_to, sig);
+        forwarded = sig; /* passed on to what the program leaves running, too */
+    } else {
+        gt_record_leftover_signal(sig); /* the program has ended: the wait for its leftovers hears it */
+    }
+}
+
+static void on_stop_signal(int sig)
+{
+    gt_record_stop_signal = sig;
+}
+
+static void after_run(int sig, const struct sigaction *old)
+{
+    struct sigaction stop = {.sa_handler = on_stop_signal};
+    sigemptyset(&stop.sa_mask);
+    bool ignored = !(old->sa_flags & SA_SIGINFO) && old->sa_handler == SIG_IGN;
+    sigaction(sig, ignored ? old : &stop, NULL);
+}
+
+/* Runs the program and waits for it, then for what it left running (at
+ * most wait_s seconds: gt_record_wait_leftovers); returns 0 with its wait
+ * status, or -1 with the error said. *out_signal: a signal gtrace got while
+ * waiting for the leftovers (0: none), which it dies of once the trace is
+ * written. */
+static int run_program(const char *path, char **argv, gt_collector *col, int wait_s, int *out_status,
+                       pid_t *out_pid, int *out_signal)
+{
+    int err_pipe[2];
+    if (pipe2(err_pipe, O_CLOEXEC) != 0) {
+        gt_record_error("pipe: %s", strerror(errno));
+        return -1;
+    }
+    /* Processes the program leaves behind become ours, so we wait for them
+     * too and their part files are complete when we assemble the trace. */
+    prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0);
+
+    struct sigaction ign = {.sa_handler = SIG_IGN}, fwd = {.sa_handler = forward_signal}, old_int, old_quit,
+                     old_term, old_hup;
+    sigemptyset(&ign.sa_mask);
+    sigemptyset(&fwd.sa_mask);
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0) {
+        gt_record_error("fork: %s", strerror(errno));
+        return -1;
+    }
+    if (pid == 0) {
+        close(err_pipe[0]);
+        setenv_fmt("GTRACE_ROOT_PID", "%d", (int)getpid());
+        execv(path, argv);
+        int e = errno;
+        ssize_t n = write(err_pipe[1], &e, sizeof e);
+        (void)n;
+        _exit(127);
+    }
+    forward_to = pid;
+    /* The collector starts once the program is forked (a fork child of a
+     * threaded process may only exec); connections wait in the backlog. */
+    if (gt_collector_start(col) != 0)
+        gt_record_error("%s: nothing is recorded", gt_error_last());
+    /* A file size limit (ulimit -f) makes writes fail instead of killing
+     * gtrace, which then says what it could not write. The program keeps
+     * its own disposition (it was forked before this). */
+    signal(SIGXFSZ, SIG_IGN);
+    /* Like system(): the terminal's ^C and ^\ go to the program (same process
+     * group); gtrace outlives it to finish the trace. TERM and HUP are passed on. */
+    sigaction(SIGINT, &ign, &old_int);
+    sigaction(SIGQUIT, &ign, &old_quit);
+    sigaction(SIGTERM, &fwd, &old_term);
+    sigaction(SIGHUP, &fwd, &old_hup);
+    close(err_pipe[1]);
+    int exec_errno = 0;
+    ssize_t n;
+    do {
+        n = read(err_pipe[0], &exec_errno, sizeof exec_errno);
+    } while (n < 0 && errno == EINTR);
+    close(err_pipe[0]);
+
+    int status = 0;
+    bool have_status = false;
+    for (;;) {
+        int st;
+        pid_t w = waitpid(-1, &st, 0);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            break; /* ECHILD: every descendant is gone */
+        }
+        if (w == pid) {
+            status = st;
+            have_status = true;
+            forward_to = 0;
+            const struct sigaction old[4] = {old_int, old_quit, old_term, old_hup};
+            *out_signal = gt_record_wait_leftovers(wait_s, (int)forwarded, old);
+            break;
+        }
+    }
+    /* From here an interruption stops the assembly, which then leaves
+     * nothing behind; a signal ignored when gtrace started stays ignored. */
+    after_run(SIGINT, &old_int);
+    after_run(SIGQUIT, &old_quit);
+    after_run(SIGTERM, &old_term);
+    after_run(SIGHUP, &old_hup);
+    if (n == (ssize_t)sizeof exec_errno) {
+        gt_record_error("cannot run '%s': %s", path, strerror(exec_errno));
+        return -1;
+    }
+    if (!have_status) {
+        gt_record_error("lost track of '%s'", path);
+        return -1;
+    }
+    *out_status = status;
+    *out_pid = pid;
+    return 0;
+}
+
+static int64_t monotonic_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static int64_t realtime_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+
+/* ---- the whole run ---------------------------------------------------- */
+
+int gt_record_run(gt_record_result *out, const gt_record_options *opts)
+{
+    memset(out, 0, sizeof *out);
+    gt_record_options o = *opts;
+    if (!o.cuda)
+        o.cuda = "auto";
+    if (!o.pytorch)
+        o.pytorch = "";
+    char **prog_argv = (char **)o.argv;
+    char path[PATH_MAX], lib[PATH_MAX], python_dir[PATH_MAX], nvtx_lib[PATH_MAX];
+    char *output = out->output, *parts = out->parts_dir;
+    int rc = find_program(prog_argv[0], path, sizeof path);
+    if (rc != 0)
+        return out->exit_code = rc;
+    if (!find_library(lib, sizeof lib))
+        return out->exit_code = 1;
+    if (o.pytorch[0] && (!find_python_dir(python_dir, sizeof python_dir) ||
+                         !find_our_library("libgtrace-nvtx.so", "GTRACE_NVTX_LIB", "nvtxlib", nvtx_lib, sizeof nvtx_lib)))
+        return out->exit_code = 1;
+    if (!choose_output(&o, prog_argv[0], output, sizeof out->output))
+        return out->exit_code = 1;
+    if (!make_parts_dir(output, parts, sizeof out->parts_dir))
+        return out->exit_code = 1;
+
+    gt_collector *col = NULL;
+    if (gt_collector_new(&col, parts, o.flush_ms) != 0) {
+        gt_record_error("cannot prepare the trace: %s", gt_error_last());
+        gt_record_remove_parts(parts);
+        remove_parts_dir(parts);
+        return out->exit_code = 1;
+    }
+    int64_t t0 = monotonic_ns();
+    int64_t utc_t0 = realtime_ns();
+    prepare_env(&o, lib, gt_collector_socket(col), t0);
+    if (o.pytorch[0])
+        prepare_python_env(&o, python_dir, nvtx_lib, parts);
+    int status = 0;
+    pid_t pid = 0;
+    int run_rc = run_program(path, prog_argv, col, o.wait_leftovers_s, &status, &pid, &out->leftover_signal);
+    /* Every traced process has ended: the last read of every region. */
+    gt_collector_free(col);
+    if (run_rc != 0) {
+        gt_record_assemble(parts, NULL, false, NULL, NULL); /* removes whatever was written */
+        remove_parts_dir(parts);
+        return out->exit_code = 127;
+    }
+    out->wait_status = status;
+    /* The end-of-run clock pair: the trace's time and the wall clock, read together. */
+    int64_t wall_ns = monotonic_ns() - t0;
+    int64_t utc_end = realtime_ns();
+    out->run_ns = wall_ns;
+
+    char cmdline[8192] = "";
+    size_t len = 0;
+    for (char **a = prog_argv; *a && len < sizeof cmdline - 1; a++)
+        len += (size_t)snprintf(cmdline + len, sizeof cmdline - len, "%s%s", a == prog_argv ? "" : " ", *a);
+    char options[256];
+    int n_opt = snprintf(options, sizeof options, "--cuda=%s --stacks=%d --flush-ms=%d", o.cuda, o.n_stack_frames,
+                         o.flush_ms);
+    if (o.pytorch[0] && n_opt > 0 && (size_t)n_opt < sizeof options)
+        snprintf(options + n_opt, sizeof options - (size_t)n_opt, " --pytorch=%s", o.pytorch);
+    char copy[PATH_MAX];
+    snprintf(copy, sizeof copy, "%s", prog_argv[0]);
+    gt_record_run_info run = {.utc_t0_ns = utc_t0, .end_ns = wall_ns, .utc_end_ns = utc_end, .root_pid = pid,
+                              .program_name = basename(copy), .command_line = cmdline, .options = options};
+    out->snapshots = gt_record_import_snapshots(parts, t0, utc_t0);
+    if (gt_record_assemble(parts, output, o.force, &run, &out->losses) != 0) {
+        if (gt_record_stop_signal) {
+            gt_record_remove_parts(parts);
+            remove_parts_dir(parts);
+            gt_record_error("interrupted: no trace written");
+            gt_record_snapshots_free(out->snapshots);
+            out->snapshots = NULL;
+            out->stop_signal = gt_record_stop_signal;
+            return 0;
+        }
+        gt_record_error("%s", gt_error_last());
+        gt_record_error("no trace written; the recorded parts are kept in %s (gtrace recover %s -o TRACE)", parts,
+                        parts);
+    } else {
+        out->written = true;
+    }
+    return 0;
+}
+
+bool gt_record_finish(gt_record_result *r)
+{
+    bool failed = false;
+    if (r->written) {
+        failed = gt_record_keep_snapshots(r->parts_dir, r->output, r->snapshots);
+        remove_parts_dir(r->parts_dir);
+    }
+    gt_record_snapshots_free(r->snapshots);
+    r->snapshots = NULL;
+    return failed;
+}
