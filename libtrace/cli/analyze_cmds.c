@@ -403,13 +403,16 @@ typedef struct out_file {
  * read FIFO written in place, never a folder or the trace read. */
 static bool check_output(const char *path, bool force, const char *trace_path, out_file *o)
 {
-    struct stat st;
+    gt_outpath p;
     memset(o, 0, sizeof *o);
     o->path = path;
     if (gt_outpath_check(&p, path, GT_OUTPATH_STREAM | (force ? GT_OUTPATH_FORCE : 0), &trace_path, 1) != 0) {
         gt_cli_error("export: %s", p.why);
         return false;
     }
+    _Static_assert(sizeof o->target == sizeof p.target, "same size");
+    memcpy(o->target, p.target, sizeof o->target);
+    o->direct = p.how == GT_OUTPATH_IN_PLACE;
     return true;
 }
 
@@ -441,12 +444,9 @@ static bool open_output(out_file *o, const char *mode)
     }
     mode_t mask = umask(0);
     umask(mask);
-    gt_outpath p;
+    struct stat st;
     fchmod(fd, stat(o->target, &st) == 0 ? (st.st_mode & 07777) : (0666 & ~mask));
     if (!(o->f = fdopen(fd, mode))) {
-    _Static_assert(sizeof o->target == sizeof p.target, "same size");
-    memcpy(o->target, p.target, sizeof o->target);
-    o->direct = p.how == GT_OUTPATH_IN_PLACE;
         gt_cli_error("export: cannot write %s: %s", o->path, strerror(errno));
         close(fd);
         unlink(tmp_path);
