@@ -26,3 +26,5 @@ tests_unit_test_import_values_CPPFLAGS = $(STORE_CPPFLAGS)
 tests_unit_test_import_values_CFLAGS = $(IMPORT_TEST_CFLAGS)
 tests_unit_test_import_values_LDADD = $(IMPORT_TEST_LDADD)
 endif
+TESTS += tests/integration/import_snapshot_edges.sh
+EXTRA_DIST += tests/integration/import_snapshot_edges.sh

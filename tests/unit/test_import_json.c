@@ -123,6 +123,8 @@ static void test_import_json__microseconds(void)
         {"-2.25", true, -2250},
         {"17", true, 17000},
         {"1e3", true, 1000000},
+        {"1.0000007e3", true, 1000001},                    /* an exponent: nearest too */
+        {"-1.0000007e3", true, -1000001},
         {"9223372036854775.807", true, INT64_MAX},
         {"9223372036854775.808", false, 0},
         {"99999999999999999999", false, 0},

@@ -3,7 +3,9 @@
  * runtime call's duration and correlation id, its kernel's times and grid,
  * ProfilerStep#N as "step N" with its end, a collective's bytes from its
  * first input (an empty tensor: 0 bytes, still a size), and a call Kineto
- * wrote with a negative duration (it ends where it starts). */
+ * wrote with a negative duration (it ends where it starts), an instant
+ * (a mark: no end), two kernels on one GPU (one GPU), and the wall clock
+ * told from a clock since boot by the size of the times. */
 #include "gt_import.h"
 #include "gt_store.h"
 #include "gt_test.h"
@@ -32,28 +34,55 @@ static const char kineto[] =
     " \"ts\": 4793178600400.000, \"dur\": 10.000, \"args\": {\"Input Dims\": [[0, 16]], \"Input type\": [\"float\"]}},\n"
     "{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"cudaStreamSynchronize\", \"pid\": 100, \"tid\": 100,"
     " \"ts\": 4793178600500.000, \"dur\": -3.000, \"args\": {\"correlation\": 43}},\n"
+    "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"gemm_kernel\", \"pid\": 0, \"tid\": 7,"
+    " \"ts\": 4793178600510.000, \"dur\": 40.000, \"args\": {\"device\": 0, \"stream\": 7, \"correlation\": 44,"
+    " \"grid\": [1, 1, 1], \"block\": [64, 1, 1]}},\n"
+    "{\"ph\": \"i\", \"s\": \"t\", \"cat\": \"user_annotation\", \"name\": \"epoch_end\", \"pid\": 100, \"tid\": 100,"
+    " \"ts\": 4793178600600.000},\n"
     "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#6\", \"pid\": 100, \"tid\": 100,"
     " \"ts\": 4793178601000.000, \"dur\": 1000.000}\n"
     "]}\n";
 
-static gt_trace *import_it(void)
+/* A step on the wall clock (2025-12-02 00:00 UTC), with its GPU. */
+static const char kineto_wall_clock[] =
+    "{\"schemaVersion\": 1, \"deviceProperties\": [{\"id\": 0, \"name\": \"NVIDIA H100 80GB HBM3\","
+    " \"totalGlobalMem\": 85031714816, \"computeMajor\": 9, \"computeMinor\": 0, \"numSms\": 132}],"
+    " \"traceEvents\": [\n"
+    "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#5\", \"pid\": 100, \"tid\": 100,"
+    " \"ts\": 1764633600000000.000, \"dur\": 1000.000}\n"
+    "]}\n";
+
+/* texts[0..n) as n files (ranks of one run) imported into one trace. */
+static gt_trace *import_texts(const char *const *texts, size_t n)
 {
-    char *json = gt_test_path("values.pt.trace.json"), *out = gt_test_path("values.sqlite");
-    FILE *f = fopen(json, "w");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    fputs(kineto, f);
-    fclose(f);
-    const char *inputs[] = {json};
-    int rc = gt_import_files(NULL, out, inputs, 1, GT_IMPORT_OVERWRITE);
+    char *json[4], *out = gt_test_path("values.sqlite");
+    for (size_t i = 0; i < n && i < 4; i++) {
+        char name[64];
+        snprintf(name, sizeof name, "values%zu.pt.trace.json", i);
+        json[i] = gt_test_path(name);
+        FILE *f = fopen(json[i], "w");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+        fputs(texts[i], f);
+        fclose(f);
+    }
+    int rc = gt_import_files(NULL, out, (const char *const *)json, n, GT_IMPORT_OVERWRITE);
     if (rc != 0)
         fprintf(stderr, "import: %s\n", gt_error_last());
     CU_ASSERT_EQUAL_FATAL(rc, 0);
     gt_trace *t = NULL;
     CU_ASSERT_EQUAL_FATAL(gt_trace_open(&t, out, 0), 0);
-    unlink(json);
-    free(json);
+    for (size_t i = 0; i < n && i < 4; i++) {
+        unlink(json[i]);
+        free(json[i]);
+    }
     free(out);
     return t;
+}
+
+static gt_trace *import_it(void)
+{
+    const char *texts[] = {kineto};
+    return import_texts(texts, 1);
 }
 
 static void test_import_values__runtime_calls_and_kernel(void)
@@ -84,6 +113,12 @@ static void test_import_values__runtime_calls_and_kernel(void)
     n = 0;
     CU_ASSERT_EQUAL_FATAL(gt_iter_new(&it, t, GT_EV_KERNEL, INT64_MIN, INT64_MAX), 0);
     while (gt_iter_next(it, &ev) > 0) {
+        if (ev.u.kernel.correlation_id == 44) {
+            CU_ASSERT_EQUAL(ev.u.kernel.start_ns, 510000);
+            CU_ASSERT_EQUAL(ev.u.kernel.end_ns, 550000);
+            n++;
+            continue;
+        }
         CU_ASSERT_EQUAL(ev.u.kernel.start_ns, 110000);
         CU_ASSERT_EQUAL(ev.u.kernel.end_ns, 160125);
         CU_ASSERT_EQUAL(ev.u.kernel.correlation_id, 42);
@@ -95,7 +130,7 @@ static void test_import_values__runtime_calls_and_kernel(void)
         n++;
     }
     gt_iter_free(it);
-    CU_ASSERT_EQUAL(n, 1);
+    CU_ASSERT_EQUAL(n, 2);
     gt_trace_free(t);
 }
 
@@ -104,7 +139,7 @@ static void test_import_values__steps_and_collectives(void)
     gt_trace *t = import_it();
     gt_iter *it = NULL;
     gt_event ev;
-    int steps = 0, colls = 0;
+    int steps = 0, colls = 0, marks = 0;
     CU_ASSERT_EQUAL_FATAL(gt_iter_new(&it, t, GT_EV_NVTX, INT64_MIN, INT64_MAX), 0);
     while (gt_iter_next(it, &ev) > 0) {
         const gt_nvtx *n = &ev.u.nvtx;
@@ -122,6 +157,11 @@ static void test_import_values__steps_and_collectives(void)
             CU_ASSERT_EQUAL(n->payload_kind, GT_PAYLOAD_U64);
             CU_ASSERT_EQUAL(n->payload.u64, 1024 * 2 * 4); /* of its first input's type */
             colls++;
+        } else if (strcmp(text, "epoch_end") == 0) {
+            CU_ASSERT_EQUAL(n->event_type, GT_NVTX_MARK);
+            CU_ASSERT_EQUAL(n->start_ns, 600000);
+            CU_ASSERT_EQUAL(n->end_ns, -1);
+            marks++;
         } else if (strcmp(text, "nccl:broadcast") == 0) {
             CU_ASSERT_EQUAL(n->payload_kind, GT_PAYLOAD_U64);
             CU_ASSERT_EQUAL(n->payload.u64, 0);
@@ -131,12 +171,35 @@ static void test_import_values__steps_and_collectives(void)
     gt_iter_free(it);
     CU_ASSERT_EQUAL(steps, 2);
     CU_ASSERT_EQUAL(colls, 2);
+    CU_ASSERT_EQUAL(marks, 1);
+    gt_trace_free(t);
+}
+
+/* Times since the epoch: the trace's zero is the first event's wall-clock
+ * time. Times since boot (the main trace: 55 days of uptime): no wall
+ * clock. Two ranks of one machine both list GPU 0: the trace has it once. */
+static void test_import_values__wall_clock_and_gpus(void)
+{
+    gt_trace *t = import_it();
+    int64_t utc = 0;
+    CU_ASSERT_EQUAL(gt_trace_session_start(t, &utc), GT_ERR_NOTFOUND);
+    gt_trace_free(t);
+    const char *ranks[] = {kineto_wall_clock, kineto_wall_clock};
+    t = import_texts(ranks, 2);
+    CU_ASSERT_EQUAL(gt_trace_session_start(t, &utc), 0);
+    CU_ASSERT_EQUAL(utc, 1764633600000000000LL);
+    size_t n_gpus = 0;
+    const gt_gpu_info *g = gt_trace_gpus(t, &n_gpus);
+    CU_ASSERT_EQUAL_FATAL(n_gpus, 1);
+    CU_ASSERT_EQUAL(g[0].id, 0);
+    CU_ASSERT_EQUAL(g[0].total_memory_bytes, 85031714816LL);
     gt_trace_free(t);
 }
 
 static const gt_test_case cases[] = {
     {"test_import_values__runtime_calls_and_kernel", test_import_values__runtime_calls_and_kernel},
     {"test_import_values__steps_and_collectives", test_import_values__steps_and_collectives},
+    {"test_import_values__wall_clock_and_gpus", test_import_values__wall_clock_and_gpus},
     {NULL, NULL},
 };
 
