@@ -23,7 +23,7 @@ expect_fail 2 "no program to run" "$GTRACE" -o x.sqlite
 ls .gtrace-parts-* >/dev/null 2>&1 && fail "a parts directory was left behind"
 # An existing output is kept as it was.
 printf 'precious\n' >taken.sqlite
-expect_fail 1 "taken.sqlite exists; use --force" "$GTRACE" -o taken.sqlite "$SAMPLES/exit_with" 0
+expect_fail 1 "taken.sqlite exists (use --force" "$GTRACE" -o taken.sqlite "$SAMPLES/exit_with" 0
 expect_eq "existing output untouched" precious "$(cat taken.sqlite)"
 "$GTRACE" -o taken.sqlite --force "$SAMPLES/exit_with" 0 >/dev/null 2>&1
 expect_eq "--force replaces it" 1 "$(nvtx_count taken.sqlite exit_with 59)"
