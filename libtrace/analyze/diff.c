@@ -624,6 +624,53 @@ static const char *interval(char *buf, size_t n, const gt_diff_row *r)
     return buf;
 }
 
+/* The metric column: as wide as the longest metric, from 48 to
+ * METRIC_COLS characters; a longer one is cut in the middle, both ends kept
+ * ("CPU op time per step: autograd::engine::…: AddmmBackward0"), its tail
+ * moved until no other row reads the same. Text only: JSON keeps names whole. */
+#define METRIC_COLS 64
+
+static bool shown_twice(char *const *shown, size_t n, size_t i)
+{
+    for (size_t k = 0; k < n; k++)
+        if (k != i && shown[k] && strcmp(shown[k], shown[i]) == 0)
+            return true;
+    return false;
+}
+
+/* Each row's metric as shown (malloc'd strings; NULL on no memory: names then print cut at the column). */
+static char **metric_cells(const gt_diff *d, size_t *out_cols)
+{
+    size_t cols = 48;
+    for (size_t i = 0; i < d->n_rows; i++) {
+        size_t w = gt_text_width(d->rows[i].metric);
+        cols = w > cols ? (w < METRIC_COLS ? w : METRIC_COLS) : cols;
+    }
+    *out_cols = cols;
+    char **shown = calloc(d->n_rows ? d->n_rows : 1, sizeof *shown);
+    char buf[4 * METRIC_COLS + 8];
+    for (size_t i = 0; shown && i < d->n_rows; i++)
+        if (!(shown[i] = an_strdup(gt_cut_middle(buf, sizeof buf, d->rows[i].metric, cols, cols / 2))))
+            goto nomem;
+    for (size_t i = 0; shown && i < d->n_rows; i++) {
+        const char *name = d->rows[i].metric;
+        /* another tail: longer first (names differ at their ends most), then shorter */
+        size_t mid = cols / 2, n_longer = cols - 2 - mid;
+        for (size_t k = 1; k < cols - 2 && gt_text_width(name) > cols && shown_twice(shown, d->n_rows, i); k++) {
+            size_t tail = k <= n_longer ? mid + k : mid - (k - n_longer);
+            free(shown[i]);
+            if (!(shown[i] = an_strdup(gt_cut_middle(buf, sizeof buf, name, cols, tail))))
+                goto nomem;
+        }
+    }
+    return shown;
+nomem:
+    for (size_t i = 0; i < d->n_rows; i++)
+        free(shown[i]);
+    free(shown);
+    return NULL;
+}
+
 static void print_run(FILE *f, const gt_diff_run_info *x)
 {
     fprintf(f, "%s", x->path);
@@ -656,7 +703,10 @@ int gt_diff_print_text(const gt_diff *d, FILE *f)
     fprintf(f, "  each step a sample; medians (mean, p95 where named); 95%% bootstrap interval over runs and "
                "steps; noise floor %.1f%%%s\n\n",
             100 * d->noise_floor, d->keep_warmup ? "; warm-up kept" : "");
-    fprintf(f, "%-48s %14s %14s %9s %-20s %s\n", "metric", "before", "after", "change", "95% interval", "verdict");
+    size_t cols;
+    char **shown = metric_cells(d, &cols);
+    fprintf(f, "%-*s %14s %14s %9s %-20s %s\n", (int)cols, "metric", "before", "after", "change", "95% interval",
+            "verdict");
     for (size_t i = 0; i < d->n_rows; i++) {
         const gt_diff_row *r = &d->rows[i];
         char b[40], a[40], c[40], ci[96];
@@ -670,10 +720,18 @@ int gt_diff_print_text(const gt_diff *d, FILE *f)
             same += !r->too_few && r->verdict == 0;
             few += r->too_few;
         }
-        fprintf(f, "%-48.48s %14s %14s %9s %-20s %s\n", r->metric, b, a,
-                r->presence ? "" : gt_diff_change(c, sizeof c, r->change), interval(ci, sizeof ci, r),
-                verdict_word(r));
+        const char *name = shown ? shown[i] : r->metric;
+        size_t w = gt_text_width(name);
+        if (shown)
+            fprintf(f, "%s%*s", name, (int)(cols - (w < cols ? w : cols)), "");
+        else
+            fprintf(f, "%-*.*s", (int)cols, (int)cols, name);
+        fprintf(f, " %14s %14s %9s %-20s %s\n", b, a, r->presence ? "" : gt_diff_change(c, sizeof c, r->change),
+                interval(ci, sizeof ci, r), verdict_word(r));
     }
+    for (size_t i = 0; shown && i < d->n_rows; i++)
+        free(shown[i]);
+    free(shown);
     fprintf(f, "\n%zu better, %zu worse, %zu same", better, worse, same);
     if (few)
         fprintf(f, ", %zu with too few samples", few);

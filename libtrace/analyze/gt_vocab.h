@@ -21,6 +21,13 @@ const char *gt_copy_kind_name(int copy_kind);
 const char *gt_fmt_ns(char *buf, size_t n, double ns);
 /* "1.50 MiB", "512 B"; into buf, which is returned. */
 const char *gt_fmt_bytes(char *buf, size_t n, double bytes);
+/* s as it reads in a column `width` characters wide (UTF-8 code points):
+ * s itself when it fits, else its first characters, "…" and its last `tail`
+ * characters (tail is held to width - 2), so both ends of a long name stay.
+ * Into buf when cut (truncated to n bytes, never inside a character). */
+const char *gt_cut_middle(char *buf, size_t n, const char *s, size_t width, size_t tail);
+/* The characters (UTF-8 code points) of s, as a column counts them. */
+size_t gt_text_width(const char *s);
 /* A value of a diff row in its unit ("ns", "bytes", "%", "GB/s", "count"). */
 const char *gt_diff_cell(char *buf, size_t n, const char *unit, double v);
 /* A diff row's relative change: "+12.5%". */

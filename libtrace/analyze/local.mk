@@ -38,9 +38,9 @@ libtrace_analyze_libgtanalyze_la_LIBADD = libtrace/store/libgtstore.la $(M_LIBS)
 
 if HAVE_CUNIT
 check_PROGRAMS += tests/unit/test_analyze_report tests/unit/test_analyze_rules tests/unit/test_analyze_memory \
-	tests/unit/test_analyze_diff tests/unit/test_analyze_comm
+	tests/unit/test_analyze_diff tests/unit/test_analyze_comm tests/unit/test_analyze_vocab
 TESTS += tests/unit/test_analyze_report tests/unit/test_analyze_rules tests/unit/test_analyze_memory \
-	tests/unit/test_analyze_diff tests/unit/test_analyze_comm
+	tests/unit/test_analyze_diff tests/unit/test_analyze_comm tests/unit/test_analyze_vocab
 ANALYZE_TEST_CFLAGS = $(AM_CFLAGS) $(CUNIT_CFLAGS) -I$(top_srcdir)/tests/unit
 ANALYZE_TEST_LDADD = libtrace/analyze/libgtanalyze.la tests/unit/libgttest.la $(CUNIT_LIBS) $(M_LIBS)
 tests_unit_test_analyze_report_SOURCES = tests/unit/test_analyze_report.c tests/unit/analyze_fixture.h
@@ -55,6 +55,10 @@ tests_unit_test_analyze_memory_SOURCES = tests/unit/test_analyze_memory.c tests/
 tests_unit_test_analyze_memory_CPPFLAGS = $(ANALYZE_CPPFLAGS)
 tests_unit_test_analyze_memory_CFLAGS = $(ANALYZE_TEST_CFLAGS)
 tests_unit_test_analyze_memory_LDADD = $(ANALYZE_TEST_LDADD)
+tests_unit_test_analyze_vocab_SOURCES = tests/unit/test_analyze_vocab.c tests/unit/analyze_fixture.h
+tests_unit_test_analyze_vocab_CPPFLAGS = $(ANALYZE_CPPFLAGS)
+tests_unit_test_analyze_vocab_CFLAGS = $(ANALYZE_TEST_CFLAGS)
+tests_unit_test_analyze_vocab_LDADD = $(ANALYZE_TEST_LDADD)
 tests_unit_test_analyze_diff_SOURCES = tests/unit/test_analyze_diff.c tests/unit/analyze_fixture.h
 tests_unit_test_analyze_diff_CPPFLAGS = $(ANALYZE_CPPFLAGS)
 tests_unit_test_analyze_diff_CFLAGS = $(ANALYZE_TEST_CFLAGS)

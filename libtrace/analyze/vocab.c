@@ -58,6 +58,52 @@ const char *gt_fmt_bytes(char *buf, size_t n, double bytes)
     return buf;
 }
 
+size_t gt_text_width(const char *s)
+{
+    size_t w = 0;
+    for (; *s; s++)
+        w += ((unsigned char)*s & 0xc0) != 0x80;
+    return w;
+}
+
+/* The byte offset of character k of s (its end when s is shorter). */
+static size_t char_at(const char *s, size_t k)
+{
+    size_t i = 0;
+    for (; s[i]; i++)
+        if (((unsigned char)s[i] & 0xc0) != 0x80 && k-- == 0)
+            break;
+    return i;
+}
+
+const char *gt_cut_middle(char *buf, size_t n, const char *s, size_t width, size_t tail)
+{
+    size_t w = gt_text_width(s);
+    if (w <= width || width < 3 || n == 0)
+        return s;
+    if (tail > width - 2)
+        tail = width - 2;
+    if (tail < 1)
+        tail = 1;
+    size_t head = width - 1 - tail;
+    size_t head_end = char_at(s, head), tail_at = char_at(s, w - tail);
+    snprintf(buf, n, "%.*s\xe2\x80\xa6%s", (int)head_end, s, s + tail_at);
+    /* a cut into a character at the buffer's end: drop its lead bytes */
+    size_t len = strlen(buf);
+    if (len + 1 == n) {
+        size_t k = len;
+        while (k > 0 && ((unsigned char)buf[k - 1] & 0xc0) == 0x80)
+            k--;
+        if (k > 0 && ((unsigned char)buf[k - 1] & 0x80)) {
+            unsigned char lead = (unsigned char)buf[k - 1];
+            size_t need = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
+            if (len - (k - 1) < need)
+                buf[k - 1] = 0;
+        }
+    }
+    return buf;
+}
+
 const char *gt_diff_cell(char *buf, size_t n, const char *unit, double v)
 {
     if (strcmp(unit, "ns") == 0)
