@@ -110,7 +110,8 @@ GvMemory *gv_memory_from_series(const gt_mem_series *s)
         if (!(l->roles & GT_MEM_ROLE_BLOCK))
             continue;
         size_t bi = out->n_blocks++;
-        out->blocks[bi] = (GvMemBlock){l->from_ns, l->to_ns, l->alloc_ns, l->bytes, l->address, l->tid, 0, 0};
+        out->blocks[bi] = (GvMemBlock){l->from_ns, l->to_ns, l->alloc_ns, l->bytes, l->address, l->tid,
+                                        l->callchain_id, 0, 0};
         edges[n_edges++] = (edge){l->from_ns, bi, FALSE};
         if (l->to_ns != INT64_MAX)
             edges[n_edges++] = (edge){l->to_ns, bi, TRUE};

@@ -18,6 +18,7 @@ typedef struct GvMemBlock {
     int64_t bytes;
     uint64_t address;
     int64_t tid;
+    int64_t callchain_id;    /* its stack (0 none): frames with file:line from a snapshot */
     size_t first_pt, n_pts;  /* its band in the stacked layout: GvMemory.pts */
 } GvMemBlock;
 

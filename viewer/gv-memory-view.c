@@ -28,7 +28,7 @@ void gv_mem_view_init(GvMemView *v, int width, int height)
 {
     memset(v, 0, sizeof *v);
     gv_view_init(&v->x, width, height);
-    v->selected_block = -1;
+    v->selected_block = v->selected_snap = -1;
     v->pid = -1;
 }
 
@@ -85,18 +85,26 @@ static void text(cairo_t *cr, PangoLayout *lay, double x, double y, double w, co
     pango_cairo_show_layout(cr, lay);
 }
 
-static void draw_snapshot(cairo_t *cr, PangoLayout *lay, const GvMemView *v, const gt_mem_state *st)
+/* The snapshot's layout, drawn (cr) or hit-tested (cr NULL: the block
+ * under (hx, hy), -1 none): one walk, so a click finds what was drawn. */
+static gssize snapshot_walk(cairo_t *cr, PangoLayout *lay, const GvMemView *v, const gt_mem_state *st, double hx,
+                            double hy)
 {
     double top = gv_memory_chart_bottom(v) + 4, left = 10, w = v->x.width - 20;
     char a[32], b[32], c[32], line[256];
     if (!st) {
-        text(cr, lay, left, top, w, "click the chart to see the allocator's segments and blocks at that moment", 0.4);
-        return;
+        if (cr)
+            text(cr, lay, left, top, w, "click the chart to see the allocator's segments and blocks at that moment",
+                 0.4);
+        return -1;
     }
-    snprintf(line, sizeof line, "at %s: allocated %s, reserved %s, %zu segments, %zu blocks",
-             gt_fmt_ns(a, sizeof a, ns_sub(st->at_ns, v->x.origin_ns)), gt_fmt_bytes(b, sizeof b, st->allocated_bytes),
-             gt_fmt_bytes(c, sizeof c, st->reserved_bytes), st->n_segments, st->n_blocks);
-    text(cr, lay, left, top, w, line, 0.1);
+    if (cr) {
+        snprintf(line, sizeof line, "at %s: allocated %s, reserved %s, %zu segments, %zu blocks (click one)",
+                 gt_fmt_ns(a, sizeof a, ns_sub(st->at_ns, v->x.origin_ns)),
+                 gt_fmt_bytes(b, sizeof b, st->allocated_bytes), gt_fmt_bytes(c, sizeof c, st->reserved_bytes),
+                 st->n_segments, st->n_blocks);
+        text(cr, lay, left, top, w, line, 0.1);
+    }
     top += 18;
     /* Segments as bars, wrapped over rows; widths by bytes so the whole reserved pool fits. */
     int64_t total = 0;
@@ -104,7 +112,7 @@ static void draw_snapshot(cairo_t *cr, PangoLayout *lay, const GvMemView *v, con
         total += st->segments[i].bytes;
     double rows = floor((v->x.height - top - 4) / 16);
     if (rows < 1 || total <= 0)
-        return;
+        return -1;
     double px_per_byte = rows * w / (double)total * 0.95;
     double x = left, y = top;
     for (size_t i = 0; i < st->n_segments; i++) {
@@ -118,26 +126,43 @@ static void draw_snapshot(cairo_t *cr, PangoLayout *lay, const GvMemView *v, con
         }
         if (y + 14 > v->x.height)
             break;
-        cairo_set_source_rgb(cr, 0.88, 0.88, 0.88);
-        cairo_rectangle(cr, x, y, MIN(sw, left + w - x), 14);
-        cairo_fill(cr);
+        if (cr) {
+            cairo_set_source_rgb(cr, 0.88, 0.88, 0.88);
+            cairo_rectangle(cr, x, y, MIN(sw, left + w - x), 14);
+            cairo_fill(cr);
+        }
         for (size_t k = s->first_block; k < s->first_block + s->n_blocks && k < st->n_blocks; k++) {
             const gt_mem_block *blk = &st->blocks[k];
-            double bx = x + (double)(blk->address - s->address) * px_per_byte;
-            double bw = blk->bytes * px_per_byte;
+            double bx = MIN(x + (double)(blk->address - s->address) * px_per_byte, left + w);
+            double bw = MAX(blk->bytes * px_per_byte, 3); /* a small block stays visible and clickable */
+            if (!cr) {
+                if (hx >= bx && hx < bx + bw && hy >= y && hy < y + 14)
+                    return (gssize)k;
+                continue;
+            }
             GvMemBlock fake = {.address = blk->address};
             double rgb[3];
             block_rgb(&fake, 0, rgb);
+            if ((gssize)k == v->selected_snap)
+                rgb[0] = rgb[1] = rgb[2] = 0.15;
             cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
-            cairo_rectangle(cr, MIN(bx, left + w), y + 1, MAX(bw, 1), 12);
+            cairo_rectangle(cr, bx, y + 1, bw, 12);
             cairo_fill(cr);
         }
-        cairo_set_source_rgb(cr, 0.3, 0.3, 0.3);
-        cairo_set_line_width(cr, 1);
-        cairo_rectangle(cr, x + 0.5, y + 0.5, MIN(sw, left + w - x) - 1, 13);
-        cairo_stroke(cr);
+        if (cr) {
+            cairo_set_source_rgb(cr, 0.3, 0.3, 0.3);
+            cairo_set_line_width(cr, 1);
+            cairo_rectangle(cr, x + 0.5, y + 0.5, MIN(sw, left + w - x) - 1, 13);
+            cairo_stroke(cr);
+        }
         x += sw + 3;
     }
+    return -1;
+}
+
+gssize gv_memory_hit_snapshot(const GvMemView *v, const gt_mem_state *snapshot, double x, double y)
+{
+    return y > gv_memory_chart_bottom(v) ? snapshot_walk(NULL, NULL, v, snapshot, x, y) : -1;
 }
 
 static void draw_markers(cairo_t *cr, const GvMemView *v, const gt_memory *pm)
@@ -313,7 +338,7 @@ void gv_render_memory(cairo_t *cr, GvTraceModel *m, const GvMemView *v, const gt
     cairo_move_to(cr, 0, floor(gv_memory_chart_bottom(v)) + 0.5);
     cairo_line_to(cr, x->width, floor(gv_memory_chart_bottom(v)) + 0.5);
     cairo_stroke(cr);
-    draw_snapshot(cr, lay, v, snapshot);
+    snapshot_walk(cr, lay, v, snapshot, 0, 0);
 done:
     pango_font_description_free(font);
     g_object_unref(lay);
@@ -349,6 +374,8 @@ struct _GvMemoryView {
     GtkBox parent_instance;
     GtkWidget *chooser; /* GtkComboBoxText: one entry per process, id = pid */
     GtkWidget *area;    /* GtkDrawingArea */
+    GtkWidget *about;   /* GtkLabel: the clicked block's size, lifetime and stack */
+    GvMemSteps *steps;  /* per-step peaks, leaks, spikes */
     GvTraceModel *model;
     gulong analysed_id;
     GvMemView state;
@@ -424,11 +451,21 @@ static void on_chosen(GtkComboBox *c, gpointer p)
         gv_memory_view_set_pid(self, g_ascii_strtoll(id, NULL, 10));
 }
 
+static void fill_steps(GvMemoryView *self)
+{
+    if (!self->steps)
+        return;
+    const GvMemory *mem = self->model ? gv_mem_view_memory(self->model, &self->state) : NULL;
+    const gt_report *r = self->model ? gv_trace_model_report(self->model) : NULL;
+    gv_mem_steps_fill(self->steps, mem, r, mem ? report_memory(r, mem->pid) : NULL);
+}
+
 static void on_analysed(GvTraceModel *m, gpointer p)
 {
     GvMemoryView *self = p;
     gv_view_fit(&self->state.x, m);
     fill_chooser(self);
+    fill_steps(self);
     redraw(self);
 }
 
@@ -441,13 +478,14 @@ void gv_memory_view_set_model(GvMemoryView *self, GvTraceModel *model)
     }
     g_clear_pointer(&self->snapshot, gt_mem_state_free);
     self->state.pid = -1;
-    self->state.selected_block = -1;
+    self->state.selected_block = self->state.selected_snap = -1;
     if (model) {
         self->model = g_object_ref(model);
         self->analysed_id = g_signal_connect(model, "analysed", G_CALLBACK(on_analysed), self);
         gv_view_fit(&self->state.x, model);
     }
     fill_chooser(self);
+    fill_steps(self);
     redraw(self);
 }
 
@@ -468,7 +506,8 @@ void gv_memory_view_set_pid(GvMemoryView *self, int64_t pid)
     if (pid == self->state.pid)
         return;
     self->state.pid = pid;
-    self->state.selected_block = -1; /* an index into the other process's blocks */
+    self->state.selected_block = self->state.selected_snap = -1; /* indices into the other process's */
+    fill_steps(self);
     char id[32];
     snprintf(id, sizeof id, "%lld", (long long)pid);
     const char *active = self->chooser ? gtk_combo_box_get_active_id(GTK_COMBO_BOX(self->chooser)) : NULL;
@@ -484,6 +523,7 @@ void gv_memory_view_set_cursor(GvMemoryView *self, int64_t t_ns)
     g_return_if_fail(GV_IS_MEMORY_VIEW(self));
     self->state.has_cursor = TRUE;
     self->state.cursor_ns = t_ns;
+    self->state.selected_snap = -1;
     g_clear_pointer(&self->snapshot, gt_mem_state_free);
     if (self->model) {
         g_autoptr(GError) error = NULL;
@@ -497,31 +537,114 @@ void gv_memory_view_set_cursor(GvMemoryView *self, int64_t t_ns)
     redraw(self);
 }
 
+/* Lifetime text of a block from its alloc and free times. */
+static void fmt_life(char *buf, size_t n, int64_t from, int64_t to)
+{
+    if (to == INT64_MAX)
+        snprintf(buf, n, "never freed");
+    else
+        gt_fmt_ns(buf, n, ns_sub(to, from));
+}
+
+/* What a band says: size, address, when, lifetime, who (NVTX path) and the full stack. */
+static char *band_text(GvMemoryView *self, const GvMemory *mem, const GvMemBlock *b)
+{
+    char s[32], t0[32], life[32];
+    g_autofree char *origin = gv_trace_model_block_origin(self->model, mem->pid, b->address, b->made_ns);
+    fmt_life(life, sizeof life, b->alloc_ns, b->free_ns);
+    GString *out = g_string_new(NULL);
+    g_string_printf(out, "block %s at 0x%llx, allocated at %s, lifetime %s\nallocated in: %s",
+                    gt_fmt_bytes(s, sizeof s, b->bytes), (unsigned long long)b->address,
+                    gt_fmt_ns(t0, sizeof t0, ns_sub(b->alloc_ns, self->state.x.origin_ns)), life,
+                    origin && *origin ? origin : "(unknown)");
+    if (b->callchain_id)
+        g_string_append(out, "\nstack (innermost first):");
+    if (b->callchain_id && !gv_trace_model_append_callchain(self->model, b->callchain_id, out))
+        g_string_append(out, " (busy)");
+    return g_string_free(out, FALSE);
+}
+
+/* A snapshot block: the band it is on gives its lifetime. */
+static char *snap_text(GvMemoryView *self, const GvMemory *mem, const gt_mem_block *blk)
+{
+    char s[32], t0[32], life[32] = "?";
+    for (size_t i = 0; mem && i < mem->n_blocks; i++) {
+        const GvMemBlock *b = &mem->blocks[i];
+        if (b->address == blk->address && b->alloc_ns <= self->snapshot->at_ns && b->free_ns > self->snapshot->at_ns) {
+            fmt_life(life, sizeof life, b->made_ns, b->free_ns);
+            break;
+        }
+    }
+    GString *out = g_string_new(NULL);
+    g_string_printf(out, "block %s at 0x%llx (snapshot), allocated at %s, lifetime %s\nallocated in: %s",
+                    gt_fmt_bytes(s, sizeof s, blk->bytes), (unsigned long long)blk->address,
+                    gt_fmt_ns(t0, sizeof t0, ns_sub(blk->alloc_ns, self->state.x.origin_ns)), life,
+                    blk->origin && *blk->origin ? blk->origin : "(unknown)");
+    if (blk->callchain_id)
+        g_string_append(out, "\nstack (innermost first):");
+    if (blk->callchain_id && !gv_trace_model_append_callchain(self->model, blk->callchain_id, out))
+        g_string_append(out, " (busy)");
+    return g_string_free(out, FALSE);
+}
+
+/* What is under (x, y): a band or a snapshot block's text, or NULL. */
+static char *text_under(GvMemoryView *self, double x, double y, gssize *band, gssize *snap)
+{
+    const GvMemory *mem = gv_mem_view_memory(self->model, &self->state);
+    *band = *snap = -1;
+    if (!mem)
+        return NULL;
+    if (y > gv_memory_chart_bottom(&self->state)) {
+        *snap = gv_memory_hit_snapshot(&self->state, self->snapshot, x, y);
+        return *snap >= 0 ? snap_text(self, mem, &self->snapshot->blocks[*snap]) : NULL;
+    }
+    *band = x >= GV_LABEL_W ? gv_memory_hit_block(self->model, &self->state, x, y) : -1;
+    return *band >= 0 ? band_text(self, mem, &mem->blocks[*band]) : NULL;
+}
+
+static void set_details(GvMemoryView *self, char *text)
+{
+    g_free(self->details);
+    self->details = text;
+    if (self->about)
+        gtk_label_set_text(GTK_LABEL(self->about), text ? text : "click a band or a snapshot block to see it here");
+    g_signal_emit(self, signals[SIG_DETAILS_CHANGED], 0);
+}
+
 void gv_memory_view_click(GvMemoryView *self, double x, double y)
 {
     g_return_if_fail(GV_IS_MEMORY_VIEW(self));
-    if (!self->model || y > gv_memory_chart_bottom(&self->state) || x < GV_LABEL_W)
+    if (!self->model || x < 0)
         return;
-    gssize bi = gv_memory_hit_block(self->model, &self->state, x, y);
-    self->state.selected_block = bi;
-    g_free(self->details);
-    self->details = NULL;
-    const GvMemory *mem = gv_mem_view_memory(self->model, &self->state);
-    if (bi >= 0 && mem) {
-        const GvMemBlock *b = &mem->blocks[bi];
-        char s[32], t0[32], life[32];
-        g_autofree char *origin = gv_trace_model_block_origin(self->model, mem->pid, b->address, b->made_ns);
-        if (b->free_ns == INT64_MAX)
-            snprintf(life, sizeof life, "never freed");
-        else
-            gt_fmt_ns(life, sizeof life, ns_sub(b->free_ns, b->alloc_ns));
-        self->details = g_strdup_printf("block %s at 0x%llx, allocated at %s, lifetime %s\nallocated in: %s",
-                                        gt_fmt_bytes(s, sizeof s, b->bytes), (unsigned long long)b->address,
-                                        gt_fmt_ns(t0, sizeof t0, ns_sub(b->alloc_ns, self->state.x.origin_ns)), life,
-                                        origin && *origin ? origin : "(unknown)");
+    gssize band, snap;
+    char *t = text_under(self, x, y, &band, &snap);
+    if (y > gv_memory_chart_bottom(&self->state)) { /* the snapshot: the cursor stays */
+        self->state.selected_snap = snap;
+        if (t)
+            set_details(self, t);
+        redraw(self);
+        return;
     }
-    g_signal_emit(self, signals[SIG_DETAILS_CHANGED], 0);
+    if (x < GV_LABEL_W)
+        return;
+    self->state.selected_block = band;
+    set_details(self, t);
     gv_memory_view_set_cursor(self, gv_view_time(&self->state.x, x));
+}
+
+char *gv_memory_view_dup_hover(GvMemoryView *self)
+{
+    return self->area ? gtk_widget_get_tooltip_text(self->area) : NULL;
+}
+
+GvMemSteps *gv_memory_view_get_steps(GvMemoryView *self) { return self->steps; }
+GtkLabel *gv_memory_view_get_about(GvMemoryView *self) { return self->about ? GTK_LABEL(self->about) : NULL; }
+
+static void on_steps_navigate(GvMemSteps *t, gint64 from, gint64 to, gpointer p)
+{
+    GvMemoryView *self = p;
+    gv_view_show_range(&self->state.x, from, to);
+    redraw(self);
 }
 
 static gboolean mv_draw(GtkWidget *w, cairo_t *cr, gpointer p)
@@ -577,6 +700,12 @@ static gboolean mv_motion(GtkWidget *w, GdkEventMotion *e, gpointer p)
     GvMemoryView *self = p;
     double x = e->x, y = e->y;
     area_xy(self, w, &x, &y);
+    if (!self->dragging && self->model && self->area) { /* hover: the tooltip says what is there */
+        gssize band, snap;
+        g_autofree char *t = text_under(self, x, y, &band, &snap);
+        gtk_widget_set_tooltip_text(self->area, t);
+        return FALSE;
+    }
     if (!self->dragging || (!self->moved && fabs(x - self->drag_x) < 3))
         return FALSE;
     self->moved = TRUE;
@@ -611,7 +740,12 @@ static void mv_dispose(GObject *obj)
         g_object_remove_weak_pointer(G_OBJECT(self->chooser), (gpointer *)&self->chooser);
     if (self->area)
         g_object_remove_weak_pointer(G_OBJECT(self->area), (gpointer *)&self->area);
-    self->chooser = self->area = NULL;
+    if (self->about)
+        g_object_remove_weak_pointer(G_OBJECT(self->about), (gpointer *)&self->about);
+    if (self->steps)
+        g_object_remove_weak_pointer(G_OBJECT(self->steps), (gpointer *)&self->steps);
+    self->chooser = self->area = self->about = NULL;
+    self->steps = NULL;
     g_clear_pointer(&self->details, g_free);
     G_OBJECT_CLASS(gv_memory_view_parent_class)->dispose(obj);
 }
@@ -650,8 +784,30 @@ static void gv_memory_view_init(GvMemoryView *self)
     g_signal_connect(self, "button-press-event", G_CALLBACK(mv_press), self);
     g_signal_connect(self, "button-release-event", G_CALLBACK(mv_release), self);
     g_signal_connect(self, "motion-notify-event", G_CALLBACK(mv_motion), self);
-    gtk_box_pack_start(GTK_BOX(self), self->area, TRUE, TRUE, 0);
-    gtk_widget_show(self->area);
+    /* below the drawing: the clicked block (left), the per-step table (right) */
+    self->about = gtk_label_new("click a band or a snapshot block to see it here");
+    gtk_label_set_xalign(GTK_LABEL(self->about), 0);
+    gtk_label_set_yalign(GTK_LABEL(self->about), 0);
+    gtk_label_set_selectable(GTK_LABEL(self->about), TRUE);
+    gtk_label_set_line_wrap(GTK_LABEL(self->about), TRUE);
+    gtk_label_set_line_wrap_mode(GTK_LABEL(self->about), PANGO_WRAP_WORD_CHAR);
+    g_object_add_weak_pointer(G_OBJECT(self->about), (gpointer *)&self->about);
+    GtkWidget *about_sw = gtk_scrolled_window_new(NULL, NULL);
+    gtk_scrolled_window_set_policy(GTK_SCROLLED_WINDOW(about_sw), GTK_POLICY_NEVER, GTK_POLICY_AUTOMATIC);
+    gtk_container_add(GTK_CONTAINER(about_sw), self->about);
+    self->steps = GV_MEM_STEPS(gv_mem_steps_new());
+    g_object_add_weak_pointer(G_OBJECT(self->steps), (gpointer *)&self->steps);
+    g_signal_connect(self->steps, "navigate", G_CALLBACK(on_steps_navigate), self);
+    GtkWidget *bottom = gtk_paned_new(GTK_ORIENTATION_HORIZONTAL);
+    gtk_paned_pack1(GTK_PANED(bottom), about_sw, TRUE, FALSE);
+    gtk_paned_pack2(GTK_PANED(bottom), GTK_WIDGET(self->steps), TRUE, FALSE);
+    gtk_paned_set_position(GTK_PANED(bottom), 420);
+    gtk_widget_set_size_request(bottom, -1, 170);
+    GtkWidget *split = gtk_paned_new(GTK_ORIENTATION_VERTICAL);
+    gtk_paned_pack1(GTK_PANED(split), self->area, TRUE, FALSE);
+    gtk_paned_pack2(GTK_PANED(split), bottom, FALSE, FALSE);
+    gtk_box_pack_start(GTK_BOX(self), split, TRUE, TRUE, 0);
+    gtk_widget_show_all(split);
 }
 
 GtkWidget *gv_memory_view_new(void)

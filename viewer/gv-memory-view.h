@@ -9,6 +9,7 @@
 
 #include <gtk/gtk.h>
 
+#include "gv-mem-steps.h"
 #include "gv-render.h"
 
 G_BEGIN_DECLS
@@ -19,6 +20,7 @@ typedef struct GvMemView {
     gboolean has_cursor;
     int64_t cursor_ns;
     gssize selected_block; /* into GvMemory.blocks; -1 none */
+    gssize selected_snap;  /* into the snapshot's blocks; -1 none */
     int64_t pid;           /* the process drawn; -1: the first with allocations */
 } GvMemView;
 
@@ -29,6 +31,8 @@ const GvMemory *gv_mem_view_memory(GvTraceModel *m, const GvMemView *v);
 void gv_render_memory(cairo_t *cr, GvTraceModel *m, const GvMemView *v, const gt_mem_state *snapshot);
 /* The block whose band is under (x, y); -1 none. */
 gssize gv_memory_hit_block(GvTraceModel *m, const GvMemView *v, double x, double y);
+/* The snapshot block (into snapshot->blocks) drawn under (x, y); -1 none. */
+gssize gv_memory_hit_snapshot(const GvMemView *v, const gt_mem_state *snapshot, double x, double y);
 /* Height of the chart part (the snapshot is drawn below it). */
 double gv_memory_chart_bottom(const GvMemView *v);
 
@@ -51,6 +55,12 @@ void gv_memory_view_click(GvMemoryView *self, double x, double y);
 int64_t gv_memory_view_get_pid(GvMemoryView *self);
 void gv_memory_view_set_pid(GvMemoryView *self, int64_t pid);
 GtkComboBoxText *gv_memory_view_get_chooser(GvMemoryView *self);
+/* What the pointer is over (the drawing's tooltip: size, lifetime, stack);
+ * NULL nothing. The caller frees. */
+char *gv_memory_view_dup_hover(GvMemoryView *self);
+/* The label under the drawing that shows the clicked block, and the step table. */
+GtkLabel *gv_memory_view_get_about(GvMemoryView *self);
+GvMemSteps *gv_memory_view_get_steps(GvMemoryView *self);
 
 G_END_DECLS
 

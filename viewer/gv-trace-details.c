@@ -24,25 +24,44 @@ static int64_t call_stack_id(GvTraceModel *self, int64_t start_ns, int64_t corr)
     return id;
 }
 
+/* The frames of callchain id; the caller holds trace_lock. */
+static gboolean append_frames(GvTraceModel *self, int64_t id, const char *head, GString *s)
+{
+    const gt_frame *frames = NULL;
+    size_t n = 0;
+    if (id == 0 || gt_trace_callchain(self->trace, id, &frames, &n) != 0 || n == 0)
+        return FALSE;
+    g_string_append(s, head);
+    for (size_t i = 0; i < n && i < 64; i++) {
+        const char *sym = gt_trace_string(self->trace, frames[i].symbol);
+        const char *mod = gt_trace_string(self->trace, frames[i].module);
+        if (frames[i].unresolved || !*sym)
+            g_string_append_printf(s, "\n  0x%llx  %s", (unsigned long long)frames[i].original_ip, mod);
+        else
+            g_string_append_printf(s, "\n  %s  %s", sym, mod);
+    }
+    if (n > 64)
+        g_string_append_printf(s, "\n  ... %zu more", n - 64);
+    return TRUE;
+}
+
 static void append_stack(GvTraceModel *self, const GvItem *call, GString *s)
 {
     if (!gv_trace_model_is_analysed(self) || !g_mutex_trylock(&self->trace_lock))
         return;
     int64_t id = call_stack_id(self, call->start_ns, call->corr);
-    const gt_frame *frames = NULL;
-    size_t n = 0;
-    if (id != 0 && gt_trace_callchain(self->trace, id, &frames, &n) == 0 && n > 0) {
-        g_string_append(s, "\n\nstack of the call (innermost first)");
-        for (size_t i = 0; i < n && i < 64; i++) {
-            const char *sym = gt_trace_string(self->trace, frames[i].symbol);
-            const char *mod = gt_trace_string(self->trace, frames[i].module);
-            if (frames[i].unresolved || !*sym)
-                g_string_append_printf(s, "\n  0x%llx  %s", (unsigned long long)frames[i].original_ip, mod);
-            else
-                g_string_append_printf(s, "\n  %s  %s", sym, mod);
-        }
-    }
+    append_frames(self, id, "\n\nstack of the call (innermost first)", s);
     g_mutex_unlock(&self->trace_lock);
+}
+
+gboolean gv_trace_model_append_callchain(GvTraceModel *self, int64_t callchain_id, GString *s)
+{
+    g_return_val_if_fail(GV_IS_TRACE_MODEL(self), FALSE);
+    if (!gv_trace_model_is_analysed(self) || !g_mutex_trylock(&self->trace_lock))
+        return FALSE;
+    gboolean ok = append_frames(self, callchain_id, "", s);
+    g_mutex_unlock(&self->trace_lock);
+    return ok;
 }
 
 /* What a copy, a memset or a CPU op was given (bytes, value, flops), read

@@ -121,6 +121,10 @@ gt_mem_state *gv_trace_model_memory_state_of(GvTraceModel *self, int64_t pid, in
 gt_mem_state *gv_trace_model_memory_state_at(GvTraceModel *self, int64_t t_ns, GError **error);
 /* Who in process pid allocated the block at `address` made at made_ns ("" unknown); the caller frees. */
 char *gv_trace_model_block_origin(GvTraceModel *self, int64_t pid, uint64_t address, int64_t made_ns);
+/* Appends callchain id's frames to s, innermost first, one "\n  function  file:line"
+ * each (a snapshot's frames keep their file and line); FALSE: no stack, or the
+ * trace is busy. */
+gboolean gv_trace_model_append_callchain(GvTraceModel *self, int64_t callchain_id, GString *s);
 /* After "analysed" (NULL before): the analysis itself, borrowed. */
 const gt_analysis *gv_trace_model_analysis(GvTraceModel *self);
 

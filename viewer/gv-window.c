@@ -16,6 +16,7 @@ struct _GvWindow {
     GvMemoryView *memory;
     GvSummary *summary;
     GvCompare *compare;
+    gboolean opened; /* the first page was chosen by the trace's kind */
 };
 
 G_DEFINE_TYPE(GvWindow, gv_window, GTK_TYPE_WINDOW)
@@ -104,7 +105,21 @@ static void on_range(GvTimeline *tl, gpointer p)
 
 static void on_block(GvMemoryView *mv, gpointer p)
 {
-    set_status(p, gv_memory_view_get_details(mv), FALSE);
+    const char *d = gv_memory_view_get_details(mv); /* its first line: the rest is under the chart */
+    g_autofree char *first = g_strndup(d, strcspn(d, "\n"));
+    set_status(p, first, FALSE);
+}
+
+/* A memory snapshot (.pickle) has no timeline worth a first look: it opens on
+ * the memory page, once, when its path is known. */
+static void on_path(GvWindow *self)
+{
+    const char *path = gv_trace_model_path(self->model);
+    if (self->after || self->opened || !*path)
+        return;
+    self->opened = TRUE;
+    if (g_str_has_suffix(path, ".pickle") || g_str_has_suffix(path, ".pkl"))
+        gv_window_show_page(self, 1);
 }
 
 static void on_navigate(GvSummary *s, gint64 from, gint64 to, gpointer p)
@@ -249,6 +264,7 @@ GtkWidget *gv_window_new(GvTraceModel *model, GvTraceModel *after)
     gtk_header_bar_set_show_close_button(GTK_HEADER_BAR(header), TRUE);
     update_title(self);
     g_signal_connect_swapped(model, "notify::path", G_CALLBACK(update_title), self);
+    g_signal_connect_swapped(model, "notify::path", G_CALLBACK(on_path), self);
     if (after)
         g_signal_connect_swapped(after, "notify::path", G_CALLBACK(update_title), self);
     self->search = gtk_search_entry_new();
@@ -324,5 +340,6 @@ GtkWidget *gv_window_new(GvTraceModel *model, GvTraceModel *after)
     gtk_widget_hide(GTK_WIDGET(self->range)); /* until a range is selected */
     if (after)
         gv_window_show_page(self, 2);
+    on_path(self); /* the path may be set already */
     return GTK_WIDGET(self);
 }

@@ -15,7 +15,7 @@ viewer_libgtview_la_SOURCES = \
 	viewer/gv-range-stats.h viewer/gv-range-stats.c \
 	viewer/gv-range-view.h viewer/gv-range-view.c \
 	viewer/gv-top-view.h viewer/gv-top-view.c \
-	viewer/gv-memory-view.h viewer/gv-memory-view.c \
+	viewer/gv-memory-view.h viewer/gv-memory-view.c viewer/gv-mem-steps.h viewer/gv-mem-steps.c \
 	viewer/gv-summary.h viewer/gv-summary.c \
 	viewer/gv-compare.h viewer/gv-compare.c \
 	viewer/gv-window.h viewer/gv-window.c
@@ -95,6 +95,13 @@ tests_unit_test_viewer_details_SOURCES = tests/unit/test_viewer_details.c tests/
 tests_unit_test_viewer_details_CPPFLAGS = $(VIEWER_CPPFLAGS)
 tests_unit_test_viewer_details_CFLAGS = $(VIEWER_TEST_CFLAGS)
 tests_unit_test_viewer_details_LDADD = $(VIEWER_TEST_LDADD)
+# The memory page on a snapshot: hover, clicks, the per-step table.
+check_PROGRAMS += tests/unit/test_viewer_memsnap
+tests_unit_test_viewer_memsnap_SOURCES = tests/unit/test_viewer_memsnap.c tests/unit/test_viewer_input.h \
+	tests/unit/test_viewer_fixture.h
+tests_unit_test_viewer_memsnap_CPPFLAGS = $(VIEWER_CPPFLAGS)
+tests_unit_test_viewer_memsnap_CFLAGS = $(VIEWER_TEST_CFLAGS)
+tests_unit_test_viewer_memsnap_LDADD = $(VIEWER_TEST_LDADD)
 # The memory page's process chooser, under Xvfb too.
 check_PROGRAMS += tests/unit/test_viewer_memory
 tests_unit_test_viewer_memory_SOURCES = tests/unit/test_viewer_memory.c tests/unit/test_viewer_fixture.h
