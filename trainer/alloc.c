@@ -368,10 +368,43 @@ static void format_bytes(char *buf, size_t n, size_t bytes)
         snprintf(buf, n, "%zu bytes", bytes);
 }
 
+/* The OOM mark: an NVTX mark of a category named "oom" whose message names
+ * the figures in bytes as key=value words and whose payload is the request
+ * (ARCHITECTURE.md, conventions), so a profiler finds the failure and what
+ * the allocator held without reading stderr. */
+enum { TR_NVTX_OOM = 3 };
+static void announce_oom(const tr_alloc *a, size_t n_bytes, size_t size)
+{
+#ifdef HAVE_NVTX
+    char msg[320];
+    int at = snprintf(msg, sizeof msg,
+                      "out of memory on %s: requested=%zu segment=%zu allocated=%zu reserved=%zu free=%zu",
+                      a->ops.device, n_bytes, segment_size(size), a->st.allocated_bytes, a->st.reserved_bytes,
+                      a->st.reserved_bytes - a->st.allocated_bytes);
+    if (a->limit_bytes && at > 0 && (size_t)at < sizeof msg)
+        snprintf(msg + at, sizeof msg - (size_t)at, " limit=%zu device_free=%zu", a->limit_bytes,
+                 a->limit_bytes > a->st.reserved_bytes ? a->limit_bytes - a->st.reserved_bytes : 0);
+    nvtxDomainNameCategoryA(tr_nvtx_domain(), TR_NVTX_OOM, "oom");
+    nvtxEventAttributes_t ev;
+    memset(&ev, 0, sizeof ev);
+    ev.version = NVTX_VERSION;
+    ev.size = NVTX_EVENT_ATTRIB_STRUCT_SIZE;
+    ev.category = TR_NVTX_OOM;
+    ev.messageType = NVTX_MESSAGE_TYPE_ASCII;
+    ev.message.ascii = msg;
+    ev.payloadType = NVTX_PAYLOAD_TYPE_UNSIGNED_INT64;
+    ev.payload.ullValue = n_bytes;
+    nvtxDomainMarkEx(tr_nvtx_domain(), &ev);
+#else
+    (void)a; (void)n_bytes; (void)size;
+#endif
+}
+
 static int out_of_memory(tr_alloc *a, size_t n_bytes, size_t size, const char *why)
 {
     char req[32], alloc[32], res[32], lim[32];
     a->st.n_ooms++;
+    announce_oom(a, n_bytes, size);
     format_bytes(req, sizeof req, n_bytes);
     format_bytes(alloc, sizeof alloc, a->st.allocated_bytes);
     format_bytes(res, sizeof res, a->st.reserved_bytes);

@@ -253,6 +253,52 @@ typedef struct gt_op_row { /* CPU ops by name (input shapes dropped), as torch's
     double share;                 /* self of all ops' self */
 } gt_op_row;
 
+/* Out of memory: the first allocation that failed, from an NVTX mark (or
+ * range) of a category named "oom" whose message gives key=value byte
+ * figures (requested=, allocated=, reserved=, free=, limit=, device_free=)
+ * and whose integer payload is the request, or from a mark whose message
+ * starts "out of memory" (a snapshot's oom action, imported). oom.c. */
+typedef struct gt_oom_block { /* a block live when it failed */
+    char *name;      /* its NVTX region name ("" none) */
+    char *origin;    /* NVTX range path and stack of its allocation */
+    uint64_t address;
+    int64_t bytes;
+} gt_oom_block;
+
+typedef struct gt_oom_growth { /* live bytes by name (else origin) at the previous step's end and at the failure */
+    char *name;
+    int64_t before_bytes, at_bytes;
+} gt_oom_growth;
+
+typedef struct gt_oom_fix {
+    const char *fix;    /* "activation checkpointing"... */
+    const char *option; /* the trainer's switch, or PyTorch's */
+    int64_t saved_bytes; /* estimated from the trace */
+    bool enough;        /* saved_bytes covers the shortfall */
+    char *how;          /* how the estimate is made */
+} gt_oom_fix;
+
+typedef struct gt_oom {
+    int64_t t_ns, pid, tid;
+    int64_t n_ooms;            /* failures in the trace (the first is analysed) */
+    char *message;             /* the mark's message */
+    int64_t requested_bytes;
+    int64_t allocated_bytes, reserved_bytes; /* the mark's, else the replayed allocator's */
+    int64_t free_bytes;        /* reserved but not allocated */
+    int64_t limit_bytes, device_free_bytes; /* -1 unknown */
+    int64_t largest_gap_bytes; /* largest free gap in the reserved segments; -1 no segments */
+    int64_t shortfall_bytes;   /* what was missing: allocated + requested - limit, or requested - what was free */
+    bool fragmentation;        /* enough was free in total, but in no gap large enough */
+    int64_t step;              /* the step it happened in; -1 none */
+    char *phase;               /* forward, backward, optimizer, data; "" none */
+    char *range_path;          /* the NVTX ranges open on its thread */
+    gt_oom_block *blocks; size_t n_blocks;     /* largest first, top_n */
+    int64_t prev_step;                          /* the step growth is measured from; -1 none */
+    gt_oom_growth *growth; size_t n_growth;    /* most grown first, top_n */
+    int64_t step_bytes;                         /* live bytes allocated in the step so far */
+    gt_oom_fix *fixes; size_t n_fixes;
+} gt_oom;
+
 typedef struct gt_report {
     char *path;
     gt_trace_origin origin;
@@ -280,6 +326,7 @@ typedef struct gt_report {
     bool ops_nest;                           /* some op called another: self differs from total */
     char *steps_note;                        /* how the steps were taken when not as their ranges
                                               * (an import's short ProfilerStep#N ranges); "" */
+    gt_oom *oom;                             /* the first out-of-memory failure; NULL none */
 } gt_report;
 
 /* ---- report ------------------------------------------------------------- */

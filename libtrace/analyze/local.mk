@@ -26,6 +26,9 @@ libtrace_analyze_libgtanalyze_la_SOURCES = \
 	libtrace/analyze/report.c \
 	libtrace/analyze/render.c \
 	libtrace/analyze/render_pytorch.c \
+	libtrace/analyze/oom.h \
+	libtrace/analyze/oom.c \
+	libtrace/analyze/render_oom.c \
 	libtrace/analyze/diff_int.h \
 	libtrace/analyze/stats.c \
 	libtrace/analyze/diff_samples.c \
@@ -83,6 +86,17 @@ tests_integration_analyze_export_CPPFLAGS = $(ANALYZE_CPPFLAGS)
 tests_integration_analyze_export_LDADD = libtrace/analyze/libgtanalyze.la $(M_LIBS)
 TESTS += tests/integration/analyze_export.sh
 EXTRA_DIST += tests/integration/analyze_export.sh
+# The out-of-memory post-mortem on the trainer under --mem-limit; its unit suite.
+TESTS += tests/integration/oom_trainer.sh
+EXTRA_DIST += tests/integration/oom_trainer.sh
+if HAVE_CUNIT
+check_PROGRAMS += tests/unit/test_analyze_oom
+TESTS += tests/unit/test_analyze_oom
+tests_unit_test_analyze_oom_SOURCES = tests/unit/test_analyze_oom.c tests/unit/analyze_fixture.h
+tests_unit_test_analyze_oom_CPPFLAGS = $(ANALYZE_CPPFLAGS)
+tests_unit_test_analyze_oom_CFLAGS = $(ANALYZE_TEST_CFLAGS)
+tests_unit_test_analyze_oom_LDADD = $(ANALYZE_TEST_LDADD)
+endif
 
 # Holistic Trace Analysis (pinned, in a throwaway environment) on the Chrome
 # exports of the nsys fixtures, a synthetic GPU trace and 2 trainer ranks.

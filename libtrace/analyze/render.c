@@ -1,6 +1,7 @@
 /* render.c: a report and an allocator state as text for a terminal (one
  * screen for the report: the essentials first, details capped at top_n rows)
  * and as JSON (everything, numbers in ns and bytes). It computes nothing. */
+#include "oom.h"
 #include "pytorch_int.h"
 
 #include <stddef.h>
@@ -507,6 +508,7 @@ int gt_report_print_text(const gt_report *r, FILE *f)
     }
 
     print_memory(r, f);
+    an_oom_print_text(r, f);
 
     size_t n_fired = 0;
     for (size_t i = 0; i < r->n_advice; i++)
@@ -734,6 +736,8 @@ int gt_report_print_json(const gt_report *r, FILE *f)
     fputs("],", f);
     jkey(f, "memory");
     print_memory_json(r, f);
+    fputc(',', f);
+    an_oom_print_json(r, f);
     fputc(',', f);
     print_comm_json(&r->comm, f);
     fputc(',', f);

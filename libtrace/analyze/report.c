@@ -3,6 +3,7 @@
  * memory, the PyTorch tables, communication and advice in that order (advice
  * reads the others).
  * Rendering is in render.c. */
+#include "oom.h"
 #include "pytorch_int.h"
 
 #include <pthread.h>
@@ -134,6 +135,8 @@ int an_report_build(gt_report **out, const an_model *m, const gt_report_options 
         rc = gt_error_set(sj.rc, "%s", sj.msg);
     if (rc == 0)
         rc = an_pytorch_tables(r, m, opt);
+    if (rc == 0)
+        rc = an_oom(r, m, opt);
     if (rc < 0 || (rc = an_comm_measure(&r->comm, m, r, opt)) < 0 || (rc = an_advice(r, m)) < 0)
         goto cleanup;
     /* a check the open left running (GT_OPEN_CHECK_LATER) has the last word */
@@ -185,6 +188,7 @@ void gt_report_free(gt_report *r)
     an_memory_clear(&r->memory);
     an_comm_clear(&r->comm);
     an_pytorch_clear(r);
+    an_oom_free(r->oom);
     for (size_t i = 0; i < r->n_advice; i++) {
         free(r->advice[i].threshold);
         free(r->advice[i].evidence);

@@ -1,0 +1,136 @@
+/* render_oom.c: the report's Out of memory section (oom.c) as text and as
+ * JSON; render.c places it. It computes nothing. */
+#include "oom.h"
+
+#include <string.h>
+
+static const char *by(char *b, double v)
+{
+    gt_fmt_bytes(b, 40, v);
+    return b;
+}
+
+void an_oom_print_text(const gt_report *r, FILE *f)
+{
+    const gt_oom *o = r->oom;
+    char a[40], b[40], c[40], d[40];
+    if (!o)
+        return;
+    fprintf(f, "\nOut of memory  at +%.3f ms (pid %lld)", (double)(o->t_ns - r->start_ns) / 1e6, (long long)o->pid);
+    if (o->step >= 0)
+        fprintf(f, ", step %lld", (long long)o->step);
+    if (*o->phase)
+        fprintf(f, ", %s", o->phase);
+    if (o->n_ooms > 1)
+        fprintf(f, "; the first of %lld failures", (long long)o->n_ooms);
+    fprintf(f, "\n  %s\n", o->message);
+    if (*o->range_path)
+        fprintf(f, "  in             %s\n", o->range_path);
+    fprintf(f, "  requested      %s (%lld bytes)\n", by(a, (double)o->requested_bytes), (long long)o->requested_bytes);
+    fprintf(f, "  allocated      %s   reserved %s   reserved but free %s", by(a, (double)o->allocated_bytes),
+            by(b, (double)o->reserved_bytes), by(c, (double)o->free_bytes));
+    if (o->limit_bytes >= 0)
+        fprintf(f, "   limit %s", by(d, (double)o->limit_bytes));
+    if (o->device_free_bytes >= 0)
+        fprintf(f, "   device free %s", by(d, (double)o->device_free_bytes));
+    fputc('\n', f);
+    if (o->largest_gap_bytes >= 0)
+        fprintf(f, "  largest gap    %s in the reserved segments\n", by(a, (double)o->largest_gap_bytes));
+    fprintf(f, "  cause          %s: %s short of what it needed\n",
+            o->fragmentation ? "fragmentation (enough was free, in no gap large enough)"
+                             : "real use (the live blocks and the request exceed the memory)",
+            by(a, (double)o->shortfall_bytes));
+    if (o->n_blocks)
+        fprintf(f, "  largest live blocks\n");
+    for (size_t i = 0; i < o->n_blocks; i++) {
+        const gt_oom_block *k = &o->blocks[i];
+        fprintf(f, "    %10s  %-28s %s\n", by(a, (double)k->bytes), *k->name ? k->name : "(unnamed)",
+                *k->origin ? k->origin : "");
+    }
+    if (o->prev_step >= 0) {
+        fprintf(f, "  grew since step %lld's end%s\n", (long long)o->prev_step, o->n_growth ? "" : ": nothing");
+        for (size_t i = 0; i < o->n_growth; i++) {
+            const gt_oom_growth *g = &o->growth[i];
+            fprintf(f, "    +%-10s %s -> %s  %s\n", by(a, (double)(g->at_bytes - g->before_bytes)),
+                    by(b, (double)g->before_bytes), by(c, (double)g->at_bytes), g->name);
+        }
+    }
+    fprintf(f, "  fixes          the memory each would save, estimated from the live blocks\n");
+    for (size_t i = 0; i < o->n_fixes; i++) {
+        const gt_oom_fix *x = &o->fixes[i];
+        fprintf(f, "    %-26s %10s  %s  %s\n      estimate: %s\n", x->fix, by(a, (double)x->saved_bytes),
+                x->enough ? "enough" : "not enough", x->option, x->how);
+    }
+}
+
+static void jstr(FILE *f, const char *k, const char *v)
+{
+    an_json_str(f, k);
+    fputc(':', f);
+    an_json_str(f, v);
+}
+static void jint(FILE *f, const char *k, int64_t v)
+{
+    an_json_str(f, k);
+    fprintf(f, ":%lld", (long long)v);
+}
+
+void an_oom_print_json(const gt_report *r, FILE *f)
+{
+    const gt_oom *o = r->oom;
+    an_json_str(f, "oom");
+    if (!o) {
+        fputs(":null", f);
+        return;
+    }
+    fputs(":{", f);
+    jint(f, "t_ns", o->t_ns); fputc(',', f);
+    jint(f, "pid", o->pid); fputc(',', f);
+    jint(f, "failures", o->n_ooms); fputc(',', f);
+    jstr(f, "message", o->message); fputc(',', f);
+    jint(f, "step", o->step); fputc(',', f);
+    jstr(f, "phase", o->phase); fputc(',', f);
+    jstr(f, "range_path", o->range_path); fputc(',', f);
+    jint(f, "requested_bytes", o->requested_bytes); fputc(',', f);
+    jint(f, "allocated_bytes", o->allocated_bytes); fputc(',', f);
+    jint(f, "reserved_bytes", o->reserved_bytes); fputc(',', f);
+    jint(f, "free_bytes", o->free_bytes); fputc(',', f);
+    jint(f, "limit_bytes", o->limit_bytes); fputc(',', f);
+    jint(f, "device_free_bytes", o->device_free_bytes); fputc(',', f);
+    jint(f, "largest_gap_bytes", o->largest_gap_bytes); fputc(',', f);
+    jint(f, "shortfall_bytes", o->shortfall_bytes); fputc(',', f);
+    jstr(f, "cause", o->fragmentation ? "fragmentation" : "real use"); fputc(',', f);
+    jint(f, "step_bytes", o->step_bytes); fputc(',', f);
+    an_json_str(f, "largest_blocks"); fputs(":[", f);
+    for (size_t i = 0; i < o->n_blocks; i++) {
+        fputs(i ? ",{" : "{", f);
+        jstr(f, "name", o->blocks[i].name); fputc(',', f);
+        jstr(f, "origin", o->blocks[i].origin); fputc(',', f);
+        jint(f, "address", (int64_t)o->blocks[i].address); fputc(',', f);
+        jint(f, "bytes", o->blocks[i].bytes);
+        fputc('}', f);
+    }
+    fputs("],", f);
+    jint(f, "previous_step", o->prev_step); fputc(',', f);
+    an_json_str(f, "growth"); fputs(":[", f);
+    for (size_t i = 0; i < o->n_growth; i++) {
+        fputs(i ? ",{" : "{", f);
+        jstr(f, "name", o->growth[i].name); fputc(',', f);
+        jint(f, "before_bytes", o->growth[i].before_bytes); fputc(',', f);
+        jint(f, "at_bytes", o->growth[i].at_bytes);
+        fputc('}', f);
+    }
+    fputs("],", f);
+    an_json_str(f, "fixes"); fputs(":[", f);
+    for (size_t i = 0; i < o->n_fixes; i++) {
+        const gt_oom_fix *x = &o->fixes[i];
+        fputs(i ? ",{" : "{", f);
+        jstr(f, "fix", x->fix); fputc(',', f);
+        jstr(f, "option", x->option); fputc(',', f);
+        jint(f, "saved_bytes", x->saved_bytes); fputc(',', f);
+        an_json_str(f, "enough"); fputs(x->enough ? ":true," : ":false,", f);
+        jstr(f, "how", x->how);
+        fputc('}', f);
+    }
+    fputs("]}", f);
+}
