@@ -4,7 +4,8 @@
 # expandable segments, imported and replayed at the exact nanoseconds of its
 # actions: a block freed, then its whole segment unmapped (no segment left,
 # not one of 0 bytes), an out-of-memory on a GPU with nothing free (the mark
-# says "0 free"), then a plain segment filled by one block.
+# says "0 free"), then a plain segment filled by one block; the trace says
+# it was imported from a snapshot.
 set -eu
 GTRACE=${GT_TOP_BUILDDIR:-.}/libtrace/cli/gtrace
 DIR=$(mktemp -d "${GT_TMPDIR:-/tmp}/gt-snapshot-edges-XXXXXX")
@@ -67,5 +68,7 @@ texts = [r[0] for r in db.execute(
     "SELECT coalesce(n.text, s.value) FROM NVTX_EVENTS n LEFT JOIN StringIds s ON s.id = n.textId")]
 oom = [x for x in texts if x and x.startswith("out of memory")]
 assert oom == ["out of memory on cuda:0: 67108864 bytes requested, 0 free"], oom
+fmt = [r[0] for r in db.execute("SELECT value FROM GTRACE_RUN_CONFIG WHERE key = 'import.format'")]
+assert fmt == ["snapshot"], fmt
 print("snapshot edges: states at the actions' nanoseconds and the OOM ok")
 EOF

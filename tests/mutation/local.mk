@@ -28,3 +28,11 @@ tests_unit_test_import_values_LDADD = $(IMPORT_TEST_LDADD)
 endif
 TESTS += tests/integration/import_snapshot_edges.sh
 EXTRA_DIST += tests/integration/import_snapshot_edges.sh
+if HAVE_CUNIT
+check_PROGRAMS += tests/unit/test_store_edges
+TESTS += tests/unit/test_store_edges
+tests_unit_test_store_edges_SOURCES = tests/unit/test_store_edges.c
+tests_unit_test_store_edges_CPPFLAGS = $(STORE_CPPFLAGS)
+tests_unit_test_store_edges_CFLAGS = $(STORE_TEST_CFLAGS)
+tests_unit_test_store_edges_LDADD = $(STORE_TEST_LDADD)
+endif

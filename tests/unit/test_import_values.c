@@ -5,7 +5,8 @@
  * first input (an empty tensor: 0 bytes, still a size), and a call Kineto
  * wrote with a negative duration (it ends where it starts), an instant
  * (a mark: no end), two kernels on one GPU (one GPU), and the wall clock
- * told from a clock since boot by the size of the times. */
+ * told from a clock since boot by the size of the times; two ranks with the
+ * same host pid; a file that starts with a byte order mark. */
 #include "gt_import.h"
 #include "gt_store.h"
 #include "gt_test.h"
@@ -193,13 +194,36 @@ static void test_import_values__wall_clock_and_gpus(void)
     CU_ASSERT_EQUAL_FATAL(n_gpus, 1);
     CU_ASSERT_EQUAL(g[0].id, 0);
     CU_ASSERT_EQUAL(g[0].total_memory_bytes, 85031714816LL);
+    /* both ranks had host pid 100: the second is moved to a free one */
+    size_t n_procs = 0;
+    const gt_process *p = gt_trace_processes(t, &n_procs);
+    CU_ASSERT_EQUAL_FATAL(n_procs, 2);
+    CU_ASSERT_NOT_EQUAL(p[0].pid, p[1].pid);
+    CU_ASSERT_TRUE(p[0].pid == 100 || p[1].pid == 100);
     gt_trace_free(t);
+}
+
+/* A JSON file saved with a UTF-8 byte order mark is still Kineto's. */
+static void test_import_values__detect_bom(void)
+{
+    char *path = gt_test_path("bom.pt.trace.json");
+    FILE *f = fopen(path, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs("\xef\xbb\xbf", f);
+    fputs(kineto_wall_clock, f);
+    fclose(f);
+    gt_import_format fmt = 0;
+    CU_ASSERT_EQUAL(gt_import_detect(path, &fmt), 0);
+    CU_ASSERT_EQUAL(fmt, GT_IMPORT_KINETO);
+    unlink(path);
+    free(path);
 }
 
 static const gt_test_case cases[] = {
     {"test_import_values__runtime_calls_and_kernel", test_import_values__runtime_calls_and_kernel},
     {"test_import_values__steps_and_collectives", test_import_values__steps_and_collectives},
     {"test_import_values__wall_clock_and_gpus", test_import_values__wall_clock_and_gpus},
+    {"test_import_values__detect_bom", test_import_values__detect_bom},
     {NULL, NULL},
 };
 

@@ -1,0 +1,169 @@
+/* test_store_edges.c: time-range reads whose limits fall exactly on rows.
+ * gt_iter_new(from, to) hands out the rows that overlap [from, to): a row
+ * starting on `from` is in, one starting on `to` out, one ending on `from`
+ * out, one ending a nanosecond after it in; for the kernels (found by a
+ * binary search over rowids, the table being in start order) and for
+ * runtime calls, two rows on each boundary as a busy stream has. And the
+ * header checks at their limits: a page count past the end, believed or
+ * not by the change counters; a page size under 512. */
+#include "gt_store.h"
+#include "gt_test.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#define PID 77
+#define N 3000 /* kernels, 1 us apart, two of them on each microsecond */
+
+static char *make_file(void)
+{
+    char *path = gt_test_path("edges.sqlite");
+    gt_writer *w = NULL;
+    CU_ASSERT_EQUAL_FATAL(gt_writer_open(&w, path, GT_WRITE_OVERWRITE), 0);
+    CU_ASSERT_EQUAL_FATAL(gt_writer_begin(w), 0);
+    CU_ASSERT_EQUAL_FATAL(gt_writer_add_process(w, PID, "edges"), 0);
+    gt_string_id k = 0, call = 0;
+    CU_ASSERT_EQUAL_FATAL(gt_writer_intern(w, "k", &k), 0);
+    CU_ASSERT_EQUAL_FATAL(gt_writer_intern(w, "cudaLaunchKernel_v7000", &call), 0);
+    for (int i = 0; i < N; i++) {
+        int64_t t = 1000 + (int64_t)(i / 2) * 1000; /* two launches on each microsecond */
+        gt_event ev;
+        memset(&ev, 0, sizeof ev);
+        ev.kind = GT_EV_API;
+        ev.u.api = (gt_api_call){t, t + 400, gt_global_tid(PID, PID), i + 1, call, GT_API_RUNTIME, 0, 0};
+        CU_ASSERT_EQUAL_FATAL(gt_writer_add(w, &ev), 0);
+        memset(&ev, 0, sizeof ev);
+        ev.kind = GT_EV_KERNEL;
+        gt_kernel *kn = &ev.u.kernel;
+        kn->start_ns = t + 500;
+        kn->end_ns = t + 900;
+        kn->global_pid = gt_global_pid(PID);
+        kn->stream_id = 7;
+        kn->correlation_id = i + 1;
+        kn->demangled_name = kn->short_name = kn->mangled_name = k;
+        kn->grid_x = kn->grid_y = kn->grid_z = kn->block_x = kn->block_y = kn->block_z = 1;
+        CU_ASSERT_EQUAL_FATAL(gt_writer_add(w, &ev), 0);
+    }
+    CU_ASSERT_EQUAL_FATAL(gt_writer_commit(w), 0);
+    CU_ASSERT_EQUAL_FATAL(gt_writer_close(w), 0);
+    return path;
+}
+
+static gt_trace *make_trace(void)
+{
+    char *path = make_file();
+    gt_trace *t = NULL;
+    CU_ASSERT_EQUAL_FATAL(gt_trace_open(&t, path, 0), 0);
+    free(path);
+    return t;
+}
+
+/* Writes `n` bytes at `off` of the file. */
+static void patch(const char *path, long off, const void *bytes, size_t n)
+{
+    FILE *f = fopen(path, "r+b");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    CU_ASSERT_EQUAL(fseek(f, off, SEEK_SET), 0);
+    CU_ASSERT_EQUAL(fwrite(bytes, 1, n, f), n);
+    fclose(f);
+}
+
+/* The header's page count is believed only while its two change counters
+ * agree (SQLite's rule: a file last written by a version that kept no page
+ * count has them differ, and its count is stale). A count past the end with
+ * agreeing counters is a truncated file; with differing ones, a good one.
+ * A page size below 512 is impossible, and said so. */
+static void test_store_edges__header_checks(void)
+{
+    char *path = make_file();
+    const unsigned char many[4] = {0x00, 0x10, 0x00, 0x00}; /* 1M pages */
+    const unsigned char counter[4] = {0x7f, 0x00, 0x00, 0x01};
+    unsigned char orig[4];
+    FILE *f = fopen(path, "rb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    CU_ASSERT_EQUAL(fseek(f, 92, SEEK_SET), 0);
+    CU_ASSERT_EQUAL(fread(orig, 1, 4, f), 4);
+    fclose(f);
+    gt_trace *t = NULL;
+    patch(path, 28, many, 4);
+    CU_ASSERT_EQUAL(gt_trace_open(&t, path, 0), GT_ERR_CORRUPT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(gt_error_last(), "truncated"));
+    patch(path, 92, counter, 4); /* "version-valid-for" no longer the change counter */
+    int rc = gt_trace_open(&t, path, 0);
+    if (rc != 0)
+        fprintf(stderr, "stale page count: %s\n", gt_error_last());
+    CU_ASSERT_EQUAL(rc, 0);
+    gt_trace_free(t);
+    t = NULL;
+    patch(path, 92, orig, 4);
+    const unsigned char p256[2] = {0x01, 0x00};
+    patch(path, 16, p256, 2);
+    CU_ASSERT_EQUAL(gt_trace_open(&t, path, 0), GT_ERR_CORRUPT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(gt_error_last(), "impossible page size (256)"));
+    free(path);
+}
+
+/* The rows of `kind` overlapping [from, to): how many, the first's and the
+ * last's start. */
+static int64_t count(gt_trace *t, gt_event_kind kind, int64_t from, int64_t to, int64_t *first, int64_t *last)
+{
+    gt_iter *it = NULL;
+    gt_event ev;
+    int64_t n = 0;
+    *first = *last = -1;
+    CU_ASSERT_EQUAL_FATAL(gt_iter_new(&it, t, kind, from, to), 0);
+    while (gt_iter_next(it, &ev) > 0) {
+        int64_t s = kind == GT_EV_KERNEL ? ev.u.kernel.start_ns : ev.u.api.start_ns;
+        int64_t e = kind == GT_EV_KERNEL ? ev.u.kernel.end_ns : ev.u.api.end_ns;
+        CU_ASSERT_TRUE(s < to && e > from);
+        if (n++ == 0)
+            *first = s;
+        *last = s;
+    }
+    gt_iter_free(it);
+    return n;
+}
+
+static void test_store_edges__range_limits_on_rows(void)
+{
+    gt_trace *t = make_trace();
+    int64_t first, last;
+    /* kernels [t + 500, t + 900) for t = 1000, 2000, ...: two on each */
+    CU_ASSERT_EQUAL(count(t, GT_EV_KERNEL, 501500, 601500, &first, &last), 2 * 100);
+    CU_ASSERT_EQUAL(first, 501500);
+    CU_ASSERT_EQUAL(last, 600500);
+    CU_ASSERT_EQUAL(count(t, GT_EV_KERNEL, 501500, 601501, &first, &last), 2 * 101);
+    CU_ASSERT_EQUAL(last, 601500);
+    /* from on the end of the rows before: they are out; a nanosecond
+     * earlier: in */
+    CU_ASSERT_EQUAL(count(t, GT_EV_KERNEL, 500900, 601500, &first, &last), 2 * 100);
+    CU_ASSERT_EQUAL(first, 501500);
+    CU_ASSERT_EQUAL(count(t, GT_EV_KERNEL, 500899, 601500, &first, &last), 2 * 101);
+    CU_ASSERT_EQUAL(first, 500500);
+    /* one nanosecond: the two rows on it; the gap between rows: none */
+    CU_ASSERT_EQUAL(count(t, GT_EV_KERNEL, 1500, 1501, &first, &last), 2);
+    CU_ASSERT_EQUAL(count(t, GT_EV_KERNEL, 1900, 2500, &first, &last), 0);
+    /* the last rows of the table, and nothing past them */
+    int64_t end = 1000 + (N / 2 - 1) * 1000 + 500;
+    CU_ASSERT_EQUAL(count(t, GT_EV_KERNEL, end, INT64_MAX, &first, &last), 2);
+    CU_ASSERT_EQUAL(count(t, GT_EV_KERNEL, end + 400, INT64_MAX, &first, &last), 0);
+    /* runtime calls [t, t + 400): the same limits */
+    CU_ASSERT_EQUAL(count(t, GT_EV_API, 501000, 601000, &first, &last), 2 * 100);
+    CU_ASSERT_EQUAL(first, 501000);
+    CU_ASSERT_EQUAL(last, 600000);
+    CU_ASSERT_EQUAL(count(t, GT_EV_API, 500400, 601001, &first, &last), 2 * 101);
+    CU_ASSERT_EQUAL(first, 501000);
+    gt_trace_free(t);
+}
+
+static const gt_test_case cases[] = {
+    {"test_store_edges__range_limits_on_rows", test_store_edges__range_limits_on_rows},
+    {"test_store_edges__header_checks", test_store_edges__header_checks},
+    {NULL, NULL},
+};
+
+int main(int argc, char **argv)
+{
+    gt_test_suite suites[] = {{"store_edges", cases}};
+    return gt_test_main(argc, argv, suites, 1);
+}
