@@ -164,6 +164,7 @@ int an_memory_pids(const an_model *m, int64_t **out, size_t *out_n);
  * at t are among those of the last chunk begun by t and its span. */
 typedef struct an_mem_hist {
     int64_t pid;
+    int32_t device; /* -1: the process's whole, its devices not told apart */
     gt_mem_sample *samples; size_t n_samples;
     gt_mem_life *lives; size_t n_lives, cap_lives;
     size_t chunk, n_chunks;
@@ -171,7 +172,7 @@ typedef struct an_mem_hist {
 } an_mem_hist;
 /* Builds the chunks' spans of h (after its lives are complete). */
 int an_mem_hist_index(an_mem_hist *h);
-/* Every process's history, by pid; none: one empty process 0. */
+/* Every allocator's history, by (pid, device); none: one empty process 0. */
 int an_memory_hists(an_mem_hist **out, size_t *out_n, const an_model *m);
 void an_mem_hists_free(an_mem_hist *v, size_t n);
 /* The allocator of h at at_ns (events at at_ns included). */

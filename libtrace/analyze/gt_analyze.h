@@ -425,6 +425,7 @@ typedef struct gt_mem_segment {
 
 typedef struct gt_mem_state { /* one process's allocator */
     int64_t pid;   /* 0: rows without a thread, or a trace without allocations */
+    int32_t device_id; /* the device it is of; -1 unknown (or one allocator for the process's devices) */
     int64_t at_ns;
     int64_t step; /* the step asked for; -1 */
     int64_t allocated_bytes, reserved_bytes;

@@ -14,9 +14,13 @@
  * Each process is replayed on its own. Heap and region handles are numbered
  * per process (every rank of a job registers heap 1), and addresses belong
  * to a process too, so a row's process (the pid part of its thread's global
- * id, globalTid >> 24 as nsys packs it) is part of every key. The report's
- * figures are per process; a total over processes is their sum at one moment,
- * never a sum of peaks reached at different times.
+ * id, globalTid >> 24 as nsys packs it) is part of every key. Each device
+ * has an allocator of its own too: a process whose every row names its
+ * device (a device allocation its device id, an allocator's heap and region
+ * rows a thread named "cuda:N allocator", as snapshot imports write) is
+ * replayed once per device; one with rows that do not say is replayed
+ * whole. The report's figures are per allocator; a total over them is their
+ * sum at one moment, never a sum of peaks reached at different times.
  *
  * Rows no replay can use are skipped and counted, never computed with: what
  * the model refuses at load (times beyond +-AN_TIME_LIMIT_NS, sizes outside
@@ -143,7 +147,63 @@ static void map_clear(live_map *mp)
     memset(mp, 0, sizeof *mp);
 }
 
-/* ---- processes ------------------------------------------------------------ */
+/* ---- processes and devices ----------------------------------------------- */
+
+typedef struct thread_dev { int64_t tid; int32_t device; } thread_dev;
+
+typedef struct dev_of { /* threads that are a device's allocator, by tid */
+    thread_dev *v; size_t n;
+} dev_of;
+
+static int cmp_thread_dev(const void *a, const void *b)
+{
+    const thread_dev *x = a, *y = b;
+    return (x->tid > y->tid) - (x->tid < y->tid);
+}
+
+/* "cuda:3 allocator" -> 3; -1: not a device's allocator thread. */
+static int32_t allocator_device(const char *name)
+{
+    if (!name || strncmp(name, "cuda:", 5) != 0 || name[5] < '0' || name[5] > '9')
+        return -1;
+    char *end;
+    long d = strtol(name + 5, &end, 10);
+    return d <= 0xffffff && strcmp(end, " allocator") == 0 ? (int32_t)d : -1;
+}
+
+static int dev_of_load(dev_of *dv, const an_model *m)
+{
+    size_t n = 0;
+    const gt_thread *th = m->t ? gt_trace_threads(m->t, &n) : NULL;
+    memset(dv, 0, sizeof *dv);
+    for (size_t i = 0; i < n; i++) {
+        int32_t d = allocator_device(th[i].name);
+        if (d < 0)
+            continue;
+        if (!dv->v && !(dv->v = malloc(n * sizeof *dv->v)))
+            return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
+        dv->v[dv->n++] = (thread_dev){th[i].global_tid, d};
+    }
+    if (dv->n > 1)
+        qsort(dv->v, dv->n, sizeof *dv->v, cmp_thread_dev);
+    return 0;
+}
+
+/* The device a row is on; -1: it does not say. */
+static int32_t row_device(const dev_of *dv, const an_mem *e)
+{
+    if (e->op == AN_DEV_ALLOC || e->op == AN_DEV_FREE)
+        return e->heap <= 0xffffff ? (int32_t)e->heap : -1;
+    size_t lo = 0, hi = dv->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (dv->v[mid].tid < e->tid)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < dv->n && dv->v[lo].tid == e->tid ? dv->v[lo].device : -1;
+}
 
 static void split_free(mem_split *sp)
 {
@@ -153,27 +213,47 @@ static void split_free(mem_split *sp)
     memset(sp, 0, sizeof *sp);
 }
 
-/* Index of pid in the sorted split, or sp->n. */
-static size_t split_find(const mem_split *sp, int64_t pid)
+/* Index of the first allocator not before (pid, device) in the sorted split. */
+static size_t split_lower(const mem_split *sp, int64_t pid, int32_t dev)
 {
     size_t lo = 0, hi = sp->n;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if (sp->v[mid].pid < pid)
+        if (sp->v[mid].pid < pid || (sp->v[mid].pid == pid && sp->v[mid].device < dev))
             lo = mid + 1;
         else
             hi = mid;
     }
-    return lo < sp->n && sp->v[lo].pid == pid ? lo : sp->n;
+    return lo;
 }
 
-/* The model's rows by process, each process's in time order. */
+/* Index of (pid, device), else of (pid, -1) (a process replayed whole), else sp->n. */
+static size_t split_find_dev(const mem_split *sp, int64_t pid, int32_t dev)
+{
+    size_t k = split_lower(sp, pid, dev);
+    if (k < sp->n && sp->v[k].pid == pid && sp->v[k].device == dev)
+        return k;
+    k = split_lower(sp, pid, -1);
+    return k < sp->n && sp->v[k].pid == pid && sp->v[k].device == -1 ? k : sp->n;
+}
+
+/* The first allocator of pid, or sp->n. */
+static size_t split_find(const mem_split *sp, int64_t pid)
+{
+    size_t k = split_lower(sp, pid, INT32_MIN);
+    return k < sp->n && sp->v[k].pid == pid ? k : sp->n;
+}
+
+/* The model's rows by process and device, each allocator's in time order. */
 static int split_procs(mem_split *sp, const an_model *m)
 {
+    dev_of dv;
     int rc = 0;
     memset(sp, 0, sizeof *sp);
+    if ((rc = dev_of_load(&dv, m)) < 0)
+        return rc;
     size_t cap = 0, last = SIZE_MAX;
-    /* pass 1: the processes (sorted) and their row counts, kept in .n */
+    /* pass 1: the allocators (sorted) and their row counts, kept in .n */
     for (size_t i = 0; i < m->n_mem; i++) {
         const an_mem *e = &m->mem[i];
         if (!row_ok(e)) {
@@ -181,15 +261,13 @@ static int split_procs(mem_split *sp, const an_model *m)
             continue;
         }
         int64_t pid = row_pid(e);
-        if (last < sp->n && sp->v[last].pid == pid) {
+        int32_t dev = row_device(&dv, e);
+        if (last < sp->n && sp->v[last].pid == pid && sp->v[last].device == dev) {
             sp->v[last].n++;
             continue;
         }
-        size_t k = split_find(sp, pid);
-        if (k == sp->n || sp->v[k].pid != pid) {
-            size_t lo = 0;
-            while (lo < sp->n && sp->v[lo].pid < pid)
-                lo++;
+        size_t k = split_lower(sp, pid, dev);
+        if (k == sp->n || sp->v[k].pid != pid || sp->v[k].device != dev) {
             if (sp->n == cap) {
                 size_t ncap = cap ? cap * 2 : 8;
                 proc_mem *nv = realloc(sp->v, ncap * sizeof *nv);
@@ -198,14 +276,24 @@ static int split_procs(mem_split *sp, const an_model *m)
                 sp->v = nv;
                 cap = ncap;
             }
-            memmove(&sp->v[lo + 1], &sp->v[lo], (sp->n - lo) * sizeof *sp->v);
-            sp->v[lo] = (proc_mem){pid, NULL, 0};
+            memmove(&sp->v[k + 1], &sp->v[k], (sp->n - k) * sizeof *sp->v);
+            sp->v[k] = (proc_mem){pid, dev, NULL, 0};
             sp->n++;
-            k = lo;
         }
         sp->v[k].n++;
         last = k;
     }
+    /* a process with rows that do not say their device is one allocator:
+     * its devices' rows go back into its (pid, -1) */
+    size_t w = 0;
+    for (size_t k = 0; k < sp->n; k++) {
+        if (w > 0 && sp->v[w - 1].pid == sp->v[k].pid && sp->v[w - 1].device == -1) {
+            sp->v[w - 1].n += sp->v[k].n;
+            continue;
+        }
+        sp->v[w++] = sp->v[k];
+    }
+    sp->n = w;
     for (size_t k = 0; k < sp->n; k++) {
         if (!(sp->v[k].ev = malloc(sp->v[k].n * sizeof *sp->v[k].ev)))
             goto nomem;
@@ -218,14 +306,18 @@ static int split_procs(mem_split *sp, const an_model *m)
         if (!row_ok(e))
             continue;
         int64_t pid = row_pid(e);
-        size_t k = last < sp->n && sp->v[last].pid == pid ? last : split_find(sp, pid);
+        int32_t dev = row_device(&dv, e);
+        size_t k = last < sp->n && sp->v[last].pid == pid && (sp->v[last].device == dev || sp->v[last].device == -1)
+                       ? last : split_find_dev(sp, pid, dev);
         sp->v[k].ev[sp->v[k].n++] = *e;
         last = k;
     }
-    return 0;
+    goto cleanup;
 nomem:
     rc = gt_error_set(GT_ERR_NOMEM, "analyze: out of memory sorting allocations by process");
     split_free(sp);
+cleanup:
+    free(dv.v);
     return rc;
 }
 
@@ -491,7 +583,7 @@ static int memory_of(gt_memory *mem, const an_model *m, const proc_mem *p, gt_st
     }
     if ((rc = replay_until(&rp, next, INT64_MAX, &next)) < 0)
         goto cleanup;
-    mem->device_id = rp.device == -2 ? -1 : rp.device;
+    mem->device_id = p->device >= 0 ? p->device : rp.device == -2 ? -1 : rp.device;
     mem->peak_allocated_bytes = rp.peak_alloc;
     mem->peak_allocated_ns = rp.peak_alloc_ns;
     mem->peak_reserved_bytes = rp.peak_res;
@@ -728,7 +820,8 @@ int an_memory(gt_memory *mem, const an_model *m, gt_step *steps, size_t n_steps)
     for (size_t i = 0; i < sp.n; i++) {
         gt_step *ps = steps;
         size_t pn = n_steps;
-        bool own = sp.v[i].pid == owner;
+        /* of a process on several devices, its first device's allocator */
+        bool own = sp.v[i].pid == owner && (i == 0 || sp.v[i - 1].pid != owner);
         if (!own && (rc = steps_for(&ps, &pn, m, sp.v[i].pid, steps, n_steps)) < 0)
             goto cleanup;
         rc = memory_of(&mem->procs[i], m, &sp.v[i], ps, pn);
@@ -776,9 +869,9 @@ int an_memory_pids(const an_model *m, int64_t **out, size_t *out_n)
     if (sp.n > 0) {
         if (!(*out = malloc(sp.n * sizeof **out)))
             rc = gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
-        for (size_t i = 0; *out && i < sp.n; i++)
-            (*out)[i] = sp.v[i].pid;
-        *out_n = *out ? sp.n : 0;
+        for (size_t i = 0; *out && i < sp.n; i++) /* a process on several devices once */
+            if (*out_n == 0 || (*out)[*out_n - 1] != sp.v[i].pid)
+                (*out)[(*out_n)++] = sp.v[i].pid;
     }
     split_free(&sp);
     return rc;
@@ -853,6 +946,7 @@ static int hist_of(an_mem_hist *h, const an_model *m, const proc_mem *p)
     replay rp;
     int rc = 0;
     h->pid = p->pid;
+    h->device = p->device;
     replay_init(&rp, m, p);
     rp.hist = h;
     if (p->n && !(h->samples = malloc(p->n * sizeof *h->samples)))
@@ -862,6 +956,8 @@ static int hist_of(an_mem_hist *h, const an_model *m, const proc_mem *p)
             goto cleanup;
         h->samples[h->n_samples++] = (gt_mem_sample){p->ev[i].t_ns, rp.allocated, rp.reserved};
     }
+    if (h->device < 0)
+        h->device = rp.device >= 0 ? rp.device : -1;
     rc = an_mem_hist_index(h);
     goto cleanup;
 nomem:
@@ -884,6 +980,7 @@ int an_memory_hists(an_mem_hist **out, size_t *out_n, const an_model *m)
         rc = gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
         goto cleanup;
     }
+    v[0].device = -1;
     for (size_t k = 0; k < sp.n && rc == 0; k++)
         rc = hist_of(&v[k], m, &sp.v[k]);
     if (rc == 0) {

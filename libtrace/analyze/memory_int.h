@@ -24,15 +24,18 @@ typedef struct live_map { /* address -> rec index of the live ones; open address
     size_t cap, n_used;
 } live_map;
 
-/* The rows of one process, in time order (a copy of the model's). */
+/* The rows of one allocator, in time order (a copy of the model's): a
+ * process's on one device, or all of a process's when some rows do not say
+ * their device (device -1). */
 typedef struct proc_mem {
     int64_t pid; /* 0: rows without a thread */
+    int32_t device;
     an_mem *ev;
     size_t n;
 } proc_mem;
 
 typedef struct mem_split {
-    proc_mem *v; size_t n; /* by pid */
+    proc_mem *v; size_t n; /* by (pid, device) */
     int64_t n_skipped;     /* rows no replay can use */
 } mem_split;
 

@@ -184,6 +184,7 @@ int an_mem_hist_state(gt_mem_state **out, const an_model *m, const an_mem_hist *
         goto nomem;
     const gt_mem_sample *smp = sample_at(h, at_ns);
     st->pid = h->pid;
+    st->device_id = h->device;
     st->at_ns = at_ns;
     st->step = -1;
     st->allocated_bytes = smp ? smp->allocated_bytes : 0;
@@ -265,8 +266,9 @@ static void pid_list(char *buf, size_t n, const an_mem_hist *v, size_t nv)
     size_t at = 0;
     buf[0] = 0;
     for (size_t i = 0; i < nv && at + 24 < n; i++)
-        at += (size_t)snprintf(buf + at, n - at, "%s%lld", i == 0 ? "" : i + 1 == nv ? " and " : ", ",
-                               (long long)v[i].pid);
+        if (i == 0 || v[i].pid != v[i - 1].pid) /* a process on several devices once */
+            at += (size_t)snprintf(buf + at, n - at, "%s%lld", i == 0 ? "" : v[nv - 1].pid == v[i].pid ? " and " : ", ",
+                                   (long long)v[i].pid);
 }
 
 int an_mem_hist_find(size_t *out, const an_mem_hist *v, size_t n, int64_t pid, const char *path)
@@ -298,7 +300,8 @@ int an_mem_states(gt_mem_states **out, const an_model *m, const an_mem_hist *v, 
     if (pid >= 0) {
         if ((rc = an_mem_hist_find(&first, v, n, pid, path)) < 0)
             return rc;
-        count = 1;
+        for (count = 1; first + count < n && v[first + count].pid == pid;) /* each of its devices */
+            count++;
     }
     if (step >= 0 && (rc = an_steps_find(&all, m)) < 0)
         goto cleanup;

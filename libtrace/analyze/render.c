@@ -222,14 +222,26 @@ static void walk_memory(mem_sink *s)
  * process and their sum at one moment when one memory holds them all. */
 static bool mem_has_events(const gt_memory *m) { return m->has_blocks || m->has_segments || m->has_device; }
 
+/* Whether allocator i shares its process with another (one per device). */
+static bool shares_pid(const gt_memory *mem, size_t i)
+{
+    return (i > 0 && mem->procs[i - 1].pid == mem->procs[i].pid) ||
+           (i + 1 < mem->n_procs && mem->procs[i + 1].pid == mem->procs[i].pid);
+}
+
 static void text_begin(mem_sink *s)
 {
     const gt_memory *mem = &s->r->memory;
+    size_t n_pids = 0;
+    for (size_t i = 0; i < mem->n_procs; i++)
+        n_pids += i == 0 || mem->procs[i].pid != mem->procs[i - 1].pid;
     fprintf(s->f, "\nmemory");
     if (!mem_has_events(mem))
         fprintf(s->f, "         no allocation events\n");
     else if (mem->n_procs <= 1)
         fprintf(s->f, "         ");
+    else if (n_pids < mem->n_procs)
+        fprintf(s->f, "         %zu allocators, one per process and device\n", mem->n_procs);
     else
         fprintf(s->f, "         %zu processes, each its own allocator\n", mem->n_procs);
 }
@@ -246,9 +258,13 @@ static void text_allocator(mem_sink *s, const gt_memory *m, ptrdiff_t proc, int3
         return;
     s->indent = many ? "    " : "  ";
     if (many && rank >= 0)
-        fprintf(f, "  rank %d (pid %lld): ", rank, (long long)m->pid);
+        fprintf(f, "  rank %d (pid %lld", rank, (long long)m->pid);
     else if (many)
-        fprintf(f, "  pid %lld: ", (long long)m->pid);
+        fprintf(f, "  pid %lld", (long long)m->pid);
+    if (many && m->device_id >= 0 && shares_pid(&r->memory, (size_t)proc))
+        fprintf(f, ", cuda:%d", m->device_id);
+    if (many)
+        fputs(rank >= 0 ? "): " : ": ", f);
     fprintf(f, "peak allocated %s at +%.3f ms, peak reserved %s", BY(m->peak_allocated_bytes),
             rel_ms(r, m->peak_allocated_ns), BY(m->peak_reserved_bytes));
     if (m->total_device_bytes)
@@ -794,7 +810,11 @@ int gt_mem_states_print_text(const gt_mem_states *s, FILE *f)
 {
     int rc = 0;
     for (size_t i = 0; i < s->n && rc == 0; i++) {
-        if (s->n > 1)
+        bool per_device = (i > 0 && s->v[i - 1]->pid == s->v[i]->pid) ||
+                          (i + 1 < s->n && s->v[i + 1]->pid == s->v[i]->pid);
+        if (s->n > 1 && per_device && s->v[i]->device_id >= 0)
+            fprintf(f, "%sprocess %lld, cuda:%d: ", i ? "\n" : "", (long long)s->v[i]->pid, s->v[i]->device_id);
+        else if (s->n > 1)
             fprintf(f, "%sprocess %lld: ", i ? "\n" : "", (long long)s->v[i]->pid);
         rc = gt_mem_state_print_text(s->v[i], f);
     }
@@ -805,6 +825,7 @@ static void print_state_json(const gt_mem_state *s, FILE *f)
 {
     fputc('{', f);
     jint(f, "pid", s->pid); fputc(',', f);
+    jint(f, "device_id", s->device_id); fputc(',', f);
     jint(f, "at_ns", s->at_ns); fputc(',', f);
     jint(f, "step", s->step); fputc(',', f);
     jint(f, "allocated_bytes", s->allocated_bytes); fputc(',', f);
