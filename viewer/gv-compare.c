@@ -5,19 +5,30 @@
  * other; `syncing` stops the echo. Until then each follows its own span. */
 #include "gv-compare.h"
 
+#include <math.h>
+#include <string.h>
+
 struct _GvCompare {
     GtkPaned parent_instance;
     GvTraceModel *models[2];
     GvTimeline *timelines[2];
     GtkWidget *titles[2];
     GtkListStore *store;
+    GtkWidget *tree;
+    GtkTreeViewColumn *heads[2]; /* "before (FILE)", "after (FILE)" */
     GvAlign align;
     gboolean syncing, diffed;
+    gssize shown_step; /* the aligned pair a row showed; -1 none */
+    gboolean placed;   /* the table's share of the height set */
 };
 
 G_DEFINE_TYPE(GvCompare, gv_compare, GTK_TYPE_PANED)
 
-enum { COL_METRIC, COL_BEFORE, COL_AFTER, COL_CHANGE, COL_COLOR, N_COLS };
+/* Text columns shown; ABS and REL sort the change columns by value (a new
+ * name sorts above every change, a gone one below); NAME is what a per-name
+ * row is about ("" for whole-run rows). */
+enum { COL_METRIC, COL_BEFORE, COL_AFTER, COL_ABS_TEXT, COL_CHANGE, COL_VERDICT, COL_INTERVAL, COL_COLOR, COL_ABS,
+       COL_REL, COL_NAME, N_COLS };
 
 static void sync_from(GvCompare *self, int from)
 {
@@ -39,6 +50,38 @@ static void on_view_changed(GvTimeline *tl, gpointer p)
     sync_from(self, tl == self->timelines[0] ? 0 : 1);
 }
 
+/* One diff row as gtrace diff prints it: new and gone names said so, the
+ * verdict and the 95% interval of the change beside it. */
+static void add_row(GvCompare *self, const gt_diff_row *r)
+{
+    char x[40], y[40], c[40], dabs[48], iv[64];
+    const char *verdict = r->presence > 0 ? "new" : r->presence < 0 ? "gone" : r->too_few ? "too few samples"
+                        : r->verdict > 0 ? "better" : r->verdict < 0 ? "worse" : "same";
+    double rel = r->presence > 0 ? INFINITY : r->presence < 0 ? -INFINITY : r->change;
+    double d = r->after - r->before;
+    if (r->presence > 0)
+        snprintf(c, sizeof c, "new");
+    else if (r->presence < 0)
+        snprintf(c, sizeof c, "gone");
+    else
+        gt_diff_change(c, sizeof c, r->change);
+    gt_diff_cell(dabs + 1, sizeof dabs - 1, r->unit, fabs(d));
+    dabs[0] = d < 0 ? '-' : '+';
+    if (isnan(r->lo) || isnan(r->hi))
+        iv[0] = 0;
+    else
+        snprintf(iv, sizeof iv, "[%+.1f%%, %+.1f%%]", 100 * r->lo, 100 * r->hi);
+    const char *colon = strchr(r->metric, ':');
+    GtkTreeIter it;
+    gtk_list_store_append(self->store, &it);
+    gtk_list_store_set(self->store, &it, COL_METRIC, r->metric, COL_BEFORE,
+                       r->presence > 0 ? "-" : gt_diff_cell(x, sizeof x, r->unit, r->before), COL_AFTER,
+                       r->presence < 0 ? "-" : gt_diff_cell(y, sizeof y, r->unit, r->after), COL_ABS_TEXT, dabs,
+                       COL_CHANGE, c, COL_VERDICT, verdict, COL_INTERVAL, iv, COL_COLOR,
+                       r->verdict > 0 ? "#1a7f37" : r->verdict < 0 ? "#b02020" : "#555555", COL_ABS, d, COL_REL,
+                       rel, COL_NAME, colon ? colon + 1 + strspn(colon + 1, " ") : "", -1);
+}
+
 /* Both analysed: align every step both have, and fill the table. */
 static void on_analysed(GvTraceModel *m, gpointer p)
 {
@@ -56,17 +99,8 @@ static void on_analysed(GvTraceModel *m, gpointer p)
     vb->origin_ns = gv_align_map(&self->align, 0, va->origin_ns); /* both axes read the same at a pair's start */
     gt_diff *d = NULL;
     if (gt_diff_compute(&d, a, b) == 0) {
-        for (size_t i = 0; i < d->n_rows; i++) {
-            const gt_diff_row *r = &d->rows[i];
-            char x[40], y[40], c[40];
-            gt_diff_change(c, sizeof c, r->change);
-            GtkTreeIter it;
-            gtk_list_store_append(self->store, &it);
-            gtk_list_store_set(self->store, &it, COL_METRIC, r->metric, COL_BEFORE,
-                               gt_diff_cell(x, sizeof x, r->unit, r->before), COL_AFTER,
-                               gt_diff_cell(y, sizeof y, r->unit, r->after), COL_CHANGE, c, COL_COLOR,
-                               r->verdict > 0 ? "#1a7f37" : r->verdict < 0 ? "#b02020" : "#555555", -1);
-        }
+        for (size_t i = 0; i < d->n_rows; i++)
+            add_row(self, &d->rows[i]);
         gt_diff_free(d);
     }
     /* Show the first two aligned steps on both. */
@@ -77,6 +111,49 @@ static void on_analysed(GvTraceModel *m, gpointer p)
     sync_from(self, 0);
 }
 
+/* The aligned step pair whose duration changed most (index into the pairs; -1 none). */
+static gssize largest_step_change(const GvAlign *al)
+{
+    gssize best = -1;
+    int64_t most = -1;
+    for (size_t k = 0; k < al->n_pairs; k++) {
+        int64_t d0 = al->pairs[k].end_ns[0] - al->pairs[k].start_ns[0];
+        int64_t d1 = al->pairs[k].end_ns[1] - al->pairs[k].start_ns[1];
+        int64_t d = d1 > d0 ? d1 - d0 : d0 - d1;
+        if (d > most) {
+            most = d;
+            best = (gssize)k;
+        }
+    }
+    return best;
+}
+
+void gv_compare_activate_row(GvCompare *self, GtkTreePath *path)
+{
+    g_return_if_fail(GV_IS_COMPARE(self));
+    GtkTreeModel *tm = gtk_tree_view_get_model(GTK_TREE_VIEW(self->tree));
+    GtkTreeIter it;
+    if (!gtk_tree_model_get_iter(tm, &it, path))
+        return;
+    g_autofree char *name = NULL;
+    gtk_tree_model_get(tm, &it, COL_NAME, &name, -1);
+    for (int i = 0; i < 2; i++) /* the op outlined in both runs ("" clears) */
+        gv_timeline_set_search(self->timelines[i], name, NULL);
+    gssize k = self->diffed ? largest_step_change(&self->align) : -1;
+    self->shown_step = k;
+    if (k >= 0) /* the after side follows through the alignment */
+        gv_timeline_show_range(self->timelines[0], self->align.pairs[k].start_ns[0], self->align.pairs[k].end_ns[0]);
+    sync_from(self, 0);
+}
+
+static void on_row(GtkTreeView *tv, GtkTreePath *path, GtkTreeViewColumn *col, gpointer p)
+{
+    gv_compare_activate_row(p, path);
+}
+
+GtkTreeView *gv_compare_get_table(GvCompare *self) { return GTK_TREE_VIEW(self->tree); }
+gssize gv_compare_get_shown_step(GvCompare *self) { return self->shown_step; }
+
 GvTimeline *gv_compare_get_timeline(GvCompare *self, int which) { return self->timelines[which ? 1 : 0]; }
 const char *gv_compare_get_title(GvCompare *self, int which)
 {
@@ -86,6 +163,16 @@ const GvAlign *gv_compare_get_align(GvCompare *self) { return self->diffed ? &se
 guint gv_compare_n_diff_rows(GvCompare *self)
 {
     return (guint)gtk_tree_model_iter_n_children(GTK_TREE_MODEL(self->store), NULL);
+}
+
+/* The first allocation gives the table 40% of the height: the timelines' lanes leave most of theirs blank. */
+static void on_allocate(GtkWidget *w, GdkRectangle *a, gpointer p)
+{
+    GvCompare *self = GV_COMPARE(w);
+    if (self->placed || a->height < 200)
+        return;
+    self->placed = TRUE;
+    gtk_paned_set_position(GTK_PANED(self), a->height * 3 / 5);
 }
 
 static void gv_compare_dispose(GObject *obj)
@@ -117,9 +204,12 @@ static void gv_compare_class_init(GvCompareClass *klass)
 
 static void gv_compare_init(GvCompare *self)
 {
+    self->shown_step = -1;
+    g_signal_connect(self, "size-allocate", G_CALLBACK(on_allocate), NULL);
     gtk_orientable_set_orientation(GTK_ORIENTABLE(self), GTK_ORIENTATION_VERTICAL);
     self->store = gtk_list_store_new(N_COLS, G_TYPE_STRING, G_TYPE_STRING, G_TYPE_STRING, G_TYPE_STRING,
-                                     G_TYPE_STRING);
+                                     G_TYPE_STRING, G_TYPE_STRING, G_TYPE_STRING, G_TYPE_STRING, G_TYPE_DOUBLE,
+                                     G_TYPE_DOUBLE, G_TYPE_STRING);
 }
 
 /* "before: PATH": the path is known once loading starts, after the page is made. */
@@ -128,6 +218,12 @@ static void update_titles(GvCompare *self)
     for (int i = 0; i < 2; i++) {
         g_autofree char *t = g_strdup_printf("%s: %s", i ? "after" : "before", gv_trace_model_path(self->models[i]));
         gtk_label_set_text(GTK_LABEL(self->titles[i]), t);
+        g_autofree char *base = g_path_get_basename(gv_trace_model_path(self->models[i]));
+        g_auto(GStrv) parts = g_strsplit(base, "_", -1);
+        g_autofree char *shown = g_strjoinv("__", parts); /* a header's label reads _ as a mnemonic */
+        g_autofree char *h = g_strdup_printf("%s (%s)", i ? "after" : "before", shown);
+        if (self->heads[i])
+            gtk_tree_view_column_set_title(self->heads[i], h);
     }
 }
 
@@ -163,21 +259,32 @@ GtkWidget *gv_compare_new(GvTraceModel *before, GvTraceModel *after)
         else
             gtk_paned_pack2(GTK_PANED(pair), t, TRUE, FALSE);
     }
-    GtkWidget *tree = gtk_tree_view_new_with_model(GTK_TREE_MODEL(self->store));
-    static const char *const heads[] = {"metric", "before", "after", "change"};
-    for (int c = 0; c < 4; c++) {
+    GtkWidget *tree = self->tree = gtk_tree_view_new_with_model(GTK_TREE_MODEL(self->store));
+    static const struct { const char *head; int text, sort; } cols[] = {
+        {"metric", COL_METRIC, COL_METRIC}, {"before", COL_BEFORE, -1}, {"after", COL_AFTER, -1},
+        {"change", COL_ABS_TEXT, COL_ABS}, {"relative", COL_CHANGE, COL_REL}, {"verdict", COL_VERDICT, COL_VERDICT},
+        {"95% interval", COL_INTERVAL, -1}};
+    for (size_t c = 0; c < G_N_ELEMENTS(cols); c++) {
         GtkCellRenderer *cell = gtk_cell_renderer_text_new();
-        GtkTreeViewColumn *col = gtk_tree_view_column_new_with_attributes(heads[c], cell, "text", c, NULL);
-        if (c == COL_CHANGE)
+        GtkTreeViewColumn *col = gtk_tree_view_column_new_with_attributes(cols[c].head, cell, "text", cols[c].text,
+                                                                          NULL);
+        if (cols[c].text == COL_CHANGE || cols[c].text == COL_VERDICT)
             gtk_tree_view_column_add_attribute(col, cell, "foreground", COL_COLOR);
+        if (cols[c].sort >= 0)
+            gtk_tree_view_column_set_sort_column_id(col, cols[c].sort);
         gtk_tree_view_column_set_resizable(col, TRUE);
+        if (c == 1 || c == 2)
+            self->heads[c - 1] = col;
         gtk_tree_view_append_column(GTK_TREE_VIEW(tree), col);
     }
+    g_signal_connect(tree, "row-activated", G_CALLBACK(on_row), self);
     GtkWidget *sw = gtk_scrolled_window_new(NULL, NULL);
     gtk_container_add(GTK_CONTAINER(sw), tree);
-    gtk_widget_set_size_request(sw, -1, 160);
+    gtk_widget_set_size_request(sw, -1, 200);
     gtk_paned_pack1(GTK_PANED(self), pair, TRUE, FALSE);
-    gtk_paned_pack2(GTK_PANED(self), titled("diff (gtrace diff BEFORE AFTER)", sw, NULL), FALSE, FALSE);
+    gtk_paned_pack2(GTK_PANED(self),
+                    titled("diff (gtrace diff BEFORE AFTER): double-click a row to show it in both", sw, NULL), TRUE,
+                    FALSE);
     update_titles(self);
     on_analysed(before, self); /* both may be in already */
     return GTK_WIDGET(self);

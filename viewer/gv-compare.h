@@ -24,6 +24,14 @@ const char *gv_compare_get_title(GvCompare *self, int which);
 const GvAlign *gv_compare_get_align(GvCompare *self);
 /* Rows of the diff table (0 until both are analysed). */
 guint gv_compare_n_diff_rows(GvCompare *self);
+/* The diff table: metric, before, after (headed by their file names), the
+ * change absolute and relative (both sort by value; "new" and "gone" for a
+ * name in one run only), gtrace diff's verdict and its 95% interval. */
+GtkTreeView *gv_compare_get_table(GvCompare *self);
+/* What double-clicking a row does: its op or kernel outlined in both
+ * timelines, which show the aligned step whose time changed most. */
+void gv_compare_activate_row(GvCompare *self, GtkTreePath *path);
+gssize gv_compare_get_shown_step(GvCompare *self); /* that step's pair in the alignment; -1 none */
 
 G_END_DECLS
 

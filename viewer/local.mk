@@ -95,6 +95,13 @@ tests_unit_test_viewer_details_SOURCES = tests/unit/test_viewer_details.c tests/
 tests_unit_test_viewer_details_CPPFLAGS = $(VIEWER_CPPFLAGS)
 tests_unit_test_viewer_details_CFLAGS = $(VIEWER_TEST_CFLAGS)
 tests_unit_test_viewer_details_LDADD = $(VIEWER_TEST_LDADD)
+# The compare page's diff table.
+check_PROGRAMS += tests/unit/test_viewer_compare
+tests_unit_test_viewer_compare_SOURCES = tests/unit/test_viewer_compare.c tests/unit/test_viewer_input.h \
+	tests/unit/test_viewer_fixture.h
+tests_unit_test_viewer_compare_CPPFLAGS = $(VIEWER_CPPFLAGS)
+tests_unit_test_viewer_compare_CFLAGS = $(VIEWER_TEST_CFLAGS)
+tests_unit_test_viewer_compare_LDADD = $(VIEWER_TEST_LDADD)
 # The memory page on a snapshot: hover, clicks, the per-step table.
 check_PROGRAMS += tests/unit/test_viewer_memsnap
 tests_unit_test_viewer_memsnap_SOURCES = tests/unit/test_viewer_memsnap.c tests/unit/test_viewer_input.h \

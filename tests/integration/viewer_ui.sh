@@ -24,7 +24,8 @@ for p in openbox xdotool; do
     command -v $p >/dev/null 2>&1 || { echo "skip: $p not found (apt-get install openbox xdotool)"; exit 77; }
 done
 for f in "$VIEW" "$GTRACE" "$B/tests/unit/test_viewer_ui" "$B/tests/unit/test_viewer_window" \
-    "$B/tests/unit/test_viewer_layout" "$B/tests/unit/test_viewer_details" "$B/tests/unit/test_viewer_memsnap"; do
+    "$B/tests/unit/test_viewer_layout" "$B/tests/unit/test_viewer_details" "$B/tests/unit/test_viewer_memsnap" \
+    "$B/tests/unit/test_viewer_compare"; do
     [ -x "$f" ] || { echo "missing $f: build it first"; exit 99; }
 done
 WORK=$(mktemp -d "${GT_TMPDIR:-/tmp}/gt-viewer.XXXXXX") || exit 99
@@ -77,6 +78,7 @@ export GV_TRAINER_TRACE
 "$B/tests/unit/test_viewer_layout" || fail "test_viewer_layout"
 "$B/tests/unit/test_viewer_details" || fail "test_viewer_details"
 "$B/tests/unit/test_viewer_memsnap" || fail "test_viewer_memsnap"
+"$B/tests/unit/test_viewer_compare" || fail "test_viewer_compare"
 
 is_png() { [ "$(head -c 8 "$1" | od -An -tx1 | tr -d ' \n')" = "89504e470d0a1a0a" ]; }
 shoot() { # name, args...
