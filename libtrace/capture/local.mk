@@ -15,6 +15,8 @@ libtrace_capture_libgtrace_la_SOURCES = \
 	libtrace/capture/clock.c \
 	libtrace/capture/ring.h \
 	libtrace/capture/ring.c \
+	libtrace/capture/window.h \
+	libtrace/capture/window.c \
 	libtrace/capture/session.h \
 	libtrace/capture/session.c \
 	libtrace/capture/stacks.h \
@@ -74,7 +76,8 @@ TESTS += tests/integration/capture_threads.sh tests/integration/capture_features
 	tests/integration/capture_losses.sh tests/integration/capture_output.sh \
 	tests/integration/capture_fullfs.sh tests/integration/capture_kill_burst.sh \
 	tests/integration/capture_claim.sh tests/integration/capture_launcher_killed.sh \
-	tests/integration/capture_fork_strings.sh
+	tests/integration/capture_fork_strings.sh tests/integration/capture_window.sh \
+	tests/integration/capture_window_memory.sh
 check_PROGRAMS += tests/integration/capture_probe
 tests_integration_capture_probe_SOURCES = tests/integration/capture_probe.c
 tests_integration_capture_probe_CPPFLAGS = $(STORE_CPPFLAGS) $(NVTX_CPPFLAGS)
@@ -83,7 +86,8 @@ endif
 EXTRA_DIST += tests/integration/capture_ends.sh tests/integration/capture_losses.sh \
 	tests/integration/capture_output.sh tests/integration/capture_fullfs.sh \
 	tests/integration/capture_kill_burst.sh tests/integration/capture_claim.sh \
-	tests/integration/capture_launcher_killed.sh tests/integration/capture_fork_strings.sh
+	tests/integration/capture_launcher_killed.sh tests/integration/capture_fork_strings.sh \
+	tests/integration/capture_window.sh tests/integration/capture_window_memory.sh
 EXTRA_DIST += tests/integration/capture_common.sh tests/integration/capture_threads.sh \
 	tests/integration/capture_features.sh tests/integration/capture_exit.sh \
 	tests/integration/capture_errors.sh tests/integration/capture_kill.sh \

@@ -9,6 +9,12 @@
  * an end record that the writer pairs (the end may come from another
  * thread). The NVTX memory API is in nvtx_mem.c. Nothing here locks.
  *
+ * Capture window (window.c, the region's gate): outside it a push/pop range
+ * is still kept on the stack (levels, and the ranges that open a window)
+ * but written only when it overlaps a window; marks and start/end ranges
+ * are written when they happen (start) inside one. Names (domains,
+ * categories, threads, strings) are always written.
+ *
  * A start/end range is one event, dropped at most once: a start that finds
  * its ring full is counted and its id carries RANGE_DROPPED, so its end is
  * ignored; an end that finds its ring full puts the id in the region's set
@@ -42,6 +48,7 @@
 #include "ring.h"
 #include "session.h"
 #include "warn.h"
+#include "window.h"
 
 #define MAX_TEXT_BYTES 1024   /* longer messages are truncated */
 #define STACK_DEPTH 256       /* deeper pushes are dropped (and counted) */
@@ -60,8 +67,10 @@ typedef struct open_range {     /* a pushed range waiting for its pop */
     uint64_t text_id;           /* registered string, else text is in the stack's arena */
     uint32_t text_off, text_len;
     uint32_t category, color;
+    uint64_t gate;              /* the capture window's gate at the push (shm.h) */
+    int64_t window_key;         /* for gt_cap_window_pop, when `window` */
     int32_t level;              /* 0-based nesting level within its domain */
-    uint8_t has_color, payload_kind, has_text;
+    uint8_t has_color, payload_kind, has_text, window;
 } open_range;
 
 struct gt_nvtx_stack {
@@ -77,6 +86,8 @@ static _Atomic int64_t next_range_id = 1;
 /* Marks the id of a range whose start was dropped (ids count up from 1 and
  * never reach it). */
 #define RANGE_DROPPED ((uint64_t)1 << 62)
+/* Marks the id of a range that started outside the capture window (not written). */
+#define RANGE_OUTSIDE ((uint64_t)1 << 61)
 
 /* This thread's stack: allocated at its first push, freed at its exit
  * (a pthread key of this file's own) and, in a fork child, dropped (the
@@ -322,6 +333,13 @@ static int push(nvtxDomainHandle_t d, const attrs *a)
         }
         e->text_len = (uint32_t)len;
     }
+    e->window = 0;
+    if (__builtin_expect(gt_cap_window_mode != 0, 0)) {
+        const char *t = a->text ? s->text + off : a->text_id ? gt_cap_registered_text(a->text_id) : NULL;
+        size_t t_len = a->text ? e->text_len : t ? strlen(t) : 0;
+        e->window = gt_cap_window_push(t, t_len, &e->window_key);
+    }
+    e->gate = gt_cap_gate_now();
     e->level = 0;
     for (int i = s->depth - 1; i >= 0; i--) {
         if (s->e[i].domain_id == dom) {
@@ -351,9 +369,16 @@ static int pop(nvtxDomainHandle_t d)
         return -1; /* a pop without a push: NVTX reports an error, nsys writes nothing */
     open_range *e = &s->e[i];
     int level = e->level;
+    /* Written when it overlaps a capture window: open at its push or now,
+     * or one opened (and closed) in between. */
+    uint64_t gate = gt_cap_gate_now();
+    bool inside = GT_GATE_OPEN(gate) || GT_GATE_OPEN(e->gate) || (gate >> 2) != (e->gate >> 2);
+    if (__builtin_expect(!inside, 0)) {
+        /* outside every window: nothing is written */
+    }
     /* The short form when nothing but a category and a text says more than
      * the times, written straight from the open range; else emit's. */
-    if (__builtin_expect(!e->has_color && !e->payload_kind && !e->text_id && (uint64_t)dom <= UINT32_MAX, 1)) {
+    else if (__builtin_expect(!e->has_color && !e->payload_kind && !e->text_id && (uint64_t)dom <= UINT32_MAX, 1)) {
         size_t text_bytes = e->has_text ? e->text_len + 1 : 0;
         rec_pushpop *r = gt_cap_reserve(REC_PUSHPOP, sizeof *r, text_bytes, GT_EV_NVTX);
         if (r) {
@@ -384,6 +409,8 @@ static int pop(nvtxDomainHandle_t d)
         a.payload = e->payload;
         emit(GT_NVTX_PUSHPOP, e->start, now, 0, dom, &a, 0);
     }
+    if (__builtin_expect(e->window, 0))
+        gt_cap_window_pop(e->window_key);
     if (i != s->depth - 1)
         memmove(&s->e[i], &s->e[i + 1], (size_t)(s->depth - 1 - i) * sizeof s->e[0]);
     s->depth--;
@@ -440,6 +467,8 @@ static nvtxRangeId_t range_start(nvtxDomainHandle_t d, const attrs *a)
 {
     uint64_t now = gt_cap_stamp();
     int64_t id = atomic_fetch_add_explicit(&next_range_id, 1, memory_order_relaxed);
+    if (!GT_GATE_OPEN(gt_cap_gate_now()))
+        return (nvtxRangeId_t)((uint64_t)id | RANGE_OUTSIDE);
     if (!emit(GT_NVTX_STARTEND, now, 0, id, domain_id_of(d), a, 0))
         return (nvtxRangeId_t)((uint64_t)id | RANGE_DROPPED);
     return (nvtxRangeId_t)id;
@@ -448,8 +477,8 @@ static nvtxRangeId_t range_start(nvtxDomainHandle_t d, const attrs *a)
 static void range_end(nvtxRangeId_t id)
 {
     uint64_t now = gt_cap_stamp();
-    if (id == 0 || (id & RANGE_DROPPED))
-        return; /* never started, or its start was dropped and counted */
+    if (id == 0 || (id & (RANGE_DROPPED | RANGE_OUTSIDE)))
+        return; /* never started, its start was dropped and counted, or it began outside a capture window */
     rec_range_end *r = gt_cap_reserve_quiet(REC_RANGE_END, sizeof *r, 0);
     if (!r) {
         /* The range is dropped, and counted once the writer has it. With
@@ -510,6 +539,8 @@ static void NVTX_API domain_range_end(nvtxDomainHandle_t d, nvtxRangeId_t id)
 
 static void mark(nvtxDomainHandle_t d, const attrs *a)
 {
+    if (!GT_GATE_OPEN(gt_cap_gate_now()))
+        return;
     emit(GT_NVTX_MARK, gt_cap_stamp(), 0, 0, domain_id_of(d), a, 0);
 }
 

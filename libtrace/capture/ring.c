@@ -49,6 +49,8 @@ __thread gt_cap_tls gt_cap_tls_state __attribute__((tls_model("initial-exec")));
 #define tls gt_cap_tls_state
 _Atomic int gt_cap_active;
 
+static _Atomic uint64_t own_gate;   /* the gate before there is a region */
+_Atomic uint64_t *gt_cap_gate = &own_gate;
 static gt_shm_header *region;       /* this image's region; NULL: capture is off */
 static char *region_data;
 static int region_sock = -1;        /* the connection to the launcher */
@@ -404,6 +406,9 @@ static void describe(gt_shm_header *h, const gt_ring_layout *l, int64_t t0_ns, i
 static void adopt(void *mem, const gt_ring_layout *l, int sock_fd)
 {
     region = mem;
+    atomic_store_explicit(&region->gate, atomic_load_explicit(gt_cap_gate, memory_order_relaxed),
+                          memory_order_relaxed);
+    gt_cap_gate = &region->gate;
     region_data = (char *)mem + l->data_offset;
     region_sock = sock_fd;
 }
@@ -489,6 +494,8 @@ void gt_cap_rings_after_fork(void)
      * use it) and is never written again by this process; its strings are
      * copied into the child's region when it is made. */
     parent_region = region;
+    atomic_store_explicit(&own_gate, atomic_load_explicit(gt_cap_gate, memory_order_relaxed), memory_order_relaxed);
+    gt_cap_gate = &own_gate;
     atomic_store_explicit(&fork_hooks_pending, 1, memory_order_relaxed);
     region = NULL;
     region_data = NULL;

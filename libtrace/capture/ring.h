@@ -34,6 +34,20 @@ extern __thread gt_cap_tls gt_cap_tls_state __attribute__((tls_model("initial-ex
 /* 1 while events are recorded in this process (set by the session). */
 extern _Atomic int gt_cap_active;
 
+/* The capture window's gate word (shm.h): the region's, or this process
+ * image's own until it has one (a fork child's starts as its parent's was). */
+extern _Atomic uint64_t *gt_cap_gate;
+static inline uint64_t gt_cap_gate_now(void)
+{
+    return atomic_load_explicit(gt_cap_gate, memory_order_relaxed);
+}
+/* Closes or opens this process's side of the gate (GT_GATE_PROCESS), or sets
+ * the launcher's side before the launcher has seen the region. */
+static inline void gt_cap_gate_set(uint64_t bit, bool closed)
+{
+    gt_gate_set(gt_cap_gate, bit, closed);
+}
+
 /* The paths of gt_cap_reserve and gt_cap_commit that are not the common one. */
 void *gt_cap_reserve_slow(uint16_t type, size_t body_bytes, size_t text_bytes, gt_event_kind kind, bool count_full);
 void gt_cap_commit_filling(void);

@@ -36,6 +36,7 @@
 #include "clock.h"
 #include "ring.h"
 #include "session.h"
+#include "window.h"
 #include "warn.h"
 
 extern char **environ;
@@ -292,6 +293,7 @@ static void init_session(void)
 {
     atomic_store(&gt_cap_pid, getpid());
     read_options();
+    gt_cap_window_init();
     pthread_atfork(at_fork_prepare, NULL, at_fork_child);
     start_region();
 }

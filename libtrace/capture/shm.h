@@ -37,7 +37,7 @@
 
 #include "gt_store.h"
 
-#define GT_SHM_MAGIC 0x32474e5254475447ull /* "GTGTRNG2" */
+#define GT_SHM_MAGIC 0x33474e5254475447ull /* "GTGTRNG3" */
 #define GT_SHM_KINDS 16                     /* room for gt_event_kind */
 #define GT_SHM_INFO_BYTES 65536             /* the process description */
 #define GT_SHM_STRINGS_BYTES (256 * 1024)   /* registered NVTX strings */
@@ -45,6 +45,24 @@
 #define GT_SHM_MAX_RINGS 4096
 
 _Static_assert(GT_EV_N_KINDS <= GT_SHM_KINDS, "a drop count for every kind");
+
+#define GT_GATE_LAUNCHER 1ull          /* closed by the launcher */
+#define GT_GATE_PROCESS 2ull           /* closed by the process */
+#define GT_GATE_OPENED 4ull            /* one opening, counted above the bits */
+#define GT_GATE_OPEN(g) (((g) & (GT_GATE_LAUNCHER | GT_GATE_PROCESS)) == 0)
+
+/* Sets (closed) or clears `bit` of a gate word; an opening is counted. */
+static inline void gt_gate_set(_Atomic uint64_t *gate, uint64_t bit, int closed)
+{
+    uint64_t old = atomic_load_explicit(gate, memory_order_relaxed), want;
+    do {
+        want = closed ? old | bit : old & ~bit;
+        if (want == old)
+            return;
+        if (GT_GATE_OPEN(want))
+            want += GT_GATE_OPENED;
+    } while (!atomic_compare_exchange_weak_explicit(gate, &old, want, memory_order_relaxed, memory_order_relaxed));
+}
 
 enum { GT_RING_UNUSED = 0, GT_RING_CLAIMED = 1, GT_RING_LIVE = 2, GT_RING_DEAD = 3, GT_RING_FREE = 4 };
 
@@ -79,6 +97,11 @@ typedef struct gt_shm_header {
     _Atomic uint32_t wake_pending;      /* a wake-up was sent and not yet seen */
     _Atomic uint64_t strings_used;      /* bytes used in `strings` */
     _Atomic int64_t orphan_dropped[GT_SHM_KINDS]; /* events of threads without a ring */
+    /* The capture window (window.c): bit 0 set while the launcher holds it
+     * closed (--delay, --duration, SIGUSR1), bit 1 while the process does
+     * (--capture=steps:, nvtx:); above them, how often it opened. Events are
+     * recorded while both bits are clear (GT_GATE_OPEN). */
+    _Atomic uint64_t gate;
     _Atomic int64_t n_lost_ends;        /* ids in lost_ends */
     _Atomic int64_t lost_ends[GT_SHM_LOST_END_SLOTS]; /* start/end ranges whose end found no room */
     /* The process: its name, then "key\0value\0" pairs (GTRACE_RUN_CONFIG). */

@@ -35,7 +35,57 @@ typedef struct record_opts {
     bool force;
     int wait_leftovers_s;  /* after the program ends, for what it left running */
     char pytorch[64];      /* "steps,modules[,ops][,shapes]"; empty: --pytorch not given */
+    const char *capture;   /* --capture: steps:A-B[,C-D], nvtx:NAME, signal; NULL: the whole run */
+    int64_t delay_ns, duration_ns;
 } record_opts;
+
+/* "A-B[,C-D...]" (or "A"), A <= B: step numbers as the `step N` ranges count. */
+static bool parse_steps(const char *s)
+{
+    for (;;) {
+        char *end;
+        if (*s < '0' || *s > '9')
+            return false;
+        errno = 0;
+        unsigned long long a = strtoull(s, &end, 10), b = a;
+        if (errno)
+            return false;
+        s = end;
+        if (*s == '-') {
+            if (s[1] < '0' || s[1] > '9')
+                return false;
+            b = strtoull(s + 1, &end, 10);
+            if (errno || b < a || b > INT64_MAX)
+                return false;
+            s = end;
+        }
+        if (*s == '\0')
+            return true;
+        if (*s++ != ',')
+            return false;
+    }
+}
+
+static bool parse_capture(const char *arg)
+{
+    if (!strncmp(arg, "steps:", 6))
+        return parse_steps(arg + 6);
+    if (!strncmp(arg, "nvtx:", 5))
+        return arg[5] != '\0' && strlen(arg + 5) < 256;
+    return !strcmp(arg, "signal");
+}
+
+/* Seconds, fractions allowed, from 0 to a week, as ns. */
+static bool parse_seconds(const char *s, int64_t *out_ns)
+{
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || *end || !(v >= 0) || v > 7 * 24 * 3600.0)
+        return false;
+    *out_ns = (int64_t)(v * 1e9);
+    return true;
+}
 
 /* --pytorch[=LIST]: LIST is a comma-separated subset of these (shapes adds
  * ops); no LIST means steps,modules. Written back in this order. */
@@ -168,7 +218,8 @@ static int pass_status_through(int status)
 static void record_usage(FILE *out)
 {
     fprintf(out, "Usage: gtrace [-o FILE] [--cuda=auto|on|off] [--stacks=N] [--flush-ms=N] [--pytorch[=LIST]] [--force]\n"
-                 "              [--wait-leftovers=SECONDS] [--] PROGRAM [ARGS...]\n"
+                 "              [--wait-leftovers=SECONDS] [--capture=steps:A-B[,C-D]|nvtx:NAME|signal]\n"
+                 "              [--delay=SECONDS] [--duration=SECONDS] [--] PROGRAM [ARGS...]\n"
                  "Try 'gtrace --help' for more.\n");
 }
 
@@ -176,12 +227,15 @@ int gt_cli_record(int argc, char **argv)
 {
     record_opts o = {.output = NULL, .cuda = "auto", .n_stack_frames = 16, .flush_ms = 200, .force = false,
                      .wait_leftovers_s = GT_RECORD_WAIT_LEFTOVERS_S, .pytorch = ""};
-    enum { OPT_CUDA = 256, OPT_STACKS, OPT_FLUSH, OPT_FORCE, OPT_PYTORCH, OPT_WAIT_LEFTOVERS };
+    enum { OPT_CUDA = 256, OPT_STACKS, OPT_FLUSH, OPT_FORCE, OPT_PYTORCH, OPT_WAIT_LEFTOVERS, OPT_CAPTURE, OPT_DELAY,
+           OPT_DURATION };
     static const struct option longopts[] = {
         {"output", required_argument, NULL, 'o'},   {"cuda", required_argument, NULL, OPT_CUDA},
         {"stacks", required_argument, NULL, OPT_STACKS}, {"flush-ms", required_argument, NULL, OPT_FLUSH},
         {"force", no_argument, NULL, OPT_FORCE},    {"pytorch", optional_argument, NULL, OPT_PYTORCH},
         {"wait-leftovers", required_argument, NULL, OPT_WAIT_LEFTOVERS},
+        {"capture", required_argument, NULL, OPT_CAPTURE}, {"delay", required_argument, NULL, OPT_DELAY},
+        {"duration", required_argument, NULL, OPT_DURATION},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},        {NULL, 0, NULL, 0},
     };
@@ -223,6 +277,25 @@ int gt_cli_record(int argc, char **argv)
                 return 2;
             }
             break;
+        case OPT_CAPTURE:
+            if (!strcmp(optarg, "cudaProfilerApi")) {
+                gt_cli_error("--capture=cudaProfilerApi is not supported yet; use steps:A-B, nvtx:NAME or signal");
+                return 2;
+            }
+            if (!parse_capture(optarg)) {
+                gt_cli_error("--capture=%s: expected steps:A-B[,C-D...] (A <= B), nvtx:NAME or signal", optarg);
+                return 2;
+            }
+            o.capture = optarg;
+            break;
+        case OPT_DELAY:
+        case OPT_DURATION:
+            if (!parse_seconds(optarg, c == OPT_DELAY ? &o.delay_ns : &o.duration_ns)) {
+                gt_cli_error("--%s=%s: expected seconds from 0 to 604800", c == OPT_DELAY ? "delay" : "duration",
+                             optarg);
+                return 2;
+            }
+            break;
         case 'h': record_usage(stdout); return 0;
         case 'V': printf("gtrace %s\n", PACKAGE_VERSION); return 0;
         default:
@@ -241,7 +314,8 @@ int gt_cli_record(int argc, char **argv)
     }
     gt_record_options ro = {.argv = argv + optind, .output = o.output, .force = o.force, .cuda = o.cuda,
                             .n_stack_frames = o.n_stack_frames, .flush_ms = o.flush_ms,
-                            .wait_leftovers_s = o.wait_leftovers_s, .pytorch = o.pytorch};
+                            .wait_leftovers_s = o.wait_leftovers_s, .pytorch = o.pytorch, .capture = o.capture,
+                            .delay_ns = o.delay_ns, .duration_ns = o.duration_ns};
     gt_record_result r;
     if (gt_record_run(&r, &ro) != 0)
         return r.exit_code;

@@ -111,7 +111,64 @@ struct gt_collector {
     pthread_cond_t nonempty;
     chunk *head, *tail;
     size_t queued_bytes;
+    gt_launcher_window window; /* the reader's */
+    int window_closed;         /* as last written to the gate file; -1: not yet */
+    char gate_path[PATH_MAX + 16]; /* where processes read it as they start */
 };
+
+volatile sig_atomic_t gt_record_n_toggles;
+
+/* A process starting reads the launcher's side of the gate here
+ * (GTRACE_CAPTURE_GATE) before the launcher has seen its region. */
+static void write_gate_file(gt_collector *c, bool closed)
+{
+    char tmp[PATH_MAX + 24];
+    snprintf(tmp, sizeof tmp, "%s.tmp", c->gate_path);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return;
+    bool ok = write(fd, closed ? "1" : "0", 1) == 1;
+    close(fd);
+    if (!ok || rename(tmp, c->gate_path) != 0)
+        unlink(tmp);
+}
+
+static int apply_window(gt_collector *c, int wait_ms);
+
+const char *gt_collector_set_window(gt_collector *c, const gt_launcher_window *w)
+{
+    c->window = *w;
+    c->window_closed = -1;
+    snprintf(c->gate_path, sizeof c->gate_path, "%s/window.gate", c->parts_dir);
+    apply_window(c, 0);
+    return c->gate_path;
+}
+
+/* The launcher's side of every region's gate, now; the time until it next
+ * moves (or `wait_ms`). */
+static int apply_window(gt_collector *c, int wait_ms)
+{
+    const gt_launcher_window *w = &c->window;
+    if (!w->on)
+        return wait_ms;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    int64_t now = (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+    bool closed = w->closed || now < w->open_ns || (w->close_ns && now >= w->close_ns);
+    if (gt_record_n_toggles & 1)
+        closed = !closed;
+    if (c->window_closed != (int)closed) {
+        write_gate_file(c, closed);
+        c->window_closed = closed;
+    }
+    for (size_t i = 0; i < c->n_procs; i++)
+        if (c->procs[i]->h)
+            gt_gate_set(&c->procs[i]->h->gate, GT_GATE_LAUNCHER, closed);
+    int64_t next = now < w->open_ns ? w->open_ns : (w->close_ns && now < w->close_ns) ? w->close_ns : 0;
+    if (next && (next - now) / 1000000 + 1 < wait_ms)
+        return (int)((next - now) / 1000000 + 1);
+    return wait_ms;
+}
 
 static void proc_free(proc *p)
 {
@@ -663,8 +720,9 @@ static void *reader_main(void *arg)
                 if (c->procs[i]->sock >= 0)
                     fds[n_fds++] = (struct pollfd){.fd = c->procs[i]->sock, .events = POLLIN};
         }
+        int wait_ms = apply_window(c, c->flush_ms);
         if (fds)
-            poll(fds, n_fds, c->flush_ms);
+            poll(fds, n_fds, wait_ms);
         else
             usleep(1000);
         char buf[16];
@@ -674,6 +732,7 @@ static void *reader_main(void *arg)
         for (size_t i = 0; i < c->n_procs; i++)
             if (c->procs[i]->sock >= 0)
                 read_socket(c->procs[i]);
+        apply_window(c, 0); /* regions that just arrived */
         /* Read every region; hand over the end of those whose process image
          * is gone (all, when stopping): the writer finishes and frees them. */
         size_t kept = 0;
@@ -779,6 +838,8 @@ void gt_collector_free(gt_collector *c)
     for (size_t i = 0; i < c->n_procs; i++)
         proc_free(c->procs[i]);
     free(c->procs);
+    if (c->gate_path[0])
+        unlink(c->gate_path);
     if (c->listen_fd >= 0)
         close(c->listen_fd);
     if (c->stop_pipe[0] >= 0)

@@ -54,8 +54,7 @@ extern volatile sig_atomic_t gt_record_stop_signal;
 /* How long the launcher waits for what the program leaves running. */
 #define GT_RECORD_WAIT_LEFTOVERS_S 60
 
-/* What to record and how. A later capture window or flight recorder
- * belongs here too. */
+/* What to record and how. */
 typedef struct gt_record_options {
     char *const *argv;    /* PROGRAM [ARGS...], NULL-terminated */
     const char *output;   /* the trace (%r: job rank, %p: pid, %%); NULL: gtrace-PROGRAM-N.sqlite here */
@@ -65,7 +64,16 @@ typedef struct gt_record_options {
     int flush_ms;         /* 1..60000 */
     int wait_leftovers_s; /* after the program ends, for what it left running */
     const char *pytorch;  /* "steps,modules[,ops][,shapes]"; "" or NULL: no --pytorch */
+    /* The capture window: outside it NVTX ranges and marks are not written
+     * (names and the NVTX memory API always are). */
+    const char *capture;  /* "steps:A-B[,C-D...]", "nvtx:NAME", "signal" (closed until SIGUSR1); NULL or "": none */
+    int64_t delay_ns;     /* --delay: the window opens this long after the start (0: at once) */
+    int64_t duration_ns;  /* --duration: and closes this long after it opened (0: never) */
 } gt_record_options;
+
+/* With a capture window, SIGUSR1 to the launcher during the run opens the
+ * window if it is closed and closes it if open (the launcher's side of it). */
+bool gt_record_has_window(const gt_record_options *o);
 
 /* What the traced processes could not write (beyond the drop counts the
  * trace holds). */

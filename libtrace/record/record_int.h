@@ -22,6 +22,22 @@ int gt_collector_start(gt_collector *c);
 void gt_collector_finish(gt_collector *c);
 void gt_collector_free(gt_collector *c);
 
+/* The launcher's side of the capture window (the region's gate, shm.h):
+ * closed at monotonic times before `open_ns` and from `close_ns` (0:
+ * never), or always (`closed`: --capture=signal), each SIGUSR1 the other
+ * way round. Set before gt_collector_start; the reader applies it to every
+ * region as it arrives and at every read. */
+typedef struct gt_launcher_window {
+    bool on;
+    bool closed;
+    int64_t open_ns, close_ns;
+} gt_launcher_window;
+/* Returns the file that holds the launcher's side for processes that start
+ * (GTRACE_CAPTURE_GATE: "1" closed, "0" open), in the parts folder. */
+const char *gt_collector_set_window(gt_collector *c, const gt_launcher_window *w);
+/* SIGUSR1s got (run.c's handler counts them). */
+extern volatile sig_atomic_t gt_record_n_toggles;
+
 /* Creates the loss table in a fresh parts directory (losses.h). */
 int gt_record_make_losses(const char *parts_dir);
 /* Removes every file gtrace puts in a parts directory (not the directory). */

@@ -367,6 +367,11 @@ static void prepare_env(const gt_record_options *o, const char *lib, const char 
     setenv_fmt("GTRACE_FLUSH_MS", "%d", o->flush_ms);
     setenv_fmt("GTRACE_STACKS", "%d", o->n_stack_frames);
     setenv("GTRACE_CUDA", o->cuda, 1);
+    /* The process's side of the window (window.c) and where the launcher's starts. */
+    unsetenv("GTRACE_CAPTURE");
+    unsetenv("GTRACE_CAPTURE_GATE");
+    if (o->capture && (!strncmp(o->capture, "steps:", 6) || !strncmp(o->capture, "nvtx:", 5)))
+        setenv("GTRACE_CAPTURE", o->capture, 1);
 #ifdef HAVE_CUPTI
     /* The CUDA driver calls libgtrace's InitializeInjection during cuInit,
      * so CUPTI is loaded only into processes that use CUDA. */
@@ -389,6 +394,17 @@ static void forward_signal(int sig)
     }
 }
 
+static void on_toggle_signal(int sig)
+{
+    (void)sig;
+    gt_record_n_toggles++;
+}
+
+bool gt_record_has_window(const gt_record_options *o)
+{
+    return (o->capture && o->capture[0]) || o->delay_ns > 0 || o->duration_ns > 0;
+}
+
 static void on_stop_signal(int sig)
 {
     gt_record_stop_signal = sig;
@@ -407,8 +423,8 @@ static void after_run(int sig, const struct sigaction *old)
  * status, or -1 with the error said. *out_signal: a signal gtrace got while
  * waiting for the leftovers (0: none), which it dies of once the trace is
  * written. */
-static int run_program(const char *path, char **argv, gt_collector *col, int wait_s, int *out_status,
-                       pid_t *out_pid, int *out_signal)
+static int run_program(const char *path, char **argv, gt_collector *col, bool toggles, int wait_s,
+                       int *out_status, pid_t *out_pid, int *out_signal)
 {
     int err_pipe[2];
     if (pipe2(err_pipe, O_CLOEXEC) != 0) {
@@ -453,6 +469,10 @@ static int run_program(const char *path, char **argv, gt_collector *col, int wai
     sigaction(SIGQUIT, &ign, &old_quit);
     sigaction(SIGTERM, &fwd, &old_term);
     sigaction(SIGHUP, &fwd, &old_hup);
+    struct sigaction toggle = {.sa_handler = on_toggle_signal, .sa_flags = SA_RESTART}, old_usr1;
+    sigemptyset(&toggle.sa_mask);
+    if (toggles)
+        sigaction(SIGUSR1, &toggle, &old_usr1);
     close(err_pipe[1]);
     int exec_errno = 0;
     ssize_t n;
@@ -486,6 +506,8 @@ static int run_program(const char *path, char **argv, gt_collector *col, int wai
     after_run(SIGQUIT, &old_quit);
     after_run(SIGTERM, &old_term);
     after_run(SIGHUP, &old_hup);
+    if (toggles)
+        sigaction(SIGUSR1, &old_usr1, NULL);
     if (n == (ssize_t)sizeof exec_errno) {
         gt_record_error("cannot run '%s': %s", path, strerror(exec_errno));
         return -1;
@@ -554,7 +576,15 @@ int gt_record_run(gt_record_result *out, const gt_record_options *opts)
         prepare_python_env(&o, python_dir, nvtx_lib, parts);
     int status = 0;
     pid_t pid = 0;
-    int run_rc = run_program(path, prog_argv, col, o.wait_leftovers_s, &status, &pid, &out->leftover_signal);
+    bool windowed = gt_record_has_window(&o);
+    if (windowed) {
+        gt_launcher_window w = {.on = true, .closed = o.capture && !strcmp(o.capture, "signal"),
+                                .open_ns = t0 + o.delay_ns,
+                                .close_ns = o.duration_ns > 0 ? t0 + o.delay_ns + o.duration_ns : 0};
+        setenv("GTRACE_CAPTURE_GATE", gt_collector_set_window(col, &w), 1);
+    }
+    int run_rc = run_program(path, prog_argv, col, windowed, o.wait_leftovers_s, &status, &pid,
+                             &out->leftover_signal);
     /* Every traced process has ended: the last read of every region. */
     gt_collector_free(col);
     if (run_rc != 0) {
@@ -572,11 +602,17 @@ int gt_record_run(gt_record_result *out, const gt_record_options *opts)
     size_t len = 0;
     for (char **a = prog_argv; *a && len < sizeof cmdline - 1; a++)
         len += (size_t)snprintf(cmdline + len, sizeof cmdline - len, "%s%s", a == prog_argv ? "" : " ", *a);
-    char options[256];
+    char options[1024];
     int n_opt = snprintf(options, sizeof options, "--cuda=%s --stacks=%d --flush-ms=%d", o.cuda, o.n_stack_frames,
                          o.flush_ms);
     if (o.pytorch[0] && n_opt > 0 && (size_t)n_opt < sizeof options)
-        snprintf(options + n_opt, sizeof options - (size_t)n_opt, " --pytorch=%s", o.pytorch);
+        n_opt += snprintf(options + n_opt, sizeof options - (size_t)n_opt, " --pytorch=%s", o.pytorch);
+    if (o.capture && o.capture[0] && n_opt > 0 && (size_t)n_opt < sizeof options)
+        n_opt += snprintf(options + n_opt, sizeof options - (size_t)n_opt, " --capture=%s", o.capture);
+    if (o.delay_ns > 0 && n_opt > 0 && (size_t)n_opt < sizeof options)
+        n_opt += snprintf(options + n_opt, sizeof options - (size_t)n_opt, " --delay=%.3f", o.delay_ns / 1e9);
+    if (o.duration_ns > 0 && n_opt > 0 && (size_t)n_opt < sizeof options)
+        snprintf(options + n_opt, sizeof options - (size_t)n_opt, " --duration=%.3f", o.duration_ns / 1e9);
     char copy[PATH_MAX];
     snprintf(copy, sizeof copy, "%s", prog_argv[0]);
     gt_record_run_info run = {.utc_t0_ns = utc_t0, .end_ns = wall_ns, .utc_end_ns = utc_end, .root_pid = pid,
