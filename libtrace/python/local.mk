@@ -19,3 +19,20 @@ if HAVE_NVTX
 TESTS += tests/integration/pytorch_backward.sh
 endif
 EXTRA_DIST += tests/integration/pytorch_backward.sh
+
+# A step belongs to the thread that steps the optimizer: forwards first run
+# on 50 other threads, then 3 steps on the main thread or on a thread of its
+# own (Debian's python3-torch; skipped, 77, without it).
+if HAVE_NVTX
+TESTS += tests/integration/pytorch_threads.sh
+endif
+EXTRA_DIST += tests/integration/pytorch_threads.sh tests/integration/pytorch_threads.py
+
+# torch.compile under gtrace --pytorch: no graph break, no recompilation
+# (torch's own counters, with and without gtrace), compiled modules named
+# (PyTorch 2.5.1 from PyPI in a throwaway virtual environment; skipped, 77,
+# when pip cannot reach the index).
+if HAVE_NVTX
+TESTS += tests/integration/pytorch_compile.sh
+endif
+EXTRA_DIST += tests/integration/pytorch_compile.sh tests/integration/pytorch_compile.py

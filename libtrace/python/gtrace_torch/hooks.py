@@ -27,6 +27,19 @@
 # then falls in the next step). A step the GradScaler skips (inf/NaN
 # gradients: it does not call Optimizer.step) is part of the next.
 #
+# Threads. A step belongs to the thread that steps the optimizer: its range
+# opens and closes there (a push is popped on the thread that pushed it), and
+# what other threads run meanwhile (an evaluation's or a server's forwards,
+# a prefetcher's batches) is inside it, not a step of theirs. Which thread
+# that is, is known when the first step ends: until then each thread's first
+# phase opens a step on it (those of threads that never step the optimizer
+# are never closed, so not in the trace); after, phases open one only on the
+# thread that ended the last step, and the lead optimizer's step opens one
+# on any thread (a training loop that moved to another thread). The step
+# state is per thread; the count, the lead optimizer and the thread that
+# ended the last step are the program's. Module names are given under a
+# lock: threads that call a new model at once name it once.
+#
 # How: Module.__call__ wrapped once (PyTorch 1.13: _call_impl; 2.x:
 # _wrapped_call_impl), so torch's module call keeps its fast path: global
 # module hooks would send every call through its slow path, 2 us a call on
@@ -53,6 +66,35 @@
 # them up to the next module (AccumulateGrad of its parameters, a functional
 # op of its caller that came before it in the forward). Ranges are per
 # thread: on a GPU, autograd runs a device's nodes on a thread of its own.
+#
+# torch.compile (2.1 and later). gtrace adds no graph break and no
+# recompilation: dynamo compiles the same frames into the same graphs, with
+# the same guards, as without it. Dynamo traces no Python of gtrace's:
+#   - the Module.__call__ wrapper's code is marked for dynamo to skip as a
+#     frame to compile (torch._C._dynamo.eval_frame.skip_code), as it skips
+#     torch.nn's own _wrapped_call_impl: a compiled module's call of the
+#     module it runs goes through the wrapper, uncompiled, and dynamo
+#     compiles that module's forward below it, as without gtrace;
+#   - the wrapper, should dynamo trace it all the same (an explicit
+#     `m.__call__(x)` in compiled code), first asks
+#     torch.compiler.is_dynamo_compiling(), which dynamo folds to True, and
+#     goes straight to torch's call; in eager code the question is one call
+#     of a function that returns False. Dynamo calls a compiled region's
+#     modules through _call_impl, never through __call__.
+# What the trace names: modules outside compiled regions as ever; a compiled
+# module (OptimizedModule) as one range named after the module it runs, by
+# that module's qualified name ("Net" for torch.compile(model), "body" for
+# model.body = torch.compile(model.body); its modules are named as
+# uncompiled, "body.0", never "body._orig_mod.0"): the call of the module it
+# runs has no range of its own, and what runs inside the region is compiled
+# code, with no module calls to name; its backward is "Net backward" (the
+# compiled graph's CompiledFunctionBackward node). With ops, the dispatch
+# mode steps aside while a compiled module runs (with a mode of the
+# program's on, dynamo compiles nothing: the program would run
+# uncompiled), so a compiled forward's ops are not named; a compiled
+# backward's are (aten::mm, aten::addmm: what torch.profiler shows under
+# CompiledFunctionBackward). A function compiled with torch.compile(fn) is
+# not a module: it has no range, and with ops it runs uncompiled.
 import functools
 import importlib
 import sys
@@ -72,13 +114,37 @@ def install(torch, features, lib_path):
     ops = "ops" in features or "shapes" in features
     shapes = "shapes" in features
 
-    state = {"open": False, "n": 0, "tid": None, "lead": None}
+    # The steps (see "A step" above): the count, the lead optimizer, the
+    # thread that ended the last one (None before the first), and per thread
+    # whether its step range is open (pushed there; only that thread can pop it).
+    steps_of = {"n": 0, "lead": None, "owner": None}
+    steps_lock = threading.Lock()
     get_ident = threading.get_ident
 
-    def open_step():
-        state["open"] = True
-        state["tid"] = get_ident()
-        push(handle("step %d" % state["n"], keep=False))
+    class _StepState(threading.local):
+        def __init__(self):
+            self.open = False
+
+    sstate = _StepState()
+
+    def open_step(s):
+        s.open = True
+        push(handle("step %d" % steps_of["n"], keep=False))
+
+    def begin():
+        """A phase (data, an outermost forward, backward) begins on a thread
+        with no step open: a step opens there, unless another thread ends
+        the steps (the phase is inside its step, not one of its own)."""
+        owner = steps_of["owner"]
+        if owner is None or owner == get_ident():
+            open_step(sstate)
+
+    op_mode = [None]  # with ops: the dispatch mode that names them, once entered
+    try:
+        from torch.utils._python_dispatch import _get_current_dispatch_mode as current_mode
+    except ImportError:  # a torch without it: the mode never steps aside
+        def current_mode():
+            return None
 
     H_DATA, H_FORWARD, H_BACKWARD, H_OPTIMIZER = (handle("data"), handle("forward"), handle("backward"),
                                                     handle("optimizer"))
@@ -86,9 +152,9 @@ def install(torch, features, lib_path):
     # ---- modules (and the forward phase) --------------------------------
     close_backward = None
     if steps or modules:
-        # id(module) -> (weakref to it, handle, backward handle): a plain dict
-        # lookup per call; the weakref tells a module from a later one that
-        # reuses its id.
+        # id(module) -> (weakref to it, handle, backward handle, name, role):
+        # a plain dict lookup per call; the weakref tells a module from a
+        # later one that reuses its id; role (remember) marks compiled modules.
         known = {}
         roots = {}
 
@@ -97,11 +163,20 @@ def install(torch, features, lib_path):
             if entry is not None and entry[0] is ref:
                 del known[key]
 
-        def remember(mod, name):
+        def remember(mod, name, role=None):
+            """role: for a compiled module (OptimizedModule) the module it
+            runs; for that module True; else None."""
             key = id(mod)
             entry = known[key] = (weakref.ref(mod, lambda r, k=key: forget(r, k)), handle(name),
-                                  handle(name + " backward"))
+                                  handle(name + " backward"), name, role)
             return entry
+
+        def compiled_inner(mod):
+            """The module a torch.compile'd module (OptimizedModule) runs, else None."""
+            if type(mod).__name__ != "OptimizedModule":
+                return None
+            inner = mod.__dict__.get("_modules", {}).get("_orig_mod")
+            return inner if isinstance(inner, Module) else None
 
         def lookup(mod):
             entry = known.get(id(mod))
@@ -109,14 +184,62 @@ def install(torch, features, lib_path):
                 return entry
             return None
 
+        naming = threading.Lock()
+
+        def name_of(mod, depth):
+            """A module not named yet: an outermost one names its tree, one
+            called inside another is named after its type (a compiled one
+            after the module it runs). Under a lock: threads calling the
+            same model at once name it once ("Net", not "Net" on one thread
+            and "Net#2" on another)."""
+            with naming:
+                entry = lookup(mod)
+                if entry is None:
+                    inner = compiled_inner(mod)
+                    if depth == 0:
+                        name_tree(mod)
+                        entry = lookup(mod)
+                    elif inner is not None:
+                        known_inner = lookup(inner)
+                        entry = remember_compiled(mod, inner, known_inner[3] if known_inner is not None
+                                                  else type(inner).__name__)
+                    else:
+                        entry = remember(mod, type(mod).__name__)
+            return entry
+
+        def remember_compiled(mod, inner, name):
+            remember(inner, name, True)
+            return remember(mod, name, inner)
+
         def name_tree(root):
-            base = type(root).__name__
+            """Names root's modules by their qualified names; root by its type
+            (and #2, #3 for the next roots of that type). A compiled module
+            (torch.compile's OptimizedModule) is named as the module it
+            runs, whose modules are named as they would be uncompiled:
+            "body", "body.0" rather than "body._orig_mod.0"."""
+            inner = compiled_inner(root)
+            if inner is not None:
+                entry = lookup(inner)
+                if entry is not None:  # the module was called before it was compiled
+                    remember_compiled(root, inner, entry[3])
+                    return
+            base = type(inner if inner is not None else root).__name__
             k = roots.get(base, 0)
             roots[base] = k + 1
             if k:
                 base = "%s#%d" % (base, k + 1)
+            wrappers = []  # the names of the compiled modules in the tree, outermost first
+            inners = set()
             for qualified, sub in root.named_modules():
-                remember(sub, qualified or base)
+                for w in wrappers:
+                    orig = w + "._orig_mod" if w else "_orig_mod"
+                    if qualified == orig or qualified.startswith(orig + "."):
+                        qualified = w + qualified[len(orig):] if w else qualified[len(orig) + 1:]
+                inner = compiled_inner(sub)
+                if inner is not None:
+                    wrappers.append(qualified)
+                    inners.add(id(inner))
+                remember(sub, qualified or base, inner if inner is not None else (id(sub) in inners or None))
 
         if modules:
             grad_enabled = torch.is_grad_enabled
@@ -201,27 +324,56 @@ def install(torch, features, lib_path):
                 self.depth = 0    # module calls open on this thread
                 self.calls = []   # with modules: each open call, (backward handle, its caller's call)
                 self.nodes = {}   # id(node) -> (node, [calls whose output it made]), in one outermost call
+                self.inner = None  # with modules: the module the compiled module being called runs
 
         fstate = _ForwardState()
         Module = torch.nn.Module
         call_impl = Module.__call__  # 2.x: _wrapped_call_impl; 1.13: _call_impl
+        compiling = _dynamo_compiling(torch)
 
         def outermost():
-            if not state["open"]:
-                open_step()
+            if not sstate.open:
+                begin()
             push(H_FORWARD)
+
+        def call_compiled(self, *args, **kwargs):
+            """A compiled module's call (torch.compile's OptimizedModule): with
+            modules, the module it runs is called inside it, in its range,
+            and has none of its own; with ops, the dispatch mode that names
+            them steps aside (dynamo compiles nothing while a mode of the
+            program's is on: the program would run uncompiled), so the ops
+            of a compiled forward are not named."""
+            if modules:
+                fstate.inner = compiled_inner(self)
+            mode = op_mode[0]
+            aside = mode is not None and current_mode() is mode
+            if aside:
+                mode.__exit__(None, None, None)
+            try:
+                return call_impl(self, *args, **kwargs)
+            finally:
+                fstate.inner = None
+                if aside:
+                    mode.__enter__()
 
         if modules:
             def __call__(self, *args, **kwargs):
+                if compiling is not None and compiling():
+                    return call_impl(self, *args, **kwargs)  # dynamo traces this call (see above)
                 st = fstate
                 d = st.depth
                 entry = known.get(id(self))
                 if entry is None or entry[0]() is not self:
-                    if d == 0:
-                        name_tree(self)
-                        entry = lookup(self)
+                    entry = name_of(self, d)
+                role = entry[4]
+                impl = call_impl
+                if role is not None:
+                    if role is True:  # the module a compiled module runs
+                        if st.inner is self:  # called by that compiled module: in its range
+                            st.inner = None
+                            return call_impl(self, *args, **kwargs)
                     else:
-                        entry = remember(self, type(self).__name__)
+                        impl = call_compiled
                 if d == 0 and steps:
                     outermost()
                 st.depth = d + 1
@@ -230,7 +382,7 @@ def install(torch, features, lib_path):
                 call = (entry[2], calls[-1] if calls else None)
                 calls.append(call)
                 try:
-                    output = call_impl(self, *args, **kwargs)
+                    output = impl(self, *args, **kwargs)
                 except BaseException:
                     calls.pop()
                     pop()
@@ -252,24 +404,28 @@ def install(torch, features, lib_path):
                 return output
         else:
             def __call__(self, *args, **kwargs):
+                if compiling is not None and compiling():
+                    return call_impl(self, *args, **kwargs)
                 st = fstate
                 d = st.depth
+                impl = call_compiled if ops and type(self).__name__ == "OptimizedModule" else call_impl
                 if d:
                     st.depth = d + 1
                     try:
-                        return call_impl(self, *args, **kwargs)
+                        return impl(self, *args, **kwargs)
                     finally:
                         st.depth = d
                 outermost()
                 st.depth = 1
                 try:
-                    return call_impl(self, *args, **kwargs)
+                    return impl(self, *args, **kwargs)
                 finally:
                     st.depth = 0
                     pop()
 
         __call__.__wrapped__ = call_impl
         __call__.__doc__ = call_impl.__doc__
+        _skip_as_compiled_frame(torch, __call__)
         Module.__call__ = __call__
 
     # ---- the phases of a step --------------------------------------------
@@ -278,8 +434,8 @@ def install(torch, features, lib_path):
         backward_impl = autograd.backward
 
         def backward(*args, **kwargs):
-            if not state["open"]:
-                open_step()
+            if not sstate.open:
+                begin()
             push(H_BACKWARD)
             try:
                 return backward_impl(*args, **kwargs)
@@ -297,8 +453,8 @@ def install(torch, features, lib_path):
         next_impl = it.__next__
 
         def __next__(self):
-            if not state["open"]:
-                open_step()
+            if not sstate.open:
+                begin()
             push(H_DATA)
             try:
                 return next_impl(self)
@@ -309,19 +465,24 @@ def install(torch, features, lib_path):
         it.__next__ = __next__
 
         def step_pre(opt, *args):
-            if not state["open"]:
-                open_step()
-            if state["lead"] is None:
-                state["lead"] = weakref.ref(opt)
+            lead = steps_of["lead"]
+            if lead is None or lead() is None:  # the first optimizer to step (or the last one is gone)
+                lead = steps_of["lead"] = weakref.ref(opt)
+            s = sstate
+            if not s.open and (lead() is opt or steps_of["owner"] in (None, get_ident())):
+                open_step(s)  # the lead optimizer's thread has a step, whoever ended the last
             push(H_OPTIMIZER)
 
         def step_post(opt, *args):
             pop()
-            lead = state["lead"]
-            if lead is not None and lead() is opt and state["tid"] == get_ident() and fstate.depth == 0:
+            lead = steps_of["lead"]
+            s = sstate
+            if s.open and lead is not None and lead() is opt and fstate.depth == 0:
                 pop()
-                state["n"] += 1
-                open_step()
+                with steps_lock:
+                    steps_of["n"] += 1
+                    steps_of["owner"] = get_ident()
+                    open_step(s)
 
         optim = importlib.import_module("torch.optim.optimizer")
         if hasattr(optim, "register_optimizer_step_pre_hook"):
@@ -332,7 +493,7 @@ def install(torch, features, lib_path):
 
     # ---- ATen ops ---------------------------------------------------------
     if ops:
-        _enter_op_mode(torch, push, pop, handle, shapes)
+        op_mode[0] = _enter_op_mode(torch, push, pop, handle, shapes)
 
     # ---- CUDA allocator history (with a GPU) -------------------------------
     try:
@@ -342,6 +503,34 @@ def install(torch, features, lib_path):
     if cuda_ok:
         from . import memory
         memory.start(torch)
+
+
+def _dynamo_compiling(torch):
+    """A function that is False when called and that torch.compile's dynamo,
+    tracing a call, takes for True (it folds it to a constant: no guard, no
+    graph break); None before 2.x (no torch.compile). The first of
+    torch.compiler.is_dynamo_compiling (2.3: a plain `return False`, the
+    cheapest), torch.compiler.is_compiling, torch._utils.is_compiling (2.1)."""
+    compiler = getattr(torch, "compiler", None)
+    for f in (getattr(compiler, "is_dynamo_compiling", None), getattr(compiler, "is_compiling", None),
+              getattr(getattr(torch, "_utils", None), "is_compiling", None)):
+        if f is not None:
+            return f
+    return None
+
+
+def _skip_as_compiled_frame(torch, fn):
+    """Dynamo never compiles a frame of fn's code: the frame runs as it is and
+    dynamo compiles the frames it calls (what torch._dynamo.skip does, without
+    the mark that makes an inlined call of fn a graph break). So a compiled
+    module's call of the module it runs (through Module.__call__) is compiled
+    from that module's forward, as without gtrace, not from this wrapper, whose
+    one code object would then hold every compiled module's graphs and reach
+    dynamo's cache size limit (8) where the program does not."""
+    eval_frame = getattr(getattr(torch._C, "_dynamo", None), "eval_frame", None)  # 2.x
+    skip_code = getattr(eval_frame, "skip_code", None)
+    if skip_code is not None:
+        skip_code(fn.__code__)
 
 
 def _wrap_optimizer_steps(torch, step_pre, step_post):
@@ -408,3 +597,4 @@ def _enter_op_mode(torch, push, pop, handle, shapes):
     mode = GtraceOps()
     mode.__enter__()
     sys.modules[__name__]._op_mode = mode  # kept alive for the program's life
+    return mode
