@@ -17,10 +17,20 @@
 #
 # Prints "pool worker PID" for each pool worker, "loader worker PID" for
 # each DataLoader worker, then "done". OMP_NUM_THREADS=1 is expected.
+#
+# With --lock-held-at-fork, only this: a thread calls a module of a new type
+# whose named_modules() waits (the --pytorch hooks name a new model's tree
+# under their lock, so it holds the lock meanwhile), and the program forks
+# (os.fork) while it waits; the child trains a Sequential of its own --steps
+# steps (naming it takes that lock), prints "fork child PID" and exits. The
+# parent waits for it at most 20 s ("fork child hung" and exit 1 after), then
+# lets the thread go, prints "done".
 import argparse
 import multiprocessing as mp
 import os
 import sys
+import threading
+import time
 
 import torch
 from torch import nn
@@ -39,8 +49,12 @@ def model():
 
 
 def train(seed_steps):
-    seed, steps = seed_steps
     barrier.wait(timeout=60)  # one task per worker
+    return train_alone(seed_steps)
+
+
+def train_alone(seed_steps):
+    seed, steps = seed_steps
     torch.manual_seed(seed)
     net = model()
     opt = torch.optim.SGD(net.parameters(), lr=0.05)
@@ -78,13 +92,65 @@ class Items(Dataset):
         return x, torch.zeros(4), os.getpid() if info is not None else 0
 
 
+class Slow(nn.Module):
+    """A module whose named_modules() waits for `release` once `entered` is set."""
+
+    def __init__(self, entered, release):
+        super().__init__()
+        self.entered, self.release = entered, release
+
+    def named_modules(self, *args, **kwargs):
+        self.entered.set()
+        self.release.wait(60)
+        yield from super().named_modules(*args, **kwargs)
+
+    def forward(self, x):
+        return x + 1
+
+
+def lock_held_at_fork(steps):
+    entered, release = threading.Event(), threading.Event()
+    slow = Slow(entered, release)
+    t = threading.Thread(target=lambda: slow(torch.zeros(1)))
+    t.start()
+    entered.wait(60)
+    pid = os.fork()
+    if pid == 0:
+        code = 1
+        try:
+            train_alone((0, steps))
+            os.write(1, b"fork child %d\n" % os.getpid())
+            code = 0
+        finally:
+            os._exit(code)
+    deadline = time.monotonic() + 20
+    status = None
+    while status is None and time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        status = status if done else None
+        time.sleep(0.05)
+    if status is None:
+        os.kill(pid, 9)
+        os.waitpid(pid, 0)
+        print("fork child hung")
+    release.set()
+    t.join()
+    if status != 0:
+        return 1
+    print("done")
+    return 0
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--steps", type=int, default=3)
     p.add_argument("--loader-workers", type=int, default=2)
     p.add_argument("--train-first", type=int, default=0)
+    p.add_argument("--lock-held-at-fork", action="store_true")
     a = p.parse_args()
+    if a.lock_held_at_fork:
+        return lock_held_at_fork(a.steps)
     ctx = mp.get_context("fork")
     if a.train_first:
         torch.manual_seed(1)

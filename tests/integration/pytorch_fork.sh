@@ -11,9 +11,14 @@
 # parent's handles in its own string table: "forward" read as a child's
 # module name cut at the front, "ntial".) The same names when the Pool is
 # forked in the middle of the program's own training (--train-first), where
-# a worker's model is named after the program's ("Sequential#2"); its steps
-# are not checked there: the --pytorch hooks' step state is the parent's in
-# the child. Debian's python3-torch (1.13); GT_PYTORCH_PYTHONS may name more
+# a worker's model is named after the program's ("Sequential#2"), and its
+# steps exactly as there: "step 0" to "step 2", each holding its phases.
+# (Before, a child inherited the parent's open step, lead optimizer and step
+# owner: its own optimizer steps neither closed nor opened a step, and it had
+# none.) Last, a child forked (os.fork) while another thread of the parent
+# holds the hooks' naming lock names and trains its own model: the same
+# ranges as a pool worker's. (Before, the lock stayed held in the child,
+# which hung.) Debian's python3-torch (1.13); GT_PYTORCH_PYTHONS may name more
 # Pythons with torch, each checked the same way.
 . "$GT_TOP_SRCDIR/tests/integration/pytorch_common.sh"
 SCRIPT="$GT_TOP_SRCDIR/tests/integration/pytorch_fork.py"
@@ -70,38 +75,55 @@ run() {
                        FROM NVTX_EVENTS n")"
 }
 
+# check_pool EXPECTED: each pool worker of the last run has exactly the
+# ranges EXPECTED names, and each of its 3 steps holds its phases
+check_pool() {
+    for pid in $pool; do
+        expect_eq "$tag: pool worker $pid: its ranges" "$1" "$(names_of "$trace" "$pid")"
+        check_steps "$pid" "pool worker $pid"
+    done
+}
+
+# check_steps PID WHO: the steps of process PID hold their phases: the
+# model's and the loss's forward, the backward, the optimizer step; each
+# module's range is in a forward.
+check_steps() {
+    for s in 0 1 2; do
+        expect_eq "$tag: $2: the phases of step $s" "backward=1 forward=2 optimizer=1" \
+            "$(q "$trace" "SELECT group_concat(k || '=' || c, ' ') FROM (SELECT $NT k, count(*) c
+                FROM NVTX_EVENTS n JOIN NVTX_EVENTS p ON p.globalTid = n.globalTid AND p.eventType = 59
+                  AND p.start <= n.start AND n.\"end\" <= p.\"end\"
+                  AND coalesce(p.text, (SELECT value FROM StringIds WHERE id = p.textId)) = 'step $s'
+                WHERE n.eventType = 59 AND $PID = $1 AND $NT IN ('data', 'forward', 'backward', 'optimizer')
+                GROUP BY 1 ORDER BY 1)")"
+    done
+    expect_eq "$tag: $2: module ranges outside a forward" 0 \
+        "$(q "$trace" "SELECT count(*) FROM NVTX_EVENTS n WHERE n.eventType = 59 AND $PID = $1
+            AND $NT IN ('Sequential', 'Sequential#2', '0', '1', '2', 'MSELoss') AND NOT EXISTS (SELECT 1 FROM NVTX_EVENTS p
+              WHERE p.globalTid = n.globalTid AND p.eventType = 59 AND p.start <= n.start AND n.\"end\" <= p.\"end\"
+              AND coalesce(p.text, (SELECT value FROM StringIds WHERE id = p.textId)) = 'forward')")"
+}
+
 check() {
     run "$1" "$2"
-    for pid in $pool; do
-        expect_eq "$tag: pool worker $pid: its ranges" "$POOL" "$(names_of "$trace" "$pid")"
-        # Each step holds its phases: the model's and the loss's forward, the
-        # backward, the optimizer step; each module's range is in a forward.
-        for s in 0 1 2; do
-            expect_eq "$tag: pool worker $pid: the phases of step $s" "backward=1 forward=2 optimizer=1" \
-                "$(q "$trace" "SELECT group_concat(k || '=' || c, ' ') FROM (SELECT $NT k, count(*) c
-                    FROM NVTX_EVENTS n JOIN NVTX_EVENTS p ON p.globalTid = n.globalTid AND p.eventType = 59
-                      AND p.start <= n.start AND n.\"end\" <= p.\"end\"
-                      AND coalesce(p.text, (SELECT value FROM StringIds WHERE id = p.textId)) = 'step $s'
-                    WHERE n.eventType = 59 AND $PID = $pid AND $NT IN ('data', 'forward', 'backward', 'optimizer')
-                    GROUP BY 1 ORDER BY 1)")"
-        done
-        expect_eq "$tag: pool worker $pid: module ranges outside a forward" 0 \
-            "$(q "$trace" "SELECT count(*) FROM NVTX_EVENTS n WHERE n.eventType = 59 AND $PID = $pid
-                AND $NT IN ('Sequential', '0', '1', '2', 'MSELoss') AND NOT EXISTS (SELECT 1 FROM NVTX_EVENTS p
-                  WHERE p.globalTid = n.globalTid AND p.eventType = 59 AND p.start <= n.start AND n.\"end\" <= p.\"end\"
-                  AND coalesce(p.text, (SELECT value FROM StringIds WHERE id = p.textId)) = 'forward')")"
-    done
+    check_pool "$POOL"
     expect_eq "$tag: the program's own ranges" "$MAIN" "$(names_of "$trace" "$main")"
 
-    # Forked in the middle of the program's training: the same ranges but
-    # the model's name, whatever the steps.
+    # Forked in the middle of the program's training: the same ranges and
+    # steps but the model's name.
     run "$1" "$2 forked mid-training" --train-first 2
-    late="0|3,0 backward|3,1|3,1 backward|3,2|3,2 backward|3,MSELoss|3,MSELoss backward|3,Sequential#2|3"
-    late="$late,Sequential#2 backward|3,backward|3,forward|6,optimizer|3"
-    for pid in $pool; do
-        expect_eq "$tag: pool worker $pid: its ranges but steps" "$late" \
-            "$(names_of "$trace" "$pid" "$NT NOT LIKE 'step %'")"
-    done
+    check_pool "$(echo "$POOL" | sed 's/Sequential/Sequential#2/g')"
+
+    # Forked while another thread holds the naming lock.
+    tag="$2 lock held at fork"
+    trace="$tag.sqlite"
+    "$GTRACE" --pytorch -o "$trace" "$1" "$SCRIPT" --lock-held-at-fork --steps 3 > out.txt 2> err.txt ||
+        fail "$tag: gtrace --pytorch: $(cat out.txt) $(cat err.txt)"
+    expect_eq "$tag: the program ran" done "$(tail -n 1 out.txt)"
+    child=$(sed -n 's/^fork child //p' out.txt)
+    expect_eq "$tag: fork children" 1 "$(echo "$child" | wc -w)"
+    expect_eq "$tag: fork child $child: its ranges" "$POOL" "$(names_of "$trace" "$child")"
+    check_steps "$child" "fork child $child"
 }
 
 check "$PY" "torch-$("$PY" -c 'import torch; print(torch.__version__)')"

@@ -40,6 +40,13 @@
 # ended the last step are the program's. Module names are given under a
 # lock: threads that call a new model at once name it once.
 #
+# Fork. A forked child (DataLoader workers, a multiprocessing Pool, forked
+# at any point of the parent's training) starts with no step open, no lead
+# optimizer and no step owner, its count at 0, no module call or backward
+# open, and new locks (os.register_at_fork): the parent's open ranges are not
+# on its NVTX stack, and a lock another thread held at fork would never be
+# released. It keeps the parent's module names.
+#
 # How: Module.__call__ wrapped once (PyTorch 1.13: _call_impl; 2.x:
 # _wrapped_call_impl), so torch's module call keeps its fast path: global
 # module hooks would send every call through its slow path, 2 us a call on
@@ -97,6 +104,7 @@
 # not a module: it has no range, and with ops it runs uncompiled.
 import functools
 import importlib
+import os
 import sys
 import threading
 import weakref
@@ -151,6 +159,7 @@ def install(torch, features, lib_path):
 
     # ---- modules (and the forward phase) --------------------------------
     close_backward = None
+    naming = fstate = bstate = None  # what the parts below keep, where they are on
     if steps or modules:
         # id(module) -> (weakref to it, handle, backward handle, name, role):
         # a plain dict lookup per call; the weakref tells a module from a
@@ -494,6 +503,31 @@ def install(torch, features, lib_path):
     # ---- ATen ops ---------------------------------------------------------
     if ops:
         op_mode[0] = _enter_op_mode(torch, push, pop, handle, shapes)
+
+    # ---- fork ----------------------------------------------------------------
+    def after_fork_in_child():
+        """A forked child (a DataLoader worker, a multiprocessing Pool's) is a
+        program of its own: its steps are counted from 0 and belong to the
+        first optimizer it steps, on its own thread. What it inherits of the
+        parent's state describes ranges that are not on its NVTX stack (the
+        capture library drops the parent's open ranges at fork): no step is
+        open, no module call or backward range is, and a lock another thread
+        of the parent held stays held in the child, so each is made anew.
+        The old containers are replaced, not emptied: frames of the parent's
+        still on the child's stack (a fork inside a forward) keep theirs.
+        The module names and the registered strings stay: they are the
+        parent's, as the modules are."""
+        nonlocal steps_lock, naming
+        steps_lock = threading.Lock()
+        naming = threading.Lock()
+        steps_of["n"], steps_of["lead"], steps_of["owner"] = 0, None, None
+        sstate.open = False
+        if fstate is not None:
+            fstate.depth, fstate.calls, fstate.nodes, fstate.inner = 0, [], {}, None
+        if bstate is not None:
+            bstate.open = []
+
+    os.register_at_fork(after_in_child=after_fork_in_child)
 
     # ---- CUDA allocator history (with a GPU) -------------------------------
     try:
