@@ -155,7 +155,8 @@ static int region_names(const an_model *m, int64_t pid, int64_t at_ns, region_na
     if (rc < 0)
         goto cleanup;
     rc = 0;
-    qsort(v, n, sizeof *v, cmp_name);
+    if (n)
+        qsort(v, n, sizeof *v, cmp_name);
     *out = v;
     *out_n = n;
     v = NULL;
@@ -461,10 +462,12 @@ int an_oom(gt_report *r, const an_model *m, const gt_report_options *opt)
 {
     cand first = {0};
     int64_t n_ooms = 0;
-    int rc;
     r->oom = NULL;
-    if (!m->t || (rc = find_failures(m, &first, &n_ooms)) < 0)
-        return m->t ? rc : 0;
+    if (!m->t)
+        return 0;
+    int rc = find_failures(m, &first, &n_ooms);
+    if (rc < 0)
+        return rc;
     if (n_ooms == 0)
         return 0;
     if (!(r->oom = calloc(1, sizeof *r->oom)))
