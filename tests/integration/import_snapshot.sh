@@ -15,18 +15,19 @@ DIR=$(mktemp -d "${GT_TMPDIR:-/tmp}/gt-import-snapshot-XXXXXX")
 trap 'rm -rf "$DIR"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
-# allocated and reserved bytes of the first process at a time, from the JSON
-state_at() { # TRACE TIME
-    "$GTRACE" memory --json "$1" --at "$2" |
-        sed -n 's/.*"allocated_bytes":\([0-9]*\),"reserved_bytes":\([0-9]*\).*/\1 \2/p' | head -1
+# allocated and reserved bytes at a time of the first process's allocator on
+# a device (0 unless given), from the JSON: each device is an allocator
+state_at() { # TRACE TIME [DEVICE]
+    "$GTRACE" memory --json "$1" --at "$2" | tr '{' '\n' |
+        sed -n 's/.*"device_id":'"${3:-0}"',.*"allocated_bytes":\([0-9]*\),"reserved_bytes":\([0-9]*\).*/\1 \2/p' | head -1
 }
-expect_state() { # TRACE TIME ALLOCATED RESERVED
-    got=$(state_at "$1" "$2")
-    [ "$got" = "$3 $4" ] || fail "$(basename "$1") at $2: allocated/reserved $got, want $3 $4"
+expect_state() { # TRACE TIME ALLOCATED RESERVED [DEVICE]
+    got=$(state_at "$1" "$2" "${5:-0}")
+    [ "$got" = "$3 $4" ] || fail "$(basename "$1") at $2 on device ${5:-0}: allocated/reserved $got, want $3 $4"
 }
 # expected.txt: "NAME device D: segments N allocated A reserved R"
-end_of() { # NAME FIELD: summed over the devices
-    awk -v n="$1" -v f="$2" '$1 == n { for (i = 1; i < NF; i++) if ($i == f) s += $(i + 1) } END { print s + 0 }' \
+end_of() { # NAME DEVICE FIELD
+    awk -v n="$1" -v d="$2:" -v f="$3" '$1 == n && $3 == d { for (i = 1; i < NF; i++) if ($i == f) s += $(i + 1) } END { print s + 0 }' \
         "$FX/expected.txt"
 }
 
@@ -36,8 +37,10 @@ grep -q "2 segments, 3 allocated blocks, 10 allocator actions, 1 out-of-memory e
     fail "p4 summary: $(cat "$DIR/p4.out")"
 
 # The end states the snapshots give.
-expect_state "$DIR/p4.sqlite" 1000s "$(end_of snapshot_p4 allocated)" "$(end_of snapshot_p4 reserved)"
-expect_state "$DIR/p2.sqlite" 1000s "$(end_of snapshot_p2 allocated)" "$(end_of snapshot_p2 reserved)"
+expect_state "$DIR/p4.sqlite" 1000s "$(end_of snapshot_p4 0 allocated)" "$(end_of snapshot_p4 0 reserved)"
+for d in 0 1; do
+    expect_state "$DIR/p2.sqlite" 1000s "$(end_of snapshot_p2 $d allocated)" "$(end_of snapshot_p2 $d reserved)" $d
+done
 
 # The history (make_snapshots.py; times from the first action): p4 starts
 # with a 2 MiB segment holding 512 B from before its history (at 0), maps
@@ -56,10 +59,13 @@ expect_state "$DIR/p4.sqlite" 35us $((512 + 8 * MiB + 1024)) $((22 * MiB))
 # p2: device 0's expandable segment maps 4 MiB, holds 3 MiB, grows by 4 MiB
 # at 2 us for a 4 MiB block (3 us) freed at 4 us, unmapped at 5 us; device 1
 # has no history: its 2 MiB segment with 4 KiB in use from the start.
-expect_state "$DIR/p2.sqlite" 1500 $((3 * MiB + 4096)) $((6 * MiB))
-expect_state "$DIR/p2.sqlite" 3500 $((7 * MiB + 4096)) $((10 * MiB))
-expect_state "$DIR/p2.sqlite" 4500 $((3 * MiB + 4096)) $((10 * MiB))
-expect_state "$DIR/p2.sqlite" 5500 $((3 * MiB + 4096)) $((6 * MiB))
+expect_state "$DIR/p2.sqlite" 1500 $((3 * MiB)) $((4 * MiB))
+expect_state "$DIR/p2.sqlite" 3500 $((7 * MiB)) $((8 * MiB))
+expect_state "$DIR/p2.sqlite" 4500 $((3 * MiB)) $((8 * MiB))
+expect_state "$DIR/p2.sqlite" 5500 $((3 * MiB)) $((4 * MiB))
+for t in 0 1500 3500 5500; do
+    expect_state "$DIR/p2.sqlite" $t 4096 $((2 * MiB)) 1
+done
 
 # Who allocated: the frames (innermost first) of each block.
 "$GTRACE" memory "$DIR/p4.sqlite" --at 1000s > "$DIR/p4.state"
@@ -70,7 +76,7 @@ grep -q "out of memory on cuda:0: 67108864 bytes requested, 3145728 free" "$DIR/
 
 # Snapshots and a Kineto trace in one import: a process each.
 "$GTRACE" import "$FX/snapshot_p4.pickle" "$FX/snapshot_p2.pickle" "$FX/plain.json" -o "$DIR/all.sqlite" > /dev/null
-[ "$("$GTRACE" memory --json "$DIR/all.sqlite" --at 1000s | grep -o '"pid":' | wc -l)" -eq 3 ] ||
+[ "$("$GTRACE" memory --json "$DIR/all.sqlite" --at 1000s | grep -o '"pid":[0-9]*' | sort -u | wc -l)" -eq 3 ] ||
     fail "three inputs are not three processes"
 
 # memory_viz's view of the import is the snapshot's (Python, when there is one)
