@@ -5,12 +5,16 @@
  * binary search over rowids, the table being in start order) and for
  * runtime calls, two rows on each boundary as a busy stream has. And the
  * header checks at their limits: a page count past the end, believed or
- * not by the change counters; a page size under 512. */
+ * not by the change counters; a page size under 512 or not a power of 2,
+ * or 65536 (written 1); a file cut inside its last page. */
 #include "gt_store.h"
 #include "gt_test.h"
 
+#include <sqlite3.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define PID 77
 #define N 3000 /* kernels, 1 us apart, two of them on each microsecond */
@@ -100,6 +104,54 @@ static void test_store_edges__header_checks(void)
     patch(path, 16, p256, 2);
     CU_ASSERT_EQUAL(gt_trace_open(&t, path, 0), GT_ERR_CORRUPT);
     CU_ASSERT_PTR_NOT_NULL(strstr(gt_error_last(), "impossible page size (256)"));
+    const unsigned char p3000[2] = {0x0b, 0xb8};
+    patch(path, 16, p3000, 2);
+    CU_ASSERT_EQUAL(gt_trace_open(&t, path, 0), GT_ERR_CORRUPT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(gt_error_last(), "impossible page size (3000)"));
+    free(path);
+}
+
+/* A copy cut short inside its last page is truncated, also with an empty
+ * -wal beside it (a reader's leftover: no writer, no pages in it). */
+static void test_store_edges__cut_inside_last_page(void)
+{
+    char *path = make_file();
+    FILE *f = fopen(path, "rb");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fseek(f, 0, SEEK_END);
+    long size = ftell(f);
+    fclose(f);
+    CU_ASSERT_EQUAL_FATAL(truncate(path, size - 100), 0);
+    gt_trace *t = NULL;
+    CU_ASSERT_EQUAL(gt_trace_open(&t, path, 0), GT_ERR_CORRUPT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(gt_error_last(), "truncated"));
+    char wal[4200];
+    snprintf(wal, sizeof wal, "%s-wal", path);
+    f = fopen(wal, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fclose(f);
+    CU_ASSERT_EQUAL(gt_trace_open(&t, path, 0), GT_ERR_CORRUPT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(gt_error_last(), "truncated"));
+    unlink(wal);
+    free(path);
+}
+
+/* An SQLite file with 64 KiB pages (the header's page size field says 1)
+ * is a good file: refused as not a trace, not as damaged. */
+static void test_store_edges__page_size_65536(void)
+{
+    char *path = gt_test_path("big-pages.sqlite");
+    sqlite3 *db = NULL;
+    CU_ASSERT_EQUAL_FATAL(sqlite3_open(path, &db), SQLITE_OK);
+    CU_ASSERT_EQUAL(sqlite3_exec(db, "PRAGMA page_size = 65536; CREATE TABLE t (x INTEGER); INSERT INTO t VALUES (1);",
+                                 NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+    gt_trace *t = NULL;
+    int rc = gt_trace_open(&t, path, 0);
+    CU_ASSERT_NOT_EQUAL(rc, 0);
+    CU_ASSERT_NOT_EQUAL(rc, GT_ERR_CORRUPT);
+    CU_ASSERT_PTR_NULL(strstr(gt_error_last(), "page size"));
+    gt_trace_free(t);
     free(path);
 }
 
@@ -159,6 +211,8 @@ static void test_store_edges__range_limits_on_rows(void)
 static const gt_test_case cases[] = {
     {"test_store_edges__range_limits_on_rows", test_store_edges__range_limits_on_rows},
     {"test_store_edges__header_checks", test_store_edges__header_checks},
+    {"test_store_edges__cut_inside_last_page", test_store_edges__cut_inside_last_page},
+    {"test_store_edges__page_size_65536", test_store_edges__page_size_65536},
     {NULL, NULL},
 };
 
