@@ -9,6 +9,7 @@
  * or 65536 (written 1); a file cut inside its last page. */
 #include "gt_store.h"
 #include "gt_test.h"
+#include "schema.h"
 
 #include <sqlite3.h>
 #include <stdio.h>
@@ -26,6 +27,9 @@ static char *make_file(void)
     CU_ASSERT_EQUAL_FATAL(gt_writer_open(&w, path, GT_WRITE_OVERWRITE), 0);
     CU_ASSERT_EQUAL_FATAL(gt_writer_begin(w), 0);
     CU_ASSERT_EQUAL_FATAL(gt_writer_add_process(w, PID, "edges"), 0);
+    /* the launcher's variables: a rank from PMI, and a RANK that is no number */
+    CU_ASSERT_EQUAL_FATAL(gt_writer_add_config(w, gt_global_pid(PID), "env.PMI_RANK", "3"), 0);
+    CU_ASSERT_EQUAL_FATAL(gt_writer_add_config(w, gt_global_pid(PID), "env.RANK", "7x"), 0);
     gt_string_id k = 0, call = 0;
     CU_ASSERT_EQUAL_FATAL(gt_writer_intern(w, "k", &k), 0);
     CU_ASSERT_EQUAL_FATAL(gt_writer_intern(w, "cudaLaunchKernel_v7000", &call), 0);
@@ -60,6 +64,36 @@ static gt_trace *make_trace(void)
     CU_ASSERT_EQUAL_FATAL(gt_trace_open(&t, path, 0), 0);
     free(path);
     return t;
+}
+
+/* RANK is trusted before PMI_RANK, but "7x" is no rank: PMI_RANK's 3 is. */
+static void test_store_edges__rank_from_launcher(void)
+{
+    gt_trace *t = make_trace();
+    size_t n = 0;
+    const gt_process *p = gt_trace_processes(t, &n);
+    CU_ASSERT_EQUAL_FATAL(n, 1);
+    CU_ASSERT_EQUAL(p[0].pid, PID);
+    CU_ASSERT_EQUAL(p[0].rank, 3);
+    gt_trace_free(t);
+}
+
+/* A trace of the next schema version is refused as too new. */
+static void test_store_edges__next_schema_version(void)
+{
+    char *path = make_file();
+    sqlite3 *db = NULL;
+    char sql[160];
+    CU_ASSERT_EQUAL_FATAL(sqlite3_open(path, &db), SQLITE_OK);
+    snprintf(sql, sizeof sql, "UPDATE META_DATA_EXPORT SET value = '%d' WHERE name = 'GTRACE_SCHEMA_VERSION'",
+             GT_SCHEMA_VERSION + 1);
+    CU_ASSERT_EQUAL(sqlite3_exec(db, sql, NULL, NULL, NULL), SQLITE_OK);
+    CU_ASSERT_EQUAL(sqlite3_changes(db), 1);
+    sqlite3_close(db);
+    gt_trace *t = NULL;
+    CU_ASSERT_EQUAL(gt_trace_open(&t, path, 0), GT_ERR_VERSION);
+    CU_ASSERT_PTR_NOT_NULL(strstr(gt_error_last(), "update gtrace"));
+    free(path);
 }
 
 /* Writes `n` bytes at `off` of the file. */
@@ -213,6 +247,8 @@ static const gt_test_case cases[] = {
     {"test_store_edges__header_checks", test_store_edges__header_checks},
     {"test_store_edges__cut_inside_last_page", test_store_edges__cut_inside_last_page},
     {"test_store_edges__page_size_65536", test_store_edges__page_size_65536},
+    {"test_store_edges__rank_from_launcher", test_store_edges__rank_from_launcher},
+    {"test_store_edges__next_schema_version", test_store_edges__next_schema_version},
     {NULL, NULL},
 };
 
