@@ -66,6 +66,59 @@ static gt_trace *make_trace(void)
     return t;
 }
 
+/* Kernels handed to the writer out of start order (streams completing out
+ * of order), two pairs with equal starts: read back by start, and equal
+ * starts in the order they were added. */
+static void test_store_edges__writer_orders_rows(void)
+{
+    static const int64_t starts[] = {5000, 5000, 1000, 3000, 3000};
+    static const int64_t want_corr[] = {3, 4, 5, 1, 2};
+    char *path = gt_test_path("order.sqlite");
+    gt_writer *w = NULL;
+    CU_ASSERT_EQUAL_FATAL(gt_writer_open(&w, path, GT_WRITE_OVERWRITE), 0);
+    CU_ASSERT_EQUAL_FATAL(gt_writer_begin(w), 0);
+    CU_ASSERT_EQUAL_FATAL(gt_writer_add_process(w, PID, "order"), 0);
+    gt_string_id k = 0;
+    CU_ASSERT_EQUAL_FATAL(gt_writer_intern(w, "k", &k), 0);
+    for (int i = 0; i < 5; i++) {
+        gt_event ev;
+        memset(&ev, 0, sizeof ev);
+        ev.kind = GT_EV_KERNEL;
+        gt_kernel *kn = &ev.u.kernel;
+        kn->start_ns = starts[i];
+        kn->end_ns = starts[i] + 100;
+        kn->global_pid = gt_global_pid(PID);
+        kn->stream_id = 7 + i;
+        kn->correlation_id = i + 1;
+        kn->demangled_name = kn->short_name = kn->mangled_name = k;
+        kn->grid_x = kn->grid_y = kn->grid_z = kn->block_x = kn->block_y = kn->block_z = 1;
+        CU_ASSERT_EQUAL_FATAL(gt_writer_add(w, &ev), 0);
+    }
+    CU_ASSERT_EQUAL_FATAL(gt_writer_commit(w), 0);
+    CU_ASSERT_EQUAL_FATAL(gt_writer_close(w), 0);
+    gt_trace *t = NULL;
+    CU_ASSERT_EQUAL_FATAL(gt_trace_open(&t, path, 0), 0);
+    gt_iter *it = NULL;
+    gt_event ev;
+    int n = 0;
+    CU_ASSERT_EQUAL_FATAL(gt_iter_new(&it, t, GT_EV_KERNEL, INT64_MIN, INT64_MAX), 0);
+    while (gt_iter_next(it, &ev) > 0 && n < 5) {
+        CU_ASSERT_EQUAL(ev.u.kernel.correlation_id, want_corr[n]);
+        n++;
+    }
+    gt_iter_free(it);
+    CU_ASSERT_EQUAL(n, 5);
+    /* a range read finds them too: the table is in start order */
+    CU_ASSERT_EQUAL_FATAL(gt_iter_new(&it, t, GT_EV_KERNEL, 3000, 3001), 0);
+    n = 0;
+    while (gt_iter_next(it, &ev) > 0)
+        CU_ASSERT_EQUAL(ev.u.kernel.correlation_id, want_corr[1 + n++]);
+    gt_iter_free(it);
+    CU_ASSERT_EQUAL(n, 2);
+    gt_trace_free(t);
+    free(path);
+}
+
 /* RANK is trusted before PMI_RANK, but "7x" is no rank: PMI_RANK's 3 is. */
 static void test_store_edges__rank_from_launcher(void)
 {
@@ -249,6 +302,7 @@ static const gt_test_case cases[] = {
     {"test_store_edges__page_size_65536", test_store_edges__page_size_65536},
     {"test_store_edges__rank_from_launcher", test_store_edges__rank_from_launcher},
     {"test_store_edges__next_schema_version", test_store_edges__next_schema_version},
+    {"test_store_edges__writer_orders_rows", test_store_edges__writer_orders_rows},
     {NULL, NULL},
 };
 
