@@ -40,7 +40,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define GENERATOR_VERSION "3" /* bump when the generated trace (or the writer) changes */
+#define GENERATOR_VERSION "4" /* bump when the generated trace (or the writer) changes; 4: the close mark */
 #define US 1000LL
 #define MS 1000000LL
 #define MIB (1024LL * 1024)

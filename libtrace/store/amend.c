@@ -1,7 +1,8 @@
 /* amend.c: entries added to the run configuration (GTRACE_RUN_CONFIG) of a
  * finished gtrace trace, for what its writer could not know: the launcher's
  * end-of-run clock pair reaches a trace that was renamed into place whole.
- * It writes nothing else and never touches an nsys export. */
+ * It writes nothing else (but the close mark of a file that had one that
+ * held, close_mark.c) and never touches an nsys export. */
 #include "gt_store.h"
 
 #include <errno.h>
@@ -9,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "close_mark.h"
 #include "schema.h"
 
 int gt_trace_add_config(const char *path, int64_t global_pid, const char *const keys[], const char *const values[],
@@ -23,7 +25,7 @@ int gt_trace_add_config(const char *path, int64_t global_pid, const char *const 
         return gt_error_set(GT_ERR_NOTTRACE, "%s: not a regular file", path);
     sqlite3 *db = NULL;
     sqlite3_stmt *stmt = NULL;
-    bool is_trace = false;
+    bool is_trace = false, marked = false;
     int status = GT_OK;
     int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
     if (rc == SQLITE_OK)
@@ -36,6 +38,10 @@ int gt_trace_add_config(const char *path, int64_t global_pid, const char *const 
     }
     if (rc == SQLITE_OK)
         rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+    /* a file as its writer closed it stays marked (close_mark.c); one
+     * changed since keeps no mark, and gets the full check when read */
+    if (rc == SQLITE_OK)
+        marked = gt_close_mark_present(path) && gt_close_mark_holds(path, NULL);
     if (rc == SQLITE_OK)
         rc = sqlite3_prepare_v2(db, "INSERT INTO " GT_TABLE_RUN_CONFIG " (globalPid, key, value) VALUES (?, ?, ?)", -1,
                                 &stmt, NULL);
@@ -48,6 +54,10 @@ int gt_trace_add_config(const char *path, int64_t global_pid, const char *const 
     }
     if (rc == SQLITE_OK)
         rc = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
+    sqlite3_finalize(stmt);
+    stmt = NULL;
+    if (rc == SQLITE_OK && marked)
+        gt_close_mark_write(db, path);
     if (rc != SQLITE_OK)
         status = gt_error_set(rc == SQLITE_FULL ? GT_ERR_FULL : rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB
                               ? GT_ERR_CORRUPT : GT_ERR_IO, "%s: cannot add to the run configuration: %s", path,

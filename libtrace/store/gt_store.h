@@ -352,7 +352,9 @@ enum {
     GT_OPEN_ADD_INDEXES = 1u << 0, /* may write time indexes into a foreign file */
     /* Big files only (64 MB and more): the integrity check runs on a thread
      * of its own while the caller reads, and gt_trace_check gives its verdict.
-     * For a caller that reads the whole file anyway and then asks. */
+     * For a caller that reads the whole file anyway and then asks. A file
+     * gtrace's writer closed whole, unchanged since (its close mark holds),
+     * is only hashed; any other gets PRAGMA quick_check. */
     GT_OPEN_CHECK_LATER = 1u << 1,
 };
 

@@ -17,6 +17,8 @@ libtrace_store_libgtstore_la_SOURCES = \
 	libtrace/store/writer_rows.c \
 	libtrace/store/writer.c \
 	libtrace/store/amend.c \
+	libtrace/store/close_mark.h \
+	libtrace/store/close_mark.c \
 	libtrace/store/reader_int.h \
 	libtrace/store/reader_base.c \
 	libtrace/store/reader.c \
@@ -31,7 +33,7 @@ libtrace_store_libgtstore_la_LIBADD = $(SQLITE_LIBS) $(PTHREAD_LIBS)
 if HAVE_CUNIT
 STORE_TESTS = tests/unit/test_store_writer tests/unit/test_store_schema tests/unit/test_store_failures \
 	tests/unit/test_store_reader tests/unit/test_store_ranges tests/unit/test_store_refuse \
-	tests/unit/test_store_roundtrip tests/unit/test_store_damage
+	tests/unit/test_store_roundtrip tests/unit/test_store_damage tests/unit/test_store_close_mark
 check_PROGRAMS += $(STORE_TESTS)
 TESTS += $(STORE_TESTS)
 STORE_TEST_CFLAGS = $(AM_CFLAGS) $(CUNIT_CFLAGS) $(SQLITE_CFLAGS) -I$(top_srcdir)/tests/unit
@@ -70,6 +72,10 @@ tests_unit_test_store_damage_SOURCES = tests/unit/test_store_damage.c $(STORE_CH
 tests_unit_test_store_damage_CPPFLAGS = $(STORE_CPPFLAGS)
 tests_unit_test_store_damage_CFLAGS = $(STORE_TEST_CFLAGS)
 tests_unit_test_store_damage_LDADD = $(STORE_TEST_LDADD)
+tests_unit_test_store_close_mark_SOURCES = tests/unit/test_store_close_mark.c $(STORE_CHECK)
+tests_unit_test_store_close_mark_CPPFLAGS = $(STORE_CPPFLAGS)
+tests_unit_test_store_close_mark_CFLAGS = $(STORE_TEST_CFLAGS)
+tests_unit_test_store_close_mark_LDADD = $(STORE_TEST_LDADD)
 endif
 
 # Tools written for nsys exports (their queries, and nsys2prv from PyPI in a

@@ -550,6 +550,7 @@ void gt_trace_free(gt_trace *t)
     if (!t)
         return;
     if (t->check_running) { /* nobody waits for the verdict: stop the check */
+        atomic_store(&t->check_stop, true);
         sqlite3_interrupt(t->check_db);
         pthread_join(t->check_thread, NULL);
     }

@@ -15,6 +15,7 @@
 #include "schema.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <sqlite3.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -97,6 +98,8 @@ struct gt_trace {
 
     /* GT_OPEN_CHECK_LATER: the check on its own thread and connection */
     bool check_running;
+    atomic_bool check_stop; /* set when the handle is freed before the verdict */
+    bool check_by_mark;     /* the close mark held, in place of quick_check */
     pthread_t check_thread;
     sqlite3 *check_db;
     int check_sqlite_rc; /* its outcome, read after the join */

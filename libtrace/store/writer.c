@@ -25,6 +25,7 @@
  * (reader.c). */
 #include "config.h"
 
+#include "close_mark.h"
 #include "writer_int.h"
 
 #include <errno.h>
@@ -592,6 +593,10 @@ int gt_writer_close(gt_writer *w)
     int single = to_single_file(w);
     if (status == GT_OK)
         status = single;
+    /* a trace closed whole is marked so (close_mark.c): a reader may then
+     * test the mark in place of the full integrity check */
+    if (status == GT_OK)
+        gt_close_mark_write(w->db, w->path);
     else
         gt_error_set(status, "%s", first);
     gt_writer_free(w);

@@ -1,0 +1,204 @@
+/* test_store_close_mark.c: the mark the writer leaves on a trace it closed
+ * whole (close_mark.c), and what the reader makes of it: a file changed in
+ * any way since loses it, and a marked file that was damaged is still found
+ * damaged by the check that runs beside the reading. */
+#include "close_mark.h"
+#include "gt_store.h"
+#include "gt_test.h"
+#include "store_check.h"
+
+#include <sqlite3.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* A closed trace with a few kernels and NVTX ranges, and `n_big` run
+ * configuration entries of 1 MiB each (to make a file of 64 MB and more,
+ * whose check runs beside the reading). */
+static void write_trace(const char *path, int n_big)
+{
+    gt_writer *w = NULL;
+    gt_string_id name = 0;
+    CU_ASSERT_EQUAL_FATAL(gt_writer_open(&w, path, GT_WRITE_OVERWRITE), 0);
+    CU_ASSERT_EQUAL_FATAL(gt_writer_intern(w, "gemm_kernel", &name), 0);
+    CU_ASSERT_EQUAL_FATAL(gt_writer_begin(w), 0);
+    for (int i = 0; i < 200; i++) {
+        gt_event ev = {.kind = GT_EV_KERNEL};
+        ev.u.kernel = (gt_kernel){.start_ns = 1000 * i, .end_ns = 1000 * i + 500, .global_pid = 7 << 24,
+                                  .device_id = 0, .stream_id = 7, .correlation_id = i + 1, .short_name = name,
+                                  .demangled_name = name, .grid_x = 1, .grid_y = 1, .grid_z = 1, .block_x = 32,
+                                  .block_y = 1, .block_z = 1};
+        CU_ASSERT_EQUAL_FATAL(gt_writer_add(w, &ev), 0);
+    }
+    CU_ASSERT_EQUAL_FATAL(gt_writer_commit(w), 0);
+    char *big = n_big ? malloc(1 << 20) : NULL;
+    for (int i = 0; i < n_big; i++) {
+        char key[32];
+        memset(big, 'a' + i % 26, (1 << 20) - 1);
+        big[(1 << 20) - 1] = '\0';
+        snprintf(key, sizeof key, "filler.%d", i);
+        CU_ASSERT_EQUAL_FATAL(gt_writer_add_config(w, (int64_t)1 << 24, key, big), 0); /* not read at open */
+    }
+    free(big);
+    CU_ASSERT_EQUAL_FATAL(gt_writer_close(w), 0);
+}
+
+static long file_size(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    long n = -1;
+    if (f && fseek(f, 0, SEEK_END) == 0)
+        n = ftell(f);
+    if (f)
+        fclose(f);
+    return n;
+}
+
+/* One byte of the file, changed in place. */
+static void flip_byte(const char *path, long at)
+{
+    FILE *f = fopen(path, "r+b");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    CU_ASSERT_EQUAL(fseek(f, at, SEEK_SET), 0);
+    int c = fgetc(f);
+    CU_ASSERT_EQUAL(fseek(f, at, SEEK_SET), 0);
+    fputc(c ^ 0x01, f);
+    fclose(f);
+}
+
+static int exec_sql(const char *path, const char *sql)
+{
+    sqlite3 *db = NULL;
+    int rc = sqlite3_open(path, &db);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_exec(db, sql, NULL, NULL, NULL);
+    sqlite3_close(db);
+    return rc;
+}
+
+/* A trace closed whole carries a mark that holds, and still reads. */
+static void test_store_close_mark__written_at_close(void)
+{
+    char *path = gt_test_path("marked.sqlite");
+    write_trace(path, 0);
+    CU_ASSERT_TRUE(gt_close_mark_present(path));
+    CU_ASSERT_TRUE(gt_close_mark_holds(path, NULL));
+    gt_trace *t = open_ok(path, GT_OPEN_CHECK_LATER);
+    CU_ASSERT_EQUAL(count_of(t, GT_EV_KERNEL), 200);
+    CU_ASSERT_EQUAL(gt_trace_check(t), 0);
+    gt_trace_free(t);
+    unlink(path);
+    free(path);
+}
+
+/* Any change since close breaks the mark: a byte changed outside SQLite, a
+ * page added, a write through SQLite (which keeps the file sound but is not
+ * the file the writer closed). Files without a mark have none. */
+static void test_store_close_mark__changes_break_it(void)
+{
+    char *path = gt_test_path("changed.sqlite");
+    write_trace(path, 0);
+    long size = file_size(path);
+    CU_ASSERT_FATAL(size > 8192);
+    flip_byte(path, size / 2);
+    CU_ASSERT_TRUE(gt_close_mark_present(path)); /* the header is as it was */
+    CU_ASSERT_FALSE(gt_close_mark_holds(path, NULL));
+    flip_byte(path, size / 2);
+    CU_ASSERT_TRUE(gt_close_mark_holds(path, NULL)); /* the same bytes again */
+
+    CU_ASSERT_EQUAL(exec_sql(path, "INSERT INTO META_DATA_EXPORT (name, value) VALUES ('x', 'y')"), SQLITE_OK);
+    CU_ASSERT_FALSE(gt_close_mark_holds(path, NULL));
+
+    write_trace(path, 0);
+    FILE *f = fopen(path, "ab"); /* a page more: the size is not the header's */
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    for (int i = 0; i < 8192; i++)
+        fputc(0, f);
+    fclose(f);
+    CU_ASSERT_FALSE(gt_close_mark_present(path));
+    CU_ASSERT_FALSE(gt_close_mark_holds(path, NULL));
+
+    CU_ASSERT_EQUAL(make_db(path, "CREATE TABLE x(a); INSERT INTO x VALUES (1);"), SQLITE_OK);
+    CU_ASSERT_FALSE(gt_close_mark_present(path));
+    CU_ASSERT_FALSE(gt_close_mark_holds(path, NULL));
+    unlink(path);
+    free(path);
+}
+
+/* The launcher's entries added after close (gt_trace_add_config) keep the
+ * mark of a file whose mark held, and do not give one to a file changed
+ * since close. */
+static void test_store_close_mark__amend(void)
+{
+    char *path = gt_test_path("amended.sqlite");
+    const char *keys[] = {"launcher.clock"}, *values[] = {"1 2"};
+    write_trace(path, 0);
+    CU_ASSERT_EQUAL(gt_trace_add_config(path, 0, keys, values, 1), 0);
+    CU_ASSERT_TRUE(gt_close_mark_holds(path, NULL));
+    gt_trace *t = open_ok(path, 0);
+    CU_ASSERT_STRING_EQUAL(gt_trace_meta(t, "launcher.clock") ? gt_trace_meta(t, "launcher.clock") : "", "1 2");
+    gt_trace_free(t);
+
+    long size = file_size(path);
+    flip_byte(path, size - 100); /* in the last page */
+    CU_ASSERT_FALSE(gt_close_mark_holds(path, NULL));
+    gt_trace_add_config(path, 0, keys, values, 1); /* may fail on the damage: either way, no mark */
+    CU_ASSERT_FALSE(gt_close_mark_holds(path, NULL));
+    unlink(path);
+    free(path);
+}
+
+/* A big marked file (its check runs beside the reading) with a page of
+ * garbage: the mark fails, quick_check runs, and the damage is reported as
+ * before. Freed while the check runs, the check stops. */
+static void test_store_close_mark__big_file_damage_found(void)
+{
+    char *path = gt_test_path("big-marked.sqlite");
+    write_trace(path, 70);
+    long size = file_size(path);
+    CU_ASSERT_FATAL(size >= (64L << 20));
+    CU_ASSERT_TRUE(gt_close_mark_holds(path, NULL));
+    gt_trace *t = NULL;
+    CU_ASSERT_EQUAL_FATAL(gt_trace_open(&t, path, GT_OPEN_CHECK_LATER), 0);
+    CU_ASSERT_EQUAL(gt_trace_check(t), 0);
+    gt_trace_free(t);
+
+    size_t n = 0;
+    unsigned char *data = read_whole(path, &n);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(data);
+    memset(data + (n / 2 / 8192) * 8192, 0x5a, 8192); /* a page of a value's chain */
+    CU_ASSERT_EQUAL_FATAL(write_file(path, data, n), 0);
+    free(data);
+    CU_ASSERT_TRUE(gt_close_mark_present(path));
+    CU_ASSERT_FALSE(gt_close_mark_holds(path, NULL));
+    t = NULL;
+    CU_ASSERT_EQUAL_FATAL(gt_trace_open(&t, path, GT_OPEN_CHECK_LATER), 0);
+    CU_ASSERT_EQUAL(gt_trace_check(t), GT_ERR_CORRUPT);
+    CU_ASSERT_PTR_NOT_NULL(strstr(gt_error_last(), "damaged"));
+    gt_trace_free(t);
+    t = NULL;
+    if (gt_trace_open(&t, path, GT_OPEN_CHECK_LATER) == 0)
+        gt_trace_free(t);
+    /* the check at open is always the full one */
+    t = NULL;
+    CU_ASSERT_EQUAL(gt_trace_open(&t, path, 0), GT_ERR_CORRUPT);
+    gt_trace_free(t);
+    unlink(path);
+    free(path);
+}
+
+static const gt_test_case cases[] = {
+    {"test_store_close_mark__written_at_close", test_store_close_mark__written_at_close},
+    {"test_store_close_mark__changes_break_it", test_store_close_mark__changes_break_it},
+    {"test_store_close_mark__amend", test_store_close_mark__amend},
+    {"test_store_close_mark__big_file_damage_found", test_store_close_mark__big_file_damage_found},
+    {NULL, NULL},
+};
+
+int main(int argc, char **argv)
+{
+    const gt_test_suite suites[] = {{"store_close_mark", cases}};
+    return gt_test_main(argc, argv, suites, 1);
+}
