@@ -131,7 +131,9 @@ static int drop_empty_tables(sqlite3 *db)
 }
 
 /* Creates `table`, then runs the INSERT of `select_fmt` over the union of
- * the GPU tables there are (%s: the union); no row, no table. */
+ * the GPU tables there are (%s: the union). The table stays without rows:
+ * nsys writes its TARGET_INFO_* tables on a run without a GPU too, and
+ * readers (nsys2prv's converter) read them unconditionally. */
 static int table_from_gpu_rows(sqlite3 *db, const gt_table_desc *table, const char *select_fmt, const char *columns)
 {
     sqlite3_str *u = sqlite3_str_new(db);
@@ -143,15 +145,13 @@ static int table_from_gpu_rows(sqlite3 *db, const gt_table_desc *table, const ch
             sqlite3_str_appendf(u, "%sSELECT %s FROM \"%w\"", n++ ? " UNION " : "", columns, gpu_tables[i]);
     }
     char *uni = sqlite3_str_finish(u);
-    if (rc != SQLITE_OK || n == 0 || !uni) {
+    if (rc != SQLITE_OK || (n > 0 && !uni)) {
         sqlite3_free(uni);
-        return rc != SQLITE_OK ? rc : n == 0 ? SQLITE_OK : SQLITE_NOMEM;
+        return rc != SQLITE_OK ? rc : SQLITE_NOMEM;
     }
     rc = create_table(db, table);
-    if (rc == SQLITE_OK)
+    if (rc == SQLITE_OK && n > 0)
         rc = exec_fmt(db, select_fmt, uni);
-    if (rc == SQLITE_OK && sqlite3_changes(db) == 0)
-        rc = exec_fmt(db, "DROP TABLE \"%w\"", table->name);
     sqlite3_free(uni);
     return rc;
 }
