@@ -303,30 +303,12 @@ def install(torch, features, lib_path):
                     self.backward = -1   # the backward they belong to
 
             bstate = _BackwardState()
+            partial = functools.partial
+            seqs = (tuple, list)
             # The backward running (a count of those ended). A callback runs
             # on one thread; another thread's ranges (a device's, on a GPU)
             # close at its first node of the next backward.
             backwards = [0]
-
-            def mark_backward(call, output):
-                """Hooks the autograd node that made the module's output (not
-                the tensors: in-place ops after the module are untouched)."""
-                if type(output) is not Tensor and not isinstance(output, Tensor):
-                    if type(output) in (tuple, list) and output and isinstance(output[0], Tensor):
-                        output = output[0]
-                    else:
-                        return
-                node = output.grad_fn
-                if node is None:
-                    return
-                nodes = fstate.nodes
-                entry = nodes.get(id(node))
-                if entry is None:
-                    made_by = [call]
-                    nodes[id(node)] = (node, made_by)  # holds the node: its id stays its own
-                    node.register_prehook(functools.partial(on_node, made_by))
-                else:
-                    entry[1].append(call)
 
         class _ForwardState(threading.local):
             def __init__(self):
@@ -405,7 +387,24 @@ def install(torch, features, lib_path):
                 pop()
                 st.depth = d
                 if grad_enabled():
-                    mark_backward(call, output)
+                    # The autograd node that made the output (of a tuple or
+                    # list, its first) gets a pre-hook, not the tensors: in-place
+                    # ops after the module are untouched. Held until the
+                    # outermost call ends, so its id stays its own. Written
+                    # out here, not called: one Python frame less a call.
+                    t = output
+                    if type(t) is not Tensor and not isinstance(t, Tensor):
+                        t = t[0] if type(t) in seqs and t and isinstance(t[0], Tensor) else None
+                    node = t.grad_fn if t is not None else None
+                    if node is not None:
+                        nodes = st.nodes
+                        e = nodes.get(id(node))
+                        if e is None:
+                            made_by = [call]
+                            nodes[id(node)] = (node, made_by)
+                            node.register_prehook(partial(on_node, made_by))
+                        else:
+                            e[1].append(call)
                 if d == 0:
                     st.nodes.clear()
                     if steps:
@@ -620,13 +619,27 @@ def _enter_op_mode(torch, push, pop, handle, shapes):
                 h = cache[func] = handle(op_name(func), _nvtx.COMPUTE)
             return h
 
-    class GtraceOps(TorchDispatchMode):
-        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-            push(handle_of(func, args))
-            try:
-                return func(*args, **(kwargs or {}))
-            finally:
-                pop()
+    if shapes:
+        class GtraceOps(TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                push(handle_of(func, args))
+                try:
+                    return func(*args, **(kwargs or {}))
+                finally:
+                    pop()
+    else:
+        get = cache.get
+
+        class GtraceOps(TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                h = get(func)  # handle_of, written out: one Python frame less an op
+                push(h if h is not None else handle_of(func, args))
+                try:
+                    if kwargs:
+                        return func(*args, **kwargs)
+                    return func(*args)
+                finally:
+                    pop()
 
     mode = GtraceOps()
     mode.__enter__()

@@ -1,0 +1,203 @@
+# bench_pytorch_overhead.py: what gtrace's --pytorch hooks cost, measured in
+# one process with the hooks turned off and on between rounds, so both sides
+# share the machine's state of the moment. Run under gtrace without
+# --pytorch (the capture library on, the hooks installed by this script),
+# OMP_NUM_THREADS=1 OMP_WAIT_POLICY=passive; prints figures, asserts nothing.
+#
+#   python3 bench_pytorch_overhead.py calls PYTHON_DIR NVTX_LIB [FEATURES] [ROUNDS]
+#   python3 bench_pytorch_overhead.py step PYTHON_DIR NVTX_LIB [FEATURES] [PAIRS]
+#   python3 bench_pytorch_overhead.py run [STEPS]
+#
+# `calls`: the price of one module call: forward and backward of an
+# nn.Sequential of 48 nn.Linear(4, 4) on a (2, 4) tensor, 100 iterations a
+# block, blocks off and on in turn, ROUNDS (default 30) pairs; prints the
+# median per call (49 module calls an iteration) off and on and the median of
+# the pairs' differences, in ns, CPU time of the process. Then the same
+# forward-only, under torch.no_grad() (no backward ranges).
+#
+# `step`: the training step of a 26-module MLP (12 blocks of Linear(256,
+# 256) + ReLU in two Sequentials, batch 128, SGD, a DataLoader), about 10 ms
+# on one core; PAIRS (default 150) pairs of one step off and one on, the
+# order alternating; prints the median step off and on and the median of the
+# pairs' differences (us and % of the step off).
+#
+# `run`: the same training step STEPS times (default 300), nothing else: the
+# program of whole-process comparisons (under gtrace and gtrace --pytorch).
+import statistics
+import sys
+import time
+
+import torch
+import torch.nn as nn
+from torch.utils.data import DataLoader, TensorDataset
+
+
+class Hooks:
+    """What gtrace_torch.hooks.install put in torch, to take out and put back:
+    the wrapped functions (Module.__call__, backward, __next__, optimizer
+    steps on 1.13), the global optimizer hooks (2.x) and the ops' dispatch mode."""
+
+    def __init__(self, hooks_module):
+        import torch.optim.optimizer as om
+        from torch.utils.data import dataloader
+        self.tables = [getattr(om, n) for n in ("_global_optimizer_pre_hooks", "_global_optimizer_post_hooks")
+                       if hasattr(om, n)]
+        self.saved = [dict(t) for t in self.tables]
+        self.swaps = []  # (owner, attribute, gtrace's, torch's)
+        for owner, name in [(torch.autograd, "backward"), (dataloader._BaseDataLoaderIter, "__next__"),
+                            (nn.Module, "__call__")] + [(c, "step") for c in torch.optim.Optimizer.__subclasses__()]:
+            f = owner.__dict__.get(name)
+            if f is not None and hasattr(f, "__wrapped__"):
+                self.swaps.append((owner, name, f, f.__wrapped__))
+        self.mode = getattr(hooks_module, "_op_mode", None)
+        self.on = True
+
+    def set(self, on):
+        if on == self.on:
+            return
+        self.on = on
+        for t, saved in zip(self.tables, self.saved):
+            t.clear()
+            if on:
+                t.update(saved)
+        for owner, name, ours, theirs in self.swaps:
+            setattr(owner, name, ours if on else theirs)
+        if self.mode is not None:
+            if on:
+                self.mode.__enter__()
+            else:
+                self.mode.__exit__(None, None, None)
+
+
+def install(python_dir, nvtx_lib, features):
+    sys.path.insert(0, python_dir)
+    from gtrace_torch import hooks
+    hooks.install(torch, set(features.split(",")), nvtx_lib)
+    return hooks
+
+
+def calls(hooks, rounds):
+    h = Hooks(hooks)
+    torch.set_num_threads(1)
+    torch.manual_seed(0)
+    model = nn.Sequential(*[nn.Linear(4, 4) for _ in range(48)])
+    x = torch.randn(2, 4)
+    n_calls = 49
+
+    def grad_block(k):
+        c = time.process_time()
+        for _ in range(k):
+            model(x).sum().backward()
+        return (time.process_time() - c) / (k * n_calls)
+
+    def nograd_block(k):
+        with torch.no_grad():
+            c = time.process_time()
+            for _ in range(k):
+                model(x)
+            return (time.process_time() - c) / (k * n_calls)
+
+    for label, block in (("forward+backward", grad_block), ("forward, no_grad", nograd_block)):
+        for i in range(6):
+            h.set(i % 2 == 1)
+            block(20)
+        off, on, diff = [], [], []
+        for i in range(rounds):
+            first = i % 2 == 0
+            h.set(first)
+            a = block(100)
+            h.set(not first)
+            b = block(100)
+            t_on, t_off = (a, b) if first else (b, a)
+            on.append(t_on)
+            off.append(t_off)
+            diff.append(t_on - t_off)
+        h.set(True)
+        print("calls %s: off %.0f ns on %.0f ns diff %.0f ns a module call (pairs %d)"
+              % (label, statistics.median(off) * 1e9, statistics.median(on) * 1e9,
+                 statistics.median(diff) * 1e9, rounds))
+
+
+class MLP(nn.Module):
+    def __init__(self, width=256, blocks=12):
+        super().__init__()
+        half = blocks // 2
+        self.encoder = nn.Sequential(*[m for _ in range(half) for m in (nn.Linear(width, width), nn.ReLU())])
+        self.decoder = nn.Sequential(*[m for _ in range(blocks - half) for m in (nn.Linear(width, width), nn.ReLU())])
+
+    def forward(self, x):
+        return self.decoder(self.encoder(x))
+
+
+def setup():
+    torch.manual_seed(0)
+    torch.set_num_threads(1)
+    n = 128 * 64
+    x, y = torch.randn(n, 256), torch.randn(n, 256)
+    loader = DataLoader(TensorDataset(x, y), batch_size=128)
+    model, loss_fn = MLP(), nn.MSELoss()
+    opt = torch.optim.SGD(model.parameters(), lr=0.001)
+    state = {"it": iter(loader)}
+
+    def step():
+        try:
+            xb, yb = next(state["it"])
+        except StopIteration:
+            state["it"] = iter(loader)
+            xb, yb = next(state["it"])
+        loss = loss_fn(model(xb), yb)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+
+    return step
+
+
+def step_pairs(hooks, pairs):
+    step = setup()
+    h = Hooks(hooks)  # after the optimizer is made: on 1.13 that wraps its class's step
+
+    def timed():
+        c = time.process_time()
+        step()
+        return time.process_time() - c
+
+    for i in range(10):
+        h.set(i % 2 == 1)
+        timed()
+    off, on, diff = [], [], []
+    for i in range(pairs):
+        first = i % 2 == 0
+        h.set(first)
+        a = timed()
+        h.set(not first)
+        b = timed()
+        t_on, t_off = (a, b) if first else (b, a)
+        on.append(t_on)
+        off.append(t_off)
+        diff.append(t_on - t_off)
+    h.set(True)
+    m_off, m_d = statistics.median(off), statistics.median(diff)
+    print("step: off %.1f us on %.1f us diff %.1f us (%+.2f%%) pairs %d"
+          % (m_off * 1e6, statistics.median(on) * 1e6, m_d * 1e6, 100 * m_d / m_off, pairs))
+
+
+def main():
+    what = sys.argv[1] if len(sys.argv) > 1 else "run"
+    if what == "run":
+        step = setup()
+        for _ in range(int(sys.argv[2]) if len(sys.argv) > 2 else 300):
+            step()
+        return 0
+    features = sys.argv[4] if len(sys.argv) > 4 else "steps,modules"
+    h = install(sys.argv[2], sys.argv[3], features)  # the hooks module
+    print("torch %s, features %s" % (torch.__version__, features))
+    if what == "calls":
+        calls(h, int(sys.argv[5]) if len(sys.argv) > 5 else 30)
+    elif what == "step":
+        step_pairs(h, int(sys.argv[5]) if len(sys.argv) > 5 else 150)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,39 @@
+#!/bin/sh
+# bench_pytorch_overhead.sh BUILDDIR [ROUNDS] [PYTHON...]: what the --pytorch
+# hooks cost, measured in one process with the hooks off and on between
+# rounds (bench_pytorch_overhead.py): the price of one module call (forward
+# and backward; forward only) and the step of a 26-module MLP (about 10 ms on
+# one idle core) with steps,modules and with steps,modules,ops. Each round
+# runs every PYTHON (default /usr/bin/python3) under gtrace without
+# --pytorch, for each copy of the hooks in HOOKS (default: this tree's
+# libtrace/python; name two, "OLD NEW", to compare versions round by round).
+# Prints every figure and the load; asserts nothing.
+# OMP_NUM_THREADS=1 OMP_WAIT_POLICY=passive on every run.
+set -eu
+B=${1:?usage: bench_pytorch_overhead.sh BUILDDIR [ROUNDS] [PYTHON...]}
+ROUNDS=${2:-3}
+shift
+[ $# -gt 0 ] && shift
+PYS=${*:-/usr/bin/python3}
+TOP="$(cd "$(dirname "$0")/.." && pwd)"
+HOOKS=${HOOKS:-"$TOP/libtrace/python"}
+G="$B/libtrace/cli/gtrace"
+L="$B/libtrace/nvtxlib/.libs/libgtrace-nvtx.so"
+S="$TOP/bench/bench_pytorch_overhead.py"
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+export OMP_NUM_THREADS=1 OMP_WAIT_POLICY=passive
+echo "machine: $(nproc) cores, $(uname -sr), $(date -u +%Y-%m-%dT%H:%MZ)"
+r=1
+while [ "$r" -le "$ROUNDS" ]; do
+    for py in $PYS; do
+        for h in $HOOKS; do
+            echo "round $r, $py, hooks $h, load $(cut -d' ' -f1 /proc/loadavg)"
+            "$G" -o "$W/t.sqlite" --force "$py" "$S" calls "$h" "$L" steps,modules 20 2>/dev/null | grep '^calls'
+            "$G" -o "$W/t.sqlite" --force "$py" "$S" step "$h" "$L" steps,modules 100 2>/dev/null | grep '^step'
+            "$G" -o "$W/t.sqlite" --force "$py" "$S" step "$h" "$L" steps,modules,ops 60 2>/dev/null | \
+                sed -n 's/^step/step ops/p'
+        done
+    done
+    r=$((r + 1))
+done
