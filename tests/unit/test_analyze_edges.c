@@ -288,6 +288,38 @@ static void test_analyze_edges__step_names(void)
     }
 }
 
+/* A CPU-only trace (CPU ops are the device): gaps of 20 us (under HTA's
+ * 30 us: waiting on the previous op), then 100, 50 and 200 us (the host
+ * was late). --top 2 lists the two longest. */
+static void test_analyze_edges__cpu_gaps(void)
+{
+    static const int64_t gap_us[] = {20, 100, 50, 200};
+    fx f;
+    fx_open(&f, "cpugaps.sqlite");
+    int64_t t = 0;
+    for (int i = 0; i < 5; i++) {
+        fx_cpu_op(&f, t, t + 1 * MS, "aten::mm");
+        t += 1 * MS + (i < 4 ? gap_us[i] * US : 0);
+    }
+    gt_trace *tr = fx_close(&f);
+    gt_report_options opt;
+    gt_report_options_init(&opt);
+    opt.top_n = 2;
+    gt_report *r = fx_report(tr, &opt);
+    CU_ASSERT_TRUE(r->cpu_timeline);
+    CU_ASSERT_EQUAL(r->gaps.n_gaps, 4);
+    CU_ASSERT_EQUAL(r->gaps.n_by_cause[GT_GAP_KERNEL_WAIT], 1);
+    CU_ASSERT_EQUAL(r->gaps.n_by_cause[GT_GAP_HOST_WAIT], 3);
+    CU_ASSERT_EQUAL(r->gaps.idle_by_cause_ns[GT_GAP_HOST_WAIT], 350 * US);
+    CU_ASSERT_EQUAL_FATAL(r->gaps.n_longest, 2);
+    int64_t a = r->gaps.longest[0].end_ns - r->gaps.longest[0].start_ns;
+    int64_t b = r->gaps.longest[1].end_ns - r->gaps.longest[1].start_ns;
+    CU_ASSERT_EQUAL(a > b ? a : b, 200 * US);
+    CU_ASSERT_EQUAL(a > b ? b : a, 100 * US);
+    gt_report_free(r);
+    gt_trace_free(tr);
+}
+
 static const gt_name_row *find_row(const gt_name_row *v, size_t n, const char *name)
 {
     for (size_t i = 0; i < n; i++)
@@ -366,6 +398,7 @@ static const gt_test_case cases[] = {
     {"test_analyze_edges__leaks_beside_warm_up", test_analyze_edges__leaks_beside_warm_up},
     {"test_analyze_edges__state_at_resumed_step", test_analyze_edges__state_at_resumed_step},
     {"test_analyze_edges__step_names", test_analyze_edges__step_names},
+    {"test_analyze_edges__cpu_gaps", test_analyze_edges__cpu_gaps},
     {"test_analyze_edges__report_window_on_step_edges", test_analyze_edges__report_window_on_step_edges},
     {NULL, NULL},
 };
