@@ -86,9 +86,6 @@ tests_integration_analyze_export_CPPFLAGS = $(ANALYZE_CPPFLAGS)
 tests_integration_analyze_export_LDADD = libtrace/analyze/libgtanalyze.la $(M_LIBS)
 TESTS += tests/integration/analyze_export.sh
 EXTRA_DIST += tests/integration/analyze_export.sh
-# A memory snapshot of two devices: an allocator per device.
-TESTS += tests/integration/memory_devices.sh
-EXTRA_DIST += tests/integration/memory_devices.sh
 # The out-of-memory post-mortem on the trainer under --mem-limit; its unit suite.
 TESTS += tests/integration/oom_trainer.sh
 EXTRA_DIST += tests/integration/oom_trainer.sh
@@ -100,6 +97,9 @@ tests_unit_test_analyze_oom_CPPFLAGS = $(ANALYZE_CPPFLAGS)
 tests_unit_test_analyze_oom_CFLAGS = $(ANALYZE_TEST_CFLAGS)
 tests_unit_test_analyze_oom_LDADD = $(ANALYZE_TEST_LDADD)
 endif
+# A memory snapshot of two devices: an allocator per device.
+TESTS += tests/integration/memory_devices.sh
+EXTRA_DIST += tests/integration/memory_devices.sh
 
 # Holistic Trace Analysis (pinned, in a throwaway environment) on the Chrome
 # exports of the nsys fixtures, a synthetic GPU trace and 2 trainer ranks.
