@@ -414,7 +414,8 @@ static int analyse(gt_oom *o, const an_model *m, const cand *c, int top_n)
             grad_bytes = an_add_sat(grad_bytes, b->bytes);
         }
     }
-    qsort(all, st->n_blocks, sizeof *all, cmp_block);
+    if (st->n_blocks)
+        qsort(all, st->n_blocks, sizeof *all, cmp_block);
     o->n_blocks = st->n_blocks < (size_t)top_n ? st->n_blocks : (size_t)top_n;
     if (o->n_blocks && !(o->blocks = calloc(o->n_blocks, sizeof *o->blocks))) {
         rc = gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
@@ -439,7 +440,8 @@ static int analyse(gt_oom *o, const an_model *m, const cand *c, int top_n)
                 goto cleanup;
         }
     }
-    qsort(o->growth, o->n_growth, sizeof *o->growth, cmp_growth);
+    if (o->n_growth)
+        qsort(o->growth, o->n_growth, sizeof *o->growth, cmp_growth);
     size_t keep = 0;
     for (size_t i = 0; i < o->n_growth; i++) {
         if (keep < (size_t)top_n && o->growth[i].at_bytes > o->growth[i].before_bytes)
