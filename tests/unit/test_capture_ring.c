@@ -31,6 +31,11 @@ static gt_shm_ring *ring_at(uint32_t i)
 /* A fresh region of N_RINGS rings, made this process's; capture on. */
 static void fresh_region(void)
 {
+    /* A new region takes the capture window's gate from the one before
+     * (a fork child's from its parent's, still mapped): point it away from
+     * the region freed here. */
+    static _Atomic uint64_t gate_between_regions;
+    gt_cap_gate = &gate_between_regions;
     free(mem);
     layout = gt_ring_layout_of(RING_BYTES, (size_t)N_RINGS * RING_BYTES);
     mem = aligned_alloc(4096, layout.total_bytes);
