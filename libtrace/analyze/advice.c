@@ -14,7 +14,6 @@
 #include "advice_int.h"
 #include "diff_int.h" /* an_warmup_n: the warm-up steps the diff leaves out too */
 
-#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -38,12 +37,6 @@ static int classify_api(const char *name)
 }
 
 /* API name id -> class, cached: traces repeat a few names millions of times. */
-typedef struct api_cache {
-    gt_string_id keys[4096];
-    int8_t cls[4096];
-    bool used[4096];
-} api_cache;
-
 static int api_class(api_cache *c, const an_model *m, gt_string_id id)
 {
     size_t h = ((uint64_t)id * 0x9e3779b97f4a7c15ULL >> 40) & 4095;
@@ -58,74 +51,6 @@ static int api_class(api_cache *c, const an_model *m, gt_string_id id)
             return c->cls[h];
     }
     return classify_api(an_str(m, id));
-}
-
-typedef struct rules {
-    gt_report *r;
-    const an_model *m;
-    api_cache cache;
-    size_t cap;
-} rules;
-
-static char *vfmt(const char *fmt, va_list ap)
-{
-    va_list cp;
-    va_copy(cp, ap);
-    int n = vsnprintf(NULL, 0, fmt, cp);
-    va_end(cp);
-    char *p = n >= 0 ? malloc((size_t)n + 1) : NULL;
-    if (p)
-        vsnprintf(p, (size_t)n + 1, fmt, ap);
-    return p;
-}
-
-/* Adds a rule's verdict. evidence NULL: silent. */
-static int add(rules *R, const char *rule, const char *title, const char *threshold, const char *suggestion,
-               int64_t gain_ns, int64_t from_ns, int64_t to_ns, const char *gain, const char *evidence_fmt, ...)
-    __attribute__((format(printf, 10, 11)));
-static int add(rules *R, const char *rule, const char *title, const char *threshold, const char *suggestion,
-               int64_t gain_ns, int64_t from_ns, int64_t to_ns, const char *gain, const char *evidence_fmt, ...)
-{
-    gt_report *r = R->r;
-    if (r->n_advice == R->cap) {
-        size_t ncap = R->cap ? R->cap * 2 : 16;
-        gt_advice *na = realloc(r->advice, ncap * sizeof *na);
-        if (!na)
-            return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory writing advice");
-        r->advice = na;
-        R->cap = ncap;
-    }
-    gt_advice *a = &r->advice[r->n_advice];
-    memset(a, 0, sizeof *a);
-    a->rule = rule;
-    a->title = title;
-    a->fired = evidence_fmt != NULL;
-    a->threshold = an_strdup(threshold);
-    a->suggestion = an_strdup(suggestion);
-    a->gain = an_strdup(a->fired && gain ? gain : "");
-    if (a->fired) {
-        va_list ap;
-        va_start(ap, evidence_fmt);
-        a->evidence = vfmt(evidence_fmt, ap);
-        va_end(ap);
-        a->gain_ns = gain_ns;
-        a->from_ns = from_ns;
-        a->to_ns = to_ns;
-    } else {
-        a->evidence = an_strdup("");
-    }
-    r->n_advice++;
-    if (!a->threshold || !a->suggestion || !a->gain || !a->evidence)
-        return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory writing advice");
-    return 0;
-}
-
-int an_advice_add_text(rules *R, const char *rule, const char *title, const char *threshold, const char *suggestion,
-                       int64_t gain_ns, int64_t from_ns, int64_t to_ns, const char *gain, const char *evidence)
-{
-    if (!evidence)
-        return add(R, rule, title, threshold, suggestion, 0, 0, 0, NULL, NULL);
-    return add(R, rule, title, threshold, suggestion, gain_ns, from_ns, to_ns, gain, "%s", evidence);
 }
 
 /* Formatted numbers for one message: up to 8 per message, each its own buffer.
@@ -155,9 +80,9 @@ static int rule_gpu_gaps(rules *R)
     const char *thr = "an idle gap of 500 ms or more on a device";
     const char *sug = "Find what the host did during the gap (see the gap list) and overlap it with device work.";
     if (g->n_long == 0)
-        return add(R, "gpu_gaps", "Long device idle gaps", thr, sug, 0, 0, 0, NULL, NULL);
+        return an_advice_add(R, "gpu_gaps", "Long device idle gaps", thr, sug, 0, 0, 0, NULL, NULL);
     const gt_gap *w = g->n_longest ? &g->longest[0] : NULL;
-    return add(R, "gpu_gaps", "Long device idle gaps", thr, sug, g->long_ns, w ? w->start_ns : 0, w ? w->end_ns : 0,
+    return an_advice_add(R, "gpu_gaps", "Long device idle gaps", thr, sug, g->long_ns, w ? w->start_ns : 0, w ? w->end_ns : 0,
                "up to the gap time", "%lld gaps of 500 ms or more, %s in all; the longest %s (%s) while the host was in %s%s%s",
                (long long)g->n_long, T(g->long_ns), w ? T(w->end_ns - w->start_ns) : "?",
                w ? gt_gap_cause_name(w->cause) : "?", w && *w->nvtx_path ? w->nvtx_path : "no NVTX range",
@@ -196,7 +121,7 @@ static int rule_gpu_time_util(rules *R)
                       "logging, checkpoints); overlap that work or move it off the critical path.";
     int64_t span = r->end_ns - r->start_ns;
     if (r->n_devices == 0 || span < CHUNKS)
-        return add(R, "gpu_time_util", "Low device utilization", thr, sug, 0, 0, 0, NULL, NULL);
+        return an_advice_add(R, "gpu_time_util", "Low device utilization", thr, sug, 0, 0, 0, NULL, NULL);
     const gt_device_util *d = busiest(r);
     size_t n_warm = 0, per_slice = 0;
     int n_chunks = CHUNKS;
@@ -247,13 +172,13 @@ static int rule_gpu_time_util(rules *R)
         }
     }
     if (n_low == 0)
-        return add(R, "gpu_time_util", "Low device utilization", thr, sug, 0, 0, 0, NULL, NULL);
+        return an_advice_add(R, "gpu_time_util", "Low device utilization", thr, sug, 0, 0, 0, NULL, NULL);
     char who[32];
     if (d->device_id < 0)
         snprintf(who, sizeof who, "CPU ops"); /* the CPU timeline */
     else
         snprintf(who, sizeof who, "device %d", d->device_id);
-    return add(R, "gpu_time_util", "Low device utilization", thr, sug, lost, worst_s, worst_e,
+    return an_advice_add(R, "gpu_time_util", "Low device utilization", thr, sug, lost, worst_s, worst_e,
                "the idle time that keeps these slices under 50%",
                "%s busy %.1f%% overall; %d of %d slices%s under 50%%, the worst %.1f%% busy",
                who, 100 * d->utilization, n_low, n_chunks, steps_note, 100 * worst);
@@ -310,48 +235,48 @@ static int rules_copies(rules *R)
     const char *sug = "Allocate host buffers in pinned memory (cudaMallocHost / cudaHostAlloc, "
                       "DataLoader(pin_memory=True)): copies run at full bus speed and can be asynchronous.";
     if (pageable.n >= 10 || pageable.bytes >= (1 << 20))
-        rc = add(R, "pageable_copies", "Copies from pageable memory", thr, sug, pageable.dev_ns / 2, pageable.worst_s,
+        rc = an_advice_add(R, "pageable_copies", "Copies from pageable memory", thr, sug, pageable.dev_ns / 2, pageable.worst_s,
                  pageable.worst_e, "about half the copy time (pinned copies typically run twice as fast)",
                  "%lld of %lld host<->device copies use pageable memory: %s in %s (%.2f GB/s)",
                  (long long)pageable.n, (long long)n_host_copies, B(pageable.bytes), T(pageable.dev_ns),
                  pageable.dev_ns ? (double)pageable.bytes / (double)pageable.dev_ns : 0.0);
     else
-        rc = add(R, "pageable_copies", "Copies from pageable memory", thr, sug, 0, 0, 0, NULL, NULL);
+        rc = an_advice_add(R, "pageable_copies", "Copies from pageable memory", thr, sug, 0, 0, 0, NULL, NULL);
     if (rc < 0)
         return rc;
 
     thr = "an asynchronous memcpy API call that copies pageable host memory";
     sug = "cudaMemcpyAsync with pageable memory is staged and blocks the host: pin the host buffer.";
     if (async_pageable.n > 0)
-        rc = add(R, "cuda_memcpy_async", "Asynchronous copies that are not", thr, sug, async_pageable.api_ns,
+        rc = an_advice_add(R, "cuda_memcpy_async", "Asynchronous copies that are not", thr, sug, async_pageable.api_ns,
                  async_pageable.worst_s, async_pageable.worst_e, "the host time blocked in these calls",
                  "%lld cudaMemcpyAsync-style copies with pageable memory (%s), host blocked %s",
                  (long long)async_pageable.n, B(async_pageable.bytes), T(async_pageable.api_ns));
     else
-        rc = add(R, "cuda_memcpy_async", "Asynchronous copies that are not", thr, sug, 0, 0, 0, NULL, NULL);
+        rc = an_advice_add(R, "cuda_memcpy_async", "Asynchronous copies that are not", thr, sug, 0, 0, 0, NULL, NULL);
     if (rc < 0)
         return rc;
 
     thr = "a memcpy issued by a synchronous API (cudaMemcpy, cuMemcpyHtoD...)";
     sug = "Use cudaMemcpyAsync on a stream with pinned host memory, and synchronize only where the data is needed.";
     if (sync_copy.n > 0)
-        rc = add(R, "cuda_memcpy_sync", "Synchronous copies", thr, sug, sync_copy.api_ns - sync_copy.dev_ns > 0 ? sync_copy.api_ns - sync_copy.dev_ns : 0,
+        rc = an_advice_add(R, "cuda_memcpy_sync", "Synchronous copies", thr, sug, sync_copy.api_ns - sync_copy.dev_ns > 0 ? sync_copy.api_ns - sync_copy.dev_ns : 0,
                  sync_copy.worst_s, sync_copy.worst_e, "the host time these calls wait beyond the copies themselves",
                  "%lld synchronous copies (%s): %s of host time in the calls, %s of copying",
                  (long long)sync_copy.n, B(sync_copy.bytes), T(sync_copy.api_ns), T(sync_copy.dev_ns));
     else
-        rc = add(R, "cuda_memcpy_sync", "Synchronous copies", thr, sug, 0, 0, 0, NULL, NULL);
+        rc = an_advice_add(R, "cuda_memcpy_sync", "Synchronous copies", thr, sug, 0, 0, 0, NULL, NULL);
     if (rc < 0)
         return rc;
 
     thr = "a memset issued by a synchronous API (cudaMemset...)";
     sug = "Use cudaMemsetAsync on the stream that uses the memory.";
     if (sync_set.n > 0)
-        rc = add(R, "cuda_memset_sync", "Synchronous memsets", thr, sug, sync_set.api_ns, sync_set.worst_s, sync_set.worst_e,
+        rc = an_advice_add(R, "cuda_memset_sync", "Synchronous memsets", thr, sug, sync_set.api_ns, sync_set.worst_s, sync_set.worst_e,
                  "the host time blocked in these calls", "%lld synchronous memsets (%s), host blocked %s",
                  (long long)sync_set.n, B(sync_set.bytes), T(sync_set.api_ns));
     else
-        rc = add(R, "cuda_memset_sync", "Synchronous memsets", thr, sug, 0, 0, 0, NULL, NULL);
+        rc = an_advice_add(R, "cuda_memset_sync", "Synchronous memsets", thr, sug, 0, 0, 0, NULL, NULL);
     return rc;
 }
 
@@ -418,12 +343,12 @@ static int rules_api(rules *R)
     const char *sug = "Each synchronization stalls the host until the device drains; keep only those that "
                       "guard data the host reads, and use events or stream waits between streams.";
     if (n_sync > 0)
-        rc = add(R, "cuda_api_sync", "Synchronization API calls", thr, sug, 0, ws, we,
+        rc = an_advice_add(R, "cuda_api_sync", "Synchronization API calls", thr, sug, 0, ws, we,
                  "depends on what the host could do instead; see sync_in_steps",
                  "%lld synchronization calls, %s of host time in them; the longest %s",
                  (long long)n_sync, T(sync_ns), T(we - ws));
     else
-        rc = add(R, "cuda_api_sync", "Synchronization API calls", thr, sug, 0, 0, 0, NULL, NULL);
+        rc = an_advice_add(R, "cuda_api_sync", "Synchronization API calls", thr, sug, 0, 0, 0, NULL, NULL);
     if (rc < 0)
         return rc;
 
@@ -432,12 +357,12 @@ static int rules_api(rules *R)
           "log every N steps, keep values on the device, or read them back asynchronously.";
     double per_step = r->n_steps ? (double)n_in_steps / (double)r->n_steps : 0;
     if (r->n_steps > 0 && per_step >= 1)
-        rc = add(R, "sync_in_steps", "Synchronizations inside steps", thr, sug, in_steps_ns, ws, we,
+        rc = an_advice_add(R, "sync_in_steps", "Synchronizations inside steps", thr, sug, in_steps_ns, ws, we,
                  "up to the host time blocked in them, when the device has queued work to overlap",
                  "%.1f synchronizations per step (%lld in %zu steps), %s of host time blocked",
                  per_step, (long long)n_in_steps, r->n_steps, T(in_steps_ns));
     else
-        rc = add(R, "sync_in_steps", "Synchronizations inside steps", thr, sug, 0, 0, 0, NULL, NULL);
+        rc = an_advice_add(R, "sync_in_steps", "Synchronizations inside steps", thr, sug, 0, 0, 0, NULL, NULL);
     if (rc < 0)
         return rc;
 
@@ -449,20 +374,20 @@ static int rules_api(rules *R)
     sug = "Reuse memory: a caching allocator with expandable segments "
           "(PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True), fixed or bucketed shapes, preallocated buffers.";
     if (r->n_steps >= 2 && mem->dev_churn_per_step >= 2)
-        rc = add(R, "allocator_churn", "Allocator churn", thr, sug, malloc_in_steps_ns, r->steps[1].start_ns,
+        rc = an_advice_add(R, "allocator_churn", "Allocator churn", thr, sug, malloc_in_steps_ns, r->steps[1].start_ns,
                  r->steps[r->n_steps - 1].end_ns, "the time spent in cudaMalloc/cudaFree inside steps",
                  "%.1f device allocations and frees per step after the first (%lld allocations, %lld frees in all); "
                  "%s in cudaMalloc/cudaFree inside steps",
                  mem->dev_churn_per_step, (long long)mem->n_dev_allocs, (long long)mem->n_dev_frees,
                  T(malloc_in_steps_ns));
     else if (r->n_steps >= 2 && seg_churn >= 2) /* no API times: what reserving costs is not in the trace */
-        rc = add(R, "allocator_churn", "Allocator churn", thr, sug, 0, r->steps[1].start_ns,
+        rc = an_advice_add(R, "allocator_churn", "Allocator churn", thr, sug, 0, r->steps[1].start_ns,
                  r->steps[r->n_steps - 1].end_ns, "the time the allocator spends reserving and releasing segments "
                  "in the steps (not timed in this trace)",
                  "%.1f allocator segments reserved and released per step after the first (%lld in those steps): "
                  "the cache keeps nothing for the next step", seg_churn, (long long)n_seg);
     else
-        rc = add(R, "allocator_churn", "Allocator churn", thr, sug, 0, 0, 0, NULL, NULL);
+        rc = an_advice_add(R, "allocator_churn", "Allocator churn", thr, sug, 0, 0, 0, NULL, NULL);
     return rc;
 }
 
@@ -486,12 +411,12 @@ static int rule_loader(rules *R)
                 e = g->longest[i].end_ns;
                 break;
             }
-        return add(R, "data_loader_stall", "Data-loader stalls", thr, sug, g->loader_idle_ns, s, e,
+        return an_advice_add(R, "data_loader_stall", "Data-loader stalls", thr, sug, g->loader_idle_ns, s, e,
                    "up to the idle time spent waiting for data",
                    "the device waited %s (%.1f%% of the time) for the host to load data",
                    T(g->loader_idle_ns), 100.0 * (double)g->loader_idle_ns / (double)span);
     }
-    return add(R, "data_loader_stall", "Data-loader stalls", thr, sug, 0, 0, 0, NULL, NULL);
+    return an_advice_add(R, "data_loader_stall", "Data-loader stalls", thr, sug, 0, 0, 0, NULL, NULL);
 }
 
 static bool is_fp32_gemm(const char *n)
@@ -605,12 +530,12 @@ static int rule_conv_bias_bn(rules *R)
         est_ns += (int64_t)((double)(a->end_ns - a->start_ns) * share);
     }
     if (!n_convs)
-        return add(R, rule, title, thr, sug, 0, 0, 0, NULL, NULL);
+        return an_advice_add(R, rule, title, thr, sug, 0, 0, 0, NULL, NULL);
     double n_steps = r->n_steps ? (double)r->n_steps : 1;
     const char *per = r->n_steps ? " per step" : "";
     /* each bias: the parameter, its gradient and two optimizer moments (AdamW's; one or none for SGD) */
     int64_t per_step_floats = (int64_t)((double)bias_floats / n_steps + 0.5);
-    return add(R, rule, title, thr, sug, est_ns, from, to,
+    return an_advice_add(R, rule, title, thr, sug, est_ns, from, to,
                "the bias's time and memory, with the same results",
                "%.0f convolution%s with a bias followed by BatchNorm%s (e.g. %dx%dx%d->%d k%d), %lld bias values: "
                "%s of parameters and as much again for their gradients, and twice that for AdamW's moments; the "
@@ -683,8 +608,8 @@ static int rule_conv_autotune_cpu(rules *R, const char *title)
                 top = &shapes[k];
         }
     if (tuned || !top || ops_ns <= 0 || (double)conv_ns * 10 < (double)ops_ns)
-        return add(R, rule, title, thr, sug, 0, 0, 0, NULL, NULL);
-    return add(R, rule, title, thr, sug, 0, top->first, top->last,
+        return an_advice_add(R, rule, title, thr, sug, 0, 0, 0, NULL, NULL);
+    return an_advice_add(R, rule, title, thr, sug, 0, top->first, top->last,
                "the faster algorithm per shape, where one is faster (the tuner keeps the default where it wins)",
                "%lld convolution shape%s (forward and backward apart) ran an untimed algorithm again and again (%s, "
                "%.1f%% of the ops' time); "
@@ -731,12 +656,12 @@ static int rules_kernels(rules *R)
     const char *sug = "Use automatic mixed precision (bf16 or fp16 autocast) or at least TF32, so matrix products "
                       "run on tensor cores.";
     if (!r->cpu_timeline && cc_major >= 7 && fp32_share >= 0.2)
-        rc = add(R, "amp", "fp32 matrix products on tensor-core hardware", thr, sug, fp32_ns / 2, 0, 0,
+        rc = an_advice_add(R, "amp", "fp32 matrix products on tensor-core hardware", thr, sug, fp32_ns / 2, 0, 0,
                  "about half their time (tensor cores run them 2x-8x faster)",
                  "fp32 matrix products take %.1f%% of kernel time (%s), e.g. %s; the GPU is compute capability %d.x",
                  100 * fp32_share, T(fp32_ns), fp32_name, cc_major);
     else
-        rc = add(R, "amp", "fp32 matrix products on tensor-core hardware", thr, sug, 0, 0, 0, NULL, NULL);
+        rc = an_advice_add(R, "amp", "fp32 matrix products on tensor-core hardware", thr, sug, 0, 0, 0, NULL, NULL);
     if (rc < 0)
         return rc;
 
@@ -747,12 +672,12 @@ static int rules_kernels(rules *R)
     if (r->cpu_timeline)
         rc = rule_conv_autotune_cpu(R, "Slow convolution algorithms");
     else if (conv_share >= 0.1)
-        rc = add(R, "conv_autotune", "Slow convolution algorithms", thr, sug, conv_ns / 2, 0, 0,
+        rc = an_advice_add(R, "conv_autotune", "Slow convolution algorithms", thr, sug, conv_ns / 2, 0, 0,
                  "often half the convolution time or more",
                  "slow convolution kernels take %.1f%% of kernel time (%s), e.g. %s", 100 * conv_share, T(conv_ns),
                  conv_name);
     else
-        rc = add(R, "conv_autotune", "Slow convolution algorithms", thr, sug, 0, 0, 0, NULL, NULL);
+        rc = an_advice_add(R, "conv_autotune", "Slow convolution algorithms", thr, sug, 0, 0, 0, NULL, NULL);
     if (rc < 0)
         return rc;
     if ((rc = rule_conv_bias_bn(R)) < 0)
@@ -774,14 +699,14 @@ static int rules_kernels(rules *R)
     sug = "Launch fewer, bigger kernels: fuse elementwise chains (torch.compile, fused optimizers), "
           "or capture the step in a CUDA graph to remove per-launch overhead.";
     if (n_k >= 100 && n_short * 2 > n_k && span > 0 && (double)launch_idle * 10 >= (double)span)
-        rc = add(R, "launch_bound", "Many short kernels with launch gaps", thr, sug, launch_idle, 0, 0,
+        rc = an_advice_add(R, "launch_bound", "Many short kernels with launch gaps", thr, sug, launch_idle, 0, 0,
                  "up to the idle time between launches",
                  "%lld of %lld kernels run under 20 us; the device sat %s (%.1f%%) idle between launches "
                  "(%lld kernel-wait gaps, %lld host-wait gaps)",
                  (long long)n_short, (long long)n_k, T(launch_idle), 100.0 * (double)launch_idle / (double)span,
                  (long long)r->gaps.n_by_cause[GT_GAP_KERNEL_WAIT], (long long)r->gaps.n_by_cause[GT_GAP_HOST_WAIT]);
     else
-        rc = add(R, "launch_bound", "Many short kernels with launch gaps", thr, sug, 0, 0, 0, NULL, NULL);
+        rc = an_advice_add(R, "launch_bound", "Many short kernels with launch gaps", thr, sug, 0, 0, 0, NULL, NULL);
     return rc;
 }
 
@@ -797,24 +722,24 @@ static int rules_memory(rules *R)
     const char *sug = "Raise the batch size (scale the learning rate with it) to use the idle memory and "
                       "keep the device busier per launch.";
     if (known && (double)peak * 2 < (double)total) /* doubles: the trace's sizes may be anything */
-        rc = add(R, "memory_headroom", "Memory headroom", thr, sug, 0, mem->peak_reserved_ns, mem->peak_reserved_ns,
+        rc = an_advice_add(R, "memory_headroom", "Memory headroom", thr, sug, 0, mem->peak_reserved_ns, mem->peak_reserved_ns,
                  "a batch up to the memory left, for better device utilization per step",
                  "peak reserved %s of %s (%.1f%%): roughly %.1fx the batch would fit",
                  B(peak), B(total), 100.0 * (double)peak / (double)total, 0.9 * (double)total / (double)peak);
     else
-        rc = add(R, "memory_headroom", "Memory headroom", thr, sug, 0, 0, 0, NULL, NULL);
+        rc = an_advice_add(R, "memory_headroom", "Memory headroom", thr, sug, 0, 0, 0, NULL, NULL);
     if (rc < 0)
         return rc;
     thr = "peak reserved memory at 90% of the device's memory or more";
     sug = "Trade compute for memory: activation checkpointing, gradient accumulation over smaller micro-batches, "
           "mixed precision; or free cached blocks that fragment the pool.";
     if (known && (double)peak * 10 >= (double)total * 9)
-        rc = add(R, "memory_near_limit", "Memory near the limit", thr, sug, 0, mem->peak_reserved_ns,
+        rc = an_advice_add(R, "memory_near_limit", "Memory near the limit", thr, sug, 0, mem->peak_reserved_ns,
                  mem->peak_reserved_ns, "room to grow the model or batch without out-of-memory errors",
                  "peak reserved %s of %s (%.1f%%), fragmentation %.1f%% at the allocated peak",
                  B(peak), B(total), 100.0 * (double)peak / (double)total, 100 * mem->fragmentation);
     else
-        rc = add(R, "memory_near_limit", "Memory near the limit", thr, sug, 0, 0, 0, NULL, NULL);
+        rc = an_advice_add(R, "memory_near_limit", "Memory near the limit", thr, sug, 0, 0, 0, NULL, NULL);
     if (rc < 0)
         return rc;
     thr = "allocations alive at the end whose total grew in 3 steps or more, and in half the steps";
@@ -822,13 +747,13 @@ static int rules_memory(rules *R)
           "store .item() values or detach, and bound the cache.";
     if (mem->n_leaks > 0) {
         const gt_leak *l = &mem->leaks[0];
-        rc = add(R, "memory_leak", "Memory growing step over step", thr, sug, 0, l->first_ns, l->last_ns,
+        rc = an_advice_add(R, "memory_leak", "Memory growing step over step", thr, sug, 0, l->first_ns, l->last_ns,
                  "stable memory; an out-of-memory error avoided in long runs",
                  "%zu leaking origins; the largest, %s, holds %s in %lld allocations, %s per step",
                  mem->n_leaks, *l->origin ? l->origin : "(no NVTX range)", B(l->alive_bytes), (long long)l->n_alive,
                  B(l->bytes_per_step));
     } else {
-        rc = add(R, "memory_leak", "Memory growing step over step", thr, sug, 0, 0, 0, NULL, NULL);
+        rc = an_advice_add(R, "memory_leak", "Memory growing step over step", thr, sug, 0, 0, 0, NULL, NULL);
     }
     return rc;
 }
@@ -846,10 +771,10 @@ static int rule_exposed_comm(rules *R)
     const char *sug = "Overlap communication with compute: start collectives as soon as their data is ready "
                       "(gradient buckets during backward, parameter prefetch) and wait for them as late as possible.";
     if (c->most_exposed < 0 || (size_t)c->most_exposed >= c->n_ranks) /* none (a zeroed gt_comm has no ranks) */
-        return add(R, rule, title, thr, sug, 0, 0, 0, NULL, NULL);
+        return an_advice_add(R, rule, title, thr, sug, 0, 0, 0, NULL, NULL);
     const gt_comm_rank *k = &c->ranks[c->most_exposed];
     if (k->span_ns <= 0 || (double)k->exposed_ns * 10 < (double)k->span_ns)
-        return add(R, rule, title, thr, sug, 0, 0, 0, NULL, NULL);
+        return an_advice_add(R, rule, title, thr, sug, 0, 0, 0, NULL, NULL);
     double n = k->n_steps ? (double)k->n_steps : 1;
     char wk[64];
     const char *per = k->n_steps ? " per step" : "";
@@ -894,7 +819,7 @@ static int rule_exposed_comm(rules *R)
     char *suggestion = an_printf("%s%s%s", sug, advice, straggler);
     if (!suggestion)
         return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory writing advice");
-    int rc = add(R, rule, title, thr, suggestion, k->exposed_ns, from, to,
+    int rc = an_advice_add(R, rule, title, thr, suggestion, k->exposed_ns, from, to,
                  "up to the exposed time, when compute hides all of it",
                  "%s%s%s: %s of exposed communication%s, %.1f%% of its step time; %.1f%% of its communication "
                  "(%s%s) hidden behind compute; the collective with most exposed time, over all ranks: %s (%s in %lld)",

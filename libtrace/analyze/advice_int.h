@@ -1,14 +1,33 @@
-/* advice_int.h: what advice.c shares with the rules in advice_memory.c: the
- * rule context and the call that adds a verdict. Private to the advice. */
+/* advice_int.h: what the advice's files share: the rule context and the
+ * calls that add a verdict (advice_add.c, under both advice.c and
+ * advice_memory.c). Private to the advice. */
 #ifndef ADVICE_INT_H
 #define ADVICE_INT_H
 
 #include "analyze_int.h"
 
-typedef struct rules rules; /* advice.c's context of one report's rules */
+/* API name id -> class, cached: traces repeat a few names millions of times. */
+typedef struct api_cache {
+    gt_string_id keys[4096];
+    int8_t cls[4096];
+    bool used[4096];
+} api_cache;
 
-/* Adds a rule's verdict with its evidence already written; evidence NULL:
- * the rule is silent. Returns 0 or GT_ERR_NOMEM. */
+/* The context of one report's rules. */
+typedef struct rules {
+    gt_report *r;
+    const an_model *m;
+    api_cache cache;
+    size_t cap; /* r->advice's room */
+} rules;
+
+/* Adds a rule's verdict, its evidence formatted; evidence_fmt NULL: the rule
+ * is silent. Returns 0 or GT_ERR_NOMEM. */
+int an_advice_add(rules *R, const char *rule, const char *title, const char *threshold, const char *suggestion,
+                  int64_t gain_ns, int64_t from_ns, int64_t to_ns, const char *gain, const char *evidence_fmt, ...)
+    __attribute__((format(printf, 10, 11)));
+
+/* The same with the evidence already written; evidence NULL: silent. */
 int an_advice_add_text(rules *R, const char *rule, const char *title, const char *threshold, const char *suggestion,
                        int64_t gain_ns, int64_t from_ns, int64_t to_ns, const char *gain, const char *evidence);
 

@@ -173,19 +173,6 @@ char *gt_analysis_block_origin(const gt_analysis *a, int64_t pid, uint64_t addre
 
 /* ---- on an open trace: the memory part of an analysis, per call ---------- */
 
-int an_memory_state(gt_mem_state **out, const an_model *m, int64_t pid, int64_t at_ns)
-{
-    an_mem_hist *v = NULL;
-    size_t n = 0, k;
-    int rc;
-    *out = NULL;
-    if ((rc = an_memory_hists(&v, &n, m)) == 0 &&
-        (rc = an_mem_hist_find(&k, v, n, pid, m->t ? gt_trace_path(m->t) : "trace")) == 0)
-        rc = an_mem_hist_state(out, m, &v[k], at_ns);
-    an_mem_hists_free(v, n);
-    return rc;
-}
-
 static int states(gt_mem_states **out, gt_trace *t, int64_t pid, int64_t at_ns, int64_t step)
 {
     an_model *m = NULL;

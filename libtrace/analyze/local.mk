@@ -18,10 +18,12 @@ libtrace_analyze_libgtanalyze_la_SOURCES = \
 	libtrace/analyze/memory.c \
 	libtrace/analyze/memory_leaks.c \
 	libtrace/analyze/memory_state.c \
+	libtrace/analyze/memory_at.c \
 	libtrace/analyze/analysis.c \
 	libtrace/analyze/comm.c \
 	libtrace/analyze/advice.c \
 	libtrace/analyze/advice_int.h \
+	libtrace/analyze/advice_add.c \
 	libtrace/analyze/advice_memory.c \
 	libtrace/analyze/report.c \
 	libtrace/analyze/render.c \

@@ -363,4 +363,3 @@ void gt_mem_states_free(gt_mem_states *s)
     free(s->v);
     free(s);
 }
-
