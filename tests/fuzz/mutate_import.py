@@ -239,23 +239,30 @@ def load_pickle(path):
         return pickle.load(f)
 
 
+def list_at(d, key):
+    """d[key] when it is a list (an earlier mutation may have made it anything)."""
+    v = d.get(key) if isinstance(d, dict) else None
+    return v if isinstance(v, list) else []
+
+
 def blocks_of(d):
-    return [b for s in d.get("segments", []) if isinstance(s, dict) for b in s.get("blocks", []) if isinstance(b, dict)]
+    return [b for s in list_at(d, "segments") if isinstance(s, dict) for b in list_at(s, "blocks")
+            if isinstance(b, dict)]
 
 
 def actions_of(d):
-    return [a for t in d.get("device_traces", []) if isinstance(t, list) for a in t if isinstance(a, dict)]
+    return [a for t in list_at(d, "device_traces") if isinstance(t, list) for a in t if isinstance(a, dict)]
 
 
 def p_memo_sharing(d, rnd):
     """One segment list referenced many times: the memo makes it small in bytes, large when expanded."""
-    segs = d.get("segments") or []
+    segs = list_at(d, "segments")
     if not segs:
         return None
     n = rnd.choice([1000, 20000, 100000])
     seg = segs[0]
     d["segments"] = [seg] * n
-    if rnd.random() < 0.5 and d.get("device_traces"):
+    if rnd.random() < 0.5 and list_at(d, "device_traces"):
         d["device_traces"] = [d["device_traces"][0]] * rnd.choice([64, 1000])
     return "the first segment referenced %d times" % n
 
@@ -268,8 +275,9 @@ def p_memo_frames(d, rnd):
         x["frames"] = frames
         n += 1
     blocks = [b for b in blocks_of(d)][:1]
-    if blocks and d.get("segments"):
-        d["segments"][0]["blocks"] = blocks * rnd.choice([1000, 10000])
+    segs = [s for s in list_at(d, "segments") if isinstance(s, dict)]
+    if blocks and segs:
+        segs[0]["blocks"] = blocks * rnd.choice([1000, 10000])
     return "%d frames shared by %d blocks and actions" % (len(frames), n)
 
 
@@ -304,7 +312,7 @@ def p_descending(d, rnd):
 
 def p_huge_devices(d, rnd):
     done = []
-    for s in d.get("segments", []):
+    for s in list_at(d, "segments"):
         if isinstance(s, dict) and rnd.random() < 0.5:
             s["device"] = rnd.choice([2**31 - 1, 2**31, 2**62, I64_MAX, -1, 65535, 64])
             done.append(str(s["device"]))
@@ -325,7 +333,7 @@ def p_extreme(d, rnd):
     keys = ["address", "size", "total_size", "requested_size", "allocated_size", "addr", "time_us", "stream",
             "device", "line"]
     done = []
-    xs = [s for s in d.get("segments", []) if isinstance(s, dict)] + blocks_of(d) + actions_of(d)
+    xs = [s for s in list_at(d, "segments") if isinstance(s, dict)] + blocks_of(d) + actions_of(d)
     for x in rnd.sample(xs, min(len(xs), rnd.choice([1, 3, 10]))) if xs else []:
         k = rnd.choice([k for k in keys if k in x] or keys)
         x[k] = rnd.choice(EXTREMES + [2**64 - 1, 2**100, -2**100])
@@ -335,7 +343,7 @@ def p_extreme(d, rnd):
 
 def p_wrong_type(d, rnd):
     done = []
-    xs = [d] + [s for s in d.get("segments", []) if isinstance(s, dict)] + blocks_of(d) + actions_of(d)
+    xs = [d] + [s for s in list_at(d, "segments") if isinstance(s, dict)] + blocks_of(d) + actions_of(d)
     for x in rnd.sample(xs, min(len(xs), rnd.choice([1, 3, 10]))):
         if not x:
             continue
@@ -347,7 +355,7 @@ def p_wrong_type(d, rnd):
 
 def p_drop(d, rnd):
     done = []
-    xs = [d] + [s for s in d.get("segments", []) if isinstance(s, dict)] + blocks_of(d) + actions_of(d)
+    xs = [d] + [s for s in list_at(d, "segments") if isinstance(s, dict)] + blocks_of(d) + actions_of(d)
     for x in rnd.sample(xs, min(len(xs), rnd.choice([1, 3]))):
         if x:
             k = rnd.choice(sorted(x, key=str))
