@@ -45,11 +45,11 @@ ls -a | grep -q gtrace-parts && fail "parts left behind: $(ls -a)"
 
 # 2. A leftover that records NVTX ranges (the shell ends once it has).
 N=500
-rm -f probe.txt
+# (the last run's pid files go before this one can write its own)
+rm -f probe.txt sh.pid left.pid
 "$GTRACE" -o n.sqlite sh -c "echo \$\$ >sh.pid; \"$PROBE\" counted $N count.bin >probe.txt & echo \$! >left.pid;
     until [ -s probe.txt ]; do sleep 0.05; done; exit 0" >out.txt 2>err.txt &
 gt=$!
-rm -f sh.pid left.pid
 wait_until "the shell starting" "[ -s sh.pid ] && [ -s left.pid ]"
 wait_until "the shell ending" "! kill -0 $(cat sh.pid) 2>/dev/null"
 left=$(cat left.pid)
@@ -100,9 +100,9 @@ done
 [ -e b.sqlite ] && fail "a trace was written after a bad option"
 
 # 6. A SIGTERM while the program runs goes to it, then to what it left.
+rm -f left.pid
 "$GTRACE" -o f.sqlite sh -c 'sleep 300 & echo $! >left.pid; wait' >out.txt 2>err.txt &
 gt=$!
-rm -f left.pid
 wait_until "the shell starting its child" "[ -s left.pid ]"
 left=$(cat left.pid)
 kill -TERM $gt
