@@ -13,3 +13,9 @@ EXTRA_DIST += tests/fixtures/README.md \
 	tests/fixtures/nsys/saxpy-mpi-cuda-nsys2022.2.sqlite
 # Mutation testing: `make mutation`, and tests written against its survivors.
 include $(top_srcdir)/tests/mutation/local.mk
+# The layering ARCHITECTURE.md states, held to the tree's includes.
+TESTS += tests/integration/layers.sh
+EXTRA_DIST += tests/integration/layers.sh tests/integration/layers.py
+# The documents name only files that are there; the results index is whole.
+TESTS += tests/integration/docs_check.sh
+EXTRA_DIST += tests/integration/docs_check.sh tests/integration/docs_check.py
