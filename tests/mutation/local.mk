@@ -36,3 +36,11 @@ tests_unit_test_store_edges_CPPFLAGS = $(STORE_CPPFLAGS)
 tests_unit_test_store_edges_CFLAGS = $(STORE_TEST_CFLAGS)
 tests_unit_test_store_edges_LDADD = $(STORE_TEST_LDADD)
 endif
+if HAVE_CUNIT
+check_PROGRAMS += tests/unit/test_store_limits
+TESTS += tests/unit/test_store_limits
+tests_unit_test_store_limits_SOURCES = tests/unit/test_store_limits.c
+tests_unit_test_store_limits_CPPFLAGS = $(STORE_CPPFLAGS)
+tests_unit_test_store_limits_CFLAGS = $(STORE_TEST_CFLAGS)
+tests_unit_test_store_limits_LDADD = $(STORE_TEST_LDADD)
+endif

@@ -6,7 +6,11 @@
  * wrote with a negative duration (it ends where it starts), an instant
  * (a mark: no end), two kernels on one GPU (one GPU), and the wall clock
  * told from a clock since boot by the size of the times; two ranks with the
- * same host pid; a file that starts with a byte order mark. */
+ * same host pid; a file that starts with a byte order mark. torch 2.5's
+ * short ProfilerStep#N ranges of a resumed run (steps 10-12) made spans,
+ * the last to its thread's latest end, with the GPU's metadata first; an
+ * event past the time limit only once baseTimeNanoseconds is added, and a
+ * "ProfilerStep#-1". */
 #include "gt_import.h"
 #include "gt_store.h"
 #include "gt_test.h"
@@ -52,6 +56,48 @@ static const char kineto_wall_clock[] =
     "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#5\", \"pid\": 100, \"tid\": 100,"
     " \"ts\": 1764633600000000.000, \"dur\": 1000.000}\n"
     "]}\n";
+
+/* torch 2.5 with with_stack, a resumed run: ProfilerStep#10..#12 ranges of
+ * 20 us, 10 ms apart, so each step is the span to the next one's start and
+ * the last one runs to the end of its thread's ranges (the optimizer's, not
+ * the forward's, which ends first but comes first in the file). Metadata as
+ * Kineto writes it, the GPU's first: the GPU's process and stream names
+ * are not the host's. */
+static const char kineto_with_stack[] =
+    "{\"schemaVersion\": 1, \"traceEvents\": [\n"
+    "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": 0, \"tid\": 0, \"args\": {\"name\": \"GPU 0\"}},\n"
+    "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": 0, \"tid\": 100, \"args\": {\"name\": \"stream 100 \"}},\n"
+    "{\"ph\": \"M\", \"name\": \"process_name\", \"pid\": 100, \"tid\": 0, \"args\": {\"name\": \"python3\"}},\n"
+    "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": 100, \"tid\": 100, \"args\": {\"name\": \"thread 100 (python3)\"}},\n"
+    "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#10\", \"pid\": 100, \"tid\": 100,"
+    " \"ts\": 4793178600000.000, \"dur\": 20.000},\n"
+    "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"forward\", \"pid\": 100, \"tid\": 100,"
+    " \"ts\": 4793178600050.000, \"dur\": 6000.000},\n"
+    "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#11\", \"pid\": 100, \"tid\": 100,"
+    " \"ts\": 4793178610000.000, \"dur\": 20.000},\n"
+    "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"forward\", \"pid\": 100, \"tid\": 100,"
+    " \"ts\": 4793178610050.000, \"dur\": 6000.000},\n"
+    "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#12\", \"pid\": 100, \"tid\": 100,"
+    " \"ts\": 4793178620000.000, \"dur\": 20.000},\n"
+    "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"forward\", \"pid\": 100, \"tid\": 100,"
+    " \"ts\": 4793178620050.000, \"dur\": 6000.000},\n"
+    "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"Optimizer.step#AdamW.step\", \"pid\": 100, \"tid\": 100,"
+    " \"ts\": 4793178626100.000, \"dur\": 2900.000},\n"
+    "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"zero_grad\", \"pid\": 100, \"tid\": 100,"
+    " \"ts\": 4793178629010.000, \"dur\": 5.000}\n"
+    "]}\n";
+
+/* Odd events: one whose duration takes it past the time limit once
+ * baseTimeNanoseconds (written after the events) is added, first in the
+ * file: skipped, and the trace's zero is the first event kept; a
+ * "ProfilerStep#-1", which is no step. */
+static const char kineto_odd[] =
+    "{\"schemaVersion\": 1, \"traceEvents\": [\n"
+    "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"broken\", \"pid\": 100, \"tid\": 100,"
+    " \"ts\": 1.000, \"dur\": 1000000000000000.000},\n"
+    "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#-1\", \"pid\": 100, \"tid\": 100,"
+    " \"ts\": 2.000, \"dur\": 3.000}\n"
+    "], \"baseTimeNanoseconds\": 4000000000000000000}\n";
 
 /* texts[0..n) as n files (ranks of one run) imported into one trace. */
 static gt_trace *import_texts(const char *const *texts, size_t n)
@@ -219,11 +265,72 @@ static void test_import_values__detect_bom(void)
     free(path);
 }
 
+/* The NVTX range named `text` on the trace: how many, and the last one's
+ * times. */
+static int find_range(gt_trace *t, const char *text, int64_t *start_ns, int64_t *end_ns)
+{
+    gt_iter *it = NULL;
+    gt_event ev;
+    int n = 0;
+    CU_ASSERT_EQUAL_FATAL(gt_iter_new(&it, t, GT_EV_NVTX, INT64_MIN, INT64_MAX), 0);
+    while (gt_iter_next(it, &ev) > 0) {
+        const char *s = gt_trace_string(t, ev.u.nvtx.text);
+        if (s && strcmp(s, text) == 0) {
+            *start_ns = ev.u.nvtx.start_ns;
+            *end_ns = ev.u.nvtx.end_ns;
+            n++;
+        }
+    }
+    gt_iter_free(it);
+    return n;
+}
+
+static void test_import_values__short_profiler_steps(void)
+{
+    const char *texts[] = {kineto_with_stack};
+    gt_trace *t = import_texts(texts, 1);
+    int64_t s = 0, e = 0;
+    CU_ASSERT_EQUAL(find_range(t, "step 10", &s, &e), 1);
+    CU_ASSERT_EQUAL(s, 0);
+    CU_ASSERT_EQUAL(e, 10000000);
+    CU_ASSERT_EQUAL(find_range(t, "step 11", &s, &e), 1);
+    CU_ASSERT_EQUAL(s, 10000000);
+    CU_ASSERT_EQUAL(e, 20000000);
+    CU_ASSERT_EQUAL(find_range(t, "step 12", &s, &e), 1);
+    CU_ASSERT_EQUAL(s, 20000000);
+    CU_ASSERT_EQUAL(e, 29015000); /* zero_grad's end, the thread's last */
+    /* the host's names, once; the GPU's stream is no host thread */
+    size_t n = 0;
+    const gt_process *p = gt_trace_processes(t, &n);
+    CU_ASSERT_EQUAL_FATAL(n, 1);
+    CU_ASSERT_STRING_EQUAL(p[0].name ? p[0].name : "", "python3");
+    const gt_thread *th = gt_trace_threads(t, &n);
+    CU_ASSERT_EQUAL_FATAL(n, 1);
+    CU_ASSERT_EQUAL(th[0].global_tid, gt_global_tid(p[0].pid, 100));
+    CU_ASSERT_STRING_EQUAL(th[0].name ? th[0].name : "", "thread 100 (python3)");
+    gt_trace_free(t);
+}
+
+static void test_import_values__odd_events(void)
+{
+    const char *texts[] = {kineto_odd};
+    gt_trace *t = import_texts(texts, 1);
+    int64_t s = -1, e = -1;
+    CU_ASSERT_EQUAL(find_range(t, "broken", &s, &e), 0);
+    CU_ASSERT_EQUAL(find_range(t, "step -1", &s, &e), 0);
+    CU_ASSERT_EQUAL(find_range(t, "ProfilerStep#-1", &s, &e), 1);
+    CU_ASSERT_EQUAL(s, 0);
+    CU_ASSERT_EQUAL(e, 3000);
+    gt_trace_free(t);
+}
+
 static const gt_test_case cases[] = {
     {"test_import_values__runtime_calls_and_kernel", test_import_values__runtime_calls_and_kernel},
     {"test_import_values__steps_and_collectives", test_import_values__steps_and_collectives},
     {"test_import_values__wall_clock_and_gpus", test_import_values__wall_clock_and_gpus},
     {"test_import_values__detect_bom", test_import_values__detect_bom},
+    {"test_import_values__short_profiler_steps", test_import_values__short_profiler_steps},
+    {"test_import_values__odd_events", test_import_values__odd_events},
     {NULL, NULL},
 };
 
