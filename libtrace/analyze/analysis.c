@@ -7,7 +7,7 @@
  * go through the handle's lock; everything else reads immutable arrays.
  * The gt_memory_* calls on an open trace (tests, exports) build the same
  * history for one query. This file computes nothing of its own. */
-#include "analyze_int.h"
+#include "diff_int.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -85,6 +85,14 @@ gt_report *gt_analysis_take_report(gt_analysis *a)
     return r;
 }
 
+int gt_diff_run_of_analysis(gt_diff_run **out, const gt_analysis *a)
+{
+    *out = NULL;
+    if (!a || !a->r)
+        return gt_error_set(GT_ERR_INVALID, "gt_diff_run_of_analysis: no report");
+    return an_diff_run_build(out, a->r, true, a->m, a->gaps, a->n_gaps);
+}
+
 const gt_gap_span *gt_analysis_gaps(const gt_analysis *a, size_t *out_n)
 {
     *out_n = a->n_gaps;
@@ -105,7 +113,7 @@ int gt_analysis_memory(gt_mem_series *out, const gt_analysis *a, size_t i)
     if (i >= a->n_mem)
         return gt_error_set(GT_ERR_NOTFOUND, "gt_analysis_memory: %zu processes, asked for %zu", a->n_mem, i);
     const an_mem_hist *h = &a->mem[i];
-    *out = (gt_mem_series){h->pid, h->samples, h->n_samples, h->lives, h->n_lives};
+    *out = (gt_mem_series){h->pid, h->samples, h->n_samples, h->lives, h->n_lives, h->device};
     return 0;
 }
 

@@ -27,6 +27,10 @@ const double *an_run_samples(const gt_diff_run *run, const char *key);
 double *an_run_metric(gt_diff_run *run, const char *key);
 /* The samples a report alone gives: step time, utilization, memory at step end. */
 int an_run_report_samples(gt_diff_run *run);
+/* A run of report r with every sample from its model m and gaps; r is the
+ * run's (freed with it) unless borrowed, also on failure. */
+int an_diff_run_build(gt_diff_run **out, gt_report *r, bool borrowed, const an_model *m, const gt_gap_span *gaps,
+                      size_t n_gaps);
 
 typedef enum an_stat { AN_STAT_MEDIAN, AN_STAT_MEAN, AN_STAT_P95, AN_STAT_P10 } an_stat;
 

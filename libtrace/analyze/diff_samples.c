@@ -233,32 +233,43 @@ static int copy_samples(gt_diff_run *run, const an_model *m)
     return 0;
 }
 
+int an_diff_run_build(gt_diff_run **out, gt_report *r, bool borrowed, const an_model *m, const gt_gap_span *gaps,
+                      size_t n_gaps)
+{
+    gt_diff_run *run = calloc(1, sizeof *run);
+    int rc = 0;
+    *out = NULL;
+    if (!run) {
+        if (!borrowed)
+            gt_report_free(r);
+        return gt_error_set(GT_ERR_NOMEM, "diff: out of memory");
+    }
+    run->r = r;
+    run->borrowed = borrowed;
+    run->n_steps = r->n_steps;
+    if (run->n_steps > 0 && ((rc = an_run_report_samples(run)) < 0 || (rc = idle_samples(run, gaps, n_gaps)) < 0 ||
+                             (rc = op_samples(run, m)) < 0 || (rc = copy_samples(run, m)) < 0)) {
+        gt_diff_run_free(run);
+        return rc;
+    }
+    *out = run;
+    return 0;
+}
+
 int gt_diff_run_load(gt_diff_run **out, gt_trace *t, const gt_report_options *opt)
 {
     an_model *m = NULL;
     gt_gap_span *gaps = NULL;
     size_t n_gaps = 0;
-    gt_diff_run *run = NULL;
+    gt_report *r = NULL;
     int rc;
     *out = NULL;
     if (!t)
         return gt_error_set(GT_ERR_INVALID, "gt_diff_run_load: no trace");
-    if (!(run = calloc(1, sizeof *run))) {
-        rc = gt_error_set(GT_ERR_NOMEM, "diff: out of memory");
-        goto cleanup;
-    }
-    if ((rc = an_model_load(&m, t)) < 0 || (rc = an_report_build(&run->r, m, opt, &gaps, &n_gaps)) < 0)
-        goto cleanup;
-    run->n_steps = run->r->n_steps;
-    if (run->n_steps > 0 && ((rc = an_run_report_samples(run)) < 0 || (rc = idle_samples(run, gaps, n_gaps)) < 0 ||
-                             (rc = op_samples(run, m)) < 0 || (rc = copy_samples(run, m)) < 0))
-        goto cleanup;
-    *out = run;
-    run = NULL;
-cleanup:
+    if ((rc = an_model_load(&m, t)) == 0 && (rc = an_report_build(&r, m, opt, &gaps, &n_gaps)) == 0)
+        rc = an_diff_run_build(out, r, false, m, gaps, n_gaps);
     free(gaps);
     an_model_free(m);
-    gt_diff_run_free(run);
     return rc;
 }
 

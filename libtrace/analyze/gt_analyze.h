@@ -477,6 +477,10 @@ const gt_report *gt_analysis_report(const gt_analysis *a);
 /* Hands the report over (the caller frees it; NULL for a NULL handle): what
  * a caller that keeps only figures, not the model, holds on to. */
 gt_report *gt_analysis_take_report(gt_analysis *a);
+/* One side of a diff from the analysis (gt_diff_run_load's samples from its
+ * model and gaps; the report borrowed: free the run first): nothing is read
+ * again. */
+int gt_diff_run_of_analysis(gt_diff_run **out, const gt_analysis *a);
 
 typedef struct gt_gap_span { /* one idle gap of a device (or of the CPU timeline, -1) */
     int32_t device_id;
@@ -516,9 +520,10 @@ typedef struct gt_mem_series { /* one process's allocator over time */
     int64_t pid;
     const gt_mem_sample *samples; size_t n_samples; /* after each event, by time */
     const gt_mem_life *lives; size_t n_lives;       /* by from_ns */
+    int32_t device_id; /* its device (a snapshot's allocator per device); -1: the process's whole */
 } gt_mem_series;
-/* Processes with allocation events, by pid; a trace without any has one
- * empty process 0. */
+/* Allocators with allocation events, by pid then device; a trace without
+ * any has one empty process 0. */
 size_t gt_analysis_n_memories(const gt_analysis *a);
 int gt_analysis_memory(gt_mem_series *out, const gt_analysis *a, size_t i);
 /* Process pid's allocator at at_ns (pid -1: the first process); reentrant. */
