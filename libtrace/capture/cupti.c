@@ -40,6 +40,7 @@
 #include "session.h"
 #include "stacks.h"
 #include "warn.h"
+#include "window.h"
 
 #define CUPTI_BUFFER_BYTES (8u << 20)
 #define MAX_NAME_BYTES 2048
@@ -459,7 +460,20 @@ static void CUPTIAPI on_callback(void *userdata, CUpti_CallbackDomain domain, CU
         return;
     }
     const CUpti_CallbackData *cb = data;
-    if (cb->callbackSite != CUPTI_API_ENTER || !is_allocation(domain, cbid))
+    if (cb->callbackSite != CUPTI_API_ENTER)
+        return;
+    /* --capture=cudaProfilerApi, also from a static cudart, which hooks.c cannot see. */
+    if ((domain == CUPTI_CB_DOMAIN_RUNTIME_API && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000)
+        || (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStart)) {
+        gt_cap_window_profiler(true);
+        return;
+    }
+    if ((domain == CUPTI_CB_DOMAIN_RUNTIME_API && cbid == CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000)
+        || (domain == CUPTI_CB_DOMAIN_DRIVER_API && cbid == CUPTI_DRIVER_TRACE_CBID_cuProfilerStop)) {
+        gt_cap_window_profiler(false);
+        return;
+    }
+    if (!is_allocation(domain, cbid))
         return;
     int64_t chain = gt_cap_stack_id(3);
     if (chain)
@@ -553,6 +567,11 @@ static void start(void)
 
     /* Stacks of allocations; the context-created callback for the exit flush. */
     api.EnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
+    /* The capture window's cudaProfilerStart/Stop (rare calls: always on). */
+    api.EnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStart_v4000);
+    api.EnableCallback(1, subscriber, CUPTI_CB_DOMAIN_RUNTIME_API, CUPTI_RUNTIME_TRACE_CBID_cudaProfilerStop_v4000);
+    api.EnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStart);
+    api.EnableCallback(1, subscriber, CUPTI_CB_DOMAIN_DRIVER_API, CUPTI_DRIVER_TRACE_CBID_cuProfilerStop);
     if (gt_cap_opts.n_stack_frames > 0) {
         gt_cap_stacks_init();
         static const CUpti_CallbackId runtime_allocs[] = {

@@ -11,6 +11,12 @@
  * traced too. Real functions are found with dlsym(RTLD_NEXT) under
  * pthread_once. vfork children (same memory, different pid) and re-entry
  * pass straight through.
+ *
+ * cudaProfilerStart/Stop (CUDA runtime, a shared libcudart as PyTorch
+ * loads it) and cuProfilerStart/Stop (the driver, called directly) open
+ * and close a --capture=cudaProfilerApi window (window.c), then run the
+ * real function. A program with a static cudart (nvcc's default) calls
+ * its own copy: CUPTI's callbacks see those calls (cupti.c).
  */
 #define _GNU_SOURCE
 #include "config.h"
@@ -27,6 +33,7 @@
 #include "library.h"
 #include "ring.h"
 #include "session.h"
+#include "window.h"
 
 extern char **environ;
 
@@ -235,4 +242,51 @@ GT_EXPORT int execle(const char *path, const char *arg, ...)
     int rc = execve(path, argv, envp);
     free(argv);
     return rc;
+}
+
+/* ---- cudaProfilerStart/Stop --------------------------------------------- */
+
+typedef int (*profiler_fn)(void); /* cudaError_t, CUresult: an enum, an int */
+
+/* CUDA's own declarations are not included: the library builds without CUDA. */
+GT_EXPORT int cudaProfilerStart(void);
+GT_EXPORT int cudaProfilerStop(void);
+GT_EXPORT int cuProfilerStart(void);
+GT_EXPORT int cuProfilerStop(void);
+
+/* The real one's result, or "not supported" (cudaErrorNotSupported,
+ * CUDA_ERROR_NOT_SUPPORTED: 801 in both) when no CUDA library has one. */
+static int call_real(const char *name, profiler_fn *cache)
+{
+    if (!*cache)
+        *cache = (profiler_fn)dlsym(RTLD_NEXT, name);
+    return *cache ? (*cache)() : 801;
+}
+
+GT_EXPORT int cudaProfilerStart(void)
+{
+    static profiler_fn real;
+    gt_cap_window_profiler(true);
+    return call_real("cudaProfilerStart", &real);
+}
+
+GT_EXPORT int cudaProfilerStop(void)
+{
+    static profiler_fn real;
+    gt_cap_window_profiler(false);
+    return call_real("cudaProfilerStop", &real);
+}
+
+GT_EXPORT int cuProfilerStart(void)
+{
+    static profiler_fn real;
+    gt_cap_window_profiler(true);
+    return call_real("cuProfilerStart", &real);
+}
+
+GT_EXPORT int cuProfilerStop(void)
+{
+    static profiler_fn real;
+    gt_cap_window_profiler(false);
+    return call_real("cuProfilerStop", &real);
 }

@@ -32,7 +32,7 @@ libtrace_capture_libgtrace_la_SOURCES = \
 libtrace_capture_libgtrace_la_CPPFLAGS = $(STORE_CPPFLAGS) $(NVTX_CPPFLAGS)
 libtrace_capture_libgtrace_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
 libtrace_capture_libgtrace_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -shared \
-	-export-symbols-regex '^(InitializeInjection|InitializeInjectionNvtx2|InitializeInjectionNvtxExtension|exec(ve|v|vp|vpe|l|lp|le))$$'
+	-export-symbols-regex '^(InitializeInjection|InitializeInjectionNvtx2|InitializeInjectionNvtxExtension|exec(ve|v|vp|vpe|l|lp|le)|cudaProfilerSt(art|op)|cuProfilerSt(art|op))$$'
 libtrace_capture_libgtrace_la_LIBADD = $(PTHREAD_LIBS) $(DL_LIBS)
 if HAVE_CUPTI
 libtrace_capture_libgtrace_la_SOURCES += libtrace/capture/cupti_control.h libtrace/capture/cupti.c \
@@ -77,8 +77,12 @@ TESTS += tests/integration/capture_threads.sh tests/integration/capture_features
 	tests/integration/capture_fullfs.sh tests/integration/capture_kill_burst.sh \
 	tests/integration/capture_claim.sh tests/integration/capture_launcher_killed.sh \
 	tests/integration/capture_fork_strings.sh tests/integration/capture_window.sh \
-	tests/integration/capture_window_memory.sh
-check_PROGRAMS += tests/integration/capture_probe
+	tests/integration/capture_window_memory.sh tests/integration/capture_profiler.sh \
+	tests/integration/capture_flight.sh
+check_PROGRAMS += tests/integration/capture_probe tests/integration/capture_profiler_probe
+tests_integration_capture_profiler_probe_SOURCES = tests/integration/capture_profiler_probe.c
+tests_integration_capture_profiler_probe_CPPFLAGS = $(NVTX_CPPFLAGS)
+tests_integration_capture_profiler_probe_LDADD = $(DL_LIBS)
 tests_integration_capture_probe_SOURCES = tests/integration/capture_probe.c
 tests_integration_capture_probe_CPPFLAGS = $(STORE_CPPFLAGS) $(NVTX_CPPFLAGS)
 tests_integration_capture_probe_LDADD = $(PTHREAD_LIBS) $(DL_LIBS)
@@ -87,7 +91,8 @@ EXTRA_DIST += tests/integration/capture_ends.sh tests/integration/capture_losses
 	tests/integration/capture_output.sh tests/integration/capture_fullfs.sh \
 	tests/integration/capture_kill_burst.sh tests/integration/capture_claim.sh \
 	tests/integration/capture_launcher_killed.sh tests/integration/capture_fork_strings.sh \
-	tests/integration/capture_window.sh tests/integration/capture_window_memory.sh
+	tests/integration/capture_window.sh tests/integration/capture_window_memory.sh \
+	tests/integration/capture_profiler.sh tests/integration/capture_flight.sh
 EXTRA_DIST += tests/integration/capture_common.sh tests/integration/capture_threads.sh \
 	tests/integration/capture_features.sh tests/integration/capture_exit.sh \
 	tests/integration/capture_errors.sh tests/integration/capture_kill.sh \

@@ -206,6 +206,16 @@ void gt_cap_after_fork_hook(void (*fn)(void))
         fork_hooks[i] = fn;
 }
 
+void gt_cap_request_dump(void)
+{
+    gt_shm_header *h = region;
+    if (h) {
+        atomic_fetch_add_explicit(&h->dump_requests, 1, memory_order_relaxed);
+        atomic_store_explicit(&h->wake_pending, 0, memory_order_relaxed); /* a byte goes even if one is pending */
+        gt_cap_wake_launcher();
+    }
+}
+
 void gt_cap_wake_launcher(void)
 {
     gt_shm_header *h = region;

@@ -149,6 +149,9 @@ void gt_cap_after_fork_hook(void (*fn)(void));
 /* Asks the launcher to read the rings now (a ring is a quarter full, a waiting
  * producer). Async-signal-safe; at most one wake-up in flight. */
 void gt_cap_wake_launcher(void);
+/* Asks the launcher for a flight recorder's dump (shm.h's dump_requests)
+ * and wakes it. Async-signal-safe; nothing before the region exists. */
+void gt_cap_request_dump(void);
 /* A registered string kept in the region: its id (0: no room). */
 uint64_t gt_cap_register_string(const char *s, size_t len);
 /* The text of a registered string id, in this process's mapping (NULL: none,

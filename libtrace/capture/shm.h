@@ -37,7 +37,7 @@
 
 #include "gt_store.h"
 
-#define GT_SHM_MAGIC 0x33474e5254475447ull /* "GTGTRNG3" */
+#define GT_SHM_MAGIC 0x34474e5254475447ull /* "GTGTRNG4" */
 #define GT_SHM_KINDS 16                     /* room for gt_event_kind */
 #define GT_SHM_INFO_BYTES 65536             /* the process description */
 #define GT_SHM_STRINGS_BYTES (256 * 1024)   /* registered NVTX strings */
@@ -102,6 +102,9 @@ typedef struct gt_shm_header {
      * (--capture=steps:, nvtx:); above them, how often it opened. Events are
      * recorded while both bits are clear (GT_GATE_OPEN). */
     _Atomic uint64_t gate;
+    /* Asked for a flight recorder's dump (--flight-recorder): +1 at each
+     * SIGUSR2 the process gets (window.c); the launcher dumps when it moves. */
+    _Atomic uint64_t dump_requests;
     _Atomic int64_t n_lost_ends;        /* ids in lost_ends */
     _Atomic int64_t lost_ends[GT_SHM_LOST_END_SLOTS]; /* start/end ranges whose end found no room */
     /* The process: its name, then "key\0value\0" pairs (GTRACE_RUN_CONFIG). */

@@ -4,12 +4,19 @@
  * pop of "step B" closes it; with nvtx:NAME the window is open while a
  * range NAME is open on any thread (a count). The window is the region's
  * gate word (shm.h): the launcher holds the other half of it (--delay,
- * --duration, SIGUSR1). The recording layers (nvtx.c) read the gate, this
- * file only moves it; it writes no record.
+ * --duration, SIGUSR1). With cudaProfilerApi, cudaProfilerStart and
+ * cudaProfilerStop (hooks.c, cupti.c) open and close it, as nsys does. The
+ * recording layers (nvtx.c) read the gate, this file only moves it; it
+ * writes no record.
+ *
+ * Under a flight recorder (GTRACE_FLIGHT) a SIGUSR2 the process gets asks
+ * the launcher for a dump, unless the program handles SIGUSR2 itself (its
+ * handler is then left alone; `kill -USR2` the launcher instead).
  */
 #include "config.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +37,30 @@ static int n_windows;
 static char range_name[MAX_NAME_BYTES];
 static size_t range_name_len;
 static _Atomic int64_t n_open_named; /* ranges NAME open now, all threads */
+static bool profiler_api;            /* cudaProfilerStart/Stop move the gate */
+
+static void on_dump_signal(int sig)
+{
+    (void)sig;
+    gt_cap_request_dump();
+}
+
+/* SIGUSR2 asks for a dump, where the program left it to kill the process. */
+static void catch_dump_signal(void)
+{
+    struct sigaction old;
+    if (sigaction(SIGUSR2, NULL, &old) != 0 || (old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL)
+        return;
+    struct sigaction sa = {.sa_handler = on_dump_signal, .sa_flags = SA_RESTART};
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGUSR2, &sa, NULL);
+}
+
+void gt_cap_window_profiler(bool start)
+{
+    if (profiler_api)
+        gt_cap_gate_set(GT_GATE_PROCESS, !start);
+}
 
 static bool parse_step(const char **p, int64_t *out)
 {
@@ -88,9 +119,17 @@ void gt_cap_window_init(void)
         }
         gt_cap_gate_set(GT_GATE_LAUNCHER, c == '1');
     }
+    const char *flight = getenv("GTRACE_FLIGHT");
+    if (flight && *flight)
+        catch_dump_signal();
     const char *spec = getenv("GTRACE_CAPTURE");
     if (!spec || !*spec)
         return;
+    if (!strcmp(spec, "cudaProfilerApi")) {
+        profiler_api = true; /* closed until the first cudaProfilerStart */
+        gt_cap_gate_set(GT_GATE_PROCESS, true);
+        return;
+    }
     if (!strncmp(spec, "steps:", 6)) {
         n_windows = gt_cap_window_parse_steps(spec + 6, windows, MAX_WINDOWS);
         if (n_windows > 0)

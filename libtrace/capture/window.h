@@ -13,11 +13,16 @@
  * gates); else ranges are looked at as they are pushed. Set once, at start. */
 extern int gt_cap_window_mode;
 
-/* Reads GTRACE_CAPTURE ("steps:A-B[,C-D...]" or "nvtx:NAME") and the file
+/* Reads GTRACE_CAPTURE ("steps:A-B[,C-D...]", "nvtx:NAME" or
+ * "cudaProfilerApi") and the file
  * GTRACE_CAPTURE_GATE names (the launcher's side: "1" closed) and closes the
  * gate as they say; a value it cannot read is said once and ignored (the
- * whole run is recorded). */
+ * whole run is recorded). With GTRACE_FLIGHT, SIGUSR2 asks for a dump. */
 void gt_cap_window_init(void);
+
+/* cudaProfilerStart (`start`) or cudaProfilerStop was called: under
+ * GTRACE_CAPTURE=cudaProfilerApi the window opens or closes. */
+void gt_cap_window_profiler(bool start);
 
 /* Parses a list of step windows "A-B[,C-D...]" (A <= B, both >= 0) into
  * `out` (pairs, at most `max` of them); the count, or -1 when it is not one. */

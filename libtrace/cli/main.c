@@ -55,7 +55,8 @@ static void usage(FILE *out)
 {
     fprintf(out,
             "Usage: gtrace [-o FILE] [--cuda=auto|on|off] [--stacks=N] [--flush-ms=N] [--pytorch[=LIST]] [--force]\n"
-            "              [--wait-leftovers=SECONDS] [--] PROGRAM [ARGS...]\n"
+            "              [--wait-leftovers=SECONDS] [--capture=WINDOW] [--delay=SECONDS]\n"
+            "              [--duration=SECONDS] [--flight-recorder=TIME|SIZE] [--] PROGRAM [ARGS...]\n"
             "       gtrace SUBCOMMAND [ARGS...]\n"
             "\n"
             "Records a trace of PROGRAM (NVTX ranges and memory regions, CUDA calls, kernels,\n"
@@ -73,6 +74,11 @@ static void usage(FILE *out)
             "                      default steps,modules\n"
             "      --wait-leftovers=SECONDS  once PROGRAM ends, wait at most SECONDS (default 60)\n"
             "                      for the processes it left running, then write the trace\n"
+            "      --capture=WINDOW  record NVTX only in a window: steps:A-B[,C-D], nvtx:NAME,\n"
+            "                      signal (SIGUSR1 toggles) or cudaProfilerApi\n"
+            "      --delay=SECONDS, --duration=SECONDS  a window in time\n"
+            "      --flight-recorder=TIME|SIZE  keep only the last 30s (or 256M) and write it at\n"
+            "                      the end, at a crash or OOM, and on SIGUSR2\n"
             "  -h, --help          show this help\n"
             "  -V, --version       show the version\n"
             "\n"

@@ -37,6 +37,8 @@ typedef struct record_opts {
     char pytorch[64];      /* "steps,modules[,ops][,shapes]"; empty: --pytorch not given */
     const char *capture;   /* --capture: steps:A-B[,C-D], nvtx:NAME, signal; NULL: the whole run */
     int64_t delay_ns, duration_ns;
+    const char *flight;    /* --flight-recorder as given; NULL: none */
+    int64_t flight_ns, flight_bytes;
 } record_opts;
 
 /* "A-B[,C-D...]" (or "A"), A <= B: step numbers as the `step N` ranges count. */
@@ -72,7 +74,33 @@ static bool parse_capture(const char *arg)
         return parse_steps(arg + 6);
     if (!strncmp(arg, "nvtx:", 5))
         return arg[5] != '\0' && strlen(arg + 5) < 256;
-    return !strcmp(arg, "signal");
+    return !strcmp(arg, "signal") || !strcmp(arg, "cudaProfilerApi");
+}
+
+/* --flight-recorder=N(s|min|h) or N(K|M|G): a time (to a week) or a size
+ * (to 1 TiB, powers of 1024), more than zero; a unit is needed. */
+static bool parse_flight(const char *s, int64_t *out_ns, int64_t *out_bytes)
+{
+    static const struct { const char *unit; double ns, bytes; } units[] = {
+        {"ms", 1e6, 0}, {"s", 1e9, 0}, {"min", 60e9, 0}, {"h", 3600e9, 0},
+        {"K", 0, 1024.0}, {"M", 0, 1048576.0}, {"G", 0, 1073741824.0},
+    };
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || end == s || !(v > 0) || *s < '0' || *s > '9')
+        return false;
+    for (size_t i = 0; i < sizeof units / sizeof units[0]; i++) {
+        if (strcmp(end, units[i].unit) != 0)
+            continue;
+        double ns = v * units[i].ns, bytes = v * units[i].bytes;
+        if (ns > 7 * 24 * 3600e9 || bytes > 1099511627776.0 || (ns > 0 && ns < 1e6) || (bytes > 0 && bytes < 1))
+            return false;
+        *out_ns = (int64_t)ns;
+        *out_bytes = (int64_t)bytes;
+        return true;
+    }
+    return false;
 }
 
 /* Seconds, fractions allowed, from 0 to a week, as ns. */
@@ -219,7 +247,8 @@ static void record_usage(FILE *out)
 {
     fprintf(out, "Usage: gtrace [-o FILE] [--cuda=auto|on|off] [--stacks=N] [--flush-ms=N] [--pytorch[=LIST]] [--force]\n"
                  "              [--wait-leftovers=SECONDS] [--capture=steps:A-B[,C-D]|nvtx:NAME|signal]\n"
-                 "              [--delay=SECONDS] [--duration=SECONDS] [--] PROGRAM [ARGS...]\n"
+                 "              [--delay=SECONDS] [--duration=SECONDS] [--flight-recorder=TIME|SIZE]\n"
+                 "              [--] PROGRAM [ARGS...]\n"
                  "Try 'gtrace --help' for more.\n");
 }
 
@@ -228,7 +257,7 @@ int gt_cli_record(int argc, char **argv)
     record_opts o = {.output = NULL, .cuda = "auto", .n_stack_frames = 16, .flush_ms = 200, .force = false,
                      .wait_leftovers_s = GT_RECORD_WAIT_LEFTOVERS_S, .pytorch = ""};
     enum { OPT_CUDA = 256, OPT_STACKS, OPT_FLUSH, OPT_FORCE, OPT_PYTORCH, OPT_WAIT_LEFTOVERS, OPT_CAPTURE, OPT_DELAY,
-           OPT_DURATION };
+           OPT_DURATION, OPT_FLIGHT };
     static const struct option longopts[] = {
         {"output", required_argument, NULL, 'o'},   {"cuda", required_argument, NULL, OPT_CUDA},
         {"stacks", required_argument, NULL, OPT_STACKS}, {"flush-ms", required_argument, NULL, OPT_FLUSH},
@@ -236,6 +265,7 @@ int gt_cli_record(int argc, char **argv)
         {"wait-leftovers", required_argument, NULL, OPT_WAIT_LEFTOVERS},
         {"capture", required_argument, NULL, OPT_CAPTURE}, {"delay", required_argument, NULL, OPT_DELAY},
         {"duration", required_argument, NULL, OPT_DURATION},
+        {"flight-recorder", required_argument, NULL, OPT_FLIGHT},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},        {NULL, 0, NULL, 0},
     };
@@ -278,12 +308,9 @@ int gt_cli_record(int argc, char **argv)
             }
             break;
         case OPT_CAPTURE:
-            if (!strcmp(optarg, "cudaProfilerApi")) {
-                gt_cli_error("--capture=cudaProfilerApi is not supported yet; use steps:A-B, nvtx:NAME or signal");
-                return 2;
-            }
             if (!parse_capture(optarg)) {
-                gt_cli_error("--capture=%s: expected steps:A-B[,C-D...] (A <= B), nvtx:NAME or signal", optarg);
+                gt_cli_error("--capture=%s: expected steps:A-B[,C-D...] (A <= B), nvtx:NAME, signal or "
+                             "cudaProfilerApi", optarg);
                 return 2;
             }
             o.capture = optarg;
@@ -296,6 +323,14 @@ int gt_cli_record(int argc, char **argv)
                 return 2;
             }
             break;
+        case OPT_FLIGHT:
+            if (!parse_flight(optarg, &o.flight_ns, &o.flight_bytes)) {
+                gt_cli_error("--flight-recorder=%s: expected a time (30s, 10min, 1h) or a size (256M, 1G) above "
+                             "zero", optarg);
+                return 2;
+            }
+            o.flight = optarg;
+            break;
         case 'h': record_usage(stdout); return 0;
         case 'V': printf("gtrace %s\n", PACKAGE_VERSION); return 0;
         default:
@@ -307,6 +342,11 @@ int gt_cli_record(int argc, char **argv)
             return 2;
         }
     }
+    if (o.flight && (o.capture || o.delay_ns > 0 || o.duration_ns > 0)) {
+        gt_cli_error("--flight-recorder keeps the last part of the whole run: it does not go with --capture, "
+                     "--delay or --duration");
+        return 2;
+    }
     if (optind >= argc) {
         gt_cli_error("no program to run");
         record_usage(stderr);
@@ -315,7 +355,8 @@ int gt_cli_record(int argc, char **argv)
     gt_record_options ro = {.argv = argv + optind, .output = o.output, .force = o.force, .cuda = o.cuda,
                             .n_stack_frames = o.n_stack_frames, .flush_ms = o.flush_ms,
                             .wait_leftovers_s = o.wait_leftovers_s, .pytorch = o.pytorch, .capture = o.capture,
-                            .delay_ns = o.delay_ns, .duration_ns = o.duration_ns};
+                            .delay_ns = o.delay_ns, .duration_ns = o.duration_ns, .flight = o.flight,
+                            .flight_ns = o.flight_ns, .flight_bytes = o.flight_bytes};
     gt_record_result r;
     if (gt_record_run(&r, &ro) != 0)
         return r.exit_code;

@@ -49,6 +49,7 @@
 
 #include "record_int.h"
 #include "drain.h"
+#include "flight.h"
 #include "losses.h"
 #include "tsc_clock.h"
 
@@ -67,6 +68,8 @@ typedef struct proc {          /* one process image: its connection, region and 
     gt_writer *writer;
     gt_drain *drain;           /* also without a writer, once writing failed */
     bool part_tried;
+    gt_flight_proc *flight;    /* under a flight recorder: its state there (the writer's) */
+    uint64_t seen_dump_requests; /* the region's dump_requests as last read (the reader's) */
     int64_t dropped_total[GT_EV_N_KINDS];
     char part_name[64];
     char fail_reason[128];
@@ -74,20 +77,14 @@ typedef struct proc {          /* one process image: its connection, region and 
 
 /* What the reader hands the writer: a copy of what one read found in a
  * process's rings (segments), or the end of a process, or the end of all. */
-enum { CHUNK_DATA, CHUNK_END, CHUNK_STOP };
-enum { SEG_RECORDS = 1, SEG_THREAD = 2, SEG_LOST_END = 3 };
-
-typedef struct seg_hdr {       /* followed by `n_bytes` (a multiple of 8) */
-    uint32_t kind;             /* SEG_* */
-    int32_t tid;
-    uint64_t n_bytes;
-} seg_hdr;
-_Static_assert(sizeof(seg_hdr) == 16, "seg_hdr layout");
+enum { CHUNK_DATA, CHUNK_END, CHUNK_STOP, CHUNK_DUMP };
 
 typedef struct chunk {
     struct chunk *next;
     proc *p;
     int kind;                  /* CHUNK_* */
+    int64_t read_ns;           /* CLOCK_MONOTONIC when the rings were read */
+    const char *reason;        /* CHUNK_DUMP: why (a literal) */
     size_t n_bytes, cap_bytes;
     char *data;                /* segments */
 } chunk;
@@ -114,9 +111,17 @@ struct gt_collector {
     gt_launcher_window window; /* the reader's */
     int window_closed;         /* as last written to the gate file; -1: not yet */
     char gate_path[PATH_MAX + 16]; /* where processes read it as they start */
+    gt_flight *flight;         /* --flight-recorder: chunks are kept there, not written */
+    sig_atomic_t seen_dump_signals; /* the reader's */
 };
 
 volatile sig_atomic_t gt_record_n_toggles;
+volatile sig_atomic_t gt_record_n_dump_signals;
+
+void gt_collector_set_flight(gt_collector *c, gt_flight *f)
+{
+    c->flight = f;
+}
 
 /* A process starting reads the launcher's side of the gate here
  * (GTRACE_CAPTURE_GATE) before the launcher has seen its region. */
@@ -313,40 +318,6 @@ static void stop_writing(proc *p, const char *what)
         gt_drain_discard(p->drain);
 }
 
-static void write_config(proc *p, int64_t gpid, const char *key, const char *value)
-{
-    gt_writer_add_config(p->writer, gpid, key, value);
-    if (p->h->is_root)
-        gt_writer_add_config(p->writer, 0, key, value);
-}
-
-/* The process's description (its region's `info`): name, then key/value pairs. */
-static void describe_process(proc *p)
-{
-    uint32_t info_bytes = p->h->info_bytes;
-    if (info_bytes > GT_SHM_INFO_BYTES)
-        info_bytes = GT_SHM_INFO_BYTES;
-    const char *cur = p->h->info, *end = p->h->info + info_bytes;
-    int64_t gpid = gt_global_pid(p->pid);
-    const char *comm = memchr(cur, '\0', (size_t)(end - cur)) ? cur : "";
-    gt_writer_add_process(p->writer, p->pid, comm);
-    gt_writer_set_session_start(p->writer, p->h->utc_t0_ns);
-    if (*comm || cur < end)
-        cur += strlen(comm) + 1;
-    while (cur < end) {
-        const char *key = cur;
-        const char *kend = memchr(key, '\0', (size_t)(end - key));
-        if (!kend || kend + 1 >= end)
-            break;
-        const char *value = kend + 1;
-        const char *vend = memchr(value, '\0', (size_t)(end - value));
-        if (!vend)
-            break;
-        write_config(p, gpid, key, value);
-        cur = vend + 1;
-    }
-}
-
 static void open_part(gt_collector *c, proc *p)
 {
     char path[PATH_MAX + 64];
@@ -368,7 +339,7 @@ static void open_part(gt_collector *c, proc *p)
     if (rc == 0)
         rc = gt_writer_begin(p->writer);
     if (rc == 0) {
-        describe_process(p);
+        gt_drain_describe(p->writer, p->pid, p->h);
         rc = gt_writer_commit(p->writer);
     }
     if (rc != 0)
@@ -539,6 +510,7 @@ static void read_proc(gt_collector *c, proc *p, bool last)
     chunk *k = new_chunk(p, CHUNK_DATA);
     if (!k)
         return;
+    k->read_ns = gt_clock_mono_now();
     copy_rings(p, k);
     if (k->n_bytes == 0)
         chunk_free(k);
@@ -546,55 +518,7 @@ static void read_proc(gt_collector *c, proc *p, bool last)
         enqueue(c, k);
 }
 
-/* Drop counts of every ring and of threads without one (they only grow). */
-static void total_dropped(const proc *p, int64_t *out)
-{
-    const gt_shm_header *h = p->h;
-    const gt_shm_ring *rings = (const gt_shm_ring *)((const char *)h + sizeof *h);
-    uint32_t n = atomic_load_explicit(&h->n_carved, memory_order_acquire);
-    if (n > p->n_rings)
-        n = p->n_rings;
-    for (int k = 0; k < GT_EV_N_KINDS; k++) {
-        int64_t v = atomic_load_explicit(&h->orphan_dropped[k], memory_order_relaxed);
-        for (uint32_t i = 0; i < n; i++)
-            v += atomic_load_explicit(&rings[i].dropped[k], memory_order_relaxed);
-        out[k] += v > 0 ? v : 0;
-    }
-}
-
 /* ---- the writer: chunks to parts ------------------------------------------- */
-
-/* The records of one chunk, each checked to lie inside its segment. */
-static void drain_chunk(proc *p, const chunk *k)
-{
-    size_t off = 0;
-    while (off + sizeof(seg_hdr) <= k->n_bytes) {
-        seg_hdr h;
-        memcpy(&h, k->data + off, sizeof h);
-        off += sizeof h;
-        if (h.n_bytes > k->n_bytes - off)
-            break;
-        const char *d = k->data + off;
-        if (h.kind == SEG_RECORDS) {
-            for (uint64_t at = 0; at + sizeof(rec_hdr) <= h.n_bytes;) {
-                const rec_hdr *rec = (const rec_hdr *)(d + at);
-                uint32_t size = rec->size_bytes;
-                if (size < sizeof(rec_hdr) || (size & 7) || size > h.n_bytes - at)
-                    break; /* not what a producer writes: the rest of this segment is skipped */
-                if (rec->type != REC_PAD)
-                    gt_drain_record(p->drain, h.tid, rec);
-                at += size;
-            }
-        } else if (h.kind == SEG_THREAD) {
-            gt_drain_thread(p->drain, h.tid, d);
-        } else if (h.kind == SEG_LOST_END) {
-            int64_t id;
-            memcpy(&id, d, sizeof id);
-            gt_drain_range_lost(p->drain, id);
-        }
-        off += h.n_bytes;
-    }
-}
 
 /* One chunk (or the end of `p`: `k` NULL) into one transaction while writing
  * works, else only counted. At the end, also the ranges never ended, the
@@ -614,10 +538,10 @@ static void write_chunk(gt_collector *c, proc *p, const chunk *k)
         stop_writing(p, gt_error_last());
     gt_drain_batch_begin(p->drain);
     if (k)
-        drain_chunk(p, k);
+        gt_drain_segments(p->drain, k->data, k->n_bytes);
     if (last) {
         gt_drain_finish(p->drain, gt_clock_mono_now() - p->h->t0_ns);
-        total_dropped(p, p->dropped_total);
+        gt_drain_region_dropped(p->h, p->n_rings, p->dropped_total);
         gt_drain_take_lost(p->drain, p->dropped_total); /* ranges whose end was dropped */
     }
     if (p->writer) {
@@ -654,6 +578,31 @@ static void write_chunk(gt_collector *c, proc *p, const chunk *k)
     }
 }
 
+/* Under a flight recorder: a chunk kept, a process's end noted, a dump
+ * written (asked for, or an out-of-memory mark seen). */
+static void keep_chunk(gt_collector *c, chunk *k)
+{
+    proc *p = k->p;
+    if (k->kind == CHUNK_DUMP) {
+        gt_flight_dump(c->flight, k->reason);
+        return;
+    }
+    if (p->h && !p->flight && has_events(p))
+        p->flight = gt_flight_proc_new(c->flight, p->pid, p->h, p->n_rings);
+    if (k->kind == CHUNK_DATA) {
+        if (p->flight) {
+            bool oom = gt_flight_add(c->flight, p->flight, k->data, k->n_bytes, k->read_ns);
+            k->data = NULL; /* the recorder's now */
+            if (oom)
+                gt_flight_dump(c->flight, "out of memory");
+        }
+        return;
+    }
+    if (p->flight)
+        gt_flight_proc_end(c->flight, p->flight);
+    proc_free(p);
+}
+
 /* The writer yields to the reader and to the traced program: what it has
  * not written yet waits in the queue (the rings are already free), while a
  * reader that runs late lets rings fill and a slowed program is what gtrace
@@ -682,7 +631,9 @@ static void *writer_main(void *arg)
         }
         /* A pair after every stamp of the chunk (they were written before it was copied). */
         gt_clock_sample();
-        if (k->kind == CHUNK_DATA)
+        if (c->flight)
+            keep_chunk(c, k);
+        else if (k->kind == CHUNK_DATA)
             write_chunk(c, k->p, k);
         else {
             write_chunk(c, k->p, NULL);
@@ -736,9 +687,21 @@ static void *reader_main(void *arg)
         /* Read every region; hand over the end of those whose process image
          * is gone (all, when stopping): the writer finishes and frees them. */
         size_t kept = 0;
+        const char *dump = NULL;
+        if (c->flight && gt_record_n_dump_signals != c->seen_dump_signals) {
+            c->seen_dump_signals = gt_record_n_dump_signals;
+            dump = "SIGUSR2";
+        }
         for (size_t i = 0; i < c->n_procs; i++) {
             proc *p = c->procs[i];
             bool last = stopping || p->sock < 0;
+            if (c->flight && p->h) {
+                uint64_t asked = atomic_load_explicit(&p->h->dump_requests, memory_order_relaxed);
+                if (asked != p->seen_dump_requests) {
+                    p->seen_dump_requests = asked;
+                    dump = "SIGUSR2";
+                }
+            }
             read_proc(c, p, last);
             chunk *end = last ? new_chunk(p, CHUNK_END) : NULL;
             if (end) {
@@ -750,6 +713,11 @@ static void *reader_main(void *arg)
             }
         }
         c->n_procs = kept;
+        chunk *dk = dump && !stopping ? new_chunk(NULL, CHUNK_DUMP) : NULL;
+        if (dk) { /* after what was read now: the dump holds it */
+            dk->reason = dump;
+            enqueue(c, dk);
+        }
     }
     free(fds);
     chunk *stop = new_chunk(NULL, CHUNK_STOP);

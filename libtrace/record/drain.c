@@ -484,6 +484,79 @@ void gt_drain_record(gt_drain *d, int32_t tid, const rec_hdr *rec)
     }
 }
 
+void gt_drain_segments(gt_drain *d, const char *data, size_t n_bytes)
+{
+    size_t off = 0;
+    while (off + sizeof(seg_hdr) <= n_bytes) {
+        seg_hdr h;
+        memcpy(&h, data + off, sizeof h);
+        off += sizeof h;
+        if (h.n_bytes > n_bytes - off)
+            break;
+        const char *seg = data + off;
+        if (h.kind == SEG_RECORDS) {
+            for (uint64_t at = 0; at + sizeof(rec_hdr) <= h.n_bytes;) {
+                const rec_hdr *rec = (const rec_hdr *)(seg + at);
+                uint32_t size = rec->size_bytes;
+                if (size < sizeof(rec_hdr) || (size & 7) || size > h.n_bytes - at)
+                    break; /* not what a producer writes: the rest of this segment is skipped */
+                if (rec->type != REC_PAD)
+                    gt_drain_record(d, h.tid, rec);
+                at += size;
+            }
+        } else if (h.kind == SEG_THREAD) {
+            gt_drain_thread(d, h.tid, seg);
+        } else if (h.kind == SEG_LOST_END) {
+            int64_t id;
+            memcpy(&id, seg, sizeof id);
+            gt_drain_range_lost(d, id);
+        }
+        off += h.n_bytes;
+    }
+}
+
+void gt_drain_region_dropped(const gt_shm_header *h, uint32_t n_rings, int64_t *out)
+{
+    const gt_shm_ring *rings = (const gt_shm_ring *)((const char *)h + sizeof *h);
+    uint32_t n = atomic_load_explicit(&h->n_carved, memory_order_acquire);
+    if (n > n_rings)
+        n = n_rings;
+    for (int k = 0; k < GT_EV_N_KINDS; k++) {
+        int64_t v = atomic_load_explicit(&h->orphan_dropped[k], memory_order_relaxed);
+        for (uint32_t i = 0; i < n; i++)
+            v += atomic_load_explicit(&rings[i].dropped[k], memory_order_relaxed);
+        out[k] += v > 0 ? v : 0;
+    }
+}
+
+void gt_drain_describe(gt_writer *w, int64_t pid, const gt_shm_header *h)
+{
+    uint32_t info_bytes = h->info_bytes;
+    if (info_bytes > GT_SHM_INFO_BYTES)
+        info_bytes = GT_SHM_INFO_BYTES;
+    const char *cur = h->info, *end = h->info + info_bytes;
+    int64_t gpid = gt_global_pid(pid);
+    const char *comm = memchr(cur, '\0', (size_t)(end - cur)) ? cur : "";
+    gt_writer_add_process(w, pid, comm);
+    gt_writer_set_session_start(w, h->utc_t0_ns);
+    if (*comm || cur < end)
+        cur += strlen(comm) + 1;
+    while (cur < end) {
+        const char *key = cur;
+        const char *kend = memchr(key, '\0', (size_t)(end - key));
+        if (!kend || kend + 1 >= end)
+            break;
+        const char *value = kend + 1;
+        const char *vend = memchr(value, '\0', (size_t)(end - value));
+        if (!vend)
+            break;
+        gt_writer_add_config(w, gpid, key, value);
+        if (h->is_root)
+            gt_writer_add_config(w, 0, key, value);
+        cur = vend + 1;
+    }
+}
+
 void gt_drain_thread(gt_drain *d, int32_t tid, const char *name)
 {
     for (size_t i = 0; i < d->n_named; i++)

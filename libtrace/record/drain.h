@@ -9,6 +9,17 @@
 
 typedef struct gt_drain gt_drain;
 
+/* What one read of a process's rings holds (collect.c's reader hands it to
+ * the writer, flight.c keeps it): segments, each a header and `n_bytes` (a
+ * multiple of 8) of records, a thread's name or a lost end's range id. */
+enum { SEG_RECORDS = 1, SEG_THREAD = 2, SEG_LOST_END = 3 };
+typedef struct seg_hdr {
+    uint32_t kind;             /* SEG_* */
+    int32_t tid;
+    uint64_t n_bytes;
+} seg_hdr;
+_Static_assert(sizeof(seg_hdr) == 16, "seg_hdr layout");
+
 /* A drain for the records of process `pid`, whose region is `shm` (for its
  * registered strings and clock). */
 int gt_drain_new(gt_drain **out, gt_writer *w, int64_t pid, const gt_shm_header *shm);
@@ -26,6 +37,16 @@ void gt_drain_take_lost(gt_drain *d, int64_t *out);
 void gt_drain_range_lost(gt_drain *d, int64_t range_id);
 /* One record of thread `tid`; `rec` was checked to lie inside its ring. */
 void gt_drain_record(gt_drain *d, int32_t tid, const rec_hdr *rec);
+/* Every record of the segments `data` (`n_bytes`), each checked to lie
+ * inside its segment. */
+void gt_drain_segments(gt_drain *d, const char *data, size_t n_bytes);
+/* Writes the process's description (its region's `info`: name, then
+ * key/value pairs) into `w`; the root's run entries also under pid 0. */
+void gt_drain_describe(gt_writer *w, int64_t pid, const gt_shm_header *h);
+/* Adds the drop counts of every ring of region `h` (`n_rings` of them, as
+ * checked when it arrived) and of its threads without one to `out`
+ * (GT_EV_N_KINDS); they only grow. */
+void gt_drain_region_dropped(const gt_shm_header *h, uint32_t n_rings, int64_t *out);
 /* Thread `tid` is seen for the first time (after its first records). */
 void gt_drain_thread(gt_drain *d, int32_t tid, const char *name);
 /* Writes start/end ranges that never ended as lasting until `end_ns`;

@@ -69,6 +69,14 @@ typedef struct gt_record_options {
     const char *capture;  /* "steps:A-B[,C-D...]", "nvtx:NAME", "signal" (closed until SIGUSR1); NULL or "": none */
     int64_t delay_ns;     /* --delay: the window opens this long after the start (0: at once) */
     int64_t duration_ns;  /* --duration: and closes this long after it opened (0: never) */
+    /* The flight recorder (--flight-recorder, not with a capture window):
+     * only the last flight_ns (or flight_bytes of records) is kept, and a
+     * trace of it is written at the end, on SIGUSR2 (to gtrace or a traced
+     * process) and at a process's first out-of-memory mark: the first at
+     * `output`, the next numbered (gtrace.1). */
+    int64_t flight_ns;
+    int64_t flight_bytes;
+    const char *flight;   /* as given, for the trace's run entries */
 } gt_record_options;
 
 /* With a capture window, SIGUSR1 to the launcher during the run opens the
@@ -94,6 +102,7 @@ typedef struct gt_record_result {
     gt_record_losses losses;
     int stop_signal;          /* not 0: the writing was interrupted by it, no trace (said) */
     int leftover_signal;      /* a signal got while waiting for the leftovers: the trace is written */
+    int n_dumps;              /* flight recorder: traces written (`output` is the last) */
     char parts_dir[PATH_MAX]; /* the parts folder (private to the engine) */
     gt_record_snapshots *snapshots; /* CUDA memory snapshots imported or not (private) */
 } gt_record_result;

@@ -14,6 +14,8 @@ libtrace_record_libgtrecord_la_SOURCES = \
 	libtrace/record/leftovers.h \
 	libtrace/record/leftovers.c \
 	libtrace/record/collect.c \
+	libtrace/record/flight.h \
+	libtrace/record/flight.c \
 	libtrace/record/drain.h \
 	libtrace/record/drain.c \
 	libtrace/record/tsc_clock.h \

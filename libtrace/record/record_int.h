@@ -38,6 +38,15 @@ const char *gt_collector_set_window(gt_collector *c, const gt_launcher_window *w
 /* SIGUSR1s got (run.c's handler counts them). */
 extern volatile sig_atomic_t gt_record_n_toggles;
 
+/* --flight-recorder (flight.h): the writer keeps what it reads in `f`
+ * instead of writing parts; a dump is written when a traced process asks
+ * (SIGUSR2 to it) or gtrace gets SIGUSR2 (counted here by run.c's handler),
+ * and at a process's first out-of-memory mark. Set before
+ * gt_collector_start; the last dump is the caller's, once it finished. */
+typedef struct gt_flight gt_flight;
+void gt_collector_set_flight(gt_collector *c, gt_flight *f);
+extern volatile sig_atomic_t gt_record_n_dump_signals;
+
 /* Creates the loss table in a fresh parts directory (losses.h). */
 int gt_record_make_losses(const char *parts_dir);
 /* Removes every file gtrace puts in a parts directory (not the directory). */

@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "flight.h"
 #include "leftovers.h"
 #include "record_int.h"
 
@@ -370,8 +371,13 @@ static void prepare_env(const gt_record_options *o, const char *lib, const char 
     /* The process's side of the window (window.c) and where the launcher's starts. */
     unsetenv("GTRACE_CAPTURE");
     unsetenv("GTRACE_CAPTURE_GATE");
-    if (o->capture && (!strncmp(o->capture, "steps:", 6) || !strncmp(o->capture, "nvtx:", 5)))
+    if (o->capture && (!strncmp(o->capture, "steps:", 6) || !strncmp(o->capture, "nvtx:", 5)
+                       || !strcmp(o->capture, "cudaProfilerApi")))
         setenv("GTRACE_CAPTURE", o->capture, 1);
+    /* A flight recorder: SIGUSR2 to a traced process asks for a dump (window.c). */
+    unsetenv("GTRACE_FLIGHT");
+    if (o->flight && o->flight[0])
+        setenv("GTRACE_FLIGHT", o->flight, 1);
 #ifdef HAVE_CUPTI
     /* The CUDA driver calls libgtrace's InitializeInjection during cuInit,
      * so CUPTI is loaded only into processes that use CUDA. */
@@ -400,6 +406,12 @@ static void on_toggle_signal(int sig)
     gt_record_n_toggles++;
 }
 
+static void on_dump_signal(int sig)
+{
+    (void)sig;
+    gt_record_n_dump_signals++;
+}
+
 bool gt_record_has_window(const gt_record_options *o)
 {
     return (o->capture && o->capture[0]) || o->delay_ns > 0 || o->duration_ns > 0;
@@ -423,7 +435,7 @@ static void after_run(int sig, const struct sigaction *old)
  * status, or -1 with the error said. *out_signal: a signal gtrace got while
  * waiting for the leftovers (0: none), which it dies of once the trace is
  * written. */
-static int run_program(const char *path, char **argv, gt_collector *col, bool toggles, int wait_s,
+static int run_program(const char *path, char **argv, gt_collector *col, bool toggles, bool dumps, int wait_s,
                        int *out_status, pid_t *out_pid, int *out_signal)
 {
     int err_pipe[2];
@@ -473,6 +485,10 @@ static int run_program(const char *path, char **argv, gt_collector *col, bool to
     sigemptyset(&toggle.sa_mask);
     if (toggles)
         sigaction(SIGUSR1, &toggle, &old_usr1);
+    struct sigaction dump = {.sa_handler = on_dump_signal, .sa_flags = SA_RESTART}, old_usr2;
+    sigemptyset(&dump.sa_mask);
+    if (dumps)
+        sigaction(SIGUSR2, &dump, &old_usr2);
     close(err_pipe[1]);
     int exec_errno = 0;
     ssize_t n;
@@ -508,6 +524,8 @@ static int run_program(const char *path, char **argv, gt_collector *col, bool to
     after_run(SIGHUP, &old_hup);
     if (toggles)
         sigaction(SIGUSR1, &old_usr1, NULL);
+    if (dumps)
+        sigaction(SIGUSR2, &old_usr2, NULL);
     if (n == (ssize_t)sizeof exec_errno) {
         gt_record_error("cannot run '%s': %s", path, strerror(exec_errno));
         return -1;
@@ -535,6 +553,64 @@ static int64_t realtime_ns(void)
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
+
+/* The command line as given and gtrace's options, for GTRACE_RUN_CONFIG. */
+static void describe_run(const gt_record_options *o, char **prog_argv, char *cmdline, size_t cmdline_bytes,
+                         char *options, size_t options_bytes)
+{
+    size_t len = 0;
+    cmdline[0] = '\0';
+    for (char **a = prog_argv; *a && len < cmdline_bytes - 1; a++)
+        len += (size_t)snprintf(cmdline + len, cmdline_bytes - len, "%s%s", a == prog_argv ? "" : " ", *a);
+    int n_opt = snprintf(options, options_bytes, "--cuda=%s --stacks=%d --flush-ms=%d", o->cuda, o->n_stack_frames,
+                         o->flush_ms);
+#define ADD_OPTION(...)                                                                                    \
+    do {                                                                                                   \
+        if (n_opt > 0 && (size_t)n_opt < options_bytes)                                                   \
+            n_opt += snprintf(options + n_opt, options_bytes - (size_t)n_opt, __VA_ARGS__);                \
+    } while (0)
+    if (o->pytorch[0])
+        ADD_OPTION(" --pytorch=%s", o->pytorch);
+    if (o->capture && o->capture[0])
+        ADD_OPTION(" --capture=%s", o->capture);
+    if (o->delay_ns > 0)
+        ADD_OPTION(" --delay=%.3f", o->delay_ns / 1e9);
+    if (o->duration_ns > 0)
+        ADD_OPTION(" --duration=%.3f", o->duration_ns / 1e9);
+    if (o->flight && o->flight[0])
+        ADD_OPTION(" --flight-recorder=%s", o->flight);
+#undef ADD_OPTION
+}
+
+/* The flight recorder's last dump, once every traced process has ended:
+ * why (the program's exit or the signal it died of) goes into the trace. */
+static int flight_end(gt_record_result *out, gt_flight *flight, int status)
+{
+    char reason[64];
+    if (WIFSIGNALED(status)) {
+        const char *name = sigabbrev_np(WTERMSIG(status));
+        if (name)
+            snprintf(reason, sizeof reason, "SIG%s", name);
+        else
+            snprintf(reason, sizeof reason, "signal %d", WTERMSIG(status));
+    } else {
+        snprintf(reason, sizeof reason, "exit %d", WIFEXITED(status) ? WEXITSTATUS(status) : 0);
+    }
+    if (!gt_record_stop_signal)
+        gt_flight_dump(flight, reason);
+    out->n_dumps = gt_flight_n_written(flight);
+    if (out->n_dumps > 0) {
+        snprintf(out->output, sizeof out->output, "%s", gt_flight_last_output(flight));
+        out->written = true;
+    }
+    gt_flight_free(flight);
+    gt_record_remove_parts(out->parts_dir);
+    if (!out->written)
+        remove_parts_dir(out->parts_dir);
+    if (gt_record_stop_signal)
+        out->stop_signal = gt_record_stop_signal;
+    return 0;
+}
 
 /* ---- the whole run ---------------------------------------------------- */
 
@@ -583,11 +659,30 @@ int gt_record_run(gt_record_result *out, const gt_record_options *opts)
                                 .close_ns = o.duration_ns > 0 ? t0 + o.delay_ns + o.duration_ns : 0};
         setenv("GTRACE_CAPTURE_GATE", gt_collector_set_window(col, &w), 1);
     }
-    int run_rc = run_program(path, prog_argv, col, windowed, o.wait_leftovers_s, &status, &pid,
+    char cmdline[8192], options[1024], copy[PATH_MAX];
+    describe_run(&o, prog_argv, cmdline, sizeof cmdline, options, sizeof options);
+    snprintf(copy, sizeof copy, "%s", prog_argv[0]);
+    gt_record_run_info run = {.utc_t0_ns = utc_t0, .program_name = basename(copy), .command_line = cmdline,
+                              .options = options};
+    gt_flight *flight = NULL;
+    if (o.flight && o.flight[0]) {
+        gt_flight_options fo = {.keep_ns = o.flight_ns, .keep_bytes = o.flight_bytes, .spec = o.flight,
+                                .output = output, .force = o.force, .parts_dir = parts, .t0_ns = t0, .run = run};
+        if (gt_flight_new(&flight, &fo) != 0) {
+            gt_record_error("cannot prepare the flight recorder: %s", gt_error_last());
+            gt_collector_free(col);
+            gt_record_remove_parts(parts);
+            remove_parts_dir(parts);
+            return out->exit_code = 1;
+        }
+        gt_collector_set_flight(col, flight);
+    }
+    int run_rc = run_program(path, prog_argv, col, windowed, flight != NULL, o.wait_leftovers_s, &status, &pid,
                              &out->leftover_signal);
     /* Every traced process has ended: the last read of every region. */
     gt_collector_free(col);
     if (run_rc != 0) {
+        gt_flight_free(flight);
         gt_record_assemble(parts, NULL, false, NULL, NULL); /* removes whatever was written */
         remove_parts_dir(parts);
         return out->exit_code = 127;
@@ -597,26 +692,11 @@ int gt_record_run(gt_record_result *out, const gt_record_options *opts)
     int64_t wall_ns = monotonic_ns() - t0;
     int64_t utc_end = realtime_ns();
     out->run_ns = wall_ns;
-
-    char cmdline[8192] = "";
-    size_t len = 0;
-    for (char **a = prog_argv; *a && len < sizeof cmdline - 1; a++)
-        len += (size_t)snprintf(cmdline + len, sizeof cmdline - len, "%s%s", a == prog_argv ? "" : " ", *a);
-    char options[1024];
-    int n_opt = snprintf(options, sizeof options, "--cuda=%s --stacks=%d --flush-ms=%d", o.cuda, o.n_stack_frames,
-                         o.flush_ms);
-    if (o.pytorch[0] && n_opt > 0 && (size_t)n_opt < sizeof options)
-        n_opt += snprintf(options + n_opt, sizeof options - (size_t)n_opt, " --pytorch=%s", o.pytorch);
-    if (o.capture && o.capture[0] && n_opt > 0 && (size_t)n_opt < sizeof options)
-        n_opt += snprintf(options + n_opt, sizeof options - (size_t)n_opt, " --capture=%s", o.capture);
-    if (o.delay_ns > 0 && n_opt > 0 && (size_t)n_opt < sizeof options)
-        n_opt += snprintf(options + n_opt, sizeof options - (size_t)n_opt, " --delay=%.3f", o.delay_ns / 1e9);
-    if (o.duration_ns > 0 && n_opt > 0 && (size_t)n_opt < sizeof options)
-        snprintf(options + n_opt, sizeof options - (size_t)n_opt, " --duration=%.3f", o.duration_ns / 1e9);
-    char copy[PATH_MAX];
-    snprintf(copy, sizeof copy, "%s", prog_argv[0]);
-    gt_record_run_info run = {.utc_t0_ns = utc_t0, .end_ns = wall_ns, .utc_end_ns = utc_end, .root_pid = pid,
-                              .program_name = basename(copy), .command_line = cmdline, .options = options};
+    run.end_ns = wall_ns;
+    run.utc_end_ns = utc_end;
+    run.root_pid = pid;
+    if (flight)
+        return flight_end(out, flight, status);
     out->snapshots = gt_record_import_snapshots(parts, t0, utc_t0);
     if (gt_record_assemble(parts, output, o.force, &run, &out->losses) != 0) {
         if (gt_record_stop_signal) {
