@@ -1,7 +1,8 @@
 /* gv-render-private.h: what the timeline's drawing files share (gv-render.c
  * draws the lanes, the axis and the titles; gv-render-overlay.c what goes
- * over them: the selection, the flow arrow, the selected range). Not for
- * the widgets: they use gv-render.h. */
+ * over them: the selection, the flow arrow, the selected range; both use
+ * gv-render-layout.c's lane places and text). Not for the widgets: they use
+ * gv-render.h. */
 #ifndef GV_RENDER_PRIVATE_H
 #define GV_RENDER_PRIVATE_H
 
@@ -37,8 +38,16 @@ static inline double gv_render_lane_h(const GvLane *l)
     return l->kind == GV_ITEM_GAP ? GV_GAP_LANE_H : l->kind == GV_ITEM_MARK ? GV_MARK_LANE_H : GV_LANE_H;
 }
 
+/* gv-render-layout.c: where the lanes are, and text. */
+/* Calls back for each lane whose band of y is on screen (with its y); stops
+ * when it returns TRUE. The caller holds the lock. */
+typedef gboolean (*GvLaneFunc)(const GvTrack *tr, size_t ti, const GvLane *l, size_t li, double y, void *data);
+void gv_render_each_lane(GvTraceModel *m, const GvView *v, GvLaneFunc f, void *data);
 /* The top of a lane; FALSE: no such lane. The caller holds the lock. */
 gboolean gv_render_lane_y(GvTraceModel *m, const GvView *v, size_t track, size_t lane, double *out_y);
+/* Before a frame's text: the shared context follows cr's font setup. */
+void gv_render_text_begin(cairo_t *cr);
+guint gv_render_text_serial(void); /* changes when cached layouts were dropped */
 /* A cached layout of s, ellipsized to max_w (<= 0: whole); NULL for a very long s. */
 PangoLayout *gv_render_text_layout(const char *s, double max_w);
 void gv_render_text_at(GvDrawCtx *c, double x, double y, double max_w, const char *s, double gray);

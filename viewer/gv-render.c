@@ -265,66 +265,6 @@ static double npp_at(const GvView *v, int64_t t_ns)
 }
 
 
-int gv_view_content_height(GvTraceModel *m, const GvView *v)
-{
-    double h = 0;
-    gv_trace_model_lock(m);
-    for (size_t ti = 0; ti < gv_trace_model_n_tracks(m); ti++) {
-        const GvTrack *tr = gv_trace_model_track(m, ti);
-        h += GV_TITLE_H;
-        for (size_t li = 0; li < tr->n_lanes; li++)
-            h += gv_render_lane_h(tr->lanes[li]);
-    }
-    gv_trace_model_unlock(m);
-    return (int)h + (int)gv_render_content_top();
-}
-
-/* Calls back for each lane whose band of y is on screen (with its y); stops when it returns TRUE. */
-typedef gboolean (*lane_func)(const GvTrack *tr, size_t ti, const GvLane *l, size_t li, double y, void *data);
-
-static void each_visible_lane(GvTraceModel *m, const GvView *v, lane_func f, void *data)
-{
-    double y = gv_render_content_top() - v->scroll_y;
-    for (size_t ti = 0; ti < gv_trace_model_n_tracks(m) && y < v->height; ti++) {
-        const GvTrack *tr = gv_trace_model_track(m, ti);
-        y += GV_TITLE_H;
-        for (size_t li = 0; li < tr->n_lanes; li++) {
-            const GvLane *l = tr->lanes[li];
-            double h = gv_render_lane_h(l);
-            if (y + h > gv_render_content_top() && y < v->height && f(tr, ti, l, li, y, data))
-                return;
-            y += h;
-        }
-    }
-}
-
-/* The top of a lane; FALSE: no such lane. The caller holds the lock. */
-gboolean gv_render_lane_y(GvTraceModel *m, const GvView *v, size_t track, size_t lane, double *out_y)
-{
-    double y = gv_render_content_top() - v->scroll_y;
-    for (size_t ti = 0; ti < gv_trace_model_n_tracks(m) && ti <= track; ti++) {
-        const GvTrack *tr = gv_trace_model_track(m, ti);
-        y += GV_TITLE_H;
-        for (size_t li = 0; li < tr->n_lanes; li++) {
-            if (ti == track && li == lane) {
-                *out_y = y;
-                return TRUE;
-            }
-            y += gv_render_lane_h(tr->lanes[li]);
-        }
-    }
-    return FALSE;
-}
-
-double gv_view_lane_y(GvTraceModel *m, const GvView *v, size_t track, size_t lane)
-{
-    double y = -1;
-    gv_trace_model_lock(m);
-    gv_render_lane_y(m, v, track, lane, &y);
-    gv_trace_model_unlock(m);
-    return y;
-}
-
 typedef struct hit_ctx {
     const GvView *v;
     double x, y;
@@ -356,7 +296,7 @@ gboolean gv_view_hit(GvTraceModel *m, const GvView *v, double x, double y, GvIte
         return FALSE;
     hit_ctx c = {.v = v, .x = x, .y = y};
     gv_trace_model_lock(m);
-    each_visible_lane(m, v, hit_lane, &c);
+    gv_render_each_lane(m, v, hit_lane, &c);
     gv_trace_model_unlock(m);
     if (c.found) {
         *out = c.ref;
@@ -367,106 +307,6 @@ gboolean gv_view_hit(GvTraceModel *m, const GvView *v, double x, double y, GvIte
 }
 
 /* ---- drawing ------------------------------------------------------------------------ */
-
-
-
-
-/* ---- text: shaped once, drawn many times --------------------------------------------------
- * Shaping a string with pango costs tens of microseconds; a frame shows the
- * same lane titles, tick labels and names again and again. Layouts are kept by
- * (width, text) on one PangoContext for the main thread, where all drawing
- * runs, and dropped together when the font setup changes or there are many. */
-enum { TEXT_CACHE_MAX = 1024 };
-static PangoContext *text_ctx;
-static GHashTable *text_cache; /* "width\x1ftext" -> PangoLayout */
-static guint text_serial;
-static gboolean text_ctx_set;
-static unsigned long text_fo_hash;
-static cairo_matrix_t text_matrix;
-
-static void text_begin(cairo_t *cr)
-{
-    if (!text_ctx) {
-        text_ctx = pango_font_map_create_context(pango_cairo_font_map_get_default());
-        PangoFontDescription *font = pango_font_description_from_string("Sans 8");
-        pango_context_set_font_description(text_ctx, font);
-        pango_font_description_free(font);
-        text_cache = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_object_unref);
-    }
-    /* pango_cairo_update_context marks the context changed at every call
-     * (pango 1.50), and a changed context drops every layout: it is called
-     * only when what it takes from cr differs (font options, scale). */
-    cairo_font_options_t *fo = cairo_font_options_create(), *cr_fo = cairo_font_options_create();
-    cairo_surface_get_font_options(cairo_get_target(cr), fo);
-    cairo_get_font_options(cr, cr_fo);
-    cairo_font_options_merge(fo, cr_fo);
-    cairo_matrix_t mt;
-    cairo_get_matrix(cr, &mt);
-    unsigned long fo_hash = cairo_font_options_hash(fo);
-    if (!text_ctx_set || fo_hash != text_fo_hash || mt.xx != text_matrix.xx || mt.yx != text_matrix.yx ||
-        mt.xy != text_matrix.xy || mt.yy != text_matrix.yy) {
-        pango_cairo_update_context(cr, text_ctx);
-        text_ctx_set = TRUE;
-        text_fo_hash = fo_hash;
-        text_matrix = mt;
-    }
-    cairo_font_options_destroy(fo);
-    cairo_font_options_destroy(cr_fo);
-    if (pango_context_get_serial(text_ctx) != text_serial || g_hash_table_size(text_cache) > TEXT_CACHE_MAX) {
-        g_hash_table_remove_all(text_cache);
-        text_serial = pango_context_get_serial(text_ctx);
-    }
-}
-
-static PangoLayout *cached_layout(const char *s, int w)
-{
-    char key[320];
-    int n = snprintf(key, sizeof key, "%d\x1f%s", w, s);
-    if (n < 0 || (size_t)n >= sizeof key) /* a long name: not kept */
-        return NULL;
-    PangoLayout *l = g_hash_table_lookup(text_cache, key);
-    if (!l) {
-        l = pango_layout_new(text_ctx);
-        pango_layout_set_ellipsize(l, PANGO_ELLIPSIZE_END);
-        pango_layout_set_height(l, -1); /* one line */
-        pango_layout_set_width(l, w > 0 ? w * PANGO_SCALE : -1);
-        pango_layout_set_text(l, s, -1);
-        g_hash_table_insert(text_cache, g_strdup(key), l);
-    }
-    return l;
-}
-
-/* A name that fits is drawn from its one unbounded layout whatever the
- * room; one that does not is ellipsized at the room rounded down to 16 px:
- * a box's room changes at every zoom step, and shaping its name again each
- * time was most of the text's cost. */
-PangoLayout *gv_render_text_layout(const char *s, double max_w)
-{
-    PangoLayout *whole = cached_layout(s, -1);
-    if (!whole || max_w <= 0)
-        return whole;
-    int w;
-    pango_layout_get_pixel_size(whole, &w, NULL);
-    if (w <= max_w)
-        return whole;
-    return cached_layout(s, max_w >= 16 ? (int)max_w / 16 * 16 : (int)max_w);
-}
-
-void gv_render_text_at(GvDrawCtx *c, double x, double y, double max_w, const char *s, double gray)
-{
-    PangoLayout *l = gv_render_text_layout(s, max_w), *own = NULL;
-    if (!l) {
-        l = own = pango_layout_new(text_ctx);
-        pango_layout_set_ellipsize(l, PANGO_ELLIPSIZE_END);
-        pango_layout_set_width(l, max_w > 0 ? (int)(max_w * PANGO_SCALE) : -1);
-        pango_layout_set_text(l, s, -1);
-    }
-    cairo_set_source_rgb(c->cr, gray, gray, gray);
-    cairo_move_to(c->cr, floor(x), floor(y));
-    pango_cairo_show_layout(c->cr, l);
-    if (own)
-        g_object_unref(own);
-}
 
 /* ---- boxes ------------------------------------------------------------------------------ */
 
@@ -615,10 +455,10 @@ static void draw_labels(GvDrawCtx *c)
     cairo_save(cr);
     cairo_rectangle(cr, 0, gv_render_content_top(), GV_LABEL_W, c->v->height - gv_render_content_top());
     cairo_clip(cr);
-    each_visible_lane(c->m, c->v, label_background, c);
+    gv_render_each_lane(c->m, c->v, label_background, c);
     cairo_set_source_rgb(cr, 0.97, 0.97, 0.97);
     cairo_fill(cr);
-    each_visible_lane(c->m, c->v, label_text, c);
+    gv_render_each_lane(c->m, c->v, label_text, c);
     cairo_restore(cr);
 }
 
@@ -653,7 +493,7 @@ static void blit_labels(GvDrawCtx *c)
             column_h += gv_render_lane_h(tr->lanes[li]);
     }
     gboolean whole = column_h * sy <= LABEL_IMAGE_MAX_PX;
-    label_image want = {NULL, gv_trace_model_layout_serial(c->m), pango_context_get_serial(text_ctx),
+    label_image want = {NULL, gv_trace_model_layout_serial(c->m), gv_render_text_serial(),
                         whole ? -1 : v->scroll_y, sx, sy, whole ? (int)ceil(column_h) : v->height};
     label_image *li = NULL;
     for (int i = 0; i < 2 && !li; i++) {
@@ -793,7 +633,7 @@ void gv_render_time_axis(cairo_t *cr, const GvView *v, double y, double h)
     GvDrawCtx c = {.cr = cr, .v = v};
     c.t_left_ns = gv_view_time(v, GV_LABEL_W);
     c.t_right_ns = gv_view_end(v);
-    text_begin(cr);
+    gv_render_text_begin(cr);
     draw_ticks(&c, y, h);
 }
 
@@ -854,7 +694,7 @@ size_t gv_render_timeline(cairo_t *cr, GvTraceModel *m, const GvView *v)
     cairo_save(cr);
     cairo_set_source_rgb(cr, 1, 1, 1);
     cairo_paint(cr);
-    text_begin(cr);
+    gv_render_text_begin(cr);
 
     gv_trace_model_lock(m);
     /* Track titles: a pass of their own so lanes can clip to their area. */
@@ -875,7 +715,7 @@ size_t gv_render_timeline(cairo_t *cr, GvTraceModel *m, const GvView *v)
     cairo_save(cr);
     cairo_rectangle(cr, GV_LABEL_W, gv_render_content_top(), v->width - GV_LABEL_W, v->height - gv_render_content_top());
     cairo_clip(cr);
-    each_visible_lane(m, v, draw_lane, &c);
+    gv_render_each_lane(m, v, draw_lane, &c);
     gv_render_overlay(&c);
     cairo_restore(cr);
     blit_labels(&c);

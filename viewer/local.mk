@@ -11,6 +11,7 @@ viewer_libgtview_la_SOURCES = \
 	viewer/gv-trace-loader.c viewer/gv-trace-describe.c viewer/gv-trace-details.c \
 	viewer/gv-mem-stack.h viewer/gv-mem-stack.c \
 	viewer/gv-render.h viewer/gv-render-private.h viewer/gv-render.c viewer/gv-render-overlay.c \
+	viewer/gv-render-layout.c \
 	viewer/gv-timeline.h viewer/gv-timeline.c \
 	viewer/gv-range-stats.h viewer/gv-range-stats.c \
 	viewer/gv-range-view.h viewer/gv-range-view.c \
@@ -69,7 +70,8 @@ endif
 # The window under Xvfb: synthetic input, screenshots, the trainer, the CLI.
 if HAVE_CUNIT
 check_PROGRAMS += tests/unit/test_viewer_ui
-tests_unit_test_viewer_ui_SOURCES = tests/unit/test_viewer_ui.c tests/unit/test_viewer_fixture.h
+tests_unit_test_viewer_ui_SOURCES = tests/unit/test_viewer_ui.c tests/unit/test_viewer_fixture.h \
+	tests/unit/test_viewer_input.h
 tests_unit_test_viewer_ui_CPPFLAGS = $(VIEWER_CPPFLAGS)
 tests_unit_test_viewer_ui_CFLAGS = $(AM_CFLAGS) $(GTK_CFLAGS) $(CUNIT_CFLAGS) -I$(top_srcdir)/tests/unit -I$(top_srcdir)/viewer
 tests_unit_test_viewer_ui_LDADD = viewer/libgtview.la tests/unit/libgttest.la $(GTK_LIBS) $(CUNIT_LIBS) $(M_LIBS)
@@ -111,7 +113,8 @@ tests_unit_test_viewer_memsnap_CFLAGS = $(VIEWER_TEST_CFLAGS)
 tests_unit_test_viewer_memsnap_LDADD = $(VIEWER_TEST_LDADD)
 # The memory page's process chooser, under Xvfb too.
 check_PROGRAMS += tests/unit/test_viewer_memory
-tests_unit_test_viewer_memory_SOURCES = tests/unit/test_viewer_memory.c tests/unit/test_viewer_fixture.h
+tests_unit_test_viewer_memory_SOURCES = tests/unit/test_viewer_memory.c tests/unit/test_viewer_fixture.h \
+	tests/unit/test_viewer_input.h
 tests_unit_test_viewer_memory_CPPFLAGS = $(VIEWER_CPPFLAGS)
 tests_unit_test_viewer_memory_CFLAGS = $(AM_CFLAGS) $(GTK_CFLAGS) $(CUNIT_CFLAGS) -I$(top_srcdir)/tests/unit -I$(top_srcdir)/viewer
 tests_unit_test_viewer_memory_LDADD = viewer/libgtview.la tests/unit/libgttest.la $(GTK_LIBS) $(CUNIT_LIBS) $(M_LIBS)
@@ -121,6 +124,7 @@ endif
 TESTS += tests/integration/pytorch_view.sh
 endif
 EXTRA_DIST += tests/integration/viewer_ui.sh tests/integration/viewer_memory.sh viewer/screenshots \
+	tests/integration/viewer_display.sh \
 	tests/integration/pytorch_view.sh
 # Screenshots the UI test writes into the build tree (copies for the README are in the sources).
 CLEANFILES += viewer/screenshots/*.png

@@ -19,44 +19,15 @@ set -u
 B="$GT_TOP_BUILDDIR"
 VIEW="$B/viewer/gtrace-view"
 GTRACE="$B/libtrace/cli/gtrace"
-command -v Xvfb >/dev/null 2>&1 || { echo "skip: Xvfb not found (apt-get install xvfb)"; exit 77; }
-for p in openbox xdotool; do
-    command -v $p >/dev/null 2>&1 || { echo "skip: $p not found (apt-get install openbox xdotool)"; exit 77; }
-done
 for f in "$VIEW" "$GTRACE" "$B/tests/unit/test_viewer_ui" "$B/tests/unit/test_viewer_window" \
     "$B/tests/unit/test_viewer_layout" "$B/tests/unit/test_viewer_details" "$B/tests/unit/test_viewer_memsnap" \
     "$B/tests/unit/test_viewer_compare"; do
     [ -x "$f" ] || { echo "missing $f: build it first"; exit 99; }
 done
 WORK=$(mktemp -d "${GT_TMPDIR:-/tmp}/gt-viewer.XXXXXX") || exit 99
-xvfb_pid="" wm_pid=""
-trap '[ -z "$wm_pid" ] || kill "$wm_pid" 2>/dev/null; [ -z "$xvfb_pid" ] || kill "$xvfb_pid" 2>/dev/null; rm -rf "$WORK"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
-
-# The X server: -displayfd writes the display's number once it accepts
-# clients (one server rather than an xvfb-run per command, whose clean-up
-# fails now and then on a busy machine and turns a pass into exit 5);
-# -noreset keeps it from resetting when its last client leaves, which
-# refused the next program's connection in the meantime.
-Xvfb -displayfd 3 -nolisten tcp -noreset -screen 0 1600x1024x24 3>"$WORK/display" 2>"$WORK/xvfb.log" &
-xvfb_pid=$!
-for _ in $(seq 100); do
-    [ -s "$WORK/display" ] && break
-    kill -0 "$xvfb_pid" 2>/dev/null || break
-    sleep 0.1
-done
-[ -s "$WORK/display" ] || { cat "$WORK/xvfb.log"; echo "Xvfb did not start"; exit 99; }
-DISPLAY=:$(cat "$WORK/display")
-export DISPLAY
-# A window manager, as on a desktop: it places and decorates (or, for the
-# viewer's header bar, leaves undecorated) the windows the tests open.
-openbox --sm-disable >"$WORK/wm.log" 2>&1 &
-wm_pid=$!
-for _ in $(seq 100); do
-    xprop -root _NET_SUPPORTING_WM_CHECK 2>/dev/null | grep -q 'window id' && break
-    kill -0 "$wm_pid" 2>/dev/null || { cat "$WORK/wm.log"; echo "openbox did not start"; exit 99; }
-    sleep 0.1
-done
+. "$(dirname "$0")/viewer_display.sh"
+gv_display "$WORK" --wm
 GV_SHOT_DIR=${GV_SHOT_DIR:-$B/viewer/screenshots}
 mkdir -p "$GV_SHOT_DIR"
 export GV_SHOT_DIR
