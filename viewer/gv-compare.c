@@ -1,5 +1,8 @@
 /* gv-compare.c: keeps the two timelines' views in step and fills the diff
- * table once both analyses are in. Then the after trace's view draws through
+ * table once both analyses are in: gtrace diff's rows, each op's and
+ * kernel's judged on its per-step samples with its 95% interval, computed
+ * on a GTask thread from the loaded analyses (the bootstrap takes a while on
+ * long runs). Then the after trace's view draws through
  * the step alignment (gv-align), so both views' t0 and scale are in the
  * before trace's time and a view change on one side is copied as is to the
  * other; `syncing` stops the echo. Until then each follows its own span. */
@@ -15,6 +18,8 @@ struct _GvCompare {
     GtkWidget *titles[2];
     GtkListStore *store;
     GtkWidget *tree;
+    GtkWidget *table_title; /* says while the diff is computed */
+    GCancellable *diffing;  /* the diff's task; NULL when none runs */
     GtkTreeViewColumn *heads[2]; /* "before (FILE)", "after (FILE)" */
     GvAlign align;
     gboolean syncing, diffed;
@@ -28,7 +33,10 @@ G_DEFINE_TYPE(GvCompare, gv_compare, GTK_TYPE_PANED)
  * name sorts above every change, a gone one below); NAME is what a per-name
  * row is about ("" for whole-run rows). */
 enum { COL_METRIC, COL_BEFORE, COL_AFTER, COL_ABS_TEXT, COL_CHANGE, COL_VERDICT, COL_INTERVAL, COL_COLOR, COL_ABS,
-       COL_REL, COL_NAME, N_COLS };
+       COL_REL, COL_NAME, COL_LO, N_COLS };
+
+#define TABLE_TITLE "diff (gtrace diff BEFORE AFTER): double-click a row to show it in both"
+
 
 static void sync_from(GvCompare *self, int from)
 {
@@ -54,9 +62,12 @@ static void on_view_changed(GvTimeline *tl, gpointer p)
  * verdict and the 95% interval of the change beside it. */
 static void add_row(GvCompare *self, const gt_diff_row *r)
 {
-    char x[40], y[40], c[40], dabs[48], iv[64];
-    const char *verdict = r->presence > 0 ? "new" : r->presence < 0 ? "gone" : r->too_few ? "too few samples"
-                        : r->verdict > 0 ? "better" : r->verdict < 0 ? "worse" : "same";
+    char x[40], y[40], c[40], dabs[48], iv[96], lo[40], hi[40];
+    const char *verdict = r->presence > 0 ? "new" : r->presence < 0 ? "gone"
+                        : r->too_few          ? (r->by_runs ? "too few runs" : "too few steps")
+                        : r->verdict > 0      ? "better"
+                        : r->verdict < 0      ? "worse"
+                                              : "same";
     double rel = r->presence > 0 ? INFINITY : r->presence < 0 ? -INFINITY : r->change;
     double d = r->after - r->before;
     if (r->presence > 0)
@@ -67,10 +78,11 @@ static void add_row(GvCompare *self, const gt_diff_row *r)
         gt_diff_change(c, sizeof c, r->change);
     gt_diff_cell(dabs + 1, sizeof dabs - 1, r->unit, fabs(d));
     dabs[0] = d < 0 ? '-' : '+';
-    if (isnan(r->lo) || isnan(r->hi))
-        iv[0] = 0;
+    gboolean has_iv = !isnan(r->lo) && !isnan(r->hi) && !r->presence;
+    if (has_iv) /* as gtrace diff prints it */
+        snprintf(iv, sizeof iv, "[%s, %s]", gt_diff_change(lo, sizeof lo, r->lo), gt_diff_change(hi, sizeof hi, r->hi));
     else
-        snprintf(iv, sizeof iv, "[%+.1f%%, %+.1f%%]", 100 * r->lo, 100 * r->hi);
+        iv[0] = 0;
     const char *colon = strchr(r->metric, ':');
     GtkTreeIter it;
     gtk_list_store_append(self->store, &it);
@@ -79,7 +91,68 @@ static void add_row(GvCompare *self, const gt_diff_row *r)
                        r->presence < 0 ? "-" : gt_diff_cell(y, sizeof y, r->unit, r->after), COL_ABS_TEXT, dabs,
                        COL_CHANGE, c, COL_VERDICT, verdict, COL_INTERVAL, iv, COL_COLOR,
                        r->verdict > 0 ? "#1a7f37" : r->verdict < 0 ? "#b02020" : "#555555", COL_ABS, d, COL_REL,
-                       rel, COL_NAME, colon ? colon + 1 + strspn(colon + 1, " ") : "", -1);
+                       rel, COL_NAME, colon ? colon + 1 + strspn(colon + 1, " ") : "", COL_LO,
+                       has_iv ? r->lo : -INFINITY, -1);
+}
+
+/* The diff of the two runs, as gtrace diff computes it (per-step samples,
+ * warm-up left out, bootstrap intervals), on a worker thread. */
+static void diff_thread(GTask *task, gpointer src, gpointer data, GCancellable *cancel)
+{
+    GvTraceModel **models = data;
+    gt_diff_run *runs[2] = {NULL, NULL};
+    gt_diff *d = NULL;
+    GError *error = NULL;
+    if (gv_trace_model_diff_run(models[0], &runs[0], &error) && gv_trace_model_diff_run(models[1], &runs[1], &error)) {
+        int rc = gt_diff_compute_runs(&d, &runs[0], 1, &runs[1], 1, NULL);
+        if (rc < 0)
+            g_set_error(&error, GV_ERROR, -rc, "diff: %s", gt_error_last());
+    }
+    gt_diff_run_free(runs[0]);
+    gt_diff_run_free(runs[1]);
+    if (error)
+        g_task_return_error(task, error);
+    else
+        g_task_return_pointer(task, d, (GDestroyNotify)gt_diff_free);
+}
+
+static void models_unref(gpointer p)
+{
+    GvTraceModel **models = p;
+    g_object_unref(models[0]);
+    g_object_unref(models[1]);
+    g_free(models);
+}
+
+static void diff_done(GObject *src, GAsyncResult *res, gpointer p)
+{
+    g_autoptr(GError) error = NULL;
+    gt_diff *d = g_task_propagate_pointer(G_TASK(res), &error);
+    GvCompare *self = GV_COMPARE(src);
+    if (g_error_matches(error, G_IO_ERROR, G_IO_ERROR_CANCELLED) || !self->store) { /* the page is gone */
+        gt_diff_free(d);
+        return;
+    }
+    g_clear_object(&self->diffing);
+    if (d)
+        for (size_t i = 0; i < d->n_rows; i++)
+            add_row(self, &d->rows[i]);
+    gtk_label_set_text(GTK_LABEL(self->table_title), d ? TABLE_TITLE : error->message);
+    gt_diff_free(d);
+}
+
+static void start_diff(GvCompare *self)
+{
+    GvTraceModel **models = g_new(GvTraceModel *, 2);
+    models[0] = g_object_ref(self->models[0]);
+    models[1] = g_object_ref(self->models[1]);
+    self->diffing = g_cancellable_new();
+    gtk_label_set_text(GTK_LABEL(self->table_title), "diff: each op's and kernel's steps compared...");
+    GTask *task = g_task_new(self, self->diffing, diff_done, NULL);
+    g_task_set_return_on_cancel(task, TRUE);
+    g_task_set_task_data(task, models, models_unref);
+    g_task_run_in_thread(task, diff_thread);
+    g_object_unref(task);
 }
 
 /* Both analysed: align every step both have, and fill the table. */
@@ -97,12 +170,7 @@ static void on_analysed(GvTraceModel *m, gpointer p)
     va->align_side = 0;
     vb->align_side = 1;
     vb->origin_ns = gv_align_map(&self->align, 0, va->origin_ns); /* both axes read the same at a pair's start */
-    gt_diff *d = NULL;
-    if (gt_diff_compute(&d, a, b) == 0) {
-        for (size_t i = 0; i < d->n_rows; i++)
-            add_row(self, &d->rows[i]);
-        gt_diff_free(d);
-    }
+    start_diff(self);
     /* Show the first two aligned steps on both. */
     const GvAlign *al = &self->align;
     if (al->n_pairs > 0)
@@ -160,6 +228,7 @@ const char *gv_compare_get_title(GvCompare *self, int which)
     return gtk_label_get_text(GTK_LABEL(self->titles[which ? 1 : 0]));
 }
 const GvAlign *gv_compare_get_align(GvCompare *self) { return self->diffed ? &self->align : NULL; }
+gboolean gv_compare_is_diffing(GvCompare *self) { return self->diffing != NULL; }
 guint gv_compare_n_diff_rows(GvCompare *self)
 {
     return (guint)gtk_tree_model_iter_n_children(GTK_TREE_MODEL(self->store), NULL);
@@ -186,6 +255,9 @@ static void gv_compare_dispose(GObject *obj)
             g_signal_handlers_disconnect_by_data(self->models[i], self);
             g_clear_object(&self->models[i]);
         }
+    if (self->diffing) /* its result finds the page gone */
+        g_cancellable_cancel(self->diffing);
+    g_clear_object(&self->diffing);
     g_clear_object(&self->store);
     G_OBJECT_CLASS(gv_compare_parent_class)->dispose(obj);
 }
@@ -209,7 +281,7 @@ static void gv_compare_init(GvCompare *self)
     gtk_orientable_set_orientation(GTK_ORIENTABLE(self), GTK_ORIENTATION_VERTICAL);
     self->store = gtk_list_store_new(N_COLS, G_TYPE_STRING, G_TYPE_STRING, G_TYPE_STRING, G_TYPE_STRING,
                                      G_TYPE_STRING, G_TYPE_STRING, G_TYPE_STRING, G_TYPE_STRING, G_TYPE_DOUBLE,
-                                     G_TYPE_DOUBLE, G_TYPE_STRING);
+                                     G_TYPE_DOUBLE, G_TYPE_STRING, G_TYPE_DOUBLE);
 }
 
 /* "before: PATH": the path is known once loading starts, after the page is made. */
@@ -263,7 +335,7 @@ GtkWidget *gv_compare_new(GvTraceModel *before, GvTraceModel *after)
     static const struct { const char *head; int text, sort; } cols[] = {
         {"metric", COL_METRIC, COL_METRIC}, {"before", COL_BEFORE, -1}, {"after", COL_AFTER, -1},
         {"change", COL_ABS_TEXT, COL_ABS}, {"relative", COL_CHANGE, COL_REL}, {"verdict", COL_VERDICT, COL_VERDICT},
-        {"95% interval", COL_INTERVAL, -1}};
+        {"95% interval", COL_INTERVAL, COL_LO}};
     for (size_t c = 0; c < G_N_ELEMENTS(cols); c++) {
         GtkCellRenderer *cell = gtk_cell_renderer_text_new();
         GtkTreeViewColumn *col = gtk_tree_view_column_new_with_attributes(cols[c].head, cell, "text", cols[c].text,
@@ -283,8 +355,7 @@ GtkWidget *gv_compare_new(GvTraceModel *before, GvTraceModel *after)
     gtk_widget_set_size_request(sw, -1, 200);
     gtk_paned_pack1(GTK_PANED(self), pair, TRUE, FALSE);
     gtk_paned_pack2(GTK_PANED(self),
-                    titled("diff (gtrace diff BEFORE AFTER): double-click a row to show it in both", sw, NULL), TRUE,
-                    FALSE);
+                    titled(TABLE_TITLE, sw, &self->table_title), TRUE, FALSE);
     update_titles(self);
     on_analysed(before, self); /* both may be in already */
     return GTK_WIDGET(self);

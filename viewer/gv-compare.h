@@ -22,11 +22,14 @@ const char *gv_compare_get_title(GvCompare *self, int which);
 /* The map from the before trace's time to the after trace's (borrowed);
  * NULL until both are analysed. */
 const GvAlign *gv_compare_get_align(GvCompare *self);
-/* Rows of the diff table (0 until both are analysed). */
+/* Rows of the diff table (0 until both are analysed and the diff, computed
+ * on a thread of its own, is in); is_diffing: that diff is being computed. */
+gboolean gv_compare_is_diffing(GvCompare *self);
 guint gv_compare_n_diff_rows(GvCompare *self);
 /* The diff table: metric, before, after (headed by their file names), the
  * change absolute and relative (both sort by value; "new" and "gone" for a
- * name in one run only), gtrace diff's verdict and its 95% interval. */
+ * name in one run only), gtrace diff's verdict and its 95% interval (sorted
+ * by its low end), per op and kernel from their per-step samples. */
 GtkTreeView *gv_compare_get_table(GvCompare *self);
 /* What double-clicking a row does: its op or kernel outlined in both
  * timelines, which show the aligned step whose time changed most. */

@@ -84,6 +84,7 @@ GvMemory *gv_memory_from_series(const gt_mem_series *s)
 {
     GvMemory *out = g_new0(GvMemory, 1);
     out->pid = s->pid;
+    out->device_id = s->device_id;
     out->samples = s->samples;
     out->n_samples = s->n_samples;
     for (size_t i = 0; i < s->n_samples; i++) { /* the analysis's peaks: the first time each was reached */

@@ -28,6 +28,7 @@ typedef gt_mem_sample GvMemSample;
 /* One process's allocator (heap handles and addresses are per process). */
 typedef struct GvMemory {
     int64_t pid; /* 0: rows without a thread */
+    int32_t device_id; /* a snapshot's device (one allocator each); -1: the process's whole */
     /* the report's figures for the process (gt_memory.procs), from the same replay */
     int64_t peak_allocated_bytes, peak_allocated_ns, peak_reserved_bytes, peak_reserved_ns;
     const GvMemSample *samples; size_t n_samples; /* after each event, by time (the analysis's) */

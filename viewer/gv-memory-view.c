@@ -1,7 +1,7 @@
 /* gv-memory-view.c: drawing and input of the memory view (see the header).
- * Layout top down: a process chooser when the trace has several processes
- * with allocations (each its own allocator: their heaps and addresses are
- * not comparable), time axis, the stacked chart with the allocated (black)
+ * Layout top down: an allocator chooser when the trace has several processes
+ * (or a snapshot several devices) with allocations (each its own allocator:
+ * their heaps and addresses are not comparable), time axis, the stacked chart with the allocated (black)
  * and reserved (red) lines, a marker row (spikes orange, leaks purple, the
  * peak), then the snapshot under the cursor: one bar per segment, its blocks
  * in colour and its free space grey. Wheel zooms, drag pans, a click picks a
@@ -29,23 +29,26 @@ void gv_mem_view_init(GvMemView *v, int width, int height)
     memset(v, 0, sizeof *v);
     gv_view_init(&v->x, width, height);
     v->selected_block = v->selected_snap = -1;
-    v->pid = -1;
+    v->pid = v->device = -1;
 }
 
 const GvMemory *gv_mem_view_memory(GvTraceModel *m, const GvMemView *v)
 {
-    const GvMemory *mem = v->pid >= 0 ? gv_trace_model_memory_of_pid(m, v->pid) : NULL;
+    const GvMemory *mem = v->pid >= 0 ? gv_trace_model_memory_of(m, v->pid, v->device) : NULL;
     return mem ? mem : gv_trace_model_memory(m);
 }
 
-/* The report's figures of the process drawn (gt_memory.procs); NULL none. */
-static const gt_memory *report_memory(const gt_report *r, int64_t pid)
+/* The report's figures of the allocator drawn (gt_memory.procs: one per
+ * process and device); NULL none. */
+static const gt_memory *report_memory(const gt_report *r, const GvMemory *mem)
 {
-    if (!r)
+    if (!r || !mem)
         return NULL;
-    for (size_t i = 0; i < r->memory.n_procs; i++)
-        if (r->memory.procs[i].pid == pid)
-            return &r->memory.procs[i];
+    for (size_t i = 0; i < r->memory.n_procs; i++) {
+        const gt_memory *p = &r->memory.procs[i];
+        if (p->pid == mem->pid && (mem->device_id < 0 || p->device_id == mem->device_id))
+            return p;
+    }
     return r->memory.n_procs == 0 ? &r->memory : NULL;
 }
 
@@ -252,7 +255,7 @@ void gv_render_memory(cairo_t *cr, GvTraceModel *m, const GvMemView *v, const gt
 
     const GvMemory *mem = gv_mem_view_memory(m, v);
     const gt_report *r = gv_trace_model_report(m);
-    const gt_memory *pm = mem ? report_memory(r, mem->pid) : NULL;
+    const gt_memory *pm = report_memory(r, mem);
     int64_t max, t_end;
     if (!mem) {
         text(cr, lay, 10, 10, x->width - 20, gv_trace_model_is_loaded(m) ? "analysing memory..." : "loading...", 0.3);
@@ -284,7 +287,10 @@ void gv_render_memory(cairo_t *cr, GvTraceModel *m, const GvMemView *v, const gt
     text(cr, lay, 6, GV_AXIS_H + 4, GV_LABEL_W - 90, "allocated (black)\nreserved (red)\nblocks stacked", 0.3);
     if (pm) { /* the process's figures, the report's, under the legend (the axis bar has the ticks) */
         char b1[32], b2[32];
-        snprintf(line, sizeof line, "pid %lld\npeak allocated\n  %s\npeak reserved\n  %s", (long long)mem->pid,
+        char dev[24] = "";
+        if (mem->device_id >= 0)
+            snprintf(dev, sizeof dev, "cuda:%d\n", (int)mem->device_id);
+        snprintf(line, sizeof line, "%spid %lld\npeak allocated\n  %s\npeak reserved\n  %s", dev, (long long)mem->pid,
                  gt_fmt_bytes(b1, sizeof b1, pm->peak_allocated_bytes),
                  gt_fmt_bytes(b2, sizeof b2, pm->peak_reserved_bytes));
         text(cr, lay, 6, GV_AXIS_H + 56, GV_LABEL_W - 90, line, 0.15);
@@ -372,7 +378,7 @@ gssize gv_memory_hit_block(GvTraceModel *m, const GvMemView *v, double px, doubl
 
 struct _GvMemoryView {
     GtkBox parent_instance;
-    GtkWidget *chooser; /* GtkComboBoxText: one entry per process, id = pid */
+    GtkWidget *chooser; /* GtkComboBoxText: one entry per allocator, id "P" or "P:D" */
     GtkWidget *area;    /* GtkDrawingArea */
     GtkWidget *about;   /* GtkLabel: the clicked block's size, lifetime and stack */
     GvMemSteps *steps;  /* per-step peaks, leaks, spikes */
@@ -408,8 +414,18 @@ static void area_xy(GvMemoryView *self, GtkWidget *w, double *x, double *y)
     }
 }
 
-/* The chooser lists the processes with allocations, "pid P" or "rank R (pid P)";
- * hidden when there are fewer than two. */
+/* An allocator's id in the chooser: "P" for a process's whole, "P:D" for its device D. */
+static void allocator_id(char *buf, size_t n, int64_t pid, int32_t device)
+{
+    if (device >= 0)
+        snprintf(buf, n, "%lld:%d", (long long)pid, (int)device);
+    else
+        snprintf(buf, n, "%lld", (long long)pid);
+}
+
+/* The chooser lists the allocators with allocations, "pid P" or "rank R
+ * (pid P)", then "cuda:D" for a snapshot's device, each with its peak
+ * allocated bytes; hidden when there are fewer than two. */
 static void fill_chooser(GvMemoryView *self)
 {
     if (!self->chooser)
@@ -418,24 +434,31 @@ static void fill_chooser(GvMemoryView *self)
     gtk_combo_box_text_remove_all(c);
     size_t n = self->model ? gv_trace_model_n_memories(self->model) : 0;
     const gt_report *r = self->model ? gv_trace_model_report(self->model) : NULL;
+    gboolean one_pid = TRUE;
+    for (size_t i = 1; i < n; i++)
+        one_pid &= gv_trace_model_memory_nth(self->model, i)->pid == gv_trace_model_memory_nth(self->model, 0)->pid;
     for (size_t i = 0; i < n; i++) {
         const GvMemory *mem = gv_trace_model_memory_nth(self->model, i);
-        char id[32], label[96];
+        char id[48], who[64] = "", dev[24] = "", peak[32], label[160];
         int rank = -1;
         for (size_t k = 0; r && k < r->comm.n_ranks; k++)
             if (r->comm.ranks[k].pid == mem->pid && r->comm.ranks[k].rank >= 0)
                 rank = r->comm.ranks[k].rank;
-        snprintf(id, sizeof id, "%lld", (long long)mem->pid);
+        allocator_id(id, sizeof id, mem->pid, mem->device_id);
         if (rank >= 0)
-            snprintf(label, sizeof label, "rank %d (pid %lld)", rank, (long long)mem->pid);
-        else
-            snprintf(label, sizeof label, "pid %lld", (long long)mem->pid);
+            snprintf(who, sizeof who, "rank %d (pid %lld)", rank, (long long)mem->pid);
+        else if (!one_pid || mem->device_id < 0)
+            snprintf(who, sizeof who, "pid %lld", (long long)mem->pid);
+        if (mem->device_id >= 0)
+            snprintf(dev, sizeof dev, "%scuda:%d", who[0] ? " " : "", (int)mem->device_id);
+        snprintf(label, sizeof label, "%s%s, peak %s", who, dev,
+                 gt_fmt_bytes(peak, sizeof peak, mem->peak_allocated_bytes));
         gtk_combo_box_text_append(c, id, label);
     }
     if (n > 1) {
         const GvMemory *cur = gv_mem_view_memory(self->model, &self->state);
-        char id[32];
-        snprintf(id, sizeof id, "%lld", (long long)cur->pid);
+        char id[48];
+        allocator_id(id, sizeof id, cur->pid, cur->device_id);
         gtk_combo_box_set_active_id(GTK_COMBO_BOX(c), id);
         gtk_widget_show(self->chooser);
     } else {
@@ -447,8 +470,11 @@ static void on_chosen(GtkComboBox *c, gpointer p)
 {
     GvMemoryView *self = p;
     const char *id = gtk_combo_box_get_active_id(c);
-    if (id)
-        gv_memory_view_set_pid(self, g_ascii_strtoll(id, NULL, 10));
+    if (!id)
+        return;
+    char *end = NULL;
+    int64_t pid = g_ascii_strtoll(id, &end, 10);
+    gv_memory_view_set_allocator(self, pid, end && *end == ':' ? (int32_t)g_ascii_strtoll(end + 1, NULL, 10) : -1);
 }
 
 static void fill_steps(GvMemoryView *self)
@@ -457,7 +483,7 @@ static void fill_steps(GvMemoryView *self)
         return;
     const GvMemory *mem = self->model ? gv_mem_view_memory(self->model, &self->state) : NULL;
     const gt_report *r = self->model ? gv_trace_model_report(self->model) : NULL;
-    gv_mem_steps_fill(self->steps, mem, r, mem ? report_memory(r, mem->pid) : NULL);
+    gv_mem_steps_fill(self->steps, mem, r, report_memory(r, mem));
 }
 
 static void on_analysed(GvTraceModel *m, gpointer p)
@@ -477,7 +503,7 @@ void gv_memory_view_set_model(GvMemoryView *self, GvTraceModel *model)
         g_clear_object(&self->model);
     }
     g_clear_pointer(&self->snapshot, gt_mem_state_free);
-    self->state.pid = -1;
+    self->state.pid = self->state.device = -1;
     self->state.selected_block = self->state.selected_snap = -1;
     if (model) {
         self->model = g_object_ref(model);
@@ -500,21 +526,31 @@ int64_t gv_memory_view_get_pid(GvMemoryView *self)
     return mem ? mem->pid : -1;
 }
 
-void gv_memory_view_set_pid(GvMemoryView *self, int64_t pid)
+int32_t gv_memory_view_get_device(GvMemoryView *self)
+{
+    const GvMemory *mem = self->model ? gv_mem_view_memory(self->model, &self->state) : NULL;
+    return mem ? mem->device_id : -1;
+}
+
+void gv_memory_view_set_pid(GvMemoryView *self, int64_t pid) { gv_memory_view_set_allocator(self, pid, -1); }
+
+void gv_memory_view_set_allocator(GvMemoryView *self, int64_t pid, int32_t device)
 {
     g_return_if_fail(GV_IS_MEMORY_VIEW(self));
-    if (pid == self->state.pid)
+    if (pid == self->state.pid && device == self->state.device)
         return;
     self->state.pid = pid;
-    self->state.selected_block = self->state.selected_snap = -1; /* indices into the other process's */
+    self->state.device = device;
+    self->state.selected_block = self->state.selected_snap = -1; /* indices into the other allocator's */
     fill_steps(self);
-    char id[32];
-    snprintf(id, sizeof id, "%lld", (long long)pid);
+    const GvMemory *mem = self->model ? gv_mem_view_memory(self->model, &self->state) : NULL;
+    char id[48];
+    allocator_id(id, sizeof id, pid, mem && mem->pid == pid ? mem->device_id : device);
     const char *active = self->chooser ? gtk_combo_box_get_active_id(GTK_COMBO_BOX(self->chooser)) : NULL;
     if (self->chooser && (!active || strcmp(active, id) != 0))
         gtk_combo_box_set_active_id(GTK_COMBO_BOX(self->chooser), id);
     if (self->state.has_cursor)
-        gv_memory_view_set_cursor(self, self->state.cursor_ns); /* the snapshot of this process */
+        gv_memory_view_set_cursor(self, self->state.cursor_ns); /* the snapshot of this allocator */
     redraw(self);
 }
 
@@ -527,7 +563,8 @@ void gv_memory_view_set_cursor(GvMemoryView *self, int64_t t_ns)
     g_clear_pointer(&self->snapshot, gt_mem_state_free);
     if (self->model) {
         g_autoptr(GError) error = NULL;
-        self->snapshot = gv_trace_model_memory_state_of(self->model, gv_memory_view_get_pid(self), t_ns, &error);
+        self->snapshot = gv_trace_model_memory_state_of_device(self->model, gv_memory_view_get_pid(self),
+                                                               gv_memory_view_get_device(self), t_ns, &error);
         if (error) {
             g_free(self->details);
             self->details = g_strdup(error->message);
@@ -762,7 +799,7 @@ static void gv_memory_view_init(GvMemoryView *self)
     gv_mem_view_init(&self->state, 800, 500);
     gtk_orientable_set_orientation(GTK_ORIENTABLE(self), GTK_ORIENTATION_VERTICAL);
     self->chooser = gtk_combo_box_text_new();
-    gtk_widget_set_tooltip_text(self->chooser, "the process whose allocator is shown: each has its own heaps");
+    gtk_widget_set_tooltip_text(self->chooser, "the allocator shown: each process, and each device of a snapshot, has its own heaps");
     gtk_widget_set_halign(self->chooser, GTK_ALIGN_START);
     gtk_widget_set_no_show_all(self->chooser, TRUE); /* shown when the trace has several processes */
     g_signal_connect(self->chooser, "changed", G_CALLBACK(on_chosen), self);

@@ -22,6 +22,7 @@ typedef struct GvMemView {
     gssize selected_block; /* into GvMemory.blocks; -1 none */
     gssize selected_snap;  /* into the snapshot's blocks; -1 none */
     int64_t pid;           /* the process drawn; -1: the first with allocations */
+    int32_t device;        /* its device drawn (a snapshot's allocator per device); -1: its first */
 } GvMemView;
 
 void gv_mem_view_init(GvMemView *v, int width, int height);
@@ -37,8 +38,9 @@ gssize gv_memory_hit_snapshot(const GvMemView *v, const gt_mem_state *snapshot, 
 double gv_memory_chart_bottom(const GvMemView *v);
 
 #define GV_TYPE_MEMORY_VIEW (gv_memory_view_get_type())
-/* A box: the process chooser (shown when several processes have
- * allocations), then the drawing. */
+/* A box: the allocator chooser (shown when several processes, or one
+ * process's several devices, have allocations; each entry with its peak),
+ * then the drawing. */
 G_DECLARE_FINAL_TYPE(GvMemoryView, gv_memory_view, GV, MEMORY_VIEW, GtkBox)
 
 GtkWidget *gv_memory_view_new(void);
@@ -54,6 +56,10 @@ void gv_memory_view_click(GvMemoryView *self, double x, double y);
 /* The process shown, and choosing another (what the chooser does). */
 int64_t gv_memory_view_get_pid(GvMemoryView *self);
 void gv_memory_view_set_pid(GvMemoryView *self, int64_t pid);
+/* The device shown (-1: the process's allocations are one allocator), and
+ * choosing one of process pid's devices (what the chooser does). */
+int32_t gv_memory_view_get_device(GvMemoryView *self);
+void gv_memory_view_set_allocator(GvMemoryView *self, int64_t pid, int32_t device);
 GtkComboBoxText *gv_memory_view_get_chooser(GvMemoryView *self);
 /* What the pointer is over (the drawing's tooltip: size, lifetime, stack);
  * NULL nothing. The caller frees. */

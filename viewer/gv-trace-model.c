@@ -149,8 +149,13 @@ const GvMemory *gv_trace_model_memory_nth(GvTraceModel *self, size_t i)
 const GvMemory *gv_trace_model_memory(GvTraceModel *self) { return gv_trace_model_memory_nth(self, 0); }
 const GvMemory *gv_trace_model_memory_of_pid(GvTraceModel *self, int64_t pid)
 {
+    return gv_trace_model_memory_of(self, pid, -1);
+}
+
+const GvMemory *gv_trace_model_memory_of(GvTraceModel *self, int64_t pid, int32_t device)
+{
     for (size_t i = 0; i < gv_trace_model_n_memories(self); i++)
-        if (self->memories[i]->pid == pid)
+        if (self->memories[i]->pid == pid && (device < 0 || self->memories[i]->device_id == device))
             return self->memories[i];
     return NULL;
 }
@@ -400,15 +405,35 @@ const gt_analysis *gv_trace_model_analysis(GvTraceModel *self)
 
 gt_mem_state *gv_trace_model_memory_state_of(GvTraceModel *self, int64_t pid, int64_t t_ns, GError **error)
 {
+    return gv_trace_model_memory_state_of_device(self, pid, -1, t_ns, error);
+}
+
+gt_mem_state *gv_trace_model_memory_state_of_device(GvTraceModel *self, int64_t pid, int32_t device, int64_t t_ns,
+                                                    GError **error)
+{
     g_return_val_if_fail(GV_IS_TRACE_MODEL(self), NULL);
     const gt_analysis *a = gv_trace_model_analysis(self);
     if (!a)
         return NULL;
     gt_mem_state *st = NULL;
+    gt_mem_states *all = NULL;
+    int rc;
     /* the trace's statements are the main thread's once loaded: the handle
      * reads call stacks through them */
     g_mutex_lock(&self->trace_lock);
-    int rc = gt_analysis_state_at(&st, a, self->n_memories ? pid : -1, t_ns);
+    if (device < 0 || !self->n_memories) {
+        rc = gt_analysis_state_at(&st, a, self->n_memories ? pid : -1, t_ns);
+    } else if ((rc = gt_analysis_states_at(&all, a, pid, t_ns)) == 0) { /* one state per device of pid */
+        for (size_t i = 0; i < all->n && !st; i++)
+            if (all->v[i]->device_id == device) {
+                st = all->v[i];
+                all->v[i] = NULL;
+            }
+        gt_mem_states_free(all);
+        if (!st)
+            rc = gt_error_set(GT_ERR_NOTFOUND, "%s: process %lld has no allocations on device %d", self->path,
+                              (long long)pid, (int)device);
+    }
     g_mutex_unlock(&self->trace_lock);
     if (rc < 0)
         gv_trace_model_fail(error, rc);
@@ -420,6 +445,24 @@ gt_mem_state *gv_trace_model_memory_state_at(GvTraceModel *self, int64_t t_ns, G
     g_return_val_if_fail(GV_IS_TRACE_MODEL(self), NULL);
     const GvMemory *mem = gv_trace_model_memory(self);
     return gv_trace_model_memory_state_of(self, mem ? mem->pid : 0, t_ns, error);
+}
+
+gboolean gv_trace_model_diff_run(GvTraceModel *self, gt_diff_run **out, GError **error)
+{
+    g_return_val_if_fail(GV_IS_TRACE_MODEL(self), FALSE);
+    *out = NULL;
+    g_mutex_lock(&self->lock);
+    const gt_analysis *a = self->analysed ? self->analysis : NULL;
+    g_mutex_unlock(&self->lock);
+    if (!a) {
+        g_set_error(error, GV_ERROR, -GT_ERR_INVALID, "%s: not analysed yet", self->path ? self->path : "trace");
+        return FALSE;
+    }
+    /* names are read from the trace's string table: the trace's lock */
+    g_mutex_lock(&self->trace_lock);
+    int rc = gt_diff_run_of_analysis(out, a);
+    g_mutex_unlock(&self->trace_lock);
+    return rc < 0 ? gv_trace_model_fail(error, rc) : TRUE;
 }
 
 char *gv_trace_model_block_origin(GvTraceModel *self, int64_t pid, uint64_t address, int64_t made_ns)

@@ -84,6 +84,8 @@ size_t gv_trace_model_n_memories(GvTraceModel *self);
 const GvMemory *gv_trace_model_memory_nth(GvTraceModel *self, size_t i);
 const GvMemory *gv_trace_model_memory(GvTraceModel *self); /* the first */
 const GvMemory *gv_trace_model_memory_of_pid(GvTraceModel *self, int64_t pid); /* NULL: none */
+/* Process pid's allocator of `device` (-1: the process's first); NULL: none. */
+const GvMemory *gv_trace_model_memory_of(GvTraceModel *self, int64_t pid, int32_t device);
 
 /* A position of an item: track, lane, index. */
 typedef struct GvItemRef { size_t track, lane, index; } GvItemRef;
@@ -118,6 +120,9 @@ char *gv_trace_model_describe_run(GvTraceModel *self, const GvItemRef *first, si
  * (gt_analysis_state_at: nothing is read again), or NULL with *error set;
  * NULL without error before the analysis. _at: the first process's. */
 gt_mem_state *gv_trace_model_memory_state_of(GvTraceModel *self, int64_t pid, int64_t t_ns, GError **error);
+/* The same for one of the process's devices (-1: as _of). */
+gt_mem_state *gv_trace_model_memory_state_of_device(GvTraceModel *self, int64_t pid, int32_t device, int64_t t_ns,
+                                                    GError **error);
 gt_mem_state *gv_trace_model_memory_state_at(GvTraceModel *self, int64_t t_ns, GError **error);
 /* Who in process pid allocated the block at `address` made at made_ns ("" unknown); the caller frees. */
 char *gv_trace_model_block_origin(GvTraceModel *self, int64_t pid, uint64_t address, int64_t made_ns);
@@ -127,6 +132,11 @@ char *gv_trace_model_block_origin(GvTraceModel *self, int64_t pid, uint64_t addr
 gboolean gv_trace_model_append_callchain(GvTraceModel *self, int64_t callchain_id, GString *s);
 /* After "analysed" (NULL before): the analysis itself, borrowed. */
 const gt_analysis *gv_trace_model_analysis(GvTraceModel *self);
+/* One side of gtrace diff from the loaded analysis (gt_diff_run_of_analysis:
+ * each step's samples, nothing read again); any thread. The run borrows the
+ * model's report: free it before the model. FALSE with error before the
+ * analysis or on failure. */
+gboolean gv_trace_model_diff_run(GvTraceModel *self, gt_diff_run **out, GError **error);
 
 
 G_END_DECLS

@@ -9,6 +9,9 @@ struct _GvWindow {
     GtkWindow parent_instance;
     GvTraceModel *model, *after;
     GtkWidget *header, *notebook, *search, *matches, *status;
+    GtkWidget *progress; /* beside the status line while the traces load and are analysed */
+    guint pulse_id;      /* the bar's pulse while the analysis runs */
+    gboolean failed;     /* a trace failed to load: no more progress */
     GtkWidget *bottom, *details; /* under the timeline: details, top kernels and ops, the range's table */
     GvTimeline *timeline;
     GvRangeView *range;
@@ -32,6 +35,7 @@ GvCompare *gv_window_get_compare(GvWindow *self) { return self->compare; }
 const char *gv_window_get_status(GvWindow *self) { return gtk_label_get_text(GTK_LABEL(self->status)); }
 const char *gv_window_get_matches(GvWindow *self) { return gtk_label_get_text(GTK_LABEL(self->matches)); }
 GtkWidget *gv_window_get_search_entry(GvWindow *self) { return self->search; }
+GtkProgressBar *gv_window_get_progress(GvWindow *self) { return GTK_PROGRESS_BAR(self->progress); }
 
 void gv_window_show_page(GvWindow *self, int page)
 {
@@ -51,10 +55,60 @@ static void set_status(GvWindow *self, const char *text, gboolean error)
     }
 }
 
+static gboolean pulse(gpointer p)
+{
+    gtk_progress_bar_pulse(GTK_PROGRESS_BAR(GV_WINDOW(p)->progress));
+    return G_SOURCE_CONTINUE;
+}
+
+static void stop_pulse(GvWindow *self)
+{
+    if (self->pulse_id)
+        g_source_remove(self->pulse_id);
+    self->pulse_id = 0;
+}
+
+/* The load's progress: the events' share while rows come in (the timeline
+ * draws them as they come), then a pulse while the analysis runs (summary,
+ * memory, top tables wait for it); hidden once every trace is analysed. */
+static void update_progress(GvWindow *self)
+{
+    GvTraceModel *ms[2] = {self->model, self->after};
+    gboolean loaded = TRUE, analysed = TRUE, started = FALSE;
+    double sum = 0;
+    int n = 0;
+    for (int i = 0; i < 2; i++)
+        if (ms[i]) {
+            n++;
+            sum += gv_trace_model_progress(ms[i]);
+            loaded &= gv_trace_model_is_loaded(ms[i]);
+            analysed &= gv_trace_model_is_analysed(ms[i]);
+            started |= *gv_trace_model_path(ms[i]) != 0;
+        }
+    if (analysed || self->failed || !started) {
+        stop_pulse(self);
+        gtk_widget_hide(self->progress);
+        return;
+    }
+    gtk_widget_show(self->progress);
+    if (!loaded) {
+        stop_pulse(self);
+        g_autofree char *t = g_strdup_printf("loading: %.0f%% of the events", 100 * sum / n);
+        gtk_progress_bar_set_fraction(GTK_PROGRESS_BAR(self->progress), sum / n);
+        gtk_progress_bar_set_text(GTK_PROGRESS_BAR(self->progress), t);
+    } else if (!self->pulse_id) {
+        gtk_progress_bar_set_text(GTK_PROGRESS_BAR(self->progress), "analysing: summary, memory, top tables");
+        gtk_progress_bar_pulse(GTK_PROGRESS_BAR(self->progress));
+        self->pulse_id = g_timeout_add(120, pulse, self);
+    }
+}
+
 void gv_window_set_error(GvWindow *self, const char *message)
 {
     g_return_if_fail(GV_IS_WINDOW(self));
     set_status(self, message, TRUE);
+    self->failed = TRUE;
+    update_progress(self);
 }
 
 static void on_selection(GvTimeline *tl, gpointer p)
@@ -233,6 +287,7 @@ static void update_title(GvWindow *self)
 static void gv_window_dispose(GObject *obj)
 {
     GvWindow *self = GV_WINDOW(obj);
+    stop_pulse(self);
     if (self->model)
         g_signal_handlers_disconnect_by_data(self->model, self);
     if (self->after)
@@ -332,11 +387,27 @@ GtkWidget *gv_window_new(GvTraceModel *model, GvTraceModel *after)
     gtk_label_set_xalign(GTK_LABEL(self->status), 0);
     gtk_label_set_ellipsize(GTK_LABEL(self->status), PANGO_ELLIPSIZE_END);
     gtk_label_set_selectable(GTK_LABEL(self->status), TRUE);
+    self->progress = gtk_progress_bar_new();
+    gtk_progress_bar_set_show_text(GTK_PROGRESS_BAR(self->progress), TRUE);
+    gtk_widget_set_size_request(self->progress, 360, -1);
+    gtk_widget_set_valign(self->progress, GTK_ALIGN_CENTER);
+    gtk_widget_set_no_show_all(self->progress, TRUE);
+    GtkWidget *status_row = gtk_box_new(GTK_ORIENTATION_HORIZONTAL, 6);
+    gtk_box_pack_start(GTK_BOX(status_row), self->status, TRUE, TRUE, 0);
+    gtk_box_pack_end(GTK_BOX(status_row), self->progress, FALSE, FALSE, 4);
     GtkWidget *box = gtk_box_new(GTK_ORIENTATION_VERTICAL, 2);
     gtk_box_pack_start(GTK_BOX(box), paned, TRUE, TRUE, 0);
-    gtk_box_pack_start(GTK_BOX(box), self->status, FALSE, FALSE, 2);
+    gtk_box_pack_start(GTK_BOX(box), status_row, FALSE, FALSE, 2);
     gtk_container_add(GTK_CONTAINER(self), box);
     gtk_widget_show_all(box);
+    GvTraceModel *ms[2] = {model, after};
+    for (int i = 0; i < 2; i++)
+        if (ms[i]) {
+            g_signal_connect_swapped(ms[i], "notify::path", G_CALLBACK(update_progress), self);
+            g_signal_connect_swapped(ms[i], "updated", G_CALLBACK(update_progress), self);
+            g_signal_connect_swapped(ms[i], "analysed", G_CALLBACK(update_progress), self);
+        }
+    update_progress(self);
     gtk_widget_hide(GTK_WIDGET(self->range)); /* until a range is selected */
     if (after)
         gv_window_show_page(self, 2);

@@ -37,6 +37,9 @@ const char *gv_window_get_status(GvWindow *self);
 /* The header bar's search entry (Ctrl+F), and "k of N" beside it. */
 GtkWidget *gv_window_get_search_entry(GvWindow *self);
 const char *gv_window_get_matches(GvWindow *self);
+/* Beside the status line while the traces load (the events' share) and are
+ * analysed (a pulse): hidden once every trace is analysed or one failed. */
+GtkProgressBar *gv_window_get_progress(GvWindow *self);
 void gv_window_set_error(GvWindow *self, const char *message);
 /* The current page as drawn, to a PNG (what Ctrl+S does without the dialog). */
 gboolean gv_window_export_png(GvWindow *self, const char *path, GError **error);

@@ -145,7 +145,11 @@ static int window_screenshot(run *r, const opts *o)
         g_main_context_iteration(NULL, TRUE);
     if (r->failed)
         return 1;
-    /* Let the last "analysed" signals, sizes and redraws settle. */
+    /* The compare's diff (a thread of its own), then the last "analysed"
+     * signals, sizes and redraws settle. */
+    GvCompare *c = gv_window_get_compare(r->win);
+    while (c && gv_compare_is_diffing(c))
+        g_main_context_iteration(NULL, TRUE);
     for (int k = 0; k < 50; k++) {
         while (gtk_events_pending())
             gtk_main_iteration();

@@ -1,7 +1,9 @@
 /* test_viewer_compare.c: the compare page's diff table in the window under
  * a window manager (tests/integration/viewer_ui.sh): columns headed by the
  * files' names, a kernel only in the after run marked "new" (not "+0.0%"),
- * gtrace diff's verdicts beside the changes, the change columns sorted by
+ * gtrace diff's verdicts and 95% intervals beside the changes, per kernel
+ * too (from each step's samples, as `gtrace diff` computes them: the row's
+ * text is that of the CLI's diff of the same files), the change columns sorted by
  * value through a real click on their header, and a row double-clicked
  * through the X server outlining its kernel in both runs and showing the
  * step whose time changed most. Screenshots go to $GV_SHOT_DIR. */
@@ -67,14 +69,6 @@ static int write_run(const char *path, const int64_t *step_ns, int n, gboolean e
     return gt_writer_close(w);
 }
 
-static void save_grab(GdkPixbuf *p, const char *name)
-{
-    const char *dir = getenv("GV_SHOT_DIR");
-    char *path = dir && *dir ? g_build_filename(dir, name, NULL) : gt_test_path(name);
-    CU_ASSERT_TRUE(gdk_pixbuf_save(p, path, "png", NULL, NULL));
-    g_free(path);
-}
-
 static gboolean is_label(GtkWidget *w, gconstpointer data) { return GTK_IS_LABEL(w); }
 
 /* The row whose metric is `metric`; FALSE none. */
@@ -87,6 +81,28 @@ static gboolean find_row(GtkTreeModel *tm, const char *metric, GtkTreeIter *it)
             return TRUE;
     }
     return FALSE;
+}
+
+/* What `gtrace diff BEFORE AFTER` computes (its run_of: top 50 names). */
+static gt_diff *cli_diff(const char *before, const char *after)
+{
+    const char *paths[2] = {before, after};
+    gt_diff_run *runs[2] = {NULL, NULL};
+    gt_diff *d = NULL;
+    for (int i = 0; i < 2; i++) {
+        gt_report_options opt;
+        gt_report_options_init(&opt);
+        opt.top_n = 50;
+        gt_trace *t = NULL;
+        CU_ASSERT_EQUAL_FATAL(gt_trace_open(&t, paths[i], 0), 0);
+        CU_ASSERT_EQUAL(gt_diff_run_load(&runs[i], t, &opt), 0);
+        gt_trace_free(t);
+    }
+    if (runs[0] && runs[1])
+        CU_ASSERT_EQUAL(gt_diff_compute_runs(&d, &runs[0], 1, &runs[1], 1, NULL), 0);
+    gt_diff_run_free(runs[0]);
+    gt_diff_run_free(runs[1]);
+    return d;
 }
 
 static void test_viewer_compare__table(void)
@@ -131,11 +147,29 @@ static void test_viewer_compare__table(void)
         }
     }
     CU_ASSERT_TRUE(found);
-    CU_ASSERT_TRUE(find_row(tm, "kernel time per step: train_kernel", &it));
+    CU_ASSERT_TRUE_FATAL(find_row(tm, "kernel time per step: train_kernel", &it));
     g_autofree char *verdict = NULL, *interval = NULL;
     gtk_tree_model_get(tm, &it, 5, &verdict, 6, &interval, -1);
     fprintf(stderr, "train_kernel: %s %s\n", verdict, interval);
-    CU_ASSERT_STRING_EQUAL(verdict, "worse"); /* longer in the after run's longer steps */
+    /* the kernel's verdict and interval are gtrace diff's, from its steps */
+    gt_diff *d = cli_diff(a, b);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+    const gt_diff_row *want = NULL;
+    for (size_t i = 0; i < d->n_rows; i++)
+        if (!strcmp(d->rows[i].metric, "kernel time per step: train_kernel"))
+            want = &d->rows[i];
+    CU_ASSERT_PTR_NOT_NULL_FATAL(want);
+    CU_ASSERT_FALSE(isnan(want->lo));
+    char lo[40], hi[40], iv[96];
+    snprintf(iv, sizeof iv, "[%s, %s]", gt_diff_change(lo, sizeof lo, want->lo), gt_diff_change(hi, sizeof hi, want->hi));
+    fprintf(stderr, "gtrace diff: %s %s (n %lld, %lld)\n", want->verdict > 0 ? "better" : want->verdict < 0 ? "worse" : "same",
+            iv, (long long)want->n_before, (long long)want->n_after);
+    CU_ASSERT_STRING_EQUAL(interval, iv);
+    CU_ASSERT_STRING_EQUAL(verdict, want->too_few ? "too few steps" : want->verdict > 0 ? "better"
+                                    : want->verdict < 0                 ? "worse"
+                                                                        : "same");
+    CU_ASSERT_EQUAL(gv_compare_n_diff_rows(c), d->n_rows); /* every row of gtrace diff */
+    gt_diff_free(d);
 
     /* the table has room: at least a third of the page */
     GtkAllocation pa, ta;
@@ -207,7 +241,7 @@ static void test_viewer_compare__table(void)
         CU_ASSERT(x0 >= 0 && x1 <= v->width + 1 && x1 - x0 > v->width / 2);
     }
     GdkPixbuf *screen = ti_grab_screen();
-    save_grab(screen, "viewer-compare-table.png");
+    ti_save_grab(screen, "viewer-compare-table.png");
     g_object_unref(screen);
     gtk_widget_destroy(GTK_WIDGET(win));
     g_object_unref(ma);

@@ -32,14 +32,6 @@ static GvWindow *open_window(const char *path, GvTraceModel **out)
     return w;
 }
 
-static void save_grab(GdkPixbuf *p, const char *name)
-{
-    const char *dir = getenv("GV_SHOT_DIR");
-    char *path = dir && *dir ? g_build_filename(dir, name, NULL) : gt_test_path(name);
-    CU_ASSERT_TRUE(gdk_pixbuf_save(p, path, "png", NULL, NULL));
-    g_free(path);
-}
-
 /* One launch with a two-frame stack and the kernel it launched. */
 static int write_stack(const char *path)
 {
@@ -115,7 +107,7 @@ static void test_viewer_details__kernel(void)
     const char *a = strstr(stack, "train_step  trainer"), *b = strstr(stack, "main  trainer");
     CU_ASSERT_TRUE(a && b && a < b);
     GdkPixbuf *screen = ti_grab_screen();
-    save_grab(screen, "viewer-details-kernel.png");
+    ti_save_grab(screen, "viewer-details-kernel.png");
     GtkWidget *sw = gtk_widget_get_ancestor(label, GTK_TYPE_SCROLLED_WINDOW);
     int lx, ly, lw, lh;
     ti_screen_rect(sw, &lx, &ly, &lw, &lh);
@@ -229,7 +221,7 @@ static void test_viewer_details__top_table(void)
     CU_ASSERT_FATAL(pdv_row >= 0);
     fprintf(stderr, "PdV: row %d, %lld kernels, longest %lld ns\n", pdv_row, want_n, want_max);
     GdkPixbuf *screen = ti_grab_screen();
-    save_grab(screen, "viewer-details-top.png");
+    ti_save_grab(screen, "viewer-details-top.png");
     int tx, ty, tw, th;
     ti_screen_rect(GTK_WIDGET(tree), &tx, &ty, &tw, &th);
     CU_ASSERT(ti_count_dark(screen, tx, ty, tw, th, 110) > 500);
@@ -258,7 +250,7 @@ static void test_viewer_details__top_table(void)
               gv_view_end(v) - v->t0_ns < 2 * (sel.end_ns - sel.start_ns));
     CU_ASSERT_TRUE(gtk_widget_has_focus(GTK_WIDGET(tl)));
     screen = ti_grab_screen();
-    save_grab(screen, "viewer-details-longest.png");
+    ti_save_grab(screen, "viewer-details-longest.png");
     g_object_unref(screen);
 
     /* n: the next PdV kernel in time (others run between); p: back. */

@@ -1,12 +1,16 @@
-/* test_viewer_input.h: what the window tests under a window manager share:
- * running the main loop, GTK's synthetic events, real X input through
- * xdotool, and grabs of what the X server shows (the root window), so a
- * test sees the window as a person does, title bar and all. */
+/* test_viewer_input.h: what the viewer's window tests share (the display
+ * itself comes from tests/integration/viewer_display.sh): running the main
+ * loop, GTK's synthetic events, real X input through xdotool, and grabs of
+ * what the X server shows (the root window), so a test sees the window as
+ * a person does, title bar and all, written where the screenshots go. */
 #ifndef TEST_VIEWER_INPUT_H
 #define TEST_VIEWER_INPUT_H
 
 #include <gtk/gtk.h>
 #include <stdio.h>
+#include <stdlib.h>
+
+#include "gt_test.h"
 
 static inline void ti_settle(void)
 {
@@ -94,6 +98,15 @@ static inline GdkPixbuf *ti_grab_screen(void)
 {
     GdkWindow *root = gdk_get_default_root_window();
     return gdk_pixbuf_get_from_window(root, 0, 0, gdk_window_get_width(root), gdk_window_get_height(root));
+}
+
+/* Writes a grab to $GV_SHOT_DIR/name (else the test's own directory). */
+static inline void ti_save_grab(GdkPixbuf *p, const char *name)
+{
+    const char *dir = getenv("GV_SHOT_DIR");
+    char *path = dir && *dir ? g_build_filename(dir, name, NULL) : gt_test_path(name);
+    CU_ASSERT_TRUE(gdk_pixbuf_save(p, path, "png", NULL, NULL));
+    g_free(path);
 }
 
 static inline void ti_pixel(const GdkPixbuf *p, int x, int y, int rgb[3])

@@ -32,14 +32,6 @@ static GvWindow *open_window(const char *path, GvTraceModel **out)
     return w;
 }
 
-static void save_grab(GdkPixbuf *p, const char *name)
-{
-    const char *dir = getenv("GV_SHOT_DIR");
-    char *path = dir && *dir ? g_build_filename(dir, name, NULL) : gt_test_path(name);
-    CU_ASSERT_TRUE(gdk_pixbuf_save(p, path, "png", NULL, NULL));
-    g_free(path);
-}
-
 static char *fixture(const char *name)
 {
     const char *dir = getenv("GT_FIXTURES");
@@ -199,7 +191,7 @@ static void test_viewer_layout__short_names(void)
     for (int k = 0; k < 20; k++)
         ti_settle();
     GdkPixbuf *screen = ti_grab_screen();
-    save_grab(screen, "viewer-layout-names.png");
+    ti_save_grab(screen, "viewer-layout-names.png");
     int wx, wy, ww, wh;
     ti_screen_rect(GTK_WIDGET(tl), &wx, &wy, &ww, &wh);
     int y = wy + (int)gv_view_lane_y(m, v, ti, li) + GV_LANE_H / 2;
@@ -232,7 +224,7 @@ static void test_viewer_layout__short_names(void)
     CU_ASSERT_PTR_NOT_NULL(tip);
     if (tip) {
         screen = ti_grab_screen();
-        save_grab(screen, "viewer-layout-hover.png");
+        ti_save_grab(screen, "viewer-layout-hover.png");
         int hx, hy, hw, hh;
         ti_screen_rect(tip, &hx, &hy, &hw, &hh);
         fprintf(stderr, "tooltip label at %d,%d %dx%d\n", hx, hy, hw, hh);
@@ -279,7 +271,7 @@ static void test_viewer_layout__panel_width(void)
     CU_ASSERT(pw <= 420);
     CU_ASSERT(tw >= win_w - 440);
     GdkPixbuf *screen = ti_grab_screen();
-    save_grab(screen, "viewer-layout-panel.png");
+    ti_save_grab(screen, "viewer-layout-panel.png");
     g_object_unref(screen);
 
     /* The divider, dragged with the real pointer: 150 px left widens the
@@ -316,7 +308,7 @@ static void test_viewer_layout__borders(void)
     for (int k = 0; k < 20; k++)
         ti_settle();
     GdkPixbuf *screen = ti_grab_screen();
-    save_grab(screen, "viewer-layout-borders.png");
+    ti_save_grab(screen, "viewer-layout-borders.png");
     int wx, wy, ww, wh;
     ti_screen_rect(GTK_WIDGET(tl), &wx, &wy, &ww, &wh);
     int y = wy + (int)gv_view_lane_y(m, v, ti, li) + GV_LANE_H - 3; /* under the names */
@@ -376,7 +368,7 @@ static void test_viewer_layout__lane_names(void)
     CU_ASSERT_EQUAL(main_ranges, 2);
     CU_ASSERT_EQUAL(python, 1);
     GdkPixbuf *screen = ti_grab_screen();
-    save_grab(screen, "viewer-layout-lanes.png");
+    ti_save_grab(screen, "viewer-layout-lanes.png");
     g_object_unref(screen);
     gtk_widget_destroy(GTK_WIDGET(win));
     g_object_unref(m);
@@ -418,7 +410,7 @@ static void test_viewer_layout__time_base(void)
     int wx, wy, ww, wh;
     ti_screen_rect(GTK_WIDGET(tl), &wx, &wy, &ww, &wh);
     GdkPixbuf *screen = ti_grab_screen();
-    save_grab(screen, "viewer-layout-axis.png");
+    ti_save_grab(screen, "viewer-layout-axis.png");
     int cut = ti_count_dark(screen, wx + ww - 3, wy + 2, 3, GV_AXIS_H - 4, 140);
     CU_ASSERT_EQUAL(cut, 0); /* no label runs off the right edge */
     g_object_unref(screen);
@@ -489,7 +481,7 @@ static void test_viewer_layout__memory_axis(void)
     int wx, wy, ww, wh;
     ti_screen_rect(mw, &wx, &wy, &ww, &wh);
     GdkPixbuf *screen = ti_grab_screen();
-    save_grab(screen, "viewer-layout-memory-axis.png");
+    ti_save_grab(screen, "viewer-layout-memory-axis.png");
     int x0 = wx + (int)gv_view_x(&mv->x, mv->x.origin_ns);
     int ticks = tick_marks(screen, wx + GV_LABEL_W, wx + ww, wy + GV_AXIS_H - 3);
     int before = ti_count_dark(screen, wx + GV_LABEL_W, wy + 2, x0 - (wx + GV_LABEL_W) - 1, GV_AXIS_H - 4, 140);

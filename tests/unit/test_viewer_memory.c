@@ -5,20 +5,12 @@
  * chosen process's; with one process the chooser stays hidden. */
 #include "gt_test.h"
 #include "test_viewer_fixture.h"
+#include "test_viewer_input.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 #include "gv-memory-view.h"
-
-static void settle(void)
-{
-    for (int k = 0; k < 20; k++) {
-        while (gtk_events_pending())
-            gtk_main_iteration();
-        g_usleep(1000);
-    }
-}
 
 /* Ranks 7001 and 7002, heap 1 at 0x1000 each: 7001 holds 768 KiB of 1 MiB,
  * 7002 512 KiB of 2 MiB at 2 ms. */
@@ -65,7 +57,7 @@ static GvMemoryView *open_page(const char *path, GtkWidget **out_win, GvTraceMod
     gtk_widget_show_all(win);
     GError *error = NULL;
     CU_ASSERT_TRUE_FATAL(gv_trace_model_load(m, path, &error));
-    settle();
+    ti_settle();
     *out_win = win;
     *out_m = m;
     return GV_MEMORY_VIEW(mv);
@@ -91,7 +83,7 @@ static void test_viewer_memory__chooser(void)
     CU_ASSERT_EQUAL(s->reserved_bytes, 1 << 20);
     /* the user picks the second process: the chart and the snapshot follow */
     gtk_combo_box_set_active(GTK_COMBO_BOX(c), 1);
-    settle();
+    ti_settle();
     CU_ASSERT_EQUAL(gv_memory_view_get_pid(mv), 7002);
     CU_ASSERT_EQUAL(gv_mem_view_memory(m, gv_memory_view_get_state(mv))->pid, 7002);
     s = gv_memory_view_get_snapshot(mv);

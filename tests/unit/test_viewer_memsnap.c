@@ -5,7 +5,9 @@
  * with the block's size, lifetime and full stack with file:line; a click on
  * a band and on a block of the snapshot under the chart shows that block
  * (the snapshot's drawn dark); the table under it says "no growth" when
- * nothing grows, and folds repeated spikes into one row. Screenshots go to
+ * nothing grows, and folds repeated spikes into one row. A snapshot of two
+ * devices (snapshot_p2.pickle) shows one device at a time, chosen through
+ * the X server in a chooser that lists each with its peak. Screenshots go to
  * $GV_SHOT_DIR. */
 #include "gt_test.h"
 #include "test_viewer_fixture.h"
@@ -19,18 +21,10 @@
 
 enum { MiB = 1 << 20 };
 
-static void save_grab(GdkPixbuf *p, const char *name)
+static GvWindow *open_snapshot(const char *name, GvTraceModel **out)
 {
-    const char *dir = getenv("GV_SHOT_DIR");
-    char *path = dir && *dir ? g_build_filename(dir, name, NULL) : gt_test_path(name);
-    CU_ASSERT_TRUE(gdk_pixbuf_save(p, path, "png", NULL, NULL));
-    g_free(path);
-}
-
-static GvWindow *open_snapshot(GvTraceModel **out)
-{
-    char *path = g_build_filename(getenv("GT_FIXTURES") ? getenv("GT_FIXTURES") : "tests/fixtures", "pytorch",
-                                  "snapshot_p4.pickle", NULL);
+    char *path = g_build_filename(getenv("GT_FIXTURES") ? getenv("GT_FIXTURES") : "tests/fixtures", "pytorch", name,
+                                  NULL);
     GvTraceModel *m = gv_trace_model_new();
     GvWindow *w = GV_WINDOW(gv_window_new(m, NULL));
     gtk_window_set_default_size(GTK_WINDOW(w), 1300, 860);
@@ -70,7 +64,7 @@ static gssize block_of(const GvMemory *mem, int64_t bytes)
 static void test_viewer_memsnap__hover_click(void)
 {
     GvTraceModel *m = NULL;
-    GvWindow *win = open_snapshot(&m);
+    GvWindow *win = open_snapshot("snapshot_p4.pickle", &m);
     GvMemoryView *mv = gv_window_get_memory_view(win);
     /* a snapshot opens on the memory page */
     CU_ASSERT_TRUE_FATAL(gtk_widget_get_mapped(GTK_WIDGET(mv)));
@@ -109,7 +103,7 @@ static void test_viewer_memsnap__hover_click(void)
     for (int k = 0; k < 60; k++) /* the tooltip window shows after a delay */
         ti_settle();
     GdkPixbuf *screen = ti_grab_screen();
-    save_grab(screen, "viewer-memory-hover.png");
+    ti_save_grab(screen, "viewer-memory-hover.png");
     g_object_unref(screen);
 
     /* click the band: the panel under the chart shows it, the cursor takes a snapshot */
@@ -154,7 +148,7 @@ static void test_viewer_memsnap__hover_click(void)
     CU_ASSERT_EQUAL(v->selected_snap, want);
     CU_ASSERT_PTR_NULL(strstr(about, "linear  train.py:11"));
     screen = ti_grab_screen();
-    save_grab(screen, "viewer-memory-snapshot-click.png");
+    ti_save_grab(screen, "viewer-memory-snapshot-click.png");
     int rgb[3];
     ti_pixel(screen, ax + (int)sx, ay + (int)sy, rgb);
     fprintf(stderr, "selected snapshot block pixel: %d %d %d\n", rgb[0], rgb[1], rgb[2]);
@@ -187,7 +181,7 @@ static void test_viewer_memsnap__hover_click(void)
 static void test_viewer_memsnap__table(void)
 {
     GvTraceModel *m = NULL;
-    GvWindow *win = open_snapshot(&m);
+    GvWindow *win = open_snapshot("snapshot_p4.pickle", &m);
     GvMemoryView *mv = gv_window_get_memory_view(win);
     GvMemSample samples[] = {{.t_ns = 0, .allocated_bytes = MiB}, {.t_ns = 50, .allocated_bytes = 5 * MiB},
                              {.t_ns = 90, .allocated_bytes = 2 * MiB}, {.t_ns = 150, .allocated_bytes = 6 * MiB},
@@ -227,9 +221,108 @@ static void test_viewer_memsnap__table(void)
     CU_ASSERT_EQUAL(n, 5);
     CU_ASSERT_TRUE(gtk_widget_get_mapped(GTK_WIDGET(gv_mem_steps_get_tree(t))));
     GdkPixbuf *screen = ti_grab_screen();
-    save_grab(screen, "viewer-memory-table.png");
+    ti_save_grab(screen, "viewer-memory-table.png");
     g_object_unref(screen);
     gv_mem_steps_fill(t, NULL, NULL, NULL); /* before the widget lets go of the stack data */
+    gtk_widget_destroy(GTK_WIDGET(win));
+    g_object_unref(m);
+}
+
+/* The drawing's pixels that differ between two grabs of its rectangle. */
+static int n_changed(GdkPixbuf *a, GdkPixbuf *b, int x, int y, int w, int h)
+{
+    int n = 0;
+    for (int j = y; j < y + h; j += 2)
+        for (int i = x; i < x + w; i += 2) {
+            int p[3], q[3];
+            ti_pixel(a, i, j, p);
+            ti_pixel(b, i, j, q);
+            n += p[0] != q[0] || p[1] != q[1] || p[2] != q[2];
+        }
+    return n;
+}
+
+/* snapshot_p2.pickle: cuda:0 holds 3 MiB of an expandable 4 MiB segment at
+ * its end, cuda:1 4 KiB of 2 MiB (tests/fixtures/pytorch/expected.txt). */
+static void test_viewer_memsnap__devices(void)
+{
+    GvTraceModel *m = NULL;
+    GvWindow *win = open_snapshot("snapshot_p2.pickle", &m);
+    GvMemoryView *mv = gv_window_get_memory_view(win);
+    CU_ASSERT_TRUE_FATAL(gtk_widget_get_mapped(GTK_WIDGET(mv)));
+    GtkComboBox *c = GTK_COMBO_BOX(gv_memory_view_get_chooser(mv));
+    CU_ASSERT_TRUE_FATAL(gtk_widget_get_mapped(GTK_WIDGET(c)));
+    GtkTreeModel *tm = gtk_combo_box_get_model(c);
+    CU_ASSERT_EQUAL_FATAL(gtk_tree_model_iter_n_children(tm, NULL), 2);
+    /* each device once, with its peak */
+    GtkTreeIter it;
+    char *labels[2] = {NULL, NULL};
+    int k = 0;
+    for (gboolean ok = gtk_tree_model_get_iter_first(tm, &it); ok && k < 2; ok = gtk_tree_model_iter_next(tm, &it))
+        gtk_tree_model_get(tm, &it, gtk_combo_box_get_entry_text_column(c), &labels[k++], -1);
+    fprintf(stderr, "chooser: [%s] [%s]\n", labels[0], labels[1]);
+    CU_ASSERT_TRUE(labels[0] && strstr(labels[0], "cuda:0") && strstr(labels[0], "peak"));
+    CU_ASSERT_TRUE(labels[1] && strstr(labels[1], "cuda:1, peak 4.00 KiB"));
+    g_free(labels[0]);
+    g_free(labels[1]);
+    /* the chart shows the first device */
+    CU_ASSERT_EQUAL(gv_memory_view_get_device(mv), 0);
+    const GvMemory *mem = gv_mem_view_memory(m, gv_memory_view_get_state(mv));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mem);
+    CU_ASSERT_EQUAL(mem->device_id, 0);
+    CU_ASSERT(mem->max_reserved_bytes >= 4 * MiB); /* it grew past its end state (expandable) */
+    int64_t start = 0, end = 0;
+    gv_trace_model_span(m, &start, &end);
+    gv_memory_view_set_cursor(mv, end);
+    const gt_mem_state *st = gv_memory_view_get_snapshot(mv);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(st);
+    CU_ASSERT_EQUAL(st->device_id, 0);
+    CU_ASSERT_EQUAL(st->allocated_bytes, 3 * MiB);
+    CU_ASSERT_EQUAL(st->reserved_bytes, 4 * MiB);
+    for (int i = 0; i < 20; i++)
+        ti_settle();
+    GtkWidget *area = NULL;
+    GList *kids = gtk_container_get_children(GTK_CONTAINER(mv));
+    for (GList *l = kids; l; l = l->next)
+        if (GTK_IS_PANED(l->data))
+            area = gtk_paned_get_child1(GTK_PANED(l->data));
+    g_list_free(kids);
+    CU_ASSERT_TRUE_FATAL(GTK_IS_DRAWING_AREA(area));
+    int ax, ay, aw, ah, cx, cy, cw, ch;
+    ti_screen_rect(area, &ax, &ay, &aw, &ah);
+    GdkPixbuf *before = ti_grab_screen();
+
+    /* the user opens the chooser and picks the second device, through the X server */
+    ti_screen_rect(GTK_WIDGET(c), &cx, &cy, &cw, &ch);
+    CU_ASSERT_EQUAL(ti_xclick(cx + cw / 2, cy + ch / 2), 0);
+    for (int i = 0; i < 40; i++)
+        ti_settle();
+    CU_ASSERT_EQUAL(ti_xdotool("key --delay 50 Down Return"), 0);
+    for (int i = 0; i < 200 && gv_memory_view_get_device(mv) != 1; i++)
+        ti_settle();
+    CU_ASSERT_EQUAL_FATAL(gv_memory_view_get_device(mv), 1);
+    CU_ASSERT_EQUAL(gtk_combo_box_get_active(c), 1);
+    mem = gv_mem_view_memory(m, gv_memory_view_get_state(mv));
+    CU_ASSERT_EQUAL(mem->device_id, 1);
+    CU_ASSERT_EQUAL(mem->max_reserved_bytes, 2 * MiB);
+    CU_ASSERT_EQUAL(mem->peak_allocated_bytes, 4096);
+    /* the snapshot under the cursor is the chosen device's */
+    st = gv_memory_view_get_snapshot(mv);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(st);
+    CU_ASSERT_EQUAL(st->device_id, 1);
+    CU_ASSERT_EQUAL(st->allocated_bytes, 4096);
+    CU_ASSERT_EQUAL(st->reserved_bytes, 2 * MiB);
+    for (int i = 0; i < 20; i++)
+        ti_settle();
+    GdkPixbuf *after = ti_grab_screen();
+    ti_save_grab(after, "viewer-memory-devices.png");
+    int changed = n_changed(before, after, ax, ay, aw, ah);
+    fprintf(stderr, "pixels of the drawing that changed with the device: %d of %d\n", changed, aw * ah / 4);
+    CU_ASSERT(changed > 200); /* another chart, another snapshot */
+    /* the chooser on the screen shows the chosen entry's text */
+    CU_ASSERT(ti_count_dark(after, cx, cy, cw, ch, 110) > 40);
+    g_object_unref(before);
+    g_object_unref(after);
     gtk_widget_destroy(GTK_WIDGET(win));
     g_object_unref(m);
 }
@@ -243,6 +336,7 @@ int main(int argc, char **argv)
     static const gt_test_case cases[] = {
         {"test_viewer_memsnap__hover_click", test_viewer_memsnap__hover_click},
         {"test_viewer_memsnap__table", test_viewer_memsnap__table},
+        {"test_viewer_memsnap__devices", test_viewer_memsnap__devices},
         {NULL, NULL},
     };
     static const gt_test_suite suites[] = {{"viewer_memsnap", cases}};

@@ -1,5 +1,5 @@
 /* test_viewer_ui.c: the window under a display (tests/integration/viewer_ui.sh
- * runs it inside xvfb-run): synthetic wheel, drag, click and key events on
+ * runs it under Xvfb): synthetic wheel, drag, click and key events on
  * the timeline and the memory view, the summary's links, search, the
  * compare page, PNG export, and a corrupt file's error in the window.
  * $GV_TRAINER_TRACE (a trace of the CPU trainer with --amp fp16, so it has
@@ -7,21 +7,13 @@
  * screenshots. */
 #include "gt_test.h"
 #include "test_viewer_fixture.h"
+#include "test_viewer_input.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "gv-window.h"
-
-static void settle(void)
-{
-    for (int k = 0; k < 20; k++) {
-        while (gtk_events_pending())
-            gtk_main_iteration();
-        g_usleep(1000);
-    }
-}
 
 static GvWindow *open_window(const char *path, const char *path2, GvTraceModel **out)
 {
@@ -33,7 +25,7 @@ static GvWindow *open_window(const char *path, const char *path2, GvTraceModel *
     CU_ASSERT_TRUE(gv_trace_model_load(m, path, &error));
     if (m2)
         CU_ASSERT_TRUE(gv_trace_model_load(m2, path2, &error));
-    settle();
+    ti_settle();
     if (out)
         *out = m;
     else
@@ -43,14 +35,6 @@ static GvWindow *open_window(const char *path, const char *path2, GvTraceModel *
     return w;
 }
 
-static void send(GtkWidget *w, GdkEvent *e)
-{
-    e->any.window = g_object_ref(gtk_widget_get_window(w));
-    e->any.send_event = TRUE;
-    gtk_widget_event(w, e);
-    gdk_event_free(e);
-}
-
 static void scroll(GtkWidget *w, double x, double y, GdkScrollDirection dir, GdkModifierType state)
 {
     GdkEvent *e = gdk_event_new(GDK_SCROLL);
@@ -58,38 +42,20 @@ static void scroll(GtkWidget *w, double x, double y, GdkScrollDirection dir, Gdk
     e->scroll.y = y;
     e->scroll.direction = dir;
     e->scroll.state = state;
-    send(w, e);
-}
-
-static void button(GtkWidget *w, GdkEventType type, double x, double y, GdkModifierType state)
-{
-    GdkEvent *e = gdk_event_new(type);
-    e->button.x = x;
-    e->button.y = y;
-    e->button.button = 1;
-    e->button.state = state;
-    send(w, e);
-}
-
-static void motion(GtkWidget *w, double x, double y)
-{
-    GdkEvent *e = gdk_event_new(GDK_MOTION_NOTIFY);
-    e->motion.x = x;
-    e->motion.y = y;
-    send(w, e);
+    ti_send(w, e);
 }
 
 static void key(GtkWidget *w, guint keyval)
 {
     GdkEvent *e = gdk_event_new(GDK_KEY_PRESS);
     e->key.keyval = keyval;
-    send(w, e);
+    ti_send(w, e);
 }
 
 static void click(GtkWidget *w, double x, double y)
 {
-    button(w, GDK_BUTTON_PRESS, x, y, 0);
-    button(w, GDK_BUTTON_RELEASE, x, y, 0);
+    ti_button(w, GDK_BUTTON_PRESS, x, y, 0);
+    ti_button(w, GDK_BUTTON_RELEASE, x, y, 0);
 }
 
 static void shot(GvWindow *w, const char *name)
@@ -125,9 +91,9 @@ static void test_viewer_ui__timeline_input(void)
     CU_ASSERT(fabs(v->ns_per_px - npp) / npp < 1e-6);
     /* A drag to the left moves later times into view. */
     int64_t t0 = v->t0_ns;
-    button(w, GDK_BUTTON_PRESS, x, 100, 0);
-    motion(w, x - 100, 100);
-    button(w, GDK_BUTTON_RELEASE, x - 100, 100, 0);
+    ti_button(w, GDK_BUTTON_PRESS, x, 100, 0);
+    ti_motion(w, x - 100, 100, 0);
+    ti_button(w, GDK_BUTTON_RELEASE, x - 100, 100, 0);
     CU_ASSERT(v->t0_ns > t0);
     key(w, GDK_KEY_f); /* fit again */
     CU_ASSERT_EQUAL(v->t0_ns, t0);
@@ -168,9 +134,9 @@ static void test_viewer_ui__timeline_input(void)
     /* Shift-drag marks a range; z zooms to it. */
     key(w, GDK_KEY_f);
     double x1 = gv_view_x(v, 2 * FX_MS), x2 = gv_view_x(v, 4 * FX_MS);
-    button(w, GDK_BUTTON_PRESS, x1, 100, GDK_SHIFT_MASK);
-    motion(w, x2, 100);
-    button(w, GDK_BUTTON_RELEASE, x2, 100, GDK_SHIFT_MASK);
+    ti_button(w, GDK_BUTTON_PRESS, x1, 100, GDK_SHIFT_MASK);
+    ti_motion(w, x2, 100, 0);
+    ti_button(w, GDK_BUTTON_RELEASE, x2, 100, GDK_SHIFT_MASK);
     key(w, GDK_KEY_z);
     CU_ASSERT(llabs(v->t0_ns - 2 * FX_MS) < FX_MS / 10);
     CU_ASSERT(llabs(gv_view_end(v) - 4 * FX_MS) < FX_MS / 10);
@@ -202,7 +168,7 @@ static void test_viewer_ui__timeline_input(void)
 
     /* Memory: a click in the lower band at 2.5 ms hits block A (256 KiB, 1..3 ms) and shows the snapshot. */
     gv_window_show_page(win, 1);
-    settle();
+    ti_settle();
     GvMemoryView *mv = gv_window_get_memory_view(win);
     GvMemView *ms = gv_memory_view_get_state(mv);
     CU_ASSERT(ms->x.width > 500);
@@ -224,7 +190,7 @@ static void test_viewer_ui__timeline_input(void)
     CU_ASSERT_EQUAL(snap->n_blocks, 2);
     shot(win, "viewer-fixture-memory.png");
     gv_window_show_page(win, 0);
-    settle();
+    ti_settle();
     char *png = gt_test_path("export.png");
     CU_ASSERT_TRUE(gv_window_export_png(win, png, NULL));
     CU_ASSERT(gt_test_file_size(png) > 1000);
@@ -262,6 +228,8 @@ static void test_viewer_ui__compare(void)
     GvWindow *win = open_window(a, b, NULL);
     GvCompare *c = gv_window_get_compare(win);
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    for (int k = 0; k < 3000 && gv_compare_is_diffing(c); k++) /* the diff: a thread of its own */
+        ti_settle();
     CU_ASSERT(gv_compare_n_diff_rows(c) > 3);
     const GvAlign *al = gv_compare_get_align(c);
     CU_ASSERT_PTR_NOT_NULL_FATAL(al);
@@ -278,9 +246,9 @@ static void test_viewer_ui__compare(void)
     CU_ASSERT_EQUAL(misaligned_steps(c), 0);
     /* Dragging the before side pans both. */
     int64_t left = v1->t0_ns;
-    button(GTK_WIDGET(t0), GDK_BUTTON_PRESS, 600, 60, 0);
-    motion(GTK_WIDGET(t0), 450, 60);
-    button(GTK_WIDGET(t0), GDK_BUTTON_RELEASE, 450, 60, 0);
+    ti_button(GTK_WIDGET(t0), GDK_BUTTON_PRESS, 600, 60, 0);
+    ti_motion(GTK_WIDGET(t0), 450, 60, 0);
+    ti_button(GTK_WIDGET(t0), GDK_BUTTON_RELEASE, 450, 60, 0);
     CU_ASSERT(v1->t0_ns > left);
     CU_ASSERT_EQUAL(misaligned_steps(c), 0);
     key(GTK_WIDGET(t1), GDK_KEY_f); /* the after trace's whole span */
@@ -289,7 +257,7 @@ static void test_viewer_ui__compare(void)
     key(GTK_WIDGET(t0), GDK_KEY_plus);
     CU_ASSERT_EQUAL(misaligned_steps(c), 0);
     /* Drawn: the ruler's boundary between steps 2 and 3 at one x in both. */
-    settle();
+    ti_settle();
     const gt_report *rb = gv_trace_model_report(gv_timeline_get_model(t1));
     gv_timeline_show_range(t1, rb->steps[1].start_ns, rb->steps[4].end_ns);
     int x = (int)floor(gv_view_x(v1, rb->steps[3].start_ns)), y = GV_AXIS_H + GV_RULER_H - 3;
@@ -383,11 +351,11 @@ static void test_viewer_ui__trainer_trace(void)
     shot(win, "viewer-trainer-timeline.png");
     /* Memory page at the peak, with its snapshot. */
     gv_window_show_page(win, 1);
-    settle();
+    ti_settle();
     GvMemoryView *mv = gv_window_get_memory_view(win);
     gv_memory_view_set_cursor(mv, gv_trace_model_report(m)->memory.peak_allocated_ns);
     CU_ASSERT_PTR_NOT_NULL(gv_memory_view_get_snapshot(mv));
-    settle();
+    ti_settle();
     shot(win, "viewer-trainer-memory.png");
     gtk_widget_destroy(GTK_WIDGET(win));
     g_object_unref(m);
@@ -412,7 +380,7 @@ static void test_viewer_ui__corrupt_file(void)
     scroll(tl, 400, 100, GDK_SCROLL_UP, 0);
     click(tl, 400, 100);
     key(tl, GDK_KEY_f);
-    settle();
+    ti_settle();
     g_error_free(error);
     gtk_widget_destroy(GTK_WIDGET(w));
     g_object_unref(m);

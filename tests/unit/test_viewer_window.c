@@ -2,8 +2,9 @@
  * (tests/integration/viewer_ui.sh runs it under Xvfb with openbox): the
  * header bar with the trace's name, its close button clicked through the X
  * server, the compare page's titles, and a range selected with the mouse
- * with its statistics checked against SQL on the trace and the analysis. Screenshots are grabs of the
- * screen, written to $GV_SHOT_DIR. */
+ * with its statistics checked against SQL on the trace and the analysis, and
+ * the progress bar shown while a trace loads and is analysed. Screenshots
+ * are grabs of the screen, written to $GV_SHOT_DIR. */
 #include "gt_test.h"
 #include "test_viewer_fixture.h"
 #include "test_viewer_input.h"
@@ -35,14 +36,6 @@ static GvWindow *open_window(const char *path, const char *path2, GvTraceModel *
     if (m2)
         g_object_unref(m2);
     return w;
-}
-
-static void save_grab(GdkPixbuf *p, const char *name)
-{
-    const char *dir = getenv("GV_SHOT_DIR");
-    char *path = dir && *dir ? g_build_filename(dir, name, NULL) : gt_test_path(name);
-    CU_ASSERT_TRUE(gdk_pixbuf_save(p, path, "png", NULL, NULL));
-    g_free(path);
 }
 
 static gboolean is_label_with_text(GtkWidget *w, gconstpointer text)
@@ -95,7 +88,7 @@ static void test_viewer_window__header_bar(void)
      * empty middle. */
     GdkPixbuf *screen = ti_grab_screen();
     CU_ASSERT_PTR_NOT_NULL_FATAL(screen);
-    save_grab(screen, "viewer-window-header.png");
+    ti_save_grab(screen, "viewer-window-header.png");
     int bx, by, bw, bh, tx, ty, tw, th;
     ti_screen_rect(bar, &bx, &by, &bw, &bh);
     ti_screen_rect(title, &tx, &ty, &tw, &th);
@@ -150,7 +143,7 @@ static void test_viewer_window__compare_titles(void)
     GtkWidget *label = ti_find_widget(GTK_WIDGET(c), is_label_with_text, want0);
     CU_ASSERT_TRUE_FATAL(label && gtk_widget_get_mapped(label));
     GdkPixbuf *screen = ti_grab_screen();
-    save_grab(screen, "viewer-window-compare.png");
+    ti_save_grab(screen, "viewer-window-compare.png");
     int x, y, w, h;
     ti_screen_rect(label, &x, &y, &w, &h);
     CU_ASSERT(ti_count_dark(screen, x, y, w, h, 110) > 100);
@@ -257,7 +250,7 @@ static void test_viewer_window__range_stats(void)
 
     /* Drawn: the duration's label on the axis over the band, and the table. */
     GdkPixbuf *screen = ti_grab_screen();
-    save_grab(screen, "viewer-window-range.png");
+    ti_save_grab(screen, "viewer-window-range.png");
     ti_screen_rect(GTK_WIDGET(tl), &wx, &wy, &ww, &wh);
     int label = range_label_pixels(screen, wx + x0 + 1, wx + x1 - 1, wy + 2, GV_AXIS_H - 4);
     CU_ASSERT(label > (x1 - x0) * (GV_AXIS_H - 4) / 2);  /* mostly the label's fill */
@@ -434,7 +427,7 @@ static void test_viewer_window__search(void)
         ti_settle();
     /* Outlined: in the kernels' lane and in the CUDA calls' lane. */
     GdkPixbuf *screen = ti_grab_screen();
-    save_grab(screen, "viewer-window-search.png");
+    ti_save_grab(screen, "viewer-window-search.png");
     int wx, wy, ww, wh;
     ti_screen_rect(GTK_WIDGET(tl), &wx, &wy, &ww, &wh);
     int ky = wy + (int)gv_view_lane_y(m, v, 0, 1), ay = wy + (int)gv_view_lane_y(m, v, 1, 3);
@@ -464,6 +457,65 @@ static void test_viewer_window__search(void)
     free(path);
 }
 
+static void on_loaded(GObject *src, GAsyncResult *res, gpointer p)
+{
+    *(int *)p = gv_trace_model_load_finish(GV_TRACE_MODEL(src), res, NULL) ? 1 : -1;
+}
+
+/* 60,000 steps (180,000 events): while they load and the analysis runs, a
+ * progress bar beside the status line says so, on the screen; it goes once
+ * the trace is analysed. */
+static void test_viewer_window__progress(void)
+{
+    enum { N_STEPS = 60000 };
+    int64_t *step_ns = g_new(int64_t, N_STEPS);
+    for (int k = 0; k < N_STEPS; k++)
+        step_ns[k] = FX_MS / 2 + k % 7 * 1000;
+    char *path = gt_test_path("progress.sqlite");
+    CU_ASSERT_EQUAL_FATAL(fx_write_steps(path, step_ns, N_STEPS, FX_MS, 0), 0);
+    g_free(step_ns);
+    GvTraceModel *m = gv_trace_model_new();
+    GvWindow *win = GV_WINDOW(gv_window_new(m, NULL));
+    gtk_window_set_default_size(GTK_WINDOW(win), 1300, 800);
+    gtk_widget_show(GTK_WIDGET(win));
+    for (int k = 0; k < 200 && !gtk_widget_get_mapped(GTK_WIDGET(win)); k++)
+        ti_settle();
+    GtkWidget *bar = GTK_WIDGET(gv_window_get_progress(win));
+    CU_ASSERT_FALSE(gtk_widget_get_visible(bar)); /* nothing loads yet */
+    int done = 0;
+    gv_trace_model_load_async(m, path, NULL, on_loaded, &done);
+    CU_ASSERT_TRUE(gtk_widget_get_visible(bar));
+    const char *text = gtk_progress_bar_get_text(GTK_PROGRESS_BAR(bar));
+    CU_ASSERT_TRUE(text && strstr(text, "loading"));
+    gboolean seen = FALSE;
+    while (!done) {
+        ti_settle();
+        if (seen || !gtk_widget_get_mapped(bar) || gv_trace_model_is_analysed(m))
+            continue;
+        ti_settle(); /* drawn */
+        if (gv_trace_model_is_analysed(m))
+            continue;
+        g_autofree char *shown = g_strdup(gtk_progress_bar_get_text(GTK_PROGRESS_BAR(bar)));
+        GdkPixbuf *screen = ti_grab_screen();
+        int bx, by, bw, bh;
+        ti_screen_rect(bar, &bx, &by, &bw, &bh);
+        int dark = ti_count_dark(screen, bx, by, bw, bh, 190); /* the theme draws its text grey */
+        fprintf(stderr, "progress: \"%s\" at %d,%d %dx%d, %d dark pixels\n", shown, bx, by, bw, bh, dark);
+        CU_ASSERT(strstr(shown, "loading") || strstr(shown, "analysing"));
+        CU_ASSERT(bw >= 200 && dark > 40); /* its text on the screen */
+        ti_save_grab(screen, "viewer-progress.png");
+        g_object_unref(screen);
+        seen = TRUE;
+    }
+    CU_ASSERT_TRUE(seen);
+    CU_ASSERT_EQUAL(done, 1);
+    ti_settle();
+    CU_ASSERT_FALSE(gtk_widget_get_visible(bar)); /* analysed: gone */
+    gtk_widget_destroy(GTK_WIDGET(win));
+    g_object_unref(m);
+    free(path);
+}
+
 int main(int argc, char **argv)
 {
     if (!gtk_init_check(&argc, &argv)) {
@@ -475,6 +527,7 @@ int main(int argc, char **argv)
         {"test_viewer_window__compare_titles", test_viewer_window__compare_titles},
         {"test_viewer_window__range_stats", test_viewer_window__range_stats},
         {"test_viewer_window__search", test_viewer_window__search},
+        {"test_viewer_window__progress", test_viewer_window__progress},
         {NULL, NULL},
     };
     static const gt_test_suite suites[] = {{"viewer_window", cases}};
