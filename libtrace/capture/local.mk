@@ -116,11 +116,13 @@ EXTRA_DIST += tests/integration/pytorch_fork.sh tests/integration/pytorch_fork.p
 # GPU test (exits 77 without a GPU): a CUDA sample with known counts (samples/local.mk).
 if HAVE_CUDA
 if HAVE_CUPTI
-TESTS += tests/gpu/capture_cuda.sh tests/gpu/pytorch_cuda.sh
+TESTS += tests/gpu/capture_cuda.sh tests/gpu/pytorch_cuda.sh tests/gpu/capture_profiler_cuda.sh
 tests/gpu/capture_cuda.log: samples/cuda_ops$(EXEEXT) samples/cuda_probe$(EXEEXT)
+tests/gpu/capture_profiler_cuda.log: samples/cuda_probe$(EXEEXT)
 endif
 endif
-EXTRA_DIST += tests/gpu/capture_cuda.sh tests/gpu/pytorch_cuda.sh tests/gpu/pytorch_cuda.py
+EXTRA_DIST += tests/gpu/capture_cuda.sh tests/gpu/pytorch_cuda.sh tests/gpu/pytorch_cuda.py \
+	tests/gpu/capture_profiler_cuda.sh
 
 # Benchmark (bench/bench_capture.sh runs it; figures in bench/results/).
 if HAVE_NVTX
