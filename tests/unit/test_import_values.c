@@ -87,16 +87,17 @@ static const char kineto_with_stack[] =
     " \"ts\": 4793178629010.000, \"dur\": 5.000}\n"
     "]}\n";
 
-/* Odd events: one whose duration takes it past the time limit once
- * baseTimeNanoseconds (written after the events) is added, first in the
- * file: skipped, and the trace's zero is the first event kept; a
- * "ProfilerStep#-1", which is no step. */
+/* Odd events: the earliest, after a later one in the file (Kineto does
+ * not sort its events), has a duration that takes it past the time limit
+ * once baseTimeNanoseconds (written after the events) is added: skipped,
+ * and the trace's zero is the first event kept; a "ProfilerStep#-1", which
+ * is no step. */
 static const char kineto_odd[] =
     "{\"schemaVersion\": 1, \"traceEvents\": [\n"
-    "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"broken\", \"pid\": 100, \"tid\": 100,"
-    " \"ts\": 1.000, \"dur\": 1000000000000000.000},\n"
     "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#-1\", \"pid\": 100, \"tid\": 100,"
-    " \"ts\": 2.000, \"dur\": 3.000}\n"
+    " \"ts\": 5.000, \"dur\": 3.000},\n"
+    "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"broken\", \"pid\": 100, \"tid\": 100,"
+    " \"ts\": 1.000, \"dur\": 1000000000000000.000}\n"
     "], \"baseTimeNanoseconds\": 4000000000000000000}\n";
 
 /* texts[0..n) as n files (ranks of one run) imported into one trace. */

@@ -10,7 +10,9 @@
  * says another SQLite format; one cut by exactly one page; a WAL-mode file
  * with an empty -wal (read as it is, nothing created beside it) and with
  * the -wal of a killed capture whose checkpoint had written page 1; a
- * table with a STORED generated column. */
+ * table with a STORED generated column; a close mark on a header whose page
+ * count SQLite would not believe. */
+#include "close_mark.h"
 #include "gt_store.h"
 #include "gt_test.h"
 #include "schema.h"
@@ -416,6 +418,31 @@ static void test_store_limits__stored_generated_column(void)
     free(path);
 }
 
+/* The close mark vouches for a file whose header SQLite's own rule
+ * believes: once "version-valid-for" (offset 92) differs from the change
+ * counter, as an SQLite too old to keep the page count leaves it, the
+ * header's page count is stale and the mark is not there, even though no
+ * byte the digest covers changed. The file is still read, after the full
+ * check. */
+static void test_store_limits__mark_needs_believed_header(void)
+{
+    char *path = make_file("old-writer.sqlite");
+    CU_ASSERT_TRUE_FATAL(gt_close_mark_holds(path, NULL));
+    const unsigned char other[4] = {0x00, 0x00, 0x00, 0x01};
+    FILE *f = fopen(path, "r+b");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    CU_ASSERT_EQUAL(fseek(f, 92, SEEK_SET), 0);
+    CU_ASSERT_EQUAL(fwrite(other, 1, 4, f), 4);
+    fclose(f);
+    CU_ASSERT_FALSE(gt_close_mark_present(path));
+    CU_ASSERT_FALSE(gt_close_mark_holds(path, NULL));
+    gt_trace *t = NULL;
+    CU_ASSERT_EQUAL_FATAL(gt_trace_open(&t, path, 0), 0);
+    CU_ASSERT_EQUAL(count_rows(t, GT_EV_KERNEL, INT64_MIN, INT64_MAX), N_KERNELS);
+    gt_trace_free(t);
+    free(path);
+}
+
 static const gt_test_case cases[] = {
     {"test_store_limits__kernel_start_range", test_store_limits__kernel_start_range},
     {"test_store_limits__refused_values", test_store_limits__refused_values},
@@ -427,6 +454,7 @@ static const gt_test_case cases[] = {
     {"test_store_limits__empty_wal_beside", test_store_limits__empty_wal_beside},
     {"test_store_limits__killed_checkpoint", test_store_limits__killed_checkpoint},
     {"test_store_limits__stored_generated_column", test_store_limits__stored_generated_column},
+    {"test_store_limits__mark_needs_believed_header", test_store_limits__mark_needs_believed_header},
     {NULL, NULL},
 };
 
