@@ -244,8 +244,9 @@ cleanup:
 
 int64_t an_mem_hist_step_peak(const an_mem_hist *h, const gt_step *step)
 {
-    int64_t before = step->start_ns > INT64_MIN ? step->start_ns - 1 : INT64_MIN;
-    const gt_mem_sample *s0 = sample_at(h, before);
+    /* from the state after the step's first instant: what it held before it
+     * began is the step before's, and a free on its first nanosecond is its own */
+    const gt_mem_sample *s0 = sample_at(h, step->start_ns);
     int64_t best = s0 ? s0->allocated_bytes : 0, best_ns = step->start_ns;
     for (size_t i = s0 ? (size_t)(s0 - h->samples) + 1 : 0; i < h->n_samples && h->samples[i].t_ns < step->end_ns;
          i++) {

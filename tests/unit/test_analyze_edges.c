@@ -389,6 +389,35 @@ static void test_analyze_edges__state_at_resumed_step(void)
     gt_trace_free(t);
 }
 
+/* gtrace memory --step 2 of a step that opens by freeing what step 1 left
+ * (its activations, on the step's first nanosecond) and then allocates
+ * less: the step's peak is its own 2 MiB at 12 ms, not its first instant,
+ * where it holds nothing, for the 8 MiB it held before it began. */
+static void test_analyze_edges__step_peak_after_opening_free(void)
+{
+    fx f;
+    fx_open(&f, "openfree.sqlite");
+    fx_range(&f, 0, 10 * MS, "step 1");
+    fx_range(&f, 10 * MS, 20 * MS, "step 2");
+    fx_heap(&f, 100 * US, GT_HEAP_REGISTER, 1, HEAP1, 64 * MIB);
+    fx_heap(&f, 1 * MS, GT_REGION_REGISTER, 1, HEAP1, 8 * MIB);
+    fx_heap(&f, 10 * MS, GT_REGION_UNREGISTER, 1, HEAP1, 0);
+    fx_heap(&f, 12 * MS, GT_REGION_REGISTER, 1, HEAP1 + 16 * MIB, 2 * MIB);
+    fx_heap(&f, 15 * MS, GT_REGION_UNREGISTER, 1, HEAP1 + 16 * MIB, 0);
+    gt_trace *t = fx_close(&f);
+    gt_mem_state *s = NULL;
+    CU_ASSERT_EQUAL_FATAL(gt_memory_state_at_step(&s, t, -1, 2), 0);
+    CU_ASSERT_EQUAL(s->at_ns, 12 * MS);
+    CU_ASSERT_EQUAL(s->allocated_bytes, 2 * MIB);
+    CU_ASSERT_EQUAL(s->n_blocks, 1);
+    gt_mem_state_free(s);
+    CU_ASSERT_EQUAL_FATAL(gt_memory_state_at_step(&s, t, -1, 1), 0);
+    CU_ASSERT_EQUAL(s->at_ns, 1 * MS);
+    CU_ASSERT_EQUAL(s->allocated_bytes, 8 * MIB);
+    gt_mem_state_free(s);
+    gt_trace_free(t);
+}
+
 static const gt_test_case cases[] = {
     {"test_analyze_edges__device_beside_allocator", test_analyze_edges__device_beside_allocator},
     {"test_analyze_edges__state_on_the_nanosecond", test_analyze_edges__state_on_the_nanosecond},
@@ -400,6 +429,7 @@ static const gt_test_case cases[] = {
     {"test_analyze_edges__step_names", test_analyze_edges__step_names},
     {"test_analyze_edges__cpu_gaps", test_analyze_edges__cpu_gaps},
     {"test_analyze_edges__report_window_on_step_edges", test_analyze_edges__report_window_on_step_edges},
+    {"test_analyze_edges__step_peak_after_opening_free", test_analyze_edges__step_peak_after_opening_free},
     {NULL, NULL},
 };
 
