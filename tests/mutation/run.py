@@ -37,6 +37,7 @@ class Area:
         self.name = name
         self.tests = []
         self.build = []
+        self.configure = None
         self.timeout = 0
 
 
@@ -48,6 +49,8 @@ class Mutant:
         self.old = []
         self.new = []
         self.tests = None
+        self.build = None
+        self.configure = None
         self.equivalent = None
         self.known = None
         self.area = mid.split(".", 1)[0]
@@ -81,8 +84,10 @@ def parse(listfile):
                 cur.new.append(line[2:])
             elif line.split("=", 1)[0].strip() == "tests" and "=" in line:
                 (cur if cur else area).tests = line.split("=", 1)[1].split()
-            elif line.split("=", 1)[0].strip() == "build" and "=" in line and cur is None:
-                area.build = line.split("=", 1)[1].split()
+            elif line.split("=", 1)[0].strip() == "build" and "=" in line:
+                (cur if cur else area).build = line.split("=", 1)[1].split()
+            elif line.split("=", 1)[0].strip() == "configure" and "=" in line:
+                (cur if cur else area).configure = line.split("=", 1)[1].split()
             elif line.split("=", 1)[0].strip() == "timeout" and "=" in line and cur is None:
                 area.timeout = int(line.split("=", 1)[1])
             elif line.startswith("equivalent = ") and cur:
@@ -159,15 +164,34 @@ def sync_tree(top, src):
     return n
 
 
-def configure(src, obj, log):
+DEFAULT_CONFIGURE = ("--without-cuda",)
+
+
+def obj_dir(work, flags):
+    """The build folder of one set of configure flags: obj for the default,
+    obj-HASH for others (CUPTI's record tests need the CUDA headers)."""
+    if tuple(flags) == DEFAULT_CONFIGURE:
+        return os.path.join(work, "obj")
+    return os.path.join(work, "obj-" + hashlib.sha256(" ".join(flags).encode()).hexdigest()[:8])
+
+
+def configure(src, obj, flags, log):
     if not os.path.exists(os.path.join(src, "configure")):
         if sh(["autoreconf", "-fi"], src, log=log)[0]:
             return False
     if not os.path.exists(os.path.join(obj, "Makefile")):
         os.makedirs(obj, exist_ok=True)
-        if sh([os.path.join(src, "configure"), "--without-cuda"], obj, log=log)[0]:
+        if sh([os.path.join(src, "configure")] + list(flags), obj, log=log)[0]:
             return False
     return True
+
+
+def setup_of(m, areas):
+    """A mutant's tests, make targets and configure flags: its own, else its area's."""
+    a = areas[m.area]
+    flags = m.configure or a.configure or list(DEFAULT_CONFIGURE)
+    build = m.build if m.build is not None else a.build
+    return tuple(m.tests or a.tests), tuple(build), tuple(flags)
 
 
 def targets_of(tests, extra):
@@ -236,28 +260,28 @@ def main():
         return 1 if bad else 0
 
     work = args.work or os.path.join(top, "_build-mut")
-    src, obj = os.path.join(work, "src"), os.path.join(work, "obj")
+    src = os.path.join(work, "src")
     os.makedirs(src, exist_ok=True)
     log = os.path.join(work, "mutation.log")
     open(log, "w").close()
     print("mutation: %d mutants; copying the tree to %s" % (len(sel), src), flush=True)
     sync_tree(top, src)
-    if not configure(src, obj, log):
-        print("mutation: configure failed (%s)" % log)
-        return 2
+    for flags in sorted(set(setup_of(m, areas)[2] for m in sel)):
+        if not configure(src, obj_dir(work, flags), flags, log):
+            print("mutation: configure %s failed (%s)" % (" ".join(flags), log))
+            return 2
 
     # The baseline: every test of the areas in play passes unmutated.
     need = {}
     for m in sel:
-        tests = m.tests or areas[m.area].tests
-        key = (tuple(tests), tuple(areas[m.area].build))
-        need[key] = 1
+        need[setup_of(m, areas)] = 1
     make = ["make", "-j%d" % args.jobs]
     t0 = time.time()
     broken = set()
     dropped = {}
     for key in need:
-        tests, build = key
+        tests, build, flags = key
+        obj = obj_dir(work, flags)
         rc, out = sh(make + targets_of(tests, build), obj, log=log)
         if rc:
             print("mutation: the unmutated tree does not build (%s)" % log)
@@ -285,12 +309,12 @@ def main():
     for m in sel:
         if args.budget and time.time() - start > args.budget:
             break
-        tests = m.tests or areas[m.area].tests
-        key = (tuple(tests), tuple(areas[m.area].build))
+        key = setup_of(m, areas)
         if key in broken:
             m.status, m.detail = "not run", "its tests fail unmutated"
             continue
-        tests = [t for t in tests if t not in dropped.get(key, ())]
+        tests = [t for t in key[0] if t not in dropped.get(key, ())]
+        obj = obj_dir(work, key[2])
         path = os.path.join(src, m.path)
         why = stale_in(m, src)
         if why:
@@ -306,7 +330,7 @@ def main():
                 f.write(orig.replace(old, new, 1))
             with open(log, "a") as f:
                 f.write("\n==== %s\n" % m.id)
-            rc, out = sh(make + targets_of(tests, areas[m.area].build), obj, log=log)
+            rc, out = sh(make + targets_of(tests, key[1]), obj, log=log)
             if rc:
                 m.status, m.detail = "killed", "build failed: rewrite this mutant"
             else:
