@@ -435,6 +435,7 @@ typedef struct load_state {
     struct cand_op {
         int64_t start_ns, end_ns, tid, domain, bytes;
         int32_t category;
+        bool pushpop; /* a push/pop range (not start/end) */
         gt_string_id text;
     } *ops;
     size_t n_ops, cap_ops; /* ranges with a category, by start */
@@ -545,6 +546,27 @@ static int add_nvtx_ops(an_model *m, load_state *ls)
         m->acts[m->n_acts++] = (an_act){o->start_ns, o->end_ns, 0, o->tid, o->text, -1, stream, GT_EV_CPU_OP,
                                         (int32_t)gt_pid_of(o->tid), true};
         outer_end = o->end_ns;
+    }
+    return 0;
+}
+
+/* A trace with kernels keeps its "compute" push/pop ranges apart (they are
+ * no device there), for the PyTorch tables' ops: by (tid, start). */
+static int keep_compute_ranges(an_model *m, load_state *ls)
+{
+    size_t n = 0;
+    if (ls->compute.n == 0)
+        return 0;
+    for (size_t i = 0; i < ls->n_ops; i++)
+        n += ls->ops[i].pushpop && is_compute(ls, ls->ops[i].tid, ls->ops[i].domain, ls->ops[i].category);
+    if (n == 0)
+        return 0;
+    if (!(m->compute_ranges = malloc(n * sizeof *m->compute_ranges)))
+        return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory loading the trace");
+    for (size_t i = 0; i < ls->n_ops; i++) {
+        const struct cand_op *o = &ls->ops[i];
+        if (o->pushpop && is_compute(ls, o->tid, o->domain, o->category))
+            m->compute_ranges[m->n_compute_ranges++] = (an_span){o->start_ns, o->end_ns, o->tid};
     }
     return 0;
 }
@@ -695,7 +717,8 @@ static int load_kind(loader *L, gt_event_kind kind, bool span_only)
                 if ((rc = GROW(ls->ops, ls->n_ops, ls->cap_ops)) < 0)
                     goto cleanup;
                 ls->ops[ls->n_ops++] = (struct cand_op){n->start_ns, n->end_ns, n->global_tid, n->domain_id,
-                                                        payload_bytes(n), n->category, n->text};
+                                                        payload_bytes(n), n->category,
+                                                        n->event_type == GT_NVTX_PUSHPOP, n->text};
             }
             break;
         }
@@ -833,7 +856,7 @@ int an_model_load(an_model **out, gt_trace *t)
     size_t n_before = m->n_acts;
     /* communication first: add_nvtx_ops reorders the candidates */
     if ((rc = add_nvtx_comms(m, &ls)) < 0 || (rc = load_kind(&host, GT_EV_CPU_OP, any_kernel)) < 0 ||
-        (!any_kernel && (rc = add_nvtx_ops(m, &ls)) < 0))
+        (!any_kernel && (rc = add_nvtx_ops(m, &ls)) < 0) || (any_kernel && (rc = keep_compute_ranges(m, &ls)) < 0))
         goto cleanup;
     m->cpu_timeline = !any_kernel && m->n_acts > n_before;
     /* CPU ops join the device timeline; ranges and calls, sorted and indexed
@@ -874,6 +897,7 @@ void an_model_free(an_model *m)
     free(m->ranges);
     free(m->mem);
     free(m->comms);
+    free(m->compute_ranges);
     free(m->corr_keys);
     free(m->corr_vals);
     free(m->corr_dense);

@@ -210,59 +210,22 @@ static int cmp_str(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
-/* A trace with kernels: the model keeps no compute ranges (the CPU ops are
- * no device there), so they are read again, when some range's name looks
- * like an op's ("aten::mm"), and found among the model's ranges by thread
- * and times (inline texts have ids of their own per handle). */
-typedef struct cand { int64_t tid, start_ns, end_ns, domain; int32_t category; } cand;
-
-static int mark_device_trace_ops(uint8_t *kind, const an_model *m)
+/* A trace with kernels: its "compute" ranges are no device, so the model
+ * keeps them apart (compute_ranges); they are found among its ranges by
+ * thread and times (inline texts have ids of their own per handle). Only
+ * when some range's name looks like an op's ("aten::mm"). */
+static void mark_device_trace_ops(uint8_t *kind, const an_model *m)
 {
     bool opish = false;
     for (size_t i = 0; i < m->n_ranges && !opish; i++)
         opish = (i == 0 || m->ranges[i].text != m->ranges[i - 1].text) && strstr(an_str(m, m->ranges[i].text), "::");
-    if (!opish || !m->t)
-        return 0;
-    struct { int64_t pid, domain; int32_t category; } cats[64];
-    size_t n_cats = 0, n = 0, cap = 0;
-    cand *v = NULL;
-    gt_iter *it = NULL;
-    gt_event ev;
-    int rc = gt_iter_new(&it, m->t, GT_EV_NVTX, INT64_MIN, INT64_MAX);
-    while (rc >= 0 && (rc = gt_iter_next(it, &ev)) == 1) {
-        const gt_nvtx *x = &ev.u.nvtx;
-        if (x->event_type == GT_NVTX_CATEGORY && x->category != 0 && n_cats < 64 &&
-            strcmp(gt_trace_string(m->t, x->text), "compute") == 0) {
-            cats[n_cats].pid = x->global_tid ? gt_pid_of(x->global_tid) : 0;
-            cats[n_cats].domain = x->domain_id;
-            cats[n_cats++].category = x->category;
-        } else if (x->event_type == GT_NVTX_PUSHPOP && x->category != 0) {
-            if (n == cap) {
-                cand *nv = realloc(v, (cap = cap ? 2 * cap : 1024) * sizeof *v);
-                if (!nv) {
-                    rc = gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
-                    break;
-                }
-                v = nv;
-            }
-            v[n++] = (cand){x->global_tid, x->start_ns, x->end_ns, x->domain_id, x->category};
-        }
-    }
-    gt_iter_free(it);
-    for (size_t i = 0; rc >= 0 && i < n; i++) {
-        bool compute = false;
-        for (size_t k = 0; k < n_cats && !compute; k++)
-            compute = cats[k].domain == v[i].domain && cats[k].category == v[i].category &&
-                      (cats[k].pid == 0 || cats[k].pid == gt_pid_of(v[i].tid));
-        if (!compute)
-            continue;
-        for (size_t j = first_range(m, v[i].tid, v[i].start_ns);
-             j < m->n_ranges && m->ranges[j].tid == v[i].tid && m->ranges[j].start_ns == v[i].start_ns; j++)
-            if (m->ranges[j].end_ns == v[i].end_ns)
+    for (size_t i = 0; opish && i < m->n_compute_ranges; i++) {
+        const an_span *c = &m->compute_ranges[i];
+        for (size_t j = first_range(m, c->tid, c->start_ns);
+             j < m->n_ranges && m->ranges[j].tid == c->tid && m->ranges[j].start_ns == c->start_ns; j++)
+            if (m->ranges[j].end_ns == c->end_ns)
                 kind[j] = K_OP;
     }
-    free(v);
-    return rc < 0 ? rc : 0;
 }
 
 /* Marks each range: an op (an NVTX compute range the CPU timeline has, or
@@ -274,8 +237,8 @@ static int mark_device_trace_ops(uint8_t *kind, const an_model *m)
 static int mark_ranges(uint8_t *kind, const an_model *m)
 {
     int rc = 0;
-    if (!m->cpu_timeline && (rc = mark_device_trace_ops(kind, m)) < 0)
-        return rc;
+    if (!m->cpu_timeline)
+        mark_device_trace_ops(kind, m);
     for (size_t a = 0; a < m->n_acts; a++) {
         const an_act *op = &m->acts[a];
         if (op->kind != GT_EV_CPU_OP || !op->nvtx)
@@ -449,6 +412,23 @@ static int fill_modules(gt_report *r, const acc *v, size_t n, size_t top_n)
     return 0;
 }
 
+/* The steps with module backward ranges, where some steps have none: the
+ * backward figures are those steps' (--pytorch backward-every=N). */
+static int fill_backward_steps(gt_report *r, const uint8_t *bwd_step)
+{
+    size_t n = 0;
+    for (size_t k = 0; k < r->n_steps && bwd_step; k++)
+        n += bwd_step[k];
+    if (n == 0 || n == r->n_steps || !r->n_modules)
+        return 0;
+    if (!(r->bwd_steps = malloc(n * sizeof *r->bwd_steps)))
+        return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
+    for (size_t k = 0; k < r->n_steps; k++)
+        if (bwd_step[k])
+            r->bwd_steps[r->n_bwd_steps++] = r->steps[k].number;
+    return 0;
+}
+
 static int fill_ops(gt_report *r, const acc *v, size_t n, size_t top_n)
 {
     int64_t all = 0;
@@ -480,6 +460,7 @@ int an_pytorch_tables(gt_report *r, const an_model *m, const gt_report_options *
     int64_t *child_ns = calloc(m->n_ranges ? m->n_ranges : 1, sizeof *child_ns);
     id_sums mods = {0}, ops = {0};
     acc *v = NULL;
+    uint8_t *bwd_step = NULL; /* per step: some module backward range starts in it */
     size_t n = 0;
     int rc;
     if (!kind || !child_ns) {
@@ -495,11 +476,18 @@ int an_pytorch_tables(gt_report *r, const an_model *m, const gt_report_options *
         if (kind[i] != K_NONE && p >= 0 && kind[p] == kind[i])
             child_ns[p] = an_add_sat(child_ns[p], m->ranges[i].end_ns - m->ranges[i].start_ns);
     }
+    if (r->n_steps && !(bwd_step = calloc(r->n_steps, 1))) {
+        rc = gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
+        goto cleanup;
+    }
     for (size_t i = 0; i < m->n_ranges && rc == 0; i++) {
         const an_range *x = &m->ranges[i];
         if (kind[i] == K_NONE || x->start_ns < r->start_ns || x->start_ns >= r->end_ns)
             continue;
         int64_t total = x->end_ns - x->start_ns, self = total > child_ns[i] ? total - child_ns[i] : 0;
+        ptrdiff_t k = kind[i] == K_BWD_MODULE && bwd_step ? step_at(r, x->start_ns) : -1;
+        if (k >= 0)
+            bwd_step[k] = 1;
         if (kind[i] == K_OP) {
             r->ops_nest = r->ops_nest || child_ns[i] > 0;
             rc = sums_add(&ops, x->text, 0, self, total);
@@ -515,7 +503,8 @@ int an_pytorch_tables(gt_report *r, const an_model *m, const gt_report_options *
     }
     if (rc < 0)
         goto cleanup;
-    if ((rc = fold(&v, &n, &mods, m, true)) < 0 || (rc = fill_modules(r, v, n, top_n)) < 0)
+    if ((rc = fold(&v, &n, &mods, m, true)) < 0 || (rc = fill_modules(r, v, n, top_n)) < 0 ||
+        (rc = fill_backward_steps(r, bwd_step)) < 0)
         goto cleanup;
     accs_free(v, n);
     v = NULL;
@@ -525,6 +514,7 @@ cleanup:
     accs_free(v, n);
     sums_free(&mods);
     sums_free(&ops);
+    free(bwd_step);
     free(kind);
     free(child_ns);
     return rc;
@@ -541,6 +531,9 @@ void an_pytorch_clear(gt_report *r)
     for (size_t i = 0; i < r->n_ops; i++)
         free(r->ops[i].name);
     free(r->ops);
+    free(r->bwd_steps);
+    r->bwd_steps = NULL;
+    r->n_bwd_steps = 0;
     r->phases = NULL;
     r->modules = NULL;
     r->ops = NULL;
