@@ -19,3 +19,6 @@ EXTRA_DIST += tests/integration/layers.sh tests/integration/layers.py
 # The documents name only files that are there; the results index is whole.
 TESTS += tests/integration/docs_check.sh
 EXTRA_DIST += tests/integration/docs_check.sh tests/integration/docs_check.py
+# Enum labels are spelled once, in the store's ENUM_* rows.
+TESTS += tests/integration/labels_once.sh
+EXTRA_DIST += tests/integration/labels_once.sh tests/integration/labels_once.py

@@ -27,6 +27,7 @@
  * nanosecond decimals. Events stream through the reader; annotations, steps
  * and memory come from the analysis model. */
 #include "analyze_int.h"
+#include "gt_labels.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -233,10 +234,11 @@ static void flow(out *o, bool start, int64_t key, int64_t pid, int64_t tid, int6
     fputc('}', o->f);
 }
 
+/* As Kineto names a copy's memory: the trace's ENUM_CUDA_MEM_KIND words. */
 static const char *mem_kind_name(int k)
 {
-    static const char *names[] = {"Pageable", "Pinned", "Device", "Array", "Managed", "Device Static", "Managed Static", "Unknown"};
-    return k >= 0 && k <= GT_MEM_UNKNOWN ? names[k] : "Unknown";
+    const char *w = gt_label(GT_LABELS_MEM_KIND, k);
+    return *w ? w : gt_label(GT_LABELS_MEM_KIND, GT_MEM_UNKNOWN);
 }
 
 static bool is_plain_call(const gt_api_call *a)

@@ -7,6 +7,7 @@
  * column's ENUM_* table (nsys's, which gtrace writes too) gives the number;
  * empty for a number the table lacks. */
 #include "analyze_int.h"
+#include "gt_labels.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -28,21 +29,8 @@ static void field(FILE *f, const char *s)
     fputc('"', f);
 }
 
-/* The label columns of ENUM_CUDA_MEMCPY_OPER, ENUM_CUDA_MEM_KIND and
- * ENUM_CUPTI_SYNC_TYPE, as libtrace/store/schema.c writes them. */
-static const char *const memcpy_oper_labels[] = {
-    "Unknown", "Host-to-Device", "Device-to-Host", "Host-to-Array", "Array-to-Host",
-    "Array-to-Array", "Array-to-Device", "Device-to-Array", "Device-to-Device", "Host-to-Host",
-    "Peer-to-Peer", "Unified Host-to-Device", "Unified Device-to-Host", "Unified Device-to-Device",
-};
-static const char *const mem_kind_labels[] = {
-    "Pageable", "Pinned", "Device", "Array", "Managed", "Device Static", "Managed Static", "Unknown",
-};
-static const char *const sync_type_labels[] = {
-    "Unknown", "Event sync", "Stream wait sync", "Stream sync", "Context sync",
-};
-
-#define LABEL(table, v) ((v) >= 0 && (size_t)(v) < sizeof table / sizeof table[0] ? table[v] : "")
+/* The label columns: the words of the trace's own ENUM_* tables. */
+#define LABEL(set, v) gt_label(GT_LABELS_##set, (v))
 
 static const char *headers[GT_EV_N_KINDS] = {
     [GT_EV_KERNEL] = "start_ns,end_ns,duration_ns,pid,device,context,stream,correlation_id,name,short_name,"
@@ -92,8 +80,8 @@ static void row(gt_trace *t, FILE *f, const gt_event *ev)
         fprintf(f, "%lld,%lld,%lld,%lld,%d,%d,%d,%lld,%lld,%d,%d,%d", LL(c->start_ns), LL(c->end_ns),
                 dur(c->start_ns, c->end_ns), LL(gt_pid_of(c->global_pid)), c->device_id, c->context_id, c->stream_id,
                 LL(c->correlation_id), LL(c->bytes), c->copy_kind, c->src_kind, c->dst_kind);
-        fprintf(f, ",%s,%s,%s", LABEL(memcpy_oper_labels, c->copy_kind), LABEL(mem_kind_labels, c->src_kind),
-                LABEL(mem_kind_labels, c->dst_kind));
+        fprintf(f, ",%s,%s,%s", LABEL(COPY_KIND, c->copy_kind), LABEL(MEM_KIND, c->src_kind),
+                LABEL(MEM_KIND, c->dst_kind));
         break;
     }
     case GT_EV_MEMSET: {
@@ -101,7 +89,7 @@ static void row(gt_trace *t, FILE *f, const gt_event *ev)
         fprintf(f, "%lld,%lld,%lld,%lld,%d,%d,%d,%lld,%lld,%d,%d", LL(s->start_ns), LL(s->end_ns),
                 dur(s->start_ns, s->end_ns), LL(gt_pid_of(s->global_pid)), s->device_id, s->context_id, s->stream_id,
                 LL(s->correlation_id), LL(s->bytes), s->value, s->mem_kind);
-        fprintf(f, ",%s", LABEL(mem_kind_labels, s->mem_kind));
+        fprintf(f, ",%s", LABEL(MEM_KIND, s->mem_kind));
         break;
     }
     case GT_EV_API: {
@@ -118,7 +106,7 @@ static void row(gt_trace *t, FILE *f, const gt_event *ev)
         fprintf(f, "%lld,%lld,%lld,%lld,%d,%d,%d,%lld,%d,%lld", LL(s->start_ns), LL(s->end_ns),
                 dur(s->start_ns, s->end_ns), LL(gt_pid_of(s->global_pid)), s->device_id, s->context_id, s->stream_id,
                 LL(s->correlation_id), s->sync_type, LL(s->event_id));
-        fprintf(f, ",%s", LABEL(sync_type_labels, s->sync_type));
+        fprintf(f, ",%s", LABEL(SYNC_TYPE, s->sync_type));
         break;
     }
     case GT_EV_NVTX: {
@@ -136,7 +124,7 @@ static void row(gt_trace *t, FILE *f, const gt_event *ev)
         fprintf(f, "%lld,%lld,%d,%d,%d,%s,%llu,%lld,%d,%lld,%lld", LL(g->start_ns), LL(gt_pid_of(g->global_pid)),
                 g->device_id, g->context_id, g->stream_id, g->operation == GT_DEVMEM_FREE ? "free" : "alloc",
                 (unsigned long long)g->address, LL(g->bytes), g->mem_kind, LL(g->correlation_id), LL(g->callchain_id));
-        fprintf(f, ",%s", LABEL(mem_kind_labels, g->mem_kind));
+        fprintf(f, ",%s", LABEL(MEM_KIND, g->mem_kind));
         break;
     }
     case GT_EV_HEAP: {

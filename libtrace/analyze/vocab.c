@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "gt_labels.h"
 #include "gt_store.h"
 
 const char *gt_api_base_name(const char *name, char *buf, size_t n)
@@ -20,12 +21,7 @@ const char *gt_api_base_name(const char *name, char *buf, size_t n)
 
 const char *gt_copy_kind_name(int copy_kind)
 {
-    static const char *const names[] = {"unknown", "HtoD", "DtoH", "HtoA", "AtoH", "AtoA",
-                                        "AtoD",    "DtoA", "DtoD", "HtoH", "PtoP"};
-    _Static_assert(sizeof names / sizeof names[0] == GT_COPY_PTOP + 1, "a name for every copy kind");
-    if (copy_kind == -1)
-        return "memset";
-    return copy_kind >= 0 && copy_kind <= GT_COPY_PTOP ? names[copy_kind] : "unknown";
+    return copy_kind == -1 ? "memset" : gt_label(GT_LABELS_COPY_DIRECTION, copy_kind);
 }
 
 const char *gt_fmt_ns(char *buf, size_t n, double ns)

@@ -44,6 +44,7 @@
  * name with \u0000 or over 16 MiB) is skipped, not the file: the skipped
  * are counted by why, said in one line on stderr and kept in the trace's
  * run config ("import.skipped"). */
+#include "gt_labels.h"
 #include "kineto_int.h"
 
 #include <stddef.h>
@@ -242,6 +243,21 @@ static int32_t by_word(const char *s, const char *end, const name_word *w, size_
 }
 #define BY_WORD(s, end, table, dflt) by_word((s), (end), (table), sizeof(table) / sizeof(table)[0], (dflt))
 
+/* The first of `values` whose word in `set` (the trace's own spelling,
+ * gt_labels.h) is found in `s` before `end`, else `dflt`. */
+static int32_t by_label(const char *s, const char *end, gt_label_set set, const int32_t *values, size_t n,
+                        int32_t dflt)
+{
+    for (size_t i = 0; s && i < n; i++) {
+        const char *p = strstr(s, gt_label(set, values[i]));
+        if (p && (!end || p < end))
+            return values[i];
+    }
+    return dflt;
+}
+#define BY_LABEL(s, end, set, values, dflt) \
+    by_label((s), (end), GT_LABELS_##set, (values), sizeof(values) / sizeof(values)[0], (dflt))
+
 /* The columns every device activity row (kernel, copy, memset, sync)
  * starts with. */
 typedef struct dev_head {
@@ -277,15 +293,9 @@ static int fill_kernel(write_ctx *c, const kt_event *e, const dev_head *h, gt_ev
  * (the last of the table's words that the name holds). */
 static int fill_memcpy(write_ctx *c, const kt_event *e, const dev_head *h, gt_event *ev)
 {
-    static const name_word dirs[] = { /* the last in the table first */
-        {"DtoA", GT_COPY_DTOA}, {"AtoD", GT_COPY_ATOD}, {"AtoA", GT_COPY_ATOA}, {"AtoH", GT_COPY_ATOH},
-        {"HtoA", GT_COPY_HTOA}, {"PtoP", GT_COPY_PTOP}, {"HtoH", GT_COPY_HTOH}, {"DtoD", GT_COPY_DTOD},
-        {"DtoH", GT_COPY_DTOH}, {"HtoD", GT_COPY_HTOD},
-    };
-    static const name_word kinds[] = { /* mem_kinds, the last first */
-        {"Managed", GT_MEM_MANAGED}, {"Array", GT_MEM_ARRAY}, {"Device", GT_MEM_DEVICE},
-        {"Pinned", GT_MEM_PINNED}, {"Pageable", GT_MEM_PAGEABLE},
-    };
+    static const int32_t dirs[] = {GT_COPY_DTOA, GT_COPY_ATOD, GT_COPY_ATOA, GT_COPY_ATOH, GT_COPY_HTOA,
+                                   GT_COPY_PTOP, GT_COPY_HTOH, GT_COPY_DTOD, GT_COPY_DTOH, GT_COPY_HTOD};
+    static const int32_t kinds[] = {GT_MEM_MANAGED, GT_MEM_ARRAY, GT_MEM_DEVICE, GT_MEM_PINNED, GT_MEM_PAGEABLE};
     gt_memcpy *m = &ev->u.memcpy;
     const char *open = strchr(e->name, '('), *arrow = strstr(e->name, "->");
     (void)c;
@@ -293,26 +303,24 @@ static int fill_memcpy(write_ctx *c, const kt_event *e, const dev_head *h, gt_ev
     PUT_HEAD(m, h);
     m->src_device_id = m->dst_device_id = h->device_id;
     m->bytes = kt_has(e, KT_BYTES) ? e->arg[KT_BYTES] : 0;
-    m->copy_kind = BY_WORD(e->name, NULL, dirs, GT_COPY_UNKNOWN);
+    m->copy_kind = BY_LABEL(e->name, NULL, COPY_DIRECTION, dirs, GT_COPY_UNKNOWN);
     m->src_kind = m->dst_kind = GT_MEM_UNKNOWN;
     if (open && arrow) {
-        m->src_kind = BY_WORD(open, arrow, kinds, GT_MEM_UNKNOWN);
-        m->dst_kind = BY_WORD(arrow, NULL, kinds, GT_MEM_UNKNOWN);
+        m->src_kind = BY_LABEL(open, arrow, MEM_KIND, kinds, GT_MEM_UNKNOWN);
+        m->dst_kind = BY_LABEL(arrow, NULL, MEM_KIND, kinds, GT_MEM_UNKNOWN);
     }
     return 0;
 }
 
 static int fill_memset(write_ctx *c, const kt_event *e, const dev_head *h, gt_event *ev)
 {
-    static const name_word kinds[] = {
-        {"Pinned", GT_MEM_PINNED}, {"Managed", GT_MEM_MANAGED}, {"Pageable", GT_MEM_PAGEABLE},
-    };
+    static const int32_t kinds[] = {GT_MEM_PINNED, GT_MEM_MANAGED, GT_MEM_PAGEABLE};
     gt_memset *m = &ev->u.memset;
     (void)c;
     ev->kind = GT_EV_MEMSET;
     PUT_HEAD(m, h);
     m->bytes = kt_has(e, KT_BYTES) ? e->arg[KT_BYTES] : 0;
-    m->mem_kind = BY_WORD(e->name, NULL, kinds, GT_MEM_DEVICE);
+    m->mem_kind = BY_LABEL(e->name, NULL, MEM_KIND, kinds, GT_MEM_DEVICE);
     return 0;
 }
 

@@ -10,6 +10,7 @@ libtrace_store_libgtstore_la_SOURCES = \
 	libtrace/store/schema.h \
 	libtrace/store/schema.c \
 	libtrace/store/schema_enums.c \
+	libtrace/store/gt_labels.h \
 	libtrace/store/schema_finish.c \
 	libtrace/store/writer_int.h \
 	libtrace/store/writer_util.c \

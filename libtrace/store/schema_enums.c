@@ -7,6 +7,7 @@
 #include "config.h"
 
 #include "columns.h"
+#include "gt_labels.h"
 #include "schema.h"
 
 #include <stddef.h>
@@ -14,6 +15,7 @@
 typedef struct enum_row {
     int id;
     const char *name, *label;
+    const char *word; /* how gtrace's own outputs and Kineto say it, where they do */
 } enum_row;
 
 typedef struct enum_table {
@@ -22,20 +24,23 @@ typedef struct enum_table {
     size_t n_rows;
 } enum_table;
 
+/* Most rows have no word: they leave it out, NULL. */
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+
 #define ENUM_TABLE(t, c, rows) {t, c, rows, sizeof rows / sizeof rows[0]}
 
 static const enum_row enum_cuda_memcpy_oper_rows[] = {
     {0, "CUDA_MEMCPY_KIND_UNKNOWN", "Unknown"},
-    {1, "CUDA_MEMCPY_KIND_HTOD", "Host-to-Device"},
-    {2, "CUDA_MEMCPY_KIND_DTOH", "Device-to-Host"},
-    {3, "CUDA_MEMCPY_KIND_HTOA", "Host-to-Array"},
-    {4, "CUDA_MEMCPY_KIND_ATOH", "Array-to-Host"},
-    {5, "CUDA_MEMCPY_KIND_ATOA", "Array-to-Array"},
-    {6, "CUDA_MEMCPY_KIND_ATOD", "Array-to-Device"},
-    {7, "CUDA_MEMCPY_KIND_DTOA", "Device-to-Array"},
-    {8, "CUDA_MEMCPY_KIND_DTOD", "Device-to-Device"},
-    {9, "CUDA_MEMCPY_KIND_HTOH", "Host-to-Host"},
-    {10, "CUDA_MEMCPY_KIND_PTOP", "Peer-to-Peer"},
+    {1, "CUDA_MEMCPY_KIND_HTOD", "Host-to-Device", "HtoD"},
+    {2, "CUDA_MEMCPY_KIND_DTOH", "Device-to-Host", "DtoH"},
+    {3, "CUDA_MEMCPY_KIND_HTOA", "Host-to-Array", "HtoA"},
+    {4, "CUDA_MEMCPY_KIND_ATOH", "Array-to-Host", "AtoH"},
+    {5, "CUDA_MEMCPY_KIND_ATOA", "Array-to-Array", "AtoA"},
+    {6, "CUDA_MEMCPY_KIND_ATOD", "Array-to-Device", "AtoD"},
+    {7, "CUDA_MEMCPY_KIND_DTOA", "Device-to-Array", "DtoA"},
+    {8, "CUDA_MEMCPY_KIND_DTOD", "Device-to-Device", "DtoD"},
+    {9, "CUDA_MEMCPY_KIND_HTOH", "Host-to-Host", "HtoH"},
+    {10, "CUDA_MEMCPY_KIND_PTOP", "Peer-to-Peer", "PtoP"},
     {11, "CUDA_MEMCPY_KIND_UVM_HTOD", "Unified Host-to-Device"},
     {12, "CUDA_MEMCPY_KIND_UVM_DTOH", "Unified Device-to-Host"},
     {13, "CUDA_MEMCPY_KIND_UVM_DTOD", "Unified Device-to-Device"},
@@ -437,4 +442,38 @@ int gt_schema_create_enums(sqlite3 *db)
         rc = fill_enum(db, gt_tab_memory_oper.name, NULL, memory_oper_rows,
                        sizeof memory_oper_rows / sizeof memory_oper_rows[0]);
     return rc;
+}
+
+/* ---- the labels' one description, for every output (gt_labels.h) ---------- */
+
+static const enum_table *label_table(gt_label_set set)
+{
+    static const enum_table copy = ENUM_TABLE("", "", enum_cuda_memcpy_oper_rows);
+    static const enum_table mem = ENUM_TABLE("", "", enum_cuda_mem_kind_rows);
+    static const enum_table sync = ENUM_TABLE("", "", enum_cupti_sync_type_rows);
+    switch (set) {
+    case GT_LABELS_COPY_KIND:
+    case GT_LABELS_COPY_DIRECTION: return &copy;
+    case GT_LABELS_MEM_KIND: return &mem;
+    case GT_LABELS_SYNC_TYPE: return &sync;
+    }
+    return NULL;
+}
+
+const char *gt_label(gt_label_set set, int value)
+{
+    const enum_table *t = label_table(set);
+    for (size_t i = 0; t && i < t->n_rows; i++)
+        if (t->rows[i].id == value)
+            return set != GT_LABELS_COPY_DIRECTION ? t->rows[i].label : t->rows[i].word ? t->rows[i].word : "unknown";
+    return set == GT_LABELS_COPY_DIRECTION ? "unknown" : "";
+}
+
+int gt_label_max(gt_label_set set)
+{
+    const enum_table *t = label_table(set);
+    int max = -1;
+    for (size_t i = 0; t && i < t->n_rows; i++)
+        max = t->rows[i].id > max ? t->rows[i].id : max;
+    return max;
 }

@@ -13,6 +13,20 @@ docs = ["README.md", "ARCHITECTURE.md", "trainer/README.md", "viewer/README.md",
 # Files the documents name that are not the tree's: llm.c's trainer, and
 # the env.sh that tests/gpu/carry_mpi.sh writes.
 OUTSIDE = {"train_gpt2.c", "env.sh"}
+_names = None
+
+
+def names_in_tree():
+    """Every file name in the source tree (build folders and dot folders left out)."""
+    global _names
+    if _names is None:
+        _names = set()
+        for root, dirs, files in os.walk(top):
+            dirs[:] = [d for d in dirs if not d.startswith(("_build", "."))]
+            _names.update(files)
+    return _names
+
+
 bad = []
 index = open(os.path.join(top, "bench/results/README.md"), encoding="utf-8").read()
 for f in sorted(os.listdir(os.path.join(top, "bench/results"))):
@@ -34,13 +48,7 @@ for doc in docs:
         if "/" not in p:
             if any(os.path.exists(t) for t in tries):
                 continue
-            found = False
-            for root, _, files in os.walk(top):
-                if "/." in root or "/_build" in root:
-                    continue
-                if p in files:
-                    found = True
-                    break
+            found = p in names_in_tree()
             if found:
                 continue
         elif any(os.path.exists(t) for t in tries):
