@@ -138,6 +138,9 @@ typedef struct an_steps { gt_step *v; size_t n; } an_steps;
 int an_steps_find(an_steps *out, const an_model *m);
 /* The steps of one process (pid -1: any, as an_steps_find). */
 int an_steps_find_pid(an_steps *out, const an_model *m, int64_t pid);
+/* The steps of one process that opt's --steps selects (opt may be NULL):
+ * NULL and 0 when none; the caller frees *out. */
+int an_steps_selected(gt_step **out, size_t *out_n, const an_model *m, int64_t pid, const gt_report_options *opt);
 bool an_is_step_name(const char *s, int64_t *out_number);
 
 /* A range name that says the host is loading data ("data", "load", "batch"...). */
@@ -210,6 +213,12 @@ int an_memory_actions_pid(const an_model *m, int64_t pid, an_mem_action **out, s
 /* Communication per rank and step (r's steps and window must be set). */
 int an_comm_measure(gt_comm *cm, const an_model *m, const gt_report *r, const gt_report_options *opt);
 void an_comm_clear(gt_comm *cm);
+/* Steps per rank (rank_steps.c; r's comm measured first). */
+int an_rank_steps_measure(gt_rank_steps *rs, const an_model *m, const gt_report *r, const gt_report_options *opt);
+void an_rank_steps_clear(gt_rank_steps *rs);
+/* The Steps by rank section as text and as JSON ("rank_steps":{...},). */
+void an_rank_steps_print_text(const gt_report *r, FILE *f);
+void an_rank_steps_print_json(const gt_report *r, FILE *f);
 int an_advice(gt_report *r, const an_model *m);
 void an_gaps_clear(gt_gaps *g);
 void an_memory_clear(gt_memory *mem);

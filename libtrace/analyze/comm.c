@@ -4,13 +4,16 @@
  * for), after HTA's communication/computation overlap.
  *
  * A rank is a process; with NCCL, one device of a process. Communication is
- * NCCL kernels (names starting "nccl") on a device, or NVTX ranges of a
- * category named "communication" on the process's threads; a process with
+ * NCCL kernels (names starting "nccl") on a device, NVTX ranges of a
+ * category named "communication" on the process's threads, or CPU ops that
+ * are collectives (PyTorch's c10d::allreduce_..., gloo:/nccl: annotations:
+ * `gtrace --pytorch=ops` marks them as ops like any other); a process with
  * NCCL kernels is measured on its devices only (its host ranges would mix a
  * host view into a device one; when it has one device, the payloads of those
  * ranges still give the bytes). Compute is what the rest of the report calls
  * the device timeline: the process's kernels that are not NCCL's (on that
- * device), or its CPU ops on a trace without kernels. Each rank is measured
+ * device), or its CPU ops that are no collective on a trace without
+ * kernels. Each rank is measured
  * in its own steps (its process's step ranges), else in the report's steps,
  * else over the analysed window. It judges nothing: advice.c does. */
 #include "analyze_int.h"
@@ -113,11 +116,12 @@ typedef struct kind_acc {
 typedef struct ctx {
     const an_model *m;
     unit *units; size_t n_units, cap_units;
-    /* kernel name id -> NCCL or not, remembered (open addressing) */
-    gt_string_id nccl_keys[4096];
-    int8_t nccl_val[4096]; /* 0 unknown, 1 no, 2 yes */
+    /* name id -> its class (NAME_*), remembered (open addressing) */
+    gt_string_id class_keys[4096];
+    int8_t class_val[4096]; /* 0 unknown */
     kind_acc *kinds; size_t n_kinds, cap_kinds;
     struct { gt_string_id id; size_t kind; } name_kind[4096]; /* name id -> kind + 1, remembered */
+    bool collective_ops; /* some communication is collective CPU ops */
 } ctx;
 
 static bool is_nccl_name(const char *s)
@@ -127,21 +131,51 @@ static bool is_nccl_name(const char *s)
     return strncmp(s, "nccl", 4) == 0;
 }
 
+/* A CPU op that is a collective: PyTorch's c10d dispatcher ops (1.13 and
+ * 2.x, functional collectives too), the ProcessGroup's record_function
+ * annotations ("gloo:all_reduce", "nccl:all_reduce") and 2.x's
+ * record_param_comms. Not DDP's "DistributedDataParallel.forward": it holds
+ * the model's compute. */
+static bool is_collective_op_name(const char *s)
+{
+    static const char *const prefixes[] = {"c10d::", "c10d_functional::", "_c10d_functional::", "gloo:",
+                                           "nccl:", "ProcessGroupGloo", "ProcessGroupNCCL", "record_param_comms"};
+    for (size_t i = 0; i < sizeof prefixes / sizeof prefixes[0]; i++)
+        if (strncmp(s, prefixes[i], strlen(prefixes[i])) == 0)
+            return true;
+    return false;
+}
+
+enum { NAME_OTHER = 1, NAME_NCCL = 2, NAME_COLLECTIVE_OP = 3 };
+
+static int name_class(const char *s)
+{
+    return is_nccl_name(s) ? NAME_NCCL : is_collective_op_name(s) ? NAME_COLLECTIVE_OP : NAME_OTHER;
+}
+
+static int class_of(ctx *c, gt_string_id name)
+{
+    size_t h = ((uint64_t)name * 0x9e3779b97f4a7c15ULL >> 40) & 4095;
+    for (size_t probe = 0; probe < 4096; probe++, h = (h + 1) & 4095) {
+        if (c->class_val[h] == 0) {
+            c->class_keys[h] = name;
+            c->class_val[h] = (int8_t)name_class(an_str(c->m, name));
+            return c->class_val[h];
+        }
+        if (c->class_keys[h] == name)
+            return c->class_val[h];
+    }
+    return name_class(an_str(c->m, name));
+}
+
 static bool is_nccl(ctx *c, const an_act *a)
 {
-    if (a->kind != GT_EV_KERNEL)
-        return false;
-    size_t h = ((uint64_t)a->name * 0x9e3779b97f4a7c15ULL >> 40) & 4095;
-    for (size_t probe = 0; probe < 4096; probe++, h = (h + 1) & 4095) {
-        if (c->nccl_val[h] == 0) {
-            c->nccl_keys[h] = a->name;
-            c->nccl_val[h] = is_nccl_name(an_str(c->m, a->name)) ? 2 : 1;
-            return c->nccl_val[h] == 2;
-        }
-        if (c->nccl_keys[h] == a->name)
-            return c->nccl_val[h] == 2;
-    }
-    return is_nccl_name(an_str(c->m, a->name));
+    return a->kind == GT_EV_KERNEL && class_of(c, a->name) == NAME_NCCL;
+}
+
+static bool is_collective_op(ctx *c, const an_act *a)
+{
+    return a->kind == GT_EV_CPU_OP && class_of(c, a->name) == NAME_COLLECTIVE_OP;
 }
 
 /* The unit of (pid, device, source), made when missing; NULL: out of memory. */
@@ -199,8 +233,17 @@ static size_t nccl_units_of(ctx *c, int64_t pid, unit **first)
     return n;
 }
 
-/* Units and their communication: NCCL kernels, then NVTX ranges of the
- * processes without them. */
+/* The first collective CPU op at or after acts[j]; n_acts: none. */
+static size_t next_collective_op(ctx *c, size_t j)
+{
+    while (j < c->m->n_acts && !is_collective_op(c, &c->m->acts[j]))
+        j++;
+    return j;
+}
+
+/* Units and their communication: NCCL kernels, then the host's
+ * communication of the processes without them: NVTX ranges and collective
+ * CPU ops, merged in start order (each unit's intervals come by start). */
 static int find_units(ctx *c)
 {
     const an_model *m = c->m;
@@ -216,20 +259,30 @@ static int find_units(ctx *c)
             return rc;
     }
     size_t n_nccl = c->n_units;
-    for (size_t i = 0; i < m->n_comms; i++) {
-        const an_comm *x = &m->comms[i];
-        int64_t pid = gt_pid_of(x->tid);
+    size_t i = 0, j = next_collective_op(c, 0);
+    while (i < m->n_comms || j < m->n_acts) {
+        bool range = j == m->n_acts || (i < m->n_comms && m->comms[i].start_ns <= m->acts[j].start_ns);
+        an_comm x;
+        if (range) {
+            x = m->comms[i++];
+        } else {
+            const an_act *a = &m->acts[j];
+            x = (an_comm){a->start_ns, a->end_ns, a->tid, -1, a->name};
+            j = next_collective_op(c, j + 1);
+            c->collective_ops = true;
+        }
+        int64_t pid = gt_pid_of(x.tid);
         unit *nu = NULL;
         size_t n_nu = n_nccl > 0 ? nccl_units_of(c, pid, &nu) : 0;
-        if (n_nu == 1 && x->bytes >= 0 &&
-            (rc = push_item(&nu->sized, &nu->n_sized, &nu->cap_sized, (item){x->start_ns, x->end_ns, x->bytes, x->name})) < 0)
+        if (n_nu == 1 && x.bytes >= 0 &&
+            (rc = push_item(&nu->sized, &nu->n_sized, &nu->cap_sized, (item){x.start_ns, x.end_ns, x.bytes, x.name})) < 0)
             return rc;
         if (n_nu > 0)
             continue;
         unit *u = unit_of(c, pid, -1, GT_COMM_NVTX);
         if (!u)
             return GT_ERR_NOMEM;
-        if ((rc = add_item(u, x->start_ns, x->end_ns, x->bytes, x->name)) < 0)
+        if ((rc = add_item(u, x.start_ns, x.end_ns, x.bytes, x.name)) < 0)
             return rc;
     }
     return 0;
@@ -243,7 +296,7 @@ static int find_compute(ctx *c)
     int rc;
     for (size_t i = 0; i < m->n_acts; i++) {
         const an_act *a = &m->acts[i];
-        if ((a->kind != GT_EV_KERNEL && a->kind != GT_EV_CPU_OP) || is_nccl(c, a))
+        if ((a->kind != GT_EV_KERNEL && a->kind != GT_EV_CPU_OP) || is_nccl(c, a) || is_collective_op(c, a))
             continue;
         for (size_t k = 0; k < c->n_units; k++) {
             unit *u = &c->units[k];
@@ -315,32 +368,6 @@ static int64_t kind_of(ctx *c, gt_string_id id)
     return (int64_t)k;
 }
 
-/* The steps of a unit's process the report's --steps selects. */
-static int unit_steps(gt_step **out, size_t *out_n, const an_model *m, int64_t pid, const gt_report_options *opt)
-{
-    an_steps all = {0};
-    int rc = an_steps_find_pid(&all, m, pid);
-    *out = NULL;
-    *out_n = 0;
-    if (rc < 0)
-        return rc;
-    size_t n = 0;
-    for (size_t i = 0; i < all.n; i++) {
-        const gt_step *s = &all.v[i];
-        if (opt && ((opt->step_first >= 0 && s->number < opt->step_first) ||
-                    (opt->step_last >= 0 && s->number > opt->step_last)))
-            continue;
-        all.v[n++] = *s;
-    }
-    if (n == 0) {
-        free(all.v);
-        return 0;
-    }
-    *out = all.v;
-    *out_n = n;
-    return 0;
-}
-
 /* The first item that starts at or after t (items by start). */
 static size_t first_from(const item *v, size_t n, int64_t t)
 {
@@ -360,7 +387,7 @@ static int measure_unit(ctx *c, gt_comm_rank *rk, const unit *u, const gt_report
     const an_model *m = c->m;
     gt_step *own = NULL;
     size_t n_own = 0;
-    int rc = unit_steps(&own, &n_own, m, u->pid, opt);
+    int rc = an_steps_selected(&own, &n_own, m, u->pid, opt);
     if (rc < 0)
         return rc;
     rk->pid = u->pid;
@@ -529,6 +556,7 @@ int an_comm_measure(gt_comm *cm, const an_model *m, const gt_report *r, const gt
         goto cleanup;
     }
     cm->n_ranks = c->n_units;
+    cm->collective_ops = c->collective_ops;
     for (size_t k = 0; k < c->n_units; k++)
         if ((rc = measure_unit(c, &cm->ranks[k], &c->units[k], r, opt)) < 0)
             goto cleanup;

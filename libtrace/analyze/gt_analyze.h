@@ -218,7 +218,36 @@ typedef struct gt_comm {
     double hidden;          /* all ranks' overlap / all ranks' communication */
     int64_t most_exposed;   /* the rank with most exposed communication per step; -1 none */
     int64_t slowest;        /* the rank with most compute per step (a straggler the others wait for); -1 */
+    bool collective_ops;    /* some communication is collective CPU ops (c10d::allreduce_, gloo:...) */
 } gt_comm;
+
+/* Steps per rank: a job whose processes (two or more) each have their own
+ * steps, matched by number. A rank's work in a step is the step's time less
+ * its exposed communication (the Communication section's, where the trace
+ * has any): the slowest rank of a step, with most work, is the one the
+ * others waited for. */
+typedef struct gt_rank_steps_rank {
+    int64_t pid;
+    int32_t rank;      /* from the launcher's variables (RANK, OMPI_COMM_WORLD_RANK...); -1 unknown */
+    char *name;        /* the process's name ("" unknown) */
+    gt_dist step_time; /* its steps' durations */
+    gt_dist work;      /* per step: its time less its exposed communication */
+    int64_t waited_ns; /* exposed communication in its steps, summed */
+    int64_t n_slowest; /* steps in which it had the most work */
+} gt_rank_steps_rank;
+
+typedef struct gt_rank_step { /* one step number, over the ranks that ran it */
+    int64_t number;
+    int64_t n_ranks;
+    int64_t slowest, fastest; /* indexes into ranks, by work */
+    int64_t slowest_work_ns, fastest_work_ns;
+} gt_rank_step;
+
+typedef struct gt_rank_steps {
+    gt_rank_steps_rank *ranks; size_t n_ranks; /* by rank (unknown last), pid; none: under 2 processes with steps */
+    gt_rank_step *steps; size_t n_steps;       /* by number: the steps two ranks or more ran */
+    bool waits_known; /* the ranks' communication was measured: work is less their exposed time */
+} gt_rank_steps;
 
 typedef struct gt_advice {
     const char *rule;  /* "pageable_copies", "cuda_api_sync"... */
@@ -318,6 +347,7 @@ typedef struct gt_report {
     gt_memory memory;
     gt_advice *advice; size_t n_advice;      /* every rule, fired or not */
     gt_comm comm;                            /* n_ranks 0: no communication in the trace */
+    gt_rank_steps rank_steps;                /* n_ranks 0: not a job of processes with steps */
     gt_phase_row *phases; size_t n_phases;   /* none: no step has a phase range */
     gt_module_row *modules; size_t n_modules; /* top_n by self time */
     int64_t n_module_names;

@@ -21,6 +21,7 @@ libtrace_analyze_libgtanalyze_la_SOURCES = \
 	libtrace/analyze/memory_at.c \
 	libtrace/analyze/analysis.c \
 	libtrace/analyze/comm.c \
+	libtrace/analyze/rank_steps.c \
 	libtrace/analyze/advice.c \
 	libtrace/analyze/advice_int.h \
 	libtrace/analyze/advice_add.c \
@@ -28,6 +29,7 @@ libtrace_analyze_libgtanalyze_la_SOURCES = \
 	libtrace/analyze/report.c \
 	libtrace/analyze/render.c \
 	libtrace/analyze/render_pytorch.c \
+	libtrace/analyze/render_ranks.c \
 	libtrace/analyze/oom.h \
 	libtrace/analyze/oom.c \
 	libtrace/analyze/render_oom.c \
@@ -122,6 +124,12 @@ if HAVE_NVTX
 TESTS += tests/integration/pytorch_report.sh
 endif
 EXTRA_DIST += tests/integration/pytorch_report.sh tests/integration/pytorch_report.py
+# torchrun DDP over gloo, 2 ranks: steps by rank, the slowest rank per step,
+# communication from the collective ops (skipped, 77, without torch.distributed).
+if HAVE_NVTX
+TESTS += tests/integration/pytorch_ddp.sh
+endif
+EXTRA_DIST += tests/integration/pytorch_ddp.sh tests/integration/pytorch_ddp.py
 # An imported torch.profiler trace with torch 2.5's short ProfilerStep ranges: its steps as spans.
 TESTS += tests/integration/pytorch_report_kineto.sh
 EXTRA_DIST += tests/integration/pytorch_report_kineto.sh tests/integration/pytorch_report_kineto.py

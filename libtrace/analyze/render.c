@@ -94,7 +94,9 @@ static void print_comm(const gt_report *r, FILE *f)
     }
     fprintf(f, "\ncommunication  %zu rank%s: %s%s%s; compute: %s\n", c->n_ranks, c->n_ranks == 1 ? "" : "s",
             nccl ? "NCCL kernels" : "", nccl && nvtx ? " and " : "",
-            nvtx ? "NVTX ranges of a \"communication\" category" : "",
+            nvtx ? (c->collective_ops ? "collective ops (c10d::, gloo:, nccl:) or NVTX ranges of a \"communication\" category"
+                          : "NVTX ranges of a \"communication\" category")
+                 : "",
             r->cpu_timeline ? "CPU ops" : "kernels that are not NCCL's");
     fprintf(f, "  %s, mean over ranks: comm %s, exposed %s, overlap %s, %.1f%% hidden, %.1f collectives\n",
             c->per_step ? "per step" : "over the window (no steps)", NS(c->comm_ns), NS(c->exposed_ns),
@@ -495,6 +497,7 @@ int gt_report_print_text(const gt_report *r, FILE *f)
                 gt_gap_cause_name(x->cause), *x->nvtx_path ? x->nvtx_path : "(no range)", *x->api ? " / " : "", x->api);
     }
 
+    an_rank_steps_print_text(r, f);
     if (r->comm.n_ranks > 0)
         print_comm(r, f);
 
@@ -587,6 +590,7 @@ static void print_comm_json(const gt_comm *c, FILE *f)
     jnum(f, "hidden", c->hidden); fputc(',', f);
     jint(f, "most_exposed", c->most_exposed); fputc(',', f);
     jint(f, "slowest", c->slowest); fputc(',', f);
+    jkey(f, "collective_ops"); fputs(c->collective_ops ? "true," : "false,", f);
     jkey(f, "ranks"); fputc('[', f);
     for (size_t i = 0; i < c->n_ranks; i++) {
         const gt_comm_rank *k = &c->ranks[i];
@@ -757,6 +761,7 @@ int gt_report_print_json(const gt_report *r, FILE *f)
     fputc(',', f);
     print_comm_json(&r->comm, f);
     fputc(',', f);
+    an_rank_steps_print_json(r, f);
     jkey(f, "advice"); fputc('[', f);
     for (size_t i = 0; i < r->n_advice; i++) {
         const gt_advice *a = &r->advice[i];

@@ -137,7 +137,8 @@ int an_report_build(gt_report **out, const an_model *m, const gt_report_options 
         rc = an_pytorch_tables(r, m, opt);
     if (rc == 0)
         rc = an_oom(r, m, opt);
-    if (rc < 0 || (rc = an_comm_measure(&r->comm, m, r, opt)) < 0 || (rc = an_advice(r, m)) < 0)
+    if (rc < 0 || (rc = an_comm_measure(&r->comm, m, r, opt)) < 0 ||
+        (rc = an_rank_steps_measure(&r->rank_steps, m, r, opt)) < 0 || (rc = an_advice(r, m)) < 0)
         goto cleanup;
     /* a check the open left running (GT_OPEN_CHECK_LATER) has the last word */
     if (t && (rc = gt_trace_check(t)) < 0)
@@ -187,6 +188,7 @@ void gt_report_free(gt_report *r)
     an_gaps_clear(&r->gaps);
     an_memory_clear(&r->memory);
     an_comm_clear(&r->comm);
+    an_rank_steps_clear(&r->rank_steps);
     an_pytorch_clear(r);
     an_oom_free(r->oom);
     for (size_t i = 0; i < r->n_advice; i++) {

@@ -138,3 +138,28 @@ int an_steps_find_pid(an_steps *out, const an_model *m, int64_t pid)
     out->n = n;
     return 0;
 }
+
+int an_steps_selected(gt_step **out, size_t *out_n, const an_model *m, int64_t pid, const gt_report_options *opt)
+{
+    an_steps all = {0};
+    int rc = an_steps_find_pid(&all, m, pid);
+    *out = NULL;
+    *out_n = 0;
+    if (rc < 0)
+        return rc;
+    size_t n = 0;
+    for (size_t i = 0; i < all.n; i++) {
+        const gt_step *s = &all.v[i];
+        if (opt && ((opt->step_first >= 0 && s->number < opt->step_first) ||
+                    (opt->step_last >= 0 && s->number > opt->step_last)))
+            continue;
+        all.v[n++] = *s;
+    }
+    if (n == 0) {
+        free(all.v);
+        return 0;
+    }
+    *out = all.v;
+    *out_n = n;
+    return 0;
+}
