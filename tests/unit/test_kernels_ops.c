@@ -303,6 +303,13 @@ static void test_kernels__gelu(void)
     float *dinp = zeros(n);
     op_gelu_backward_cpu(dinp, c.inp, c.dout, n);
     CU_ASSERT(fd_check(ge_loss, &c, c.inp, dinp, n, 1e-2f) < 1e-2);
+    /* the backward adds into dinp, as the backends' callers expect (the CUDA kernel does too) */
+    float *twice = zeros(n);
+    op_gelu_backward_cpu(twice, c.inp, c.dout, n);
+    op_gelu_backward_cpu(twice, c.inp, c.dout, n);
+    for (size_t i = 0; i < n; i++)
+        CU_ASSERT(twice[i] == 2 * dinp[i]);
+    free(twice);
     free(c.out); free(c.inp); free(c.dout); free(dinp);
 }
 
@@ -359,7 +366,9 @@ static void test_kernels__crossentropy(void)
 {
     int N = 5, V = 10, Vp = 16;
     int32_t targets[5] = {0, 9, 3, 3, 7};
-    struct ce_ctx c = {zeros(N), zeros(N * Vp), rand_buf(N * Vp, 3), targets, N, V, Vp};
+    float *logits = rand_buf(N * Vp, 3), *stale = rand_buf(N * Vp, 7);
+    /* probs in a reused buffer, not zeroed: the padding must be written */
+    struct ce_ctx c = {zeros(N), stale, logits, targets, N, V, Vp};
     double mean = ce_loss(&c);
     CU_ASSERT(mean > 0);
     for (int n = 0; n < N; n++) {
@@ -389,6 +398,22 @@ static void test_kernels__adamw(void)
     CU_ASSERT(fabsf(p[1] - (-2.0f + 0.1f - 0.1f * 0.01f * -2.0f)) < 1e-4f);
     CU_ASSERT(fabsf(p[2] - (0.5f - 0.1f * 0.01f * 0.5f)) < 1e-6f);
     CU_ASSERT(fabsf(m[0] - 0.03f) < 1e-6f && fabsf(v[0] - 9e-5f) < 1e-8f /* 1 - 0.999f is not exact */);
+}
+
+/* torch.optim.SGD(momentum=0.9, weight_decay=0.1), two steps by hand: the
+ * decay joins the gradient before the buffer, and the first step takes the
+ * buffer from that gradient whatever the buffer held (a reused allocation). */
+static void test_kernels__sgd(void)
+{
+    float p[2] = {1.0f, -2.0f}, g[2] = {0.5f, 0.25f}, buf[2] = {7.0f, -7.0f};
+    op_sgd_cpu(p, g, buf, 2, 0.1f, 0.9f, 0.1f, 1);
+    /* d = g + 0.1 p = (0.6, 0.05); buf = d; p -= 0.1 d */
+    CU_ASSERT(fabsf(buf[0] - 0.6f) < 1e-6f && fabsf(buf[1] - 0.05f) < 1e-6f);
+    CU_ASSERT(fabsf(p[0] - 0.94f) < 1e-6f && fabsf(p[1] - -2.005f) < 1e-6f);
+    op_sgd_cpu(p, g, buf, 2, 0.1f, 0.9f, 0.1f, 0);
+    /* d = (0.5 + 0.094, 0.25 - 0.2005); buf = 0.9 buf + d; p -= 0.1 buf */
+    CU_ASSERT(fabsf(buf[0] - (0.54f + 0.594f)) < 1e-6f && fabsf(buf[1] - (0.045f + 0.0495f)) < 1e-6f);
+    CU_ASSERT(fabsf(p[0] - (0.94f - 0.1134f)) < 1e-6f && fabsf(p[1] - (-2.005f - 0.00945f)) < 1e-6f);
 }
 
 /* Every element of a long buffer (vector lanes, span edges, the scalar tail)
@@ -612,6 +637,7 @@ static const gt_test_case cases[] = {
     {"test_kernels__attention_blocks", test_kernels__attention_blocks},
     {"test_kernels__matmul_rows", test_kernels__matmul_rows},
     {"test_kernels__gelu", test_kernels__gelu},
+    {"test_kernels__sgd", test_kernels__sgd},
     {"test_kernels__residual", test_kernels__residual},
     {"test_kernels__crossentropy", test_kernels__crossentropy},
     {"test_kernels__adamw", test_kernels__adamw},

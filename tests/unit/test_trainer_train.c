@@ -389,8 +389,13 @@ static void test_trainer_train__optimizers(void)
     CU_ASSERT_EQUAL(tr_optim_init(&od, a.m, &adamw, 0, n), TR_OK);
     memset(a.m->grads_flat.data, 0, n * sizeof(float));
     float gain = ((float *)a.m->params.lnfw.data)[0], w = ((float *)a.m->params.qkvw.data)[0];
+    /* per-layer gains and biases are stacked (L, C): 2-D, and still not decayed (PyTorch's groups) */
+    ((float *)a.m->params.qkvb.data)[0] = 0.5f; /* biases start at 0, where decay is invisible */
+    float gain1 = ((float *)a.m->params.ln1w.data)[0], bias = 0.5f;
     optim_step(&od, a.m, 1e-2f, 1.0f);
     CU_ASSERT_EQUAL(((float *)a.m->params.lnfw.data)[0], gain);
+    CU_ASSERT_EQUAL(((float *)a.m->params.ln1w.data)[0], gain1);
+    CU_ASSERT_EQUAL(((float *)a.m->params.qkvb.data)[0], bias);
     CU_ASSERT_DOUBLE_EQUAL(((float *)a.m->params.qkvw.data)[0], w * (1 - 1e-2 * 0.1), 1e-7);
     tr_optim_release(&od, a.m);
     random_grads(&a, 21);
@@ -420,15 +425,16 @@ static void test_trainer_train__optimizers(void)
     CU_ASSERT_DOUBLE_EQUAL(p[5], p1 - 0.1f * (0.9f * g0 + 2 * g0), 1e-7);
     tr_optim_release(&os, b.m);
 
-    /* the EMA: one update, then swap in and back */
+    /* the EMA: one update, then swap in and back; decay 0.75 keeps 3/4 of the
+     * average (0.5 would not tell the average's share from the weight's) */
     tr_ema e;
-    CU_ASSERT_EQUAL(tr_ema_init(&e, a.m, 0.5f), TR_OK);
+    CU_ASSERT_EQUAL(tr_ema_init(&e, a.m, 0.75f), TR_OK);
     float w0 = ((float *)a.m->params_flat.data)[7];
     ((float *)a.m->params_flat.data)[7] = w0 + 1.0f;
     tr_ema_update(&e, a.m, &(tr_step_hyper){.lr = 0.0f});
-    CU_ASSERT_DOUBLE_EQUAL(((float *)e.w.data)[7], w0 + 0.5f, 1e-6);
+    CU_ASSERT_DOUBLE_EQUAL(((float *)e.w.data)[7], w0 + 0.25f, 1e-6);
     tr_ema_swap(&e, a.m);
-    CU_ASSERT_DOUBLE_EQUAL(((float *)a.m->params.wte.data)[7], w0 + 0.5f, 1e-6); /* the views follow */
+    CU_ASSERT_DOUBLE_EQUAL(((float *)a.m->params.wte.data)[7], w0 + 0.25f, 1e-6); /* the views follow */
     tr_ema_swap(&e, a.m);
     CU_ASSERT_DOUBLE_EQUAL(((float *)a.m->params.wte.data)[7], w0 + 1.0f, 1e-6);
     tr_ema_release(&e, a.m);
@@ -459,6 +465,8 @@ static void test_trainer_train__schedules(void)
     CU_ASSERT_DOUBLE_EQUAL(tr_schedule_lr(&oc, 29), 1.0, 1e-6);
     CU_ASSERT_DOUBLE_EQUAL(tr_schedule_lr(&oc, 60), 0.5892800903, 1e-5);
     CU_ASSERT_DOUBLE_EQUAL(tr_schedule_lr(&oc, 99), 4e-6, 1e-9);
+    /* past the last step (a run resumed with more steps) it stays at its floor */
+    CU_ASSERT_DOUBLE_EQUAL(tr_schedule_lr(&oc, 150), 4e-6, 1e-9);
 }
 
 static void test_trainer_train__invalid_configurations(void)
