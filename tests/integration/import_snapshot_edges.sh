@@ -86,7 +86,9 @@ python3 - "$DIR" << 'EOF'
 import pickle, sys
 d = sys.argv[1]
 MiB = 1 << 20
-t = 1_790_000_000_000_000
+# microseconds whose first byte has its top bit set, as half of all times
+# have: pickle's LONG1 is little-endian, its sign in its last byte
+t = 1_790_000_000_000_128
 A, E, S = 0x7E0000000000, 0x7E1000000000, 0x7E2000000000
 def act(action, addr, size, dt):
     return {"action": action, "addr": addr, "size": size, "stream": 0, "time_us": t + dt, "frames": []}

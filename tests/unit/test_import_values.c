@@ -10,7 +10,8 @@
  * short ProfilerStep#N ranges of a resumed run (steps 10-12) made spans,
  * the last to its thread's latest end, with the GPU's metadata first; an
  * event past the time limit only once baseTimeNanoseconds is added, and a
- * "ProfilerStep#-1". */
+ * "ProfilerStep#-1"; a temporary allocated and freed in one microsecond,
+ * and a second GPU's allocator. */
 #include "gt_import.h"
 #include "gt_store.h"
 #include "gt_test.h"
@@ -99,6 +100,26 @@ static const char kineto_odd[] =
     "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"broken\", \"pid\": 100, \"tid\": 100,"
     " \"ts\": 1.000, \"dur\": 1000000000000000.000}\n"
     "], \"baseTimeNanoseconds\": 4000000000000000000}\n";
+
+/* The caching allocator's [memory] events: a block, then a temporary
+ * allocated and freed in the same microsecond, as Kineto often writes them
+ * (its clock's resolution): the free comes a nanosecond after. A second
+ * GPU of the same process has an allocator, and a heap, of its own. */
+static const char kineto_memory[] =
+    "{\"schemaVersion\": 1, \"traceEvents\": [\n"
+    "{\"ph\": \"i\", \"s\": \"t\", \"cat\": \"cpu_instant_event\", \"name\": \"[memory]\", \"pid\": 100, \"tid\": 100,"
+    " \"ts\": 4793178600100.000, \"args\": {\"Total Reserved\": 2097152, \"Total Allocated\": 1048576,"
+    " \"Bytes\": 1048576, \"Addr\": 139637976727552, \"Device Id\": 0, \"Device Type\": 1}},\n"
+    "{\"ph\": \"i\", \"s\": \"t\", \"cat\": \"cpu_instant_event\", \"name\": \"[memory]\", \"pid\": 100, \"tid\": 100,"
+    " \"ts\": 4793178600200.000, \"args\": {\"Total Reserved\": 2097152, \"Total Allocated\": 1049088,"
+    " \"Bytes\": 512, \"Addr\": 139637977776128, \"Device Id\": 0, \"Device Type\": 1}},\n"
+    "{\"ph\": \"i\", \"s\": \"t\", \"cat\": \"cpu_instant_event\", \"name\": \"[memory]\", \"pid\": 100, \"tid\": 100,"
+    " \"ts\": 4793178600200.000, \"args\": {\"Total Reserved\": 2097152, \"Total Allocated\": 1048576,"
+    " \"Bytes\": -512, \"Addr\": 139637977776128, \"Device Id\": 0, \"Device Type\": 1}},\n"
+    "{\"ph\": \"i\", \"s\": \"t\", \"cat\": \"cpu_instant_event\", \"name\": \"[memory]\", \"pid\": 100, \"tid\": 100,"
+    " \"ts\": 4793178600150.000, \"args\": {\"Total Reserved\": 2097152, \"Total Allocated\": 4096,"
+    " \"Bytes\": 4096, \"Addr\": 138538465099776, \"Device Id\": 1, \"Device Type\": 1}}\n"
+    "]}\n";
 
 /* texts[0..n) as n files (ranks of one run) imported into one trace. */
 static gt_trace *import_texts(const char *const *texts, size_t n)
@@ -325,6 +346,46 @@ static void test_import_values__odd_events(void)
     gt_trace_free(t);
 }
 
+static void test_import_values__allocator_events(void)
+{
+    const char *texts[] = {kineto_memory};
+    gt_trace *t = import_texts(texts, 1);
+    gt_iter *it = NULL;
+    gt_event ev;
+    int64_t reg = -1, unreg = -1, block = -1;
+    uint64_t heap0 = 0, heap1 = 0, block_heap0 = 1, block_heap1 = 1;
+    CU_ASSERT_EQUAL_FATAL(gt_iter_new(&it, t, GT_EV_HEAP, INT64_MIN, INT64_MAX), 0);
+    while (gt_iter_next(it, &ev) > 0) {
+        const gt_heap_event *h = &ev.u.heap;
+        const char *name = h->name ? gt_trace_string(t, h->name) : NULL;
+        if (h->operation == GT_HEAP_REGISTER && name && strcmp(name, "cuda:0 caching allocator") == 0)
+            heap0 = h->heap_id;
+        if (h->operation == GT_HEAP_REGISTER && name && strcmp(name, "cuda:1 caching allocator") == 0)
+            heap1 = h->heap_id;
+        if (h->operation == GT_REGION_REGISTER)
+            *(h->address == 138538465099776ull ? &block_heap1 : &block_heap0) = h->heap_id;
+        if (h->address == 139637976727552ull && h->operation == GT_REGION_REGISTER) {
+            CU_ASSERT_EQUAL(h->bytes, 1048576);
+            block = h->start_ns;
+        } else if (h->address == 139637977776128ull && h->operation == GT_REGION_REGISTER) {
+            CU_ASSERT_EQUAL(h->bytes, 512);
+            reg = h->start_ns;
+        } else if (h->address == 139637977776128ull && h->operation == GT_REGION_UNREGISTER) {
+            unreg = h->start_ns;
+        }
+    }
+    gt_iter_free(it);
+    CU_ASSERT_EQUAL(block, 0);
+    CU_ASSERT_EQUAL(reg, 100000);
+    CU_ASSERT_EQUAL(unreg, 100001);
+    CU_ASSERT_NOT_EQUAL(heap0, 0);
+    CU_ASSERT_NOT_EQUAL(heap1, 0);
+    CU_ASSERT_NOT_EQUAL(heap0, heap1);
+    CU_ASSERT_EQUAL(block_heap0, heap0);
+    CU_ASSERT_EQUAL(block_heap1, heap1);
+    gt_trace_free(t);
+}
+
 static const gt_test_case cases[] = {
     {"test_import_values__runtime_calls_and_kernel", test_import_values__runtime_calls_and_kernel},
     {"test_import_values__steps_and_collectives", test_import_values__steps_and_collectives},
@@ -332,6 +393,7 @@ static const gt_test_case cases[] = {
     {"test_import_values__detect_bom", test_import_values__detect_bom},
     {"test_import_values__short_profiler_steps", test_import_values__short_profiler_steps},
     {"test_import_values__odd_events", test_import_values__odd_events},
+    {"test_import_values__allocator_events", test_import_values__allocator_events},
     {NULL, NULL},
 };
 
