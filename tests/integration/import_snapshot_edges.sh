@@ -86,9 +86,9 @@ python3 - "$DIR" << 'EOF'
 import pickle, sys
 d = sys.argv[1]
 MiB = 1 << 20
-# microseconds whose first byte has its top bit set, as half of all times
-# have: pickle's LONG1 is little-endian, its sign in its last byte
-t = 1_790_000_000_000_128
+# the times' first byte crosses 0x80 (t + 10 is 0x...86): pickle's LONG1 is
+# little-endian, its sign in its last byte, not its first
+t = 1_790_000_000_000_124
 A, E, S = 0x7E0000000000, 0x7E1000000000, 0x7E2000000000
 def act(action, addr, size, dt):
     return {"action": action, "addr": addr, "size": size, "stream": 0, "time_us": t + dt, "frames": []}
