@@ -36,3 +36,6 @@ EXTRA_DIST += bench/bench_gpu.sh bench/bench_gpu_torch.py
 
 # PyTorch's side of bench_cnn.sh; tests/integration/trainer_cnn_torch.sh builds its nets from it.
 EXTRA_DIST += bench/bench_cnn.sh bench/bench_cnn_torch.py
+
+# A long run recorded whole, with a capture window and with a flight recorder.
+EXTRA_DIST += bench/bench_long_run.sh
