@@ -96,8 +96,8 @@ static CUpti_ActivityKernel10 kernel_record(void)
     k.deviceId = 1;
     k.contextId = 3;
     k.streamId = 7;
-    k.gridX = 4, k.gridY = 2, k.gridZ = 1;
-    k.blockX = 128, k.blockY = 1, k.blockZ = 1;
+    k.gridX = 4, k.gridY = 2, k.gridZ = 3; /* a 3-D grid (a volume's kernel): every axis its own */
+    k.blockX = 128, k.blockY = 2, k.blockZ = 1;
     k.staticSharedMemory = 1024;
     k.dynamicSharedMemory = 2048;
     k.localMemoryPerThread = 16;
@@ -126,7 +126,10 @@ static void test_capture_cupti__kernel_row(void)
     CU_ASSERT_EQUAL(g.correlation_id, 31);
     CU_ASSERT_EQUAL(g.grid_x, 4);
     CU_ASSERT_EQUAL(g.grid_y, 2);
+    CU_ASSERT_EQUAL(g.grid_z, 3);
     CU_ASSERT_EQUAL(g.block_x, 128);
+    CU_ASSERT_EQUAL(g.block_y, 2);
+    CU_ASSERT_EQUAL(g.block_z, 1);
     CU_ASSERT_EQUAL(g.registers_per_thread, 40);
     CU_ASSERT_EQUAL(g.static_shared_bytes, 1024);
     CU_ASSERT_EQUAL(g.dynamic_shared_bytes, 2048);

@@ -179,6 +179,28 @@ static void test_capture_ring__records_end_exactly_at_the_end(void)
     }
 }
 
+/* A record that must wrap needs its pad as well as its own bytes: with the
+ * launcher one record behind the producer's end (144 bytes free: the 64 to
+ * the end and the 80 it read), a 120-byte record does not fit and is counted
+ * as dropped; written at the start it would overwrite the unread record at
+ * offset 80. */
+static void test_capture_ring__wrapping_record_counts_its_pad(void)
+{
+    fresh_region();
+    writer_job first = {.n_records = 716}; /* 57,280 bytes of 57,344: 64 to the end */
+    run_writer(&first);
+    atomic_store(&ring_at(0)->tail, 80); /* the launcher has read one record */
+    atomic_store(&ring_at(0)->state, GT_RING_FREE);
+    writer_job second = {.n_records = 1, .bytes = 120};
+    run_writer(&second);
+    CU_ASSERT_EQUAL(second.n_written, 0);
+    CU_ASSERT_EQUAL(atomic_load(&ring_at(0)->dropped[GT_EV_NVTX]), 1);
+    CU_ASSERT_EQUAL(atomic_load(&ring_at(0)->head), 716 * 80);
+    const rec_hdr *unread = (const rec_hdr *)((const char *)mem + layout.data_offset + 80);
+    CU_ASSERT_EQUAL(unread->type, REC_EVENT);
+    CU_ASSERT_EQUAL(((const uint64_t *)unread)[1], 1);
+}
+
 /* More threads than rings: the ones without a ring count their events in
  * the region's orphan counts. */
 static void test_capture_ring__threads_beyond_the_cap_count_drops(void)
@@ -239,6 +261,7 @@ static const gt_test_case cases[] = {
     {"test_capture_ring__full_ring_counts_every_drop", test_capture_ring__full_ring_counts_every_drop},
     {"test_capture_ring__records_never_cross_the_end", test_capture_ring__records_never_cross_the_end},
     {"test_capture_ring__records_end_exactly_at_the_end", test_capture_ring__records_end_exactly_at_the_end},
+    {"test_capture_ring__wrapping_record_counts_its_pad", test_capture_ring__wrapping_record_counts_its_pad},
     {"test_capture_ring__threads_beyond_the_cap_count_drops", test_capture_ring__threads_beyond_the_cap_count_drops},
     {"test_capture_ring__take_says_whether_a_ring_is_had", test_capture_ring__take_says_whether_a_ring_is_had},
     {NULL, NULL},
