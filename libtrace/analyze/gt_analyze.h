@@ -351,6 +351,9 @@ typedef struct gt_report {
     gt_phase_row *phases; size_t n_phases;   /* none: no step has a phase range */
     gt_module_row *modules; size_t n_modules; /* top_n by self time */
     int64_t n_module_names;
+    int64_t *bwd_steps; size_t n_bwd_steps;  /* where only some steps have module backward ranges
+                                              * (sampled): their numbers; the modules' backward
+                                              * figures are theirs. None: every step's, or no steps */
     gt_op_row *ops; size_t n_ops;            /* top_n by self time: NVTX "compute" ranges, GTRACE_CPU_OPS */
     int64_t n_op_names;
     bool ops_nest;                           /* some op called another: self differs from total */

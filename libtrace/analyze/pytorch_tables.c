@@ -412,6 +412,23 @@ static int fill_modules(gt_report *r, const acc *v, size_t n, size_t top_n)
     return 0;
 }
 
+/* The steps with module backward ranges, where some steps have none: the
+ * backward figures are those steps' (--pytorch backward-every=N). */
+static int fill_backward_steps(gt_report *r, const uint8_t *bwd_step)
+{
+    size_t n = 0;
+    for (size_t k = 0; k < r->n_steps && bwd_step; k++)
+        n += bwd_step[k];
+    if (n == 0 || n == r->n_steps || !r->n_modules)
+        return 0;
+    if (!(r->bwd_steps = malloc(n * sizeof *r->bwd_steps)))
+        return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
+    for (size_t k = 0; k < r->n_steps; k++)
+        if (bwd_step[k])
+            r->bwd_steps[r->n_bwd_steps++] = r->steps[k].number;
+    return 0;
+}
+
 static int fill_ops(gt_report *r, const acc *v, size_t n, size_t top_n)
 {
     int64_t all = 0;
@@ -443,6 +460,7 @@ int an_pytorch_tables(gt_report *r, const an_model *m, const gt_report_options *
     int64_t *child_ns = calloc(m->n_ranges ? m->n_ranges : 1, sizeof *child_ns);
     id_sums mods = {0}, ops = {0};
     acc *v = NULL;
+    uint8_t *bwd_step = NULL; /* per step: some module backward range starts in it */
     size_t n = 0;
     int rc;
     if (!kind || !child_ns) {
@@ -458,11 +476,18 @@ int an_pytorch_tables(gt_report *r, const an_model *m, const gt_report_options *
         if (kind[i] != K_NONE && p >= 0 && kind[p] == kind[i])
             child_ns[p] = an_add_sat(child_ns[p], m->ranges[i].end_ns - m->ranges[i].start_ns);
     }
+    if (r->n_steps && !(bwd_step = calloc(r->n_steps, 1))) {
+        rc = gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
+        goto cleanup;
+    }
     for (size_t i = 0; i < m->n_ranges && rc == 0; i++) {
         const an_range *x = &m->ranges[i];
         if (kind[i] == K_NONE || x->start_ns < r->start_ns || x->start_ns >= r->end_ns)
             continue;
         int64_t total = x->end_ns - x->start_ns, self = total > child_ns[i] ? total - child_ns[i] : 0;
+        ptrdiff_t k = kind[i] == K_BWD_MODULE && bwd_step ? step_at(r, x->start_ns) : -1;
+        if (k >= 0)
+            bwd_step[k] = 1;
         if (kind[i] == K_OP) {
             r->ops_nest = r->ops_nest || child_ns[i] > 0;
             rc = sums_add(&ops, x->text, 0, self, total);
@@ -478,7 +503,8 @@ int an_pytorch_tables(gt_report *r, const an_model *m, const gt_report_options *
     }
     if (rc < 0)
         goto cleanup;
-    if ((rc = fold(&v, &n, &mods, m, true)) < 0 || (rc = fill_modules(r, v, n, top_n)) < 0)
+    if ((rc = fold(&v, &n, &mods, m, true)) < 0 || (rc = fill_modules(r, v, n, top_n)) < 0 ||
+        (rc = fill_backward_steps(r, bwd_step)) < 0)
         goto cleanup;
     accs_free(v, n);
     v = NULL;
@@ -488,6 +514,7 @@ cleanup:
     accs_free(v, n);
     sums_free(&mods);
     sums_free(&ops);
+    free(bwd_step);
     free(kind);
     free(child_ns);
     return rc;
@@ -504,6 +531,9 @@ void an_pytorch_clear(gt_report *r)
     for (size_t i = 0; i < r->n_ops; i++)
         free(r->ops[i].name);
     free(r->ops);
+    free(r->bwd_steps);
+    r->bwd_steps = NULL;
+    r->n_bwd_steps = 0;
     r->phases = NULL;
     r->modules = NULL;
     r->ops = NULL;

@@ -23,6 +23,25 @@ void an_pytorch_print_phases(const gt_report *r, FILE *f)
     }
 }
 
+/* "0-9, 10, 20, ...": step numbers, runs joined, the first 12 items. */
+static void print_steps(FILE *f, const int64_t *v, size_t n)
+{
+    size_t items = 0;
+    for (size_t i = 0; i < n; items++) {
+        size_t j = i;
+        while (j + 1 < n && v[j + 1] == v[j] + 1)
+            j++;
+        if (items == 12) {
+            fputs(", ...", f);
+            return;
+        }
+        fprintf(f, "%s%lld", items ? ", " : "", (long long)v[i]);
+        if (j > i)
+            fprintf(f, "-%lld", (long long)v[j]);
+        i = j + 1;
+    }
+}
+
 void an_pytorch_print_tables(const gt_report *r, FILE *f)
 {
     char a[40], b[40], c[40], d[40], e[40];
@@ -38,6 +57,11 @@ void an_pytorch_print_tables(const gt_report *r, FILE *f)
     }
     if (r->n_modules) {
         fprintf(f, "\nmodules        %lld names, by self time (self: less its submodules)\n", (long long)r->n_module_names);
+        if (r->n_bwd_steps) {
+            fprintf(f, "  bwd: sampled, the %zu steps of %zu with backward ranges (", r->n_bwd_steps, r->n_steps);
+            print_steps(f, r->bwd_steps, r->n_bwd_steps);
+            fputs("); fwd: every step\n", f);
+        }
         fprintf(f, "  %6s %10s %10s %10s %10s %10s %7s  %s\n", "self%", "self", "fwd self", "fwd total", "bwd self",
                 "bwd total", "calls", "module");
         for (size_t i = 0; i < r->n_modules; i++) {
@@ -71,6 +95,14 @@ void an_pytorch_print_json(const gt_report *r, FILE *f)
         fputc('}', f);
     }
     fprintf(f, "],\"module_names\":%lld,", (long long)r->n_module_names);
+    jkey(f, "module_backward_steps"); /* sampled: the steps the backward figures are from; null: all */
+    if (r->n_bwd_steps) {
+        for (size_t i = 0; i < r->n_bwd_steps; i++)
+            fprintf(f, "%c%lld", i ? ',' : '[', (long long)r->bwd_steps[i]);
+        fputs("],", f);
+    } else {
+        fputs("null,", f);
+    }
     jkey(f, "modules");
     fputc('[', f);
     for (size_t i = 0; i < r->n_modules; i++) {
