@@ -31,6 +31,15 @@ typedef struct side {
     size_t *warm; /* (n) warm-up steps left out of each run */
 } side;
 
+/* The runs a side was given, and which of them ran on a busier machine. */
+typedef struct given {
+    side all;
+    bool *busy;         /* (n) left out of every row */
+    double *slower;     /* (n) an_busy_runs' */
+    gt_diff_run **kept; /* (n) the runs compared, then their warm-up counts: */
+    size_t *kept_warm;
+} given;
+
 typedef struct ctx {
     rows R;
     side a, b;
@@ -430,13 +439,61 @@ static int find_warmup(side *s, const gt_diff_options *opt)
     return 0;
 }
 
-static int run_infos(gt_diff *d, const side *a, const side *b)
+/* Leaves out the runs of g that ran on a busier machine (an_busy_runs),
+ * unless the side has one run or keep_busy: the others are g->kept. */
+static int find_busy(given *g, const gt_diff_options *opt)
 {
+    size_t n = g->all.n;
+    g->busy = calloc(n, sizeof *g->busy);
+    g->slower = malloc(n * sizeof *g->slower);
+    g->kept = malloc(n * sizeof *g->kept);
+    g->kept_warm = malloc(n * sizeof *g->kept_warm);
+    an_series *ser = malloc(n * sizeof *ser);
+    if (!g->busy || !g->slower || !g->kept || !g->kept_warm || !ser) {
+        free(ser);
+        return gt_error_set(GT_ERR_NOMEM, "diff: out of memory");
+    }
+    for (size_t i = 0; i < n; i++) {
+        const gt_diff_run *run = g->all.runs[i];
+        const double *st = an_run_samples(run, "step time");
+        size_t w = g->all.warm[i];
+        ser[i] = st && run->n_steps > w ? (an_series){st + w, run->n_steps - w} : (an_series){NULL, 0};
+    }
+    if (n > 1)
+        an_busy_runs(g->busy, g->slower, ser, n, AN_BUSY_SHARE);
+    else
+        g->slower[0] = NAN;
+    free(ser);
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (opt->keep_busy)
+            g->busy[i] = false;
+        if (g->busy[i])
+            continue;
+        g->kept[k] = g->all.runs[i];
+        g->kept_warm[k++] = g->all.warm[i];
+    }
+    return 0;
+}
+
+static void given_free(given *g)
+{
+    free(g->all.warm);
+    free(g->busy);
+    free(g->slower);
+    free(g->kept);
+    free(g->kept_warm);
+}
+
+static int run_infos(gt_diff *d, const given *ga, const given *gb)
+{
+    const side *a = &ga->all, *b = &gb->all;
     d->n_runs = a->n + b->n;
     if (!(d->runs = calloc(d->n_runs, sizeof *d->runs)))
         return gt_error_set(GT_ERR_NOMEM, "diff: out of memory");
     for (size_t i = 0; i < d->n_runs; i++) {
         const side *s = i < a->n ? a : b;
+        const given *g = i < a->n ? ga : gb;
         size_t k = i < a->n ? i : i - a->n;
         const gt_report *r = s->runs[k]->r;
         gt_diff_run_info *x = &d->runs[i];
@@ -445,6 +502,8 @@ static int run_infos(gt_diff *d, const side *a, const side *b)
         x->n_warmup = (int64_t)s->warm[k];
         x->warmup_first = x->n_warmup ? r->steps[0].number : -1;
         x->warmup_last = x->n_warmup ? r->steps[s->warm[k] - 1].number : -1;
+        x->fast_slower = g->slower[k];
+        x->busy = g->busy[k];
         if (!(x->path = an_strdup(r->path)))
             return gt_error_set(GT_ERR_NOMEM, "diff: out of memory");
     }
@@ -457,15 +516,16 @@ int gt_diff_compute_runs(gt_diff **out, gt_diff_run *const *before, size_t n_bef
     gt_diff_options defaults;
     gt_diff_options_init(&defaults);
     const gt_diff_options *opt = opt_in ? opt_in : &defaults;
-    ctx cx = {.a = {before, n_before, NULL}, .b = {after, n_after, NULL}, .opt = opt};
+    ctx cx = {.opt = opt};
     ctx *c = &cx;
+    given ga = {.all = {before, n_before, NULL}}, gb = {.all = {after, n_after, NULL}};
     gt_diff *d = NULL;
     double *va = NULL, *vb = NULL;
     int rc;
     *out = NULL;
     if (!before || !after || n_before == 0 || n_after == 0)
         return gt_error_set(GT_ERR_INVALID, "gt_diff_compute: a side without runs");
-    size_t nbuf = side_samples(&c->a) + side_samples(&c->b) + n_before + n_after;
+    size_t nbuf = side_samples(&ga.all) + side_samples(&gb.all) + n_before + n_after;
     c->buf = malloc(nbuf * sizeof *c->buf);
     c->ser = malloc((n_before + n_after) * sizeof *c->ser);
     va = malloc(n_before * sizeof *va);
@@ -474,8 +534,19 @@ int gt_diff_compute_runs(gt_diff **out, gt_diff_run *const *before, size_t n_bef
         rc = gt_error_set(GT_ERR_NOMEM, "diff: out of memory");
         goto cleanup;
     }
-    if ((rc = find_warmup(&c->a, opt)) < 0 || (rc = find_warmup(&c->b, opt)) < 0)
+    if ((rc = find_warmup(&ga.all, opt)) < 0 || (rc = find_warmup(&gb.all, opt)) < 0 ||
+        (rc = find_busy(&ga, opt)) < 0 || (rc = find_busy(&gb, opt)) < 0)
         goto cleanup;
+    c->a = (side){ga.kept, 0, ga.kept_warm};
+    c->b = (side){gb.kept, 0, gb.kept_warm};
+    for (size_t i = 0; i < n_before; i++)
+        c->a.n += !ga.busy[i];
+    for (size_t i = 0; i < n_after; i++)
+        c->b.n += !gb.busy[i];
+    before = ga.kept;
+    after = gb.kept;
+    n_before = c->a.n;
+    n_after = c->b.n;
     bool steps = true;
     for (size_t i = 0; i < n_before + n_after; i++)
         steps &= (i < n_before ? before[i] : after[i - n_before])->n_steps > 0;
@@ -495,7 +566,8 @@ int gt_diff_compute_runs(gt_diff **out, gt_diff_run *const *before, size_t n_bef
     if ((rc = run_row(c, "wall time", "ns", va, vb, 1, TIMED)) < 0)
         goto cleanup;
     if (steps) {
-        if ((rc = step_row(c, "step time mean", "ns", "step time", AN_STAT_MEAN, 1, false, 0, 0)) < 0 ||
+        if ((rc = step_row(c, "step time p10", "ns", "step time", AN_STAT_P10, 1, false, 0, 0)) < 0 ||
+            (rc = step_row(c, "step time mean", "ns", "step time", AN_STAT_MEAN, 1, false, 0, 0)) < 0 ||
             (rc = step_row(c, "step time median", "ns", "step time", AN_STAT_MEDIAN, 1, false, 0, 0)) < 0 ||
             (rc = step_row(c, "step time p95", "ns", "step time", AN_STAT_P95, 1, false, 0, 0)) < 0)
             goto cleanup;
@@ -537,13 +609,15 @@ int gt_diff_compute_runs(gt_diff **out, gt_diff_run *const *before, size_t n_bef
         goto cleanup;
 
     d = calloc(1, sizeof *d);
-    if (!d || !(d->before_path = an_strdup(a0->path)) || !(d->after_path = an_strdup(b0->path))) {
+    if (!d || !(d->before_path = an_strdup(ga.all.runs[0]->r->path)) ||
+        !(d->after_path = an_strdup(gb.all.runs[0]->r->path))) {
         rc = gt_error_set(GT_ERR_NOMEM, "diff: out of memory");
         goto cleanup;
     }
     d->noise_floor = opt->noise_floor;
     d->keep_warmup = opt->keep_warmup;
-    if ((rc = run_infos(d, &c->a, &c->b)) < 0)
+    d->keep_busy = opt->keep_busy;
+    if ((rc = run_infos(d, &ga, &gb)) < 0)
         goto cleanup;
     d->rows = c->R.v;
     d->n_rows = c->R.n;
@@ -557,8 +631,8 @@ cleanup:
     free(c->R.v);
     free(c->buf);
     free(c->ser);
-    free(c->a.warm);
-    free(c->b.warm);
+    given_free(&ga);
+    given_free(&gb);
     free(va);
     free(vb);
     gt_diff_free(d);
@@ -683,6 +757,9 @@ static void print_run(FILE *f, const gt_diff_run_info *x)
         fprintf(f, "; warm-up left out: step %lld", (long long)x->warmup_first);
     else if (x->n_warmup > 1)
         fprintf(f, "; warm-up left out: steps %lld-%lld", (long long)x->warmup_first, (long long)x->warmup_last);
+    if (x->busy)
+        fprintf(f, "; left out: a busier machine, its fastest steps %.1f%% slower than the side's fastest run's",
+                100 * x->fast_slower);
     fputs(")\n", f);
 }
 
@@ -700,9 +777,9 @@ int gt_diff_print_text(const gt_diff *d, FILE *f)
             first = false;
         }
     }
-    fprintf(f, "  each step a sample; medians (mean, p95 where named); 95%% bootstrap interval over runs and "
-               "steps; noise floor %.1f%%%s\n\n",
-            100 * d->noise_floor, d->keep_warmup ? "; warm-up kept" : "");
+    fprintf(f, "  each step a sample; medians (mean, p10, p95 where named); 95%% bootstrap interval over runs and "
+               "steps; noise floor %.1f%%%s%s\n\n",
+            100 * d->noise_floor, d->keep_warmup ? "; warm-up kept" : "", d->keep_busy ? "; busy runs kept" : "");
     size_t cols;
     char **shown = metric_cells(d, &cols);
     fprintf(f, "%-*s %14s %14s %9s %-20s %s\n", (int)cols, "metric", "before", "after", "change", "95% interval",
@@ -749,7 +826,8 @@ int gt_diff_print_json(const gt_diff *d, FILE *f)
     an_json_str(f, d->after_path);
     fputs(",\"method\":\"median per step, 95% bootstrap interval over runs and steps\",\"noise_floor\":", f);
     an_json_num(f, d->noise_floor);
-    fprintf(f, ",\"keep_warmup\":%s,\"runs\":[", d->keep_warmup ? "true" : "false");
+    fprintf(f, ",\"keep_warmup\":%s,\"keep_busy\":%s,\"runs\":[", d->keep_warmup ? "true" : "false",
+            d->keep_busy ? "true" : "false");
     for (size_t i = 0; i < d->n_runs; i++) {
         const gt_diff_run_info *x = &d->runs[i];
         fputs(i ? ",{\"path\":" : "{\"path\":", f);
@@ -758,7 +836,9 @@ int gt_diff_print_json(const gt_diff *d, FILE *f)
                 (long long)x->n_steps);
         if (x->n_warmup)
             fprintf(f, "%lld,%lld", (long long)x->warmup_first, (long long)x->warmup_last);
-        fputs("]}", f);
+        fputs("],\"fast_steps_slower\":", f);
+        an_json_num(f, x->fast_slower);
+        fprintf(f, ",\"busy\":%s}", x->busy ? "true" : "false");
     }
     fputs("],\"rows\":[", f);
     for (size_t i = 0; i < d->n_rows; i++) {

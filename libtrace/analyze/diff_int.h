@@ -59,4 +59,17 @@ typedef struct an_change { /* stat(after) - stat(before), pooled over runs */
 int an_boot_change(an_change *out, an_stat s, const an_series *a, size_t na, const an_series *b, size_t nb,
                    int n_boot, uint64_t seed);
 
+/* Which runs of one side ran on a busier machine. Every run of a side ran
+ * the same code, and contention from other programs only ever adds time, so
+ * the run with the fastest steps is the side's best measure and a run whose
+ * fastest steps are slower was slowed by the machine, from its first step
+ * to its last. slower[i]: how much run i's 10th percentile of steps exceeds
+ * the lowest of the side's (0 for that run; NaN for a run under
+ * GT_DIFF_MIN_SAMPLES steps, which is not judged); busy[i]: slower[i] over
+ * share. The fastest run is never busy. Returns how many are. */
+size_t an_busy_runs(bool *busy, double *slower, const an_series *runs, size_t n, double share);
+/* Of the side's fastest run: a run whose 10th percentile of step time is
+ * more than this above it ran beside another program. */
+#define AN_BUSY_SHARE 0.05
+
 #endif

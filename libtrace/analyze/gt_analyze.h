@@ -396,6 +396,9 @@ typedef struct gt_diff_run_info { /* one traced run of a side */
     bool after;
     int64_t n_steps, n_warmup;             /* warm-up: the first n_warmup steps, left out */
     int64_t warmup_first, warmup_last;     /* their step numbers; -1 none */
+    double fast_slower; /* its 10th percentile of step time over its side's fastest run's, -1: 0.08
+                         * is 8% slower; NaN when not judged (a side of one run, too few steps) */
+    bool busy;          /* fast_slower over 5%: a busier machine, left out of every row */
 } gt_diff_run_info;
 
 typedef struct gt_diff {
@@ -404,11 +407,13 @@ typedef struct gt_diff {
     gt_diff_run_info *runs; size_t n_runs; /* before's runs, then after's */
     double noise_floor;
     bool keep_warmup;
+    bool keep_busy;
 } gt_diff;
 
 typedef struct gt_diff_options {
     double noise_floor; /* a relative change under this is the same: 0.05 */
     bool keep_warmup;   /* compare the warm-up steps too */
+    bool keep_busy;     /* compare the runs of a side that ran on a busier machine too */
     int n_boot;         /* bootstrap replicates: 2000 */
     uint64_t seed;      /* of the resampling: 0 the fixed default */
 } gt_diff_options;

@@ -197,3 +197,29 @@ int an_boot_change(an_change *out, an_stat st, const an_series *a, size_t na, co
     free(reps);
     return 0;
 }
+
+size_t an_busy_runs(bool *busy, double *slower, const an_series *runs, size_t n, double share)
+{
+    size_t longest = 0, n_busy = 0;
+    for (size_t i = 0; i < n; i++)
+        longest = runs[i].n > longest ? runs[i].n : longest;
+    double *w = malloc((longest ? longest : 1) * sizeof *w), fastest = INFINITY;
+    for (size_t i = 0; i < n; i++) {
+        busy[i] = false;
+        slower[i] = NAN;
+        if (!w || runs[i].n < GT_DIFF_MIN_SAMPLES)
+            continue; /* out of memory: every run kept, as with one run */
+        memcpy(w, runs[i].v, runs[i].n * sizeof *w);
+        slower[i] = quantile(w, runs[i].n, 0.10);
+        fastest = slower[i] < fastest ? slower[i] : fastest;
+    }
+    free(w);
+    for (size_t i = 0; i < n; i++) {
+        if (isnan(slower[i]))
+            continue;
+        slower[i] = fastest > 0 ? slower[i] / fastest - 1 : 0;
+        busy[i] = slower[i] > share;
+        n_busy += busy[i];
+    }
+    return n_busy;
+}

@@ -182,7 +182,7 @@ cleanup:
 /* ---- gtrace diff ----------------------------------------------------------- */
 
 #define DIFF_SYNOPSIS                                                                                              \
-    "diff BEFORE AFTER [--json] [--noise-floor PCT] [--keep-warmup]\n"                                             \
+    "diff BEFORE AFTER [--json] [--noise-floor PCT] [--keep-warmup] [--keep-busy]\n"                               \
     "       gtrace diff [options] BEFORE... -- AFTER...   (several runs a side)"
 
 /* One run: its report and per-step samples (one side's model at a time in memory). */
@@ -221,6 +221,7 @@ int gt_cli_diff(int argc, char **argv)
         {"json", no_argument, NULL, 'j'},
         {"noise-floor", required_argument, NULL, 'n'},
         {"keep-warmup", no_argument, NULL, 'k'},
+        {"keep-busy", no_argument, NULL, 'b'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -244,6 +245,7 @@ int gt_cli_diff(int argc, char **argv)
                 return usage("diff", DIFF_SYNOPSIS, "--noise-floor wants a percentage from 0 to 100");
             break;
         case 'k': dopt.keep_warmup = true; break;
+        case 'b': dopt.keep_busy = true; break;
         case 'h': printf("usage: gtrace %s\n", DIFF_SYNOPSIS); return 0;
         default: return bad_option("diff", DIFF_SYNOPSIS, argv);
         }

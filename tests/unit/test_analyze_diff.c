@@ -395,6 +395,156 @@ static void test_analyze_diff__load_is_not_a_change(void)
     gt_report_free(rc);
 }
 
+/* Which runs of a side were slowed from first step to last: the one whose
+ * fastest steps are 30% slower than the side's fastest run's; not one 3%
+ * slower; nor a run too short to judge. */
+static void test_analyze_diff__busy_runs(void)
+{
+    enum { N = 40 };
+    double r1[N], r2[N], r3[N], r4[3];
+    normal(r1, N, 100, 1);
+    normal(r2, N, 103, 1);
+    normal(r3, N, 130, 8); /* shifted and wider: another program on the cores */
+    normal(r4, 3, 200, 1);
+    an_series runs[4] = {{r1, N}, {r2, N}, {r3, N}, {r4, 3}};
+    bool busy[4];
+    double slower[4];
+    CU_ASSERT_EQUAL(an_busy_runs(busy, slower, runs, 4, AN_BUSY_SHARE), 1);
+    CU_ASSERT_FALSE(busy[0]);
+    CU_ASSERT_FALSE(busy[1]);
+    CU_ASSERT_TRUE(busy[2]);
+    CU_ASSERT_FALSE(busy[3]);
+    CU_ASSERT_DOUBLE_EQUAL(slower[0], 0, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(slower[1], 0.03, 0.01);
+    CU_ASSERT_TRUE(slower[2] > 0.15 && slower[2] < 0.35);
+    CU_ASSERT_TRUE(isnan(slower[3]));
+    /* the fastest run is the reference, wherever it is */
+    an_series rev[2] = {{r3, N}, {r1, N}};
+    CU_ASSERT_EQUAL(an_busy_runs(busy, slower, rev, 2, AN_BUSY_SHARE), 1);
+    CU_ASSERT_TRUE(busy[0] && !busy[1]);
+}
+
+/* n runs of 60 steps around ms each (sd 2%); slow: the factor of run 0's
+ * steps (another program on the machine for the whole run), burst: the
+ * share of each run's steps that ran beside another program and took 80%
+ * longer. */
+static void load_runs(gt_report **out, const char *tag, int n, double ms, double slow, double burst)
+{
+    for (int k = 0; k < n; k++) {
+        double v[60];
+        char name[64];
+        normal(v, 60, ms, 0.02 * ms);
+        for (int i = 0; i < 60; i++) {
+            if (k == 0)
+                v[i] *= slow;
+            if (uniform() < burst)
+                v[i] *= 1.8;
+        }
+        snprintf(name, sizeof name, "%s%d.sqlite", tag, k);
+        out[k] = steps_run(name, v, 60);
+    }
+}
+
+static gt_diff *diff_of(gt_report **a, gt_report **b, int n, bool keep_busy)
+{
+    gt_diff_run ra[3], rb[3];
+    gt_diff_run *pa[3], *pb[3];
+    for (int k = 0; k < n; k++) {
+        ra[k] = (gt_diff_run){.r = a[k], .borrowed = true, .n_steps = a[k]->n_steps};
+        rb[k] = (gt_diff_run){.r = b[k], .borrowed = true, .n_steps = b[k]->n_steps};
+        CU_ASSERT_EQUAL_FATAL(an_run_report_samples(&ra[k]), 0);
+        CU_ASSERT_EQUAL_FATAL(an_run_report_samples(&rb[k]), 0);
+        pa[k] = &ra[k];
+        pb[k] = &rb[k];
+    }
+    gt_diff_options opt;
+    gt_diff_options_init(&opt);
+    opt.keep_busy = keep_busy;
+    gt_diff *d = NULL;
+    CU_ASSERT_EQUAL(gt_diff_compute_runs(&d, pa, (size_t)n, pb, (size_t)n, &opt), 0);
+    for (int k = 0; k < n; k++) {
+        for (size_t i = 0; i < ra[k].n_m; i++)
+            free(ra[k].m[i].key), free(ra[k].m[i].v);
+        for (size_t i = 0; i < rb[k].n_m; i++)
+            free(rb[k].m[i].key), free(rb[k].m[i].v);
+        free(ra[k].m);
+        free(rb[k].m);
+    }
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+    return d;
+}
+
+static void free_runs(gt_report **r, int n)
+{
+    for (int k = 0; k < n; k++)
+        gt_report_free(r[k]);
+}
+
+/* Three runs a side; the change makes the steps 10% shorter, and one of the
+ * three runs after it was slowed by 60% from first step to last (another
+ * program on the cores). Resampling runs draws that run two or three times
+ * in a quarter of the replicates, so with it in, the interval reaches far
+ * above 0: "same". Left out and named, the change is found; --keep-busy
+ * gives the old answer. The same runs without the change: the same. */
+static void test_analyze_diff__a_slowed_run(void)
+{
+    gt_report *a[3], *b[3], *c[3];
+    load_runs(a, "slow_a", 3, 16, 1, 0);
+    load_runs(b, "slow_b", 3, 14.4, 1.6, 0);
+    load_runs(c, "slow_c", 3, 16, 1.6, 0);
+    gt_diff *d = diff_of(a, b, 3, false);
+    CU_ASSERT_TRUE(d->runs[3].busy); /* the first run after */
+    CU_ASSERT_TRUE(d->runs[3].fast_slower > 0.4);
+    for (int k = 0; k < 6; k++)
+        CU_ASSERT_TRUE(k == 3 || !d->runs[k].busy);
+    CU_ASSERT_EQUAL(row(d, "step time median")->verdict, 1);
+    CU_ASSERT_EQUAL(row(d, "step time median")->n_after, 2 * 59);
+    CU_ASSERT_EQUAL(row(d, "step time p10")->verdict, 1);
+    CU_ASSERT_EQUAL(row(d, "kernel time per step: k")->verdict, 1);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    CU_ASSERT_EQUAL(gt_diff_print_text(d, m), 0);
+    CU_ASSERT_EQUAL(gt_diff_print_json(d, m), 0);
+    fclose(m);
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "slow_b0.sqlite (60 steps; warm-up left out: step 0; left out: a busier machine"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"busy\":true"));
+    free(buf);
+    gt_diff_free(d);
+    d = diff_of(a, b, 3, true);
+    CU_ASSERT_FALSE(d->runs[3].busy);
+    CU_ASSERT_EQUAL(row(d, "step time median")->verdict, 0);
+    gt_diff_free(d);
+    d = diff_of(a, c, 3, false);
+    CU_ASSERT_TRUE(d->runs[3].busy);
+    CU_ASSERT_EQUAL(row(d, "step time median")->verdict, 0);
+    CU_ASSERT_EQUAL(row(d, "step time p10")->verdict, 0);
+    gt_diff_free(d);
+    free_runs(a, 3);
+    free_runs(b, 3);
+    free_runs(c, 3);
+}
+
+/* Another program beside every run, coming and going: in the runs after
+ * the change 60% of the steps took 80% longer, in the runs before 20%. The
+ * medians moved by the machine (+30% or so) while the code got 10% faster;
+ * the fastest steps show the code: "step time p10" is better. */
+static void test_analyze_diff__fastest_steps(void)
+{
+    gt_report *a[3], *b[3];
+    load_runs(a, "burst_a", 3, 16, 1, 0.2);
+    load_runs(b, "burst_b", 3, 14.4, 1, 0.6);
+    gt_diff *d = diff_of(a, b, 3, false);
+    const gt_diff_row *p10 = row(d, "step time p10");
+    CU_ASSERT_EQUAL(p10->verdict, 1);
+    CU_ASSERT_TRUE(p10->change < -0.05 && p10->change > -0.15);
+    CU_ASSERT_TRUE(row(d, "step time median")->change > 0);
+    CU_ASSERT_NOT_EQUAL(row(d, "step time median")->verdict, 1);
+    gt_diff_free(d);
+    free_runs(a, 3);
+    free_runs(b, 3);
+}
+
 static const gt_test_case cases[] = {
     {"test_analyze_diff__vocabulary", test_analyze_diff__vocabulary},
     {"test_analyze_diff__baseline_vs_optimized", test_analyze_diff__baseline_vs_optimized},
@@ -404,6 +554,9 @@ static const gt_test_case cases[] = {
     {"test_analyze_diff__runs_spread", test_analyze_diff__runs_spread},
     {"test_analyze_diff__warmup_and_too_few", test_analyze_diff__warmup_and_too_few},
     {"test_analyze_diff__load_is_not_a_change", test_analyze_diff__load_is_not_a_change},
+    {"test_analyze_diff__busy_runs", test_analyze_diff__busy_runs},
+    {"test_analyze_diff__a_slowed_run", test_analyze_diff__a_slowed_run},
+    {"test_analyze_diff__fastest_steps", test_analyze_diff__fastest_steps},
     {NULL, NULL},
 };
 
