@@ -31,4 +31,16 @@ expect_eq "region resized" "0|6144" "$(q $T "SELECT address - $base, bytes FROM 
 expect_eq "region named" "4096|blockB" "$(q $T "SELECT m.address - $base, s.value FROM GTRACE_MEMORY_EVENTS m JOIN StringIds s ON s.id = m.nameId WHERE m.operation = 6")"
 expect_eq "regions unregistered" "0,4096" "$(q $T "SELECT group_concat(o) FROM (SELECT address - $base o FROM GTRACE_MEMORY_EVENTS WHERE operation = 5 ORDER BY address)")"
 expect_eq "memory events in the domain" 8 "$(q $T "SELECT count(*) FROM GTRACE_MEMORY_EVENTS WHERE domainId = $dom")"
+
+# what programs mix that the sample does not (capture_probe attributes)
+"$GTRACE" -o a.sqlite "$PROBE" attributes >out.txt 2>err.txt
+expect_eq "attributes: exit status" 0 $?
+A=a.sqlite
+# a pop closes its own domain's range, not the one on top of the stack
+expect_eq "two domains closed out of order" "a-outer,b-inner" "$(q $A "SELECT group_concat(t) FROM (SELECT $NT t FROM NVTX_EVENTS n WHERE n.eventType = 59 ORDER BY n.end)")"
+expect_eq "each range in its domain" "2" "$(q $A "SELECT count(DISTINCT n.domainId) FROM NVTX_EVENTS n WHERE n.eventType = 59 AND n.domainId != 0")"
+# nsys writes a color only of a known type (ARGB)
+expect_eq "a color of unknown type" "none" "$(q $A "SELECT coalesce(n.color, 'none') FROM NVTX_EVENTS n WHERE $NT = 'no-color-type'")"
+# SQLite's INTEGER holds the uint64's 64 bits: 2^63 + 5 reads as -(2^63) + 5
+expect_eq "a uint64 payload" "-9223372036854775803" "$(q $A "SELECT n.uint64Value FROM NVTX_EVENTS n WHERE $NT = 'u64-mark'")"
 echo "all good"

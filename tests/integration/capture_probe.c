@@ -24,6 +24,13 @@
  *                                after each, the number done is stored in
  *                                FILE (8 bytes, mapped: it survives SIGKILL);
  *                                then it waits to be killed
+ *   capture_probe attributes     what real programs mix that the sample does
+ *                                not: ranges of two domains closed out of
+ *                                order ("a-outer" in gt.a, then "b-inner" in
+ *                                gt.b; gt.a's pop comes first), a mark with a
+ *                                color whose type is unknown ("no-color-type")
+ *                                and one with a uint64 payload of 2^63 + 5
+ *                                ("u64-mark")
  */
 #include <nvtx3/nvToolsExt.h>
 #include <pthread.h>
@@ -73,7 +80,7 @@ static void *waiter(void *arg)
 
 static int usage(void)
 {
-    fprintf(stderr, "usage: capture_probe _exit|_Exit|fork_exit|vfork_exit|pthread_exit|wait_term|burst|fill|counted [N] [SLEEP_MS|FILE]\n");
+    fprintf(stderr, "usage: capture_probe _exit|_Exit|fork_exit|vfork_exit|pthread_exit|wait_term|burst|fill|counted|attributes [N] [SLEEP_MS|FILE]\n");
     return 2;
 }
 
@@ -166,6 +173,26 @@ int main(int argc, char **argv)
             nvtxRangePop();
         }
         printf("emitted %ld\n", n);
+        return 0;
+    }
+    if (!strcmp(mode, "attributes")) {
+        nvtxDomainHandle_t a = nvtxDomainCreateA("gt.a"), b = nvtxDomainCreateA("gt.b");
+        nvtxDomainRangePushEx(a, &(nvtxEventAttributes_t){.version = NVTX_VERSION, .size = NVTX_EVENT_ATTRIB_STRUCT_SIZE,
+                                                           .messageType = NVTX_MESSAGE_TYPE_ASCII,
+                                                           .message.ascii = "a-outer"});
+        nvtxDomainRangePushEx(b, &(nvtxEventAttributes_t){.version = NVTX_VERSION, .size = NVTX_EVENT_ATTRIB_STRUCT_SIZE,
+                                                           .messageType = NVTX_MESSAGE_TYPE_ASCII,
+                                                           .message.ascii = "b-inner"});
+        nvtxDomainRangePop(a);
+        nvtxDomainRangePop(b);
+        nvtxMarkEx(&(nvtxEventAttributes_t){.version = NVTX_VERSION, .size = NVTX_EVENT_ATTRIB_STRUCT_SIZE,
+                                            .colorType = NVTX_COLOR_UNKNOWN, .color = 0xff00ff00,
+                                            .messageType = NVTX_MESSAGE_TYPE_ASCII, .message.ascii = "no-color-type"});
+        nvtxMarkEx(&(nvtxEventAttributes_t){.version = NVTX_VERSION, .size = NVTX_EVENT_ATTRIB_STRUCT_SIZE,
+                                            .payloadType = NVTX_PAYLOAD_TYPE_UNSIGNED_INT64,
+                                            .payload.ullValue = (1ull << 63) + 5,
+                                            .messageType = NVTX_MESSAGE_TYPE_ASCII, .message.ascii = "u64-mark"});
+        printf("emitted 2 ranges, 2 marks\n");
         return 0;
     }
     if (!strcmp(mode, "counted") && argc > 3) {
