@@ -98,6 +98,14 @@ void gv_view_fit(GvView *v, GvTraceModel *m)
     gv_view_show_range(v, s, e);
 }
 
+void gv_view_fit_steps(GvView *v, GvTraceModel *m)
+{
+    const gt_report *r = gv_trace_model_report(m);
+    gv_view_fit(v, m);
+    if (r && r->n_steps > 0 && r->steps[r->n_steps - 1].end_ns > r->steps[0].start_ns)
+        gv_view_show_range(v, r->steps[0].start_ns, r->steps[r->n_steps - 1].end_ns);
+}
+
 double gv_view_x(const GvView *v, int64_t t_ns)
 {
     return GV_LABEL_W + diff_d(gv_view_axis(v, t_ns), v->t0_ns) / v->ns_per_px;

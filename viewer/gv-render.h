@@ -52,6 +52,10 @@ typedef struct GvView {
 void gv_view_init(GvView *v, int width, int height);
 /* The whole loaded span in the width. */
 void gv_view_fit(GvView *v, GvTraceModel *m);
+/* The first view of a trace: its steps in the width once the analysis has
+ * found some (a PyTorch program's steps come after seconds of imports), else
+ * as gv_view_fit. The time axis still counts from the trace's start. */
+void gv_view_fit_steps(GvView *v, GvTraceModel *m);
 /* [from, to) in the width (with a small margin). */
 void gv_view_show_range(GvView *v, int64_t from_ns, int64_t to_ns);
 /* Zoom by `factor` (> 1: in) keeping the time under x where it is. */

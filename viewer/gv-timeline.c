@@ -7,7 +7,8 @@
  * the device work); double-click zooms to the item; keys:
  * + - (or w s) zoom, Left Right (a d) pan, Up Down scroll, f or Home fit,
  * n p next/previous item in the selected lane, r jump to the related item,
- * Escape clears. Until the user moves the view it follows the loaded span. */
+ * Escape clears. Until the user moves the view it follows the loaded span,
+ * then the steps once the analysis has them; f shows the whole trace. */
 #include "gv-timeline.h"
 
 #include <math.h>
@@ -18,6 +19,7 @@ struct _GvTimeline {
     gulong updated_id, analysed_id;
     GvView view;
     gboolean follow_span; /* fit on each update until the user moves the view */
+    gboolean fit_steps;   /* that fit shows the steps (the first view), not the whole trace (f) */
     gboolean dragging, drag_moved, range_drag;
     double drag_x, drag_y;
     GtkGesture *zoom_gesture;
@@ -99,6 +101,15 @@ static gboolean on_draw(GtkWidget *w, cairo_t *cr)
     return TRUE;
 }
 
+/* The fit the view follows until the user moves it. */
+static void follow_fit(GvTimeline *self)
+{
+    if (self->fit_steps)
+        gv_view_fit_steps(&self->view, self->model);
+    else
+        gv_view_fit(&self->view, self->model);
+}
+
 static void on_size_allocate(GtkWidget *w, GtkAllocation *a)
 {
     GvTimeline *self = GV_TIMELINE(w);
@@ -106,15 +117,26 @@ static void on_size_allocate(GtkWidget *w, GtkAllocation *a)
     self->view.width = a->width;
     self->view.height = a->height;
     if (self->follow_span && self->model)
-        gv_view_fit(&self->view, self->model);
+        follow_fit(self);
 }
 
 static void on_updated(GvTraceModel *m, gpointer p)
 {
     GvTimeline *self = p;
     if (self->follow_span)
-        gv_view_fit(&self->view, m);
+        follow_fit(self);
     gv_timeline_view_changed(self);
+}
+
+/* The analysis brings the steps: the first view moves to them. */
+static void on_analysed(GvTraceModel *m, gpointer p)
+{
+    GvTimeline *self = p;
+    if (self->follow_span) {
+        follow_fit(self);
+        gv_timeline_view_changed(self);
+    }
+    gtk_widget_queue_draw(GTK_WIDGET(self));
 }
 
 void gv_timeline_set_model(GvTimeline *self, GvTraceModel *model)
@@ -126,12 +148,12 @@ void gv_timeline_set_model(GvTimeline *self, GvTraceModel *model)
         g_clear_object(&self->model);
     }
     self->view.has_selection = self->view.has_related = self->view.has_range = FALSE;
-    self->follow_span = TRUE;
+    self->follow_span = self->fit_steps = TRUE;
     if (model) {
         self->model = g_object_ref(model);
         self->updated_id = g_signal_connect(model, "updated", G_CALLBACK(on_updated), self);
-        self->analysed_id = g_signal_connect_swapped(model, "analysed", G_CALLBACK(gtk_widget_queue_draw), self);
-        gv_view_fit(&self->view, model);
+        self->analysed_id = g_signal_connect(model, "analysed", G_CALLBACK(on_analysed), self);
+        follow_fit(self);
     }
     gtk_widget_queue_draw(GTK_WIDGET(self));
 }
@@ -146,6 +168,7 @@ void gv_timeline_fit(GvTimeline *self)
         return;
     gv_view_fit(&self->view, self->model);
     self->follow_span = TRUE;
+    self->fit_steps = FALSE;
     gv_timeline_view_changed(self);
 }
 

@@ -83,6 +83,16 @@ tests_unit_test_viewer_window_SOURCES = tests/unit/test_viewer_window.c tests/un
 tests_unit_test_viewer_window_CPPFLAGS = $(VIEWER_CPPFLAGS)
 tests_unit_test_viewer_window_CFLAGS = $(VIEWER_TEST_CFLAGS)
 tests_unit_test_viewer_window_LDADD = $(VIEWER_TEST_LDADD)
+# The first view of a --pytorch trace: its steps, not the imports before them.
+check_PROGRAMS += tests/unit/test_viewer_fit
+tests_unit_test_viewer_fit_SOURCES = tests/unit/test_viewer_fit.c tests/unit/test_viewer_input.h
+tests_unit_test_viewer_fit_CPPFLAGS = $(VIEWER_CPPFLAGS)
+tests_unit_test_viewer_fit_CFLAGS = $(VIEWER_TEST_CFLAGS)
+tests_unit_test_viewer_fit_LDADD = $(VIEWER_TEST_LDADD)
+if HAVE_NVTX
+TESTS += tests/integration/viewer_pytorch.sh
+endif
+EXTRA_DIST += tests/integration/viewer_pytorch.sh
 # Names and layout: short kernel names, the panel's width, borders, lane names.
 check_PROGRAMS += tests/unit/test_viewer_layout
 tests_unit_test_viewer_layout_SOURCES = tests/unit/test_viewer_layout.c tests/unit/test_viewer_input.h \

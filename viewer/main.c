@@ -95,7 +95,7 @@ static int headless(const opts *o)
     if (!strcmp(o->view, "timeline")) {
         GvView v;
         gv_view_init(&v, o->width, o->height);
-        gv_view_fit(&v, m);
+        gv_view_fit_steps(&v, m);
         gv_render_timeline(cr, m, &v);
     } else {
         GvMemView v;
