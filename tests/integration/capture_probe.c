@@ -30,7 +30,9 @@
  *                                gt.b; gt.a's pop comes first), a mark with a
  *                                color whose type is unknown ("no-color-type")
  *                                and one with a uint64 payload of 2^63 + 5
- *                                ("u64-mark")
+ *                                ("u64-mark"); a worker records a range
+ *                                "worker-range" and main names it "loader-0"
+ *                                (a pool naming its threads)
  */
 #include <nvtx3/nvToolsExt.h>
 #include <pthread.h>
@@ -40,6 +42,7 @@
 #include <fcntl.h>
 #include <stdint.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -75,6 +78,13 @@ static void *waiter(void *arg)
     ranges("waiting", 1);
     for (;;)
         pause();
+    return NULL;
+}
+
+static void *named_worker(void *arg)
+{
+    *(uint32_t *)arg = (uint32_t)syscall(SYS_gettid);
+    ranges("worker-range", 1);
     return NULL;
 }
 
@@ -192,6 +202,12 @@ int main(int argc, char **argv)
                                             .payloadType = NVTX_PAYLOAD_TYPE_UNSIGNED_INT64,
                                             .payload.ullValue = (1ull << 63) + 5,
                                             .messageType = NVTX_MESSAGE_TYPE_ASCII, .message.ascii = "u64-mark"});
+        uint32_t worker_tid = 0;
+        pthread_t t;
+        if (pthread_create(&t, NULL, named_worker, &worker_tid) != 0)
+            return 1;
+        pthread_join(t, NULL);
+        nvtxNameOsThreadA(worker_tid, "loader-0");
         printf("emitted 2 ranges, 2 marks\n");
         return 0;
     }
