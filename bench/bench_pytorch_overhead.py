@@ -18,8 +18,17 @@
 # `step`: the training step of a 26-module MLP (12 blocks of Linear(256,
 # 256) + ReLU in two Sequentials, batch 128, SGD, a DataLoader), about 10 ms
 # on one core; PAIRS (default 150) pairs of one step off and one on, the
-# order alternating; prints the median step off and on and the median of the
-# pairs' differences (us and % of the step off).
+# order alternating; prints the median step off and on, the median of the
+# pairs' differences and their mean (us and % of the step off). With module
+# backward ranges on one step in N (backward-every=N, the default) the
+# median is an unsampled step's price and the mean the price per step, the
+# sampled steps included (it is the noisier figure); a second line splits
+# the pairs by whether the step had them and gives the price per step from
+# the two medians, ((N - 1) * without + with) / N.
+#
+# FEATURES: a --pytorch list (backward-every=N included); the calls' ranges
+# have no optimizer steps, so every call is on step 0, which is sampled
+# unless backward-every=0 (then a call with grad on and no backward range).
 #
 # `run`: the same training step STEPS times (default 300), nothing else: the
 # program of whole-process comparisons (under gtrace and gtrace --pytorch).
@@ -162,24 +171,38 @@ def step_pairs(hooks, pairs):
         step()
         return time.process_time() - c
 
-    for i in range(10):
+    for i in range(20):  # 10 steps on: the pairs' steps on are steps 10 on, sampled one in N (N <= 10)
         h.set(i % 2 == 1)
         timed()
-    off, on, diff = [], [], []
+    flag = getattr(hooks, "_sampled", None)  # whether the next step gets module backward ranges
+    off, on, diff, kinds = [], [], [], []
     for i in range(pairs):
         first = i % 2 == 0
-        h.set(first)
-        a = timed()
-        h.set(not first)
-        b = timed()
-        t_on, t_off = (a, b) if first else (b, a)
-        on.append(t_on)
-        off.append(t_off)
-        diff.append(t_on - t_off)
+        t = {}
+        for side in (first, not first):
+            h.set(side)
+            if side:
+                kinds.append(flag[0] if flag is not None else None)
+            t[side] = timed()
+        on.append(t[True])
+        off.append(t[False])
+        diff.append(t[True] - t[False])
     h.set(True)
-    m_off, m_d = statistics.median(off), statistics.median(diff)
-    print("step: off %.1f us on %.1f us diff %.1f us (%+.2f%%) pairs %d"
-          % (m_off * 1e6, statistics.median(on) * 1e6, m_d * 1e6, 100 * m_d / m_off, pairs))
+    m_off, m_d, mean_d = statistics.median(off), statistics.median(diff), statistics.mean(diff)
+    print("step: off %.1f us on %.1f us diff %.1f us (%+.2f%%) mean diff %.1f us (%+.2f%%) pairs %d"
+          % (m_off * 1e6, statistics.median(on) * 1e6, m_d * 1e6, 100 * m_d / m_off, mean_d * 1e6,
+             100 * mean_d / m_off, pairs))
+    every = getattr(hooks, "_backward_every", None)
+    plain = [d for d, k in zip(diff, kinds) if k is False]
+    marked = [d for d, k in zip(diff, kinds) if k is True]
+    if flag is not None and plain and marked and every:
+        # a step in `every` has backward ranges: the price per step, from the two medians
+        u, b = statistics.median(plain), statistics.median(marked)
+        per = ((every - 1) * u + b) / every
+        print("step split: without backward ranges %.1f us (%+.2f%%, %d), with %.1f us (%+.2f%%, %d), "
+              "per step at 1 in %d %.1f us (%+.2f%%)" % (u * 1e6, 100 * u / m_off, len(plain), b * 1e6,
+                                                       100 * b / m_off, len(marked), every, per * 1e6,
+                                                       100 * per / m_off))
 
 
 def main():

@@ -2,8 +2,10 @@
 # bench_pytorch_overhead.sh BUILDDIR [ROUNDS] [PYTHON...]: what the --pytorch
 # hooks cost, measured in one process with the hooks off and on between
 # rounds (bench_pytorch_overhead.py): the price of one module call (forward
-# and backward; forward only) and the step of a 26-module MLP (about 10 ms on
-# one idle core) with steps,modules and with steps,modules,ops. Each round
+# and backward with its backward range and without one; forward only) and
+# the step of a 26-module MLP (about 10 ms on one idle core) with
+# steps,modules (backward ranges on one step in 10, the default), with
+# backward ranges on every step, and with steps,modules,ops. Each round
 # runs every PYTHON (default /usr/bin/python3) under gtrace without
 # --pytorch, for each copy of the hooks in HOOKS (default: this tree's
 # libtrace/python; name two, "OLD NEW", to compare versions round by round).
@@ -29,10 +31,15 @@ while [ "$r" -le "$ROUNDS" ]; do
     for py in $PYS; do
         for h in $HOOKS; do
             echo "round $r, $py, hooks $h, load $(cut -d' ' -f1 /proc/loadavg)"
-            "$G" -o "$W/t.sqlite" --force "$py" "$S" calls "$h" "$L" steps,modules 20 2>/dev/null | grep '^calls'
-            "$G" -o "$W/t.sqlite" --force "$py" "$S" step "$h" "$L" steps,modules 100 2>/dev/null | grep '^step'
+            "$G" -o "$W/t.sqlite" --force "$py" "$S" calls "$h" "$L" steps,modules,backward-every=1 20 \
+                2>/dev/null | sed -n 's/^calls/calls, backward ranges:/p'
+            "$G" -o "$W/t.sqlite" --force "$py" "$S" calls "$h" "$L" steps,modules,backward-every=0 20 \
+                2>/dev/null | sed -n 's/^calls forward+backward/calls, no backward ranges: forward+backward/p'
+            for f in steps,modules steps,modules,backward-every=1; do
+                "$G" -o "$W/t.sqlite" --force "$py" "$S" step "$h" "$L" $f 100 2>/dev/null | sed -n "s/^step/step $f/p"
+            done
             "$G" -o "$W/t.sqlite" --force "$py" "$S" step "$h" "$L" steps,modules,ops 60 2>/dev/null | \
-                sed -n 's/^step/step ops/p'
+                sed -n 's/^step/step steps,modules,ops/p'
         done
     done
     r=$((r + 1))

@@ -116,35 +116,52 @@ static bool parse_seconds(const char *s, int64_t *out_ns)
 }
 
 /* --pytorch[=LIST]: LIST is a comma-separated subset of these (shapes adds
- * ops); no LIST means steps,modules. Written back in this order. */
+ * ops) and backward-every=N (module backward ranges on steps 0 to N-1 and
+ * every N-th step; hooks.py); no feature means steps,modules. Written back
+ * in this order. */
 static const char *const pytorch_features[] = {"steps", "modules", "ops", "shapes"};
 
 static bool parse_pytorch(const char *arg, char *out, size_t out_bytes)
 {
     bool on[4] = {false, false, false, false};
-    if (!arg) {
-        on[0] = on[1] = true;
-    } else {
+    long every = -1;
+    if (arg) {
         const char *p = arg;
         for (;;) {
             size_t len = strcspn(p, ",");
             size_t i = 0;
             while (i < 4 && !(strlen(pytorch_features[i]) == len && !strncmp(p, pytorch_features[i], len)))
                 i++;
-            if (i == 4)
-                return false;
+            if (i == 4) {
+                char *end;
+                if (strncmp(p, "backward-every=", 15) != 0 || p[15] < '0' || p[15] > '9')
+                    return false;
+                errno = 0;
+                every = strtol(p + 15, &end, 10);
+                if (errno || end != p + len || every > 1000000)
+                    return false;
+                if (!p[len])
+                    break;
+                p += len + 1;
+                continue;
+            }
             on[i] = true;
             if (!p[len])
                 break;
             p += len + 1;
         }
     }
+    if (!on[0] && !on[1] && !on[2] && !on[3])
+        on[0] = on[1] = true;
     if (on[3])
         on[2] = true;
     out[0] = '\0';
-    for (size_t i = 0, len = 0; i < 4; i++)
+    size_t len = 0;
+    for (size_t i = 0; i < 4; i++)
         if (on[i])
             len += (size_t)snprintf(out + len, out_bytes - len, "%s%s", len ? "," : "", pytorch_features[i]);
+    if (every >= 0)
+        snprintf(out + len, out_bytes - len, ",backward-every=%ld", every);
     return true;
 }
 
@@ -303,7 +320,8 @@ int gt_cli_record(int argc, char **argv)
             break;
         case OPT_PYTORCH:
             if (!parse_pytorch(optarg, o.pytorch, sizeof o.pytorch)) {
-                gt_cli_error("--pytorch=%s: expected a comma-separated list of steps, modules, ops, shapes", optarg);
+                gt_cli_error("--pytorch=%s: expected a comma-separated list of steps, modules, ops, shapes, "
+                             "backward-every=N (0 to 1000000)", optarg);
                 return 2;
             }
             break;

@@ -20,6 +20,13 @@ TESTS += tests/integration/pytorch_backward.sh
 endif
 EXTRA_DIST += tests/integration/pytorch_backward.sh
 
+# Module backward ranges on sampled steps (backward-every=N), the report's
+# module table saying which (Debian's python3-torch; skipped, 77, without it).
+if HAVE_NVTX
+TESTS += tests/integration/pytorch_backward_sampled.sh
+endif
+EXTRA_DIST += tests/integration/pytorch_backward_sampled.sh
+
 # A step belongs to the thread that steps the optimizer: forwards first run
 # on 50 other threads, then 3 steps on the main thread or on a thread of its
 # own (Debian's python3-torch; skipped, 77, without it).

@@ -1,7 +1,8 @@
 # gtrace_torch: NVTX annotations for PyTorch programs run by `gtrace --pytorch`.
 #
 # sitecustomize.py calls arm() at start. arm() reads what to mark from
-# GTRACE_PYTORCH (steps, modules, ops, shapes: the launcher checked the list)
+# GTRACE_PYTORCH (steps, modules, ops, shapes, backward-every=N: the launcher
+# checked the list)
 # and waits for the program to import torch: a finder on sys.meta_path sees
 # `import torch`, lets it finish, then installs the hooks (hooks.py). A
 # program that never imports torch pays one finder lookup per import.
@@ -14,6 +15,7 @@ import os
 import sys
 
 FEATURES = ("steps", "modules", "ops", "shapes")
+OPTIONS = ("backward-every=",)  # with a value: backward-every=N (hooks.py)
 
 
 def warn(msg):
@@ -22,7 +24,7 @@ def warn(msg):
 
 def _features():
     spec = os.environ.get("GTRACE_PYTORCH", "")
-    return frozenset(f for f in spec.split(",") if f in FEATURES)
+    return frozenset(f for f in spec.split(",") if f in FEATURES or f.startswith(OPTIONS))
 
 
 class _Loader(importlib.abc.Loader):

@@ -74,6 +74,17 @@
 # op of its caller that came before it in the forward). Ranges are per
 # thread: on a GPU, autograd runs a device's nodes on a thread of its own.
 #
+# Sampled backward ranges. A node pre-hook costs torch 8-9 us a node
+# (registering it and calling Python from the engine), which alone is 3-5%
+# of a 26-module step (bench/results/2026-12-01-pytorch-overhead.md); a
+# forward range costs 1-2 us. So module backward ranges are made on some
+# steps only: with backward-every=N (default 10), steps 0 to N-1 and then
+# every N-th step (N, 2N, ...); 1: every step; 0: none (the backward phase
+# alone). A step is sampled as a whole (each forward and backward in it);
+# without steps, each torch.autograd.backward counts as one. The other
+# steps' module calls get their forward range and nothing else. The report
+# finds the sampled steps as those with module backward ranges and says so.
+#
 # torch.compile (2.1 and later). gtrace adds no graph break and no
 # recompilation: dynamo compiles the same frames into the same graphs, with
 # the same guards, as without it. Dynamo traces no Python of gtrace's:
@@ -110,13 +121,30 @@ import threading
 import weakref
 
 from . import nvtx as _nvtx
+from . import oom as _oom
+
+
+BACKWARD_EVERY = 10  # the default of backward-every=N (see "Sampled backward ranges")
+
+
+def backward_every(features):
+    """N of a "backward-every=N" in features, else BACKWARD_EVERY."""
+    for f in features:
+        if f.startswith("backward-every="):
+            n = int(f[len("backward-every="):])
+            if n < 0:
+                raise ValueError("backward-every=%d: expected 0 or more" % n)
+            return n
+    return BACKWARD_EVERY
 
 
 def install(torch, features, lib_path):
     if not lib_path:
         raise RuntimeError("GTRACE_NVTX_LIB is not set (run the program with gtrace --pytorch)")
+    every = backward_every(features)
     nv = _nvtx.Nvtx(lib_path)
     push, pop, handle = nv.push, nv.pop, nv.handle
+    seen = _oom.install(torch, nv)  # marks an out-of-memory error where it leaves a wrapper (oom.py)
     steps = "steps" in features
     modules = "modules" in features
     ops = "ops" in features or "shapes" in features
@@ -156,6 +184,18 @@ def install(torch, features, lib_path):
 
     H_DATA, H_FORWARD, H_BACKWARD, H_OPTIMIZER = (handle("data"), handle("forward"), handle("backward"),
                                                     handle("optimizer"))
+
+    # Whether module calls now get backward ranges (see "Sampled backward
+    # ranges"): set for each step (without steps: each torch.autograd.backward)
+    # by its number; read once a module call.
+    sampled = [every > 0]
+    n_backward = [0]  # without steps: the backwards ended
+
+    def sample(n):
+        sampled[0] = every > 0 and (n < every or n % every == 0)
+
+    this = sys.modules[__name__]
+    this._sampled, this._backward_every = sampled, every  # for bench/bench_pytorch_overhead.py
 
     # ---- modules (and the forward phase) --------------------------------
     close_backward = None
@@ -369,12 +409,24 @@ def install(torch, features, lib_path):
                     outermost()
                 st.depth = d + 1
                 push(entry[1])
+                if not sampled[0]:  # no backward range: the forward's alone
+                    try:
+                        return impl(self, *args, **kwargs)
+                    finally:
+                        pop()
+                        st.depth = d
+                        if d == 0:
+                            if st.nodes:  # a call inside it made backward ranges (sampling began in it)
+                                st.nodes.clear()
+                            if steps:
+                                pop()
                 calls = st.calls
                 call = (entry[2], calls[-1] if calls else None)
                 calls.append(call)
                 try:
                     output = impl(self, *args, **kwargs)
                 except BaseException:
+                    seen()
                     calls.pop()
                     pop()
                     st.depth = d
@@ -427,6 +479,9 @@ def install(torch, features, lib_path):
                 st.depth = 1
                 try:
                     return impl(self, *args, **kwargs)
+                except BaseException:
+                    seen()
+                    raise
                 finally:
                     st.depth = 0
                     pop()
@@ -447,6 +502,9 @@ def install(torch, features, lib_path):
             push(H_BACKWARD)
             try:
                 return backward_impl(*args, **kwargs)
+            except BaseException:
+                seen()
+                raise
             finally:
                 if close_backward is not None:
                     close_backward()  # what a failed backward left open
@@ -466,6 +524,9 @@ def install(torch, features, lib_path):
             push(H_DATA)
             try:
                 return next_impl(self)
+            except BaseException:
+                seen()
+                raise
             finally:
                 pop()
 
@@ -490,6 +551,7 @@ def install(torch, features, lib_path):
                 with steps_lock:
                     steps_of["n"] += 1
                     steps_of["owner"] = get_ident()
+                    sample(steps_of["n"])
                     open_step(s)
 
         optim = importlib.import_module("torch.optim.optimizer")
@@ -498,6 +560,22 @@ def install(torch, features, lib_path):
             optim.register_optimizer_step_post_hook(step_post)
         else:
             _wrap_optimizer_steps(torch, step_pre, step_post)
+
+    if modules and not steps and every > 1:
+        # no steps to sample by: each torch.autograd.backward counts as one
+        autograd = torch.autograd
+        backward_impl = autograd.backward
+
+        def backward(*args, **kwargs):
+            try:
+                return backward_impl(*args, **kwargs)
+            finally:
+                n_backward[0] += 1
+                sample(n_backward[0])
+
+        backward.__wrapped__ = backward_impl
+        backward.__doc__ = backward_impl.__doc__
+        autograd.backward = backward
 
     # ---- ATen ops ---------------------------------------------------------
     if ops:
@@ -525,6 +603,8 @@ def install(torch, features, lib_path):
             fstate.depth, fstate.calls, fstate.nodes, fstate.inner = 0, [], {}, None
         if bstate is not None:
             bstate.open = []
+        n_backward[0] = 0
+        sample(0)
 
     os.register_at_fork(after_in_child=after_fork_in_child)
 
