@@ -5,13 +5,13 @@
 # order that turns each time (A, A', B; then A', B, A; then B, A, A'), so
 # drifting load falls on every side alike: A and A' the same command, B the
 # same with a known change (B_FLAGS). Then per round
-#   gtrace diff A.. -- A'..  (A/A): the step time median's verdict and every CPU op's;
-#   gtrace diff A.. -- B..   (A/B): the step time median's verdict and change.
-# It prints every round, then the counts: A/A step-time verdicts that are not
-# "same", A/A per-op verdicts that are not "same", A/B verdicts in the right
-# direction; beside them what the old rule (any change over 1% of the
-# medians) would have said on the same traces. Not part of make check: it
-# prints figures, it asserts nothing.
+#   gtrace diff A.. -- A'..  (A/A): the step time verdicts (p10 and median) and every CPU op's;
+#   gtrace diff A.. -- B..   (A/B): the step time verdicts and changes;
+# and the runs left out as busy. It prints every round, then the counts:
+# A/A step-time verdicts that are not "same", A/A per-op verdicts that are
+# not "same", A/B verdicts in the right direction; beside them what the old
+# rule (any change over 1% of the medians) would have said on the same
+# traces. Not part of make check: it prints figures, it asserts nothing.
 #
 #   bench/bench_diff_noise.sh [BUILD_DIR]   (default: the current directory)
 #
@@ -85,28 +85,44 @@ def fmt(r):
     iv = r["interval"]
     return "%+6.1f%% [%+6.1f%%, %+6.1f%%] %-6s" % (100 * r["change"], 100 * iv[0], 100 * iv[1], r["verdict"]) if iv \
         else "%+6.1f%% %-22s" % (100 * r["change"], r["verdict"])
-aa_st = aa_st_old = ab_ok = ab_ok_old = ops = ops_not = ops_old = 0
-ab_changes = []
-print("round  A/A step time median                    A/A ops not same   A/B step time median")
+def busy(p):
+    return sum(r.get("busy", False) for r in json.load(open(p))["runs"])
+aa_st = aa_st_old = ab_ok = ab_ok_old = ops = ops_not = ops_old = aa_p10 = ab_p10 = n_busy = n_runs = 0
+ab_changes, ab_p10_changes = [], []
+print("round  A/A step time p10 | median                                    A/A ops not same   "
+      "A/B step time p10 | median                                    busy runs A/A, A/B")
 for i in range(1, pairs + 1):
     aa, ab = rows("%s/aa%d.json" % (work, i)), rows("%s/ab%d.json" % (work, i))
     s, b = aa["step time median"], ab["step time median"]
+    s10, b10 = aa["step time p10"], ab["step time p10"]
     aa_st += s["verdict"] != "same"
     aa_st_old += old(s) != "same"
     ab_ok += b["verdict"] == expect
     ab_ok_old += old(b) == expect
+    aa_p10 += s10["verdict"] != "same"
+    ab_p10 += b10["verdict"] == expect
     ab_changes.append(b["change"])
+    ab_p10_changes.append(b10["change"])
+    nb = (busy("%s/aa%d.json" % (work, i)), busy("%s/ab%d.json" % (work, i)))
+    n_busy += sum(nb)
+    n_runs += len(json.load(open("%s/aa%d.json" % (work, i)))["runs"]) * 2
     op = [r for m, r in aa.items() if m.startswith("CPU op time per step: ") and r["verdict"] not in ("new", "gone")]
     n_not = sum(r["verdict"] != "same" for r in op)
     ops += len(op)
     ops_not += n_not
     ops_old += sum(old(r) != "same" for r in op)
-    print("%5d  %s  %2d of %2d           %s" % (i, fmt(s), n_not, len(op), fmt(b)))
+    print("%5d  %s | %s  %2d of %2d           %s | %s  %d, %d" % (i, fmt(s10), fmt(s), n_not, len(op), fmt(b10), fmt(b),
+                                                              nb[0], nb[1]))
 ab_changes.sort()
+ab_p10_changes.sort()
 print()
-print("A/A step time verdicts not same: %d of %d (old 1%% rule: %d of %d)" % (aa_st, pairs, aa_st_old, pairs))
+print("A/A step time p10 verdicts not same:    %d of %d" % (aa_p10, pairs))
+print("A/B step time p10 verdicts '%s':     %d of %d; median change %+.1f%%"
+      % (expect, ab_p10, pairs, 100 * ab_p10_changes[len(ab_p10_changes) // 2]))
+print("runs left out as busy: %d of %d" % (n_busy, n_runs))
+print("A/A step time median verdicts not same: %d of %d (old 1%% rule: %d of %d)" % (aa_st, pairs, aa_st_old, pairs))
 print("A/A per-op verdicts not same:    %d of %d = %.1f%% (old 1%% rule: %d = %.1f%%)"
       % (ops_not, ops, 100.0 * ops_not / max(ops, 1), ops_old, 100.0 * ops_old / max(ops, 1)))
-print("A/B step time verdicts '%s':  %d of %d (old 1%% rule: %d of %d); median change %+.1f%%"
+print("A/B step time median verdicts '%s':  %d of %d (old 1%% rule: %d of %d); median change %+.1f%%"
       % (expect, ab_ok, pairs, ab_ok_old, pairs, 100 * ab_changes[len(ab_changes) // 2]))
 PY

@@ -4,7 +4,7 @@
 # other programs moves them little), +-2% jitter between steps. PAIRS rounds
 # of A, A' (the same, other jitter) and B (EXTRA_PCT% of the step longer),
 # in an order that turns each round; then the A/A and A/B verdicts of the
-# step time median and of each op, counted. The statistics alone, without
+# step time p10 and median and of each op, counted. The statistics alone, without
 # the machine's load: bench_diff_noise.sh is the trainer under load. Not
 # part of make check: it prints figures, it asserts nothing.
 #
@@ -43,20 +43,24 @@ python3 - "$work" "$pairs" <<'PY'
 import json, sys
 work, pairs = sys.argv[1], int(sys.argv[2])
 rows = lambda p: {r["metric"]: r for r in json.load(open(p))["rows"]}
-aa = ab = ops = ops_not = fwd = 0
+aa = ab = ops = ops_not = fwd = aa10 = ab10 = 0
 changes = []
 for i in range(1, pairs + 1):
     x, y = rows("%s/aa%d.json" % (work, i)), rows("%s/ab%d.json" % (work, i))
     aa += x["step time median"]["verdict"] != "same"
     ab += y["step time median"]["verdict"] == "worse"
+    aa10 += x["step time p10"]["verdict"] != "same"
+    ab10 += y["step time p10"]["verdict"] == "worse"
     fwd += y["CPU op time per step: forward"]["verdict"] == "worse"
     changes.append(y["step time median"]["change"])
     op = [r for m, r in x.items() if m.startswith("CPU op time per step: ")]
     ops += len(op)
     ops_not += sum(r["verdict"] != "same" for r in op)
 changes.sort()
-print("A/A step time verdicts not same: %d of %d" % (aa, pairs))
+print("A/A step time p10 verdicts not same:    %d of %d" % (aa10, pairs))
+print("A/B step time p10 verdicts 'worse':     %d of %d" % (ab10, pairs))
+print("A/A step time median verdicts not same: %d of %d" % (aa, pairs))
 print("A/A per-op verdicts not same:    %d of %d" % (ops_not, ops))
-print("A/B step time verdicts 'worse':  %d of %d (forward 'worse': %d of %d); median change %+.1f%%"
+print("A/B step time median verdicts 'worse':  %d of %d (forward 'worse': %d of %d); median change %+.1f%%"
       % (ab, pairs, fwd, pairs, 100 * changes[len(changes) // 2]))
 PY

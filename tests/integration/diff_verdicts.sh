@@ -7,6 +7,11 @@
 #     backward the same; B/A: better;
 #   - warm-up step 0 named and left out, kept with --keep-warmup;
 #   - several runs a side (A1 A2 -- B1 B2) still say worse;
+#   - three runs a side, 23% faster after, one run after slowed from first
+#     step to last (+46% over before, as beside another program): that run
+#     is named and left out, the fastest steps (step time p10) are better;
+#     --keep-busy keeps it (the median's verdict is not checked: on a loaded
+#     machine the medians of sleeping steps move a lot from run to run);
 #   - 4 steps a side (3 after the warm-up): too few steps, no verdict;
 #   - text and --json give the same verdicts; --noise-floor 50 makes +30% the same.
 . "$GT_TOP_SRCDIR/tests/integration/capture_common.sh"
@@ -31,6 +36,8 @@ rec a2.sqlite 24 0 2
 rec b1.sqlite 24 30 3
 rec b2.sqlite 24 30 4
 rec short.sqlite 4 0 5
+rec b3.sqlite 24 30 6
+rec slowed.sqlite 24 90 7
 
 # verdict JSON METRIC: the verdict of a row of a diff --json
 verdict() {
@@ -90,6 +97,42 @@ expect_eq "2+2 runs step time median" worse "$(verdict runs.json "step time medi
 expect_eq "2+2 runs: runs listed" 4 "$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["runs"]))' runs.json)"
 "$GTRACE" diff --json a1.sqlite -- a2.sqlite b1.sqlite > mixed.json || fail "diff A1 -- A2 B1"
 echo "ok: A1 -- A2 B1: step time $(verdict mixed.json "step time median") (one run of each after)"
+
+"$GTRACE" diff --json b1.sqlite b2.sqlite b3.sqlite -- slowed.sqlite a1.sqlite a2.sqlite > busy.json ||
+    fail "diff with a slowed run"
+"$GTRACE" diff b1.sqlite b2.sqlite b3.sqlite -- slowed.sqlite a1.sqlite a2.sqlite > busy.txt || fail "diff text"
+expect_eq "a slowed run left out: step time p10" better "$(verdict busy.json "step time p10")"
+expect_eq "a slowed run left out (text)" better "$(text_verdict busy.txt "step time p10")"
+grep -q "slowed.sqlite (24 steps; warm-up left out: step.*; left out: a busier machine, its fastest steps" busy.txt ||
+    fail "the slowed run is not named: $(head -n 8 busy.txt)"
+python3 - busy.json <<'PY' || fail "runs left out"
+import json, sys
+d = json.load(open(sys.argv[1]))
+runs = {r["path"]: r for r in d["runs"]}
+# a loaded machine may slow another run too; never the fastest of a side, never a side's only run
+assert runs["slowed.sqlite"]["busy"] and runs["slowed.sqlite"]["fast_steps_slower"] > 0.3, d["runs"]
+assert not all(runs[p]["busy"] for p in ("slowed.sqlite", "a1.sqlite", "a2.sqlite")), d["runs"]
+assert not all(runs[p]["busy"] for p in ("b1.sqlite", "b2.sqlite", "b3.sqlite")), d["runs"]
+kept = lambda side: sum(24 - (r["warmup_steps"][1] + 1 if r["warmup_steps"] else 0)
+                        for r in d["runs"] if r["side"] == side and not r["busy"])
+st = {r["metric"]: r for r in d["rows"]}["step time p10"]
+assert st["samples"] == [kept("before"), kept("after")], (st, d["runs"])  # the steps of the runs kept
+print("ok: slowed.sqlite left out (its fastest steps %+.0f%%); step time p10 %+.1f%% in [%+.1f%%, %+.1f%%]"
+      % (100 * runs["slowed.sqlite"]["fast_steps_slower"], 100 * st["change"], 100 * st["interval"][0],
+         100 * st["interval"][1]))
+PY
+"$GTRACE" diff --keep-busy --json b1.sqlite b2.sqlite b3.sqlite -- slowed.sqlite a1.sqlite a2.sqlite > kept.json ||
+    fail "diff --keep-busy"
+python3 - kept.json <<'PY' || fail "--keep-busy"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["keep_busy"] and not any(r["busy"] for r in d["runs"]), d["runs"]
+kept = lambda side: sum(24 - (r["warmup_steps"][1] + 1 if r["warmup_steps"] else 0)
+                        for r in d["runs"] if r["side"] == side)
+st = {r["metric"]: r for r in d["rows"]}["step time p10"]
+assert st["samples"] == [kept("before"), kept("after")], (st, d["runs"])
+print("ok: --keep-busy: every run's steps, %d a side" % st["samples"][0])
+PY
 
 "$GTRACE" diff --json short.sqlite b1.sqlite > short.json || fail "diff of a short run"
 expect_eq "3 steps after warm-up" "too few steps" "$(verdict short.json "step time median")"
