@@ -30,6 +30,13 @@ for force in "" --force; do
         fail "a link or what it names changed"
     rm -rf fifo.sqlite dir.sqlite link.sqlite dangling.sqlite
 done
+# a regular file (last run's trace) is replaced only with --force
+echo "last run" >old.sqlite
+"$GTRACE" -o old.sqlite "$SAMPLES/exit_with" 0 >out.txt 2>err.txt
+expect_eq "exit status with -o an existing trace" 1 $?
+grep -q "old.sqlite exists (use --force to replace it)" err.txt || fail "-o an existing trace: $(cat err.txt)"
+expect_eq "the existing trace, kept" "last run" "$(cat old.sqlite)"
+rm -f old.sqlite
 ls -a | grep -q gtrace-parts && fail "a parts directory was left behind: $(ls -a)"
 
 # SIGTERM to gtrace once the program is done, while it assembles the parts
