@@ -20,33 +20,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gt_base.h" /* gt_status, gt_error_*: the conventions below */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* ---- errors ------------------------------------------------------------ */
-
-typedef enum gt_status {
-    GT_OK = 0,
-    GT_ERR_NOMEM = -1,    /* an allocation failed */
-    GT_ERR_IO = -2,       /* the file could not be read or written */
-    GT_ERR_CORRUPT = -3,  /* the file is damaged or truncated */
-    GT_ERR_NOTTRACE = -4, /* SQLite, but neither a gtrace trace nor an nsys export */
-    GT_ERR_VERSION = -5,  /* a schema version this build does not know */
-    GT_ERR_INVALID = -6,  /* a bad argument */
-    GT_ERR_NOTFOUND = -7, /* no such file, or no such item */
-    GT_ERR_FULL = -8,     /* the disk (or the file's size limit) is full */
-    GT_ERR_EXISTS = -9,   /* the output file exists and overwriting was not asked for */
-} gt_status;
-
-/* Message of the last failure on this thread ("" if none): one line, control
- * characters (a damaged schema's newlines, quoted by SQLite) made spaces. Borrowed. */
-const char *gt_error_last(void);
-/* Sets this thread's message; returns `status` so callers can `return gt_error_set(...)`. */
-int gt_error_set(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void gt_error_clear(void);
-/* A short name for a status: "out of memory", "corrupt file"... */
-const char *gt_status_name(int status);
 
 /* ---- identifiers -------------------------------------------------------- */
 

@@ -3,7 +3,6 @@
 noinst_LTLIBRARIES += libtrace/store/libgtstore.la
 libtrace_store_libgtstore_la_SOURCES = \
 	libtrace/store/gt_store.h \
-	libtrace/store/error.c \
 	libtrace/store/events.c \
 	libtrace/store/columns.h \
 	libtrace/store/columns.c \
@@ -29,7 +28,7 @@ libtrace_store_libgtstore_la_SOURCES = \
 	libtrace/store/reader_bulk.c
 libtrace_store_libgtstore_la_CPPFLAGS = $(STORE_CPPFLAGS)
 libtrace_store_libgtstore_la_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
-libtrace_store_libgtstore_la_LIBADD = $(SQLITE_LIBS) $(PTHREAD_LIBS)
+libtrace_store_libgtstore_la_LIBADD = libtrace/base/libgtbase.la $(SQLITE_LIBS) $(PTHREAD_LIBS)
 
 if HAVE_CUNIT
 STORE_TESTS = tests/unit/test_store_writer tests/unit/test_store_schema tests/unit/test_store_failures \

@@ -1,7 +1,7 @@
 /* error.c: the per-thread message behind gt_error_last(), and status names.
- * Every store function that fails sets the message with gt_error_set(); the
- * message is always one line. */
-#include "gt_store.h"
+ * Every library function that fails sets the message with gt_error_set();
+ * the message is always one line. */
+#include "gt_base.h"
 
 #include <stdarg.h>
 #include <stdio.h>
