@@ -418,6 +418,29 @@ static void test_analyze_edges__step_peak_after_opening_free(void)
     gt_trace_free(t);
 }
 
+/* gtrace report --steps 2:2 with a kernel launched in step 1 that runs into
+ * step 2 (a long GEMM across the boundary): the device is busy in step 2
+ * from its start to the kernel's end, 4 ms of its 6. */
+static void test_analyze_edges__kernel_across_step_start(void)
+{
+    fx f;
+    fx_open(&f, "across.sqlite");
+    fx_gpu(&f, 9, 80 * 1024 * MIB);
+    fx_range(&f, 0, 4 * MS, "step 1");
+    fx_range(&f, 4 * MS, 10 * MS, "step 2");
+    fx_kernel(&f, 1 * MS, 2 * MS, 8 * MS, "gemm");
+    gt_trace *t = fx_close(&f);
+    gt_report_options opt;
+    gt_report_options_init(&opt);
+    opt.step_first = 2;
+    opt.step_last = 2;
+    gt_report *r = fx_report(t, &opt);
+    CU_ASSERT_EQUAL_FATAL(r->n_devices, 1);
+    CU_ASSERT_EQUAL(r->devices[0].busy_ns, 4 * MS);
+    gt_report_free(r);
+    gt_trace_free(t);
+}
+
 static const gt_test_case cases[] = {
     {"test_analyze_edges__device_beside_allocator", test_analyze_edges__device_beside_allocator},
     {"test_analyze_edges__state_on_the_nanosecond", test_analyze_edges__state_on_the_nanosecond},
@@ -430,6 +453,7 @@ static const gt_test_case cases[] = {
     {"test_analyze_edges__cpu_gaps", test_analyze_edges__cpu_gaps},
     {"test_analyze_edges__report_window_on_step_edges", test_analyze_edges__report_window_on_step_edges},
     {"test_analyze_edges__step_peak_after_opening_free", test_analyze_edges__step_peak_after_opening_free},
+    {"test_analyze_edges__kernel_across_step_start", test_analyze_edges__kernel_across_step_start},
     {NULL, NULL},
 };
 
