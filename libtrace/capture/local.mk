@@ -79,6 +79,8 @@ TESTS += tests/integration/capture_threads.sh tests/integration/capture_features
 	tests/integration/capture_fork_strings.sh tests/integration/capture_window.sh \
 	tests/integration/capture_window_memory.sh tests/integration/capture_profiler.sh \
 	tests/integration/capture_flight.sh
+# Windows and the flight recorder under --pytorch (Debian's python3-torch; 77 without it).
+TESTS += tests/integration/pytorch_window.sh
 check_PROGRAMS += tests/integration/capture_probe tests/integration/capture_profiler_probe
 tests_integration_capture_profiler_probe_SOURCES = tests/integration/capture_profiler_probe.c
 tests_integration_capture_profiler_probe_CPPFLAGS = $(NVTX_CPPFLAGS)
@@ -92,7 +94,8 @@ EXTRA_DIST += tests/integration/capture_ends.sh tests/integration/capture_losses
 	tests/integration/capture_kill_burst.sh tests/integration/capture_claim.sh \
 	tests/integration/capture_launcher_killed.sh tests/integration/capture_fork_strings.sh \
 	tests/integration/capture_window.sh tests/integration/capture_window_memory.sh \
-	tests/integration/capture_profiler.sh tests/integration/capture_flight.sh
+	tests/integration/capture_profiler.sh tests/integration/capture_flight.sh \
+	tests/integration/pytorch_window.sh tests/integration/pytorch_window.py
 EXTRA_DIST += tests/integration/capture_common.sh tests/integration/capture_threads.sh \
 	tests/integration/capture_features.sh tests/integration/capture_exit.sh \
 	tests/integration/capture_errors.sh tests/integration/capture_kill.sh \

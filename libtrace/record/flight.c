@@ -17,6 +17,10 @@
  * A dump puts one part per process image into a folder of the parts
  * directory, through the same drain as normal capture (drain.c), and
  * assembles them (assemble.c) into the output, or its numbered sibling.
+ * The last dump, at the end, also takes in the CUDA memory snapshots that
+ * `--pytorch` processes left at their exit (snapshots.c), as a normal
+ * run's trace does; earlier dumps have none to take (a process writes its
+ * snapshot as it exits).
  * Runs on one thread at a time: the collector's writer, then, once it has
  * stopped, the launcher's main thread for the last dump.
  */
@@ -701,7 +705,9 @@ static void remove_dump_dir(const char *dir)
     rmdir(dir);
 }
 
-int gt_flight_dump(gt_flight *f, const char *reason)
+/* snaps: for the last dump, where the CUDA memory snapshots the processes
+ * left (at their exit) go in with it; NULL: none taken. */
+static int dump(gt_flight *f, const char *reason, gt_record_snapshots **snaps)
 {
     int64_t now = gt_clock_mono_now();
     evict(f, now);
@@ -722,6 +728,8 @@ int gt_flight_dump(gt_flight *f, const char *reason)
     int seq = 0;
     for (gt_flight_proc *p = f->procs; p && rc == 0; p = p->next)
         rc = dump_proc(f, p, dir, seq++, now);
+    if (rc == 0 && snaps)
+        *snaps = gt_record_import_snapshots_into(f->o.parts_dir, dir, f->o.t0_ns, f->o.run.utc_t0_ns);
     gt_record_run_info run = f->o.run;
     run.end_ns = now - f->o.t0_ns;
     run.utc_end_ns = realtime_ns();
@@ -742,8 +750,21 @@ int gt_flight_dump(gt_flight *f, const char *reason)
     } else {
         gt_record_error("flight recorder: dump %d (%s) not written: %s", n, reason, gt_error_last());
     }
+    if (snaps)
+        gt_record_snapshots_taken(f->o.parts_dir, *snaps, rc == 0);
     remove_dump_dir(dir);
     return rc;
+}
+
+int gt_flight_dump(gt_flight *f, const char *reason)
+{
+    return dump(f, reason, NULL);
+}
+
+int gt_flight_dump_last(gt_flight *f, const char *reason, gt_record_snapshots **out_snapshots)
+{
+    *out_snapshots = NULL;
+    return dump(f, reason, out_snapshots);
 }
 
 const char *gt_flight_last_output(const gt_flight *f)

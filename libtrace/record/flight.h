@@ -49,6 +49,11 @@ void gt_flight_proc_end(gt_flight *f, gt_flight_proc *p);
  * where it wrote (or why not) through the message hook; 0 or a gt_status.
  * Called on one thread at a time (the collector's writer, then the end). */
 int gt_flight_dump(gt_flight *f, const char *reason);
+/* The dump at the end, once every traced process has ended: the CUDA memory
+ * snapshots they left in the parts folder (snapshots.c) go into it as into
+ * a normal run's trace; what became of each is *out_snapshots's (NULL: none
+ * looked for), for gt_record_keep_snapshots. */
+int gt_flight_dump_last(gt_flight *f, const char *reason, gt_record_snapshots **out_snapshots);
 /* The last trace written (empty: none), and how many. */
 const char *gt_flight_last_output(const gt_flight *f);
 int gt_flight_n_written(const gt_flight *f);

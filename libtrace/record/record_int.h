@@ -56,6 +56,13 @@ void gt_record_remove_parts(const char *parts_dir);
  * (snapshots.c); t0_ns: the run's monotonic zero, utc_t0_ns: the wall clock
  * then. NULL only when out of memory. */
 gt_record_snapshots *gt_record_import_snapshots(const char *parts, int64_t t0_ns, int64_t utc_t0_ns);
+/* The same, the parts written into the folder `into` (a flight recorder's
+ * dump) and the pickles left in `parts` until gt_record_snapshots_taken
+ * says whether that trace was written (then they go; else each is said not
+ * to be in the trace, for gt_record_keep_snapshots). */
+gt_record_snapshots *gt_record_import_snapshots_into(const char *parts, const char *into, int64_t t0_ns,
+                                                     int64_t utc_t0_ns);
+void gt_record_snapshots_taken(const char *parts, gt_record_snapshots *res, bool written);
 /* Says what became of each, and moves those not in the trace beside it as
  * OUTPUT.NAME. True when one could not be read. */
 bool gt_record_keep_snapshots(const char *parts, const char *output, const gt_record_snapshots *res);

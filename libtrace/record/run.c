@@ -597,7 +597,7 @@ static int flight_end(gt_record_result *out, gt_flight *flight, int status)
         snprintf(reason, sizeof reason, "exit %d", WIFEXITED(status) ? WEXITSTATUS(status) : 0);
     }
     if (!gt_record_stop_signal)
-        gt_flight_dump(flight, reason);
+        gt_flight_dump_last(flight, reason, &out->snapshots);
     out->n_dumps = gt_flight_n_written(flight);
     if (out->n_dumps > 0) {
         snprintf(out->output, sizeof out->output, "%s", gt_flight_last_output(flight));

@@ -63,6 +63,12 @@ static int64_t wall_zero_of(const char *parts, long long pid, int64_t t0_ns, int
 
 gt_record_snapshots *gt_record_import_snapshots(const char *parts, int64_t t0_ns, int64_t utc_t0_ns)
 {
+    return gt_record_import_snapshots_into(parts, NULL, t0_ns, utc_t0_ns);
+}
+
+gt_record_snapshots *gt_record_import_snapshots_into(const char *parts, const char *into, int64_t t0_ns,
+                                                     int64_t utc_t0_ns)
+{
     snap_results *out = calloc(1, sizeof *out);
     if (!out)
         return NULL;
@@ -87,9 +93,10 @@ gt_record_snapshots *gt_record_import_snapshots(const char *parts, int64_t t0_ns
         memset(r, 0, sizeof *r);
         snprintf(r->name, sizeof r->name, "%s", e->d_name);
         snprintf(pickle, sizeof pickle, "%s/%s", parts, e->d_name);
-        snprintf(part, sizeof part, "%s/pytorch-%lld.sqlite", parts, pid);
+        snprintf(part, sizeof part, "%s/pytorch-%lld.sqlite", into ? into : parts, pid);
         if (gt_import_snapshot_part(&r->st, part, pickle, pid, wall_zero_of(parts, pid, t0_ns, utc_t0_ns)) == 0) {
-            unlink(pickle);
+            if (!into) /* elsewhere, the pickle goes once that trace is written (gt_record_snapshots_taken) */
+                unlink(pickle);
             continue;
         }
         /* the message names the file by its place in the parts folder, which goes */
@@ -147,6 +154,20 @@ bool gt_record_keep_snapshots(const char *parts, const char *output, const snap_
     return failed;
 }
 
+void gt_record_snapshots_taken(const char *parts, gt_record_snapshots *res, bool written)
+{
+    for (size_t i = 0; res && i < res->n; i++) {
+        snap_result *r = &res->v[i];
+        if (r->why[0])
+            continue;
+        char pickle[PATH_MAX * 2];
+        snprintf(pickle, sizeof pickle, "%s/%s", parts, r->name);
+        if (written)
+            unlink(pickle);
+        else
+            snprintf(r->why, sizeof r->why, "the trace it went into was not written");
+    }
+}
 
 void gt_record_snapshots_free(gt_record_snapshots *s)
 {
