@@ -526,6 +526,9 @@ static void test_kernels__cast(void)
     for (size_t i = 0; i < n; i++)
         n_ok += y[i] == lowp_round(lowp_round(x[i], LOWP_BF16), LOWP_F16);
     CU_ASSERT_EQUAL(n_ok, n);
+    /* a cast into its own format (fp32 AMP's operands) copies every byte */
+    op_cast_cpu(y, LOWP_F32, x, LOWP_F32, n);
+    CU_ASSERT_EQUAL(memcmp(y, x, n * sizeof *x), 0);
     free(x); free(y); free(a); free(b);
 }
 

@@ -413,6 +413,24 @@ static void test_trainer_cnn_ops__pool_nhwc(void)
     pool_nhwc_check(0, 6, 1);
 }
 
+/* Windows with equal maxima, as after a ReLU (its zeros): the index is the
+ * first of them in the window, as PyTorch's max_pool2d gives, and the
+ * backward sends the gradient there alone. */
+static void test_trainer_cnn_ops__maxpool_ties_take_the_first(void)
+{
+    float x[8] = {0, 0, 0, 0, /* the second channel: */ 0, 3, 1, 3}, y[2], dy[2] = {1.5f, 2.5f}, dx[8] = {0};
+    int32_t idx[2];
+    op_maxpool_forward_cpu(y, idx, x, 1, 2, 2, 2, 2, 2);
+    CU_ASSERT_EQUAL(idx[0], 0);
+    CU_ASSERT_EQUAL(idx[1], 1);
+    CU_ASSERT_EQUAL(y[1], 3.0f);
+    op_maxpool_backward_cpu(dx, dy, idx, 1, 2, 2, 2, 2, 2);
+    CU_ASSERT_EQUAL(dx[0], 1.5f);
+    CU_ASSERT_EQUAL(dx[1] + dx[2] + dx[3], 0.0f);
+    CU_ASSERT_EQUAL(dx[5], 2.5f);
+    CU_ASSERT_EQUAL(dx[7], 0.0f);
+}
+
 static void test_trainer_cnn_ops__layout_transpose(void)
 {
     enum { B = 2, C = 3, HW = 5 };
@@ -508,6 +526,7 @@ static const gt_test_case cases[] = {
     {"batchnorm_relu", test_trainer_cnn_ops__batchnorm_relu},
     {"residual_relu", test_trainer_cnn_ops__residual_relu},
     {"pool_nhwc", test_trainer_cnn_ops__pool_nhwc},
+    {"maxpool_ties_take_the_first", test_trainer_cnn_ops__maxpool_ties_take_the_first},
     {"layout_transpose", test_trainer_cnn_ops__layout_transpose},
     {NULL, NULL},
 };
