@@ -11,7 +11,8 @@
  * with an empty -wal (read as it is, nothing created beside it) and with
  * the -wal of a killed capture whose checkpoint had written page 1; a
  * table with a STORED generated column; a close mark on a header whose page
- * count SQLite would not believe. */
+ * count SQLite would not believe; a context synchronization, which has no
+ * stream, kept out of the streams table. */
 #include "close_mark.h"
 #include "gt_store.h"
 #include "gt_test.h"
@@ -443,6 +444,32 @@ static void test_store_limits__mark_needs_believed_header(void)
     free(path);
 }
 
+/* cudaDeviceSynchronize is a context synchronization: CUPTI gives it no
+ * stream (-1). TARGET_INFO_CUDA_STREAM lists the streams the GPU ran work
+ * on, as nsys does: not -1. */
+static void test_store_limits__context_sync_no_stream(void)
+{
+    char *path = gt_test_path("context-sync.sqlite");
+    gt_writer *w = open_writer(path);
+    gt_string_id k = 0;
+    CU_ASSERT_EQUAL_FATAL(gt_writer_intern(w, "k", &k), 0);
+    gt_event ev = kernel_at(1000, k, 1);
+    ev.u.kernel.context_id = 1;
+    CU_ASSERT_EQUAL_FATAL(gt_writer_add(w, &ev), 0);
+    memset(&ev, 0, sizeof ev);
+    ev.kind = GT_EV_SYNC;
+    ev.u.sync = (gt_sync){.start_ns = 2000, .end_ns = 3000, .global_pid = gt_global_pid(PID), .device_id = 0,
+                          .context_id = 1, .stream_id = -1, .correlation_id = 2, .sync_type = GT_SYNC_CONTEXT};
+    CU_ASSERT_EQUAL_FATAL(gt_writer_add(w, &ev), 0);
+    CU_ASSERT_EQUAL_FATAL(gt_writer_commit(w), 0);
+    CU_ASSERT_EQUAL_FATAL(gt_writer_close(w), 0);
+    char buf[64];
+    CU_ASSERT_STRING_EQUAL(query_text(path, "SELECT group_concat(streamId, ',') FROM TARGET_INFO_CUDA_STREAM", buf,
+                                      sizeof buf), "7");
+    CU_ASSERT_STRING_EQUAL(query_text(path, "SELECT count(*) FROM TARGET_INFO_CUDA_CONTEXT_INFO", buf, sizeof buf), "1");
+    free(path);
+}
+
 static const gt_test_case cases[] = {
     {"test_store_limits__kernel_start_range", test_store_limits__kernel_start_range},
     {"test_store_limits__refused_values", test_store_limits__refused_values},
@@ -455,6 +482,7 @@ static const gt_test_case cases[] = {
     {"test_store_limits__killed_checkpoint", test_store_limits__killed_checkpoint},
     {"test_store_limits__stored_generated_column", test_store_limits__stored_generated_column},
     {"test_store_limits__mark_needs_believed_header", test_store_limits__mark_needs_believed_header},
+    {"test_store_limits__context_sync_no_stream", test_store_limits__context_sync_no_stream},
     {NULL, NULL},
 };
 
