@@ -38,11 +38,18 @@ typedef struct dev_state {
     GvLane *gaps; /* filled from the analysis */
 } dev_state;
 
+/* What a thread's NVTX lane at one depth holds, told by its ranges' names:
+ * a lane named after it ("steps", "phases", "modules", "ops") reads better
+ * than "NVTX ranges, depth 2". */
+typedef enum range_kind { RANGE_STEP, RANGE_PHASE, RANGE_MODULE, RANGE_OP, RANGE_OTHER, N_RANGE_KINDS } range_kind;
+#define NAMED_DEPTHS 32
+
 typedef struct thread_state {
     GvTrack *track;
     GArray *open_ends; /* ends of the open NVTX ranges: the depth stack */
     GvLane *api, *driver, *marks;
     const char *ranges; /* what its NVTX lanes hold: "NVTX ranges", "python calls" */
+    uint32_t kinds[NAMED_DEPTHS][N_RANGE_KINDS]; /* ranges by kind at each depth */
 } thread_state;
 
 typedef struct loader {
@@ -53,6 +60,7 @@ typedef struct loader {
     GHashTable *slot_of_color;
     GHashTable *devs;    /* device id -> dev_state */
     GHashTable *threads; /* global tid -> thread_state */
+    GByteArray *kind_of_name; /* name index -> range_kind + 1, 0 not yet told */
     gboolean failed_oom;
 } loader;
 
@@ -248,6 +256,87 @@ static thread_state *thread(loader *ld, int64_t tid)
     return ts;
 }
 
+/* `gtrace --pytorch` names (libtrace/python/gtrace_torch): "step N", the
+ * phases, modules by qualified name ("encoder.layers.3", "fc backward"), ATen
+ * ops ("aten::mm"). */
+static range_kind kind_of_range(const char *name)
+{
+    static const char *const phases[] = {"data", "forward", "backward", "optimizer"};
+    if (gt_is_step_name(name))
+        return RANGE_STEP;
+    for (size_t i = 0; i < G_N_ELEMENTS(phases); i++)
+        if (strcmp(name, phases[i]) == 0)
+            return RANGE_PHASE;
+    if (strstr(name, "::"))
+        return RANGE_OP;
+    size_t n = strlen(name);
+    if (n > 9 && strcmp(name + n - 9, " backward") == 0)
+        n -= 9;
+    /* A qualified module name: identifiers joined by dots, no spaces. */
+    gboolean dotted = FALSE;
+    for (size_t i = 0; i < n; i++) {
+        char c = name[i];
+        if (c == '.')
+            dotted = i > 0 && i + 1 < n;
+        else if (!g_ascii_isalnum(c) && c != '_')
+            return RANGE_OTHER;
+    }
+    return dotted ? RANGE_MODULE : RANGE_OTHER;
+}
+
+/* kind_of_range, once per name: millions of ranges share a few names. */
+static range_kind range_kind_of_name(loader *ld, uint32_t name)
+{
+    GByteArray *k = ld->kind_of_name;
+    if (name >= k->len) {
+        guint old = k->len;
+        g_byte_array_set_size(k, name + 1);
+        memset(k->data + old, 0, k->len - old);
+    }
+    if (k->data[name] == 0)
+        k->data[name] = (guint8)(kind_of_range(gv_trace_model_name(ld->m, name)) + 1);
+    return (range_kind)(k->data[name] - 1);
+}
+
+/* Each thread's NVTX lanes named by what at least 80% of their ranges are;
+ * a module lane is one a `--pytorch` thread's module ranges fill (a root
+ * module's name has no dot: a lane with some dotted names and no other kind
+ * is modules). Under the model's lock: frames read the labels. */
+static void name_range_lanes(loader *ld)
+{
+    static const char *const label[N_RANGE_KINDS] = {"steps", "phases", "modules", "ops", NULL};
+    GHashTableIter it;
+    gpointer value;
+    g_mutex_lock(&ld->m->lock);
+    g_hash_table_iter_init(&it, ld->threads);
+    while (g_hash_table_iter_next(&it, NULL, &value)) {
+        thread_state *ts = value;
+        for (size_t j = 0; j < ts->track->n_lanes; j++) {
+            GvLane *l = ts->track->lanes[j];
+            if (l->kind != GV_ITEM_NVTX || l->key < 0 || l->key >= NAMED_DEPTHS)
+                continue;
+            const uint32_t *k = ts->kinds[l->key];
+            uint64_t total = 0;
+            for (int i = 0; i < N_RANGE_KINDS; i++)
+                total += k[i];
+            int best = RANGE_OTHER;
+            for (int i = 0; i < RANGE_OTHER; i++)
+                if (total > 0 && k[i] * 5 >= total * 4)
+                    best = i;
+            if (best == RANGE_OTHER && k[RANGE_MODULE] > 0 && k[RANGE_STEP] + k[RANGE_PHASE] + k[RANGE_OP] == 0 &&
+                k[RANGE_MODULE] * 2 >= total)
+                best = RANGE_MODULE;
+            if (best == RANGE_OTHER)
+                continue;
+            if (best == RANGE_STEP || best == RANGE_PHASE)
+                g_strlcpy(l->label, label[best], sizeof l->label);
+            else
+                g_snprintf(l->label, sizeof l->label, "%s, depth %d", label[best], (int)l->key);
+        }
+    }
+    g_mutex_unlock(&ld->m->lock);
+}
+
 static void thread_state_free(gpointer p)
 {
     thread_state *ts = p;
@@ -357,6 +446,8 @@ static void take_event(loader *ld, const gt_event *ev)
             l = add_lane(ld, ts->track, GV_ITEM_NVTX, depth, label);
         }
         uint32_t name = name_of_id(ld, n->text, NAME_AS_IS);
+        if (depth < NAMED_DEPTHS)
+            ts->kinds[depth][range_kind_of_name(ld, name)]++;
         GvItem it = {n->start_ns, n->end_ns, 0, name, GV_ITEM_NVTX, (uint8_t)(depth > 255 ? 255 : depth),
                      n->has_color ? color_slot(ld, n->color) : 0};
         lane_append(ld, l, &it);
@@ -485,6 +576,7 @@ static gboolean load_rows(loader *ld, GMainContext *ctx, GCancellable *cancellab
                 goto cleanup;
         }
     }
+    name_range_lanes(ld);
     publish(ld, ctx, n, span_start == INT64_MAX ? 0 : span_start, span_end == INT64_MIN ? 0 : span_end);
     ok = TRUE;
 cleanup:
@@ -591,6 +683,7 @@ static void load_thread(GTask *task, gpointer source, gpointer task_data, GCance
     ld.slot_of_color = g_hash_table_new(g_direct_hash, g_direct_equal);
     ld.devs = g_hash_table_new_full(g_direct_hash, g_direct_equal, NULL, g_free);
     ld.threads = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, thread_state_free);
+    ld.kind_of_name = g_byte_array_new();
     if (!load_rows(&ld, d->ctx, cancellable, &error))
         goto cleanup;
     g_atomic_int_set(&self->loaded, TRUE);
@@ -633,6 +726,7 @@ cleanup:
         g_hash_table_unref(ld.slot_of_color);
         g_hash_table_unref(ld.devs);
         g_hash_table_unref(ld.threads);
+        g_byte_array_unref(ld.kind_of_name);
     }
     gt_analysis_free(analysis);
     free(trace_path);

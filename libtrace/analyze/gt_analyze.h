@@ -371,6 +371,10 @@ void gt_report_free(gt_report *r);
 int gt_report_print_text(const gt_report *r, FILE *f);
 int gt_report_print_json(const gt_report *r, FILE *f);
 
+/* Whether an NVTX range of this name is a training step as the report finds
+ * them ("step 12", "iteration 3", "ProfilerStep#4", "train_step"). */
+bool gt_is_step_name(const char *name);
+
 /* ---- diff --------------------------------------------------------------- */
 
 typedef struct gt_diff_row {

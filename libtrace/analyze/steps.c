@@ -37,6 +37,12 @@ bool an_is_step_name(const char *s, int64_t *out_number)
     return true;
 }
 
+bool gt_is_step_name(const char *name)
+{
+    int64_t number;
+    return name && an_is_step_name(name, &number);
+}
+
 /* an_is_step_name by string id, remembered: millions of ranges share a few
  * hundred names. Open addressing; a full or missing table just asks again. */
 typedef struct name_cache {

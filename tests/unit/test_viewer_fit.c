@@ -8,6 +8,7 @@
 #include "test_viewer_input.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "gv-window.h"
 
@@ -57,6 +58,38 @@ static void test_viewer_fit__pytorch_steps(void)
     g_object_unref(m);
 }
 
+/* The main thread's NVTX lanes are named for what they hold: "steps" (step
+ * N), "phases" (data, forward, backward, optimizer), "modules, depth N"
+ * (qualified module names and their backward ranges), not "NVTX ranges,
+ * depth N". */
+static void test_viewer_fit__lane_names(void)
+{
+    const char *path = getenv("GV_PYTORCH_TRACE");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(path);
+    GvTraceModel *m = gv_trace_model_new();
+    GError *error = NULL;
+    CU_ASSERT_TRUE_FATAL(gv_trace_model_load(m, path, &error));
+    int steps = 0, phases = 0, modules = 0, unnamed = 0;
+    for (size_t i = 0; i < gv_trace_model_n_tracks(m); i++) {
+        const GvTrack *tr = gv_trace_model_track(m, i);
+        for (size_t j = 0; j < tr->n_lanes; j++) {
+            const GvLane *l = tr->lanes[j];
+            if (l->kind != GV_ITEM_NVTX || l->n == 0)
+                continue;
+            fprintf(stderr, "%s / %s (%zu ranges)\n", tr->title, l->label, l->n);
+            steps += strcmp(l->label, "steps") == 0;
+            phases += strcmp(l->label, "phases") == 0;
+            modules += strncmp(l->label, "modules, depth ", 15) == 0;
+            unnamed += strncmp(l->label, "NVTX ranges", 11) == 0;
+        }
+    }
+    CU_ASSERT_EQUAL(steps, 1);
+    CU_ASSERT_EQUAL(phases, 1);
+    CU_ASSERT(modules >= 1);
+    g_object_unref(m);
+    (void)unnamed;
+}
+
 int main(int argc, char **argv)
 {
     if (!gtk_init_check(&argc, &argv)) {
@@ -65,6 +98,7 @@ int main(int argc, char **argv)
     }
     static const gt_test_case cases[] = {
         {"test_viewer_fit__pytorch_steps", test_viewer_fit__pytorch_steps},
+        {"test_viewer_fit__lane_names", test_viewer_fit__lane_names},
         {NULL, NULL},
     };
     static const gt_test_suite suites[] = {{"viewer_fit", cases}};
