@@ -44,13 +44,14 @@ trainer_trainer_LDADD = trainer/libtrainer.la
 TESTS += tests/integration/trainer_cli.sh tests/integration/trainer_train.sh \
 	tests/integration/trainer_safetensors.sh tests/integration/trainer_optimizations.sh \
 	tests/integration/trainer_ckpt_safety.sh tests/integration/trainer_memlimit.sh tests/integration/trainer_cnn.sh \
-	tests/integration/trainer_cnn_advice.sh tests/integration/trainer_cnn_ckpt.sh tests/integration/trainer_cnn_torch.sh
+	tests/integration/trainer_cnn_advice.sh tests/integration/trainer_cnn_ckpt.sh tests/integration/trainer_cnn_torch.sh \
+	tests/integration/trainer_flags.sh
 endif
 EXTRA_DIST += tests/integration/trainer_cli.sh tests/integration/trainer_train.sh \
 	tests/integration/trainer_safetensors.sh tests/integration/trainer_optimizations.sh \
 	tests/integration/trainer_ckpt_safety.sh tests/integration/trainer_memlimit.sh tests/integration/trainer_cnn.sh \
 	tests/integration/trainer_cnn_advice.sh tests/integration/trainer_cnn_common.sh tests/integration/trainer_cnn_ckpt.sh \
-	tests/integration/trainer_cnn_torch.sh
+	tests/integration/trainer_cnn_torch.sh tests/integration/trainer_flags.sh
 
 # Benchmarks print figures and are never run by make check (results:
 # bench/results/*-trainer-cpu.md). Run from the build dir:
