@@ -8,7 +8,8 @@ dist_gtrace_torch_DATA = \
 	libtrace/python/gtrace_torch/__init__.py \
 	libtrace/python/gtrace_torch/hooks.py \
 	libtrace/python/gtrace_torch/memory.py \
-	libtrace/python/gtrace_torch/nvtx.py
+	libtrace/python/gtrace_torch/nvtx.py \
+	libtrace/python/gtrace_torch/oom.py
 
 # bench/bench_pytorch.sh BUILDDIR: what --pytorch costs a CPU training step.
 EXTRA_DIST += bench/bench_pytorch.sh bench/bench_pytorch.py
