@@ -12,7 +12,7 @@
  * the -wal of a killed capture whose checkpoint had written page 1; a
  * table with a STORED generated column; a close mark on a header whose page
  * count SQLite would not believe; a context synchronization, which has no
- * stream, kept out of the streams table. */
+ * stream, kept out of the streams table; a name of exactly 4096 bytes. */
 #include "close_mark.h"
 #include "gt_store.h"
 #include "gt_test.h"
@@ -470,6 +470,39 @@ static void test_store_limits__context_sync_no_stream(void)
     free(path);
 }
 
+/* Names are kept up to 4096 bytes (a CUTLASS kernel's demangled name runs
+ * to thousands): one of exactly 4096 comes back whole; one byte more is
+ * clipped, and says how long it was. */
+static void test_store_limits__name_at_limit(void)
+{
+    char *path = gt_test_path("long-names.sqlite");
+    char *name = malloc(4098);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(name);
+    memset(name, 'x', 4097);
+    memcpy(name, "cutlass::Kernel<", 16);
+    name[4096] = '\0';
+    gt_writer *w = open_writer(path);
+    gt_string_id whole = 0, over = 0;
+    CU_ASSERT_EQUAL_FATAL(gt_writer_intern(w, name, &whole), 0);
+    name[4096] = 'x';
+    name[4097] = '\0';
+    CU_ASSERT_EQUAL_FATAL(gt_writer_intern(w, name, &over), 0);
+    CU_ASSERT_EQUAL_FATAL(gt_writer_commit(w), 0);
+    CU_ASSERT_EQUAL_FATAL(gt_writer_close(w), 0);
+    gt_trace *t = NULL;
+    CU_ASSERT_EQUAL_FATAL(gt_trace_open(&t, path, 0), 0);
+    const char *a = gt_trace_string(t, whole), *b = gt_trace_string(t, over);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    CU_ASSERT_EQUAL(strlen(a), 4096);
+    CU_ASSERT_EQUAL(strncmp(a, name, 4096), 0);
+    CU_ASSERT_TRUE(strlen(b) <= 4096);
+    CU_ASSERT_PTR_NOT_NULL(strstr(b, "... [4097 bytes, "));
+    gt_trace_free(t);
+    free(name);
+    free(path);
+}
+
 static const gt_test_case cases[] = {
     {"test_store_limits__kernel_start_range", test_store_limits__kernel_start_range},
     {"test_store_limits__refused_values", test_store_limits__refused_values},
@@ -483,6 +516,7 @@ static const gt_test_case cases[] = {
     {"test_store_limits__stored_generated_column", test_store_limits__stored_generated_column},
     {"test_store_limits__mark_needs_believed_header", test_store_limits__mark_needs_believed_header},
     {"test_store_limits__context_sync_no_stream", test_store_limits__context_sync_no_stream},
+    {"test_store_limits__name_at_limit", test_store_limits__name_at_limit},
     {NULL, NULL},
 };
 
