@@ -12,9 +12,11 @@
  * the -wal of a killed capture whose checkpoint had written page 1; a
  * table with a STORED generated column; a close mark on a header whose page
  * count SQLite would not believe; a context synchronization, which has no
- * stream, kept out of the streams table; a name of exactly 4096 bytes. */
+ * stream, kept out of the streams table; a name of exactly 4096 bytes; a
+ * bulk read's NVTX messages, registered and not. */
 #include "close_mark.h"
 #include "gt_store.h"
+#include "gt_store_bulk.h"
 #include "gt_test.h"
 #include "schema.h"
 
@@ -503,6 +505,60 @@ static void test_store_limits__name_at_limit(void)
     free(path);
 }
 
+/* A bulk read hands out an NVTX message as gt_iter does: a registered
+ * string (nvtxDomainRegisterString, nsys's textId) says so; an inline one
+ * gets an id of the reader's own. The payload is the first one set. */
+static void test_store_limits__bulk_nvtx_messages(void)
+{
+    char *path = gt_test_path("bulk-nvtx.sqlite");
+    gt_writer *w = open_writer(path);
+    gt_string_id reg = 0, inl = 0;
+    CU_ASSERT_EQUAL_FATAL(gt_writer_intern(w, "forward", &reg), 0);
+    CU_ASSERT_EQUAL_FATAL(gt_writer_intern(w, "step 3", &inl), 0);
+    gt_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.kind = GT_EV_NVTX;
+    ev.u.nvtx = (gt_nvtx){.start_ns = 100, .end_ns = 900, .event_type = GT_NVTX_PUSHPOP, .text = reg,
+                          .text_registered = true, .global_tid = gt_global_tid(PID, PID),
+                          .payload_kind = GT_PAYLOAD_I64, .payload.i64 = -5};
+    CU_ASSERT_EQUAL_FATAL(gt_writer_add(w, &ev), 0);
+    ev.u.nvtx.start_ns = 1000;
+    ev.u.nvtx.end_ns = 2000;
+    ev.u.nvtx.text = inl;
+    ev.u.nvtx.text_registered = false;
+    ev.u.nvtx.payload_kind = GT_PAYLOAD_NONE;
+    CU_ASSERT_EQUAL_FATAL(gt_writer_add(w, &ev), 0);
+    CU_ASSERT_EQUAL_FATAL(gt_writer_commit(w), 0);
+    CU_ASSERT_EQUAL_FATAL(gt_writer_close(w), 0);
+    /* a second value column set (a foreign file): the first one counts, as for gt_iter */
+    CU_ASSERT_EQUAL_FATAL(exec_sql(path, "UPDATE NVTX_EVENTS SET doubleValue = 2.5 WHERE start = 100"), SQLITE_OK);
+    gt_trace *t = NULL;
+    CU_ASSERT_EQUAL_FATAL(gt_trace_open(&t, path, 0), 0);
+    gt_iter *it = NULL;
+    CU_ASSERT_EQUAL_FATAL(gt_iter_new(&it, t, GT_EV_NVTX, 0, 1000), 0);
+    CU_ASSERT_EQUAL_FATAL(gt_iter_next(it, &ev), 1);
+    CU_ASSERT_EQUAL(ev.u.nvtx.payload_kind, GT_PAYLOAD_I64);
+    gt_iter_free(it);
+    gt_bulk *b = NULL;
+    CU_ASSERT_EQUAL_FATAL(gt_bulk_new(&b, t, GT_EV_NVTX), 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    int n = 0;
+    while (gt_bulk_next(b, &ev) > 0) {
+        const gt_nvtx *x = &ev.u.nvtx;
+        const char *text = gt_trace_string(t, x->text);
+        CU_ASSERT_STRING_EQUAL(text ? text : "", x->start_ns == 100 ? "forward" : "step 3");
+        CU_ASSERT_EQUAL(x->text_registered, x->start_ns == 100);
+        CU_ASSERT_EQUAL(x->payload_kind, x->start_ns == 100 ? GT_PAYLOAD_I64 : GT_PAYLOAD_NONE);
+        if (x->start_ns == 100)
+            CU_ASSERT_EQUAL(x->payload.i64, -5);
+        n++;
+    }
+    gt_bulk_free(b);
+    CU_ASSERT_EQUAL(n, 2);
+    gt_trace_free(t);
+    free(path);
+}
+
 static const gt_test_case cases[] = {
     {"test_store_limits__kernel_start_range", test_store_limits__kernel_start_range},
     {"test_store_limits__refused_values", test_store_limits__refused_values},
@@ -517,6 +573,7 @@ static const gt_test_case cases[] = {
     {"test_store_limits__mark_needs_believed_header", test_store_limits__mark_needs_believed_header},
     {"test_store_limits__context_sync_no_stream", test_store_limits__context_sync_no_stream},
     {"test_store_limits__name_at_limit", test_store_limits__name_at_limit},
+    {"test_store_limits__bulk_nvtx_messages", test_store_limits__bulk_nvtx_messages},
     {NULL, NULL},
 };
 
