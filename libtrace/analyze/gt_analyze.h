@@ -312,8 +312,8 @@ typedef struct gt_oom {
     int64_t n_ooms;            /* failures in the trace (the first is analysed) */
     char *message;             /* the mark's message */
     int64_t requested_bytes;
-    int64_t allocated_bytes, reserved_bytes; /* the mark's, else the replayed allocator's */
-    int64_t free_bytes;        /* reserved but not allocated */
+    int64_t allocated_bytes, reserved_bytes; /* the mark's, else the replayed allocator's; -1 unknown */
+    int64_t free_bytes;        /* reserved but not allocated; -1 unknown */
     int64_t limit_bytes, device_free_bytes; /* -1 unknown */
     int64_t largest_gap_bytes; /* largest free gap in the reserved segments; -1 no segments */
     int64_t shortfall_bytes;   /* what was missing: allocated + requested - limit, or requested - what was free */

@@ -93,6 +93,11 @@ EXTRA_DIST += tests/integration/analyze_export.sh
 # The out-of-memory post-mortem on the trainer under --mem-limit; its unit suite.
 TESTS += tests/integration/oom_trainer.sh
 EXTRA_DIST += tests/integration/oom_trainer.sh
+# ... on a --pytorch script whose allocation fails (Debian's python3-torch; 77 without it).
+if HAVE_NVTX
+TESTS += tests/integration/oom_pytorch.sh
+endif
+EXTRA_DIST += tests/integration/oom_pytorch.sh
 if HAVE_CUNIT
 check_PROGRAMS += tests/unit/test_analyze_oom
 TESTS += tests/unit/test_analyze_oom

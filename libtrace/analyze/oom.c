@@ -9,7 +9,10 @@
  * message starts "out of memory" (a snapshot's oom action, imported). Its
  * figures are the message's key=value words in bytes; the integer payload is
  * the request when the message has none. The state is replayed as
- * `gtrace memory --at` does (memory_state.c). Rendering is in render_oom.c. */
+ * `gtrace memory --at` does (memory_state.c); a trace with no allocator (a
+ * CPU tensor's failure under --pytorch) has the message's figures alone,
+ * -1 those it does not give, and no fixes estimated. Rendering is in
+ * render_oom.c. */
 #include "oom.h"
 #include "pytorch_int.h"
 
@@ -341,19 +344,26 @@ static int analyse(gt_oom *o, const an_model *m, const cand *c, int top_n)
     o->device_free_bytes = an_oom_figure(msg, "device_free");
     if (o->device_free_bytes < 0 && strncmp(msg, "out of memory on cuda:", 22) == 0)
         o->device_free_bytes = number_before(msg, " free");
-    if ((rc = an_memory_state(&st, m, o->pid, o->t_ns)) == GT_ERR_NOTFOUND)
-        rc = an_memory_state(&st, m, -1, o->t_ns);
+    int64_t state_pid = o->pid; /* whose allocator: its own, else the trace's first */
+    if ((rc = an_memory_state(&st, m, state_pid, o->t_ns)) == GT_ERR_NOTFOUND)
+        rc = an_memory_state(&st, m, state_pid = -1, o->t_ns);
     if (rc < 0)
         goto cleanup;
-    o->pid = st->pid ? st->pid : o->pid;
-    if (o->allocated_bytes < 0)
-        o->allocated_bytes = st->allocated_bytes;
-    if (o->reserved_bytes < 0)
-        o->reserved_bytes = st->reserved_bytes;
+    if (state_pid < 0 && st->pid == 0 && st->n_segments == 0 && st->n_blocks == 0) {
+        gt_mem_state_free(st); /* no allocator in the trace (a CPU tensor's failure): the mark's figures alone */
+        st = NULL;
+    }
+    if (st) {
+        o->pid = st->pid ? st->pid : o->pid;
+        if (o->allocated_bytes < 0)
+            o->allocated_bytes = st->allocated_bytes;
+        if (o->reserved_bytes < 0)
+            o->reserved_bytes = st->reserved_bytes;
+    }
     o->free_bytes = an_oom_figure(msg, "free");
-    if (o->free_bytes < 0)
+    if (o->free_bytes < 0 && o->reserved_bytes >= 0 && o->allocated_bytes >= 0)
         o->free_bytes = o->reserved_bytes > o->allocated_bytes ? o->reserved_bytes - o->allocated_bytes : 0;
-    o->largest_gap_bytes = largest_gap(st);
+    o->largest_gap_bytes = st ? largest_gap(st) : -1;
     /* short: of the request in the largest gap, or of what the device had to
      * give (a new segment: `segment=`, else the request) in its free memory */
     int64_t gap = o->largest_gap_bytes > 0 ? o->largest_gap_bytes : 0;
@@ -377,26 +387,29 @@ static int analyse(gt_oom *o, const an_model *m, const cand *c, int top_n)
     }
     if ((rc = an_steps_find_pid(&steps, m, o->pid)) < 0 || (steps.n == 0 && (rc = an_steps_find(&steps, m)) < 0))
         goto cleanup;
+    /* the step it failed in holds its moment (a step left open when the
+     * program died is not in the trace: then none); growth is measured from
+     * the last step that ended before it */
     int64_t step_start = INT64_MIN, prev_end = INT64_MIN;
-    for (size_t i = 0; i < steps.n; i++) {
-        if (steps.v[i].start_ns > o->t_ns)
-            break;
-        if (o->step >= 0) {
-            o->prev_step = o->step;
-            prev_end = steps.v[i - 1].end_ns;
+    for (size_t i = 0; i < steps.n && steps.v[i].start_ns <= o->t_ns; i++) {
+        if (steps.v[i].end_ns < o->t_ns) {
+            o->prev_step = steps.v[i].number;
+            prev_end = steps.v[i].end_ns;
+        } else {
+            o->step = steps.v[i].number;
+            step_start = steps.v[i].start_ns;
         }
-        o->step = steps.v[i].number;
-        step_start = steps.v[i].start_ns;
     }
     if ((rc = region_names(m, o->pid, o->t_ns, &names, &n_names)) < 0)
         goto cleanup;
     /* the live blocks, by size; what this step made, what its forward made */
     int64_t fwd_bytes = 0, fwd_largest = 0, grad_bytes = 0;
-    if (st->n_blocks && !(all = calloc(st->n_blocks, sizeof *all))) {
+    size_t n_live = st ? st->n_blocks : 0;
+    if (n_live && !(all = calloc(n_live, sizeof *all))) {
         rc = gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
         goto cleanup;
     }
-    for (size_t i = 0; i < st->n_blocks; i++) {
+    for (size_t i = 0; i < n_live; i++) {
         const gt_mem_block *b = &st->blocks[i];
         const char *name = block_name(m, names, n_names, b->address, b->alloc_ns);
         all[i] = (gt_oom_block){(char *)name, b->origin ? b->origin : (char *)"", b->address, b->bytes};
@@ -414,9 +427,9 @@ static int analyse(gt_oom *o, const an_model *m, const cand *c, int top_n)
             grad_bytes = an_add_sat(grad_bytes, b->bytes);
         }
     }
-    if (st->n_blocks)
-        qsort(all, st->n_blocks, sizeof *all, cmp_block);
-    o->n_blocks = st->n_blocks < (size_t)top_n ? st->n_blocks : (size_t)top_n;
+    if (n_live)
+        qsort(all, n_live, sizeof *all, cmp_block);
+    o->n_blocks = n_live < (size_t)top_n ? n_live : (size_t)top_n;
     if (o->n_blocks && !(o->blocks = calloc(o->n_blocks, sizeof *o->blocks))) {
         rc = gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
         goto cleanup;
@@ -429,8 +442,10 @@ static int analyse(gt_oom *o, const an_model *m, const cand *c, int top_n)
         }
     }
     /* growth: the same groups at the previous step's end */
+    if (!st)
+        o->prev_step = -1; /* nothing to measure it by */
     if (o->prev_step >= 0) {
-        if ((rc = an_memory_state(&prev, m, o->pid, prev_end)) < 0)
+        if ((rc = an_memory_state(&prev, m, state_pid, prev_end)) < 0)
             goto cleanup;
         for (size_t i = 0; i < prev->n_blocks; i++) {
             const gt_mem_block *b = &prev->blocks[i];
@@ -450,7 +465,7 @@ static int analyse(gt_oom *o, const an_model *m, const cand *c, int top_n)
             free(o->growth[i].name);
     }
     o->n_growth = keep;
-    rc = estimate_fixes(o, fwd_bytes, fwd_largest, grad_bytes, phase);
+    rc = st ? estimate_fixes(o, fwd_bytes, fwd_largest, grad_bytes, phase) : 0; /* none from no live blocks */
 cleanup:
     free(all);
     free(names);

@@ -10,6 +10,12 @@ static const char *by(char *b, double v)
     return b;
 }
 
+/* A figure the trace may not know (-1). */
+static const char *maybe(char *b, int64_t v)
+{
+    return v < 0 ? "unknown" : by(b, (double)v);
+}
+
 void an_oom_print_text(const gt_report *r, FILE *f)
 {
     const gt_oom *o = r->oom;
@@ -26,9 +32,13 @@ void an_oom_print_text(const gt_report *r, FILE *f)
     fprintf(f, "\n  %s\n", o->message);
     if (*o->range_path)
         fprintf(f, "  in             %s\n", o->range_path);
-    fprintf(f, "  requested      %s (%lld bytes)\n", by(a, (double)o->requested_bytes), (long long)o->requested_bytes);
-    fprintf(f, "  allocated      %s   reserved %s   reserved but free %s", by(a, (double)o->allocated_bytes),
-            by(b, (double)o->reserved_bytes), by(c, (double)o->free_bytes));
+    if (o->requested_bytes >= 0)
+        fprintf(f, "  requested      %s (%lld bytes)\n", by(a, (double)o->requested_bytes),
+                (long long)o->requested_bytes);
+    else
+        fprintf(f, "  requested      unknown\n");
+    fprintf(f, "  allocated      %s   reserved %s   reserved but free %s", maybe(a, o->allocated_bytes),
+            maybe(b, o->reserved_bytes), maybe(c, o->free_bytes));
     if (o->limit_bytes >= 0)
         fprintf(f, "   limit %s", by(d, (double)o->limit_bytes));
     if (o->device_free_bytes >= 0)
@@ -36,10 +46,14 @@ void an_oom_print_text(const gt_report *r, FILE *f)
     fputc('\n', f);
     if (o->largest_gap_bytes >= 0)
         fprintf(f, "  largest gap    %s in the reserved segments\n", by(a, (double)o->largest_gap_bytes));
-    fprintf(f, "  cause          %s: %s short of what it needed\n",
-            o->fragmentation ? "fragmentation (enough was free, in no gap large enough)"
-                             : "real use (the live blocks and the request exceed the memory)",
-            by(a, (double)o->shortfall_bytes));
+    if (o->reserved_bytes < 0 && o->allocated_bytes < 0)
+        fprintf(f, "  cause          unknown: no allocator state in the trace then, and the error gave no "
+                   "allocated or reserved figure\n");
+    else
+        fprintf(f, "  cause          %s: %s short of what it needed\n",
+                o->fragmentation ? "fragmentation (enough was free, in no gap large enough)"
+                                 : "real use (the live blocks and the request exceed the memory)",
+                by(a, (double)o->shortfall_bytes));
     if (o->n_blocks)
         fprintf(f, "  largest live blocks\n");
     for (size_t i = 0; i < o->n_blocks; i++) {
@@ -55,7 +69,11 @@ void an_oom_print_text(const gt_report *r, FILE *f)
                     by(b, (double)g->before_bytes), by(c, (double)g->at_bytes), g->name);
         }
     }
-    fprintf(f, "  fixes          the memory each would save, estimated from the live blocks\n");
+    if (!o->n_fixes)
+        fprintf(f, "  fixes          not estimated: the trace holds no allocator state then (on a GPU, gtrace "
+                   "--pytorch records the CUDA allocator's)\n");
+    else
+        fprintf(f, "  fixes          the memory each would save, estimated from the live blocks\n");
     for (size_t i = 0; i < o->n_fixes; i++) {
         const gt_oom_fix *x = &o->fixes[i];
         fprintf(f, "    %-26s %10s  %s  %s\n      estimate: %s\n", x->fix, by(a, (double)x->saved_bytes),
@@ -99,7 +117,8 @@ void an_oom_print_json(const gt_report *r, FILE *f)
     jint(f, "device_free_bytes", o->device_free_bytes); fputc(',', f);
     jint(f, "largest_gap_bytes", o->largest_gap_bytes); fputc(',', f);
     jint(f, "shortfall_bytes", o->shortfall_bytes); fputc(',', f);
-    jstr(f, "cause", o->fragmentation ? "fragmentation" : "real use"); fputc(',', f);
+    jstr(f, "cause", o->reserved_bytes < 0 && o->allocated_bytes < 0 ? "unknown"
+                     : o->fragmentation ? "fragmentation" : "real use"); fputc(',', f);
     jint(f, "step_bytes", o->step_bytes); fputc(',', f);
     an_json_str(f, "largest_blocks"); fputs(":[", f);
     for (size_t i = 0; i < o->n_blocks; i++) {
