@@ -98,6 +98,13 @@ if HAVE_NVTX
 TESTS += tests/integration/oom_pytorch.sh
 endif
 EXTRA_DIST += tests/integration/oom_pytorch.sh
+# ... on a snapshot whose history ends in an OOM, and on a caching allocator
+# that fragments and runs out (samples/problems/oom): the figures exactly.
+TESTS += tests/integration/oom_snapshot.sh
+if HAVE_NVTX
+TESTS += tests/integration/oom_allocator.sh
+endif
+EXTRA_DIST += tests/integration/oom_snapshot.sh tests/integration/oom_snapshot.py tests/integration/oom_allocator.sh
 if HAVE_CUNIT
 check_PROGRAMS += tests/unit/test_analyze_oom
 TESTS += tests/unit/test_analyze_oom

@@ -230,6 +230,51 @@ static int cmp_block(const void *pa, const void *pb)
     return (a->address > b->address) - (a->address < b->address);
 }
 
+typedef struct live_block { /* a live block, and the state's block it is */
+    gt_oom_block b;         /* first: cmp_block sorts these */
+    const gt_mem_block *src;
+} live_block;
+
+/* "model.py:21": a frame's module that is a source line (a snapshot's Python frame). */
+static bool is_file_line(const char *s)
+{
+    const char *colon = strrchr(s, ':');
+    if (!colon || colon == s || !colon[1])
+        return false;
+    for (const char *p = colon + 1; *p; p++)
+        if (*p < '0' || *p > '9')
+            return false;
+    return true;
+}
+
+/* A block's origin as the section shows it: the NVTX range path it was
+ * allocated in and up to four frames of its stack, each with its file:line
+ * where the stack has one (Python frames); NULL: it has no stack. */
+static char *origin_with_lines(const an_model *m, const gt_mem_block *b)
+{
+    const gt_frame *frames = NULL;
+    size_t n = 0;
+    if (!b->callchain_id || !m->t || gt_trace_callchain(m->t, b->callchain_id, &frames, &n) < 0 || n == 0)
+        return NULL;
+    char *path = an_model_range_path(m, b->global_tid ? an_model_range_at(m, b->global_tid, b->alloc_ns) : -1);
+    if (!path)
+        return NULL;
+    char stack[1024] = "";
+    size_t used = 0;
+    for (size_t i = 0; i < n && i < 4; i++) {
+        const char *sym = an_str(m, frames[i].symbol), *mod = an_str(m, frames[i].module);
+        bool line = is_file_line(mod);
+        int w = snprintf(stack + used, sizeof stack - used, "%s%s%s%s", i ? " < " : "", *sym ? sym : "?",
+                         line ? " " : "", line ? mod : "");
+        if (w < 0 || (size_t)w >= sizeof stack - used)
+            break;
+        used += (size_t)w;
+    }
+    char *o = an_printf("%s%s[%s]", path, *path ? " " : "", stack);
+    free(path);
+    return o;
+}
+
 static int cmp_growth(const void *pa, const void *pb)
 {
     const gt_oom_growth *a = pa, *b = pb;
@@ -326,7 +371,7 @@ static int analyse(gt_oom *o, const an_model *m, const cand *c, int top_n)
     region_name *names = NULL;
     size_t n_names = 0, cap_growth = 0;
     an_steps steps = {0};
-    gt_oom_block *all = NULL;
+    live_block *all = NULL;
     int rc;
     const char *msg = an_str(m, c->text);
     o->t_ns = c->t_ns;
@@ -412,8 +457,8 @@ static int analyse(gt_oom *o, const an_model *m, const cand *c, int top_n)
     for (size_t i = 0; i < n_live; i++) {
         const gt_mem_block *b = &st->blocks[i];
         const char *name = block_name(m, names, n_names, b->address, b->alloc_ns);
-        all[i] = (gt_oom_block){(char *)name, b->origin ? b->origin : (char *)"", b->address, b->bytes};
-        if ((rc = add_growth(&o->growth, &o->n_growth, &cap_growth, group_name(name, all[i].origin), b->bytes,
+        all[i] = (live_block){{(char *)name, b->origin ? b->origin : (char *)"", b->address, b->bytes}, b};
+        if ((rc = add_growth(&o->growth, &o->n_growth, &cap_growth, group_name(name, all[i].b.origin), b->bytes,
                              true)) < 0)
             goto cleanup;
         if (step_start != INT64_MIN && b->alloc_ns >= step_start) {
@@ -435,8 +480,10 @@ static int analyse(gt_oom *o, const an_model *m, const cand *c, int top_n)
         goto cleanup;
     }
     for (size_t i = 0; i < o->n_blocks; i++) {
-        o->blocks[i] = (gt_oom_block){NULL, NULL, all[i].address, all[i].bytes};
-        if (!(o->blocks[i].name = an_strdup(all[i].name)) || !(o->blocks[i].origin = an_strdup(all[i].origin))) {
+        o->blocks[i] = (gt_oom_block){NULL, origin_with_lines(m, all[i].src), all[i].b.address, all[i].b.bytes};
+        if (!o->blocks[i].origin)
+            o->blocks[i].origin = an_strdup(all[i].b.origin);
+        if (!(o->blocks[i].name = an_strdup(all[i].b.name)) || !o->blocks[i].origin) {
             rc = gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
             goto cleanup;
         }

@@ -25,6 +25,8 @@ void an_oom_print_text(const gt_report *r, FILE *f)
     fprintf(f, "\nOut of memory  at +%.3f ms (pid %lld)", (double)(o->t_ns - r->start_ns) / 1e6, (long long)o->pid);
     if (o->step >= 0)
         fprintf(f, ", step %lld", (long long)o->step);
+    else if (o->prev_step >= 0) /* in a step never closed (the program died in it) */
+        fprintf(f, ", after step %lld", (long long)o->prev_step);
     if (*o->phase)
         fprintf(f, ", %s", o->phase);
     if (o->n_ooms > 1)

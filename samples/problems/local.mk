@@ -29,6 +29,11 @@ samples_problems_frag_LDADD = $(DL_LIBS)
 samples_problems_conv_SOURCES = samples/problems/conv.c samples/problems/problem.h
 samples_problems_conv_CPPFLAGS = $(AM_CPPFLAGS) $(NVTX_CPPFLAGS)
 samples_problems_conv_LDADD = $(DL_LIBS)
+# Not in the gallery: a caching allocator that runs out of memory (oom_allocator.sh).
+check_PROGRAMS += samples/problems/oom
+samples_problems_oom_SOURCES = samples/problems/oom.c samples/problems/problem.h
+samples_problems_oom_CPPFLAGS = $(AM_CPPFLAGS) $(NVTX_CPPFLAGS)
+samples_problems_oom_LDADD = $(DL_LIBS)
 TESTS += tests/integration/problem_gallery.sh
 endif
 EXTRA_DIST += tests/integration/problem_gallery.sh tests/integration/problem_gallery.py
