@@ -41,7 +41,15 @@ typedef struct dev_state {
 /* What a thread's NVTX lane at one depth holds, told by its ranges' names:
  * a lane named after it ("steps", "phases", "modules", "ops") reads better
  * than "NVTX ranges, depth 2". */
-typedef enum range_kind { RANGE_STEP, RANGE_PHASE, RANGE_MODULE, RANGE_OP, RANGE_OTHER, N_RANGE_KINDS } range_kind;
+typedef enum range_kind {
+    RANGE_STEP,
+    RANGE_PHASE,
+    RANGE_MODULE, /* a dotted name: "encoder.layers.3" */
+    RANGE_OP,
+    RANGE_WORD,   /* one identifier: a root module ("Net") or a child ("fc1"), or anything */
+    RANGE_OTHER,
+    N_RANGE_KINDS
+} range_kind;
 #define NAMED_DEPTHS 32
 
 typedef struct thread_state {
@@ -281,7 +289,7 @@ static range_kind kind_of_range(const char *name)
         else if (!g_ascii_isalnum(c) && c != '_')
             return RANGE_OTHER;
     }
-    return dotted ? RANGE_MODULE : RANGE_OTHER;
+    return dotted ? RANGE_MODULE : n > 0 ? RANGE_WORD : RANGE_OTHER;
 }
 
 /* kind_of_range, once per name: millions of ranges share a few names. */
@@ -298,19 +306,26 @@ static range_kind range_kind_of_name(loader *ld, uint32_t name)
     return (range_kind)(k->data[name] - 1);
 }
 
-/* Each thread's NVTX lanes named by what at least 80% of their ranges are;
- * a module lane is one a `--pytorch` thread's module ranges fill (a root
- * module's name has no dot: a lane with some dotted names and no other kind
- * is modules). Under the model's lock: frames read the labels. */
+/* Each thread's NVTX lanes named by what at least 80% of their ranges are.
+ * Module names need no dot (a root module "Net", its child "fc1"): below a
+ * lane of phases, a lane of identifiers and dotted names is modules. Under
+ * the model's lock: frames read the labels. */
 static void name_range_lanes(loader *ld)
 {
-    static const char *const label[N_RANGE_KINDS] = {"steps", "phases", "modules", "ops", NULL};
+    static const char *const label[N_RANGE_KINDS] = {"steps", "phases", "modules", "ops", NULL, NULL};
     GHashTableIter it;
     gpointer value;
     g_mutex_lock(&ld->m->lock);
     g_hash_table_iter_init(&it, ld->threads);
     while (g_hash_table_iter_next(&it, NULL, &value)) {
         thread_state *ts = value;
+        int64_t phase_depth = INT64_MAX;
+        for (size_t j = 0; j < ts->track->n_lanes; j++) {
+            const GvLane *l = ts->track->lanes[j];
+            const uint32_t *k = l->kind == GV_ITEM_NVTX && l->key >= 0 && l->key < NAMED_DEPTHS ? ts->kinds[l->key] : NULL;
+            if (k && k[RANGE_PHASE] > 0 && l->key < phase_depth)
+                phase_depth = l->key;
+        }
         for (size_t j = 0; j < ts->track->n_lanes; j++) {
             GvLane *l = ts->track->lanes[j];
             if (l->kind != GV_ITEM_NVTX || l->key < 0 || l->key >= NAMED_DEPTHS)
@@ -320,13 +335,12 @@ static void name_range_lanes(loader *ld)
             for (int i = 0; i < N_RANGE_KINDS; i++)
                 total += k[i];
             int best = RANGE_OTHER;
-            for (int i = 0; i < RANGE_OTHER; i++)
+            for (int i = 0; i < RANGE_WORD; i++)
                 if (total > 0 && k[i] * 5 >= total * 4)
                     best = i;
-            if (best == RANGE_OTHER && k[RANGE_MODULE] > 0 && k[RANGE_STEP] + k[RANGE_PHASE] + k[RANGE_OP] == 0 &&
-                k[RANGE_MODULE] * 2 >= total)
+            if (best == RANGE_OTHER && l->key > phase_depth && (k[RANGE_MODULE] + k[RANGE_WORD]) * 5 >= total * 4)
                 best = RANGE_MODULE;
-            if (best == RANGE_OTHER)
+            if (label[best] == NULL)
                 continue;
             if (best == RANGE_STEP || best == RANGE_PHASE)
                 g_strlcpy(l->label, label[best], sizeof l->label);

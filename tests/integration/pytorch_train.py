@@ -8,6 +8,7 @@
 #                            [--no-optimizer] [--raise-at S] [--threads T]
 #                            [--inplace] [--losses] [--fail-backward-at S]
 #                            [--fail-forward-at S] [--global-hooks]
+#                            [--idle-before SECONDS]
 #
 # --inplace: each block's ReLU is an nn.ReLU(inplace=True) module, which
 # changes the normalization's output in place (what full backward hooks on
@@ -18,11 +19,13 @@
 # second block's forward raises once, inside the model's, and the program
 # goes on with that batch. --global-hooks: prints how many global module
 # hooks torch holds at the end (each one sends every module call through
-# torch's slow path).
+# torch's slow path). --idle-before: sleeps that long before the first step,
+# as a program that loads its data before training does.
 import argparse
 import gzip
 import os
 import sys
+import time
 
 import torch
 import torch.nn as nn
@@ -91,6 +94,7 @@ def main():
     p.add_argument("--fail-backward-at", type=int, default=-1)
     p.add_argument("--fail-forward-at", type=int, default=-1)
     p.add_argument("--global-hooks", action="store_true")
+    p.add_argument("--idle-before", type=float, default=0)
     a = p.parse_args()
     torch.manual_seed(0)
     torch.set_num_threads(a.threads)
@@ -99,6 +103,7 @@ def main():
     model = Net(a.inplace)
     loss_fn = nn.CrossEntropyLoss()
     opt = None if a.no_optimizer else torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+    time.sleep(a.idle_before)
     step = 0
     while step < a.steps:
         for xb, yb in loader:
