@@ -452,7 +452,7 @@ int tr_dist_gpt_backward_end(tr_dist_gpt *w)
 int tr_dist_gpt_grad_sumsq(tr_dist_gpt *w, bool fused, double *sumsq, bool *finite)
 {
     double x[2];
-    x[0] = tr_grad_sumsq(w->m, fused, w->begin, w->end, finite);
+    x[0] = tr_grad_sumsq(&w->m->base, fused, w->begin, w->end, finite);
     if (w->cfg.strategy == TR_DIST_DDP) { /* every rank holds the same whole gradient */
         *sumsq = x[0];
         return TR_OK;

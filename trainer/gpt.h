@@ -5,12 +5,14 @@
  * recomputed (activation checkpointing). Parameters and gradients are one
  * flat buffer each, in the order of tr_gpt_params, so they can be sharded.
  * Activations come from the caching allocator: a block's are allocated by
- * its forward and released by its backward (or at once in eval). */
+ * its forward and released by its backward (or at once in eval). Its face
+ * to the trainer is base (model.h), whose forward takes a tr_gpt_batch. */
 #ifndef TR_GPT_H
 #define TR_GPT_H
 
 #include "alloc.h"
 #include "backend.h"
+#include "model.h"
 #include "tensor.h"
 
 #include <stdbool.h>
@@ -128,6 +130,8 @@ typedef struct tr_gpt_hooks {
 } tr_gpt_hooks;
 
 struct tr_gpt {
+    tr_model base;              /* the trainer's view (model.h); its slices are the tensors of params */
+    tr_param_slice slices[TR_GPT_N_TENSORS];
     tr_gpt_config cfg;
     tr_backend *be;
     tr_alloc *alloc;
@@ -157,6 +161,12 @@ struct tr_gpt {
     size_t peak_activation_bytes; /* the most activation memory held at once (reported) */
     size_t activation_bytes;
 };
+
+/* A micro-batch of B x T tokens, what base's forward takes. */
+typedef struct tr_gpt_batch {
+    const int32_t *inputs, *targets;
+    int B, T;
+} tr_gpt_batch;
 
 /* Fills Vp from V. */
 void tr_gpt_config_finish(tr_gpt_config *c);

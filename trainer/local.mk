@@ -12,7 +12,7 @@ trainer_libtrainer_la_SOURCES = \
 	trainer/backend.h trainer/backend_cpu.c trainer/op_roles.h trainer/op_roles.c \
 	trainer/rng.h \
 	trainer/gpt.h trainer/model_gpt.c \
-	trainer/model_cnn.h trainer/model_cnn.c \
+	trainer/model.h trainer/model_cnn.h trainer/model_cnn.c \
 	trainer/optim.h trainer/optim.c \
 	trainer/train.h trainer/train.c \
 	trainer/data.h trainer/data.c \
@@ -59,7 +59,7 @@ EXTRA_DIST += tests/integration/trainer_cli.sh tests/integration/trainer_train.s
 #   $(top_srcdir)/bench/bench_optimizations.sh ./trainer/trainer (results: *-optimizations-cpu.md)
 #   $(top_srcdir)/bench/bench_cnn.sh ./trainer/trainer (the CNNs against PyTorch; results: *-cnn-cpu.md)
 EXTRA_DIST += bench/bench_trainer.sh bench/bench_trainer_torch.py bench/bench_optimizations.sh bench/bench_cnn.sh \
-	bench/bench_cnn_torch.py bench/bench_cnn_cpu.sh
+	bench/bench_cnn_torch.py bench/bench_cnn_cpu.sh bench/bench_trainer_same_bytes.sh
 
 if HAVE_CUNIT
 TRAINER_TEST_CFLAGS = $(AM_CFLAGS) $(CUNIT_CFLAGS) $(OPENMP_CFLAGS)

@@ -228,21 +228,41 @@ static void print_banner(run *r)
     fflush(stdout);
 }
 
-/* A step's progress line; a validation after it when it is due. */
-static void report_step(run *r, int step, const tr_step_result *res, double dt, double elapsed)
+/* On a GPU the loss is read back (a wait for the device) only on the steps that print it. */
+static bool read_loss(void *ctx, int step)
 {
+    const run *r = ctx;
+    return r->be->device != TR_CUDA || r->tty || (step - r->step0 + 1) % r->o.log_every == 0 ||
+           step == r->step0 || step + 1 == r->end;
+}
+
+/* A step's progress line; a validation after it when it is due. */
+static int report_step(void *ctx, int step, const tr_step_result *res, double dt, double elapsed)
+{
+    run *r = ctx;
     const tr_options *o = &r->o;
     tr_trainer *t = &r->trainer;
     const char *cr = r->tty ? "\r\033[K" : "";
+    float loss = (float)res->loss;
+    r->last_loss = loss;
+    if (res->graph_captured) {
+        tr_alloc_stats as;
+        tr_alloc_get_stats(r->alloc, &as);
+        printf("%strainer: step %d captured into a CUDA graph of %zu nodes after %d warm-up step(s), replayed "
+               "from here on; its private pool holds %.1f MiB\n", cr, step + 1, t->graph.n_nodes, t->graph.n_warmup,
+               as.graph_pool_bytes / 1048576.0);
+    }
+    if (step + 1 == r->end)
+        tr_plug_dist_last_step(r->dist, r->alloc);
     int done = step - r->step0 + 1;
     tr_alloc_stats st;
     tr_alloc_get_stats(r->alloc, &st);
     double eta = elapsed / done * (r->end - step - 1);
     if (r->tty || done % o->log_every == 0 || step == r->step0 || step + 1 == r->end || res->skipped) {
-        if (isnan(res->loss) && t->skip_loss) /* a skipped step between logging steps: not read back */
+        if (isnan(loss) && t->skip_loss) /* a skipped step between logging steps: not read back */
             printf("step %d/%d loss n/a lr %.2e", step + 1, r->end, res->lr);
         else
-            printf("%sstep %d/%d loss %.4f lr %.2e", cr, step + 1, r->end, res->loss, res->lr);
+            printf("%sstep %d/%d loss %.4f lr %.2e", cr, step + 1, r->end, loss, res->lr);
         if (t->scaler.enabled)
             printf(" scale %g%s", res->scale, res->skipped ? " (skipped: inf/NaN gradients)" : "");
         if (isfinite(res->grad_norm))
@@ -259,41 +279,23 @@ static void report_step(run *r, int step, const tr_step_result *res, double dt, 
         printf("%sstep %d val loss %.4f%s\n", cr, step + 1, vl, t->ema.w.data ? " (ema weights)" : "");
         fflush(stdout);
     }
+    return 0;
 }
 
 /* The steps; 1 if the loss diverged. */
 static int train_steps(run *r)
 {
-    const tr_options *o = &r->o;
-    tr_trainer *t = &r->trainer;
     r->tty = isatty(STDOUT_FILENO) && !r->dist; /* mpirun hands rank 0 a pseudo-terminal; its output is a log */
-    double t_start = now_s();
     r->last_loss = NAN;
-    for (int step = r->step0; step < r->end; step++) {
-        double t0 = now_s();
-        tr_step_result res;
-        /* on a GPU the loss is read back (a wait for the device) only on the steps that print it */
-        t->skip_loss = r->be->device == TR_CUDA && !(r->tty || (step - r->step0 + 1) % o->log_every == 0 ||
-                                                     step == r->step0 || step + 1 == r->end);
-        tr_check(tr_train_step(t, r->train, step, r->B, r->T, &res));
-        if (!t->skip_loss && !isfinite(res.loss)) {
-            fprintf(stderr, "trainer: the loss is %f at step %d: diverged (try a lower --lr)\n", res.loss, step);
-            return 1;
-        }
-        r->last_loss = res.loss;
-        if (res.graph_captured) {
-            tr_alloc_stats as;
-            tr_alloc_get_stats(r->alloc, &as);
-            printf("%strainer: step %d captured into a CUDA graph of %zu nodes after %d warm-up step(s), replayed "
-                   "from here on; its private pool holds %.1f MiB\n", r->tty ? "\r\033[K" : "", step + 1,
-                   t->graph.n_nodes, t->graph.n_warmup, as.graph_pool_bytes / 1048576.0);
-        }
-        if (step + 1 == r->end)
-            tr_plug_dist_last_step(r->dist, r->alloc);
-        report_step(r, step, &res, now_s() - t0, now_s() - t_start);
-    }
+    double t_start = now_s();
+    tr_trainer *t = &r->trainer;
+    tr_gpt_loader g;
+    tr_gpt_loader_init(&g, t, r->train, r->B, r->T);
+    const tr_run_hooks hooks = {r, read_loss, report_step};
+    int rc = tr_trainer_run(t, &g.batches, r->step0, r->end, &hooks);
+    tr_check(rc < 0 ? rc : TR_OK);
     r->seconds = now_s() - t_start;
-    return 0;
+    return rc;
 }
 
 static void print_summary(run *r)

@@ -97,6 +97,52 @@ void tr_gpt_point_params(tr_gpt *m, void *flat)
     m->params_lp_stale = true;
 }
 
+/* ---- the trainer's view (model.h) ---- */
+
+static tr_gpt *gpt_of(tr_model *m) { return (tr_gpt *)((char *)m - offsetof(tr_gpt, base)); }
+
+static int base_forward(tr_model *m, const void *batch, float dloss, double *loss)
+{
+    const tr_gpt_batch *b = batch;
+    tr_gpt *g = gpt_of(m);
+    float l;
+    g->dloss = dloss;
+    int rc = tr_gpt_forward(g, b->inputs, b->targets, b->B, b->T, true, loss ? &l : NULL);
+    if (loss && rc >= 0)
+        *loss = l;
+    return rc;
+}
+
+static int base_backward(tr_model *m, int k)
+{
+    (void)k; /* the first backward after a zero-grad writes the gradients */
+    return tr_gpt_backward(gpt_of(m));
+}
+
+static void base_zero_grad(tr_model *m) { tr_gpt_zero_grad(gpt_of(m)); }
+static void base_params_changed(tr_model *m) { gpt_of(m)->params_lp_stale = true; }
+static void base_point_params(tr_model *m, void *params, void *stats)
+{
+    (void)stats;
+    tr_gpt_point_params(gpt_of(m), params);
+}
+
+static const tr_model_ops gpt_ops = {base_forward, base_backward, base_zero_grad, base_params_changed,
+                                     base_point_params};
+
+/* The tensors' slices: matrices and embeddings decay, biases and LayerNorm gains do not. */
+static void make_base(tr_gpt *m)
+{
+    for (int i = 0; i < TR_GPT_N_TENSORS; i++) {
+        const tr_tensor *t = &m->params.all[i];
+        size_t lo = (size_t)((float *)t->data - (float *)m->params_flat.data);
+        m->slices[i] = (tr_param_slice){lo, lo + (size_t)tr_tensor_numel(t), i < 2 || t->n_dims == 3};
+    }
+    m->base = (tr_model){.ops = &gpt_ops, .be = m->be, .alloc = m->alloc, .n_params = m->n_params,
+                         .params = &m->params_flat, .grads = &m->grads_flat, .slices = m->slices,
+                         .n_slices = TR_GPT_N_TENSORS};
+}
+
 int tr_gpt_new(tr_gpt **out, const tr_gpt_config *cfg, tr_backend *be, tr_alloc *alloc, uint64_t seed)
 {
     *out = NULL;
@@ -137,6 +183,7 @@ int tr_gpt_new(tr_gpt **out, const tr_gpt_config *cfg, tr_backend *be, tr_alloc 
     tr_gpt_point_params(m, pmem);
     point_params_as(&m->grads, gmem, TR_F32, be->device, cfg);
     point_layers(m->layer_grads, &m->grads, L);
+    make_base(m);
 
     /* Initialize on the host, in tensor order, then copy: the same weights on every backend. */
     host = malloc(n_bytes);

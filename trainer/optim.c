@@ -16,30 +16,19 @@ static tr_tensor flat(const tr_tensor *t, size_t off, size_t n)
     return r;
 }
 
-static size_t offset_of(const tr_gpt *model, int i)
+/* Calls fn on the part of each parameter slice inside [begin, end). */
+typedef void (*slice_fn)(void *ctx, const tr_param_slice *sl, size_t lo, size_t hi);
+static void for_each_slice(const tr_model *model, size_t begin, size_t end, slice_fn fn, void *ctx)
 {
-    return (size_t)((float *)model->params.all[i].data - (float *)model->params_flat.data);
-}
-
-/* Matrices and embeddings decay; biases and LayerNorm gains do not. */
-static bool decays(const tr_gpt *model, int i) { return i < 2 || model->params.all[i].n_dims == 3; }
-
-/* Calls fn on the part of each parameter tensor inside [begin, end). */
-typedef void (*slice_fn)(void *ctx, int i, size_t lo, size_t hi);
-static void for_each_slice(const tr_gpt *model, size_t begin, size_t end, slice_fn fn, void *ctx)
-{
-    for (int i = 0; i < TR_GPT_N_TENSORS; i++) {
-        size_t lo = offset_of(model, i), hi = lo + (size_t)tr_tensor_numel(&model->params.all[i]);
-        if (lo < begin)
-            lo = begin;
-        if (hi > end)
-            hi = end;
+    for (int i = 0; i < model->n_slices; i++) {
+        const tr_param_slice *sl = &model->slices[i];
+        size_t lo = sl->lo < begin ? begin : sl->lo, hi = sl->hi > end ? end : sl->hi;
         if (lo < hi)
-            fn(ctx, i, lo, hi);
+            fn(ctx, sl, lo, hi);
     }
 }
 
-int tr_optim_init(tr_optim *o, tr_gpt *model, const tr_optim_config *cfg, size_t begin, size_t end)
+int tr_optim_init(tr_optim *o, tr_model *model, const tr_optim_config *cfg, size_t begin, size_t end)
 {
     memset(o, 0, sizeof *o);
     if (begin > end || end > model->n_params)
@@ -71,7 +60,7 @@ int tr_optim_init(tr_optim *o, tr_gpt *model, const tr_optim_config *cfg, size_t
     return TR_OK;
 }
 
-void tr_optim_release(tr_optim *o, tr_gpt *model)
+void tr_optim_release(tr_optim *o, tr_model *model)
 {
     tr_alloc_release(model->alloc, o->m.data);
     tr_alloc_release(model->alloc, o->v.data);
@@ -80,20 +69,20 @@ void tr_optim_release(tr_optim *o, tr_gpt *model)
 
 typedef struct step_ctx {
     tr_optim *o;
-    tr_gpt *model;
+    tr_model *model;
     const tr_step_hyper *h;
 } step_ctx;
 
-static void step_slice(void *ctx, int i, size_t lo, size_t hi)
+static void step_slice(void *ctx, const tr_param_slice *sl, size_t lo, size_t hi)
 {
     step_ctx *c = ctx;
     tr_optim *o = c->o;
-    tr_gpt *model = c->model;
+    tr_model *model = c->model;
     tr_backend *be = model->be;
     size_t n = hi - lo;
-    tr_tensor p = flat(&model->params_flat, lo, n), g = flat(&model->grads_flat, lo, n);
+    tr_tensor p = flat(model->params, lo, n), g = flat(model->grads, lo, n);
     tr_tensor m = o->m.data ? flat(&o->m, lo - o->begin, n) : (tr_tensor){0};
-    float wd = decays(model, i) ? o->cfg.weight_decay : 0.0f;
+    float wd = sl->decays ? o->cfg.weight_decay : 0.0f;
     if (o->cfg.kind == TR_OPTIM_ADAMW) {
         tr_tensor v = flat(&o->v, lo - o->begin, n);
         be->adamw(be, &p, &g, &m, &v, c->h, o->cfg.beta1, o->cfg.beta2, o->cfg.eps, wd);
@@ -104,18 +93,17 @@ static void step_slice(void *ctx, int i, size_t lo, size_t hi)
 
 /* The fused path's range table: the tensors' bounds inside [begin, end). */
 typedef struct ranges {
-    size_t bounds[TR_GPT_N_TENSORS + 1];
-    float decay[TR_GPT_N_TENSORS];
+    size_t bounds[TR_MAX_SLICES + 1];
+    float decay[TR_MAX_SLICES];
     int n;
     float wd;
-    const tr_gpt *model;
 } ranges;
 
-static void add_range(void *ctx, int i, size_t lo, size_t hi)
+static void add_range(void *ctx, const tr_param_slice *sl, size_t lo, size_t hi)
 {
     ranges *r = ctx;
     r->bounds[r->n] = lo;
-    r->decay[r->n] = decays(r->model, i) ? r->wd : 0.0f;
+    r->decay[r->n] = sl->decays ? r->wd : 0.0f;
     r->bounds[++r->n] = hi;
 }
 
@@ -125,24 +113,24 @@ tr_step_hyper tr_optim_host_step(tr_optim *o, float lr, float grad_scale)
     return (tr_step_hyper){.lr = lr, .grad_scale = grad_scale, .t = o->t, .scaled = grad_scale != 1.0f};
 }
 
-void tr_optim_step(tr_optim *o, tr_gpt *model, const tr_step_hyper *h)
+void tr_optim_step(tr_optim *o, tr_model *model, const tr_step_hyper *h)
 {
     tr_nvtx_push_static("optimizer");
     tr_backend *be = model->be;
     if (o->end > o->begin) {
         if (o->cfg.fused && o->cfg.kind == TR_OPTIM_ADAMW) {
-            ranges r = {.wd = o->cfg.weight_decay, .model = model};
+            ranges r = {.wd = o->cfg.weight_decay};
             for_each_slice(model, o->begin, o->end, add_range, &r);
             /* the kernel indexes param/grad/m/v alike: shift the state so index i is element i */
-            tr_tensor p = flat(&model->params_flat, 0, model->n_params);
-            tr_tensor g = flat(&model->grads_flat, 0, model->n_params);
+            tr_tensor p = flat(model->params, 0, model->n_params);
+            tr_tensor g = flat(model->grads, 0, model->n_params);
             tr_tensor m = o->m, v = o->v;
             m.data = (float *)o->m.data - o->begin;
             v.data = (float *)o->v.data - o->begin;
             be->adamw_fused(be, &p, &g, &m, &v, r.bounds, r.decay, r.n, h, o->cfg.beta1, o->cfg.beta2, o->cfg.eps);
         } else {
             if (h->scaled) {
-                tr_tensor g = flat(&model->grads_flat, o->begin, o->end - o->begin);
+                tr_tensor g = flat(model->grads, o->begin, o->end - o->begin);
                 be->unscale(be, &g, h);
             }
             step_ctx c = {o, model, h};
@@ -152,17 +140,19 @@ void tr_optim_step(tr_optim *o, tr_gpt *model, const tr_step_hyper *h)
     tr_nvtx_pop();
 }
 
-void tr_ema_update(tr_ema *e, tr_gpt *model, const tr_step_hyper *h)
+void tr_ema_update(tr_ema *e, tr_model *model, const tr_step_hyper *h)
 {
     tr_nvtx_push_static("ema");
-    model->be->ema(model->be, &e->w, &model->params_flat, e->decay, h);
+    model->be->ema(model->be, &e->w, model->params, e->decay, h);
+    if (e->stats.data)
+        model->be->ema(model->be, &e->stats, model->stats, e->decay, h);
     tr_nvtx_pop();
 }
 
 /* ---- the gradient check: read back (the host decides), or into the device state ---- */
 
 typedef struct norm_ctx {
-    tr_gpt *model;
+    tr_model *model;
     bool on_device; /* accumulate into the device state, read nothing back */
     bool fused;
     double sumsq;
@@ -172,12 +162,12 @@ typedef struct norm_ctx {
 /* One slice of the check: fused, one pass for both; unfused, the sum of
  * squares and the finite check per tensor, as torch.nn.utils.clip_grad_norm_
  * without foreach. */
-static void norm_slice(void *ctx, int i, size_t lo, size_t hi)
+static void norm_slice(void *ctx, const tr_param_slice *sl, size_t lo, size_t hi)
 {
-    (void)i;
+    (void)sl;
     norm_ctx *c = ctx;
     tr_backend *be = c->model->be;
-    tr_tensor g = flat(&c->model->grads_flat, lo, hi - lo);
+    tr_tensor g = flat(c->model->grads, lo, hi - lo);
     if (c->on_device) {
         be->step_ops->check_grads(be, &g);
     } else if (c->fused) {
@@ -194,54 +184,66 @@ static void grad_check(norm_ctx *c, size_t begin, size_t end)
 {
     tr_nvtx_push_static("grad norm");
     if (c->fused)
-        norm_slice(c, -1, begin, end);
+        norm_slice(c, NULL, begin, end);
     else
         for_each_slice(c->model, begin, end, norm_slice, c);
     tr_nvtx_pop();
 }
 
-double tr_grad_sumsq(tr_gpt *model, bool fused, size_t begin, size_t end, bool *finite)
+double tr_grad_sumsq(tr_model *model, bool fused, size_t begin, size_t end, bool *finite)
 {
-    norm_ctx c = {.model = model, .fused = fused, .finite = true};
+    norm_ctx c = {.model = model, .fused = fused || model->check_one_pass, .finite = true};
     grad_check(&c, begin, end);
     *finite = c.finite;
     return c.sumsq;
 }
 
-void tr_grad_check_device(tr_gpt *model, bool fused, size_t begin, size_t end)
+void tr_grad_check_device(tr_model *model, bool fused, size_t begin, size_t end)
 {
-    norm_ctx c = {.model = model, .on_device = true, .fused = fused, .finite = true};
+    norm_ctx c = {.model = model, .on_device = true, .fused = fused || model->check_one_pass, .finite = true};
     grad_check(&c, begin, end);
 }
 
-int tr_ema_init(tr_ema *e, tr_gpt *model, float decay)
+/* A copy of src (n elements) named name. */
+static int copy_of(tr_model *model, const tr_tensor *src, size_t n, const char *name, tr_tensor *out)
 {
-    memset(e, 0, sizeof *e);
-    e->decay = decay;
-    size_t n_bytes = model->n_params * sizeof(float);
     void *w;
-    int rc = tr_alloc_malloc(model->alloc, &w, n_bytes, 0);
+    int rc = tr_alloc_malloc(model->alloc, &w, n * sizeof(float), 0);
     if (rc < 0)
         return rc;
-    tr_alloc_name(model->alloc, w, "ema weights");
-    model->be->copy_d2h(model->be, w, model->params_flat.data, n_bytes, 0); /* same device: a plain copy */
-    e->w = model->params_flat;
-    e->w.data = w;
+    tr_alloc_name(model->alloc, w, name);
+    model->be->copy_d2h(model->be, w, src->data, n * sizeof(float), 0); /* same device: a plain copy */
+    *out = (tr_tensor){w, TR_F32, src->device, 1, {(int64_t)n}};
     return TR_OK;
 }
 
-void tr_ema_release(tr_ema *e, tr_gpt *model)
+int tr_ema_init(tr_ema *e, tr_model *model, float decay)
 {
-    tr_alloc_release(model->alloc, e->w.data);
-    e->w.data = NULL;
+    memset(e, 0, sizeof *e);
+    e->decay = decay;
+    int rc = copy_of(model, model->params, model->n_params, "ema weights", &e->w);
+    if (rc >= 0 && model->stats &&
+        (rc = copy_of(model, model->stats, (size_t)tr_tensor_numel(model->stats), model->ema_stats_name,
+                      &e->stats)) < 0)
+        tr_ema_release(e, model);
+    return rc;
 }
 
-void tr_ema_swap(tr_ema *e, tr_gpt *model)
+void tr_ema_release(tr_ema *e, tr_model *model)
 {
-    /* swap the buffers, not the bytes: the views follow the flat pointer */
-    void *w = e->w.data;
-    e->w.data = model->params_flat.data;
-    tr_gpt_point_params(model, w);
+    tr_alloc_release(model->alloc, e->w.data);
+    tr_alloc_release(model->alloc, e->stats.data);
+    e->w.data = e->stats.data = NULL;
+}
+
+void tr_ema_swap(tr_ema *e, tr_model *model)
+{
+    /* swap the buffers, not the bytes: the views follow the flat pointers */
+    void *w = e->w.data, *s = e->stats.data;
+    e->w.data = model->params->data;
+    if (s)
+        e->stats.data = model->stats->data;
+    model->ops->point_params(model, w, s);
 }
 
 float tr_schedule_lr(const tr_schedule *s, int step)

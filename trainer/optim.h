@@ -3,15 +3,17 @@
  * The state (AdamW's m and v, SGD's momentum) is flat buffers in the
  * parameters' order covering a range [begin, end) of the flat buffer, so a
  * rank can own a shard (ZeRO); the whole model is [0, n_params).
- * Weight decay applies to matrices and embeddings, not to biases and
- * LayerNorm gains (GPT-2/nanoGPT practice).
+ * Weight decay applies to the slices the model marks (model.h: the GPT's
+ * matrices and embeddings, not biases and LayerNorm gains, as GPT-2 and
+ * nanoGPT; the CNNs' conv and linear weights).
  * Unfused: one backend call per parameter tensor (a for-loop optimizer);
  * fused: one pass over the range (multi-tensor apply), which also takes the
  * loss scaler's 1/S so gradients are unscaled on the fly. */
 #ifndef TR_OPTIM_H
 #define TR_OPTIM_H
 
-#include "gpt.h"
+#include "backend.h"
+#include "model.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -35,15 +37,15 @@ typedef struct tr_optim {
 } tr_optim;
 
 /* Allocates and zeroes the state for [begin, end) of the flat buffers. */
-int tr_optim_init(tr_optim *o, tr_gpt *model, const tr_optim_config *cfg, size_t begin, size_t end);
-void tr_optim_release(tr_optim *o, tr_gpt *model);
+int tr_optim_init(tr_optim *o, tr_model *model, const tr_optim_config *cfg, size_t begin, size_t end);
+void tr_optim_release(tr_optim *o, tr_model *model);
 /* One step over [begin, end) with what the step decided in *h (backend.h:
  * values from the host, or the device state the kernels read, which also
  * skips a skipped step); o->t is the caller's to advance. The gradients are
  * multiplied by h's grad_scale first when h->scaled (the fused path does it
  * inside the update, the unfused path in a pass of its own).
  * NVTX range "optimizer". */
-void tr_optim_step(tr_optim *o, tr_gpt *model, const tr_step_hyper *h);
+void tr_optim_step(tr_optim *o, tr_model *model, const tr_step_hyper *h);
 /* A step the host decided to take: advances o->t and gives the values. */
 tr_step_hyper tr_optim_host_step(tr_optim *o, float lr, float grad_scale);
 
@@ -53,21 +55,24 @@ tr_step_hyper tr_optim_host_step(tr_optim *o, float lr, float grad_scale);
  * tr_grad_check_device accumulates them into the device step state
  * (kernels/step_state.h; the backend's step_ops must exist). NVTX range
  * "grad norm". */
-double tr_grad_sumsq(tr_gpt *model, bool fused, size_t begin, size_t end, bool *finite);
-void tr_grad_check_device(tr_gpt *model, bool fused, size_t begin, size_t end);
+double tr_grad_sumsq(tr_model *model, bool fused, size_t begin, size_t end, bool *finite);
+void tr_grad_check_device(tr_model *model, bool fused, size_t begin, size_t end);
 
-/* The weight EMA: ema = decay*ema + (1-decay)*params after each step;
- * evaluation swaps it in and back (torch.optim.swa_utils.AveragedModel). */
+/* The weight EMA: ema = decay*ema + (1-decay)*params after each step, and
+ * so for the model's running statistics when it has any (AveragedModel
+ * with use_buffers); evaluation swaps it in and back
+ * (torch.optim.swa_utils.AveragedModel). */
 typedef struct tr_ema {
     float decay;
-    tr_tensor w; /* (n_params) */
+    tr_tensor w;     /* (n_params) */
+    tr_tensor stats; /* the model's stats averaged; data NULL when it has none */
 } tr_ema;
-int tr_ema_init(tr_ema *e, tr_gpt *model, float decay);
-void tr_ema_release(tr_ema *e, tr_gpt *model);
+int tr_ema_init(tr_ema *e, tr_model *model, float decay);
+void tr_ema_release(tr_ema *e, tr_model *model);
 /* After a step; h as tr_optim_step's (on the device a skipped step changes nothing). */
-void tr_ema_update(tr_ema *e, tr_gpt *model, const tr_step_hyper *h);
-/* Exchanges the model's parameters with the EMA (twice restores them). */
-void tr_ema_swap(tr_ema *e, tr_gpt *model);
+void tr_ema_update(tr_ema *e, tr_model *model, const tr_step_hyper *h);
+/* Exchanges the model's parameters (and statistics) with the EMA (twice restores them). */
+void tr_ema_swap(tr_ema *e, tr_model *model);
 
 /* The learning-rate schedule. constant: lr after a linear warmup; cosine:
  * linear warmup, then cosine decay to lr*min_frac at the last step;

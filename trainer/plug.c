@@ -328,7 +328,7 @@ int tr_plug_save(tr_trainer *t, const char *path, bool full, const tr_ckpt_state
         return tr_dist_gpt_save(t->dist, path, full, &t->opt, cs);
 #endif
     (void)full;
-    return tr_ckpt_save(path, t->model, &t->opt, cs);
+    return tr_ckpt_save(path, t->gpt, &t->opt, cs);
 }
 
 int tr_plug_load(tr_trainer *t, const char *path, tr_ckpt_state *st)
@@ -337,5 +337,5 @@ int tr_plug_load(tr_trainer *t, const char *path, tr_ckpt_state *st)
     if (t->dist)
         return tr_dist_gpt_load(t->dist, path, &t->opt, st); /* a full file or this rank's shard */
 #endif
-    return tr_ckpt_load(path, t->model, &t->opt, st);
+    return tr_ckpt_load(path, t->gpt, &t->opt, st);
 }

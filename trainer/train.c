@@ -1,7 +1,8 @@
-/* train.c: the training step of train.h, one body whoever decides it: on
- * the host (the CPU backend, distributed training: the verdict read back,
- * the optimizer given values) or on the device (kernels/step_state.h: the
- * optimizer given the device state), eagerly or as a captured CUDA graph. */
+/* train.c: the training loop and step of train.h, one body whatever the
+ * model (model.h) and whoever decides the step: on the host (the CPU
+ * backend, distributed training: the verdict read back, the optimizer given
+ * values) or on the device (kernels/step_state.h: the optimizer given the
+ * device state), eagerly or as a captured CUDA graph. */
 #include "config.h"
 
 #include "train.h"
@@ -16,6 +17,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 static int dist_forward_begin(tr_trainer *t);
 
@@ -69,7 +71,7 @@ static int dist_init(tr_trainer *t)
     if (c->dist_cfg->strategy == TR_DIST_FSDP && c->dist_cfg->zero == 3 && c->ema_decay > 0)
         return tr_error_set(TR_EINVAL, "--ema keeps a whole copy of the weights, which --zero 3 shards; "
                                        "use --zero 1 or 2 with --ema");
-    int rc = tr_dist_gpt_new(&t->dist, c->dist, t->model, c->dist_cfg);
+    int rc = tr_dist_gpt_new(&t->dist, c->dist, t->gpt, c->dist_cfg);
     if (rc < 0)
         return rc;
     tr_dist_gpt_range(t->dist, &t->shard_begin, &t->shard_end);
@@ -80,9 +82,40 @@ static int dist_init(tr_trainer *t)
 #endif
 }
 
-int tr_trainer_init(tr_trainer *t, tr_gpt *model, const tr_train_config *cfg)
+/* The optimizer, the EMA and the scaler of a model set up. */
+static int init_step_state(tr_trainer *t)
+{
+    const tr_train_config *cfg = &t->cfg;
+    tr_optim_config oc = cfg->optim;
+    oc.fused = cfg->fuse;
+    int rc = tr_optim_init(&t->opt, t->model, &oc, t->shard_begin, t->shard_end);
+    if (rc < 0)
+        return rc;
+    if (cfg->ema_decay > 0 && (rc = tr_ema_init(&t->ema, t->model, cfg->ema_decay)) < 0) {
+        tr_optim_release(&t->opt, t->model);
+        return rc;
+    }
+    tr_train_config_scaler(cfg, &t->scaler);
+    t->model->ops->zero_grad(t->model);
+    return TR_OK;
+}
+
+int tr_trainer_init_model(tr_trainer *t, tr_model *model, const tr_train_config *cfg)
 {
     *t = (tr_trainer){.cfg = *cfg, .model = model, .shard_begin = 0, .shard_end = model->n_params};
+    t->graph.captured_at = -1;
+    int rc = tr_train_config_check(cfg);
+    if (rc < 0)
+        return rc;
+    if (cfg->cuda_graph || cfg->dist)
+        return tr_error_set(TR_EINVAL, "--cuda-graph and --dist are the GPT's");
+    return init_step_state(t);
+}
+
+int tr_trainer_init(tr_trainer *t, tr_gpt *model, const tr_train_config *cfg)
+{
+    *t = (tr_trainer){.cfg = *cfg, .model = &model->base, .gpt = model, .shard_begin = 0,
+                      .shard_end = model->n_params};
     t->graph.captured_at = -1;
     int rc = tr_train_config_check(cfg);
     if (rc < 0)
@@ -97,17 +130,7 @@ int tr_trainer_init(tr_trainer *t, tr_gpt *model, const tr_train_config *cfg)
     model->fuse = cfg->fuse;
     if (cfg->dist && (rc = dist_init(t)) < 0)
         return rc;
-    tr_optim_config oc = cfg->optim;
-    oc.fused = cfg->fuse;
-    if ((rc = tr_optim_init(&t->opt, model, &oc, t->shard_begin, t->shard_end)) < 0)
-        return rc;
-    if (cfg->ema_decay > 0 && (rc = tr_ema_init(&t->ema, model, cfg->ema_decay)) < 0) {
-        tr_optim_release(&t->opt, model);
-        return rc;
-    }
-    tr_train_config_scaler(cfg, &t->scaler);
-    tr_gpt_zero_grad(model);
-    return TR_OK;
+    return init_step_state(t);
 }
 
 void tr_trainer_release(tr_trainer *t)
@@ -133,11 +156,12 @@ void tr_trainer_release(tr_trainer *t)
     t->dist = NULL;
 #endif
     t->model = NULL;
+    t->gpt = NULL;
 }
 
 int tr_trainer_evaluate(tr_trainer *t, tr_loader *val, int n_batches, int B, int T, float *loss)
 {
-    tr_gpt *m = t->model;
+    tr_gpt *m = t->gpt;
     tr_nvtx_push_static("eval");
     int rc = tr_loader_seek(val, 0); /* the same batches every time: comparable numbers */
     double s = 0;
@@ -236,23 +260,26 @@ static int dist_backward(tr_trainer *t, int k)
     if (t->dist) /* DDP communicates on the last micro-batch only */
         rc = tr_dist_gpt_backward_begin(t->dist, k == 0, k == t->cfg.accum - 1);
     if (rc >= 0)
-        rc = tr_gpt_backward(t->model);
+        rc = t->model->ops->backward(t->model, k);
     if (rc >= 0 && t->dist)
         rc = tr_dist_gpt_backward_end(t->dist);
     return rc;
 #else
-    (void)k;
-    return tr_gpt_backward(t->model);
+    return t->model->ops->backward(t->model, k);
 #endif
 }
 
 /* The ranks' mean loss; every rank skips the same steps (main.c decides from
  * the step number alone), so the collective is skipped with the read-back. */
-static int dist_mean_loss(tr_trainer *t, float *loss)
+static int dist_mean_loss(tr_trainer *t, double *loss)
 {
 #ifdef HAVE_MPI
-    if (t->dist && !t->skip_loss)
-        return tr_dist_gpt_mean(t->dist, loss);
+    if (t->dist && !t->skip_loss) {
+        float l = (float)*loss;
+        int rc = tr_dist_gpt_mean(t->dist, &l);
+        *loss = l;
+        return rc;
+    }
 #endif
     (void)t, (void)loss;
     return TR_OK;
@@ -280,35 +307,24 @@ static int dist_step_end(tr_trainer *t)
 
 /* ---- the step, decided on the host or on the device ---- */
 
-/* Micro-batch k: its tokens from the loader, or with loader NULL from the
- * graph's pinned inputs; the forward (loss: read back into it, NULL: not
- * read back; on the device the state adds it up) and the backward. */
-static int micro_batch(tr_trainer *t, tr_loader *loader, int k, int B, int T, bool capturing, float *loss)
+/* Micro-batch k: its batch from src; the forward (loss: read back into it,
+ * NULL: not read back; on the device the state adds it up) and the
+ * backward. */
+static int micro_batch(tr_trainer *t, const tr_batches *src, int k, float dloss, bool capturing, double *loss)
 {
-    tr_gpt *m = t->model;
+    tr_model *m = t->model;
     tr_backend *be = m->be;
     const tr_step_ops *ops = t->on_device ? be->step_ops : NULL;
-    const int32_t *inputs, *targets;
-    if (loader) {
-        const tr_batch *b;
-        tr_nvtx_push_static("data");
-        int rc = tr_loader_next(loader, &b);
-        tr_nvtx_pop();
-        if (rc < 0)
-            return rc;
-        size_t row0 = (size_t)t->row0 * T; /* this rank's rows of the global batch */
-        inputs = b->inputs + row0;
-        targets = b->targets + row0;
-    } else {
-        inputs = graph_tokens(t, k, false);
-        targets = graph_tokens(t, k, true);
-    }
+    const void *batch;
+    int rc = src->next(src->ctx, k, &batch);
+    if (rc < 0)
+        return rc;
     tr_nvtx_push_static("forward");
-    int rc = dist_forward_begin(t);
+    rc = dist_forward_begin(t);
     if (rc >= 0)
-        rc = tr_gpt_forward(m, inputs, targets, B, T, true, loss);
+        rc = m->ops->forward(m, batch, dloss, loss);
     if (rc >= 0 && ops)
-        ops->add_loss(be, &m->head.losses);
+        ops->add_loss(be, &t->gpt->head.losses);
     tr_nvtx_pop();
     if (rc < 0)
         return rc;
@@ -343,31 +359,29 @@ static int host_verdict(tr_trainer *t, float lr, tr_step_result *r, tr_step_hype
     return TR_OK;
 }
 
-/* One step's work: the micro-batches from the loader, or with loader NULL
- * from the graph's pinned inputs (warm-up and capture; lr_src: the pinned lr
- * the replays read), the gradient check, the verdict and the update.
- * Decided on the host, r gets the loss and the verdict; on the device the
- * state keeps them, nothing here waits for the device, and the update always
- * runs (its kernels skip a skipped step). */
-static int step_body(tr_trainer *t, tr_loader *loader, float lr, const float *lr_src, int B, int T, bool capturing,
+/* One step's work: the micro-batches from src (lr_src: the pinned lr the
+ * replays of a captured step read), the gradient check, the verdict and
+ * the update. Decided on the host, r gets the loss and the verdict; on the
+ * device the state keeps them, nothing here waits for the device, and the
+ * update always runs (its kernels skip a skipped step). */
+static int step_body(tr_trainer *t, const tr_batches *src, float lr, const float *lr_src, bool capturing,
                      tr_step_result *r)
 {
-    tr_gpt *m = t->model;
+    tr_model *m = t->model;
     tr_backend *be = m->be;
     const tr_step_ops *ops = t->on_device ? be->step_ops : NULL;
     const tr_train_config *c = &t->cfg;
+    float dloss = t->scaler.scale / c->accum; /* each micro-batch's mean loss counts 1/K, times the loss scale */
     if (ops) {
         ops->begin(be, lr, lr_src);
-        m->dloss = 1.0f / c->accum; /* the backend multiplies by the device's loss scale */
-    } else {
-        m->dloss = t->scaler.scale / c->accum; /* each micro-batch's mean loss counts 1/K, times the loss scale */
+        dloss = 1.0f / c->accum; /* the backend multiplies by the device's loss scale */
     }
     int rc = TR_OK;
     double loss_sum = 0;
     for (int k = 0; k < c->accum && rc >= 0; k++) {
-        float loss = NAN; /* stays NaN when the loss is not read back */
-        rc = micro_batch(t, loader, k, B, T, capturing, ops || t->skip_loss ? NULL : &loss);
-        loss_sum += loss;
+        double loss = NAN; /* stays NaN when the loss is not read back */
+        rc = micro_batch(t, src, k, dloss, capturing, ops || t->skip_loss ? NULL : &loss);
+        loss_sum += loss / c->accum;
     }
     if (rc < 0)
         return rc;
@@ -380,20 +394,20 @@ static int step_body(tr_trainer *t, tr_loader *loader, float lr, const float *lr
         ops->verdict(be);
         h = (tr_step_hyper){.lr = lr, .scaled = checked, .dev = ops->state(be)};
     } else {
-        r->loss = (float)(loss_sum / c->accum);
+        r->loss = loss_sum;
         if ((rc = dist_mean_loss(t, &r->loss)) < 0 || (rc = host_verdict(t, lr, r, &h, &take)) < 0)
             return rc;
     }
     if (take) {
         tr_optim_step(&t->opt, m, &h);
         /* on the device: recast every step, a replay cannot know whether the update was skipped */
-        m->params_lp_stale = true;
+        m->ops->params_changed(m);
         if ((rc = dist_step_end(t)) < 0)
             return rc;
         if (t->ema.w.data)
             tr_ema_update(&t->ema, m, &h);
     }
-    tr_gpt_zero_grad(m);
+    m->ops->zero_grad(m);
     return TR_OK;
 }
 
@@ -408,52 +422,71 @@ static int check_tokens(const tr_gpt *m, const int32_t *inputs, const int32_t *t
     return TR_OK;
 }
 
-/* --cuda-graph: this step's lr and tokens into the pinned inputs, then a
- * warm-up step, the capture, or a replay. */
-static int graph_step(tr_trainer *t, tr_loader *loader, int step, float lr, int B, int T, tr_step_result *r)
+/* The graph's pinned tokens as the micro-batches of a warm-up or captured step. */
+static int graph_next(void *ctx, int k, const void **batch)
 {
-    tr_gpt *m = t->model;
-    tr_backend *be = m->be;
+    tr_trainer *t = ctx;
+    t->graph.batch = (tr_gpt_batch){graph_tokens(t, k, false), graph_tokens(t, k, true), t->graph.B, t->graph.T};
+    *batch = &t->graph.batch;
+    return TR_OK;
+}
+
+/* The pinned inputs, made at the first step for its shape; the last
+ * replay done reading them. */
+static int graph_inputs(tr_trainer *t, const tr_gpt_batch *b)
+{
+    tr_backend *be = t->model->be;
     const tr_step_ops *ops = be->step_ops;
-    const tr_train_config *c = &t->cfg;
-    size_t n = (size_t)B * T;
     if (!t->graph.inputs) {
-        t->graph.inputs_bytes = GRAPH_INPUTS_ALIGN + 2 * (size_t)c->accum * n * sizeof(int32_t);
+        t->graph.inputs_bytes = GRAPH_INPUTS_ALIGN + 2 * (size_t)t->cfg.accum * b->B * b->T * sizeof(int32_t);
         if (!(t->graph.inputs = ops->pinned_alloc(be, t->graph.inputs_bytes)))
             return tr_error_set(TR_ENOMEM, "--cuda-graph: no pinned host memory for the step's inputs (%zu bytes)",
                                 t->graph.inputs_bytes);
-        t->graph.B = B;
-        t->graph.T = T;
-    } else if (B != t->graph.B || T != t->graph.T) {
+        t->graph.B = b->B;
+        t->graph.T = b->T;
+    } else if (b->B != t->graph.B || b->T != t->graph.T) {
         return tr_error_set(TR_EINVAL, "--cuda-graph: the batch changed from %dx%d to %dx%d; the graph holds one shape",
-                            t->graph.B, t->graph.T, B, T);
+                            t->graph.B, t->graph.T, b->B, b->T);
     }
     ops->wait_inputs(be); /* the last replay has read the previous step's */
+    return TR_OK;
+}
+
+/* --cuda-graph: this step's lr and tokens (src's tr_gpt_batch) into the
+ * pinned inputs, then a warm-up step, the capture, or a replay. */
+static int graph_step(tr_trainer *t, const tr_batches *src, int step, float lr, tr_step_result *r)
+{
+    tr_model *m = t->model;
+    tr_backend *be = m->be;
+    const tr_step_ops *ops = be->step_ops;
+    const tr_train_config *c = &t->cfg;
     for (int k = 0; k < c->accum; k++) {
-        const tr_batch *b;
-        tr_nvtx_push_static("data");
-        int rc = tr_loader_next(loader, &b);
-        tr_nvtx_pop();
+        const void *batch;
+        int rc = src->next(src->ctx, k, &batch);
         if (rc < 0)
             return rc;
-        size_t row0 = (size_t)t->row0 * T;
-        if ((rc = check_tokens(m, b->inputs + row0, b->targets + row0, (int)n)) < 0)
+        const tr_gpt_batch *b = batch;
+        size_t n = (size_t)b->B * b->T;
+        if (k == 0 && (rc = graph_inputs(t, b)) < 0)
             return rc;
-        memcpy(graph_tokens(t, k, false), b->inputs + row0, n * sizeof(int32_t));
-        memcpy(graph_tokens(t, k, true), b->targets + row0, n * sizeof(int32_t));
+        if ((rc = check_tokens(t->gpt, b->inputs, b->targets, (int)n)) < 0)
+            return rc;
+        memcpy(graph_tokens(t, k, false), b->inputs, n * sizeof(int32_t));
+        memcpy(graph_tokens(t, k, true), b->targets, n * sizeof(int32_t));
     }
     float *lr_src = t->graph.inputs;
     *lr_src = lr;
     if (t->graph.captured_at >= 0) {
         ops->replay(be);
         t->graph.n_replays++;
-        m->params_lp_stale = true; /* the replay updated the weights: an evaluation recasts them */
+        m->ops->params_changed(m); /* the replay updated the weights: an evaluation recasts them */
         return TR_OK;
     }
+    const tr_batches pinned = {graph_next, t};
     if (t->graph.n_warmup < 1 || (t->graph.warmup_grew && t->graph.n_warmup < GRAPH_MAX_WARMUP)) {
         tr_alloc_stats before, after;
         tr_alloc_get_stats(m->alloc, &before);
-        int rc = step_body(t, NULL, lr, NULL, B, T, false, r);
+        int rc = step_body(t, &pinned, lr, NULL, false, r);
         tr_alloc_get_stats(m->alloc, &after);
         t->graph.n_warmup++;
         t->graph.warmup_grew = after.n_segment_allocs != before.n_segment_allocs;
@@ -466,7 +499,7 @@ static int graph_step(tr_trainer *t, tr_loader *loader, int step, float lr, int 
         tr_alloc_capture_end(m->alloc);
         return rc;
     }
-    rc = step_body(t, NULL, lr, lr_src, B, T, true, r);
+    rc = step_body(t, &pinned, lr, lr_src, true, r);
     int rc_end = ops->capture_end(be, &t->graph.n_nodes); /* ended even when the step failed */
     tr_alloc_capture_end(m->alloc);
     t->graph.captured_at = step; /* released with the trainer from here on */
@@ -475,11 +508,11 @@ static int graph_step(tr_trainer *t, tr_loader *loader, int step, float lr, int 
     r->graph_captured = true;
     ops->replay(be);
     t->graph.n_replays++;
-    m->params_lp_stale = true;
+    m->ops->params_changed(m);
     return TR_OK;
 }
 
-int tr_train_step(tr_trainer *t, tr_loader *loader, int step, int B, int T, tr_step_result *r)
+int tr_trainer_step(tr_trainer *t, const tr_batches *src, int step, tr_step_result *r)
 {
     char name[32];
     snprintf(name, sizeof name, "step %d", step);
@@ -488,15 +521,69 @@ int tr_train_step(tr_trainer *t, tr_loader *loader, int step, int B, int T, tr_s
                           .scale = t->on_device ? NAN : t->scaler.scale, .grad_norm = NAN};
     int rc;
     if (!t->on_device) {
-        rc = step_body(t, loader, r->lr, NULL, B, T, false, r);
+        rc = step_body(t, src, r->lr, NULL, false, r);
     } else {
         rc = t->device_loaded ? TR_OK : device_load(t);
         if (rc >= 0)
-            rc = t->cfg.cuda_graph ? graph_step(t, loader, step, r->lr, B, T, r)
-                                   : step_body(t, loader, r->lr, NULL, B, T, false, r);
+            rc = t->cfg.cuda_graph ? graph_step(t, src, step, r->lr, r) : step_body(t, src, r->lr, NULL, false, r);
         if (rc >= 0 && !t->skip_loss)
             device_read(t, r);
     }
     tr_nvtx_pop();
     return rc;
+}
+
+static int gpt_next(void *ctx, int k, const void **batch)
+{
+    (void)k;
+    tr_gpt_loader *g = ctx;
+    const tr_batch *b;
+    tr_nvtx_push_static("data");
+    int rc = tr_loader_next(g->loader, &b);
+    tr_nvtx_pop();
+    if (rc < 0)
+        return rc;
+    size_t row0 = (size_t)g->t->row0 * g->b.T; /* this rank's rows of the global batch */
+    g->b.inputs = b->inputs + row0;
+    g->b.targets = b->targets + row0;
+    *batch = &g->b;
+    return TR_OK;
+}
+
+void tr_gpt_loader_init(tr_gpt_loader *g, const tr_trainer *t, tr_loader *loader, int B, int T)
+{
+    *g = (tr_gpt_loader){.batches = {gpt_next, g}, .t = t, .loader = loader, .b = {.B = B, .T = T}};
+}
+
+int tr_train_step(tr_trainer *t, tr_loader *loader, int step, int B, int T, tr_step_result *r)
+{
+    tr_gpt_loader g;
+    tr_gpt_loader_init(&g, t, loader, B, T);
+    return tr_trainer_step(t, &g.batches, step, r);
+}
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+int tr_trainer_run(tr_trainer *t, const tr_batches *src, int step0, int end, const tr_run_hooks *h)
+{
+    double t_start = now_s();
+    for (int step = step0; step < end; step++) {
+        double t0 = now_s();
+        tr_step_result res;
+        t->skip_loss = h->read_loss && !h->read_loss(h->ctx, step);
+        int rc = tr_trainer_step(t, src, step, &res);
+        if (rc < 0)
+            return rc;
+        if (!t->skip_loss && !isfinite(res.loss)) {
+            fprintf(stderr, "trainer: the loss is %f at step %d: diverged (try a lower --lr)\n", res.loss, step + 1);
+            return 1;
+        }
+        if ((rc = h->after_step(h->ctx, step, &res, now_s() - t0, now_s() - t_start)) != 0)
+            return rc;
+    }
+    return 0;
 }

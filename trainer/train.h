@@ -1,12 +1,15 @@
-/* train.h: one optimizer step of the trainer, with every optimization a
- * switch: gradient accumulation over micro-batches, mixed precision with a
- * loss scaler, activation checkpointing, fusion, gradient clipping, the
- * optimizer and its learning-rate schedule, a weight EMA. main.c parses the
- * flags into a tr_train_config and calls tr_train_step once per step; this
- * file does not print. NVTX: "step N" around each step, "data", "forward",
- * "backward" per micro-batch, "optimizer", and marks "loss scale" (every
- * step, payload the scale) and "skipped step" (payload the scale that
- * overflowed).
+/* train.h: the trainer's loop, for any model of model.h (the GPT, the
+ * CNNs): steps of tr_trainer_step, each an optimizer step with every
+ * optimization a switch: gradient accumulation over micro-batches, mixed
+ * precision with a loss scaler, gradient clipping, the optimizer (fused or
+ * not) and its learning-rate schedule, a weight EMA; the GPT's activation
+ * checkpointing and fusion are set here too. The programs (main.c,
+ * run_cnn.c) parse the flags into a tr_train_config, give their batches
+ * and a report hook to tr_trainer_run; this file does not print but the
+ * one line of a diverged loss. NVTX: "step N" around each step, "data",
+ * "forward", "backward" per micro-batch, "grad norm", "optimizer", "ema",
+ * and marks "loss scale" (every step, payload the scale) and "skipped step"
+ * (payload the scale that overflowed).
  * On a backend with step_ops (CUDA) and one process, the step is decided on
  * the device (step_state.h): no wait for the device in the step; the loss,
  * the scale, the gradient norm and the verdict are read back only when
@@ -48,9 +51,18 @@ int tr_train_config_check(const tr_train_config *c);
  * fp16's dynamic one (GradScaler's defaults), or none. */
 void tr_train_config_scaler(const tr_train_config *c, tr_scaler *s);
 
+/* Where a step's micro-batches come from: next gives micro-batch k's, of
+ * the kind the model's forward takes, and makes its own NVTX range. */
+typedef struct tr_batches {
+    int (*next)(void *ctx, int k, const void **batch);
+    void *ctx;
+} tr_batches;
+
 typedef struct tr_trainer {
     tr_train_config cfg;
-    tr_gpt *model;
+    tr_model *model;
+    tr_gpt *gpt;                  /* the GPT's own (a step on the device, CUDA graphs, --dist, evaluation); NULL
+                                     for another model */
     tr_optim opt;
     tr_ema ema;                   /* w.data NULL without --ema */
     tr_scaler scaler;
@@ -67,6 +79,7 @@ typedef struct tr_trainer {
         int captured_at;          /* the step that was captured; -1: none yet */
         int64_t n_replays;
         size_t n_nodes;           /* in the captured graph */
+        tr_gpt_batch batch;       /* a micro-batch of the pinned inputs */
         void *inputs;             /* pinned: the lr, then per micro-batch inputs and targets (B, T) int32 */
         size_t inputs_bytes;
         int B, T;
@@ -74,7 +87,7 @@ typedef struct tr_trainer {
 } tr_trainer;
 
 typedef struct tr_step_result {
-    float loss;       /* mean over the micro-batches */
+    double loss;      /* mean over the micro-batches; the GPT's is a float's value */
     float lr;
     float scale;      /* the loss scale used for this step */
     float grad_norm;  /* of the unscaled gradients, before clipping; NaN if not computed */
@@ -82,14 +95,39 @@ typedef struct tr_step_result {
     bool graph_captured; /* this step was captured into the CUDA graph (and replayed) */
 } tr_step_result;
 
-/* Sets the model up (AMP, checkpointing, fusion) and makes the optimizer,
- * EMA and scaler. The model stays the caller's. */
+/* Sets the GPT up (AMP, checkpointing, fusion, --dist) and makes the
+ * optimizer, EMA and scaler. The model stays the caller's. */
 int tr_trainer_init(tr_trainer *t, tr_gpt *model, const tr_train_config *cfg);
+/* The same for a model that sets itself up (the CNNs: model_cnn.h's config). */
+int tr_trainer_init_model(tr_trainer *t, tr_model *model, const tr_train_config *cfg);
 void tr_trainer_release(tr_trainer *t);
-/* One optimizer step: accum micro-batches of B x T from loader. Under
+/* One optimizer step: accum micro-batches from src. */
+int tr_trainer_step(tr_trainer *t, const tr_batches *src, int step, tr_step_result *r);
+/* The GPT's step: accum micro-batches of B x T from loader. Under
  * distributed training the loader yields the global batch (ranks x B rows)
  * and each rank trains on its B rows of it. */
 int tr_train_step(tr_trainer *t, tr_loader *loader, int step, int B, int T, tr_step_result *r);
+/* The GPT's batches for tr_trainer_run: this rank's B rows of loader's. */
+typedef struct tr_gpt_loader {
+    tr_batches batches;
+    const tr_trainer *t;
+    tr_loader *loader;
+    tr_gpt_batch b;
+} tr_gpt_loader;
+void tr_gpt_loader_init(tr_gpt_loader *g, const tr_trainer *t, tr_loader *loader, int B, int T);
+
+/* What a program does around the steps of tr_trainer_run. */
+typedef struct tr_run_hooks {
+    void *ctx;
+    /* Whether step's loss is read back (t->skip_loss is its negation); NULL: always. */
+    bool (*read_loss)(void *ctx, int step);
+    /* After step (dt: its seconds; elapsed: the run's): progress lines,
+     * evaluation; non-zero ends the run with it. */
+    int (*after_step)(void *ctx, int step, const tr_step_result *r, double dt, double elapsed);
+} tr_run_hooks;
+/* Steps [step0, end) from src: the hooks around each. A loss that is not
+ * finite ends the run with one line and 1; an error, its (negative) code. */
+int tr_trainer_run(tr_trainer *t, const tr_batches *src, int step0, int end, const tr_run_hooks *h);
 /* The mean loss of the first n_batches of val (NVTX range "eval"); under
  * distributed training each rank takes its rows and the ranks average. */
 int tr_trainer_evaluate(tr_trainer *t, tr_loader *val, int n_batches, int B, int T, float *loss);

@@ -55,7 +55,7 @@ static int save_with_sigterm(const char *name, void (*how)(int))
         fixture f;
         tr_optim opt;
         fixture_setup(&f, 16, 16, 1);
-        if (tr_optim_init(&opt, f.m, &adamw, 0, f.m->n_params) < 0)
+        if (tr_optim_init(&opt, &f.m->base, &adamw, 0, f.m->n_params) < 0)
             _exit(3);
         tr_backend device = *f.be; /* the writer copies "device" memory out through copy_d2h */
         device.device = TR_CUDA;
@@ -115,7 +115,7 @@ static void test_trainer_ckpt__refuses_what_is_not_a_regular_file(void)
     fixture f;
     tr_optim opt;
     fixture_setup(&f, 16, 16, 1);
-    CU_ASSERT_EQUAL_FATAL(tr_optim_init(&opt, f.m, &adamw, 0, f.m->n_params), TR_OK);
+    CU_ASSERT_EQUAL_FATAL(tr_optim_init(&opt, &f.m->base, &adamw, 0, f.m->n_params), TR_OK);
     tr_ckpt_state st = {.step = 1, .seed = 1};
     CU_ASSERT_EQUAL(tr_ckpt_save(fifo, f.m, &opt, &st), TR_EIO);
     struct stat sb;
@@ -123,7 +123,7 @@ static void test_trainer_ckpt__refuses_what_is_not_a_regular_file(void)
     CU_ASSERT_EQUAL(count_prefixed("fifo.tmp."), 0);
     CU_ASSERT_EQUAL(tr_ckpt_save(fresh, f.m, &opt, &st), TR_OK);
     CU_ASSERT(gt_test_file_size(fresh) > 0);
-    tr_optim_release(&opt, f.m);
+    tr_optim_release(&opt, &f.m->base);
     fixture_teardown(&f);
     free(fifo);
     free(dir);

@@ -103,7 +103,7 @@ static void test_trainer_model__gradient_check(void)
 static void optim_step(tr_optim *o, tr_gpt *m, float lr, float grad_scale)
 {
     tr_step_hyper h = tr_optim_host_step(o, lr, grad_scale);
-    tr_optim_step(o, m, &h);
+    tr_optim_step(o, &m->base, &h);
 }
 
 static const tr_optim_config adamw_config = {
@@ -145,8 +145,8 @@ static void test_trainer_model__learns_and_resumes(void)
     tr_loader *la, *lb;
     setup(&a, 3);
     setup(&b, 99); /* other weights: loading must replace them all */
-    CU_ASSERT_EQUAL(tr_optim_init(&oa, a.m, &adamw_config, 0, a.m->n_params), TR_OK);
-    CU_ASSERT_EQUAL(tr_optim_init(&ob, b.m, &adamw_config, 0, b.m->n_params), TR_OK);
+    CU_ASSERT_EQUAL(tr_optim_init(&oa, &a.m->base, &adamw_config, 0, a.m->n_params), TR_OK);
+    CU_ASSERT_EQUAL(tr_optim_init(&ob, &b.m->base, &adamw_config, 0, b.m->n_params), TR_OK);
     CU_ASSERT_EQUAL(tr_loader_new(&la, d, 0, d->n_train, B, T, 5, 2, NULL), TR_OK);
     CU_ASSERT_EQUAL(tr_loader_new(&lb, d, 0, d->n_train, B, T, 5, 0, NULL), TR_OK);
     float first, last;
@@ -186,19 +186,19 @@ static void test_trainer_model__learns_and_resumes(void)
     CU_ASSERT_EQUAL(tr_alloc_new(&c.alloc, &c.be->mem, 0), TR_OK);
     CU_ASSERT_EQUAL(tr_gpt_new(&c.m, &other, c.be, c.alloc, 1), TR_OK);
     tr_optim oc;
-    CU_ASSERT_EQUAL(tr_optim_init(&oc, c.m, &adamw_config, 0, c.m->n_params), TR_OK);
+    CU_ASSERT_EQUAL(tr_optim_init(&oc, &c.m->base, &adamw_config, 0, c.m->n_params), TR_OK);
     CU_ASSERT_EQUAL(tr_ckpt_load(ck, c.m, &oc, &got), TR_EFORMAT);
     CU_ASSERT_PTR_NOT_NULL(strstr(tr_error_last(), "another model"));
     CU_ASSERT_EQUAL(tr_ckpt_load(gt_test_path("missing"), c.m, &oc, &got), TR_EIO);
-    tr_optim_release(&oc, c.m);
+    tr_optim_release(&oc, &c.m->base);
     teardown(&c);
 
     free(ck);
     free(bad);
     tr_loader_free(la);
     tr_loader_free(lb);
-    tr_optim_release(&oa, a.m);
-    tr_optim_release(&ob, b.m);
+    tr_optim_release(&oa, &a.m->base);
+    tr_optim_release(&ob, &b.m->base);
     teardown(&a);
     teardown(&b);
     tr_dataset_free(d);

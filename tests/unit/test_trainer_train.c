@@ -37,7 +37,7 @@ typedef struct run {
 static void optim_step(tr_optim *o, tr_gpt *m, float lr, float grad_scale)
 {
     tr_step_hyper h = tr_optim_host_step(o, lr, grad_scale);
-    tr_optim_step(o, m, &h);
+    tr_optim_step(o, &m->base, &h);
 }
 
 static run grads_of(tr_dtype amp, tr_gpt_checkpoint ckpt, bool fuse, int batch, int accum)
@@ -358,13 +358,13 @@ static void test_trainer_train__optimizers(void)
     tr_optim_config fused = adamw;
     fused.fused = true;
     tr_optim oa, ob1, ob2, oc;
-    CU_ASSERT_EQUAL(tr_optim_init(&oa, a.m, &adamw, 0, n), TR_OK);
+    CU_ASSERT_EQUAL(tr_optim_init(&oa, &a.m->base, &adamw, 0, n), TR_OK);
     /* b: two shards, as two ZeRO ranks would hold them */
-    CU_ASSERT_EQUAL(tr_optim_init(&ob1, b.m, &adamw, 0, half), TR_OK);
-    CU_ASSERT_EQUAL(tr_optim_init(&ob2, b.m, &adamw, half, n), TR_OK);
-    CU_ASSERT_EQUAL(tr_optim_init(&oc, c.m, &fused, 0, n), TR_OK);
-    CU_ASSERT_EQUAL(tr_optim_init(&oc, c.m, &fused, 0, n + 1), TR_EINVAL);
-    CU_ASSERT_EQUAL(tr_optim_init(&oc, c.m, &fused, 0, n), TR_OK);
+    CU_ASSERT_EQUAL(tr_optim_init(&ob1, &b.m->base, &adamw, 0, half), TR_OK);
+    CU_ASSERT_EQUAL(tr_optim_init(&ob2, &b.m->base, &adamw, half, n), TR_OK);
+    CU_ASSERT_EQUAL(tr_optim_init(&oc, &c.m->base, &fused, 0, n), TR_OK);
+    CU_ASSERT_EQUAL(tr_optim_init(&oc, &c.m->base, &fused, 0, n + 1), TR_EINVAL);
+    CU_ASSERT_EQUAL(tr_optim_init(&oc, &c.m->base, &fused, 0, n), TR_OK);
     for (int s = 0; s < 3; s++) {
         optim_step(&oa, a.m, 1e-2f, 0.5f);
         optim_step(&ob1, b.m, 1e-2f, 0.5f);
@@ -377,8 +377,8 @@ static void test_trainer_train__optimizers(void)
     /* the fused pass (unscaling on the fly) against the per-tensor loop (a scaling pass first) */
     random_grads(&a, 20);
     random_grads(&c, 20);
-    tr_optim_release(&oa, a.m);
-    CU_ASSERT_EQUAL(tr_optim_init(&oa, a.m, &adamw, 0, n), TR_OK);
+    tr_optim_release(&oa, &a.m->base);
+    CU_ASSERT_EQUAL(tr_optim_init(&oa, &a.m->base, &adamw, 0, n), TR_OK);
     memcpy(c.m->params_flat.data, a.m->params_flat.data, n * sizeof(float));
     optim_step(&oa, a.m, 1e-2f, 0.5f);
     optim_step(&oc, c.m, 1e-2f, 0.5f);
@@ -386,7 +386,7 @@ static void test_trainer_train__optimizers(void)
     /* with zero gradients and fresh moments only the decay moves a weight: matrices and
      * embeddings decay, LayerNorm gains and biases do not */
     tr_optim od;
-    CU_ASSERT_EQUAL(tr_optim_init(&od, a.m, &adamw, 0, n), TR_OK);
+    CU_ASSERT_EQUAL(tr_optim_init(&od, &a.m->base, &adamw, 0, n), TR_OK);
     memset(a.m->grads_flat.data, 0, n * sizeof(float));
     float gain = ((float *)a.m->params.lnfw.data)[0], w = ((float *)a.m->params.qkvw.data)[0];
     /* per-layer gains and biases are stacked (L, C): 2-D, and still not decayed (PyTorch's groups) */
@@ -397,24 +397,24 @@ static void test_trainer_train__optimizers(void)
     CU_ASSERT_EQUAL(((float *)a.m->params.ln1w.data)[0], gain1);
     CU_ASSERT_EQUAL(((float *)a.m->params.qkvb.data)[0], bias);
     CU_ASSERT_DOUBLE_EQUAL(((float *)a.m->params.qkvw.data)[0], w * (1 - 1e-2 * 0.1), 1e-7);
-    tr_optim_release(&od, a.m);
+    tr_optim_release(&od, &a.m->base);
     random_grads(&a, 21);
 
     /* the gradient norm: fused and per-tensor agree, and an inf is found */
     bool fin1, fin2;
-    double s1 = tr_grad_sumsq(a.m, true, 0, n, &fin1), s2 = tr_grad_sumsq(a.m, false, 0, n, &fin2);
+    double s1 = tr_grad_sumsq(&a.m->base, true, 0, n, &fin1), s2 = tr_grad_sumsq(&a.m->base, false, 0, n, &fin2);
     CU_ASSERT(fin1 && fin2);
     CU_ASSERT(fabs(s1 - s2) < 1e-9 * s1);
     ((float *)a.m->grads_flat.data)[n - 1] = INFINITY;
-    tr_grad_sumsq(a.m, true, 0, n, &fin1);
-    tr_grad_sumsq(a.m, false, 0, n, &fin2);
+    tr_grad_sumsq(&a.m->base, true, 0, n, &fin1);
+    tr_grad_sumsq(&a.m->base, false, 0, n, &fin2);
     CU_ASSERT_FALSE(fin1);
     CU_ASSERT_FALSE(fin2);
 
     /* SGD with momentum, torch.optim.SGD's update by hand on one element */
     tr_optim_config sgd = {.kind = TR_OPTIM_SGD, .momentum = 0.9f, .weight_decay = 0.0f};
     tr_optim os;
-    CU_ASSERT_EQUAL(tr_optim_init(&os, b.m, &sgd, 0, n), TR_OK);
+    CU_ASSERT_EQUAL(tr_optim_init(&os, &b.m->base, &sgd, 0, n), TR_OK);
     float *p = b.m->params_flat.data, *g = b.m->grads_flat.data;
     float p0 = p[5], g0 = g[5];
     optim_step(&os, b.m, 0.1f, 1.0f); /* buf = g; p -= 0.1 g */
@@ -423,26 +423,26 @@ static void test_trainer_train__optimizers(void)
     g[5] = 2 * g0;
     optim_step(&os, b.m, 0.1f, 1.0f); /* buf = 0.9 g0 + 2 g0 */
     CU_ASSERT_DOUBLE_EQUAL(p[5], p1 - 0.1f * (0.9f * g0 + 2 * g0), 1e-7);
-    tr_optim_release(&os, b.m);
+    tr_optim_release(&os, &b.m->base);
 
     /* the EMA: one update, then swap in and back; decay 0.75 keeps 3/4 of the
      * average (0.5 would not tell the average's share from the weight's) */
     tr_ema e;
-    CU_ASSERT_EQUAL(tr_ema_init(&e, a.m, 0.75f), TR_OK);
+    CU_ASSERT_EQUAL(tr_ema_init(&e, &a.m->base, 0.75f), TR_OK);
     float w0 = ((float *)a.m->params_flat.data)[7];
     ((float *)a.m->params_flat.data)[7] = w0 + 1.0f;
-    tr_ema_update(&e, a.m, &(tr_step_hyper){.lr = 0.0f});
+    tr_ema_update(&e, &a.m->base, &(tr_step_hyper){.lr = 0.0f});
     CU_ASSERT_DOUBLE_EQUAL(((float *)e.w.data)[7], w0 + 0.25f, 1e-6);
-    tr_ema_swap(&e, a.m);
+    tr_ema_swap(&e, &a.m->base);
     CU_ASSERT_DOUBLE_EQUAL(((float *)a.m->params.wte.data)[7], w0 + 0.25f, 1e-6); /* the views follow */
-    tr_ema_swap(&e, a.m);
+    tr_ema_swap(&e, &a.m->base);
     CU_ASSERT_DOUBLE_EQUAL(((float *)a.m->params.wte.data)[7], w0 + 1.0f, 1e-6);
-    tr_ema_release(&e, a.m);
+    tr_ema_release(&e, &a.m->base);
 
-    tr_optim_release(&oa, a.m);
-    tr_optim_release(&ob1, b.m);
-    tr_optim_release(&ob2, b.m);
-    tr_optim_release(&oc, c.m);
+    tr_optim_release(&oa, &a.m->base);
+    tr_optim_release(&ob1, &b.m->base);
+    tr_optim_release(&ob2, &b.m->base);
+    tr_optim_release(&oc, &c.m->base);
     teardown(&a);
     teardown(&b);
     teardown(&c);
