@@ -14,7 +14,8 @@
 #    module's backward range it failed in;
 #  - optimizer: the same in the optimizer's step (marked as the error leaves
 #    the program, inside the optimizer's range);
-#  - a program that catches the error and goes on: the mark in step 3's
+#  - a program that catches the error and goes on, in step 13 (a step
+#    without module backward ranges, backward-every=10): the mark in its
 #    forward, and the steps as the optimizer made them (none added).
 . "$GT_TOP_SRCDIR/tests/integration/pytorch_common.sh"
 PROG="$GT_TOP_SRCDIR/tests/integration/pytorch_window.py"
@@ -72,8 +73,9 @@ run opt 1 --oom-in optimizer --oom-kind cpu
 grep -q "^  in             step 3 > optimizer$" opt.txt || fail "optimizer: where: $(cat opt.txt)"
 section opt step=3 phase=optimizer requested_bytes=1125899906842624
 
-run caught 0 --oom-in forward --oom-kind cpu --catch
-grep -q "^step 3: RuntimeError" caught.out || fail "caught: the program did not catch it: $(cat caught.out)"
-expect_eq "caught: steps (one batch skipped)" "step 0,step 1,step 2,step 3,step 4" "$(steps caught.sqlite)"
-section caught step=3 phase=forward requested_bytes=1125899906842624 range_path="step 3 > forward > Net > body > body.1"
+run caught 0 --steps 16 --oom-at 13 --oom-in forward --oom-kind cpu --catch
+grep -q "^step 13: RuntimeError" caught.out || fail "caught: the program did not catch it: $(cat caught.out)"
+expect_eq "caught: steps (one batch skipped)" "$(seq -s, 0 14 | sed 's/\([0-9]*\)/step \1/g')" "$(steps caught.sqlite)"
+section caught step=13 phase=forward requested_bytes=1125899906842624 \
+    range_path="step 13 > forward > Net > body > body.1"
 echo "all good"

@@ -412,6 +412,9 @@ def install(torch, features, lib_path):
                 if not sampled[0]:  # no backward range: the forward's alone
                     try:
                         return impl(self, *args, **kwargs)
+                    except BaseException:
+                        seen()
+                        raise
                     finally:
                         pop()
                         st.depth = d
