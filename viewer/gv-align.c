@@ -2,6 +2,7 @@
  * gv-align.h). The arithmetic is integer (a 128-bit product), so a boundary
  * maps exactly onto its partner and the map never goes backwards. */
 #include "gv-align.h"
+#include "gt_base.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -126,15 +127,6 @@ void gv_align_clear(GvAlign *al)
     memset(al, 0, sizeof *al);
 }
 
-static int64_t add_sat(int64_t t, int64_t d)
-{
-    if (d > 0 && t > INT64_MAX - d)
-        return INT64_MAX;
-    if (d < 0 && t < INT64_MIN - d)
-        return INT64_MIN;
-    return t + d;
-}
-
 /* Index i of the last knot <= t on side `from`; needs knots[from][0] <= t. */
 static size_t knot_before(const GvAlign *al, int from, int64_t t)
 {
@@ -155,12 +147,12 @@ int64_t gv_align_map(const GvAlign *al, int from, int64_t t_ns)
     from = from ? 1 : 0;
     size_t n = al->n_knots;
     if (n == 0)
-        return add_sat(t_ns, from == 0 ? al->shift_ns : -al->shift_ns);
+        return gt_sat_add(t_ns, from == 0 ? al->shift_ns : -al->shift_ns);
     const int64_t *x = al->knots[from], *y = al->knots[1 - from];
     if (t_ns <= x[0])
-        return add_sat(t_ns, y[0] - x[0]);
+        return gt_sat_add(t_ns, y[0] - x[0]);
     if (t_ns >= x[n - 1])
-        return add_sat(t_ns, y[n - 1] - x[n - 1]);
+        return gt_sat_add(t_ns, y[n - 1] - x[n - 1]);
     size_t i = knot_before(al, from, t_ns);
     __int128 num = (__int128)(t_ns - x[i]) * (y[i + 1] - y[i]);
     return y[i] + (int64_t)(num / (x[i + 1] - x[i]));

@@ -1,6 +1,7 @@
 /* gv-lane.c: binary searches and the merging walk over a lane (see gv-lane.h).
  * Nothing here locks: the caller holds the model's lock while it walks. */
 #include "gv-lane.h"
+#include "gt_base.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -8,15 +9,7 @@
 
 size_t gv_lane_lower_bound(const GvLane *l, size_t from, int64_t t_ns)
 {
-    size_t lo = from, hi = l->n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (l->items[mid].start_ns < t_ns)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    return from >= l->n ? from : from + GT_LOWER_BOUND(l->items + from, l->n - from, start_ns, t_ns);
 }
 
 size_t gv_lane_first_visible(const GvLane *l, int64_t t_ns)
@@ -31,19 +24,7 @@ size_t gv_lane_first_visible(const GvLane *l, int64_t t_ns)
 
 /* Times from a damaged trace may be anything an int64 holds: sums and
  * differences saturate, bucket arithmetic is unsigned and bounded. */
-static int64_t add_sat(int64_t a, int64_t b)
-{
-    int64_t s;
-    return __builtin_add_overflow(a, b, &s) ? (b > 0 ? INT64_MAX : INT64_MIN) : s;
-}
-
-static int64_t sub_sat(int64_t a, int64_t b)
-{
-    int64_t s;
-    return __builtin_sub_overflow(a, b, &s) ? (b < 0 ? INT64_MAX : INT64_MIN) : s;
-}
-
-static int64_t dur(const GvItem *it) { return sub_sat(it->end_ns, it->start_ns); }
+static int64_t dur(const GvItem *it) { return gt_sat_sub(it->end_ns, it->start_ns); }
 
 /* The bucket of width 2^s holding time t (0 before the origin). */
 static uint64_t bucket_of(int64_t t, int64_t origin, int s)
@@ -58,7 +39,7 @@ static int64_t bucket_start(int64_t origin, size_t b, int s)
         return origin;
     if (s >= 63 || (uint64_t)b > ((uint64_t)INT64_MAX >> s))
         return INT64_MAX;
-    return add_sat(origin, (int64_t)((uint64_t)b << s));
+    return gt_sat_add(origin, (int64_t)((uint64_t)b << s));
 }
 
 /* gv_lane_lower_bound when the answer is near `from`: steps of 1, 2, 4...
@@ -96,14 +77,14 @@ static size_t walk_items(const GvLane *l, int64_t t0_ns, int64_t t1_ns, int64_t 
         GvBox b = {it->start_ns, it->end_ns, i, 1, dur(it), i};
         if (dur(it) < min_ns) {
             /* Everything that starts within min_ns of this item joins it. */
-            size_t j = gallop_lower_bound(l, i + 1, add_sat(it->start_ns, min_ns));
+            size_t j = gallop_lower_bound(l, i + 1, gt_sat_add(it->start_ns, min_ns));
             /* In a lane without overlaps only the run's last item can be wide (the
              * next ones start after it ends): it is drawn on its own, not hidden. */
             if (j > i + 1 && dur(&l->items[j - 1]) >= min_ns)
                 j--;
             for (size_t k = i + 1; k < j; k++) {
                 const GvItem *x = &l->items[k];
-                b.busy_ns = add_sat(b.busy_ns, dur(x));
+                b.busy_ns = gt_sat_add(b.busy_ns, dur(x));
                 if (x->end_ns > b.end_ns)
                     b.end_ns = x->end_ns;
                 if (dur(x) > dur(&l->items[b.dominant]))
@@ -146,12 +127,12 @@ static void run_add_items(const GvLane *l, run *r, size_t from, size_t to, int64
         const GvItem *x = &l->items[k];
         if (!r->active) {
             r->b = (GvBox){x->start_ns, x->end_ns, k, 0, 0, k};
-            r->limit_ns = add_sat(x->start_ns, min_ns);
+            r->limit_ns = gt_sat_add(x->start_ns, min_ns);
             r->dom_weight = -1;
             r->active = 1;
         }
         r->b.count++;
-        r->b.busy_ns = add_sat(r->b.busy_ns, dur(x));
+        r->b.busy_ns = gt_sat_add(r->b.busy_ns, dur(x));
         if (x->end_ns > r->b.end_ns)
             r->b.end_ns = x->end_ns;
         if (dur(x) > r->dom_weight) {
@@ -205,7 +186,7 @@ static size_t walk_lod(const GvLane *l, int k, int64_t t0_ns, int64_t t1_ns, int
         if (r.active && bs >= r.limit_ns)
             n_boxes += run_flush(l, &r, t0_ns, visit, data);
         size_t w = bk[b].longest;
-        if (sub_sat(bk[b].end_ns, bs) >= min_ns && dur(&l->items[w]) >= min_ns) {
+        if (gt_sat_sub(bk[b].end_ns, bs) >= min_ns && dur(&l->items[w]) >= min_ns) {
             run_add_items(l, &r, f, w, min_ns);
             n_boxes += run_flush(l, &r, t0_ns, visit, data);
             GvBox one = {l->items[w].start_ns, l->items[w].end_ns, w, 1, dur(&l->items[w]), w};
@@ -218,12 +199,12 @@ static size_t walk_lod(const GvLane *l, int k, int64_t t0_ns, int64_t t1_ns, int
         }
         if (!r.active) {
             r.b = (GvBox){0, INT64_MIN, f, 0, 0, w};
-            r.limit_ns = add_sat(bs, min_ns);
+            r.limit_ns = gt_sat_add(bs, min_ns);
             r.dom_weight = -1;
             r.active = 1;
         }
         r.b.count += e - f;
-        r.b.busy_ns = add_sat(r.b.busy_ns, bk[b].busy_ns);
+        r.b.busy_ns = gt_sat_add(r.b.busy_ns, bk[b].busy_ns);
         if (bk[b].end_ns > r.b.end_ns)
             r.b.end_ns = bk[b].end_ns;
         if (bk[b].busy_ns > r.dom_weight) {
@@ -292,7 +273,7 @@ static int lod_parents(const GvItem *items, GvLod *d, int k, size_t from, size_t
         if (2 * p + 1 < d->n[k]) {
             const GvBucket *r = &c[2 * p + 1];
             size_t r_end = 2 * p + 2 < d->n[k] ? c[2 * p + 2].first : d->n_items;
-            q->busy_ns = add_sat(q->busy_ns, r->busy_ns);
+            q->busy_ns = gt_sat_add(q->busy_ns, r->busy_ns);
             if (r->end_ns > q->end_ns)
                 q->end_ns = r->end_ns;
             /* r holds items, and q none yet or a shorter longest */
@@ -364,7 +345,7 @@ static int lod_update(GvLod *d, const GvItem *items, size_t n)
             *q = (GvBucket){0, INT64_MIN, (uint32_t)i, (uint32_t)i};
         }
         GvBucket *q = &d->lv[0][b];
-        q->busy_ns = add_sat(q->busy_ns, dur(it));
+        q->busy_ns = gt_sat_add(q->busy_ns, dur(it));
         if (it->end_ns > q->end_ns)
             q->end_ns = it->end_ns;
         if (dur(it) > dur(&items[q->longest]))
@@ -405,10 +386,10 @@ typedef struct hit_ctx { int64_t t, slop; GvBox best; int64_t best_dist; int fou
 static void hit_visit(const GvLane *l, const GvBox *b, void *data)
 {
     hit_ctx *c = data;
-    int64_t d = c->t < b->start_ns ? sub_sat(b->start_ns, c->t) : c->t > b->end_ns ? sub_sat(c->t, b->end_ns) : 0;
+    int64_t d = c->t < b->start_ns ? gt_sat_sub(b->start_ns, c->t) : c->t > b->end_ns ? gt_sat_sub(c->t, b->end_ns) : 0;
     if (d <= c->slop && (!c->found || d < c->best_dist ||
                          (d == c->best_dist &&
-                          sub_sat(b->end_ns, b->start_ns) < sub_sat(c->best.end_ns, c->best.start_ns)))) {
+                          gt_sat_sub(b->end_ns, b->start_ns) < gt_sat_sub(c->best.end_ns, c->best.start_ns)))) {
         c->best = *b;
         c->best_dist = d;
         c->found = 1;
@@ -420,8 +401,8 @@ int gv_lane_hit(const GvLane *l, int64_t t_ns, double ns_per_px, double min_px, 
     hit_ctx c = {.t = t_ns, .slop = slop_ns};
     /* Walk a small window around t exactly as drawing does, so what is hit is what is seen. */
     double px_ns = ns_per_px * min_px;
-    int64_t reach = add_sat(slop_ns, px_ns < 9.2e18 ? (int64_t)px_ns + 1 : INT64_MAX);
-    gv_lane_walk(l, sub_sat(t_ns, reach), add_sat(t_ns, reach), ns_per_px, min_px, hit_visit, &c);
+    int64_t reach = gt_sat_add(slop_ns, px_ns < 9.2e18 ? (int64_t)px_ns + 1 : INT64_MAX);
+    gv_lane_walk(l, gt_sat_sub(t_ns, reach), gt_sat_add(t_ns, reach), ns_per_px, min_px, hit_visit, &c);
     if (c.found)
         *out = c.best;
     return c.found;

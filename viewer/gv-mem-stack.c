@@ -3,20 +3,13 @@
  * a band on top, each end takes one out and moves those above it down. At
  * one time ends go first, as the analysis replays frees first. */
 #include "gv-mem-stack.h"
+#include "gt_base.h"
 
 #include <glib.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define MAX_MEM_POINTS (8u << 20) /* stacked layout cap (points of the bands) */
-
-static int64_t sat_add(int64_t a, int64_t b)
-{
-    int64_t r;
-    if (__builtin_add_overflow(a, b, &r))
-        return b > 0 ? INT64_MAX : INT64_MIN;
-    return r;
-}
 
 typedef struct stacker {
     GvMemBlock *blocks;
@@ -46,7 +39,7 @@ static void stack_push(stacker *b, size_t bi, int64_t t)
     band_add(b, bi, t, b->stack_bytes);
     guint idx = (guint)bi;
     g_array_append_val(b->stack, idx);
-    b->stack_bytes = sat_add(b->stack_bytes, b->blocks[bi].bytes);
+    b->stack_bytes = gt_sat_add(b->stack_bytes, b->blocks[bi].bytes);
 }
 
 /* Takes a block off the stack; every block above it moves down by its size. */
@@ -60,7 +53,7 @@ static void stack_remove(stacker *b, size_t bi, int64_t t)
     pos--;
     g_array_remove_index(b->stack, pos);
     int64_t bytes = b->blocks[bi].bytes;
-    b->stack_bytes = sat_add(b->stack_bytes, -bytes);
+    b->stack_bytes = gt_sat_add(b->stack_bytes, -bytes);
     GArray *band = g_ptr_array_index(b->bands, bi);
     band_add(b, bi, t, g_array_index(band, GvMemPoint, band->len - 1).offset_bytes); /* its end */
     for (guint k = pos; k < b->stack->len; k++) {

@@ -19,14 +19,7 @@ static guint signals[N_SIGNALS];
 /* Allocated bytes just after t: the last sample at or before it (0 before any). */
 static int64_t allocated_at(const GvMemory *mem, int64_t t, size_t *idx)
 {
-    size_t lo = 0, hi = mem->n_samples;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (mem->samples[mid].t_ns <= t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = GT_UPPER_BOUND(mem->samples, mem->n_samples, t_ns, t);
     *idx = lo;
     return lo > 0 ? mem->samples[lo - 1].allocated_bytes : 0;
 }

@@ -7,6 +7,7 @@
  * in colour and its free space grey. Wheel zooms, drag pans, a click picks a
  * block and puts the cursor there. */
 #include "gv-memory-view.h"
+#include "gt_base.h"
 
 #include <math.h>
 #include <pango/pangocairo.h>
@@ -14,15 +15,6 @@
 #include <string.h>
 
 enum { MARK_H = 16 };
-
-/* a - b for times, stopping at the int64 ends instead of overflowing */
-static int64_t ns_sub(int64_t a, int64_t b)
-{
-    int64_t r;
-    if (__builtin_sub_overflow(a, b, &r))
-        return b < 0 ? INT64_MAX : INT64_MIN;
-    return r;
-}
 
 void gv_mem_view_init(GvMemView *v, int width, int height)
 {
@@ -103,7 +95,7 @@ static gssize snapshot_walk(cairo_t *cr, PangoLayout *lay, const GvMemView *v, c
     }
     if (cr) {
         snprintf(line, sizeof line, "at %s: allocated %s, reserved %s, %zu segments, %zu blocks (click one)",
-                 gt_fmt_ns(a, sizeof a, ns_sub(st->at_ns, v->x.origin_ns)),
+                 gt_fmt_ns(a, sizeof a, gt_sat_sub(st->at_ns, v->x.origin_ns)),
                  gt_fmt_bytes(b, sizeof b, st->allocated_bytes), gt_fmt_bytes(c, sizeof c, st->reserved_bytes),
                  st->n_segments, st->n_blocks);
         text(cr, lay, left, top, w, line, 0.1);
@@ -580,7 +572,7 @@ static void fmt_life(char *buf, size_t n, int64_t from, int64_t to)
     if (to == INT64_MAX)
         snprintf(buf, n, "never freed");
     else
-        gt_fmt_ns(buf, n, ns_sub(to, from));
+        gt_fmt_ns(buf, n, gt_sat_sub(to, from));
 }
 
 /* What a band says: size, address, when, lifetime, who (NVTX path) and the full stack. */
@@ -592,7 +584,7 @@ static char *band_text(GvMemoryView *self, const GvMemory *mem, const GvMemBlock
     GString *out = g_string_new(NULL);
     g_string_printf(out, "block %s at 0x%llx, allocated at %s, lifetime %s\nallocated in: %s",
                     gt_fmt_bytes(s, sizeof s, b->bytes), (unsigned long long)b->address,
-                    gt_fmt_ns(t0, sizeof t0, ns_sub(b->alloc_ns, self->state.x.origin_ns)), life,
+                    gt_fmt_ns(t0, sizeof t0, gt_sat_sub(b->alloc_ns, self->state.x.origin_ns)), life,
                     origin && *origin ? origin : "(unknown)");
     if (b->callchain_id)
         g_string_append(out, "\nstack (innermost first):");
@@ -615,7 +607,7 @@ static char *snap_text(GvMemoryView *self, const GvMemory *mem, const gt_mem_blo
     GString *out = g_string_new(NULL);
     g_string_printf(out, "block %s at 0x%llx (snapshot), allocated at %s, lifetime %s\nallocated in: %s",
                     gt_fmt_bytes(s, sizeof s, blk->bytes), (unsigned long long)blk->address,
-                    gt_fmt_ns(t0, sizeof t0, ns_sub(blk->alloc_ns, self->state.x.origin_ns)), life,
+                    gt_fmt_ns(t0, sizeof t0, gt_sat_sub(blk->alloc_ns, self->state.x.origin_ns)), life,
                     blk->origin && *blk->origin ? blk->origin : "(unknown)");
     if (blk->callchain_id)
         g_string_append(out, "\nstack (innermost first):");

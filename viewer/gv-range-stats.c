@@ -1,5 +1,6 @@
 /* gv-range-stats.c: the rows of a range's statistics (see gv-range-stats.h). */
 #include "gv-range-stats.h"
+#include "gt_base.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -7,10 +8,10 @@
 /* The part of [s, e) inside [from, to); 0 when outside. */
 static int64_t clipped(int64_t s, int64_t e, int64_t from, int64_t to)
 {
-    int64_t a = MAX(s, from), b = MIN(e, to), r;
+    int64_t a = MAX(s, from), b = MIN(e, to);
     if (b <= a)
         return 0;
-    return __builtin_sub_overflow(b, a, &r) ? INT64_MAX : r; /* a trace may hold any int64 */
+    return gt_sat_sub(b, a); /* a trace may hold any int64 */
 }
 
 static gboolean overlaps(const GvItem *it, int64_t from, int64_t to)

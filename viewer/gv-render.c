@@ -3,6 +3,7 @@
  * row and its lanes. Coordinates are clamped before they reach cairo: a
  * kernel of a second at a nanosecond zoom is billions of pixels wide. */
 #include "gv-render-private.h"
+#include "gt_base.h"
 
 #include <errno.h>
 #include <math.h>
@@ -29,18 +30,6 @@ static double lanes_w(const GvView *v)
 
 /* Times of a damaged trace may be anything an int64 holds: arithmetic on
  * them saturates, and doubles go back to int64 clamped. */
-static int64_t add_sat(int64_t a, int64_t b)
-{
-    int64_t s;
-    return __builtin_add_overflow(a, b, &s) ? (b > 0 ? INT64_MAX : INT64_MIN) : s;
-}
-
-static int64_t sub_sat(int64_t a, int64_t b)
-{
-    int64_t s;
-    return __builtin_sub_overflow(a, b, &s) ? (b < 0 ? INT64_MAX : INT64_MIN) : s;
-}
-
 /* a - b exactly where it fits, else in doubles */
 static double diff_d(int64_t a, int64_t b)
 {
@@ -79,12 +68,12 @@ void gv_view_show_range(GvView *v, int64_t from_ns, int64_t to_ns)
     from_ns = gv_view_axis(v, from_ns);
     to_ns = gv_view_axis(v, to_ns);
     if (to_ns <= from_ns)
-        to_ns = add_sat(from_ns, 1);
+        to_ns = gt_sat_add(from_ns, 1);
     if (to_ns <= from_ns) /* from INT64_MAX */
         from_ns = to_ns - 1;
     double len = diff_d(to_ns, from_ns);
     int64_t margin = to_i64(len / 50);
-    v->t0_ns = sub_sat(from_ns, margin);
+    v->t0_ns = gt_sat_sub(from_ns, margin);
     v->ns_per_px = (len + 2 * (double)margin) / lanes_w(v);
     if (v->ns_per_px < 1e-3)
         v->ns_per_px = 1e-3;
@@ -113,7 +102,7 @@ double gv_view_x(const GvView *v, int64_t t_ns)
 
 static int64_t axis_time(const GvView *v, double x)
 {
-    return add_sat(v->t0_ns, to_i64(round((x - GV_LABEL_W) * v->ns_per_px)));
+    return gt_sat_add(v->t0_ns, to_i64(round((x - GV_LABEL_W) * v->ns_per_px)));
 }
 
 int64_t gv_view_time(const GvView *v, double x)
@@ -137,12 +126,12 @@ void gv_view_zoom(GvView *v, double factor, double x)
     if (npp > 1e12)
         npp = 1e12;
     v->ns_per_px = npp;
-    v->t0_ns = sub_sat(t, to_i64(round((x - GV_LABEL_W) * npp)));
+    v->t0_ns = gt_sat_sub(t, to_i64(round((x - GV_LABEL_W) * npp)));
 }
 
 void gv_view_pan(GvView *v, double dx_px)
 {
-    v->t0_ns = sub_sat(v->t0_ns, to_i64(round(dx_px * v->ns_per_px)));
+    v->t0_ns = gt_sat_sub(v->t0_ns, to_i64(round(dx_px * v->ns_per_px)));
 }
 
 /* ---- colours ------------------------------------------------------------------ */
@@ -561,7 +550,7 @@ static void nice_tick(double ns_per_px, double *out_step)
 /* "step 3  +1.200 ms (+8.1%)": how long this step took next to its partner. */
 static void step_diff_label(char *buf, size_t n, const gt_step *s, const GvStepPair *p)
 {
-    int64_t da = sub_sat(p->end_ns[0], p->start_ns[0]), db = sub_sat(p->end_ns[1], p->start_ns[1]);
+    int64_t da = gt_sat_sub(p->end_ns[0], p->start_ns[0]), db = gt_sat_sub(p->end_ns[1], p->start_ns[1]);
     char d[32];
     gt_fmt_ns(d, sizeof d, to_i64(fabs(diff_d(db, da))));
     if (da > 0)
@@ -616,7 +605,7 @@ static void draw_ticks(GvDrawCtx *c, double y, double h)
         double t = first + k * step;
         if (t + (double)v->origin_ns >= (double)c->t_right_ns)
             break;
-        double x = floor(gv_view_x(v, add_sat(v->origin_ns, to_i64(t)))) + 0.5;
+        double x = floor(gv_view_x(v, gt_sat_add(v->origin_ns, to_i64(t)))) + 0.5;
         cairo_set_source_rgb(cr, 0.6, 0.6, 0.6);
         cairo_move_to(cr, x, y + h - 6);
         cairo_line_to(cr, x, y + h);

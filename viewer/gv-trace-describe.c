@@ -19,7 +19,7 @@ static const char *gap_cause_words(int cause)
 /* Times are said from the trace's start, as the axis counts them. Under the lock. */
 static int64_t since_start(GvTraceModel *self, int64_t t_ns)
 {
-    return gv_sat_sub(t_ns, self->span_start_ns);
+    return gt_sat_sub(t_ns, self->span_start_ns);
 }
 
 /* Launch configuration and exact name of a kernel, read back from the trace. */
@@ -31,7 +31,7 @@ static void describe_kernel(GvTraceModel *self, const GvItem *it, GString *s)
     }
     gt_iter *iter = NULL;
     gt_event ev;
-    if (gt_iter_new(&iter, self->trace, GT_EV_KERNEL, it->start_ns, gv_sat_add(it->start_ns, 1)) == 0) {
+    if (gt_iter_new(&iter, self->trace, GT_EV_KERNEL, it->start_ns, gt_sat_add(it->start_ns, 1)) == 0) {
         while (gt_iter_next(iter, &ev) == 1) {
             const gt_kernel *k = &ev.u.kernel;
             if (k->start_ns != it->start_ns || k->correlation_id != it->corr)
@@ -92,7 +92,7 @@ char *gv_trace_model_describe(GvTraceModel *self, const GvItemRef *ref)
     if (it->kind == GV_ITEM_MARK) /* an instant */
         g_string_append_printf(s, "\n%s at %s", tr->title, gt_fmt_ns(b, sizeof b, since_start(self, it->start_ns)));
     else
-        g_string_append_printf(s, "\n%s, %s at %s", gt_fmt_ns(a, sizeof a, gv_sat_sub(it->end_ns, it->start_ns)), tr->title,
+        g_string_append_printf(s, "\n%s, %s at %s", gt_fmt_ns(a, sizeof a, gt_sat_sub(it->end_ns, it->start_ns)), tr->title,
                                gt_fmt_ns(b, sizeof b, since_start(self, it->start_ns)));
     if (it->kind == GV_ITEM_MARK) {
         append_payload(s, it);
@@ -121,7 +121,7 @@ char *gv_trace_model_describe(GvTraceModel *self, const GvItemRef *ref)
                           : it->kind == GV_ITEM_API  ? "launched"
                                                      : "launched by";
         g_string_append_printf(s, "\n%s %s (%s, at %s)", how, gv_trace_model_name(self, ri->name),
-                               gt_fmt_ns(a, sizeof a, gv_sat_sub(ri->end_ns, ri->start_ns)),
+                               gt_fmt_ns(a, sizeof a, gt_sat_sub(ri->end_ns, ri->start_ns)),
                                gt_fmt_ns(b, sizeof b, since_start(self, ri->start_ns)));
         if (it->kind != GV_ITEM_API)
             g_string_append_printf(s, " on %s", gv_trace_model_track(self, rel.track)->title);
@@ -145,7 +145,7 @@ char *gv_trace_model_describe_run(GvTraceModel *self, const GvItemRef *first, si
         size_t last = first->index + count - 1 < l->n ? first->index + count - 1 : l->n - 1;
         int64_t busy = 0;
         for (size_t k = first->index; k <= last && k < first->index + 100000; k++)
-            busy = gv_sat_add(busy, gv_sat_sub(l->items[k].end_ns, l->items[k].start_ns));
+            busy = gt_sat_add(busy, gt_sat_sub(l->items[k].end_ns, l->items[k].start_ns));
         out = g_strdup_printf("%zu items merged at this zoom (%s): %s ... %s\nfrom %s, busy %s\nzoom in to see them",
                               count, l->label, gv_trace_model_name(self, it->name),
                               gv_trace_model_name(self, l->items[last].name), gt_fmt_ns(a, sizeof a, since_start(self, it->start_ns)),

@@ -13,7 +13,7 @@ static int64_t call_stack_id(GvTraceModel *self, int64_t start_ns, int64_t corr)
     gt_iter *iter = NULL;
     gt_event ev;
     int64_t id = 0;
-    if (gt_iter_new(&iter, self->trace, GT_EV_API, start_ns, gv_sat_add(start_ns, 1)) != 0)
+    if (gt_iter_new(&iter, self->trace, GT_EV_API, start_ns, gt_sat_add(start_ns, 1)) != 0)
         return 0;
     while (gt_iter_next(iter, &ev) == 1)
         if (ev.u.api.start_ns == start_ns && ev.u.api.correlation_id == corr) {
@@ -75,7 +75,7 @@ static void append_arguments(GvTraceModel *self, const GvItem *it, GString *s)
     gt_iter *iter = NULL;
     gt_event ev;
     char b[32];
-    if (gt_iter_new(&iter, self->trace, kind, it->start_ns, gv_sat_add(it->start_ns, 1)) == 0) {
+    if (gt_iter_new(&iter, self->trace, kind, it->start_ns, gt_sat_add(it->start_ns, 1)) == 0) {
         while (gt_iter_next(iter, &ev) == 1) {
             if (kind == GT_EV_MEMCPY && ev.u.memcpy.end_ns == it->end_ns && ev.u.memcpy.correlation_id == it->corr) {
                 g_string_append_printf(s, "\n\narguments\n  %s, %s (%lld B)", gt_copy_kind_name(ev.u.memcpy.copy_kind),

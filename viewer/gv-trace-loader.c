@@ -98,8 +98,8 @@ static void lane_append(loader *ld, GvLane *l, const GvItem *it)
         return;
     *slot = *it;
     l->n_loaded++;
-    if (gv_sat_sub(it->end_ns, it->start_ns) > l->max_dur_ns)
-        l->max_dur_ns = gv_sat_sub(it->end_ns, it->start_ns);
+    if (gt_sat_sub(it->end_ns, it->start_ns) > l->max_dur_ns)
+        l->max_dur_ns = gt_sat_sub(it->end_ns, it->start_ns);
 }
 
 static uint32_t name_of_string(loader *ld, const char *s)

@@ -9,6 +9,7 @@
 #include <glib-object.h>
 
 #include "gt_analyze.h"
+#include "gt_base.h"
 #include "gv-lane.h"
 #include "gv-mem-stack.h"
 
@@ -30,24 +31,6 @@ struct _GvTraceModel {
     char *problem; /* the integrity check's late verdict, when it failed */
     guint64 layout_serial; /* changes with every track or lane added */
 };
-
-/* Sums and differences of times that stop at the int64 ends instead of
- * overflowing (a trace may hold any int64 there). */
-static inline int64_t gv_sat_add(int64_t a, int64_t b)
-{
-    int64_t r;
-    if (__builtin_add_overflow(a, b, &r))
-        return b > 0 ? INT64_MAX : INT64_MIN;
-    return r;
-}
-
-static inline int64_t gv_sat_sub(int64_t a, int64_t b)
-{
-    int64_t r;
-    if (__builtin_sub_overflow(a, b, &r))
-        return b < 0 ? INT64_MAX : INT64_MIN;
-    return r;
-}
 
 struct GvItemRef;
 

@@ -30,7 +30,7 @@ enum { PROP_0, PROP_PATH, N_PROPS };
 static GParamSpec *props[N_PROPS];
 
 /* |a - b|, at most INT64_MAX. */
-static int64_t abs_diff(int64_t a, int64_t b) { return a > b ? gv_sat_sub(a, b) : gv_sat_sub(b, a); }
+static int64_t abs_diff(int64_t a, int64_t b) { return a > b ? gt_sat_sub(a, b) : gt_sat_sub(b, a); }
 
 /* ---- the object ----------------------------------------------------------- */
 
@@ -190,7 +190,7 @@ void gv_trace_model_span(GvTraceModel *self, int64_t *out_start_ns, int64_t *out
 {
     g_mutex_lock(&self->lock);
     *out_start_ns = self->span_start_ns;
-    *out_end_ns = self->span_end_ns > self->span_start_ns ? self->span_end_ns : gv_sat_add(self->span_start_ns, 1);
+    *out_end_ns = self->span_end_ns > self->span_start_ns ? self->span_end_ns : gt_sat_add(self->span_start_ns, 1);
     g_mutex_unlock(&self->lock);
 }
 
@@ -289,7 +289,7 @@ gboolean gv_trace_model_find_related(GvTraceModel *self, const GvItemRef *of, Gv
         return find_corr(self, it->corr, it->start_ns, TRUE, FALSE, out);
     if (it->kind == GV_ITEM_KERNEL || it->kind == GV_ITEM_MEMCPY || it->kind == GV_ITEM_MEMSET ||
         it->kind == GV_ITEM_SYNC) /* the call started first */
-        return find_corr(self, it->corr, gv_sat_add(it->start_ns, 1), FALSE, TRUE, out);
+        return find_corr(self, it->corr, gt_sat_add(it->start_ns, 1), FALSE, TRUE, out);
     return FALSE;
 }
 
@@ -310,7 +310,7 @@ static gboolean search_match(GvTraceModel *self, const guint8 *match, size_t n_m
             if (l->kind == GV_ITEM_GAP)
                 continue;
             if (!backwards) {
-                for (size_t k = gv_lane_lower_bound(l, 0, gv_sat_add(after_ns, 1)); k < l->n && l->items[k].start_ns < best; k++)
+                for (size_t k = gv_lane_lower_bound(l, 0, gt_sat_add(after_ns, 1)); k < l->n && l->items[k].start_ns < best; k++)
                     if (l->items[k].name < n_match && match[l->items[k].name]) {
                         best = l->items[k].start_ns;
                         *out = (GvItemRef){ti, li, k};

@@ -193,9 +193,9 @@ static void copy_add(copy_stats *s, const an_copy *c, const an_api *a)
 {
     int64_t d = a ? a->end_ns - a->start_ns : c->end_ns - c->start_ns;
     s->n++; /* sums saturate: a damaged trace's rows may add past INT64_MAX */
-    s->bytes = an_add_sat(s->bytes, c->bytes);
-    s->dev_ns = an_add_sat(s->dev_ns, c->end_ns - c->start_ns);
-    s->api_ns = an_add_sat(s->api_ns, a ? a->end_ns - a->start_ns : 0);
+    s->bytes = gt_sat_add(s->bytes, c->bytes);
+    s->dev_ns = gt_sat_add(s->dev_ns, c->end_ns - c->start_ns);
+    s->api_ns = gt_sat_add(s->api_ns, a ? a->end_ns - a->start_ns : 0);
     if (d > s->worst_d) {
         s->worst_d = d;
         s->worst_s = a ? a->start_ns : c->start_ns;
@@ -306,18 +306,18 @@ static int rules_api(rules *R)
         int64_t d = a->end_ns - a->start_ns;
         if (cls == API_MALLOC) {
             if (in_step && si > 0) /* the steady state: the first step warms up */
-                malloc_in_steps_ns = an_add_sat(malloc_in_steps_ns, d);
+                malloc_in_steps_ns = gt_sat_add(malloc_in_steps_ns, d);
             continue;
         }
         n_sync++;
-        sync_ns = an_add_sat(sync_ns, d);
+        sync_ns = gt_sat_add(sync_ns, d);
         if (d > we - ws) {
             ws = a->start_ns;
             we = a->end_ns;
         }
         if (in_step) {
             n_in_steps++;
-            in_steps_ns = an_add_sat(in_steps_ns, d);
+            in_steps_ns = gt_sat_add(in_steps_ns, d);
         }
     }
     /* Without kernels there are no CUDA calls: a host range named like one
@@ -328,14 +328,14 @@ static int rules_api(rules *R)
             continue;
         int64_t d = a->end_ns - a->start_ns;
         n_sync++;
-        sync_ns = an_add_sat(sync_ns, d);
+        sync_ns = gt_sat_add(sync_ns, d);
         if (d > we - ws) {
             ws = a->start_ns;
             we = a->end_ns;
         }
         if (r->n_steps && in_step(r, a->start_ns)) {
             n_in_steps++;
-            in_steps_ns = an_add_sat(in_steps_ns, d);
+            in_steps_ns = gt_sat_add(in_steps_ns, d);
         }
     }
     const char *thr = "a call that waits for the device (cudaDeviceSynchronize, cudaStreamSynchronize, "
@@ -575,7 +575,7 @@ static int rule_conv_autotune_cpu(rules *R, const char *title)
             continue;
         const an_range *op = &m->ranges[a->parent];
         int64_t ns = a->end_ns - a->start_ns; /* the algorithm's own range: a timing trial left out */
-        conv_ns = an_add_sat(conv_ns, ns);
+        conv_ns = gt_sat_add(conv_ns, ns);
         if (strcmp(n.algo, "im2col+gemm") != 0 && strcmp(n.algo, "direct") != 0)
             continue;
         char key[96];
@@ -593,16 +593,16 @@ static int rule_conv_autotune_cpu(rules *R, const char *title)
             n_shapes++;
         }
         shapes[k].n++;
-        shapes[k].ns = an_add_sat(shapes[k].ns, ns);
+        shapes[k].ns = gt_sat_add(shapes[k].ns, ns);
         shapes[k].last = a->end_ns;
     }
     for (size_t i = 0; i < r->n_kernels; i++)
-        ops_ns = an_add_sat(ops_ns, r->kernels[i].d.total_ns);
+        ops_ns = gt_sat_add(ops_ns, r->kernels[i].d.total_ns);
     const struct shape *top = NULL;
     int64_t slow_ns = 0, n_slow = 0;
     for (size_t k = 0; k < n_shapes; k++)
         if (shapes[k].n >= 3) {
-            slow_ns = an_add_sat(slow_ns, shapes[k].ns);
+            slow_ns = gt_sat_add(slow_ns, shapes[k].ns);
             n_slow++;
             if (!top || shapes[k].ns > top->ns)
                 top = &shapes[k];
@@ -640,13 +640,13 @@ static int rules_kernels(rules *R)
         const gt_name_row *k = &r->kernels[i];
         if (is_fp32_gemm(k->name)) {
             fp32_share += k->share;
-            fp32_ns = an_add_sat(fp32_ns, k->d.total_ns);
+            fp32_ns = gt_sat_add(fp32_ns, k->d.total_ns);
             if (!*fp32_name)
                 fp32_name = k->name;
         }
         if (is_slow_conv(k->name)) {
             conv_share += k->share;
-            conv_ns = an_add_sat(conv_ns, k->d.total_ns);
+            conv_ns = gt_sat_add(conv_ns, k->d.total_ns);
             if (!*conv_name)
                 conv_name = k->name;
         }
@@ -693,7 +693,7 @@ static int rules_kernels(rules *R)
         n_short += a->end_ns - a->start_ns < 20000;
     }
     int64_t span = r->end_ns - r->start_ns;
-    int64_t launch_idle = an_add_sat(r->gaps.idle_by_cause_ns[GT_GAP_KERNEL_WAIT], r->gaps.idle_by_cause_ns[GT_GAP_HOST_WAIT]);
+    int64_t launch_idle = gt_sat_add(r->gaps.idle_by_cause_ns[GT_GAP_KERNEL_WAIT], r->gaps.idle_by_cause_ns[GT_GAP_HOST_WAIT]);
     thr = "100 kernels or more, most under 20 us, and the device idle between launches (host-wait plus "
           "kernel-wait) for 10% of the time or more";
     sug = "Launch fewer, bigger kernels: fuse elementwise chains (torch.compile, fused optimizers), "

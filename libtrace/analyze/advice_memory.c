@@ -105,7 +105,7 @@ static int rule_fragmentation(rules *R, const gt_report *r, const an_model *m)
         size_t s = step_of(r, &si, e->t_ns);
         if (s == r->n_steps || s == 0)
             continue;
-        grew_bytes = an_add_sat(grew_bytes, e->bytes);
+        grew_bytes = gt_sat_add(grew_bytes, e->bytes);
         if ((int64_t)s != last)
             n_grew++, last = (int64_t)s;
     }

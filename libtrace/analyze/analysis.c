@@ -159,14 +159,7 @@ char *gt_analysis_block_origin(const gt_analysis *a, int64_t pid, uint64_t addre
         return an_strdup("");
     const an_mem_hist *h = &a->mem[k];
     /* its first life began when it was allocated: lives are by start */
-    size_t lo = 0, hi = h->n_lives;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (h->lives[mid].from_ns < alloc_ns)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = GT_LOWER_BOUND(h->lives, h->n_lives, from_ns, alloc_ns);
     for (size_t i = lo; i < h->n_lives && h->lives[i].from_ns == alloc_ns; i++) {
         const gt_mem_life *l = &h->lives[i];
         if (l->address != address || l->alloc_ns != alloc_ns)

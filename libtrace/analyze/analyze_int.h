@@ -21,17 +21,11 @@
  * two such differences cannot overflow, an end not before its start, and
  * sizes from 0 to AN_BYTES_LIMIT (4 PiB). Rows outside these are refused at
  * load and counted (an_model.n_refused); sums over many rows saturate
- * (an_add_sat). */
+ * (gt_sat_add). */
 #define AN_TIME_LIMIT_NS ((int64_t)1 << 60)
 #define AN_BYTES_LIMIT ((int64_t)1 << 52)
-
-static inline int64_t an_add_sat(int64_t a, int64_t b)
-{
-    int64_t s;
-    if (__builtin_add_overflow(a, b, &s))
-        return b > 0 ? INT64_MAX : INT64_MIN;
-    return s;
-}
+/* oom.c's name for gt_sat_add, until it moves to the base's name */
+#define an_add_sat gt_sat_add
 
 /* A span on the device timeline: a kernel, copy, memset or (CPU traces) a CPU op. */
 typedef struct an_act {

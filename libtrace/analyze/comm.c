@@ -70,14 +70,7 @@ static int spans_intersect(spans *out, const spans *a, const spans *b)
 /* Time the intervals cover inside [from, to). */
 static int64_t spans_len(const spans *x, int64_t from, int64_t to)
 {
-    size_t lo = 0, hi = x->n;
-    while (lo < hi) { /* the first interval that ends after `from` */
-        size_t mid = (lo + hi) / 2;
-        if (x->v[mid].e <= from)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = GT_UPPER_BOUND(x->v, x->n, e, from); /* the first interval that ends after `from` */
     int64_t len = 0;
     for (size_t i = lo; i < x->n && x->v[i].s < to; i++) {
         int64_t s = x->v[i].s > from ? x->v[i].s : from, e = x->v[i].e < to ? x->v[i].e : to;
@@ -371,14 +364,7 @@ static int64_t kind_of(ctx *c, gt_string_id id)
 /* The first item that starts at or after t (items by start). */
 static size_t first_from(const item *v, size_t n, int64_t t)
 {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (v[mid].start_ns < t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = GT_LOWER_BOUND(v, n, start_ns, t);
     return lo;
 }
 
@@ -437,7 +423,7 @@ static int measure_unit(ctx *c, gt_comm_rank *rk, const unit *u, const gt_report
             const item *x = &u->items[i];
             st->n_collectives++;
             if (x->bytes >= 0) {
-                st->bytes = an_add_sat(st->bytes, x->bytes);
+                st->bytes = gt_sat_add(st->bytes, x->bytes);
                 st->n_bytes_known++;
             }
             int64_t k = kind_of(c, x->name);
@@ -447,22 +433,22 @@ static int measure_unit(ctx *c, gt_comm_rank *rk, const unit *u, const gt_report
             }
             int64_t d = x->end_ns - x->start_ns;
             c->kinds[k].n++;
-            c->kinds[k].total_ns = an_add_sat(c->kinds[k].total_ns, d);
-            c->kinds[k].exposed_ns = an_add_sat(c->kinds[k].exposed_ns, d - spans_len(&u->compute, x->start_ns, x->end_ns));
+            c->kinds[k].total_ns = gt_sat_add(c->kinds[k].total_ns, d);
+            c->kinds[k].exposed_ns = gt_sat_add(c->kinds[k].exposed_ns, d - spans_len(&u->compute, x->start_ns, x->end_ns));
         }
         /* NCCL: bytes from the host's ranges */
         for (size_t i = first_from(u->sized, u->n_sized, a); i < u->n_sized && u->sized[i].start_ns < b; i++) {
-            st->bytes = an_add_sat(st->bytes, u->sized[i].bytes);
+            st->bytes = gt_sat_add(st->bytes, u->sized[i].bytes);
             st->n_bytes_known++;
         }
         /* sums saturate: a damaged trace's steps may overlap and add past INT64_MAX */
-        rk->span_ns = an_add_sat(rk->span_ns, b - a);
-        rk->comm_ns = an_add_sat(rk->comm_ns, st->comm_ns);
-        rk->compute_ns = an_add_sat(rk->compute_ns, st->compute_ns);
-        rk->overlap_ns = an_add_sat(rk->overlap_ns, st->overlap_ns);
-        rk->exposed_ns = an_add_sat(rk->exposed_ns, st->exposed_ns);
+        rk->span_ns = gt_sat_add(rk->span_ns, b - a);
+        rk->comm_ns = gt_sat_add(rk->comm_ns, st->comm_ns);
+        rk->compute_ns = gt_sat_add(rk->compute_ns, st->compute_ns);
+        rk->overlap_ns = gt_sat_add(rk->overlap_ns, st->overlap_ns);
+        rk->exposed_ns = gt_sat_add(rk->exposed_ns, st->exposed_ns);
         rk->n_collectives += st->n_collectives;
-        rk->bytes = an_add_sat(rk->bytes, st->bytes);
+        rk->bytes = gt_sat_add(rk->bytes, st->bytes);
         rk->n_bytes_known += st->n_bytes_known;
     }
     rk->hidden = rk->comm_ns > 0 ? (double)rk->overlap_ns / (double)rk->comm_ns : 0;
@@ -516,8 +502,8 @@ static void summarise(gt_comm *cm)
         cm->overlap_ns += (double)rk->overlap_ns / per;
         cm->exposed_ns += (double)rk->exposed_ns / per;
         cm->collectives += (double)rk->n_collectives / per;
-        all_comm = an_add_sat(all_comm, rk->comm_ns);
-        all_overlap = an_add_sat(all_overlap, rk->overlap_ns);
+        all_comm = gt_sat_add(all_comm, rk->comm_ns);
+        all_overlap = gt_sat_add(all_overlap, rk->overlap_ns);
         if ((double)rk->exposed_ns / per > worst_exposed) {
             worst_exposed = (double)rk->exposed_ns / per;
             cm->most_exposed = (int64_t)i;

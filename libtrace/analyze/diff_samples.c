@@ -103,14 +103,7 @@ int an_run_report_samples(gt_diff_run *run)
 /* The step (index) that holds t, or -1: steps are by start and do not overlap. */
 static ptrdiff_t step_at(const gt_report *r, int64_t t)
 {
-    size_t lo = 0, hi = r->n_steps;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (r->steps[mid].end_ns <= t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = GT_UPPER_BOUND(r->steps, r->n_steps, end_ns, t);
     return lo < r->n_steps && r->steps[lo].start_ns <= t ? (ptrdiff_t)lo : -1;
 }
 
@@ -126,14 +119,7 @@ static int idle_samples(gt_diff_run *run, const gt_gap_span *gaps, size_t n_gaps
     }
     for (size_t g = 0; g < n_gaps; g++) {
         const gt_gap_span *x = &gaps[g];
-        size_t lo = 0, hi = r->n_steps; /* the first step that ends after the gap starts */
-        while (lo < hi) {
-            size_t mid = lo + (hi - lo) / 2;
-            if (r->steps[mid].end_ns <= x->start_ns)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
+        size_t lo = GT_UPPER_BOUND(r->steps, r->n_steps, end_ns, x->start_ns); /* the first step that ends after the gap starts */
         for (size_t i = lo; i < r->n_steps && r->steps[i].start_ns < x->end_ns; i++) {
             int64_t s = x->start_ns > r->steps[i].start_ns ? x->start_ns : r->steps[i].start_ns;
             int64_t e = x->end_ns < r->steps[i].end_ns ? x->end_ns : r->steps[i].end_ns;

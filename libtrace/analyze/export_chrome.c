@@ -648,10 +648,10 @@ static int memory(const an_model *m, out *o, const int32_t *devs, size_t n_devs)
             seen_thread(o, counter_tid); /* so that the counter's process gets a name */
         any = true;
         switch (a->action) { /* sizes are checked at load; their sums saturate */
-        case AN_ACT_ALLOC: allocated = an_add_sat(allocated, a->bytes); break;
-        case AN_ACT_FREE: allocated = an_add_sat(allocated, -a->bytes); break;
-        case AN_ACT_SEG_ALLOC: reserved = an_add_sat(reserved, a->bytes); break;
-        case AN_ACT_SEG_FREE: reserved = an_add_sat(reserved, -a->bytes); break;
+        case AN_ACT_ALLOC: allocated = gt_sat_add(allocated, a->bytes); break;
+        case AN_ACT_FREE: allocated = gt_sat_add(allocated, -a->bytes); break;
+        case AN_ACT_SEG_ALLOC: reserved = gt_sat_add(reserved, a->bytes); break;
+        case AN_ACT_SEG_FREE: reserved = gt_sat_add(reserved, -a->bytes); break;
         }
         if (a->action == AN_ACT_ALLOC || a->action == AN_ACT_FREE) {
             int64_t tid = a->tid ? a->tid : m->main_tid;
@@ -681,16 +681,10 @@ static int memory(const an_model *m, out *o, const int32_t *devs, size_t n_devs)
 
 /* ---- names of the rows ----------------------------------------------------- */
 
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
 static void sort_i64(int64_t *v, size_t n)
 {
     if (n > 1) /* v is NULL for an empty set */
-        qsort(v, n, sizeof *v, cmp_i64);
+        qsort(v, n, sizeof *v, gt_cmp_i64);
 }
 
 static void meta_name(out *o, const char *what, int64_t pid, int64_t tid, const char *name)

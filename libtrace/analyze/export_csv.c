@@ -53,10 +53,7 @@ static const char *headers[GT_EV_N_KINDS] = {
 /* end - start; a damaged row's may not fit in 64 bits: it saturates. */
 static long long dur(int64_t start_ns, int64_t end_ns)
 {
-    int64_t d;
-    if (__builtin_sub_overflow(end_ns, start_ns, &d))
-        return end_ns > start_ns ? INT64_MAX : INT64_MIN;
-    return d;
+    return gt_sat_sub(end_ns, start_ns);
 }
 
 static void row(gt_trace *t, FILE *f, const gt_event *ev)

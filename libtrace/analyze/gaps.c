@@ -71,12 +71,6 @@ static int cmp_api_key(const void *a, const void *b)
     return (x->idx > y->idx) - (x->idx < y->idx);
 }
 
-static int cmp_tid(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* Orders api indices by (thread, start). The calls are sorted by start
  * already, so grouping them by thread, keeping their order, is enough (and
  * linear); qsort for programs with very many threads. */
@@ -101,17 +95,17 @@ static void sort_by_thread(const an_model *m, size_t *idx, size_t n)
         return;
     if (!(out = malloc(n * sizeof *out)))
         goto fallback;
-    qsort(tids, n_tids, sizeof *tids, cmp_tid);
+    qsort(tids, n_tids, sizeof *tids, gt_cmp_i64);
     memset(at, 0, sizeof at);
     for (size_t i = 0; i < n; i++) {
-        int64_t *k = bsearch(&m->apis[idx[i]].tid, tids, n_tids, sizeof *tids, cmp_tid);
+        int64_t *k = bsearch(&m->apis[idx[i]].tid, tids, n_tids, sizeof *tids, gt_cmp_i64);
         if ((size_t)(k - tids) + 1 < n_tids)
             at[k - tids + 1]++;
     }
     for (size_t k = 1; k < n_tids; k++)
         at[k] += at[k - 1];
     for (size_t i = 0; i < n; i++) {
-        int64_t *k = bsearch(&m->apis[idx[i]].tid, tids, n_tids, sizeof *tids, cmp_tid);
+        int64_t *k = bsearch(&m->apis[idx[i]].tid, tids, n_tids, sizeof *tids, gt_cmp_i64);
         out[at[k - tids]++] = idx[i];
     }
     memcpy(idx, out, n * sizeof *idx);
@@ -211,7 +205,7 @@ static int add_activity(ctx *c, gt_string_id nvtx, gt_string_id api, int64_t d)
         c->n_keys++;
     }
     c->keys[h].n++;
-    c->keys[h].total_ns = an_add_sat(c->keys[h].total_ns, d);
+    c->keys[h].total_ns = gt_sat_add(c->keys[h].total_ns, d);
     return 0;
 }
 
@@ -250,11 +244,11 @@ static int one_gap(ctx *c, gt_gaps *g, const an_act *next, int64_t s, int64_t e)
     g->n_gaps++;
     g->n_by_cause[k.cause]++;
     /* sums over devices saturate (damaged traces: gaps of up to 2^61 ns) */
-    g->idle_by_cause_ns[k.cause] = an_add_sat(g->idle_by_cause_ns[k.cause], d);
-    g->idle_ns = an_add_sat(g->idle_ns, d);
+    g->idle_by_cause_ns[k.cause] = gt_sat_add(g->idle_by_cause_ns[k.cause], d);
+    g->idle_ns = gt_sat_add(g->idle_ns, d);
     if (d >= AN_LONG_GAP_NS) {
         g->n_long++;
-        g->long_ns = an_add_sat(g->long_ns, d);
+        g->long_ns = gt_sat_add(g->long_ns, d);
     }
     keep_longest(c, &k);
     if (c->keep_all) {
@@ -276,7 +270,7 @@ static int one_gap(ctx *c, gt_gaps *g, const an_act *next, int64_t s, int64_t e)
         for (int64_t p = r; p >= 0 && !loader; p = m->ranges[p].parent)
             loader = an_is_loader_name(an_str(m, m->ranges[p].text));
         if (loader)
-            g->loader_idle_ns = an_add_sat(g->loader_idle_ns, d);
+            g->loader_idle_ns = gt_sat_add(g->loader_idle_ns, d);
     }
     int64_t ov;
     int64_t call = k.tid ? gap_call(c, k.tid, s, e, &ov) : -1;

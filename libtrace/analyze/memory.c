@@ -35,22 +35,6 @@
 #define MEM_MAX_BYTES AN_BYTES_LIMIT
 
 
-static int64_t sat_add(int64_t a, int64_t b)
-{
-    int64_t r;
-    if (__builtin_add_overflow(a, b, &r))
-        return b > 0 ? INT64_MAX : INT64_MIN;
-    return r;
-}
-
-static int64_t sat_sub(int64_t a, int64_t b)
-{
-    int64_t r;
-    if (__builtin_sub_overflow(a, b, &r))
-        return b < 0 ? INT64_MAX : INT64_MIN;
-    return r;
-}
-
 /* The last nanosecond before t. */
 static int64_t just_before(int64_t t) { return t > INT64_MIN ? t - 1 : INT64_MIN; }
 
@@ -194,14 +178,7 @@ static int32_t row_device(const dev_of *dv, const an_mem *e)
 {
     if (e->op == AN_DEV_ALLOC || e->op == AN_DEV_FREE)
         return e->heap <= 0xffffff ? (int32_t)e->heap : -1;
-    size_t lo = 0, hi = dv->n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (dv->v[mid].tid < e->tid)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = GT_LOWER_BOUND(dv->v, dv->n, tid, e->tid);
     return lo < dv->n && dv->v[lo].tid == e->tid ? dv->v[lo].device : -1;
 }
 
@@ -387,9 +364,9 @@ static int log_rec(replay *rp, const rec *r, bool alloc, int64_t t_ns, int64_t b
 static void account(replay *rp, int8_t kind, int64_t delta, int64_t t_ns)
 {
     if (kind == REC_BLOCK || (kind == REC_DEVICE && !rp->has_blocks))
-        rp->allocated = sat_add(rp->allocated, delta);
+        rp->allocated = gt_sat_add(rp->allocated, delta);
     if (kind == REC_SEGMENT || (kind == REC_DEVICE && !rp->has_segments))
-        rp->reserved = sat_add(rp->reserved, delta);
+        rp->reserved = gt_sat_add(rp->reserved, delta);
     if (rp->allocated > rp->peak_alloc) {
         rp->peak_alloc = rp->allocated;
         rp->peak_alloc_ns = t_ns;
@@ -691,8 +668,8 @@ static int total_of(gt_memory *mem, const an_model *m, const mem_split *sp)
         int64_t a0 = rp->allocated, r0 = rp->reserved;
         if ((rc = replay_event(rp, e)) < 0)
             goto cleanup;
-        allocated = sat_add(allocated, sat_sub(rp->allocated, a0));
-        reserved = sat_add(reserved, sat_sub(rp->reserved, r0));
+        allocated = gt_sat_add(allocated, gt_sat_sub(rp->allocated, a0));
+        reserved = gt_sat_add(reserved, gt_sat_sub(rp->reserved, r0));
         if (allocated > mem->total_peak_allocated_bytes) {
             mem->total_peak_allocated_bytes = allocated;
             mem->total_peak_allocated_ns = e->t_ns;

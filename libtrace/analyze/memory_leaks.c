@@ -7,24 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int64_t sat_sub(int64_t a, int64_t b)
-{
-    int64_t r;
-    if (__builtin_sub_overflow(a, b, &r))
-        return b < 0 ? INT64_MAX : INT64_MIN;
-    return r;
-}
-
 static int step_of(const gt_step *steps, size_t n, int64_t t)
 {
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (steps[mid].start_ns <= t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = GT_UPPER_BOUND(steps, n, start_ns, t);
     if (lo == 0 || t >= steps[lo - 1].end_ns)
         return -1;
     return (int)(lo - 1);
@@ -73,10 +58,10 @@ int mem_find_leaks(gt_memory *mem, const replay *rp, const gt_step *steps, size_
         leak_group *lg = &gs[g];
         int s = step_of(steps, n_steps, r->start_ns);
         lg->n++;
-        lg->bytes = an_add_sat(lg->bytes, r->bytes);
+        lg->bytes = gt_sat_add(lg->bytes, r->bytes);
         lg->last_ns = r->start_ns;
         if (s >= 0) {
-            lg->bytes_in_steps = an_add_sat(lg->bytes_in_steps, r->bytes);
+            lg->bytes_in_steps = gt_sat_add(lg->bytes_in_steps, r->bytes);
             if (s != lg->last_step)
                 lg->n_steps_grew++;
             lg->last_step = s;
@@ -123,12 +108,6 @@ cleanup:
     return rc;
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* Spikes: blocks of at least a tenth of the peak that lived less than half a
  * median step (a hundredth of the trace without steps). */
 int mem_find_spikes(gt_memory *mem, const replay *rp, const gt_step *steps, size_t n_steps)
@@ -141,12 +120,12 @@ int mem_find_spikes(gt_memory *mem, const replay *rp, const gt_step *steps, size
         if (!d)
             return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
         for (size_t i = 0; i < n_steps; i++)
-            d[i] = sat_sub(steps[i].end_ns, steps[i].start_ns);
-        qsort(d, n_steps, sizeof *d, cmp_i64);
+            d[i] = gt_sat_sub(steps[i].end_ns, steps[i].start_ns);
+        qsort(d, n_steps, sizeof *d, gt_cmp_i64);
         max_life = d[n_steps / 2] / 2;
         free(d);
     } else {
-        max_life = sat_sub(m->span_end_ns, m->span_start_ns) / 100;
+        max_life = gt_sat_sub(m->span_end_ns, m->span_start_ns) / 100;
     }
     int64_t min_bytes = rp->peak_alloc / 10;
     if (min_bytes <= 0)

@@ -46,14 +46,7 @@ static int cmp_placed(const void *a, const void *b)
 /* The last sample at or before t; NULL: none yet. */
 static const gt_mem_sample *sample_at(const an_mem_hist *h, int64_t t)
 {
-    size_t lo = 0, hi = h->n_samples;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (h->samples[mid].t_ns <= t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = GT_UPPER_BOUND(h->samples, h->n_samples, t_ns, t);
     return lo > 0 ? &h->samples[lo - 1] : NULL;
 }
 
@@ -140,14 +133,8 @@ typedef struct live_walk { size_t c, k, i; bool in_span; } live_walk;
 
 static live_walk live_begin(const an_mem_hist *h, int64_t t)
 {
-    size_t lo = 0, hi = h->n_chunks; /* the first chunk begun after t */
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (h->lives[mid * h->chunk].from_ns <= t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    /* the first chunk begun after t: its first life's start, h->chunk lives apart */
+    size_t lo = gt_upper_bound_i64(h->lives, h->n_chunks, h->chunk * sizeof *h->lives, offsetof(gt_mem_life, from_ns), t);
     if (lo == 0) /* before every life */
         return (live_walk){0, 0, h->n_lives, false};
     size_t c = lo - 1;
@@ -227,7 +214,7 @@ int an_mem_hist_state(gt_mem_state **out, const an_model *m, const an_mem_hist *
         if (sg->n_blocks == 0)
             sg->first_block = b;
         sg->n_blocks++;
-        sg->allocated_bytes = an_add_sat(sg->allocated_bytes, pl[b].b.bytes);
+        sg->allocated_bytes = gt_sat_add(sg->allocated_bytes, pl[b].b.bytes);
     }
     *out = st;
     st = NULL;

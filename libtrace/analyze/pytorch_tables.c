@@ -78,8 +78,8 @@ static int sums_add(id_sums *h, gt_string_id id, int dir, int64_t self_ns, int64
         h->n++;
     }
     h->v[j][3 * dir] += 1;
-    h->v[j][3 * dir + 1] = an_add_sat(h->v[j][3 * dir + 1], self_ns);
-    h->v[j][3 * dir + 2] = an_add_sat(h->v[j][3 * dir + 2], total_ns);
+    h->v[j][3 * dir + 1] = gt_sat_add(h->v[j][3 * dir + 1], self_ns);
+    h->v[j][3 * dir + 2] = gt_sat_add(h->v[j][3 * dir + 2], total_ns);
     return 0;
 }
 
@@ -117,7 +117,7 @@ static int cmp_acc_name(const void *a, const void *b)
     return strcmp(((const acc *)a)->name, ((const acc *)b)->name);
 }
 
-static int64_t acc_self(const acc *x) { return an_add_sat(x->self_ns[0], x->self_ns[1]); }
+static int64_t acc_self(const acc *x) { return gt_sat_add(x->self_ns[0], x->self_ns[1]); }
 
 static int cmp_acc_self(const void *a, const void *b)
 {
@@ -154,8 +154,8 @@ static int fold(acc **out, size_t *out_n, const id_sums *h, const an_model *m, b
         for (int d = 0; d < 2; d++) {
             int to = modules ? dir : d;
             v[n].n[to] += h->v[i][3 * d];
-            v[n].self_ns[to] = an_add_sat(v[n].self_ns[to], h->v[i][3 * d + 1]);
-            v[n].total_ns[to] = an_add_sat(v[n].total_ns[to], h->v[i][3 * d + 2]);
+            v[n].self_ns[to] = gt_sat_add(v[n].self_ns[to], h->v[i][3 * d + 1]);
+            v[n].total_ns[to] = gt_sat_add(v[n].total_ns[to], h->v[i][3 * d + 2]);
         }
         n++;
     }
@@ -165,8 +165,8 @@ static int fold(acc **out, size_t *out_n, const id_sums *h, const an_model *m, b
         if (w > 0 && strcmp(v[w - 1].name, v[i].name) == 0) {
             for (int d = 0; d < 2; d++) {
                 v[w - 1].n[d] += v[i].n[d];
-                v[w - 1].self_ns[d] = an_add_sat(v[w - 1].self_ns[d], v[i].self_ns[d]);
-                v[w - 1].total_ns[d] = an_add_sat(v[w - 1].total_ns[d], v[i].total_ns[d]);
+                v[w - 1].self_ns[d] = gt_sat_add(v[w - 1].self_ns[d], v[i].self_ns[d]);
+                v[w - 1].total_ns[d] = gt_sat_add(v[w - 1].total_ns[d], v[i].total_ns[d]);
             }
             free(v[i].name);
             continue;
@@ -204,11 +204,6 @@ static size_t first_range(const an_model *m, int64_t tid, int64_t t)
 }
 
 enum { K_NONE, K_OP, K_FWD_MODULE, K_BWD_MODULE };
-
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
 
 /* A trace with kernels: its "compute" ranges are no device, so the model
  * keeps them apart (compute_ranges); they are found among its ranges by
@@ -273,13 +268,13 @@ static int mark_ranges(uint8_t *kind, const an_model *m)
             n_backs++;
     }
     if (n_backs > 1)
-        qsort(backs, n_backs, sizeof *backs, cmp_str);
+        qsort(backs, n_backs, sizeof *backs, gt_cmp_str);
     for (size_t i = 0; i < m->n_ranges && rc == 0; i++) {
         if (kind[i] != K_NONE)
             continue;
         const an_range *r = &m->ranges[i];
         const char *s = an_str(m, r->text);
-        bool named = n_backs && *s && bsearch(&s, backs, n_backs, sizeof *backs, cmp_str);
+        bool named = n_backs && *s && bsearch(&s, backs, n_backs, sizeof *backs, gt_cmp_str);
         bool in_forward = false;
         for (int64_t p = r->parent; p >= 0 && !in_forward && !named; p = m->ranges[p].parent)
             in_forward = an_phase_of(an_str(m, m->ranges[p].text)) == PH_FORWARD;
@@ -297,14 +292,7 @@ static int mark_ranges(uint8_t *kind, const an_model *m)
 /* The step r->steps[k] that t falls in; -1 none. */
 static ptrdiff_t step_at(const gt_report *r, int64_t t)
 {
-    size_t lo = 0, hi = r->n_steps;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (r->steps[mid].start_ns <= t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = GT_UPPER_BOUND(r->steps, r->n_steps, start_ns, t);
     if (lo == 0 || t >= r->steps[lo - 1].end_ns)
         return -1;
     return (ptrdiff_t)lo - 1;
@@ -357,7 +345,7 @@ static int phases(gt_report *r, const an_model *m)
         for (int p = 0; p < PH_OTHER; p++)
             in += per[k * N_PH + p];
         per[k * N_PH + PH_OTHER] = len > in ? len - in : 0;
-        all_ns = an_add_sat(all_ns, len);
+        all_ns = gt_sat_add(all_ns, len);
     }
     r->phases = calloc(N_PH, sizeof *r->phases);
     if (!r->phases) {
@@ -389,7 +377,7 @@ static int fill_modules(gt_report *r, const acc *v, size_t n, size_t top_n)
 {
     int64_t all = 0;
     for (size_t i = 0; i < n; i++)
-        all = an_add_sat(all, acc_self(&v[i]));
+        all = gt_sat_add(all, acc_self(&v[i]));
     r->n_module_names = (int64_t)n;
     size_t k = n < top_n ? n : top_n;
     if (k == 0)
@@ -433,7 +421,7 @@ static int fill_ops(gt_report *r, const acc *v, size_t n, size_t top_n)
 {
     int64_t all = 0;
     for (size_t i = 0; i < n; i++)
-        all = an_add_sat(all, v[i].self_ns[0]);
+        all = gt_sat_add(all, v[i].self_ns[0]);
     r->n_op_names = (int64_t)n;
     size_t k = n < top_n ? n : top_n;
     if (k == 0)
@@ -474,7 +462,7 @@ int an_pytorch_tables(gt_report *r, const an_model *m, const gt_report_options *
     for (size_t i = 0; i < m->n_ranges; i++) {
         int64_t p = m->ranges[i].parent;
         if (kind[i] != K_NONE && p >= 0 && kind[p] == kind[i])
-            child_ns[p] = an_add_sat(child_ns[p], m->ranges[i].end_ns - m->ranges[i].start_ns);
+            child_ns[p] = gt_sat_add(child_ns[p], m->ranges[i].end_ns - m->ranges[i].start_ns);
     }
     if (r->n_steps && !(bwd_step = calloc(r->n_steps, 1))) {
         rc = gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");

@@ -79,7 +79,7 @@ static int measure_ranks(rank_in *v, size_t n, cell *cells, bool by_number)
             int64_t wait = exposed_in(ri->comm, i, s);
             dur[i] = s->end_ns - s->start_ns;
             work[i] = dur[i] > wait ? dur[i] - wait : 0;
-            ri->out.waited_ns = an_add_sat(ri->out.waited_ns, wait);
+            ri->out.waited_ns = gt_sat_add(ri->out.waited_ns, wait);
             cells[n_cells++] = (cell){by_number ? s->number : (int64_t)i, k, work[i]};
         }
         an_dist(&ri->out.step_time, dur, ri->n_steps);

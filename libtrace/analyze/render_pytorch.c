@@ -67,7 +67,7 @@ void an_pytorch_print_tables(const gt_report *r, FILE *f)
         for (size_t i = 0; i < r->n_modules; i++) {
             const gt_module_row *m = &r->modules[i];
             fprintf(f, "  %5.1f%% %10s %10s %10s %10s %10s %7lld  %.60s\n", 100 * m->share,
-                    ns(a, (double)an_add_sat(m->fwd_self_ns, m->bwd_self_ns)), ns(b, (double)m->fwd_self_ns),
+                    ns(a, (double)gt_sat_add(m->fwd_self_ns, m->bwd_self_ns)), ns(b, (double)m->fwd_self_ns),
                     ns(c, (double)m->fwd_total_ns), ns(d, (double)m->bwd_self_ns), ns(e, (double)m->bwd_total_ns),
                     (long long)m->n_forward, m->name);
         }
@@ -111,7 +111,7 @@ void an_pytorch_print_json(const gt_report *r, FILE *f)
         jkey(f, "name"); an_json_str(f, m->name);
         fprintf(f, ",\"forward_calls\":%lld,\"backward_calls\":%lld,\"self_ns\":%lld,\"forward_self_ns\":%lld,"
                    "\"forward_total_ns\":%lld,\"backward_self_ns\":%lld,\"backward_total_ns\":%lld,",
-                (long long)m->n_forward, (long long)m->n_backward, (long long)an_add_sat(m->fwd_self_ns, m->bwd_self_ns),
+                (long long)m->n_forward, (long long)m->n_backward, (long long)gt_sat_add(m->fwd_self_ns, m->bwd_self_ns),
                 (long long)m->fwd_self_ns, (long long)m->fwd_total_ns, (long long)m->bwd_self_ns,
                 (long long)m->bwd_total_ns);
         jkey(f, "share"); an_json_num(f, m->share);

@@ -80,7 +80,7 @@ static int top_by_name(gt_name_row **out, size_t *out_n, int64_t *out_n_names, c
         }
         group *g = &groups[slots[h] - 1];
         g->n++;
-        g->total_ns = an_add_sat(g->total_ns, durs[i]);
+        g->total_ns = gt_sat_add(g->total_ns, durs[i]);
         member[i] = (size_t)(slots[h] - 1);
     }
     *out_n_names = (int64_t)n_groups;
@@ -96,7 +96,7 @@ static int top_by_name(gt_name_row **out, size_t *out_n, int64_t *out_n_names, c
     n_rows = n_groups < top_n ? n_groups : top_n;
     int64_t all_ns = 0, n_member = 0;
     for (size_t g = 0; g < n_groups; g++)
-        all_ns = an_add_sat(all_ns, groups[g].total_ns);
+        all_ns = gt_sat_add(all_ns, groups[g].total_ns);
     off = malloc((n_rows + 1) * sizeof *off);
     fill = calloc(n_rows, sizeof *fill);
     if (!off || !fill)
@@ -224,16 +224,16 @@ static int copies(gt_report *r, const an_model *m)
         row->copy_kind = c->copy_kind < 0 ? -1 : idx - 1;
         row->n++;
         /* sums of many rows saturate (a damaged trace's sizes may add past INT64_MAX) */
-        row->bytes = an_add_sat(row->bytes, c->bytes);
-        row->total_ns = an_add_sat(row->total_ns, d);
+        row->bytes = gt_sat_add(row->bytes, c->bytes);
+        row->total_ns = gt_sat_add(row->total_ns, d);
         if (c->src_kind == GT_MEM_PAGEABLE || c->dst_kind == GT_MEM_PAGEABLE) {
             row->n_pageable++;
-            row->pageable_bytes = an_add_sat(row->pageable_bytes, c->bytes);
-            row->pageable_ns = an_add_sat(row->pageable_ns, d);
+            row->pageable_bytes = gt_sat_add(row->pageable_bytes, c->bytes);
+            row->pageable_ns = gt_sat_add(row->pageable_ns, d);
         } else if (c->src_kind == GT_MEM_PINNED || c->dst_kind == GT_MEM_PINNED) {
             row->n_pinned++;
-            row->pinned_bytes = an_add_sat(row->pinned_bytes, c->bytes);
-            row->pinned_ns = an_add_sat(row->pinned_ns, d);
+            row->pinned_bytes = gt_sat_add(row->pinned_bytes, c->bytes);
+            row->pinned_ns = gt_sat_add(row->pinned_ns, d);
         }
     }
     size_t n = 0;

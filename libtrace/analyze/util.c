@@ -83,7 +83,7 @@ void an_dist(gt_dist *d, int64_t *durations, size_t n)
     sort_i64(durations, n);
     d->n = (int64_t)n;
     for (size_t i = 0; i < n; i++) /* saturates: a damaged trace's durations may add past INT64_MAX */
-        d->total_ns = an_add_sat(d->total_ns, durations[i]);
+        d->total_ns = gt_sat_add(d->total_ns, durations[i]);
     d->min_ns = durations[0];
     d->max_ns = durations[n - 1];
     d->mean_ns = (double)d->total_ns / (double)n;
@@ -94,14 +94,7 @@ void an_dist(gt_dist *d, int64_t *durations, size_t n)
 size_t an_first_act(const an_model *m, int64_t from_ns)
 {
     int64_t t = from_ns > INT64_MIN + m->max_act_ns ? from_ns - m->max_act_ns : INT64_MIN;
-    size_t lo = 0, hi = m->n_acts;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (m->acts[mid].start_ns < t)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    size_t lo = GT_LOWER_BOUND(m->acts, m->n_acts, start_ns, t);
     return lo;
 }
 

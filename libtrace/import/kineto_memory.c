@@ -12,23 +12,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Sums saturate: a damaged file's Bytes may be INT64_MIN or add past INT64_MAX. */
-static int64_t add_sat(int64_t a, int64_t b)
-{
-    int64_t s;
-    if (__builtin_add_overflow(a, b, &s))
-        return b > 0 ? INT64_MAX : INT64_MIN;
-    return s;
-}
-
-static int64_t sub_sat(int64_t a, int64_t b)
-{
-    int64_t s;
-    if (__builtin_sub_overflow(a, b, &s))
-        return b < 0 ? INT64_MAX : INT64_MIN;
-    return s;
-}
-
 static int cmp_mem(const void *a, const void *b)
 {
     const kt_mem_ev *x = a, *y = b; /* by device, then time, then order in the file */
@@ -111,7 +94,8 @@ static int write_device(im_out *o, gt_import_stats *st, const kt_mem_ev *v, size
     uint64_t heap = ((uint64_t)o->pid << 16) | (((uint64_t)(int64_t)dev + 2) & 0xffff);
     /* memory allocated before the profiler started: one region */
     uint64_t pre_addr = 0xfff0000000000000ull | ((uint64_t)o->pid << 16) | (((uint64_t)(int64_t)dev + 2) & 0xffff);
-    int64_t pre = sub_sat(v[0].total_alloc, v[0].bytes);
+    /* sums saturate: a damaged file's Bytes may be INT64_MIN or add past INT64_MAX */
+    int64_t pre = gt_sat_sub(v[0].total_alloc, v[0].bytes);
     int64_t reserved = 0, last_ns = 0;
     bool registered = false; /* the heap: once it has bytes */
     char name[64];
@@ -128,7 +112,7 @@ static int write_device(im_out *o, gt_import_stats *st, const kt_mem_ev *v, size
         /* a nanosecond after the event before at least: readers order equal
          * times by kind (frees first), not by row */
         if (i > 0 && ev.t_ns <= last_ns)
-            ev.t_ns = add_sat(last_ns, 1);
+            ev.t_ns = gt_sat_add(last_ns, 1);
         last_ns = ev.t_ns;
         if (i == 0) {
             /* the heap, as big as it was before the first event (as far as
@@ -168,7 +152,7 @@ static int write_device(im_out *o, gt_import_stats *st, const kt_mem_ev *v, size
                 rc = heap_row(o, m, heap, GT_REGION_UNREGISTER, m->addr, 0, NULL);
             } else if (pre > 0) {
                 /* a block from before the profiler: it shrinks that region */
-                pre = add_sat(pre, m->bytes) > 0 ? add_sat(pre, m->bytes) : 0;
+                pre = gt_sat_add(pre, m->bytes) > 0 ? gt_sat_add(pre, m->bytes) : 0;
                 rc = heap_row(o, m, heap, pre > 0 ? GT_REGION_RESIZE : GT_REGION_UNREGISTER, pre_addr, pre, NULL);
             }
         }

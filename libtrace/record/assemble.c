@@ -62,11 +62,6 @@ static bool ends_with(const char *s, const char *suffix)
     return a >= b && !strcmp(s + a - b, suffix);
 }
 
-static int cmp_str(const void *a, const void *b)
-{
-    return strcmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* The part files (*.sqlite) of a directory, sorted; NULL-terminated. */
 static char **list_parts(const char *dir, size_t *out_n)
 {
@@ -90,7 +85,7 @@ static char **list_parts(const char *dir, size_t *out_n)
     }
     closedir(d);
     if (v) {
-        qsort(v, n, sizeof *v, cmp_str);
+        qsort(v, n, sizeof *v, gt_cmp_str);
         v[n] = NULL;
     }
     *out_n = n;

@@ -178,12 +178,6 @@ static int read_origins(part *p)
     return 0;
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 /* Opens a part and reads its clock: start time and end-of-run pair. */
 static int open_part(part *p)
 {
@@ -221,7 +215,7 @@ static int open_part(part *p)
     }
     int rc = collect_pids(p);
     if (rc == 0)
-        qsort(p->own_pids, p->n_own, sizeof *p->own_pids, cmp_i64);
+        qsort(p->own_pids, p->n_own, sizeof *p->own_pids, gt_cmp_i64);
     return rc == 0 ? read_origins(p) : rc;
 }
 
