@@ -22,3 +22,6 @@ EXTRA_DIST += tests/integration/docs_check.sh tests/integration/docs_check.py
 # Enum labels are spelled once, in the store's ENUM_* rows.
 TESTS += tests/integration/labels_once.sh
 EXTRA_DIST += tests/integration/labels_once.sh tests/integration/labels_once.py
+# Saturating arithmetic and the comparators live once, in libtrace/base.
+TESTS += tests/integration/base_once.sh
+EXTRA_DIST += tests/integration/base_once.sh tests/integration/base_once.py

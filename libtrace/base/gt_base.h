@@ -101,12 +101,11 @@ static inline int64_t gt_sat_sub(int64_t a, int64_t b)
 static inline size_t gt_lower_bound_i64(const void *base, size_t n, size_t elem_bytes, size_t field_offset,
                                         int64_t key)
 {
-    const char *p = (const char *)base + field_offset;
-    size_t lo = 0, hi = n;
+    size_t lo = 0, hi = n; /* base may be NULL when n is 0: no pointer arithmetic outside the loop */
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         int64_t v;
-        memcpy(&v, p + mid * elem_bytes, sizeof v);
+        memcpy(&v, (const char *)base + mid * elem_bytes + field_offset, sizeof v);
         if (v < key)
             lo = mid + 1;
         else
@@ -118,12 +117,11 @@ static inline size_t gt_lower_bound_i64(const void *base, size_t n, size_t elem_
 static inline size_t gt_upper_bound_i64(const void *base, size_t n, size_t elem_bytes, size_t field_offset,
                                         int64_t key)
 {
-    const char *p = (const char *)base + field_offset;
-    size_t lo = 0, hi = n;
+    size_t lo = 0, hi = n; /* base may be NULL when n is 0: no pointer arithmetic outside the loop */
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
         int64_t v;
-        memcpy(&v, p + mid * elem_bytes, sizeof v);
+        memcpy(&v, (const char *)base + mid * elem_bytes + field_offset, sizeof v);
         if (v <= key)
             lo = mid + 1;
         else

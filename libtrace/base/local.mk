@@ -7,3 +7,12 @@ libtrace_base_libgtbase_la_SOURCES = \
 	libtrace/base/gt_base.h \
 	libtrace/base/error.c
 libtrace_base_libgtbase_la_CPPFLAGS = $(BASE_CPPFLAGS)
+
+if HAVE_CUNIT
+check_PROGRAMS += tests/unit/test_base
+TESTS += tests/unit/test_base
+tests_unit_test_base_SOURCES = tests/unit/test_base.c
+tests_unit_test_base_CPPFLAGS = $(BASE_CPPFLAGS) -I$(top_srcdir)/tests/unit
+tests_unit_test_base_CFLAGS = $(AM_CFLAGS) $(CUNIT_CFLAGS)
+tests_unit_test_base_LDADD = libtrace/base/libgtbase.la tests/unit/libgttest.la $(CUNIT_LIBS)
+endif

@@ -95,7 +95,9 @@ static void thread_exit(void *p)
     (void)r;
     if (tls.ring && tls.ring == p) {
         /* Every record is published (head is stored at each commit): the
-         * launcher reads the ring to its end and frees it. */
+         * launcher reads the ring to its end and frees it. Only its thread
+         * moves a LIVE ring; the launcher frees DEAD ones only. */
+        GT_ASSERT(atomic_load_explicit(&tls.ring->state, memory_order_relaxed) == GT_RING_LIVE);
         atomic_store_explicit(&tls.ring->state, GT_RING_DEAD, memory_order_release);
     }
     tls.ring = NULL;
@@ -148,6 +150,7 @@ static gt_shm_ring *ring_claim(void)
             r = &rings[n];
             idx = n;
             /* UNUSED until now, so no other thread took it (shm.h). */
+            GT_ASSERT(atomic_load_explicit(&r->state, memory_order_relaxed) == GT_RING_UNUSED);
             atomic_store_explicit(&r->state, GT_RING_CLAIMED, memory_order_relaxed);
             populate(region_data + (uint64_t)n * h->ring_bytes, h->ring_bytes);
         }
@@ -178,6 +181,8 @@ static gt_shm_ring *ring_claim(void)
     tls.tail = atomic_load_explicit(&r->tail, memory_order_acquire);
     tls.reserved_head = tls.head;
     tls.state = 1;
+    /* CLAIMED, by this thread alone: the launcher reads LIVE and DEAD rings only */
+    GT_ASSERT(atomic_load_explicit(&r->state, memory_order_relaxed) == GT_RING_CLAIMED);
     atomic_store_explicit(&r->state, GT_RING_LIVE, memory_order_release);
     if (have_ring_key)
         pthread_setspecific(ring_key, r);

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gt_base.h"
 #include "shm.h"
 
 /* This thread's producer state: one block in the static TLS, so that the
@@ -85,6 +86,8 @@ static inline void gt_cap_commit(void)
 {
     gt_cap_tls *t = &gt_cap_tls_state;
     uint64_t head = t->reserved_head;
+    /* a record was reserved, and it fits before the launcher's tail */
+    GT_ASSERT(t->busy && head > t->head && head - t->tail <= t->cap);
     atomic_store_explicit(&t->ring->head, head, memory_order_release);
     t->head = head;
     t->busy = 0;

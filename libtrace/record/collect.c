@@ -444,6 +444,9 @@ static void copy_rings(proc *p, chunk *k)
             p->ring_state[i] = 1;
         }
         if (state == GT_RING_DEAD) {
+            /* freed only once read to its end (the head read after DEAD is
+             * final) and its thread named: nothing of it is left behind */
+            GT_ASSERT(p->ring_state[i] == 1);
             uint32_t expected = GT_RING_DEAD;
             atomic_compare_exchange_strong_explicit(&r->state, &expected, GT_RING_FREE, memory_order_release,
                                                     memory_order_relaxed);

@@ -209,12 +209,17 @@ static bool grow(gt_drain *d)
 
 static pending *find(gt_drain *d, int64_t id, bool create)
 {
+    /* at most half full, so every probe run ends at a free slot */
+    GT_ASSERT(d->n_used * 2 <= d->n_slots);
     if (create && (d->n_used + 1) * 2 > d->n_slots && !grow(d))
         return NULL;
     for (size_t i = slot_of(d, id);; i = (i + 1) & (d->n_slots - 1)) {
         pending *p = &d->table[i];
-        if (p->range_id == id)
+        if (p->range_id == id) {
+            /* a range whose start and end are both in was written and erased at once */
+            GT_ASSERT(!(p->have_start && p->have_end));
             return p;
+        }
         if (p->range_id == 0) {
             if (!create)
                 return NULL;
@@ -237,12 +242,14 @@ static void erase(gt_drain *d, pending *p)
         d->table[j].range_id = 0;
         d->n_used--;
         pending *q = find(d, e.range_id, true);
+        GT_ASSERT(q != NULL); /* the table does not grow while it shrinks */
         *q = e;
     }
 }
 
 static void write_range(gt_drain *d, pending *p)
 {
+    GT_ASSERT(p->have_start && !p->end_lost); /* a range is written from its start, never once lost */
     gt_event ev;
     ev.kind = GT_EV_NVTX;
     ev.u.nvtx = p->start;
@@ -569,12 +576,14 @@ void gt_drain_thread(gt_drain *d, int32_t tid, const char *name)
 int64_t gt_drain_finish(gt_drain *d, int64_t end_ns)
 {
     int64_t n_open = 0;
+    size_t n_pending = 0;
     if (d->n_unresolved > 0)
         gt_record_say("gtrace: process %lld: %lld NVTX events named a registered string that its string table "
                         "does not hold (the first: id %llu): dropped, counted\n",
                 (long long)d->pid, (long long)d->n_unresolved, (unsigned long long)d->first_unresolved);
     for (size_t i = 0; i < d->n_slots; i++) {
         pending *p = &d->table[i];
+        n_pending += p->range_id != 0;
         if (p->range_id && p->have_start && !p->have_end) {
             /* Never ended: written as lasting until the end of the session. */
             p->end_ns = end_ns;
@@ -584,6 +593,7 @@ int64_t gt_drain_finish(gt_drain *d, int64_t end_ns)
         }
         p->range_id = 0;
     }
+    GT_ASSERT(n_pending == d->n_used);
     d->n_used = 0;
     return n_open;
 }

@@ -205,8 +205,10 @@ int gt_bulk_next(gt_bulk *b, gt_event *ev)
             rc = nvtx_rest(b, &ev->u.nvtx);
         if (rc < 0)
             return rc;
-        if (rc == 0)
+        if (rc == 0) {
+            GT_ASSERT(gt_rd_row_in_limits(ev));
             return 1;
+        }
         /* a refused row: on to the next */
     }
     return 0;

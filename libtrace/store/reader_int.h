@@ -193,6 +193,14 @@ int gt_rd_check_shapes(gt_trace *t, bool events);
  * before its start or too far after it; their members are left zero), or a
  * negative status. */
 int gt_rd_fill_fields(gt_trace *t, sqlite3_stmt *st, const field *fields, size_t n_fields, void *base);
+/* What those checks promise of every event handed out: its start within
+ * +-GT_TIME_LIMIT_NS, its end at or after it and at most GT_TIME_LIMIT_NS
+ * later (asserted, gt_base.h). */
+static inline bool gt_rd_row_in_limits(const gt_event *ev)
+{
+    int64_t s = gt_event_start(ev), e = gt_event_end(ev);
+    return s >= -GT_TIME_LIMIT_NS && s <= GT_TIME_LIMIT_NS && e >= s && e - s <= GT_TIME_LIMIT_NS;
+}
 /* Appends the select list for `fields`: alias."column" where the table has
  * that column, NULL where it does not (nsys versions differ in columns). */
 int gt_rd_append_columns(gt_trace *t, sbuf *sql, const field *fields, size_t n_fields, const char *table,

@@ -432,11 +432,6 @@ static int max_duration(gt_trace *t, gt_event_kind kind, const kind_desc *d, int
     return 0;
 }
 
-static int64_t sat_sub(int64_t a, int64_t b) /* b >= 0 */
-{
-    return a < INT64_MIN + b ? INT64_MIN : a - b;
-}
-
 /* The first rowid whose start is at least `key`, in [lo, hi) of a table
  * whose rowid order is its start order (GTRACE_TIME_ORDERED): a binary
  * search over the rowids with `probe` (the first row at or after ?1: its
@@ -567,7 +562,7 @@ static int iter_open(gt_iter **out, gt_trace *t, gt_event_kind kind, int64_t fro
     if (rc < 0)
         goto cleanup;
     if (!everything) {
-        int64_t lo = sat_sub(from_ns, max_dur);
+        int64_t lo = gt_sat_sub(from_ns, max_dur);
         int64_t hi = to_ns == INT64_MAX ? INT64_MAX : to_ns - 1;
         if (d->start_from_id) {
             const int64_t unit = (int64_t)1 << GT_KERNEL_ID_SHIFT;
@@ -790,8 +785,10 @@ int gt_iter_next(gt_iter *it, gt_event *ev)
             rc = d->hook(it, ev);
         if (rc < 0)
             return rc;
-        if (rc == 0)
+        if (rc == 0) {
+            GT_ASSERT(gt_rd_row_in_limits(ev));
             return 1;
+        }
         it->n_rejected++; /* a refused row: on to the next */
     }
     return 0;

@@ -47,6 +47,7 @@ static int abort_batch(gt_writer *w, int status)
     for (int i = 0; i < N_STMTS; i++)
         sqlite3_reset(w->stmts[i]);
     gt_wr_drop_rows(w);
+    GT_ASSERT(w->strings.n_durable <= w->strings.n_written && w->launches.n_durable <= w->launches.n_written);
     /* SQLite may have rolled back already; if ROLLBACK fails, begin retries it. */
     if (!sqlite3_get_autocommit(w->db))
         sqlite3_exec(w->db, "ROLLBACK", NULL, NULL, NULL);
@@ -89,6 +90,7 @@ static int begin_txn(gt_writer *w)
 
 static int commit_txn(gt_writer *w)
 {
+    GT_ASSERT(w->in_batch && !sqlite3_get_autocommit(w->db)); /* a batch is a transaction */
     int status = write_pending(w);
     if (status == GT_OK)
         status = exec(w, "COMMIT", "commit");
@@ -314,6 +316,8 @@ int gt_writer_add(gt_writer *w, const gt_event *ev)
         return gt_error_set(GT_ERR_INVALID, "gt_writer_add: %s", !w ? "no writer" : "no event");
     if (!w->in_batch)
         return gt_error_set(GT_ERR_INVALID, "%s: events are added inside a batch (gt_writer_begin)", w->path);
+    /* open since its BEGIN: every failure that ends it early also ends the batch (fail) */
+    GT_ASSERT(!sqlite3_get_autocommit(w->db));
     if ((unsigned)ev->kind >= GT_EV_N_KINDS)
         return gt_error_set(GT_ERR_INVALID, "%s: unknown event kind %d", w->path, (int)ev->kind);
     int status = gt_wr_add_event(w, ev);

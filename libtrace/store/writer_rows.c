@@ -156,6 +156,8 @@ static int insert_rows(gt_writer *w, table_id t, const row_key *rows, int n)
 static int flush_rows(gt_writer *w, table_id t)
 {
     row_buffer *b = &w->rows[t];
+    /* rows reach the file inside a batch, which is one transaction */
+    GT_ASSERT(w->in_batch && !sqlite3_get_autocommit(w->db));
     sort_rows(b, w->order);
     int status = insert_rows(w, t, w->order, b->n_rows);
     for (int i = 0; i < b->n_rows && status == GT_OK; i++) {
