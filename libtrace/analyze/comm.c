@@ -364,8 +364,7 @@ static int64_t kind_of(ctx *c, gt_string_id id)
 /* The first item that starts at or after t (items by start). */
 static size_t first_from(const item *v, size_t n, int64_t t)
 {
-    size_t lo = GT_LOWER_BOUND(v, n, start_ns, t);
-    return lo;
+    return GT_LOWER_BOUND(v, n, start_ns, t);
 }
 
 static int measure_unit(ctx *c, gt_comm_rank *rk, const unit *u, const gt_report *r, const gt_report_options *opt)

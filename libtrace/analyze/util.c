@@ -94,8 +94,7 @@ void an_dist(gt_dist *d, int64_t *durations, size_t n)
 size_t an_first_act(const an_model *m, int64_t from_ns)
 {
     int64_t t = from_ns > INT64_MIN + m->max_act_ns ? from_ns - m->max_act_ns : INT64_MIN;
-    size_t lo = GT_LOWER_BOUND(m->acts, m->n_acts, start_ns, t);
-    return lo;
+    return GT_LOWER_BOUND(m->acts, m->n_acts, start_ns, t);
 }
 
 int64_t an_busy(const an_model *m, int32_t device, bool kernels_only, int64_t from_ns, int64_t to_ns)
