@@ -24,8 +24,6 @@
  * (gt_sat_add). */
 #define AN_TIME_LIMIT_NS ((int64_t)1 << 60)
 #define AN_BYTES_LIMIT ((int64_t)1 << 52)
-/* oom.c's name for gt_sat_add, until it moves to the base's name */
-#define an_add_sat gt_sat_add
 
 /* A span on the device timeline: a kernel, copy, memset or (CPU traces) a CPU op. */
 typedef struct an_act {

@@ -290,9 +290,9 @@ static int add_growth(gt_oom_growth **v, size_t *n, size_t *cap, const char *nam
     for (size_t i = 0; i < *n; i++)
         if (strcmp((*v)[i].name, name) == 0) {
             if (at)
-                (*v)[i].at_bytes = an_add_sat((*v)[i].at_bytes, bytes);
+                (*v)[i].at_bytes = gt_sat_add((*v)[i].at_bytes, bytes);
             else
-                (*v)[i].before_bytes = an_add_sat((*v)[i].before_bytes, bytes);
+                (*v)[i].before_bytes = gt_sat_add((*v)[i].before_bytes, bytes);
             return 0;
         }
     if (*n == *cap) {
@@ -462,14 +462,14 @@ static int analyse(gt_oom *o, const an_model *m, const cand *c, int top_n)
                              true)) < 0)
             goto cleanup;
         if (step_start != INT64_MIN && b->alloc_ns >= step_start) {
-            o->step_bytes = an_add_sat(o->step_bytes, b->bytes);
+            o->step_bytes = gt_sat_add(o->step_bytes, b->bytes);
             if (phase_at(m, b->global_tid, b->alloc_ns) == 1) {
-                fwd_bytes = an_add_sat(fwd_bytes, b->bytes);
+                fwd_bytes = gt_sat_add(fwd_bytes, b->bytes);
                 if (b->bytes > fwd_largest)
                     fwd_largest = b->bytes;
             }
         } else if (strstr(name, "grad")) {
-            grad_bytes = an_add_sat(grad_bytes, b->bytes);
+            grad_bytes = gt_sat_add(grad_bytes, b->bytes);
         }
     }
     if (n_live)

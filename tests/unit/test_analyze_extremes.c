@@ -153,9 +153,9 @@ static void test_analyze_util__dist_saturates(void)
     CU_ASSERT_EQUAL(g.min_ns, 3);
     CU_ASSERT_EQUAL(g.max_ns, INT64_MAX / 2);
     CU_ASSERT_TRUE(g.mean_ns > 0);
-    CU_ASSERT_EQUAL(an_add_sat(INT64_MIN, -1), INT64_MIN);
-    CU_ASSERT_EQUAL(an_add_sat(INT64_MAX, 1), INT64_MAX);
-    CU_ASSERT_EQUAL(an_add_sat(-5, 7), 2);
+    CU_ASSERT_EQUAL(gt_sat_add(INT64_MIN, -1), INT64_MIN);
+    CU_ASSERT_EQUAL(gt_sat_add(INT64_MAX, 1), INT64_MAX);
+    CU_ASSERT_EQUAL(gt_sat_add(-5, 7), 2);
 }
 
 /* 1,100 calls of 2^53 ns each (times a reader accepts): their total is past
