@@ -44,7 +44,7 @@ typedef struct dev_state {
 typedef enum range_kind {
     RANGE_STEP,
     RANGE_PHASE,
-    RANGE_MODULE, /* a dotted name: "encoder.layers.3" */
+    RANGE_MODULE, /* a dotted name: "encoder.layers.3" (or a Python call's "model.forward") */
     RANGE_OP,
     RANGE_WORD,   /* one identifier: a root module ("Net") or a child ("fc1"), or anything */
     RANGE_OTHER,
@@ -306,10 +306,11 @@ static range_kind range_kind_of_name(loader *ld, uint32_t name)
     return (range_kind)(k->data[name] - 1);
 }
 
-/* Each thread's NVTX lanes named by what at least 80% of their ranges are.
- * Module names need no dot (a root module "Net", its child "fc1"): below a
- * lane of phases, a lane of identifiers and dotted names is modules. Under
- * the model's lock: frames read the labels. */
+/* Each thread's NVTX lanes named by what at least 80% of their ranges are:
+ * steps, phases, ops; modules only below a lane of phases (a root module
+ * "Net" has no dot, a Python call "model.forward" has one). A thread of
+ * python calls keeps its name. Under the model's lock: frames read the
+ * labels. */
 static void name_range_lanes(loader *ld)
 {
     static const char *const label[N_RANGE_KINDS] = {"steps", "phases", "modules", "ops", NULL, NULL};
@@ -319,6 +320,8 @@ static void name_range_lanes(loader *ld)
     g_hash_table_iter_init(&it, ld->threads);
     while (g_hash_table_iter_next(&it, NULL, &value)) {
         thread_state *ts = value;
+        if (strcmp(ts->ranges, "NVTX ranges") != 0)
+            continue;
         int64_t phase_depth = INT64_MAX;
         for (size_t j = 0; j < ts->track->n_lanes; j++) {
             const GvLane *l = ts->track->lanes[j];
@@ -336,7 +339,7 @@ static void name_range_lanes(loader *ld)
                 total += k[i];
             int best = RANGE_OTHER;
             for (int i = 0; i < RANGE_WORD; i++)
-                if (total > 0 && k[i] * 5 >= total * 4)
+                if (i != RANGE_MODULE && total > 0 && k[i] * 5 >= total * 4)
                     best = i;
             if (best == RANGE_OTHER && l->key > phase_depth && (k[RANGE_MODULE] + k[RANGE_WORD]) * 5 >= total * 4)
                 best = RANGE_MODULE;
