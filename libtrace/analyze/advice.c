@@ -116,7 +116,8 @@ static int rule_gpu_time_util(rules *R)
     const an_model *m = R->m;
     enum { CHUNKS = 30 };
     const char *thr = "a device under 50% busy in one of 30 equal slices of the analysed time; with steps, in "
-                      "one of up to 30 slices of two or more whole steps after the warm-up";
+                      "one of up to 30 slices of two or more whole steps after the warm-up (two such slices "
+                      "where there are five or more)";
     const char *sug = "Look at the low slices: the host is not feeding the device there (input, synchronization, "
                       "logging, checkpoints); overlap that work or move it off the critical path.";
     int64_t span = r->end_ns - r->start_ns;
@@ -171,7 +172,9 @@ static int rule_gpu_time_util(rules *R)
             }
         }
     }
-    if (n_low == 0)
+    /* One low slice among five or more is one moment the machine took the
+     * host away (another program's burst), not the run's shape. */
+    if (n_low == 0 || (n_low == 1 && n_chunks >= 5))
         return an_advice_add(R, "gpu_time_util", "Low device utilization", thr, sug, 0, 0, 0, NULL, NULL);
     char who[32];
     if (d->device_id < 0)
