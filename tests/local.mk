@@ -6,7 +6,7 @@ tests_unit_libgttest_la_CPPFLAGS = $(ANALYZE_CPPFLAGS)
 tests_unit_libgttest_la_CFLAGS = $(AM_CFLAGS) $(CUNIT_CFLAGS)
 tests_unit_libgttest_la_LIBADD = $(CUNIT_LIBS)
 endif
-EXTRA_DIST += tests/gt-test-env.sh.in tests/lsan.supp
+EXTRA_DIST += tests/gt-test-env.sh.in tests/gt-timeout.sh tests/lsan.supp
 # Real nsys exports the readers are tested on (tests/fixtures/README.md).
 EXTRA_DIST += tests/fixtures/README.md \
 	tests/fixtures/nsys/cloverleaf-cuda-nsys2024.5.sqlite \

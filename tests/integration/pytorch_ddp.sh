@@ -26,7 +26,8 @@ STEPS=4
 # ddp_run NAME PYTORCH_FEATURES: the traced job into NAME.sqlite and its reports
 ddp_run() {
     port=$("$PY" -c "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); print(s.getsockname()[1])")
-    "$GTRACE" --pytorch$2 -o "$1.sqlite" "$PY" -m torch.distributed.run --nproc_per_node=2 --master_addr=127.0.0.1 \
+    # (a job of 4 steps takes seconds: 300 s means it hung)
+    timeout -k 10 300 "$GTRACE" --pytorch$2 -o "$1.sqlite" "$PY" -m torch.distributed.run --nproc_per_node=2 --master_addr=127.0.0.1 \
         --master_port="$port" --redirects 1 --tee 1 --log_dir "$WORK/logs-$1" "$SCRIPT" --steps $STEPS \
         > "$1.out" 2> "$1.err" || fail "the traced torchrun job ($1): $(tail -n 20 "$1.err")"
     for r in 0 1; do
