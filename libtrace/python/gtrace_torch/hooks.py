@@ -686,6 +686,52 @@ def _enter_op_mode(torch, push, pop, handle, shapes):
         schema = getattr(func, "_schema", None)
         return schema.name if schema is not None else str(func)
 
+    # Collectives (c10d::allreduce_ and the like). The mode's call wraps
+    # their tensors in Python objects, and torch keeps such an object alive
+    # with its tensor from then on (PyObject preservation), so freeing the
+    # tensor needs the GIL. DDP's bucket tensors, never in Python untraced,
+    # would then be freed last by a gloo worker, which waits for the GIL
+    # while the main thread, holding it, frees the DDP model and joins that
+    # worker: the program hangs at exit (torch 1.13). A collective's tensors
+    # seen a second time (DDP's buckets, all-reduced every step) are held
+    # here to the end, so no worker frees them; a tensor seen once is only
+    # weakly referenced, so the program's fresh tensors are freed as
+    # untraced. At most PIN_MAX are held (the buckets of a model number tens).
+    collectives = {}
+    pinned = {}
+    seen = {}
+    ref = weakref.ref
+    PIN_MAX = 4096
+
+    def pin(args):
+        for a in args:
+            if type(a) in (list, tuple):
+                pin(a)
+            elif isinstance(a, Tensor):
+                k = id(a)
+                if k in pinned:
+                    continue
+                r = seen.pop(k, None)
+                if r is not None and r() is a:
+                    if len(pinned) < PIN_MAX:
+                        pinned[k] = a
+                else:
+                    seen[k] = ref(a, lambda r, k=k: seen.get(k) is r and seen.pop(k))
+
+    def run_collective(func, args, kwargs):
+        pin(args)
+        if kwargs:
+            pin(kwargs.values())
+        return func(*args, **kwargs)
+
+    def collective_handle(func, args):
+        """func's handle if it is a collective, else None (each op looked at once)."""
+        h = collectives.get(func)
+        if h is None:
+            name = op_name(func)
+            h = collectives[func] = handle(name, _nvtx.COMPUTE) if name.startswith("c10d::") else False
+        return h or None
+
     if shapes:
         def handle_of(func, args):
             key = (func,) + tuple(tuple(a.shape) for a in args if isinstance(a, Tensor))
@@ -705,8 +751,11 @@ def _enter_op_mode(torch, push, pop, handle, shapes):
     if shapes:
         class GtraceOps(TorchDispatchMode):
             def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-                push(handle_of(func, args))
+                c = collective_handle(func, args)
+                push(c if c is not None else handle_of(func, args))
                 try:
+                    if c is not None:
+                        return run_collective(func, args, kwargs or {})
                     return func(*args, **(kwargs or {}))
                 finally:
                     pop()
@@ -716,7 +765,16 @@ def _enter_op_mode(torch, push, pop, handle, shapes):
         class GtraceOps(TorchDispatchMode):
             def __torch_dispatch__(self, func, types, args=(), kwargs=None):
                 h = get(func)  # handle_of, written out: one Python frame less an op
-                push(h if h is not None else handle_of(func, args))
+                if h is None:
+                    c = collective_handle(func, args)
+                    if c is not None:
+                        push(c)
+                        try:
+                            return run_collective(func, args, kwargs or {})
+                        finally:
+                            pop()
+                    h = handle_of(func, args)
+                push(h)
                 try:
                     if kwargs:
                         return func(*args, **kwargs)
