@@ -491,7 +491,7 @@ void gt_drain_record(gt_drain *d, int32_t tid, const rec_hdr *rec)
     }
 }
 
-void gt_drain_segments(gt_drain *d, const char *data, size_t n_bytes)
+void gt_segments_walk(const char *data, size_t n_bytes, const gt_segment_visitor *v)
 {
     size_t off = 0;
     while (off + sizeof(seg_hdr) <= n_bytes) {
@@ -508,18 +508,36 @@ void gt_drain_segments(gt_drain *d, const char *data, size_t n_bytes)
                 if (size < sizeof(rec_hdr) || (size & 7) || size > h.n_bytes - at)
                     break; /* not what a producer writes: the rest of this segment is skipped */
                 if (rec->type != REC_PAD)
-                    gt_drain_record(d, h.tid, rec);
+                    v->on_record(v->ctx, h.tid, rec);
                 at += size;
             }
-        } else if (h.kind == SEG_THREAD) {
-            gt_drain_thread(d, h.tid, seg);
-        } else if (h.kind == SEG_LOST_END) {
-            int64_t id;
-            memcpy(&id, seg, sizeof id);
-            gt_drain_range_lost(d, id);
+        } else if (v->on_segment && (h.kind != SEG_LOST_END || h.n_bytes >= sizeof(int64_t))) {
+            v->on_segment(v->ctx, &h, seg);
         }
         off += h.n_bytes;
     }
+}
+
+static void drain_one_record(void *ctx, int32_t tid, const rec_hdr *rec)
+{
+    gt_drain_record(ctx, tid, rec);
+}
+
+static void drain_one_segment(void *ctx, const seg_hdr *h, const char *body)
+{
+    if (h->kind == SEG_THREAD) {
+        gt_drain_thread(ctx, h->tid, body);
+    } else if (h->kind == SEG_LOST_END) {
+        int64_t id;
+        memcpy(&id, body, sizeof id);
+        gt_drain_range_lost(ctx, id);
+    }
+}
+
+void gt_drain_segments(gt_drain *d, const char *data, size_t n_bytes)
+{
+    gt_segment_visitor v = {drain_one_record, drain_one_segment, d};
+    gt_segments_walk(data, n_bytes, &v);
 }
 
 void gt_drain_region_dropped(const gt_shm_header *h, uint32_t n_rings, int64_t *out)

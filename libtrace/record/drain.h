@@ -37,8 +37,18 @@ void gt_drain_take_lost(gt_drain *d, int64_t *out);
 void gt_drain_range_lost(gt_drain *d, int64_t range_id);
 /* One record of thread `tid`; `rec` was checked to lie inside its ring. */
 void gt_drain_record(gt_drain *d, int32_t tid, const rec_hdr *rec);
-/* Every record of the segments `data` (`n_bytes`), each checked to lie
- * inside its segment. */
+/* Walks the segments `data` (`n_bytes`): `on_record` gets every record of
+ * a SEG_RECORDS segment (pads left out), each checked to lie inside its
+ * segment (a segment's rest after a record no producer writes is skipped);
+ * `on_segment` (may be NULL) every other segment, a lost end's only when it
+ * holds its range id. A segment longer than what is left ends the walk. */
+typedef struct gt_segment_visitor {
+    void (*on_record)(void *ctx, int32_t tid, const rec_hdr *rec);
+    void (*on_segment)(void *ctx, const seg_hdr *h, const char *body);
+    void *ctx;
+} gt_segment_visitor;
+void gt_segments_walk(const char *data, size_t n_bytes, const gt_segment_visitor *v);
+/* Every record of the segments into the drain, threads' names and lost ends too. */
 void gt_drain_segments(gt_drain *d, const char *data, size_t n_bytes);
 /* Writes the process's description (its region's `info`: name, then
  * key/value pairs) into `w`; the root's run entries also under pid 0. */

@@ -343,38 +343,29 @@ static void fold_record(gt_flight_proc *p, int32_t tid, const rec_hdr *rec)
     }
 }
 
-/* Calls `fn` on every record of the segments (as gt_drain_segments walks them). */
-static void each_record(gt_flight_proc *p, const char *data, size_t n_bytes,
-                        void (*fn)(gt_flight_proc *, int32_t, const rec_hdr *))
+static void fold_one(void *p, int32_t tid, const rec_hdr *rec)
 {
-    size_t off = 0;
-    while (off + sizeof(seg_hdr) <= n_bytes) {
-        seg_hdr h;
-        memcpy(&h, data + off, sizeof h);
-        off += sizeof h;
-        if (h.n_bytes > n_bytes - off)
-            break;
-        const char *seg = data + off;
-        if (h.kind == SEG_RECORDS) {
-            for (uint64_t at = 0; at + sizeof(rec_hdr) <= h.n_bytes;) {
-                const rec_hdr *rec = (const rec_hdr *)(seg + at);
-                uint32_t size = rec->size_bytes;
-                if (size < sizeof(rec_hdr) || (size & 7) || size > h.n_bytes - at)
-                    break;
-                if (rec->type != REC_PAD)
-                    fn(p, h.tid, rec);
-                at += size;
-            }
-        } else if (h.kind == SEG_THREAD && fn == fold_record) {
-            name_key none = {0};
-            keep(p, &none, SEG_THREAD, h.tid, seg, h.n_bytes);
-        } else if (h.kind == SEG_LOST_END && fn == fold_record && h.n_bytes >= sizeof(int64_t)) {
-            int64_t id;
-            memcpy(&id, seg, sizeof id);
-            erase(p, find(p, K_RANGE, (uint64_t)id, 0, false));
-        }
-        off += h.n_bytes;
+    fold_record(p, tid, rec);
+}
+
+static void fold_segment(void *ctx, const seg_hdr *h, const char *body)
+{
+    gt_flight_proc *p = ctx;
+    if (h->kind == SEG_THREAD) {
+        name_key none = {0};
+        keep(p, &none, SEG_THREAD, h->tid, body, h->n_bytes);
+    } else if (h->kind == SEG_LOST_END) {
+        int64_t id;
+        memcpy(&id, body, sizeof id);
+        erase(p, find(p, K_RANGE, (uint64_t)id, 0, false));
     }
+}
+
+/* Folds the segments into the live-set state (they leave the window). */
+static void fold_records(gt_flight_proc *p, const char *data, size_t n_bytes)
+{
+    gt_segment_visitor v = {fold_one, fold_segment, p};
+    gt_segments_walk(data, n_bytes, &v);
 }
 
 static void proc_free(gt_flight_proc *p)
@@ -417,7 +408,7 @@ static void evict(gt_flight *f, int64_t now_ns)
         f->held_bytes -= k->n_bytes + CHUNK_OVERHEAD;
         if (k->read_ns > f->window_start_ns)
             f->window_start_ns = k->read_ns;
-        each_record(k->p, k->data, k->n_bytes, fold_record);
+        fold_records(k->p, k->data, k->n_bytes);
         k->p->n_chunks--;
         forget_if_done(f, k->p);
         free(k->data);
@@ -489,6 +480,18 @@ static void scan_oom(gt_flight_proc *p, int32_t tid, const rec_hdr *rec)
     }
 }
 
+static void scan_one(void *p, int32_t tid, const rec_hdr *rec)
+{
+    scan_oom(p, tid, rec);
+}
+
+/* Looks for an out-of-memory mark among the records of the segments. */
+static void scan_records(gt_flight_proc *p, const char *data, size_t n_bytes)
+{
+    gt_segment_visitor v = {scan_one, NULL, p};
+    gt_segments_walk(data, n_bytes, &v);
+}
+
 /* ---- the window ------------------------------------------------------------ */
 
 int gt_flight_new(gt_flight **out, const gt_flight_options *o)
@@ -539,9 +542,9 @@ bool gt_flight_add(gt_flight *f, gt_flight_proc *p, char *data, size_t n_bytes, 
     if (small)
         data = small;
     bool had_oom = p->oom_seen;
-    each_record(p, data, n_bytes, scan_oom);
+    scan_records(p, data, n_bytes);
     if (!k) { /* no memory to keep it: what it holds still counts for what comes after */
-        each_record(p, data, n_bytes, fold_record);
+        fold_records(p, data, n_bytes);
         free(data);
         return !had_oom && p->oom_seen;
     }
