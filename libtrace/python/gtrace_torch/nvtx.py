@@ -16,7 +16,9 @@ import functools
 
 COMPUTE = 1
 
+_MESSAGE_ASCII = 1
 _MESSAGE_REGISTERED = 3
+_PAYLOAD_U64 = 1
 _VERSION = 3
 
 
@@ -51,6 +53,8 @@ class Nvtx:
         lib.nvtxDomainRegisterStringA.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
         lib.nvtxDomainNameCategoryA.restype = None
         lib.nvtxDomainNameCategoryA.argtypes = [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_char_p]
+        lib.nvtxDomainMarkEx.restype = None
+        lib.nvtxDomainMarkEx.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
         fast = ctypes.PyDLL(path)
         fast.nvtxDomainRangePushEx.restype = ctypes.c_int
         fast.nvtxDomainRangePop.restype = ctypes.c_int
@@ -80,3 +84,22 @@ class Nvtx:
             if keep:
                 self._handles[key] = h
         return h
+
+    def name_category(self, category, name):
+        """Names one of the domain's categories."""
+        self._lib.nvtxDomainNameCategoryA(self._domain, category, name.encode())
+
+    def mark(self, text, category=0, payload=None):
+        """A mark with `text` (not registered: each is its own), in
+        `category`, with an unsigned 64-bit payload unless it is None.
+        Attributes of its own: two threads may mark at once."""
+        data = text.encode("utf-8", "replace")
+        a = _Attributes()
+        a.version = _VERSION
+        a.size = ctypes.sizeof(_Attributes)
+        a.category = category
+        a.message_type = _MESSAGE_ASCII
+        a.message = ctypes.cast(ctypes.c_char_p(data), ctypes.c_void_p)
+        if payload is not None:
+            a.payload_type, a.payload = _PAYLOAD_U64, payload
+        self._lib.nvtxDomainMarkEx(self._domain, ctypes.byref(a))

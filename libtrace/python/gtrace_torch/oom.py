@@ -38,7 +38,6 @@
 # which 17.75 MiB is free", "78.23 GiB is allocated by PyTorch, and 402.21 MiB
 # is reserved by PyTorch but unallocated"), else nothing: the report then
 # replays the allocator the trace holds.
-import ctypes
 import re
 import sys
 import threading
@@ -61,25 +60,6 @@ _FIGURES = (  # (key, pattern): the first pattern that matches gives the key
     ("limit", re.compile(_SIZE + r" total capacity")),  # 1.13
 )
 _GPU = re.compile(r"\bGPU ([0-9]+)")
-
-
-class _Attributes(ctypes.Structure):
-    """nvtxEventAttributes_v2 (nvToolsExt.h), with an ASCII message."""
-    _fields_ = [
-        ("version", ctypes.c_uint16),
-        ("size", ctypes.c_uint16),
-        ("category", ctypes.c_uint32),
-        ("color_type", ctypes.c_int32),
-        ("color", ctypes.c_uint32),
-        ("payload_type", ctypes.c_int32),
-        ("reserved0", ctypes.c_int32),
-        ("payload", ctypes.c_uint64),
-        ("message_type", ctypes.c_int32),
-        ("message", ctypes.c_char_p),
-    ]
-
-
-_PAYLOAD_U64, _MESSAGE_ASCII = 1, 1
 
 
 def _bytes(number, unit):
@@ -156,15 +136,8 @@ _state = {}
 
 
 def _mark(text, requested):
-    a = _Attributes()  # one per mark: two threads may fail at once
-    a.version = 3
-    a.size = ctypes.sizeof(_Attributes)
-    a.category = OOM_CATEGORY
-    a.message_type = _MESSAGE_ASCII
-    a.message = text.encode("utf-8", "replace")
-    if requested is not None and requested >= 0:
-        a.payload_type, a.payload = _PAYLOAD_U64, requested
-    _state["mark"](_state["domain"], ctypes.byref(a))
+    payload = requested if requested is not None and requested >= 0 else None
+    _state["nv"].mark(text, OOM_CATEGORY, payload)
 
 
 def _marked(exc):
@@ -211,9 +184,9 @@ def _warn_once(msg):
 
 def _close_open():
     """Closes the PyTorch domain's ranges still open on this thread."""
-    pop = _state["pop"]
+    pop = _state["nv"].pop
     for _ in range(4096):
-        if pop(_state["domain"]) < 0:
+        if pop() < 0:
             break
 
 
@@ -237,17 +210,8 @@ def install(torch, nv):
 
 
 def _install(torch, nv):
-    lib = nv._lib
-    domain = ctypes.c_void_p(nv._domain)
-    lib.nvtxDomainNameCategoryA(nv._domain, OOM_CATEGORY, b"oom")
-    mark = lib.nvtxDomainMarkEx
-    mark.restype = None
-    mark.argtypes = [ctypes.c_void_p, ctypes.c_void_p]
-    pop = lib.nvtxDomainRangePop
-    pop.restype = ctypes.c_int
-    pop.argtypes = [ctypes.c_void_p]
-    _state.update(torch=torch, type=getattr(torch.cuda, "OutOfMemoryError", None), mark=mark,
-                  pop=pop, domain=domain, observed=None)
+    nv.name_category(OOM_CATEGORY, "oom")
+    _state.update(torch=torch, type=getattr(torch.cuda, "OutOfMemoryError", None), nv=nv, observed=None)
     try:
         _state["cuda"] = bool(torch.cuda.is_available())
     except Exception:
