@@ -157,17 +157,20 @@ char *gt_analysis_block_origin(const gt_analysis *a, int64_t pid, uint64_t addre
     size_t k;
     if (an_mem_hist_find(&k, a->mem, a->n_mem, pid, gt_trace_path(a->m->t)) < 0)
         return an_strdup("");
-    const an_mem_hist *h = &a->mem[k];
-    /* its first life began when it was allocated: lives are by start */
-    size_t lo = GT_LOWER_BOUND(h->lives, h->n_lives, from_ns, alloc_ns);
-    for (size_t i = lo; i < h->n_lives && h->lives[i].from_ns == alloc_ns; i++) {
-        const gt_mem_life *l = &h->lives[i];
-        if (l->address != address || l->alloc_ns != alloc_ns)
-            continue;
-        pthread_mutex_lock(lock_of(a));
-        char *o = an_model_origin(a->m, l->tid, l->alloc_ns, l->callchain_id);
-        pthread_mutex_unlock(lock_of(a));
-        return o;
+    /* the process's histories, one per device, follow each other */
+    for (; k < a->n_mem && a->mem[k].pid == pid; k++) {
+        const an_mem_hist *h = &a->mem[k];
+        /* its first life began when it was allocated: lives are by start */
+        size_t lo = GT_LOWER_BOUND(h->lives, h->n_lives, from_ns, alloc_ns);
+        for (size_t i = lo; i < h->n_lives && h->lives[i].from_ns == alloc_ns; i++) {
+            const gt_mem_life *l = &h->lives[i];
+            if (l->address != address || l->alloc_ns != alloc_ns)
+                continue;
+            pthread_mutex_lock(lock_of(a));
+            char *o = an_model_origin(a->m, l->tid, l->alloc_ns, l->callchain_id);
+            pthread_mutex_unlock(lock_of(a));
+            return o;
+        }
     }
     return an_strdup("");
 }

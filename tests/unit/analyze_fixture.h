@@ -210,12 +210,14 @@ static inline void fx_kernel_on(fx *f, int64_t pid, int32_t device, int32_t stre
     fx_add(f, &ev);
 }
 
-static inline void fx_heap(fx *f, int64_t t, int op, uint64_t heap, uint64_t addr, int64_t bytes)
+/* A heap event (nsys's CUDA_HEAP: an allocator's heap or one of its
+ * regions) on thread tid. */
+static inline void fx_heap_on(fx *f, int64_t tid, int64_t t, int op, uint64_t heap, uint64_t addr, int64_t bytes)
 {
     gt_event ev = {.kind = GT_EV_HEAP};
     gt_heap_event *h = &ev.u.heap;
     h->start_ns = t;
-    h->global_tid = TID;
+    h->global_tid = tid;
     h->operation = op;
     h->heap_id = heap;
     h->address = addr;
@@ -223,6 +225,11 @@ static inline void fx_heap(fx *f, int64_t t, int op, uint64_t heap, uint64_t add
     h->heap_usage = 1;
     h->memory_type = 2;
     fx_add(f, &ev);
+}
+
+static inline void fx_heap(fx *f, int64_t t, int op, uint64_t heap, uint64_t addr, int64_t bytes)
+{
+    fx_heap_on(f, TID, t, op, heap, addr, bytes);
 }
 
 /* cudaMalloc / cudaFree over [t, t + 10 us) and its device memory event. */

@@ -196,6 +196,45 @@ static void test_analyze_memory__device_allocations(void)
     gt_trace_free(t);
 }
 
+/* One process, an allocator on each of two devices (their threads named
+ * "cuda:N allocator", as a snapshot import names them): a block of the
+ * second device is found by its own history, and says who made it. */
+static void test_analyze_memory__origin_on_second_device(void)
+{
+    fx f;
+    fx_open(&f, "origin-dev1.sqlite");
+    int64_t t0 = gt_global_tid(PID, 10), t1 = gt_global_tid(PID, 11);
+    CU_ASSERT_EQUAL_FATAL(gt_writer_add_thread_name(f.w, t0, "cuda:0 allocator", 0), 0);
+    CU_ASSERT_EQUAL_FATAL(gt_writer_add_thread_name(f.w, t1, "cuda:1 allocator", 0), 0);
+    uint64_t h0 = 0x7f0000000000ULL, h1 = 0x7f1000000000ULL;
+    fx_range_cat(&f, 0, 1 * MS, "embed", 0, 0, t0);
+    fx_heap_on(&f, t0, 100 * US, GT_HEAP_REGISTER, 1, h0, 64 * MIB);
+    fx_heap_on(&f, t0, 200 * US, GT_REGION_REGISTER, 1, h0, 8 * MIB);
+    fx_range_cat(&f, 2 * MS, 3 * MS, "decoder", 0, 0, t1);
+    fx_heap_on(&f, t1, 2100 * US, GT_HEAP_REGISTER, 2, h1, 64 * MIB);
+    fx_heap_on(&f, t1, 2200 * US, GT_REGION_REGISTER, 2, h1, 16 * MIB);
+    gt_trace *t = fx_close(&f);
+    gt_analysis *a = NULL;
+    CU_ASSERT_EQUAL_FATAL(gt_analysis_load(&a, t, NULL), 0);
+    CU_ASSERT_EQUAL_FATAL(gt_analysis_n_memories(a), 2);
+    gt_mem_series s0, s1;
+    CU_ASSERT_EQUAL_FATAL(gt_analysis_memory(&s0, a, 0), 0);
+    CU_ASSERT_EQUAL_FATAL(gt_analysis_memory(&s1, a, 1), 0);
+    CU_ASSERT_EQUAL(s0.device_id, 0);
+    CU_ASSERT_EQUAL(s1.device_id, 1);
+    char *o0 = gt_analysis_block_origin(a, PID, h0, 200 * US);
+    char *o1 = gt_analysis_block_origin(a, PID, h1, 2200 * US);
+    char *none = gt_analysis_block_origin(a, PID, h1, 2300 * US);
+    CU_ASSERT_STRING_EQUAL(o0, "embed");
+    CU_ASSERT_STRING_EQUAL(o1, "decoder");
+    CU_ASSERT_STRING_EQUAL(none, "");
+    free(o0);
+    free(o1);
+    free(none);
+    gt_analysis_free(a);
+    gt_trace_free(t);
+}
+
 /* A heap reset gives back every block of that heap, none of another. */
 static void test_analyze_memory__heap_reset(void)
 {
@@ -256,17 +295,7 @@ static void test_analyze_memory__heap_unregister(void)
 /* A heap event of another process: its thread's global id carries its pid. */
 static void heap_on(fx *f, int64_t pid, int64_t t, int op, uint64_t heap, uint64_t addr, int64_t bytes)
 {
-    gt_event ev = {.kind = GT_EV_HEAP};
-    gt_heap_event *h = &ev.u.heap;
-    h->start_ns = t;
-    h->global_tid = gt_global_tid(pid, pid);
-    h->operation = op;
-    h->heap_id = heap;
-    h->address = addr;
-    h->bytes = bytes;
-    h->heap_usage = 1;
-    h->memory_type = 2;
-    fx_add(f, &ev);
+    fx_heap_on(f, gt_global_tid(pid, pid), t, op, heap, addr, bytes);
 }
 
 #define RANK0 5001
@@ -537,6 +566,7 @@ static void test_analyze_memory__state_from_chunked_lives(void)
 }
 
 static const gt_test_case cases[] = {
+    {"test_analyze_memory__origin_on_second_device", test_analyze_memory__origin_on_second_device},
     {"test_analyze_memory__state_from_chunked_lives", test_analyze_memory__state_from_chunked_lives},
     {"test_analyze_memory__state_queries_in_threads", test_analyze_memory__state_queries_in_threads},
     {"test_analyze_memory__peaks_and_fragmentation", test_analyze_memory__peaks_and_fragmentation},
