@@ -1,11 +1,12 @@
 /* analyze_int.h: what the analysis files share and the public header does not
  * show: the trace loaded into compact, time-sorted arrays (the "model"), the
- * helpers on it, and a tiny JSON writer. Not installed; tests may include it
+ * helpers on it, and the JSON of a distribution. Not installed; tests may include it
  * to build models by hand. */
 #ifndef GT_ANALYZE_INT_H
 #define GT_ANALYZE_INT_H
 
 #include "gt_analyze.h"
+#include "gt_json.h"
 #include "gt_vocab.h"
 
 #include <stddef.h>
@@ -208,9 +209,9 @@ void an_comm_clear(gt_comm *cm);
 /* Steps per rank (rank_steps.c; r's comm measured first). */
 int an_rank_steps_measure(gt_rank_steps *rs, const an_model *m, const gt_report *r, const gt_report_options *opt);
 void an_rank_steps_clear(gt_rank_steps *rs);
-/* The Steps by rank section as text and as JSON ("rank_steps":{...},). */
+/* The Steps by rank section as text and as JSON ("rank_steps":{...}). */
 void an_rank_steps_print_text(const gt_report *r, FILE *f);
-void an_rank_steps_print_json(const gt_report *r, FILE *f);
+void an_rank_steps_print_json(const gt_report *r, gt_json *j);
 int an_advice(gt_report *r, const an_model *m);
 void an_gaps_clear(gt_gaps *g);
 void an_memory_clear(gt_memory *mem);
@@ -229,9 +230,10 @@ char *an_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * the trace does not say the rank; NCCL adds " dev 0". */
 const char *an_rank_label(char *buf, size_t n, const gt_comm_rank *k);
 
-/* JSON output. */
 int an_utf8_len(const unsigned char *s); /* length of the valid UTF-8 sequence at s, 0 if invalid */
 void an_json_str(FILE *f, const char *s); /* a quoted, escaped JSON string */
 void an_json_num(FILE *f, double v);      /* finite number or null */
+/* JSON: a distribution as "key":{"n":..,"total_ns":..,...,"p95_ns":..}. */
+void an_json_dist(gt_json *j, const char *key, const gt_dist *d);
 
 #endif

@@ -820,52 +820,66 @@ int gt_diff_print_text(const gt_diff *d, FILE *f)
 
 int gt_diff_print_json(const gt_diff *d, FILE *f)
 {
-    fputs("{\"before\":", f);
-    an_json_str(f, d->before_path);
-    fputs(",\"after\":", f);
-    an_json_str(f, d->after_path);
-    fputs(",\"method\":\"median per step, 95% bootstrap interval over runs and steps\",\"noise_floor\":", f);
-    an_json_num(f, d->noise_floor);
-    fprintf(f, ",\"keep_warmup\":%s,\"keep_busy\":%s,\"runs\":[", d->keep_warmup ? "true" : "false",
-            d->keep_busy ? "true" : "false");
+    gt_json jw, *j = &jw;
+    gt_json_init(j, f);
+    gt_json_object(j);
+    gt_json_kv_str(j, "before", d->before_path);
+    gt_json_kv_str(j, "after", d->after_path);
+    gt_json_kv_str(j, "method", "median per step, 95% bootstrap interval over runs and steps");
+    gt_json_kv_num(j, "noise_floor", d->noise_floor);
+    gt_json_kv_bool(j, "keep_warmup", d->keep_warmup);
+    gt_json_kv_bool(j, "keep_busy", d->keep_busy);
+    gt_json_key(j, "runs");
+    gt_json_array(j);
     for (size_t i = 0; i < d->n_runs; i++) {
         const gt_diff_run_info *x = &d->runs[i];
-        fputs(i ? ",{\"path\":" : "{\"path\":", f);
-        an_json_str(f, x->path);
-        fprintf(f, ",\"side\":\"%s\",\"steps\":%lld,\"warmup_steps\":[", x->after ? "after" : "before",
-                (long long)x->n_steps);
-        if (x->n_warmup)
-            fprintf(f, "%lld,%lld", (long long)x->warmup_first, (long long)x->warmup_last);
-        fputs("],\"fast_steps_slower\":", f);
-        an_json_num(f, x->fast_slower);
-        fprintf(f, ",\"busy\":%s}", x->busy ? "true" : "false");
+        gt_json_object(j);
+        gt_json_kv_str(j, "path", x->path);
+        gt_json_kv_str(j, "side", x->after ? "after" : "before");
+        gt_json_kv_int(j, "steps", x->n_steps);
+        gt_json_key(j, "warmup_steps");
+        gt_json_array(j);
+        if (x->n_warmup) {
+            gt_json_int(j, x->warmup_first);
+            gt_json_int(j, x->warmup_last);
+        }
+        gt_json_end(j);
+        gt_json_kv_num(j, "fast_steps_slower", x->fast_slower);
+        gt_json_kv_bool(j, "busy", x->busy);
+        gt_json_end(j);
     }
-    fputs("],\"rows\":[", f);
+    gt_json_end(j);
+    gt_json_key(j, "rows");
+    gt_json_array(j);
     for (size_t i = 0; i < d->n_rows; i++) {
         const gt_diff_row *r = &d->rows[i];
-        fputs(i ? ",{\"metric\":" : "{\"metric\":", f);
-        an_json_str(f, r->metric);
-        fputs(",\"unit\":", f);
-        an_json_str(f, r->unit);
-        fputs(",\"before\":", f);
-        an_json_num(f, r->before);
-        fputs(",\"after\":", f);
-        an_json_num(f, r->after);
-        fputs(",\"change\":", f);
-        an_json_num(f, r->change);
-        fputs(",\"interval\":", f);
+        gt_json_object(j);
+        gt_json_kv_str(j, "metric", r->metric);
+        gt_json_kv_str(j, "unit", r->unit);
+        gt_json_kv_num(j, "before", r->before);
+        gt_json_kv_num(j, "after", r->after);
+        gt_json_kv_num(j, "change", r->change);
+        gt_json_key(j, "interval");
         if (isnan(r->lo) || r->presence) {
-            fputs("null", f);
+            gt_json_null(j);
         } else {
-            fputc('[', f);
-            an_json_num(f, r->lo);
-            fputc(',', f);
-            an_json_num(f, r->hi);
-            fputc(']', f);
+            gt_json_array(j);
+            gt_json_num(j, r->lo);
+            gt_json_num(j, r->hi);
+            gt_json_end(j);
         }
-        fprintf(f, ",\"samples\":[%lld,%lld],\"samples_are\":\"%s\",\"verdict\":\"%s\"}",
-                (long long)r->n_before, (long long)r->n_after, r->by_runs ? "runs" : "steps", verdict_word(r));
+        gt_json_key(j, "samples");
+        gt_json_array(j);
+        gt_json_int(j, r->n_before);
+        gt_json_int(j, r->n_after);
+        gt_json_end(j);
+        gt_json_kv_str(j, "samples_are", r->by_runs ? "runs" : "steps");
+        gt_json_kv_str(j, "verdict", verdict_word(r));
+        gt_json_end(j);
     }
-    fputs("]}\n", f);
-    return ferror(f) ? gt_error_set(GT_ERR_IO, "cannot write the diff") : 0;
+    gt_json_end(j);
+    gt_json_end(j);
+    gt_json_ws(j, "\n");
+    int rc = gt_json_finish(j);
+    return rc ? gt_error_set(rc, "cannot write the diff") : 0;
 }

@@ -14,6 +14,6 @@ int64_t an_oom_figure(const char *msg, const char *key);
 
 /* Rendering (render_oom.c): nothing without an OOM; JSON: "oom":{...} or null. */
 void an_oom_print_text(const gt_report *r, FILE *f);
-void an_oom_print_json(const gt_report *r, FILE *f);
+void an_oom_print_json(const gt_report *r, gt_json *j);
 
 #endif

@@ -16,6 +16,6 @@ int an_phase_of(const char *name);
 /* Rendering (render_pytorch.c). */
 void an_pytorch_print_phases(const gt_report *r, FILE *f);
 void an_pytorch_print_tables(const gt_report *r, FILE *f); /* ops by self time, modules */
-void an_pytorch_print_json(const gt_report *r, FILE *f); /* "phases":...,"modules":...,"ops":..., */
+void an_pytorch_print_json(const gt_report *r, gt_json *j); /* "phases":...,"modules":...,"ops":... */
 
 #endif

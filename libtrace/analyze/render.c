@@ -26,24 +26,14 @@ static const char *fmt_bytes(char (*nb)[40], int *i, double bytes)
 #define NS(x) fmt_ns(nb, &nbi, (double)(x))
 #define BY(x) fmt_bytes(nb, &nbi, (double)(x))
 
-/* JSON: a key, and a key with its value */
-static void jkey(FILE *f, const char *k)
-{
-    an_json_str(f, k);
-    fputc(':', f);
-}
-static void jint(FILE *f, const char *k, int64_t v) { jkey(f, k); fprintf(f, "%lld", (long long)v); }
-static void jnum(FILE *f, const char *k, double v) { jkey(f, k); an_json_num(f, v); }
-static void jstr(FILE *f, const char *k, const char *v) { jkey(f, k); an_json_str(f, v); }
-
 /* A record's fields as JSON: each key, where its value is, and its type
  * (J_U64 is written as the int64 of its bits). */
 typedef enum jtype { J_I64, J_I32, J_U64, J_DBL, J_STR, J_BOOL } jtype;
 typedef struct jfield { const char *key; size_t off; jtype type; } jfield;
 #define JF(T, field, key, type) {key, offsetof(T, field), type}
 
-/* The fields of `rec`, comma-separated, without braces. */
-static void jfields(FILE *f, const void *rec, const jfield *fs, size_t n)
+/* The fields of `rec`, into the object open in j. */
+static void jfields(gt_json *j, const void *rec, const jfield *fs, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
         const char *p = (const char *)rec + fs[i].off;
@@ -53,20 +43,18 @@ static void jfields(FILE *f, const void *rec, const jfield *fs, size_t n)
         double d;
         const char *s;
         bool yes;
-        if (i)
-            fputc(',', f);
-        jkey(f, fs[i].key);
+        gt_json_key(j, fs[i].key);
         switch (fs[i].type) {
-        case J_I64: memcpy(&i64, p, sizeof i64); fprintf(f, "%lld", (long long)i64); break;
-        case J_I32: memcpy(&i32, p, sizeof i32); fprintf(f, "%lld", (long long)i32); break;
-        case J_U64: memcpy(&u64, p, sizeof u64); fprintf(f, "%lld", (long long)(int64_t)u64); break;
-        case J_DBL: memcpy(&d, p, sizeof d); an_json_num(f, d); break;
-        case J_STR: memcpy(&s, p, sizeof s); an_json_str(f, s); break;
-        case J_BOOL: memcpy(&yes, p, sizeof yes); fputs(yes ? "true" : "false", f); break;
+        case J_I64: memcpy(&i64, p, sizeof i64); gt_json_int(j, i64); break;
+        case J_I32: memcpy(&i32, p, sizeof i32); gt_json_int(j, i32); break;
+        case J_U64: memcpy(&u64, p, sizeof u64); gt_json_int(j, (int64_t)u64); break;
+        case J_DBL: memcpy(&d, p, sizeof d); gt_json_num(j, d); break;
+        case J_STR: memcpy(&s, p, sizeof s); gt_json_str(j, s); break;
+        case J_BOOL: memcpy(&yes, p, sizeof yes); gt_json_bool(j, yes); break;
         }
     }
 }
-#define JFIELDS(f, rec, table) jfields((f), (rec), (table), sizeof(table) / sizeof(table)[0])
+#define JFIELDS(j, rec, table) jfields((j), (rec), (table), sizeof(table) / sizeof(table)[0])
 
 static double rel_ms(const gt_report *r, int64_t t)
 {
@@ -187,6 +175,7 @@ struct mem_sink {
     const mem_sink_ops *ops;
     const gt_report *r;
     FILE *f;
+    gt_json *j;                  /* JSON: the writer, f unused */
     const char *indent;          /* text: the allocator walked is shown, its lines so indented */
 };
 
@@ -329,13 +318,13 @@ static const mem_sink_ops text_ops = {
 
 static void print_memory(const gt_report *r, FILE *f)
 {
-    mem_sink s = {&text_ops, r, f, NULL};
+    mem_sink s = {&text_ops, r, f, NULL, NULL};
     walk_memory(&s);
 }
 
 /* JSON: the whole trace's figures (the process that reserved most, every
  * process's leaks and spikes), each process's, the total; everything. */
-static void json_begin(mem_sink *s) { fputc('{', s->f); }
+static void json_begin(mem_sink *s) { gt_json_object(s->j); }
 
 static const jfield allocator_fields[] = {
     JF(gt_memory, pid, "pid", J_I64), JF(gt_memory, device_id, "device_id", J_I32),
@@ -375,73 +364,76 @@ static const jfield total_fields[] = {
 static void json_allocator(mem_sink *s, const gt_memory *m, ptrdiff_t proc, int32_t rank)
 {
     if (proc >= 0) {
-        fputs(proc ? ",{" : "{", s->f);
-        jint(s->f, "rank", rank); fputc(',', s->f);
+        gt_json_object(s->j);
+        gt_json_kv_int(s->j, "rank", rank);
     }
-    JFIELDS(s->f, m, allocator_fields);
-    fputc(',', s->f);
-    jkey(s->f, "leaks"); fputc('[', s->f);
+    JFIELDS(s->j, m, allocator_fields);
+    gt_json_key(s->j, "leaks");
+    gt_json_array(s->j);
 }
 
-/* Element i of an array: an object of the record's fields. */
-static void json_element(FILE *f, size_t i, const void *rec, const jfield *fs, size_t n)
+/* An element of an array: an object of the record's fields. */
+static void json_element(gt_json *j, const void *rec, const jfield *fs, size_t n)
 {
-    fputs(i ? ",{" : "{", f);
-    jfields(f, rec, fs, n);
-    fputc('}', f);
+    gt_json_object(j);
+    jfields(j, rec, fs, n);
+    gt_json_end(j);
 }
 
 static void json_leak(mem_sink *s, const gt_leak *l, size_t i)
 {
-    json_element(s->f, i, l, leak_fields, sizeof leak_fields / sizeof leak_fields[0]);
+    (void)i;
+    json_element(s->j, l, leak_fields, sizeof leak_fields / sizeof leak_fields[0]);
 }
 
 static void json_spikes(mem_sink *s)
 {
-    fputs("],", s->f);
-    jkey(s->f, "spikes"); fputc('[', s->f);
+    gt_json_end(s->j);
+    gt_json_key(s->j, "spikes");
+    gt_json_array(s->j);
 }
 
 static void json_spike(mem_sink *s, const gt_spike *sp, size_t i)
 {
-    json_element(s->f, i, sp, spike_fields, sizeof spike_fields / sizeof spike_fields[0]);
+    (void)i;
+    json_element(s->j, sp, spike_fields, sizeof spike_fields / sizeof spike_fields[0]);
 }
 
 static void json_allocator_end(mem_sink *s, ptrdiff_t proc)
 {
-    fputc(']', s->f);
+    gt_json_end(s->j);
     if (proc >= 0) {
-        fputc('}', s->f);
+        gt_json_end(s->j);
         return;
     }
-    fputc(',', s->f); /* the whole trace's: its processes follow */
-    jkey(s->f, "processes"); fputc('[', s->f);
+    gt_json_key(s->j, "processes"); /* the whole trace's: its processes follow */
+    gt_json_array(s->j);
 }
 
 static void json_end(mem_sink *s)
 {
     const gt_memory *mem = &s->r->memory;
-    FILE *f = s->f;
-    fputs("],", f);
-    jkey(f, "total");
+    gt_json *j = s->j;
+    gt_json_end(j);
+    gt_json_key(j, "total");
     if (mem->n_procs > 1 && mem->total_one_pool) {
-        fputc('{', f);
-        JFIELDS(f, mem, total_fields);
-        fputs("},", f);
+        gt_json_object(j);
+        JFIELDS(j, mem, total_fields);
+        gt_json_end(j);
     } else {
-        fputs("null,", f);
+        gt_json_null(j);
     }
-    jint(f, "skipped_rows", mem->n_skipped_rows);
-    fputc('}', f);
+    gt_json_kv_int(j, "skipped_rows", mem->n_skipped_rows);
+    gt_json_end(j);
 }
 
 static const mem_sink_ops json_ops = {
     json_begin, json_allocator, json_leak, json_spikes, json_spike, json_allocator_end, json_end,
 };
 
-static void print_memory_json(const gt_report *r, FILE *f)
+static void print_memory_json(const gt_report *r, gt_json *j)
 {
-    mem_sink s = {&json_ops, r, f, NULL};
+    mem_sink s = {&json_ops, r, NULL, j, NULL};
     walk_memory(&s);
 }
 
@@ -550,236 +542,244 @@ int gt_report_print_text(const gt_report *r, FILE *f)
 
 /* ---- JSON --------------------------------------------------------------- */
 
-static void jdist(FILE *f, const char *k, const gt_dist *d)
+static void jnames(gt_json *j, const char *k, const gt_name_row *rows, size_t n)
 {
-    jkey(f, k);
-    fputc('{', f);
-    jint(f, "n", d->n); fputc(',', f);
-    jint(f, "total_ns", d->total_ns); fputc(',', f);
-    jint(f, "min_ns", d->min_ns); fputc(',', f);
-    jint(f, "max_ns", d->max_ns); fputc(',', f);
-    jnum(f, "mean_ns", d->mean_ns); fputc(',', f);
-    jnum(f, "median_ns", d->median_ns); fputc(',', f);
-    jnum(f, "p95_ns", d->p95_ns);
-    fputc('}', f);
-}
-
-static void jnames(FILE *f, const char *k, const gt_name_row *rows, size_t n)
-{
-    jkey(f, k);
-    fputc('[', f);
+    gt_json_key(j, k);
+    gt_json_array(j);
     for (size_t i = 0; i < n; i++) {
-        fputs(i ? ",{" : "{", f);
-        jstr(f, "name", rows[i].name); fputc(',', f);
-        jnum(f, "share", rows[i].share); fputc(',', f);
-        jdist(f, "time", &rows[i].d);
-        fputc('}', f);
+        gt_json_object(j);
+        gt_json_kv_str(j, "name", rows[i].name);
+        gt_json_kv_num(j, "share", rows[i].share);
+        an_json_dist(j, "time", &rows[i].d);
+        gt_json_end(j);
     }
-    fputc(']', f);
+    gt_json_end(j);
 }
 
-static void print_comm_json(const gt_comm *c, FILE *f)
+static void print_comm_json(const gt_comm *c, gt_json *j)
 {
-    jkey(f, "communication"); fputc('{', f);
-    jkey(f, "per_step"); fputs(c->per_step ? "true," : "false,", f);
-    jnum(f, "comm_ns", c->comm_ns); fputc(',', f);
-    jnum(f, "compute_ns", c->compute_ns); fputc(',', f);
-    jnum(f, "overlap_ns", c->overlap_ns); fputc(',', f);
-    jnum(f, "exposed_ns", c->exposed_ns); fputc(',', f);
-    jnum(f, "collectives", c->collectives); fputc(',', f);
-    jnum(f, "hidden", c->hidden); fputc(',', f);
-    jint(f, "most_exposed", c->most_exposed); fputc(',', f);
-    jint(f, "slowest", c->slowest); fputc(',', f);
-    jkey(f, "collective_ops"); fputs(c->collective_ops ? "true," : "false,", f);
-    jkey(f, "ranks"); fputc('[', f);
+    gt_json_key(j, "communication");
+    gt_json_object(j);
+    gt_json_kv_bool(j, "per_step", c->per_step);
+    gt_json_kv_num(j, "comm_ns", c->comm_ns);
+    gt_json_kv_num(j, "compute_ns", c->compute_ns);
+    gt_json_kv_num(j, "overlap_ns", c->overlap_ns);
+    gt_json_kv_num(j, "exposed_ns", c->exposed_ns);
+    gt_json_kv_num(j, "collectives", c->collectives);
+    gt_json_kv_num(j, "hidden", c->hidden);
+    gt_json_kv_int(j, "most_exposed", c->most_exposed);
+    gt_json_kv_int(j, "slowest", c->slowest);
+    gt_json_kv_bool(j, "collective_ops", c->collective_ops);
+    gt_json_key(j, "ranks");
+    gt_json_array(j);
     for (size_t i = 0; i < c->n_ranks; i++) {
         const gt_comm_rank *k = &c->ranks[i];
-        fputs(i ? ",{" : "{", f);
-        jint(f, "pid", k->pid); fputc(',', f);
-        jint(f, "rank", k->rank); fputc(',', f);
-        jint(f, "device_id", k->device_id); fputc(',', f);
-        jstr(f, "source", k->source == GT_COMM_NCCL ? "nccl" : "nvtx"); fputc(',', f);
-        jstr(f, "name", k->name); fputc(',', f);
-        jkey(f, "own_steps"); fputs(k->own_steps ? "true," : "false,", f);
-        jint(f, "span_ns", k->span_ns); fputc(',', f);
-        jint(f, "comm_ns", k->comm_ns); fputc(',', f);
-        jint(f, "compute_ns", k->compute_ns); fputc(',', f);
-        jint(f, "overlap_ns", k->overlap_ns); fputc(',', f);
-        jint(f, "exposed_ns", k->exposed_ns); fputc(',', f);
-        jint(f, "collectives", k->n_collectives); fputc(',', f);
-        jint(f, "bytes", k->bytes); fputc(',', f);
-        jint(f, "bytes_known", k->n_bytes_known); fputc(',', f);
-        jnum(f, "hidden", k->hidden); fputc(',', f);
-        jnum(f, "exposed_share", k->exposed_share); fputc(',', f);
-        jkey(f, "steps"); fputc('[', f);
-        for (size_t j = 0; j < k->n_steps; j++) {
-            const gt_comm_step *st = &k->steps[j];
-            fputs(j ? ",{" : "{", f);
-            jint(f, "number", st->number); fputc(',', f);
-            jint(f, "start_ns", st->start_ns); fputc(',', f);
-            jint(f, "end_ns", st->end_ns); fputc(',', f);
-            jint(f, "comm_ns", st->comm_ns); fputc(',', f);
-            jint(f, "compute_ns", st->compute_ns); fputc(',', f);
-            jint(f, "overlap_ns", st->overlap_ns); fputc(',', f);
-            jint(f, "exposed_ns", st->exposed_ns); fputc(',', f);
-            jint(f, "collectives", st->n_collectives); fputc(',', f);
-            jint(f, "bytes", st->bytes); fputc(',', f);
-            jint(f, "bytes_known", st->n_bytes_known);
-            fputc('}', f);
+        gt_json_object(j);
+        gt_json_kv_int(j, "pid", k->pid);
+        gt_json_kv_int(j, "rank", k->rank);
+        gt_json_kv_int(j, "device_id", k->device_id);
+        gt_json_kv_str(j, "source", k->source == GT_COMM_NCCL ? "nccl" : "nvtx");
+        gt_json_kv_str(j, "name", k->name);
+        gt_json_kv_bool(j, "own_steps", k->own_steps);
+        gt_json_kv_int(j, "span_ns", k->span_ns);
+        gt_json_kv_int(j, "comm_ns", k->comm_ns);
+        gt_json_kv_int(j, "compute_ns", k->compute_ns);
+        gt_json_kv_int(j, "overlap_ns", k->overlap_ns);
+        gt_json_kv_int(j, "exposed_ns", k->exposed_ns);
+        gt_json_kv_int(j, "collectives", k->n_collectives);
+        gt_json_kv_int(j, "bytes", k->bytes);
+        gt_json_kv_int(j, "bytes_known", k->n_bytes_known);
+        gt_json_kv_num(j, "hidden", k->hidden);
+        gt_json_kv_num(j, "exposed_share", k->exposed_share);
+        gt_json_key(j, "steps");
+        gt_json_array(j);
+        for (size_t s = 0; s < k->n_steps; s++) {
+            const gt_comm_step *st = &k->steps[s];
+            gt_json_object(j);
+            gt_json_kv_int(j, "number", st->number);
+            gt_json_kv_int(j, "start_ns", st->start_ns);
+            gt_json_kv_int(j, "end_ns", st->end_ns);
+            gt_json_kv_int(j, "comm_ns", st->comm_ns);
+            gt_json_kv_int(j, "compute_ns", st->compute_ns);
+            gt_json_kv_int(j, "overlap_ns", st->overlap_ns);
+            gt_json_kv_int(j, "exposed_ns", st->exposed_ns);
+            gt_json_kv_int(j, "collectives", st->n_collectives);
+            gt_json_kv_int(j, "bytes", st->bytes);
+            gt_json_kv_int(j, "bytes_known", st->n_bytes_known);
+            gt_json_end(j);
         }
-        fputs("]}", f);
+        gt_json_end(j);
+        gt_json_end(j);
     }
-    fputs("],", f);
-    jint(f, "collective_names", c->n_kind_names); fputc(',', f);
-    jkey(f, "collectives_by_name"); fputc('[', f);
+    gt_json_end(j);
+    gt_json_kv_int(j, "collective_names", c->n_kind_names);
+    gt_json_key(j, "collectives_by_name");
+    gt_json_array(j);
     for (size_t i = 0; i < c->n_kinds; i++) {
         const gt_comm_kind *k = &c->kinds[i];
-        fputs(i ? ",{" : "{", f);
-        jstr(f, "name", k->name); fputc(',', f);
-        jint(f, "n", k->n); fputc(',', f);
-        jint(f, "total_ns", k->total_ns); fputc(',', f);
-        jint(f, "exposed_ns", k->exposed_ns);
-        fputc('}', f);
+        gt_json_object(j);
+        gt_json_kv_str(j, "name", k->name);
+        gt_json_kv_int(j, "n", k->n);
+        gt_json_kv_int(j, "total_ns", k->total_ns);
+        gt_json_kv_int(j, "exposed_ns", k->exposed_ns);
+        gt_json_end(j);
     }
-    fputs("]}", f);
+    gt_json_end(j);
+    gt_json_end(j);
+}
+
+/* The end of a JSON document: its newline, then the writer's verdict. */
+static int json_finish(gt_json *j, const char *what)
+{
+    gt_json_ws(j, "\n");
+    int rc = gt_json_finish(j);
+    return rc ? gt_error_set(rc, "cannot write the %s", what) : 0;
 }
 
 int gt_report_print_json(const gt_report *r, FILE *f)
 {
-    fputc('{', f);
-    jstr(f, "path", r->path); fputc(',', f);
-    jstr(f, "origin", r->origin == GT_ORIGIN_NSYS ? "nsys" : "gtrace"); fputc(',', f);
-    jint(f, "start_ns", r->start_ns); fputc(',', f);
-    jint(f, "end_ns", r->end_ns); fputc(',', f);
-    jint(f, "wall_ns", r->wall_ns); fputc(',', f);
-    jint(f, "refused_rows", r->n_refused); fputc(',', f);
-    jkey(f, "cpu_timeline"); fputs(r->cpu_timeline ? "true," : "false,", f);
-    jstr(f, "steps_note", r->steps_note ? r->steps_note : ""); fputc(',', f);
-    jkey(f, "events"); fputc('{', f);
-    for (int k = 0; k < GT_EV_N_KINDS; k++) {
-        if (k)
-            fputc(',', f);
-        jint(f, gt_event_kind_name((gt_event_kind)k), r->n_events[k]);
-    }
-    fputs("},", f);
-    jkey(f, "steps"); fputc('[', f);
+    gt_json jw, *j = &jw;
+    gt_json_init(j, f);
+    gt_json_object(j);
+    gt_json_kv_str(j, "path", r->path);
+    gt_json_kv_str(j, "origin", r->origin == GT_ORIGIN_NSYS ? "nsys" : "gtrace");
+    gt_json_kv_int(j, "start_ns", r->start_ns);
+    gt_json_kv_int(j, "end_ns", r->end_ns);
+    gt_json_kv_int(j, "wall_ns", r->wall_ns);
+    gt_json_kv_int(j, "refused_rows", r->n_refused);
+    gt_json_kv_bool(j, "cpu_timeline", r->cpu_timeline);
+    gt_json_kv_str(j, "steps_note", r->steps_note ? r->steps_note : "");
+    gt_json_key(j, "events");
+    gt_json_object(j);
+    for (int k = 0; k < GT_EV_N_KINDS; k++)
+        gt_json_kv_int(j, gt_event_kind_name((gt_event_kind)k), r->n_events[k]);
+    gt_json_end(j);
+    gt_json_key(j, "steps");
+    gt_json_array(j);
     for (size_t i = 0; i < r->n_steps; i++) {
         const gt_step *s = &r->steps[i];
-        fputs(i ? ",{" : "{", f);
-        jint(f, "number", s->number); fputc(',', f);
-        jint(f, "start_ns", s->start_ns); fputc(',', f);
-        jint(f, "end_ns", s->end_ns); fputc(',', f);
-        jint(f, "busy_ns", s->busy_ns); fputc(',', f);
-        jint(f, "device_allocs", s->n_dev_allocs); fputc(',', f);
-        jint(f, "device_frees", s->n_dev_frees); fputc(',', f);
-        jint(f, "block_allocs", s->n_block_allocs); fputc(',', f);
-        jint(f, "block_frees", s->n_block_frees); fputc(',', f);
-        jint(f, "allocated_end_bytes", s->allocated_end_bytes);
-        fputc('}', f);
+        gt_json_object(j);
+        gt_json_kv_int(j, "number", s->number);
+        gt_json_kv_int(j, "start_ns", s->start_ns);
+        gt_json_kv_int(j, "end_ns", s->end_ns);
+        gt_json_kv_int(j, "busy_ns", s->busy_ns);
+        gt_json_kv_int(j, "device_allocs", s->n_dev_allocs);
+        gt_json_kv_int(j, "device_frees", s->n_dev_frees);
+        gt_json_kv_int(j, "block_allocs", s->n_block_allocs);
+        gt_json_kv_int(j, "block_frees", s->n_block_frees);
+        gt_json_kv_int(j, "allocated_end_bytes", s->allocated_end_bytes);
+        gt_json_end(j);
     }
-    fputs("],", f);
-    jdist(f, "step_time", &r->step_time); fputc(',', f);
-    jkey(f, "devices"); fputc('[', f);
+    gt_json_end(j);
+    an_json_dist(j, "step_time", &r->step_time);
+    gt_json_key(j, "devices");
+    gt_json_array(j);
     for (size_t i = 0; i < r->n_devices; i++) {
         const gt_device_util *d = &r->devices[i];
-        fputs(i ? ",{" : "{", f);
-        jint(f, "device_id", d->device_id); fputc(',', f);
-        jint(f, "busy_ns", d->busy_ns); fputc(',', f);
-        jint(f, "kernel_ns", d->kernel_ns); fputc(',', f);
-        jint(f, "span_ns", d->span_ns); fputc(',', f);
-        jnum(f, "utilization", d->utilization);
-        fputc('}', f);
+        gt_json_object(j);
+        gt_json_kv_int(j, "device_id", d->device_id);
+        gt_json_kv_int(j, "busy_ns", d->busy_ns);
+        gt_json_kv_int(j, "kernel_ns", d->kernel_ns);
+        gt_json_kv_int(j, "span_ns", d->span_ns);
+        gt_json_kv_num(j, "utilization", d->utilization);
+        gt_json_end(j);
     }
-    fputs("],", f);
+    gt_json_end(j);
     const gt_gaps *g = &r->gaps;
-    jkey(f, "gaps"); fputc('{', f);
-    jint(f, "n", g->n_gaps); fputc(',', f);
-    jint(f, "idle_ns", g->idle_ns); fputc(',', f);
-    jint(f, "n_long", g->n_long); fputc(',', f);
-    jint(f, "long_ns", g->long_ns); fputc(',', f);
-    jint(f, "loader_idle_ns", g->loader_idle_ns); fputc(',', f);
-    jkey(f, "by_cause"); fputc('{', f);
+    gt_json_key(j, "gaps");
+    gt_json_object(j);
+    gt_json_kv_int(j, "n", g->n_gaps);
+    gt_json_kv_int(j, "idle_ns", g->idle_ns);
+    gt_json_kv_int(j, "n_long", g->n_long);
+    gt_json_kv_int(j, "long_ns", g->long_ns);
+    gt_json_kv_int(j, "loader_idle_ns", g->loader_idle_ns);
+    gt_json_key(j, "by_cause");
+    gt_json_object(j);
     for (int c = 0; c < GT_GAP_N_CAUSES; c++) {
-        if (c)
-            fputc(',', f);
-        jkey(f, gt_gap_cause_name((gt_gap_cause)c));
-        fprintf(f, "{\"n\":%lld,\"idle_ns\":%lld}", (long long)g->n_by_cause[c], (long long)g->idle_by_cause_ns[c]);
+        gt_json_key(j, gt_gap_cause_name((gt_gap_cause)c));
+        gt_json_object(j);
+        gt_json_kv_int(j, "n", g->n_by_cause[c]);
+        gt_json_kv_int(j, "idle_ns", g->idle_by_cause_ns[c]);
+        gt_json_end(j);
     }
-    fputs("},", f);
-    jkey(f, "longest"); fputc('[', f);
+    gt_json_end(j);
+    gt_json_key(j, "longest");
+    gt_json_array(j);
     for (size_t i = 0; i < g->n_longest; i++) {
         const gt_gap *x = &g->longest[i];
-        fputs(i ? ",{" : "{", f);
-        jint(f, "device_id", x->device_id); fputc(',', f);
-        jint(f, "start_ns", x->start_ns); fputc(',', f);
-        jint(f, "end_ns", x->end_ns); fputc(',', f);
-        jstr(f, "cause", gt_gap_cause_name(x->cause)); fputc(',', f);
-        jstr(f, "nvtx", x->nvtx); fputc(',', f);
-        jstr(f, "nvtx_path", x->nvtx_path); fputc(',', f);
-        jstr(f, "api", x->api); fputc(',', f);
-        jint(f, "api_overlap_ns", x->api_overlap_ns);
-        fputc('}', f);
+        gt_json_object(j);
+        gt_json_kv_int(j, "device_id", x->device_id);
+        gt_json_kv_int(j, "start_ns", x->start_ns);
+        gt_json_kv_int(j, "end_ns", x->end_ns);
+        gt_json_kv_str(j, "cause", gt_gap_cause_name(x->cause));
+        gt_json_kv_str(j, "nvtx", x->nvtx);
+        gt_json_kv_str(j, "nvtx_path", x->nvtx_path);
+        gt_json_kv_str(j, "api", x->api);
+        gt_json_kv_int(j, "api_overlap_ns", x->api_overlap_ns);
+        gt_json_end(j);
     }
-    fputs("],", f);
-    jkey(f, "host_activity"); fputc('[', f);
+    gt_json_end(j);
+    gt_json_key(j, "host_activity");
+    gt_json_array(j);
     for (size_t i = 0; i < g->n_activity; i++) {
         const gt_gap_activity *a = &g->activity[i];
-        fputs(i ? ",{" : "{", f);
-        jstr(f, "nvtx", a->nvtx); fputc(',', f);
-        jstr(f, "api", a->api); fputc(',', f);
-        jint(f, "n_gaps", a->n_gaps); fputc(',', f);
-        jint(f, "idle_ns", a->total_ns);
-        fputc('}', f);
+        gt_json_object(j);
+        gt_json_kv_str(j, "nvtx", a->nvtx);
+        gt_json_kv_str(j, "api", a->api);
+        gt_json_kv_int(j, "n_gaps", a->n_gaps);
+        gt_json_kv_int(j, "idle_ns", a->total_ns);
+        gt_json_end(j);
     }
-    fputs("]},", f);
-    jint(f, "kernel_names", r->n_kernel_names); fputc(',', f);
-    jnames(f, "kernels", r->kernels, r->n_kernels); fputc(',', f);
-    jnames(f, "apis", r->apis, r->n_apis); fputc(',', f);
-    an_pytorch_print_json(r, f);
-    jkey(f, "copies"); fputc('[', f);
+    gt_json_end(j);
+    gt_json_end(j);
+    gt_json_kv_int(j, "kernel_names", r->n_kernel_names);
+    jnames(j, "kernels", r->kernels, r->n_kernels);
+    jnames(j, "apis", r->apis, r->n_apis);
+    an_pytorch_print_json(r, j);
+    gt_json_key(j, "copies");
+    gt_json_array(j);
     for (size_t i = 0; i < r->n_copies; i++) {
         const gt_copy_row *c = &r->copies[i];
-        fputs(i ? ",{" : "{", f);
-        jstr(f, "kind", gt_copy_kind_name(c->copy_kind)); fputc(',', f);
-        jint(f, "n", c->n); fputc(',', f);
-        jint(f, "bytes", c->bytes); fputc(',', f);
-        jint(f, "total_ns", c->total_ns); fputc(',', f);
-        jnum(f, "gb_per_s", c->gb_per_s); fputc(',', f);
-        jint(f, "n_pageable", c->n_pageable); fputc(',', f);
-        jint(f, "pageable_bytes", c->pageable_bytes); fputc(',', f);
-        jint(f, "pageable_ns", c->pageable_ns); fputc(',', f);
-        jint(f, "n_pinned", c->n_pinned); fputc(',', f);
-        jint(f, "pinned_bytes", c->pinned_bytes); fputc(',', f);
-        jint(f, "pinned_ns", c->pinned_ns);
-        fputc('}', f);
+        gt_json_object(j);
+        gt_json_kv_str(j, "kind", gt_copy_kind_name(c->copy_kind));
+        gt_json_kv_int(j, "n", c->n);
+        gt_json_kv_int(j, "bytes", c->bytes);
+        gt_json_kv_int(j, "total_ns", c->total_ns);
+        gt_json_kv_num(j, "gb_per_s", c->gb_per_s);
+        gt_json_kv_int(j, "n_pageable", c->n_pageable);
+        gt_json_kv_int(j, "pageable_bytes", c->pageable_bytes);
+        gt_json_kv_int(j, "pageable_ns", c->pageable_ns);
+        gt_json_kv_int(j, "n_pinned", c->n_pinned);
+        gt_json_kv_int(j, "pinned_bytes", c->pinned_bytes);
+        gt_json_kv_int(j, "pinned_ns", c->pinned_ns);
+        gt_json_end(j);
     }
-    fputs("],", f);
-    jkey(f, "memory");
-    print_memory_json(r, f);
-    fputc(',', f);
-    an_oom_print_json(r, f);
-    fputc(',', f);
-    print_comm_json(&r->comm, f);
-    fputc(',', f);
-    an_rank_steps_print_json(r, f);
-    jkey(f, "advice"); fputc('[', f);
+    gt_json_end(j);
+    gt_json_key(j, "memory");
+    print_memory_json(r, j);
+    an_oom_print_json(r, j);
+    print_comm_json(&r->comm, j);
+    an_rank_steps_print_json(r, j);
+    gt_json_key(j, "advice");
+    gt_json_array(j);
     for (size_t i = 0; i < r->n_advice; i++) {
         const gt_advice *a = &r->advice[i];
-        fputs(i ? ",{" : "{", f);
-        jstr(f, "rule", a->rule); fputc(',', f);
-        jstr(f, "title", a->title); fputc(',', f);
-        jkey(f, "fired"); fputs(a->fired ? "true," : "false,", f);
-        jstr(f, "threshold", a->threshold); fputc(',', f);
-        jstr(f, "evidence", a->evidence); fputc(',', f);
-        jstr(f, "suggestion", a->suggestion); fputc(',', f);
-        jstr(f, "gain", a->gain); fputc(',', f);
-        jint(f, "gain_ns", a->gain_ns); fputc(',', f);
-        jint(f, "from_ns", a->from_ns); fputc(',', f);
-        jint(f, "to_ns", a->to_ns);
-        fputc('}', f);
+        gt_json_object(j);
+        gt_json_kv_str(j, "rule", a->rule);
+        gt_json_kv_str(j, "title", a->title);
+        gt_json_kv_bool(j, "fired", a->fired);
+        gt_json_kv_str(j, "threshold", a->threshold);
+        gt_json_kv_str(j, "evidence", a->evidence);
+        gt_json_kv_str(j, "suggestion", a->suggestion);
+        gt_json_kv_str(j, "gain", a->gain);
+        gt_json_kv_int(j, "gain_ns", a->gain_ns);
+        gt_json_kv_int(j, "from_ns", a->from_ns);
+        gt_json_kv_int(j, "to_ns", a->to_ns);
+        gt_json_end(j);
     }
-    fputs("]}\n", f);
-    return ferror(f) ? gt_error_set(GT_ERR_IO, "cannot write the report") : 0;
+    gt_json_end(j);
+    gt_json_end(j);
+    return json_finish(j, "report");
 }
 
 /* ---- allocator state ---------------------------------------------------- */
@@ -826,67 +826,74 @@ int gt_mem_states_print_text(const gt_mem_states *s, FILE *f)
     return rc;
 }
 
-static void print_state_json(const gt_mem_state *s, FILE *f)
+static void print_state_json(const gt_mem_state *s, gt_json *j)
 {
-    fputc('{', f);
-    jint(f, "pid", s->pid); fputc(',', f);
-    jint(f, "device_id", s->device_id); fputc(',', f);
-    jint(f, "at_ns", s->at_ns); fputc(',', f);
-    jint(f, "step", s->step); fputc(',', f);
-    jint(f, "allocated_bytes", s->allocated_bytes); fputc(',', f);
-    jint(f, "reserved_bytes", s->reserved_bytes); fputc(',', f);
-    jkey(f, "segments"); fputc('[', f);
+    gt_json_object(j);
+    gt_json_kv_int(j, "pid", s->pid);
+    gt_json_kv_int(j, "device_id", s->device_id);
+    gt_json_kv_int(j, "at_ns", s->at_ns);
+    gt_json_kv_int(j, "step", s->step);
+    gt_json_kv_int(j, "allocated_bytes", s->allocated_bytes);
+    gt_json_kv_int(j, "reserved_bytes", s->reserved_bytes);
+    gt_json_key(j, "segments");
+    gt_json_array(j);
     for (size_t i = 0; i < s->n_segments; i++) {
         const gt_mem_segment *g = &s->segments[i];
-        fputs(i ? ",{" : "{", f);
-        jint(f, "address", (int64_t)g->address); fputc(',', f);
-        jint(f, "bytes", g->bytes); fputc(',', f);
-        jint(f, "alloc_ns", g->alloc_ns); fputc(',', f);
-        jint(f, "allocated_bytes", g->allocated_bytes); fputc(',', f);
-        jkey(f, "from_heap"); fputs(g->from_heap ? "true," : "false,", f);
-        jkey(f, "blocks"); fputc('[', f);
+        gt_json_object(j);
+        gt_json_kv_int(j, "address", (int64_t)g->address);
+        gt_json_kv_int(j, "bytes", g->bytes);
+        gt_json_kv_int(j, "alloc_ns", g->alloc_ns);
+        gt_json_kv_int(j, "allocated_bytes", g->allocated_bytes);
+        gt_json_kv_bool(j, "from_heap", g->from_heap);
+        gt_json_key(j, "blocks");
+        gt_json_array(j);
         for (size_t b = g->first_block; b < g->first_block + g->n_blocks; b++) {
             const gt_mem_block *k = &s->blocks[b];
-            fputs(b > g->first_block ? ",{" : "{", f);
-            jint(f, "address", (int64_t)k->address); fputc(',', f);
-            jint(f, "bytes", k->bytes); fputc(',', f);
-            jint(f, "alloc_ns", k->alloc_ns); fputc(',', f);
-            jint(f, "tid", gt_tid_of(k->global_tid)); fputc(',', f);
-            jstr(f, "origin", k->origin);
-            fputc('}', f);
+            gt_json_object(j);
+            gt_json_kv_int(j, "address", (int64_t)k->address);
+            gt_json_kv_int(j, "bytes", k->bytes);
+            gt_json_kv_int(j, "alloc_ns", k->alloc_ns);
+            gt_json_kv_int(j, "tid", gt_tid_of(k->global_tid));
+            gt_json_kv_str(j, "origin", k->origin);
+            gt_json_end(j);
         }
-        fputs("]}", f);
+        gt_json_end(j);
+        gt_json_end(j);
     }
-    fputs("],", f);
-    jkey(f, "unplaced_blocks"); fputc('[', f);
+    gt_json_end(j);
+    gt_json_key(j, "unplaced_blocks");
+    gt_json_array(j);
     for (size_t b = s->n_blocks - s->n_unplaced; b < s->n_blocks; b++) {
         const gt_mem_block *k = &s->blocks[b];
-        fputs(b > s->n_blocks - s->n_unplaced ? ",{" : "{", f);
-        jint(f, "address", (int64_t)k->address); fputc(',', f);
-        jint(f, "bytes", k->bytes); fputc(',', f);
-        jint(f, "alloc_ns", k->alloc_ns); fputc(',', f);
-        jstr(f, "origin", k->origin);
-        fputc('}', f);
+        gt_json_object(j);
+        gt_json_kv_int(j, "address", (int64_t)k->address);
+        gt_json_kv_int(j, "bytes", k->bytes);
+        gt_json_kv_int(j, "alloc_ns", k->alloc_ns);
+        gt_json_kv_str(j, "origin", k->origin);
+        gt_json_end(j);
     }
-    fputs("]}", f);
+    gt_json_end(j);
+    gt_json_end(j);
 }
 
 int gt_mem_state_print_json(const gt_mem_state *s, FILE *f)
 {
-    print_state_json(s, f);
-    fputc('\n', f);
-    return ferror(f) ? gt_error_set(GT_ERR_IO, "cannot write the memory state") : 0;
+    gt_json j;
+    gt_json_init(&j, f);
+    print_state_json(s, &j);
+    return json_finish(&j, "memory state");
 }
 
 int gt_mem_states_print_json(const gt_mem_states *s, FILE *f)
 {
-    fputc('{', f);
-    jkey(f, "processes"); fputc('[', f);
-    for (size_t i = 0; i < s->n; i++) {
-        if (i)
-            fputc(',', f);
-        print_state_json(s->v[i], f);
-    }
-    fputs("]}\n", f);
-    return ferror(f) ? gt_error_set(GT_ERR_IO, "cannot write the memory state") : 0;
+    gt_json j;
+    gt_json_init(&j, f);
+    gt_json_object(&j);
+    gt_json_key(&j, "processes");
+    gt_json_array(&j);
+    for (size_t i = 0; i < s->n; i++)
+        print_state_json(s->v[i], &j);
+    gt_json_end(&j);
+    gt_json_end(&j);
+    return json_finish(&j, "memory state");
 }

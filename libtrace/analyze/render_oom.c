@@ -83,75 +83,67 @@ void an_oom_print_text(const gt_report *r, FILE *f)
     }
 }
 
-static void jstr(FILE *f, const char *k, const char *v)
-{
-    an_json_str(f, k);
-    fputc(':', f);
-    an_json_str(f, v);
-}
-static void jint(FILE *f, const char *k, int64_t v)
-{
-    an_json_str(f, k);
-    fprintf(f, ":%lld", (long long)v);
-}
-
-void an_oom_print_json(const gt_report *r, FILE *f)
+void an_oom_print_json(const gt_report *r, gt_json *j)
 {
     const gt_oom *o = r->oom;
-    an_json_str(f, "oom");
+    gt_json_key(j, "oom");
     if (!o) {
-        fputs(":null", f);
+        gt_json_null(j);
         return;
     }
-    fputs(":{", f);
-    jint(f, "t_ns", o->t_ns); fputc(',', f);
-    jint(f, "pid", o->pid); fputc(',', f);
-    jint(f, "failures", o->n_ooms); fputc(',', f);
-    jstr(f, "message", o->message); fputc(',', f);
-    jint(f, "step", o->step); fputc(',', f);
-    jstr(f, "phase", o->phase); fputc(',', f);
-    jstr(f, "range_path", o->range_path); fputc(',', f);
-    jint(f, "requested_bytes", o->requested_bytes); fputc(',', f);
-    jint(f, "allocated_bytes", o->allocated_bytes); fputc(',', f);
-    jint(f, "reserved_bytes", o->reserved_bytes); fputc(',', f);
-    jint(f, "free_bytes", o->free_bytes); fputc(',', f);
-    jint(f, "limit_bytes", o->limit_bytes); fputc(',', f);
-    jint(f, "device_free_bytes", o->device_free_bytes); fputc(',', f);
-    jint(f, "largest_gap_bytes", o->largest_gap_bytes); fputc(',', f);
-    jint(f, "shortfall_bytes", o->shortfall_bytes); fputc(',', f);
-    jstr(f, "cause", o->reserved_bytes < 0 && o->allocated_bytes < 0 ? "unknown"
-                     : o->fragmentation ? "fragmentation" : "real use"); fputc(',', f);
-    jint(f, "step_bytes", o->step_bytes); fputc(',', f);
-    an_json_str(f, "largest_blocks"); fputs(":[", f);
+    gt_json_object(j);
+    gt_json_kv_int(j, "t_ns", o->t_ns);
+    gt_json_kv_int(j, "pid", o->pid);
+    gt_json_kv_int(j, "failures", o->n_ooms);
+    gt_json_kv_str(j, "message", o->message);
+    gt_json_kv_int(j, "step", o->step);
+    gt_json_kv_str(j, "phase", o->phase);
+    gt_json_kv_str(j, "range_path", o->range_path);
+    gt_json_kv_int(j, "requested_bytes", o->requested_bytes);
+    gt_json_kv_int(j, "allocated_bytes", o->allocated_bytes);
+    gt_json_kv_int(j, "reserved_bytes", o->reserved_bytes);
+    gt_json_kv_int(j, "free_bytes", o->free_bytes);
+    gt_json_kv_int(j, "limit_bytes", o->limit_bytes);
+    gt_json_kv_int(j, "device_free_bytes", o->device_free_bytes);
+    gt_json_kv_int(j, "largest_gap_bytes", o->largest_gap_bytes);
+    gt_json_kv_int(j, "shortfall_bytes", o->shortfall_bytes);
+    gt_json_kv_str(j, "cause", o->reserved_bytes < 0 && o->allocated_bytes < 0 ? "unknown"
+                               : o->fragmentation ? "fragmentation" : "real use");
+    gt_json_kv_int(j, "step_bytes", o->step_bytes);
+    gt_json_key(j, "largest_blocks");
+    gt_json_array(j);
     for (size_t i = 0; i < o->n_blocks; i++) {
-        fputs(i ? ",{" : "{", f);
-        jstr(f, "name", o->blocks[i].name); fputc(',', f);
-        jstr(f, "origin", o->blocks[i].origin); fputc(',', f);
-        jint(f, "address", (int64_t)o->blocks[i].address); fputc(',', f);
-        jint(f, "bytes", o->blocks[i].bytes);
-        fputc('}', f);
+        gt_json_object(j);
+        gt_json_kv_str(j, "name", o->blocks[i].name);
+        gt_json_kv_str(j, "origin", o->blocks[i].origin);
+        gt_json_kv_int(j, "address", (int64_t)o->blocks[i].address);
+        gt_json_kv_int(j, "bytes", o->blocks[i].bytes);
+        gt_json_end(j);
     }
-    fputs("],", f);
-    jint(f, "previous_step", o->prev_step); fputc(',', f);
-    an_json_str(f, "growth"); fputs(":[", f);
+    gt_json_end(j);
+    gt_json_kv_int(j, "previous_step", o->prev_step);
+    gt_json_key(j, "growth");
+    gt_json_array(j);
     for (size_t i = 0; i < o->n_growth; i++) {
-        fputs(i ? ",{" : "{", f);
-        jstr(f, "name", o->growth[i].name); fputc(',', f);
-        jint(f, "before_bytes", o->growth[i].before_bytes); fputc(',', f);
-        jint(f, "at_bytes", o->growth[i].at_bytes);
-        fputc('}', f);
+        gt_json_object(j);
+        gt_json_kv_str(j, "name", o->growth[i].name);
+        gt_json_kv_int(j, "before_bytes", o->growth[i].before_bytes);
+        gt_json_kv_int(j, "at_bytes", o->growth[i].at_bytes);
+        gt_json_end(j);
     }
-    fputs("],", f);
-    an_json_str(f, "fixes"); fputs(":[", f);
+    gt_json_end(j);
+    gt_json_key(j, "fixes");
+    gt_json_array(j);
     for (size_t i = 0; i < o->n_fixes; i++) {
         const gt_oom_fix *x = &o->fixes[i];
-        fputs(i ? ",{" : "{", f);
-        jstr(f, "fix", x->fix); fputc(',', f);
-        jstr(f, "option", x->option); fputc(',', f);
-        jint(f, "saved_bytes", x->saved_bytes); fputc(',', f);
-        an_json_str(f, "enough"); fputs(x->enough ? ":true," : ":false,", f);
-        jstr(f, "how", x->how);
-        fputc('}', f);
+        gt_json_object(j);
+        gt_json_kv_str(j, "fix", x->fix);
+        gt_json_kv_str(j, "option", x->option);
+        gt_json_kv_int(j, "saved_bytes", x->saved_bytes);
+        gt_json_kv_bool(j, "enough", x->enough);
+        gt_json_kv_str(j, "how", x->how);
+        gt_json_end(j);
     }
-    fputs("]}", f);
+    gt_json_end(j);
+    gt_json_end(j);
 }

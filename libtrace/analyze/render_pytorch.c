@@ -74,60 +74,62 @@ void an_pytorch_print_tables(const gt_report *r, FILE *f)
     }
 }
 
-static void jkey(FILE *f, const char *k)
+void an_pytorch_print_json(const gt_report *r, gt_json *j)
 {
-    an_json_str(f, k);
-    fputc(':', f);
-}
-
-void an_pytorch_print_json(const gt_report *r, FILE *f)
-{
-    jkey(f, "phases");
-    fputc('[', f);
+    gt_json_key(j, "phases");
+    gt_json_array(j);
     for (size_t i = 0; i < r->n_phases; i++) {
         const gt_phase_row *p = &r->phases[i];
-        fputs(i ? ",{" : "{", f);
-        jkey(f, "name"); an_json_str(f, p->name);
-        fprintf(f, ",\"n\":%lld,\"total_ns\":%lld,", (long long)p->d.n, (long long)p->d.total_ns);
-        jkey(f, "median_ns"); an_json_num(f, p->d.median_ns); fputc(',', f);
-        jkey(f, "mean_ns"); an_json_num(f, p->d.mean_ns); fputc(',', f);
-        jkey(f, "share"); an_json_num(f, p->share);
-        fputc('}', f);
+        gt_json_object(j);
+        gt_json_kv_str(j, "name", p->name);
+        gt_json_kv_int(j, "n", p->d.n);
+        gt_json_kv_int(j, "total_ns", p->d.total_ns);
+        gt_json_kv_num(j, "median_ns", p->d.median_ns);
+        gt_json_kv_num(j, "mean_ns", p->d.mean_ns);
+        gt_json_kv_num(j, "share", p->share);
+        gt_json_end(j);
     }
-    fprintf(f, "],\"module_names\":%lld,", (long long)r->n_module_names);
-    jkey(f, "module_backward_steps"); /* sampled: the steps the backward figures are from; null: all */
+    gt_json_end(j);
+    gt_json_kv_int(j, "module_names", r->n_module_names);
+    gt_json_key(j, "module_backward_steps"); /* sampled: the steps the backward figures are from; null: all */
     if (r->n_bwd_steps) {
+        gt_json_array(j);
         for (size_t i = 0; i < r->n_bwd_steps; i++)
-            fprintf(f, "%c%lld", i ? ',' : '[', (long long)r->bwd_steps[i]);
-        fputs("],", f);
+            gt_json_int(j, r->bwd_steps[i]);
+        gt_json_end(j);
     } else {
-        fputs("null,", f);
+        gt_json_null(j);
     }
-    jkey(f, "modules");
-    fputc('[', f);
+    gt_json_key(j, "modules");
+    gt_json_array(j);
     for (size_t i = 0; i < r->n_modules; i++) {
         const gt_module_row *m = &r->modules[i];
-        fputs(i ? ",{" : "{", f);
-        jkey(f, "name"); an_json_str(f, m->name);
-        fprintf(f, ",\"forward_calls\":%lld,\"backward_calls\":%lld,\"self_ns\":%lld,\"forward_self_ns\":%lld,"
-                   "\"forward_total_ns\":%lld,\"backward_self_ns\":%lld,\"backward_total_ns\":%lld,",
-                (long long)m->n_forward, (long long)m->n_backward, (long long)gt_sat_add(m->fwd_self_ns, m->bwd_self_ns),
-                (long long)m->fwd_self_ns, (long long)m->fwd_total_ns, (long long)m->bwd_self_ns,
-                (long long)m->bwd_total_ns);
-        jkey(f, "share"); an_json_num(f, m->share);
-        fputc('}', f);
+        gt_json_object(j);
+        gt_json_kv_str(j, "name", m->name);
+        gt_json_kv_int(j, "forward_calls", m->n_forward);
+        gt_json_kv_int(j, "backward_calls", m->n_backward);
+        gt_json_kv_int(j, "self_ns", gt_sat_add(m->fwd_self_ns, m->bwd_self_ns));
+        gt_json_kv_int(j, "forward_self_ns", m->fwd_self_ns);
+        gt_json_kv_int(j, "forward_total_ns", m->fwd_total_ns);
+        gt_json_kv_int(j, "backward_self_ns", m->bwd_self_ns);
+        gt_json_kv_int(j, "backward_total_ns", m->bwd_total_ns);
+        gt_json_kv_num(j, "share", m->share);
+        gt_json_end(j);
     }
-    fprintf(f, "],\"op_names\":%lld,\"ops_nest\":%s,", (long long)r->n_op_names, r->ops_nest ? "true" : "false");
-    jkey(f, "ops");
-    fputc('[', f);
+    gt_json_end(j);
+    gt_json_kv_int(j, "op_names", r->n_op_names);
+    gt_json_kv_bool(j, "ops_nest", r->ops_nest);
+    gt_json_key(j, "ops");
+    gt_json_array(j);
     for (size_t i = 0; i < r->n_ops; i++) {
         const gt_op_row *o = &r->ops[i];
-        fputs(i ? ",{" : "{", f);
-        jkey(f, "name"); an_json_str(f, o->name);
-        fprintf(f, ",\"n\":%lld,\"self_ns\":%lld,\"total_ns\":%lld,", (long long)o->n, (long long)o->self_ns,
-                (long long)o->total_ns);
-        jkey(f, "share"); an_json_num(f, o->share);
-        fputc('}', f);
+        gt_json_object(j);
+        gt_json_kv_str(j, "name", o->name);
+        gt_json_kv_int(j, "n", o->n);
+        gt_json_kv_int(j, "self_ns", o->self_ns);
+        gt_json_kv_int(j, "total_ns", o->total_ns);
+        gt_json_kv_num(j, "share", o->share);
+        gt_json_end(j);
     }
-    fputs("],", f);
+    gt_json_end(j);
 }

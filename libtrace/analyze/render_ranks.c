@@ -80,48 +80,42 @@ void an_rank_steps_print_text(const gt_report *r, FILE *f)
         print_step(rs, &rs->steps[pick[i]], f);
 }
 
-static void jkey(FILE *f, const char *k)
-{
-    an_json_str(f, k);
-    fputc(':', f);
-}
-
-static void jdist(FILE *f, const char *k, const gt_dist *d)
-{
-    jkey(f, k);
-    fprintf(f, "{\"n\":%lld,\"total_ns\":%lld,\"min_ns\":%lld,\"max_ns\":%lld,", (long long)d->n,
-            (long long)d->total_ns, (long long)d->min_ns, (long long)d->max_ns);
-    jkey(f, "mean_ns"); an_json_num(f, d->mean_ns); fputc(',', f);
-    jkey(f, "median_ns"); an_json_num(f, d->median_ns); fputc(',', f);
-    jkey(f, "p95_ns"); an_json_num(f, d->p95_ns);
-    fputc('}', f);
-}
-
-void an_rank_steps_print_json(const gt_report *r, FILE *f)
+void an_rank_steps_print_json(const gt_report *r, gt_json *j)
 {
     const gt_rank_steps *rs = &r->rank_steps;
-    jkey(f, "rank_steps");
-    fprintf(f, "{\"waits_known\":%s,", rs->waits_known ? "true" : "false");
-    jkey(f, "ranks");
-    fputc('[', f);
+    gt_json_key(j, "rank_steps");
+    gt_json_object(j);
+    gt_json_kv_bool(j, "waits_known", rs->waits_known);
+    gt_json_key(j, "ranks");
+    gt_json_array(j);
     for (size_t i = 0; i < rs->n_ranks; i++) {
         const gt_rank_steps_rank *k = &rs->ranks[i];
-        fprintf(f, "%s{\"pid\":%lld,\"rank\":%d,", i ? "," : "", (long long)k->pid, k->rank);
-        jkey(f, "name"); an_json_str(f, k->name); fputc(',', f);
-        jdist(f, "step_time", &k->step_time); fputc(',', f);
-        jdist(f, "work", &k->work);
-        fprintf(f, ",\"waited_ns\":%lld,\"slowest_steps\":%lld}", (long long)k->waited_ns, (long long)k->n_slowest);
+        gt_json_object(j);
+        gt_json_kv_int(j, "pid", k->pid);
+        gt_json_kv_int(j, "rank", k->rank);
+        gt_json_kv_str(j, "name", k->name);
+        an_json_dist(j, "step_time", &k->step_time);
+        an_json_dist(j, "work", &k->work);
+        gt_json_kv_int(j, "waited_ns", k->waited_ns);
+        gt_json_kv_int(j, "slowest_steps", k->n_slowest);
+        gt_json_end(j);
     }
-    fputs("],", f);
-    jkey(f, "steps");
-    fputc('[', f);
+    gt_json_end(j);
+    gt_json_key(j, "steps");
+    gt_json_array(j);
     for (size_t i = 0; i < rs->n_steps; i++) {
         const gt_rank_step *st = &rs->steps[i];
-        fprintf(f, "%s{\"number\":%lld,\"ranks\":%lld,\"slowest\":%lld,\"slowest_rank\":%d,\"slowest_work_ns\":%lld,"
-                   "\"fastest\":%lld,\"fastest_rank\":%d,\"fastest_work_ns\":%lld}",
-                i ? "," : "", (long long)st->number, (long long)st->n_ranks, (long long)st->slowest,
-                rs->ranks[st->slowest].rank, (long long)st->slowest_work_ns, (long long)st->fastest,
-                rs->ranks[st->fastest].rank, (long long)st->fastest_work_ns);
+        gt_json_object(j);
+        gt_json_kv_int(j, "number", st->number);
+        gt_json_kv_int(j, "ranks", st->n_ranks);
+        gt_json_kv_int(j, "slowest", st->slowest);
+        gt_json_kv_int(j, "slowest_rank", rs->ranks[st->slowest].rank);
+        gt_json_kv_int(j, "slowest_work_ns", st->slowest_work_ns);
+        gt_json_kv_int(j, "fastest", st->fastest);
+        gt_json_kv_int(j, "fastest_rank", rs->ranks[st->fastest].rank);
+        gt_json_kv_int(j, "fastest_work_ns", st->fastest_work_ns);
+        gt_json_end(j);
     }
-    fputs("]},", f);
+    gt_json_end(j);
+    gt_json_end(j);
 }

@@ -1,5 +1,5 @@
 /* util.c: small helpers of the analysis: distributions, busy-time unions,
- * number formatting, and JSON string escaping. No trace access here. */
+ * number formatting, and the JSON of a distribution. No trace access here. */
 #include "analyze_int.h"
 
 #include <math.h>
@@ -217,6 +217,20 @@ void an_json_num(FILE *f, double v)
         fprintf(f, "%lld", (long long)v);
     else
         fprintf(f, "%.6g", v);
+}
+
+void an_json_dist(gt_json *j, const char *key, const gt_dist *d)
+{
+    gt_json_key(j, key);
+    gt_json_object(j);
+    gt_json_kv_int(j, "n", d->n);
+    gt_json_kv_int(j, "total_ns", d->total_ns);
+    gt_json_kv_int(j, "min_ns", d->min_ns);
+    gt_json_kv_int(j, "max_ns", d->max_ns);
+    gt_json_kv_num(j, "mean_ns", d->mean_ns);
+    gt_json_kv_num(j, "median_ns", d->median_ns);
+    gt_json_kv_num(j, "p95_ns", d->p95_ns);
+    gt_json_end(j);
 }
 
 const char *an_rank_label(char *buf, size_t n, const gt_comm_rank *k)
