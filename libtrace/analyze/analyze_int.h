@@ -230,9 +230,6 @@ char *an_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * the trace does not say the rank; NCCL adds " dev 0". */
 const char *an_rank_label(char *buf, size_t n, const gt_comm_rank *k);
 
-int an_utf8_len(const unsigned char *s); /* length of the valid UTF-8 sequence at s, 0 if invalid */
-void an_json_str(FILE *f, const char *s); /* a quoted, escaped JSON string */
-void an_json_num(FILE *f, double v);      /* finite number or null */
 /* JSON: a distribution as "key":{"n":..,"total_ns":..,...,"p95_ns":..}. */
 void an_json_dist(gt_json *j, const char *key, const gt_dist *d);
 

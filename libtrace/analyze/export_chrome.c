@@ -133,8 +133,7 @@ typedef struct step_range {
 } step_range;
 
 typedef struct out {
-    FILE *f;
-    bool first;
+    gt_json *j;      /* in the array of events */
     int64_t pid;     /* the process exported; -1: all */
     int64_t base_ns; /* the trace's first time: small numbers keep precision */
     rowset threads, streams;
@@ -192,30 +191,47 @@ static void seen_stream(out *o, int32_t device, int32_t stream)
         o->rc = rc;
 }
 
-static void sep(out *o)
+/* An event: one a line, an object left open for its fields. */
+static gt_json *event(out *o, const char *ph)
 {
-    fputs(o->first ? "\n" : ",\n", o->f);
-    o->first = false;
+    gt_json_ws(o->j, "\n");
+    gt_json_object(o->j);
+    gt_json_kv_str(o->j, "ph", ph);
+    return o->j;
 }
 
-static void ts(out *o, const char *key, int64_t ns)
+/* A time in microseconds from the base, with nanosecond decimals. */
+static void ts(out *o, int64_t ns)
 {
-    int64_t v = ns - o->base_ns;
-    const char *sign = v < 0 ? "-" : "";
-    if (v < 0)
-        v = -v;
-    fprintf(o->f, ",\"%s\":%s%lld.%03lld", key, sign, (long long)(v / 1000), (long long)(v % 1000));
+    gt_json_key(o->j, "ts");
+    gt_json_milli(o->j, ns - o->base_ns);
 }
 
-static void span(out *o, const char *cat, const char *name, int64_t pid, int64_t tid, int64_t s, int64_t e)
+static void pid_tid(gt_json *j, int64_t pid, int64_t tid) { gt_json_kv_int(j, "pid", pid); gt_json_kv_int(j, "tid", tid); }
+
+/* A complete event ("X"), left open: its "args" follow. */
+static gt_json *span(out *o, const char *cat, const char *name, int64_t pid, int64_t tid, int64_t s, int64_t e)
 {
-    sep(o);
-    fprintf(o->f, "{\"ph\":\"X\",\"cat\":\"%s\",\"name\":", cat);
-    an_json_str(o->f, name);
-    fprintf(o->f, ",\"pid\":%lld,\"tid\":%lld", (long long)pid, (long long)tid);
-    ts(o, "ts", s);
-    int64_t d = e > s ? e - s : 0;
-    fprintf(o->f, ",\"dur\":%lld.%03lld", (long long)(d / 1000), (long long)(d % 1000));
+    gt_json *j = event(o, "X");
+    gt_json_kv_str(j, "cat", cat);
+    gt_json_kv_str(j, "name", name);
+    pid_tid(j, pid, tid);
+    ts(o, s);
+    gt_json_key(j, "dur");
+    gt_json_milli(j, e > s ? e - s : 0);
+    return j;
+}
+
+/* The open event's "args", left open; end_args closes them and the event. */
+static void args(gt_json *j) { gt_json_key(j, "args"); gt_json_object(j); }
+static void end_args(gt_json *j) { gt_json_end(j); gt_json_end(j); }
+
+static void dims(gt_json *j, const char *key, int64_t x, int64_t y, int64_t z)
+{
+    gt_json_key(j, key);
+    gt_json_array(j);
+    gt_json_int(j, x), gt_json_int(j, y), gt_json_int(j, z);
+    gt_json_end(j);
 }
 
 static void flow(out *o, bool start, int64_t key, int64_t pid, int64_t tid, int64_t t)
@@ -224,14 +240,15 @@ static void flow(out *o, bool start, int64_t key, int64_t pid, int64_t tid, int6
     if (idset_has(done, key))
         return; /* a call seen twice (nsys's wrapped copies), or one launch's second kernel */
     remember(o, idset_add(done, key));
-    sep(o);
-    fprintf(o->f, "{\"ph\":\"%s\",\"id\":%lld,\"pid\":%lld,\"tid\":%lld", start ? "s" : "f", (long long)key,
-            (long long)pid, (long long)tid);
-    ts(o, "ts", t);
-    fputs(",\"cat\":\"ac2g\",\"name\":\"ac2g\"", o->f);
+    gt_json *j = event(o, start ? "s" : "f");
+    gt_json_kv_int(j, "id", key);
+    pid_tid(j, pid, tid);
+    ts(o, t);
+    gt_json_kv_str(j, "cat", "ac2g");
+    gt_json_kv_str(j, "name", "ac2g");
     if (!start)
-        fputs(",\"bp\":\"e\"", o->f);
-    fputc('}', o->f);
+        gt_json_kv_str(j, "bp", "e");
+    gt_json_end(j);
 }
 
 /* As Kineto names a copy's memory: the trace's ENUM_CUDA_MEM_KIND words. */
@@ -320,12 +337,16 @@ static int emit_kind(gt_trace *t, out *o, gt_event_kind kind, const idset *host,
             if (!keep(o, gt_pid_of(k->global_pid)))
                 break;
             seen_stream(o, k->device_id, k->stream_id);
-            span(o, "kernel", gt_trace_string(t, nid), k->device_id, k->stream_id, k->start_ns, k->end_ns);
-            fprintf(o->f, ",\"args\":{\"device\":%d,\"stream\":%d,\"correlation\":%lld,\"registers per thread\":%d,"
-                          "\"shared memory\":%lld,\"grid\":[%d,%d,%d],\"block\":[%d,%d,%d]}}",
-                    k->device_id, k->stream_id, (long long)k->correlation_id, k->registers_per_thread,
-                    (long long)k->static_shared_bytes + k->dynamic_shared_bytes, k->grid_x, k->grid_y, k->grid_z, k->block_x,
-                    k->block_y, k->block_z);
+            gt_json *j = span(o, "kernel", gt_trace_string(t, nid), k->device_id, k->stream_id, k->start_ns, k->end_ns);
+            args(j);
+            gt_json_kv_int(j, "device", k->device_id);
+            gt_json_kv_int(j, "stream", k->stream_id);
+            gt_json_kv_int(j, "correlation", k->correlation_id);
+            gt_json_kv_int(j, "registers per thread", k->registers_per_thread);
+            gt_json_kv_int(j, "shared memory", (long long)k->static_shared_bytes + k->dynamic_shared_bytes);
+            dims(j, "grid", k->grid_x, k->grid_y, k->grid_z);
+            dims(j, "block", k->block_x, k->block_y, k->block_z);
+            end_args(j);
             if (idset_has(host, key))
                 flow(o, false, key, k->device_id, k->stream_id, k->start_ns);
             break;
@@ -338,13 +359,15 @@ static int emit_kind(gt_trace *t, out *o, gt_event_kind kind, const idset *host,
             snprintf(name, sizeof name, "Memcpy %s (%s -> %s)", gt_copy_kind_name(c->copy_kind), mem_kind_name(c->src_kind),
                      mem_kind_name(c->dst_kind));
             seen_stream(o, c->device_id, c->stream_id);
-            span(o, "gpu_memcpy", name, c->device_id, c->stream_id, c->start_ns, c->end_ns);
+            gt_json *j = span(o, "gpu_memcpy", name, c->device_id, c->stream_id, c->start_ns, c->end_ns);
             double gbps = c->end_ns > c->start_ns ? (double)c->bytes / (double)(c->end_ns - c->start_ns) : 0;
-            fprintf(o->f, ",\"args\":{\"device\":%d,\"stream\":%d,\"correlation\":%lld,\"bytes\":%lld,"
-                          "\"memory bandwidth (GB/s)\":",
-                    c->device_id, c->stream_id, (long long)c->correlation_id, (long long)c->bytes);
-            an_json_num(o->f, gbps);
-            fputs("}}", o->f);
+            args(j);
+            gt_json_kv_int(j, "device", c->device_id);
+            gt_json_kv_int(j, "stream", c->stream_id);
+            gt_json_kv_int(j, "correlation", c->correlation_id);
+            gt_json_kv_int(j, "bytes", c->bytes);
+            gt_json_kv_num(j, "memory bandwidth (GB/s)", gbps);
+            end_args(j);
             if (idset_has(host, key))
                 flow(o, false, key, c->device_id, c->stream_id, c->start_ns);
             break;
@@ -356,9 +379,13 @@ static int emit_kind(gt_trace *t, out *o, gt_event_kind kind, const idset *host,
                 break;
             snprintf(name, sizeof name, "Memset (%s)", mem_kind_name(s->mem_kind));
             seen_stream(o, s->device_id, s->stream_id);
-            span(o, "gpu_memset", name, s->device_id, s->stream_id, s->start_ns, s->end_ns);
-            fprintf(o->f, ",\"args\":{\"device\":%d,\"stream\":%d,\"correlation\":%lld,\"bytes\":%lld}}", s->device_id,
-                    s->stream_id, (long long)s->correlation_id, (long long)s->bytes);
+            gt_json *j = span(o, "gpu_memset", name, s->device_id, s->stream_id, s->start_ns, s->end_ns);
+            args(j);
+            gt_json_kv_int(j, "device", s->device_id);
+            gt_json_kv_int(j, "stream", s->stream_id);
+            gt_json_kv_int(j, "correlation", s->correlation_id);
+            gt_json_kv_int(j, "bytes", s->bytes);
+            end_args(j);
             if (idset_has(host, key))
                 flow(o, false, key, s->device_id, s->stream_id, s->start_ns);
             break;
@@ -370,9 +397,11 @@ static int emit_kind(gt_trace *t, out *o, gt_event_kind kind, const idset *host,
                 break;
             int32_t lane = s->stream_id >= 0 && s->stream_id < SYNC_LANE - SYNC_BASE ? SYNC_BASE + s->stream_id : SYNC_LANE;
             seen_stream(o, s->device_id, lane);
-            span(o, "cuda_sync", s->sync_type >= 0 && s->sync_type <= 4 ? names[s->sync_type] : names[0], s->device_id,
-                 lane, s->start_ns, s->end_ns);
-            fprintf(o->f, ",\"args\":{\"correlation\":%lld}}", (long long)s->correlation_id);
+            gt_json *j = span(o, "cuda_sync", s->sync_type >= 0 && s->sync_type <= 4 ? names[s->sync_type] : names[0],
+                              s->device_id, lane, s->start_ns, s->end_ns);
+            args(j);
+            gt_json_kv_int(j, "correlation", s->correlation_id);
+            end_args(j);
             break;
         }
         case GT_EV_API: {
@@ -388,9 +417,13 @@ static int emit_kind(gt_trace *t, out *o, gt_event_kind kind, const idset *host,
                 break;
             seen_thread(o, a->global_tid);
             /* the plain name (cudaLaunchKernel, not nsys's cudaLaunchKernel_v7000): HTA matches on it */
-            span(o, a->event_class == GT_API_DRIVER ? "cuda_driver" : "cuda_runtime",
-                 gt_api_base_name(gt_trace_string(t, a->name), name, sizeof name), pid, tid, a->start_ns, a->end_ns);
-            fprintf(o->f, ",\"args\":{\"correlation\":%lld,\"cbid\":0}}", (long long)a->correlation_id);
+            gt_json *j = span(o, a->event_class == GT_API_DRIVER ? "cuda_driver" : "cuda_runtime",
+                              gt_api_base_name(gt_trace_string(t, a->name), name, sizeof name), pid, tid, a->start_ns,
+                              a->end_ns);
+            args(j);
+            gt_json_kv_int(j, "correlation", a->correlation_id);
+            gt_json_kv_int(j, "cbid", 0);
+            end_args(j);
             if (idset_has(dev, key))
                 flow(o, true, key, pid, tid, a->start_ns);
             break;
@@ -403,40 +436,43 @@ static int emit_kind(gt_trace *t, out *o, gt_event_kind kind, const idset *host,
             if (n->event_type == GT_NVTX_MARK || n->event_type == GT_NVTX_PUSHPOP || n->event_type == GT_NVTX_STARTEND)
                 seen_thread(o, n->global_tid);
             if (n->event_type == GT_NVTX_MARK) {
-                sep(o);
-                fputs("{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"user_annotation\",\"name\":", o->f);
-                an_json_str(o->f, gt_trace_string(t, n->text));
-                fprintf(o->f, ",\"pid\":%lld,\"tid\":%lld", (long long)pid, (long long)tid);
-                ts(o, "ts", n->start_ns);
-                fputc('}', o->f);
+                gt_json *j = event(o, "i");
+                gt_json_kv_str(j, "s", "t");
+                gt_json_kv_str(j, "cat", "user_annotation");
+                gt_json_kv_str(j, "name", gt_trace_string(t, n->text));
+                pid_tid(j, pid, tid);
+                ts(o, n->start_ns);
+                gt_json_end(j);
             } else if (n->event_type == GT_NVTX_PUSHPOP && n->end_ns >= n->start_ns) {
                 const char *text = gt_trace_string(t, n->text);
                 int64_t number;
                 if (an_is_step_name(text, &number) && (number = step_number(o, pid, n->start_ns, n->end_ns)) >= 0) {
                     snprintf(name, sizeof name, "ProfilerStep#%lld", (long long)number);
-                    span(o, "user_annotation", name, pid, tid, n->start_ns, n->end_ns);
-                    fputs(",\"args\":{\"nvtx\":", o->f);
-                    an_json_str(o->f, text);
-                    fputs("}}", o->f);
+                    gt_json *j = span(o, "user_annotation", name, pid, tid, n->start_ns, n->end_ns);
+                    args(j);
+                    gt_json_kv_str(j, "nvtx", text);
+                    end_args(j);
                 } else {
-                    span(o, "user_annotation", text, pid, tid, n->start_ns, n->end_ns);
-                    if (o->cpu_timeline)
-                        fprintf(o->f, ",\"args\":{\"correlation\":%lld}",
-                                (long long)standin_corr(n->global_tid, n->start_ns, n->end_ns));
-                    fputc('}', o->f);
+                    gt_json *j = span(o, "user_annotation", text, pid, tid, n->start_ns, n->end_ns);
+                    if (o->cpu_timeline) {
+                        args(j);
+                        gt_json_kv_int(j, "correlation", standin_corr(n->global_tid, n->start_ns, n->end_ns));
+                        gt_json_end(j);
+                    }
+                    gt_json_end(j);
                 }
             } else if (n->event_type == GT_NVTX_STARTEND && n->end_ns >= n->start_ns) {
                 /* start/end ranges may cross the thread's push/pop ranges and
                  * each other: async events ("b"/"e"), a track of their own */
                 int64_t id = ++o->n_async;
                 for (int end = 0; end < 2; end++) {
-                    sep(o);
-                    fprintf(o->f, "{\"ph\":\"%s\",\"cat\":\"user_annotation\",\"id\":%lld,\"name\":",
-                            end ? "e" : "b", (long long)id);
-                    an_json_str(o->f, gt_trace_string(t, n->text));
-                    fprintf(o->f, ",\"pid\":%lld,\"tid\":%lld", (long long)pid, (long long)tid);
-                    ts(o, "ts", end ? n->end_ns : n->start_ns);
-                    fputc('}', o->f);
+                    gt_json *j = event(o, end ? "e" : "b");
+                    gt_json_kv_str(j, "cat", "user_annotation");
+                    gt_json_kv_int(j, "id", id);
+                    gt_json_kv_str(j, "name", gt_trace_string(t, n->text));
+                    pid_tid(j, pid, tid);
+                    ts(o, end ? n->end_ns : n->start_ns);
+                    gt_json_end(j);
                 }
             }
             break;
@@ -446,14 +482,16 @@ static int emit_kind(gt_trace *t, out *o, gt_event_kind kind, const idset *host,
             if (!keep(o, gt_pid_of(c->global_tid)))
                 break;
             seen_thread(o, c->global_tid);
-            span(o, "cpu_op", gt_trace_string(t, c->name), gt_pid_of(c->global_tid), gt_tid_of(c->global_tid),
-                 c->start_ns, c->end_ns);
+            gt_json *j = span(o, "cpu_op", gt_trace_string(t, c->name), gt_pid_of(c->global_tid),
+                              gt_tid_of(c->global_tid), c->start_ns, c->end_ns);
             /* "compute stream", not "stream": HTA takes an event with a stream for a kernel */
-            fprintf(o->f, ",\"args\":{\"compute stream\":%d,\"flops\":%lld,\"bytes\":%lld", c->stream_id,
-                    (long long)c->flops, (long long)c->bytes);
+            args(j);
+            gt_json_kv_int(j, "compute stream", c->stream_id);
+            gt_json_kv_int(j, "flops", c->flops);
+            gt_json_kv_int(j, "bytes", c->bytes);
             if (o->cpu_timeline)
-                fprintf(o->f, ",\"correlation\":%lld", (long long)standin_corr(c->global_tid, c->start_ns, c->end_ns));
-            fputs("}}", o->f);
+                gt_json_kv_int(j, "correlation", standin_corr(c->global_tid, c->start_ns, c->end_ns));
+            end_args(j);
             break;
         }
         default:
@@ -560,10 +598,13 @@ static int annotations(const an_model *m, out *o)
         const proj *p = &ps.v[i];
         int32_t lane = p->stream >= 0 && p->stream < STANDIN_BASE - ANNOT_BASE ? ANNOT_BASE + p->stream : p->stream;
         seen_stream(o, p->device, lane);
-        span(o, "gpu_user_annotation", an_str(m, m->ranges[p->range].text), p->device, lane, p->start_ns, p->end_ns);
+        gt_json *j = span(o, "gpu_user_annotation", an_str(m, m->ranges[p->range].text), p->device, lane, p->start_ns,
+                          p->end_ns);
         /* no "stream" argument, as Kineto writes them: HTA takes every
          * event with a stream for a kernel */
-        fprintf(o->f, ",\"args\":{\"activities\":%lld}}", (long long)p->n);
+        args(j);
+        gt_json_kv_int(j, "activities", p->n);
+        end_args(j);
     }
 cleanup:
     free(ps.v);
@@ -579,6 +620,16 @@ cleanup:
  * row of their own named "ncclKernel <range>" (HTA takes a kernel for
  * communication by that prefix), so that its breakdowns, idle time and
  * overlap measure what the report measures. */
+/* A stand-in kernel's args: no device, its lane, its correlation. */
+static void standin_args(gt_json *j, int32_t lane, int64_t corr)
+{
+    args(j);
+    gt_json_kv_int(j, "device", -1);
+    gt_json_kv_int(j, "stream", lane);
+    gt_json_kv_int(j, "correlation", corr);
+    end_args(j);
+}
+
 static void standin(const an_model *m, out *o)
 {
     if (!m->cpu_timeline)
@@ -591,9 +642,8 @@ static void standin(const an_model *m, out *o)
             continue;
         int32_t lane = STANDIN_BASE + a->stream;
         seen_stream(o, (int32_t)pid, lane);
-        span(o, "kernel", an_str(m, a->name), pid, lane, a->start_ns, a->end_ns);
-        fprintf(o->f, ",\"args\":{\"device\":-1,\"stream\":%d,\"correlation\":%lld}}", lane,
-                (long long)standin_corr(a->tid, a->start_ns, a->end_ns));
+        gt_json *j = span(o, "kernel", an_str(m, a->name), pid, lane, a->start_ns, a->end_ns);
+        standin_args(j, lane, standin_corr(a->tid, a->start_ns, a->end_ns));
     }
     for (size_t i = 0; i < m->n_comms; i++) {
         const an_comm *c = &m->comms[i];
@@ -602,17 +652,17 @@ static void standin(const an_model *m, out *o)
         seen_stream(o, (int32_t)gt_pid_of(c->tid), STANDIN_COMM);
         snprintf(name, sizeof name, "ncclKernel %s", an_str(m, c->name));
         int64_t corr = standin_corr(c->tid, c->start_ns, c->end_ns);
-        span(o, "kernel", name, gt_pid_of(c->tid), STANDIN_COMM, c->start_ns, c->end_ns);
-        fprintf(o->f, ",\"args\":{\"device\":-1,\"stream\":%d,\"correlation\":%lld}}", STANDIN_COMM,
-                (long long)corr);
+        gt_json *j = span(o, "kernel", name, gt_pid_of(c->tid), STANDIN_COMM, c->start_ns, c->end_ns);
+        standin_args(j, STANDIN_COMM, corr);
         /* its start on the host, as PyTorch marks a collective's call
          * ("record_param_comms"): the range may be a start/end one, which
          * HTA does not read */
         seen_thread(o, c->tid);
-        span(o, "cpu_op", "record_param_comms", gt_pid_of(c->tid), gt_tid_of(c->tid), c->start_ns, c->start_ns);
-        fputs(",\"args\":{\"Collective name\":", o->f);
-        an_json_str(o->f, an_str(m, c->name));
-        fprintf(o->f, ",\"correlation\":%lld}}", (long long)corr);
+        j = span(o, "cpu_op", "record_param_comms", gt_pid_of(c->tid), gt_tid_of(c->tid), c->start_ns, c->start_ns);
+        args(j);
+        gt_json_kv_str(j, "Collective name", an_str(m, c->name));
+        gt_json_kv_int(j, "correlation", corr);
+        end_args(j);
     }
 }
 
@@ -656,24 +706,32 @@ static int memory(const an_model *m, out *o, const int32_t *devs, size_t n_devs)
         if (a->action == AN_ACT_ALLOC || a->action == AN_ACT_FREE) {
             int64_t tid = a->tid ? a->tid : m->main_tid;
             seen_thread(o, tid);
-            sep(o);
-            fprintf(o->f, "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"cpu_instant_event\",\"name\":\"[memory]\","
-                          "\"pid\":%lld,\"tid\":%lld",
-                    (long long)gt_pid_of(tid), (long long)gt_tid_of(tid));
-            ts(o, "ts", a->t_ns);
-            fprintf(o->f, ",\"args\":{\"Device Type\":%d,\"Device Id\":%d,\"Addr\":%llu,\"Bytes\":%lld,"
-                          "\"Total Allocated\":%lld,\"Total Reserved\":%lld}}",
-                    on_device ? 1 : 0, on_device ? devs[0] : -1, (unsigned long long)a->address,
-                    (long long)(a->action == AN_ACT_ALLOC ? a->bytes : -a->bytes), (long long)allocated,
-                    (long long)reserved);
+            gt_json *j = event(o, "i");
+            gt_json_kv_str(j, "s", "t");
+            gt_json_kv_str(j, "cat", "cpu_instant_event");
+            gt_json_kv_str(j, "name", "[memory]");
+            pid_tid(j, gt_pid_of(tid), gt_tid_of(tid));
+            ts(o, a->t_ns);
+            args(j);
+            gt_json_kv_int(j, "Device Type", on_device ? 1 : 0);
+            gt_json_kv_int(j, "Device Id", on_device ? devs[0] : -1);
+            gt_json_key(j, "Addr");
+            gt_json_uint(j, a->address);
+            gt_json_kv_int(j, "Bytes", a->action == AN_ACT_ALLOC ? a->bytes : -a->bytes);
+            gt_json_kv_int(j, "Total Allocated", allocated);
+            gt_json_kv_int(j, "Total Reserved", reserved);
+            end_args(j);
         }
         if (i + 1 < n && acts[i + 1].t_ns == a->t_ns && keep(o, acts[i + 1].pid))
             continue; /* one sample per time, once it settled */
-        sep(o);
-        fprintf(o->f, "{\"ph\":\"C\",\"name\":\"%s\",\"pid\":%lld,\"tid\":0", on_device ? "GPU memory" : "memory",
-                (long long)counter_pid);
-        ts(o, "ts", a->t_ns);
-        fprintf(o->f, ",\"args\":{\"allocated\":%lld,\"reserved\":%lld}}", (long long)allocated, (long long)reserved);
+        gt_json *j = event(o, "C");
+        gt_json_kv_str(j, "name", on_device ? "GPU memory" : "memory");
+        pid_tid(j, counter_pid, 0);
+        ts(o, a->t_ns);
+        args(j);
+        gt_json_kv_int(j, "allocated", allocated);
+        gt_json_kv_int(j, "reserved", reserved);
+        end_args(j);
     }
     free(acts);
     return 0;
@@ -689,18 +747,22 @@ static void sort_i64(int64_t *v, size_t n)
 
 static void meta_name(out *o, const char *what, int64_t pid, int64_t tid, const char *name)
 {
-    sep(o);
-    fprintf(o->f, "{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%lld,\"tid\":%lld,\"args\":{\"name\":", what,
-            (long long)pid, (long long)tid);
-    an_json_str(o->f, name);
-    fputs("}}", o->f);
+    gt_json *j = event(o, "M");
+    gt_json_kv_str(j, "name", what);
+    pid_tid(j, pid, tid);
+    args(j);
+    gt_json_kv_str(j, "name", name);
+    end_args(j);
 }
 
 static void meta_sort(out *o, const char *what, int64_t pid, int64_t tid, int64_t index)
 {
-    sep(o);
-    fprintf(o->f, "{\"ph\":\"M\",\"name\":\"%s\",\"pid\":%lld,\"tid\":%lld,\"args\":{\"sort_index\":%lld}}",
-            what, (long long)pid, (long long)tid, (long long)index);
+    gt_json *j = event(o, "M");
+    gt_json_kv_str(j, "name", what);
+    pid_tid(j, pid, tid);
+    args(j);
+    gt_json_kv_int(j, "sort_index", index);
+    end_args(j);
 }
 
 /* Every process, thread and stream that appeared gets a name, and only
@@ -880,7 +942,8 @@ int gt_export_chrome_process(gt_trace *t, int64_t pid, int32_t rank, int32_t wor
     idset host = {0}, dev = {0}, plain = {0};
     int32_t devs[64];
     size_t n_devs = 0;
-    out o = {.f = f, .first = true, .pid = pid};
+    gt_json j;
+    out o = {.j = &j, .pid = pid};
     an_model *m = NULL;
     int rc;
     if (!t || !f || rank < 0 || world_size <= rank)
@@ -893,11 +956,23 @@ int gt_export_chrome_process(gt_trace *t, int64_t pid, int32_t rank, int32_t wor
     o.cpu_timeline = m->cpu_timeline;
     /* "rank": with a space, as json.dump writes it: HTA finds the rank with
      * a regular expression that wants one */
-    fprintf(f, "{\"schemaVersion\": 1, \"distributedInfo\": {\"backend\": \"%s\", \"rank\": %d, \"world_size\": %d},"
-               "\n\"displayTimeUnit\":\"ns\",\"traceName\":",
-            n_devs > 0 ? "nccl" : "gloo", (int)rank, (int)world_size);
-    an_json_str(f, gt_trace_path(t));
-    fprintf(f, ",\"baseTimeNanoseconds\":%lld,\"traceEvents\":[", (long long)o.base_ns);
+    gt_json_init(&j, f);
+    gt_json_object(&j);
+    gt_json_spaced(&j, true);
+    gt_json_kv_int(&j, "schemaVersion", 1);
+    gt_json_key(&j, "distributedInfo");
+    gt_json_object(&j);
+    gt_json_kv_str(&j, "backend", n_devs > 0 ? "nccl" : "gloo");
+    gt_json_kv_int(&j, "rank", rank);
+    gt_json_kv_int(&j, "world_size", world_size);
+    gt_json_end(&j);
+    gt_json_spaced(&j, false);
+    gt_json_ws(&j, "\n");
+    gt_json_kv_str(&j, "displayTimeUnit", "ns");
+    gt_json_kv_str(&j, "traceName", gt_trace_path(t));
+    gt_json_kv_int(&j, "baseTimeNanoseconds", o.base_ns);
+    gt_json_key(&j, "traceEvents");
+    gt_json_array(&j);
     static const gt_event_kind kinds[] = {GT_EV_API, GT_EV_NVTX, GT_EV_CPU_OP, GT_EV_KERNEL,
                                           GT_EV_MEMCPY, GT_EV_MEMSET, GT_EV_SYNC};
     for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
@@ -907,9 +982,12 @@ int gt_export_chrome_process(gt_trace *t, int64_t pid, int32_t rank, int32_t wor
     if ((rc = annotations(m, &o)) < 0 || (rc = memory(m, &o, devs, n_devs)) < 0 || (rc = o.rc) < 0 ||
         (rc = metadata(t, &o, devs, n_devs)) < 0)
         goto cleanup;
-    fputs("\n]}\n", f);
-    if (ferror(f))
-        rc = gt_error_set(GT_ERR_IO, "chrome export: cannot write the output");
+    gt_json_ws(&j, "\n");
+    gt_json_end(&j);
+    gt_json_end(&j);
+    gt_json_ws(&j, "\n");
+    if ((rc = gt_json_finish(&j)) < 0)
+        rc = gt_error_set(rc, "chrome export: cannot write the output");
 cleanup:
     an_model_free(m);
     free(host.keys);

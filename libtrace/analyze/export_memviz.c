@@ -80,7 +80,7 @@ static void p_str(FILE *f, const char *s)
     const unsigned char *p = (const unsigned char *)(s ? s : "");
     size_t n = 0;
     for (const unsigned char *q = p; *q;) {
-        int k = an_utf8_len(q);
+        int k = gt_utf8_len(q);
         n += k ? (size_t)k : sizeof fffd;
         q += k ? k : 1;
     }
@@ -90,7 +90,7 @@ static void p_str(FILE *f, const char *s)
     for (int i = 0; i < 4; i++)
         p_byte(f, (int)((n >> (8 * i)) & 0xff));
     while (*p) {
-        int k = an_utf8_len(p);
+        int k = gt_utf8_len(p);
         if (k == 0) {
             fwrite(fffd, 1, sizeof fffd, f);
             p++;

@@ -4,8 +4,11 @@ arithmetic and of the int64 and string comparators. A function elsewhere in
 libtrace or the viewer that saturates an int64 sum or difference (an
 overflow check that returns INT64_MAX or INT64_MIN), or a qsort/bsearch
 comparator that compares whole int64_t or char * elements, is a second copy:
-named, exit 1. Fails as well when it finds none of the base's own, so a
-rename cannot make it pass by matching nothing."""
+named, exit 1. libtrace/base/json.c is the one JSON writer: a JSON string
+escape (\\u%04x, \\ufffd) elsewhere, or a key written by hand in a printf or
+fputs format ("\\"name\\":"), is a second writer. Fails as well when it
+finds none of the base's own, so a rename cannot make it pass by matching
+nothing."""
 import os
 import re
 import sys
@@ -40,6 +43,23 @@ def copies(path):
                 yield line, name, "a comparator of int64_t elements (gt_cmp_i64)"
 
 
+json_home = os.path.join("libtrace", "base", "json.c")
+json_escape = re.compile(r'"[^"\n]*\\\\u(?:%04x|fffd)')
+json_by_hand = re.compile(r'\b(?:f?printf|fputs)\s*\([^;]*"[^"\n]*\\":')
+
+
+def json_writers(path):
+    text = open(path, encoding="utf-8", errors="replace").read()
+    code = comment.sub(lambda m: "\n" * m.group(0).count("\n"), text)
+    for n, line in enumerate(code.split("\n"), 1):
+        if json_escape.search(line):
+            yield n, "json_escape", "a JSON string escape (gt_json_str)"
+        elif json_by_hand.search(line):
+            yield n, "json_by_hand", "JSON written by hand (gt_json_key and the values)"
+
+
+if not any(w == "json_escape" for _, w, _ in json_writers(os.path.join(top, json_home))):
+    sys.exit(f"base_once.py: no JSON string escape found in {json_home}: the patterns are out of date")
 own = {name for _, name, _ in copies(os.path.join(top, home))}
 if not {"gt_sat_add", "gt_sat_sub", "gt_cmp_i64", "gt_cmp_str"} <= own:
     sys.exit(f"base_once.py: recognizes only {sorted(own)} in {home}: the patterns are out of date")
@@ -53,9 +73,13 @@ for folder in ("libtrace", "viewer"):
                 continue
             for line, name, what in copies(path):
                 bad.append(f"{rel}:{line}: {name} is {what}: use {home}'s")
+            if rel != json_home:
+                for line, _, what in json_writers(path):
+                    bad.append(f"{rel}:{line}: {what}: use libtrace/base/gt_json.h")
 for b in bad:
     print(b)
 if bad:
-    print(f"base_once.py: {len(bad)} copies of what {home} holds")
+    print(f"base_once.py: {len(bad)} copies of what libtrace/base holds")
     sys.exit(1)
-print(f"base_once.py: saturating arithmetic and the int64/string comparators only in {home}")
+print(f"base_once.py: saturating arithmetic and the int64/string comparators only in {home}, "
+      f"JSON writing only in {json_home}")

@@ -190,36 +190,6 @@ static void test_analyze_report__sums_saturate(void)
     gt_trace_free(t);
 }
 
-/* JSON strings: every byte sequence RFC 3629 forbids becomes U+FFFD. */
-static void test_analyze_json__invalid_utf8(void)
-{
-    static const struct { const char *in; size_t n_bad; } cases[] = {
-        {"ok \xe2\x9c\x93 \xf0\x9f\x98\x80", 0}, /* check mark, emoji: kept */
-        {"\xed\xa0\x80", 3},                     /* a surrogate (U+D800) */
-        {"\xe0\x80\xaf", 3},                     /* '/' overlong in 3 bytes */
-        {"\xc0\xaf", 2},                         /* '/' overlong in 2 bytes */
-        {"\xf4\x90\x80\x80", 4},                 /* past U+10FFFF */
-        {"\xf5\x80\x80\x80", 4},
-        {"\xff\xfe", 2},
-        {"\xe2\x82", 2},                         /* cut short */
-    };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        membuf b;
-        mb_open(&b);
-        an_json_str(b.f, cases[i].in);
-        mb_close(&b);
-        CU_ASSERT_TRUE(utf8_valid((const unsigned char *)b.p, b.n));
-        CU_ASSERT_EQUAL(count_of(b.p, "\\ufffd"), cases[i].n_bad);
-        free(b.p);
-    }
-    membuf b;
-    mb_open(&b);
-    an_json_str(b.f, "a\x01\x1b\"\\\n");
-    mb_close(&b);
-    CU_ASSERT_STRING_EQUAL(b.p, "\"a\\u0001\\u001b\\\"\\\\\\n\"");
-    free(b.p);
-}
-
 /* A report whose names are not UTF-8 (and hold control characters) is
  * valid UTF-8 JSON. */
 static void test_analyze_report__json_names_not_utf8(void)
@@ -313,7 +283,6 @@ static const gt_test_case cases[] = {
     {"test_analyze_model__refused_rows_counted", test_analyze_model__refused_rows_counted},
     {"test_analyze_util__dist_saturates", test_analyze_util__dist_saturates},
     {"test_analyze_report__sums_saturate", test_analyze_report__sums_saturate},
-    {"test_analyze_json__invalid_utf8", test_analyze_json__invalid_utf8},
     {"test_analyze_report__json_names_not_utf8", test_analyze_report__json_names_not_utf8},
     {"test_export_chrome__without_ranges", test_export_chrome__without_ranges},
     {"test_export_chrome__rows_out_of_range", test_export_chrome__rows_out_of_range},
