@@ -1,8 +1,9 @@
 /* test_analyze_comm.c: the Communication section on traces built with the
  * writer, whose figures are known by construction: two ranks of a CPU job
  * (NVTX "communication" and "compute" categories), two ranks on GPUs (NCCL
- * kernels beside compute kernels), a trace without steps, --steps, and a
- * trace without communication. Times below are in ms unless marked. */
+ * kernels beside compute kernels), a trace without steps, --steps, a
+ * trace without communication, a barrier among sized collectives, and one
+ * process driving two GPUs. Times below are in ms unless marked. */
 #include "analyze_fixture.h"
 #include "analyze_int.h"
 
@@ -360,6 +361,59 @@ static void test_analyze_comm__many_steps(void)
 }
 
 /* No communication: no ranks, no section; the JSON says so with an empty list. */
+/* One process driving two GPUs: NCCL on GPU 0 [2, 6), GPU 0's own compute
+ * [7, 8), and GPU 1 computing [1, 9) throughout. GPU 1's kernels hide none
+ * of GPU 0's communication: overlap 0, all 4 ms exposed. */
+static void test_analyze_comm__nccl_beside_other_gpu(void)
+{
+    static const char *allreduce = "ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevComm *, unsigned long, ncclWork *)";
+    fx f;
+    fx_open(&f, "comm_two_gpus.sqlite");
+    fx_gpu(&f, 8, 80LL << 30);
+    fx_process(&f, 401, "train.py");
+    step(&f, 401, 0, 10 * MS, 0);
+    fx_kernel_on(&f, 401, 0, 20, 2 * MS, 6 * MS, allreduce);
+    fx_kernel_on(&f, 401, 0, 7, 7 * MS, 8 * MS, "sgemm");
+    fx_kernel_on(&f, 401, 1, 7, 1 * MS, 9 * MS, "sgemm");
+    gt_trace *t = fx_close(&f);
+    gt_report *r = fx_report(t, NULL);
+    CU_ASSERT_EQUAL_FATAL(r->comm.n_ranks, 1);
+    const gt_comm_rank *a = &r->comm.ranks[0];
+    CU_ASSERT_EQUAL(a->source, GT_COMM_NCCL);
+    CU_ASSERT_EQUAL(a->device_id, 0);
+    CU_ASSERT_EQUAL(a->comm_ns, 4 * MS);
+    CU_ASSERT_EQUAL(a->compute_ns, 1 * MS);
+    CU_ASSERT_EQUAL(a->overlap_ns, 0);
+    CU_ASSERT_EQUAL(a->exposed_ns, 4 * MS);
+    gt_report_free(r);
+    gt_trace_free(t);
+}
+
+/* A barrier (a collective of 0 bytes) beside a sized all-reduce in one step:
+ * both have known sizes, the barrier's none. */
+static void test_analyze_comm__barrier_in_step(void)
+{
+    fx f;
+    fx_open(&f, "comm_barrier.sqlite");
+    fx_process(&f, PID_A, "trainer");
+    categories(&f, PID_A);
+    step(&f, PID_A, 0, 10 * MS, 0);
+    op(&f, PID_A, 0, 4 * MS, "matmul_backward");
+    coll(&f, PID_A, 3 * MS, 6 * MS, "allreduce bucket 0", 1000);
+    coll(&f, PID_A, 8 * MS, 9 * MS, "barrier", 0);
+    gt_trace *t = fx_close(&f);
+    gt_report *r = fx_report(t, NULL);
+    CU_ASSERT_EQUAL_FATAL(r->comm.n_ranks, 1);
+    const gt_comm_rank *a = &r->comm.ranks[0];
+    CU_ASSERT_EQUAL_FATAL(a->n_steps, 1);
+    CU_ASSERT_EQUAL(a->steps[0].n_collectives, 2);
+    CU_ASSERT_EQUAL(a->steps[0].n_bytes_known, 2);
+    CU_ASSERT_EQUAL(a->steps[0].bytes, 1000);
+    CU_ASSERT_EQUAL(a->n_bytes_known, 2);
+    gt_report_free(r);
+    gt_trace_free(t);
+}
+
 static void test_analyze_comm__none(void)
 {
     fx f;
@@ -425,6 +479,8 @@ static const gt_test_case cases[] = {
     {"test_analyze_comm__no_steps", test_analyze_comm__no_steps},
     {"test_analyze_comm__many_steps", test_analyze_comm__many_steps},
     {"test_analyze_comm__none", test_analyze_comm__none},
+    {"test_analyze_comm__barrier_in_step", test_analyze_comm__barrier_in_step},
+    {"test_analyze_comm__nccl_beside_other_gpu", test_analyze_comm__nccl_beside_other_gpu},
     {NULL, NULL},
 };
 

@@ -245,6 +245,10 @@ static void test_analyze_diff__statistics(void)
     steps[5] = 40; /* a slow step later is not warm-up */
     CU_ASSERT_EQUAL(an_warmup_n(steps, 20, AN_WARMUP_MADS), 3);
     CU_ASSERT_EQUAL(an_warmup_n(steps, 1, AN_WARMUP_MADS), 0);
+    /* steps 2 and 3 of five slow (a cache filled late): the warm-up stops at
+     * half the run, the first step and one more */
+    double five[5] = {10, 50, 50, 10, 10};
+    CU_ASSERT_EQUAL(an_warmup_n(five, 5, AN_WARMUP_MADS), 2);
 }
 
 /* 200 A/A pairs of 40 steps from one distribution (sd 5%): the 95% interval

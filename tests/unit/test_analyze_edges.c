@@ -4,7 +4,9 @@
  * nanosecond of a free and of an allocation; a block freed exactly when its
  * step ends; steps numbered from a resumed run ("step 10"), with a
  * framework's own "ProfilerStep#N" inside each; a cache that fills during
- * the first steps only (warm-up, no leak) beside two real leaks. */
+ * the first steps only (warm-up, no leak) beside two real leaks; an address
+ * freed and taken again on one nanosecond; two threads with as many step
+ * ranges; the Chrome export of a process with cudaMalloc only. */
 #include "analyze_fixture.h"
 
 #include <string.h>
@@ -441,6 +443,88 @@ static void test_analyze_edges__kernel_across_step_start(void)
     gt_trace_free(t);
 }
 
+/* The allocator hands a freed block's address out again on the same
+ * nanosecond (an 8 MiB block freed at 3 ms, a 4 MiB one made there): the
+ * new block lives on, the old one is gone, and nothing is counted twice. */
+static void test_analyze_edges__address_reused_on_the_nanosecond(void)
+{
+    fx f;
+    fx_open(&f, "reuse.sqlite");
+    fx_heap(&f, 100 * US, GT_HEAP_REGISTER, 1, HEAP1, 64 * MIB);
+    fx_heap(&f, 1 * MS, GT_REGION_REGISTER, 1, HEAP1, 8 * MIB);
+    fx_heap(&f, 3 * MS, GT_REGION_UNREGISTER, 1, HEAP1, 0);
+    fx_heap(&f, 3 * MS, GT_REGION_REGISTER, 1, HEAP1, 4 * MIB);
+    gt_trace *t = fx_close(&f);
+    gt_mem_state *s = NULL;
+    CU_ASSERT_EQUAL_FATAL(gt_memory_state_at(&s, t, -1, 3 * MS), 0);
+    CU_ASSERT_EQUAL(s->allocated_bytes, 4 * MIB);
+    CU_ASSERT_EQUAL(s->n_blocks, 1);
+    gt_mem_state_free(s);
+    gt_report *r = fx_report(t, NULL);
+    CU_ASSERT_EQUAL(r->memory.peak_allocated_bytes, 8 * MIB);
+    CU_ASSERT_EQUAL(r->memory.end_allocated_bytes, 4 * MIB);
+    CU_ASSERT_EQUAL(r->memory.n_block_allocs, 2);
+    gt_report_free(r);
+    gt_trace_free(t);
+}
+
+/* Two threads with as many step ranges each (a loader thread marking its
+ * own "step N" too): the steps are the first thread's. */
+static void test_analyze_edges__steps_of_two_threads(void)
+{
+    fx f;
+    fx_open(&f, "twothreads.sqlite");
+    int64_t t1 = gt_global_tid(PID, 10), t2 = gt_global_tid(PID, 11);
+    for (int i = 0; i < 3; i++) {
+        char name[32];
+        snprintf(name, sizeof name, "step %d", i);
+        fx_range_cat(&f, i * 10 * MS, (i + 1) * 10 * MS, name, 0, 0, t1);
+        snprintf(name, sizeof name, "step %d", 100 + i);
+        fx_range_cat(&f, 1 * MS + i * 10 * MS, 2 * MS + i * 10 * MS, name, 0, 0, t2);
+    }
+    gt_trace *t = fx_close(&f);
+    gt_report *r = fx_report(t, NULL);
+    CU_ASSERT_EQUAL_FATAL(r->n_steps, 3);
+    for (size_t i = 0; i < 3; i++) {
+        CU_ASSERT_EQUAL(r->steps[i].number, (int64_t)i);
+        CU_ASSERT_EQUAL(r->steps[i].start_ns, (int64_t)i * 10 * MS);
+        CU_ASSERT_EQUAL(r->steps[i].end_ns, (int64_t)(i + 1) * 10 * MS);
+    }
+    gt_report_free(r);
+    gt_trace_free(t);
+}
+
+/* A process with cudaMalloc only (no caching allocator): each buffer is
+ * both a segment and a block to a reader of the Chrome export, so its
+ * counter reserves 100 MiB with the allocation and gives it back. The
+ * range of a worker thread keeps its thread in the CSV export. */
+static void test_analyze_edges__device_only_in_chrome_export(void)
+{
+    fx f;
+    fx_open(&f, "devonly.sqlite");
+    fx_range_cat(&f, 0, 2 * MS, "load", 0, 0, gt_global_tid(PID, 77)); /* a worker thread's */
+    fx_devmem(&f, 1 * MS, GT_DEVMEM_ALLOC, DEVBUF, 100 * MIB);
+    fx_devmem(&f, 5 * MS, GT_DEVMEM_FREE, DEVBUF, 100 * MIB);
+    gt_trace *t = fx_close(&f);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    CU_ASSERT_EQUAL(gt_export_chrome(t, m), 0);
+    fclose(m);
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"args\":{\"allocated\":104857600,\"reserved\":104857600}"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"args\":{\"allocated\":0,\"reserved\":0}"));
+    CU_ASSERT_PTR_NULL(strstr(buf, "\"reserved\":209715200"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"ts\":1005.000")); /* the allocation, 1.005 ms in: zeros kept */
+    free(buf);
+    buf = NULL;
+    m = open_memstream(&buf, &len);
+    CU_ASSERT_EQUAL(gt_export_csv_kind(t, GT_EV_NVTX, m), 0);
+    fclose(m);
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\n0,2000000,4242,77,")); /* pid and tid apart */
+    free(buf);
+    gt_trace_free(t);
+}
+
 static const gt_test_case cases[] = {
     {"test_analyze_edges__device_beside_allocator", test_analyze_edges__device_beside_allocator},
     {"test_analyze_edges__state_on_the_nanosecond", test_analyze_edges__state_on_the_nanosecond},
@@ -454,6 +538,9 @@ static const gt_test_case cases[] = {
     {"test_analyze_edges__report_window_on_step_edges", test_analyze_edges__report_window_on_step_edges},
     {"test_analyze_edges__step_peak_after_opening_free", test_analyze_edges__step_peak_after_opening_free},
     {"test_analyze_edges__kernel_across_step_start", test_analyze_edges__kernel_across_step_start},
+    {"test_analyze_edges__address_reused_on_the_nanosecond", test_analyze_edges__address_reused_on_the_nanosecond},
+    {"test_analyze_edges__steps_of_two_threads", test_analyze_edges__steps_of_two_threads},
+    {"test_analyze_edges__device_only_in_chrome_export", test_analyze_edges__device_only_in_chrome_export},
     {NULL, NULL},
 };
 

@@ -147,6 +147,27 @@ static void test_analyze_rules__allocator_churn(void)
     }
 }
 
+/* No cudaMalloc timed, but each step after the first reserves a segment at
+ * its very first nanosecond (the end of the step before) and releases it
+ * halfway: 2 per step, in the step it opens. */
+static void test_analyze_rules__segment_churn_on_step_start(void)
+{
+    fx f;
+    fx_open(&f, "segchurn.sqlite");
+    busy_steps(&f, 5);
+    for (int i = 1; i < 5; i++) {
+        int64_t t0 = i * 10 * MS;
+        uint64_t heap = 0x10000000ULL * (uint64_t)i;
+        fx_heap(&f, t0, GT_HEAP_REGISTER, (uint64_t)i, heap, 64 * MIB);
+        fx_heap(&f, t0 + 5 * MS, GT_HEAP_UNREGISTER, (uint64_t)i, heap, 0);
+    }
+    gt_report *r = report_of(&f);
+    CU_ASSERT_TRUE_FATAL(fx_fired(r, "allocator_churn"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(fx_rule(r, "allocator_churn")->evidence,
+                                  "2.0 allocator segments reserved and released per step after the first (8 in those steps)"));
+    gt_report_free(r);
+}
+
 /* The kernel of each step waits for the host, which is in "data_load" (or
  * in "optimizer", which is no loader). */
 static void test_analyze_rules__data_loader(void)
@@ -490,6 +511,7 @@ static const gt_test_case cases[] = {
     {"test_analyze_rules__memset_sync", test_analyze_rules__memset_sync},
     {"test_analyze_rules__sync_in_steps", test_analyze_rules__sync_in_steps},
     {"test_analyze_rules__allocator_churn", test_analyze_rules__allocator_churn},
+    {"test_analyze_rules__segment_churn_on_step_start", test_analyze_rules__segment_churn_on_step_start},
     {"test_analyze_rules__data_loader", test_analyze_rules__data_loader},
     {"test_analyze_rules__launch_bound", test_analyze_rules__launch_bound},
     {"test_analyze_rules__amp_and_conv", test_analyze_rules__amp_and_conv},

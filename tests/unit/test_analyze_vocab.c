@@ -1,7 +1,7 @@
 /* test_analyze_vocab.c: names as gtrace's text outputs show them: a long
  * name cut in the middle so both ends stay, and the diff's metric column,
  * where ten operators that share their first 48 characters must still read
- * apart. */
+ * apart; sizes on a unit's edge. */
 #include "analyze_fixture.h"
 
 #include <string.h>
@@ -99,10 +99,22 @@ static void test_analyze_vocab__diff_short_names_whole(void)
     CU_ASSERT_NSTRING_EQUAL(lines[1], "kernel time per step: sgemm ", 28);
 }
 
+/* Sizes on a unit's edge: 1024 bytes is 1 KiB, one byte less is bytes;
+ * 1 MiB exactly is 1 MiB, not 1024 KiB; a negative change reads the same. */
+static void test_analyze_vocab__bytes_on_unit_edges(void)
+{
+    char b[32];
+    CU_ASSERT_STRING_EQUAL(gt_fmt_bytes(b, sizeof b, 1023), "1023 B");
+    CU_ASSERT_STRING_EQUAL(gt_fmt_bytes(b, sizeof b, 1024), "1.00 KiB");
+    CU_ASSERT_STRING_EQUAL(gt_fmt_bytes(b, sizeof b, 1024.0 * 1024), "1.00 MiB");
+    CU_ASSERT_STRING_EQUAL(gt_fmt_bytes(b, sizeof b, -1024), "-1.00 KiB");
+}
+
 static const gt_test_case cases[] = {
     {"test_analyze_vocab__cut_middle", test_analyze_vocab__cut_middle},
     {"test_analyze_vocab__diff_long_similar_names", test_analyze_vocab__diff_long_similar_names},
     {"test_analyze_vocab__diff_short_names_whole", test_analyze_vocab__diff_short_names_whole},
+    {"test_analyze_vocab__bytes_on_unit_edges", test_analyze_vocab__bytes_on_unit_edges},
     {NULL, NULL},
 };
 
