@@ -2,8 +2,8 @@
 # Every event a program emits is in the trace or counted as dropped, exactly,
 # and a run that lost events says so and exits 3 (the program exited 0):
 # buffers overflowed by a burst, and a whole run under a file size limit
-# (gtrace itself cannot write the trace); a limit on the program alone
-# loses nothing.
+# (gtrace itself cannot write the trace: it says how many it lost, as
+# many as the trace counts); a limit on the program alone loses nothing.
 . "$(dirname "$0")/capture_common.sh"
 # nvtx_rows TRACE / nvtx_dropped TRACE
 nvtx_rows() { q "$1" 'SELECT count(*) FROM NVTX_EVENTS'; }
@@ -46,12 +46,15 @@ expect_eq "exit status of a failing program" 7 $?
 sh -c "ulimit -f 8192; exec \"$GTRACE\" -o w.sqlite --flush-ms=5 \"$PROBE\" fill $N" >out.txt 2>err.txt
 rc=$?
 expect_eq "exit status of a run under a size limit" 3 $rc
-grep -q "lost" err.txt || fail "no word of the lost events: $(cat err.txt)"
+lost=$(sed -n 's/^gtrace: process [0-9]* lost \([0-9]*\) events that are not in the trace.*/\1/p' err.txt)
+[ -n "$lost" ] || fail "no line says how many events were lost: $(cat err.txt)"
 if [ -e w.sqlite ]; then
     rows=$(nvtx_rows w.sqlite); dropped=$(nvtx_dropped w.sqlite)
     expect_eq "rows + dropped of the limited run" $N $((rows + dropped))
+    expect_eq "events said lost, as the trace counts them" "$dropped" "$lost"
 else
     grep -q "no trace written" err.txt || fail "no trace and no word of it: $(cat err.txt)"
+    [ "$lost" -gt 0 ] && [ "$lost" -le $N ] || fail "$lost events said lost, of $N"
 fi
 ls -a | grep -q '\.tmp' && fail "a temporary file was left: $(ls -a)"
 [ -e w.sqlite ] && ls -a | grep -q gtrace-parts && fail "parts left behind: $(ls -a)"

@@ -5,7 +5,9 @@
 # would put its events in twice: refused with one line, nothing written.
 # A damaged end-of-run clock pair (not a number, out of range, ending
 # before its start, half of it missing) is as good as none: one warning,
-# the part's offset corrected, not its drift, as for a part without one.
+# the part's offset corrected, not its drift, as for a part without one;
+# so is a wall clock that stepped (said, with how far). A part that starts
+# 1 ns later has its events 1 ns later, rounded from 4000/4001 ns.
 : "${GT_TOP_SRCDIR:?run through make check}"
 . "$GT_TOP_SRCDIR/tests/integration/merge_common.sh"
 
@@ -50,15 +52,16 @@ if ! command -v python3 >/dev/null 2>&1; then
     echo "skip: damaged end-of-run clocks (no python3)"
     exit "$fails"
 fi
-# damage NAME SQL: b.sqlite with its run entries changed by SQL, as NAME
-damage() {
-    cp b.sqlite "$1"
+# damage_of PART NAME SQL: PART changed by SQL, as NAME; damage: of b.sqlite
+damage_of() {
+    cp "$1" "$2"
     python3 -c "
 import sqlite3, sys
 db = sqlite3.connect(sys.argv[1])
 db.execute(sys.argv[2])
-db.commit()" "$1" "$2" || exit 99
+db.commit()" "$2" "$3" || exit 99
 }
+damage() { damage_of b.sqlite "$@"; }
 damage soon.sqlite "UPDATE GTRACE_RUN_CONFIG SET value = 'soon' WHERE key = 'clock_end_ns'"
 damage huge.sqlite "UPDATE GTRACE_RUN_CONFIG SET value = '99999999999999999999999' WHERE key = 'clock_end_utc_ns'"
 damage early.sqlite "UPDATE GTRACE_RUN_CONFIG SET value = '1000' WHERE key = 'clock_end_utc_ns'"
@@ -77,5 +80,33 @@ for p in soon huge early negative half; do
     grep -q '^gtrace: merged 3 traces into out.sqlite: 3 processes, 1080 events' out.txt ||
         { cat out.txt; echo "FAIL: $p: not every event"; fails=1; }
 done
+
+# A wall clock that stepped during the run: B's end-of-run pair 5 ms later
+# than its start and length say (5000 ppm, past any drift): the step is
+# said, and B is corrected for its offset only.
+damage stepped.sqlite "UPDATE GTRACE_RUN_CONFIG SET value = '1700000001005000000' WHERE key = 'clock_end_utc_ns'"
+"$GTRACE" merge a.sqlite stepped.sqlite c.sqlite -o out-stepped.sqlite >out.txt 2>err.txt ||
+    { cat err.txt; echo "FAIL: stepped: merge failed"; fails=1; }
+cat err.txt
+grep -q '^gtrace: merge: stepped.sqlite: its wall clock moved 5.000 ms against its own clock during the run (a clock step?): its offset is corrected, not its drift$' err.txt ||
+    { echo "FAIL: stepped: no line says its wall clock moved 5 ms"; fails=1; }
+grep -q '^  stepped.sqlite: starts at .*, offset only$' out.txt || { cat out.txt; echo "FAIL: stepped: not offset only"; fails=1; }
+
+# A part whose zero is 1 ns later (C's session start moved; its events too):
+# on A's clock (+250 ppm) that is 4000/4001 ns, so each of its events lands
+# at its step plus 1 ns, rounded, not truncated to the step.
+damage_of c.sqlite c1.sqlite "UPDATE TARGET_INFO_SESSION_START_TIME SET utcEpochNs = utcEpochNs + 1"
+"$GTRACE" merge a.sqlite b.sqlite c1.sqlite -o out-c1.sqlite >out.txt 2>err.txt ||
+    { cat err.txt; echo "FAIL: c1: merge failed"; fails=1; }
+late=$(python3 -c "
+import sqlite3, sys
+db = sqlite3.connect(sys.argv[1])
+print(' '.join(str(db.execute(q).fetchone()[0]) for q in (
+    'SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE start % 19996000 = 0 AND \"end\" % 19996000 = 0',
+    'SELECT count(*) FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE start % 19996000 = 1 AND \"end\" % 19996000 = 1',
+    'SELECT count(*) FROM NVTX_EVENTS WHERE start % 19996000 = 1')))" out-c1.sqlite)
+expect_late="80 40 40"
+[ "$late" = "$expect_late" ] ||
+    { echo "FAIL: c1: kernels on their step, 1 ns after it, NVTX ranges 1 ns after: $late, expected $expect_late"; fails=1; }
 [ "$fails" -eq 0 ] && echo "PASS: merge refuses overlapping parts, and damaged clocks are as good as none"
 exit "$fails"
