@@ -222,7 +222,7 @@ static void test_viewer_compare__table(void)
     gtk_tree_view_convert_bin_window_to_widget_coords(tv, cell.x, cell.y, &wx, &wy);
     int tx, ty, tw, th;
     ti_screen_rect(GTK_WIDGET(tv), &tx, &ty, &tw, &th);
-    g_autofree char *dbl = g_strdup_printf("mousemove --sync %d %d click --repeat 2 --delay 80 1", tx + wx + 20,
+    g_autofree char *dbl = g_strdup_printf("mousemove %d %d click --repeat 2 --delay 80 1", tx + wx + 20,
                                            ty + wy + cell.height / 2);
     CU_ASSERT_EQUAL(ti_xdotool(dbl), 0);
     for (int k = 0; k < 30; k++)

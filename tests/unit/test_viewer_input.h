@@ -73,7 +73,10 @@ static inline void ti_screen_rect(GtkWidget *w, int *x, int *y, int *width, int 
     *height = a.height;
 }
 
-/* Runs xdotool with these arguments; its exit status (-1: not run). */
+/* Runs xdotool with these arguments; its exit status (-1: not run). The X
+ * server has done what it asked when it returns (xdotool syncs as it
+ * closes its display). Moves never take --sync: xdotool 3's wait for the
+ * pointer to move spins about 18 s when it is already there. */
 static inline int ti_xdotool(const char *args)
 {
     g_autofree char *cmd = g_strdup_printf("xdotool %s", args);
@@ -89,7 +92,17 @@ static inline int ti_xdotool(const char *args)
 /* A real click at a screen point, through the X server. */
 static inline int ti_xclick(int x, int y)
 {
-    g_autofree char *args = g_strdup_printf("mousemove --sync %d %d click 1", x, y);
+    g_autofree char *args = g_strdup_printf("mousemove %d %d click 1", x, y);
+    return ti_xdotool(args);
+}
+
+/* A real drag with button 1 from (x0, y0) through the middle to (x1, y1);
+ * the short sleeps let the program see each motion. */
+static inline int ti_xdrag(int x0, int y0, int x1, int y1)
+{
+    g_autofree char *args = g_strdup_printf("mousemove %d %d mousedown 1 sleep 0.05 mousemove %d %d "
+                                            "sleep 0.05 mousemove %d %d sleep 0.05 mouseup 1",
+                                            x0, y0, (x0 + x1) / 2, (y0 + y1) / 2, x1, y1);
     return ti_xdotool(args);
 }
 

@@ -210,7 +210,7 @@ static void test_viewer_layout__short_names(void)
 
     /* The real pointer resting on it: the tooltip on screen has the full name. */
     /* From off the window: a pointer already there would send no motion. */
-    g_autofree char *move = g_strdup_printf("mousemove --sync 1 1 mousemove --sync %d %d", (x0 + x1) / 2, y);
+    g_autofree char *move = g_strdup_printf("mousemove 1 1 mousemove %d %d", (x0 + x1) / 2, y);
     CU_ASSERT_EQUAL(ti_xdotool(move), 0);
     GtkWidget *tip = NULL;
     for (int k = 0; k < 300 && !tip; k++) {
@@ -243,9 +243,7 @@ static int drag_divider(GtkWidget *paned, GtkWidget *panel, int dx)
     int hx, hy, x, y, w, h;
     gdk_window_get_origin(handle, &hx, &hy);
     int gx = hx + gdk_window_get_width(handle) / 2, gy = hy + gdk_window_get_height(handle) / 2;
-    g_autofree char *args = g_strdup_printf("mousemove --sync %d %d mousedown 1 mousemove --sync %d %d "
-                                            "mousemove --sync %d %d mouseup 1", gx, gy, gx + dx / 2, gy, gx + dx, gy);
-    CU_ASSERT_EQUAL(ti_xdotool(args), 0);
+    CU_ASSERT_EQUAL(ti_xdrag(gx, gy, gx + dx, gy), 0);
     for (int k = 0; k < 10; k++)
         ti_settle();
     ti_screen_rect(panel, &x, &y, &w, &h);

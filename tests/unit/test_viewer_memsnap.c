@@ -86,9 +86,9 @@ static void test_viewer_memsnap__hover_click(void)
     ti_screen_rect(drawing, &ax, &ay, &aw, &ah);
 
     /* hover: the tooltip names size, lifetime and the stack with file:line */
-    g_autofree char *move = g_strdup_printf("mousemove --sync %d %d", ax + (int)bx - 2, ay + (int)by);
+    g_autofree char *move = g_strdup_printf("mousemove %d %d", ax + (int)bx - 2, ay + (int)by);
     CU_ASSERT_EQUAL(ti_xdotool(move), 0);
-    g_autofree char *move2 = g_strdup_printf("mousemove --sync %d %d", ax + (int)bx, ay + (int)by);
+    g_autofree char *move2 = g_strdup_printf("mousemove %d %d", ax + (int)bx, ay + (int)by);
     CU_ASSERT_EQUAL(ti_xdotool(move2), 0);
     char *hover = NULL;
     for (int k = 0; k < 100 && !(hover = gv_memory_view_dup_hover(mv)); k++)

@@ -235,10 +235,7 @@ static void test_viewer_window__range_stats(void)
     int wx, wy, ww, wh;
     ti_screen_rect(GTK_WIDGET(tl), &wx, &wy, &ww, &wh);
     int x0 = (int)gv_view_x(v, 3 * FX_MS / 2), x1 = (int)gv_view_x(v, 9 * FX_MS / 2);
-    g_autofree char *args = g_strdup_printf("mousemove --sync %d %d mousedown 1 mousemove --sync %d %d "
-                                            "mousemove --sync %d %d mouseup 1",
-                                            wx + x0, wy + 8, wx + (x0 + x1) / 2, wy + 8, wx + x1, wy + 8);
-    CU_ASSERT_EQUAL(ti_xdotool(args), 0);
+    CU_ASSERT_EQUAL(ti_xdrag(wx + x0, wy + 8, wx + x1, wy + 8), 0);
     ti_settle();
     int64_t from = 0, to = 0;
     CU_ASSERT_TRUE_FATAL(gv_timeline_get_range(tl, &from, &to));
