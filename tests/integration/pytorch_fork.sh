@@ -20,6 +20,7 @@
 # ranges as a pool worker's. (Before, the lock stayed held in the child,
 # which hung.) Debian's python3-torch (1.13); GT_PYTORCH_PYTHONS may name more
 # Pythons with torch, each checked the same way.
+GT_SAN_TORCH=yes # runs under the sanitizers too (pytorch_common.sh)
 . "$GT_TOP_SRCDIR/tests/integration/pytorch_common.sh"
 SCRIPT="$GT_TOP_SRCDIR/tests/integration/pytorch_fork.py"
 PID="((n.globalTid >> 24) & 16777215)"

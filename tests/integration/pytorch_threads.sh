@@ -9,6 +9,7 @@
 # forward first and the training runs on a thread of its own.
 # Debian's python3-torch (1.13); GT_PYTORCH_PYTHONS may name more Pythons
 # with torch, each checked the same way.
+GT_SAN_TORCH=yes # runs under the sanitizers too (pytorch_common.sh)
 . "$GT_TOP_SRCDIR/tests/integration/pytorch_common.sh"
 SCRIPT="$GT_TOP_SRCDIR/tests/integration/pytorch_threads.py"
 TID="(n.globalTid & 16777215)"
