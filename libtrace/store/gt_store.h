@@ -311,6 +311,16 @@ int gt_writer_set_session_start(gt_writer *w, int64_t utc_epoch_ns);
 int gt_trace_add_config(const char *path, int64_t global_pid, const char *const keys[], const char *const values[],
                         size_t n);
 
+/* Keeps what was computed from the finished gtrace trace at `path`
+ * (GTRACE_SUMMARY: entry i is keys[i] -> bodies[i], body_bytes[i] bytes,
+ * made by `gtrace_version`), replacing entries of the same keys, in one
+ * transaction, and marks the file closed again (summary.c). Only a file
+ * whose close mark holds gets them (GT_ERR_INVALID otherwise: a reader
+ * would not trust them); GT_ERR_NOTTRACE for an nsys export or any other
+ * file. */
+int gt_trace_add_summary(const char *path, const char *gtrace_version, const char *const keys[],
+                         const void *const bodies[], const size_t body_bytes[], size_t n);
+
 /* Commits an open batch, adds the time indexes, and closes. Always frees `w`;
  * returns the first error met while finishing. */
 int gt_writer_close(gt_writer *w);
@@ -356,6 +366,13 @@ int gt_trace_reopen(gt_trace **out, const gt_trace *t);
  * without one, 0 at once. */
 int gt_trace_check(gt_trace *t);
 void gt_trace_free(gt_trace *t);
+/* The summary entry `key` of a gtrace trace, made by `gtrace_version`, in
+ * *out (malloc'd, the caller frees it; *out_bytes bytes), only when the
+ * file is as it was when the entry was kept: its close mark holds (waits
+ * for a GT_OPEN_CHECK_LATER check, else tests the mark now). GT_ERR_NOTFOUND
+ * when there is no entry or the file changed since; GT_ERR_VERSION when
+ * another version made it. */
+int gt_trace_summary(gt_trace *t, const char *key, const char *gtrace_version, void **out, size_t *out_bytes);
 
 gt_trace_origin gt_trace_origin_of(const gt_trace *t);
 const char *gt_trace_path(const gt_trace *t);

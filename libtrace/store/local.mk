@@ -17,6 +17,7 @@ libtrace_store_libgtstore_la_SOURCES = \
 	libtrace/store/writer_rows.c \
 	libtrace/store/writer.c \
 	libtrace/store/amend.c \
+	libtrace/store/summary.c \
 	libtrace/store/close_mark.h \
 	libtrace/store/close_mark.c \
 	libtrace/store/reader_int.h \

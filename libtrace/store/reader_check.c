@@ -460,6 +460,7 @@ static const struct {
     {"CUDA_CALLCHAINS", {"id", "stackDepth"}},
     {GT_TABLE_RUN_CONFIG, {"globalPid", "key", "value"}},
     {GT_TABLE_DROPPED_EVENTS, {"kind", "count"}},
+    {GT_TABLE_SUMMARY, {"key", "gtrace_version", "body"}},
     {GT_TABLE_KERNEL_LAUNCHES, {"id"}},
     {GT_TABLE_GPU_MEMORY_STACKS, {"eventId"}},
 };

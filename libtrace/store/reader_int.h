@@ -100,6 +100,7 @@ struct gt_trace {
     bool check_running;
     atomic_bool check_stop; /* set when the handle is freed before the verdict */
     bool check_by_mark;     /* the close mark held, in place of quick_check */
+    bool mark_tested, mark_held; /* the close mark tested apart (summary.c) */
     pthread_t check_thread;
     sqlite3 *check_db;
     int check_sqlite_rc; /* its outcome, read after the join */

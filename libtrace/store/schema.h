@@ -29,6 +29,7 @@
 #define GT_TABLE_RUN_CONFIG "GTRACE_RUN_CONFIG"
 #define GT_TABLE_CPU_OPS "GTRACE_CPU_OPS"
 #define GT_TABLE_DROPPED_EVENTS "GTRACE_DROPPED_EVENTS"
+#define GT_TABLE_SUMMARY "GTRACE_SUMMARY" /* summary.c */
 
 /* A time index on the start column of one event table. */
 typedef struct gt_schema_index {

@@ -1,7 +1,8 @@
 /* test_store_close_mark.c: the mark the writer leaves on a trace it closed
  * whole (close_mark.c), and what the reader makes of it: a file changed in
- * any way since loses it, and a marked file that was damaged is still found
- * damaged by the check that runs beside the reading. */
+ * any way since loses it, a marked file that was damaged is still found
+ * damaged by the check that runs beside the reading, and what is kept
+ * after close (summary.c) is read back only while the mark holds. */
 #include "close_mark.h"
 #include "gt_store.h"
 #include "gt_test.h"
@@ -189,7 +190,77 @@ static void test_store_close_mark__big_file_damage_found(void)
     free(path);
 }
 
+/* The body under `key` made by `version`, as gt_trace_summary gives it
+ * (NUL-terminated copy in buf), or its status. */
+static int summary_of(const char *path, const char *key, const char *version, char *buf, size_t cap)
+{
+    gt_trace *t = open_ok(path, 0);
+    void *body = NULL;
+    size_t n = 0;
+    int rc = gt_trace_summary(t, key, version, &body, &n);
+    if (rc == 0 && n < cap) {
+        memcpy(buf, body, n);
+        buf[n] = '\0';
+    }
+    free(body);
+    gt_trace_free(t);
+    return rc;
+}
+
+/* Summaries kept after close (gt_trace_add_summary): the file stays marked,
+ * an entry is given back only to its version and only while the mark holds,
+ * a file changed since gets none, and an nsys export is not written to. */
+static void test_store_close_mark__summary(void)
+{
+    char *path = gt_test_path("summary.sqlite");
+    const char *keys[] = {"report.text", "other"};
+    const void *bodies[] = {"first\n", "x"};
+    const size_t sizes[] = {6, 1};
+    char buf[64];
+    write_trace(path, 0);
+    CU_ASSERT_EQUAL(summary_of(path, "report.text", "v1", buf, sizeof buf), GT_ERR_NOTFOUND); /* none yet */
+    CU_ASSERT_EQUAL(gt_trace_add_summary(path, "v1", keys, bodies, sizes, 2), 0);
+    CU_ASSERT_TRUE(gt_close_mark_holds(path, NULL));
+    CU_ASSERT_EQUAL(summary_of(path, "report.text", "v1", buf, sizeof buf), 0);
+    CU_ASSERT_STRING_EQUAL(buf, "first\n");
+    CU_ASSERT_EQUAL(summary_of(path, "report.text", "v2", buf, sizeof buf), GT_ERR_VERSION);
+    CU_ASSERT_EQUAL(summary_of(path, "missing", "v1", buf, sizeof buf), GT_ERR_NOTFOUND);
+    const void *again[] = {"second\n"};
+    const size_t again_sizes[] = {7};
+    CU_ASSERT_EQUAL(gt_trace_add_summary(path, "v1", keys, again, again_sizes, 1), 0); /* replaces */
+    CU_ASSERT_EQUAL(summary_of(path, "report.text", "v1", buf, sizeof buf), 0);
+    CU_ASSERT_STRING_EQUAL(buf, "second\n");
+
+    CU_ASSERT_EQUAL(exec_sql(path, "UPDATE CUPTI_ACTIVITY_KIND_KERNEL SET \"end\" = \"end\" + 1 WHERE rowid = 1"),
+                    SQLITE_OK);
+    CU_ASSERT_EQUAL(summary_of(path, "report.text", "v1", buf, sizeof buf), GT_ERR_NOTFOUND);
+    CU_ASSERT_PTR_NOT_NULL(strstr(gt_error_last(), "changed since"));
+    CU_ASSERT_EQUAL(gt_trace_add_summary(path, "v1", keys, bodies, sizes, 2), GT_ERR_INVALID);
+    CU_ASSERT_FALSE(gt_close_mark_holds(path, NULL));
+    CU_ASSERT_EQUAL(summary_of(path, "report.text", "v1", buf, sizeof buf), GT_ERR_NOTFOUND);
+
+    char *fixture = gt_test_fixture("nsys/saxpy-mpi-cuda-nsys2022.2.sqlite");
+    char *copy = gt_test_path("nsys-copy.sqlite");
+    if (fixture) {
+        CU_ASSERT_EQUAL_FATAL(gt_test_copy(fixture, copy), 0);
+        size_t n0 = 0, n1 = 0;
+        unsigned char *before = read_whole(copy, &n0);
+        CU_ASSERT_EQUAL(gt_trace_add_summary(copy, "v1", keys, bodies, sizes, 2), GT_ERR_NOTTRACE);
+        unsigned char *after = read_whole(copy, &n1);
+        CU_ASSERT_FATAL(before && after);
+        CU_ASSERT_TRUE(n0 == n1 && memcmp(before, after, n0) == 0);
+        free(before);
+        free(after);
+        unlink(copy);
+    }
+    free(fixture);
+    free(copy);
+    unlink(path);
+    free(path);
+}
+
 static const gt_test_case cases[] = {
+    {"test_store_close_mark__summary", test_store_close_mark__summary},
     {"test_store_close_mark__written_at_close", test_store_close_mark__written_at_close},
     {"test_store_close_mark__changes_break_it", test_store_close_mark__changes_break_it},
     {"test_store_close_mark__amend", test_store_close_mark__amend},
