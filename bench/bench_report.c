@@ -18,11 +18,14 @@
  * as JSON; and the CLI end to end (`gtrace report TRACE > /dev/null`, a
  * child process). Prints wall and CPU seconds per phase.
  *
- *   bench_report [-n EVENTS] [-f TRACE] [--runs N] [--gtrace PATH] [--regen]
+ *   bench_report [-n EVENTS] [-f TRACE] [--runs N] [--gtrace PATH] [--regen] [--no-summary]
  *
  * -f: a trace to time; an existing file is used as it is (any trace), a
  * missing one is written. Without -f: bench_report-EVENTS.sqlite here,
  * rewritten when it was made for another size or by another generator.
+ * A trace it writes, or its own that lacks one, gets the default report
+ * kept in it as the launcher keeps it (gt_report_keep), so the CLI's
+ * figure is `gtrace report` reading it; --no-summary leaves it out.
  *
  * Not run by make check; figures are in bench/results/. */
 #include "analyze_int.h"
@@ -405,6 +408,15 @@ static bool trace_usable(const char *path, int64_t target)
     return ok;
 }
 
+/* Whether the trace carries a kept report this build prints. */
+static bool report_kept(const char *path)
+{
+    gt_trace *t = NULL;
+    bool kept = gt_trace_open(&t, path, 0) == 0 && gt_report_kept_state(t) == 0;
+    gt_trace_free(t);
+    return kept;
+}
+
 /* ---- timing ------------------------------------------------------------- */
 
 enum { PH_OPEN, PH_COMPUTE, PH_MODEL, PH_STEPS, PH_SUMMARY, PH_GAPS, PH_MEMORY, PH_ADVICE, PH_TEXT, PH_JSON,
@@ -511,7 +523,7 @@ static void run_cli(const char *gtrace, const char *path, times *tm)
 
 static void usage(const char *argv0)
 {
-    fprintf(stderr, "usage: %s [-n EVENTS] [-f TRACE] [--runs N] [--gtrace PATH] [--regen]\n", argv0);
+    fprintf(stderr, "usage: %s [-n EVENTS] [-f TRACE] [--runs N] [--gtrace PATH] [--regen] [--no-summary]\n", argv0);
     exit(2);
 }
 
@@ -519,7 +531,7 @@ int main(int argc, char **argv)
 {
     int64_t target = 10000000;
     int runs = 3;
-    bool regen = false;
+    bool regen = false, keep = true;
     const char *path = NULL, *gtrace = NULL;
     char default_path[64], default_gtrace[4096];
     for (int i = 1; i < argc; i++) {
@@ -533,6 +545,8 @@ int main(int argc, char **argv)
             gtrace = argv[++i];
         else if (strcmp(argv[i], "--regen") == 0)
             regen = true;
+        else if (strcmp(argv[i], "--no-summary") == 0)
+            keep = false;
         else
             usage(argv[0]);
     }
@@ -554,6 +568,12 @@ int main(int argc, char **argv)
         generate(path, target);
     else
         printf("reusing %s\n", path);
+    if (!given && keep && !report_kept(path)) {
+        double w0 = seconds(CLOCK_MONOTONIC), c0 = seconds(CLOCK_PROCESS_CPUTIME_ID);
+        check(gt_report_keep(path), "keeping the report");
+        printf("kept the report in the trace: %.2f s wall, %.2f s CPU\n", seconds(CLOCK_MONOTONIC) - w0,
+               seconds(CLOCK_PROCESS_CPUTIME_ID) - c0);
+    }
 
     struct stat st;
     if (stat(path, &st) == 0)

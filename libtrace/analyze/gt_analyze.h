@@ -371,6 +371,22 @@ void gt_report_free(gt_report *r);
 int gt_report_print_text(const gt_report *r, FILE *f);
 int gt_report_print_json(const gt_report *r, FILE *f);
 
+/* The default report kept in a finished trace (report_kept.c). This
+ * build's stamp on it: the gtrace version and a digest of the analysis's
+ * and the store's sources, so a build that would report otherwise never
+ * prints another's. */
+const char *gt_report_kept_version(void);
+/* Computes the default report of the finished gtrace trace at `path` and
+ * keeps it there as text and JSON (gt_trace_add_summary). */
+int gt_report_keep(const char *path);
+/* Prints t's kept report, text or JSON, byte for byte what gt_analysis_load
+ * and gt_report_print_text/json print without options: 0; GT_ERR_NOTFOUND
+ * or GT_ERR_VERSION (nothing printed) when none can be used. */
+int gt_report_print_kept(gt_trace *t, bool json, FILE *f);
+/* Whether t carries a kept report this build uses: 0, or why not (as
+ * gt_trace_summary, its message set). */
+int gt_report_kept_state(gt_trace *t);
+
 /* Whether an NVTX range of this name is a training step as the report finds
  * them ("step 12", "iteration 3", "ProfilerStep#4", "train_step"). */
 bool gt_is_step_name(const char *name);

@@ -28,6 +28,7 @@ libtrace_analyze_libgtanalyze_la_SOURCES = \
 	libtrace/analyze/advice_memory.c \
 	libtrace/analyze/report.c \
 	libtrace/analyze/render.c \
+	libtrace/analyze/report_kept.c \
 	libtrace/analyze/render_pytorch.c \
 	libtrace/analyze/render_ranks.c \
 	libtrace/analyze/oom.h \
@@ -41,6 +42,15 @@ libtrace_analyze_libgtanalyze_la_SOURCES = \
 	libtrace/analyze/export_csv.c \
 	libtrace/analyze/export_memviz.c
 libtrace_analyze_libgtanalyze_la_CPPFLAGS = $(ANALYZE_CPPFLAGS)
+# A kept report (report_kept.c) is used only by a build of the same
+# analysis and store sources: their digest, made at build time.
+nodist_libtrace_analyze_libgtanalyze_la_SOURCES = libtrace/analyze/analysis_id.c
+CLEANFILES += libtrace/analyze/analysis_id.c
+libtrace/analyze/analysis_id.c: $(libtrace_analyze_libgtanalyze_la_SOURCES) $(libtrace_store_libgtstore_la_SOURCES)
+	$(AM_V_GEN)mkdir -p libtrace/analyze && \
+	id=`cd $(srcdir) && cat $(libtrace_analyze_libgtanalyze_la_SOURCES) $(libtrace_store_libgtstore_la_SOURCES) | cksum | \
+	  sed 's/ .*//'` && \
+	printf 'const char gt_analysis_sources_id[] = "%s";\n' "$$id" > $@-t && mv $@-t $@
 libtrace_analyze_libgtanalyze_la_LIBADD = libtrace/store/libgtstore.la $(M_LIBS) $(PTHREAD_LIBS)
 
 if HAVE_CUNIT

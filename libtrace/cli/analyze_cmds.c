@@ -119,7 +119,30 @@ static bool parse_time(const char *s, int64_t *out_ns)
 
 /* ---- gtrace report ------------------------------------------------------- */
 
-#define REPORT_SYNOPSIS "report TRACE [--json] [--steps A:B] [--top N]"
+#define REPORT_SYNOPSIS "report TRACE [--json] [--steps A:B] [--top N] [--no-summary]"
+
+/* GTRACE_SUMMARY_SAY=1: says on stderr how the report was made (for tests). */
+static void say_how(const char *how)
+{
+    const char *v = getenv("GTRACE_SUMMARY_SAY");
+    if (v && !strcmp(v, "1"))
+        fprintf(stderr, "gtrace: report: %s\n", how);
+}
+
+/* Without options, the report kept in the trace when it was finished
+ * (report_kept.c), if the trace can be trusted to be what it was: 1 when
+ * it was printed, 0 when the caller analyses, -1 for a failed write. */
+static int print_kept_report(gt_trace *t, bool json)
+{
+    int rc = gt_report_print_kept(t, json, stdout);
+    if (rc == GT_ERR_IO) {
+        gt_cli_error("report: cannot write the report: %s", strerror(errno));
+        return -1;
+    }
+    if (rc == 0)
+        say_how("from the summary kept in the trace");
+    return rc == 0;
+}
 
 int gt_cli_report(int argc, char **argv)
 {
@@ -127,12 +150,14 @@ int gt_cli_report(int argc, char **argv)
         {"json", no_argument, NULL, 'j'},
         {"steps", required_argument, NULL, 's'},
         {"top", required_argument, NULL, 't'},
+        {"no-summary", no_argument, NULL, 'n'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     gt_report_options opt;
     gt_report_options_init(&opt);
-    bool json = false;
+    bool json = false, no_summary = getenv("GTRACE_NO_SUMMARY") && *getenv("GTRACE_NO_SUMMARY"),
+         answer_changed = false; /* --steps, --top: not what was kept */
     int64_t top;
     int c;
     optind = 1;
@@ -140,14 +165,17 @@ int gt_cli_report(int argc, char **argv)
     while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
         switch (c) {
         case 'j': json = true; break;
+        case 'n': no_summary = true; break;
         case 's':
             if (!parse_steps(optarg, &opt))
                 return usage("report", REPORT_SYNOPSIS, "--steps wants A:B, A:, :B or N (step numbers)");
+            answer_changed = true;
             break;
         case 't':
             if (!parse_count(optarg, &top) || top < 1 || top > 100000)
                 return usage("report", REPORT_SYNOPSIS, "--top wants a number from 1 to 100000");
             opt.top_n = (int)top;
+            answer_changed = true;
             break;
         case 'h': printf("usage: gtrace %s\n", REPORT_SYNOPSIS); return 0;
         default: return bad_option("report", REPORT_SYNOPSIS, argv);
@@ -163,6 +191,14 @@ int gt_cli_report(int argc, char **argv)
     int status = 1;
     if (!t)
         goto cleanup;
+    if (!no_summary && !answer_changed) {
+        int kept = print_kept_report(t, json);
+        if (kept != 0) {
+            status = kept > 0 && fflush(stdout) == 0 ? 0 : 1;
+            goto cleanup;
+        }
+    }
+    say_how("analysed (no summary used)");
     if (gt_analysis_load(&a, t, &opt) != 0) {
         gt_cli_error("report %s: %s", argv[optind], gt_error_last());
         goto cleanup;

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "gt_analyze.h"
 #include "gt_open_any.h"
 
 #define MAX_LISTED 32 /* processes and threads listed (an nsys export lists the whole machine) */
@@ -101,6 +102,13 @@ int gt_cli_info(int argc, char **argv)
     else
         printf("origin     %s\n", gt_trace_origin_of(t) == GT_ORIGIN_GTRACE ? "gtrace" : "nsys export");
     printf("schema     %s\n", gt_trace_schema_version(t));
+    if (gt_trace_origin_of(t) == GT_ORIGIN_GTRACE && !format) {
+        int kept = gt_report_kept_state(t);
+        if (kept == 0)
+            printf("summary    the report, kept when the trace was closed (gtrace report prints it)\n");
+        else
+            printf("summary    none used: %s\n", gt_error_last());
+    }
     const char *cmd = gt_trace_meta(t, "command_line");
     if (cmd)
         printf("command    %s\n", cmd);

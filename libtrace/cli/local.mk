@@ -32,6 +32,13 @@ TESTS += tests/integration/cli_analyze.sh
 endif
 EXTRA_DIST += tests/integration/cli_analyze.sh
 
+# The report kept in the trace at close (--summary): the same bytes as the
+# analysis, used only while the trace is as it was closed.
+if HAVE_NVTX
+TESTS += tests/integration/report_summary.sh
+endif
+EXTRA_DIST += tests/integration/report_summary.sh
+
 # gtrace diff's verdicts on runs of a sample with a controlled per-step delay.
 if HAVE_NVTX
 TESTS += tests/integration/diff_verdicts.sh

@@ -40,7 +40,7 @@ static int cli_view(int argc, char **argv)
 
 const gt_cli_command gt_cli_commands[] = {
     {"info", "info TRACE             describe a trace (gtrace or nsys export)", gt_cli_info},
-    {"report", "report TRACE [--json] [--steps A:B]   why is it slow, where did memory go", gt_cli_report},
+    {"report", "report TRACE [--json] [--steps A:B] [--no-summary]   why is it slow, where did memory go", gt_cli_report},
     {"diff", "diff BEFORE AFTER [--json]   what got better or worse between two runs", gt_cli_diff},
     {"memory", "memory TRACE --at TIME | --step N   the allocator's segments and blocks then", gt_cli_memory},
     {"export", "export TRACE --format chrome|memviz|csv [-o PATH]   for Perfetto, memory_viz, spreadsheets", gt_cli_export},
@@ -56,7 +56,8 @@ static void usage(FILE *out)
     fprintf(out,
             "Usage: gtrace [-o FILE] [--cuda=auto|on|off] [--stacks=N] [--flush-ms=N] [--pytorch[=LIST]] [--force]\n"
             "              [--wait-leftovers=SECONDS] [--capture=WINDOW] [--delay=SECONDS]\n"
-            "              [--duration=SECONDS] [--flight-recorder=TIME|SIZE] [--] PROGRAM [ARGS...]\n"
+            "              [--duration=SECONDS] [--flight-recorder=TIME|SIZE] [--summary=auto|on|off]\n"
+            "              [--] PROGRAM [ARGS...]\n"
             "       gtrace SUBCOMMAND [ARGS...]\n"
             "\n"
             "Records a trace of PROGRAM (NVTX ranges and memory regions, CUDA calls, kernels,\n"
@@ -80,6 +81,8 @@ static void usage(FILE *out)
             "      --delay=SECONDS, --duration=SECONDS  a window in time\n"
             "      --flight-recorder=TIME|SIZE  keep only the last 30s (or 256M) and write it at\n"
             "                      the end, at a crash or OOM, and on SIGUSR2\n"
+            "      --summary=MODE  keep the report in the trace, so gtrace report prints it at once:\n"
+            "                      auto (default): for traces of 64 MB and more; on; off\n"
             "  -h, --help          show this help\n"
             "  -V, --version       show the version\n"
             "\n"

@@ -19,9 +19,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "cli.h"
+#include "gt_analyze.h"
 
 /* The exit status of a run whose program exited 0 but whose trace is
  * incomplete (events dropped or lost) or was not written (gtrace.1). */
@@ -39,6 +41,7 @@ typedef struct record_opts {
     int64_t delay_ns, duration_ns;
     const char *flight;    /* --flight-recorder as given; NULL: none */
     int64_t flight_ns, flight_bytes;
+    const char *summary;   /* auto, on, off: keep the report in the trace */
 } record_opts;
 
 /* "A-B[,C-D...]" (or "A"), A <= B: step numbers as the `step N` ranges count. */
@@ -225,6 +228,23 @@ static bool print_summary(const char *output, int64_t wall_ns, const gt_record_l
     return incomplete;
 }
 
+/* --summary: the report computed now and kept in the trace, so `gtrace
+ * report` prints it at once; by default only for traces of 64 MB and more,
+ * where the analysis takes seconds (small ones pay nothing). */
+enum { SUMMARY_AUTO_BYTES = 64 << 20 };
+
+static void keep_report(const char *summary, const char *output)
+{
+    struct stat st;
+    if (!strcmp(summary, "off") ||
+        (!strcmp(summary, "auto") && (stat(output, &st) != 0 || st.st_size < SUMMARY_AUTO_BYTES)))
+        return;
+    if (gt_report_keep(output) != 0)
+        fprintf(stderr, "gtrace: warning: the report was not kept in the trace: %s\n", gt_error_last());
+    else
+        fprintf(stderr, "gtrace: report kept in the trace (gtrace report prints it without analysing)\n");
+}
+
 /* Dies of `sig` (after the parts are removed), as a shell expects of an interrupted command. */
 static int die_of(int sig)
 {
@@ -265,6 +285,7 @@ static void record_usage(FILE *out)
     fprintf(out, "Usage: gtrace [-o FILE] [--cuda=auto|on|off] [--stacks=N] [--flush-ms=N] [--pytorch[=LIST]] [--force]\n"
                  "              [--wait-leftovers=SECONDS] [--capture=steps:A-B[,C-D]|nvtx:NAME|signal]\n"
                  "              [--delay=SECONDS] [--duration=SECONDS] [--flight-recorder=TIME|SIZE]\n"
+                 "              [--summary=auto|on|off]\n"
                  "              [--] PROGRAM [ARGS...]\n"
                  "Try 'gtrace --help' for more.\n");
 }
@@ -272,9 +293,9 @@ static void record_usage(FILE *out)
 int gt_cli_record(int argc, char **argv)
 {
     record_opts o = {.output = NULL, .cuda = "auto", .n_stack_frames = 16, .flush_ms = 200, .force = false,
-                     .wait_leftovers_s = GT_RECORD_WAIT_LEFTOVERS_S, .pytorch = ""};
+                     .wait_leftovers_s = GT_RECORD_WAIT_LEFTOVERS_S, .pytorch = "", .summary = "auto"};
     enum { OPT_CUDA = 256, OPT_STACKS, OPT_FLUSH, OPT_FORCE, OPT_PYTORCH, OPT_WAIT_LEFTOVERS, OPT_CAPTURE, OPT_DELAY,
-           OPT_DURATION, OPT_FLIGHT };
+           OPT_DURATION, OPT_FLIGHT, OPT_SUMMARY };
     static const struct option longopts[] = {
         {"output", required_argument, NULL, 'o'},   {"cuda", required_argument, NULL, OPT_CUDA},
         {"stacks", required_argument, NULL, OPT_STACKS}, {"flush-ms", required_argument, NULL, OPT_FLUSH},
@@ -283,6 +304,7 @@ int gt_cli_record(int argc, char **argv)
         {"capture", required_argument, NULL, OPT_CAPTURE}, {"delay", required_argument, NULL, OPT_DELAY},
         {"duration", required_argument, NULL, OPT_DURATION},
         {"flight-recorder", required_argument, NULL, OPT_FLIGHT},
+        {"summary", required_argument, NULL, OPT_SUMMARY},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},        {NULL, 0, NULL, 0},
     };
@@ -312,6 +334,13 @@ int gt_cli_record(int argc, char **argv)
             }
             break;
         case OPT_FORCE: o.force = true; break;
+        case OPT_SUMMARY:
+            if (strcmp(optarg, "auto") && strcmp(optarg, "on") && strcmp(optarg, "off")) {
+                gt_cli_error("--summary=%s: expected auto, on or off", optarg);
+                return 2;
+            }
+            o.summary = optarg;
+            break;
         case OPT_WAIT_LEFTOVERS:
             if (!parse_int(optarg, 0, 7 * 24 * 3600, &o.wait_leftovers_s)) {
                 gt_cli_error("--wait-leftovers=%s: expected seconds from 0 to 604800", optarg);
@@ -388,6 +417,8 @@ int gt_cli_record(int argc, char **argv)
         return die_of(gt_record_stop_signal);
     if (r.leftover_signal) /* the trace is written: gtrace was asked to stop */
         return die_of(r.leftover_signal);
+    if (r.written) /* last: the trace is complete, nothing else writes it */
+        keep_report(o.summary, r.output);
     if (incomplete && WIFEXITED(r.wait_status) && WEXITSTATUS(r.wait_status) == 0)
         return GT_EXIT_INCOMPLETE;
     return pass_status_through(r.wait_status);
