@@ -9,20 +9,6 @@
 
 /* ---- where the lanes are ------------------------------------------------------------------ */
 
-int gv_view_content_height(GvTraceModel *m, const GvView *v)
-{
-    double h = 0;
-    gv_trace_model_lock(m);
-    for (size_t ti = 0; ti < gv_trace_model_n_tracks(m); ti++) {
-        const GvTrack *tr = gv_trace_model_track(m, ti);
-        h += GV_TITLE_H;
-        for (size_t li = 0; li < tr->n_lanes; li++)
-            h += gv_render_lane_h(tr->lanes[li]);
-    }
-    gv_trace_model_unlock(m);
-    return (int)h + (int)gv_render_content_top();
-}
-
 void gv_render_each_lane(GvTraceModel *m, const GvView *v, GvLaneFunc f, void *data)
 {
     double y = gv_render_content_top() - v->scroll_y;
@@ -54,15 +40,6 @@ gboolean gv_render_lane_y(GvTraceModel *m, const GvView *v, size_t track, size_t
         }
     }
     return FALSE;
-}
-
-double gv_view_lane_y(GvTraceModel *m, const GvView *v, size_t track, size_t lane)
-{
-    double y = -1;
-    gv_trace_model_lock(m);
-    gv_render_lane_y(m, v, track, lane, &y);
-    gv_trace_model_unlock(m);
-    return y;
 }
 
 /* ---- text: shaped once, drawn many times --------------------------------------------------

@@ -66,7 +66,7 @@ static void outline_item(GvDrawCtx *c, const GvItemRef *ref, double r, double g,
 /* From the call (launch or synchronize) at its start to the device work at
  * its start, leaving and entering the lanes on the sides that face each
  * other. The caller holds the lock. */
-static gboolean flow_points(GvTraceModel *m, const GvView *v, double out[4])
+gboolean gv_render_flow_points(GvTraceModel *m, const GvView *v, double out[4])
 {
     item_box a, b;
     if (!v->has_selection || !v->has_related || !item_rect(m, v, &v->selection, &a) ||
@@ -88,18 +88,10 @@ static gboolean flow_points(GvTraceModel *m, const GvView *v, double out[4])
     return TRUE;
 }
 
-gboolean gv_view_flow(GvTraceModel *m, const GvView *v, double out[4])
-{
-    gv_trace_model_lock(m);
-    gboolean ok = flow_points(m, v, out);
-    gv_trace_model_unlock(m);
-    return ok;
-}
-
 static void draw_flow(GvDrawCtx *c)
 {
     double p[4];
-    if (!flow_points(c->m, c->v, p))
+    if (!gv_render_flow_points(c->m, c->v, p))
         return;
     cairo_t *cr = c->cr;
     double ym = (p[1] + p[3]) / 2, dir = p[3] < p[1] ? -1 : 1; /* -1: the arrow points up */

@@ -2,13 +2,14 @@
  * draws the lanes, the axis and the titles; gv-render-overlay.c what goes
  * over them: the selection, the flow arrow, the selected range; both use
  * gv-render-layout.c's lane places and text). Not for the widgets: they use
- * gv-render.h. */
+ * gv-render.h, which only gv-render.c implements. */
 #ifndef GV_RENDER_PRIVATE_H
 #define GV_RENDER_PRIVATE_H
 
 #include <pango/pangocairo.h>
 
-#include "gv-render.h"
+#include "gv-colors.h"
+#include "gv-view.h"
 
 typedef struct GvDrawCtx {
     cairo_t *cr;
@@ -57,5 +58,7 @@ void gv_render_text_at(GvDrawCtx *c, double x, double y, double max_w, const cha
 void gv_render_overlay(GvDrawCtx *c);
 /* The selected range's duration on the axis. */
 void gv_render_range_label(GvDrawCtx *c);
+/* gv_view_flow's arrow (gv-render.h); the caller holds the lock. */
+gboolean gv_render_flow_points(GvTraceModel *m, const GvView *v, double out[4]);
 
 #endif /* GV_RENDER_PRIVATE_H */

@@ -2,6 +2,7 @@
  * time axis, the steps ruler (from the analysis), then each track: a title
  * row and its lanes. Coordinates are clamped before they reach cairo: a
  * kernel of a second at a nanosecond zoom is billions of pixels wide. */
+#include "gv-render.h"
 #include "gv-render-private.h"
 #include "gt_base.h"
 
@@ -14,125 +15,6 @@
 #include <unistd.h>
 
 #include "gt_outpath.h"
-
-void gv_view_init(GvView *v, int width, int height)
-{
-    memset(v, 0, sizeof *v);
-    v->width = width;
-    v->height = height;
-    v->ns_per_px = 1e6;
-}
-
-static double lanes_w(const GvView *v)
-{
-    return v->width > GV_LABEL_W + 10 ? v->width - GV_LABEL_W : 10;
-}
-
-/* Times of a damaged trace may be anything an int64 holds: arithmetic on
- * them saturates, and doubles go back to int64 clamped. */
-/* a - b exactly where it fits, else in doubles */
-static double diff_d(int64_t a, int64_t b)
-{
-    int64_t d;
-    return __builtin_sub_overflow(a, b, &d) ? (double)a - (double)b : (double)d;
-}
-
-static int64_t to_i64(double x)
-{
-    if (x != x)
-        return 0;
-    if (x >= 9.2e18)
-        return INT64_MAX;
-    if (x <= -9.2e18)
-        return INT64_MIN;
-    return (int64_t)x;
-}
-
-static gboolean warped(const GvView *v)
-{
-    return v->align && v->align_side == 1;
-}
-
-int64_t gv_view_axis(const GvView *v, int64_t t_ns)
-{
-    return warped(v) ? gv_align_map(v->align, 1, t_ns) : t_ns;
-}
-
-int64_t gv_view_own(const GvView *v, int64_t axis_ns)
-{
-    return warped(v) ? gv_align_map(v->align, 0, axis_ns) : axis_ns;
-}
-
-void gv_view_show_range(GvView *v, int64_t from_ns, int64_t to_ns)
-{
-    from_ns = gv_view_axis(v, from_ns);
-    to_ns = gv_view_axis(v, to_ns);
-    if (to_ns <= from_ns)
-        to_ns = gt_sat_add(from_ns, 1);
-    if (to_ns <= from_ns) /* from INT64_MAX */
-        from_ns = to_ns - 1;
-    double len = diff_d(to_ns, from_ns);
-    int64_t margin = to_i64(len / 50);
-    v->t0_ns = gt_sat_sub(from_ns, margin);
-    v->ns_per_px = (len + 2 * (double)margin) / lanes_w(v);
-    if (v->ns_per_px < 1e-3)
-        v->ns_per_px = 1e-3;
-}
-
-void gv_view_fit(GvView *v, GvTraceModel *m)
-{
-    int64_t s, e;
-    gv_trace_model_span(m, &s, &e);
-    v->origin_ns = s;
-    gv_view_show_range(v, s, e);
-}
-
-void gv_view_fit_steps(GvView *v, GvTraceModel *m)
-{
-    const gt_report *r = gv_trace_model_report(m);
-    gv_view_fit(v, m);
-    if (r && r->n_steps > 0 && r->steps[r->n_steps - 1].end_ns > r->steps[0].start_ns)
-        gv_view_show_range(v, r->steps[0].start_ns, r->steps[r->n_steps - 1].end_ns);
-}
-
-double gv_view_x(const GvView *v, int64_t t_ns)
-{
-    return GV_LABEL_W + diff_d(gv_view_axis(v, t_ns), v->t0_ns) / v->ns_per_px;
-}
-
-static int64_t axis_time(const GvView *v, double x)
-{
-    return gt_sat_add(v->t0_ns, to_i64(round((x - GV_LABEL_W) * v->ns_per_px)));
-}
-
-int64_t gv_view_time(const GvView *v, double x)
-{
-    return gv_view_own(v, axis_time(v, x));
-}
-
-int64_t gv_view_end(const GvView *v)
-{
-    return gv_view_time(v, v->width);
-}
-
-void gv_view_zoom(GvView *v, double factor, double x)
-{
-    if (factor <= 0)
-        return;
-    int64_t t = axis_time(v, x);
-    double npp = v->ns_per_px / factor;
-    if (npp < 1e-3) /* a thousandth of a nanosecond per pixel is enough */
-        npp = 1e-3;
-    if (npp > 1e12)
-        npp = 1e12;
-    v->ns_per_px = npp;
-    v->t0_ns = gt_sat_sub(t, to_i64(round((x - GV_LABEL_W) * npp)));
-}
-
-void gv_view_pan(GvView *v, double dx_px)
-{
-    v->t0_ns = gt_sat_sub(v->t0_ns, to_i64(round(dx_px * v->ns_per_px)));
-}
 
 /* ---- colours ------------------------------------------------------------------ */
 
@@ -228,7 +110,7 @@ static int64_t next_stretch(const GvView *v, int64_t s, int64_t t1_ns, double *o
     if (e > t1_ns)
         e = t1_ns;
     double px = gv_view_x(v, e) - gv_view_x(v, s);
-    *out_npp = px > 1e-9 ? diff_d(e, s) / px : v->ns_per_px;
+    *out_npp = px > 1e-9 ? gv_ns_diff(e, s) / px : v->ns_per_px;
     return e;
 }
 
@@ -236,7 +118,7 @@ static int64_t next_stretch(const GvView *v, int64_t s, int64_t t1_ns, double *o
 static size_t walk_view(const GvLane *l, const GvView *v, int64_t t0_ns, int64_t t1_ns, GvBoxFunc visit, void *data)
 {
     double min_px = lane_min_px(l), npp;
-    if (!warped(v))
+    if (!gv_view_warped(v))
         return gv_lane_walk(l, t0_ns, t1_ns, v->ns_per_px, min_px, visit, data);
     size_t n = 0;
     for (int64_t s = t0_ns, e; s < t1_ns; s = e) {
@@ -251,7 +133,7 @@ static size_t walk_view(const GvLane *l, const GvView *v, int64_t t0_ns, int64_t
 /* Own ns per pixel at t, as drawn (a hit merges what drawing merged). */
 static double npp_at(const GvView *v, int64_t t_ns)
 {
-    if (!warped(v))
+    if (!gv_view_warped(v))
         return v->ns_per_px;
     int64_t s = gv_view_time(v, GV_LABEL_W), t1 = gv_view_end(v), e;
     double npp = v->ns_per_px;
@@ -279,7 +161,7 @@ static gboolean hit_lane(const GvTrack *tr, size_t ti, const GvLane *l, size_t l
     int64_t t = gv_view_time(c->v, c->x);
     double npp = npp_at(c->v, t);
     double slop_px = l->kind == GV_ITEM_MARK ? GV_MARK_PX / 2.0 + 1 : 2; /* a marker is wider than its instant */
-    if (gv_lane_hit(l, t, npp, lane_min_px(l), to_i64(slop_px * npp), &b)) {
+    if (gv_lane_hit(l, t, npp, lane_min_px(l), gv_ns_from_double(slop_px * npp), &b)) {
         c->ref = (GvItemRef){ti, li, b.first};
         c->count = b.count;
         c->found = TRUE;
@@ -301,6 +183,37 @@ gboolean gv_view_hit(GvTraceModel *m, const GvView *v, double x, double y, GvIte
             *out_count = c.count;
     }
     return c.found;
+}
+
+int gv_view_content_height(GvTraceModel *m, const GvView *v)
+{
+    double h = 0;
+    gv_trace_model_lock(m);
+    for (size_t ti = 0; ti < gv_trace_model_n_tracks(m); ti++) {
+        const GvTrack *tr = gv_trace_model_track(m, ti);
+        h += GV_TITLE_H;
+        for (size_t li = 0; li < tr->n_lanes; li++)
+            h += gv_render_lane_h(tr->lanes[li]);
+    }
+    gv_trace_model_unlock(m);
+    return (int)h + (int)gv_render_content_top();
+}
+
+double gv_view_lane_y(GvTraceModel *m, const GvView *v, size_t track, size_t lane)
+{
+    double y = -1;
+    gv_trace_model_lock(m);
+    gv_render_lane_y(m, v, track, lane, &y);
+    gv_trace_model_unlock(m);
+    return y;
+}
+
+gboolean gv_view_flow(GvTraceModel *m, const GvView *v, double out[4])
+{
+    gv_trace_model_lock(m);
+    gboolean ok = gv_render_flow_points(m, v, out);
+    gv_trace_model_unlock(m);
+    return ok;
 }
 
 /* ---- drawing ------------------------------------------------------------------------ */
@@ -552,10 +465,10 @@ static void step_diff_label(char *buf, size_t n, const gt_step *s, const GvStepP
 {
     int64_t da = gt_sat_sub(p->end_ns[0], p->start_ns[0]), db = gt_sat_sub(p->end_ns[1], p->start_ns[1]);
     char d[32];
-    gt_fmt_ns(d, sizeof d, to_i64(fabs(diff_d(db, da))));
+    gt_fmt_ns(d, sizeof d, gv_ns_from_double(fabs(gv_ns_diff(db, da))));
     if (da > 0)
         snprintf(buf, n, "step %lld  %s%s (%+.1f%%)", (long long)s->number, db < da ? "-" : "+", d,
-                 100.0 * diff_d(db, da) / (double)da);
+                 100.0 * gv_ns_diff(db, da) / (double)da);
     else
         snprintf(buf, n, "step %lld  %s%s", (long long)s->number, db < da ? "-" : "+", d);
 }
@@ -593,8 +506,8 @@ static void draw_ticks(GvDrawCtx *c, double y, double h)
     const GvView *v = c->v;
     cairo_t *cr = c->cr;
     double step;
-    nice_tick(diff_d(c->t_right_ns, c->t_left_ns) / lanes_w(v), &step);
-    double first = ceil(diff_d(c->t_left_ns, v->origin_ns) / step) * step, last_label = -1e9;
+    nice_tick(gv_ns_diff(c->t_right_ns, c->t_left_ns) / gv_view_lanes_w(v), &step);
+    double first = ceil(gv_ns_diff(c->t_left_ns, v->origin_ns) / step) * step, last_label = -1e9;
     if (first < 0)
         first = 0;
     cairo_set_line_width(cr, 1);
@@ -605,7 +518,7 @@ static void draw_ticks(GvDrawCtx *c, double y, double h)
         double t = first + k * step;
         if (t + (double)v->origin_ns >= (double)c->t_right_ns)
             break;
-        double x = floor(gv_view_x(v, gt_sat_add(v->origin_ns, to_i64(t)))) + 0.5;
+        double x = floor(gv_view_x(v, gt_sat_add(v->origin_ns, gv_ns_from_double(t)))) + 0.5;
         cairo_set_source_rgb(cr, 0.6, 0.6, 0.6);
         cairo_move_to(cr, x, y + h - 6);
         cairo_line_to(cr, x, y + h);
@@ -654,7 +567,7 @@ static void draw_axis(GvDrawCtx *c)
             continue;
         double x0 = gv_render_clampx(v, gv_view_x(v, s->start_ns)), x1 = gv_render_clampx(v, gv_view_x(v, s->end_ns));
         double rgb[3] = {i % 2 ? 0.78 : 0.70, i % 2 ? 0.84 : 0.78, 0.90};
-        const GvStepPair *p = warped(v) ? gv_align_pair_at(v->align, 1, s->start_ns) : NULL;
+        const GvStepPair *p = gv_view_warped(v) ? gv_align_pair_at(v->align, 1, s->start_ns) : NULL;
         if (p && p->start_ns[1] != s->start_ns)
             p = NULL;
         if (p) {
@@ -680,7 +593,7 @@ static void draw_axis(GvDrawCtx *c)
     }
     gv_render_text_at(c, 6, 2, GV_LABEL_W - 10, "time", 0.35);
     gv_render_text_at(c, 6, GV_AXIS_H + 1, GV_LABEL_W - 10,
-            !r ? "steps (after analysis)" : warped(v) ? "steps (vs. before)" : "steps", 0.35);
+            !r ? "steps (after analysis)" : gv_view_warped(v) ? "steps (vs. before)" : "steps", 0.35);
 }
 
 size_t gv_render_timeline(cairo_t *cr, GvTraceModel *m, const GvView *v)

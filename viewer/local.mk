@@ -10,6 +10,7 @@ viewer_libgtview_la_SOURCES = \
 	viewer/gv-trace-model.h viewer/gv-trace-model-private.h viewer/gv-trace-model.c \
 	viewer/gv-trace-loader.c viewer/gv-trace-describe.c viewer/gv-trace-details.c \
 	viewer/gv-mem-stack.h viewer/gv-mem-stack.c \
+	viewer/gv-view.h viewer/gv-view.c viewer/gv-colors.h \
 	viewer/gv-render.h viewer/gv-render-private.h viewer/gv-render.c viewer/gv-render-overlay.c \
 	viewer/gv-render-layout.c \
 	viewer/gv-timeline.h viewer/gv-timeline.c \
