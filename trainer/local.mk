@@ -33,7 +33,8 @@ noinst_PROGRAMS += trainer/trainer
 dist_man_MANS += trainer/gtrace-trainer.1
 install-exec-local: install-trainer
 uninstall-local: uninstall-trainer
-trainer_trainer_SOURCES = trainer/main.c trainer/options.h trainer/options.c trainer/plug.h trainer/plug.c \
+trainer_trainer_SOURCES = trainer/main.c trainer/options.h trainer/options.c trainer/flags.h trainer/flags.c \
+	trainer/plug.h trainer/plug.c \
 	trainer/run_cnn.h trainer/run_cnn.c \
 	trainer/memlimit.h trainer/memlimit.c
 trainer_trainer_CPPFLAGS = $(TRAINER_CPPFLAGS)
@@ -45,13 +46,13 @@ TESTS += tests/integration/trainer_cli.sh tests/integration/trainer_train.sh \
 	tests/integration/trainer_safetensors.sh tests/integration/trainer_optimizations.sh \
 	tests/integration/trainer_ckpt_safety.sh tests/integration/trainer_memlimit.sh tests/integration/trainer_cnn.sh \
 	tests/integration/trainer_cnn_advice.sh tests/integration/trainer_cnn_ckpt.sh tests/integration/trainer_cnn_torch.sh \
-	tests/integration/trainer_flags.sh
+	tests/integration/trainer_flags.sh tests/integration/trainer_ckpt_flags.sh
 endif
 EXTRA_DIST += tests/integration/trainer_cli.sh tests/integration/trainer_train.sh \
 	tests/integration/trainer_safetensors.sh tests/integration/trainer_optimizations.sh \
 	tests/integration/trainer_ckpt_safety.sh tests/integration/trainer_memlimit.sh tests/integration/trainer_cnn.sh \
 	tests/integration/trainer_cnn_advice.sh tests/integration/trainer_cnn_common.sh tests/integration/trainer_cnn_ckpt.sh \
-	tests/integration/trainer_cnn_torch.sh tests/integration/trainer_flags.sh
+	tests/integration/trainer_cnn_torch.sh tests/integration/trainer_flags.sh tests/integration/trainer_ckpt_flags.sh
 
 # Benchmarks print figures and are never run by make check (results:
 # bench/results/*-trainer-cpu.md). Run from the build dir:
@@ -59,7 +60,8 @@ EXTRA_DIST += tests/integration/trainer_cli.sh tests/integration/trainer_train.s
 #   $(top_srcdir)/bench/bench_optimizations.sh ./trainer/trainer (results: *-optimizations-cpu.md)
 #   $(top_srcdir)/bench/bench_cnn.sh ./trainer/trainer (the CNNs against PyTorch; results: *-cnn-cpu.md)
 EXTRA_DIST += bench/bench_trainer.sh bench/bench_trainer_torch.py bench/bench_optimizations.sh bench/bench_cnn.sh \
-	bench/bench_cnn_torch.py bench/bench_cnn_cpu.sh bench/bench_trainer_same_bytes.sh
+	bench/bench_cnn_torch.py bench/bench_cnn_cpu.sh bench/bench_trainer_same_bytes.sh \
+	bench/bench_trainer_flag_errors.sh
 
 if HAVE_CUNIT
 TRAINER_TEST_CFLAGS = $(AM_CFLAGS) $(CUNIT_CFLAGS) $(OPENMP_CFLAGS)

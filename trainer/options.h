@@ -1,6 +1,7 @@
 /* options.h: the trainer program's flags: parsing, the model presets, the
  * checks that need neither data nor a device, and the training
- * configuration they make (train.h). A bad flag exits 2 with a message that
+ * configuration they make (train.h). Each flag's type, range, default and
+ * help are in the table of flags.h. A bad flag exits 2 with a message that
  * names it (a program's fail-fast). */
 #ifndef TR_OPTIONS_H
 #define TR_OPTIONS_H
@@ -30,7 +31,7 @@ typedef struct tr_options {
     const char *dist;       /* distributed training: NULL, "ddp" or "fsdp" */
     int zero;               /* FSDP's ZeRO stage; 0: not given */
     double bucket_mb, dist_timeout;
-    /* the backend; NULL strings are the defaults ("cpu", "off") */
+    /* the backend ("cpu" by default) and its switches (NULL: off) */
     const char *backend, *pin_memory, *expandable_segments, *sync_every_op, *autotune, *tf32;
     const char *cuda_graph; /* --cuda-graph on|off */
     const char *attention; /* --attention auto|cudnn|own (NULL: auto) */

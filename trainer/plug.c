@@ -8,6 +8,7 @@
 
 #include "ckpt.h"
 #include "error.h"
+#include "flags.h"
 #ifdef TR_CUDA_BACKEND
 #include "backend_cuda.h"
 #endif
@@ -26,11 +27,10 @@
 /* --attention; cudnn is refused before the device opens where it cannot run. */
 static tr_cuda_attention attention_mode(const tr_options *o)
 {
-    static const char *const modes[] = {"auto", "cudnn", "own"}; /* tr_cuda_attention's order */
     if (!o->attention)
         return TR_CUDA_ATTENTION_AUTO;
-    tr_cuda_attention m =
-        (tr_cuda_attention)tr_options_pick("--attention", o->attention, modes, 3, "auto, cudnn or own");
+    /* the table's choices are in tr_cuda_attention's order */
+    tr_cuda_attention m = (tr_cuda_attention)tr_flag_pick("--attention", o->attention);
     if (m == TR_CUDA_ATTENTION_CUDNN && !strcmp(o->amp, "off")) {
         fprintf(stderr, "trainer: --attention cudnn: cuDNN's fused attention has no fp32; add --amp bf16 or --amp "
                         "fp16, or use --attention auto (the own kernel for fp32)\n");
@@ -53,7 +53,7 @@ tr_backend *tr_plug_backend(const tr_options *o)
 {
     bool cuda = o->backend && !strcmp(o->backend, "cuda");
     if (o->backend && !cuda && strcmp(o->backend, "cpu"))
-        tr_options_fail("--backend", o->backend, "cpu or cuda");
+        tr_flag_pick("--backend", o->backend);
     if (!cuda && o->attention) {
         fprintf(stderr, "trainer: --attention is a switch of --backend cuda (the cpu backend has one attention "
                         "kernel)\n");
@@ -120,8 +120,7 @@ static tr_dist *dist_start(const tr_options *o)
 {
     if (!o->dist)
         return NULL;
-    if (strcmp(o->dist, "ddp") && strcmp(o->dist, "fsdp"))
-        tr_options_fail("--dist", o->dist, "ddp or fsdp");
+    tr_flag_pick("--dist", o->dist); /* ddp or fsdp, or exits naming them */
     tr_dist *d;
     tr_check(tr_dist_init(&d, o->dist_timeout));
     if (tr_dist_rank(d) != 0 && !freopen("/dev/null", "w", stdout))
@@ -129,48 +128,32 @@ static tr_dist *dist_start(const tr_options *o)
     return d;
 }
 
-/* Every flag and shape that changes the training must match on all ranks. */
+/* Every flag the table marks TR_FLAG_RANKS, as the model resolved it, and
+ * the shapes that change the training must match on all ranks. */
 static void dist_agree(tr_dist *d, const tr_options *o, const tr_gpt *m, const tr_dataset *data)
 {
-    tr_dist_setting s[40];
+    tr_options r = *o; /* the shape the preset and the flags made */
+    r.n_layers = m->cfg.n_layers;
+    r.channels = m->cfg.channels;
+    r.n_heads = m->cfg.n_heads;
+    tr_dist_setting *s = calloc((size_t)tr_n_flags + 2, sizeof *s);
     int n = 0;
-#define SET(flag, ...) (s[n].name = (flag), snprintf(s[n].value, sizeof s[n].value, __VA_ARGS__), n++)
-    SET("--model", "%s", o->model);
-    SET("--layers/--width/--heads", "%d/%d/%d", m->cfg.n_layers, m->cfg.channels, m->cfg.n_heads);
-    SET("--seq", "%d", o->seq_len);
-    SET("--batch", "%d", o->batch);
-    SET("--accum", "%d", o->accum);
-    SET("--steps", "%d", o->steps);
-    SET("--lr", "%.9g", o->lr);
-    SET("--warmup", "%d", o->warmup);
-    SET("--lr-schedule", "%s", o->schedule);
-    SET("--weight-decay", "%.9g", o->weight_decay);
-    SET("--optimizer", "%s", o->optimizer);
-    SET("--momentum", "%.9g", o->momentum);
-    SET("--seed", "%llu", o->seed);
-    SET("--amp", "%s", o->amp);
-    SET("--loss-scale", "%.9g", o->loss_scale);
-    SET("--init-scale", "%.9g", o->init_scale);
-    SET("--checkpoint", "%s", o->checkpoint);
-    SET("--fuse", "%s", o->fuse);
-    SET("--clip", "%.9g", o->clip);
-    SET("--ema", "%.9g", o->ema);
-    SET("--data", "%s", o->data);
-    SET("data tokens", "%zu", data->n_tokens);
-    SET("--val-fraction", "%.9g", o->val_fraction);
-    SET("--eval-every", "%d", o->eval_every);
-    SET("--eval-batches", "%d", o->eval_batches);
-    SET("--dist", "%s", o->dist);
-    SET("--backend", "%s", o->backend ? o->backend : "cpu");
-    SET("--zero", "%d", o->zero);
-    SET("--bucket-mb", "%.9g", o->bucket_mb);
-    SET("--dist-timeout", "%.9g", o->dist_timeout);
-    SET("--resume", "%s", o->resume ? o->resume : "");
-    SET("--save", "%s", o->save ? o->save : "");
-    SET("--save-format", "%s", o->save_format);
-    SET("parameters", "%zu", m->n_params);
-#undef SET
-    if (tr_dist_agree(d, s, n) < 0) {
+    if (!s) {
+        fprintf(stderr, "trainer: rank %d: out of host memory for the configuration check\n", tr_dist_rank(d));
+        exit(1);
+    }
+    for (int i = 0; i < tr_n_flags; i++)
+        if (tr_flags[i].bits & TR_FLAG_RANKS) {
+            s[n].name = tr_flags[i].name;
+            tr_flag_format(&r, &tr_flags[i], s[n++].value, sizeof s->value);
+        }
+    s[n].name = "data tokens";
+    snprintf(s[n++].value, sizeof s->value, "%zu", data->n_tokens);
+    s[n].name = "parameters";
+    snprintf(s[n++].value, sizeof s->value, "%zu", m->n_params);
+    int rc = tr_dist_agree(d, s, n);
+    free(s);
+    if (rc < 0) {
         fprintf(stderr, "trainer: rank %d: %s\n", tr_dist_rank(d), tr_error_last());
         tr_dist_free(d);
         exit(2);

@@ -5,7 +5,8 @@
 # must match the single-process run within 2e-3 (rounding of reductions in
 # another order); a rank that used only its own gradients is off by ~3e-2
 # from step 2 on. Also: the expected and measured model-state memory agree,
-# ranks with different flags are refused naming the flag, and mpirun without
+# ranks with different flags are refused naming the flag (defaults and the
+# preset's shape given on one rank only are not a difference), and mpirun without
 # --dist is refused. Skips (77) without mpirun or the fortunes data.
 set -u
 command -v mpirun >/dev/null 2>&1 || { echo "skip: no mpirun (apt-get install openmpi-bin)"; exit 77; }
@@ -47,6 +48,15 @@ out=$(timeout 120 mpirun --oversubscribe --bind-to none -np 1 "$tr" $common --ba
 if [ "$rc" -eq 0 ] || ! echo "$out" | grep -q "different configurations: --lr is '0.003' on rank 0 but '0.001' on rank 1"; then
     echo "$out"; echo "FAIL: ranks with different --lr were not refused by name (status $rc)"; fails=1
 else echo "ok: different --lr refused"; fi
+# the table's rank check compares values as resolved: the preset's shape, the default backend
+out=$(timeout 120 mpirun --oversubscribe --bind-to none -np 1 "$tr" $common --batch 4 --dist ddp --width 64 : \
+      -np 1 "$tr" $common --batch 4 --dist ddp --width 128 2>&1); rc=$?
+if [ "$rc" -eq 0 ] || ! echo "$out" | grep -q "different configurations: --width is '64' on rank 0 but '128' on rank 1"; then
+    echo "$out"; echo "FAIL: ranks with different --width were not refused by name (status $rc)"; fails=1
+else echo "ok: different --width refused"; fi
+out=$(timeout 120 mpirun --oversubscribe --bind-to none -np 1 "$tr" $common --batch 4 --dist ddp --steps 1 \
+      --backend cpu --seq 64 --heads 4 : -np 1 "$tr" $common --batch 4 --dist ddp --steps 1 2>&1); rc=$?
+[ "$rc" -eq 0 ] || { echo "$out"; echo "FAIL: --backend cpu --seq 64 --heads 4 (the defaults) on one rank only refused"; fails=1; }
 # mpirun without --dist: every rank would train alone
 out=$(dist_mpirun 2 "$tr" $common --batch 4 2>&1); rc=$?
 if [ "$rc" -eq 0 ] || ! echo "$out" | grep -q "without --dist"; then
