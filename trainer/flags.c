@@ -7,13 +7,18 @@
 #include "flags.h"
 
 #include "data_idx.h"
-#include "options.h"
 
 #include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+
+void tr_flag_fail(const char *flag, const char *value, const char *expected)
+{
+    fprintf(stderr, "trainer: %s: expected %s, got '%s' (see trainer --help)\n", flag, expected, value);
+    exit(2);
+}
 
 #define AT(field) offsetof(tr_options, field)
 #define CHOICES(...) ((const char *const[]){__VA_ARGS__, NULL})
@@ -233,7 +238,7 @@ static long long parse_int(const char *flag, const char *v, long long lo, long l
     if (errno || end == v || *end || x < lo || x > hi) {
         char what[96];
         snprintf(what, sizeof what, "an integer from %lld to %lld", lo, hi);
-        tr_options_fail(flag, v, what);
+        tr_flag_fail(flag, v, what);
     }
     return x;
 }
@@ -246,7 +251,7 @@ static double parse_real(const char *flag, const char *v, double lo, double hi)
     if (errno || end == v || *end || !(x >= lo && x <= hi)) {
         char what[96];
         snprintf(what, sizeof what, "a number from %g to %g", lo, hi);
-        tr_options_fail(flag, v, what);
+        tr_flag_fail(flag, v, what);
     }
     return x;
 }
@@ -266,7 +271,7 @@ static size_t parse_bytes(const char *flag, const char *v)
         }
     }
     if (errno || end == v || *end || !(x * mult >= 1048576.0) || x * mult > 1e15)
-        tr_options_fail(flag, v, "a size of at least 1M, like 512M or 2G");
+        tr_flag_fail(flag, v, "a size of at least 1M, like 512M or 2G");
     return (size_t)(x * mult);
 }
 
@@ -337,5 +342,5 @@ int tr_flag_pick(const char *name, const char *v)
             at += (size_t)snprintf(expected + at, sizeof expected - at, "%s%s", i == 0 ? "" : i + 1 < n ? ", " : " or ",
                                    names[i]);
     }
-    tr_options_fail(name, v, expected);
+    tr_flag_fail(name, v, expected);
 }

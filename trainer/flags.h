@@ -8,8 +8,44 @@
 #ifndef TR_FLAGS_H
 #define TR_FLAGS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+
+#define TR_DEFAULT_DATA "/usr/share/games/fortunes"
+
+/* What the flags give: each field the table names is filled by tr_flag_set
+ * (options.c resolves the preset and the rest after parsing). */
+typedef struct tr_options {
+    const char *model, *data, *save, *resume, *preset;
+    const char *save_format; /* NULL: sharded under --dist fsdp, else full */
+    int steps, batch, seq_len, n_layers, channels, n_heads, workers, threads;
+    int eval_every, eval_batches, log_every, warmup, accum;
+    double lr, weight_decay, val_fraction, loss_scale, init_scale, clip, ema, momentum;
+    const char *amp, *checkpoint, *fuse, *optimizer, *schedule;
+    unsigned long long seed;
+    size_t mem_limit;
+    const char *dist;       /* distributed training: NULL, "ddp" or "fsdp" */
+    int zero;               /* FSDP's ZeRO stage; 0: not given */
+    double bucket_mb, dist_timeout;
+    /* the backend ("cpu" by default) and its switches (NULL: off) */
+    const char *backend, *pin_memory, *expandable_segments, *sync_every_op, *autotune, *tf32;
+    const char *cuda_graph; /* --cuda-graph on|off */
+    const char *attention; /* --attention auto|cudnn|own (NULL: auto) */
+    int device;             /* -1: not given (0, or under --dist the rank's index on its node) */
+    const struct tr_preset *p; /* --model's preset; batch and seq_len are set from it when not given; NULL for a CNN */
+    /* the CNN models (--model cnn-*, model_cnn.h; run_cnn.c) */
+    bool cnn;
+    int epochs;             /* passes over the training images (default 1); --steps, when given, stops sooner */
+    bool steps_given;
+    int train_images, test_images; /* the first N of each set; 0: all */
+    const char *bias_before_bn;    /* --bias-before-bn on|off (NULL: on) */
+    const char *conv_autotune;     /* --conv-autotune on|off (NULL: off) */
+    const char *layout;            /* --layout nhwc|nchw (NULL: nhwc on the cpu backend, nchw elsewhere) */
+} tr_options;
+
+/* A flag's value is none of those expected: exits 2 naming them. */
+void tr_flag_fail(const char *flag, const char *value, const char *expected) __attribute__((noreturn));
 
 typedef enum tr_flag_type {
     TR_FLAG_NONE,   /* no value: a --help line only (a section, --help itself, a flag's second description) */
@@ -43,7 +79,6 @@ typedef struct tr_flag {
     unsigned bits;
 } tr_flag;
 
-struct tr_options; /* options.h */
 
 extern const tr_flag tr_flags[];
 extern const int tr_n_flags;

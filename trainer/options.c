@@ -24,12 +24,6 @@ static const tr_preset presets[] = {
     {"gpt2-124m", 12, 768, 12, 1024, 4, "GPT-2 small's shape: 124.4M parameters on a GPT-2 .bin, 86.0M on bytes"},
 };
 
-void tr_options_fail(const char *flag, const char *value, const char *expected)
-{
-    fprintf(stderr, "trainer: %s: expected %s, got '%s' (see trainer --help)\n", flag, expected, value);
-    exit(2);
-}
-
 static void parse_flags(tr_options *o, int argc, char **argv)
 {
     *o = (tr_options){0};
@@ -81,7 +75,7 @@ int tr_options_pick(const char *flag, const char *v, const char *const *names, i
     for (int i = 0; i < n; i++)
         if (!strcmp(v, names[i]))
             return i;
-    tr_options_fail(flag, v, expected);
+    tr_flag_fail(flag, v, expected);
     return -1;
 }
 
@@ -294,7 +288,7 @@ void tr_options_parse(tr_options *o, int argc, char **argv)
         if (!strcmp(o->model, presets[i].name))
             p = &presets[i];
     if (!p)
-        tr_options_fail("--model", o->model, "gpt-tiny, gpt-mini, gpt-small, gpt2-124m, cnn-guide or cnn-resnet");
+        tr_flag_fail("--model", o->model, "gpt-tiny, gpt-mini, gpt-small, gpt2-124m, cnn-guide or cnn-resnet");
     int B = o->batch ? o->batch : p->batch, T = o->seq_len ? o->seq_len : p->seq_len;
     o->batch = B;
     o->seq_len = T;
