@@ -102,7 +102,7 @@ int gt_cli_info(int argc, char **argv)
     else
         printf("origin     %s\n", gt_trace_origin_of(t) == GT_ORIGIN_GTRACE ? "gtrace" : "nsys export");
     printf("schema     %s\n", gt_trace_schema_version(t));
-    if (gt_trace_origin_of(t) == GT_ORIGIN_GTRACE && !format) {
+    if (gt_trace_origin_of(t) == GT_ORIGIN_GTRACE && !format && gt_trace_has_summary(t)) {
         int kept = gt_report_kept_state(t);
         if (kept == 0)
             printf("summary    the report, kept when the trace was closed (gtrace report prints it)\n");

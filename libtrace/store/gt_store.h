@@ -373,6 +373,8 @@ void gt_trace_free(gt_trace *t);
  * when there is no entry or the file changed since; GT_ERR_VERSION when
  * another version made it. */
 int gt_trace_summary(gt_trace *t, const char *key, const char *gtrace_version, void **out, size_t *out_bytes);
+/* Whether the trace has kept summaries at all (usable or not). */
+bool gt_trace_has_summary(gt_trace *t);
 
 gt_trace_origin gt_trace_origin_of(const gt_trace *t);
 const char *gt_trace_path(const gt_trace *t);

@@ -143,3 +143,8 @@ int gt_trace_summary(gt_trace *t, const char *key, const char *gtrace_version, v
     sqlite3_finalize(st);
     return rc;
 }
+
+bool gt_trace_has_summary(gt_trace *t)
+{
+    return t && gt_rd_find_table(t, GT_TABLE_SUMMARY);
+}
