@@ -60,7 +60,9 @@ rows = json.load(open(sys.argv[1]))["rows"]
 bad = [r for r in rows if r["verdict"] not in ("same", "too few runs")]
 assert not bad, bad
 st = [r for r in rows if r["metric"] == "step time median"][0]
-assert st["interval"][0] <= 0 <= st["interval"][1], st
+# (its interval may leave out 0: a 95% interval does so once in 20 A/A
+# pairs, and a small steady difference between two runs is real; the
+# noise floor keeps the verdict "same")
 print("ok: A/A: %d rows, none better or worse; step time %+.1f%% in [%+.1f%%, %+.1f%%]"
       % (len(rows), 100 * st["change"], 100 * st["interval"][0], 100 * st["interval"][1]))
 PY
