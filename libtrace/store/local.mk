@@ -16,6 +16,7 @@ libtrace_store_libgtstore_la_SOURCES = \
 	libtrace/store/writer_dict.c \
 	libtrace/store/writer_rows.c \
 	libtrace/store/writer.c \
+	libtrace/store/amend.h \
 	libtrace/store/amend.c \
 	libtrace/store/summary.c \
 	libtrace/store/close_mark.h \

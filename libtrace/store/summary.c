@@ -7,12 +7,11 @@
  * caller's (libtrace/analyze): this file knows keys and bytes. */
 #include "gt_store.h"
 
-#include <errno.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
+#include "amend.h"
 #include "close_mark.h"
 #include "reader_int.h"
 #include "schema.h"
@@ -25,37 +24,22 @@
 int gt_trace_add_summary(const char *path, const char *gtrace_version, const char *const keys[],
                          const void *const bodies[], const size_t body_bytes[], size_t n)
 {
-    struct stat st;
-    if (!path || !gtrace_version || (n && (!keys || !bodies || !body_bytes)))
-        return gt_error_set(GT_ERR_INVALID, "gt_trace_add_summary: %s", !path ? "no path" : "no version or entries");
-    if (stat(path, &st) != 0)
-        return gt_error_set(errno == ENOENT ? GT_ERR_NOTFOUND : GT_ERR_IO, "%s: %s", path, strerror(errno));
-    if (!S_ISREG(st.st_mode))
-        return gt_error_set(GT_ERR_NOTTRACE, "%s: not a regular file", path);
-    sqlite3 *db = NULL;
+    if (!gtrace_version || (n && (!keys || !bodies || !body_bytes)))
+        return gt_error_set(GT_ERR_INVALID, "gt_trace_add_summary: no version or entries");
+    sqlite3 *db;
     sqlite3_stmt *stmt = NULL;
-    bool is_trace = false;
-    int status = GT_OK;
-    int rc = sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_busy_timeout(db, 2000);
-    if (rc == SQLITE_OK)
-        rc = gt_schema_is_table(db, GT_TABLE_RUN_CONFIG, &is_trace);
-    if (rc == SQLITE_OK && !is_trace) {
-        status = gt_error_set(GT_ERR_NOTTRACE, "%s: not a gtrace trace (no " GT_TABLE_RUN_CONFIG " table)", path);
-        goto cleanup;
-    }
-    if (rc == SQLITE_OK)
-        rc = sqlite3_exec(db, "BEGIN IMMEDIATE", NULL, NULL, NULL);
+    bool marked;
+    int status = gt_amend_begin(path, "gt_trace_add_summary", &db, &marked);
+    if (status < 0)
+        return status;
     /* the entries describe the file as it is now: only a file the reader
      * will trust (its mark holds, and holds again after) is worth them */
-    if (rc == SQLITE_OK && !(gt_close_mark_present(path) && gt_close_mark_holds(path, NULL))) {
-        status = gt_error_set(GT_ERR_INVALID, "%s: changed since its writer closed it (no close mark that holds): "
-                              "no summary is kept", path);
-        goto cleanup;
+    if (!marked) {
+        sqlite3_close(db);
+        return gt_error_set(GT_ERR_INVALID, "%s: changed since its writer closed it (no close mark that holds): "
+                            "no summary is kept", path);
     }
-    if (rc == SQLITE_OK)
-        rc = sqlite3_exec(db, CREATE_SUMMARY, NULL, NULL, NULL);
+    int rc = sqlite3_exec(db, CREATE_SUMMARY, NULL, NULL, NULL);
     if (rc == SQLITE_OK)
         rc = sqlite3_prepare_v2(db, "INSERT OR REPLACE INTO " GT_TABLE_SUMMARY " (key, gtrace_version, body) "
                                 "VALUES (?, ?, ?)", -1, &stmt, NULL);
@@ -66,21 +50,8 @@ int gt_trace_add_summary(const char *path, const char *gtrace_version, const cha
         rc = sqlite3_step(stmt) == SQLITE_DONE ? SQLITE_OK : sqlite3_errcode(db);
         sqlite3_reset(stmt);
     }
-    if (rc == SQLITE_OK)
-        rc = sqlite3_exec(db, "COMMIT", NULL, NULL, NULL);
     sqlite3_finalize(stmt);
-    stmt = NULL;
-    if (rc == SQLITE_OK && gt_close_mark_write(db, path) != 0)
-        status = gt_error_set(GT_ERR_IO, "%s: the summary was written but the file could not be marked again: "
-                              "it will not be read", path);
-    if (rc != SQLITE_OK)
-        status = gt_error_set(rc == SQLITE_FULL ? GT_ERR_FULL : rc == SQLITE_CORRUPT || rc == SQLITE_NOTADB
-                              ? GT_ERR_CORRUPT : GT_ERR_IO, "%s: cannot add the summary: %s", path,
-                              db ? sqlite3_errmsg(db) : sqlite3_errstr(rc));
-cleanup:
-    sqlite3_finalize(stmt);
-    sqlite3_close(db); /* an open transaction is rolled back */
-    return status;
+    return gt_amend_end(db, path, rc, true, true, "the summary");
 }
 
 /* Whether t's file is, byte for byte, what a gtrace writer (or
