@@ -91,13 +91,14 @@ int gt_report_print_kept(gt_trace *t, bool json, FILE *f)
 {
     char *body = NULL, *bare = NULL, *named = NULL;
     size_t n_body = 0, n_bare = 0, n_named = 0;
-    gt_report stub = {.path = "", .origin = gt_trace_origin_of(t), .steps_note = ""};
+    /* an empty report, rendered without and with the path, shows where the path goes */
+    gt_report empty = {.path = "", .origin = gt_trace_origin_of(t), .steps_note = ""};
     int rc = gt_trace_summary(t, json ? KEY_JSON : KEY_TEXT, gt_report_kept_version(), (void **)&body, &n_body);
     if (rc == 0)
-        rc = render(&stub, json, &bare, &n_bare);
-    stub.path = (char *)gt_trace_path(t);
+        rc = render(&empty, json, &bare, &n_bare);
+    empty.path = (char *)gt_trace_path(t);
     if (rc == 0)
-        rc = render(&stub, json, &named, &n_named);
+        rc = render(&empty, json, &named, &n_named);
     if (rc < 0)
         goto cleanup;
     /* named = bare[0..k) + the path as rendered + bare[k..): where the bodies
