@@ -745,23 +745,17 @@ static void sort_i64(int64_t *v, size_t n)
         qsort(v, n, sizeof *v, gt_cmp_i64);
 }
 
-static void meta_name(out *o, const char *what, int64_t pid, int64_t tid, const char *name)
+/* A metadata event: `what` with its name (name non-NULL) or its sort index. */
+static void meta(out *o, const char *what, int64_t pid, int64_t tid, const char *name, int64_t index)
 {
     gt_json *j = event(o, "M");
     gt_json_kv_str(j, "name", what);
     pid_tid(j, pid, tid);
     args(j);
-    gt_json_kv_str(j, "name", name);
-    end_args(j);
-}
-
-static void meta_sort(out *o, const char *what, int64_t pid, int64_t tid, int64_t index)
-{
-    gt_json *j = event(o, "M");
-    gt_json_kv_str(j, "name", what);
-    pid_tid(j, pid, tid);
-    args(j);
-    gt_json_kv_int(j, "sort_index", index);
+    if (name)
+        gt_json_kv_str(j, "name", name);
+    else
+        gt_json_kv_int(j, "sort_index", index);
     end_args(j);
 }
 
@@ -788,7 +782,7 @@ static int metadata(gt_trace *t, out *o, const int32_t *devs, size_t n_devs)
             if (gt_pid_of(ps[k].global_pid) == pids.v[i] && ps[k].name && *ps[k].name)
                 pname = ps[k].name;
         snprintf(name, sizeof name, "process %lld", (long long)pids.v[i]);
-        meta_name(o, "process_name", pids.v[i], 0, pname ? pname : name);
+        meta(o, "process_name", pids.v[i], 0, pname ? pname : name, 0);
     }
     sort_i64(o->threads.v, o->threads.n);
     for (size_t i = 0; i < o->threads.n; i++) {
@@ -797,12 +791,12 @@ static int metadata(gt_trace *t, out *o, const int32_t *devs, size_t n_devs)
             if (ths[k].global_tid == o->threads.v[i] && ths[k].name && *ths[k].name)
                 tname = ths[k].name;
         snprintf(name, sizeof name, "thread %lld", (long long)gt_tid_of(o->threads.v[i]));
-        meta_name(o, "thread_name", gt_pid_of(o->threads.v[i]), gt_tid_of(o->threads.v[i]), tname ? tname : name);
+        meta(o, "thread_name", gt_pid_of(o->threads.v[i]), gt_tid_of(o->threads.v[i]), tname ? tname : name, 0);
     }
     for (size_t i = 0; i < n_devs; i++) {
         snprintf(name, sizeof name, "GPU %d", devs[i]);
-        meta_name(o, "process_name", devs[i], 0, name);
-        meta_sort(o, "process_sort_index", devs[i], 0, (int64_t)0x1000000 + devs[i]); /* after the host; any int32 id */
+        meta(o, "process_name", devs[i], 0, name, 0);
+        meta(o, "process_sort_index", devs[i], 0, NULL, (int64_t)0x1000000 + devs[i]); /* after the host; any int32 id */
     }
     sort_i64(o->streams.v, o->streams.n);
     for (size_t i = 0; i < o->streams.n; i++) {
@@ -819,8 +813,8 @@ static int metadata(gt_trace *t, out *o, const int32_t *devs, size_t n_devs)
             snprintf(name, sizeof name, "sync stream %d", stream - SYNC_BASE);
         else
             snprintf(name, sizeof name, "stream %d", stream);
-        meta_name(o, "thread_name", dev, stream, name);
-        meta_sort(o, "thread_sort_index", dev, stream, stream);
+        meta(o, "thread_name", dev, stream, name, 0);
+        meta(o, "thread_sort_index", dev, stream, NULL, stream);
     }
 cleanup:
     free(pids.v);
