@@ -14,7 +14,8 @@
  * 41 times across the trace and at the peak (what a click on the memory
  * page waits for), against one gt_memory_state_at on the open trace (what
  * a click cost when it analysed the trace again); and the first useful
- * picture of each page (timeline, summary, memory chart).
+ * picture of each page (timeline, summary, memory chart), and when the
+ * report kept in the trace (bench_report keeps one) was there to show.
  *
  *   bench_viewer [-r ROUNDS] -i TRACE | [-n EVENTS] -o TRACE
  * Not run by make check; figures in bench/results/. */
@@ -44,6 +45,8 @@ enum { MAX_LOADING = 8192 };
 typedef struct state {
     GvTraceModel *m;
     double t_start, t_first_frame, t_loaded, t_analysed;
+    double t_kept; /* when the report kept in the trace was there (0: none) */
+    gboolean kept_memory; /* and had a memory section */
     int64_t first_frame_items;
     size_t first_frame_boxes;
     double loading_ms[MAX_LOADING], wait_ms[MAX_LOADING], loading_cpu_ms[MAX_LOADING]; /* frames every 16 ms while rows come in */
@@ -78,6 +81,14 @@ static void on_updated(GvTraceModel *m, gpointer p)
         st->first_frame_items = gv_trace_model_n_items(m);
         gv_view_init(&st->loading_view, 1600, 900);
         gv_view_fit(&st->loading_view, m);
+    }
+    if (st->t_kept == 0 && !gv_trace_model_is_analysed(m)) {
+        char *kept = gv_trace_model_kept_report(m), *mem = gv_trace_model_kept_section(m, "memory");
+        if (kept)
+            st->t_kept = now_s();
+        st->kept_memory = mem != NULL;
+        g_free(kept);
+        g_free(mem);
     }
     if (st->t_loaded == 0 && gv_trace_model_is_loaded(m))
         st->t_loaded = now_s();
@@ -311,6 +322,12 @@ int main(int argc, char **argv)
            "analysis; %zu blocks); progress shown from 0 s\n",
            st.t_first_frame - st.t_start, st.t_analysed - st.t_start, st.t_analysed - st.t_start + mem_ms / 1e3,
            mem_ms, mem0 ? mem0->n_blocks : 0);
+    if (st.t_kept > 0) /* the summary and memory pages show the kept report until the analysis is in */
+        printf("kept report      shown at %.3f s on the summary page%s (the analysed pages at %.3f s)\n",
+               st.t_kept - st.t_start, st.kept_memory ? " and the memory page (its memory section)" : "",
+               st.t_analysed - st.t_start);
+    else
+        printf("kept report      none in this trace: the summary and memory pages wait for the analysis\n");
 
     memory_clicks(st.m, in);
     for (int r = 0; r < rounds; r++)

@@ -250,7 +250,21 @@ void gv_render_memory(cairo_t *cr, GvTraceModel *m, const GvMemView *v, const gt
     const gt_memory *pm = report_memory(r, mem);
     int64_t max, t_end;
     if (!mem) {
-        text(cr, lay, 10, 10, x->width - 20, gv_trace_model_is_loaded(m) ? "analysing memory..." : "loading...", 0.3);
+        const char *wait = gv_trace_model_is_loaded(m) ? "analysing memory..." : "loading...";
+        char *kept = gv_trace_model_kept_section(m, "memory");
+        if (kept) { /* a big trace: the figures kept at its close, until the chart can be drawn */
+            char *s = g_strdup_printf("%s (the chart comes with the analysis); from the report kept in the trace:\n\n%s",
+                                      wait, kept);
+            PangoFontDescription *mono = pango_font_description_from_string("Monospace 8");
+            pango_layout_set_font_description(lay, mono);
+            text(cr, lay, 10, 10, x->width - 20, s, 0.2);
+            pango_layout_set_font_description(lay, font);
+            pango_font_description_free(mono);
+            g_free(s);
+            g_free(kept);
+        } else {
+            text(cr, lay, 10, 10, x->width - 20, wait, 0.3);
+        }
         goto done;
     }
     if (mem->n_samples == 0) {

@@ -10,7 +10,9 @@ struct _GvSummary {
     GtkBox parent_instance;
     GtkWidget *list;
     GvTraceModel *model;
-    gulong analysed_id;
+    gulong analysed_id, updated_id;
+    gboolean showing_kept; /* the kept report, until the analysis is in */
+    GRegex *gaps; /* two spaces or more: a column gap of the report's text */
 };
 
 G_DEFINE_TYPE(GvSummary, gv_summary, GTK_TYPE_BOX)
@@ -59,6 +61,45 @@ static void addf(GvSummary *self, int64_t from, int64_t to, const char *fmt, ...
     g_free(s);
 }
 
+/* The kept report's text in rows that fit the panel: a row per section,
+ * its heading (the first line, to its first column gap) in bold,
+ * column gaps cut to two spaces so the lines wrap between figures. */
+static void add_kept(GvSummary *self, const char *text)
+{
+    GString *row = g_string_new(NULL);
+    for (const char *at = text; *at;) {
+        const char *nl = strchr(at, '\n');
+        size_t n = nl ? (size_t)(nl - at) : strlen(at);
+        if (n == 0 && row->len > 0) { /* a section's end */
+            add_row(self, row->str, 0, 0);
+            g_string_truncate(row, 0);
+        } else if (n > 0) {
+            char *line = g_strndup(at, n), *gap = strstr(line, "  ");
+            gboolean first = row->len == 0 && line[0] != ' ';
+            if (row->len)
+                g_string_append_c(row, '\n');
+            char *words = g_regex_replace_literal(self->gaps, line, -1, 0, "  ", 0, NULL);
+            if (first) { /* the heading, bold: to its first column gap, or the whole line */
+                size_t k = gap ? (size_t)(gap - line) : n;
+                char *head = g_markup_escape_text(line, (gssize)k), *rest = g_markup_escape_text(words + k, -1);
+                g_string_append_printf(row, "<b>%s</b>%s", head, rest);
+                g_free(head);
+                g_free(rest);
+            } else {
+                char *esc = g_markup_escape_text(words, -1);
+                g_string_append(row, esc);
+                g_free(esc);
+            }
+            g_free(words);
+            g_free(line);
+        }
+        at += n + (nl != NULL);
+    }
+    if (row->len > 0)
+        add_row(self, row->str, 0, 0);
+    g_string_free(row, TRUE);
+}
+
 static void fill(GvSummary *self)
 {
     GList *children = gtk_container_get_children(GTK_CONTAINER(self->list));
@@ -67,9 +108,18 @@ static void fill(GvSummary *self)
     g_list_free(children);
     const gt_report *r = self->model ? gv_trace_model_report(self->model) : NULL;
     if (!r) {
-        addf(self, 0, 0, "<i>%s</i>", self->model ? "analysing..." : "no trace");
+        char *kept = self->model ? gv_trace_model_kept_report(self->model) : NULL;
+        self->showing_kept = kept != NULL;
+        if (kept) { /* a big trace's report at once; its rows become links with the analysis */
+            addf(self, 0, 0, "<i>the report kept in the trace; analysing for links...</i>");
+            add_kept(self, kept);
+            g_free(kept);
+        } else {
+            addf(self, 0, 0, "<i>%s</i>", self->model ? "analysing..." : "no trace");
+        }
         return;
     }
+    self->showing_kept = FALSE;
     char a[32], b[32], c[32];
     int64_t o, span_end; /* times from the trace's start, as the timeline's axis counts them */
     gv_trace_model_span(self->model, &o, &span_end);
@@ -139,6 +189,17 @@ static void fill(GvSummary *self)
     }
 }
 
+/* Rows come in: the kept report is known from the first of them on. */
+static void on_updated(GvSummary *self)
+{
+    if (!self->showing_kept && !gv_trace_model_is_analysed(self->model)) {
+        char *kept = gv_trace_model_kept_report(self->model);
+        if (kept)
+            fill(self);
+        g_free(kept);
+    }
+}
+
 static void on_row_activated(GtkListBox *box, GtkListBoxRow *row, gpointer p)
 {
     range *r = g_object_get_data(G_OBJECT(row), "gv-range");
@@ -151,11 +212,13 @@ void gv_summary_set_model(GvSummary *self, GvTraceModel *model)
     g_return_if_fail(GV_IS_SUMMARY(self));
     if (self->model) {
         g_signal_handler_disconnect(self->model, self->analysed_id);
+        g_signal_handler_disconnect(self->model, self->updated_id);
         g_clear_object(&self->model);
     }
     if (model) {
         self->model = g_object_ref(model);
         self->analysed_id = g_signal_connect_swapped(model, "analysed", G_CALLBACK(fill), self);
+        self->updated_id = g_signal_connect_swapped(model, "updated", G_CALLBACK(on_updated), self);
     }
     fill(self);
 }
@@ -172,6 +235,13 @@ guint gv_summary_n_items(GvSummary *self, guint *out_n_linked)
     return n;
 }
 
+char *gv_summary_item_text(GvSummary *self, guint i)
+{
+    GtkListBoxRow *row = gtk_list_box_get_row_at_index(GTK_LIST_BOX(self->list), (int)i);
+    GtkWidget *label = row ? gtk_bin_get_child(GTK_BIN(row)) : NULL;
+    return label && GTK_IS_LABEL(label) ? g_strdup(gtk_label_get_text(GTK_LABEL(label))) : NULL;
+}
+
 gboolean gv_summary_activate(GvSummary *self, guint i)
 {
     GtkListBoxRow *row = gtk_list_box_get_row_at_index(GTK_LIST_BOX(self->list), (int)i);
@@ -184,8 +254,10 @@ gboolean gv_summary_activate(GvSummary *self, guint i)
 static void gv_summary_dispose(GObject *obj)
 {
     GvSummary *self = GV_SUMMARY(obj);
+    g_clear_pointer(&self->gaps, g_regex_unref);
     if (self->model) {
         g_signal_handler_disconnect(self->model, self->analysed_id);
+        g_signal_handler_disconnect(self->model, self->updated_id);
         g_clear_object(&self->model);
     }
     G_OBJECT_CLASS(gv_summary_parent_class)->dispose(obj);
@@ -200,6 +272,7 @@ static void gv_summary_class_init(GvSummaryClass *klass)
 
 static void gv_summary_init(GvSummary *self)
 {
+    self->gaps = g_regex_new("  +", G_REGEX_OPTIMIZE, 0, NULL);
     gtk_orientable_set_orientation(GTK_ORIENTABLE(self), GTK_ORIENTATION_VERTICAL);
     GtkWidget *sw = gtk_scrolled_window_new(NULL, NULL);
     gtk_scrolled_window_set_policy(GTK_SCROLLED_WINDOW(sw), GTK_POLICY_NEVER, GTK_POLICY_AUTOMATIC);

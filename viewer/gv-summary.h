@@ -18,6 +18,8 @@ GtkWidget *gv_summary_new(void);
 void gv_summary_set_model(GvSummary *self, GvTraceModel *model);
 /* Items listed, and how many have a time range (for tests). */
 guint gv_summary_n_items(GvSummary *self, guint *out_n_linked);
+/* Item i's text without markup (for tests); NULL past the end. The caller frees. */
+char *gv_summary_item_text(GvSummary *self, guint i);
 /* Activates item i as a click would; FALSE when it has no time range. */
 gboolean gv_summary_activate(GvSummary *self, guint i);
 

@@ -661,6 +661,28 @@ static void load_data_free(gpointer p)
     g_free(d);
 }
 
+/* The report kept in t (report_kept.c), read before any row so the summary
+ * and memory pages have something to say at once on a big trace; none, or
+ * one an older build made, leaves them waiting for the analysis. */
+static void keep_report(GvTraceModel *self, gt_trace *t)
+{
+    char *text = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&text, &n);
+    if (!f)
+        return;
+    int rc = gt_report_print_kept(t, false, f);
+    if (fclose(f) != 0 || rc < 0) {
+        free(text);
+        gt_error_clear();
+        return;
+    }
+    g_mutex_lock(&self->lock);
+    self->kept_report = g_strdup(text);
+    g_mutex_unlock(&self->lock);
+    free(text);
+}
+
 static void load_thread(GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
 {
     GvTraceModel *self = source;
@@ -694,6 +716,7 @@ static void load_thread(GTask *task, gpointer source, gpointer task_data, GCance
         goto cleanup;
     }
     self->trace = t;
+    keep_report(self, t);
     ld.t = t;
     ld.name_of_id = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
     ld.name_of_str = g_hash_table_new(g_str_hash, g_str_equal);

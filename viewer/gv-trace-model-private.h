@@ -29,6 +29,7 @@ struct _GvTraceModel {
     const gt_report *report;
     GvMemory **memories; size_t n_memories; /* one per process, by pid */
     char *problem; /* the integrity check's late verdict, when it failed */
+    char *kept_report; /* the report kept in the trace (text), read before the rows */
     guint64 layout_serial; /* changes with every track or lane added */
 };
 

@@ -65,6 +65,7 @@ static void gv_trace_model_finalize(GObject *obj)
     gt_trace_free(self->trace);
     g_free(self->path);
     g_free(self->problem);
+    g_free(self->kept_report);
     g_mutex_clear(&self->lock);
     g_mutex_clear(&self->trace_lock);
     G_OBJECT_CLASS(gv_trace_model_parent_class)->finalize(obj);
@@ -134,6 +135,36 @@ const char *gv_trace_model_path(GvTraceModel *self) { return self->path ? self->
 gboolean gv_trace_model_is_loaded(GvTraceModel *self) { return g_atomic_int_get(&self->loaded); }
 gboolean gv_trace_model_is_analysed(GvTraceModel *self) { return g_atomic_int_get(&self->analysed); }
 const gt_report *gv_trace_model_report(GvTraceModel *self) { return gv_trace_model_is_analysed(self) ? self->report : NULL; }
+
+char *gv_trace_model_kept_report(GvTraceModel *self)
+{
+    g_mutex_lock(&self->lock);
+    char *s = g_strdup(self->kept_report);
+    g_mutex_unlock(&self->lock);
+    return s;
+}
+
+char *gv_trace_model_kept_section(GvTraceModel *self, const char *heading)
+{
+    char *all = gv_trace_model_kept_report(self);
+    if (!all)
+        return NULL;
+    /* a section starts a line with its heading and ends at the next blank line */
+    size_t n = strlen(heading);
+    char *at = all, *found = NULL;
+    while (at && *at) {
+        if (strncmp(at, heading, n) == 0 && (at[n] == ' ' || at[n] == '\n')) {
+            found = at;
+            break;
+        }
+        at = strchr(at, '\n');
+        at = at ? at + 1 : NULL;
+    }
+    char *end = found ? strstr(found, "\n\n") : NULL;
+    char *s = found ? g_strndup(found, end ? (size_t)(end - found) : strlen(found)) : NULL;
+    g_free(all);
+    return s;
+}
 size_t gv_trace_model_n_memories(GvTraceModel *self)
 {
     return gv_trace_model_is_analysed(self) ? self->n_memories : 0;

@@ -77,6 +77,14 @@ uint32_t gv_trace_model_color(GvTraceModel *self, uint16_t slot);
 
 /* After "analysed" (NULL before): borrowed. */
 const gt_report *gv_trace_model_report(GvTraceModel *self);
+/* The report kept in the trace at its close (gtrace report's text, as
+ * `gtrace report` prints it), known before the first rows; NULL: the trace
+ * keeps none this build reads. What the pages show until "analysed". The
+ * caller frees. */
+char *gv_trace_model_kept_report(GvTraceModel *self);
+/* The kept report's section that starts with `heading` ("memory"), to its
+ * blank line; NULL: none. The caller frees. */
+char *gv_trace_model_kept_section(GvTraceModel *self, const char *heading);
 /* Processes with allocation events (0 before the analysis, or without any). */
 size_t gv_trace_model_n_memories(GvTraceModel *self);
 /* The i-th process's memory, by pid; the first is an empty one for a trace

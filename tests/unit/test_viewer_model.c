@@ -352,6 +352,53 @@ static void test_viewer_model__bad_files(void)
  * message, and the rows stay, drawn with the error over them. The damage is
  * in a 70 MB table the viewer never reads (the check runs late only on files
  * of 64 MB and more), so only the late check can find it. */
+/* A trace that keeps its report: the model has it (as `gtrace report`
+ * prints it) from its first rows on, for the pages to show until the
+ * analysis is in; one that keeps none, nothing. */
+static void test_viewer_model__kept_report(void)
+{
+    char *path = gt_test_path("kept.sqlite");
+    CU_ASSERT_EQUAL_FATAL(fx_write(path), 0);
+    GvTraceModel *bare = gv_trace_model_new();
+    CU_ASSERT_TRUE_FATAL(gv_trace_model_load(bare, path, NULL));
+    CU_ASSERT_PTR_NULL(gv_trace_model_kept_report(bare));
+    CU_ASSERT_PTR_NULL(gv_trace_model_kept_section(bare, "memory"));
+    g_object_unref(bare);
+
+    CU_ASSERT_EQUAL_FATAL(gt_report_keep(path), 0);
+    gt_trace *t = NULL;
+    CU_ASSERT_EQUAL_FATAL(gt_trace_open(&t, path, 0), 0);
+    char *want = NULL;
+    size_t n_want = 0;
+    FILE *f = open_memstream(&want, &n_want);
+    CU_ASSERT_EQUAL(gt_report_print_kept(t, false, f), 0);
+    fclose(f);
+    gt_trace_free(t);
+
+    GvTraceModel *m = gv_trace_model_new();
+    CU_ASSERT_TRUE_FATAL(gv_trace_model_load(m, path, NULL));
+    char *kept = gv_trace_model_kept_report(m);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(kept);
+    CU_ASSERT_STRING_EQUAL(kept, want);
+    char head[512];
+    snprintf(head, sizeof head, "gtrace report: %s", path);
+    CU_ASSERT_EQUAL(strncmp(kept, head, strlen(head)), 0);
+    char *mem = gv_trace_model_kept_section(m, "memory");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mem);
+    CU_ASSERT_EQUAL(strncmp(mem, "memory ", 7), 0);
+    CU_ASSERT_PTR_NULL(strstr(mem, "\n\n"));          /* to its blank line, */
+    CU_ASSERT_PTR_NOT_NULL(strstr(kept, mem));          /* as the report has it */
+    CU_ASSERT_PTR_NULL(strstr(mem, "advice"));
+    CU_ASSERT_PTR_NULL(gv_trace_model_kept_section(m, "memo")); /* a heading is a whole word */
+    CU_ASSERT_PTR_NULL(gv_trace_model_kept_section(m, "no such section"));
+    g_free(mem);
+    g_free(kept);
+    free(want);
+    g_object_unref(m);
+    unlink(path);
+    free(path);
+}
+
 static void test_viewer_model__late_integrity_failure(void)
 {
     char *path = gt_test_path("damaged.sqlite");
@@ -433,6 +480,7 @@ int main(int argc, char **argv)
         {"test_viewer_model__nsys_fixtures", test_viewer_model__nsys_fixtures},
         {"test_viewer_model__bad_files", test_viewer_model__bad_files},
         {"test_viewer_model__late_integrity_failure", test_viewer_model__late_integrity_failure},
+        {"test_viewer_model__kept_report", test_viewer_model__kept_report},
         {NULL, NULL},
     };
     static const gt_test_suite suites[] = {{"viewer_model", cases}};

@@ -12,6 +12,7 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "gv-window.h"
 
@@ -361,6 +362,79 @@ static void test_viewer_ui__trainer_trace(void)
     g_object_unref(m);
 }
 
+/* What the summary showed when the first rows came in. */
+typedef struct first_rows {
+    gboolean seen, analysed;
+    guint n, linked;
+    char *first, *rest; /* the first item's text, the others' */
+} first_rows;
+
+static void on_first_rows(GvTraceModel *m, gpointer p)
+{
+    first_rows *fr = p;
+    GvSummary *sum = g_object_get_data(G_OBJECT(m), "test-summary");
+    if (fr->seen)
+        return;
+    fr->seen = TRUE;
+    fr->analysed = gv_trace_model_is_analysed(m);
+    fr->n = gv_summary_n_items(sum, &fr->linked);
+    fr->first = gv_summary_item_text(sum, 0);
+    GString *rest = g_string_new(NULL);
+    for (guint i = 1; i < fr->n; i++) {
+        char *t = gv_summary_item_text(sum, i);
+        g_string_append_printf(rest, "%s\n", t ? t : "");
+        g_free(t);
+    }
+    fr->rest = g_string_free(rest, FALSE);
+}
+
+/* A trace that keeps its report: the summary shows that report from the
+ * first rows on (a big trace's analysis takes seconds), then the analysed
+ * rows with their links. */
+static void test_viewer_ui__kept_report_first(void)
+{
+    const char *trainer = getenv("GV_TRAINER_TRACE");
+    if (!trainer || !*trainer) {
+        fprintf(stderr, "(no GV_TRAINER_TRACE: the kept report part is not run)\n");
+        return;
+    }
+    char *path = gt_test_path("kept.sqlite"), *cmd = g_strdup_printf("cp '%s' '%s'", trainer, path);
+    CU_ASSERT_EQUAL_FATAL(system(cmd), 0);
+    CU_ASSERT_EQUAL_FATAL(gt_report_keep(path), 0);
+    GvTraceModel *m = gv_trace_model_new();
+    GvWindow *w = GV_WINDOW(gv_window_new(m, NULL));
+    gtk_window_set_default_size(GTK_WINDOW(w), 1300, 800);
+    gtk_widget_show(GTK_WIDGET(w));
+    first_rows fr = {0};
+    g_object_set_data(G_OBJECT(m), "test-summary", gv_window_get_summary(w));
+    g_signal_connect(m, "updated", G_CALLBACK(on_first_rows), &fr); /* after the summary's own handler */
+    CU_ASSERT_TRUE_FATAL(gv_trace_model_load(m, path, NULL));
+    ti_settle();
+    CU_ASSERT_TRUE_FATAL(fr.seen);
+    if (fr.analysed) { /* the analysis won the race to the main loop: nothing to see */
+        fprintf(stderr, "(the analysis came before the first rows were shown)\n");
+    } else {
+        CU_ASSERT(fr.n > 4); /* the note, then a row per section */
+        CU_ASSERT_EQUAL(fr.linked, 0);
+        CU_ASSERT_PTR_NOT_NULL(fr.first && strstr(fr.first, "the report kept in the trace"));
+        CU_ASSERT_PTR_NOT_NULL(strstr(fr.rest, "step time  mean ")); /* column gaps cut to two spaces */
+        CU_ASSERT_PTR_NOT_NULL(strstr(fr.rest, "\nadvice  "));
+        CU_ASSERT_PTR_NULL(strstr(fr.rest, "   "));
+    }
+    guint linked = 0, n = gv_summary_n_items(gv_window_get_summary(w), &linked);
+    CU_ASSERT(n > 2 && linked > 0); /* then the analysed rows */
+    char *first = gv_summary_item_text(gv_window_get_summary(w), 0);
+    CU_ASSERT_PTR_NULL(first && strstr(first, "the report kept in the trace"));
+    g_free(first);
+    g_free(fr.first);
+    g_free(fr.rest);
+    gtk_widget_destroy(GTK_WIDGET(w));
+    g_object_unref(m);
+    unlink(path);
+    g_free(cmd);
+    free(path);
+}
+
 static void test_viewer_ui__corrupt_file(void)
 {
     char *bad = gt_test_path("bad.sqlite");
@@ -397,6 +471,7 @@ int main(int argc, char **argv)
         {"test_viewer_ui__timeline_input", test_viewer_ui__timeline_input},
         {"test_viewer_ui__compare", test_viewer_ui__compare},
         {"test_viewer_ui__trainer_trace", test_viewer_ui__trainer_trace},
+        {"test_viewer_ui__kept_report_first", test_viewer_ui__kept_report_first},
         {"test_viewer_ui__corrupt_file", test_viewer_ui__corrupt_file},
         {NULL, NULL},
     };
