@@ -40,7 +40,7 @@ export OMP_NUM_THREADS=$threads OMP_WAIT_POLICY=passive
 work=$(mktemp -d "${TMPDIR:-/tmp}/bench-diff.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 
-echo "machine: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p')"
+echo "machine: $(getconf _NPROCESSORS_ONLN) cores, $(lscpu | sed -n 's/^Model name: *//p')"
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "command: trainer --model gpt-tiny --steps $steps --threads $threads [B: $b_flags], $pairs rounds of $runs run(s) a side"
 

@@ -24,7 +24,7 @@ for f in "$gtrace" "$sample"; do
 done
 work=$(mktemp -d "${TMPDIR:-/tmp}/bench-diff-sample.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-echo "machine: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p'); load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "machine: $(getconf _NPROCESSORS_ONLN) cores, $(lscpu | sed -n 's/^Model name: *//p'); load before: $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "command: nvtx_steps $steps $step_us [B: +$extra% of the step in forward], $pairs rounds"
 run() { "$gtrace" -o "$1" "$sample" "$steps" "$step_us" "$2" "$3" > /dev/null 2>&1 || { echo "run failed" >&2; exit 1; }; }
 i=1
