@@ -91,6 +91,13 @@ tests_unit_test_analyze_load_SOURCES = tests/unit/test_analyze_load.c tests/unit
 tests_unit_test_analyze_load_CPPFLAGS = $(ANALYZE_CPPFLAGS)
 tests_unit_test_analyze_load_CFLAGS = $(ANALYZE_TEST_CFLAGS) $(SQLITE_CFLAGS)
 tests_unit_test_analyze_load_LDADD = $(ANALYZE_TEST_LDADD) $(SQLITE_LIBS)
+# the CSV export read back: header and rows agree, field by field, for every kind
+check_PROGRAMS += tests/unit/test_analyze_csv
+TESTS += tests/unit/test_analyze_csv
+tests_unit_test_analyze_csv_SOURCES = tests/unit/test_analyze_csv.c tests/unit/analyze_fixture.h
+tests_unit_test_analyze_csv_CPPFLAGS = $(ANALYZE_CPPFLAGS)
+tests_unit_test_analyze_csv_CFLAGS = $(ANALYZE_TEST_CFLAGS)
+tests_unit_test_analyze_csv_LDADD = $(ANALYZE_TEST_LDADD)
 endif
 
 # The exports, checked by Python (json, pickle, csv) through a small driver.
@@ -100,6 +107,9 @@ tests_integration_analyze_export_CPPFLAGS = $(ANALYZE_CPPFLAGS)
 tests_integration_analyze_export_LDADD = libtrace/analyze/libgtanalyze.la $(M_LIBS)
 TESTS += tests/integration/analyze_export.sh
 EXTRA_DIST += tests/integration/analyze_export.sh
+# ... each CSV column described once: no header or row written by hand.
+TESTS += tests/integration/csv_once.sh
+EXTRA_DIST += tests/integration/csv_once.sh tests/integration/csv_once.py
 # The out-of-memory post-mortem on the trainer under --mem-limit; its unit suite.
 TESTS += tests/integration/oom_trainer.sh
 EXTRA_DIST += tests/integration/oom_trainer.sh
