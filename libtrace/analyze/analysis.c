@@ -51,7 +51,7 @@ int gt_analysis_load(gt_analysis **out, gt_trace *t, const gt_report_options *op
     if (!(a = calloc(1, sizeof *a)))
         return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
     pthread_mutex_init(&a->trace_lock, NULL);
-    if ((rc = an_model_load_for(&a->m, t, opt)) < 0 || (rc = an_report_build(&a->r, a->m, opt, &a->gaps, &a->n_gaps)) < 0 ||
+    if ((rc = an_model_load(&a->m, t)) < 0 || (rc = an_report_build(&a->r, a->m, opt, &a->gaps, &a->n_gaps)) < 0 ||
         (rc = an_memory_hists(&a->mem, &a->n_mem, a->m)) < 0 || (rc = list_ops(a)) < 0)
         goto cleanup;
     *out = a;

@@ -105,17 +105,6 @@ typedef struct an_model {
 } an_model;
 
 int an_model_load(an_model **out, gt_trace *t);
-/* The model a report with these options needs: for a step window, the
- * host whole and the device over the window (model_window.c); else all. */
-int an_model_load_for(an_model **out, gt_trace *t, const gt_report_options *opt);
-/* A load in stages, for model_window.c: the host's NVTX and memory whole,
- * then the device's kinds over [from_ns, to_ns) and the rest (an_loading_window
- * gives the model to *out). an_loading_free after either, success or not. */
-typedef struct an_loading an_loading;
-int an_loading_host(an_loading **out, gt_trace *t);
-const an_model *an_loading_model(const an_loading *l);
-int an_loading_window(an_loading *l, int64_t from_ns, int64_t to_ns, an_model **out);
-void an_loading_free(an_loading *l);
 /* Whether a row from the reader is one to compute with (AN_TIME_LIMIT_NS);
  * what an_model_load refuses, for code that reads rows itself (exports). */
 bool an_row_ok(const gt_event *ev);

@@ -8,8 +8,6 @@ libtrace_analyze_libgtanalyze_la_SOURCES = \
 	libtrace/analyze/vocab.c \
 	libtrace/analyze/util.c \
 	libtrace/analyze/model.c \
-	libtrace/analyze/model_lookup.c \
-	libtrace/analyze/model_window.c \
 	libtrace/analyze/model_sort.c \
 	libtrace/analyze/steps.c \
 	libtrace/analyze/summary.c \
@@ -87,12 +85,6 @@ tests_unit_test_analyze_comm_CPPFLAGS = $(ANALYZE_CPPFLAGS)
 tests_unit_test_analyze_comm_CFLAGS = $(ANALYZE_TEST_CFLAGS)
 tests_unit_test_analyze_comm_LDADD = $(ANALYZE_TEST_LDADD)
 # the model loaded through the store's bulk reads, on good and damaged traces
-check_PROGRAMS += tests/unit/test_analyze_window
-TESTS += tests/unit/test_analyze_window
-tests_unit_test_analyze_window_SOURCES = tests/unit/test_analyze_window.c tests/unit/analyze_fixture.h
-tests_unit_test_analyze_window_CPPFLAGS = $(ANALYZE_CPPFLAGS)
-tests_unit_test_analyze_window_CFLAGS = $(ANALYZE_TEST_CFLAGS)
-tests_unit_test_analyze_window_LDADD = $(ANALYZE_TEST_LDADD)
 check_PROGRAMS += tests/unit/test_analyze_load
 TESTS += tests/unit/test_analyze_load
 tests_unit_test_analyze_load_SOURCES = tests/unit/test_analyze_load.c tests/unit/analyze_fixture.h

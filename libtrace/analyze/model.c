@@ -1,8 +1,7 @@
 /* model.c: loads a trace through the reader into the compact, time-sorted
- * arrays every analysis works on, whole or (an_loading_*, for a window of
- * steps: model_window.c) the device over a time range, and finds the launch
- * of a correlation id; the lookups by thread and time are model_lookup.c's.
- * It computes no statistics.
+ * arrays every analysis works on, and answers the lookups they share: the
+ * launch of a correlation id, the NVTX range a thread was in at a time, the
+ * origin of an allocation. It computes no statistics.
  *
  * A trace without kernels gets a CPU timeline instead: GTRACE_CPU_OPS rows and
  * the NVTX ranges whose category is named "compute" in their domain
@@ -351,6 +350,73 @@ const an_api *an_model_launch(const an_model *m, int64_t corr)
     return NULL;
 }
 
+int64_t an_model_range_at(const an_model *m, int64_t tid, int64_t t_ns)
+{
+    /* The last range of the thread starting at or before t; the innermost
+     * range containing t is it or one of its ancestors (ranges nest). */
+    size_t lo = 0, hi = m->n_ranges;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        const an_range *r = &m->ranges[mid];
+        if (r->tid < tid || (r->tid == tid && r->start_ns <= t_ns))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0 || m->ranges[lo - 1].tid != tid)
+        return -1;
+    int64_t i = (int64_t)lo - 1;
+    while (i >= 0 && m->ranges[i].end_ns <= t_ns)
+        i = m->ranges[i].parent;
+    return i;
+}
+
+char *an_model_range_path(const an_model *m, int64_t i)
+{
+    const char *names[64];
+    int n = 0;
+    size_t len = 1;
+    for (int64_t k = i; k >= 0 && n < 64; k = m->ranges[k].parent) {
+        names[n] = an_str(m, m->ranges[k].text);
+        len += strlen(names[n]) + 3;
+        n++;
+    }
+    char *p = malloc(len);
+    if (!p)
+        return NULL;
+    p[0] = '\0';
+    for (int k = n - 1; k >= 0; k--) {
+        strcat(p, names[k]);
+        if (k > 0)
+            strcat(p, " > ");
+    }
+    return p;
+}
+
+char *an_model_origin(const an_model *m, int64_t tid, int64_t t_ns, int64_t callchain)
+{
+    char *path = an_model_range_path(m, tid ? an_model_range_at(m, tid, t_ns) : -1);
+    if (!path || callchain == 0 || !m->t)
+        return path;
+    const gt_frame *frames = NULL;
+    size_t n = 0;
+    if (gt_trace_callchain(m->t, callchain, &frames, &n) < 0 || n == 0)
+        return path;
+    /* The first frames name the caller best; three keep a line readable. */
+    char stack[512] = "";
+    size_t used = 0;
+    for (size_t i = 0; i < n && i < 3; i++) {
+        const char *sym = an_str(m, frames[i].symbol);
+        int w = snprintf(stack + used, sizeof stack - used, "%s%s", i ? " < " : "", *sym ? sym : "?");
+        if (w < 0 || (size_t)w >= sizeof stack - used)
+            break;
+        used += (size_t)w;
+    }
+    char *o = an_printf("%s%s[%s]", path, *path ? " " : "", stack);
+    free(path);
+    return o;
+}
+
 /* What loading needs besides the model: array capacities, and the ranges
  * with a category, kept aside until the categories' names are known (and,
  * for compute ops, whether the trace has kernels). */
@@ -517,8 +583,6 @@ typedef struct loader {
     bool any;                 /* a row was read */
     int64_t n_refused;        /* rows out of range (row_ok) */
     int64_t first_ns, last_ns; /* over every row read: the trace's time span */
-    bool windowed;             /* the timed kinds only over [from_ns, to_ns) */
-    int64_t from_ns, to_ns;
     int rc;
     char msg[512];            /* a failure's message, for the thread that reports it */
 } loader;
@@ -568,13 +632,10 @@ static int load_kind(loader *L, gt_event_kind kind, bool span_only)
     gt_iter *it = NULL;
     gt_event ev;
     /* the columns computed with, front to back; gt_iter where the store
-     * cannot read a table so (rows in stored order: the loaders sort), or
-     * for a window: the rows that overlap it, by start (the loaders' stable
-     * sort leaves equal elements in rowid order either way) */
-    bool windowed = L->windowed && kind != GT_EV_NVTX && kind != GT_EV_GPU_MEMORY && kind != GT_EV_HEAP;
-    int rc = windowed ? 0 : gt_bulk_new(&bulk, L->t, kind);
+     * cannot read a table so (rows in stored order: the loaders sort) */
+    int rc = gt_bulk_new(&bulk, L->t, kind);
     if (rc == 0 && !bulk)
-        rc = gt_iter_new(&it, L->t, kind, windowed ? L->from_ns : INT64_MIN, windowed ? L->to_ns : INT64_MAX);
+        rc = gt_iter_new(&it, L->t, kind, INT64_MIN, INT64_MAX);
     if (rc < 0)
         return rc;
     while ((rc = bulk ? gt_bulk_next(bulk, &ev) : gt_iter_next(it, &ev)) == 1) {
@@ -723,90 +784,11 @@ static int drop_wrappers(an_model *m)
     return an_model_index(m);
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
-/* How many of the activities have a correlation id no loaded call has. */
-static int count_unlaunched(const an_model *m, size_t *out)
-{
-    int64_t *ids = malloc((m->n_apis ? m->n_apis : 1) * sizeof *ids);
-    if (!ids)
-        return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory loading the trace");
-    for (size_t i = 0; i < m->n_apis; i++)
-        ids[i] = m->apis[i].corr;
-    qsort(ids, m->n_apis, sizeof *ids, cmp_i64);
-    *out = 0;
-    for (size_t i = 0; i < m->n_acts; i++)
-        *out += m->acts[i].corr != 0 && !bsearch(&m->acts[i].corr, ids, m->n_apis, sizeof *ids, cmp_i64);
-    free(ids);
-    return 0;
-}
-
-/* The start of the first call of the trace (INT64_MAX: none). */
-static int first_call_ns(gt_trace *t, int64_t *out)
-{
-    gt_iter *it = NULL;
-    gt_event ev;
-    int rc = gt_iter_new(&it, t, GT_EV_API, INT64_MIN, INT64_MAX);
-    *out = INT64_MAX;
-    while (rc == 0 && (rc = gt_iter_next(it, &ev)) == 1) {
-        if (an_row_ok(&ev)) {
-            *out = gt_event_start(&ev);
-            rc = 0;
-            break;
-        }
-        rc = 0;
-    }
-    gt_iter_free(it);
-    return rc < 0 ? rc : 0;
-}
-
-/* A window's calls: those that overlap it, and the launches of its
- * activities, which start before them by any queue's depth. The calls are
- * read from twice as far back each time until every correlation id of the
- * window's activities has its call or the read starts at the table's first
- * call (an id with no call in the whole trace). Each read starts afresh, so
- * the calls come in one read's order, as a whole read sorts them. */
-static int load_window_calls(loader *L)
-{
-    an_model *m = L->m;
-    int64_t from = L->from_ns, back = L->to_ns - L->from_ns, first = INT64_MIN, refused = L->n_refused;
-    size_t missing = 0;
-    bool first_known = false;
-    int rc;
-    if (back < 1000000)
-        back = 1000000;
-    for (;;) {
-        m->n_apis = 0;
-        L->n_refused = refused;
-        if ((rc = load_kind(L, GT_EV_API, false)) < 0 || (rc = count_unlaunched(m, &missing)) < 0)
-            break;
-        if (missing == 0 || L->from_ns == INT64_MIN || L->from_ns <= first)
-            break;
-        if (!first_known && (rc = first_call_ns(L->t, &first)) < 0)
-            break;
-        first_known = true;
-        if (first >= L->from_ns)
-            break; /* no call starts before this read */
-        back = back > INT64_MAX / 2 ? INT64_MAX : back * 2;
-        L->from_ns = from > INT64_MIN + back ? from - back : INT64_MIN;
-        if (L->from_ns < first)
-            L->from_ns = first;
-    }
-    L->from_ns = from;
-    return rc;
-}
-
 static int run_loader(loader *L)
 {
-    for (size_t i = 0; i < L->n_kinds && L->rc == 0; i++) {
-        L->rc = L->windowed && L->kinds[i] == GT_EV_API ? load_window_calls(L) : load_kind(L, L->kinds[i], false);
-        if (L->rc < 0)
+    for (size_t i = 0; i < L->n_kinds && L->rc == 0; i++)
+        if ((L->rc = load_kind(L, L->kinds[i], false)) < 0)
             snprintf(L->msg, sizeof L->msg, "%s", gt_error_last());
-    }
     if (L->rc == 0 && (L->rc = L->finish(L->m)) < 0)
         snprintf(L->msg, sizeof L->msg, "%s", gt_error_last());
     return L->rc;
@@ -830,107 +812,59 @@ static void *loader_thread(void *arg)
     return NULL;
 }
 
-/* Whether the trace has a kernel the analysis computes with: a window
- * without one is still a device trace's. */
-static int any_kernel_in(gt_trace *t, bool *out)
+int an_model_load(an_model **out, gt_trace *t)
 {
-    gt_iter *it = NULL;
-    gt_event ev;
-    int rc = gt_iter_new(&it, t, GT_EV_KERNEL, INT64_MIN, INT64_MAX);
-    *out = false;
-    while (rc == 0 && !*out && (rc = gt_iter_next(it, &ev)) == 1) {
-        *out = an_row_ok(&ev);
-        rc = 0;
-    }
-    gt_iter_free(it);
-    return rc < 0 ? rc : 0;
-}
-
-/* The thread of a device allocation whose call a window did not read: that
- * of the call of its correlation id enclosing it (the allocating call),
- * read over that instant alone, preferred as an_model_launch prefers
- * (runtime, driver, wrapper; the first of a kind). 0: none. */
-static int window_alloc_tid(gt_trace *t, int64_t corr, int64_t t_ns, int64_t *out)
-{
-    gt_iter *it = NULL;
-    gt_event ev;
-    int rc = gt_iter_new(&it, t, GT_EV_API, t_ns, t_ns < INT64_MAX ? t_ns + 1 : t_ns), best = -1;
-    *out = 0;
-    while (rc == 0 && (rc = gt_iter_next(it, &ev)) == 1) {
-        const gt_api_call *a = &ev.u.api;
-        int rank = a->event_class == GT_API_RUNTIME ? 2 : a->event_class == GT_API_DRIVER ? 1 : 0;
-        rc = 0;
-        if (an_row_ok(&ev) && a->correlation_id == corr && rank > best) {
-            best = rank;
-            *out = a->global_tid;
-        }
-    }
-    gt_iter_free(it);
-    return rc < 0 ? rc : 0;
-}
-
-/* A load in stages (an_loading_*): both loaders and what they share. */
-struct an_loading {
-    an_model *m;
-    load_state ls;
-    loader dev, host;
-};
-
-static const gt_event_kind dev_kinds[] = {GT_EV_KERNEL, GT_EV_MEMCPY, GT_EV_MEMSET, GT_EV_API};
-static const gt_event_kind host_kinds[] = {GT_EV_NVTX, GT_EV_GPU_MEMORY, GT_EV_HEAP, GT_EV_SYNC};
-
-static int loading_new(an_loading **out, gt_trace *t)
-{
-    an_loading *l = calloc(1, sizeof *l);
     *out = NULL;
-    if (!l || !(l->m = calloc(1, sizeof *l->m))) {
-        free(l);
-        return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
-    }
-    l->m->t = t;
-    l->dev = (loader){.m = l->m, .t = t, .ls = &l->ls, .kinds = dev_kinds, .n_kinds = 4, .finish = finish_device};
-    l->host = (loader){.m = l->m, .t = t, .ls = &l->ls, .kinds = host_kinds, .n_kinds = 4, .finish = finish_host};
-    *out = l;
-    return 0;
-}
-
-void an_loading_free(an_loading *l)
-{
-    if (!l)
-        return;
-    free(l->ls.ops);
-    an_model_free(l->m);
-    free(l);
-}
-
-/* What follows both loaders: CPU ops, communication, the device
- * allocations' threads, the span; gives the model to *out. */
-static int loading_finish(an_loading *l, an_model **out)
-{
-    an_model *m = l->m;
-    load_state *ls = &l->ls;
-    loader *dev = &l->dev, *host = &l->host;
+    an_model *m = calloc(1, sizeof *m);
+    load_state ls;
+    gt_trace *t2 = NULL;
+    pthread_t th;
+    bool threaded = false;
     int rc;
-    if ((rc = dev->rc < 0 ? dev->rc : host->rc) < 0)
-        return gt_error_set(rc, "%s", dev->rc < 0 ? dev->msg : host->msg);
+    memset(&ls, 0, sizeof ls);
+    if (!m)
+        return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
+    m->t = t;
+    /* Two loaders, on two threads when a second handle and a thread can be
+     * had: the device and its API calls; the host's NVTX and memory. NVTX
+     * stays on `t`, whose ids for inline texts the model keeps. */
+    static const gt_event_kind dev_kinds[] = {GT_EV_KERNEL, GT_EV_MEMCPY, GT_EV_MEMSET, GT_EV_API};
+    static const gt_event_kind host_kinds[] = {GT_EV_NVTX, GT_EV_GPU_MEMORY, GT_EV_HEAP, GT_EV_SYNC};
+    loader dev = {m, t, &ls, dev_kinds, 4, finish_device, false, 0, 0, 0, 0, ""};
+    loader host = {m, t, &ls, host_kinds, 4, finish_host, false, 0, 0, 0, 0, ""};
+    if (gt_trace_reopen(&t2, t) == 0) {
+        dev.t = t2;
+        threaded = pthread_create(&th, NULL, loader_thread, &dev) == 0;
+    }
+    if (!threaded)
+        dev.t = t;
+    /* SYNC: only its time span (loader's switch keeps nothing of it) */
+    run_loader(&host);
+    if (threaded)
+        pthread_join(th, NULL);
+    else
+        run_loader(&dev);
+    gt_trace_free(t2);
+    if ((rc = dev.rc < 0 ? dev.rc : host.rc) < 0) {
+        gt_error_set(rc, "%s", dev.rc < 0 ? dev.msg : host.msg);
+        goto cleanup;
+    }
     /* CPU ops are the device only when there is no kernel at all. */
     bool any_kernel = false;
     for (size_t i = 0; i < m->n_acts && !any_kernel; i++)
         any_kernel = m->acts[i].kind == GT_EV_KERNEL;
-    if (!any_kernel && dev->windowed && (rc = any_kernel_in(m->t, &any_kernel)) < 0)
-        return rc;
     size_t n_before = m->n_acts;
     /* communication first: add_nvtx_ops reorders the candidates */
-    if ((rc = add_nvtx_comms(m, ls)) < 0 || (rc = load_kind(host, GT_EV_CPU_OP, any_kernel)) < 0 ||
-        (!any_kernel && (rc = add_nvtx_ops(m, ls)) < 0) || (any_kernel && (rc = keep_compute_ranges(m, ls)) < 0))
-        return rc;
+    if ((rc = add_nvtx_comms(m, &ls)) < 0 || (rc = load_kind(&host, GT_EV_CPU_OP, any_kernel)) < 0 ||
+        (!any_kernel && (rc = add_nvtx_ops(m, &ls)) < 0) || (any_kernel && (rc = keep_compute_ranges(m, &ls)) < 0))
+        goto cleanup;
     m->cpu_timeline = !any_kernel && m->n_acts > n_before;
     /* CPU ops join the device timeline; ranges and calls, sorted and indexed
      * by their loaders, stay as they are */
     an_sort(m->acts, m->n_acts, sizeof *m->acts, cmp_act);
     index_rest(m);
     if ((rc = drop_wrappers(m)) < 0)
-        return rc;
+        goto cleanup;
     /* Device allocations carry a correlation id in `tid` until here: the
      * thread is that of the API call that made them. */
     for (size_t i = 0; i < m->n_mem; i++) {
@@ -938,83 +872,19 @@ static int loading_finish(an_loading *l, an_model **out)
         if (e->op != AN_DEV_ALLOC && e->op != AN_DEV_FREE)
             continue;
         const an_api *a = an_model_launch(m, e->tid);
-        int64_t tid = a ? a->tid : 0;
-        if (!a && dev->windowed && e->tid != 0 && (rc = window_alloc_tid(m->t, e->tid, e->t_ns, &tid)) < 0)
-            return rc;
-        e->tid = tid ? tid : m->main_tid;
+        e->tid = a ? a->tid : m->main_tid;
     }
-    m->n_refused = dev->n_refused + host->n_refused;
-    if (dev->any || host->any) {
-        m->span_start_ns = !host->any || (dev->any && dev->first_ns < host->first_ns) ? dev->first_ns : host->first_ns;
-        m->span_end_ns = !host->any || (dev->any && dev->last_ns > host->last_ns) ? dev->last_ns : host->last_ns;
+    m->n_refused = dev.n_refused + host.n_refused;
+    if (dev.any || host.any) {
+        m->span_start_ns = !host.any || (dev.any && dev.first_ns < host.first_ns) ? dev.first_ns : host.first_ns;
+        m->span_end_ns = !host.any || (dev.any && dev.last_ns > host.last_ns) ? dev.last_ns : host.last_ns;
     }
     *out = m;
-    l->m = NULL;
-    return 0;
-}
-
-int an_model_load(an_model **out, gt_trace *t)
-{
-    an_loading *l = NULL;
-    gt_trace *t2 = NULL;
-    pthread_t th;
-    bool threaded = false;
-    int rc;
-    *out = NULL;
-    if ((rc = loading_new(&l, t)) < 0)
-        return rc;
-    /* Two loaders, on two threads when a second handle and a thread can be
-     * had: the device and its API calls; the host's NVTX and memory. NVTX
-     * stays on `t`, whose ids for inline texts the model keeps. */
-    if (gt_trace_reopen(&t2, t) == 0) {
-        l->dev.t = t2;
-        threaded = pthread_create(&th, NULL, loader_thread, &l->dev) == 0;
-    }
-    if (!threaded)
-        l->dev.t = t;
-    /* SYNC: only its time span (loader's switch keeps nothing of it) */
-    run_loader(&l->host);
-    if (threaded)
-        pthread_join(th, NULL);
-    else
-        run_loader(&l->dev);
-    gt_trace_free(t2);
-    rc = loading_finish(l, out);
-    an_loading_free(l);
+    m = NULL;
+cleanup:
+    free(ls.ops);
+    an_model_free(m);
     return rc;
-}
-
-int an_loading_host(an_loading **out, gt_trace *t)
-{
-    static const gt_event_kind kinds[] = {GT_EV_NVTX, GT_EV_GPU_MEMORY, GT_EV_HEAP};
-    int rc = loading_new(out, t);
-    if (rc < 0)
-        return rc;
-    an_loading *l = *out;
-    l->host.kinds = kinds;
-    l->host.n_kinds = 3;
-    run_loader(&l->host);
-    if (l->host.rc < 0) {
-        rc = gt_error_set(l->host.rc, "%s", l->host.msg);
-        an_loading_free(l);
-        *out = NULL;
-    }
-    return rc;
-}
-
-const an_model *an_loading_model(const an_loading *l)
-{
-    return l->m;
-}
-
-int an_loading_window(an_loading *l, int64_t from_ns, int64_t to_ns, an_model **out)
-{
-    *out = NULL;
-    l->dev.windowed = l->host.windowed = true;
-    l->dev.from_ns = l->host.from_ns = from_ns;
-    l->dev.to_ns = l->host.to_ns = to_ns;
-    run_loader(&l->dev);
-    return loading_finish(l, out);
 }
 
 void an_model_free(an_model *m)

@@ -1,6 +1,5 @@
-/* report.c: gt_report_compute puts the pieces together: load the trace once
- * (for --steps A:B, the device over those steps only: model_window.c),
- * find the steps and the window to analyse, then summary, gaps,
+/* report.c: gt_report_compute puts the pieces together: load the trace once,
+ * find the steps and the window to analyse (--steps A:B), then summary, gaps,
  * memory, the PyTorch tables, communication and advice in that order (advice
  * reads the others).
  * Rendering is in render.c. */
@@ -164,7 +163,7 @@ int gt_report_compute(gt_report **out, gt_trace *t, const gt_report_options *opt
     *out = NULL;
     if (!t)
         return gt_error_set(GT_ERR_INVALID, "gt_report_compute: no trace");
-    if ((rc = an_model_load_for(&m, t, opt)) < 0)
+    if ((rc = an_model_load(&m, t)) < 0)
         return rc;
     rc = an_report_build(out, m, opt, NULL, NULL);
     an_model_free(m);
