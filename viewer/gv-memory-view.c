@@ -71,6 +71,78 @@ static void block_rgb(const GvMemBlock *b, size_t i, double rgb[3])
     memcpy(rgb, c, sizeof c);
 }
 
+/* The band point in force at t: the last of p[0..n) at or before it (0 when none is). */
+static size_t band_at(const GvMemPoint *p, size_t n, int64_t t)
+{
+    size_t lo = 0, hi = n; /* the first point after t, by bisection */
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if (p[mid].t_ns <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo > 0 ? lo - 1 : 0;
+}
+
+/* The blocks' bands, memory_viz's stacking, into an image of their own
+ * painted once: a rectangle per band point, rounded out to whole pixels.
+ * Not a cairo path: a fill per block costs microseconds, and a big trace's
+ * chart has hundreds of thousands of blocks (seconds a frame). */
+static void draw_bands(cairo_t *cr, const GvMemView *v, const GvMemory *mem, int64_t max, int64_t t_end)
+{
+    const GvView *x = &v->x;
+    double left = GV_LABEL_W, top = chart_top();
+    int w = (int)ceil(x->width - left), h = (int)ceil(gv_memory_chart_bottom(v) - top);
+    if (w <= 0 || h <= 0)
+        return;
+    cairo_surface_t *img = cairo_image_surface_create(CAIRO_FORMAT_ARGB32, w, h); /* cleared: transparent */
+    if (cairo_surface_status(img) != CAIRO_STATUS_SUCCESS) {
+        cairo_surface_destroy(img);
+        return;
+    }
+    cairo_surface_flush(img);
+    uint32_t *px = (uint32_t *)(void *)cairo_image_surface_get_data(img);
+    int stride = cairo_image_surface_get_stride(img) / 4;
+    for (size_t i = 0; i < mem->n_blocks; i++) {
+        const GvMemBlock *b = &mem->blocks[i];
+        if (b->n_pts == 0 || b->alloc_ns > t_end || b->free_ns < x->t0_ns)
+            continue;
+        double rgb[3];
+        block_rgb(b, i, rgb);
+        if ((gssize)i == v->selected_block)
+            rgb[0] = rgb[1] = rgb[2] = 0.15;
+        uint32_t c = 0xff000000u | (uint32_t)(rgb[0] * 255 + 0.5) << 16 | (uint32_t)(rgb[1] * 255 + 0.5) << 8 |
+                     (uint32_t)(rgb[2] * 255 + 0.5);
+        const GvMemPoint *p = &mem->pts[b->first_pt];
+        int last_col = -1;
+        for (size_t k = band_at(p, b->n_pts, x->t0_ns); k < b->n_pts && p[k].t_ns <= t_end; k++) {
+            int64_t t1 = k + 1 < b->n_pts ? p[k + 1].t_ns : (b->free_ns == INT64_MAX ? t_end : b->free_ns);
+            double x0 = clampx(x, gv_view_x(x, p[k].t_ns)) - left, x1 = clampx(x, gv_view_x(x, t1)) - left;
+            if (x1 < 0 || x0 >= w)
+                continue;
+            /* Offsets that change within one pixel column: the first stands for them
+             * (zoomed out, a big trace's block moves down hundreds of times a pixel). */
+            int c0 = (int)floor(x0 < 0 ? 0 : x0), c1 = (int)ceil(x1);
+            if (c0 == last_col && c1 <= c0 + 1)
+                continue;
+            last_col = c0;
+            c1 = c1 > c0 ? (c1 < w ? c1 : w) : c0 + 1;
+            double y0 = y_of(v, p[k].offset_bytes + b->bytes, max) - top, y1 = y_of(v, p[k].offset_bytes, max) - top;
+            int r0 = (int)floor(y0 < 0 ? 0 : y0), r1 = (int)ceil(y1 < h ? y1 : h);
+            if (r1 <= r0)
+                r1 = r0 + 1;
+            for (int r = r0; r < r1 && r < h; r++)
+                for (int col = c0; col < c1; col++)
+                    px[r * stride + col] = c;
+        }
+    }
+    cairo_surface_mark_dirty(img);
+    cairo_set_source_surface(cr, img, left, top);
+    cairo_paint(cr);
+    cairo_surface_destroy(img);
+}
+
 static void text(cairo_t *cr, PangoLayout *lay, double x, double y, double w, const char *s, double gray)
 {
     pango_layout_set_text(lay, s, -1);
@@ -195,9 +267,7 @@ static void draw_markers(cairo_t *cr, const GvMemView *v, const gt_memory *pm)
 static void draw_series(cairo_t *cr, const GvMemView *v, const GvMemory *mem, int64_t max, gboolean reserved)
 {
     const GvView *x = &v->x;
-    gboolean started = FALSE;
-    double last_px = -1e9;
-    size_t i0 = 0, lo = 0, hi = mem->n_samples;
+    size_t lo = 0, hi = mem->n_samples;
     while (lo < hi) { /* the first sample on screen, minus one */
         size_t mid = lo + (hi - lo) / 2;
         if (mem->samples[mid].t_ns < x->t0_ns)
@@ -205,30 +275,45 @@ static void draw_series(cairo_t *cr, const GvMemView *v, const GvMemory *mem, in
         else
             hi = mid;
     }
-    i0 = lo > 0 ? lo - 1 : 0;
-    for (size_t i = i0; i < mem->n_samples; i++) {
+    /* A step line, one pixel column at a time: the samples that fall in a
+     * column are one vertical stroke from their lowest to their highest
+     * (a big trace has thousands a column, each a segment to stroke), then
+     * the last of them carries on to the next column. */
+    gboolean started = FALSE;
+    double col_x = 0, ymin = 0, ymax = 0, ylast = 0;
+    for (size_t i = lo > 0 ? lo - 1 : 0; i < mem->n_samples; i++) {
         const GvMemSample *s = &mem->samples[i];
         double px = clampx(x, gv_view_x(x, s->t_ns));
         double py = y_of(v, reserved ? s->reserved_bytes : s->allocated_bytes, max);
         if (!started) {
             cairo_move_to(cr, px, py);
             started = TRUE;
+        } else if (px - col_x < 1) {
+            ymin = MIN(ymin, py);
+            ymax = MAX(ymax, py);
+            ylast = py;
+            continue;
         } else {
-            double cx, cy;
-            cairo_get_current_point(cr, &cx, &cy);
-            if (px - last_px < 0.5 && i + 1 < mem->n_samples && fabs(py - cy) < 0.5)
-                continue; /* several samples in one pixel: one segment */
-            cairo_line_to(cr, px, cy);
+            if (ymax - ymin >= 0.5) {
+                cairo_line_to(cr, col_x, ymin);
+                cairo_line_to(cr, col_x, ymax);
+            }
+            cairo_line_to(cr, col_x, ylast);
+            cairo_line_to(cr, px, ylast);
             cairo_line_to(cr, px, py);
         }
-        last_px = px;
+        col_x = px;
+        ymin = ymax = ylast = py;
         if (px > x->width)
             break;
     }
     if (started) {
-        double cx, cy;
-        cairo_get_current_point(cr, &cx, &cy);
-        cairo_line_to(cr, x->width, cy);
+        if (ymax - ymin >= 0.5) {
+            cairo_line_to(cr, col_x, ymin);
+            cairo_line_to(cr, col_x, ymax);
+        }
+        cairo_line_to(cr, col_x, ylast);
+        cairo_line_to(cr, x->width, ylast);
         cairo_stroke(cr);
     }
 }
@@ -307,26 +392,7 @@ void gv_render_memory(cairo_t *cr, GvTraceModel *m, const GvMemView *v, const gt
     cairo_rectangle(cr, GV_LABEL_W, chart_top(), x->width - GV_LABEL_W, gv_memory_chart_bottom(v) - chart_top());
     cairo_clip(cr);
     t_end = gv_view_end(x);
-    for (size_t i = 0; i < mem->n_blocks; i++) {
-        const GvMemBlock *b = &mem->blocks[i];
-        if (b->n_pts == 0 || b->alloc_ns > t_end || b->free_ns < x->t0_ns)
-            continue;
-        double rgb[3];
-        block_rgb(b, i, rgb);
-        if ((gssize)i == v->selected_block)
-            rgb[0] = rgb[1] = rgb[2] = 0.15;
-        cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
-        const GvMemPoint *p = &mem->pts[b->first_pt];
-        for (size_t k = 0; k < b->n_pts; k++) {
-            int64_t t1 = k + 1 < b->n_pts ? p[k + 1].t_ns : (b->free_ns == INT64_MAX ? t_end : b->free_ns);
-            double x0 = clampx(x, gv_view_x(x, p[k].t_ns)), x1 = clampx(x, gv_view_x(x, t1));
-            if (x1 < GV_LABEL_W || x0 > x->width)
-                continue;
-            double y0 = y_of(v, p[k].offset_bytes + b->bytes, max), y1 = y_of(v, p[k].offset_bytes, max);
-            cairo_rectangle(cr, x0, y0, MAX(x1 - x0, 0.5), MAX(y1 - y0, 0.5));
-        }
-        cairo_fill(cr);
-    }
+    draw_bands(cr, v, mem, max, t_end);
     cairo_set_line_width(cr, 1.5);
     cairo_set_source_rgb(cr, 0.85, 0.1, 0.1);
     draw_series(cr, v, mem, max, TRUE);
@@ -370,9 +436,7 @@ gssize gv_memory_hit_block(GvTraceModel *m, const GvMemView *v, double px, doubl
         if (b->n_pts == 0 || t < b->alloc_ns || t >= b->free_ns)
             continue;
         const GvMemPoint *p = &mem->pts[b->first_pt];
-        size_t k = 0;
-        while (k + 1 < b->n_pts && p[k + 1].t_ns <= t)
-            k++;
+        size_t k = band_at(p, b->n_pts, t);
         double y0 = y_of(v, p[k].offset_bytes + b->bytes, max), y1 = y_of(v, p[k].offset_bytes, max);
         if (py >= y0 - 0.5 && py <= y1 + 0.5)
             return (gssize)i;

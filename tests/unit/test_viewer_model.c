@@ -168,6 +168,40 @@ static void test_viewer_model__memory_stacking(void)
     CU_ASSERT_EQUAL(st->n_blocks, 2);
     CU_ASSERT_EQUAL(st->allocated_bytes, (256 + 128) << 10);
     gt_mem_state_free(st);
+    /* Drawn: at 2.5 ms a band of A's colour under one of B's; at 4 ms, A freed,
+     * B's colour alone, on the bottom. Colour runs of 4 pixels, bottom up. */
+    GvMemView v;
+    gv_mem_view_init(&v, 800, 500);
+    gv_view_fit(&v.x, m);
+    cairo_surface_t *surf = cairo_image_surface_create(CAIRO_FORMAT_RGB24, 800, 500);
+    cairo_t *cr = cairo_create(surf);
+    gv_render_memory(cr, m, &v, NULL);
+    cairo_destroy(cr);
+    uint32_t runs[2][4];
+    size_t n_runs[2] = {0, 0};
+    const int64_t at[2] = {2 * FX_MS + FX_MS / 2, 4 * FX_MS};
+    for (int k = 0; k < 2; k++) {
+        int x = (int)gv_view_x(&v.x, at[k]);
+        uint32_t prev = 0xffffff;
+        int len = 0;
+        for (int y = (int)gv_memory_chart_bottom(&v) - 1; y > GV_AXIS_H; y--) { /* bottom up: colour runs */
+            uint32_t c = pixel(surf, x, y);
+            len = c == prev ? len + 1 : 1;
+            prev = c;
+            int cr_ = (int)(c >> 16), cg = (int)((c >> 8) & 0xff), cb = (int)(c & 0xff);
+            gboolean grey = abs(cr_ - cg) < 8 && abs(cg - cb) < 8; /* white, lines, the background */
+            if (len == 4 && !grey && n_runs[k] < 4 && (n_runs[k] == 0 || runs[k][n_runs[k] - 1] != c))
+                runs[k][n_runs[k]++] = c;
+        }
+    }
+    /* (under the bands, the markers' strip: A's lifetime is a spike) */
+    CU_ASSERT_FATAL(n_runs[0] >= 2 && n_runs[1] >= 1);
+    uint32_t a_rgb = runs[0][n_runs[0] - 2], b_rgb = runs[0][n_runs[0] - 1];
+    CU_ASSERT_NOT_EQUAL(a_rgb, b_rgb);                 /* A under B, each its colour */
+    CU_ASSERT_EQUAL(runs[1][n_runs[1] - 1], b_rgb);    /* then B alone */
+    for (size_t i = 0; i < n_runs[1]; i++)
+        CU_ASSERT_NOT_EQUAL(runs[1][i], a_rgb);
+    cairo_surface_destroy(surf);
     g_object_unref(m);
 }
 
