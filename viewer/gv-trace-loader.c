@@ -116,9 +116,34 @@ static uint32_t name_of_string(loader *ld, const char *s)
     return idx;
 }
 
+/* The full name behind short name idx, kept for the search (a line each,
+ * each once: the few a short name stands for). Under the model's lock: the
+ * search reads them while rows come in. */
+static void add_full_name(loader *ld, uint32_t idx, const char *full)
+{
+    GPtrArray *fn = ld->m->full_names;
+    g_mutex_lock(&ld->m->lock);
+    if (fn->len <= idx)
+        g_ptr_array_set_size(fn, (gint)idx + 1);
+    char *had = g_ptr_array_index(fn, idx);
+    size_t n = strlen(full);
+    gboolean seen = FALSE;
+    for (const char *at = had; at && (at = strstr(at, full)) != NULL; at += n)
+        if ((at == had || at[-1] == '\n') && (at[n] == '\n' || at[n] == 0)) {
+            seen = TRUE;
+            break;
+        }
+    if (!seen) {
+        g_ptr_array_index(fn, idx) = had ? g_strconcat(had, "\n", full, NULL) : g_strdup(full);
+        g_free(had);
+    }
+    g_mutex_unlock(&ld->m->lock);
+}
+
 /* How a string id becomes a name: as it is; a runtime call without nsys's
  * version suffix (cudaLaunchKernel_v7000); a kernel by its short name
- * (gv-names.h), which is what it is coloured and searched by. */
+ * (gv-names.h), which is what it is coloured by; the search also reads
+ * the full names behind it (add_full_name). */
 typedef enum name_how { NAME_AS_IS = 0, NAME_API = 1, NAME_KERNEL = 2 } name_how;
 
 static uint32_t name_of_id(loader *ld, gt_string_id id, name_how how)
@@ -132,11 +157,14 @@ static uint32_t name_of_id(loader *ld, gt_string_id id, name_how how)
         return GPOINTER_TO_UINT(v) - 1;
     const char *s = gt_trace_string(ld->t, id);
     char base[512];
+    const char *full = s;
     if (how == NAME_API)
         s = gt_api_base_name(s, base, sizeof base);
     else if (how == NAME_KERNEL)
         s = gv_short_kernel_name(base, sizeof base, s);
     uint32_t idx = name_of_string(ld, s);
+    if (how == NAME_KERNEL && full && strcmp(full, s) != 0)
+        add_full_name(ld, idx, full);
     g_hash_table_insert(ld->name_of_id, g_memdup2(&key, sizeof key), GUINT_TO_POINTER(idx + 1));
     return idx;
 }

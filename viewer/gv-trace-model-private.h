@@ -21,6 +21,7 @@ struct _GvTraceModel {
     gt_trace *trace;
     GPtrArray *tracks; /* GvTrack* */
     GPtrArray *names;  /* char* */
+    GPtrArray *full_names; /* char* per name, NULL: none: the full names a short one stands for, a line each */
     GArray *colors;    /* uint32 ARGB */
     int64_t span_start_ns, span_end_ns;
     int64_t n_items, n_total;

@@ -59,6 +59,7 @@ static void gv_trace_model_finalize(GObject *obj)
     GvTraceModel *self = GV_TRACE_MODEL(obj);
     g_ptr_array_unref(self->tracks);
     g_ptr_array_unref(self->names);
+    g_ptr_array_unref(self->full_names);
     g_array_unref(self->colors);
     memories_free(self->memories, self->n_memories);
     gt_analysis_free(self->analysis);
@@ -107,6 +108,7 @@ static void gv_trace_model_init(GvTraceModel *self)
     self->tracks = g_ptr_array_new_with_free_func(track_free);
     self->names = g_ptr_array_new_with_free_func(g_free);
     g_ptr_array_add(self->names, g_strdup("")); /* name 0: none */
+    self->full_names = g_ptr_array_new_with_free_func(g_free);
     self->colors = g_array_new(FALSE, FALSE, sizeof(uint32_t));
 }
 
@@ -396,6 +398,12 @@ guint8 *gv_trace_model_match_names(GvTraceModel *self, const char *text, size_t 
         char *hay = g_utf8_casefold(g_ptr_array_index(self->names, i), -1);
         match[i] = strstr(hay, needle) != NULL;
         g_free(hay);
+        const char *full = i < self->full_names->len ? g_ptr_array_index(self->full_names, i) : NULL;
+        if (!match[i] && full) { /* a kernel's namespaces, template and function arguments */
+            hay = g_utf8_casefold(full, -1);
+            match[i] = strstr(hay, needle) != NULL;
+            g_free(hay);
+        }
     }
     g_free(needle);
     *out_n = self->names->len;

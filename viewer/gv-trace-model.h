@@ -107,8 +107,8 @@ gboolean gv_trace_model_search(GvTraceModel *self, const char *text, int64_t aft
 /* The same over the items of one name (the top table's n/p). Under the lock. */
 gboolean gv_trace_model_next_named(GvTraceModel *self, uint32_t name, int64_t after_ns, gboolean backwards,
                                    GvItemRef *out);
-/* A byte per name id (*out_n of them; the caller frees): 1 where the name
- * contains `text` (any case). Under the lock. */
+/* A byte per name id (*out_n of them; the caller frees): 1 where the name,
+ * or a full kernel name it stands for, contains `text` (any case). Under the lock. */
 guint8 *gv_trace_model_match_names(GvTraceModel *self, const char *text, size_t *out_n);
 /* Items whose names match (the search's items), and the rank (1-based, in
  * the search's order) of the one at `at` (0 when NULL). Under the lock. */

@@ -314,6 +314,15 @@ static void test_viewer_model__nsys_fixtures(void)
             CU_ASSERT_STRING_EQUAL(
                 gv_trace_model_name(m, gv_trace_model_track(m, rel.track)->lanes[rel.lane]->items[rel.index].name),
                 "cudaDeviceSynchronize");
+            /* The search reads a kernel's full name too: its namespace and its
+             * arguments are not in the short name the lanes show. */
+            GvItemRef fr;
+            CU_ASSERT_TRUE_FATAL(gv_trace_model_search(m, "clover::Range1d", INT64_MIN, FALSE, &fr));
+            const GvItem *fit = &gv_trace_model_track(m, fr.track)->lanes[fr.lane]->items[fr.index];
+            CU_ASSERT_EQUAL(fit->kind, GV_ITEM_KERNEL);
+            CU_ASSERT_PTR_NULL(strstr(gv_trace_model_name(m, fit->name), "Range1d"));
+            CU_ASSERT_STRING_EQUAL(gv_trace_model_name(m, fit->name), "par_ranged1d_kernel<build_field>");
+            CU_ASSERT_FALSE(gv_trace_model_search(m, "clover::NoSuchType", INT64_MIN, FALSE, &fr));
             gv_trace_model_unlock(m);
         }
         /* Lanes are sorted by start: what the binary searches rely on. */
