@@ -164,15 +164,18 @@ static void on_block(GvMemoryView *mv, gpointer p)
     set_status(p, first, FALSE);
 }
 
-/* A memory snapshot (.pickle) has no timeline worth a first look: it opens on
- * the memory page, once, when its path is known. */
+/* The first page, once the path is known: two runs open on their compare
+ * (what they were opened for); a memory snapshot (.pickle), which has no
+ * timeline worth a first look, on the memory page. */
 static void on_path(GvWindow *self)
 {
     const char *path = gv_trace_model_path(self->model);
-    if (self->after || self->opened || !*path)
+    if (self->opened || !*path)
         return;
     self->opened = TRUE;
-    if (g_str_has_suffix(path, ".pickle") || g_str_has_suffix(path, ".pkl"))
+    if (self->after)
+        gv_window_show_page(self, 2);
+    else if (g_str_has_suffix(path, ".pickle") || g_str_has_suffix(path, ".pkl"))
         gv_window_show_page(self, 1);
 }
 

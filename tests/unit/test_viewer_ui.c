@@ -229,6 +229,7 @@ static void test_viewer_ui__compare(void)
     GvWindow *win = open_window(a, b, NULL);
     GvCompare *c = gv_window_get_compare(win);
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    CU_ASSERT_TRUE(gtk_widget_get_mapped(GTK_WIDGET(c))); /* two runs open on their compare */
     for (int k = 0; k < 3000 && gv_compare_is_diffing(c); k++) /* the diff: a thread of its own */
         ti_settle();
     CU_ASSERT(gv_compare_n_diff_rows(c) > 3);
