@@ -22,6 +22,10 @@
  * could not write and records it in the loss table (losses.c). The
  * assembly (assemble.c) makes one trace of the parts at the end.
  *
+ * Every tick the reader also reads each process's scheduler statistics
+ * from /proc (schedstat.c); the writer puts their sums in the part's run
+ * configuration when the process ends.
+ *
  * The clock: the writer samples a (TSC, CLOCK_MONOTONIC) pair before each
  * chunk (every stamp in it was taken before), tsc_clock.c interpolates.
  *
@@ -51,6 +55,7 @@
 #include "drain.h"
 #include "flight.h"
 #include "losses.h"
+#include "schedstat.h"
 #include "tsc_clock.h"
 
 /* ---- processes ------------------------------------------------------------ */
@@ -71,6 +76,8 @@ typedef struct proc {          /* one process image: its connection, region and 
     gt_flight_proc *flight;    /* under a flight recorder: its state there (the writer's) */
     uint64_t seen_dump_requests; /* the region's dump_requests as last read (the reader's) */
     int64_t dropped_total[GT_EV_N_KINDS];
+    gt_sched *sched;           /* its threads' CPU time and runqueue waits (the reader's, then the writer's) */
+    int64_t sched_next_ns;     /* when the reader reads them next */
     char part_name[64];
     char fail_reason[128];
 } proc;
@@ -185,6 +192,7 @@ static void proc_free(proc *p)
         munmap(p->h, p->map_bytes);
     free(p->seen_gen);
     free(p->ring_state);
+    gt_sched_free(p->sched);
     gt_drain_free(p->drain);
     free(p);
 }
@@ -207,6 +215,8 @@ static bool add_proc(gt_collector *c, int sock)
     socklen_t len = sizeof cred;
     if (getsockopt(sock, SOL_SOCKET, SO_PEERCRED, &cred, &len) == 0)
         p->pid = cred.pid;
+    if (p->pid > 0)
+        p->sched = gt_sched_new(p->pid); /* from its start: its first tick could be a flush apart */
     c->procs[c->n_procs++] = p;
     return true;
 }
@@ -249,8 +259,10 @@ static void take_region(proc *p, int fd)
     p->n_rings = n_rings;
     p->ring_bytes = ring_bytes;
     p->data_offset = data_offset;
-    if (p->pid == 0)
+    if (p->pid == 0) {
         p->pid = h->pid;
+        p->sched = gt_sched_new(p->pid);
+    }
 }
 
 /* Reads what the connection holds: the region's descriptor, wake-ups, or
@@ -521,7 +533,35 @@ static void read_proc(gt_collector *c, proc *p, bool last)
         enqueue(c, k);
 }
 
+/* Once a tick, and at its end, however often the process wakes the reader. */
+static void read_sched(gt_collector *c, proc *p, bool last)
+{
+    int64_t now = gt_clock_mono_now();
+    if (!p->sched || (!last && now < p->sched_next_ns))
+        return;
+    gt_sched_sample(p->sched);
+    p->sched_next_ns = now + (int64_t)c->flush_ms * 1000000;
+}
+
 /* ---- the writer: chunks to parts ------------------------------------------- */
+
+/* The scheduler's sums into the part's run configuration; none where /proc
+ * had no schedstat. */
+static int write_sched(proc *p)
+{
+    int64_t run_ns, wait_ns, n_samples;
+    if (!gt_sched_totals(p->sched, &run_ns, &wait_ns, &n_samples))
+        return 0;
+    const char *keys[] = {GT_CONFIG_SCHED_RUN, GT_CONFIG_SCHED_WAIT, GT_CONFIG_SCHED_SAMPLES};
+    int64_t values[] = {run_ns, wait_ns, n_samples};
+    int rc = 0;
+    for (size_t i = 0; i < 3 && rc == 0; i++) {
+        char v[24];
+        snprintf(v, sizeof v, "%lld", (long long)values[i]);
+        rc = gt_writer_add_config(p->writer, gt_global_pid(p->pid), keys[i], v);
+    }
+    return rc;
+}
 
 /* One chunk (or the end of `p`: `k` NULL) into one transaction while writing
  * works, else only counted. At the end, also the ranges never ended, the
@@ -554,6 +594,8 @@ static void write_chunk(gt_collector *c, proc *p, const chunk *k)
                 if (p->dropped_total[kk] > 0)
                     rc = gt_writer_add_dropped(p->writer, gt_global_pid(p->pid), (gt_event_kind)kk,
                                                p->dropped_total[kk]);
+        if (rc == 0 && last)
+            rc = write_sched(p);
         int rc2 = gt_writer_commit(p->writer);
         if (rc == 0)
             rc = rc2;
@@ -705,6 +747,7 @@ static void *reader_main(void *arg)
                     dump = "SIGUSR2";
                 }
             }
+            read_sched(c, p, last);
             read_proc(c, p, last);
             chunk *end = last ? new_chunk(p, CHUNK_END) : NULL;
             if (end) {

@@ -22,6 +22,8 @@ libtrace_record_libgtrecord_la_SOURCES = \
 	libtrace/record/tsc_clock.c \
 	libtrace/record/losses.h \
 	libtrace/record/losses.c \
+	libtrace/record/schedstat.h \
+	libtrace/record/schedstat.c \
 	libtrace/record/assemble.c \
 	libtrace/record/trace_copy.h \
 	libtrace/record/trace_copy.c \
@@ -39,3 +41,15 @@ libtrace_record_libgtrecord_la_LIBADD = libtrace/record/libgtoutpath.la libtrace
 # gtrace and gtrace-view.
 noinst_LTLIBRARIES += libtrace/record/libgtoutpath.la
 libtrace_record_libgtoutpath_la_SOURCES = libtrace/record/gt_outpath.h libtrace/record/outpath.c
+
+# The scheduler's account of each traced process (schedstat.c) on a
+# CPU-bound program, alone and beside a busy loop on its CPU.
+if HAVE_NVTX
+TESTS += tests/integration/sched_wait.sh
+check_PROGRAMS += tests/integration/sched_spin
+tests_integration_sched_spin_SOURCES = tests/integration/sched_spin.c
+tests_integration_sched_spin_CPPFLAGS = $(NVTX_CPPFLAGS)
+tests_integration_sched_spin_LDADD = $(DL_LIBS)
+tests/integration/sched_wait.log: tests/integration/sched_spin$(EXEEXT)
+endif
+EXTRA_DIST += tests/integration/sched_wait.sh

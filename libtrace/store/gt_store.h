@@ -300,6 +300,13 @@ int gt_writer_add_gpu(gt_writer *w, const gt_gpu_info *gpu);
 int gt_writer_add_callchain(gt_writer *w, int64_t callchain_id, const gt_frame *frames, size_t n_frames);
 /* The traced program's command line, environment and options (GTRACE_RUN_CONFIG). */
 int gt_writer_add_config(gt_writer *w, int64_t global_pid, const char *key, const char *value);
+/* Per process (its global pid), written by the launcher as the process
+ * ends: its threads' time on a CPU and runnable on a runqueue waiting for
+ * one, in ns, and how many reads of /proc they come from; none where the
+ * kernel keeps no schedstat. */
+#define GT_CONFIG_SCHED_RUN "sched.run_ns"
+#define GT_CONFIG_SCHED_WAIT "sched.wait_ns"
+#define GT_CONFIG_SCHED_SAMPLES "sched.samples"
 /* Events a producer had to drop, counted per kind (GTRACE_DROPPED_EVENTS). */
 int gt_writer_add_dropped(gt_writer *w, int64_t global_pid, gt_event_kind kind, int64_t n_dropped);
 /* Wall-clock time at the trace's zero (TARGET_INFO_SESSION_START_TIME). */
