@@ -36,6 +36,8 @@ typedef struct given {
     side all;
     bool *busy;         /* (n) left out of every row */
     double *slower;     /* (n) an_busy_runs' */
+    double *wait;       /* (n) the share of its CPU time spent waiting for one; NaN unknown */
+    size_t fastest;     /* an_busy_runs' fastest run; n: none */
     gt_diff_run **kept; /* (n) the runs compared, then their warm-up counts: */
     size_t *kept_warm;
 } given;
@@ -439,6 +441,16 @@ static int find_warmup(side *s, const gt_diff_options *opt)
     return 0;
 }
 
+/* Of a run's threads' time on a CPU or waiting for one, the waiting; NaN
+ * where the trace has no scheduler's account (an import, a kernel without
+ * schedstat). */
+static double wait_share(const gt_report *r)
+{
+    if (r->cpu_run_ns < 0 || r->cpu_wait_ns < 0 || r->cpu_run_ns + r->cpu_wait_ns <= 0)
+        return NAN;
+    return (double)r->cpu_wait_ns / ((double)r->cpu_run_ns + (double)r->cpu_wait_ns);
+}
+
 /* Leaves out the runs of g that ran on a busier machine (an_busy_runs),
  * unless the side has one run or keep_busy: the others are g->kept. */
 static int find_busy(given *g, const gt_diff_options *opt)
@@ -446,10 +458,12 @@ static int find_busy(given *g, const gt_diff_options *opt)
     size_t n = g->all.n;
     g->busy = calloc(n, sizeof *g->busy);
     g->slower = malloc(n * sizeof *g->slower);
+    g->wait = malloc(n * sizeof *g->wait);
     g->kept = malloc(n * sizeof *g->kept);
     g->kept_warm = malloc(n * sizeof *g->kept_warm);
     an_series *ser = malloc(n * sizeof *ser);
-    if (!g->busy || !g->slower || !g->kept || !g->kept_warm || !ser) {
+    g->fastest = n;
+    if (!g->busy || !g->slower || !g->wait || !g->kept || !g->kept_warm || !ser) {
         free(ser);
         return gt_error_set(GT_ERR_NOMEM, "diff: out of memory");
     }
@@ -458,9 +472,10 @@ static int find_busy(given *g, const gt_diff_options *opt)
         const double *st = an_run_samples(run, "step time");
         size_t w = g->all.warm[i];
         ser[i] = st && run->n_steps > w ? (an_series){st + w, run->n_steps - w} : (an_series){NULL, 0};
+        g->wait[i] = wait_share(run->r);
     }
     if (n > 1)
-        an_busy_runs(g->busy, g->slower, ser, n, AN_BUSY_SHARE);
+        an_busy_runs(g->busy, g->slower, &g->fastest, ser, g->wait, n, AN_BUSY_SHARE);
     else
         g->slower[0] = NAN;
     free(ser);
@@ -481,6 +496,7 @@ static void given_free(given *g)
     free(g->all.warm);
     free(g->busy);
     free(g->slower);
+    free(g->wait);
     free(g->kept);
     free(g->kept_warm);
 }
@@ -503,6 +519,8 @@ static int run_infos(gt_diff *d, const given *ga, const given *gb)
         x->warmup_first = x->n_warmup ? r->steps[0].number : -1;
         x->warmup_last = x->n_warmup ? r->steps[s->warm[k] - 1].number : -1;
         x->fast_slower = g->slower[k];
+        x->cpu_wait_share = g->wait[k];
+        x->fastest_wait_share = g->fastest < s->n ? g->wait[g->fastest] : NAN;
         x->busy = g->busy[k];
         if (!(x->path = an_strdup(r->path)))
             return gt_error_set(GT_ERR_NOMEM, "diff: out of memory");
@@ -760,6 +778,9 @@ static void print_run(FILE *f, const gt_diff_run_info *x)
     if (x->busy)
         fprintf(f, "; left out: a busier machine, its fastest steps %.1f%% slower than the side's fastest run's",
                 100 * x->fast_slower);
+    if (x->busy && !isnan(x->cpu_wait_share) && !isnan(x->fastest_wait_share))
+        fprintf(f, ", waited for a CPU %.1f%% of its time, against %.1f%% for the side's fastest run",
+                100 * x->cpu_wait_share, 100 * x->fastest_wait_share);
     fputs(")\n", f);
 }
 
@@ -845,6 +866,8 @@ int gt_diff_print_json(const gt_diff *d, FILE *f)
         }
         gt_json_end(j);
         gt_json_kv_num(j, "fast_steps_slower", x->fast_slower);
+        gt_json_kv_num(j, "cpu_wait_share", x->cpu_wait_share);
+        gt_json_kv_num(j, "fastest_cpu_wait_share", x->fastest_wait_share);
         gt_json_kv_bool(j, "busy", x->busy);
         gt_json_end(j);
     }

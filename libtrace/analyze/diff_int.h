@@ -62,14 +62,27 @@ int an_boot_change(an_change *out, an_stat s, const an_series *a, size_t na, con
 /* Which runs of one side ran on a busier machine. Every run of a side ran
  * the same code, and contention from other programs only ever adds time, so
  * the run with the fastest steps is the side's best measure and a run whose
- * fastest steps are slower was slowed by the machine, from its first step
- * to its last. slower[i]: how much run i's 10th percentile of steps exceeds
- * the lowest of the side's (0 for that run; NaN for a run under
+ * fastest steps are slower may have been slowed by the machine, from its
+ * first step to its last. But a program's own threads make runs of one
+ * command differ too (26% with two threads on two idle cores), so where the
+ * scheduler's account is known (wait[i]: the share of run i's threads' time
+ * spent runnable, waiting for a CPU; NaN unknown; wait NULL: none known) a
+ * run is busy only if it also waited more than the fastest run did, by over
+ * AN_BUSY_WAIT_MARGIN. slower[i]: how much run i's 10th percentile of steps
+ * exceeds the lowest of the side's (0 for that run; NaN for a run under
  * GT_DIFF_MIN_SAMPLES steps, which is not judged); busy[i]: slower[i] over
- * share. The fastest run is never busy. Returns how many are. */
-size_t an_busy_runs(bool *busy, double *slower, const an_series *runs, size_t n, double share);
+ * share, and that evidence where both runs have it; *fastest: the fastest
+ * run (n: none judged). The fastest run is never busy. Returns how many are. */
+size_t an_busy_runs(bool *busy, double *slower, size_t *fastest, const an_series *runs, const double *wait,
+                    size_t n, double share);
 /* Of the side's fastest run: a run whose 10th percentile of step time is
  * more than this above it ran beside another program. */
 #define AN_BUSY_SHARE 0.05
+/* How much more of its time a busy run waited for a CPU than the fastest
+ * run (2 percentage points): waiting alone that makes a run AN_BUSY_SHARE
+ * slower adds 4.8 points to a one-thread program's share, 2.4 where one of
+ * two threads waited; runs of one command on an idle machine differ by
+ * less (bench/results/2026-12-02-diff-noise-quiet.md). */
+#define AN_BUSY_WAIT_MARGIN 0.02
 
 #endif

@@ -360,6 +360,9 @@ typedef struct gt_report {
     char *steps_note;                        /* how the steps were taken when not as their ranges
                                               * (an import's short ProfilerStep#N ranges); "" */
     gt_oom *oom;                             /* the first out-of-memory failure; NULL none */
+    int64_t cpu_run_ns, cpu_wait_ns;         /* the traced processes' threads on a CPU, and runnable but
+                                              * waiting for one (sched.* of the run configuration, summed
+                                              * over processes); -1: not recorded */
 } gt_report;
 
 /* ---- report ------------------------------------------------------------- */
@@ -418,7 +421,10 @@ typedef struct gt_diff_run_info { /* one traced run of a side */
     int64_t warmup_first, warmup_last;     /* their step numbers; -1 none */
     double fast_slower; /* its 10th percentile of step time over its side's fastest run's, -1: 0.08
                          * is 8% slower; NaN when not judged (a side of one run, too few steps) */
-    bool busy;          /* fast_slower over 5%: a busier machine, left out of every row */
+    double cpu_wait_share;  /* of its threads' time on or waiting for a CPU, the waiting; NaN: not recorded */
+    double fastest_wait_share; /* the same of its side's fastest run; NaN: not recorded or not judged */
+    bool busy;          /* fast_slower over 5% and (when both shares are known) cpu_wait_share over
+                         * fastest_wait_share by AN_BUSY_WAIT_MARGIN: a busier machine, left out of every row */
 } gt_diff_run_info;
 
 typedef struct gt_diff {

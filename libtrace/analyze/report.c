@@ -7,6 +7,7 @@
 #include "pytorch_int.h"
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,17 +50,33 @@ static int select_steps(gt_report *r, const an_steps *all, const gt_report_optio
     return 0;
 }
 
-/* An import that took its steps as spans, not as their ranges, says so
- * (import.steps); the report repeats it. */
-static int steps_note(void *ctx, int64_t global_pid, const char *key, const char *value)
+/* Adds a per-process count of ns to *sum (-1: none yet); a value that is
+ * not one is left out. */
+static void add_ns(int64_t *sum, const char *value)
 {
-    char **note = ctx;
-    (void)global_pid;
-    if (strcmp(key, "import.steps") != 0 || **note)
+    char *end;
+    long long v = strtoll(value, &end, 10);
+    if (end == value || *end || v < 0)
+        return;
+    int64_t base = *sum < 0 ? 0 : *sum;
+    *sum = v <= INT64_MAX - base ? base + v : INT64_MAX;
+}
+
+/* From the run configuration: an import that took its steps as spans, not
+ * as their ranges, says so (import.steps), and the report repeats it; the
+ * scheduler's account of each process, summed. */
+static int run_config(void *ctx, int64_t global_pid, const char *key, const char *value)
+{
+    gt_report *r = ctx;
+    if (global_pid != 0 && strcmp(key, GT_CONFIG_SCHED_RUN) == 0)
+        add_ns(&r->cpu_run_ns, value);
+    else if (global_pid != 0 && strcmp(key, GT_CONFIG_SCHED_WAIT) == 0)
+        add_ns(&r->cpu_wait_ns, value);
+    if (strcmp(key, "import.steps") != 0 || *r->steps_note)
         return 0;
-    free(*note);
-    *note = an_strdup(value);
-    return *note ? 0 : GT_ERR_NOMEM;
+    free(r->steps_note);
+    r->steps_note = an_strdup(value);
+    return r->steps_note ? 0 : GT_ERR_NOMEM;
 }
 
 /* The summary, on a thread beside gaps and memory: the three read the model
@@ -104,7 +121,8 @@ int an_report_build(gt_report **out, const an_model *m, const gt_report_options 
     r->path = an_strdup(t ? gt_trace_path(t) : "");
     r->origin = t ? gt_trace_origin_of(t) : 0;
     r->steps_note = an_strdup("");
-    if (r->steps_note && t && gt_trace_each_config(t, steps_note, &r->steps_note) != 0 && !r->steps_note) {
+    r->cpu_run_ns = r->cpu_wait_ns = -1;
+    if (r->steps_note && t && gt_trace_each_config(t, run_config, r) != 0 && !r->steps_note) {
         rc = gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
         goto cleanup;
     }

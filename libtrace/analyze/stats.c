@@ -198,9 +198,10 @@ int an_boot_change(an_change *out, an_stat st, const an_series *a, size_t na, co
     return 0;
 }
 
-size_t an_busy_runs(bool *busy, double *slower, const an_series *runs, size_t n, double share)
+size_t an_busy_runs(bool *busy, double *slower, size_t *fastest_run, const an_series *runs, const double *wait,
+                    size_t n, double share)
 {
-    size_t longest = 0, n_busy = 0;
+    size_t longest = 0, n_busy = 0, f = n;
     for (size_t i = 0; i < n; i++)
         longest = runs[i].n > longest ? runs[i].n : longest;
     double *w = malloc((longest ? longest : 1) * sizeof *w), fastest = INFINITY;
@@ -211,14 +212,20 @@ size_t an_busy_runs(bool *busy, double *slower, const an_series *runs, size_t n,
             continue; /* out of memory: every run kept, as with one run */
         memcpy(w, runs[i].v, runs[i].n * sizeof *w);
         slower[i] = quantile(w, runs[i].n, 0.10);
-        fastest = slower[i] < fastest ? slower[i] : fastest;
+        if (slower[i] < fastest) {
+            fastest = slower[i];
+            f = i;
+        }
     }
     free(w);
+    *fastest_run = f;
     for (size_t i = 0; i < n; i++) {
         if (isnan(slower[i]))
             continue;
         slower[i] = fastest > 0 ? slower[i] / fastest - 1 : 0;
-        busy[i] = slower[i] > share;
+        /* without the scheduler's account on both, the slowdown alone decides */
+        bool waited = !wait || isnan(wait[i]) || isnan(wait[f]) || wait[i] - wait[f] > AN_BUSY_WAIT_MARGIN;
+        busy[i] = i != f && slower[i] > share && waited;
         n_busy += busy[i];
     }
     return n_busy;

@@ -12,6 +12,10 @@
 #     is named and left out, the fastest steps (step time p10) are better;
 #     --keep-busy keeps it (the median's verdict is not checked: on a loaded
 #     machine the medians of sleeping steps move a lot from run to run);
+#     the runs' scheduler's account set (each ran 1 s on a CPU): the slowed
+#     run, waiting for a CPU 23% of its time against 1%, is left out with
+#     that evidence; waiting 1.2%, it slept longer, not beside another
+#     program, and is kept;
 #   - 4 steps a side (3 after the warm-up): too few steps, no verdict;
 #   - text and --json give the same verdicts; --noise-floor 50 makes +30% the same.
 . "$GT_TOP_SRCDIR/tests/integration/capture_common.sh"
@@ -38,6 +42,15 @@ rec b2.sqlite 24 30 4
 rec short.sqlite 4 0 5
 rec b3.sqlite 24 30 6
 rec slowed.sqlite 24 90 7
+# sched TRACE [WAIT_NS]: the scheduler's account of its processes, as if each
+# ran 1 s on a CPU and waited WAIT_NS for one; none without WAIT_NS. Sleeping
+# steps give an account of no time, so the busy rule is tested on set ones.
+sched() {
+    q "$1" "DELETE FROM GTRACE_RUN_CONFIG WHERE key LIKE 'sched.%'" || fail "sched $1"
+    [ $# -lt 2 ] || q "$1" "INSERT INTO GTRACE_RUN_CONFIG SELECT globalPid, 'sched.run_ns', '1000000000' FROM PROCESSES;
+        INSERT INTO GTRACE_RUN_CONFIG SELECT globalPid, 'sched.wait_ns', '$2' FROM PROCESSES" || fail "sched $1"
+}
+for t in a1 a2 b1 b2 b3 slowed; do sched $t.sqlite; done
 
 # verdict JSON METRIC: the verdict of a row of a diff --json
 verdict() {
@@ -134,6 +147,25 @@ kept = lambda side: sum(24 - (r["warmup_steps"][1] + 1 if r["warmup_steps"] else
 st = {r["metric"]: r for r in d["rows"]}["step time p10"]
 assert st["samples"] == [kept("before"), kept("after")], (st, d["runs"])
 print("ok: --keep-busy: every run's steps, %d a side" % st["samples"][0])
+PY
+
+for t in a1 a2 b1 b2 b3; do sched $t.sqlite 10000000; done
+sched slowed.sqlite 300000000
+"$GTRACE" diff b1.sqlite b2.sqlite b3.sqlite -- slowed.sqlite a1.sqlite a2.sqlite > waited.txt || fail "diff, waited"
+grep -q "slowed.sqlite (24 steps; .*; left out: a busier machine, its fastest steps .*, waited for a CPU 23.1% of its time, against 1.0% for the side's fastest run)" waited.txt ||
+    fail "the slowed run's evidence: $(head -n 8 waited.txt)"
+echo "ok: $(grep slowed.sqlite waited.txt)"
+sched slowed.sqlite 12000000
+"$GTRACE" diff --json b1.sqlite b2.sqlite b3.sqlite -- slowed.sqlite a1.sqlite a2.sqlite > slept.json || fail "diff, slept"
+python3 - slept.json <<'PY' || fail "a slower run that did not wait"
+import json, sys
+d = json.load(open(sys.argv[1]))
+runs = {r["path"]: r for r in d["runs"]}
+s = runs["slowed.sqlite"]
+assert not s["busy"] and s["fast_steps_slower"] > 0.3 and abs(s["cpu_wait_share"] - 12 / 1012) < 1e-6, s
+assert not any(r["busy"] for r in d["runs"]), d["runs"]
+print("ok: slowed.sqlite kept: %+.0f%% slower, waited %.1f%% against %.1f%%"
+      % (100 * s["fast_steps_slower"], 100 * s["cpu_wait_share"], 100 * s["fastest_cpu_wait_share"]))
 PY
 
 "$GTRACE" diff --json short.sqlite b1.sqlite > short.json || fail "diff of a short run"

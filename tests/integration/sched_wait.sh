@@ -3,8 +3,9 @@
 # (sched.run_ns, sched.wait_ns, sched.samples in GTRACE_RUN_CONFIG), on a
 # CPU-bound program (sched_spin): present, with time on a CPU; pinned to one
 # CPU alone, it waits little; pinned beside a busy loop on the same CPU, it
-# waits about half its time. Skipped (77) where the kernel keeps no
-# schedstat or there is no taskset.
+# waits about half its time; and gtrace diff leaves that run out as busy with
+# the evidence. Skipped (77) where the kernel keeps no schedstat or there is
+# no taskset.
 . "$GT_TOP_SRCDIR/tests/integration/capture_common.sh"
 SPIN="$GT_TOP_BUILDDIR/tests/integration/sched_spin"
 key() { q "$1" "SELECT sum(CAST(value AS INTEGER)) FROM GTRACE_RUN_CONFIG WHERE globalPid != 0 AND key = '$2'"; }
@@ -30,6 +31,7 @@ share() { q "$1" "SELECT CAST(1000 * sum(CASE key WHEN 'sched.wait_ns' THEN CAST
                   WHERE globalPid != 0 AND key IN ('sched.run_ns', 'sched.wait_ns')"; }
 # the traced program alone is pinned (through taskset's exec), not gtrace's collector
 "$GTRACE" -o alone.sqlite taskset -c 0 "$SPIN" 20 50 > out.txt 2> err.txt || fail "recording alone: $(cat err.txt)"
+"$GTRACE" -o alone2.sqlite taskset -c 0 "$SPIN" 20 50 > out.txt 2> err.txt || fail "recording alone: $(cat err.txt)"
 taskset -c 0 sh -c 'while :; do :; done' &
 busy=$!
 trap 'kill "$busy" 2> /dev/null; rm -rf "$WORK"' EXIT # never left spinning
@@ -43,4 +45,8 @@ echo "waiting for a CPU: alone ${a}/1000, beside a busy loop on its CPU ${b}/100
 [ "$((b - a))" -gt 150 ] || fail "it waited ${b}/1000 beside a busy loop and ${a}/1000 alone"
 echo "ok: waits more beside a busy loop"
 
+"$GTRACE" diff alone.sqlite beside.sqlite -- alone2.sqlite alone.sqlite > diff.txt || fail "gtrace diff: $(cat diff.txt)"
+grep -q "^          beside.sqlite (20 steps.*; left out: a busier machine, .*, waited for a CPU .* of its time, against .* for the side's fastest run)" diff.txt ||
+    fail "the busy run and its evidence: $(head -n 6 diff.txt)"
+echo "ok: $(grep beside.sqlite diff.txt)"
 echo "all good"

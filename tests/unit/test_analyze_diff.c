@@ -413,7 +413,9 @@ static void test_analyze_diff__busy_runs(void)
     an_series runs[4] = {{r1, N}, {r2, N}, {r3, N}, {r4, 3}};
     bool busy[4];
     double slower[4];
-    CU_ASSERT_EQUAL(an_busy_runs(busy, slower, runs, 4, AN_BUSY_SHARE), 1);
+    size_t fastest;
+    CU_ASSERT_EQUAL(an_busy_runs(busy, slower, &fastest, runs, NULL, 4, AN_BUSY_SHARE), 1);
+    CU_ASSERT_EQUAL(fastest, 0);
     CU_ASSERT_FALSE(busy[0]);
     CU_ASSERT_FALSE(busy[1]);
     CU_ASSERT_TRUE(busy[2]);
@@ -424,8 +426,41 @@ static void test_analyze_diff__busy_runs(void)
     CU_ASSERT_TRUE(isnan(slower[3]));
     /* the fastest run is the reference, wherever it is */
     an_series rev[2] = {{r3, N}, {r1, N}};
-    CU_ASSERT_EQUAL(an_busy_runs(busy, slower, rev, 2, AN_BUSY_SHARE), 1);
+    CU_ASSERT_EQUAL(an_busy_runs(busy, slower, &fastest, rev, NULL, 2, AN_BUSY_SHARE), 1);
     CU_ASSERT_TRUE(busy[0] && !busy[1]);
+    CU_ASSERT_EQUAL(fastest, 1);
+}
+
+/* Where the scheduler's account is known, a slower run is busy only if it
+ * also waited for a CPU: 30% slower and waiting as little as the fastest run
+ * (the program's own threads, not another program) is kept; 30% slower and
+ * waiting 25% of its time is busy; a run without the account, or beside a
+ * fastest run without it, is judged on its steps alone, as before. */
+static void test_analyze_diff__busy_needs_waiting(void)
+{
+    enum { N = 40 };
+    double r1[N], r2[N], r3[N];
+    normal(r1, N, 100, 1);
+    normal(r2, N, 130, 8);
+    normal(r3, N, 131, 8);
+    an_series runs[3] = {{r1, N}, {r2, N}, {r3, N}};
+    bool busy[3];
+    double slower[3];
+    size_t fastest;
+    double quiet[3] = {0.010, 0.015, 0.025};
+    CU_ASSERT_EQUAL(an_busy_runs(busy, slower, &fastest, runs, quiet, 3, AN_BUSY_SHARE), 0);
+    CU_ASSERT_FALSE(busy[1] || busy[2]);
+    CU_ASSERT_TRUE(slower[1] > 0.15 && slower[2] > 0.15); /* as slow as before: the evidence is what differs */
+    double waited[3] = {0.010, 0.25, 0.015};
+    CU_ASSERT_EQUAL(an_busy_runs(busy, slower, &fastest, runs, waited, 3, AN_BUSY_SHARE), 1);
+    CU_ASSERT_TRUE(busy[1] && !busy[2] && !busy[0]);
+    double unknown[3] = {0.010, NAN, 0.015};
+    CU_ASSERT_EQUAL(an_busy_runs(busy, slower, &fastest, runs, unknown, 3, AN_BUSY_SHARE), 1);
+    CU_ASSERT_TRUE(busy[1] && !busy[2]);
+    double no_ref[3] = {NAN, 0.010, 0.015};
+    CU_ASSERT_EQUAL(an_busy_runs(busy, slower, &fastest, runs, no_ref, 3, AN_BUSY_SHARE), 2);
+    CU_ASSERT_EQUAL(an_busy_runs(busy, slower, &fastest, runs, NULL, 3, AN_BUSY_SHARE), 2);
+    CU_ASSERT_EQUAL(fastest, 0);
 }
 
 /* n runs of 60 steps around ms each (sd 2%); slow: the factor of run 0's
@@ -529,6 +564,48 @@ static void test_analyze_diff__a_slowed_run(void)
     free_runs(c, 3);
 }
 
+/* The runs of test_analyze_diff__a_slowed_run with the scheduler's account:
+ * the slowed run waited for a CPU 23% of its time, the others 1%: left out,
+ * with that evidence in the header and the shares in --json. The same run
+ * waiting 1.2% of its time (slowed by its own code, not by the machine) is
+ * kept. */
+static void test_analyze_diff__busy_evidence(void)
+{
+    gt_report *a[3], *b[3];
+    load_runs(a, "wait_a", 3, 16, 1, 0);
+    load_runs(b, "wait_b", 3, 14.4, 1.6, 0);
+    for (int k = 0; k < 3; k++) {
+        a[k]->cpu_run_ns = b[k]->cpu_run_ns = 1000000000 - 10000000;
+        a[k]->cpu_wait_ns = b[k]->cpu_wait_ns = 10000000;
+    }
+    b[0]->cpu_run_ns = 770000000;
+    b[0]->cpu_wait_ns = 230000000;
+    gt_diff *d = diff_of(a, b, 3, false);
+    CU_ASSERT_TRUE(d->runs[3].busy);
+    CU_ASSERT_DOUBLE_EQUAL(d->runs[3].cpu_wait_share, 0.23, 1e-9);
+    CU_ASSERT_DOUBLE_EQUAL(d->runs[3].fastest_wait_share, 0.01, 1e-9);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    CU_ASSERT_EQUAL(gt_diff_print_text(d, m), 0);
+    CU_ASSERT_EQUAL(gt_diff_print_json(d, m), 0);
+    fclose(m);
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "slower than the side's fastest run's, waited for a CPU 23.0% of its time, "
+                                       "against 1.0% for the side's fastest run)"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"cpu_wait_share\":0.23,\"fastest_cpu_wait_share\":0.01,\"busy\":true"));
+    free(buf);
+    gt_diff_free(d);
+    b[0]->cpu_run_ns = 988000000;
+    b[0]->cpu_wait_ns = 12000000;
+    d = diff_of(a, b, 3, false);
+    for (int k = 0; k < 6; k++)
+        CU_ASSERT_FALSE(d->runs[k].busy);
+    CU_ASSERT_TRUE(d->runs[3].fast_slower > 0.4);
+    gt_diff_free(d);
+    free_runs(a, 3);
+    free_runs(b, 3);
+}
+
 /* Another program beside every run, coming and going: in the runs after
  * the change 60% of the steps took 80% longer, in the runs before 20%. The
  * medians moved by the machine (+30% or so) while the code got 10% faster;
@@ -559,6 +636,8 @@ static const gt_test_case cases[] = {
     {"test_analyze_diff__warmup_and_too_few", test_analyze_diff__warmup_and_too_few},
     {"test_analyze_diff__load_is_not_a_change", test_analyze_diff__load_is_not_a_change},
     {"test_analyze_diff__busy_runs", test_analyze_diff__busy_runs},
+    {"test_analyze_diff__busy_needs_waiting", test_analyze_diff__busy_needs_waiting},
+    {"test_analyze_diff__busy_evidence", test_analyze_diff__busy_evidence},
     {"test_analyze_diff__a_slowed_run", test_analyze_diff__a_slowed_run},
     {"test_analyze_diff__fastest_steps", test_analyze_diff__fastest_steps},
     {NULL, NULL},
