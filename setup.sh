@@ -33,7 +33,7 @@ say() { printf '\n==> %s\n' "$*"; }
 took() { echo "($1: $(($(date +%s) - $2)) s)"; }
 
 # ---- Debian packages ---------------------------------------------------------
-packages="build-essential autoconf automake libtool pkg-config
+packages="build-essential autoconf automake libtool pkg-config python3-dev
     libsqlite3-dev sqlite3 zlib1g-dev libcunit1-dev
     libopenblas-dev libopenmpi-dev openmpi-bin
     libgtk-3-dev xvfb xauth openbox xdotool x11-utils

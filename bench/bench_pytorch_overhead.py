@@ -44,7 +44,11 @@ from torch.utils.data import DataLoader, TensorDataset
 class Hooks:
     """What gtrace_torch.hooks.install put in torch, to take out and put back:
     the wrapped functions (Module.__call__, backward, __next__, optimizer
-    steps on 1.13), the global optimizer hooks (2.x) and the ops' dispatch mode."""
+    steps on 1.13), the global optimizer hooks (2.x) and the ops' dispatch mode.
+    Only functions whose code is the hooks' own: torch wraps functions too
+    (an optimizer's step in its profiler hook and grad-mode decorators, with
+    __wrapped__), and taking those out would make the side without gtrace
+    cheaper than a program without gtrace is."""
 
     def __init__(self, hooks_module):
         import torch.optim.optimizer as om
@@ -56,7 +60,8 @@ class Hooks:
         for owner, name in [(torch.autograd, "backward"), (dataloader._BaseDataLoaderIter, "__next__"),
                             (nn.Module, "__call__")] + [(c, "step") for c in torch.optim.Optimizer.__subclasses__()]:
             f = owner.__dict__.get(name)
-            if f is not None and hasattr(f, "__wrapped__"):
+            code = getattr(f, "__code__", None)
+            if code is not None and code.co_filename == hooks_module.__file__ and hasattr(f, "__wrapped__"):
                 self.swaps.append((owner, name, f, f.__wrapped__))
         self.mode = getattr(hooks_module, "_op_mode", None)
         self.on = True

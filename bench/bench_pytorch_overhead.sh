@@ -9,11 +9,13 @@
 # runs every PYTHON (default /usr/bin/python3) under gtrace without
 # --pytorch, for each copy of the hooks in HOOKS (default: this tree's
 # libtrace/python; name two, "OLD NEW", to compare versions round by round).
+# PAIRS (default 400) pairs of steps a step figure, a quarter of that with ops.
 # Prints every figure and the load; asserts nothing.
 # OMP_NUM_THREADS=1 OMP_WAIT_POLICY=passive on every run.
 set -eu
 B=${1:?usage: bench_pytorch_overhead.sh BUILDDIR [ROUNDS] [PYTHON...]}
 ROUNDS=${2:-3}
+PAIRS=${PAIRS:-400}  # steps off and on a figure (a step's own spread is 5-10%: 400 pairs for 0.5%)
 shift
 [ $# -gt 0 ] && shift
 PYS=${*:-/usr/bin/python3}
@@ -25,7 +27,16 @@ S="$TOP/bench/bench_pytorch_overhead.py"
 W=$(mktemp -d)
 trap 'rm -rf "$W"' EXIT
 export OMP_NUM_THREADS=1 OMP_WAIT_POLICY=passive
-echo "machine: $(nproc) cores, $(uname -sr), $(date -u +%Y-%m-%dT%H:%MZ)"
+# The C wrapper of module calls (libtrace/python/fast.c), as gtrace --pytorch
+# passes it, when BUILDDIR has one (GTRACE_TORCH_FAST=none: the Python one).
+F="$B/libtrace/python/.libs/_gtrace_fast.so"
+if [ -z "${GTRACE_TORCH_FAST:-}" ] && [ -f "$F" ]; then
+    GTRACE_TORCH_FAST=$F
+    GTRACE_TORCH_FAST_SUFFIX=$(sed -n 's/^#define GT_PYTHON_EXT_SUFFIX "\(.*\)"$/\1/p' "$B/config.h")
+    export GTRACE_TORCH_FAST GTRACE_TORCH_FAST_SUFFIX
+fi
+echo "machine: $(getconf _NPROCESSORS_ONLN) cores, $(uname -sr), $(date -u +%Y-%m-%dT%H:%MZ)"
+echo "C module wrapper: ${GTRACE_TORCH_FAST:-none}"
 r=1
 while [ "$r" -le "$ROUNDS" ]; do
     for py in $PYS; do
@@ -36,9 +47,9 @@ while [ "$r" -le "$ROUNDS" ]; do
             "$G" -o "$W/t.sqlite" --force "$py" "$S" calls "$h" "$L" steps,modules,backward-every=0 20 \
                 2>/dev/null | sed -n 's/^calls forward+backward/calls, no backward ranges: forward+backward/p'
             for f in steps,modules steps,modules,backward-every=1; do
-                "$G" -o "$W/t.sqlite" --force "$py" "$S" step "$h" "$L" $f 100 2>/dev/null | sed -n "s/^step/step $f/p"
+                "$G" -o "$W/t.sqlite" --force "$py" "$S" step "$h" "$L" $f "$PAIRS" 2>/dev/null | sed -n "s/^step/step $f/p"
             done
-            "$G" -o "$W/t.sqlite" --force "$py" "$S" step "$h" "$L" steps,modules,ops 60 2>/dev/null | \
+            "$G" -o "$W/t.sqlite" --force "$py" "$S" step "$h" "$L" steps,modules,ops $((PAIRS / 4)) 2>/dev/null | \
                 sed -n 's/^step/step steps,modules,ops/p'
         done
     done

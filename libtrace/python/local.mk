@@ -44,3 +44,21 @@ if HAVE_NVTX
 TESTS += tests/integration/pytorch_compile.sh
 endif
 EXTRA_DIST += tests/integration/pytorch_compile.sh tests/integration/pytorch_compile.py
+
+# _gtrace_fast.so: the common module call in C (fast.c), for the Python whose
+# headers configure found; installed beside libgtrace-nvtx.so, where the
+# launcher finds it ($GTRACE_TORCH_FAST).
+if HAVE_PYTHON_DEV
+pkglib_LTLIBRARIES += libtrace/python/_gtrace_fast.la
+libtrace_python__gtrace_fast_la_SOURCES = libtrace/python/fast.c
+libtrace_python__gtrace_fast_la_CFLAGS = $(AM_CFLAGS) $(PYTHON_CFLAGS) -fvisibility=hidden
+libtrace_python__gtrace_fast_la_LDFLAGS = -module -avoid-version -shared
+endif
+EXTRA_DIST += libtrace/python/fast.c
+
+# The C path and the Python one give the same ranges and output (Debian's
+# python3-torch and python3-dev; skipped, 77, without them).
+if HAVE_NVTX
+TESTS += tests/integration/pytorch_fast.sh
+endif
+EXTRA_DIST += tests/integration/pytorch_fast.sh

@@ -142,19 +142,10 @@ static void installed_beside(char *out, size_t out_bytes, const char *dir, const
  * to this executable (installed_beside), then as configured. The libraries
  * are loaded by path (LD_PRELOAD, NVTX_INJECTION64_PATH, ctypes), never
  * linked, so they live in $(pkglibdir), not on the linker's path. */
-static bool find_our_library(const char *name, const char *env_name, const char *subdir, char *out,
-                             size_t out_bytes)
+static bool locate_our_library(const char *name, const char *subdir, char *out)
 {
-    const char *env = getenv(env_name);
-    if (env && *env) {
-        if (realpath(env, out) && is_file(out))
-            return true;
-        gt_record_error("%s=%s: no such library", env_name, env);
-        return false;
-    }
     char dir[PATH_MAX], path[2 * PATH_MAX];
-    bool have_dir = exe_dir(dir, sizeof dir);
-    if (have_dir) {
+    if (exe_dir(dir, sizeof dir)) {
         snprintf(path, sizeof path, "%s/../%s/.libs/%s", dir, subdir, name);
         if (realpath(path, out) && is_file(out))
             return true;
@@ -165,8 +156,23 @@ static bool find_our_library(const char *name, const char *env_name, const char 
             return true;
     }
     snprintf(path, sizeof path, "%s/%s", GT_PKGLIBDIR, name);
-    if (realpath(path, out) && is_file(out))
+    return realpath(path, out) && is_file(out);
+}
+
+static bool find_our_library(const char *name, const char *env_name, const char *subdir, char *out,
+                             size_t out_bytes)
+{
+    const char *env = getenv(env_name);
+    if (env && *env) {
+        if (realpath(env, out) && is_file(out))
+            return true;
+        gt_record_error("%s=%s: no such library", env_name, env);
+        return false;
+    }
+    if (locate_our_library(name, subdir, out))
         return true;
+    char dir[PATH_MAX];
+    bool have_dir = exe_dir(dir, sizeof dir);
     gt_record_error("cannot find %s (looked beside %s and in %s); set %s", name, have_dir ? dir : "gtrace",
                  GT_PKGLIBDIR, env_name);
     (void)out_bytes;
@@ -353,6 +359,15 @@ static void prepare_python_env(const gt_record_options *o, const char *python_di
     setenv("GTRACE_PYTORCH", o->pytorch, 1);
     setenv("GTRACE_NVTX_LIB", nvtx_lib, 1);
     setenv("GTRACE_PARTS_DIR", parts_dir, 1);
+    /* The C wrapper of module calls, where it was built: optional (without
+     * it the Python wrapper does all); $GTRACE_TORCH_FAST as given ("none":
+     * not used), else found as our libraries are. hooks.py loads it only in
+     * a Python with the suffix it was built for. */
+    const char *fast = getenv("GTRACE_TORCH_FAST");
+    char fast_path[PATH_MAX];
+    if (!(fast && *fast) && GT_PYTHON_EXT_SUFFIX[0] && locate_our_library("_gtrace_fast.so", "python", fast_path))
+        setenv("GTRACE_TORCH_FAST", fast_path, 1);
+    setenv("GTRACE_TORCH_FAST_SUFFIX", GT_PYTHON_EXT_SUFFIX, 1);
 }
 
 static void prepare_env(const gt_record_options *o, const char *lib, const char *socket_name, int64_t t0_ns)

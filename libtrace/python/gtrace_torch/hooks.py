@@ -143,7 +143,7 @@ def install(torch, features, lib_path):
         raise RuntimeError("GTRACE_NVTX_LIB is not set (run the program with gtrace --pytorch)")
     every = backward_every(features)
     nv = _nvtx.Nvtx(lib_path)
-    push, pop, handle = nv.push, nv.pop, nv.handle
+    push, pop, handle, address = nv.push, nv.pop, nv.handle, nv.address
     seen = _oom.install(torch, nv)  # marks an out-of-memory error where it leaves a wrapper (oom.py)
     steps = "steps" in features
     modules = "modules" in features
@@ -201,9 +201,10 @@ def install(torch, features, lib_path):
     close_backward = None
     naming = fstate = bstate = None  # what the parts below keep, where they are on
     if steps or modules:
-        # id(module) -> (weakref to it, handle, backward handle, name, role):
-        # a plain dict lookup per call; the weakref tells a module from a
-        # later one that reuses its id; role (remember) marks compiled modules.
+        # id(module) -> (weakref to it, handle, backward handle, name, role,
+        # the handle's address): a plain dict lookup per call; the weakref
+        # tells a module from a later one that reuses its id; role (remember)
+        # marks compiled modules; the address is what the C wrapper pushes.
         known = {}
         roots = {}
 
@@ -216,8 +217,9 @@ def install(torch, features, lib_path):
             """role: for a compiled module (OptimizedModule) the module it
             runs; for that module True; else None."""
             key = id(mod)
-            entry = known[key] = (weakref.ref(mod, lambda r, k=key: forget(r, k)), handle(name),
-                                  handle(name + " backward"), name, role)
+            h = handle(name)
+            entry = known[key] = (weakref.ref(mod, lambda r, k=key: forget(r, k)), h,
+                                  handle(name + " backward"), name, role, address(h))
             return entry
 
         def compiled_inner(mod):
@@ -352,12 +354,24 @@ def install(torch, features, lib_path):
 
         class _ForwardState(threading.local):
             def __init__(self):
-                self.depth = 0    # module calls open on this thread
+                self.depth = 0    # module calls open on this thread (without the C wrapper)
                 self.calls = []   # with modules: each open call, (backward handle, its caller's call)
                 self.nodes = {}   # id(node) -> (node, [calls whose output it made]), in one outermost call
                 self.inner = None  # with modules: the module the compiled module being called runs
 
         fstate = _ForwardState()
+        fast = this._fast = _load_fast()  # the module, for tests and bench/
+        if fast is not None:  # the common call in C (fast.c), which keeps the depth
+            get_depth, set_depth = fast.depth, fast.set_depth
+        else:
+            def get_depth():
+                return fstate.depth
+
+            def set_depth(d):
+                fstate.depth = d
+
+        def clear_nodes():
+            fstate.nodes.clear()
         Module = torch.nn.Module
         call_impl = Module.__call__  # 2.x: _wrapped_call_impl; 1.13: _call_impl
         compiling = _dynamo_compiling(torch)
@@ -392,7 +406,7 @@ def install(torch, features, lib_path):
                 if compiling is not None and compiling():
                     return call_impl(self, *args, **kwargs)  # dynamo traces this call (see above)
                 st = fstate
-                d = st.depth
+                d = get_depth()
                 entry = known.get(id(self))
                 if entry is None or entry[0]() is not self:
                     entry = name_of(self, d)
@@ -407,7 +421,7 @@ def install(torch, features, lib_path):
                         impl = call_compiled
                 if d == 0 and steps:
                     outermost()
-                st.depth = d + 1
+                set_depth(d + 1)
                 push(entry[1])
                 if not sampled[0]:  # no backward range: the forward's alone
                     try:
@@ -417,7 +431,7 @@ def install(torch, features, lib_path):
                         raise
                     finally:
                         pop()
-                        st.depth = d
+                        set_depth(d)
                         if d == 0:
                             if st.nodes:  # a call inside it made backward ranges (sampling began in it)
                                 st.nodes.clear()
@@ -432,7 +446,7 @@ def install(torch, features, lib_path):
                     seen()
                     calls.pop()
                     pop()
-                    st.depth = d
+                    set_depth(d)
                     if d == 0:
                         st.nodes.clear()
                         if steps:
@@ -440,7 +454,7 @@ def install(torch, features, lib_path):
                     raise
                 calls.pop()
                 pop()
-                st.depth = d
+                set_depth(d)
                 if grad_enabled():
                     # The autograd node that made the output (of a tuple or
                     # list, its first) gets a pre-hook, not the tensors: in-place
@@ -469,29 +483,34 @@ def install(torch, features, lib_path):
             def __call__(self, *args, **kwargs):
                 if compiling is not None and compiling():
                     return call_impl(self, *args, **kwargs)
-                st = fstate
-                d = st.depth
+                d = get_depth()
                 impl = call_compiled if ops and type(self).__name__ == "OptimizedModule" else call_impl
                 if d:
-                    st.depth = d + 1
+                    set_depth(d + 1)
                     try:
                         return impl(self, *args, **kwargs)
                     finally:
-                        st.depth = d
+                        set_depth(d)
                 outermost()
-                st.depth = 1
+                set_depth(1)
                 try:
                     return impl(self, *args, **kwargs)
                 except BaseException:
                     seen()
                     raise
                 finally:
-                    st.depth = 0
+                    set_depth(0)
                     pop()
 
         __call__.__wrapped__ = call_impl
         __call__.__doc__ = call_impl.__doc__
         _skip_as_compiled_frame(torch, __call__)
+        if fast is not None:
+            # In C (fast.c): the call of a named, uncompiled module on a step
+            # without backward ranges; every other call runs __call__'s code.
+            fast.install(__call__, call_impl, known, sampled, outermost if steps else None,
+                         clear_nodes if modules else None, seen, nv.push_address, nv.pop_address,
+                         nv.domain_address, modules, ops)
         Module.__call__ = __call__
 
     # ---- the phases of a step --------------------------------------------
@@ -549,7 +568,7 @@ def install(torch, features, lib_path):
             pop()
             lead = steps_of["lead"]
             s = sstate
-            if s.open and lead is not None and lead() is opt and fstate.depth == 0:
+            if s.open and lead is not None and lead() is opt and get_depth() == 0:
                 pop()
                 with steps_lock:
                     steps_of["n"] += 1
@@ -604,6 +623,7 @@ def install(torch, features, lib_path):
         sstate.open = False
         if fstate is not None:
             fstate.depth, fstate.calls, fstate.nodes, fstate.inner = 0, [], {}, None
+            set_depth(0)
         if bstate is not None:
             bstate.open = []
         n_backward[0] = 0
@@ -619,6 +639,27 @@ def install(torch, features, lib_path):
     if cuda_ok:
         from . import memory
         memory.start(torch)
+
+
+def _load_fast():
+    """The C wrapper (fast.c) the launcher found ($GTRACE_TORCH_FAST), if it
+    was built for this Python ($GTRACE_TORCH_FAST_SUFFIX, its extension
+    suffix, is this one's), else None: the Python wrapper does it all."""
+    path = os.environ.get("GTRACE_TORCH_FAST", "")
+    if not path or path == "none":
+        return None
+    machinery = importlib.import_module("importlib.machinery")
+    if os.environ.get("GTRACE_TORCH_FAST_SUFFIX") != machinery.EXTENSION_SUFFIXES[0]:
+        return None
+    util = importlib.import_module("importlib.util")
+    try:
+        spec = util.spec_from_file_location("_gtrace_fast", path)
+        module = util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    except (ImportError, OSError) as e:
+        sys.stderr.write("gtrace: %s: %s (module calls go through Python)\n" % (path, e))
+        return None
+    return module
 
 
 def _dynamo_compiling(torch):

@@ -66,6 +66,10 @@ class Nvtx:
         # Partials (C calls, no Python frame): no lookups on the hot path.
         self.push = functools.partial(fast.nvtxDomainRangePushEx, domain)
         self.pop = functools.partial(fast.nvtxDomainRangePop, domain)
+        # For C callers (fast.c): the functions, the domain, address(handle).
+        self.push_address = ctypes.cast(fast.nvtxDomainRangePushEx, ctypes.c_void_p).value
+        self.pop_address = ctypes.cast(fast.nvtxDomainRangePop, ctypes.c_void_p).value
+        self.domain_address = self._domain
 
     def handle(self, name, category=0, keep=True):
         """A prepared argument for push(): the name registered, its attributes
@@ -84,6 +88,11 @@ class Nvtx:
             if keep:
                 self._handles[key] = h
         return h
+
+    @staticmethod
+    def address(h):
+        """Where the attributes of handle h are (what a C push is given)."""
+        return ctypes.addressof(h._obj)
 
     def name_category(self, category, name):
         """Names one of the domain's categories."""

@@ -1,0 +1,228 @@
+/* fast.c: _gtrace_fast, the common call of Module.__call__ in C, for
+ * `gtrace --pytorch`.
+ *
+ * hooks.py wraps torch's Module.__call__ in a Python function to give each
+ * module call a range. Run as Python, the wrapper costs a module call 2 to
+ * 3 us inside a real training step (a frame and an argument tuple, with
+ * caches cold from the matrix products between calls), where the range is
+ * two calls into libgtrace-nvtx.so. This module gives that function a
+ * vectorcall of its own (the entry CPython calls a function through): for
+ * the common call (a module already named, not compiled, on a step without
+ * backward ranges) it pushes the module's range, calls torch's
+ * Module.__call__ with the arguments as they came (no tuple, no frame, and
+ * nothing of gtrace's in a traceback) and pops it; every other call runs
+ * the function's Python code, as without this module. The function stays a
+ * Python function: torch.compile's dynamo, which reads its code and never
+ * runs it, sees what it saw before (an explicit `m.__call__(x)` in compiled
+ * code is traced as ever). The per-thread count of open module calls, which
+ * both use, lives here.
+ *
+ * Built for the Python configure found, and loaded only by a Python with
+ * the same extension suffix (hooks.py checks): other Pythons run the
+ * Python code alone. */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include <stdint.h>
+
+/* nvtxDomainRangePushEx and nvtxDomainRangePop of libgtrace-nvtx.so */
+typedef int (*push_fn)(void *domain, const void *attributes);
+typedef int (*pop_fn)(void *domain);
+
+/* Module calls open on this thread (a forked child sets it to 0). */
+static _Thread_local Py_ssize_t depth;
+
+/* What the wrapper is installed with (one per process: Module.__call__). */
+static struct {
+    PyObject *func;      /* hooks.py's wrapper, a Python function: its calls land here */
+    PyObject *impl;      /* torch's Module.__call__ */
+    PyObject *known;     /* hooks.py's names: id(module) -> (weakref, handle, backward handle,
+                          * name, role, address of the handle's attributes) */
+    PyObject *sampled;   /* [bool]: this step's calls get backward ranges */
+    PyObject *outermost; /* opens the forward phase (and a step) at depth 0, or None */
+    PyObject *clear;     /* at depth 0, after a call that sampling began in, or None */
+    PyObject *seen;      /* oom.seen(exc): where an exception leaves the wrapper */
+    push_fn push;
+    pop_fn pop;
+    void *domain;
+    int modules;         /* each call gets its module's range */
+    int ops;             /* a compiled module's call goes to Python (its dispatch mode steps aside) */
+} w;
+
+/* The attributes of mod's range when its call is the common one, else NULL
+ * (and no error set): not named yet, a reused id, a compiled module or the
+ * one it runs. */
+static const void *plain_attributes(PyObject *mod)
+{
+    PyObject *key = PyLong_FromVoidPtr(mod);
+    if (!key)
+        return NULL;
+    PyObject *entry = PyDict_GetItemWithError(w.known, key); /* borrowed */
+    Py_DECREF(key);
+    if (!entry || !PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) < 6)
+        return NULL;
+    PyObject *ref = PyTuple_GET_ITEM(entry, 0);
+    if (!PyWeakref_Check(ref) || PyWeakref_GetObject(ref) != mod || PyTuple_GET_ITEM(entry, 4) != Py_None)
+        return NULL;
+    void *attributes = PyLong_AsVoidPtr(PyTuple_GET_ITEM(entry, 5));
+    if (!attributes && PyErr_Occurred())
+        PyErr_Clear();
+    return attributes;
+}
+
+/* A compiled module (torch.compile's OptimizedModule), by its type's name. */
+static int is_compiled_module(PyObject *mod)
+{
+    const char *name = Py_TYPE(mod)->tp_name;
+    const char *dot = strrchr(name, '.');
+    return strcmp(dot ? dot + 1 : name, "OptimizedModule") == 0;
+}
+
+/* f() with the error being raised, if any, kept aside and put back. */
+static void call_aside(PyObject *f)
+{
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyObject *r = PyObject_CallNoArgs(f);
+    if (r)
+        Py_DECREF(r);
+    else
+        PyErr_Clear();
+    PyErr_Restore(type, value, tb);
+}
+
+/* The exception leaving the call, shown to oom.seen and put back. */
+static void show_exception(void)
+{
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyErr_NormalizeException(&type, &value, &tb);
+    if (tb && value)
+        PyException_SetTraceback(value, tb);
+    if (value) {
+        PyObject *r = PyObject_CallOneArg(w.seen, value);
+        if (r)
+            Py_DECREF(r);
+        else
+            PyErr_Clear(); /* seen never raises; should it, the program's error wins */
+    }
+    PyErr_Restore(type, value, tb);
+}
+
+/* The wrapper's vectorcall: the common call here; every other call runs the
+ * wrapper's Python code, as without this module. */
+static PyObject *wrapper_vectorcall(PyObject *func, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    if (func != w.func || PyVectorcall_NARGS(nargsf) < 1)
+        return _PyFunction_Vectorcall(func, args, nargsf, kwnames);
+    PyObject *mod = args[0];
+    const void *attributes = NULL;
+    if (w.modules) {
+        if (PyList_GET_ITEM(w.sampled, 0) != Py_False)
+            return _PyFunction_Vectorcall(func, args, nargsf, kwnames);
+        attributes = plain_attributes(mod);
+        if (!attributes) {
+            if (PyErr_Occurred())
+                return NULL;
+            return _PyFunction_Vectorcall(func, args, nargsf, kwnames);
+        }
+    } else if (w.ops && is_compiled_module(mod)) {
+        return _PyFunction_Vectorcall(func, args, nargsf, kwnames);
+    }
+    Py_ssize_t d = depth;
+    int outermost = d == 0 && w.outermost != Py_None;
+    if (outermost) {
+        PyObject *r = PyObject_CallNoArgs(w.outermost);
+        if (!r)
+            return NULL;
+        Py_DECREF(r);
+    }
+    depth = d + 1;
+    if (attributes)
+        w.push(w.domain, attributes);
+    PyObject *out = PyObject_Vectorcall(w.impl, args, nargsf, kwnames);
+    if (!out)
+        show_exception();
+    if (attributes)
+        w.pop(w.domain);
+    depth = d;
+    if (d == 0) {
+        if (w.clear != Py_None && PyList_GET_ITEM(w.sampled, 0) != Py_False)
+            call_aside(w.clear);
+        if (outermost)
+            w.pop(w.domain);
+    }
+    return out;
+}
+
+static void set_vectorcall(PyObject *func, vectorcallfunc f)
+{
+#if PY_VERSION_HEX >= 0x030C0000
+    PyFunction_SetVectorcall((PyFunctionObject *)func, f);
+#else
+    ((PyFunctionObject *)func)->vectorcall = f;
+#endif
+}
+
+static PyObject *install(PyObject *module, PyObject *args)
+{
+    PyObject *func, *impl, *known, *sampled, *outermost, *clear, *seen;
+    unsigned long long push, pop, domain;
+    int modules, ops;
+    if (!PyArg_ParseTuple(args, "O!OO!O!OOOKKKpp:install", &PyFunction_Type, &func, &impl, &PyDict_Type, &known,
+                          &PyList_Type, &sampled, &outermost, &clear, &seen, &push, &pop, &domain, &modules, &ops))
+        return NULL;
+    if (PyList_GET_SIZE(sampled) != 1 || !push || !pop) {
+        PyErr_SetString(PyExc_ValueError, "install: sampled must be a 1-item list, push and pop addresses");
+        return NULL;
+    }
+    if (w.func)
+        set_vectorcall(w.func, _PyFunction_Vectorcall);
+    Py_XSETREF(w.func, Py_NewRef(func));
+    Py_XSETREF(w.impl, Py_NewRef(impl));
+    Py_XSETREF(w.known, Py_NewRef(known));
+    Py_XSETREF(w.sampled, Py_NewRef(sampled));
+    Py_XSETREF(w.outermost, Py_NewRef(outermost));
+    Py_XSETREF(w.clear, Py_NewRef(clear));
+    Py_XSETREF(w.seen, Py_NewRef(seen));
+    w.push = (push_fn)(uintptr_t)push;
+    w.pop = (pop_fn)(uintptr_t)pop;
+    w.domain = (void *)(uintptr_t)domain;
+    w.modules = modules;
+    w.ops = ops;
+    set_vectorcall(func, wrapper_vectorcall);
+    Py_RETURN_NONE;
+}
+
+static PyObject *get_depth(PyObject *module, PyObject *unused)
+{
+    return PyLong_FromSsize_t(depth);
+}
+
+static PyObject *set_depth(PyObject *module, PyObject *arg)
+{
+    Py_ssize_t d = PyLong_AsSsize_t(arg);
+    if (d == -1 && PyErr_Occurred())
+        return NULL;
+    depth = d;
+    Py_RETURN_NONE;
+}
+
+static PyMethodDef fast_methods[] = {
+    {"install", install, METH_VARARGS,
+     "install(wrapper, impl, known, sampled, outermost, clear, seen, push, pop, domain, modules, ops)"},
+    {"depth", get_depth, METH_NOARGS, "depth(): the module calls open on this thread"},
+    {"set_depth", set_depth, METH_O, "set_depth(n)"},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef fast_module = {
+    PyModuleDef_HEAD_INIT, "_gtrace_fast", "Module.__call__ in C for gtrace --pytorch", -1,
+    fast_methods, NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__gtrace_fast(void);
+PyMODINIT_FUNC PyInit__gtrace_fast(void)
+{
+    return PyModule_Create(&fast_module);
+}

@@ -1,0 +1,82 @@
+#!/bin/sh
+# pytorch_fast.sh: the common module call in C (libtrace/python/fast.c)
+# changes nothing but its cost. Under `gtrace --pytorch` a build with
+# Python's headers puts it under Module.__call__ (Module.__call__ stays a
+# Python function: what torch.compile reads); with GTRACE_TORCH_FAST=none
+# the Python wrapper does all. On the CNN of pytorch_train.py (backward
+# ranges on steps 0-2 and 3, 6: both paths in one run; in-place ReLUs; a
+# forward that raises at step 4, caught) and on pytorch_threads.py (forwards
+# on 8 threads, then steps) the two give the same losses, bit for bit, and
+# the same ranges: each name as often, in the same parent. A module's error
+# leaves through the C path with no frame of gtrace's in its traceback.
+# Skipped (77) without python3-torch or without the C module (no python3-dev).
+. "$GT_TOP_SRCDIR/tests/integration/pytorch_common.sh"
+FAST="$GT_TOP_BUILDDIR/libtrace/python/.libs/_gtrace_fast.so"
+[ -f "$FAST" ] || { echo "SKIP: no C module wrapper in this build (configure found no Python.h)"; exit 77; }
+
+# Which wrapper runs, and the traceback of a module error (no backward
+# ranges: the calls are the common ones).
+cat > probe.py <<'PY'
+import traceback
+import torch
+from gtrace_torch import hooks
+m = torch.nn.Sequential(torch.nn.Linear(4, 4))
+m(torch.randn(2, 4))
+try:
+    m(torch.randn(2, 5))
+except RuntimeError:
+    tb = traceback.format_exc()
+print("fast", hooks._fast is not None, "function", type(torch.nn.Module.__call__).__name__,
+      "gtrace frames", tb.count("gtrace_torch"))
+PY
+"$GTRACE" --pytorch=steps,modules,backward-every=0 --force -o probe.sqlite "$PY" probe.py > probe.txt 2> err.txt ||
+    fail "probe: $(cat err.txt)"
+expect_eq "the C path, Module.__call__ a function, no gtrace frame" "fast True function function gtrace frames 0" \
+    "$(cat probe.txt)"
+GTRACE_TORCH_FAST=none "$GTRACE" --pytorch --force -o probe.sqlite "$PY" probe.py > probe.txt 2> err.txt ||
+    fail "probe, GTRACE_TORCH_FAST=none: $(cat err.txt)"
+case $(cat probe.txt) in "fast False function function"*) ;; *) fail "GTRACE_TORCH_FAST=none: $(cat probe.txt)" ;; esac
+echo "ok: the C path is used, and GTRACE_TORCH_FAST=none turns it off"
+
+# tree TRACE: "name|parent|count" of every range (ranges nest per thread)
+tree() {
+    "$PY" - "$1" <<'PY'
+import collections, sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+rows = c.execute("""SELECT n.globalTid, n.start, n."end",
+    coalesce(n.text, (SELECT value FROM StringIds WHERE id = n.textId))
+    FROM NVTX_EVENTS n WHERE n.eventType = 59 ORDER BY n.globalTid, n.start, n."end" DESC""").fetchall()
+got, stack = collections.Counter(), []
+for tid, start, end, name in rows:
+    while stack and (stack[-1][0] != tid or stack[-1][1] < end):
+        stack.pop()
+    got[(name, stack[-1][2] if stack else "")] += 1
+    stack.append((tid, end, name))
+for (name, parent), n in sorted(got.items()):
+    print("%s|%s|%d" % (name, parent, n))
+PY
+}
+
+# same TAG FEATURES SCRIPT ARGS...: C and Python wrappers, the same run
+same() {
+    tag=$1 features=$2
+    shift 2
+    "$GTRACE" --pytorch="$features" -o "c-$tag.sqlite" "$PY" "$@" > c.txt 2> err.txt || fail "$tag, C: $(cat err.txt)"
+    GTRACE_TORCH_FAST=none "$GTRACE" --pytorch="$features" -o "py-$tag.sqlite" "$PY" "$@" > py.txt 2> err.txt ||
+        fail "$tag, Python: $(cat err.txt)"
+    sed -i '/ tid [0-9]/d' c.txt py.txt  # pytorch_threads.py names its threads' ids
+    cmp -s c.txt py.txt || { diff c.txt py.txt; fail "$tag: the program's output differs"; }
+    tree "c-$tag.sqlite" > c-tree.txt
+    tree "py-$tag.sqlite" > py-tree.txt
+    [ -s c-tree.txt ] || fail "$tag: no ranges"
+    cmp -s c-tree.txt py-tree.txt || { diff c-tree.txt py-tree.txt | head -20; fail "$tag: the ranges differ"; }
+    echo "ok: $tag: the same output and the same $(wc -l < c-tree.txt) range names and parents with either wrapper"
+}
+
+same cnn steps,modules,backward-every=3 "$TRAIN" --steps 8 --inplace --losses --fail-forward-at 4
+grep -q "forward failed at step 4" c.txt || fail "the forward did not fail: $(cat c.txt)"
+n=$(count_of c-cnn.sqlite 'Net backward')
+[ "$n" -gt 0 ] && [ "$n" -lt 8 ] || fail "$n steps of 8 with backward ranges: not both paths"
+same modules-alone modules "$TRAIN" --steps 3 --losses
+same steps-alone steps "$TRAIN" --steps 3 --losses
+same threads steps,modules "$GT_TOP_SRCDIR/tests/integration/pytorch_threads.py" --threads 8 --forwards 5 --steps 3
