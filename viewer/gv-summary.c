@@ -3,6 +3,7 @@
 #include "gv-summary.h"
 
 #include "gv-names.h"
+#include "gt_metrics.h"
 
 #include <stdio.h>
 
@@ -126,7 +127,8 @@ static void fill(GvSummary *self)
     addf(self, 0, 0, "<b>%s</b>", gv_trace_model_path(self->model)); /* as given: not an import's temporary */
     if (r->n_steps > 0)
         addf(self, r->steps[0].start_ns, r->steps[r->n_steps - 1].end_ns,
-             "wall %s, %zu steps, step time median %s (p95 %s)", gt_fmt_ns(a, sizeof a, r->wall_ns), r->n_steps,
+             "wall %s, %zu steps, %s median %s (p95 %s)", gt_fmt_ns(a, sizeof a, r->wall_ns), r->n_steps,
+             gt_metric_label(GT_M_STEP_TIME),
              gt_fmt_ns(b, sizeof b, (int64_t)r->step_time.median_ns),
              gt_fmt_ns(c, sizeof c, (int64_t)r->step_time.p95_ns));
     else
@@ -164,9 +166,9 @@ static void fill(GvSummary *self)
     if (m->has_blocks || m->has_device || m->has_segments) {
         int64_t w = r->wall_ns / 200 + 1;
         addf(self, m->peak_allocated_ns - w, m->peak_allocated_ns + w,
-             "<b>memory</b>: peak allocated %s at +%s, peak reserved %s, fragmentation %.1f%%",
-             gt_fmt_bytes(a, sizeof a, m->peak_allocated_bytes),
-             gt_fmt_ns(b, sizeof b, m->peak_allocated_ns - o), gt_fmt_bytes(c, sizeof c, m->peak_reserved_bytes),
+             "<b>memory</b>: %s %s at +%s, %s %s, fragmentation %.1f%%", gt_metric_label(GT_M_PEAK_ALLOCATED),
+             gt_fmt_bytes(a, sizeof a, m->peak_allocated_bytes), gt_fmt_ns(b, sizeof b, m->peak_allocated_ns - o),
+             gt_metric_label(GT_M_PEAK_RESERVED), gt_fmt_bytes(c, sizeof c, m->peak_reserved_bytes),
              100 * m->fragmentation);
         for (size_t i = 0; i < m->n_leaks; i++)
             addf(self, m->leaks[i].first_ns, m->leaks[i].last_ns + 1, "leak: %s alive (%lld blocks), %.0f B/step, from %s",

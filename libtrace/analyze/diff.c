@@ -122,11 +122,14 @@ static size_t gather(ctx *c, const side *s, const char *key, bool absent_zero, s
     return k;
 }
 
-/* A row from per-step samples of key (stat over each side's kept steps);
- * fa, fb: the report figures when a side has no steps. */
-static int step_row(ctx *c, const char *metric, const char *unit, const char *key, an_stat st, int lower_better,
-                    bool absent_zero, double fa, double fb)
+/* A row of metric id from per-step samples of key (stat over each side's
+ * kept steps), its unit and direction the registry's; fa, fb: the report
+ * figures when a side has no steps. */
+static int step_judged(ctx *c, gt_metric_id id, const char *metric, const char *key, an_stat st, bool absent_zero,
+                    double fa, double fb)
 {
+    const char *unit = gt_metric_get(id)->unit;
+    int lower_better = gt_metric_get(id)->lower_better;
     size_t na, nb, wa, wb;
     size_t ka = gather(c, &c->a, key, absent_zero, &na, &wa);
     an_series *sa = c->ser, *sb = c->ser + na;
@@ -191,13 +194,34 @@ static int step_row(ctx *c, const char *metric, const char *unit, const char *ke
     return 0;
 }
 
+static int step_row(ctx *c, gt_metric_id id, const char *metric, const char *key, an_stat st, bool absent_zero,
+                    double fa, double fb)
+{
+    int rc = step_judged(c, id, metric, key, st, absent_zero, fa, fb);
+    if (rc == 0 && gt_metric_get(id)->lower_better == 0) {
+        c->R.v[c->R.n - 1].verdict = 0; /* a metric neither way better (gt_metrics.h) */
+        c->R.v[c->R.n - 1].too_few = false;
+    }
+    return rc;
+}
+
+/* The row of id (member arg, or NULL) named as the registry names it. */
+static int named_row(ctx *c, gt_metric_id id, const char *arg, const char *per, bool absent_zero, double fa, double fb)
+{
+    char metric[600], key[600];
+    gt_metric_name(metric, sizeof metric, id, arg, gt_metric_get(id)->per_step ? per : "");
+    gt_metric_name(key, sizeof key, id, arg, "");
+    return step_row(c, id, metric, key, AN_STAT_MEDIAN, absent_zero, fa, fb);
+}
+
 /* A row of one figure per run: the median over each side's runs; with
  * GT_DIFF_MIN_SAMPLES runs a side, the bootstrap over runs judges; with
  * fewer, the noise floor alone for exact figures, none for timed ones. */
-static int run_row(ctx *c, const char *metric, const char *unit, const double *va, const double *vb, int lower_better,
-                   int exact)
+static int run_row(ctx *c, gt_metric_id id, const double *va, const double *vb, int exact)
 {
-    gt_diff_row *r = new_row(&c->R, metric, unit);
+    const gt_metric *m = gt_metric_get(id);
+    int lower_better = m->lower_better;
+    gt_diff_row *r = new_row(&c->R, m->label, m->unit);
     if (!r)
         return gt_error_set(GT_ERR_NOMEM, "diff: out of memory");
     an_series *sa = c->ser, *sb = c->ser + c->a.n;
@@ -302,8 +326,8 @@ static int kernel_rows(ctx *c, const char *per)
                 if (!all_known(&c->a, name, &ta, &na) || !all_known(&c->b, name, &tb, &nb))
                     continue;
                 snprintf(metric, sizeof metric, "%s time%s: %s", a0->cpu_timeline ? "CPU op" : "kernel", per, name);
-                snprintf(key, sizeof key, "op: %s", name);
-                if ((rc = step_row(c, metric, "ns", key, AN_STAT_MEDIAN, 1, true, ta / na, tb / nb)) < 0)
+                gt_metric_name(key, sizeof key, GT_M_OP_TIME, name, "");
+                if ((rc = step_row(c, GT_M_OP_TIME, metric, key, AN_STAT_MEDIAN, true, ta / na, tb / nb)) < 0)
                     return rc;
                 /* a kernel that appears or disappears (a fusion, another algorithm) is not by itself
                  * better or worse: the step time says that */
@@ -341,7 +365,6 @@ static double per_step(const gt_report *r, double v)
 static int copy_rows(ctx *c, const char *per)
 {
     static const int kinds[] = {GT_COPY_HTOD, GT_COPY_DTOH, GT_COPY_DTOD, -1};
-    char metric[128], key[96];
     int rc;
     for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
         double n, bytes, ns, pg, fa[4] = {0}, fb[4] = {0};
@@ -357,28 +380,18 @@ static int copy_rows(ctx *c, const char *per)
         if (fa[0] == 0 && fb[0] == 0)
             continue;
         const char *kind = gt_copy_kind_name(kinds[k]);
-        snprintf(metric, sizeof metric, "%s copies%s", kind, per);
-        snprintf(key, sizeof key, "%s copies", kind);
-        if ((rc = step_row(c, metric, "count", key, AN_STAT_MEDIAN, 1, true, fa[0], fb[0])) < 0)
-            return rc;
-        snprintf(metric, sizeof metric, "%s copy time%s", kind, per);
-        snprintf(key, sizeof key, "%s copy time", kind);
-        if ((rc = step_row(c, metric, "ns", key, AN_STAT_MEDIAN, 1, true, fa[1], fb[1])) < 0)
+        if ((rc = named_row(c, GT_M_COPIES, kind, per, true, fa[0], fb[0])) < 0 ||
+            (rc = named_row(c, GT_M_COPY_TIME, kind, per, true, fa[1], fb[1])) < 0)
             return rc;
         if (kinds[k] >= 0) {
-            snprintf(metric, sizeof metric, "%s bandwidth", kind);
-            snprintf(key, sizeof key, "%s bandwidth", kind);
-            if ((rc = step_row(c, metric, "GB/s", key, AN_STAT_MEDIAN, -1, false, fa[2], fb[2])) < 0)
-                return rc;
-            snprintf(metric, sizeof metric, "%s pageable copies%s", kind, per);
-            snprintf(key, sizeof key, "%s pageable copies", kind);
-            if ((rc = step_row(c, metric, "count", key, AN_STAT_MEDIAN, 1, true, fa[3], fb[3])) < 0)
+            if ((rc = named_row(c, GT_M_BANDWIDTH, kind, per, false, fa[2], fb[2])) < 0 ||
+                (rc = named_row(c, GT_M_PAGEABLE, kind, per, true, fa[3], fb[3])) < 0)
                 return rc;
             /* counts are exact: one figure each still judges them */
             gt_diff_row *r = &c->R.v[c->R.n - 1];
             if (r->too_few && r->n_before == 0) {
                 r->too_few = false;
-                judge(r, c->opt->noise_floor, NULL, 1);
+                judge(r, c->opt->noise_floor, NULL, gt_metric_get(GT_M_PAGEABLE)->lower_better);
             }
         }
     }
@@ -400,26 +413,17 @@ static int comm_rows(ctx *c, double *va, double *vb)
     if (!any || (!per_step_ok && !window_ok))
         return 0; /* none, or one per step and the other over its whole run: not comparable */
     const char *per = per_step_ok ? " per step" : "";
-    char metric[128];
-    snprintf(metric, sizeof metric, "communication%s", per);
     PER_RUN(R_->comm.comm_ns);
-    if ((rc = step_row(c, metric, "ns", "communication", AN_STAT_MEDIAN, 1, true, va[0], vb[0])) < 0)
+    if ((rc = named_row(c, GT_M_COMM, NULL, per, true, va[0], vb[0])) < 0)
         return rc;
-    snprintf(metric, sizeof metric, "exposed communication%s", per);
     PER_RUN(R_->comm.exposed_ns);
-    if ((rc = step_row(c, metric, "ns", "exposed communication", AN_STAT_MEDIAN, 1, true, va[0], vb[0])) < 0)
+    if ((rc = named_row(c, GT_M_EXPOSED, NULL, per, true, va[0], vb[0])) < 0)
         return rc;
     PER_RUN(100 * R_->comm.hidden);
-    if ((rc = step_row(c, "communication hidden by compute", "%", "communication hidden by compute", AN_STAT_MEDIAN,
-                       -1, false, va[0], vb[0])) < 0)
+    if ((rc = named_row(c, GT_M_HIDDEN, NULL, per, false, va[0], vb[0])) < 0)
         return rc;
-    snprintf(metric, sizeof metric, "collectives%s", per);
     PER_RUN(R_->comm.collectives);
-    if ((rc = step_row(c, metric, "count", "collectives", AN_STAT_MEDIAN, 1, true, va[0], vb[0])) < 0)
-        return rc;
-    c->R.v[c->R.n - 1].verdict = 0; /* fewer, bigger collectives are not better by themselves */
-    c->R.v[c->R.n - 1].too_few = false;
-    return 0;
+    return named_row(c, GT_M_COLLECTIVES, NULL, per, true, va[0], vb[0]);
 }
 
 static size_t side_samples(const side *s)
@@ -435,7 +439,7 @@ static int find_warmup(side *s, const gt_diff_options *opt)
     if (!(s->warm = calloc(s->n ? s->n : 1, sizeof *s->warm)))
         return gt_error_set(GT_ERR_NOMEM, "diff: out of memory");
     for (size_t i = 0; i < s->n && !opt->keep_warmup; i++) {
-        const double *st = an_run_samples(s->runs[i], "step time");
+        const double *st = an_run_samples(s->runs[i], gt_metric_label(GT_M_STEP_TIME));
         s->warm[i] = st ? an_warmup_n(st, s->runs[i]->n_steps, AN_WARMUP_MADS) : 0;
     }
     return 0;
@@ -469,7 +473,7 @@ static int find_busy(given *g, const gt_diff_options *opt)
     }
     for (size_t i = 0; i < n; i++) {
         const gt_diff_run *run = g->all.runs[i];
-        const double *st = an_run_samples(run, "step time");
+        const double *st = an_run_samples(run, gt_metric_label(GT_M_STEP_TIME));
         size_t w = g->all.warm[i];
         ser[i] = st && run->n_steps > w ? (an_series){st + w, run->n_steps - w} : (an_series){NULL, 0};
         g->wait[i] = wait_share(run->r);
@@ -570,51 +574,46 @@ int gt_diff_compute_runs(gt_diff **out, gt_diff_run *const *before, size_t n_bef
         steps &= (i < n_before ? before[i] : after[i - n_before])->n_steps > 0;
     const char *per = steps ? " per step" : "";
     if (steps) {
-        size_t na, nb, wa, wb, ka = gather(c, &c->a, "step time", false, &na, &wa);
+        const char *st = gt_metric_label(GT_M_STEP_TIME);
+        size_t na, nb, wa, wb, ka = gather(c, &c->a, st, false, &na, &wa);
         double ma = an_stat_of(AN_STAT_MEDIAN, c->buf, ka);
-        size_t kb = gather(c, &c->b, "step time", false, &nb, &wb);
+        size_t kb = gather(c, &c->b, st, false, &nb, &wb);
         double mb = an_stat_of(AN_STAT_MEDIAN, c->buf, kb);
         if (ka && kb)
             c->min_ns = AN_STEP_SHARE * (ma < mb ? ma : mb);
     }
     const gt_report *a0 = before[0]->r, *b0 = after[0]->r;
-    char metric[128];
-
     PER_RUN((double)R_->wall_ns);
-    if ((rc = run_row(c, "wall time", "ns", va, vb, 1, TIMED)) < 0)
+    if ((rc = run_row(c, GT_M_WALL, va, vb, TIMED)) < 0)
         goto cleanup;
     if (steps) {
-        if ((rc = step_row(c, "step time p10", "ns", "step time", AN_STAT_P10, 1, false, 0, 0)) < 0 ||
-            (rc = step_row(c, "step time mean", "ns", "step time", AN_STAT_MEAN, 1, false, 0, 0)) < 0 ||
-            (rc = step_row(c, "step time median", "ns", "step time", AN_STAT_MEDIAN, 1, false, 0, 0)) < 0 ||
-            (rc = step_row(c, "step time p95", "ns", "step time", AN_STAT_P95, 1, false, 0, 0)) < 0)
-            goto cleanup;
+        static const struct { an_stat st; const char *word; } stats[] = {
+            {AN_STAT_P10, " p10"}, {AN_STAT_MEAN, " mean"}, {AN_STAT_MEDIAN, " median"}, {AN_STAT_P95, " p95"},
+        };
+        for (size_t k = 0; k < sizeof stats / sizeof stats[0]; k++) {
+            char metric[64];
+            gt_metric_name(metric, sizeof metric, GT_M_STEP_TIME, NULL, stats[k].word);
+            if ((rc = step_row(c, GT_M_STEP_TIME, metric, gt_metric_label(GT_M_STEP_TIME), stats[k].st, false, 0,
+                               0)) < 0)
+                goto cleanup;
+        }
     }
-    if ((rc = step_row(c, "device utilization", "%", "device utilization", AN_STAT_MEDIAN, -1, false,
-                       100 * busiest_util(a0), 100 * busiest_util(b0))) < 0)
+    if ((rc = named_row(c, GT_M_UTILIZATION, NULL, per, false, 100 * busiest_util(a0), 100 * busiest_util(b0))) < 0 ||
+        (rc = named_row(c, GT_M_IDLE, NULL, per, true, (double)a0->gaps.idle_ns, (double)b0->gaps.idle_ns)) < 0)
         goto cleanup;
-    snprintf(metric, sizeof metric, "idle time%s", per);
-    if ((rc = step_row(c, metric, "ns", "idle time", AN_STAT_MEDIAN, 1, true, (double)a0->gaps.idle_ns,
-                       (double)b0->gaps.idle_ns)) < 0)
-        goto cleanup;
-    for (int k = 0; k < GT_GAP_N_CAUSES; k++) {
-        char key[64];
-        snprintf(metric, sizeof metric, "idle %s%s", gt_gap_cause_name((gt_gap_cause)k), per);
-        snprintf(key, sizeof key, "idle %s", gt_gap_cause_name((gt_gap_cause)k));
-        if ((rc = step_row(c, metric, "ns", key, AN_STAT_MEDIAN, 1, true, (double)a0->gaps.idle_by_cause_ns[k],
-                           (double)b0->gaps.idle_by_cause_ns[k])) < 0)
+    for (int k = 0; k < GT_GAP_N_CAUSES; k++)
+        if ((rc = named_row(c, GT_M_IDLE_CAUSE, gt_gap_cause_name((gt_gap_cause)k), per, true,
+                            (double)a0->gaps.idle_by_cause_ns[k], (double)b0->gaps.idle_by_cause_ns[k])) < 0)
             goto cleanup;
-    }
     if ((rc = kernel_rows(c, per)) < 0 || (rc = copy_rows(c, per)) < 0 || (rc = comm_rows(c, va, vb)) < 0)
         goto cleanup;
-    if (steps && (rc = step_row(c, "allocated at step end", "bytes", "allocated at step end", AN_STAT_MEDIAN, 1,
-                                false, 0, 0)) < 0)
+    if (steps && (rc = named_row(c, GT_M_ALLOC_END, NULL, per, false, 0, 0)) < 0)
         goto cleanup;
     PER_RUN((double)R_->memory.peak_allocated_bytes);
-    if ((rc = run_row(c, "peak allocated", "bytes", va, vb, 1, EXACT)) < 0)
+    if ((rc = run_row(c, GT_M_PEAK_ALLOCATED, va, vb, EXACT)) < 0)
         goto cleanup;
     PER_RUN((double)R_->memory.peak_reserved_bytes);
-    if ((rc = run_row(c, "peak reserved", "bytes", va, vb, 1, EXACT)) < 0)
+    if ((rc = run_row(c, GT_M_PEAK_RESERVED, va, vb, EXACT)) < 0)
         goto cleanup;
     PER_RUN(0);
     for (size_t i = 0; i < n_before + n_after; i++) {
@@ -623,7 +622,7 @@ int gt_diff_compute_runs(gt_diff **out, gt_diff_run *const *before, size_t n_bef
         for (size_t k = 0; k < r->n_advice; k++)
             *v += r->advice[k].fired;
     }
-    if ((rc = run_row(c, "advice rules fired", "count", va, vb, 1, EXACT)) < 0)
+    if ((rc = run_row(c, GT_M_ADVICE_FIRED, va, vb, EXACT)) < 0)
         goto cleanup;
 
     d = calloc(1, sizeof *d);

@@ -6,6 +6,7 @@
 #define GT_DIFF_INT_H
 
 #include "analyze_int.h"
+#include "gt_metrics.h"
 
 /* One metric measured in every step of a run: v[i] is step i's value
  * (NaN: the step has none, e.g. a bandwidth without copies). */

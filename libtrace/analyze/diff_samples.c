@@ -43,9 +43,12 @@ double *an_run_metric(gt_diff_run *run, const char *key)
     return s->v;
 }
 
-#define METRIC(v, run, key)                                                                                        \
+/* The samples of metric id (member arg: a copy kind, a gap cause) into v. */
+#define METRIC(v, run, id, arg)                                                                                    \
     do {                                                                                                           \
-        if (!((v) = an_run_metric((run), (key))))                                                                  \
+        char key_[96];                                                                                             \
+        gt_metric_name(key_, sizeof key_, (id), (arg), "");                                                        \
+        if (!((v) = an_run_metric((run), key_)))                                                                   \
             return gt_error_set(GT_ERR_NOMEM, "diff: out of memory");                                              \
     } while (0)
 
@@ -57,10 +60,10 @@ static int comm_samples(gt_diff_run *run)
     double *cm, *ex, *hid, *col;
     if (c->n_ranks == 0 || !c->per_step)
         return 0;
-    METRIC(cm, run, "communication");
-    METRIC(ex, run, "exposed communication");
-    METRIC(hid, run, "communication hidden by compute");
-    METRIC(col, run, "collectives");
+    METRIC(cm, run, GT_M_COMM, NULL);
+    METRIC(ex, run, GT_M_EXPOSED, NULL);
+    METRIC(hid, run, GT_M_HIDDEN, NULL);
+    METRIC(col, run, GT_M_COLLECTIVES, NULL);
     for (size_t i = 0; i < run->n_steps; i++) {
         double n = 0, comm = 0, exposed = 0, overlap = 0, coll = 0;
         for (size_t k = 0; k < c->n_ranks; k++) {
@@ -87,9 +90,9 @@ int an_run_report_samples(gt_diff_run *run)
     double *st, *ut, *alloc;
     if (run->n_steps == 0)
         return 0;
-    METRIC(st, run, "step time");
-    METRIC(ut, run, "device utilization");
-    METRIC(alloc, run, "allocated at step end");
+    METRIC(st, run, GT_M_STEP_TIME, NULL);
+    METRIC(ut, run, GT_M_UTILIZATION, NULL);
+    METRIC(alloc, run, GT_M_ALLOC_END, NULL);
     for (size_t i = 0; i < run->n_steps; i++) {
         const gt_step *s = &r->steps[i];
         double d = (double)(s->end_ns - s->start_ns);
@@ -111,12 +114,9 @@ static int idle_samples(gt_diff_run *run, const gt_gap_span *gaps, size_t n_gaps
 {
     const gt_report *r = run->r;
     double *idle, *cause[GT_GAP_N_CAUSES];
-    char key[64];
-    METRIC(idle, run, "idle time");
-    for (int c = 0; c < GT_GAP_N_CAUSES; c++) {
-        snprintf(key, sizeof key, "idle %s", gt_gap_cause_name((gt_gap_cause)c));
-        METRIC(cause[c], run, key);
-    }
+    METRIC(idle, run, GT_M_IDLE, NULL);
+    for (int c = 0; c < GT_GAP_N_CAUSES; c++)
+        METRIC(cause[c], run, GT_M_IDLE_CAUSE, gt_gap_cause_name((gt_gap_cause)c));
     for (size_t g = 0; g < n_gaps; g++) {
         const gt_gap_span *x = &gaps[g];
         size_t lo = GT_UPPER_BOUND(r->steps, r->n_steps, end_ns, x->start_ns); /* the first step that ends after the gap starts */
@@ -142,7 +142,7 @@ static int op_samples(gt_diff_run *run, const an_model *m)
     if (!by_row)
         return gt_error_set(GT_ERR_NOMEM, "diff: out of memory");
     for (size_t k = 0; k < r->n_kernels; k++) {
-        snprintf(key, sizeof key, "op: %s", r->kernels[k].name);
+        gt_metric_name(key, sizeof key, GT_M_OP_TIME, r->kernels[k].name, "");
         if (!(by_row[k] = an_run_metric(run, key))) {
             free(by_row);
             return gt_error_set(GT_ERR_NOMEM, "diff: out of memory");
@@ -186,7 +186,6 @@ static int copy_samples(gt_diff_run *run, const an_model *m)
 {
     const gt_report *r = run->r;
     static const int kinds[] = {GT_COPY_HTOD, GT_COPY_DTOH, GT_COPY_DTOD, -1};
-    char key[96];
     for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
         double *n, *ns, *pg, *bw;
         size_t n_seen = 0;
@@ -195,14 +194,10 @@ static int copy_samples(gt_diff_run *run, const an_model *m)
         if (n_seen == 0)
             continue;
         const char *kind = gt_copy_kind_name(kinds[k]);
-        snprintf(key, sizeof key, "%s copies", kind);
-        METRIC(n, run, key);
-        snprintf(key, sizeof key, "%s copy time", kind);
-        METRIC(ns, run, key);
-        snprintf(key, sizeof key, "%s pageable copies", kind);
-        METRIC(pg, run, key);
-        snprintf(key, sizeof key, "%s bandwidth", kind);
-        METRIC(bw, run, key);
+        METRIC(n, run, GT_M_COPIES, kind);
+        METRIC(ns, run, GT_M_COPY_TIME, kind);
+        METRIC(pg, run, GT_M_PAGEABLE, kind);
+        METRIC(bw, run, GT_M_BANDWIDTH, kind);
         for (size_t i = 0; i < m->n_copies; i++) {
             const an_copy *c = &m->copies[i];
             ptrdiff_t st = c->copy_kind == kinds[k] ? step_at(r, c->start_ns) : -1;

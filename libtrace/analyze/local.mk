@@ -6,6 +6,8 @@ libtrace_analyze_libgtanalyze_la_SOURCES = \
 	libtrace/analyze/analyze_int.h \
 	libtrace/analyze/gt_vocab.h \
 	libtrace/analyze/vocab.c \
+	libtrace/analyze/gt_metrics.h \
+	libtrace/analyze/metrics.c \
 	libtrace/analyze/util.c \
 	libtrace/analyze/model.c \
 	libtrace/analyze/model_sort.c \

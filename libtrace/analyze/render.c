@@ -1,6 +1,7 @@
 /* render.c: a report and an allocator state as text for a terminal (one
  * screen for the report: the essentials first, details capped at top_n rows)
  * and as JSON (everything, numbers in ns and bytes). It computes nothing. */
+#include "gt_metrics.h"
 #include "oom.h"
 #include "pytorch_int.h"
 
@@ -27,10 +28,12 @@ static const char *fmt_bytes(char (*nb)[40], int *i, double bytes)
 #define BY(x) fmt_bytes(nb, &nbi, (double)(x))
 
 /* A record's fields as JSON: each key, where its value is, and its type
- * (J_U64 is written as the int64 of its bits). */
+ * (J_U64 is written as the int64 of its bits). A metric's key is the
+ * registry's (gt_metrics.h): JM names the metric, not the key. */
 typedef enum jtype { J_I64, J_I32, J_U64, J_DBL, J_STR, J_BOOL } jtype;
-typedef struct jfield { const char *key; size_t off; jtype type; } jfield;
-#define JF(T, field, key, type) {key, offsetof(T, field), type}
+typedef struct jfield { const char *key; size_t off; jtype type; int metric; /* gt_metric_id + 1; 0: key */ } jfield;
+#define JF(T, field, key, type) {key, offsetof(T, field), type, 0}
+#define JM(T, field, id, type) {NULL, offsetof(T, field), type, (id) + 1}
 
 /* The fields of `rec`, into the object open in j. */
 static void jfields(gt_json *j, const void *rec, const jfield *fs, size_t n)
@@ -43,7 +46,7 @@ static void jfields(gt_json *j, const void *rec, const jfield *fs, size_t n)
         double d;
         const char *s;
         bool yes;
-        gt_json_key(j, fs[i].key);
+        gt_json_key(j, fs[i].metric ? gt_metric_key((gt_metric_id)(fs[i].metric - 1)) : fs[i].key);
         switch (fs[i].type) {
         case J_I64: memcpy(&i64, p, sizeof i64); gt_json_int(j, i64); break;
         case J_I32: memcpy(&i32, p, sizeof i32); gt_json_int(j, i32); break;
@@ -256,8 +259,8 @@ static void text_allocator(mem_sink *s, const gt_memory *m, ptrdiff_t proc, int3
         fprintf(f, ", cuda:%d", m->device_id);
     if (many)
         fputs(rank >= 0 ? "): " : ": ", f);
-    fprintf(f, "peak allocated %s at +%.3f ms, peak reserved %s", BY(m->peak_allocated_bytes),
-            rel_ms(r, m->peak_allocated_ns), BY(m->peak_reserved_bytes));
+    fprintf(f, "%s %s at +%.3f ms, %s %s", gt_metric_label(GT_M_PEAK_ALLOCATED), BY(m->peak_allocated_bytes),
+            rel_ms(r, m->peak_allocated_ns), gt_metric_label(GT_M_PEAK_RESERVED), BY(m->peak_reserved_bytes));
     if (m->total_device_bytes)
         fprintf(f, " of %s", BY(m->total_device_bytes));
     fprintf(f, ", fragmentation %.1f%%\n", 100 * m->fragmentation);
@@ -304,8 +307,9 @@ static void text_end(mem_sink *s)
     char nb[8][40];
     int nbi = 0;
     if (mem_has_events(mem) && mem->n_procs > 1 && mem->total_one_pool)
-        fprintf(s->f, "  all %zu at once: peak allocated %s at +%.3f ms, peak reserved %s at +%.3f ms\n",
-                mem->n_procs, BY(mem->total_peak_allocated_bytes), rel_ms(s->r, mem->total_peak_allocated_ns),
+        fprintf(s->f, "  all %zu at once: %s %s at +%.3f ms, %s %s at +%.3f ms\n", mem->n_procs,
+                gt_metric_label(GT_M_PEAK_ALLOCATED), BY(mem->total_peak_allocated_bytes),
+                rel_ms(s->r, mem->total_peak_allocated_ns), gt_metric_label(GT_M_PEAK_RESERVED),
                 BY(mem->total_peak_reserved_bytes), rel_ms(s->r, mem->total_peak_reserved_ns));
     if (mem->n_skipped_rows > 0)
         fprintf(s->f, "  %lld allocation rows with impossible times or sizes left out\n",
@@ -330,9 +334,9 @@ static const jfield allocator_fields[] = {
     JF(gt_memory, pid, "pid", J_I64), JF(gt_memory, device_id, "device_id", J_I32),
     JF(gt_memory, has_blocks, "has_blocks", J_BOOL), JF(gt_memory, has_segments, "has_segments", J_BOOL),
     JF(gt_memory, has_device, "has_device", J_BOOL),
-    JF(gt_memory, peak_allocated_bytes, "peak_allocated_bytes", J_I64),
+    JM(gt_memory, peak_allocated_bytes, GT_M_PEAK_ALLOCATED, J_I64),
     JF(gt_memory, peak_allocated_ns, "peak_allocated_ns", J_I64),
-    JF(gt_memory, peak_reserved_bytes, "peak_reserved_bytes", J_I64),
+    JM(gt_memory, peak_reserved_bytes, GT_M_PEAK_RESERVED, J_I64),
     JF(gt_memory, peak_reserved_ns, "peak_reserved_ns", J_I64),
     JF(gt_memory, end_allocated_bytes, "end_allocated_bytes", J_I64),
     JF(gt_memory, end_reserved_bytes, "end_reserved_bytes", J_I64),
@@ -355,9 +359,9 @@ static const jfield spike_fields[] = {
     JF(gt_spike, end_ns, "end_ns", J_I64), JF(gt_spike, step, "step", J_I64),
 };
 static const jfield total_fields[] = {
-    JF(gt_memory, total_peak_allocated_bytes, "peak_allocated_bytes", J_I64),
+    JM(gt_memory, total_peak_allocated_bytes, GT_M_PEAK_ALLOCATED, J_I64),
     JF(gt_memory, total_peak_allocated_ns, "peak_allocated_ns", J_I64),
-    JF(gt_memory, total_peak_reserved_bytes, "peak_reserved_bytes", J_I64),
+    JM(gt_memory, total_peak_reserved_bytes, GT_M_PEAK_RESERVED, J_I64),
     JF(gt_memory, total_peak_reserved_ns, "peak_reserved_ns", J_I64),
 };
 
@@ -442,7 +446,7 @@ int gt_report_print_text(const gt_report *r, FILE *f)
     char nb[8][40];
     int nbi = 0;
     fprintf(f, "gtrace report: %s (%s)\n", r->path, r->origin == GT_ORIGIN_NSYS ? "nsys export" : "gtrace trace");
-    fprintf(f, "wall time      %s", NS(r->wall_ns));
+    fprintf(f, "%-15s%s", gt_metric_label(GT_M_WALL), NS(r->wall_ns));
     if (r->n_steps)
         fprintf(f, "   steps %lld..%lld (%zu)", (long long)r->steps[0].number,
                 (long long)r->steps[r->n_steps - 1].number, r->n_steps);
@@ -452,10 +456,11 @@ int gt_report_print_text(const gt_report *r, FILE *f)
     if (r->n_refused > 0)
         fprintf(f, "rows left out  %lld: times or sizes out of range (a damaged trace?)\n", (long long)r->n_refused);
     if (r->n_steps)
-        fprintf(f, "step time      mean %s  median %s  p95 %s  min %s  max %s\n", NS(r->step_time.mean_ns),
+        fprintf(f, "%-15smean %s  median %s  p95 %s  min %s  max %s\n", gt_metric_label(GT_M_STEP_TIME),
+                NS(r->step_time.mean_ns),
                 NS(r->step_time.median_ns), NS(r->step_time.p95_ns), NS(r->step_time.min_ns), NS(r->step_time.max_ns));
     else
-        fprintf(f, "step time      no steps (no NVTX range named \"step N\")\n");
+        fprintf(f, "%-15sno steps (no NVTX range named \"step N\")\n", gt_metric_label(GT_M_STEP_TIME));
     if (r->cpu_timeline)
         fprintf(f, "device         none: no kernels in this trace; CPU compute ops stand in for kernels "
                    "(NVTX ranges of a \"compute\" category, GTRACE_CPU_OPS)\n");
@@ -556,58 +561,54 @@ static void jnames(gt_json *j, const char *k, const gt_name_row *rows, size_t n)
     gt_json_end(j);
 }
 
+static const jfield comm_fields[] = {
+    JF(gt_comm, per_step, "per_step", J_BOOL), JM(gt_comm, comm_ns, GT_M_COMM, J_DBL),
+    JF(gt_comm, compute_ns, "compute_ns", J_DBL), JF(gt_comm, overlap_ns, "overlap_ns", J_DBL),
+    JM(gt_comm, exposed_ns, GT_M_EXPOSED, J_DBL), JM(gt_comm, collectives, GT_M_COLLECTIVES, J_DBL),
+    JM(gt_comm, hidden, GT_M_HIDDEN, J_DBL), JF(gt_comm, most_exposed, "most_exposed", J_I64),
+    JF(gt_comm, slowest, "slowest", J_I64), JF(gt_comm, collective_ops, "collective_ops", J_BOOL),
+};
+static const jfield comm_rank_fields[] = {
+    JF(gt_comm_rank, pid, "pid", J_I64), JF(gt_comm_rank, rank, "rank", J_I32),
+    JF(gt_comm_rank, device_id, "device_id", J_I32),
+};
+static const jfield comm_rank_figures[] = { /* after its source */
+    JF(gt_comm_rank, name, "name", J_STR), JF(gt_comm_rank, own_steps, "own_steps", J_BOOL),
+    JF(gt_comm_rank, span_ns, "span_ns", J_I64), JM(gt_comm_rank, comm_ns, GT_M_COMM, J_I64),
+    JF(gt_comm_rank, compute_ns, "compute_ns", J_I64), JF(gt_comm_rank, overlap_ns, "overlap_ns", J_I64),
+    JM(gt_comm_rank, exposed_ns, GT_M_EXPOSED, J_I64), JM(gt_comm_rank, n_collectives, GT_M_COLLECTIVES, J_I64),
+    JF(gt_comm_rank, bytes, "bytes", J_I64), JF(gt_comm_rank, n_bytes_known, "bytes_known", J_I64),
+    JM(gt_comm_rank, hidden, GT_M_HIDDEN, J_DBL), JF(gt_comm_rank, exposed_share, "exposed_share", J_DBL),
+};
+static const jfield comm_step_fields[] = {
+    JF(gt_comm_step, number, "number", J_I64), JF(gt_comm_step, start_ns, "start_ns", J_I64),
+    JF(gt_comm_step, end_ns, "end_ns", J_I64), JM(gt_comm_step, comm_ns, GT_M_COMM, J_I64),
+    JF(gt_comm_step, compute_ns, "compute_ns", J_I64), JF(gt_comm_step, overlap_ns, "overlap_ns", J_I64),
+    JM(gt_comm_step, exposed_ns, GT_M_EXPOSED, J_I64), JM(gt_comm_step, n_collectives, GT_M_COLLECTIVES, J_I64),
+    JF(gt_comm_step, bytes, "bytes", J_I64), JF(gt_comm_step, n_bytes_known, "bytes_known", J_I64),
+};
+static const jfield comm_kind_fields[] = {
+    JF(gt_comm_kind, name, "name", J_STR), JF(gt_comm_kind, n, "n", J_I64),
+    JF(gt_comm_kind, total_ns, "total_ns", J_I64), JM(gt_comm_kind, exposed_ns, GT_M_EXPOSED, J_I64),
+};
+
 static void print_comm_json(const gt_comm *c, gt_json *j)
 {
     gt_json_key(j, "communication");
     gt_json_object(j);
-    gt_json_kv_bool(j, "per_step", c->per_step);
-    gt_json_kv_num(j, "comm_ns", c->comm_ns);
-    gt_json_kv_num(j, "compute_ns", c->compute_ns);
-    gt_json_kv_num(j, "overlap_ns", c->overlap_ns);
-    gt_json_kv_num(j, "exposed_ns", c->exposed_ns);
-    gt_json_kv_num(j, "collectives", c->collectives);
-    gt_json_kv_num(j, "hidden", c->hidden);
-    gt_json_kv_int(j, "most_exposed", c->most_exposed);
-    gt_json_kv_int(j, "slowest", c->slowest);
-    gt_json_kv_bool(j, "collective_ops", c->collective_ops);
+    JFIELDS(j, c, comm_fields);
     gt_json_key(j, "ranks");
     gt_json_array(j);
     for (size_t i = 0; i < c->n_ranks; i++) {
         const gt_comm_rank *k = &c->ranks[i];
         gt_json_object(j);
-        gt_json_kv_int(j, "pid", k->pid);
-        gt_json_kv_int(j, "rank", k->rank);
-        gt_json_kv_int(j, "device_id", k->device_id);
+        JFIELDS(j, k, comm_rank_fields);
         gt_json_kv_str(j, "source", k->source == GT_COMM_NCCL ? "nccl" : "nvtx");
-        gt_json_kv_str(j, "name", k->name);
-        gt_json_kv_bool(j, "own_steps", k->own_steps);
-        gt_json_kv_int(j, "span_ns", k->span_ns);
-        gt_json_kv_int(j, "comm_ns", k->comm_ns);
-        gt_json_kv_int(j, "compute_ns", k->compute_ns);
-        gt_json_kv_int(j, "overlap_ns", k->overlap_ns);
-        gt_json_kv_int(j, "exposed_ns", k->exposed_ns);
-        gt_json_kv_int(j, "collectives", k->n_collectives);
-        gt_json_kv_int(j, "bytes", k->bytes);
-        gt_json_kv_int(j, "bytes_known", k->n_bytes_known);
-        gt_json_kv_num(j, "hidden", k->hidden);
-        gt_json_kv_num(j, "exposed_share", k->exposed_share);
+        JFIELDS(j, k, comm_rank_figures);
         gt_json_key(j, "steps");
         gt_json_array(j);
-        for (size_t s = 0; s < k->n_steps; s++) {
-            const gt_comm_step *st = &k->steps[s];
-            gt_json_object(j);
-            gt_json_kv_int(j, "number", st->number);
-            gt_json_kv_int(j, "start_ns", st->start_ns);
-            gt_json_kv_int(j, "end_ns", st->end_ns);
-            gt_json_kv_int(j, "comm_ns", st->comm_ns);
-            gt_json_kv_int(j, "compute_ns", st->compute_ns);
-            gt_json_kv_int(j, "overlap_ns", st->overlap_ns);
-            gt_json_kv_int(j, "exposed_ns", st->exposed_ns);
-            gt_json_kv_int(j, "collectives", st->n_collectives);
-            gt_json_kv_int(j, "bytes", st->bytes);
-            gt_json_kv_int(j, "bytes_known", st->n_bytes_known);
-            gt_json_end(j);
-        }
+        for (size_t s = 0; s < k->n_steps; s++)
+            json_element(j, &k->steps[s], comm_step_fields, sizeof comm_step_fields / sizeof comm_step_fields[0]);
         gt_json_end(j);
         gt_json_end(j);
     }
@@ -615,15 +616,8 @@ static void print_comm_json(const gt_comm *c, gt_json *j)
     gt_json_kv_int(j, "collective_names", c->n_kind_names);
     gt_json_key(j, "collectives_by_name");
     gt_json_array(j);
-    for (size_t i = 0; i < c->n_kinds; i++) {
-        const gt_comm_kind *k = &c->kinds[i];
-        gt_json_object(j);
-        gt_json_kv_str(j, "name", k->name);
-        gt_json_kv_int(j, "n", k->n);
-        gt_json_kv_int(j, "total_ns", k->total_ns);
-        gt_json_kv_int(j, "exposed_ns", k->exposed_ns);
-        gt_json_end(j);
-    }
+    for (size_t i = 0; i < c->n_kinds; i++)
+        json_element(j, &c->kinds[i], comm_kind_fields, sizeof comm_kind_fields / sizeof comm_kind_fields[0]);
     gt_json_end(j);
     gt_json_end(j);
 }
@@ -636,70 +630,74 @@ static int json_finish(gt_json *j, const char *what)
     return rc ? gt_error_set(rc, "cannot write the %s", what) : 0;
 }
 
-int gt_report_print_json(const gt_report *r, FILE *f)
+static const jfield report_window[] = {
+    JF(gt_report, start_ns, "start_ns", J_I64), JF(gt_report, end_ns, "end_ns", J_I64),
+    JM(gt_report, wall_ns, GT_M_WALL, J_I64), JF(gt_report, n_refused, "refused_rows", J_I64),
+    JF(gt_report, cpu_timeline, "cpu_timeline", J_BOOL),
+};
+static const jfield step_fields[] = {
+    JF(gt_step, number, "number", J_I64), JF(gt_step, start_ns, "start_ns", J_I64),
+    JF(gt_step, end_ns, "end_ns", J_I64), JF(gt_step, busy_ns, "busy_ns", J_I64),
+    JF(gt_step, n_dev_allocs, "device_allocs", J_I64), JF(gt_step, n_dev_frees, "device_frees", J_I64),
+    JF(gt_step, n_block_allocs, "block_allocs", J_I64), JF(gt_step, n_block_frees, "block_frees", J_I64),
+    JM(gt_step, allocated_end_bytes, GT_M_ALLOC_END, J_I64),
+};
+static const jfield device_fields[] = {
+    JF(gt_device_util, device_id, "device_id", J_I32), JF(gt_device_util, busy_ns, "busy_ns", J_I64),
+    JF(gt_device_util, kernel_ns, "kernel_ns", J_I64), JF(gt_device_util, span_ns, "span_ns", J_I64),
+    JM(gt_device_util, utilization, GT_M_UTILIZATION, J_DBL),
+};
+static const jfield gaps_fields[] = {
+    JF(gt_gaps, n_gaps, "n", J_I64), JM(gt_gaps, idle_ns, GT_M_IDLE, J_I64), JF(gt_gaps, n_long, "n_long", J_I64),
+    JF(gt_gaps, long_ns, "long_ns", J_I64), JF(gt_gaps, loader_idle_ns, "loader_idle_ns", J_I64),
+};
+static const jfield gap_fields[] = {
+    JF(gt_gap, device_id, "device_id", J_I32), JF(gt_gap, start_ns, "start_ns", J_I64),
+    JF(gt_gap, end_ns, "end_ns", J_I64),
+};
+static const jfield gap_host_fields[] = { /* after its cause */
+    JF(gt_gap, nvtx, "nvtx", J_STR), JF(gt_gap, nvtx_path, "nvtx_path", J_STR), JF(gt_gap, api, "api", J_STR),
+    JF(gt_gap, api_overlap_ns, "api_overlap_ns", J_I64),
+};
+static const jfield activity_fields[] = {
+    JF(gt_gap_activity, nvtx, "nvtx", J_STR), JF(gt_gap_activity, api, "api", J_STR),
+    JF(gt_gap_activity, n_gaps, "n_gaps", J_I64), JM(gt_gap_activity, total_ns, GT_M_IDLE, J_I64),
+};
+static const jfield copy_fields[] = { /* after its kind */
+    JF(gt_copy_row, n, "n", J_I64), JF(gt_copy_row, bytes, "bytes", J_I64),
+    JF(gt_copy_row, total_ns, "total_ns", J_I64), JM(gt_copy_row, gb_per_s, GT_M_BANDWIDTH, J_DBL),
+    JM(gt_copy_row, n_pageable, GT_M_PAGEABLE, J_I64), JF(gt_copy_row, pageable_bytes, "pageable_bytes", J_I64),
+    JF(gt_copy_row, pageable_ns, "pageable_ns", J_I64), JF(gt_copy_row, n_pinned, "n_pinned", J_I64),
+    JF(gt_copy_row, pinned_bytes, "pinned_bytes", J_I64), JF(gt_copy_row, pinned_ns, "pinned_ns", J_I64),
+};
+static const jfield advice_fields[] = {
+    JF(gt_advice, rule, "rule", J_STR), JF(gt_advice, title, "title", J_STR),
+    JM(gt_advice, fired, GT_M_ADVICE_FIRED, J_BOOL), JF(gt_advice, threshold, "threshold", J_STR),
+    JF(gt_advice, evidence, "evidence", J_STR), JF(gt_advice, suggestion, "suggestion", J_STR),
+    JF(gt_advice, gain, "gain", J_STR), JF(gt_advice, gain_ns, "gain_ns", J_I64),
+    JF(gt_advice, from_ns, "from_ns", J_I64), JF(gt_advice, to_ns, "to_ns", J_I64),
+};
+#define JELEMENTS(j, key, v, n, table)                                                                              \
+    do {                                                                                                           \
+        gt_json_key((j), (key));                                                                                   \
+        gt_json_array(j);                                                                                          \
+        for (size_t i_ = 0; i_ < (n); i_++)                                                                        \
+            json_element((j), &(v)[i_], (table), sizeof(table) / sizeof(table)[0]);                                \
+        gt_json_end(j);                                                                                            \
+    } while (0)
+
+static void print_gaps_json(const gt_gaps *g, gt_json *j)
 {
-    gt_json jw, *j = &jw;
-    gt_json_init(j, f);
-    gt_json_object(j);
-    gt_json_kv_str(j, "path", r->path);
-    gt_json_kv_str(j, "origin", r->origin == GT_ORIGIN_NSYS ? "nsys" : "gtrace");
-    gt_json_kv_int(j, "start_ns", r->start_ns);
-    gt_json_kv_int(j, "end_ns", r->end_ns);
-    gt_json_kv_int(j, "wall_ns", r->wall_ns);
-    gt_json_kv_int(j, "refused_rows", r->n_refused);
-    gt_json_kv_bool(j, "cpu_timeline", r->cpu_timeline);
-    gt_json_kv_str(j, "steps_note", r->steps_note ? r->steps_note : "");
-    gt_json_key(j, "events");
-    gt_json_object(j);
-    for (int k = 0; k < GT_EV_N_KINDS; k++)
-        gt_json_kv_int(j, gt_event_kind_name((gt_event_kind)k), r->n_events[k]);
-    gt_json_end(j);
-    gt_json_key(j, "steps");
-    gt_json_array(j);
-    for (size_t i = 0; i < r->n_steps; i++) {
-        const gt_step *s = &r->steps[i];
-        gt_json_object(j);
-        gt_json_kv_int(j, "number", s->number);
-        gt_json_kv_int(j, "start_ns", s->start_ns);
-        gt_json_kv_int(j, "end_ns", s->end_ns);
-        gt_json_kv_int(j, "busy_ns", s->busy_ns);
-        gt_json_kv_int(j, "device_allocs", s->n_dev_allocs);
-        gt_json_kv_int(j, "device_frees", s->n_dev_frees);
-        gt_json_kv_int(j, "block_allocs", s->n_block_allocs);
-        gt_json_kv_int(j, "block_frees", s->n_block_frees);
-        gt_json_kv_int(j, "allocated_end_bytes", s->allocated_end_bytes);
-        gt_json_end(j);
-    }
-    gt_json_end(j);
-    an_json_dist(j, "step_time", &r->step_time);
-    gt_json_key(j, "devices");
-    gt_json_array(j);
-    for (size_t i = 0; i < r->n_devices; i++) {
-        const gt_device_util *d = &r->devices[i];
-        gt_json_object(j);
-        gt_json_kv_int(j, "device_id", d->device_id);
-        gt_json_kv_int(j, "busy_ns", d->busy_ns);
-        gt_json_kv_int(j, "kernel_ns", d->kernel_ns);
-        gt_json_kv_int(j, "span_ns", d->span_ns);
-        gt_json_kv_num(j, "utilization", d->utilization);
-        gt_json_end(j);
-    }
-    gt_json_end(j);
-    const gt_gaps *g = &r->gaps;
     gt_json_key(j, "gaps");
     gt_json_object(j);
-    gt_json_kv_int(j, "n", g->n_gaps);
-    gt_json_kv_int(j, "idle_ns", g->idle_ns);
-    gt_json_kv_int(j, "n_long", g->n_long);
-    gt_json_kv_int(j, "long_ns", g->long_ns);
-    gt_json_kv_int(j, "loader_idle_ns", g->loader_idle_ns);
+    JFIELDS(j, g, gaps_fields);
     gt_json_key(j, "by_cause");
     gt_json_object(j);
     for (int c = 0; c < GT_GAP_N_CAUSES; c++) {
         gt_json_key(j, gt_gap_cause_name((gt_gap_cause)c));
         gt_json_object(j);
         gt_json_kv_int(j, "n", g->n_by_cause[c]);
-        gt_json_kv_int(j, "idle_ns", g->idle_by_cause_ns[c]);
+        gt_json_kv_int(j, gt_metric_key(GT_M_IDLE_CAUSE), g->idle_by_cause_ns[c]);
         gt_json_end(j);
     }
     gt_json_end(j);
@@ -708,30 +706,34 @@ int gt_report_print_json(const gt_report *r, FILE *f)
     for (size_t i = 0; i < g->n_longest; i++) {
         const gt_gap *x = &g->longest[i];
         gt_json_object(j);
-        gt_json_kv_int(j, "device_id", x->device_id);
-        gt_json_kv_int(j, "start_ns", x->start_ns);
-        gt_json_kv_int(j, "end_ns", x->end_ns);
+        JFIELDS(j, x, gap_fields);
         gt_json_kv_str(j, "cause", gt_gap_cause_name(x->cause));
-        gt_json_kv_str(j, "nvtx", x->nvtx);
-        gt_json_kv_str(j, "nvtx_path", x->nvtx_path);
-        gt_json_kv_str(j, "api", x->api);
-        gt_json_kv_int(j, "api_overlap_ns", x->api_overlap_ns);
+        JFIELDS(j, x, gap_host_fields);
         gt_json_end(j);
     }
     gt_json_end(j);
-    gt_json_key(j, "host_activity");
-    gt_json_array(j);
-    for (size_t i = 0; i < g->n_activity; i++) {
-        const gt_gap_activity *a = &g->activity[i];
-        gt_json_object(j);
-        gt_json_kv_str(j, "nvtx", a->nvtx);
-        gt_json_kv_str(j, "api", a->api);
-        gt_json_kv_int(j, "n_gaps", a->n_gaps);
-        gt_json_kv_int(j, "idle_ns", a->total_ns);
-        gt_json_end(j);
-    }
+    JELEMENTS(j, "host_activity", g->activity, g->n_activity, activity_fields);
     gt_json_end(j);
+}
+
+int gt_report_print_json(const gt_report *r, FILE *f)
+{
+    gt_json jw, *j = &jw;
+    gt_json_init(j, f);
+    gt_json_object(j);
+    gt_json_kv_str(j, "path", r->path);
+    gt_json_kv_str(j, "origin", r->origin == GT_ORIGIN_NSYS ? "nsys" : "gtrace");
+    JFIELDS(j, r, report_window);
+    gt_json_kv_str(j, "steps_note", r->steps_note ? r->steps_note : "");
+    gt_json_key(j, "events");
+    gt_json_object(j);
+    for (int k = 0; k < GT_EV_N_KINDS; k++)
+        gt_json_kv_int(j, gt_event_kind_name((gt_event_kind)k), r->n_events[k]);
     gt_json_end(j);
+    JELEMENTS(j, "steps", r->steps, r->n_steps, step_fields);
+    an_json_dist(j, gt_metric_key(GT_M_STEP_TIME), &r->step_time);
+    JELEMENTS(j, "devices", r->devices, r->n_devices, device_fields);
+    print_gaps_json(&r->gaps, j);
     gt_json_kv_int(j, "kernel_names", r->n_kernel_names);
     jnames(j, "kernels", r->kernels, r->n_kernels);
     jnames(j, "apis", r->apis, r->n_apis);
@@ -742,16 +744,7 @@ int gt_report_print_json(const gt_report *r, FILE *f)
         const gt_copy_row *c = &r->copies[i];
         gt_json_object(j);
         gt_json_kv_str(j, "kind", gt_copy_kind_name(c->copy_kind));
-        gt_json_kv_int(j, "n", c->n);
-        gt_json_kv_int(j, "bytes", c->bytes);
-        gt_json_kv_int(j, "total_ns", c->total_ns);
-        gt_json_kv_num(j, "gb_per_s", c->gb_per_s);
-        gt_json_kv_int(j, "n_pageable", c->n_pageable);
-        gt_json_kv_int(j, "pageable_bytes", c->pageable_bytes);
-        gt_json_kv_int(j, "pageable_ns", c->pageable_ns);
-        gt_json_kv_int(j, "n_pinned", c->n_pinned);
-        gt_json_kv_int(j, "pinned_bytes", c->pinned_bytes);
-        gt_json_kv_int(j, "pinned_ns", c->pinned_ns);
+        JFIELDS(j, c, copy_fields);
         gt_json_end(j);
     }
     gt_json_end(j);
@@ -760,24 +753,7 @@ int gt_report_print_json(const gt_report *r, FILE *f)
     an_oom_print_json(r, j);
     print_comm_json(&r->comm, j);
     an_rank_steps_print_json(r, j);
-    gt_json_key(j, "advice");
-    gt_json_array(j);
-    for (size_t i = 0; i < r->n_advice; i++) {
-        const gt_advice *a = &r->advice[i];
-        gt_json_object(j);
-        gt_json_kv_str(j, "rule", a->rule);
-        gt_json_kv_str(j, "title", a->title);
-        gt_json_kv_bool(j, "fired", a->fired);
-        gt_json_kv_str(j, "threshold", a->threshold);
-        gt_json_kv_str(j, "evidence", a->evidence);
-        gt_json_kv_str(j, "suggestion", a->suggestion);
-        gt_json_kv_str(j, "gain", a->gain);
-        gt_json_kv_int(j, "gain_ns", a->gain_ns);
-        gt_json_kv_int(j, "from_ns", a->from_ns);
-        gt_json_kv_int(j, "to_ns", a->to_ns);
-        gt_json_end(j);
-    }
-    gt_json_end(j);
+    JELEMENTS(j, "advice", r->advice, r->n_advice, advice_fields);
     gt_json_end(j);
     return json_finish(j, "report");
 }

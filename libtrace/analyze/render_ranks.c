@@ -1,6 +1,7 @@
 /* render_ranks.c: the report's Steps by rank section (rank_steps.c) as text
  * and as JSON; render.c places it. It computes nothing. */
 #include "analyze_int.h"
+#include "gt_metrics.h"
 
 #include <string.h>
 
@@ -94,7 +95,7 @@ void an_rank_steps_print_json(const gt_report *r, gt_json *j)
         gt_json_kv_int(j, "pid", k->pid);
         gt_json_kv_int(j, "rank", k->rank);
         gt_json_kv_str(j, "name", k->name);
-        an_json_dist(j, "step_time", &k->step_time);
+        an_json_dist(j, gt_metric_key(GT_M_STEP_TIME), &k->step_time);
         an_json_dist(j, "work", &k->work);
         gt_json_kv_int(j, "waited_ns", k->waited_ns);
         gt_json_kv_int(j, "slowest_steps", k->n_slowest);
