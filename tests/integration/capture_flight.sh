@@ -53,6 +53,10 @@ echo "ok: the dump starts at step $first, $n_fl of $n_all NVTX events"
 
 # live TRACE STEP REGISTER UNREGISTER: "bytes|name" of what is registered and
 # not unregistered when step STEP starts (capture_window_memory.sh's query).
+# A block's name is its latest naming since its registration; a heap's, its
+# registration's: a naming at a heap's first address names a block there
+# (the trainer's per-step "block gradients"), which may be long freed, and
+# whether that naming is still in the window depends on where it begins.
 live() {
     q "$1" "WITH t AS (SELECT min(start) AS t FROM NVTX_EVENTS WHERE text = 'step $2'),
         r AS (SELECT m.start, m.heapId, m.address, m.bytes FROM GTRACE_MEMORY_EVENTS m, t
@@ -61,7 +65,7 @@ live() {
                          AND z.address = r.address AND z.start >= r.start AND z.start < t.t
                          ORDER BY z.start DESC LIMIT 1), r.bytes) || '|' ||
                coalesce((SELECT s.value FROM GTRACE_MEMORY_EVENTS n JOIN StringIds s ON s.id = n.nameId, t
-                         WHERE (n.operation = 6 OR n.operation = $3 AND n.heapId = r.heapId) AND n.address = r.address
+                         WHERE (n.operation = 6 AND $3 = 3 OR n.operation = $3 AND n.heapId = r.heapId) AND n.address = r.address
                          AND n.start >= r.start AND n.start < t.t ORDER BY n.start DESC LIMIT 1), '')
         FROM r, t WHERE NOT EXISTS (SELECT 1 FROM GTRACE_MEMORY_EVENTS u WHERE u.operation = $4
               AND ($3 = 0 AND u.heapId = r.heapId OR $3 = 3 AND u.address = r.address)
