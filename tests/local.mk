@@ -25,3 +25,6 @@ EXTRA_DIST += tests/integration/labels_once.sh tests/integration/labels_once.py
 # Saturating arithmetic and the comparators live once, in libtrace/base.
 TESTS += tests/integration/base_once.sh
 EXTRA_DIST += tests/integration/base_once.sh tests/integration/base_once.py
+# The report's metrics are spelled once, in libtrace/analyze/metrics.c.
+TESTS += tests/integration/metrics_once.sh
+EXTRA_DIST += tests/integration/metrics_once.sh tests/integration/metrics_once.py

@@ -58,7 +58,7 @@ typedef struct ctx {
 /* How a row's figures are judged when the sides' samples are one figure per run. */
 enum { TIMED = 0, EXACT = 1 }; /* EXACT: counts and bytes, not noisy: the floor alone judges */
 
-static gt_diff_row *new_row(rows *R, const char *metric, const char *unit)
+static gt_diff_row *new_row(rows *R, const char *metric, gt_metric_id id)
 {
     if (R->n == R->cap) {
         size_t ncap = R->cap ? R->cap * 2 : 32;
@@ -72,7 +72,8 @@ static gt_diff_row *new_row(rows *R, const char *metric, const char *unit)
     memset(r, 0, sizeof *r);
     if (!(r->metric = an_strdup(metric)))
         return NULL;
-    r->unit = unit;
+    r->unit = gt_metric_get(id)->unit;
+    r->metric_id = (int)id;
     r->lo = r->hi = NAN;
     R->n++;
     return r;
@@ -142,7 +143,7 @@ static int step_judged(ctx *c, gt_metric_id id, const char *metric, const char *
     size_t kb = gather(c, &c->b, key, absent_zero, &nb, &wb);
     c->buf = save_buf;
     c->ser = save_ser;
-    gt_diff_row *r = new_row(&c->R, metric, unit);
+    gt_diff_row *r = new_row(&c->R, metric, id);
     if (!r)
         return gt_error_set(GT_ERR_NOMEM, "diff: out of memory");
     if (wa + wb == 0 || ka == 0 || kb == 0) { /* no steps (or none with it): one figure each */
@@ -221,7 +222,7 @@ static int run_row(ctx *c, gt_metric_id id, const double *va, const double *vb, 
 {
     const gt_metric *m = gt_metric_get(id);
     int lower_better = m->lower_better;
-    gt_diff_row *r = new_row(&c->R, m->label, m->unit);
+    gt_diff_row *r = new_row(&c->R, m->label, id);
     if (!r)
         return gt_error_set(GT_ERR_NOMEM, "diff: out of memory");
     an_series *sa = c->ser, *sb = c->ser + c->a.n;

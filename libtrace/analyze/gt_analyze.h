@@ -399,6 +399,7 @@ bool gt_is_step_name(const char *name);
 typedef struct gt_diff_row {
     char *metric;   /* "step time median", "kernel time: sgemm"... */
     const char *unit; /* "ns", "%", "bytes", "count" */
+    int metric_id;    /* its gt_metric_id (gt_metrics.h), whose unit and direction it has */
     double before, after;
     double change;  /* (after - before) / before; 0 when before is 0 */
     int verdict;    /* +1 better, -1 worse, 0 same (or too few samples, or new or gone) */

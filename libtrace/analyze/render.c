@@ -93,7 +93,8 @@ static void print_comm(const gt_report *r, FILE *f)
             c->per_step ? "per step" : "over the window (no steps)", NS(c->comm_ns), NS(c->exposed_ns),
             NS(c->overlap_ns), 100 * c->hidden, c->collectives);
     fprintf(f, "  %-30s %5s %11s %11s %11s %11s %7s %8s %11s %12s\n", c->per_step ? "rank, per step" : "rank",
-            "steps", "comm", "compute", "overlap", "exposed", "hidden", "exposed%", "collectives", "bytes");
+            "steps", "comm", "compute", "overlap", "exposed", "hidden", "exposed%", gt_metric_label(GT_M_COLLECTIVES),
+            "bytes");
     for (size_t i = 0; i < c->n_ranks; i++) {
         const gt_comm_rank *k = &c->ranks[i];
         double n = k->n_steps ? (double)k->n_steps : 1;
@@ -112,7 +113,7 @@ static void print_comm(const gt_report *r, FILE *f)
         double ne = e->n_steps ? (double)e->n_steps : 1, ns = s->n_steps ? (double)s->n_steps : 1;
         fprintf(f, "  most exposed: %s, %s%s (%.1f%% of its %s)", an_rank_label(lb, sizeof lb, e),
                 NS((double)e->exposed_ns / ne), c->per_step ? " per step" : "", 100 * e->exposed_share,
-                c->per_step ? "step time" : "time");
+                c->per_step ? gt_metric_label(GT_M_STEP_TIME) : "time");
         fprintf(f, "; slowest: %s, %s of compute%s\n", an_rank_label(lb, sizeof lb, s), NS((double)s->compute_ns / ns),
                 c->per_step ? " per step" : "");
     }

@@ -9,6 +9,7 @@
  * too few steps give no verdict. */
 #include "analyze_fixture.h"
 #include "diff_int.h"
+#include "gt_metrics.h"
 #include "gt_vocab.h"
 
 #include <math.h>
@@ -626,7 +627,64 @@ static void test_analyze_diff__fastest_steps(void)
     free_runs(b, 3);
 }
 
+/* Which way each metric is better, written down here apart from the
+ * registry: a registry row turned the other way fails here, a diff that
+ * judges a row by anything but its row's direction fails below. */
+static void test_analyze_diff__directions_from_the_registry(void)
+{
+    static const struct { gt_metric_id id; int lower_better; const char *unit; } want[] = {
+        {GT_M_WALL, 1, "ns"}, {GT_M_STEP_TIME, 1, "ns"}, {GT_M_UTILIZATION, -1, "%"}, {GT_M_IDLE, 1, "ns"},
+        {GT_M_IDLE_CAUSE, 1, "ns"}, {GT_M_OP_TIME, 1, "ns"}, {GT_M_COPIES, 1, "count"},
+        {GT_M_COPY_TIME, 1, "ns"}, {GT_M_BANDWIDTH, -1, "GB/s"}, {GT_M_PAGEABLE, 1, "count"},
+        {GT_M_COMM, 1, "ns"}, {GT_M_EXPOSED, 1, "ns"}, {GT_M_HIDDEN, -1, "%"}, {GT_M_COLLECTIVES, 0, "count"},
+        {GT_M_ALLOC_END, 1, "bytes"}, {GT_M_PEAK_ALLOCATED, 1, "bytes"}, {GT_M_PEAK_RESERVED, 1, "bytes"},
+        {GT_M_ADVICE_FIRED, 1, "count"},
+    };
+    CU_ASSERT_EQUAL(sizeof want / sizeof want[0], GT_M_N);
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
+        const gt_metric *m = gt_metric_get(want[i].id);
+        CU_ASSERT_EQUAL(m->lower_better, want[i].lower_better);
+        CU_ASSERT_STRING_EQUAL(m->unit, want[i].unit);
+        CU_ASSERT_TRUE(m->label && *m->label && m->meaning && *m->meaning);
+    }
+    /* every row with a verdict follows its metric's direction, both ways round */
+    gt_report *a = run(false, "dir_base.sqlite"), *b = run(true, "dir_opt.sqlite");
+    gt_report *ca = comm_run(false, "dir_comm_a.sqlite"), *cb = comm_run(true, "dir_comm_b.sqlite");
+    gt_report *pairs[][2] = {{a, b}, {b, a}, {ca, cb}, {cb, ca}};
+    int n_judged = 0, seen[GT_M_N] = {0};
+    for (size_t p = 0; p < sizeof pairs / sizeof pairs[0]; p++) {
+        gt_diff *d = NULL;
+        CU_ASSERT_EQUAL_FATAL(gt_diff_compute(&d, pairs[p][0], pairs[p][1]), 0);
+        for (size_t i = 0; i < d->n_rows; i++) {
+            const gt_diff_row *r = &d->rows[i];
+            CU_ASSERT_FATAL(r->metric_id >= 0 && r->metric_id < GT_M_N);
+            const gt_metric *m = gt_metric_get((gt_metric_id)r->metric_id);
+            CU_ASSERT_STRING_EQUAL(r->unit, m->unit);
+            if (m->lower_better == 0)
+                CU_ASSERT_EQUAL(r->verdict, 0);
+            if (r->verdict == 0)
+                continue;
+            int expect = (r->after < r->before) == (m->lower_better > 0) ? 1 : -1;
+            if (r->verdict != expect)
+                fprintf(stderr, "%s: verdict %d, its metric says %d\n", r->metric, r->verdict, expect);
+            CU_ASSERT_EQUAL(r->verdict, expect);
+            n_judged++;
+            seen[r->metric_id] = 1;
+        }
+        gt_diff_free(d);
+    }
+    /* both directions were put to the test */
+    CU_ASSERT_TRUE(seen[GT_M_STEP_TIME] && seen[GT_M_UTILIZATION] && seen[GT_M_IDLE_CAUSE] && seen[GT_M_BANDWIDTH] &&
+                   seen[GT_M_EXPOSED] && seen[GT_M_HIDDEN]);
+    CU_ASSERT_TRUE(n_judged >= 12);
+    gt_report_free(a);
+    gt_report_free(b);
+    gt_report_free(ca);
+    gt_report_free(cb);
+}
+
 static const gt_test_case cases[] = {
+    {"test_analyze_diff__directions_from_the_registry", test_analyze_diff__directions_from_the_registry},
     {"test_analyze_diff__vocabulary", test_analyze_diff__vocabulary},
     {"test_analyze_diff__baseline_vs_optimized", test_analyze_diff__baseline_vs_optimized},
     {"test_analyze_diff__communication", test_analyze_diff__communication},
