@@ -7,7 +7,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
@@ -18,6 +17,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "flags.h"
 #include "gt_outpath.h"
 #include "gt_analyze.h"
 
@@ -31,13 +31,28 @@ static int usage(const char *cmd, const char *synopsis, const char *problem)
     return EXIT_USAGE;
 }
 
-/* getopt_long met an option it does not know, or one without its value. */
-static int bad_option(const char *cmd, const char *synopsis, char **argv)
+/* The parser met an option it does not know, or one without its value. */
+static int bad_option(const char *cmd, const char *synopsis, const char *arg)
 {
-    gt_cli_error("%s: unknown option or missing value: '%s'", cmd, argv[optind - 1]);
+    gt_cli_error("%s: unknown option or missing value: '%s'", cmd, arg);
     fprintf(stderr, "usage: gtrace %s\n", synopsis);
     return EXIT_USAGE;
 }
+
+/* The flags of fs (flags.h) into v; -1 when parsed, else the exit status
+ * (0 after --help, which prints the help). */
+static int parse_flags(const gt_flags *fs, int argc, char **argv, gt_analyze_flags *v, gt_flags_result *res)
+{
+    switch (gt_flags_parse(fs, argc, argv, v, res, stderr)) {
+    case GT_FLAGS_OK: return -1;
+    case GT_FLAGS_HELP: gt_flags_help(fs, stdout); return 0;
+    case GT_FLAGS_UNKNOWN: return bad_option(fs->command, fs->synopsis, res->bad);
+    default: return EXIT_USAGE;
+    }
+}
+
+/* What a command's flags are before parsing: none given. */
+static const gt_analyze_flags no_flags = {.steps = {-1, -1}, .at_ns = -1, .step = -1, .pid = -1};
 
 /* flags: GT_OPEN_CHECK_LATER where analyze reads the whole trace and asks
  * for the check's verdict (gt_report_compute does): the check of a big file
@@ -48,78 +63,9 @@ static gt_trace *open_trace(const char *path, unsigned flags)
     return gt_cli_open_trace(path, flags);
 }
 
-/* A non-negative integer, all of the text. */
-static bool parse_count(const char *s, int64_t *out)
-{
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno || end == s || *end || v < 0)
-        return false;
-    *out = v;
-    return true;
-}
-
-/* "A:B", "A:", ":B" or "N" (one step). */
-static bool parse_steps(const char *s, gt_report_options *opt)
-{
-    const char *colon = strchr(s, ':');
-    char first[32] = "", last[32] = "";
-    if (!colon) {
-        if (!parse_count(s, &opt->step_first))
-            return false;
-        opt->step_last = opt->step_first;
-        return true;
-    }
-    size_t n = (size_t)(colon - s);
-    if (n >= sizeof first || strlen(colon + 1) >= sizeof last)
-        return false;
-    memcpy(first, s, n);
-    strcpy(last, colon + 1);
-    if ((*first && !parse_count(first, &opt->step_first)) || (*last && !parse_count(last, &opt->step_last)))
-        return false;
-    return *first || *last;
-}
-
-/* A time on the trace's clock: "1.5s", "250ms", "40us", "123ns" or plain ns;
- * from 0 to what int64 ns hold. Not "nan", "inf", hex, spaces or a sign. */
-static bool parse_time(const char *s, int64_t *out_ns)
-{
-    char *end;
-    if (!((*s >= '0' && *s <= '9') || *s == '.') || strpbrk(s, "xXpP"))
-        return false;
-    size_t n_digits = strspn(s, "0123456789");
-    if (n_digits > 0 && (!s[n_digits] || !strcmp(s + n_digits, "ns"))) { /* whole ns: exact, to INT64_MAX */
-        errno = 0;
-        long long v = strtoll(s, &end, 10);
-        if (errno)
-            return false;
-        *out_ns = v;
-        return true;
-    }
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || !isfinite(v) || v < 0)
-        return false;
-    double scale = 1;
-    if (!strcmp(end, "s"))
-        scale = 1e9;
-    else if (!strcmp(end, "ms"))
-        scale = 1e6;
-    else if (!strcmp(end, "us"))
-        scale = 1e3;
-    else if (*end && strcmp(end, "ns"))
-        return false;
-    double ns = v * scale + 0.5;
-    if (!(ns < 9223372036854775807.0)) /* 2^63: the first double past int64 */
-        return false;
-    *out_ns = (int64_t)ns;
-    return true;
-}
-
 /* ---- gtrace report ------------------------------------------------------- */
 
-#define REPORT_SYNOPSIS "report TRACE [--json] [--steps A:B] [--top N] [--no-summary]"
+#define REPORT_SYNOPSIS (gt_report_flag_table.synopsis)
 
 /* GTRACE_SUMMARY_SAY=1: says on stderr how the report was made (for tests). */
 static void say_how(const char *how)
@@ -146,47 +92,25 @@ static int print_kept_report(gt_trace *t, bool json)
 
 int gt_cli_report(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"json", no_argument, NULL, 'j'},
-        {"steps", required_argument, NULL, 's'},
-        {"top", required_argument, NULL, 't'},
-        {"no-summary", no_argument, NULL, 'n'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     gt_report_options opt;
     gt_report_options_init(&opt);
-    bool json = false, no_summary = getenv("GTRACE_NO_SUMMARY") && *getenv("GTRACE_NO_SUMMARY"),
-         answer_changed = false; /* --steps, --top: not what was kept */
-    int64_t top;
-    int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'j': json = true; break;
-        case 'n': no_summary = true; break;
-        case 's':
-            if (!parse_steps(optarg, &opt))
-                return usage("report", REPORT_SYNOPSIS, "--steps wants A:B, A:, :B or N (step numbers)");
-            answer_changed = true;
-            break;
-        case 't':
-            if (!parse_count(optarg, &top) || top < 1 || top > 100000)
-                return usage("report", REPORT_SYNOPSIS, "--top wants a number from 1 to 100000");
-            opt.top_n = (int)top;
-            answer_changed = true;
-            break;
-        case 'h': printf("usage: gtrace %s\n", REPORT_SYNOPSIS); return 0;
-        default: return bad_option("report", REPORT_SYNOPSIS, argv);
-        }
-    }
-    if (argc - optind != 1)
-        return usage("report", REPORT_SYNOPSIS, argc - optind < 1 ? "which trace?" : "one trace at a time");
+    gt_analyze_flags f = no_flags;
+    gt_flags_result res;
+    int rc = parse_flags(&gt_report_flag_table, argc, argv, &f, &res);
+    if (rc >= 0)
+        return rc;
+    bool json = f.json, answer_changed = f.steps.first >= 0 || f.steps.last >= 0 || f.top > 0; /* not what was kept */
+    bool no_summary = f.no_summary || (getenv("GTRACE_NO_SUMMARY") && *getenv("GTRACE_NO_SUMMARY"));
+    opt.step_first = f.steps.first;
+    opt.step_last = f.steps.last;
+    if (f.top > 0)
+        opt.top_n = (int)f.top;
+    if (res.n != 1)
+        return usage("report", REPORT_SYNOPSIS, res.n < 1 ? "which trace?" : "one trace at a time");
     if (opt.step_first >= 0 && opt.step_last >= 0 && opt.step_first > opt.step_last)
         return usage("report", REPORT_SYNOPSIS, "--steps A:B needs A <= B");
 
-    gt_trace *t = open_trace(argv[optind], GT_OPEN_CHECK_LATER);
+    gt_trace *t = open_trace(argv[res.first], GT_OPEN_CHECK_LATER);
     gt_analysis *a = NULL;
     int status = 1;
     if (!t)
@@ -200,7 +124,7 @@ int gt_cli_report(int argc, char **argv)
     }
     say_how("analysed (no summary used)");
     if (gt_analysis_load(&a, t, &opt) != 0) {
-        gt_cli_error("report %s: %s", argv[optind], gt_error_last());
+        gt_cli_error("report %s: %s", argv[res.first], gt_error_last());
         goto cleanup;
     }
     const gt_report *r = gt_analysis_report(a);
@@ -217,9 +141,7 @@ cleanup:
 
 /* ---- gtrace diff ----------------------------------------------------------- */
 
-#define DIFF_SYNOPSIS                                                                                              \
-    "diff BEFORE AFTER [--json] [--noise-floor PCT] [--keep-warmup] [--keep-busy]\n"                               \
-    "       gtrace diff [options] BEFORE... -- AFTER...   (several runs a side)"
+#define DIFF_SYNOPSIS (gt_diff_flag_table.synopsis)
 
 /* One run: its report and per-step samples (one side's model at a time in memory). */
 static gt_diff_run *run_of(const char *path)
@@ -239,55 +161,28 @@ static gt_diff_run *run_of(const char *path)
     return run;
 }
 
-/* "5", "2.5" or "5%": a percentage from 0 to 100. */
-static bool parse_percent(const char *s, double *out)
-{
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || (*end && strcmp(end, "%")) || !isfinite(v) || v < 0 || v > 100)
-        return false;
-    *out = v / 100;
-    return true;
-}
-
 int gt_cli_diff(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"json", no_argument, NULL, 'j'},
-        {"noise-floor", required_argument, NULL, 'n'},
-        {"keep-warmup", no_argument, NULL, 'k'},
-        {"keep-busy", no_argument, NULL, 'b'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
     gt_diff_options dopt;
     gt_diff_options_init(&dopt);
-    bool json = false;
-    int c;
     /* BEFORE... -- AFTER...: options come before the "--" */
     int sep = -1;
     for (int i = 1; i < argc && sep < 0; i++)
         if (strcmp(argv[i], "--") == 0)
             sep = i;
     int n_opt_args = sep < 0 ? argc : sep;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(n_opt_args, argv, "", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'j': json = true; break;
-        case 'n':
-            if (!parse_percent(optarg, &dopt.noise_floor))
-                return usage("diff", DIFF_SYNOPSIS, "--noise-floor wants a percentage from 0 to 100");
-            break;
-        case 'k': dopt.keep_warmup = true; break;
-        case 'b': dopt.keep_busy = true; break;
-        case 'h': printf("usage: gtrace %s\n", DIFF_SYNOPSIS); return 0;
-        default: return bad_option("diff", DIFF_SYNOPSIS, argv);
-        }
-    }
-    char **bpaths = argv + optind, **apaths;
-    int nb = n_opt_args - optind, na;
+    gt_analyze_flags f = no_flags;
+    f.noise_floor = dopt.noise_floor;
+    gt_flags_result res;
+    int rc = parse_flags(&gt_diff_flag_table, n_opt_args, argv, &f, &res);
+    if (rc >= 0)
+        return rc;
+    bool json = f.json;
+    dopt.noise_floor = f.noise_floor;
+    dopt.keep_warmup = f.keep_warmup;
+    dopt.keep_busy = f.keep_busy;
+    char **bpaths = argv + res.first, **apaths;
+    int nb = res.n, na;
     if (sep < 0) {
         if (nb != 2)
             return usage("diff", DIFF_SYNOPSIS, "two traces: the one before and the one after a change");
@@ -329,66 +224,32 @@ cleanup:
 
 /* ---- gtrace memory ----------------------------------------------------------- */
 
-#define MEMORY_SYNOPSIS "memory TRACE (--at TIME | --step N) [--pid P] [--json]   (TIME: 1.5s, 250ms, 40us or ns)"
+#define MEMORY_SYNOPSIS (gt_memory_flag_table.synopsis)
 
 int gt_cli_memory(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"at", required_argument, NULL, 'a'},
-        {"step", required_argument, NULL, 's'},
-        {"pid", required_argument, NULL, 'p'},
-        {"json", no_argument, NULL, 'j'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    bool json = false, have_at = false, have_step = false;
-    int64_t at_ns = 0, step = 0, pid = -1;
-    int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'a':
-            if (!parse_time(optarg, &at_ns)) { /* one line: what was wrong and what is right */
-                gt_cli_error("memory: --at wants a time such as 1.5s, 250ms, 40us or 123 (ns), from 0 to "
-                             "9.2e18 ns; not '%s'", optarg);
-                return EXIT_USAGE;
-            }
-            have_at = true;
-            break;
-        case 's':
-            if (!parse_count(optarg, &step)) {
-                gt_cli_error("memory: --step wants a step number, not '%s'", optarg);
-                return EXIT_USAGE;
-            }
-            have_step = true;
-            break;
-        case 'p':
-            if (!parse_count(optarg, &pid) || pid > 0xffffff) {
-                gt_cli_error("memory: --pid wants a process id, not '%s'", optarg);
-                return EXIT_USAGE;
-            }
-            break;
-        case 'j': json = true; break;
-        case 'h': printf("usage: gtrace %s\n", MEMORY_SYNOPSIS); return 0;
-        default: return bad_option("memory", MEMORY_SYNOPSIS, argv);
-        }
-    }
-    if (argc - optind != 1)
-        return usage("memory", MEMORY_SYNOPSIS, argc - optind < 1 ? "which trace?" : "one trace at a time");
+    gt_analyze_flags f = no_flags;
+    gt_flags_result res;
+    int rc = parse_flags(&gt_memory_flag_table, argc, argv, &f, &res);
+    if (rc >= 0)
+        return rc;
+    bool json = f.json, have_at = f.at_ns >= 0, have_step = f.step >= 0;
+    int64_t at_ns = f.at_ns, step = f.step, pid = f.pid;
+    if (res.n != 1)
+        return usage("memory", MEMORY_SYNOPSIS, res.n < 1 ? "which trace?" : "one trace at a time");
     if (have_at == have_step)
         return usage("memory", MEMORY_SYNOPSIS, "give either --at TIME or --step N");
 
-    gt_trace *t = open_trace(argv[optind], 0);
+    gt_trace *t = open_trace(argv[res.first], 0);
     gt_analysis *a = NULL;
     gt_mem_states *s = NULL;
-    int status = 1, rc;
+    int status = 1;
     if (!t)
         goto cleanup;
     if ((rc = gt_analysis_load(&a, t, NULL)) == 0)
         rc = have_at ? gt_analysis_states_at(&s, a, pid, at_ns) : gt_analysis_states_at_step(&s, a, pid, step);
     if (rc != 0) {
-        gt_cli_error("memory %s: %s", argv[optind], gt_error_last());
+        gt_cli_error("memory %s: %s", argv[res.first], gt_error_last());
         goto cleanup;
     }
     if ((json ? gt_mem_states_print_json(s, stdout) : gt_mem_states_print_text(s, stdout)) != 0 ||
@@ -406,9 +267,7 @@ cleanup:
 
 /* ---- gtrace export ------------------------------------------------------------- */
 
-#define EXPORT_SYNOPSIS                                                                                         \
-    "export TRACE --format chrome|memviz|csv [-o PATH|DIR/] [--pid P] [--force]\n"                                 \
-    "       [--at TIME | --step N] [--memviz-format 2|1.13]   (memviz: the snapshot's moment, PyTorch's form)"
+#define EXPORT_SYNOPSIS (gt_export_flag_table.synopsis)
 
 /* ---- safe output files ----
  * A file is written beside its target (a temporary in the same folder),
@@ -689,68 +548,33 @@ cleanup:
 
 int gt_cli_export(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"format", required_argument, NULL, 'f'},
-        {"output", required_argument, NULL, 'o'},
-        {"pid", required_argument, NULL, 'p'},
-        {"force", no_argument, NULL, 'F'},
-        {"at", required_argument, NULL, 'a'},
-        {"step", required_argument, NULL, 's'},
-        {"memviz-format", required_argument, NULL, 'm'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    const char *format = NULL, *output = NULL;
-    bool force = false, have_at = false;
+    gt_analyze_flags f = no_flags;
+    gt_flags_result res;
+    int rc = parse_flags(&gt_export_flag_table, argc, argv, &f, &res);
+    if (rc >= 0)
+        return rc;
+    const char *format = f.format, *output = f.output;
+    bool force = f.force, have_at = f.at_ns >= 0;
     memviz_opts mo = memviz_end;
-    int64_t pid = -1;
-    int c;
-    optind = 1;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "o:", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'f': format = optarg; break;
-        case 'o': output = optarg; break;
-        case 'F': force = true; break;
-        case 'p':
-            if (!parse_count(optarg, &pid) || pid > 0xffffff) {
-                gt_cli_error("export: --pid wants a process id, not '%s'", optarg);
-                return EXIT_USAGE;
-            }
-            break;
-        case 'a':
-            if (!parse_time(optarg, &mo.at_ns)) {
-                gt_cli_error("export: --at wants a time such as 1.5s, 250ms, 40us or 123 (ns), from 0 to "
-                             "9.2e18 ns; not '%s'", optarg);
-                return EXIT_USAGE;
-            }
-            have_at = true;
-            break;
-        case 's':
-            if (!parse_count(optarg, &mo.step)) {
-                gt_cli_error("export: --step wants a step number, not '%s'", optarg);
-                return EXIT_USAGE;
-            }
-            break;
-        case 'm':
-            if (strcmp(optarg, "2") != 0 && strcmp(optarg, "1.13") != 0) {
-                gt_cli_error("export: --memviz-format wants 2 (PyTorch 2.x) or 1.13, not '%s'", optarg);
-                return EXIT_USAGE;
-            }
-            mo.v113 = !strcmp(optarg, "1.13");
-            break;
-        case 'h': printf("usage: gtrace %s\n", EXPORT_SYNOPSIS); return 0;
-        default: return bad_option("export", EXPORT_SYNOPSIS, argv);
-        }
-    }
-    if (argc - optind != 1)
-        return usage("export", EXPORT_SYNOPSIS, argc - optind < 1 ? "which trace?" : "one trace at a time");
+    if (have_at)
+        mo.at_ns = f.at_ns;
+    mo.step = f.step;
+    mo.v113 = f.memviz_format && !strcmp(f.memviz_format, "1.13");
+    int64_t pid = f.pid;
+    if (res.n != 1)
+        return usage("export", EXPORT_SYNOPSIS, res.n < 1 ? "which trace?" : "one trace at a time");
     if (!format)
         return usage("export", EXPORT_SYNOPSIS, "--format is required");
-    const char *ext = !strcmp(format, "chrome") ? ".json" : !strcmp(format, "memviz") ? ".pickle"
-                    : !strcmp(format, "csv") ? "-csv" : NULL;
-    if (!ext)
-        return usage("export", EXPORT_SYNOPSIS, "--format wants chrome, memviz or csv");
+    static const char *const exts[] = {".json", ".pickle", "-csv"}; /* in the order of --format's choices */
+    const gt_flag *format_flag = gt_flags_find(&gt_export_flag_table, "format");
+    int format_i = gt_flag_pick(format_flag, format);
+    if (format_i < 0) {
+        char choices[64], problem[96];
+        snprintf(problem, sizeof problem, "--format wants %s",
+                 gt_flag_choices_text(format_flag, choices, sizeof choices));
+        return usage("export", EXPORT_SYNOPSIS, problem);
+    }
+    const char *ext = exts[format_i];
     if (pid >= 0 && !strcmp(format, "csv"))
         return usage("export", EXPORT_SYNOPSIS, "--pid is for --format chrome or memviz");
     if ((have_at || mo.step >= 0 || mo.v113) && strcmp(format, "memviz") != 0)
@@ -758,7 +582,7 @@ int gt_cli_export(int argc, char **argv)
     if (have_at && mo.step >= 0)
         return usage("export", EXPORT_SYNOPSIS, "give --at TIME or --step N, not both");
 
-    const char *trace_path = argv[optind];
+    const char *trace_path = argv[res.first];
     char *owned = output ? NULL : default_output(trace_path, ext);
     const char *path = output ? output : owned;
     gt_trace *t = NULL;

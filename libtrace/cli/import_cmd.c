@@ -12,9 +12,10 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "flags.h"
 #include "gt_import.h"
 
-#define IMPORT_SYNOPSIS "import FILE... -o TRACE [--force]"
+#define IMPORT_SYNOPSIS (gt_import_flag_table.synopsis)
 enum { EXIT_IMPORT_USAGE = 2 };
 
 static int usage(const char *problem)
@@ -77,50 +78,29 @@ static void print_stats(FILE *f, const char *path, const gt_import_stats *s)
 
 int gt_cli_import(int argc, char **argv)
 {
-    const char *output = NULL;
-    bool force = false;
+    gt_output_flags f = {0};
     gt_import_stats *stats = NULL;
+    gt_flags_result res;
     /* options and files in any order; "--" ends the options */
-    const char **inputs = calloc((size_t)argc, sizeof *inputs);
-    size_t n = 0;
-    if (!inputs) {
-        gt_cli_error("import: out of memory");
-        return 1;
+    switch (gt_flags_parse(&gt_import_flag_table, argc, argv, &f, &res, stderr)) {
+    case GT_FLAGS_OK: break;
+    case GT_FLAGS_HELP: gt_flags_help(&gt_import_flag_table, stdout); return 0;
+    case GT_FLAGS_UNKNOWN:
+        if (res.missing)
+            return usage("-o wants the trace to write");
+        gt_cli_error("import: unknown option '%s'", res.bad);
+        return usage(NULL);
+    default: return EXIT_IMPORT_USAGE;
     }
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "-o") || !strcmp(argv[i], "--output")) {
-            if (++i == argc) {
-                free(inputs);
-                return usage("-o wants the trace to write");
-            }
-            output = argv[i];
-        } else if (!strncmp(argv[i], "--output=", 9) || !strncmp(argv[i], "-o", 2)) {
-            output = argv[i] + (argv[i][1] == '-' ? 9 : 2);
-        } else if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) {
-            printf("usage: gtrace %s\n", IMPORT_SYNOPSIS);
-            free(inputs);
-            return 0;
-        } else if (!strcmp(argv[i], "--force")) {
-            force = true;
-        } else if (!strcmp(argv[i], "--")) {
-            for (i++; i < argc; i++)
-                inputs[n++] = argv[i];
-        } else if (argv[i][0] == '-' && argv[i][1]) {
-            gt_cli_error("import: unknown option '%s'", argv[i]);
-            free(inputs);
-            return usage(NULL);
-        } else {
-            inputs[n++] = argv[i];
-        }
-    }
-    if (n == 0 || !output || !*output) {
-        free(inputs);
+    const char *output = f.output;
+    bool force = f.force;
+    const char **inputs = (const char **)argv + res.first;
+    size_t n = (size_t)res.n;
+    if (n == 0 || !output || !*output)
         return usage(n == 0 ? "which files? (torch.profiler traces, memory snapshots)" : "-o TRACE is required");
-    }
     char target[PATH_MAX], tmp[PATH_MAX + 64];
     if (gt_cli_check_output(output, force, inputs, n, target, sizeof target) != 0) {
         gt_cli_error("import: %s", gt_error_last());
-        free(inputs);
         return 1;
     }
     /* written beside what it replaces, installed only when whole, by the same rule */
@@ -135,14 +115,12 @@ int gt_cli_import(int argc, char **argv)
         gt_cli_error("import: %s", gt_error_last());
         gt_cli_remove_trace(tmp);
         free(stats);
-        free(inputs);
         return 1;
     }
     printf("imported %zu file%s into %s\n", n, n == 1 ? "" : "s", output);
     for (size_t i = 0; i < n; i++)
         print_stats(stdout, inputs[i], &stats[i]);
     free(stats);
-    free(inputs);
     if (fflush(stdout) != 0) {
         gt_cli_error("import: cannot write the summary");
         return 1;

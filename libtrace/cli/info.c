@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "flags.h"
 #include "gt_analyze.h"
 #include "gt_open_any.h"
 
@@ -81,13 +82,14 @@ static void print_parts(gt_trace *t)
 
 int gt_cli_info(int argc, char **argv)
 {
-    if (argc == 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
-        printf("Usage: gtrace info TRACE\nDescribes a trace written by gtrace or exported by nsys (SQLite),\n"
-               "or a torch.profiler trace (JSON) or CUDA memory snapshot (pickle), imported on the fly.\n");
+    /* its one operand may start with '-': a trace named so is read as given */
+    const gt_flag *fl = argc == 2 ? gt_flags_lookup(&gt_info_flag_table, argv[1]) : NULL;
+    if (fl && fl->bits & GT_FLAG_HELP) {
+        gt_flags_help(&gt_info_flag_table, stdout);
         return 0;
     }
     if (argc != 2) {
-        gt_cli_error("usage: gtrace info TRACE");
+        gt_cli_error("usage: gtrace %s", gt_info_flag_table.synopsis);
         return 2;
     }
     gt_trace *t = NULL;

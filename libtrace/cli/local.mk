@@ -5,6 +5,9 @@ bin_PROGRAMS += libtrace/cli/gtrace
 libtrace_cli_gtrace_SOURCES = \
 	libtrace/cli/cli.h \
 	libtrace/cli/main.c \
+	libtrace/cli/flags.h \
+	libtrace/cli/flags.c \
+	libtrace/cli/flag_tables.c \
 	libtrace/cli/output.c \
 	libtrace/cli/record.c \
 	libtrace/cli/recover.c \
@@ -17,6 +20,21 @@ libtrace_cli_gtrace_CPPFLAGS = $(ANALYZE_CPPFLAGS) -I$(top_srcdir)/libtrace/impo
 libtrace_cli_gtrace_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 libtrace_cli_gtrace_LDADD = libtrace/record/libgtrecord.la libtrace/record/libgtoutpath.la libtrace/import/libgtopen.la libtrace/import/libgtimport.la libtrace/analyze/libgtanalyze.la libtrace/store/libgtstore.la $(SQLITE_LIBS) $(PTHREAD_LIBS) $(M_LIBS)
 dist_man_MANS += libtrace/cli/gtrace.1
+
+# Each flag described once: the tables against --help, gtrace.1 and the
+# parsing in the commands (gtrace_flags.sh); the parser and the value checks
+# made of a table (test_cli_flags).
+TESTS += tests/integration/gtrace_flags.sh
+EXTRA_DIST += tests/integration/gtrace_flags.sh
+if HAVE_CUNIT
+check_PROGRAMS += tests/unit/test_cli_flags
+TESTS += tests/unit/test_cli_flags
+tests_unit_test_cli_flags_SOURCES = tests/unit/test_cli_flags.c libtrace/cli/flags.c libtrace/cli/flag_tables.c \
+	libtrace/cli/flags.h
+tests_unit_test_cli_flags_CPPFLAGS = -I$(top_srcdir)/libtrace/cli -I$(top_srcdir)/tests/unit
+tests_unit_test_cli_flags_CFLAGS = $(AM_CFLAGS) $(CUNIT_CFLAGS)
+tests_unit_test_cli_flags_LDADD = tests/unit/libgttest.la $(CUNIT_LIBS)
+endif
 
 # make install staged under a DESTDIR, and the installed programs, library,
 # Python package and man pages used from there (needs the trainer: NVTX).

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "flags.h"
 
 /* gtrace view: runs gtrace-view from beside this binary (installed: both in
  * bindir; build tree: ../../viewer), else from PATH. */
@@ -40,7 +41,7 @@ static int cli_view(int argc, char **argv)
 
 const gt_cli_command gt_cli_commands[] = {
     {"info", "info TRACE             describe a trace (gtrace or nsys export)", gt_cli_info},
-    {"report", "report TRACE [--json] [--steps A:B] [--no-summary]   why is it slow, where did memory go", gt_cli_report},
+    {"report", "report TRACE [--json] [--steps A:B] [--top N] [--no-summary]   why is it slow, where did memory go", gt_cli_report},
     {"diff", "diff BEFORE AFTER [--json]   what got better or worse between two runs", gt_cli_diff},
     {"memory", "memory TRACE --at TIME | --step N   the allocator's segments and blocks then", gt_cli_memory},
     {"export", "export TRACE --format chrome|memviz|csv [-o PATH]   for Perfetto, memory_viz, spreadsheets", gt_cli_export},
@@ -51,42 +52,14 @@ const gt_cli_command gt_cli_commands[] = {
     {NULL, NULL, NULL},
 };
 
+/* gtrace --help: recording's usage and flags (flag_tables.c), then the subcommands. */
 static void usage(FILE *out)
 {
-    fprintf(out,
-            "Usage: gtrace [-o FILE] [--cuda=auto|on|off] [--stacks=N] [--flush-ms=N] [--pytorch[=LIST]] [--force]\n"
-            "              [--wait-leftovers=SECONDS] [--capture=WINDOW] [--delay=SECONDS]\n"
-            "              [--duration=SECONDS] [--flight-recorder=TIME|SIZE] [--summary=auto|on|off]\n"
-            "              [--] PROGRAM [ARGS...]\n"
-            "       gtrace SUBCOMMAND [ARGS...]\n"
-            "\n"
-            "Records a trace of PROGRAM (NVTX ranges and memory regions, CUDA calls, kernels,\n"
-            "copies and device memory) into an SQLite file, then prints a summary.\n"
-            "\n"
-            "  -o, --output=FILE   write the trace to FILE (default: gtrace-PROGRAM-N.sqlite)\n"
-            "      --force         replace FILE if it exists\n"
-            "      --cuda=MODE     auto (default): trace CUDA when a GPU and CUPTI are there;\n"
-            "                      on: say so when they are not; off: NVTX only\n"
-            "      --stacks=N      record N frames of the call stack of device allocations (default 16, 0: none)\n"
-            "      --flush-ms=N    write buffered events at least every N ms (default 200)\n"
-            "      --pytorch[=LIST]  a Python PyTorch program marks, unchanged, what LIST names:\n"
-            "                      steps (and their phases: data, forward, backward, optimizer),\n"
-            "                      modules, ops (ATen ops), shapes (ops with input shapes),\n"
-            "                      backward-every=N (module backward ranges on steps 0..N-1\n"
-            "                      and every N-th, default 10); default steps,modules\n"
-            "      --wait-leftovers=SECONDS  once PROGRAM ends, wait at most SECONDS (default 60)\n"
-            "                      for the processes it left running, then write the trace\n"
-            "      --capture=WINDOW  record NVTX only in a window: steps:A-B[,C-D], nvtx:NAME,\n"
-            "                      signal (SIGUSR1 toggles) or cudaProfilerApi\n"
-            "      --delay=SECONDS, --duration=SECONDS  a window in time\n"
-            "      --flight-recorder=TIME|SIZE  keep only the last 30s (or 256M) and write it at\n"
-            "                      the end, at a crash or OOM, and on SIGUSR2\n"
-            "      --summary=MODE  keep the report in the trace, so gtrace report prints it at once:\n"
-            "                      auto (default): for traces of 64 MB and more; on; off\n"
-            "  -h, --help          show this help\n"
-            "  -V, --version       show the version\n"
-            "\n"
-            "Subcommands:\n");
+    const gt_flags *fs = &gt_record_flag_table;
+    gt_flags_usage(fs, out);
+    fprintf(out, "       gtrace SUBCOMMAND [ARGS...]\n\n%s\n", fs->about);
+    gt_flags_column(fs, out);
+    fprintf(out, "\nSubcommands:\n");
     for (const gt_cli_command *c = gt_cli_commands; c->name; c++)
         fprintf(out, "  gtrace %s\n", c->synopsis);
     fprintf(out, "\nThe exit status is PROGRAM's, or 3 when it exited 0 but events were lost; see gtrace(1).\n");
@@ -98,11 +71,12 @@ int main(int argc, char **argv)
         usage(stderr);
         return 2;
     }
-    if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+    const gt_flag *fl = gt_flags_lookup(&gt_record_flag_table, argv[1]);
+    if (fl && fl->bits & GT_FLAG_HELP) {
         usage(stdout);
         return 0;
     }
-    if (!strcmp(argv[1], "-V") || !strcmp(argv[1], "--version")) {
+    if (fl && fl->bits & GT_FLAG_VERSION) {
         printf("gtrace %s\n", PACKAGE_VERSION);
         return 0;
     }

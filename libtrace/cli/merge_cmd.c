@@ -5,7 +5,6 @@
 #define _GNU_SOURCE
 #include "config.h"
 
-#include <getopt.h>
 #include <limits.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -13,8 +12,9 @@
 #include <stdlib.h>
 
 #include "cli.h"
+#include "flags.h"
 
-#define MERGE_SYNOPSIS "merge PART... -o TRACE [--force]"
+#define MERGE_SYNOPSIS (gt_merge_flag_table.synopsis)
 
 static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static int fail(const char *fmt, ...)
@@ -45,45 +45,27 @@ static void print_summary(const char *output, const gt_record_merge_result *r)
     }
 }
 
-static int usage(FILE *out, int status)
-{
-    fprintf(out, "Usage: gtrace %s\n"
-                 "Joins traces taken one per rank or node (gtrace -o trace.%%r.sqlite) into one trace, each\n"
-                 "part's clock corrected for its offset and drift against the first part's.\n"
-                 "  -o, --output=TRACE  the merged trace\n"
-                 "      --force         replace TRACE if it is a regular file that exists\n", MERGE_SYNOPSIS);
-    return status;
-}
-
 int gt_cli_merge(int argc, char **argv)
 {
-    static const struct option longopts[] = {
-        {"output", required_argument, NULL, 'o'},
-        {"force", no_argument, NULL, 'f'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    const char *output = NULL;
-    bool force = false;
-    int c;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'o': output = optarg; break;
-        case 'f': force = true; break;
-        case 'h': return usage(stdout, 0);
-        default:
-            fail("unknown option '%s' (usage: gtrace %s)", argv[optind - 1], MERGE_SYNOPSIS);
-            return 2;
-        }
+    gt_output_flags f = {0};
+    gt_flags_result res;
+    switch (gt_flags_parse(&gt_merge_flag_table, argc, argv, &f, &res, stderr)) {
+    case GT_FLAGS_OK: break;
+    case GT_FLAGS_HELP: gt_flags_help(&gt_merge_flag_table, stdout); return 0;
+    case GT_FLAGS_UNKNOWN:
+        fail("unknown option '%s' (usage: gtrace %s)", res.bad, MERGE_SYNOPSIS);
+        return 2;
+    default: return 2;
     }
-    size_t n = (size_t)(argc - optind);
+    const char *output = f.output;
+    bool force = f.force;
+    size_t n = (size_t)res.n;
     if (n == 0)
         return fail("no traces to merge (usage: gtrace %s)", MERGE_SYNOPSIS);
     if (!output || !*output)
         return fail("no output: name the merged trace with -o TRACE");
     /* the parts are inputs: never written over; a link's file is written in its place */
-    const char *const *paths = (const char *const *)argv + optind;
+    const char *const *paths = (const char *const *)argv + res.first;
     char target[PATH_MAX];
     if (gt_cli_check_output(output, force, paths, n, target, sizeof target) != 0)
         return fail("%s", gt_error_last());

@@ -16,7 +16,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -25,6 +24,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "flags.h"
 
 /* SQLite's unix VFS: every connection to a WAL database holds a shared lock
  * on this byte of the -shm file while it is open (UNIX_SHM_DMS). */
@@ -117,41 +117,35 @@ static void read_facts(const char *dir, run_facts *f)
         closedir(d);
 }
 
+/* The usage and what the command does, after a usage error. */
 static void recover_usage(FILE *out)
 {
-    fprintf(out, "Usage: gtrace recover DIR -o TRACE [--force]\n"
-                 "Makes the trace of a run whose gtrace was killed from the parts it left in DIR\n"
-                 "(the hidden folder .gtrace-parts-XXXXXX beside the trace it was to write).\n");
+    gt_flags_usage(&gt_recover_flag_table, out);
+    fputs(gt_recover_flag_table.about, out);
 }
 
 int gt_cli_recover(int argc, char **argv)
 {
-    const char *output = NULL;
-    bool force = false;
-    static const struct option longopts[] = {
-        {"output", required_argument, NULL, 'o'}, {"force", no_argument, NULL, 'f'},
-        {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0},
-    };
-    int c;
-    opterr = 0;
-    while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'o': output = optarg; break;
-        case 'f': force = true; break;
-        case 'h': recover_usage(stdout); return 0;
-        default:
-            gt_cli_error("recover: unknown option '%s'", argv[optind - 1]);
-            recover_usage(stderr);
-            return 2;
-        }
+    gt_output_flags given = {0};
+    gt_flags_result res;
+    switch (gt_flags_parse(&gt_recover_flag_table, argc, argv, &given, &res, stderr)) {
+    case GT_FLAGS_OK: break;
+    case GT_FLAGS_HELP: gt_flags_help(&gt_recover_flag_table, stdout); return 0;
+    case GT_FLAGS_UNKNOWN:
+        gt_cli_error("recover: unknown option '%s'", res.bad);
+        recover_usage(stderr);
+        return 2;
+    default: return 2;
     }
-    if (optind != argc - 1 || !output) {
-        gt_cli_error("recover: %s", optind >= argc ? "no parts folder given"
-                                    : optind < argc - 1 ? "one parts folder at a time" : "no output given (-o TRACE)");
+    const char *output = given.output;
+    bool force = given.force;
+    if (res.n != 1 || !output) {
+        gt_cli_error("recover: %s", res.n < 1 ? "no parts folder given"
+                                    : res.n > 1 ? "one parts folder at a time" : "no output given (-o TRACE)");
         recover_usage(stderr);
         return 2;
     }
-    const char *dir = argv[optind];
+    const char *dir = argv[res.first];
     folder_scan scan;
     if (scan_folder(dir, &scan) != 0) {
         gt_cli_error("%s", gt_error_last());
