@@ -26,7 +26,9 @@
 # the pairs by whether the step had them and gives the price per step from
 # the two medians, ((N - 1) * without + with) / N.
 #
-# FEATURES: a --pytorch list (backward-every=N included); the calls' ranges
+# FEATURES: a --pytorch list (backward-every=N included), or `floor`: no
+# hooks, and on the "on" side a TorchDispatchMode that names nothing (what
+# any dispatch mode costs, the floor under `ops` mode); the calls' ranges
 # have no optimizer steps, so every call is on step 0, which is sampled
 # unless backward-every=0 (then a call with grad on and no backward range).
 #
@@ -77,6 +79,29 @@ class Hooks:
         for owner, name, ours, theirs in self.swaps:
             setattr(owner, name, ours if on else theirs)
         if self.mode is not None:
+            if on:
+                self.mode.__enter__()
+            else:
+                self.mode.__exit__(None, None, None)
+
+
+class EmptyMode:
+    """The floor under ops mode: a dispatch mode that only runs each op."""
+
+    def __init__(self):
+        from torch.utils._python_dispatch import TorchDispatchMode
+
+        class Empty(TorchDispatchMode):
+            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+                return func(*args, **(kwargs or {}))
+
+        self.mode = Empty()
+        self.mode.__enter__()
+        self.on = True
+
+    def set(self, on):
+        if on != self.on:
+            self.on = on
             if on:
                 self.mode.__enter__()
             else:
@@ -169,7 +194,7 @@ def setup():
 
 def step_pairs(hooks, pairs):
     step = setup()
-    h = Hooks(hooks)  # after the optimizer is made: on 1.13 that wraps its class's step
+    h = Hooks(hooks) if hooks is not None else EmptyMode()  # after the optimizer is made (1.13 wraps its step)
 
     def timed():
         c = time.process_time()
@@ -218,7 +243,7 @@ def main():
             step()
         return 0
     features = sys.argv[4] if len(sys.argv) > 4 else "steps,modules"
-    h = install(sys.argv[2], sys.argv[3], features)  # the hooks module
+    h = install(sys.argv[2], sys.argv[3], features) if features != "floor" else None  # the hooks module
     print("torch %s, features %s" % (torch.__version__, features))
     if what == "calls":
         calls(h, int(sys.argv[5]) if len(sys.argv) > 5 else 30)

@@ -5,7 +5,8 @@
 # and backward with its backward range and without one; forward only) and
 # the step of a 26-module MLP (about 10 ms on one idle core) with
 # steps,modules (backward ranges on one step in 10, the default), with
-# backward ranges on every step, and with steps,modules,ops. Each round
+# backward ranges on every step, and with steps,modules,ops, and under an
+# empty dispatch mode (what any costs: the floor under ops). Each round
 # runs every PYTHON (default /usr/bin/python3) under gtrace without
 # --pytorch, for each copy of the hooks in HOOKS (default: this tree's
 # libtrace/python; name two, "OLD NEW", to compare versions round by round).
@@ -40,6 +41,9 @@ echo "C module wrapper: ${GTRACE_TORCH_FAST:-none}"
 r=1
 while [ "$r" -le "$ROUNDS" ]; do
     for py in $PYS; do
+        echo "round $r, $py, load $(cut -d' ' -f1 /proc/loadavg)"
+        "$G" -o "$W/t.sqlite" --force "$py" "$S" step - "$L" floor $((PAIRS / 4)) 2>/dev/null | \
+            sed -n 's/^step/step, an empty dispatch mode (the floor under ops):/p'
         for h in $HOOKS; do
             echo "round $r, $py, hooks $h, load $(cut -d' ' -f1 /proc/loadavg)"
             "$G" -o "$W/t.sqlite" --force "$py" "$S" calls "$h" "$L" steps,modules,backward-every=1 20 \

@@ -1,5 +1,5 @@
-/* fast.c: _gtrace_fast, the common call of Module.__call__ in C, for
- * `gtrace --pytorch`.
+/* fast.c: _gtrace_fast, the common call of Module.__call__ and of an ATen
+ * op under the ops mode in C, for `gtrace --pytorch`.
  *
  * hooks.py wraps torch's Module.__call__ in a Python function to give each
  * module call a range. Run as Python, the wrapper costs a module call 2 to
@@ -194,6 +194,84 @@ static PyObject *install(PyObject *module, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* ---- the ops' dispatch mode ------------------------------------------------
+ * With ops (and no shapes) hooks.py's TorchDispatchMode instance has
+ * op_dispatch, bound to it, as its __torch_dispatch__ (torch checks that
+ * the method's __self__ is the mode). An op seen before runs here between
+ * its range's push and pop; the first call of each op, and collectives, go
+ * to the mode's Python method (`slow`), which names the op and says how to
+ * run it next: known[func] = (address of the range's attributes, what to
+ * call), the op's C++ entry (OpOverload._op) for a plain ATen op. */
+static struct {
+    PyObject *known; /* op -> (address, callable) */
+    PyObject *slow;  /* the mode's Python method: slow(mode, func, types, args, kwargs) */
+} ops_w;
+
+/* op_dispatch(mode, func, types, args=(), kwargs=None) */
+static PyObject *op_dispatch(PyObject *module, PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames)
+{
+    if (!ops_w.slow) {
+        PyErr_SetString(PyExc_RuntimeError, "_gtrace_fast.op_dispatch: install_ops was not called");
+        return NULL;
+    }
+    if (kwnames || nargs < 3 || nargs > 5)
+        goto slow;
+    PyObject *entry = PyDict_GetItemWithError(ops_w.known, args[1]); /* borrowed */
+    if (!entry) {
+        if (PyErr_Occurred())
+            return NULL;
+        goto slow;
+    }
+    PyObject *call_args = nargs > 3 ? args[3] : NULL;
+    PyObject *call_kwargs = nargs > 4 ? args[4] : NULL;
+    if (call_args && !PyTuple_CheckExact(call_args))
+        goto slow;
+    if (call_kwargs == Py_None || (call_kwargs && PyDict_CheckExact(call_kwargs) && PyDict_GET_SIZE(call_kwargs) == 0))
+        call_kwargs = NULL;
+    else if (call_kwargs && !PyDict_CheckExact(call_kwargs))
+        goto slow;
+    if (!PyTuple_CheckExact(entry) || PyTuple_GET_SIZE(entry) != 2)
+        goto slow;
+    const void *attributes = PyLong_AsVoidPtr(PyTuple_GET_ITEM(entry, 0));
+    if (!attributes) {
+        PyErr_Clear();
+        goto slow;
+    }
+    PyObject *target = PyTuple_GET_ITEM(entry, 1);
+    PyObject *empty = NULL;
+    if (!call_args && !(call_args = empty = PyTuple_New(0)))
+        return NULL;
+    w.push(w.domain, attributes);
+    PyObject *out = PyObject_Call(target, call_args, call_kwargs);
+    w.pop(w.domain);
+    Py_XDECREF(empty);
+    return out;
+slow:
+    return PyObject_Vectorcall(ops_w.slow, args, (size_t)nargs, kwnames);
+}
+
+static PyObject *install_ops(PyObject *module, PyObject *args)
+{
+    PyObject *known, *slow;
+    unsigned long long push, pop, domain;
+    if (!PyArg_ParseTuple(args, "O!OKKK:install_ops", &PyDict_Type, &known, &slow, &push, &pop, &domain))
+        return NULL;
+    if (!push || !pop) {
+        PyErr_SetString(PyExc_ValueError, "install_ops: push and pop addresses");
+        return NULL;
+    }
+    if (w.push && (w.push != (push_fn)(uintptr_t)push || w.domain != (void *)(uintptr_t)domain)) {
+        PyErr_SetString(PyExc_ValueError, "install_ops: not the domain of the module calls");
+        return NULL;
+    }
+    Py_XSETREF(ops_w.known, Py_NewRef(known));
+    Py_XSETREF(ops_w.slow, Py_NewRef(slow));
+    w.push = (push_fn)(uintptr_t)push;
+    w.pop = (pop_fn)(uintptr_t)pop;
+    w.domain = (void *)(uintptr_t)domain;
+    Py_RETURN_NONE;
+}
+
 static PyObject *get_depth(PyObject *module, PyObject *unused)
 {
     return PyLong_FromSsize_t(depth);
@@ -211,6 +289,9 @@ static PyObject *set_depth(PyObject *module, PyObject *arg)
 static PyMethodDef fast_methods[] = {
     {"install", install, METH_VARARGS,
      "install(wrapper, impl, known, sampled, outermost, clear, seen, push, pop, domain, modules, ops)"},
+    {"install_ops", install_ops, METH_VARARGS, "install_ops(known, slow, push, pop, domain)"},
+    {"op_dispatch", (PyCFunction)(void (*)(void))op_dispatch, METH_FASTCALL | METH_KEYWORDS,
+     "op_dispatch(mode, func, types, args=(), kwargs=None): an ops mode's __torch_dispatch__, bound"},
     {"depth", get_depth, METH_NOARGS, "depth(): the module calls open on this thread"},
     {"set_depth", set_depth, METH_O, "set_depth(n)"},
     {NULL, NULL, 0, NULL},

@@ -9,6 +9,9 @@
 # on 8 threads, then steps) the two give the same losses, bit for bit, and
 # the same ranges: each name as often, in the same parent. A module's error
 # leaves through the C path with no frame of gtrace's in its traceback.
+# With ops, an ATen op seen before runs in C too (the dispatch mode's
+# __torch_dispatch__ is fast.c's): the same ops, as often, in the same
+# module ranges, with modules or alone.
 # Skipped (77) without python3-torch or without the C module (no python3-dev).
 . "$GT_TOP_SRCDIR/tests/integration/pytorch_common.sh"
 FAST="$GT_TOP_BUILDDIR/libtrace/python/.libs/_gtrace_fast.so"
@@ -28,6 +31,9 @@ except RuntimeError:
     tb = traceback.format_exc()
 print("fast", hooks._fast is not None, "function", type(torch.nn.Module.__call__).__name__,
       "gtrace frames", tb.count("gtrace_torch"))
+mode = getattr(hooks, "_op_mode", None)
+if mode is not None:
+    print("ops dispatch", mode.__torch_dispatch__.__func__.__name__)
 PY
 "$GTRACE" --pytorch=steps,modules,backward-every=0 --force -o probe.sqlite "$PY" probe.py > probe.txt 2> err.txt ||
     fail "probe: $(cat err.txt)"
@@ -36,6 +42,14 @@ expect_eq "the C path, Module.__call__ a function, no gtrace frame" "fast True f
 GTRACE_TORCH_FAST=none "$GTRACE" --pytorch --force -o probe.sqlite "$PY" probe.py > probe.txt 2> err.txt ||
     fail "probe, GTRACE_TORCH_FAST=none: $(cat err.txt)"
 case $(cat probe.txt) in "fast False function function"*) ;; *) fail "GTRACE_TORCH_FAST=none: $(cat probe.txt)" ;; esac
+for f in steps,modules,ops ops; do
+    "$GTRACE" --pytorch=$f --force -o probe.sqlite "$PY" probe.py > probe.txt 2> err.txt || fail "probe, $f: $(cat err.txt)"
+    expect_eq "$f: the ops' dispatch in C" "ops dispatch op_dispatch" "$(sed -n 's/^ops dispatch/&/p' probe.txt)"
+    GTRACE_TORCH_FAST=none "$GTRACE" --pytorch=$f --force -o probe.sqlite "$PY" probe.py > probe.txt 2> err.txt ||
+        fail "probe, $f, GTRACE_TORCH_FAST=none: $(cat err.txt)"
+    expect_eq "$f, GTRACE_TORCH_FAST=none: the ops' dispatch in Python" "ops dispatch dispatch" \
+        "$(sed -n 's/^ops dispatch/&/p' probe.txt)"
+done
 echo "ok: the C path is used, and GTRACE_TORCH_FAST=none turns it off"
 
 # tree TRACE: "name|parent|count" of every range (ranges nest per thread)
@@ -80,3 +94,8 @@ n=$(count_of c-cnn.sqlite 'Net backward')
 same modules-alone modules "$TRAIN" --steps 3 --losses
 same steps-alone steps "$TRAIN" --steps 3 --losses
 same threads steps,modules "$GT_TOP_SRCDIR/tests/integration/pytorch_threads.py" --threads 8 --forwards 5 --steps 3
+same ops steps,modules,ops "$TRAIN" --steps 3 --losses --inplace
+n=$(q c-ops.sqlite "SELECT count(*) FROM NVTX_EVENTS n LEFT JOIN StringIds s ON s.id = n.textId
+                    WHERE coalesce(n.text, s.value) LIKE 'aten::%'")
+[ "$n" -gt 100 ] || fail "$n ATen op ranges with ops"
+same ops-alone ops "$TRAIN" --steps 2 --losses

@@ -118,6 +118,7 @@ import importlib
 import os
 import sys
 import threading
+import types
 import weakref
 
 from . import nvtx as _nvtx
@@ -601,7 +602,9 @@ def install(torch, features, lib_path):
 
     # ---- ATen ops ---------------------------------------------------------
     if ops:
-        op_mode[0] = _enter_op_mode(torch, push, pop, handle, shapes)
+        if not (steps or modules):
+            this._fast = _load_fast()
+        op_mode[0] = _enter_op_mode(torch, nv, shapes, this._fast)
 
     # ---- fork ----------------------------------------------------------------
     def after_fork_in_child():
@@ -717,9 +720,10 @@ def _wrap_optimizer_steps(torch, step_pre, step_post):
     Optimizer._hook_for_profile = _hook_for_profile
 
 
-def _enter_op_mode(torch, push, pop, handle, shapes):
+def _enter_op_mode(torch, nv, shapes, fast):
     from torch.utils._python_dispatch import TorchDispatchMode
     from . import nvtx as _nvtx
+    push, pop, handle = nv.push, nv.pop, nv.handle
     Tensor = torch.Tensor
     cache = {}
 
@@ -802,28 +806,41 @@ def _enter_op_mode(torch, push, pop, handle, shapes):
                     pop()
     else:
         get = cache.get
+        # With the C module (fast.c): an op seen before runs in C, straight
+        # into its C++ entry; here the first call of each op (which tells C
+        # how to run it), collectives, and every call without the module.
+        op_overload = getattr(getattr(torch, "_ops", None), "OpOverload", None)
+        known = {} if fast is not None else None
+
+        def dispatch(self, func, types, args=(), kwargs=None):
+            h = get(func)  # handle_of, written out: one Python frame less an op
+            if h is None:
+                c = collective_handle(func, args)
+                if c is not None:
+                    push(c)
+                    try:
+                        return run_collective(func, args, kwargs or {})
+                    finally:
+                        pop()
+                h = handle_of(func, args)
+                if known is not None:
+                    entry = getattr(func, "_op", None) if type(func) is op_overload else None
+                    known[func] = (nv.address(h), entry if callable(entry) else func)
+            push(h)
+            try:
+                if kwargs:
+                    return func(*args, **kwargs)
+                return func(*args)
+            finally:
+                pop()
 
         class GtraceOps(TorchDispatchMode):
-            def __torch_dispatch__(self, func, types, args=(), kwargs=None):
-                h = get(func)  # handle_of, written out: one Python frame less an op
-                if h is None:
-                    c = collective_handle(func, args)
-                    if c is not None:
-                        push(c)
-                        try:
-                            return run_collective(func, args, kwargs or {})
-                        finally:
-                            pop()
-                    h = handle_of(func, args)
-                push(h)
-                try:
-                    if kwargs:
-                        return func(*args, **kwargs)
-                    return func(*args)
-                finally:
-                    pop()
+            __torch_dispatch__ = dispatch
 
     mode = GtraceOps()
+    if not shapes and fast is not None:  # the method in C, bound to the mode (torch checks its __self__)
+        fast.install_ops(known, dispatch, nv.push_address, nv.pop_address, nv.domain_address)
+        mode.__torch_dispatch__ = types.MethodType(fast.op_dispatch, mode)
     mode.__enter__()
     sys.modules[__name__]._op_mode = mode  # kept alive for the program's life
     return mode
