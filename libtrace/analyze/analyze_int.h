@@ -33,10 +33,12 @@ typedef struct an_act {
     int64_t tid;       /* CPU op: its thread; 0 otherwise */
     gt_string_id name;
     int32_t device, stream;
-    int8_t kind;       /* GT_EV_KERNEL, GT_EV_MEMCPY, GT_EV_MEMSET, GT_EV_CPU_OP */
     int32_t pid;       /* the process (a rank of a distributed job); 0 unknown */
+    int8_t kind;       /* GT_EV_KERNEL, GT_EV_MEMCPY, GT_EV_MEMSET, GT_EV_CPU_OP */
     bool nvtx;         /* CPU op: an NVTX range of a "compute" category */
 } an_act;
+/* One per kernel: held for every event of a trace, so no padding hole */
+_Static_assert(sizeof(an_act) == 56, "an_act: 56 bytes");
 
 typedef struct an_copy {
     int64_t start_ns, end_ns, bytes, corr;

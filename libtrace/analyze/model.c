@@ -31,6 +31,23 @@ static int grow(void **arr, size_t *cap, size_t elem)
     return 0;
 }
 
+/* Room for `more` elements beyond n at once, where the store can count the
+ * rows to come: one allocation of the array's size, instead of doubling to
+ * up to twice it (address space, which `ulimit -v` holds, at 100 M events). */
+static int reserve(void **arr, size_t *cap, size_t n, int64_t more, size_t elem)
+{
+    if (more <= 0 || n + (size_t)more <= *cap)
+        return 0;
+    size_t ncap = n + (size_t)more;
+    void *p = realloc(*arr, ncap * elem);
+    if (!p)
+        return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory loading the trace");
+    *arr = p;
+    *cap = ncap;
+    return 0;
+}
+#define RESERVE(arr, n, cap, more) reserve((void **)&(arr), &(cap), (n), (more), sizeof *(arr))
+
 const char *an_str(const an_model *m, gt_string_id id)
 {
     if (!m->t || id == 0)
@@ -543,8 +560,9 @@ static int add_nvtx_ops(an_model *m, load_state *ls)
         }
         if ((rc = GROW(m->acts, m->n_acts, ls->caps[0])) < 0)
             return rc;
-        m->acts[m->n_acts++] = (an_act){o->start_ns, o->end_ns, 0, o->tid, o->text, -1, stream, GT_EV_CPU_OP,
-                                        (int32_t)gt_pid_of(o->tid), true};
+        m->acts[m->n_acts++] = (an_act){.start_ns = o->start_ns, .end_ns = o->end_ns, .tid = o->tid, .name = o->text,
+                                        .device = -1, .stream = stream, .kind = GT_EV_CPU_OP,
+                                        .pid = (int32_t)gt_pid_of(o->tid), .nvtx = true};
         outer_end = o->end_ns;
     }
     return 0;
@@ -633,7 +651,23 @@ static int load_kind(loader *L, gt_event_kind kind, bool span_only)
     gt_event ev;
     /* the columns computed with, front to back; gt_iter where the store
      * cannot read a table so (rows in stored order: the loaders sort) */
-    int rc = gt_bulk_new(&bulk, L->t, kind);
+    int64_t rows = 0; /* at most what the arrays get of this kind; 0: not known */
+    if (span_only || gt_trace_count(L->t, kind, &rows) < 0)
+        rows = 0;
+    int rc = 0;
+    switch (kind) {
+    case GT_EV_KERNEL: case GT_EV_CPU_OP: rc = RESERVE(m->acts, m->n_acts, caps[0], rows); break;
+    case GT_EV_MEMCPY: case GT_EV_MEMSET:
+        if ((rc = RESERVE(m->acts, m->n_acts, caps[0], rows)) == 0)
+            rc = RESERVE(m->copies, m->n_copies, caps[1], rows);
+        break;
+    case GT_EV_API: rc = RESERVE(m->apis, m->n_apis, caps[2], rows); break;
+    case GT_EV_NVTX: rc = RESERVE(m->ranges, m->n_ranges, caps[3], rows); break;
+    case GT_EV_GPU_MEMORY: case GT_EV_HEAP: rc = RESERVE(m->mem, m->n_mem, caps[4], rows); break;
+    default: break;
+    }
+    if (rc == 0)
+        rc = gt_bulk_new(&bulk, L->t, kind);
     if (rc == 0 && !bulk)
         rc = gt_iter_new(&it, L->t, kind, INT64_MIN, INT64_MAX);
     if (rc < 0)
@@ -660,18 +694,18 @@ static int load_kind(loader *L, gt_event_kind kind, bool span_only)
             if ((rc = GROW(m->acts, m->n_acts, caps[0])) < 0)
                 goto cleanup;
             gt_string_id name = k->demangled_name ? k->demangled_name : k->short_name ? k->short_name : k->mangled_name;
-            m->acts[m->n_acts++] = (an_act){k->start_ns, k->end_ns, k->correlation_id, 0, name,
-                                            k->device_id, k->stream_id, GT_EV_KERNEL,
-                                            (int32_t)gt_pid_of(k->global_pid), false};
+            m->acts[m->n_acts++] = (an_act){.start_ns = k->start_ns, .end_ns = k->end_ns, .corr = k->correlation_id,
+                                            .name = name, .device = k->device_id, .stream = k->stream_id,
+                                            .kind = GT_EV_KERNEL, .pid = (int32_t)gt_pid_of(k->global_pid)};
             break;
         }
         case GT_EV_MEMCPY: {
             const gt_memcpy *c = &ev.u.memcpy;
             if ((rc = GROW(m->acts, m->n_acts, caps[0])) < 0 || (rc = GROW(m->copies, m->n_copies, caps[1])) < 0)
                 goto cleanup;
-            m->acts[m->n_acts++] = (an_act){c->start_ns, c->end_ns, c->correlation_id, 0, 0,
-                                            c->device_id, c->stream_id, GT_EV_MEMCPY,
-                                            (int32_t)gt_pid_of(c->global_pid), false};
+            m->acts[m->n_acts++] = (an_act){.start_ns = c->start_ns, .end_ns = c->end_ns, .corr = c->correlation_id,
+                                            .device = c->device_id, .stream = c->stream_id,
+                                            .kind = GT_EV_MEMCPY, .pid = (int32_t)gt_pid_of(c->global_pid)};
             m->copies[m->n_copies++] = (an_copy){c->start_ns, c->end_ns, c->bytes, c->correlation_id, c->device_id,
                                                  (int8_t)c->copy_kind, (int8_t)c->src_kind, (int8_t)c->dst_kind};
             break;
@@ -680,9 +714,9 @@ static int load_kind(loader *L, gt_event_kind kind, bool span_only)
             const gt_memset *s = &ev.u.memset;
             if ((rc = GROW(m->acts, m->n_acts, caps[0])) < 0 || (rc = GROW(m->copies, m->n_copies, caps[1])) < 0)
                 goto cleanup;
-            m->acts[m->n_acts++] = (an_act){s->start_ns, s->end_ns, s->correlation_id, 0, 0,
-                                            s->device_id, s->stream_id, GT_EV_MEMSET,
-                                            (int32_t)gt_pid_of(s->global_pid), false};
+            m->acts[m->n_acts++] = (an_act){.start_ns = s->start_ns, .end_ns = s->end_ns, .corr = s->correlation_id,
+                                            .device = s->device_id, .stream = s->stream_id,
+                                            .kind = GT_EV_MEMSET, .pid = (int32_t)gt_pid_of(s->global_pid)};
             m->copies[m->n_copies++] = (an_copy){s->start_ns, s->end_ns, s->bytes, s->correlation_id, s->device_id,
                                                  -1, (int8_t)s->mem_kind, (int8_t)s->mem_kind};
             break;
@@ -691,8 +725,9 @@ static int load_kind(loader *L, gt_event_kind kind, bool span_only)
             const gt_cpu_op *o = &ev.u.cpu_op;
             if ((rc = GROW(m->acts, m->n_acts, caps[0])) < 0)
                 goto cleanup;
-            m->acts[m->n_acts++] = (an_act){o->start_ns, o->end_ns, 0, o->global_tid, o->name,
-                                            -1, o->stream_id, GT_EV_CPU_OP, (int32_t)gt_pid_of(o->global_tid), false};
+            m->acts[m->n_acts++] = (an_act){.start_ns = o->start_ns, .end_ns = o->end_ns, .tid = o->global_tid,
+                                            .name = o->name, .device = -1, .stream = o->stream_id,
+                                            .kind = GT_EV_CPU_OP, .pid = (int32_t)gt_pid_of(o->global_tid)};
             break;
         }
         case GT_EV_API: {

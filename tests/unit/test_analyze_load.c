@@ -5,11 +5,13 @@
  * two threads from them is in time order with equal elements in the order
  * written; a damaged table fails with one line naming the file; rows with
  * values out of range are left out as gt_iter leaves them out; and the
- * model's sort keeps equal elements in order on any input. */
+ * model's sort keeps equal elements in order on any input; its arrays
+ * are made at the size of what they hold. */
 #include "analyze_fixture.h"
 #include "analyze_int.h"
 #include "gt_store_bulk.h"
 
+#include <malloc.h>
 #include <sqlite3.h>
 #include <stdio.h>
 
@@ -478,12 +480,46 @@ static void test_analyze_load__sort_is_stable(void)
     }
 }
 
+/* The model's arrays are made at the size the store counts, not doubled
+ * past it: at 100 M events the slack was gigabytes of address space, which
+ * `ulimit -v` counts (bench/results/2026-12-03-scale-100m.md). */
+static void test_analyze_load__arrays_at_their_size(void)
+{
+    enum { N = 3000 }; /* doubling from 1024 gives room for 4096 */
+    fx f;
+    fx_open(&f, "sized_model.sqlite");
+    for (int i = 0; i < N; i++) {
+        int64_t s = 100 * US + i * 50 * US;
+        fx_api(&f, s - 10 * US, s - 5 * US, "cudaLaunchKernel_v7000", 100 + i);
+        gt_event ev = kernel(&f, s, s + 20 * US, "gemm", 7, 100 + i);
+        fx_add(&f, &ev);
+        ev = nvtx(&f, GT_NVTX_PUSHPOP, s - 20 * US, s + 30 * US, "op", TID, 0, -1);
+        fx_add(&f, &ev);
+    }
+    CU_ASSERT_EQUAL_FATAL(gt_writer_commit(f.w), 0);
+    CU_ASSERT_EQUAL_FATAL(gt_writer_close(f.w), 0);
+    gt_trace *t = NULL;
+    an_model *m = NULL;
+    CU_ASSERT_EQUAL_FATAL(gt_trace_open(&t, f.path, 0), 0);
+    CU_ASSERT_EQUAL_FATAL(an_model_load(&m, t), 0);
+    CU_ASSERT_EQUAL_FATAL(m->n_acts, N);
+    CU_ASSERT_EQUAL_FATAL(m->n_apis, N);
+    CU_ASSERT_EQUAL_FATAL(m->n_ranges, N);
+    /* within a page or two of what they hold (malloc's own rounding) */
+    CU_ASSERT(malloc_usable_size(m->acts) < N * sizeof *m->acts + 8192);
+    CU_ASSERT(malloc_usable_size(m->apis) < N * sizeof *m->apis + 8192);
+    CU_ASSERT(malloc_usable_size(m->ranges) < N * sizeof *m->ranges + 8192);
+    an_model_free(m);
+    gt_trace_free(t);    free(f.path);
+}
+
 static const gt_test_case cases[] = {
     {"test_analyze_load__bulk_matches_iter", test_analyze_load__bulk_matches_iter},
     {"test_analyze_load__model_in_time_order", test_analyze_load__model_in_time_order},
     {"test_analyze_load__refused_rows", test_analyze_load__refused_rows},
     {"test_analyze_load__damaged_table", test_analyze_load__damaged_table},
     {"test_analyze_load__sort_is_stable", test_analyze_load__sort_is_stable},
+    {"test_analyze_load__arrays_at_their_size", test_analyze_load__arrays_at_their_size},
     {NULL, NULL},
 };
 
