@@ -506,6 +506,29 @@ static void given_free(given *g)
     free(g->kept_warm);
 }
 
+/* How much the compared runs of each side differ (an_runs_spread). */
+static void runs_spread(gt_diff *d, const ctx *c)
+{
+    const side *sides[2] = {&c->a, &c->b};
+    an_series *ser[2] = {NULL, NULL};
+    size_t n[2] = {c->a.n, c->b.n};
+    d->runs_spread = NAN;
+    for (int k = 0; k < 2; k++) {
+        if (!(ser[k] = malloc((n[k] ? n[k] : 1) * sizeof *ser[k])))
+            goto done; /* out of memory: the spread is unknown */
+        for (size_t i = 0; i < n[k]; i++) {
+            const gt_diff_run *run = sides[k]->runs[i];
+            const double *st = an_run_samples(run, gt_metric_label(GT_M_STEP_TIME));
+            size_t w = sides[k]->warm[i];
+            ser[k][i] = st && run->n_steps > w ? (an_series){st + w, run->n_steps - w} : (an_series){NULL, 0};
+        }
+    }
+    d->runs_spread = an_runs_spread((const an_series *const *)ser, n, 2, d->spread_runs);
+done:
+    free(ser[0]);
+    free(ser[1]);
+}
+
 static int run_infos(gt_diff *d, const given *ga, const given *gb)
 {
     const side *a = &ga->all, *b = &gb->all;
@@ -635,6 +658,9 @@ int gt_diff_compute_runs(gt_diff **out, gt_diff_run *const *before, size_t n_bef
     d->noise_floor = opt->noise_floor;
     d->keep_warmup = opt->keep_warmup;
     d->keep_busy = opt->keep_busy;
+    d->runs_spread = NAN;
+    if (steps)
+        runs_spread(d, c);
     if ((rc = run_infos(d, &ga, &gb)) < 0)
         goto cleanup;
     d->rows = c->R.v;
@@ -784,6 +810,31 @@ static void print_run(FILE *f, const gt_diff_run_info *x)
     fputs(")\n", f);
 }
 
+/* What the runs can tell: how much they differ between themselves, the
+ * smallest change they find, and the runs a change of the noise floor needs. */
+static void print_spread(FILE *f, const gt_diff *d)
+{
+    if (isnan(d->runs_spread))
+        return;
+    char metric[64];
+    gt_metric_name(metric, sizeof metric, GT_M_STEP_TIME, NULL, " p10");
+    size_t na = d->spread_runs[0], nb = d->spread_runs[1];
+    double least = an_smallest_change(d->runs_spread, na, nb);
+    fprintf(f, "between runs: %s differs by %.1f%% (sd) from one run of a side to another", metric,
+            100 * (exp(d->runs_spread) - 1));
+    if (least <= d->noise_floor) {
+        fprintf(f, ": these runs tell a change of the noise floor (%.1f%%)\n", 100 * d->noise_floor);
+        return;
+    }
+    double need = an_runs_for_change(d->runs_spread, d->noise_floor);
+    fprintf(f, ": with %zu and %zu runs a change under about %.0f%% can read same; a change of %.1f%% needs about ",
+            na, nb, 100 * least, 100 * d->noise_floor);
+    if (need > 999)
+        fputs("over 999 runs a side\n", f);
+    else
+        fprintf(f, "%.0f runs a side\n", need);
+}
+
 int gt_diff_print_text(const gt_diff *d, FILE *f)
 {
     size_t better = 0, worse = 0, same = 0, few = 0, n_new = 0, n_gone = 0;
@@ -836,6 +887,7 @@ int gt_diff_print_text(const gt_diff *d, FILE *f)
     if (n_new || n_gone)
         fprintf(f, "; by name: %zu new, %zu gone", n_new, n_gone);
     fputc('\n', f);
+    print_spread(f, d);
     return ferror(f) ? gt_error_set(GT_ERR_IO, "cannot write the diff") : 0;
 }
 
@@ -872,6 +924,21 @@ int gt_diff_print_json(const gt_diff *d, FILE *f)
         gt_json_end(j);
     }
     gt_json_end(j);
+    gt_json_key(j, "between_runs");
+    if (isnan(d->runs_spread)) {
+        gt_json_null(j);
+    } else {
+        gt_json_object(j);
+        gt_json_kv_num(j, "step_time_p10_sd", exp(d->runs_spread) - 1);
+        gt_json_key(j, "runs");
+        gt_json_array(j);
+        gt_json_int(j, (int64_t)d->spread_runs[0]);
+        gt_json_int(j, (int64_t)d->spread_runs[1]);
+        gt_json_end(j);
+        gt_json_kv_num(j, "smallest_change", an_smallest_change(d->runs_spread, d->spread_runs[0], d->spread_runs[1]));
+        gt_json_kv_num(j, "runs_for_noise_floor", an_runs_for_change(d->runs_spread, d->noise_floor));
+        gt_json_end(j);
+    }
     gt_json_key(j, "rows");
     gt_json_array(j);
     for (size_t i = 0; i < d->n_rows; i++) {

@@ -76,6 +76,19 @@ int an_boot_change(an_change *out, an_stat s, const an_series *a, size_t na, con
  * run (n: none judged). The fastest run is never busy. Returns how many are. */
 size_t an_busy_runs(bool *busy, double *slower, size_t *fastest, const an_series *runs, const double *wait,
                     size_t n, double share);
+/* How much runs of one command differ, whatever the code: the standard
+ * deviation of ln(the 10th percentile of step time) between the runs of a
+ * side, pooled over the sides (sides[k]: side k's n_runs[k] runs; runs under
+ * GT_DIFF_MIN_SAMPLES steps left out; used[k]: the runs of side k it was
+ * measured on). NaN where no side has two runs. */
+double an_runs_spread(const an_series *const *sides, const size_t *n_runs, size_t n_sides, size_t *used);
+/* The smallest change between sides of na and nb runs with that spread
+ * that the diff finds 4 times in 5 (a 95% interval, 80% power: 1.96 +
+ * 0.84 standard errors of the difference of the sides' means of ln). */
+#define AN_FOUND_Z 2.8
+double an_smallest_change(double spread, size_t na, size_t nb);
+/* The runs a side needs (as many on each) for change to be that smallest change. */
+double an_runs_for_change(double spread, double change);
 /* Of the side's fastest run: a run whose 10th percentile of step time is
  * more than this above it ran beside another program. */
 #define AN_BUSY_SHARE 0.05

@@ -435,6 +435,11 @@ typedef struct gt_diff {
     double noise_floor;
     bool keep_warmup;
     bool keep_busy;
+    /* How much runs of a side differ from each other: the standard deviation
+     * of ln(step time p10) between them, pooled (NaN: unknown, no side has
+     * two runs compared), over spread_runs[0] runs before, [1] after. */
+    double runs_spread;
+    size_t spread_runs[2];
 } gt_diff;
 
 typedef struct gt_diff_options {

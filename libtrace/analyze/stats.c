@@ -230,3 +230,55 @@ size_t an_busy_runs(bool *busy, double *slower, size_t *fastest_run, const an_se
     }
     return n_busy;
 }
+
+double an_runs_spread(const an_series *const *sides, const size_t *n_runs, size_t n_sides, size_t *used)
+{
+    double ss = 0;
+    size_t dof = 0, longest = 0;
+    for (size_t k = 0; k < n_sides; k++)
+        for (size_t i = 0; i < n_runs[k]; i++)
+            longest = sides[k][i].n > longest ? sides[k][i].n : longest;
+    double *w = malloc((longest ? longest : 1) * sizeof *w);
+    double *p = malloc((longest ? longest : 1) * sizeof *p);
+    for (size_t k = 0; w && p && k < n_sides; k++) {
+        size_t m = 0;
+        used[k] = 0;
+        for (size_t i = 0; i < n_runs[k]; i++) {
+            const an_series *x = &sides[k][i];
+            if (x->n < GT_DIFF_MIN_SAMPLES)
+                continue;
+            memcpy(w, x->v, x->n * sizeof *w);
+            double q = quantile(w, x->n, 0.10);
+            if (q > 0)
+                p[m++] = log(q);
+        }
+        used[k] = m;
+        if (m < 2)
+            continue;
+        double mean = 0;
+        for (size_t i = 0; i < m; i++)
+            mean += p[i];
+        mean /= (double)m;
+        for (size_t i = 0; i < m; i++)
+            ss += (p[i] - mean) * (p[i] - mean);
+        dof += m - 1;
+    }
+    free(w);
+    free(p);
+    return dof ? sqrt(ss / (double)dof) : NAN;
+}
+
+double an_smallest_change(double spread, size_t na, size_t nb)
+{
+    if (isnan(spread) || na == 0 || nb == 0)
+        return NAN;
+    return exp(AN_FOUND_Z * spread * sqrt(1.0 / (double)na + 1.0 / (double)nb)) - 1;
+}
+
+double an_runs_for_change(double spread, double change)
+{
+    if (isnan(spread) || !(change > 0))
+        return NAN;
+    double n = 2 * pow(AN_FOUND_Z * spread / log1p(change), 2);
+    return n < 2 ? 2 : ceil(n);
+}

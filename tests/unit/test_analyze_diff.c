@@ -683,7 +683,64 @@ static void test_analyze_diff__directions_from_the_registry(void)
     gt_report_free(cb);
 }
 
+/* How much runs of one command differ, whatever the code: runs whose steps
+ * take 100, 110 and 121 ms (each 10% over the last) on both sides differ by
+ * ln 1.1 (the sd of ln step time p10); the diff says what change three runs
+ * a side find and how many runs a change of the noise floor needs, in text
+ * and JSON. One run a side: unknown, and nothing said. */
+static void test_analyze_diff__between_runs(void)
+{
+    gt_report *a[3], *b[3];
+    const double base[3] = {100, 110, 121};
+    for (int k = 0; k < 3; k++) {
+        double va[20], vb[20];
+        char na[32], nb[32];
+        for (int i = 0; i < 20; i++)
+            va[i] = base[k], vb[i] = 0.9 * base[k];
+        snprintf(na, sizeof na, "between_a%d.sqlite", k);
+        snprintf(nb, sizeof nb, "between_b%d.sqlite", k);
+        a[k] = steps_run(na, va, 20);
+        b[k] = steps_run(nb, vb, 20);
+    }
+    gt_diff *d = diff_of(a, b, 3, true); /* keep all: the slower runs would be left out as busy */
+    CU_ASSERT_DOUBLE_EQUAL(d->runs_spread, log(1.1), 1e-6);
+    CU_ASSERT_EQUAL(d->spread_runs[0], 3);
+    CU_ASSERT_EQUAL(d->spread_runs[1], 3);
+    double least = an_smallest_change(d->runs_spread, 3, 3);
+    CU_ASSERT_DOUBLE_EQUAL(least, exp(2.8 * log(1.1) * sqrt(2.0 / 3)) - 1, 1e-9);
+    CU_ASSERT_EQUAL(an_runs_for_change(log(1.1), 0.05), 60); /* 2 (2.8 ln 1.1 / ln 1.05)^2 = 59.8 */
+    CU_ASSERT_EQUAL(an_runs_for_change(0.001, 0.05), 2);
+    CU_ASSERT_TRUE(isnan(an_runs_for_change(NAN, 0.05)));
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    CU_ASSERT_EQUAL(gt_diff_print_text(d, m), 0);
+    CU_ASSERT_EQUAL(gt_diff_print_json(d, m), 0);
+    fclose(m);
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "between runs: step time p10 differs by 10.0% (sd) from one run of a side to "
+                                       "another: with 3 and 3 runs a change under about 24% can read same; a change "
+                                       "of 5.0% needs about 60 runs a side\n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"between_runs\":{\"step_time_p10_sd\":0.1,\"runs\":[3,3],"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"runs_for_noise_floor\":60}"));
+    free(buf);
+    gt_diff_free(d);
+    d = diff_of(a, b, 1, true);
+    CU_ASSERT_TRUE(isnan(d->runs_spread));
+    buf = NULL;
+    m = open_memstream(&buf, &len);
+    CU_ASSERT_EQUAL(gt_diff_print_text(d, m), 0);
+    CU_ASSERT_EQUAL(gt_diff_print_json(d, m), 0);
+    fclose(m);
+    CU_ASSERT_PTR_NULL(strstr(buf, "between runs"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"between_runs\":null"));
+    free(buf);
+    gt_diff_free(d);
+    free_runs(a, 3);
+    free_runs(b, 3);
+}
+
 static const gt_test_case cases[] = {
+    {"test_analyze_diff__between_runs", test_analyze_diff__between_runs},
     {"test_analyze_diff__directions_from_the_registry", test_analyze_diff__directions_from_the_registry},
     {"test_analyze_diff__vocabulary", test_analyze_diff__vocabulary},
     {"test_analyze_diff__baseline_vs_optimized", test_analyze_diff__baseline_vs_optimized},
