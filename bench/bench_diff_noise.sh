@@ -125,4 +125,13 @@ print("A/A per-op verdicts not same:    %d of %d = %.1f%% (old 1%% rule: %d = %.
       % (ops_not, ops, 100.0 * ops_not / max(ops, 1), ops_old, 100.0 * ops_old / max(ops, 1)))
 print("A/B step time median verdicts '%s':  %d of %d (old 1%% rule: %d of %d); median change %+.1f%%"
       % (expect, ab_ok, pairs, ab_ok_old, pairs, 100 * ab_changes[len(ab_changes) // 2]))
+# what the diffs said the runs can tell (the "between runs" line), over the A/A rounds
+spread = [json.load(open("%s/aa%d.json" % (work, i)))["between_runs"] for i in range(1, pairs + 1)]
+spread = [x for x in spread if x]
+if spread:
+    med = lambda v: sorted(v)[len(v) // 2]
+    print("between runs (A/A): spread %.1f%% (sd of ln p10, median of %d rounds), smallest change found %.1f%%, "
+          "runs a side for the noise floor %d" % (100 * med([x["step_time_p10_sd"] for x in spread]), len(spread),
+                                                 100 * med([x["smallest_change"] for x in spread]),
+                                                 med([x["runs_for_noise_floor"] for x in spread])))
 PY
