@@ -19,6 +19,7 @@
  * child process). Prints wall and CPU seconds per phase.
  *
  *   bench_report [-n EVENTS] [-f TRACE] [--runs N] [--gtrace PATH] [--regen] [--no-summary]
+ *                [--no-runs | --keep-only]
  *
  * -f: a trace to time; an existing file is used as it is (any trace), a
  * missing one is written. Without -f: bench_report-EVENTS.sqlite here,
@@ -26,6 +27,9 @@
  * A trace it writes, or its own that lacks one, gets the default report
  * kept in it as the launcher keeps it (gt_report_keep), so the CLI's
  * figure is `gtrace report` reading it; --no-summary leaves it out.
+ * --no-runs stops once the trace is written (and its report kept);
+ * --keep-only keeps the report in TRACE (any trace, written or not) and
+ * stops: bench_scale.sh times writing and keeping apart so.
  *
  * Not run by make check; figures are in bench/results/. */
 #include "analyze_int.h"
@@ -523,7 +527,8 @@ static void run_cli(const char *gtrace, const char *path, times *tm)
 
 static void usage(const char *argv0)
 {
-    fprintf(stderr, "usage: %s [-n EVENTS] [-f TRACE] [--runs N] [--gtrace PATH] [--regen] [--no-summary]\n", argv0);
+    fprintf(stderr, "usage: %s [-n EVENTS] [-f TRACE] [--runs N] [--gtrace PATH] [--regen] [--no-summary]\n"
+                    "       [--no-runs | --keep-only]\n", argv0);
     exit(2);
 }
 
@@ -531,7 +536,7 @@ int main(int argc, char **argv)
 {
     int64_t target = 10000000;
     int runs = 3;
-    bool regen = false, keep = true;
+    bool regen = false, keep = true, no_runs = false, keep_only = false;
     const char *path = NULL, *gtrace = NULL;
     char default_path[64], default_gtrace[4096];
     for (int i = 1; i < argc; i++) {
@@ -547,6 +552,10 @@ int main(int argc, char **argv)
             regen = true;
         else if (strcmp(argv[i], "--no-summary") == 0)
             keep = false;
+        else if (strcmp(argv[i], "--no-runs") == 0)
+            no_runs = true;
+        else if (strcmp(argv[i], "--keep-only") == 0)
+            keep_only = true;
         else
             usage(argv[0]);
     }
@@ -561,6 +570,13 @@ int main(int argc, char **argv)
         int dir = slash ? (int)(slash - argv[0]) : 1;
         snprintf(default_gtrace, sizeof default_gtrace, "%.*s/../libtrace/cli/gtrace", dir, slash ? argv[0] : ".");
         gtrace = default_gtrace;
+    }
+    if (keep_only) {
+        double w0 = seconds(CLOCK_MONOTONIC), c0 = seconds(CLOCK_PROCESS_CPUTIME_ID);
+        check(gt_report_keep(path), "keeping the report");
+        printf("kept the report in %s: %.2f s wall, %.2f s CPU\n", path, seconds(CLOCK_MONOTONIC) - w0,
+               seconds(CLOCK_PROCESS_CPUTIME_ID) - c0);
+        return 0;
     }
     struct stat st0;
     bool given = path != default_path && stat(path, &st0) == 0;
@@ -578,6 +594,8 @@ int main(int argc, char **argv)
     struct stat st;
     if (stat(path, &st) == 0)
         printf("trace: %s, %.1f MB\n", path, (double)st.st_size / 1e6);
+    if (no_runs)
+        return 0;
     gt_trace *t = NULL;
     check(gt_trace_open(&t, path, 0), "open");
     int64_t total = 0;

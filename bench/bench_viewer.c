@@ -123,12 +123,15 @@ static gboolean loading_frame(gpointer p)
     return G_SOURCE_CONTINUE;
 }
 
+static void print_loading(state *st);
+
 static void on_done(GObject *src, GAsyncResult *res, gpointer p)
 {
     state *st = p;
     GError *error = NULL;
     if (!gv_trace_model_load_finish(GV_TRACE_MODEL(src), res, &error)) {
         fprintf(stderr, "bench_viewer: %s\n", error->message);
+        print_loading(st); /* what the timeline showed before the analysis failed */
         exit(1);
     }
     st->t_analysed = now_s();
@@ -239,6 +242,33 @@ static void pans_and_zooms(GvTraceModel *m)
     }
 }
 
+/* The first frame and the frames while rows came in (sorts st's samples). */
+static void print_loading(state *st)
+{
+    printf("first frame      %.3f s after start (%lld items loaded, %zu boxes drawn)\n",
+           st->t_first_frame - st->t_start, (long long)st->first_frame_items, st->first_frame_boxes);
+    if (st->t_loaded > 0)
+        printf("all rows         %.3f s\n", st->t_loaded - st->t_start);
+    else
+        printf("all rows         not in: %lld items so far\n", (long long)gv_trace_model_n_items(st->m));
+    if (st->n_loading > 0) {
+        int nl = st->n_loading;
+        qsort(st->loading_ms, (size_t)nl, sizeof st->loading_ms[0], cmp_double);
+        qsort(st->wait_ms, (size_t)nl, sizeof st->wait_ms[0], cmp_double);
+        qsort(st->loading_cpu_ms, (size_t)nl, sizeof st->loading_cpu_ms[0], cmp_double);
+        int over = 0;
+        for (int i = 0; i < nl; i++)
+            over += st->loading_ms[i] > 16.0;
+        printf("frames loading   %d frames while rows come in: p50 %.2f ms, p99 %.2f ms, max %.2f ms, %d over 16 ms\n",
+               nl, st->loading_ms[nl / 2], st->loading_ms[nl * 99 / 100], st->loading_ms[nl - 1], over);
+        printf("  of which lock  p50 %.3f ms, p99 %.3f ms, max %.3f ms waiting for the loader\n", st->wait_ms[nl / 2],
+               st->wait_ms[nl * 99 / 100], st->wait_ms[nl - 1]);
+        printf("  on the CPU     p50 %.2f ms, p99 %.2f ms, max %.2f ms\n", st->loading_cpu_ms[nl / 2],
+               st->loading_cpu_ms[nl * 99 / 100], st->loading_cpu_ms[nl - 1]);
+    }
+    fflush(stdout);
+}
+
 int main(int argc, char **argv)
 {
     const char *in = NULL, *out = NULL;
@@ -281,26 +311,9 @@ int main(int argc, char **argv)
     gv_trace_model_load_async(st.m, in, NULL, on_done, &st);
     while (!st.done)
         g_main_context_iteration(NULL, TRUE);
-    int64_t n = gv_trace_model_n_items(st.m);
-    printf("trace            %s: %lld items in %zu tracks\n", in, (long long)n, gv_trace_model_n_tracks(st.m));
-    printf("first frame      %.3f s after start (%lld items loaded, %zu boxes drawn)\n",
-           st.t_first_frame - st.t_start, (long long)st.first_frame_items, st.first_frame_boxes);
-    printf("all rows         %.3f s\n", st.t_loaded - st.t_start);
-    if (st.n_loading > 0) {
-        int nl = st.n_loading;
-        qsort(st.loading_ms, (size_t)nl, sizeof st.loading_ms[0], cmp_double);
-        qsort(st.wait_ms, (size_t)nl, sizeof st.wait_ms[0], cmp_double);
-        qsort(st.loading_cpu_ms, (size_t)nl, sizeof st.loading_cpu_ms[0], cmp_double);
-        int over = 0;
-        for (int i = 0; i < nl; i++)
-            over += st.loading_ms[i] > 16.0;
-        printf("frames loading   %d frames while rows come in: p50 %.2f ms, p99 %.2f ms, max %.2f ms, %d over 16 ms\n",
-               nl, st.loading_ms[nl / 2], st.loading_ms[nl * 99 / 100], st.loading_ms[nl - 1], over);
-        printf("  of which lock  p50 %.3f ms, p99 %.3f ms, max %.3f ms waiting for the loader\n", st.wait_ms[nl / 2],
-               st.wait_ms[nl * 99 / 100], st.wait_ms[nl - 1]);
-        printf("  on the CPU     p50 %.2f ms, p99 %.2f ms, max %.2f ms\n", st.loading_cpu_ms[nl / 2],
-               st.loading_cpu_ms[nl * 99 / 100], st.loading_cpu_ms[nl - 1]);
-    }
+    printf("trace            %s: %lld items in %zu tracks\n", in, (long long)gv_trace_model_n_items(st.m),
+           gv_trace_model_n_tracks(st.m));
+    print_loading(&st);
     printf("analysis         %.3f s (report and memory)\n", st.t_analysed - st.t_start);
     /* First useful picture of each page: the timeline's first frame with
      * rows (above); the summary fills when the analysis is in; the memory

@@ -39,3 +39,7 @@ EXTRA_DIST += bench/bench_cnn.sh bench/bench_cnn_torch.py
 
 # A long run recorded whole, with a capture window and with a flight recorder.
 EXTRA_DIST += bench/bench_long_run.sh
+
+# Every step on a 100 M-event trace under /usr/bin/time -v and ulimit -v:
+# memory per event (bench/results/2026-12-03-scale-100m.md).
+EXTRA_DIST += bench/bench_scale.sh
