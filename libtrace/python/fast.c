@@ -31,6 +31,8 @@ typedef int (*pop_fn)(void *domain);
 
 /* Module calls open on this thread (a forked child sets it to 0). */
 static _Thread_local Py_ssize_t depth;
+/* This thread's step range is open (hooks.py's sstate.open, kept here). */
+static _Thread_local int step_open;
 
 /* What the wrapper is installed with (one per process: Module.__call__). */
 static struct {
@@ -39,7 +41,7 @@ static struct {
     PyObject *known;     /* hooks.py's names: id(module) -> (weakref, handle, backward handle,
                           * name, role, address of the handle's attributes) */
     PyObject *sampled;   /* [bool]: this step's calls get backward ranges */
-    PyObject *outermost; /* opens the forward phase (and a step) at depth 0, or None */
+    PyObject *outermost; /* at depth 0 without the phases in C: opens the forward phase (and a step), or None */
     PyObject *clear;     /* at depth 0, after a call that sampling began in, or None */
     PyObject *seen;      /* oom.seen(exc): where an exception leaves the wrapper */
     push_fn push;
@@ -48,6 +50,37 @@ static struct {
     int modules;         /* each call gets its module's range */
     int ops;             /* a compiled module's call goes to Python (its dispatch mode steps aside) */
 } w;
+
+/* The phases of a step in C (install_phases): torch.autograd.backward and
+ * the DataLoader iterator's __next__ are hooks.py's Python functions, whose
+ * calls land here as the module calls do. A phase's range opens in the
+ * thread's step (begin(), Python, opens one where none is); backward then
+ * closes the module backward ranges a sampled or failed backward left open
+ * (close, Python). Run as Python after the matrix products of a backward,
+ * the few lines of a phase wrapper cost tens of us a step in cache misses. */
+enum { PHASES_MAX = 2 };
+static struct {
+    PyObject *begin;       /* opens this thread's step; None: no steps */
+    const void *forward;   /* the forward phase's attributes, pushed at depth 0; NULL: none */
+    int n;
+    struct {
+        PyObject *func, *impl, *close; /* close: None or what a backward calls after its impl */
+        const void *attributes;
+    } v[PHASES_MAX];
+} ph;
+
+/* Opens this thread's step if it is not open (begin() may leave it closed:
+ * another thread ends the steps). */
+static int ensure_step(void)
+{
+    if (step_open || !ph.begin || ph.begin == Py_None)
+        return 0;
+    PyObject *r = PyObject_CallNoArgs(ph.begin);
+    if (!r)
+        return -1;
+    Py_DECREF(r);
+    return 0;
+}
 
 /* The attributes of mod's range when its call is the common one, else NULL
  * (and no error set): not named yet, a reused id, a compiled module or the
@@ -130,8 +163,12 @@ static PyObject *wrapper_vectorcall(PyObject *func, PyObject *const *args, size_
         return _PyFunction_Vectorcall(func, args, nargsf, kwnames);
     }
     Py_ssize_t d = depth;
-    int outermost = d == 0 && w.outermost != Py_None;
-    if (outermost) {
+    int outermost = d == 0 && (ph.forward || w.outermost != Py_None);
+    if (outermost && ph.forward) {
+        if (ensure_step() < 0)
+            return NULL;
+        w.push(w.domain, ph.forward);
+    } else if (outermost) {
         PyObject *r = PyObject_CallNoArgs(w.outermost);
         if (!r)
             return NULL;
@@ -152,6 +189,27 @@ static PyObject *wrapper_vectorcall(PyObject *func, PyObject *const *args, size_
         if (outermost)
             w.pop(w.domain);
     }
+    return out;
+}
+
+static PyObject *phase_vectorcall(PyObject *func, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    int i = 0;
+    while (i < ph.n && ph.v[i].func != func)
+        i++;
+    if (i == ph.n)
+        return _PyFunction_Vectorcall(func, args, nargsf, kwnames);
+    if (ensure_step() < 0)
+        return NULL;
+    w.push(w.domain, ph.v[i].attributes);
+    PyObject *out = PyObject_Vectorcall(ph.v[i].impl, args, nargsf, kwnames);
+    if (!out)
+        show_exception();
+    /* module backward ranges are opened on sampled steps only; a failed
+     * backward may leave some open on any */
+    if (ph.v[i].close != Py_None && (!out || PyList_GET_ITEM(w.sampled, 0) != Py_False))
+        call_aside(ph.v[i].close);
+    w.pop(w.domain);
     return out;
 }
 
@@ -272,6 +330,62 @@ static PyObject *install_ops(PyObject *module, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* install_phases(begin, forward, [(func, impl, close, address)...]): after install(). */
+static PyObject *install_phases(PyObject *module, PyObject *args)
+{
+    PyObject *begin, *list;
+    unsigned long long forward;
+    if (!PyArg_ParseTuple(args, "OKO!:install_phases", &begin, &forward, &PyList_Type, &list))
+        return NULL;
+    if (!w.func || !w.push || PyList_GET_SIZE(list) > PHASES_MAX) {
+        PyErr_SetString(PyExc_ValueError, "install_phases: after install(), at most 2 phases");
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(list); i++) {
+        PyObject *e = PyList_GET_ITEM(list, i);
+        if (!PyTuple_Check(e) || PyTuple_GET_SIZE(e) != 4 || !PyFunction_Check(PyTuple_GET_ITEM(e, 0))) {
+            PyErr_SetString(PyExc_ValueError, "install_phases: (function, impl, close, address) each");
+            return NULL;
+        }
+    }
+    for (int i = 0; i < ph.n; i++) {
+        set_vectorcall(ph.v[i].func, _PyFunction_Vectorcall);
+        Py_CLEAR(ph.v[i].func);
+        Py_CLEAR(ph.v[i].impl);
+        Py_CLEAR(ph.v[i].close);
+    }
+    ph.n = 0;
+    Py_XSETREF(ph.begin, Py_NewRef(begin));
+    ph.forward = (const void *)(uintptr_t)forward;
+    for (Py_ssize_t i = 0; i < PyList_GET_SIZE(list); i++) {
+        PyObject *e = PyList_GET_ITEM(list, i);
+        void *a = PyLong_AsVoidPtr(PyTuple_GET_ITEM(e, 3));
+        if (!a)
+            return PyErr_Occurred() ? NULL : (PyErr_SetString(PyExc_ValueError, "install_phases: no address"), NULL);
+        ph.v[ph.n].func = Py_NewRef(PyTuple_GET_ITEM(e, 0));
+        ph.v[ph.n].impl = Py_NewRef(PyTuple_GET_ITEM(e, 1));
+        ph.v[ph.n].close = Py_NewRef(PyTuple_GET_ITEM(e, 2));
+        ph.v[ph.n].attributes = a;
+        set_vectorcall(ph.v[ph.n].func, phase_vectorcall);
+        ph.n++;
+    }
+    Py_RETURN_NONE;
+}
+
+static PyObject *get_step_open(PyObject *module, PyObject *unused)
+{
+    return PyBool_FromLong(step_open);
+}
+
+static PyObject *set_step_open(PyObject *module, PyObject *arg)
+{
+    int v = PyObject_IsTrue(arg);
+    if (v < 0)
+        return NULL;
+    step_open = v;
+    Py_RETURN_NONE;
+}
+
 static PyObject *get_depth(PyObject *module, PyObject *unused)
 {
     return PyLong_FromSsize_t(depth);
@@ -292,6 +406,9 @@ static PyMethodDef fast_methods[] = {
     {"install_ops", install_ops, METH_VARARGS, "install_ops(known, slow, push, pop, domain)"},
     {"op_dispatch", (PyCFunction)(void (*)(void))op_dispatch, METH_FASTCALL | METH_KEYWORDS,
      "op_dispatch(mode, func, types, args=(), kwargs=None): an ops mode's __torch_dispatch__, bound"},
+    {"install_phases", install_phases, METH_VARARGS, "install_phases(begin, forward, [(func, impl, close, address)])"},
+    {"step_open", get_step_open, METH_NOARGS, "step_open(): this thread's step range is open"},
+    {"set_step_open", set_step_open, METH_O, "set_step_open(b)"},
     {"depth", get_depth, METH_NOARGS, "depth(): the module calls open on this thread"},
     {"set_depth", set_depth, METH_O, "set_depth(n)"},
     {NULL, NULL, 0, NULL},

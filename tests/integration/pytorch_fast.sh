@@ -7,7 +7,8 @@
 # ranges on steps 0-2 and 3, 6: both paths in one run; in-place ReLUs; a
 # forward that raises at step 4, caught) and on pytorch_threads.py (forwards
 # on 8 threads, then steps) the two give the same losses, bit for bit, and
-# the same ranges: each name as often, in the same parent. A module's error
+# the same ranges: each name as often, in the same parent, also where a
+# backward raises (the phases' calls run in C too). A module's error
 # leaves through the C path with no frame of gtrace's in its traceback.
 # With ops, an ATen op seen before runs in C too (the dispatch mode's
 # __torch_dispatch__ is fast.c's): the same ops, as often, in the same
@@ -91,6 +92,10 @@ same cnn steps,modules,backward-every=3 "$TRAIN" --steps 8 --inplace --losses --
 grep -q "forward failed at step 4" c.txt || fail "the forward did not fail: $(cat c.txt)"
 n=$(count_of c-cnn.sqlite 'Net backward')
 [ "$n" -gt 0 ] && [ "$n" -lt 8 ] || fail "$n steps of 8 with backward ranges: not both paths"
+# a backward that raises, on a step without backward ranges (5) and on one with them (6)
+same backward-fails-5 steps,modules,backward-every=3 "$TRAIN" --steps 8 --losses --fail-backward-at 5
+grep -q "backward failed at step 5" c.txt || fail "the backward did not fail: $(cat c.txt)"
+same backward-fails-6 steps,modules,backward-every=3 "$TRAIN" --steps 8 --losses --fail-backward-at 6
 same modules-alone modules "$TRAIN" --steps 3 --losses
 same steps-alone steps "$TRAIN" --steps 3 --losses
 same threads steps,modules "$GT_TOP_SRCDIR/tests/integration/pytorch_threads.py" --threads 8 --forwards 5 --steps 3

@@ -157,16 +157,29 @@ def install(torch, features, lib_path):
     steps_of = {"n": 0, "lead": None, "owner": None}
     steps_lock = threading.Lock()
     get_ident = threading.get_ident
+    this = sys.modules[__name__]
+    # The C module (fast.c), for module calls, phases and ops; None: Python does all.
+    fast = this._fast = _load_fast() if (steps or modules or ops) else None
 
     class _StepState(threading.local):
         def __init__(self):
             self.open = False
 
-    sstate = _StepState()
+    class _StepStateInC:
+        """sstate.open where fast.c's calls read it: in C, per thread."""
+        open = property(lambda self: fast.step_open(), lambda self, v: fast.set_step_open(v))
+
+    sstate = _StepStateInC() if fast is not None else _StepState()
+    # The next step's name, made while the code that makes it is warm: made
+    # when the step opens, after an optimizer step, it costs ten times more.
+    next_name = [None, -1]
 
     def open_step(s):
         s.open = True
-        push(handle("step %d" % steps_of["n"], keep=False))
+        n = steps_of["n"]
+        h = next_name[0] if next_name[1] == n else handle("step %d" % n, keep=False)
+        push(h)
+        next_name[:] = [handle("step %d" % (n + 1), keep=False), n + 1]
 
     def begin():
         """A phase (data, an outermost forward, backward) begins on a thread
@@ -195,7 +208,6 @@ def install(torch, features, lib_path):
     def sample(n):
         sampled[0] = every > 0 and (n < every or n % every == 0)
 
-    this = sys.modules[__name__]
     this._sampled, this._backward_every = sampled, every  # for bench/bench_pytorch_overhead.py
 
     # ---- modules (and the forward phase) --------------------------------
@@ -361,7 +373,6 @@ def install(torch, features, lib_path):
                 self.inner = None  # with modules: the module the compiled module being called runs
 
         fstate = _ForwardState()
-        fast = this._fast = _load_fast()  # the module, for tests and bench/
         if fast is not None:  # the common call in C (fast.c), which keeps the depth
             get_depth, set_depth = fast.depth, fast.set_depth
         else:
@@ -555,6 +566,12 @@ def install(torch, features, lib_path):
 
         __next__.__wrapped__ = next_impl
         it.__next__ = __next__
+        if fast is not None:
+            # In C (fast.c): the two phases' calls and the forward's range at
+            # depth 0; their Python code runs without the module.
+            fast.install_phases(begin, address(H_FORWARD),
+                                [(backward, backward_impl, close_backward, address(H_BACKWARD)),
+                                 (__next__, next_impl, None, address(H_DATA))])
 
         def step_pre(opt, *args):
             lead = steps_of["lead"]
@@ -602,9 +619,7 @@ def install(torch, features, lib_path):
 
     # ---- ATen ops ---------------------------------------------------------
     if ops:
-        if not (steps or modules):
-            this._fast = _load_fast()
-        op_mode[0] = _enter_op_mode(torch, nv, shapes, this._fast)
+        op_mode[0] = _enter_op_mode(torch, nv, shapes, fast)
 
     # ---- fork ----------------------------------------------------------------
     def after_fork_in_child():
