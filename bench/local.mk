@@ -43,3 +43,8 @@ EXTRA_DIST += bench/bench_long_run.sh
 # Every step on a 100 M-event trace under /usr/bin/time -v and ulimit -v:
 # memory per event (bench/results/2026-12-03-scale-100m.md).
 EXTRA_DIST += bench/bench_scale.sh
+
+# What --pytorch costs (in one process, hooks off and on), torch's own
+# profiler on the same step, and how often gtrace diff calls noise a change.
+EXTRA_DIST += bench/bench_pytorch_overhead.sh bench/bench_pytorch_overhead.py bench/bench_pytorch_profiler.py \
+              bench/bench_diff_noise.sh
