@@ -41,7 +41,6 @@ static struct {
     PyObject *known;     /* hooks.py's names: id(module) -> (weakref, handle, backward handle,
                           * name, role, address of the handle's attributes) */
     PyObject *sampled;   /* [bool]: this step's calls get backward ranges */
-    PyObject *outermost; /* at depth 0 without the phases in C: opens the forward phase (and a step), or None */
     PyObject *clear;     /* at depth 0, after a call that sampling began in, or None */
     PyObject *seen;      /* oom.seen(exc): where an exception leaves the wrapper */
     push_fn push;
@@ -60,8 +59,8 @@ static struct {
  * the few lines of a phase wrapper cost tens of us a step in cache misses. */
 enum { PHASES_MAX = 2 };
 static struct {
-    PyObject *begin;       /* opens this thread's step; None: no steps */
-    const void *forward;   /* the forward phase's attributes, pushed at depth 0; NULL: none */
+    PyObject *begin;       /* opens this thread's step */
+    const void *forward;   /* the forward phase's attributes, pushed at depth 0; NULL: no steps */
     int n;
     struct {
         PyObject *func, *impl, *close; /* close: None or what a backward calls after its impl */
@@ -73,7 +72,7 @@ static struct {
  * another thread ends the steps). */
 static int ensure_step(void)
 {
-    if (step_open || !ph.begin || ph.begin == Py_None)
+    if (step_open)
         return 0;
     PyObject *r = PyObject_CallNoArgs(ph.begin);
     if (!r)
@@ -163,16 +162,11 @@ static PyObject *wrapper_vectorcall(PyObject *func, PyObject *const *args, size_
         return _PyFunction_Vectorcall(func, args, nargsf, kwnames);
     }
     Py_ssize_t d = depth;
-    int outermost = d == 0 && (ph.forward || w.outermost != Py_None);
-    if (outermost && ph.forward) {
+    int outermost = d == 0 && ph.forward; /* with steps: the forward phase (and a step) open here */
+    if (outermost) {
         if (ensure_step() < 0)
             return NULL;
         w.push(w.domain, ph.forward);
-    } else if (outermost) {
-        PyObject *r = PyObject_CallNoArgs(w.outermost);
-        if (!r)
-            return NULL;
-        Py_DECREF(r);
     }
     depth = d + 1;
     if (attributes)
@@ -224,11 +218,11 @@ static void set_vectorcall(PyObject *func, vectorcallfunc f)
 
 static PyObject *install(PyObject *module, PyObject *args)
 {
-    PyObject *func, *impl, *known, *sampled, *outermost, *clear, *seen;
+    PyObject *func, *impl, *known, *sampled, *clear, *seen;
     unsigned long long push, pop, domain;
     int modules, ops;
-    if (!PyArg_ParseTuple(args, "O!OO!O!OOOKKKpp:install", &PyFunction_Type, &func, &impl, &PyDict_Type, &known,
-                          &PyList_Type, &sampled, &outermost, &clear, &seen, &push, &pop, &domain, &modules, &ops))
+    if (!PyArg_ParseTuple(args, "O!OO!O!OOKKKpp:install", &PyFunction_Type, &func, &impl, &PyDict_Type, &known,
+                          &PyList_Type, &sampled, &clear, &seen, &push, &pop, &domain, &modules, &ops))
         return NULL;
     if (PyList_GET_SIZE(sampled) != 1 || !push || !pop) {
         PyErr_SetString(PyExc_ValueError, "install: sampled must be a 1-item list, push and pop addresses");
@@ -240,7 +234,6 @@ static PyObject *install(PyObject *module, PyObject *args)
     Py_XSETREF(w.impl, Py_NewRef(impl));
     Py_XSETREF(w.known, Py_NewRef(known));
     Py_XSETREF(w.sampled, Py_NewRef(sampled));
-    Py_XSETREF(w.outermost, Py_NewRef(outermost));
     Py_XSETREF(w.clear, Py_NewRef(clear));
     Py_XSETREF(w.seen, Py_NewRef(seen));
     w.push = (push_fn)(uintptr_t)push;
@@ -337,8 +330,9 @@ static PyObject *install_phases(PyObject *module, PyObject *args)
     unsigned long long forward;
     if (!PyArg_ParseTuple(args, "OKO!:install_phases", &begin, &forward, &PyList_Type, &list))
         return NULL;
-    if (!w.func || !w.push || PyList_GET_SIZE(list) > PHASES_MAX) {
-        PyErr_SetString(PyExc_ValueError, "install_phases: after install(), at most 2 phases");
+    if (!w.func || !w.push || !PyCallable_Check(begin) || !forward || PyList_GET_SIZE(list) > PHASES_MAX) {
+        PyErr_SetString(PyExc_ValueError, "install_phases: after install(), begin callable, forward's address, "
+                                          "at most 2 phases");
         return NULL;
     }
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(list); i++) {
@@ -402,7 +396,7 @@ static PyObject *set_depth(PyObject *module, PyObject *arg)
 
 static PyMethodDef fast_methods[] = {
     {"install", install, METH_VARARGS,
-     "install(wrapper, impl, known, sampled, outermost, clear, seen, push, pop, domain, modules, ops)"},
+     "install(wrapper, impl, known, sampled, clear, seen, push, pop, domain, modules, ops)"},
     {"install_ops", install_ops, METH_VARARGS, "install_ops(known, slow, push, pop, domain)"},
     {"op_dispatch", (PyCFunction)(void (*)(void))op_dispatch, METH_FASTCALL | METH_KEYWORDS,
      "op_dispatch(mode, func, types, args=(), kwargs=None): an ops mode's __torch_dispatch__, bound"},

@@ -520,9 +520,8 @@ def install(torch, features, lib_path):
         if fast is not None:
             # In C (fast.c): the call of a named, uncompiled module on a step
             # without backward ranges; every other call runs __call__'s code.
-            fast.install(__call__, call_impl, known, sampled, outermost if steps else None,
-                         clear_nodes if modules else None, seen, nv.push_address, nv.pop_address,
-                         nv.domain_address, modules, ops)
+            fast.install(__call__, call_impl, known, sampled, clear_nodes if modules else None, seen,
+                         nv.push_address, nv.pop_address, nv.domain_address, modules, ops)
         Module.__call__ = __call__
 
     # ---- the phases of a step --------------------------------------------
