@@ -456,6 +456,13 @@ static double wait_share(const gt_report *r)
     return (double)r->cpu_wait_ns / ((double)r->cpu_run_ns + (double)r->cpu_wait_ns);
 }
 
+/* A run's step times after its warm-up steps. */
+static an_series step_series(const gt_diff_run *run, size_t warm)
+{
+    const double *st = an_run_samples(run, gt_metric_label(GT_M_STEP_TIME));
+    return st && run->n_steps > warm ? (an_series){st + warm, run->n_steps - warm} : (an_series){NULL, 0};
+}
+
 /* Leaves out the runs of g that ran on a busier machine (an_busy_runs),
  * unless the side has one run or keep_busy: the others are g->kept. */
 static int find_busy(given *g, const gt_diff_options *opt)
@@ -473,11 +480,8 @@ static int find_busy(given *g, const gt_diff_options *opt)
         return gt_error_set(GT_ERR_NOMEM, "diff: out of memory");
     }
     for (size_t i = 0; i < n; i++) {
-        const gt_diff_run *run = g->all.runs[i];
-        const double *st = an_run_samples(run, gt_metric_label(GT_M_STEP_TIME));
-        size_t w = g->all.warm[i];
-        ser[i] = st && run->n_steps > w ? (an_series){st + w, run->n_steps - w} : (an_series){NULL, 0};
-        g->wait[i] = wait_share(run->r);
+        ser[i] = step_series(g->all.runs[i], g->all.warm[i]);
+        g->wait[i] = wait_share(g->all.runs[i]->r);
     }
     if (n > 1)
         an_busy_runs(g->busy, g->slower, &g->fastest, ser, g->wait, n, AN_BUSY_SHARE);
@@ -516,12 +520,8 @@ static void runs_spread(gt_diff *d, const ctx *c)
     for (int k = 0; k < 2; k++) {
         if (!(ser[k] = malloc((n[k] ? n[k] : 1) * sizeof *ser[k])))
             goto done; /* out of memory: the spread is unknown */
-        for (size_t i = 0; i < n[k]; i++) {
-            const gt_diff_run *run = sides[k]->runs[i];
-            const double *st = an_run_samples(run, gt_metric_label(GT_M_STEP_TIME));
-            size_t w = sides[k]->warm[i];
-            ser[k][i] = st && run->n_steps > w ? (an_series){st + w, run->n_steps - w} : (an_series){NULL, 0};
-        }
+        for (size_t i = 0; i < n[k]; i++)
+            ser[k][i] = step_series(sides[k]->runs[i], sides[k]->warm[i]);
     }
     d->runs_spread = an_runs_spread((const an_series *const *)ser, n, 2, d->spread_runs);
 done:

@@ -235,14 +235,15 @@ double an_runs_spread(const an_series *const *sides, const size_t *n_runs, size_
 {
     double ss = 0;
     size_t dof = 0, longest = 0;
-    for (size_t k = 0; k < n_sides; k++)
+    for (size_t k = 0; k < n_sides; k++) {
+        used[k] = 0;
         for (size_t i = 0; i < n_runs[k]; i++)
             longest = sides[k][i].n > longest ? sides[k][i].n : longest;
+    }
     double *w = malloc((longest ? longest : 1) * sizeof *w);
     double *p = malloc((longest ? longest : 1) * sizeof *p);
     for (size_t k = 0; w && p && k < n_sides; k++) {
         size_t m = 0;
-        used[k] = 0;
         for (size_t i = 0; i < n_runs[k]; i++) {
             const an_series *x = &sides[k][i];
             if (x->n < GT_DIFF_MIN_SAMPLES)
