@@ -231,13 +231,13 @@ static const gt_flag record_rows[] = {
      .help = "write the trace to FILE (default: gtrace-PROGRAM-N.sqlite)"},
     {.name = "force", .kind = GT_FLAG_SWITCH, .offset = R(force), .help = "replace FILE if it exists"},
     {.name = "cuda", .kind = GT_FLAG_CHOICE, .offset = R(cuda), .choices = ONOFF, .arg = "MODE",
-     .help = "auto (default): trace CUDA when a GPU and CUPTI are there;\n"
-             "on: say so when they are not; off: NVTX only"},
+     .help = "auto: trace CUDA when a GPU and CUPTI are there;\n"
+             "on: say so when they are not; off: NVTX only", .def = "auto"},
     {.name = "stacks", .kind = GT_FLAG_INT, .offset = R(n_stack_frames), .lo = 0, .hi = 64,
      .wants = "a number of frames", .arg = "N",
-     .help = "record N frames of the call stack of device allocations (default 16, 0: none)"},
+     .help = "record N frames of the call stack of device\nallocations, 0: none", .def = "16"},
     {.name = "flush-ms", .kind = GT_FLAG_INT, .offset = R(flush_ms), .lo = 1, .hi = 60000, .wants = "milliseconds",
-     .arg = "N", .help = "write buffered events at least every N ms (default 200)"},
+     .arg = "N", .help = "write buffered events at least every N ms", .def = "200"},
     {.name = "pytorch", .kind = GT_FLAG_PARSED, .offset = R(pytorch), .parse = parse_pytorch,
      .wants = "a comma-separated list of steps, modules, ops, shapes, backward-every=N (0 to 1000000)",
      .arg = "LIST", .bits = GT_FLAG_OPTIONAL,
@@ -248,8 +248,8 @@ static const gt_flag record_rows[] = {
              "and every N-th, default 10); default steps,modules"},
     {.name = "wait-leftovers", .kind = GT_FLAG_INT, .offset = R(wait_leftovers_s), .lo = 0, .hi = WEEK_S,
      .wants = "seconds", .arg = "SECONDS",
-     .help = "once PROGRAM ends, wait at most SECONDS (default 60)\n"
-             "for the processes it left running, then write the trace"},
+     .help = "once PROGRAM ends, wait at most SECONDS for the\n"
+             "processes it left running, then write the trace", .def = "60"},
     {.name = "capture", .kind = GT_FLAG_PARSED, .offset = R(capture), .parse = parse_capture,
      .wants = "steps:A-B[,C-D...] (A <= B), nvtx:NAME, signal or cudaProfilerApi", .arg = "WINDOW",
      .help = "record NVTX only in a window: steps:A-B[,C-D], nvtx:NAME,\n"
@@ -264,7 +264,7 @@ static const gt_flag record_rows[] = {
              "the end, at a crash or OOM, and on SIGUSR2"},
     {.name = "summary", .kind = GT_FLAG_CHOICE, .offset = R(summary), .choices = ONOFF, .arg = "MODE",
      .help = "keep the report in the trace, so gtrace report prints it at once:\n"
-             "auto (default): for traces of 64 MB and more; on; off"},
+             "auto: for traces of 64 MB and more; on; off", .def = "auto"},
     HELP_ROW('h'),
     {.name = "version", .short_name = 'V', .kind = GT_FLAG_SWITCH, .help = "show the version",
      .bits = GT_FLAG_VERSION},

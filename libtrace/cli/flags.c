@@ -8,6 +8,8 @@
 
 #include "flags.h"
 
+#include "gt_base.h"
+
 #include <errno.h>
 #include <getopt.h>
 #include <stdlib.h>
@@ -193,9 +195,19 @@ static gt_flags_rc parse_exact(const gt_flags *fs, int argc, char **argv, void *
     return GT_FLAGS_OK;
 }
 
+/* Each row's default goes through the checks a typed value does, so a
+ * table cannot hold one the flag would refuse. */
+static void set_defaults(const gt_flags *fs, void *values)
+{
+    for (int i = 0; i < fs->n; i++)
+        if (fs->v[i].def && GT_NEVER(!set_value(fs, &fs->v[i], fs->v[i].def, values, stderr)))
+            return;
+}
+
 gt_flags_rc gt_flags_parse(const gt_flags *fs, int argc, char **argv, void *values, gt_flags_result *out, FILE *err)
 {
     *out = (gt_flags_result){0};
+    set_defaults(fs, values);
     if (fs->exact)
         return parse_exact(fs, argc, argv, values, out, err);
     struct option longopts[MAX_FLAGS + 1];
@@ -309,8 +321,11 @@ void gt_flags_column(const gt_flags *fs, FILE *out)
         for (const char *s = fl->help; *s;) {
             const char *nl = strchr(s, '\n');
             int len = nl ? (int)(nl - s) : (int)strlen(s);
-            fprintf(out, "%*s%.*s\n", s == fl->help ? 0 : COLUMN, "", len, s);
+            fprintf(out, "%*s%.*s", s == fl->help ? 0 : COLUMN, "", len, s);
             s += len + (nl != NULL);
+            if (!*s && fl->def)
+                fprintf(out, " (default %s)", fl->def);
+            fputc('\n', out);
         }
     }
 }

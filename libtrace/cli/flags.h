@@ -44,6 +44,9 @@ typedef struct gt_flag {
                                   * range follows), or all of it; NULL for a CHOICE: its choices */
     const char *arg;             /* the value's name in --help: "N"; NULL for a switch */
     const char *help;            /* the --help text, lines apart by '\n'; NULL with GT_FLAG_SAME_LINE */
+    const char *def;             /* the default as a user would type it ("16", "auto"): the parser sets it
+                                  * through the flag's own checks, --help ends the text with "(default DEF)";
+                                  * NULL: the command's "not given" */
     unsigned bits;
 } gt_flag;
 
@@ -82,7 +85,7 @@ typedef struct gt_flags_result {
 } gt_flags_result;
 
 /* Parses argv[1 .. argc) against fs into values (fields at the table's
- * offsets, set beforehand to their defaults); a refused value's one line
+ * offsets: first each row's def, the others as the caller set them); a refused value's one line
  * goes to err. getopt_long's rules (abbreviations, operands moved after the
  * options; a leading '+' in the short options of recording stops at the
  * first operand) unless fs->exact. */

@@ -31,7 +31,7 @@ check_PROGRAMS += tests/unit/test_cli_flags
 TESTS += tests/unit/test_cli_flags
 tests_unit_test_cli_flags_SOURCES = tests/unit/test_cli_flags.c libtrace/cli/flags.c libtrace/cli/flag_tables.c \
 	libtrace/cli/flags.h
-tests_unit_test_cli_flags_CPPFLAGS = -I$(top_srcdir)/libtrace/cli -I$(top_srcdir)/tests/unit
+tests_unit_test_cli_flags_CPPFLAGS = -I$(top_srcdir)/libtrace/cli -I$(top_srcdir)/libtrace/base -I$(top_srcdir)/tests/unit
 tests_unit_test_cli_flags_CFLAGS = $(AM_CFLAGS) $(CUNIT_CFLAGS)
 tests_unit_test_cli_flags_LDADD = tests/unit/libgttest.la $(CUNIT_LIBS)
 endif

@@ -138,8 +138,7 @@ static void record_usage(FILE *out)
 
 int gt_cli_record(int argc, char **argv)
 {
-    gt_record_flags o = {.cuda = "auto", .n_stack_frames = 16, .flush_ms = 200,
-                         .wait_leftovers_s = GT_RECORD_WAIT_LEFTOVERS_S, .summary = "auto"};
+    gt_record_flags o = {0}; /* the defaults are the table's */
     gt_flags_result res;
     switch (gt_flags_parse(&gt_record_flag_table, argc, argv, &o, &res, stderr)) {
     case GT_FLAGS_OK: break;

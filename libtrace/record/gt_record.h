@@ -51,9 +51,6 @@ extern volatile sig_atomic_t gt_record_stop_signal;
 #define GT_RECORD_CLOCK_END_KEY "clock_end_ns"
 #define GT_RECORD_CLOCK_END_UTC_KEY "clock_end_utc_ns"
 
-/* How long the launcher waits for what the program leaves running. */
-#define GT_RECORD_WAIT_LEFTOVERS_S 60
-
 /* What to record and how. */
 typedef struct gt_record_options {
     char *const *argv;    /* PROGRAM [ARGS...], NULL-terminated */

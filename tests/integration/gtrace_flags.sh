@@ -6,7 +6,8 @@
 # instead of through the tables; when a command's --help flag column and its
 # part of the man page name different flags (the OPTIONS list for recording,
 # the subcommand's heading line for the others); when a flag has no help
-# text; when a command does not take --help; and when a bad value, a value
+# text; when a command does not take --help; when a default --help states
+# is not the man page's; and when a bad value, a value
 # out of range or a missing value is not one line and exit status 2.
 # test_cli_flags (CUnit) holds each table row to the --help column.
 set -u
@@ -78,6 +79,18 @@ for cmd in "" info report diff memory export import merge recover; do
     done
 done
 grep -q 'Each subcommand takes.*-help' "$man" || fail "gtrace.1 does not say that each subcommand takes --help"
+
+# ---- a default --help states (made from the table) is the man page's ----
+"$g" --help | awk '/^(  -., |      )--[a-z]/ { flag = $0; sub(/^ *(-., )?--/, "", flag); sub(/[^a-z-].*/, "", flag) }
+    /\(default [^)]*\)$/ { d = $0; sub(/.*\(default /, "", d); sub(/\)$/, "", d); print flag, d }' >"$work/defaults"
+[ -s "$work/defaults" ] || fail "recording: --help states no default"
+while read -r flag def; do
+    # the flag's paragraph in the man page: from its .TP heading to the next
+    sed 's/\\-/-/g; s/\\f[BIRP]//g' "$man" | awk -v f="--$flag" '
+        /^\.TP/ { on = 0 } prev ~ /^\.TP/ && index($0, f) == 1 { on = 1 } on { print } { prev = $0 }' >"$work/para"
+    grep -qE "default $def([^0-9]|\$)|$def \(the default\)" "$work/para" ||
+        fail "recording: --$flag's default is $def in --help, not in gtrace.1"
+done <"$work/defaults"
 
 # ---- bad values: one line, exit status 2 ----
 one_line() { # WHAT TEXT COMMAND...: the first line says TEXT, exit 2, then at most the usage

@@ -1,8 +1,9 @@
 /* test_cli_flags.c: gtrace's flag tables and what flags.c makes of them
  * (libtrace/cli/flags.h): a bad number, one out of range, a missing value,
  * a bad choice, each refused with one line in its command's style; values
- * stored where the table says; import's exact names; and every table of
- * gtrace well formed, each of its flags with its line in --help.
+ * stored where the table says; a row's default set as if typed and said in
+ * --help; import's exact names; and every table of gtrace well formed,
+ * each of its flags with its line in --help.
  * gtrace_flags.sh holds --help to the man page. */
 #include "config.h"
 
@@ -262,6 +263,70 @@ static void test_cli_flags__every_table_whole(void)
     }
 }
 
+/* A row's default: in place when the flag is not given, the value typing
+ * it gives (every table of gtrace), and at the end of its --help text. */
+static void test_cli_flags__defaults(void)
+{
+    enum { MAX_VALUES = 512 };
+    for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++) {
+        const gt_flags *fs = tables[t];
+        char *help = NULL;
+        size_t help_n = 0;
+        FILE *hf = open_memstream(&help, &help_n);
+        gt_flags_column(fs, hf);
+        fclose(hf);
+        for (int i = 0; i < fs->n; i++) {
+            const gt_flag *fl = &fs->v[i];
+            if (!fl->def)
+                continue;
+            _Alignas(max_align_t) char untyped[MAX_VALUES] = {0}, typed[MAX_VALUES] = {0};
+            char opt[96], *argv_none[] = {"gtrace", "x", NULL}, *argv_typed[] = {"gtrace", opt, "x", NULL};
+            snprintf(opt, sizeof opt, "--%s=%s", fl->name, fl->def);
+            gt_flags_result res;
+            CU_ASSERT_EQUAL(gt_flags_parse(fs, 2, argv_none, untyped, &res, stderr), GT_FLAGS_OK);
+            CU_ASSERT_EQUAL(gt_flags_parse(fs, 3, argv_typed, typed, &res, stderr), GT_FLAGS_OK);
+            size_t size = fl->kind == GT_FLAG_CHOICE || fl->kind == GT_FLAG_TEXT ? sizeof(const char *)
+                          : fl->kind == GT_FLAG_SWITCH                         ? sizeof(bool)
+                                                                               : sizeof(int64_t);
+            if (fl->kind == GT_FLAG_CHOICE || fl->kind == GT_FLAG_TEXT) {
+                const char *set = *(const char **)(untyped + fl->offset);
+                CU_ASSERT(set && !strcmp(set, fl->def));
+            } else if (fl->kind != GT_FLAG_PARSED) {
+                CU_ASSERT_EQUAL(memcmp(untyped + fl->offset, typed + fl->offset, size), 0);
+            }
+            char said[96], name[72];
+            snprintf(said, sizeof said, " (default %s)\n", fl->def);
+            snprintf(name, sizeof name, "--%s", fl->name);
+            const char *line = strstr(help, name);
+            /* the next flag's line: "  -o, --output" or "      --json" */
+            const char *next = line ? strstr(line, "\n  -") : NULL, *next_long = line ? strstr(line, "\n      --") : NULL;
+            if (next_long && (!next || next_long < next))
+                next = next_long;
+            const char *at = line ? strstr(line, said) : NULL;
+            if (!at || (next && at > next))
+                fprintf(stderr, "--%s: its --help text does not end with%s", fl->name, said);
+            CU_ASSERT(at && (!next || at < next));
+        }
+        free(help);
+    }
+    /* a row of this test's table: the default goes through the flag's checks */
+    static const gt_flag with_def[] = {
+        {.name = "n", .kind = GT_FLAG_INT, .offset = V(n), .lo = 1, .hi = 9, .wants = "a count", .arg = "N",
+         .help = "a count", .def = "7"},
+    };
+    gt_flags fs = {.command = "cmd", .synopsis = "cmd", .style = GT_FLAGS_WANTS_USAGE, .sep = ' ', .v = with_def,
+                   .n = 1};
+    vals v;
+    gt_flags_result res;
+    char *err = NULL;
+    CU_ASSERT_EQUAL(parse(&fs, &v, &res, &err, NULL), GT_FLAGS_OK);
+    CU_ASSERT_EQUAL(v.n, 7);
+    free(err);
+    CU_ASSERT_EQUAL(parse(&fs, &v, &res, &err, "--n", "3", NULL), GT_FLAGS_OK);
+    CU_ASSERT_EQUAL(v.n, 3);
+    free(err);
+}
+
 static const gt_test_case cli_flags_cases[] = {
     {"test_cli_flags__bad_int", test_cli_flags__bad_int},
     {"test_cli_flags__out_of_range", test_cli_flags__out_of_range},
@@ -270,6 +335,7 @@ static const gt_test_case cli_flags_cases[] = {
     {"test_cli_flags__values_stored", test_cli_flags__values_stored},
     {"test_cli_flags__exact", test_cli_flags__exact},
     {"test_cli_flags__every_table_whole", test_cli_flags__every_table_whole},
+    {"test_cli_flags__defaults", test_cli_flags__defaults},
     {NULL, NULL},
 };
 
