@@ -392,10 +392,12 @@ const gt_flags gt_recover_flag_table = {
     .style = GT_FLAGS_WANTS_USAGE, .sep = '=', .v = recover_rows, .n = N_OF(recover_rows)};
 
 static const gt_flag info_rows[] = {
+    {.name = "check", .kind = GT_FLAG_SWITCH, .offset = O(check),
+     .help = "check every page and row, even of a trace gtrace closed whole"},
     HELP_ROW('h'),
 };
 const gt_flags gt_info_flag_table = {
-    .command = "info", .synopsis = "info TRACE",
+    .command = "info", .synopsis = "info TRACE [--check]",
     .about = "Describes a trace written by gtrace or exported by nsys (SQLite),\n"
              "or a torch.profiler trace (JSON) or CUDA memory snapshot (pickle), imported on the fly.\n",
     .style = GT_FLAGS_WANTS_USAGE, .exact = true, .sep = ' ', .v = info_rows, .n = N_OF(info_rows)};

@@ -139,6 +139,7 @@ typedef struct gt_analyze_flags {
 typedef struct gt_output_flags {  /* import, merge, recover, info */
     const char *output;
     bool force;
+    bool check;                  /* info --check */
 } gt_output_flags;
 
 extern const gt_flags gt_record_flag_table, gt_report_flag_table, gt_diff_flag_table, gt_memory_flag_table,

@@ -1,7 +1,11 @@
 /* info.c: `gtrace info TRACE`: what a trace holds, read through the store:
  * where it comes from, its schema, time span, counts by kind, processes,
  * threads and GPUs. Works on gtrace traces and nsys exports alike, and on
- * PyTorch's files, imported on the fly (gt_open_any.h). */
+ * PyTorch's files, imported on the fly (gt_open_any.h). Every file gets the
+ * integrity check and every row the reader's checks (the refused count),
+ * but for a big trace gtrace closed whole, unchanged since (its close mark
+ * holds): its rows are the ones the writer took, so hashing it is the
+ * check, and only --check reads every page and row. */
 #include "config.h"
 
 #include <dirent.h>
@@ -36,7 +40,7 @@ static bool is_parts_folder(const char *path)
 /* The trace at `path`: a trace file, or PyTorch's file imported on the fly
  * (*out_format nonzero), as report and memory take them. A parts folder
  * gets the way to its trace. 1 after saying why not. */
-static int open_for_info(gt_trace **out, gt_import_format *out_format, const char *path)
+static int open_for_info(gt_trace **out, gt_import_format *out_format, const char *path, bool check)
 {
     char *resolved = NULL;
     if (is_parts_folder(path)) {
@@ -48,7 +52,7 @@ static int open_for_info(gt_trace **out, gt_import_format *out_format, const cha
         gt_cli_error("%s", gt_error_last());
         return 1;
     }
-    int rc = gt_trace_open(out, resolved, 0);
+    int rc = gt_trace_open(out, resolved, check ? 0 : GT_OPEN_CHECK_LATER);
     free(resolved);
     if (rc != 0) {
         gt_cli_error("%s", gt_error_last());
@@ -82,23 +86,28 @@ static void print_parts(gt_trace *t)
 
 int gt_cli_info(int argc, char **argv)
 {
-    /* its one operand may start with '-': a trace named so is read as given */
-    const gt_flag *fl = argc == 2 ? gt_flags_lookup(&gt_info_flag_table, argv[1]) : NULL;
-    if (fl && fl->bits & GT_FLAG_HELP) {
+    gt_output_flags f = {0};
+    gt_flags_result res = {0};
+    gt_flags_rc frc = gt_flags_parse(&gt_info_flag_table, argc, argv, &f, &res, stderr);
+    if (frc == GT_FLAGS_HELP) {
         gt_flags_help(&gt_info_flag_table, stdout);
         return 0;
     }
-    if (argc != 2) {
+    /* its one operand may start with '-': a trace named so is read as given */
+    if (frc == GT_FLAGS_UNKNOWN && argc == 2 && !res.missing)
+        res = (gt_flags_result){.first = 1, .n = 1}, frc = GT_FLAGS_OK;
+    if (frc != GT_FLAGS_OK || res.n != 1) {
         gt_cli_error("usage: gtrace %s", gt_info_flag_table.synopsis);
         return 2;
     }
+    const char *path = argv[res.first];
     gt_trace *t = NULL;
     gt_import_format format = 0;
-    if (open_for_info(&t, &format, argv[1]) != 0)
+    if (open_for_info(&t, &format, path, f.check) != 0)
         return 1;
     int status = 0;
     char a[64], b[64];
-    printf("trace      %s\n", format ? argv[1] : gt_trace_path(t));
+    printf("trace      %s\n", format ? path : gt_trace_path(t));
     if (format)
         printf("origin     %s (imported)\n", gt_open_any_format_name(format));
     else
@@ -135,7 +144,8 @@ int gt_cli_info(int argc, char **argv)
         if (dropped[k] > 0)
             printf("dropped    %-12s %" PRId64 "\n", gt_event_kind_name((gt_event_kind)k), dropped[k]);
     /* Rows the reader refuses (damaged times, sizes or types) are in no count above. */
-    for (int k = 0; k < GT_EV_N_KINDS; k++) {
+    bool by_mark = !f.check && gt_trace_checked_by_mark(t);
+    for (int k = 0; k < GT_EV_N_KINDS && !by_mark; k++) {
         int64_t refused = 0;
         if (gt_trace_rejected(t, (gt_event_kind)k, &refused) == 0 && refused > 0)
             printf("refused    %-12s %" PRId64 " rows (times, sizes or types out of range)\n",
@@ -162,6 +172,12 @@ int gt_cli_info(int argc, char **argv)
         printf("  %d: %s (sm_%d%d, %d SMs, %.1f GiB)\n", gpus[i].id, gpus[i].name ? gpus[i].name : "?",
                gpus[i].compute_major, gpus[i].compute_minor, gpus[i].sm_count,
                (double)gpus[i].total_memory_bytes / (1024.0 * 1024 * 1024));
+    if (by_mark)
+        printf("checked    by its close mark: as gtrace closed it (--check reads every page and row)\n");
+    else if (gt_trace_check(t) != 0) { /* a big file's check ran beside the reading */
+        gt_cli_error("%s", gt_error_last());
+        status = 1;
+    }
     gt_trace_free(t);
     return status;
 }

@@ -382,6 +382,11 @@ void gt_trace_free(gt_trace *t);
 int gt_trace_summary(gt_trace *t, const char *key, const char *gtrace_version, void **out, size_t *out_bytes);
 /* Whether the trace has kept summaries at all (usable or not). */
 bool gt_trace_has_summary(gt_trace *t);
+/* Whether the integrity check was the close mark's: the file, 64 MB or
+ * more and opened with GT_OPEN_CHECK_LATER, is byte for byte what gtrace's
+ * writer closed, so its rows are the ones the writer took (waits for the
+ * check). False for every other file: those got PRAGMA quick_check. */
+bool gt_trace_checked_by_mark(gt_trace *t);
 
 gt_trace_origin gt_trace_origin_of(const gt_trace *t);
 const char *gt_trace_path(const gt_trace *t);

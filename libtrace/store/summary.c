@@ -72,6 +72,15 @@ static bool mark_holds(gt_trace *t)
     return t->mark_held;
 }
 
+bool gt_trace_checked_by_mark(gt_trace *t)
+{
+    if (!t || t->origin != GT_ORIGIN_GTRACE || t->live_wal)
+        return false;
+    if (t->check_running)
+        gt_trace_check(t);
+    return t->check_by_mark;
+}
+
 int gt_trace_summary(gt_trace *t, const char *key, const char *gtrace_version, void **out, size_t *out_bytes)
 {
     if (!out || !out_bytes)

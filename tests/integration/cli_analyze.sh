@@ -147,10 +147,17 @@ if command -v sqlite3 > /dev/null && command -v dd > /dev/null; then
         WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 70)
         INSERT INTO filler SELECT zeroblob(1048576) FROM n;" > /dev/null || fail "making a big trace"
     "$GTRACE" report big.sqlite > big.txt || fail "report on an intact big trace"
+    "$GTRACE" info big.sqlite > info.txt || fail "info on an intact big trace"
+    # a file changed since gtrace closed it: checked whole, not by its mark
+    grep -q "^checked" info.txt && fail "info: a changed big trace checked by its mark: $(cat info.txt)"
+    "$GTRACE" info --check big.sqlite > info2.txt || fail "info --check on an intact big trace"
+    cmp -s info.txt info2.txt || fail "info and info --check differ on a changed big trace"
     page=$(sqlite3 big.sqlite "PRAGMA page_size")
     size=$(wc -c < big.sqlite)
     dd if=/dev/zero of=big.sqlite bs="$page" count=1 seek=$((size / page / 2)) conv=notrunc 2> /dev/null
     expect_fail "report: damaged big trace" 1 "damaged" "$GTRACE" report big.sqlite
+    expect_fail "info: damaged big trace" 1 "damaged" "$GTRACE" info big.sqlite
+    expect_fail "info --check: damaged big trace" 1 "damaged" "$GTRACE" info --check big.sqlite
     expect_fail "diff: damaged big trace" 1 "damaged" "$GTRACE" diff run.sqlite big.sqlite
     rm -f big.sqlite
 fi

@@ -151,9 +151,10 @@ static void test_store_close_mark__amend(void)
     free(path);
 }
 
-/* A big marked file (its check runs beside the reading) with a page of
- * garbage: the mark fails, quick_check runs, and the damage is reported as
- * before. Freed while the check runs, the check stops. */
+/* A big marked file (its check runs beside the reading) is checked by its
+ * mark; with a page of garbage the mark fails, quick_check runs, and the
+ * damage is reported as before. Freed while the check runs, the check
+ * stops. */
 static void test_store_close_mark__big_file_damage_found(void)
 {
     char *path = gt_test_path("big-marked.sqlite");
@@ -163,7 +164,12 @@ static void test_store_close_mark__big_file_damage_found(void)
     CU_ASSERT_TRUE(gt_close_mark_holds(path, NULL));
     gt_trace *t = NULL;
     CU_ASSERT_EQUAL_FATAL(gt_trace_open(&t, path, GT_OPEN_CHECK_LATER), 0);
+    CU_ASSERT_TRUE(gt_trace_checked_by_mark(t)); /* waits for the check */
     CU_ASSERT_EQUAL(gt_trace_check(t), 0);
+    gt_trace_free(t);
+    t = NULL;
+    CU_ASSERT_EQUAL_FATAL(gt_trace_open(&t, path, 0), 0); /* the full check at open */
+    CU_ASSERT_FALSE(gt_trace_checked_by_mark(t));
     gt_trace_free(t);
 
     size_t n = 0;
@@ -176,6 +182,7 @@ static void test_store_close_mark__big_file_damage_found(void)
     CU_ASSERT_FALSE(gt_close_mark_holds(path, NULL));
     t = NULL;
     CU_ASSERT_EQUAL_FATAL(gt_trace_open(&t, path, GT_OPEN_CHECK_LATER), 0);
+    CU_ASSERT_FALSE(gt_trace_checked_by_mark(t));
     CU_ASSERT_EQUAL(gt_trace_check(t), GT_ERR_CORRUPT);
     CU_ASSERT_PTR_NOT_NULL(strstr(gt_error_last(), "damaged"));
     gt_trace_free(t);
