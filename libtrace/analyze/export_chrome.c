@@ -469,110 +469,50 @@ static int emit_kind(gt_trace *t, out *o, gt_event_kind kind)
 
 /* ---- NVTX ranges on the device ("gpu_user_annotation") -------------------- */
 
-typedef struct proj { /* a range's work on one stream */
-    int64_t range;     /* index into the model's ranges; -1: empty slot */
-    int32_t device, stream;
-    int64_t start_ns, end_ns;
-    int64_t n;         /* activities */
-} proj;
+typedef struct annot_ctx { const an_model *m; out *o; } annot_ctx;
 
-typedef struct projset {
-    proj *v;
-    size_t n, cap; /* open addressing, cap a power of two */
-} projset;
-
-static size_t proj_hash(int64_t range, int32_t device, int32_t stream)
+/* One range's work on one stream (gt_spanmap_each's row: a the range's
+ * index in the model, b the device, c the stream), as an event. */
+static int annotation(void *ctx, const gt_span_row *p)
 {
-    uint64_t x = (uint64_t)range * 0x9e3779b97f4a7c15ULL ^ ((uint64_t)(uint32_t)device << 32 | (uint32_t)stream);
-    x ^= x >> 29;
-    x *= 0xbf58476d1ce4e5b9ULL;
-    return (size_t)(x ^ (x >> 32));
-}
-
-static int proj_add(projset *ps, int64_t range, const an_act *a)
-{
-    if ((ps->n + 1) * 2 > ps->cap) {
-        size_t ncap = ps->cap ? ps->cap * 2 : 1024;
-        proj *nv = malloc(ncap * sizeof *nv);
-        if (!nv)
-            return gt_error_set(GT_ERR_NOMEM, "chrome export: out of memory");
-        for (size_t i = 0; i < ncap; i++)
-            nv[i].range = -1;
-        for (size_t i = 0; i < ps->cap; i++) {
-            if (ps->v[i].range < 0)
-                continue;
-            size_t h = proj_hash(ps->v[i].range, ps->v[i].device, ps->v[i].stream) & (ncap - 1);
-            while (nv[h].range >= 0)
-                h = (h + 1) & (ncap - 1);
-            nv[h] = ps->v[i];
-        }
-        free(ps->v);
-        ps->v = nv;
-        ps->cap = ncap;
-    }
-    size_t h = proj_hash(range, a->device, a->stream) & (ps->cap - 1);
-    while (ps->v[h].range >= 0 &&
-           (ps->v[h].range != range || ps->v[h].device != a->device || ps->v[h].stream != a->stream))
-        h = (h + 1) & (ps->cap - 1);
-    proj *p = &ps->v[h];
-    if (p->range < 0) {
-        *p = (proj){range, a->device, a->stream, a->start_ns, a->end_ns, 0};
-        ps->n++;
-    }
-    if (a->start_ns < p->start_ns)
-        p->start_ns = a->start_ns;
-    if (a->end_ns > p->end_ns)
-        p->end_ns = a->end_ns;
-    p->n++;
+    const annot_ctx *c = ctx;
+    const an_model *m = c->m;
+    out *o = c->o;
+    int32_t device = (int32_t)p->b, stream = (int32_t)p->c;
+    int32_t lane = stream >= 0 && stream < STANDIN_BASE - ANNOT_BASE ? ANNOT_BASE + stream : stream;
+    seen_stream(o, device, lane);
+    gt_json *j = span(o, "gpu_user_annotation", an_str(m, m->ranges[p->a].text), device, lane, p->start_ns,
+                      p->end_ns);
+    /* no "stream" argument, as Kineto writes them: HTA takes every
+     * event with a stream for a kernel */
+    args(j);
+    gt_json_kv_int(j, "activities", p->n);
+    end_args(j);
     return 0;
-}
-
-static int cmp_proj(const void *a, const void *b)
-{
-    const proj *x = a, *y = b;
-    if (x->start_ns != y->start_ns)
-        return x->start_ns < y->start_ns ? -1 : 1;
-    return (x->range > y->range) - (x->range < y->range);
 }
 
 /* Each kernel, copy and memset counts for the ranges its launch call was in
  * (the innermost and every enclosing one), on its own stream, as Kineto
- * projects record_function ranges. */
+ * projects record_function ranges. The spans, one per range and stream,
+ * are kept on disk (about one per range) and come out by start. */
 static int annotations(const an_model *m, out *o)
 {
-    projset ps = {0};
-    int rc = 0;
-    for (size_t i = 0; i < m->n_acts; i++) {
+    gt_spanmap *ps = NULL;
+    int rc = gt_spanmap_new(&ps);
+    for (size_t i = 0; i < m->n_acts && rc == 0; i++) {
         const an_act *a = &m->acts[i];
         if (a->kind == GT_EV_CPU_OP)
             continue;
         const an_api *l = an_model_launch(m, a->corr);
         if (!l || !keep(o, gt_pid_of(l->tid)))
             continue;
-        for (int64_t r = an_model_range_at(m, l->tid, l->start_ns); r >= 0; r = m->ranges[r].parent)
-            if ((rc = proj_add(&ps, r, a)) < 0)
-                goto cleanup;
+        for (int64_t r = an_model_range_at(m, l->tid, l->start_ns); r >= 0 && rc == 0; r = m->ranges[r].parent)
+            rc = gt_spanmap_add(ps, r, a->device, a->stream, a->start_ns, a->end_ns);
     }
-    size_t n = 0;
-    for (size_t i = 0; i < ps.cap; i++)
-        if (ps.v[i].range >= 0)
-            ps.v[n++] = ps.v[i];
-    if (n > 1) /* ps.v is NULL when nothing was projected */
-        qsort(ps.v, n, sizeof *ps.v, cmp_proj);
-    for (size_t i = 0; i < n; i++) {
-        const proj *p = &ps.v[i];
-        int32_t lane = p->stream >= 0 && p->stream < STANDIN_BASE - ANNOT_BASE ? ANNOT_BASE + p->stream : p->stream;
-        seen_stream(o, p->device, lane);
-        gt_json *j = span(o, "gpu_user_annotation", an_str(m, m->ranges[p->range].text), p->device, lane, p->start_ns,
-                          p->end_ns);
-        /* no "stream" argument, as Kineto writes them: HTA takes every
-         * event with a stream for a kernel */
-        args(j);
-        gt_json_kv_int(j, "activities", p->n);
-        end_args(j);
-    }
-cleanup:
-    free(ps.v);
+    annot_ctx ctx = {m, o};
+    if (rc == 0)
+        rc = gt_spanmap_each(ps, annotation, &ctx);
+    gt_spanmap_free(ps);
     return rc;
 }
 
