@@ -28,3 +28,6 @@ EXTRA_DIST += tests/integration/base_once.sh tests/integration/base_once.py
 # The report's metrics are spelled once, in libtrace/analyze/metrics.c.
 TESTS += tests/integration/metrics_once.sh
 EXTRA_DIST += tests/integration/metrics_once.sh tests/integration/metrics_once.py
+# The Chrome export of 1 M events in a bounded address space (ulimit -v).
+TESTS += tests/integration/export_chrome_bounded.sh
+EXTRA_DIST += tests/integration/export_chrome_bounded.sh

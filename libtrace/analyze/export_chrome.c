@@ -28,6 +28,7 @@
  * and memory come from the analysis model. */
 #include "analyze_int.h"
 #include "gt_labels.h"
+#include "gt_store_spill.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -45,60 +46,11 @@
 #define ANNOT_BASE 0x10000000
 #define STANDIN_COMM 0x3fffffff
 
-typedef struct idset { /* a set of correlation ids */
-    int64_t *keys;
-    size_t cap, n;
-} idset;
-
-static size_t hash_id(int64_t k)
-{
-    uint64_t x = (uint64_t)k * 0x9e3779b97f4a7c15ULL;
-    return (size_t)(x ^ (x >> 31));
-}
-
-static int idset_add(idset *s, int64_t k)
-{
-    if (k == 0)
-        return 0;
-    if ((s->n + 1) * 2 > s->cap) {
-        size_t ncap = s->cap ? s->cap * 2 : 1024;
-        int64_t *nk = calloc(ncap, sizeof *nk);
-        if (!nk)
-            return gt_error_set(GT_ERR_NOMEM, "chrome export: out of memory");
-        for (size_t i = 0; i < s->cap; i++) {
-            if (!s->keys[i])
-                continue;
-            size_t h = hash_id(s->keys[i]) & (ncap - 1);
-            while (nk[h])
-                h = (h + 1) & (ncap - 1);
-            nk[h] = s->keys[i];
-        }
-        free(s->keys);
-        s->keys = nk;
-        s->cap = ncap;
-    }
-    size_t h = hash_id(k) & (s->cap - 1);
-    while (s->keys[h] && s->keys[h] != k)
-        h = (h + 1) & (s->cap - 1);
-    if (!s->keys[h]) {
-        s->keys[h] = k;
-        s->n++;
-    }
-    return 0;
-}
-
-static bool idset_has(const idset *s, int64_t k)
-{
-    if (k == 0 || s->cap == 0)
-        return false;
-    size_t h = hash_id(k) & (s->cap - 1);
-    while (s->keys[h]) {
-        if (s->keys[h] == k)
-            return true;
-        h = (h + 1) & (s->cap - 1);
-    }
-    return false;
-}
+/* What a correlation key (flow_key) is known for: a call with it, work with
+ * it, a plain (runtime or driver) call with it, its flow's start and end
+ * written. One entry per launch: kept on disk (gt_flagmap), so that the
+ * export's memory does not grow with the trace. */
+enum { F_HOST = 1, F_DEV = 2, F_PLAIN = 4, F_STARTED = 8, F_ENDED = 16 };
 
 /* Rows that appeared, for their names: host threads (global tid) and device
  * streams ((device << 32) | stream); a few hundred at most in practice. */
@@ -137,7 +89,7 @@ typedef struct out {
     int64_t pid;     /* the process exported; -1: all */
     int64_t base_ns; /* the trace's first time: small numbers keep precision */
     rowset threads, streams;
-    idset flows_started, flows_ended; /* one "s" and one "f" per flow id */
+    gt_flagmap *corr; /* F_* by flow key; one "s" and one "f" per flow id */
     step_range *steps;
     size_t n_steps;
     int64_t n_async; /* ids of NVTX start/end ranges */
@@ -234,12 +186,22 @@ static void dims(gt_json *j, const char *key, int64_t x, int64_t y, int64_t z)
     gt_json_end(j);
 }
 
-static void flow(out *o, bool start, int64_t key, int64_t pid, int64_t tid, int64_t t)
+/* key's F_* bits (0 for key 0: no correlation); a failure is remembered */
+static unsigned corr_bits(out *o, int64_t key)
 {
-    idset *done = start ? &o->flows_started : &o->flows_ended;
-    if (idset_has(done, key))
+    unsigned bits = 0;
+    if (key != 0)
+        remember(o, gt_flagmap_get(o->corr, key, &bits));
+    return bits;
+}
+
+/* The flow's start or end, once per key; bits: the key's corr_bits. */
+static void flow(out *o, bool start, int64_t key, unsigned bits, int64_t pid, int64_t tid, int64_t t)
+{
+    unsigned done = start ? F_STARTED : F_ENDED;
+    if (bits & done)
         return; /* a call seen twice (nsys's wrapped copies), or one launch's second kernel */
-    remember(o, idset_add(done, key));
+    remember(o, gt_flagmap_or(o->corr, key, done));
     gt_json *j = event(o, start ? "s" : "f");
     gt_json_kv_int(j, "id", key);
     pid_tid(j, pid, tid);
@@ -263,9 +225,9 @@ static bool is_plain_call(const gt_api_call *a)
     return a->event_class == GT_API_RUNTIME || a->event_class == GT_API_DRIVER;
 }
 
-/* Pass 1: correlation ids on each side (`plain`: those of runtime and
- * driver calls), and the devices seen. */
-static int collect(gt_trace *t, int64_t pid, idset *host, idset *dev, idset *plain, int32_t *devs, size_t *n_devs)
+/* Pass 1: correlation ids on each side (F_HOST, F_DEV; F_PLAIN: those of
+ * runtime and driver calls), and the devices seen. */
+static int collect(gt_trace *t, int64_t pid, gt_flagmap *map, int32_t *devs, size_t *n_devs)
 {
     static const gt_event_kind dk[] = {GT_EV_KERNEL, GT_EV_MEMCPY, GT_EV_MEMSET, GT_EV_API};
     gt_iter *it = NULL;
@@ -288,9 +250,8 @@ static int collect(gt_trace *t, int64_t pid, idset *host, idset *dev, idset *pla
             p = gt_pid_of(p);
             if (pid >= 0 && p != pid)
                 continue;
-            if (ev.kind == GT_EV_API && is_plain_call(&ev.u.api) && (rc = idset_add(plain, flow_key(p, corr))) < 0)
-                break;
-            if ((rc = idset_add(ev.kind == GT_EV_API ? host : dev, flow_key(p, corr))) < 0)
+            unsigned bits = ev.kind != GT_EV_API ? F_DEV : is_plain_call(&ev.u.api) ? F_HOST | F_PLAIN : F_HOST;
+            if (corr != 0 && (rc = gt_flagmap_or(map, flow_key(p, corr), bits)) < 0)
                 break;
             if (d >= 0) {
                 size_t i = 0;
@@ -318,7 +279,7 @@ static int64_t step_number(const out *o, int64_t pid, int64_t start_ns, int64_t 
     return -1;
 }
 
-static int emit_kind(gt_trace *t, out *o, gt_event_kind kind, const idset *host, const idset *dev, const idset *plain)
+static int emit_kind(gt_trace *t, out *o, gt_event_kind kind)
 {
     gt_iter *it = NULL;
     gt_event ev;
@@ -347,8 +308,9 @@ static int emit_kind(gt_trace *t, out *o, gt_event_kind kind, const idset *host,
             dims(j, "grid", k->grid_x, k->grid_y, k->grid_z);
             dims(j, "block", k->block_x, k->block_y, k->block_z);
             end_args(j);
-            if (idset_has(host, key))
-                flow(o, false, key, k->device_id, k->stream_id, k->start_ns);
+            unsigned bits = corr_bits(o, key);
+            if (bits & F_HOST)
+                flow(o, false, key, bits, k->device_id, k->stream_id, k->start_ns);
             break;
         }
         case GT_EV_MEMCPY: {
@@ -368,8 +330,9 @@ static int emit_kind(gt_trace *t, out *o, gt_event_kind kind, const idset *host,
             gt_json_kv_int(j, "bytes", c->bytes);
             gt_json_kv_num(j, "memory bandwidth (GB/s)", gbps);
             end_args(j);
-            if (idset_has(host, key))
-                flow(o, false, key, c->device_id, c->stream_id, c->start_ns);
+            unsigned bits = corr_bits(o, key);
+            if (bits & F_HOST)
+                flow(o, false, key, bits, c->device_id, c->stream_id, c->start_ns);
             break;
         }
         case GT_EV_MEMSET: {
@@ -386,8 +349,9 @@ static int emit_kind(gt_trace *t, out *o, gt_event_kind kind, const idset *host,
             gt_json_kv_int(j, "correlation", s->correlation_id);
             gt_json_kv_int(j, "bytes", s->bytes);
             end_args(j);
-            if (idset_has(host, key))
-                flow(o, false, key, s->device_id, s->stream_id, s->start_ns);
+            unsigned bits = corr_bits(o, key);
+            if (bits & F_HOST)
+                flow(o, false, key, bits, s->device_id, s->stream_id, s->start_ns);
             break;
         }
         case GT_EV_SYNC: {
@@ -413,7 +377,8 @@ static int emit_kind(gt_trace *t, out *o, gt_event_kind kind, const idset *host,
             /* nsys 2.x holds each runtime call twice, the second a wrapper of
              * another class with the same correlation id: left out, as the
              * analysis leaves it out (HTA would pair both with the kernel) */
-            if (!is_plain_call(a) && idset_has(plain, key))
+            unsigned bits = corr_bits(o, key);
+            if (!is_plain_call(a) && (bits & F_PLAIN))
                 break;
             seen_thread(o, a->global_tid);
             /* the plain name (cudaLaunchKernel, not nsys's cudaLaunchKernel_v7000): HTA matches on it */
@@ -424,8 +389,8 @@ static int emit_kind(gt_trace *t, out *o, gt_event_kind kind, const idset *host,
             gt_json_kv_int(j, "correlation", a->correlation_id);
             gt_json_kv_int(j, "cbid", 0);
             end_args(j);
-            if (idset_has(dev, key))
-                flow(o, true, key, pid, tid, a->start_ns);
+            if (bits & F_DEV)
+                flow(o, true, key, bits, pid, tid, a->start_ns);
             break;
         }
         case GT_EV_NVTX: {
@@ -504,110 +469,50 @@ static int emit_kind(gt_trace *t, out *o, gt_event_kind kind, const idset *host,
 
 /* ---- NVTX ranges on the device ("gpu_user_annotation") -------------------- */
 
-typedef struct proj { /* a range's work on one stream */
-    int64_t range;     /* index into the model's ranges; -1: empty slot */
-    int32_t device, stream;
-    int64_t start_ns, end_ns;
-    int64_t n;         /* activities */
-} proj;
+typedef struct annot_ctx { const an_model *m; out *o; } annot_ctx;
 
-typedef struct projset {
-    proj *v;
-    size_t n, cap; /* open addressing, cap a power of two */
-} projset;
-
-static size_t proj_hash(int64_t range, int32_t device, int32_t stream)
+/* One range's work on one stream (gt_spanmap_each's row: a the range's
+ * index in the model, b the device, c the stream), as an event. */
+static int annotation(void *ctx, const gt_span_row *p)
 {
-    uint64_t x = (uint64_t)range * 0x9e3779b97f4a7c15ULL ^ ((uint64_t)(uint32_t)device << 32 | (uint32_t)stream);
-    x ^= x >> 29;
-    x *= 0xbf58476d1ce4e5b9ULL;
-    return (size_t)(x ^ (x >> 32));
-}
-
-static int proj_add(projset *ps, int64_t range, const an_act *a)
-{
-    if ((ps->n + 1) * 2 > ps->cap) {
-        size_t ncap = ps->cap ? ps->cap * 2 : 1024;
-        proj *nv = malloc(ncap * sizeof *nv);
-        if (!nv)
-            return gt_error_set(GT_ERR_NOMEM, "chrome export: out of memory");
-        for (size_t i = 0; i < ncap; i++)
-            nv[i].range = -1;
-        for (size_t i = 0; i < ps->cap; i++) {
-            if (ps->v[i].range < 0)
-                continue;
-            size_t h = proj_hash(ps->v[i].range, ps->v[i].device, ps->v[i].stream) & (ncap - 1);
-            while (nv[h].range >= 0)
-                h = (h + 1) & (ncap - 1);
-            nv[h] = ps->v[i];
-        }
-        free(ps->v);
-        ps->v = nv;
-        ps->cap = ncap;
-    }
-    size_t h = proj_hash(range, a->device, a->stream) & (ps->cap - 1);
-    while (ps->v[h].range >= 0 &&
-           (ps->v[h].range != range || ps->v[h].device != a->device || ps->v[h].stream != a->stream))
-        h = (h + 1) & (ps->cap - 1);
-    proj *p = &ps->v[h];
-    if (p->range < 0) {
-        *p = (proj){range, a->device, a->stream, a->start_ns, a->end_ns, 0};
-        ps->n++;
-    }
-    if (a->start_ns < p->start_ns)
-        p->start_ns = a->start_ns;
-    if (a->end_ns > p->end_ns)
-        p->end_ns = a->end_ns;
-    p->n++;
+    const annot_ctx *c = ctx;
+    const an_model *m = c->m;
+    out *o = c->o;
+    int32_t device = (int32_t)p->b, stream = (int32_t)p->c;
+    int32_t lane = stream >= 0 && stream < STANDIN_BASE - ANNOT_BASE ? ANNOT_BASE + stream : stream;
+    seen_stream(o, device, lane);
+    gt_json *j = span(o, "gpu_user_annotation", an_str(m, m->ranges[p->a].text), device, lane, p->start_ns,
+                      p->end_ns);
+    /* no "stream" argument, as Kineto writes them: HTA takes every
+     * event with a stream for a kernel */
+    args(j);
+    gt_json_kv_int(j, "activities", p->n);
+    end_args(j);
     return 0;
-}
-
-static int cmp_proj(const void *a, const void *b)
-{
-    const proj *x = a, *y = b;
-    if (x->start_ns != y->start_ns)
-        return x->start_ns < y->start_ns ? -1 : 1;
-    return (x->range > y->range) - (x->range < y->range);
 }
 
 /* Each kernel, copy and memset counts for the ranges its launch call was in
  * (the innermost and every enclosing one), on its own stream, as Kineto
- * projects record_function ranges. */
+ * projects record_function ranges. The spans, one per range and stream,
+ * are kept on disk (about one per range) and come out by start. */
 static int annotations(const an_model *m, out *o)
 {
-    projset ps = {0};
-    int rc = 0;
-    for (size_t i = 0; i < m->n_acts; i++) {
+    gt_spanmap *ps = NULL;
+    int rc = gt_spanmap_new(&ps);
+    for (size_t i = 0; i < m->n_acts && rc == 0; i++) {
         const an_act *a = &m->acts[i];
         if (a->kind == GT_EV_CPU_OP)
             continue;
         const an_api *l = an_model_launch(m, a->corr);
         if (!l || !keep(o, gt_pid_of(l->tid)))
             continue;
-        for (int64_t r = an_model_range_at(m, l->tid, l->start_ns); r >= 0; r = m->ranges[r].parent)
-            if ((rc = proj_add(&ps, r, a)) < 0)
-                goto cleanup;
+        for (int64_t r = an_model_range_at(m, l->tid, l->start_ns); r >= 0 && rc == 0; r = m->ranges[r].parent)
+            rc = gt_spanmap_add(ps, r, a->device, a->stream, a->start_ns, a->end_ns);
     }
-    size_t n = 0;
-    for (size_t i = 0; i < ps.cap; i++)
-        if (ps.v[i].range >= 0)
-            ps.v[n++] = ps.v[i];
-    if (n > 1) /* ps.v is NULL when nothing was projected */
-        qsort(ps.v, n, sizeof *ps.v, cmp_proj);
-    for (size_t i = 0; i < n; i++) {
-        const proj *p = &ps.v[i];
-        int32_t lane = p->stream >= 0 && p->stream < STANDIN_BASE - ANNOT_BASE ? ANNOT_BASE + p->stream : p->stream;
-        seen_stream(o, p->device, lane);
-        gt_json *j = span(o, "gpu_user_annotation", an_str(m, m->ranges[p->range].text), p->device, lane, p->start_ns,
-                          p->end_ns);
-        /* no "stream" argument, as Kineto writes them: HTA takes every
-         * event with a stream for a kernel */
-        args(j);
-        gt_json_kv_int(j, "activities", p->n);
-        end_args(j);
-    }
-cleanup:
-    free(ps.v);
+    annot_ctx ctx = {m, o};
+    if (rc == 0)
+        rc = gt_spanmap_each(ps, annotation, &ctx);
+    gt_spanmap_free(ps);
     return rc;
 }
 
@@ -933,7 +838,6 @@ int gt_export_chrome(gt_trace *t, FILE *f)
 
 int gt_export_chrome_process(gt_trace *t, int64_t pid, int32_t rank, int32_t world_size, FILE *f)
 {
-    idset host = {0}, dev = {0}, plain = {0};
     int32_t devs[64];
     size_t n_devs = 0;
     gt_json j;
@@ -943,7 +847,7 @@ int gt_export_chrome_process(gt_trace *t, int64_t pid, int32_t rank, int32_t wor
     if (!t || !f || rank < 0 || world_size <= rank)
         return gt_error_set(GT_ERR_INVALID, "gt_export_chrome: missing argument");
     /* the base is the analysis's first time: that of the rows in range */
-    if ((rc = collect(t, pid, &host, &dev, &plain, devs, &n_devs)) < 0 || (rc = an_model_load(&m, t)) < 0 ||
+    if ((rc = gt_flagmap_new(&o.corr)) < 0 || (rc = collect(t, pid, o.corr, devs, &n_devs)) < 0 || (rc = an_model_load(&m, t)) < 0 ||
         (rc = find_steps(&o, m)) < 0)
         goto cleanup;
     o.base_ns = m->span_start_ns;
@@ -970,7 +874,7 @@ int gt_export_chrome_process(gt_trace *t, int64_t pid, int32_t rank, int32_t wor
     static const gt_event_kind kinds[] = {GT_EV_API, GT_EV_NVTX, GT_EV_CPU_OP, GT_EV_KERNEL,
                                           GT_EV_MEMCPY, GT_EV_MEMSET, GT_EV_SYNC};
     for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++)
-        if ((rc = emit_kind(t, &o, kinds[k], &host, &dev, &plain)) < 0)
+        if ((rc = emit_kind(t, &o, kinds[k])) < 0)
             goto cleanup;
     standin(m, &o);
     if ((rc = annotations(m, &o)) < 0 || (rc = memory(m, &o, devs, n_devs)) < 0 || (rc = o.rc) < 0 ||
@@ -984,13 +888,9 @@ int gt_export_chrome_process(gt_trace *t, int64_t pid, int32_t rank, int32_t wor
         rc = gt_error_set(rc, "chrome export: cannot write the output");
 cleanup:
     an_model_free(m);
-    free(host.keys);
-    free(dev.keys);
-    free(plain.keys);
     free(o.threads.v);
     free(o.streams.v);
-    free(o.flows_started.keys);
-    free(o.flows_ended.keys);
+    gt_flagmap_free(o.corr);
     free(o.steps);
     return rc;
 }

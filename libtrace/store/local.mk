@@ -27,7 +27,9 @@ libtrace_store_libgtstore_la_SOURCES = \
 	libtrace/store/reader_check.c \
 	libtrace/store/reader_iter.c \
 	libtrace/store/gt_store_bulk.h \
-	libtrace/store/reader_bulk.c
+	libtrace/store/reader_bulk.c \
+	libtrace/store/gt_store_spill.h \
+	libtrace/store/spill.c
 libtrace_store_libgtstore_la_CPPFLAGS = $(STORE_CPPFLAGS)
 libtrace_store_libgtstore_la_CFLAGS = $(AM_CFLAGS) $(SQLITE_CFLAGS)
 libtrace_store_libgtstore_la_LIBADD = libtrace/base/libgtbase.la $(SQLITE_LIBS) $(PTHREAD_LIBS)
