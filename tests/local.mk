@@ -28,3 +28,6 @@ EXTRA_DIST += tests/integration/base_once.sh tests/integration/base_once.py
 # The report's metrics are spelled once, in libtrace/analyze/metrics.c.
 TESTS += tests/integration/metrics_once.sh
 EXTRA_DIST += tests/integration/metrics_once.sh tests/integration/metrics_once.py
+# memory --at and --step read the memory part of a big trace only.
+TESTS += tests/integration/memory_window.sh
+EXTRA_DIST += tests/integration/memory_window.sh
