@@ -31,3 +31,6 @@ EXTRA_DIST += tests/integration/metrics_once.sh tests/integration/metrics_once.p
 # The Chrome export of 1 M events in a bounded address space (ulimit -v).
 TESTS += tests/integration/export_chrome_bounded.sh
 EXTRA_DIST += tests/integration/export_chrome_bounded.sh
+# memory --at and --step read the memory part of a big trace only.
+TESTS += tests/integration/memory_window.sh
+EXTRA_DIST += tests/integration/memory_window.sh

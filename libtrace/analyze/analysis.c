@@ -177,6 +177,9 @@ char *gt_analysis_block_origin(const gt_analysis *a, int64_t pid, uint64_t addre
 
 /* ---- on an open trace: the memory part of an analysis, per call ---------- */
 
+/* These load only the model's memory part (an_model_load_memory): the
+ * device timeline of a big trace is most of it, and none of it is read. */
+
 static int states(gt_mem_states **out, gt_trace *t, int64_t pid, int64_t at_ns, int64_t step)
 {
     an_model *m = NULL;
@@ -186,7 +189,7 @@ static int states(gt_mem_states **out, gt_trace *t, int64_t pid, int64_t at_ns, 
     *out = NULL;
     if (!t)
         return gt_error_set(GT_ERR_INVALID, "gt_memory_states: no trace");
-    if ((rc = an_model_load(&m, t)) == 0 && (rc = an_memory_hists(&v, &n, m)) == 0)
+    if ((rc = an_model_load_memory(&m, t)) == 0 && (rc = an_memory_hists(&v, &n, m)) == 0)
         rc = an_mem_states(out, m, v, n, pid, at_ns, step);
     an_mem_hists_free(v, n);
     an_model_free(m);
@@ -253,7 +256,7 @@ int gt_memory_pids(int64_t **out, size_t *out_n, gt_trace *t)
     *out_n = 0;
     if (!t)
         return gt_error_set(GT_ERR_INVALID, "gt_memory_pids: no trace");
-    if ((rc = an_model_load(&m, t)) < 0)
+    if ((rc = an_model_load_memory(&m, t)) < 0)
         return rc;
     rc = an_memory_pids(m, out, out_n);
     an_model_free(m);

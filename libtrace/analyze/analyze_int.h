@@ -107,6 +107,9 @@ typedef struct an_model {
 } an_model;
 
 int an_model_load(an_model **out, gt_trace *t);
+/* The part of the model the allocator's history and states read (model.c
+ * says which); the same arrays for those, so the same answers. */
+int an_model_load_memory(an_model **out, gt_trace *t);
 /* Whether a row from the reader is one to compute with (AN_TIME_LIMIT_NS);
  * what an_model_load refuses, for code that reads rows itself (exports). */
 bool an_row_ok(const gt_event *ev);

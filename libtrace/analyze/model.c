@@ -598,6 +598,8 @@ typedef struct loader {
     const gt_event_kind *kinds;
     size_t n_kinds;
     int (*finish)(an_model *m); /* sorts and indexes what it loaded */
+    const int64_t *only_corr;   /* API calls: only these correlation ids (sorted); NULL all */
+    size_t n_only_corr;
     bool any;                 /* a row was read */
     int64_t n_refused;        /* rows out of range (row_ok) */
     int64_t first_ns, last_ns; /* over every row read: the trace's time span */
@@ -638,6 +640,12 @@ bool an_row_ok(const gt_event *ev)
     return row_ok(ev, gt_event_start(ev), gt_event_end(ev));
 }
 
+static int cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
 /* Device timeline and everything else from the reader, one kind at a time;
  * span_only: rows only count for the time span. Rows out of range are
  * refused (counted) and count for nothing. */
@@ -652,7 +660,7 @@ static int load_kind(loader *L, gt_event_kind kind, bool span_only)
     /* the columns computed with, front to back; gt_iter where the store
      * cannot read a table so (rows in stored order: the loaders sort) */
     int64_t rows = 0; /* at most what the arrays get of this kind; 0: not known */
-    if (span_only || gt_trace_count(L->t, kind, &rows) < 0)
+    if (span_only || (kind == GT_EV_API && L->only_corr) || gt_trace_count(L->t, kind, &rows) < 0)
         rows = 0;
     int rc = 0;
     switch (kind) {
@@ -732,6 +740,9 @@ static int load_kind(loader *L, gt_event_kind kind, bool span_only)
         }
         case GT_EV_API: {
             const gt_api_call *a = &ev.u.api;
+            if (L->only_corr && !bsearch(&a->correlation_id, L->only_corr, L->n_only_corr, sizeof *L->only_corr,
+                                         cmp_i64))
+                break;
             if ((rc = GROW(m->apis, m->n_apis, caps[2])) < 0)
                 goto cleanup;
             m->apis[m->n_apis++] = (an_api){a->start_ns, a->end_ns, a->global_tid, a->correlation_id, a->name,
@@ -865,8 +876,8 @@ int an_model_load(an_model **out, gt_trace *t)
      * stays on `t`, whose ids for inline texts the model keeps. */
     static const gt_event_kind dev_kinds[] = {GT_EV_KERNEL, GT_EV_MEMCPY, GT_EV_MEMSET, GT_EV_API};
     static const gt_event_kind host_kinds[] = {GT_EV_NVTX, GT_EV_GPU_MEMORY, GT_EV_HEAP, GT_EV_SYNC};
-    loader dev = {m, t, &ls, dev_kinds, 4, finish_device, false, 0, 0, 0, 0, ""};
-    loader host = {m, t, &ls, host_kinds, 4, finish_host, false, 0, 0, 0, 0, ""};
+    loader dev = {.m = m, .t = t, .ls = &ls, .kinds = dev_kinds, .n_kinds = 4, .finish = finish_device};
+    loader host = {.m = m, .t = t, .ls = &ls, .kinds = host_kinds, .n_kinds = 4, .finish = finish_host};
     if (gt_trace_reopen(&t2, t) == 0) {
         dev.t = t2;
         threaded = pthread_create(&th, NULL, loader_thread, &dev) == 0;
@@ -920,6 +931,73 @@ cleanup:
     free(ls.ops);
     an_model_free(m);
     return rc;
+}
+
+/* What an allocator's history and its states read: the memory events, the
+ * NVTX ranges (an allocation's origin, the steps) and, of the API calls,
+ * only those that made device allocations (their thread). Not the device
+ * timeline, CPU ops, comms, the time span or refused rows of other kinds.
+ * A device allocation whose call is not in the trace takes main_tid, which
+ * counts every call: then the whole model is loaded, as an_model_load. */
+int an_model_load_memory(an_model **out, gt_trace *t)
+{
+    static const gt_event_kind host_kinds[] = {GT_EV_NVTX, GT_EV_GPU_MEMORY, GT_EV_HEAP};
+    static const gt_event_kind api_kind[] = {GT_EV_API};
+    an_model *m = calloc(1, sizeof *m);
+    int64_t *corrs = NULL;
+    size_t n_corrs = 0;
+    load_state ls;
+    bool whole = false;
+    int rc;
+    memset(&ls, 0, sizeof ls);
+    *out = NULL;
+    if (!m)
+        return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
+    m->t = t;
+    loader host = {.m = m, .t = t, .ls = &ls, .kinds = host_kinds, .n_kinds = 3, .finish = finish_host};
+    loader dev = {.m = m, .t = t, .ls = &ls, .kinds = api_kind, .n_kinds = 1, .finish = finish_device};
+    if ((rc = run_loader(&host)) < 0) {
+        gt_error_set(rc, "%s", host.msg);
+        goto cleanup;
+    }
+    for (size_t i = 0; i < m->n_mem; i++)
+        n_corrs += m->mem[i].op == AN_DEV_ALLOC || m->mem[i].op == AN_DEV_FREE;
+    if (n_corrs > 0) {
+        if (!(corrs = malloc(n_corrs * sizeof *corrs))) {
+            rc = gt_error_set(GT_ERR_NOMEM, "analyze: out of memory loading the trace");
+            goto cleanup;
+        }
+        n_corrs = 0;
+        for (size_t i = 0; i < m->n_mem; i++)
+            if (m->mem[i].op == AN_DEV_ALLOC || m->mem[i].op == AN_DEV_FREE)
+                corrs[n_corrs++] = m->mem[i].tid; /* the correlation id until resolved */
+        qsort(corrs, n_corrs, sizeof *corrs, cmp_i64);
+        dev.only_corr = corrs;
+        dev.n_only_corr = n_corrs;
+        if ((rc = run_loader(&dev)) < 0) {
+            gt_error_set(rc, "%s", dev.msg);
+            goto cleanup;
+        }
+    }
+    index_rest(m);
+    for (size_t i = 0; i < m->n_mem && !whole; i++) {
+        an_mem *e = &m->mem[i];
+        if (e->op != AN_DEV_ALLOC && e->op != AN_DEV_FREE)
+            continue;
+        const an_api *a = an_model_launch(m, e->tid);
+        whole = !a;
+        e->tid = a ? a->tid : 0;
+    }
+    m->n_refused = dev.n_refused + host.n_refused;
+    if (!whole) {
+        *out = m;
+        m = NULL;
+    }
+cleanup:
+    free(corrs);
+    free(ls.ops);
+    an_model_free(m);
+    return rc == 0 && whole ? an_model_load(out, t) : rc;
 }
 
 void an_model_free(an_model *m)

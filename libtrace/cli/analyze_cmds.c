@@ -241,13 +241,12 @@ int gt_cli_memory(int argc, char **argv)
         return usage("memory", MEMORY_SYNOPSIS, "give either --at TIME or --step N");
 
     gt_trace *t = open_trace(argv[res.first], 0);
-    gt_analysis *a = NULL;
     gt_mem_states *s = NULL;
     int status = 1;
     if (!t)
         goto cleanup;
-    if ((rc = gt_analysis_load(&a, t, NULL)) == 0)
-        rc = have_at ? gt_analysis_states_at(&s, a, pid, at_ns) : gt_analysis_states_at_step(&s, a, pid, step);
+    /* the memory part of the trace only, not a whole analysis */
+    rc = have_at ? gt_memory_states_at(&s, t, pid, at_ns) : gt_memory_states_at_step(&s, t, pid, step);
     if (rc != 0) {
         gt_cli_error("memory %s: %s", argv[res.first], gt_error_last());
         goto cleanup;
@@ -260,7 +259,6 @@ int gt_cli_memory(int argc, char **argv)
     status = 0;
 cleanup:
     gt_mem_states_free(s);
-    gt_analysis_free(a);
     gt_trace_free(t);
     return status;
 }
