@@ -46,7 +46,8 @@ from torch.utils.data import DataLoader, TensorDataset
 class Hooks:
     """What gtrace_torch.hooks.install put in torch, to take out and put back:
     the wrapped functions (Module.__call__, backward, __next__, optimizer
-    steps on 1.13), the global optimizer hooks (2.x) and the ops' dispatch mode.
+    steps on 1.13), the global optimizer hooks (2.x) and the ops' dispatch
+    mode or ITT profiler.
     Only functions whose code is the hooks' own: torch wraps functions too
     (an optimizer's step in its profiler hook and grad-mode decorators, with
     __wrapped__), and taking those out would make the side without gtrace
@@ -66,6 +67,7 @@ class Hooks:
             if code is not None and code.co_filename == hooks_module.__file__ and hasattr(f, "__wrapped__"):
                 self.swaps.append((owner, name, f, f.__wrapped__))
         self.mode = getattr(hooks_module, "_op_mode", None)
+        self.itt = getattr(hooks_module, "_op_itt", None)  # ops through ITT (2.x), else None
         self.on = True
 
     def set(self, on):
@@ -83,6 +85,11 @@ class Hooks:
                 self.mode.__enter__()
             else:
                 self.mode.__exit__(None, None, None)
+        if self.itt is not None:
+            if on:
+                self.itt.on()
+            else:
+                self.itt.off()
 
 
 class EmptyMode:

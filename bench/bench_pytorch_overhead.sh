@@ -10,7 +10,9 @@
 # runs every PYTHON (default /usr/bin/python3) under gtrace without
 # --pytorch, for each copy of the hooks in HOOKS (default: this tree's
 # libtrace/python; name two, "OLD NEW", to compare versions round by round).
-# PAIRS (default 400) pairs of steps a step figure, a quarter of that with ops.
+# PAIRS (default 400) pairs of steps a step figure, a quarter of that with ops
+# (through ITT on torch 2.x, as --pytorch does; GTRACE_TORCH_OPS=dispatch:
+# the dispatch mode).
 # Prints every figure and the load; asserts nothing.
 # OMP_NUM_THREADS=1 OMP_WAIT_POLICY=passive on every run.
 set -eu
@@ -36,8 +38,18 @@ if [ -z "${GTRACE_TORCH_FAST:-}" ] && [ -f "$F" ]; then
     GTRACE_TORCH_FAST_SUFFIX=$(sed -n 's/^#define GT_PYTHON_EXT_SUFFIX "\(.*\)"$/\1/p' "$B/config.h")
     export GTRACE_TORCH_FAST GTRACE_TORCH_FAST_SUFFIX
 fi
+# Ops through torch's ITT profiler where it has one (2.x), as gtrace
+# --pytorch=...,ops sets it up: libgtrace.so the ITT collector
+# (GTRACE_TORCH_OPS=dispatch: the dispatch mode; hooks without itt.py use it).
+C="$B/libtrace/capture/.libs/libgtrace.so"
+if [ -z "${INTEL_LIBITTNOTIFY64:-}" ] && [ -f "$C" ]; then
+    INTEL_LIBITTNOTIFY64=$C
+    GTRACE_ITT_LIB=$C
+    export INTEL_LIBITTNOTIFY64 GTRACE_ITT_LIB
+fi
 echo "machine: $(getconf _NPROCESSORS_ONLN) cores, $(uname -sr), $(date -u +%Y-%m-%dT%H:%MZ)"
 echo "C module wrapper: ${GTRACE_TORCH_FAST:-none}"
+echo "ITT collector: ${GTRACE_ITT_LIB:-none}, ops: ${GTRACE_TORCH_OPS:-itt where torch has it}"
 r=1
 while [ "$r" -le "$ROUNDS" ]; do
     for py in $PYS; do

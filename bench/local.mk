@@ -48,3 +48,9 @@ EXTRA_DIST += bench/bench_scale.sh
 # profiler on the same step, and how often gtrace diff calls noise a change.
 EXTRA_DIST += bench/bench_pytorch_overhead.sh bench/bench_pytorch_overhead.py bench/bench_pytorch_profiler.py \
               bench/bench_diff_noise.sh
+
+# bench/bench_itt: what the ITT collector (capture/itt.c) costs an op, run
+# under gtrace with INTEL_LIBITTNOTIFY64 set to libgtrace.so.
+noinst_PROGRAMS += bench/bench_itt
+bench_bench_itt_SOURCES = bench/bench_itt.c
+bench_bench_itt_LDADD = $(PTHREAD_LIBS) $(DL_LIBS)

@@ -71,6 +71,8 @@ typedef struct open_range {     /* a pushed range waiting for its pop */
     int64_t window_key;         /* for gt_cap_window_pop, when `window` */
     int32_t level;              /* 0-based nesting level within its domain */
     uint8_t has_color, payload_kind, has_text, window;
+    uint8_t nest_only;          /* itt.c's: written only where it nests (gt_nvtx_push_nested) */
+    uint8_t broken;             /* nest_only and it did not nest: not written */
 } open_range;
 
 struct gt_nvtx_stack {
@@ -291,7 +293,7 @@ static struct gt_nvtx_stack *my_stack(void)
     return s;
 }
 
-static int push(nvtxDomainHandle_t d, const attrs *a)
+static int push(nvtxDomainHandle_t d, const attrs *a, uint8_t nest_only)
 {
     uint64_t now = gt_cap_stamp();
     struct gt_nvtx_stack *s = my_stack();
@@ -340,6 +342,8 @@ static int push(nvtxDomainHandle_t d, const attrs *a)
         e->window = gt_cap_window_push(t, t_len, &e->window_key);
     }
     e->gate = gt_cap_gate_now();
+    e->nest_only = nest_only;
+    e->broken = 0;
     e->level = 0;
     for (int i = s->depth - 1; i >= 0; i--) {
         if (s->e[i].domain_id == dom) {
@@ -369,12 +373,19 @@ static int pop(nvtxDomainHandle_t d)
         return -1; /* a pop without a push: NVTX reports an error, nsys writes nothing */
     open_range *e = &s->e[i];
     int level = e->level;
+    /* A nest-only range that ends before a range opened inside it, or one
+     * open when a range around it ends, does not nest: not written. */
+    if (__builtin_expect(i != s->depth - 1, 0)) {
+        e->broken |= e->nest_only;
+        for (int k = i + 1; k < s->depth; k++)
+            s->e[k].broken |= s->e[k].nest_only;
+    }
     /* Written when it overlaps a capture window: open at its push or now,
      * or one opened (and closed) in between. */
     uint64_t gate = gt_cap_gate_now();
     bool inside = GT_GATE_OPEN(gate) || GT_GATE_OPEN(e->gate) || (gate >> 2) != (e->gate >> 2);
-    if (__builtin_expect(!inside, 0)) {
-        /* outside every window: nothing is written */
+    if (__builtin_expect(!inside || e->broken, 0)) {
+        /* outside every window, or a nest-only range that did not nest: nothing is written */
     }
     /* The short form when nothing but a category and a text says more than
      * the times, written straight from the open range; else emit's. */
@@ -424,7 +435,7 @@ static int NVTX_API range_push_ex(const nvtxEventAttributes_t *ea)
 {
     attrs a;
     read_attrs(&a, ea);
-    return push(NULL, &a);
+    return push(NULL, &a, 0);
 }
 
 static int NVTX_API range_push_a(const char *msg)
@@ -433,7 +444,7 @@ static int NVTX_API range_push_a(const char *msg)
     read_attrs(&a, NULL);
     a.text = msg;
     a.text_len = TEXT_LEN_UNKNOWN;
-    return push(NULL, &a);
+    return push(NULL, &a, 0);
 }
 
 static int NVTX_API range_push_w(const wchar_t *msg)
@@ -441,7 +452,7 @@ static int NVTX_API range_push_w(const wchar_t *msg)
     attrs a;
     read_attrs(&a, NULL);
     set_wide(&a, msg);
-    return push(NULL, &a);
+    return push(NULL, &a, 0);
 }
 
 static int NVTX_API range_pop(void)
@@ -453,7 +464,7 @@ static int NVTX_API domain_range_push_ex(nvtxDomainHandle_t d, const nvtxEventAt
 {
     attrs a;
     read_attrs(&a, ea);
-    return push(d, &a);
+    return push(d, &a, 0);
 }
 
 static int NVTX_API domain_range_pop(nvtxDomainHandle_t d)
@@ -756,6 +767,37 @@ static void NVTX_API nvtx_initialize(const void *reserved)
 {
     (void)reserved;
     gt_cap_init();
+}
+
+/* ---- for other parts of the library (itt.c) ----------------------------- */
+
+const void *gt_nvtx_domain_new(const char *name)
+{
+    return domain_create_a(name);
+}
+
+void gt_nvtx_name_category(const void *domain, uint32_t category, const char *name)
+{
+    domain_name_category_a((nvtxDomainHandle_t)domain, category, name);
+}
+
+const void *gt_nvtx_register_string(const char *s, size_t len)
+{
+    return register_string(s, len < MAX_TEXT_BYTES ? len : MAX_TEXT_BYTES - 1);
+}
+
+int gt_nvtx_push_nested(const void *domain, uint32_t category, const void *string)
+{
+    attrs a;
+    read_attrs(&a, NULL);
+    a.category = category;
+    set_registered(&a, (nvtxStringHandle_t)string);
+    return push((nvtxDomainHandle_t)domain, &a, 1);
+}
+
+int gt_nvtx_pop_nested(const void *domain)
+{
+    return pop((nvtxDomainHandle_t)domain);
 }
 
 /* ---- the injection entry point ---------------------------------------- */

@@ -7,6 +7,7 @@ gtrace_torchdir = $(pkgdatadir)/python/gtrace_torch
 dist_gtrace_torch_DATA = \
 	libtrace/python/gtrace_torch/__init__.py \
 	libtrace/python/gtrace_torch/hooks.py \
+	libtrace/python/gtrace_torch/itt.py \
 	libtrace/python/gtrace_torch/memory.py \
 	libtrace/python/gtrace_torch/nvtx.py \
 	libtrace/python/gtrace_torch/oom.py
@@ -44,6 +45,16 @@ if HAVE_NVTX
 TESTS += tests/integration/pytorch_compile.sh
 endif
 EXTRA_DIST += tests/integration/pytorch_compile.sh tests/integration/pytorch_compile.py
+
+# On PyTorch 2.x the ops come through torch's ITT profiler into gtrace's
+# ITT collector (capture/itt.c): autograd nodes and composite ops named,
+# nested in the modules, the counts torch's profiler records; the program's
+# own profiler and output unchanged (PyTorch 2.5.1 from PyPI in a throwaway
+# virtual environment; skipped, 77, when pip cannot reach the index).
+if HAVE_NVTX
+TESTS += tests/integration/pytorch_itt.sh
+endif
+EXTRA_DIST += tests/integration/pytorch_itt.sh tests/integration/pytorch_itt.py
 
 # _gtrace_fast.so: the common module call in C (fast.c), for the Python whose
 # headers configure found; installed beside libgtrace-nvtx.so, where the

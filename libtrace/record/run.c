@@ -345,11 +345,24 @@ static bool setenv_fmt(const char *name, const char *fmt, ...)
     return setenv(name, buf, 1) == 0;
 }
 
+/* Whether the --pytorch list `spec` names `feature`. */
+static bool has_feature(const char *spec, const char *feature)
+{
+    size_t n = strlen(feature);
+    for (const char *p = spec; *p;) {
+        size_t k = strcspn(p, ",");
+        if (k == n && strncmp(p, feature, n) == 0)
+            return true;
+        p += k + (p[k] == ',');
+    }
+    return false;
+}
+
 /* --pytorch: the package first on PYTHONPATH, what it marks, the NVTX
  * library it calls (which hands every call to libgtrace.so), and the parts
  * folder where it leaves CUDA memory snapshots. */
 static void prepare_python_env(const gt_record_options *o, const char *python_dir, const char *nvtx_lib,
-                               const char *parts_dir)
+                               const char *parts_dir, const char *lib)
 {
     const char *old = getenv("PYTHONPATH");
     if (old && *old)
@@ -368,6 +381,15 @@ static void prepare_python_env(const gt_record_options *o, const char *python_di
     if (!(fast && *fast) && GT_PYTHON_EXT_SUFFIX[0] && locate_our_library("_gtrace_fast.so", "python", fast_path))
         setenv("GTRACE_TORCH_FAST", fast_path, 1);
     setenv("GTRACE_TORCH_FAST_SUFFIX", GT_PYTHON_EXT_SUFFIX, 1);
+    /* Ops without shapes: libgtrace.so is the ITT collector PyTorch 2.x
+     * loads (itt.c), unless the program names its own (a VTune user's);
+     * GTRACE_ITT_LIB tells hooks.py which it is. */
+    unsetenv("GTRACE_ITT_LIB");
+    const char *itt = getenv("INTEL_LIBITTNOTIFY64");
+    if (has_feature(o->pytorch, "ops") && !has_feature(o->pytorch, "shapes") && !(itt && *itt)) {
+        setenv("INTEL_LIBITTNOTIFY64", lib, 1);
+        setenv("GTRACE_ITT_LIB", lib, 1);
+    }
 }
 
 static void prepare_env(const gt_record_options *o, const char *lib, const char *socket_name, int64_t t0_ns)
@@ -664,7 +686,7 @@ int gt_record_run(gt_record_result *out, const gt_record_options *opts)
     int64_t utc_t0 = realtime_ns();
     prepare_env(&o, lib, gt_collector_socket(col), t0);
     if (o.pytorch[0])
-        prepare_python_env(&o, python_dir, nvtx_lib, parts);
+        prepare_python_env(&o, python_dir, nvtx_lib, parts, lib);
     int status = 0;
     pid_t pid = 0;
     bool windowed = gt_record_has_window(&o);

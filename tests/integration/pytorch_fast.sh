@@ -17,6 +17,10 @@
 . "$GT_TOP_SRCDIR/tests/integration/pytorch_common.sh"
 FAST="$GT_TOP_BUILDDIR/libtrace/python/.libs/_gtrace_fast.so"
 [ -f "$FAST" ] || { echo "SKIP: no C module wrapper in this build (configure found no Python.h)"; exit 77; }
+# the ops of the dispatch mode, whose two paths this compares (a torch with
+# ITT would name them through it: pytorch_itt.sh)
+GTRACE_TORCH_OPS=dispatch
+export GTRACE_TORCH_OPS
 
 # Which wrapper runs, and the traceback of a module error (no backward
 # ranges: the calls are the common ones).

@@ -15,7 +15,13 @@
 # inside torch's event), and under it by at most 25% plus 100 us a call
 # (torch's event includes gtrace's dispatch hook, tens of us a call on a
 # loaded machine).
+# The ops of the dispatch mode: on torch 2.x gtrace names ops through
+# torch's ITT profiler, which steps aside while the program's own profiler
+# runs (itt.py), so a comparison in one run needs the mode
+# (pytorch_itt.sh compares the ITT path with torch's own names).
 . "$GT_TOP_SRCDIR/tests/integration/pytorch_common.sh"
+GTRACE_TORCH_OPS=dispatch
+export GTRACE_TORCH_OPS
 STEPS=8
 "$GTRACE" --pytorch=steps,modules,ops -o t.sqlite "$PY" "$GT_TOP_SRCDIR/tests/integration/pytorch_report.py" \
     torch.json --steps $STEPS > out.txt 2> err.txt || fail "the traced run: $(cat err.txt)"

@@ -55,9 +55,11 @@
 # register_optimizer_step_pre/post_hook (2.x) or by wrapping each optimizer
 # class's step the way Optimizer._hook_for_profile does (1.13);
 # torch.autograd.backward and _BaseDataLoaderIter.__next__ wrapped; ATen ops
-# through a TorchDispatchMode entered once at start (1.13 and 2.x), which
-# sees every op below autograd, backward ops included, on the thread that
-# imported torch and the threads autograd runs on.
+# through torch's ITT profiler into gtrace's ITT collector where torch has
+# ITT (2.x: itt.py, every RecordFunction a range, in C), else through a
+# TorchDispatchMode entered once at start (1.13), which sees every op below
+# autograd; both name backward ops too, on the thread that imported torch
+# and the threads autograd runs on.
 #
 # A module's backward. Full backward hooks wrap every module's inputs and
 # outputs in an autograd Function, which breaks in-place ops after them (an
@@ -106,13 +108,16 @@
 # uncompiled, "body.0", never "body._orig_mod.0"): the call of the module it
 # runs has no range of its own, and what runs inside the region is compiled
 # code, with no module calls to name; its backward is "Net backward" (the
-# compiled graph's CompiledFunctionBackward node). With ops, the dispatch
-# mode steps aside while a compiled module runs (with a mode of the
-# program's on, dynamo compiles nothing: the program would run
-# uncompiled), so a compiled forward's ops are not named; a compiled
+# compiled graph's CompiledFunctionBackward node). With ops through ITT
+# (2.x), a compiled region's ops are named as torch.profiler shows them
+# (its extern kernels, and dynamo's and inductor's own while they compile);
+# the dispatch mode instead steps aside while a compiled module runs (with
+# a mode of the program's on, dynamo compiles nothing: the program would
+# run uncompiled), so a compiled forward's ops are not named; a compiled
 # backward's are (aten::mm, aten::addmm: what torch.profiler shows under
 # CompiledFunctionBackward). A function compiled with torch.compile(fn) is
-# not a module: it has no range, and with ops it runs uncompiled.
+# not a module: it has no range, and with ops through the dispatch mode it
+# runs uncompiled.
 import functools
 import importlib
 import os
@@ -121,10 +126,12 @@ import threading
 import types
 import weakref
 
+from . import itt as _itt
 from . import nvtx as _nvtx
 from . import oom as _oom
 
 
+_op_itt = None  # with ops through ITT: itt.Ops (bench/ turns it off and on)
 BACKWARD_EVERY = 10  # the default of backward-every=N (see "Sampled backward ranges")
 
 
@@ -617,7 +624,9 @@ def install(torch, features, lib_path):
         autograd.backward = backward
 
     # ---- ATen ops ---------------------------------------------------------
-    if ops:
+    if ops and not shapes:
+        this._op_itt = _itt.start(torch)
+    if ops and (shapes or this._op_itt is None):
         op_mode[0] = _enter_op_mode(torch, nv, shapes, fast)
 
     # ---- fork ----------------------------------------------------------------

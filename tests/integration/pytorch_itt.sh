@@ -1,0 +1,92 @@
+#!/bin/sh
+# pytorch_itt.sh: on PyTorch 2.x, `gtrace --pytorch=...,ops` names the ops
+# through torch's ITT profiler and gtrace's ITT collector (libgtrace.so as
+# INTEL_LIBITTNOTIFY64; libtrace/capture/itt.c), not the dispatch mode
+# (PyTorch 2.5.1 from PyPI, pinned, in the throwaway environment
+# pytorch_compile.sh uses; pytorch_itt.py: a small deterministic model, 6
+# steps, step 4 under the program's own torch.profiler.profile()):
+#   - the program's output, its losses bit for bit and what its own
+#     profiler recorded (key_averages and raw events), are those of the run
+#     without gtrace: gtrace's profiler steps aside while the program's runs;
+#   - the op ranges are RecordFunction's: autograd nodes (AddmmBackward0) and
+#     composite ops (aten::linear), which the dispatch mode never sees;
+#   - they nest: aten::linear inside its Linear module's range, each
+#     AddmmBackward0 inside a module's backward range;
+#   - in steps 1 to 3 the op names and counts are those torch's profiler
+#     recorded for step 4, less the phases gtrace marks itself (the autograd
+#     engine's evaluate_function, Optimizer.step#, Optimizer.zero_grad#);
+#   - step 4 (the program profiling) has no op ranges of gtrace's but the
+#     one before the profile begins;
+#   - GTRACE_TORCH_OPS=dispatch: the dispatch mode names them (no autograd
+#     node, no aten::linear), the output unchanged.
+# Skips (77) when pip cannot reach the package index (or without python3-venv).
+. "$GT_TOP_SRCDIR/tests/integration/capture_common.sh"
+CAPTURE_WORK=$WORK
+INTEROP_NAME=pytorch-itt
+. "$GT_TOP_SRCDIR/tests/integration/interop_common.sh"
+rmdir "$WORK" 2>/dev/null || rm -rf "$WORK"
+WORK=$CAPTURE_WORK
+SCRIPT="$GT_TOP_SRCDIR/tests/integration/pytorch_itt.py"
+
+# the pins of pytorch_compile.sh: one environment for both
+PINS="torch==2.5.1 numpy==2.1.3 filelock==3.16.1 typing-extensions==4.12.2 networkx==3.4.2"
+PINS="$PINS jinja2==3.1.4 MarkupSafe==3.0.2 fsspec==2024.10.0 sympy==1.13.1 mpmath==1.3.0"
+pinned_venv torch "" "$PINS"
+PY="$VENV/bin/python"
+OMP_NUM_THREADS=1
+export OMP_NUM_THREADS
+count_of() { nvtx_count "$1" "$2" 59; }
+field_losses() { "$PY" -c "import json, sys; print(json.load(open(sys.argv[1]))['losses'])" "$1"; }
+# name_of ALIAS: the message of NVTX_EVENTS row ALIAS
+name_of() { echo "coalesce($1.text, (SELECT value FROM StringIds WHERE id = $1.textId))"; }
+
+"$PY" "$SCRIPT" > plain.json 2> err.txt || fail "without gtrace: $(cat err.txt)"
+"$GTRACE" --pytorch=steps,modules,ops -o ops.sqlite "$PY" "$SCRIPT" > traced.json 2> err.txt ||
+    fail "--pytorch=steps,modules,ops: the program failed: $(cat err.txt)"
+grep -q "annotations are off" err.txt && fail "the hooks were not installed: $(cat err.txt)"
+cmp -s plain.json traced.json || fail "the output differs from the run without gtrace: $(cat traced.json)"
+echo "ok: the output (losses, the program's own profile) as without gtrace"
+grep -q "Warning" err.txt && fail "torch warned under gtrace: $(cat err.txt)"
+
+expect_eq "AddmmBackward0 ranges (ITT: autograd nodes; 3 Linear, 5 steps traced)" 15 \
+    "$(count_of ops.sqlite AddmmBackward0)"
+expect_eq "aten::linear ranges (ITT: composite ops)" 15 "$(count_of ops.sqlite aten::linear)"
+expect_eq "op ranges in their own domain, category 1 named compute" 1 "$(q ops.sqlite "SELECT count(DISTINCT n.domainId)
+    FROM NVTX_EVENTS n WHERE n.eventType = 59 AND n.category = 1 AND EXISTS (SELECT 1 FROM NVTX_EVENTS c
+      WHERE c.eventType = 33 AND c.domainId = n.domainId AND c.category = 1 AND $(name_of c) = 'compute')")"
+inside_module() {
+    q ops.sqlite "SELECT count(*) FROM NVTX_EVENTS c WHERE c.eventType = 59 AND $(name_of c) = '$1'
+        AND EXISTS (SELECT 1 FROM NVTX_EVENTS p WHERE p.eventType = 59 AND p.globalTid = c.globalTid
+          AND p.category IS NULL AND $(name_of p) $2 AND p.start <= c.start AND c.\"end\" <= p.\"end\")"
+}
+expect_eq "aten::linear inside a Linear module (0, 2, 4)" 15 "$(inside_module aten::linear "IN ('0', '2', '4')")"
+expect_eq "AddmmBackward0 inside a module's backward" 15 "$(inside_module AddmmBackward0 "GLOB '[024] backward'")"
+
+# the op names and counts of a step, against what torch's profiler recorded
+"$PY" -c "import json, sys
+d = json.load(open(sys.argv[1]))['events']
+skip = ('autograd::engine::evaluate_function: ', 'Optimizer.step#', 'Optimizer.zero_grad#')
+for k in sorted(d):
+    if not k.startswith(skip):
+        print('%s|%d' % (k, d[k]))" plain.json > torch.txt
+ops_of_step() {
+    q ops.sqlite "SELECT $(name_of n), count(*) FROM NVTX_EVENTS n, NVTX_EVENTS s
+        WHERE n.eventType = 59 AND s.eventType = 59 AND n.category = 1 AND s.globalTid = n.globalTid
+          AND $(name_of s) = 'step $1' AND s.start <= n.start AND n.\"end\" <= s.\"end\" GROUP BY 1 ORDER BY 1"
+}
+[ "$(wc -l < torch.txt)" -gt 20 ] || fail "torch's profiler recorded too few ops: $(cat torch.txt)"
+for s in 1 2 3; do
+    ops_of_step $s > step$s.txt
+    diff torch.txt step$s.txt > d.txt || fail "step $s: the ops differ from torch's profiler's: $(cat d.txt)"
+    echo "ok: step $s: $(wc -l < step$s.txt) op names, the counts torch's profiler recorded"
+done
+# step 4: only step 3's loss.detach(), which comes after its optimizer step
+expect_eq "op ranges in step 4 (the program's profile: none of its ops)" "aten::detach|1 detach|1" \
+    "$(ops_of_step 4 | tr '\n' ' ' | sed 's/ $//')"
+
+GTRACE_TORCH_OPS=dispatch "$GTRACE" --pytorch=steps,modules,ops -o dispatch.sqlite "$PY" "$SCRIPT" \
+    > dispatch.json 2> err.txt || fail "GTRACE_TORCH_OPS=dispatch: the program failed: $(cat err.txt)"
+expect_eq "dispatch mode: the losses as without gtrace" "$(field_losses plain.json)" "$(field_losses dispatch.json)"
+expect_eq "dispatch mode: no autograd node ranges" 0 "$(count_of dispatch.sqlite AddmmBackward0)"
+expect_eq "dispatch mode: aten::addmm ranges (3 Linear, 6 steps)" 18 "$(count_of dispatch.sqlite aten::addmm)"
+echo "PASS"
