@@ -14,7 +14,7 @@
 #ifndef TR_BACKEND_H
 #define TR_BACKEND_H
 
-#include "alloc.h"
+#include "mem_ops.h"
 #include "tensor.h"
 
 #include <stdbool.h>
