@@ -13,6 +13,8 @@
 #ifndef TR_ALLOC_H
 #define TR_ALLOC_H
 
+#include "mem_ops.h"
+
 #include <stddef.h>
 #include <stdint.h>
 
@@ -21,15 +23,6 @@
 #define TR_ALLOC_SMALL_SEGMENT (2u << 20)    /* small pool segment size */
 #define TR_ALLOC_LARGE_SEGMENT (20u << 20)   /* large pool segment for requests < 10 MiB */
 #define TR_ALLOC_LARGE_ROUND (2u << 20)      /* larger requests get their own segment, rounded */
-
-/* Where segments come from: the backend's device memory. seg_alloc returns
- * NULL when the device is full. */
-typedef struct tr_mem_ops {
-    void *(*seg_alloc)(size_t bytes, void *ctx);
-    void (*seg_free)(void *ptr, size_t bytes, void *ctx);
-    void *ctx;
-    const char *device; /* for messages: "cpu", "cuda:0" */
-} tr_mem_ops;
 
 typedef struct tr_alloc_stats {
     size_t allocated_bytes;      /* held by live blocks (rounded sizes) */

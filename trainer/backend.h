@@ -14,7 +14,7 @@
 #ifndef TR_BACKEND_H
 #define TR_BACKEND_H
 
-#include "alloc.h"
+#include "mem_ops.h"
 #include "tensor.h"
 
 #include <stdbool.h>
@@ -88,6 +88,10 @@ struct tr_backend {
     void (*copy_d2h)(tr_backend *be, void *dst, const void *src, size_t n_bytes, int stream);
     void (*memset0)(tr_backend *be, void *dst, size_t n_bytes, int stream);
     void (*synchronize)(tr_backend *be, int stream);
+    /* The device's stream every op runs on (a cudaStream_t) and, in *device,
+     * its index: for a transport that orders its own stream against the ops
+     * (NCCL, dist_nccl.c). NULL on the CPU. */
+    void *(*compute_stream)(tr_backend *be, int *device);
     /* Page-locked host memory for staging buffers (plain memory on CPU). */
     void *(*host_alloc)(tr_backend *be, size_t n_bytes);
     void (*host_free)(tr_backend *be, void *p);

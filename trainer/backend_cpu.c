@@ -428,12 +428,12 @@ static void push_algo(const char *algo, int C, int H, int W, int OC, int K, int 
 }
 /* ---- --conv-autotune: both CPU algorithms timed once per shape, the faster kept ---- */
 
-enum { ALGO_IM2COL, ALGO_DIRECT, N_ALGOS, MAX_TUNED = 128 };
-static const char *const algo_names[N_ALGOS] = {"im2col+gemm", "direct"};
+enum { ALGO_IM2COL, ALGO_DIRECT, N_CONV_ALGOS, MAX_TUNED = 128 };
+static const char *const algo_names[N_CONV_ALGOS] = {"im2col+gemm", "direct"};
 static struct tuned {
     int key[9]; /* B, C, H, W, OC, K, stride, pad, backward */
     int algo;
-    double ms[N_ALGOS];
+    double ms[N_CONV_ALGOS];
 } tuned[MAX_TUNED];
 static int n_tuned;
 
@@ -536,8 +536,8 @@ static void conv_forward(tr_backend *be, tr_tensor *out_, const tr_tensor *inp, 
     if (algo < 0) { /* the trial: each algorithm into scratch, timed */
         tr_nvtx_push("conv autotune");
         float *trial = scratch_f32((size_t)tr_tensor_numel(out_), "conv2d_forward");
-        double ms[N_ALGOS];
-        for (int a = 0; a < N_ALGOS; a++) /* the better of two runs: the first pays for cold pages */
+        double ms[N_CONV_ALGOS];
+        for (int a = 0; a < N_CONV_ALGOS; a++) /* the better of two runs: the first pays for cold pages */
             for (int rep = 0; rep < 2; rep++) {
                 double t0 = now_ms();
                 conv_fwd_algo(a, trial, x, wt, F32(bias), F32(ws), B, C, H, W, OC, K, stride, pad);
@@ -589,8 +589,8 @@ static void conv2d_backward(tr_backend *be, tr_tensor *dinp, tr_tensor *dw, tr_t
         float *tdx = dinp ? scratch_f32((size_t)tr_tensor_numel(dinp), "conv2d_backward") : NULL,
               *tdw = scratch_f32((size_t)tr_tensor_numel(dw), "conv2d_backward"),
               *tdb = dbias ? scratch_f32((size_t)OC, "conv2d_backward") : NULL;
-        double ms[N_ALGOS];
-        for (int a = 0; a < N_ALGOS; a++) /* dx accumulates: scratch values are never read */
+        double ms[N_CONV_ALGOS];
+        for (int a = 0; a < N_CONV_ALGOS; a++) /* dx accumulates: scratch values are never read */
             for (int rep = 0; rep < 2; rep++) {
                 double t0 = now_ms();
                 conv_bwd_algo(a, tdx, tdw, tdb, dy, x, wt, F32(ws), B, C, H, W, OC, K, stride, pad, false);

@@ -188,6 +188,12 @@ static void host_free(tr_backend *be, void *p)
     else
         free(p);
 }
+
+static void *compute_stream(tr_backend *be, int *device)
+{
+    *device = cb_of(be)->opt.device;
+    return cb_of(be)->compute;
+}
 /* ---- making and freeing the backend ---- */
 
 /* This file's part of the table; the ops and GEMMs fill theirs (tr_cuda_ops_fill, tr_cuda_gemm_fill). */
@@ -199,6 +205,7 @@ static const tr_backend table = {
     .copy_d2h = copy_d2h,
     .memset0 = memset0,
     .synchronize = synchronize,
+    .compute_stream = compute_stream,
     .host_alloc = host_alloc,
     .host_free = host_free,
     .step_ops = &tr_cuda_step_ops,
@@ -349,10 +356,3 @@ void tr_backend_cuda_free(tr_backend *be)
 }
 
 const char *tr_backend_cuda_describe(const tr_backend *be) { return ((const cuda_backend *)be)->description; }
-
-void *tr_backend_cuda_compute_stream(tr_backend *be, int *device)
-{
-    *device = cb_of(be)->opt.device;
-    return cb_of(be)->compute;
-}
-

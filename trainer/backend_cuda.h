@@ -19,8 +19,4 @@ void tr_backend_cuda_free(tr_backend *be);
  * HBM3, sm_90, 79.1 GiB, driver 13.0"); borrowed. */
 const char *tr_backend_cuda_describe(const tr_backend *be);
 
-/* The compute stream (a cudaStream_t) every op runs on, and the device in
- * *device: for NCCL (dist_nccl.c), which orders its stream against it. */
-void *tr_backend_cuda_compute_stream(tr_backend *be, int *device);
-
 #endif

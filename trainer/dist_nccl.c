@@ -9,7 +9,6 @@
 
 #include "dist_nccl.h"
 
-#include "backend_cuda.h"
 #include "error.h"
 #include "nvtx.h"
 
@@ -214,7 +213,7 @@ int tr_nccl_new(tr_nccl **out, tr_backend *be, int rank, int size, const unsigne
     if (!n)
         return tr_error_set(TR_ENOMEM, "out of host memory for the NCCL context");
     n->be = be;
-    n->compute = tr_backend_cuda_compute_stream(be, &n->device);
+    n->compute = be->compute_stream(be, &n->device);
     n->rank = rank;
     n->size = size;
     n->timeout_s = timeout_s;

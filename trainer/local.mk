@@ -8,7 +8,7 @@ trainer_libtrainer_la_SOURCES = \
 	trainer/error.h trainer/error.c \
 	trainer/nvtx.h trainer/nvtx.c \
 	trainer/tensor.h trainer/tensor.c \
-	trainer/alloc.h trainer/alloc.c \
+	trainer/alloc.h trainer/alloc.c trainer/mem_ops.h \
 	trainer/backend.h trainer/backend_cpu.c trainer/op_roles.h trainer/op_roles.c \
 	trainer/rng.h \
 	trainer/gpt.h trainer/model_gpt.c \

@@ -3,6 +3,7 @@
  * is updated exactly as the whole would be. */
 #include "optim.h"
 
+#include "alloc.h"
 #include "error.h"
 #include "nvtx.h"
 

@@ -111,9 +111,25 @@ void tr_plug_backend_banner(const tr_options *o, const tr_backend *be)
 /* ---- distributed training ---------------------------------------------------- */
 
 #ifdef HAVE_MPI
-static tr_dist_gpt_config dist_cfg; /* the trainer's configuration points to it */
+static tr_dist_gpt_config dist_cfg; /* what attach makes */
 static tr_dist_stats comm0;         /* at the start of the steps */
 static double states_bytes;         /* allocated after the last step: the model states */
+
+static int dist_attach(tr_dist_gpt **out, void *ctx, tr_gpt *m) { return tr_dist_gpt_new(out, ctx, m, &dist_cfg); }
+
+/* dist_gpt.h in the trainer's loop; ctx is the tr_dist */
+static tr_train_dist dist_hooks = {
+    .attach = dist_attach,
+    .detach = tr_dist_gpt_free,
+    .range = tr_dist_gpt_range,
+    .forward_begin = tr_dist_gpt_forward_begin,
+    .backward_begin = tr_dist_gpt_backward_begin,
+    .backward_end = tr_dist_gpt_backward_end,
+    .eval_end = tr_dist_gpt_eval_end,
+    .grad_sumsq = tr_dist_gpt_grad_sumsq,
+    .step_end = tr_dist_gpt_step_end,
+    .mean = tr_dist_gpt_mean,
+};
 
 /* MPI starts before anything else; ranks other than 0 print errors only. */
 static tr_dist *dist_start(const tr_options *o)
@@ -216,8 +232,9 @@ void tr_plug_dist_join(struct tr_dist *dist, const tr_options *o, const tr_gpt *
         fprintf(stderr, "trainer: rank %d: %s\n", tr_dist_rank(dist), tr_error_last());
         exit(1);
     }
-    tc->dist = dist;
-    tc->dist_cfg = &dist_cfg;
+    dist_hooks.ctx = dist;
+    dist_hooks.shards_weights = dist_cfg.strategy == TR_DIST_FSDP && dist_cfg.zero == 3;
+    tc->dist = &dist_hooks;
 #else
     (void)dist, (void)o, (void)model, (void)data, (void)be, (void)tc;
 #endif

@@ -10,9 +10,6 @@
 #include "error.h"
 #include "nvtx.h"
 #include "step_state.h"
-#ifdef HAVE_MPI
-#include "dist_gpt.h"
-#endif
 
 #include <math.h>
 #include <stdio.h>
@@ -62,24 +59,19 @@ int tr_train_config_check(const tr_train_config *c)
     return TR_OK;
 }
 
-/* Distributed training (dist_gpt.h): the hooks, and the shard this rank
+/* Distributed training (tr_train_dist): the hooks, and the shard this rank
  * updates. After AMP is set: ZeRO-3 replaces the weight copy by its own. */
 static int dist_init(tr_trainer *t)
 {
-#ifdef HAVE_MPI
     const tr_train_config *c = &t->cfg;
-    if (c->dist_cfg->strategy == TR_DIST_FSDP && c->dist_cfg->zero == 3 && c->ema_decay > 0)
+    if (c->dist->shards_weights && c->ema_decay > 0)
         return tr_error_set(TR_EINVAL, "--ema keeps a whole copy of the weights, which --zero 3 shards; "
                                        "use --zero 1 or 2 with --ema");
-    int rc = tr_dist_gpt_new(&t->dist, c->dist, t->gpt, c->dist_cfg);
+    int rc = c->dist->attach(&t->dist, c->dist->ctx, t->gpt);
     if (rc < 0)
         return rc;
-    tr_dist_gpt_range(t->dist, &t->shard_begin, &t->shard_end);
+    c->dist->range(t->dist, &t->shard_begin, &t->shard_end);
     return TR_OK;
-#else
-    (void)t;
-    return tr_error_set(TR_EINVAL, "this trainer was built without Open MPI: no distributed training");
-#endif
 }
 
 /* The optimizer, the EMA and the scaler of a model set up. */
@@ -151,10 +143,9 @@ void tr_trainer_release(tr_trainer *t)
     tr_optim_release(&t->opt, t->model);
     if (t->ema.w.data)
         tr_ema_release(&t->ema, t->model);
-#ifdef HAVE_MPI
-    tr_dist_gpt_free(t->dist);
+    if (t->dist)
+        t->cfg.dist->detach(t->dist);
     t->dist = NULL;
-#endif
     t->model = NULL;
     t->gpt = NULL;
 }
@@ -174,10 +165,8 @@ int tr_trainer_evaluate(tr_trainer *t, tr_loader *val, int n_batches, int B, int
         s += l;
     }
     *loss = (float)(s / n_batches);
-#ifdef HAVE_MPI
-    if (rc >= 0 && t->dist && (rc = tr_dist_gpt_eval_end(t->dist)) >= 0)
-        rc = tr_dist_gpt_mean(t->dist, loss);
-#endif
+    if (rc >= 0 && t->dist && (rc = t->cfg.dist->eval_end(t->dist)) >= 0)
+        rc = t->cfg.dist->mean(t->dist, loss);
     tr_nvtx_pop();
     return rc;
 }
@@ -241,67 +230,52 @@ static int32_t *graph_tokens(const tr_trainer *t, int k, bool targets)
     return (int32_t *)((char *)t->graph.inputs + GRAPH_INPUTS_ALIGN) + (2 * (size_t)k + targets) * n;
 }
 
-/* ---- distributed training's hooks into the step (dist_gpt.h); nothing in one process ---- */
+/* ---- distributed training's hooks into the step (tr_train_dist); nothing in one process ---- */
 
 static int dist_forward_begin(tr_trainer *t)
 {
-#ifdef HAVE_MPI
     if (t->dist)
-        return tr_dist_gpt_forward_begin(t->dist); /* ZeRO-3: the root unit */
-#endif
-    (void)t;
+        return t->cfg.dist->forward_begin(t->dist); /* ZeRO-3: the root unit */
     return TR_OK;
 }
 
 static int dist_backward(tr_trainer *t, int k)
 {
-#ifdef HAVE_MPI
     int rc = TR_OK;
     if (t->dist) /* DDP communicates on the last micro-batch only */
-        rc = tr_dist_gpt_backward_begin(t->dist, k == 0, k == t->cfg.accum - 1);
+        rc = t->cfg.dist->backward_begin(t->dist, k == 0, k == t->cfg.accum - 1);
     if (rc >= 0)
         rc = t->model->ops->backward(t->model, k);
     if (rc >= 0 && t->dist)
-        rc = tr_dist_gpt_backward_end(t->dist);
+        rc = t->cfg.dist->backward_end(t->dist);
     return rc;
-#else
-    return t->model->ops->backward(t->model, k);
-#endif
 }
 
 /* The ranks' mean loss; every rank skips the same steps (main.c decides from
  * the step number alone), so the collective is skipped with the read-back. */
 static int dist_mean_loss(tr_trainer *t, double *loss)
 {
-#ifdef HAVE_MPI
     if (t->dist && !t->skip_loss) {
         float l = (float)*loss;
-        int rc = tr_dist_gpt_mean(t->dist, &l);
+        int rc = t->cfg.dist->mean(t->dist, &l);
         *loss = l;
         return rc;
     }
-#endif
-    (void)t, (void)loss;
     return TR_OK;
 }
 
 static int grad_sumsq(tr_trainer *t, double *sumsq, bool *finite)
 {
-#ifdef HAVE_MPI
     if (t->dist)
-        return tr_dist_gpt_grad_sumsq(t->dist, t->cfg.fuse, sumsq, finite);
-#endif
+        return t->cfg.dist->grad_sumsq(t->dist, t->cfg.fuse, sumsq, finite);
     *sumsq = tr_grad_sumsq(t->model, t->cfg.fuse, t->shard_begin, t->shard_end, finite);
     return TR_OK;
 }
 
 static int dist_step_end(tr_trainer *t)
 {
-#ifdef HAVE_MPI
     if (t->dist)
-        return tr_dist_gpt_step_end(t->dist, true); /* ZeRO-1/2: gather the update */
-#endif
-    (void)t;
+        return t->cfg.dist->step_end(t->dist, true); /* ZeRO-1/2: gather the update */
     return TR_OK;
 }
 

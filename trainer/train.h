@@ -28,6 +28,26 @@
 
 #include <stdbool.h>
 
+/* Distributed training's part in the steps, through its object w (a
+ * tr_dist_gpt): dist_gpt.h's functions, which the program plugs in
+ * (plug.c), so that the loop knows no transport. attach makes w for the
+ * model once AMP is set (ctx: the program's); the rest match dist_gpt.h. */
+struct tr_dist_gpt;
+typedef struct tr_train_dist {
+    void *ctx;
+    bool shards_weights;  /* ZeRO-3: no rank holds a whole copy of the weights */
+    int (*attach)(struct tr_dist_gpt **out, void *ctx, tr_gpt *m);
+    void (*detach)(struct tr_dist_gpt *w);
+    void (*range)(const struct tr_dist_gpt *w, size_t *begin, size_t *end);
+    int (*forward_begin)(struct tr_dist_gpt *w);
+    int (*backward_begin)(struct tr_dist_gpt *w, bool first, bool last);
+    int (*backward_end)(struct tr_dist_gpt *w);
+    int (*eval_end)(struct tr_dist_gpt *w);
+    int (*grad_sumsq)(struct tr_dist_gpt *w, bool fused, double *sumsq, bool *finite);
+    int (*step_end)(struct tr_dist_gpt *w, bool stepped);
+    int (*mean)(struct tr_dist_gpt *w, float *x);
+} tr_train_dist;
+
 typedef struct tr_train_config {
     int accum;                    /* micro-batches per step (>= 1) */
     tr_dtype amp;                 /* TR_F32 (off), TR_BF16, TR_F16 */
@@ -40,8 +60,7 @@ typedef struct tr_train_config {
     float ema_decay;              /* 0 off */
     tr_optim_config optim;
     tr_schedule schedule;
-    struct tr_dist *dist;                       /* distributed training (dist.h); NULL: one process */
-    const struct tr_dist_gpt_config *dist_cfg;  /* DDP or ZeRO stage (dist_gpt.h) */
+    const tr_train_dist *dist;    /* distributed training; NULL: one process */
     bool cuda_graph;              /* capture the step once, replay it (a backend with step_ops, one process) */
 } tr_train_config;
 

@@ -317,7 +317,7 @@ static int nccl_stall(tr_dist *d, unsigned seconds)
         ones[i] = 1;
     float *x = device_copy(a, ones, 1024), *y = device_copy(a, ones, 1024);
     int device;
-    void *compute = tr_backend_cuda_compute_stream(be, &device);
+    void *compute = be->compute_stream(be, &device);
     hold_seconds = seconds;
     if (cudaLaunchHostFunc((cudaStream_t)compute, hold_stream, NULL) != cudaSuccess) {
         fprintf(stderr, "dist_test: cudaLaunchHostFunc failed\n");
