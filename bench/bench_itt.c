@@ -13,45 +13,12 @@
 #include <string.h>
 #include <time.h>
 
-/* ITT's types as ittnotify.h and ittnotify_config.h lay them out */
-typedef struct domain {
-    volatile int flags;
-    const char *nameA;
-    void *nameW;
-    int extra1;
-    void *extra2;
-    struct domain *next;
-} domain;
-typedef struct handle handle;
-typedef struct id {
-    unsigned long long d1, d2, d3;
-} id;
-typedef struct api_info {
-    const char *name;
-    void **func_ptr;
-    void *init_func;
-    void *null_func;
-    int group;
-} api_info;
-typedef struct global {
-    unsigned char magic[8];
-    unsigned long version_major, version_minor, version_build;
-    volatile long api_initialized, mutex_initialized, atomic_counter;
-    pthread_mutex_t mutex;
-    void *lib;
-    void *error_handler;
-    const char **dll_path_ptr;
-    api_info *api_list_ptr;
-    struct global *next;
-    void *thread_list;
-    domain *domain_list;
-    void *string_list;
-} global;
+#include "itt_abi.h"
 
-static domain *(*domain_create)(const char *);
-static handle *(*string_handle_create)(const char *);
-static void (*task_begin)(const domain *, id, id, handle *);
-static void (*task_end)(const domain *);
+static itt_domain *(*domain_create)(const char *);
+static itt_string_handle *(*string_handle_create)(const char *);
+static void (*task_begin)(const itt_domain *, itt_id, itt_id, itt_string_handle *);
+static void (*task_end)(const itt_domain *);
 
 static double now_s(void)
 {
@@ -65,21 +32,21 @@ int main(int argc, char **argv)
     long n = argc > 1 ? atol(argv[1]) : 1000000;
     const char *lib = getenv("INTEL_LIBITTNOTIFY64");
     void *h = lib ? dlopen(lib, RTLD_NOW) : NULL;
-    void (*api_init)(global *, int) = NULL;
+    void (*api_init)(itt_global *, int) = NULL;
     if (h)
         *(void **)&api_init = dlsym(h, "__itt_api_init");
     if (!api_init) {
         fprintf(stderr, "bench_itt: no collector (set INTEL_LIBITTNOTIFY64 to libgtrace.so)\n");
         return 1;
     }
-    api_info list[] = {
+    itt_api_info list[] = {
         {"__itt_domain_create", (void **)&domain_create, NULL, NULL, 0},
         {"__itt_string_handle_create", (void **)&string_handle_create, NULL, NULL, 0},
         {"__itt_task_begin", (void **)&task_begin, NULL, NULL, 0},
         {"__itt_task_end", (void **)&task_end, NULL, NULL, 0},
         {NULL, NULL, NULL, NULL, 0},
     };
-    global g = {.magic = {0xED, 0xAB, 0xAB, 0xEC, 0x0D, 0xEE, 0xDA, 0x30}, .version_major = 3,
+    itt_global g = {.magic = ITT_MAGIC, .version_major = 3,
                 .api_list_ptr = list};
     pthread_mutex_init(&g.mutex, NULL);
     api_init(&g, 0);
@@ -87,11 +54,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_itt: the collector filled no functions (not under gtrace?)\n");
         return 1;
     }
-    const domain *d = domain_create("PyTorch");
+    const itt_domain *d = domain_create("PyTorch");
     char names[40][32];
     for (int i = 0; i < 40; i++)
         snprintf(names[i], sizeof names[i], "aten::op_number_%d", i);
-    id null = {0, 0, 0};
+    itt_id null = {0, 0, 0};
     double best = 1e30;
     for (int rep = 0; rep < 6; rep++) { /* the first: warm-up, names made */
         double t0 = now_s();

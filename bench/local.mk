@@ -53,4 +53,5 @@ EXTRA_DIST += bench/bench_pytorch_overhead.sh bench/bench_pytorch_overhead.py be
 # under gtrace with INTEL_LIBITTNOTIFY64 set to libgtrace.so.
 noinst_PROGRAMS += bench/bench_itt
 bench_bench_itt_SOURCES = bench/bench_itt.c
+bench_bench_itt_CPPFLAGS = -I$(top_srcdir)/libtrace/capture
 bench_bench_itt_LDADD = $(PTHREAD_LIBS) $(DL_LIBS)

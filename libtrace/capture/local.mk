@@ -26,7 +26,7 @@ libtrace_capture_libgtrace_la_SOURCES = \
 	libtrace/capture/nvtx.h \
 	libtrace/capture/nvtx.c \
 	libtrace/capture/nvtx_mem.c \
-	libtrace/capture/itt.c \
+	libtrace/capture/itt.c libtrace/capture/itt_abi.h \
 	libtrace/capture/library.h \
 	libtrace/capture/library.c \
 	libtrace/capture/hooks.c
