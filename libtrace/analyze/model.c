@@ -640,12 +640,6 @@ bool an_row_ok(const gt_event *ev)
     return row_ok(ev, gt_event_start(ev), gt_event_end(ev));
 }
 
-static int cmp_i64(const void *a, const void *b)
-{
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
-}
-
 /* Device timeline and everything else from the reader, one kind at a time;
  * span_only: rows only count for the time span. Rows out of range are
  * refused (counted) and count for nothing. */
@@ -741,7 +735,7 @@ static int load_kind(loader *L, gt_event_kind kind, bool span_only)
         case GT_EV_API: {
             const gt_api_call *a = &ev.u.api;
             if (L->only_corr && !bsearch(&a->correlation_id, L->only_corr, L->n_only_corr, sizeof *L->only_corr,
-                                         cmp_i64))
+                                         gt_cmp_i64))
                 break;
             if ((rc = GROW(m->apis, m->n_apis, caps[2])) < 0)
                 goto cleanup;
@@ -971,7 +965,7 @@ int an_model_load_memory(an_model **out, gt_trace *t)
         for (size_t i = 0; i < m->n_mem; i++)
             if (m->mem[i].op == AN_DEV_ALLOC || m->mem[i].op == AN_DEV_FREE)
                 corrs[n_corrs++] = m->mem[i].tid; /* the correlation id until resolved */
-        qsort(corrs, n_corrs, sizeof *corrs, cmp_i64);
+        qsort(corrs, n_corrs, sizeof *corrs, gt_cmp_i64);
         dev.only_corr = corrs;
         dev.n_only_corr = n_corrs;
         if ((rc = run_loader(&dev)) < 0) {
