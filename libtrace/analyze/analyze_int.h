@@ -114,8 +114,14 @@ int an_model_load_memory(an_model **out, gt_trace *t);
  * what an_model_load refuses, for code that reads rows itself (exports). */
 bool an_row_ok(const gt_event *ev);
 void an_model_free(an_model *m);
-/* Builds parents, the correlation map and main_tid after arrays are filled and sorted. */
+/* Builds parents, the correlation map and main_tid after arrays are filled and sorted
+ * (model_index.c); its parts, for loaders that fill some arrays only: */
 int an_model_index(an_model *m);
+int an_index_ranges(an_model *m); /* each range's parent */
+int an_index_calls(an_model *m);  /* the correlation map */
+void an_index_rest(an_model *m);  /* the longest activity, the main thread */
+/* Doubles *cap (from 1024) and reallocates *arr of elem-byte elements. */
+int an_grow(void **arr, size_t *cap, size_t elem);
 void an_model_sort(an_model *m);
 /* Sorts n elements of `size` bytes, stably (equal elements keep their
  * order), in about one pass when they are nearly sorted (model_sort.c). */

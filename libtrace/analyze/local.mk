@@ -10,6 +10,7 @@ libtrace_analyze_libgtanalyze_la_SOURCES = \
 	libtrace/analyze/metrics.c \
 	libtrace/analyze/util.c \
 	libtrace/analyze/model.c \
+	libtrace/analyze/model_index.c \
 	libtrace/analyze/model_sort.c \
 	libtrace/analyze/steps.c \
 	libtrace/analyze/summary.c \
