@@ -33,4 +33,4 @@ TESTS += tests/integration/export_chrome_bounded.sh
 EXTRA_DIST += tests/integration/export_chrome_bounded.sh
 # memory --at and --step read the memory part of a big trace only.
 TESTS += tests/integration/memory_window.sh
-EXTRA_DIST += tests/integration/memory_window.sh
+EXTRA_DIST += tests/integration/memory_window.sh tests/integration/bounded_common.sh

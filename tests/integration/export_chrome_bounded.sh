@@ -7,31 +7,21 @@
 # gt_spanmap) and not in memory: with them in hash sets it needed over
 # 176 MiB here; it now passes with 128 MiB. The file it writes is whole:
 # one kernel event per kernel, a flow end per launch, annotations, memory.
-set -u
-GTRACE=$GT_TOP_BUILDDIR/libtrace/cli/gtrace
-SYNTH=$GT_TOP_BUILDDIR/bench/bench_report
+. "$GT_TOP_SRCDIR/tests/integration/bounded_common.sh"
 LIMIT_KIB=155648
-[ -x "$SYNTH" ] || { echo "skip: no bench/bench_report in this build"; exit 77; }
-# a sanitizer build maps terabytes of shadow memory at start: no limit holds it
-(ulimit -v "$LIMIT_KIB" && "$GTRACE" --help) > /dev/null 2>&1 ||
-    { echo "skip: gtrace cannot start under ulimit -v (a sanitizer build?)"; exit 77; }
-DIR=$(mktemp -d "${GT_TMPDIR:-/tmp}/gt-chrome-bounded-XXXXXX") || exit 1
-trap 'rm -rf "$DIR"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
+bounded_limit "$LIMIT_KIB"
+bounded_trace 1000000 "$WORK/t.sqlite"
+(ulimit -v "$LIMIT_KIB" && exec "$GTRACE" export "$WORK/t.sqlite" --format chrome -o "$WORK/t.json") \
+    > "$WORK/export.log" 2>&1 || { cat "$WORK/export.log"; fail "export --format chrome under ulimit -v $LIMIT_KIB"; }
 
-"$SYNTH" -n 1000000 -f "$DIR/t.sqlite" --no-summary --no-runs > "$DIR/synth.log" 2>&1 ||
-    { cat "$DIR/synth.log"; fail "bench_report -n 1000000"; }
-(ulimit -v "$LIMIT_KIB" && exec "$GTRACE" export "$DIR/t.sqlite" --format chrome -o "$DIR/t.json") \
-    > "$DIR/export.log" 2>&1 || { cat "$DIR/export.log"; fail "export --format chrome under ulimit -v $LIMIT_KIB"; }
-
-kernels=$("$GTRACE" info "$DIR/t.sqlite" 2> /dev/null | sed -n 's/^ *kernel  *\([0-9]*\)$/\1/p')
-got=$(grep -c '^{"ph":"X","cat":"kernel"' "$DIR/t.json")
-flows=$(grep -c '^{"ph":"f",' "$DIR/t.json")
-annots=$(grep -c '"cat":"gpu_user_annotation"' "$DIR/t.json")
-counters=$(grep -c '^{"ph":"C",' "$DIR/t.json")
+kernels=$("$GTRACE" info "$WORK/t.sqlite" 2> /dev/null | sed -n 's/^ *kernel  *\([0-9]*\)$/\1/p')
+got=$(grep -c '^{"ph":"X","cat":"kernel"' "$WORK/t.json")
+flows=$(grep -c '^{"ph":"f",' "$WORK/t.json")
+annots=$(grep -c '"cat":"gpu_user_annotation"' "$WORK/t.json")
+counters=$(grep -c '^{"ph":"C",' "$WORK/t.json")
 echo "kernels $kernels, in the export $got; flow ends $flows; annotations $annots; memory samples $counters"
 [ -n "$kernels" ] && [ "$got" -eq "$kernels" ] || fail "$got kernel events for $kernels kernels"
 [ "$flows" -ge "$kernels" ] || fail "$flows flow ends for $kernels kernels"
 [ "$annots" -gt 0 ] && [ "$counters" -gt 0 ] || fail "no annotations ($annots) or no memory counter ($counters)"
-tail -c 3 "$DIR/t.json" | grep -q ']}' || fail "the JSON does not end its event array"
+tail -c 3 "$WORK/t.json" | grep -q ']}' || fail "the JSON does not end its event array"
 echo "ok: the Chrome export of 1 M events fits ulimit -v $LIMIT_KIB KiB"

@@ -5,24 +5,12 @@
 # of a million events (bench_report's) they answer under an address-space
 # limit that the whole analysis model does not fit in, and say the same as
 # without the limit.
-set -u
-: "${GT_TOP_BUILDDIR:?run through make check}"
-GTRACE="$GT_TOP_BUILDDIR/libtrace/cli/gtrace"
-SYNTH="$GT_TOP_BUILDDIR/bench/bench_report"
-for f in "$GTRACE" "$SYNTH"; do
-    [ -x "$f" ] || { echo "missing $f: build it first"; exit 99; }
-done
+. "$GT_TOP_SRCDIR/tests/integration/bounded_common.sh"
 # 88 MiB: the memory part of this trace takes about 60 MiB of address
 # space, the whole model with its report over 110 MiB
 LIMIT_KB=90000
-(ulimit -v "$LIMIT_KB" && "$GTRACE" --help) >/dev/null 2>&1 ||
-    { echo "skip: gtrace cannot start under ulimit -v (a sanitizer build?)"; exit 77; }
-WORK=$(mktemp -d "${GT_TMPDIR:-/tmp}/gt-memory-window.XXXXXX") || exit 99
-trap 'rm -rf "$WORK"' EXIT
-fail() { echo "FAIL: $*"; exit 1; }
-
-"$SYNTH" -n 1000000 -f "$WORK/big.sqlite" --no-summary --no-runs >"$WORK/synth.log" 2>&1 ||
-    { cat "$WORK/synth.log"; fail "bench_report -n 1000000"; }
+bounded_limit "$LIMIT_KB"
+bounded_trace 1000000 "$WORK/big.sqlite"
 # the middle of the trace (its first event is at 1 s)
 "$GTRACE" report --steps 3:3 --json "$WORK/big.sqlite" >"$WORK/step.json" 2>"$WORK/err" ||
     { cat "$WORK/err"; fail "report --steps 3:3"; }
