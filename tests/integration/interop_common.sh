@@ -16,6 +16,11 @@ WORK=$(mktemp -d "${GT_TMPDIR:-/tmp}/gt-$INTEROP_NAME.XXXXXX") || exit 99
 trap 'rm -rf "$WORK"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 
+# PyTorch 2.5.1 (the CUDA wheel: it runs on the CPU) and what it imports,
+# pinned: one environment for the tests that need torch 2.x
+TORCH2_PINS="torch==2.5.1 numpy==2.1.3 filelock==3.16.1 typing-extensions==4.12.2 networkx==3.4.2"
+TORCH2_PINS="$TORCH2_PINS jinja2==3.1.4 MarkupSafe==3.0.2 fsspec==2024.10.0 sympy==1.13.1 mpmath==1.3.0"
+
 # pinned_venv NAME NODEPS PINS: sets VENV to a throwaway virtual environment
 # holding NODEPS (installed without their dependencies; may be empty) and
 # PINS, made once per set of pins and Python version and kept in GT_TMPDIR.

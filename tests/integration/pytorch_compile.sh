@@ -40,11 +40,8 @@ WORK=$CAPTURE_WORK
 SCRIPT="$GT_TOP_SRCDIR/tests/integration/pytorch_compile.py"
 command -v g++ >/dev/null 2>&1 || fail "torch.compile's inductor needs a C++ compiler on the CPU (apt-get install g++)"
 
-# torch 2.5.1 and what it imports, pinned (the CUDA wheel: it runs on the CPU).
-PINS="torch==2.5.1 numpy==2.1.3 filelock==3.16.1 typing-extensions==4.12.2 networkx==3.4.2"
-PINS="$PINS jinja2==3.1.4 MarkupSafe==3.0.2 fsspec==2024.10.0 sympy==1.13.1 mpmath==1.3.0"
 start=$(date +%s)
-pinned_venv torch "" "$PINS"
+pinned_venv torch "" "$TORCH2_PINS"
 PY="$VENV/bin/python"
 echo "torch $("$PY" -c 'import torch; print(torch.__version__)' 2>/dev/null) from $VENV ($(($(date +%s) - start)) s)"
 # Inductor's caches beside the environment (kept, as it is, between runs);

@@ -28,10 +28,7 @@ rmdir "$WORK" 2>/dev/null || rm -rf "$WORK"
 WORK=$CAPTURE_WORK
 SCRIPT="$GT_TOP_SRCDIR/tests/integration/pytorch_itt.py"
 
-# the pins of pytorch_compile.sh: one environment for both
-PINS="torch==2.5.1 numpy==2.1.3 filelock==3.16.1 typing-extensions==4.12.2 networkx==3.4.2"
-PINS="$PINS jinja2==3.1.4 MarkupSafe==3.0.2 fsspec==2024.10.0 sympy==1.13.1 mpmath==1.3.0"
-pinned_venv torch "" "$PINS"
+pinned_venv torch "" "$TORCH2_PINS"
 PY="$VENV/bin/python"
 OMP_NUM_THREADS=1
 export OMP_NUM_THREADS
