@@ -96,6 +96,10 @@ int gt_cli_info(int argc, char **argv)
     /* its one operand may start with '-': a trace named so is read as given */
     if (frc == GT_FLAGS_UNKNOWN && argc == 2 && !res.missing)
         res = (gt_flags_result){.first = 1, .n = 1}, frc = GT_FLAGS_OK;
+    if (frc == GT_FLAGS_UNKNOWN) {
+        gt_cli_error("info: unknown option '%s' (usage: gtrace %s)", res.bad, gt_info_flag_table.synopsis);
+        return 2;
+    }
     if (frc != GT_FLAGS_OK || res.n != 1) {
         gt_cli_error("usage: gtrace %s", gt_info_flag_table.synopsis);
         return 2;

@@ -122,4 +122,6 @@ one_line "diff: out of range" "diff: --noise-floor wants a percentage from 0 to 
 one_line "import: missing value" "import: -o wants the trace to write" "$g" import a.json -o
 one_line "merge: unknown" "merge: unknown option '--x'" "$g" merge --x a
 one_line "recover: unknown" "recover: unknown option '--x'" "$g" recover --x d
+one_line "info: unknown" "info: unknown option '--chek'" "$g" info --chek t
+one_line "info: no trace" "usage: gtrace info TRACE" "$g" info --check
 exit $fails
