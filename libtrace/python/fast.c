@@ -15,7 +15,7 @@
  * Python function: torch.compile's dynamo, which reads its code and never
  * runs it, sees what it saw before (an explicit `m.__call__(x)` in compiled
  * code is traced as ever). The per-thread count of open module calls, which
- * both use, lives here.
+ * both use, lives here, and so do the optimizer's step hooks (below).
  *
  * Built for the Python configure found, and loaded only by a Python with
  * the same extension suffix (hooks.py checks): other Pythons run the
@@ -366,6 +366,175 @@ static PyObject *install_phases(PyObject *module, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* ---- the steps ------------------------------------------------------------
+ * The optimizer's step hooks (hooks.py's step_pre and step_post, the same
+ * rules) and the opening of a step's range, "step N", in C. They run right
+ * after the optimizer has swept every parameter and its gradient, with the
+ * caches cold: as Python their few lines cost 50 us a step. The state is
+ * hooks.py's steps_of dict ("n", "lead": a weakref to the lead optimizer or
+ * None, "owner": the thread ident that ended the last step or None), read and
+ * written here under the GIL, so Python (begin(), a forked child) sees one
+ * state; the step's range is this thread's step_open. */
+typedef void *(*register_fn)(void *domain, const char *text);
+
+/* nvtxEventAttributes_v2 (nvToolsExt.h), as nvtx.py builds it */
+typedef struct {
+    uint16_t version, size;
+    uint32_t category;
+    int32_t color_type;
+    uint32_t color;
+    int32_t payload_type, reserved0;
+    uint64_t payload;
+    int32_t message_type;
+    const void *message;
+} nvtx_attributes;
+_Static_assert(sizeof(nvtx_attributes) == 48, "nvtxEventAttributes_v2 is 48 bytes");
+
+static struct {
+    PyObject *state;        /* hooks.py's steps_of */
+    PyObject *sampled;      /* [bool]: the module calls of this step get backward ranges */
+    PyObject *k_n, *k_lead, *k_owner;
+    const void *optimizer;  /* the optimizer phase's attributes */
+    push_fn push;
+    pop_fn pop;
+    void *domain;
+    register_fn reg;        /* nvtxDomainRegisterStringA */
+    long every;             /* backward-every=N */
+} so;
+
+/* Opens this thread's step range, named after steps_of["n"]. */
+static int open_step(void)
+{
+    PyObject *n_obj = PyDict_GetItemWithError(so.state, so.k_n); /* borrowed */
+    long long n = n_obj ? PyLong_AsLongLong(n_obj) : -1;
+    if (n < 0)
+        return PyErr_Occurred() ? -1 : (PyErr_SetString(PyExc_ValueError, "steps: no step count"), -1);
+    char name[32];
+    snprintf(name, sizeof name, "step %lld", n);
+    nvtx_attributes a = {.version = 3, .size = sizeof a, .message_type = 3 /* registered */};
+    a.message = so.reg(so.domain, name);
+    step_open = 1;
+    so.push(so.domain, &a);
+    return 0;
+}
+
+/* The lead optimizer (borrowed), or Py_None when there is none or it is gone. */
+static PyObject *lead_optimizer(void)
+{
+    PyObject *ref = PyDict_GetItemWithError(so.state, so.k_lead);
+    return ref && PyWeakref_Check(ref) ? PyWeakref_GetObject(ref) : Py_None;
+}
+
+/* Whether steps_of["owner"] is None or this thread. */
+static int owner_is_none_or_me(void)
+{
+    PyObject *owner = PyDict_GetItemWithError(so.state, so.k_owner);
+    if (!owner || owner == Py_None)
+        return 1;
+    unsigned long id = PyLong_AsUnsignedLong(owner);
+    if (id == (unsigned long)-1 && PyErr_Occurred())
+        PyErr_Clear();
+    return id == PyThread_get_thread_ident();
+}
+
+/* step_pre(opt, ...): the first optimizer to step (or the first after the
+ * last one is gone) leads; a step opens on the lead's thread, or on any
+ * thread while no other ends the steps; the optimizer's range opens. */
+static PyObject *step_pre(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs < 1 || !so.state) {
+        PyErr_SetString(PyExc_TypeError, "step_pre(optimizer, ...) after install_steps()");
+        return NULL;
+    }
+    PyObject *opt = args[0], *lead = lead_optimizer();
+    if (lead == Py_None) {
+        PyObject *ref = PyWeakref_NewRef(opt, NULL);
+        if (!ref || PyDict_SetItem(so.state, so.k_lead, ref) < 0) {
+            Py_XDECREF(ref);
+            return NULL;
+        }
+        Py_DECREF(ref);
+        lead = opt;
+    }
+    if (!step_open && (lead == opt || owner_is_none_or_me()) && open_step() < 0)
+        return NULL;
+    so.push(so.domain, so.optimizer);
+    Py_RETURN_NONE;
+}
+
+/* step_post(opt, ...): the optimizer's range closes; after the lead's step,
+ * outside any module call, the step closes on this thread, which now ends
+ * the steps, the count moves on, sampling is set for the next step, and
+ * the next step opens. */
+static PyObject *step_post(PyObject *module, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (nargs < 1 || !so.state) {
+        PyErr_SetString(PyExc_TypeError, "step_post(optimizer, ...) after install_steps()");
+        return NULL;
+    }
+    so.pop(so.domain);
+    if (!step_open || depth != 0 || lead_optimizer() != args[0])
+        Py_RETURN_NONE;
+    so.pop(so.domain);
+    PyObject *n_obj = PyDict_GetItemWithError(so.state, so.k_n);
+    long long n = n_obj ? PyLong_AsLongLong(n_obj) : -1;
+    if (n < 0)
+        return PyErr_Occurred() ? NULL : (PyErr_SetString(PyExc_ValueError, "steps: no step count"), NULL);
+    n++;
+    PyObject *next = PyLong_FromLongLong(n), *me = PyLong_FromUnsignedLong(PyThread_get_thread_ident());
+    int rc = next && me ? PyDict_SetItem(so.state, so.k_n, next) | PyDict_SetItem(so.state, so.k_owner, me) : -1;
+    Py_XDECREF(next);
+    Py_XDECREF(me);
+    if (rc < 0)
+        return NULL;
+    int sampled = so.every > 0 && (n < so.every || n % so.every == 0);
+    PyObject *old = PyList_GET_ITEM(so.sampled, 0);
+    PyList_SET_ITEM(so.sampled, 0, Py_NewRef(sampled ? Py_True : Py_False));
+    Py_DECREF(old);
+    if (open_step() < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+static PyObject *open_step_py(PyObject *module, PyObject *unused)
+{
+    if (!so.state) {
+        PyErr_SetString(PyExc_TypeError, "open_step() after install_steps()");
+        return NULL;
+    }
+    if (open_step() < 0)
+        return NULL;
+    Py_RETURN_NONE;
+}
+
+/* install_steps(steps_of, sampled, every, optimizer, push, pop, domain, register) */
+static PyObject *install_steps(PyObject *module, PyObject *args)
+{
+    PyObject *state, *sampled;
+    long every;
+    unsigned long long optimizer, push, pop, domain, reg;
+    if (!PyArg_ParseTuple(args, "O!O!lKKKKK:install_steps", &PyDict_Type, &state, &PyList_Type, &sampled, &every,
+                          &optimizer, &push, &pop, &domain, &reg))
+        return NULL;
+    if (PyList_GET_SIZE(sampled) != 1 || !optimizer || !push || !pop || !reg) {
+        PyErr_SetString(PyExc_ValueError, "install_steps: sampled a 1-item list, the optimizer's attributes, "
+                                          "push, pop and register addresses");
+        return NULL;
+    }
+    if (!so.k_n && (!(so.k_n = PyUnicode_InternFromString("n")) || !(so.k_lead = PyUnicode_InternFromString("lead")) ||
+                    !(so.k_owner = PyUnicode_InternFromString("owner"))))
+        return NULL;
+    Py_XSETREF(so.state, Py_NewRef(state));
+    Py_XSETREF(so.sampled, Py_NewRef(sampled));
+    so.every = every;
+    so.optimizer = (const void *)(uintptr_t)optimizer;
+    so.push = (push_fn)(uintptr_t)push;
+    so.pop = (pop_fn)(uintptr_t)pop;
+    so.domain = (void *)(uintptr_t)domain;
+    so.reg = (register_fn)(uintptr_t)reg;
+    Py_RETURN_NONE;
+}
+
 static PyObject *get_step_open(PyObject *module, PyObject *unused)
 {
     return PyBool_FromLong(step_open);
@@ -401,6 +570,11 @@ static PyMethodDef fast_methods[] = {
     {"op_dispatch", (PyCFunction)(void (*)(void))op_dispatch, METH_FASTCALL | METH_KEYWORDS,
      "op_dispatch(mode, func, types, args=(), kwargs=None): an ops mode's __torch_dispatch__, bound"},
     {"install_phases", install_phases, METH_VARARGS, "install_phases(begin, forward, [(func, impl, close, address)])"},
+    {"install_steps", install_steps, METH_VARARGS,
+     "install_steps(steps_of, sampled, every, optimizer, push, pop, domain, register)"},
+    {"step_pre", (PyCFunction)(void (*)(void))step_pre, METH_FASTCALL, "step_pre(optimizer, ...): before its step"},
+    {"step_post", (PyCFunction)(void (*)(void))step_post, METH_FASTCALL, "step_post(optimizer, ...): after its step"},
+    {"open_step", open_step_py, METH_NOARGS, "open_step(): this thread's step range opens, named after the count"},
     {"step_open", get_step_open, METH_NOARGS, "step_open(): this thread's step range is open"},
     {"set_step_open", set_step_open, METH_O, "set_step_open(b)"},
     {"depth", get_depth, METH_NOARGS, "depth(): the module calls open on this thread"},

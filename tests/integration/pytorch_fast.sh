@@ -8,8 +8,9 @@
 # forward that raises at step 4, caught) and on pytorch_threads.py (forwards
 # on 8 threads, then steps) the two give the same losses, bit for bit, and
 # the same ranges: each name as often, in the same parent, also where a
-# backward raises (the phases' calls run in C too). A module's error
-# leaves through the C path with no frame of gtrace's in its traceback.
+# backward raises (the phases' calls and the optimizer's step hooks run in C
+# too). A module's error leaves through the C path with no frame of
+# gtrace's in its traceback.
 # With ops, an ATen op seen before runs in C too (the dispatch mode's
 # __torch_dispatch__ is fast.c's): the same ops, as often, in the same
 # module ranges, with modules or alone.

@@ -181,12 +181,16 @@ def install(torch, features, lib_path):
     # when the step opens, after an optimizer step, it costs ten times more.
     next_name = [None, -1]
 
-    def open_step(s):
-        s.open = True
-        n = steps_of["n"]
-        h = next_name[0] if next_name[1] == n else handle("step %d" % n, keep=False)
-        push(h)
-        next_name[:] = [handle("step %d" % (n + 1), keep=False), n + 1]
+    if steps and fast is not None:
+        def open_step(s):
+            fast.open_step()  # names the step in C: steps_of["n"], this thread's range (install_steps below)
+    else:
+        def open_step(s):
+            s.open = True
+            n = steps_of["n"]
+            h = next_name[0] if next_name[1] == n else handle("step %d" % n, keep=False)
+            push(h)
+            next_name[:] = [handle("step %d" % (n + 1), keep=False), n + 1]
 
     def begin():
         """A phase (data, an outermost forward, backward) begins on a thread
@@ -216,6 +220,11 @@ def install(torch, features, lib_path):
         sampled[0] = every > 0 and (n < every or n % every == 0)
 
     this._sampled, this._backward_every = sampled, every  # for bench/bench_pytorch_overhead.py
+    if steps and fast is not None:
+        # In C (fast.c): the optimizer's step hooks below and the opening of
+        # a step, by the same rules and on the same state (steps_of).
+        fast.install_steps(steps_of, sampled, every, address(H_OPTIMIZER), nv.push_address, nv.pop_address,
+                           nv.domain_address, nv.register_address)
 
     # ---- modules (and the forward phase) --------------------------------
     close_backward = None
@@ -600,6 +609,8 @@ def install(torch, features, lib_path):
                     sample(steps_of["n"])
                     open_step(s)
 
+        if fast is not None:
+            step_pre, step_post = fast.step_pre, fast.step_post
         optim = importlib.import_module("torch.optim.optimizer")
         if hasattr(optim, "register_optimizer_step_pre_hook"):
             optim.register_optimizer_step_pre_hook(step_pre)

@@ -70,6 +70,7 @@ class Nvtx:
         self.push_address = ctypes.cast(fast.nvtxDomainRangePushEx, ctypes.c_void_p).value
         self.pop_address = ctypes.cast(fast.nvtxDomainRangePop, ctypes.c_void_p).value
         self.domain_address = self._domain
+        self.register_address = ctypes.cast(lib.nvtxDomainRegisterStringA, ctypes.c_void_p).value
 
     def handle(self, name, category=0, keep=True):
         """A prepared argument for push(): the name registered, its attributes
