@@ -12,7 +12,8 @@
 # libtrace/python; name two, "OLD NEW", to compare versions round by round).
 # PAIRS (default 400) pairs of steps a step figure, a quarter of that with ops
 # (through ITT on torch 2.x, as --pytorch does; GTRACE_TORCH_OPS=dispatch:
-# the dispatch mode).
+# the dispatch mode); WIDTH (default 256) the MLP's layer width, for the
+# step time wanted.
 # Prints every figure and the load; asserts nothing.
 # OMP_NUM_THREADS=1 OMP_WAIT_POLICY=passive on every run.
 set -eu
@@ -47,7 +48,7 @@ if [ -z "${INTEL_LIBITTNOTIFY64:-}" ] && [ -f "$C" ]; then
     GTRACE_ITT_LIB=$C
     export INTEL_LIBITTNOTIFY64 GTRACE_ITT_LIB
 fi
-echo "machine: $(getconf _NPROCESSORS_ONLN) cores, $(uname -sr), $(date -u +%Y-%m-%dT%H:%MZ)"
+echo "machine: $(getconf _NPROCESSORS_ONLN) cores, $(uname -sr), $(date -u +%Y-%m-%dT%H:%MZ), MLP width ${WIDTH:-256}"
 echo "C module wrapper: ${GTRACE_TORCH_FAST:-none}"
 echo "ITT collector: ${GTRACE_ITT_LIB:-none}, ops: ${GTRACE_TORCH_OPS:-itt where torch has it}"
 r=1
