@@ -100,6 +100,7 @@ typedef struct an_model {
     int64_t max_act_ns;                 /* longest activity: bounds look-backs */
     int64_t main_tid;                   /* thread with most CUDA calls (or ranges) */
     int64_t n_refused;                  /* rows refused at load: times or sizes out of range */
+    int64_t n_dropped;                  /* nsys 2.x wrapper calls dropped (drop_wrappers) */
     /* correlation id -> index into apis: a direct table when the ids are
      * dense (as CUPTI numbers them), else open addressing */
     int64_t *corr_keys; size_t *corr_vals; size_t corr_cap;
