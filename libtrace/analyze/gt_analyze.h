@@ -380,7 +380,8 @@ int gt_report_print_json(const gt_report *r, FILE *f);
  * prints another's. */
 const char *gt_report_kept_version(void);
 /* Computes the default report of the finished gtrace trace at `path` and
- * keeps it there as text and JSON (gt_trace_add_summary). */
+ * keeps it there as text and JSON (gt_trace_add_summary), with the
+ * whole-trace facts a window of steps reads where they suffice. */
 int gt_report_keep(const char *path);
 /* Prints t's kept report, text or JSON, byte for byte what gt_analysis_load
  * and gt_report_print_text/json print without options: 0; GT_ERR_NOTFOUND

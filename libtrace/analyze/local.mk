@@ -33,6 +33,7 @@ libtrace_analyze_libgtanalyze_la_SOURCES = \
 	libtrace/analyze/report.c \
 	libtrace/analyze/render.c \
 	libtrace/analyze/report_kept.c \
+	libtrace/analyze/report_window.c \
 	libtrace/analyze/render_pytorch.c \
 	libtrace/analyze/render_ranks.c \
 	libtrace/analyze/oom.h \

@@ -11,7 +11,7 @@ SAY="env GTRACE_SUMMARY_SAY=1"
 "$GTRACE" --summary=on -o run.sqlite "$SAMPLES/nvtx_steps" 6 2000 > /dev/null 2> rec.txt \
     || fail "recording: $(cat rec.txt)"
 grep -q "report kept in the trace" rec.txt || fail "the launcher did not keep the report: $(cat rec.txt)"
-expect_eq "kept entries" "report.json report.text" "$(q run.sqlite "SELECT group_concat(key, ' ') FROM
+expect_eq "kept entries" "report.json report.text report.whole" "$(q run.sqlite "SELECT group_concat(key, ' ') FROM
     (SELECT key FROM GTRACE_SUMMARY ORDER BY key)")"
 "$GTRACE" info run.sqlite > info.txt || fail "info"
 grep -q "^summary    the report, kept" info.txt || fail "info does not say the trace carries a summary: $(cat info.txt)"
