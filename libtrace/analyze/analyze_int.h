@@ -86,7 +86,7 @@ typedef struct an_mem {
 
 /* What a window's rows cannot tell of the whole trace, kept beside the
  * report at close (report_window.c) for `--steps A:B` to read only its
- * window: each field is what an_model_load's model has. */
+ * window (model_window.c): each field is what an_model_load's model has. */
 #define AN_MAX_DEVICES 64 /* the summary's devices (summary.c) */
 typedef struct an_whole {
     int64_t span_start_ns, span_end_ns, n_refused;
@@ -116,6 +116,10 @@ typedef struct an_model {
     int64_t main_tid;                   /* thread with most CUDA calls (or ranges) */
     int64_t n_refused;                  /* rows refused at load: times or sizes out of range */
     int64_t n_dropped;                  /* nsys 2.x wrapper calls dropped (drop_wrappers) */
+    /* a window read (an_model_load_window): the arrays hold the window's
+     * device timeline and calls only; whole says the rest */
+    bool windowed;
+    an_whole whole;
     /* correlation id -> index into apis: a direct table when the ids are
      * dense (as CUPTI numbers them), else open addressing */
     int64_t *corr_keys; size_t *corr_vals; size_t corr_cap;
@@ -126,6 +130,11 @@ int an_model_load(an_model **out, gt_trace *t);
 /* The part of the model the allocator's history and states read (model.c
  * says which); the same arrays for those, so the same answers. */
 int an_model_load_memory(an_model **out, gt_trace *t);
+/* The model `--steps` (opt) reads on a trace whose whole-trace facts were
+ * kept (w): the NVTX ranges and memory events whole, as an_model_load_memory
+ * loads them, and the device timeline and API calls of the window's steps
+ * only, so that the report from it is the whole model's (model_window.c). */
+int an_model_load_window(an_model **out, gt_trace *t, const an_whole *w, const gt_report_options *opt);
 /* Whether a row from the reader is one to compute with (AN_TIME_LIMIT_NS);
  * what an_model_load refuses, for code that reads rows itself (exports). */
 bool an_row_ok(const gt_event *ev);

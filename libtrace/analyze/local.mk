@@ -11,6 +11,7 @@ libtrace_analyze_libgtanalyze_la_SOURCES = \
 	libtrace/analyze/util.c \
 	libtrace/analyze/model.c \
 	libtrace/analyze/model_index.c \
+	libtrace/analyze/model_window.c \
 	libtrace/analyze/model_int.h \
 	libtrace/analyze/model_sort.c \
 	libtrace/analyze/steps.c \

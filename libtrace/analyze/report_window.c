@@ -3,8 +3,8 @@
  * what a window's rows cannot tell of the whole trace (an_whole: the span,
  * rows refused, the main thread, the devices, the longest activity and
  * call, how far launches lie from their activities) is kept then beside
- * the report, as text, so that a report of steps can read the window only
- * and give the whole model's bytes.
+ * the report, as text. A report of steps on a trace that has them reads the
+ * window only (model_window.c) and gives the whole model's bytes.
  *
  * The facts are kept only for traces where that holds: none where the
  * Communication section measures anything (each rank in its own steps,
@@ -14,6 +14,7 @@
  * exports, imports, traces kept by another build) the whole model is read. */
 #include "analyze_int.h"
 
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -83,7 +84,105 @@ int an_whole_text(char **out, size_t *out_bytes, const an_whole *w)
     return 0;
 }
 
+/* A number that is the whole of [s, end): the body is the file's, and a
+ * damaged one is refused, never guessed at. */
+static bool number(const char *s, const char *end, int64_t *out)
+{
+    char buf[32];
+    size_t n = (size_t)(end - s);
+    if (n == 0 || n >= sizeof buf)
+        return false;
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    char *stop;
+    long long v = strtoll(buf, &stop, 10);
+    *out = v;
+    return *stop == '\0' && (isdigit((unsigned char)buf[0]) || buf[0] == '-');
+}
+
+/* One line "name value..." into w; false: not a line of this build's. */
+static bool parse_line(an_whole *w, const char *s, const char *end, unsigned *seen)
+{
+    const char *sp = memchr(s, ' ', (size_t)(end - s));
+    if (!sp)
+        return false;
+    size_t n = (size_t)(sp - s);
+    const char *v = sp + 1;
+    int64_t x;
+    unsigned bit = 0;
+#define FIELD(name)                                                                                                    \
+    if (++bit && n == sizeof #name - 1 && memcmp(s, #name, n) == 0) {                                                  \
+        *seen |= 1u << bit;                                                                                            \
+        return number(v, end, &w->name);                                                                               \
+    }
+    WHOLE_FIELDS(FIELD)
+#undef FIELD
+    if ((n == 10 && memcmp(s, "any_kernel", n) == 0) || (n == 12 && memcmp(s, "cpu_timeline", n) == 0)) {
+        if (!number(v, end, &x) || (x != 0 && x != 1))
+            return false;
+        *(n == 10 ? &w->any_kernel : &w->cpu_timeline) = x;
+        *seen |= 1u << (n == 10 ? 20 : 21);
+        return true;
+    }
+    if (n != 7 || memcmp(s, "devices", n) != 0)
+        return false;
+    *seen |= 1u << 22;
+    for (const char *p = v; p < end;) {
+        const char *q = memchr(p, ' ', (size_t)(end - p));
+        q = q ? q : end;
+        if (w->n_devices == AN_MAX_DEVICES || !number(p, q, &x) || x < INT32_MIN || x > INT32_MAX)
+            return false;
+        w->devices[w->n_devices++] = (int32_t)x;
+        p = q < end ? q + 1 : end;
+    }
+    return true;
+}
+
+/* The facts of a body; false: not all of them, or not as written here. */
+static bool parse_whole(an_whole *w, const char *body, size_t n)
+{
+    unsigned seen = 0, all = (1u << 20) | (1u << 21) | (1u << 22);
+    unsigned bit = 0;
+#define ALL(name) all |= 1u << ++bit;
+    WHOLE_FIELDS(ALL)
+#undef ALL
+    memset(w, 0, sizeof *w);
+    for (const char *s = body, *end = body + n; s < end;) {
+        const char *nl = memchr(s, '\n', (size_t)(end - s));
+        if (!nl || !parse_line(w, s, nl, &seen))
+            return false;
+        s = nl + 1;
+    }
+    return seen == all && w->max_act_ns >= 0 && w->max_api_ns >= 0 && w->launch_before_ns >= 0 &&
+           w->launch_after_ns >= 0;
+}
+
 const char *an_whole_key(void)
 {
     return KEY_WHOLE;
+}
+
+int gt_report_compute_window(gt_report **out, bool *out_read, gt_trace *t, const gt_report_options *opt)
+{
+    char *body = NULL;
+    size_t n = 0;
+    an_whole w;
+    an_model *m = NULL;
+    *out = NULL;
+    *out_read = false;
+    if (!t || !opt || (opt->step_first < 0 && opt->step_last < 0))
+        return 0;
+    /* no facts (or another build's, or a changed file's): the whole model */
+    if (gt_trace_summary(t, KEY_WHOLE, gt_report_kept_version(), (void **)&body, &n) < 0)
+        return 0;
+    bool ok = parse_whole(&w, body, n);
+    free(body);
+    if (!ok)
+        return 0;
+    int rc = an_model_load_window(&m, t, &w, opt);
+    if (rc == 0)
+        rc = an_report_build(out, m, opt, NULL, NULL);
+    an_model_free(m);
+    *out_read = rc == 0;
+    return rc;
 }

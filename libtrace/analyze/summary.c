@@ -159,11 +159,14 @@ size_t an_devices(int32_t ids[AN_MAX_DEVICES], const an_model *m)
     return n;
 }
 
-/* Every device of the trace, each measured in the window. */
+/* Every device of the trace, each measured in the window: a window read
+ * has the device list of the whole trace kept for it. */
 static int devices(gt_report *r, const an_model *m)
 {
     int32_t ids[AN_MAX_DEVICES];
-    size_t n = an_devices(ids, m);
+    size_t n = m->windowed ? m->whole.n_devices : an_devices(ids, m);
+    if (m->windowed)
+        memcpy(ids, m->whole.devices, n * sizeof *ids);
     if (n == 0)
         return 0;
     r->devices = calloc(n, sizeof *r->devices);

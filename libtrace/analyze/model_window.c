@@ -1,0 +1,168 @@
+/* model_window.c: the model `gtrace report --steps A:B` reads on a trace
+ * whose whole-trace facts were kept at close (an_whole, report_window.c).
+ * The NVTX ranges and memory events are read whole, as
+ * an_model_load_memory reads them: the steps, the range a gap or an
+ * allocation falls in, the Memory section's whole history. Of the device
+ * timeline and the API calls, only the rows the window's analyses reach,
+ * through the store's time ranges, [A, B) being the selected steps' span:
+ *
+ *   activities starting in [A - max_act, B): an_first_act looks back no
+ *       further, so every loop over the window starts among them;
+ *   calls starting in [A - back, B + launch_after): back is the longer of
+ *       the longest call (one overlapping a gap in the window) and max_act
+ *       plus launch_before (the launch of an activity running into it).
+ *
+ * A correlation id resolves to the call it does in the whole model: that
+ * call lies in the range read, and so does every later call of that id up
+ * to the range's end (model_index.c's rule keeps the first runtime call,
+ * else the last driver call, else the last wrapper). What the rows read
+ * cannot say (the span, rows refused, the main thread, the devices, the
+ * longest activity, whether there are kernels) is taken from the facts.
+ * Which traces get facts, and so this read, is report_window.c's choice. */
+#include "model_int.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* [*from, *to): the span of the steps opt selects, as report.c's
+ * select_steps makes the report's window; empty when it selects none (the
+ * report then says so, from the ranges read whole). */
+static int window_of(const an_model *m, const gt_report_options *opt, int64_t *from, int64_t *to)
+{
+    an_steps all = {0};
+    int rc = an_steps_find(&all, m);
+    bool any = false;
+    *from = *to = 0;
+    for (size_t i = 0; rc == 0 && i < all.n; i++) {
+        const gt_step *s = &all.v[i];
+        if ((opt->step_first >= 0 && s->number < opt->step_first) || (opt->step_last >= 0 && s->number > opt->step_last))
+            continue;
+        if (!any)
+            *from = *to = s->start_ns;
+        if (s->end_ns > *to)
+            *to = s->end_ns;
+        any = true;
+    }
+    free(all.v);
+    return rc;
+}
+
+static int cmp_i64(const void *a, const void *b)
+{
+    return gt_cmp_i64(a, b);
+}
+
+/* Device allocations carry the correlation id of their call in `tid`: the
+ * thread is that call's, read by id from the whole API table (the window's
+ * calls need not hold it), else the main thread, as an_model_load does. */
+static int alloc_threads(an_model *m, gt_trace *t, int64_t main_tid)
+{
+    static const gt_event_kind api_kind[] = {GT_EV_API};
+    an_model *calls = NULL;
+    int64_t *corrs = NULL;
+    size_t n = 0;
+    load_state ls;
+    int rc = 0;
+    memset(&ls, 0, sizeof ls);
+    for (size_t i = 0; i < m->n_mem; i++)
+        n += m->mem[i].op == AN_DEV_ALLOC || m->mem[i].op == AN_DEV_FREE;
+    if (n == 0)
+        return 0;
+    if (!(corrs = malloc(n * sizeof *corrs)) || !(calls = calloc(1, sizeof *calls))) {
+        rc = gt_error_set(GT_ERR_NOMEM, "analyze: out of memory loading the trace");
+        goto cleanup;
+    }
+    n = 0;
+    for (size_t i = 0; i < m->n_mem; i++)
+        if (m->mem[i].op == AN_DEV_ALLOC || m->mem[i].op == AN_DEV_FREE)
+            corrs[n++] = m->mem[i].tid;
+    qsort(corrs, n, sizeof *corrs, cmp_i64);
+    calls->t = t;
+    loader L = {.m = calls, .t = t, .ls = &ls, .kinds = api_kind, .n_kinds = 1,
+                .finish = an_load_finish_device, .only_corr = corrs, .n_only_corr = n};
+    if ((rc = an_load_run(&L)) < 0) {
+        gt_error_set(rc, "%s", L.msg);
+        goto cleanup;
+    }
+    for (size_t i = 0; i < m->n_mem; i++) {
+        an_mem *e = &m->mem[i];
+        if (e->op != AN_DEV_ALLOC && e->op != AN_DEV_FREE)
+            continue;
+        const an_api *a = an_model_launch(calls, e->tid);
+        e->tid = a ? a->tid : main_tid;
+    }
+cleanup:
+    an_model_free(calls);
+    free(corrs);
+    free(ls.ops);
+    return rc;
+}
+
+static int no_finish(an_model *m)
+{
+    (void)m;
+    return 0;
+}
+
+/* The device timeline and calls of [from, to) (see the head comment). */
+static int load_device(an_model *m, gt_trace *t, load_state *ls, const an_whole *w, int64_t from, int64_t to)
+{
+    static const gt_event_kind act_kinds[] = {GT_EV_KERNEL, GT_EV_MEMCPY, GT_EV_MEMSET};
+    static const gt_event_kind api_kind[] = {GT_EV_API};
+    int64_t act_from = gt_sat_sub(from, w->max_act_ns);
+    int64_t back = gt_sat_add(w->max_act_ns, w->launch_before_ns);
+    if (w->max_api_ns > back)
+        back = w->max_api_ns;
+    bool empty = from == to; /* no step selected: nothing to read */
+    loader acts = {.m = m, .t = t, .ls = ls, .kinds = act_kinds, .n_kinds = 3, .finish = no_finish,
+                   .ranged = true, .from_ns = empty ? 0 : act_from, .to_ns = to};
+    loader apis = {.m = m, .t = t, .ls = ls, .kinds = api_kind, .n_kinds = 1, .finish = an_load_finish_device,
+                   .ranged = true, .from_ns = empty ? 0 : gt_sat_sub(from, back),
+                   .to_ns = empty ? 0 : gt_sat_add(to, w->launch_after_ns)};
+    int rc;
+    if ((rc = an_load_run(&acts)) < 0 || (rc = an_load_run(&apis)) < 0)
+        return gt_error_set(rc, "%s", acts.rc < 0 ? acts.msg : apis.msg);
+    bool cpu_ops;
+    loader cpu = acts;
+    if ((rc = an_load_cpu(m, ls, &cpu, w->any_kernel, &cpu_ops)) < 0)
+        return rc;
+    an_index_rest(m);
+    return an_drop_wrappers(m); /* none: the facts are kept only then */
+}
+
+int an_model_load_window(an_model **out, gt_trace *t, const an_whole *w, const gt_report_options *opt)
+{
+    static const gt_event_kind host_kinds[] = {GT_EV_NVTX, GT_EV_GPU_MEMORY, GT_EV_HEAP};
+    an_model *m = calloc(1, sizeof *m);
+    load_state ls;
+    int64_t from = 0, to = 0;
+    int rc;
+    memset(&ls, 0, sizeof ls);
+    *out = NULL;
+    if (!m)
+        return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
+    m->t = t;
+    loader host = {.m = m, .t = t, .ls = &ls, .kinds = host_kinds, .n_kinds = 3, .finish = an_load_finish_host};
+    if ((rc = an_load_run(&host)) < 0) {
+        gt_error_set(rc, "%s", host.msg);
+        goto cleanup;
+    }
+    if ((rc = window_of(m, opt, &from, &to)) < 0 || (rc = load_device(m, t, &ls, w, from, to)) < 0 ||
+        (rc = alloc_threads(m, t, w->main_tid)) < 0)
+        goto cleanup;
+    /* what the window's rows cannot say */
+    m->windowed = true;
+    m->whole = *w;
+    m->max_act_ns = w->max_act_ns;
+    m->main_tid = w->main_tid;
+    m->cpu_timeline = w->cpu_timeline;
+    m->n_refused = w->n_refused;
+    m->span_start_ns = w->span_start_ns;
+    m->span_end_ns = w->span_end_ns;
+    *out = m;
+    m = NULL;
+cleanup:
+    free(ls.ops);
+    an_model_free(m);
+    return rc;
+}
