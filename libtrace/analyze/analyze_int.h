@@ -94,6 +94,9 @@ typedef struct an_whole {
     int64_t max_api_ns;       /* the longest API call */
     int64_t launch_before_ns; /* how long before an activity its launch call started, at most (>= 0) */
     int64_t launch_after_ns;  /* how long after, at most (>= 0): clocks of odd traces */
+    int64_t alloc_before_ns, alloc_after_ns; /* the same of device allocations' calls */
+    int64_t n_ooms;           /* allocation failures (oom.c): none, no need to look */
+    int64_t n_events[GT_EV_N_KINDS]; /* the tables' rows (gt_trace_count) */
     bool any_kernel, cpu_timeline;
     int32_t devices[AN_MAX_DEVICES]; /* the device timeline's, in the order it meets them */
     size_t n_devices;
@@ -116,6 +119,9 @@ typedef struct an_model {
     int64_t main_tid;                   /* thread with most CUDA calls (or ranges) */
     int64_t n_refused;                  /* rows refused at load: times or sizes out of range */
     int64_t n_dropped;                  /* nsys 2.x wrapper calls dropped (drop_wrappers) */
+    /* how long before and after a device allocation event its call
+     * started, at most (an_model_load; >= 0) */
+    int64_t alloc_before_ns, alloc_after_ns;
     /* a window read (an_model_load_window): the arrays hold the window's
      * device timeline and calls only; whole says the rest */
     bool windowed;

@@ -634,6 +634,10 @@ int an_model_load(an_model **out, gt_trace *t)
         if (e->op != AN_DEV_ALLOC && e->op != AN_DEV_FREE)
             continue;
         const an_api *a = an_model_launch(m, e->tid);
+        if (a && e->t_ns - a->start_ns > m->alloc_before_ns)
+            m->alloc_before_ns = e->t_ns - a->start_ns;
+        if (a && a->start_ns - e->t_ns > m->alloc_after_ns)
+            m->alloc_after_ns = a->start_ns - e->t_ns;
         e->tid = a ? a->tid : m->main_tid;
     }
     m->n_refused = dev.n_refused + host.n_refused;

@@ -12,12 +12,14 @@
  *       the longest call (one overlapping a gap in the window) and max_act
  *       plus launch_before (the launch of an activity running into it).
  *
+ * The thread of a device allocation is its call's, read by correlation id
+ * among the calls starting near it (as near as the whole model found them).
  * A correlation id resolves to the call it does in the whole model: that
- * call lies in the range read, and so does every later call of that id up
- * to the range's end (model_index.c's rule keeps the first runtime call,
- * else the last driver call, else the last wrapper). What the rows read
- * cannot say (the span, rows refused, the main thread, the devices, the
- * longest activity, whether there are kernels) is taken from the facts.
+ * call is among those read, and model_index.c's rule picks it from any set
+ * of the id's calls that holds it (the first runtime call, else the last
+ * driver call, else the last wrapper). What the rows read cannot say (the
+ * span, rows refused, row counts, the main thread, the devices, the longest
+ * activity, whether there are kernels or failed allocations) is the facts'.
  * Which traces get facts, and so this read, is report_window.c's choice. */
 #include "model_int.h"
 
@@ -52,18 +54,66 @@ static int cmp_i64(const void *a, const void *b)
     return gt_cmp_i64(a, b);
 }
 
-/* Device allocations carry the correlation id of their call in `tid`: the
- * thread is that call's, read by id from the whole API table (the window's
- * calls need not hold it), else the main thread, as an_model_load does. */
-static int alloc_threads(an_model *m, gt_trace *t, int64_t main_tid)
+static int no_finish(an_model *m)
+{
+    (void)m;
+    return 0;
+}
+
+/* Calls of these correlation ids starting in [from, to) into calls. */
+static int read_calls(an_model *calls, gt_trace *t, load_state *ls, const int64_t *corrs, size_t n, int64_t from,
+                      int64_t to, bool ranged)
 {
     static const gt_event_kind api_kind[] = {GT_EV_API};
-    an_model *calls = NULL;
-    int64_t *corrs = NULL;
+    loader L = {.m = calls, .t = t, .ls = ls, .kinds = api_kind, .n_kinds = 1, .finish = no_finish,
+                .only_corr = corrs, .n_only_corr = n, .ranged = ranged, .from_ns = from, .to_ns = to};
+    int rc = an_load_run(&L);
+    return rc < 0 ? gt_error_set(rc, "%s", L.msg) : 0;
+}
+
+/* The calls of m's device allocations: those starting near each (the facts
+ * say how near the whole model found them; any call of the id there is
+ * the one it resolves to, and none elsewhere can be), each stretch once;
+ * for very many stretches, one read of the whole table. */
+static int read_alloc_calls(an_model *calls, gt_trace *t, const an_model *m, const an_whole *w, const int64_t *corrs,
+                            size_t n_corrs)
+{
+    enum { MAX_STRETCHES = 256 };
+    int64_t from[MAX_STRETCHES], to[MAX_STRETCHES];
     size_t n = 0;
     load_state ls;
     int rc = 0;
     memset(&ls, 0, sizeof ls);
+    for (size_t i = 0; i < m->n_mem && n <= MAX_STRETCHES; i++) { /* by time */
+        const an_mem *e = &m->mem[i];
+        if (e->op != AN_DEV_ALLOC && e->op != AN_DEV_FREE)
+            continue;
+        int64_t a = gt_sat_sub(e->t_ns, w->alloc_before_ns), b = gt_sat_add(gt_sat_add(e->t_ns, w->alloc_after_ns), 1);
+        if (n > 0 && a <= to[n - 1])
+            to[n - 1] = b > to[n - 1] ? b : to[n - 1];
+        else if (n < MAX_STRETCHES)
+            from[n] = a, to[n++] = b;
+        else
+            n++; /* too many: the whole table */
+    }
+    for (size_t k = 0; k < n && n <= MAX_STRETCHES && rc == 0; k++)
+        rc = read_calls(calls, t, &ls, corrs, n_corrs, from[k], to[k], true);
+    if (n > MAX_STRETCHES)
+        rc = read_calls(calls, t, &ls, corrs, n_corrs, 0, 0, false);
+    if (rc == 0)
+        rc = an_load_finish_device(calls);
+    free(ls.ops);
+    return rc;
+}
+
+/* Device allocations carry the correlation id of their call in `tid`: the
+ * thread is that call's, else the main thread, as an_model_load does. */
+static int alloc_threads(an_model *m, gt_trace *t, const an_whole *w)
+{
+    an_model *calls = NULL;
+    int64_t *corrs = NULL;
+    size_t n = 0;
+    int rc = 0;
     for (size_t i = 0; i < m->n_mem; i++)
         n += m->mem[i].op == AN_DEV_ALLOC || m->mem[i].op == AN_DEV_FREE;
     if (n == 0)
@@ -78,30 +128,19 @@ static int alloc_threads(an_model *m, gt_trace *t, int64_t main_tid)
             corrs[n++] = m->mem[i].tid;
     qsort(corrs, n, sizeof *corrs, cmp_i64);
     calls->t = t;
-    loader L = {.m = calls, .t = t, .ls = &ls, .kinds = api_kind, .n_kinds = 1,
-                .finish = an_load_finish_device, .only_corr = corrs, .n_only_corr = n};
-    if ((rc = an_load_run(&L)) < 0) {
-        gt_error_set(rc, "%s", L.msg);
+    if ((rc = read_alloc_calls(calls, t, m, w, corrs, n)) < 0)
         goto cleanup;
-    }
     for (size_t i = 0; i < m->n_mem; i++) {
         an_mem *e = &m->mem[i];
         if (e->op != AN_DEV_ALLOC && e->op != AN_DEV_FREE)
             continue;
         const an_api *a = an_model_launch(calls, e->tid);
-        e->tid = a ? a->tid : main_tid;
+        e->tid = a ? a->tid : w->main_tid;
     }
 cleanup:
     an_model_free(calls);
     free(corrs);
-    free(ls.ops);
     return rc;
-}
-
-static int no_finish(an_model *m)
-{
-    (void)m;
-    return 0;
 }
 
 /* The device timeline and calls of [from, to) (see the head comment). */
@@ -148,7 +187,7 @@ int an_model_load_window(an_model **out, gt_trace *t, const an_whole *w, const g
         goto cleanup;
     }
     if ((rc = window_of(m, opt, &from, &to)) < 0 || (rc = load_device(m, t, &ls, w, from, to)) < 0 ||
-        (rc = alloc_threads(m, t, w->main_tid)) < 0)
+        (rc = alloc_threads(m, t, w)) < 0)
         goto cleanup;
     /* what the window's rows cannot say */
     m->windowed = true;

@@ -25,7 +25,7 @@
 /* The facts' fields, one "name value" line each (devices: a list). */
 #define WHOLE_FIELDS(X)                                                                                                \
     X(span_start_ns) X(span_end_ns) X(n_refused) X(max_act_ns) X(main_tid) X(max_api_ns) X(launch_before_ns)           \
-    X(launch_after_ns)
+    X(launch_after_ns) X(alloc_before_ns) X(alloc_after_ns) X(n_ooms)
 
 /* How far an activity's launch call lies before and after it. */
 static void launch_lags(an_whole *w, const an_model *m)
@@ -60,6 +60,10 @@ bool an_whole_of(an_whole *w, const an_model *m, const gt_report *r)
         if (m->apis[i].end_ns - m->apis[i].start_ns > w->max_api_ns)
             w->max_api_ns = m->apis[i].end_ns - m->apis[i].start_ns;
     launch_lags(w, m);
+    w->alloc_before_ns = m->alloc_before_ns;
+    w->alloc_after_ns = m->alloc_after_ns;
+    w->n_ooms = r->oom ? r->oom->n_ooms : 0;
+    memcpy(w->n_events, r->n_events, sizeof w->n_events);
     w->n_devices = an_devices(w->devices, m);
     return true;
 }
@@ -75,6 +79,9 @@ int an_whole_text(char **out, size_t *out_bytes, const an_whole *w)
     fprintf(f, "any_kernel %d\ncpu_timeline %d\ndevices", w->any_kernel, w->cpu_timeline);
     for (size_t i = 0; i < w->n_devices; i++)
         fprintf(f, " %" PRId32, w->devices[i]);
+    fprintf(f, "\nn_events");
+    for (size_t k = 0; k < GT_EV_N_KINDS; k++)
+        fprintf(f, " %" PRId64, w->n_events[k]);
     fprintf(f, "\n");
     if (fclose(f) != 0) {
         free(*out);
@@ -104,10 +111,9 @@ static bool number(const char *s, const char *end, int64_t *out)
 static bool parse_line(an_whole *w, const char *s, const char *end, unsigned *seen)
 {
     const char *sp = memchr(s, ' ', (size_t)(end - s));
-    if (!sp)
-        return false;
+    sp = sp ? sp : end; /* a list may be empty: "devices" */
     size_t n = (size_t)(sp - s);
-    const char *v = sp + 1;
+    const char *v = sp < end ? sp + 1 : end;
     int64_t x;
     unsigned bit = 0;
 #define FIELD(name)                                                                                                    \
@@ -123,6 +129,18 @@ static bool parse_line(an_whole *w, const char *s, const char *end, unsigned *se
         *(n == 10 ? &w->any_kernel : &w->cpu_timeline) = x;
         *seen |= 1u << (n == 10 ? 20 : 21);
         return true;
+    }
+    if (n == 8 && memcmp(s, "n_events", n) == 0) {
+        size_t k = 0;
+        for (const char *p = v; p < end && k < GT_EV_N_KINDS; k++) {
+            const char *q = memchr(p, ' ', (size_t)(end - p));
+            q = q ? q : end;
+            if (!number(p, q, &w->n_events[k]) || w->n_events[k] < 0)
+                return false;
+            p = q < end ? q + 1 : end;
+        }
+        *seen |= 1u << 23;
+        return k == GT_EV_N_KINDS;
     }
     if (n != 7 || memcmp(s, "devices", n) != 0)
         return false;
@@ -141,7 +159,7 @@ static bool parse_line(an_whole *w, const char *s, const char *end, unsigned *se
 /* The facts of a body; false: not all of them, or not as written here. */
 static bool parse_whole(an_whole *w, const char *body, size_t n)
 {
-    unsigned seen = 0, all = (1u << 20) | (1u << 21) | (1u << 22);
+    unsigned seen = 0, all = (1u << 20) | (1u << 21) | (1u << 22) | (1u << 23);
     unsigned bit = 0;
 #define ALL(name) all |= 1u << ++bit;
     WHOLE_FIELDS(ALL)
@@ -154,7 +172,7 @@ static bool parse_whole(an_whole *w, const char *body, size_t n)
         s = nl + 1;
     }
     return seen == all && w->max_act_ns >= 0 && w->max_api_ns >= 0 && w->launch_before_ns >= 0 &&
-           w->launch_after_ns >= 0;
+           w->launch_after_ns >= 0 && w->alloc_before_ns >= 0 && w->alloc_after_ns >= 0;
 }
 
 const char *an_whole_key(void)
