@@ -27,23 +27,23 @@
 #include <string.h>
 
 /* [*from, *to): the span of the steps opt selects, as report.c's
- * select_steps makes the report's window; empty when it selects none (the
- * report then says so, from the ranges read whole). */
-static int window_of(const an_model *m, const gt_report_options *opt, int64_t *from, int64_t *to)
+ * select_steps makes the report's window; *any false when it selects none
+ * (the report then says so, from the ranges read whole). */
+static int window_of(const an_model *m, const gt_report_options *opt, int64_t *from, int64_t *to, bool *any)
 {
     an_steps all = {0};
     int rc = an_steps_find(&all, m);
-    bool any = false;
+    *any = false;
     *from = *to = 0;
     for (size_t i = 0; rc == 0 && i < all.n; i++) {
         const gt_step *s = &all.v[i];
         if ((opt->step_first >= 0 && s->number < opt->step_first) || (opt->step_last >= 0 && s->number > opt->step_last))
             continue;
-        if (!any)
+        if (!*any)
             *from = *to = s->start_ns;
         if (s->end_ns > *to)
             *to = s->end_ns;
-        any = true;
+        *any = true;
     }
     free(all.v);
     return rc;
@@ -143,8 +143,11 @@ cleanup:
     return rc;
 }
 
-/* The device timeline and calls of [from, to) (see the head comment). */
-static int load_device(an_model *m, gt_trace *t, load_state *ls, const an_whole *w, int64_t from, int64_t to)
+/* The device timeline and calls of [from, to) (see the head comment);
+ * none when no step is selected. A window of one empty step still looks
+ * back from its instant. */
+static int load_device(an_model *m, gt_trace *t, load_state *ls, const an_whole *w, int64_t from, int64_t to,
+                       bool any)
 {
     static const gt_event_kind act_kinds[] = {GT_EV_KERNEL, GT_EV_MEMCPY, GT_EV_MEMSET};
     static const gt_event_kind api_kind[] = {GT_EV_API};
@@ -152,12 +155,11 @@ static int load_device(an_model *m, gt_trace *t, load_state *ls, const an_whole 
     int64_t back = gt_sat_add(w->max_act_ns, w->launch_before_ns);
     if (w->max_api_ns > back)
         back = w->max_api_ns;
-    bool empty = from == to; /* no step selected: nothing to read */
     loader acts = {.m = m, .t = t, .ls = ls, .kinds = act_kinds, .n_kinds = 3, .finish = no_finish,
-                   .ranged = true, .from_ns = empty ? 0 : act_from, .to_ns = to};
+                   .ranged = true, .from_ns = any ? act_from : 0, .to_ns = any ? to : 0};
     loader apis = {.m = m, .t = t, .ls = ls, .kinds = api_kind, .n_kinds = 1, .finish = an_load_finish_device,
-                   .ranged = true, .from_ns = empty ? 0 : gt_sat_sub(from, back),
-                   .to_ns = empty ? 0 : gt_sat_add(to, w->launch_after_ns)};
+                   .ranged = true, .from_ns = any ? gt_sat_sub(from, back) : 0,
+                   .to_ns = any ? gt_sat_add(to, w->launch_after_ns) : 0};
     int rc;
     if ((rc = an_load_run(&acts)) < 0 || (rc = an_load_run(&apis)) < 0)
         return gt_error_set(rc, "%s", acts.rc < 0 ? acts.msg : apis.msg);
@@ -175,6 +177,7 @@ int an_model_load_window(an_model **out, gt_trace *t, const an_whole *w, const g
     an_model *m = calloc(1, sizeof *m);
     load_state ls;
     int64_t from = 0, to = 0;
+    bool any;
     int rc;
     memset(&ls, 0, sizeof ls);
     *out = NULL;
@@ -186,7 +189,7 @@ int an_model_load_window(an_model **out, gt_trace *t, const an_whole *w, const g
         gt_error_set(rc, "%s", host.msg);
         goto cleanup;
     }
-    if ((rc = window_of(m, opt, &from, &to)) < 0 || (rc = load_device(m, t, &ls, w, from, to)) < 0 ||
+    if ((rc = window_of(m, opt, &from, &to, &any)) < 0 || (rc = load_device(m, t, &ls, w, from, to, any)) < 0 ||
         (rc = alloc_threads(m, t, w)) < 0)
         goto cleanup;
     /* what the window's rows cannot say */
