@@ -37,7 +37,8 @@ static int window_of(const an_model *m, const gt_report_options *opt, int64_t *f
     *from = *to = 0;
     for (size_t i = 0; rc == 0 && i < all.n; i++) {
         const gt_step *s = &all.v[i];
-        if ((opt->step_first >= 0 && s->number < opt->step_first) || (opt->step_last >= 0 && s->number > opt->step_last))
+        if ((opt->step_first >= 0 && s->number < opt->step_first) ||
+            (opt->step_last >= 0 && s->number > opt->step_last))
             continue;
         if (!*any)
             *from = *to = s->start_ns;
@@ -47,11 +48,6 @@ static int window_of(const an_model *m, const gt_report_options *opt, int64_t *f
     }
     free(all.v);
     return rc;
-}
-
-static int cmp_i64(const void *a, const void *b)
-{
-    return gt_cmp_i64(a, b);
 }
 
 static int no_finish(an_model *m)
@@ -126,7 +122,7 @@ static int alloc_threads(an_model *m, gt_trace *t, const an_whole *w)
     for (size_t i = 0; i < m->n_mem; i++)
         if (m->mem[i].op == AN_DEV_ALLOC || m->mem[i].op == AN_DEV_FREE)
             corrs[n++] = m->mem[i].tid;
-    qsort(corrs, n, sizeof *corrs, cmp_i64);
+    qsort(corrs, n, sizeof *corrs, gt_cmp_i64);
     calls->t = t;
     if ((rc = read_alloc_calls(calls, t, m, w, corrs, n)) < 0)
         goto cleanup;
@@ -163,12 +159,14 @@ static int load_device(an_model *m, gt_trace *t, load_state *ls, const an_whole 
     int rc;
     if ((rc = an_load_run(&acts)) < 0 || (rc = an_load_run(&apis)) < 0)
         return gt_error_set(rc, "%s", acts.rc < 0 ? acts.msg : apis.msg);
-    bool cpu_ops;
+    bool cpu_ops; /* of the window: whether the trace has a CPU timeline is the facts' */
     loader cpu = acts;
     if ((rc = an_load_cpu(m, ls, &cpu, w->any_kernel, &cpu_ops)) < 0)
         return rc;
     an_index_rest(m);
-    return an_drop_wrappers(m); /* none: the facts are kept only then */
+    /* drops nothing: facts are kept only for traces where the whole model
+     * dropped no wrapper, and a window's calls are some of its calls */
+    return an_drop_wrappers(m);
 }
 
 int an_model_load_window(an_model **out, gt_trace *t, const an_whole *w, const gt_report_options *opt)

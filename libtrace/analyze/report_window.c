@@ -15,6 +15,7 @@
 #include "analyze_int.h"
 
 #include <ctype.h>
+#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,7 +23,7 @@
 
 #define KEY_WHOLE "report.whole"
 
-/* The facts' fields, one "name value" line each (devices: a list). */
+/* The facts' fields, one "name value" line each (devices, n_events: lists). */
 #define WHOLE_FIELDS(X)                                                                                                \
     X(span_start_ns) X(span_end_ns) X(n_refused) X(max_act_ns) X(main_tid) X(max_api_ns) X(launch_before_ns)           \
     X(launch_after_ns) X(alloc_before_ns) X(alloc_after_ns) X(n_ooms)
@@ -91,6 +92,9 @@ int an_whole_text(char **out, size_t *out_bytes, const an_whole *w)
     return 0;
 }
 
+/* The lines a body must have: the fields' bits count from 1 (parse_line). */
+enum { SEEN_ANY_KERNEL = 1u << 20, SEEN_CPU_TIMELINE = 1u << 21, SEEN_DEVICES = 1u << 22, SEEN_N_EVENTS = 1u << 23 };
+
 /* A number that is the whole of [s, end): the body is the file's, and a
  * damaged one is refused, never guessed at. */
 static bool number(const char *s, const char *end, int64_t *out)
@@ -102,9 +106,10 @@ static bool number(const char *s, const char *end, int64_t *out)
     memcpy(buf, s, n);
     buf[n] = '\0';
     char *stop;
+    errno = 0;
     long long v = strtoll(buf, &stop, 10);
     *out = v;
-    return *stop == '\0' && (isdigit((unsigned char)buf[0]) || buf[0] == '-');
+    return *stop == '\0' && errno == 0 && (isdigit((unsigned char)buf[0]) || buf[0] == '-');
 }
 
 /* One line "name value..." into w; false: not a line of this build's. */
@@ -127,7 +132,7 @@ static bool parse_line(an_whole *w, const char *s, const char *end, unsigned *se
         if (!number(v, end, &x) || (x != 0 && x != 1))
             return false;
         *(n == 10 ? &w->any_kernel : &w->cpu_timeline) = x;
-        *seen |= 1u << (n == 10 ? 20 : 21);
+        *seen |= n == 10 ? SEEN_ANY_KERNEL : SEEN_CPU_TIMELINE;
         return true;
     }
     if (n == 8 && memcmp(s, "n_events", n) == 0) {
@@ -139,12 +144,12 @@ static bool parse_line(an_whole *w, const char *s, const char *end, unsigned *se
                 return false;
             p = q < end ? q + 1 : end;
         }
-        *seen |= 1u << 23;
+        *seen |= SEEN_N_EVENTS;
         return k == GT_EV_N_KINDS;
     }
     if (n != 7 || memcmp(s, "devices", n) != 0)
         return false;
-    *seen |= 1u << 22;
+    *seen |= SEEN_DEVICES;
     for (const char *p = v; p < end;) {
         const char *q = memchr(p, ' ', (size_t)(end - p));
         q = q ? q : end;
@@ -159,7 +164,7 @@ static bool parse_line(an_whole *w, const char *s, const char *end, unsigned *se
 /* The facts of a body; false: not all of them, or not as written here. */
 static bool parse_whole(an_whole *w, const char *body, size_t n)
 {
-    unsigned seen = 0, all = (1u << 20) | (1u << 21) | (1u << 22) | (1u << 23);
+    unsigned seen = 0, all = SEEN_ANY_KERNEL | SEEN_CPU_TIMELINE | SEEN_DEVICES | SEEN_N_EVENTS;
     unsigned bit = 0;
 #define ALL(name) all |= 1u << ++bit;
     WHOLE_FIELDS(ALL)
