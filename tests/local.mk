@@ -34,3 +34,6 @@ EXTRA_DIST += tests/integration/export_chrome_bounded.sh
 # memory --at and --step read the memory part of a big trace only.
 TESTS += tests/integration/memory_window.sh
 EXTRA_DIST += tests/integration/memory_window.sh tests/integration/bounded_common.sh
+# report --steps reads the window of a big trace that kept its facts.
+TESTS += tests/integration/report_window.sh
+EXTRA_DIST += tests/integration/report_window.sh

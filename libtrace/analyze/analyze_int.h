@@ -84,6 +84,24 @@ typedef struct an_mem {
     int8_t op;        /* an_mem_op */
 } an_mem;
 
+/* What a window's rows cannot tell of the whole trace, kept beside the
+ * report at close (report_window.c) for `--steps A:B` to read only its
+ * window (model_window.c): each field is what an_model_load's model has. */
+#define AN_MAX_DEVICES 64 /* the summary's devices (summary.c) */
+typedef struct an_whole {
+    int64_t span_start_ns, span_end_ns, n_refused;
+    int64_t max_act_ns, main_tid;
+    int64_t max_api_ns;       /* the longest API call */
+    int64_t launch_before_ns; /* how long before an activity its launch call started, at most (>= 0) */
+    int64_t launch_after_ns;  /* how long after, at most (>= 0): clocks of odd traces */
+    int64_t alloc_before_ns, alloc_after_ns; /* the same of device allocations' calls */
+    int64_t n_ooms;           /* allocation failures (oom.c): none, no need to look */
+    int64_t n_events[GT_EV_N_KINDS]; /* the tables' rows (gt_trace_count) */
+    bool any_kernel, cpu_timeline;
+    int32_t devices[AN_MAX_DEVICES]; /* the device timeline's, in the order it meets them */
+    size_t n_devices;
+} an_whole;
+
 typedef struct an_model {
     gt_trace *t;
     an_act *acts; size_t n_acts;        /* device timeline, by start */
@@ -100,6 +118,14 @@ typedef struct an_model {
     int64_t max_act_ns;                 /* longest activity: bounds look-backs */
     int64_t main_tid;                   /* thread with most CUDA calls (or ranges) */
     int64_t n_refused;                  /* rows refused at load: times or sizes out of range */
+    int64_t n_dropped;                  /* nsys 2.x wrapper calls dropped (drop_wrappers) */
+    /* how long before and after a device allocation event its call
+     * started, at most (an_model_load; >= 0) */
+    int64_t alloc_before_ns, alloc_after_ns;
+    /* a window read (an_model_load_window): the arrays hold the window's
+     * device timeline and calls only; whole says the rest */
+    bool windowed;
+    an_whole whole;
     /* correlation id -> index into apis: a direct table when the ids are
      * dense (as CUPTI numbers them), else open addressing */
     int64_t *corr_keys; size_t *corr_vals; size_t corr_cap;
@@ -110,6 +136,11 @@ int an_model_load(an_model **out, gt_trace *t);
 /* The part of the model the allocator's history and states read (model.c
  * says which); the same arrays for those, so the same answers. */
 int an_model_load_memory(an_model **out, gt_trace *t);
+/* The model `--steps` (opt) reads on a trace whose whole-trace facts were
+ * kept (w): the NVTX ranges and memory events whole, as an_model_load_memory
+ * loads them, and the device timeline and API calls of the window's steps
+ * only, so that the report from it is the whole model's (model_window.c). */
+int an_model_load_window(an_model **out, gt_trace *t, const an_whole *w, const gt_report_options *opt);
 /* Whether a row from the reader is one to compute with (AN_TIME_LIMIT_NS);
  * what an_model_load refuses, for code that reads rows itself (exports). */
 bool an_row_ok(const gt_event *ev);
@@ -158,8 +189,17 @@ void an_dist(gt_dist *d, int64_t *durations, size_t n); /* sorts durations */
 int an_report_build(gt_report **out, const an_model *m, const gt_report_options *opt, gt_gap_span **gaps,
                     size_t *n_gaps);
 
+/* The whole-trace facts of m and its default report r, for a window read
+ * later (report_window.c); false: this trace is not one to read so. */
+bool an_whole_of(an_whole *w, const an_model *m, const gt_report *r);
+/* w as the text kept in the trace (malloc'd), and the key it is kept under. */
+int an_whole_text(char **out, size_t *out_bytes, const an_whole *w);
+const char *an_whole_key(void);
+
 /* Pieces of the report, each in its own file. */
 int an_summary(gt_report *r, const an_model *m, const gt_report_options *opt);
+/* The devices of m's device timeline, in the order it meets them (at most AN_MAX_DEVICES). */
+size_t an_devices(int32_t ids[AN_MAX_DEVICES], const an_model *m);
 int an_gaps(gt_gaps *g, const an_model *m, int64_t from_ns, int64_t to_ns, int top_n);
 /* The same, with every gap into *all (malloc'd; by device, then start). */
 int an_gaps_list(gt_gaps *g, const an_model *m, int64_t from_ns, int64_t to_ns, int top_n, gt_gap_span **all,

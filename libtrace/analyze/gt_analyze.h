@@ -380,8 +380,14 @@ int gt_report_print_json(const gt_report *r, FILE *f);
  * prints another's. */
 const char *gt_report_kept_version(void);
 /* Computes the default report of the finished gtrace trace at `path` and
- * keeps it there as text and JSON (gt_trace_add_summary). */
+ * keeps it there as text and JSON (gt_trace_add_summary), with the
+ * whole-trace facts gt_report_compute_window reads where they suffice. */
 int gt_report_keep(const char *path);
+/* gt_report_compute for opt's steps (--steps A:B), reading only their
+ * window where t keeps this build's whole-trace facts (report_window.c):
+ * *out_read true and the same report. *out_read false (and 0) when t has
+ * none or opt selects no steps: the caller reads the whole model. */
+int gt_report_compute_window(gt_report **out, bool *out_read, gt_trace *t, const gt_report_options *opt);
 /* Prints t's kept report, text or JSON, byte for byte what gt_analysis_load
  * and gt_report_print_text/json print without options: 0; GT_ERR_NOTFOUND
  * or GT_ERR_VERSION (nothing printed) when none can be used. */

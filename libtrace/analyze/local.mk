@@ -11,6 +11,8 @@ libtrace_analyze_libgtanalyze_la_SOURCES = \
 	libtrace/analyze/util.c \
 	libtrace/analyze/model.c \
 	libtrace/analyze/model_index.c \
+	libtrace/analyze/model_window.c \
+	libtrace/analyze/model_int.h \
 	libtrace/analyze/model_sort.c \
 	libtrace/analyze/steps.c \
 	libtrace/analyze/summary.c \
@@ -32,6 +34,7 @@ libtrace_analyze_libgtanalyze_la_SOURCES = \
 	libtrace/analyze/report.c \
 	libtrace/analyze/render.c \
 	libtrace/analyze/report_kept.c \
+	libtrace/analyze/report_window.c \
 	libtrace/analyze/render_pytorch.c \
 	libtrace/analyze/render_ranks.c \
 	libtrace/analyze/oom.h \

@@ -10,7 +10,7 @@
  * in another of its thread is not counted again. NVTX ranges of a category
  * named "communication" (the same convention for collectives) are kept apart
  * as the model's comms, for comm.c. */
-#include "analyze_int.h"
+#include "model_int.h"
 #include "gt_store_bulk.h"
 
 #include <pthread.h>
@@ -185,29 +185,6 @@ void an_model_sort(an_model *m)
 }
 
 
-/* What loading needs besides the model: array capacities, and the ranges
- * with a category, kept aside until the categories' names are known (and,
- * for compute ops, whether the trace has kernels). */
-enum { N_COMPUTE_CATS = 256 }; /* per list: a few categories in each of up to 256 processes */
-/* Categories of one name, by (process, domain, id): NVTX domains and their
- * categories belong to a process, and the processes of one trace (the ranks
- * of a job, a launcher and its tools) may number theirs alike. pid 0: a
- * category named on an unknown thread, taken to hold in every process. */
-typedef struct cat_list {
-    struct { int64_t pid, domain; int32_t category; } v[N_COMPUTE_CATS];
-    size_t n;
-} cat_list;
-typedef struct load_state {
-    size_t caps[6]; /* acts, copies, apis, ranges, mem, comms */
-    cat_list compute, comm; /* categories named "compute", "communication" */
-    struct cand_op {
-        int64_t start_ns, end_ns, tid, domain, bytes;
-        int32_t category;
-        bool pushpop; /* a push/pop range (not start/end) */
-        gt_string_id text;
-    } *ops;
-    size_t n_ops, cap_ops; /* ranges with a category, by start */
-} load_state;
 
 static bool in_cats(const cat_list *c, int64_t tid, int64_t domain, int32_t category)
 {
@@ -340,23 +317,6 @@ static int keep_compute_ranges(an_model *m, load_state *ls)
     return 0;
 }
 
-/* One thread's share of the loading: some kinds, read through one handle.
- * The two loaders fill different arrays of the model. */
-typedef struct loader {
-    an_model *m;
-    gt_trace *t;
-    load_state *ls;
-    const gt_event_kind *kinds;
-    size_t n_kinds;
-    int (*finish)(an_model *m); /* sorts and indexes what it loaded */
-    const int64_t *only_corr;   /* API calls: only these correlation ids (sorted); NULL all */
-    size_t n_only_corr;
-    bool any;                 /* a row was read */
-    int64_t n_refused;        /* rows out of range (row_ok) */
-    int64_t first_ns, last_ns; /* over every row read: the trace's time span */
-    int rc;
-    char msg[512];            /* a failure's message, for the thread that reports it */
-} loader;
 
 static bool time_ok(int64_t t)
 {
@@ -405,7 +365,7 @@ static int load_kind(loader *L, gt_event_kind kind, bool span_only)
     /* the columns computed with, front to back; gt_iter where the store
      * cannot read a table so (rows in stored order: the loaders sort) */
     int64_t rows = 0; /* at most what the arrays get of this kind; 0: not known */
-    if (span_only || (kind == GT_EV_API && L->only_corr) || gt_trace_count(L->t, kind, &rows) < 0)
+    if (span_only || L->ranged || (kind == GT_EV_API && L->only_corr) || gt_trace_count(L->t, kind, &rows) < 0)
         rows = 0;
     int rc = 0;
     switch (kind) {
@@ -419,9 +379,11 @@ static int load_kind(loader *L, gt_event_kind kind, bool span_only)
     case GT_EV_GPU_MEMORY: case GT_EV_HEAP: rc = RESERVE(m->mem, m->n_mem, caps[4], rows); break;
     default: break;
     }
-    if (rc == 0)
+    if (rc == 0 && L->ranged) /* a window: the store's time range, rows by start */
+        rc = gt_iter_new_starting(&it, L->t, kind, L->from_ns, L->to_ns);
+    else if (rc == 0)
         rc = gt_bulk_new(&bulk, L->t, kind);
-    if (rc == 0 && !bulk)
+    if (rc == 0 && !bulk && !it)
         rc = gt_iter_new(&it, L->t, kind, INT64_MIN, INT64_MAX);
     if (rc < 0)
         return rc;
@@ -556,7 +518,7 @@ cleanup:
 /* nsys 2.x exports hold each runtime call twice: the call (class 0, with its
  * version suffix) and a wrapper of another class with the same correlation
  * id. Counting both would double every API figure: wrappers go. */
-static int drop_wrappers(an_model *m)
+int an_drop_wrappers(an_model *m)
 {
     size_t n = 0;
     bool dropped = false;
@@ -565,6 +527,7 @@ static int drop_wrappers(an_model *m)
         const an_api *owner = a->foreign ? an_model_launch(m, a->corr) : NULL;
         if (owner && !owner->foreign) {
             dropped = true;
+            m->n_dropped++;
             continue;
         }
         m->apis[n++] = *a;
@@ -575,7 +538,7 @@ static int drop_wrappers(an_model *m)
     return an_model_index(m);
 }
 
-static int run_loader(loader *L)
+int an_load_run(loader *L)
 {
     for (size_t i = 0; i < L->n_kinds && L->rc == 0; i++)
         if ((L->rc = load_kind(L, L->kinds[i], false)) < 0)
@@ -585,13 +548,13 @@ static int run_loader(loader *L)
     return L->rc;
 }
 
-static int finish_device(an_model *m)
+int an_load_finish_device(an_model *m)
 {
     sort_device(m);
     return an_index_calls(m);
 }
 
-static int finish_host(an_model *m)
+int an_load_finish_host(an_model *m)
 {
     sort_host(m);
     return an_index_ranges(m);
@@ -599,8 +562,23 @@ static int finish_host(an_model *m)
 
 static void *loader_thread(void *arg)
 {
-    run_loader(arg);
+    an_load_run(arg);
     return NULL;
+}
+
+int an_load_cpu(an_model *m, load_state *ls, loader *cpu, bool any_kernel, bool *out_cpu_ops)
+{
+    size_t n_before = m->n_acts;
+    int rc;
+    /* communication first: add_nvtx_ops reorders the candidates */
+    if ((rc = add_nvtx_comms(m, ls)) < 0 || (rc = load_kind(cpu, GT_EV_CPU_OP, any_kernel)) < 0 ||
+        (!any_kernel && (rc = add_nvtx_ops(m, ls)) < 0) || (any_kernel && (rc = keep_compute_ranges(m, ls)) < 0))
+        return rc;
+    *out_cpu_ops = !any_kernel && m->n_acts > n_before;
+    /* CPU ops join the device timeline; ranges and calls, sorted and indexed
+     * by their loaders, stay as they are */
+    an_sort(m->acts, m->n_acts, sizeof *m->acts, cmp_act);
+    return 0;
 }
 
 int an_model_load(an_model **out, gt_trace *t)
@@ -621,8 +599,8 @@ int an_model_load(an_model **out, gt_trace *t)
      * stays on `t`, whose ids for inline texts the model keeps. */
     static const gt_event_kind dev_kinds[] = {GT_EV_KERNEL, GT_EV_MEMCPY, GT_EV_MEMSET, GT_EV_API};
     static const gt_event_kind host_kinds[] = {GT_EV_NVTX, GT_EV_GPU_MEMORY, GT_EV_HEAP, GT_EV_SYNC};
-    loader dev = {.m = m, .t = t, .ls = &ls, .kinds = dev_kinds, .n_kinds = 4, .finish = finish_device};
-    loader host = {.m = m, .t = t, .ls = &ls, .kinds = host_kinds, .n_kinds = 4, .finish = finish_host};
+    loader dev = {.m = m, .t = t, .ls = &ls, .kinds = dev_kinds, .n_kinds = 4, .finish = an_load_finish_device};
+    loader host = {.m = m, .t = t, .ls = &ls, .kinds = host_kinds, .n_kinds = 4, .finish = an_load_finish_host};
     if (gt_trace_reopen(&t2, t) == 0) {
         dev.t = t2;
         threaded = pthread_create(&th, NULL, loader_thread, &dev) == 0;
@@ -630,11 +608,11 @@ int an_model_load(an_model **out, gt_trace *t)
     if (!threaded)
         dev.t = t;
     /* SYNC: only its time span (loader's switch keeps nothing of it) */
-    run_loader(&host);
+    an_load_run(&host);
     if (threaded)
         pthread_join(th, NULL);
     else
-        run_loader(&dev);
+        an_load_run(&dev);
     gt_trace_free(t2);
     if ((rc = dev.rc < 0 ? dev.rc : host.rc) < 0) {
         gt_error_set(rc, "%s", dev.rc < 0 ? dev.msg : host.msg);
@@ -644,17 +622,10 @@ int an_model_load(an_model **out, gt_trace *t)
     bool any_kernel = false;
     for (size_t i = 0; i < m->n_acts && !any_kernel; i++)
         any_kernel = m->acts[i].kind == GT_EV_KERNEL;
-    size_t n_before = m->n_acts;
-    /* communication first: add_nvtx_ops reorders the candidates */
-    if ((rc = add_nvtx_comms(m, &ls)) < 0 || (rc = load_kind(&host, GT_EV_CPU_OP, any_kernel)) < 0 ||
-        (!any_kernel && (rc = add_nvtx_ops(m, &ls)) < 0) || (any_kernel && (rc = keep_compute_ranges(m, &ls)) < 0))
+    if ((rc = an_load_cpu(m, &ls, &host, any_kernel, &m->cpu_timeline)) < 0)
         goto cleanup;
-    m->cpu_timeline = !any_kernel && m->n_acts > n_before;
-    /* CPU ops join the device timeline; ranges and calls, sorted and indexed
-     * by their loaders, stay as they are */
-    an_sort(m->acts, m->n_acts, sizeof *m->acts, cmp_act);
     an_index_rest(m);
-    if ((rc = drop_wrappers(m)) < 0)
+    if ((rc = an_drop_wrappers(m)) < 0)
         goto cleanup;
     /* Device allocations carry a correlation id in `tid` until here: the
      * thread is that of the API call that made them. */
@@ -663,6 +634,10 @@ int an_model_load(an_model **out, gt_trace *t)
         if (e->op != AN_DEV_ALLOC && e->op != AN_DEV_FREE)
             continue;
         const an_api *a = an_model_launch(m, e->tid);
+        if (a && e->t_ns - a->start_ns > m->alloc_before_ns)
+            m->alloc_before_ns = e->t_ns - a->start_ns;
+        if (a && a->start_ns - e->t_ns > m->alloc_after_ns)
+            m->alloc_after_ns = a->start_ns - e->t_ns;
         e->tid = a ? a->tid : m->main_tid;
     }
     m->n_refused = dev.n_refused + host.n_refused;
@@ -699,9 +674,9 @@ int an_model_load_memory(an_model **out, gt_trace *t)
     if (!m)
         return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
     m->t = t;
-    loader host = {.m = m, .t = t, .ls = &ls, .kinds = host_kinds, .n_kinds = 3, .finish = finish_host};
-    loader dev = {.m = m, .t = t, .ls = &ls, .kinds = api_kind, .n_kinds = 1, .finish = finish_device};
-    if ((rc = run_loader(&host)) < 0) {
+    loader host = {.m = m, .t = t, .ls = &ls, .kinds = host_kinds, .n_kinds = 3, .finish = an_load_finish_host};
+    loader dev = {.m = m, .t = t, .ls = &ls, .kinds = api_kind, .n_kinds = 1, .finish = an_load_finish_device};
+    if ((rc = an_load_run(&host)) < 0) {
         gt_error_set(rc, "%s", host.msg);
         goto cleanup;
     }
@@ -719,7 +694,7 @@ int an_model_load_memory(an_model **out, gt_trace *t)
         qsort(corrs, n_corrs, sizeof *corrs, gt_cmp_i64);
         dev.only_corr = corrs;
         dev.n_only_corr = n_corrs;
-        if ((rc = run_loader(&dev)) < 0) {
+        if ((rc = an_load_run(&dev)) < 0) {
             gt_error_set(rc, "%s", dev.msg);
             goto cleanup;
         }

@@ -527,7 +527,8 @@ int an_oom(gt_report *r, const an_model *m, const gt_report_options *opt)
     cand first = {0};
     int64_t n_ooms = 0;
     r->oom = NULL;
-    if (!m->t)
+    /* a window read of a trace without failures need not read its NVTX again */
+    if (!m->t || (m->windowed && m->whole.n_ooms == 0))
         return 0;
     int rc = find_failures(m, &first, &n_ooms);
     if (rc < 0)

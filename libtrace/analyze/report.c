@@ -131,7 +131,9 @@ int an_report_build(gt_report **out, const an_model *m, const gt_report_options 
         goto cleanup;
     }
     for (int k = 0; t && k < GT_EV_N_KINDS; k++)
-        if ((rc = gt_trace_count(t, (gt_event_kind)k, &r->n_events[k])) < 0)
+        if (m->windowed) /* kept: counting reads every table */
+            r->n_events[k] = m->whole.n_events[k];
+        else if ((rc = gt_trace_count(t, (gt_event_kind)k, &r->n_events[k])) < 0)
             goto cleanup;
     r->n_refused = m->n_refused;
     r->start_ns = m->span_start_ns;

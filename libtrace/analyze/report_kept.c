@@ -12,7 +12,7 @@
  * with and without it. */
 #include "config.h"
 
-#include "gt_analyze.h"
+#include "analyze_int.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -49,13 +49,21 @@ int gt_report_keep(const char *path)
 {
     gt_trace *t = NULL;
     gt_report *r = NULL;
+    an_model *m = NULL;
     gt_report_options opt;
-    char *text = NULL, *json = NULL;
-    size_t n_text = 0, n_json = 0;
+    char *text = NULL, *json = NULL, *whole = NULL;
+    size_t n_text = 0, n_json = 0, n_whole = 0;
+    an_whole w;
     int rc;
     gt_report_options_init(&opt); /* what `gtrace report` computes without options */
-    if ((rc = gt_trace_open(&t, path, GT_OPEN_CHECK_LATER)) < 0 || (rc = gt_report_compute(&r, t, &opt)) < 0)
+    if ((rc = gt_trace_open(&t, path, GT_OPEN_CHECK_LATER)) < 0 || (rc = an_model_load(&m, t)) < 0 ||
+        (rc = an_report_build(&r, m, &opt, NULL, NULL)) < 0)
         goto cleanup;
+    /* the facts a window of steps reads beside its rows (report_window.c) */
+    if (an_whole_of(&w, m, r) && (rc = an_whole_text(&whole, &n_whole, &w)) < 0)
+        goto cleanup;
+    an_model_free(m);
+    m = NULL;
     char *own_path = r->path;
     r->path = "";
     rc = render(r, false, &text, &n_text);
@@ -66,13 +74,15 @@ int gt_report_keep(const char *path)
         goto cleanup;
     gt_trace_free(t); /* before writing: the file changes under a reader */
     t = NULL;
-    const char *keys[] = {KEY_TEXT, KEY_JSON};
-    const void *bodies[] = {text, json};
-    const size_t sizes[] = {n_text, n_json};
-    rc = gt_trace_add_summary(path, gt_report_kept_version(), keys, bodies, sizes, 2);
+    const char *keys[] = {KEY_TEXT, KEY_JSON, an_whole_key()};
+    const void *bodies[] = {text, json, whole};
+    const size_t sizes[] = {n_text, n_json, n_whole};
+    rc = gt_trace_add_summary(path, gt_report_kept_version(), keys, bodies, sizes, whole ? 3 : 2);
 cleanup:
     free(text);
     free(json);
+    free(whole);
+    an_model_free(m);
     gt_report_free(r);
     gt_trace_free(t);
     return rc;

@@ -146,17 +146,27 @@ cleanup:
     return rc;
 }
 
-static int devices(gt_report *r, const an_model *m)
+size_t an_devices(int32_t ids[AN_MAX_DEVICES], const an_model *m)
 {
-    int32_t ids[64];
     size_t n = 0;
     for (size_t i = 0; i < m->n_acts; i++) {
         size_t k = 0;
         while (k < n && ids[k] != m->acts[i].device)
             k++;
-        if (k == n && n < 64)
+        if (k == n && n < AN_MAX_DEVICES)
             ids[n++] = m->acts[i].device;
     }
+    return n;
+}
+
+/* Every device of the trace, each measured in the window: a window read
+ * has the device list of the whole trace kept for it. */
+static int devices(gt_report *r, const an_model *m)
+{
+    int32_t ids[AN_MAX_DEVICES];
+    size_t n = m->windowed ? m->whole.n_devices : an_devices(ids, m);
+    if (m->windowed)
+        memcpy(ids, m->whole.devices, n * sizeof *ids);
     if (n == 0)
         return 0;
     r->devices = calloc(n, sizeof *r->devices);

@@ -112,6 +112,7 @@ int gt_cli_report(int argc, char **argv)
 
     gt_trace *t = open_trace(argv[res.first], GT_OPEN_CHECK_LATER);
     gt_analysis *a = NULL;
+    gt_report *window = NULL;
     int status = 1;
     if (!t)
         goto cleanup;
@@ -122,18 +123,25 @@ int gt_cli_report(int argc, char **argv)
             goto cleanup;
         }
     }
-    say_how("analysed (no summary used)");
-    if (gt_analysis_load(&a, t, &opt) != 0) {
+    /* --steps on a trace that kept its whole-trace facts: the window only */
+    bool read = false;
+    if (!no_summary && gt_report_compute_window(&window, &read, t, &opt) != 0) {
         gt_cli_error("report %s: %s", argv[res.first], gt_error_last());
         goto cleanup;
     }
-    const gt_report *r = gt_analysis_report(a);
+    say_how(read ? "the window of its steps, with the facts kept in the trace" : "analysed (no summary used)");
+    if (!read && gt_analysis_load(&a, t, &opt) != 0) {
+        gt_cli_error("report %s: %s", argv[res.first], gt_error_last());
+        goto cleanup;
+    }
+    const gt_report *r = read ? window : gt_analysis_report(a);
     if ((json ? gt_report_print_json(r, stdout) : gt_report_print_text(r, stdout)) != 0 || fflush(stdout) != 0) {
         gt_cli_error("report: cannot write the report: %s", strerror(errno));
         goto cleanup;
     }
     status = 0;
 cleanup:
+    gt_report_free(window);
     gt_analysis_free(a);
     gt_trace_free(t);
     return status;

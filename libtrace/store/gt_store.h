@@ -449,6 +449,9 @@ int gt_trace_session_start(gt_trace *t, int64_t *out_utc_epoch_ns);
  * and INT64_MAX for everything. Served by time indexes where the file has them. */
 typedef struct gt_iter gt_iter;
 int gt_iter_new(gt_iter **out, gt_trace *t, gt_event_kind kind, int64_t from_ns, int64_t to_ns);
+/* The same order over the events whose start lies in [from_ns, to_ns),
+ * however long: for a reader that knows how far back to look. */
+int gt_iter_new_starting(gt_iter **out, gt_trace *t, gt_event_kind kind, int64_t from_ns, int64_t to_ns);
 /* 1: *ev holds the next event; 0: no more; negative: an error. */
 int gt_iter_next(gt_iter *it, gt_event *ev);
 void gt_iter_free(gt_iter *it);

@@ -491,8 +491,11 @@ static int rowid_range(gt_trace *t, gt_event_kind kind, const char *table, int64
     return rc;
 }
 
-/* gt_iter_new; `ordered` false leaves the order to SQLite (for counting). */
-static int iter_open(gt_iter **out, gt_trace *t, gt_event_kind kind, int64_t from_ns, int64_t to_ns, bool ordered)
+/* gt_iter_new; `ordered` false leaves the order to SQLite (for counting);
+ * `starting`: the rows whose start lies in [from_ns, to_ns), whatever their
+ * end (gt_iter_new_starting), so no longest event is looked for. */
+static int iter_open(gt_iter **out, gt_trace *t, gt_event_kind kind, int64_t from_ns, int64_t to_ns, bool ordered,
+                     bool starting)
 {
     gt_iter *it = NULL;
     sbuf sql = {0};
@@ -517,7 +520,7 @@ static int iter_open(gt_iter **out, gt_trace *t, gt_event_kind kind, int64_t fro
     int64_t max_dur = 0;
     if (d->hook == launch_hook && (rc = load_launches(t)) < 0)
         goto cleanup;
-    if (!everything && !d->instant) {
+    if (!everything && !d->instant && !starting) {
         rc = max_duration(t, kind, d, &max_dur);
         if (rc < 0)
             goto cleanup;
@@ -537,10 +540,12 @@ static int iter_open(gt_iter **out, gt_trace *t, gt_event_kind kind, int64_t fro
     const char *start_col = d->start_from_id ? "id" : "start";
     bool rowid = o && !o->without_rowid;
     bool by_rowid = rowid && !d->start_from_id && time_ordered(t, d->table); /* rowid order is start order */
-    if (!everything && d->start_from_id)
+    if (!everything && d->start_from_id && starting)
+        gt_rd_sb_printf(&sql, " WHERE m.\"id\" BETWEEN ?1 AND ?2");
+    else if (!everything && d->start_from_id)
         gt_rd_sb_printf(&sql, " WHERE m.\"id\" BETWEEN ?1 AND ?2 AND (m.\"end\" > ?3 OR (m.\"id\" >> %d) >= ?3)",
                         GT_KERNEL_ID_SHIFT);
-    else if (!everything && d->instant)
+    else if (!everything && (d->instant || starting))
         gt_rd_sb_printf(&sql, " WHERE m.\"start\" BETWEEN ?1 AND ?2");
     else if (!everything)
         gt_rd_sb_printf(&sql, " WHERE m.\"start\" BETWEEN ?1 AND ?2 AND (m.\"end\" > ?3 OR m.\"start\" >= ?3)");
@@ -571,7 +576,7 @@ static int iter_open(gt_iter **out, gt_trace *t, gt_event_kind kind, int64_t fro
         }
         sqlite3_bind_int64(it->stmt, 1, lo);
         sqlite3_bind_int64(it->stmt, 2, hi);
-        if (!d->instant)
+        if (!d->instant && !starting)
             sqlite3_bind_int64(it->stmt, 3, from_ns);
         if (by_rowid) {
             int64_t first, last;
@@ -598,7 +603,18 @@ int gt_iter_new(gt_iter **out, gt_trace *t, gt_event_kind kind, int64_t from_ns,
     if (from_ns > to_ns)
         return gt_error_set(GT_ERR_INVALID, "%s: time range [%lld, %lld) ends before it starts", t->path,
                             (long long)from_ns, (long long)to_ns);
-    return iter_open(out, t, kind, from_ns, to_ns, true);
+    return iter_open(out, t, kind, from_ns, to_ns, true, false);
+}
+
+int gt_iter_new_starting(gt_iter **out, gt_trace *t, gt_event_kind kind, int64_t from_ns, int64_t to_ns)
+{
+    if (!out || !t || (unsigned)kind >= GT_EV_N_KINDS)
+        return gt_error_set(GT_ERR_INVALID, "gt_iter_new_starting: bad argument");
+    *out = NULL;
+    if (from_ns > to_ns)
+        return gt_error_set(GT_ERR_INVALID, "%s: time range [%lld, %lld) ends before it starts", t->path,
+                            (long long)from_ns, (long long)to_ns);
+    return iter_open(out, t, kind, from_ns, to_ns, true, true);
 }
 
 /* Reads GTRACE_KERNEL_LAUNCHES into t->launches, once. */
@@ -810,7 +826,7 @@ int gt_trace_rejected(gt_trace *t, gt_event_kind kind, int64_t *out_n)
     if (!t->rejected_known[kind]) { /* no iteration went through it all yet: one that does */
         gt_iter *it = NULL;
         gt_event ev;
-        int rc = iter_open(&it, t, kind, INT64_MIN, INT64_MAX, false);
+        int rc = iter_open(&it, t, kind, INT64_MIN, INT64_MAX, false, false);
         while (rc == 0 && (rc = gt_iter_next(it, &ev)) == 1)
             rc = 0;
         gt_iter_free(it);

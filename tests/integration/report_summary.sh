@@ -2,7 +2,8 @@
 # report_summary.sh: the report kept in a trace at close (--summary). It is
 # the same bytes as the analysis (text and JSON, at any path the trace is
 # read from), it is what `gtrace report` prints (GTRACE_SUMMARY_SAY says
-# which path it took), a trace changed after close is analysed again and
+# which path it took), `report --steps` reads its window with the facts kept
+# beside it and prints the analysis's bytes, a trace changed after close is analysed again and
 # its report shows the change, --summary=off and small traces under auto
 # keep none, and an nsys export is never written to.
 . "$GT_TOP_SRCDIR/tests/integration/capture_common.sh"
@@ -11,7 +12,7 @@ SAY="env GTRACE_SUMMARY_SAY=1"
 "$GTRACE" --summary=on -o run.sqlite "$SAMPLES/nvtx_steps" 6 2000 > /dev/null 2> rec.txt \
     || fail "recording: $(cat rec.txt)"
 grep -q "report kept in the trace" rec.txt || fail "the launcher did not keep the report: $(cat rec.txt)"
-expect_eq "kept entries" "report.json report.text" "$(q run.sqlite "SELECT group_concat(key, ' ') FROM
+expect_eq "kept entries" "report.json report.text report.whole" "$(q run.sqlite "SELECT group_concat(key, ' ') FROM
     (SELECT key FROM GTRACE_SUMMARY ORDER BY key)")"
 "$GTRACE" info run.sqlite > info.txt || fail "info"
 grep -q "^summary    the report, kept" info.txt || fail "info does not say the trace carries a summary: $(cat info.txt)"
@@ -43,8 +44,11 @@ grep -qF 'odd \"dir\"/r\\un' kept.json || fail "the JSON report does not name th
 # an option that changes the answer: analysed
 $SAY "$GTRACE" report --top 3 run.sqlite > /dev/null 2> say.txt || fail "report --top 3"
 grep -q "analysed" say.txt || fail "--top used the summary"
+# --steps: the window, with the whole-trace facts kept beside the report,
+# the same bytes as the whole analysis
 $SAY "$GTRACE" report --steps 2:3 --json run.sqlite > steps.json 2> say.txt || fail "report --steps"
-grep -q "analysed" say.txt || fail "--steps used the summary"
+grep -q "the window of its steps, with the facts kept" say.txt || fail "--steps did not read the window: $(cat say.txt)"
+"$GTRACE" report --steps 2:3 --json --no-summary run.sqlite | cmp - steps.json || fail "--steps: not the analysis"
 
 # changed after close (one NVTX range renamed): analysed, and the change shows
 cp run.sqlite changed.sqlite
@@ -55,6 +59,8 @@ $SAY "$GTRACE" report changed.sqlite > changed.txt 2> say.txt || fail "report on
 grep -q "analysed (no summary used)" say.txt || fail "a trace changed after close used its summary"
 grep -q "steps 0..99" changed.txt || fail "the report does not show the change: $(head -n 3 changed.txt)"
 "$GTRACE" report --no-summary changed.sqlite | cmp - changed.txt || fail "changed trace: report differs from --no-summary"
+$SAY "$GTRACE" report --steps 2:3 changed.sqlite > /dev/null 2> say.txt || fail "report --steps on the changed trace"
+grep -q "analysed (no summary used)" say.txt || fail "a trace changed after close used its kept facts"
 "$GTRACE" info changed.sqlite > info.txt || fail "info on the changed trace"
 grep -q "^summary    none used: .*changed since" info.txt || fail "info on the changed trace: $(grep summary info.txt)"
 echo "ok: a trace changed after close is analysed"

@@ -1,7 +1,8 @@
 /* test_analyze_report.c: the measured part of a report on traces built with
  * the writer (steps, utilization, top kernels, API summary, copies, idle gaps
  * and their causes) and on the real nsys exports, whose figures were checked
- * with sqlite3 on the files. */
+ * with sqlite3 on the files; the window read of --steps against the whole
+ * model. */
 #include "analyze_fixture.h"
 #include "analyze_int.h"
 
@@ -432,6 +433,189 @@ static void test_analyze_report__pytorch_tables(void)
     gt_trace_free(t);
 }
 
+/* r as text and JSON, one string (malloc'd). */
+static char *rendered(const gt_report *r)
+{
+    char *buf = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&buf, &n);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    CU_ASSERT_EQUAL(gt_report_print_text(r, f), 0);
+    CU_ASSERT_EQUAL(gt_report_print_json(r, f), 0);
+    fclose(f);
+    return buf;
+}
+
+/* Threads of two more processes: TID2 launches, synchronizes and allocates
+ * (so a call it is not found for lands elsewhere), TID3 makes the most calls
+ * of the trace, none in a step (the main thread is not the window's). */
+#define PID2 4343
+#define TID2 gt_global_tid(PID2, 4343)
+#define TID3 gt_global_tid(4444, 4444)
+
+static void call_on(fx *f, int64_t tid, int64_t s, int64_t e, const char *name, int64_t corr)
+{
+    gt_event call = {.kind = GT_EV_API};
+    call.u.api = (gt_api_call){s, e, tid, corr, fx_s(f, name), GT_API_RUNTIME, 0, 0};
+    fx_add(f, &call);
+}
+
+/* A kernel [ks, ke) on a device, launched by TID2 over [ls, ls + 5 us)
+ * (ls < 0: by no call in the trace). */
+static void kernel_on_tid2(fx *f, int32_t device, int64_t ls, int64_t ks, int64_t ke, const char *name)
+{
+    int64_t corr = ++f->corr;
+    if (ls >= 0)
+        call_on(f, TID2, ls, ls + 5 * US, "cudaLaunchKernel_v7000", corr);
+    gt_event ev = {.kind = GT_EV_KERNEL};
+    gt_kernel *k = &ev.u.kernel;
+    k->start_ns = ks;
+    k->end_ns = ke;
+    k->global_pid = gt_global_pid(PID);
+    k->stream_id = 7;
+    k->correlation_id = corr;
+    k->device_id = device;
+    k->demangled_name = k->short_name = k->mangled_name = fx_s(f, name);
+    k->grid_x = k->grid_y = k->grid_z = k->block_x = k->block_y = k->block_z = 1;
+    fx_add(f, &ev);
+}
+
+/* Device memory allocated at t + 5 us by a cudaMalloc of TID2 at t (with_call),
+ * or by no call in the trace. */
+static void devmem_on_tid2(fx *f, int64_t t, uint64_t addr, int64_t bytes, bool with_call)
+{
+    int64_t corr = ++f->corr;
+    if (with_call)
+        call_on(f, TID2, t, t + 10 * US, "cudaMalloc_v3020", corr);
+    gt_event ev = {.kind = GT_EV_GPU_MEMORY};
+    gt_gpu_memory *g = &ev.u.gpu_memory;
+    g->start_ns = t + 5 * US;
+    g->global_pid = gt_global_pid(PID);
+    g->address = addr;
+    g->bytes = bytes;
+    g->mem_kind = GT_MEM_DEVICE;
+    g->operation = GT_DEVMEM_ALLOC;
+    g->correlation_id = corr;
+    fx_add(f, &ev);
+}
+
+/* Ten 1 ms steps (step 5 empty) in an epoch range, each with kernels, a
+ * synchronization and a pageable copy; across them, what a window read
+ * must reach beyond its steps: a second device busy in step 0 and then
+ * after a synchronization that began in step 1 (the call a gap of step 4
+ * overlaps most), a kernel of step 4 whose launch is not in the trace (its
+ * gap is the main thread's), one of step 8 whose call is stamped after
+ * the step, device memory allocated before the first step (by another
+ * process's thread, and by no call in the trace) and in step 7, and a main
+ * thread busy only after the last step; with long_ones, a kernel running
+ * from step 1 into step 6 and a kernel of step 8 launched in step 0 (then
+ * the longest activity and launch lead, not the longest call, bound the
+ * reads). */
+static gt_trace *window_trace(char **out_path, bool long_ones)
+{
+    fx f;
+    fx_open(&f, long_ones ? "window-long.sqlite" : "window.sqlite");
+    fx_range(&f, 0, 13 * MS, "epoch");
+    fx_devmem(&f, 500 * US, GT_DEVMEM_ALLOC, 0x10000, 4 * MIB);
+    devmem_on_tid2(&f, 600 * US, 0x900000, 2 * MIB, true);
+    devmem_on_tid2(&f, 700 * US, 0xa00000, 1 * MIB, false);
+    devmem_on_tid2(&f, 8900 * US, 0xb00000, 3 * MIB, true);
+    for (int i = 0; i < 10; i++) {
+        int64_t s = 1 * MS + i * 1100 * US;
+        char name[16];
+        snprintf(name, sizeof name, "step %d", i);
+        fx_range(&f, s, i == 5 ? s : s + 1000 * US, name);
+        fx_range(&f, s + 100 * US, s + 400 * US, "forward");
+        fx_kernel(&f, s + 50 * US, s + 100 * US, s + 300 * US, "k_fwd");
+        fx_kernel(&f, s + 350 * US, s + 500 * US, s + 600 * US, "k_bwd");
+        fx_api(&f, s + 600 * US, s + 900 * US, "cudaStreamSynchronize_v3020", 0);
+        fx_copy(&f, s + 700 * US, s + 750 * US, "cudaMemcpyAsync_v3020", s + 720 * US, s + 800 * US, GT_COPY_HTOD,
+                GT_MEM_PAGEABLE, 1 * MIB);
+    }
+    if (long_ones) {
+        fx_kernel(&f, 2150 * US, 2200 * US, 8000 * US, "k_long");
+        kernel_on_tid2(&f, 0, 1100 * US, 10150 * US, 10200 * US, "k_late"); /* in step 8's gap */
+    }
+    call_on(&f, TID2, 2150 * US, 5450 * US, "cudaDeviceSynchronize_v3020", 0);
+    fx_kernel_on(&f, PID, 1, 3, 5390 * US, 5410 * US, "k_dev1_before");
+    kernel_on_tid2(&f, 1, 5455 * US, 5470 * US, 5500 * US, "k_after_sync");
+    kernel_on_tid2(&f, 0, -1, 5750 * US, 5800 * US, "k_orphan");
+    kernel_on_tid2(&f, 0, 10850 * US, 10750 * US, 10790 * US, "k_skew");
+    fx_kernel_on(&f, PID, 1, 3, 1010 * US, 1060 * US, "k_dev1");
+    gt_event worker = {.kind = GT_EV_NVTX};
+    worker.u.nvtx = (gt_nvtx){.start_ns = 9000 * US, .end_ns = 11000 * US, .event_type = GT_NVTX_PUSHPOP,
+                              .text = fx_s(&f, "worker"), .global_tid = TID2};
+    fx_add(&f, &worker);
+    for (int i = 0; i < 60; i++)
+        call_on(&f, TID3, 12100 * US + i * 10 * US, 12105 * US + i * 10 * US, "cudaGetDevice_v3020", 0);
+    fx_devmem(&f, 12 * MS, GT_DEVMEM_FREE, 0x10000, 4 * MIB);
+    gt_trace *t = fx_close(&f);
+    *out_path = an_strdup(gt_trace_path(t));
+    gt_trace_free(t);
+    CU_ASSERT_EQUAL_FATAL(gt_report_keep(*out_path), 0);
+    CU_ASSERT_EQUAL_FATAL(gt_trace_open(&t, *out_path, 0), 0);
+    return t;
+}
+
+/* report --steps from the window and the kept facts is the whole model's,
+ * byte for byte, for windows at the ends, around the empty step, past the
+ * end and open at either side; one that selects no step fails the same. */
+static void check_window_reads(bool long_ones)
+{
+    static const int64_t windows[][2] = {{0, 0}, {1, 2}, {3, 3}, {5, 5}, {4, 6},  {6, 6},
+                                         {8, 8}, {8, 9}, {9, 12}, {-1, 3}, {7, -1}, {11, 13}};
+    char *path = NULL;
+    gt_trace *t = window_trace(&path, long_ones);
+    for (size_t w = 0; w < sizeof windows / sizeof windows[0]; w++) {
+        gt_report_options opt;
+        gt_report_options_init(&opt);
+        opt.step_first = windows[w][0];
+        opt.step_last = windows[w][1];
+        gt_report *whole = NULL, *part = NULL;
+        bool read = false;
+        int rc_whole = gt_report_compute(&whole, t, &opt);
+        char msg[256];
+        snprintf(msg, sizeof msg, "%s", rc_whole < 0 ? gt_error_last() : "");
+        int rc_part = gt_report_compute_window(&part, &read, t, &opt);
+        CU_ASSERT_EQUAL(rc_part, rc_whole);
+        if (rc_whole < 0) {
+            CU_ASSERT_STRING_EQUAL(gt_error_last(), msg);
+            CU_ASSERT_FALSE(read);
+            continue;
+        }
+        CU_ASSERT_TRUE_FATAL(read);
+        char *a = rendered(whole), *b = rendered(part);
+        if (strcmp(a, b) != 0)
+            fprintf(stderr, "\n  --steps %lld:%lld (%s): the window read differs from the whole model\n",
+                    (long long)windows[w][0], (long long)windows[w][1], long_ones ? "long ones" : "short");
+        CU_ASSERT_STRING_EQUAL(a, b);
+        CU_ASSERT_EQUAL(part->n_devices, 2); /* device 1 too, idle or not */
+        free(a);
+        free(b);
+        gt_report_free(whole);
+        gt_report_free(part);
+    }
+    gt_trace_free(t);
+    free(path);
+}
+
+static void test_analyze_report__window_read(void)
+{
+    check_window_reads(false);
+    check_window_reads(true);
+    /* no kept facts: the caller reads the whole model */
+    gt_trace *t = three_gaps();
+    gt_report_options opt;
+    gt_report_options_init(&opt);
+    opt.step_first = opt.step_last = 0;
+    gt_report *r = NULL;
+    bool read = true;
+    CU_ASSERT_EQUAL(gt_report_compute_window(&r, &read, t, &opt), 0);
+    CU_ASSERT_FALSE(read);
+    CU_ASSERT_PTR_NULL(r);
+    gt_trace_free(t);
+}
+
 static const gt_test_case cases[] = {
     {"test_analyze_report__gap_causes", test_analyze_report__gap_causes},
     {"test_analyze_report__steps_and_filter", test_analyze_report__steps_and_filter},
@@ -442,6 +626,7 @@ static const gt_test_case cases[] = {
     {"test_analyze_report__cloverleaf", test_analyze_report__cloverleaf},
     {"test_analyze_report__saxpy", test_analyze_report__saxpy},
     {"test_analyze_report__pytorch_tables", test_analyze_report__pytorch_tables},
+    {"test_analyze_report__window_read", test_analyze_report__window_read},
     {NULL, NULL},
 };
 

@@ -1,7 +1,8 @@
 /* test_store_ranges.c: time ranges and time order in the reader: ranges over
  * nsys exports and gtrace traces (compact kernels while written, tables in
  * start order without an index once closed), time indexes added on request,
- * and a trace read while its writer still writes (WAL). */
+ * and a trace read while its writer still writes (WAL); the rows starting
+ * in a range (gt_iter_new_starting) on each. */
 #include "gt_store.h"
 #include "gt_test.h"
 #include "store_check.h"
@@ -17,14 +18,64 @@
 
 /* ---- time ranges ------------------------------------------------------------------- */
 
+/* gt_iter_new_starting over [from, to) against filtering every event by its
+ * start, order included. */
+static void check_starting_range(gt_trace *t, gt_event_kind kind, const gt_event *all, size_t n_all, int64_t from,
+                                 int64_t to)
+{
+    gt_iter *it = NULL;
+    gt_event ev;
+    size_t j = 0, n = 0;
+    bool same = true;
+    CU_ASSERT_EQUAL_FATAL(gt_iter_new_starting(&it, t, kind, from, to), 0);
+    while (gt_iter_next(it, &ev) == 1) {
+        while (j < n_all && (gt_event_start(&all[j]) < from || gt_event_start(&all[j]) >= to))
+            j++;
+        if (j == n_all || memcmp(&ev, &all[j], sizeof ev) != 0)
+            same = false;
+        j++;
+        n++;
+    }
+    gt_iter_free(it);
+    while (j < n_all && (gt_event_start(&all[j]) < from || gt_event_start(&all[j]) >= to))
+        j++;
+    if (!same || j < n_all)
+        fprintf(stderr, "\n  %s starting in [%lld, %lld): %zu events, not the filter's\n", gt_event_kind_name(kind),
+                (long long)from, (long long)to, n);
+    CU_ASSERT(same && j >= n_all);
+}
+
+/* Rows starting in ranges around some events' starts and ends, and a spread. */
+static void check_starting(gt_trace *t, gt_event_kind kind)
+{
+    size_t n_all = 0;
+    gt_event *all = read_events(t, kind, INT64_MIN, INT64_MAX, &n_all);
+    for (size_t i = 0; i < n_all; i += n_all / 9 + 1) {
+        int64_t s = gt_event_start(&all[i]), e = gt_event_end(&all[i]);
+        check_starting_range(t, kind, all, n_all, s, s + 1);
+        check_starting_range(t, kind, all, n_all, s - 1, s); /* ends before it starts */
+        check_starting_range(t, kind, all, n_all, s - 100000, e);
+        check_starting_range(t, kind, all, n_all, e, e + 1000000);
+        check_starting_range(t, kind, all, n_all, INT64_MIN, s);
+    }
+    check_starting_range(t, kind, all, n_all, INT64_MIN, INT64_MAX);
+    check_starting_range(t, kind, all, n_all, 5, 5);
+    gt_iter *it = NULL;
+    CU_ASSERT_EQUAL(gt_iter_new_starting(&it, t, kind, 10, 9), GT_ERR_INVALID);
+    CU_ASSERT_PTR_NULL(it);
+    free(all);
+}
+
 static void test_store_ranges__time_ranges_nsys(void)
 {
     const char *fixtures[] = {FIX_2024, FIX_2022};
     for (size_t f = 0; f < 2; f++) {
         char *path = gt_test_fixture(fixtures[f]);
         gt_trace *t = open_ok(path, 0);
-        for (int k = 0; k < GT_EV_N_KINDS; k++)
+        for (int k = 0; k < GT_EV_N_KINDS; k++) {
             check_ranges(t, (gt_event_kind)k);
+            check_starting(t, (gt_event_kind)k);
+        }
         gt_iter *it = NULL;
         CU_ASSERT_EQUAL(gt_iter_new(&it, t, GT_EV_KERNEL, 10, 9), GT_ERR_INVALID);
         CU_ASSERT_PTR_NULL(it);
@@ -140,6 +191,7 @@ static void test_store_ranges__time_ranges_gtrace_kernels(void)
     free(at_mid);
     free(evs);
     check_ranges(t, GT_EV_KERNEL);
+    check_starting(t, GT_EV_KERNEL); /* keyed by start, not by a start column */
     int64_t s, e;
     CU_ASSERT_EQUAL(gt_trace_time_span(t, &s, &e), 0);
     CU_ASSERT_EQUAL(s, -5000);
@@ -330,6 +382,8 @@ static void test_store_ranges__time_ranges_without_index(void)
     CU_ASSERT_EQUAL(count_of(t, GT_EV_KERNEL), 20000);
     check_ranges(t, GT_EV_KERNEL);
     check_ranges(t, GT_EV_API);
+    check_starting(t, GT_EV_KERNEL); /* one rowid range, by binary search */
+    check_starting(t, GT_EV_API);
     /* a range in the middle holds the kernels of that stretch, in start order */
     size_t n = 0;
     gt_event *evs = read_events(t, GT_EV_KERNEL, 100000 + 5000 * 1000, 100000 + 5010 * 1000, &n);
