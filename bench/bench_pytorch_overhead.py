@@ -6,6 +6,7 @@
 #
 #   python3 bench_pytorch_overhead.py calls PYTHON_DIR NVTX_LIB [FEATURES] [ROUNDS]
 #   python3 bench_pytorch_overhead.py step PYTHON_DIR NVTX_LIB [FEATURES] [PAIRS]
+#   python3 bench_pytorch_overhead.py phases PYTHON_DIR NVTX_LIB [FEATURES] [PAIRS]
 #   python3 bench_pytorch_overhead.py run [STEPS]
 #
 # `calls`: the price of one module call: forward and backward of an
@@ -17,8 +18,8 @@
 #
 # `step`: the training step of a 26-module MLP (12 blocks of Linear(256,
 # 256) + ReLU in two Sequentials, batch 128, SGD, a DataLoader), 6 to 11 ms
-# on one core (WIDTH=N: Linear(N, N), for another step time); PAIRS (default 150) pairs of one step off and one on, the
-# order alternating; prints the median step off and on, the median of the
+# on one core (WIDTH=N: Linear(N, N), for another step time); PAIRS
+# (default 150) pairs of one step off and one on, the order alternating; prints the median step off and on, the median of the
 # pairs' differences and their mean (us and % of the step off). With module
 # backward ranges on one step in N (backward-every=N, the default) the
 # median is an unsampled step's price and the mean the price per step, the
@@ -31,6 +32,10 @@
 # any dispatch mode costs, the floor under `ops` mode); the calls' ranges
 # have no optimizer steps, so every call is on step 0, which is sampled
 # unless backward-every=0 (then a call with grad on and no backward range).
+#
+# `phases`: the same pairs, each step timed by phase (data, forward and loss,
+# zero_grad, backward, optimizer step): the median of the pairs' differences
+# per phase, over the steps without module backward ranges.
 #
 # `run`: the same training step STEPS times (default 300), nothing else: the
 # program of whole-process comparisons (under gtrace and gtrace --pytorch).
@@ -187,18 +192,59 @@ def setup():
     opt = torch.optim.SGD(model.parameters(), lr=0.001)
     state = {"it": iter(loader)}
 
-    def step():
+    def step(times=None):
+        """One step; with `times`, each phase's wall time appended to it
+        (CPU clocks read here spread by tens of us a phase)."""
+        c = time.perf_counter_ns
+        t0 = c()
         try:
             xb, yb = next(state["it"])
         except StopIteration:
             state["it"] = iter(loader)
             xb, yb = next(state["it"])
+        t1 = c()
         loss = loss_fn(model(xb), yb)
+        t2 = c()
         opt.zero_grad()
+        t3 = c()
         loss.backward()
+        t4 = c()
         opt.step()
+        if times is not None:
+            t5 = c()
+            for name, d in zip(PHASES, (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4)):
+                times[name].append(d)
 
     return step
+
+
+PHASES = ("data", "forward", "zero_grad", "backward", "optimizer")
+
+
+def phase_pairs(hooks, pairs):
+    """The price of each phase of a step without module backward ranges."""
+    step = setup()
+    h = Hooks(hooks)
+    for i in range(20):
+        h.set(i % 2 == 1)
+        step()
+    flag = getattr(hooks, "_sampled", None)
+    diffs = {name: [] for name in PHASES}
+    for i in range(pairs):
+        first = i % 2 == 0
+        t, sampled = {}, False
+        for side in (first, not first):
+            h.set(side)
+            if side and flag is not None:
+                sampled = flag[0]
+            t[side] = {name: [] for name in PHASES}
+            step(t[side])
+        if not sampled:
+            for name in PHASES:
+                diffs[name].append(t[True][name][0] - t[False][name][0])
+    h.set(True)
+    print("phases (%d pairs without backward ranges): %s" % (
+        len(diffs["data"]), ", ".join("%s %+.1f us" % (n, statistics.median(diffs[n]) / 1e3) for n in PHASES)))
 
 
 def step_pairs(hooks, pairs):
@@ -258,6 +304,8 @@ def main():
         calls(h, int(sys.argv[5]) if len(sys.argv) > 5 else 30)
     elif what == "step":
         step_pairs(h, int(sys.argv[5]) if len(sys.argv) > 5 else 150)
+    elif what == "phases":
+        phase_pairs(h, int(sys.argv[5]) if len(sys.argv) > 5 else 150)
     return 0
 
 

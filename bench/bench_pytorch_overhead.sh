@@ -3,10 +3,11 @@
 # hooks cost, measured in one process with the hooks off and on between
 # rounds (bench_pytorch_overhead.py): the price of one module call (forward
 # and backward with its backward range and without one; forward only) and
-# the step of a 26-module MLP (about 10 ms on one idle core) with
-# steps,modules (backward ranges on one step in 10, the default), with
-# backward ranges on every step, and with steps,modules,ops, and under an
-# empty dispatch mode (what any costs: the floor under ops). Each round
+# the step of a 26-module MLP (6 to 11 ms on one idle core; WIDTH below)
+# with steps,modules (backward ranges on one step in 10, the default), with
+# backward ranges on every step, each phase of a step (steps,modules), with
+# steps,modules,ops, and under an empty dispatch mode (what any costs: the
+# floor under ops). Each round
 # runs every PYTHON (default /usr/bin/python3) under gtrace without
 # --pytorch, for each copy of the hooks in HOOKS (default: this tree's
 # libtrace/python; name two, "OLD NEW", to compare versions round by round).
@@ -66,6 +67,7 @@ while [ "$r" -le "$ROUNDS" ]; do
             for f in steps,modules steps,modules,backward-every=1; do
                 "$G" -o "$W/t.sqlite" --force "$py" "$S" step "$h" "$L" $f "$PAIRS" 2>/dev/null | sed -n "s/^step/step $f/p"
             done
+            "$G" -o "$W/t.sqlite" --force "$py" "$S" phases "$h" "$L" steps,modules "$PAIRS" 2>/dev/null | grep '^phases'
             "$G" -o "$W/t.sqlite" --force "$py" "$S" step "$h" "$L" steps,modules,ops $((PAIRS / 4)) 2>/dev/null | \
                 sed -n 's/^step/step steps,modules,ops/p'
         done
