@@ -195,6 +195,8 @@ bool an_whole_of(an_whole *w, const an_model *m, const gt_report *r);
 /* w as the text kept in the trace (malloc'd), and the key it is kept under. */
 int an_whole_text(char **out, size_t *out_bytes, const an_whole *w);
 const char *an_whole_key(void);
+/* The facts of a kept body; false: not all of them, or not as written here. */
+bool an_whole_parse(an_whole *w, const char *body, size_t n);
 
 /* Pieces of the report, each in its own file. */
 int an_summary(gt_report *r, const an_model *m, const gt_report_options *opt);

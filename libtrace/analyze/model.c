@@ -20,17 +20,6 @@
 #define GROW(arr, n, cap)                                                        \
     ((n) < (cap) ? 0 : an_grow((void **)&(arr), &(cap), sizeof *(arr)))
 
-int an_grow(void **arr, size_t *cap, size_t elem)
-{
-    size_t ncap = *cap ? *cap * 2 : 1024;
-    void *p = realloc(*arr, ncap * elem);
-    if (!p)
-        return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory loading the trace");
-    *arr = p;
-    *cap = ncap;
-    return 0;
-}
-
 /* Room for `more` elements beyond n at once, where the store can count the
  * rows to come: one allocation of the array's size, instead of doubling to
  * up to twice it (address space, which `ulimit -v` holds, at 100 M events). */
@@ -47,14 +36,6 @@ static int reserve(void **arr, size_t *cap, size_t n, int64_t more, size_t elem)
     return 0;
 }
 #define RESERVE(arr, n, cap, more) reserve((void **)&(arr), &(cap), (n), (more), sizeof *(arr))
-
-const char *an_str(const an_model *m, gt_string_id id)
-{
-    if (!m->t || id == 0)
-        return "";
-    const char *s = gt_trace_string(m->t, id);
-    return s ? s : "";
-}
 
 static int cmp_act(const void *a, const void *b)
 {

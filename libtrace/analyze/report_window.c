@@ -3,8 +3,10 @@
  * what a window's rows cannot tell of the whole trace (an_whole: the span,
  * rows refused, the main thread, the devices, the longest activity and
  * call, how far launches lie from their activities) is kept then beside
- * the report, as text. A report of steps on a trace that has them reads the
- * window only (model_window.c) and gives the whole model's bytes.
+ * the report, as text: made, written and parsed here. A report of steps on
+ * a trace that has them reads the window only (model_window.c, from
+ * gt_report_compute_window in report_kept.c) and gives the whole model's
+ * bytes.
  *
  * The facts are kept only for traces where that holds: none where the
  * Communication section measures anything (each rank in its own steps,
@@ -162,7 +164,7 @@ static bool parse_line(an_whole *w, const char *s, const char *end, unsigned *se
 }
 
 /* The facts of a body; false: not all of them, or not as written here. */
-static bool parse_whole(an_whole *w, const char *body, size_t n)
+bool an_whole_parse(an_whole *w, const char *body, size_t n)
 {
     unsigned seen = 0, all = SEEN_ANY_KERNEL | SEEN_CPU_TIMELINE | SEEN_DEVICES | SEEN_N_EVENTS;
     unsigned bit = 0;
@@ -183,29 +185,4 @@ static bool parse_whole(an_whole *w, const char *body, size_t n)
 const char *an_whole_key(void)
 {
     return KEY_WHOLE;
-}
-
-int gt_report_compute_window(gt_report **out, bool *out_read, gt_trace *t, const gt_report_options *opt)
-{
-    char *body = NULL;
-    size_t n = 0;
-    an_whole w;
-    an_model *m = NULL;
-    *out = NULL;
-    *out_read = false;
-    if (!t || !opt || (opt->step_first < 0 && opt->step_last < 0))
-        return 0;
-    /* no facts (or another build's, or a changed file's): the whole model */
-    if (gt_trace_summary(t, KEY_WHOLE, gt_report_kept_version(), (void **)&body, &n) < 0)
-        return 0;
-    bool ok = parse_whole(&w, body, n);
-    free(body);
-    if (!ok)
-        return 0;
-    int rc = an_model_load_window(&m, t, &w, opt);
-    if (rc == 0)
-        rc = an_report_build(out, m, opt, NULL, NULL);
-    an_model_free(m);
-    *out_read = rc == 0;
-    return rc;
 }

@@ -1,11 +1,33 @@
-/* util.c: small helpers of the analysis: distributions, busy-time unions,
- * number formatting, and the JSON of a distribution. No trace access here. */
+/* util.c: small helpers of the analysis: arrays that grow, a model's
+ * strings by id, distributions, busy-time unions, number formatting, and
+ * the JSON of a distribution. The model's loaders and indexes share them
+ * from here, so neither calls the other back. */
 #include "analyze_int.h"
 
 #include <math.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+
+int an_grow(void **arr, size_t *cap, size_t elem)
+{
+    size_t ncap = *cap ? *cap * 2 : 1024;
+    void *p = realloc(*arr, ncap * elem);
+    if (!p)
+        return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory loading the trace");
+    *arr = p;
+    *cap = ncap;
+    return 0;
+}
+
+/* A string of m's trace by id: "" for none (0) or a model without its trace. */
+const char *an_str(const an_model *m, gt_string_id id)
+{
+    if (!m->t || id == 0)
+        return "";
+    const char *s = gt_trace_string(m->t, id);
+    return s ? s : "";
+}
 
 /* LSD radix sort, a byte at a time, skipping bytes all values share:
  * durations of millions of kernels sort in a few linear passes where qsort
