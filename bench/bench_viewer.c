@@ -326,6 +326,8 @@ int main(int argc, char **argv)
     if (st.failed) {
         printf("analysis         failed at %.3f s: %s; the timeline keeps its rows\n", st.t_analysed - st.t_start,
                st.failed);
+        if (st.t_kept > 0)
+            printf("kept report      shown at %.3f s on the summary page\n", st.t_kept - st.t_start);
         for (int r = 0; r < rounds; r++)
             pans_and_zooms(st.m);
         cairo_surface_destroy(surface);

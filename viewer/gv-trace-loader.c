@@ -556,6 +556,31 @@ static const gt_event_kind merged_kinds[] = {GT_EV_KERNEL, GT_EV_MEMCPY, GT_EV_M
                                              GT_EV_SYNC, GT_EV_NVTX, GT_EV_GPU_MEMORY, GT_EV_HEAP};
 #define N_MERGED (sizeof merged_kinds / sizeof merged_kinds[0])
 
+/* The report kept in t (report_kept.c), read once the first rows are on
+ * screen so the summary and memory pages have something to say long before
+ * the analysis on a big trace; none, or one an older build made, leaves
+ * them waiting for it. Not before the first rows: it is handed out only
+ * once the file's close mark is found to hold, which hashes the whole file
+ * (seconds at 100 M events). */
+static void keep_report(GvTraceModel *self, gt_trace *t)
+{
+    char *text = NULL;
+    size_t n = 0;
+    FILE *f = open_memstream(&text, &n);
+    if (!f)
+        return;
+    int rc = gt_report_print_kept(t, false, f);
+    if (fclose(f) != 0 || rc < 0) {
+        free(text);
+        gt_error_clear();
+        return;
+    }
+    g_mutex_lock(&self->lock);
+    self->kept_report = g_strdup(text);
+    g_mutex_unlock(&self->lock);
+    free(text);
+}
+
 static gboolean load_rows(loader *ld, GMainContext *ctx, GCancellable *cancellable, GError **error)
 {
     gt_iter *its[N_MERGED] = {0};
@@ -607,6 +632,7 @@ static gboolean load_rows(loader *ld, GMainContext *ctx, GCancellable *cancellab
                 publish(ld, ctx, n, span_start, span_end);
                 t_last = g_get_monotonic_time();
                 if (!counted) { /* the total, for progress: after the first rows, not before */
+                    keep_report(ld->m, ld->t);
                     int64_t total = 0, c;
                     for (size_t k = 0; k < N_MERGED; k++)
                         if (gt_trace_count(ld->t, merged_kinds[k], &c) == 0)
@@ -622,6 +648,8 @@ static gboolean load_rows(loader *ld, GMainContext *ctx, GCancellable *cancellab
         }
     }
     name_range_lanes(ld);
+    if (!counted) /* rows too few to publish before the last */
+        keep_report(ld->m, ld->t);
     publish(ld, ctx, n, span_start == INT64_MAX ? 0 : span_start, span_end == INT64_MIN ? 0 : span_end);
     ok = TRUE;
 cleanup:
@@ -689,28 +717,6 @@ static void load_data_free(gpointer p)
     g_free(d);
 }
 
-/* The report kept in t (report_kept.c), read before any row so the summary
- * and memory pages have something to say at once on a big trace; none, or
- * one an older build made, leaves them waiting for the analysis. */
-static void keep_report(GvTraceModel *self, gt_trace *t)
-{
-    char *text = NULL;
-    size_t n = 0;
-    FILE *f = open_memstream(&text, &n);
-    if (!f)
-        return;
-    int rc = gt_report_print_kept(t, false, f);
-    if (fclose(f) != 0 || rc < 0) {
-        free(text);
-        gt_error_clear();
-        return;
-    }
-    g_mutex_lock(&self->lock);
-    self->kept_report = g_strdup(text);
-    g_mutex_unlock(&self->lock);
-    free(text);
-}
-
 static void load_thread(GTask *task, gpointer source, gpointer task_data, GCancellable *cancellable)
 {
     GvTraceModel *self = source;
@@ -744,7 +750,6 @@ static void load_thread(GTask *task, gpointer source, gpointer task_data, GCance
         goto cleanup;
     }
     self->trace = t;
-    keep_report(self, t);
     ld.t = t;
     ld.name_of_id = g_hash_table_new_full(g_int64_hash, g_int64_equal, g_free, NULL);
     ld.name_of_str = g_hash_table_new(g_str_hash, g_str_equal);
