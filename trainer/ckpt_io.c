@@ -145,28 +145,32 @@ static void disarm_cleanup(void)
     sigaction(SIGXFSZ, &saved_xfsz, NULL);
 }
 
+/* The probe is a temporary file as a save makes one, removed as its file
+ * is by a signal that ends the process meanwhile. */
 int tr_ckpt_check_target(const char *path)
 {
     char *target;
     int rc = save_target(path, &target);
     if (rc < 0)
         return rc;
-    size_t n = strlen(target) + 16;
-    char *probe = malloc(n);
-    if (!probe) {
+    if (strlen(target) + 12 > PATH_MAX) {
+        rc = tr_error_set(TR_EIO, "cannot save the checkpoint %s: the path is too long", path);
         free(target);
-        return tr_error_set(TR_ENOMEM, "out of memory checking %s", path);
+        return rc;
     }
-    snprintf(probe, n, "%s.tmp.XXXXXX", target);
-    int fd = mkstemp(probe);
+    snprintf(tmp_name, sizeof tmp_name, "%s.tmp.XXXXXX", target);
+    arm_cleanup();
+    tmp_armed = 1;
+    int fd = mkstemp(tmp_name);
     if (fd < 0) {
+        tmp_armed = 0;
         rc = tr_error_set(TR_EIO, "cannot save the checkpoint %s: cannot create a file beside %s: %s", path, target,
                           strerror(errno));
     } else {
         close(fd);
-        unlink(probe);
+        unlink(tmp_name);
     }
-    free(probe);
+    disarm_cleanup();
     free(target);
     return rc;
 }
