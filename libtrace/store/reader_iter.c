@@ -595,26 +595,27 @@ cleanup:
     return rc;
 }
 
-int gt_iter_new(gt_iter **out, gt_trace *t, gt_event_kind kind, int64_t from_ns, int64_t to_ns)
+/* gt_iter_new and gt_iter_new_starting: their arguments checked, then iter_open. */
+static int iter_new(gt_iter **out, gt_trace *t, gt_event_kind kind, int64_t from_ns, int64_t to_ns, bool starting,
+                    const char *fn)
 {
     if (!out || !t || (unsigned)kind >= GT_EV_N_KINDS)
-        return gt_error_set(GT_ERR_INVALID, "gt_iter_new: bad argument");
+        return gt_error_set(GT_ERR_INVALID, "%s: bad argument", fn);
     *out = NULL;
     if (from_ns > to_ns)
         return gt_error_set(GT_ERR_INVALID, "%s: time range [%lld, %lld) ends before it starts", t->path,
                             (long long)from_ns, (long long)to_ns);
-    return iter_open(out, t, kind, from_ns, to_ns, true, false);
+    return iter_open(out, t, kind, from_ns, to_ns, true, starting);
+}
+
+int gt_iter_new(gt_iter **out, gt_trace *t, gt_event_kind kind, int64_t from_ns, int64_t to_ns)
+{
+    return iter_new(out, t, kind, from_ns, to_ns, false, "gt_iter_new");
 }
 
 int gt_iter_new_starting(gt_iter **out, gt_trace *t, gt_event_kind kind, int64_t from_ns, int64_t to_ns)
 {
-    if (!out || !t || (unsigned)kind >= GT_EV_N_KINDS)
-        return gt_error_set(GT_ERR_INVALID, "gt_iter_new_starting: bad argument");
-    *out = NULL;
-    if (from_ns > to_ns)
-        return gt_error_set(GT_ERR_INVALID, "%s: time range [%lld, %lld) ends before it starts", t->path,
-                            (long long)from_ns, (long long)to_ns);
-    return iter_open(out, t, kind, from_ns, to_ns, true, true);
+    return iter_new(out, t, kind, from_ns, to_ns, true, "gt_iter_new_starting");
 }
 
 /* Reads GTRACE_KERNEL_LAUNCHES into t->launches, once. */
