@@ -41,7 +41,8 @@ packages="build-essential autoconf automake libtool pkg-config python3-dev
 # The tests' outside readers: Python's json/csv/pickle, and PyTorch itself
 # (safetensors checkpoints, the optimizers' and schedules' reference values),
 # and venv for the pinned third-party readers (nsys2prv, HTA) from PyPI.
-[ "$mode" = check ] && packages="$packages python3 python3-torch python3-venv"
+# libtorch-dev: the ops of Debian's torch through a RecordFunction callback.
+[ "$mode" = check ] && packages="$packages python3 python3-torch python3-venv libtorch-dev"
 missing=""
 for p in $packages; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing="$missing $p"

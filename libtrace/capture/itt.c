@@ -157,39 +157,70 @@ static bool is_torch_domain(const itt_domain *d)
 static __thread int my_depth __attribute__((tls_model("initial-exec")));
 static __thread uint8_t my_pushed[MAX_DEPTH] __attribute__((tls_model("initial-exec")));
 
-static void task_begin(const itt_domain *d, itt_id id, itt_id parent, itt_string_handle *h)
+/* The op range of name n opens on this thread (n NULL: a task with no
+ * name of ours, counted on the stack so that its end pops nothing). */
+static void op_begin(itt_name *n)
 {
-    (void)id;
-    (void)parent;
-    if (!is_torch_domain(d))
-        return;
     int k = my_depth++;
     if (k >= MAX_DEPTH)
         return;
     my_pushed[k] = 0;
-    if (!h)
+    if (!n)
         return;
-    /* a handle made before this collector was loaded is the static part's */
-    itt_name *n = h->extra1 == NAME_MAGIC ? h->extra2 : h->strA ? name_of(h->strA) : NULL;
     atomic_fetch_add_explicit(&n_tasks, 1, memory_order_relaxed);
-    if (!n || n->skip)
-        return;
-    my_pushed[k] = gt_nvtx_push_nested(our_domain, COMPUTE, n->text) >= 0;
+    if (!n->skip)
+        my_pushed[k] = gt_nvtx_push_nested(our_domain, COMPUTE, n->text) >= 0;
 }
 
-static void task_end(const itt_domain *d)
+static void op_end(void)
 {
-    if (!is_torch_domain(d) || my_depth <= 0) /* <= 0: a task a fork parent began */
+    if (my_depth <= 0) /* a task a fork parent began */
         return;
     int k = --my_depth;
     if (k < MAX_DEPTH && my_pushed[k])
         gt_nvtx_pop_nested(our_domain);
 }
 
+static void task_begin(const itt_domain *d, itt_id id, itt_id parent, itt_string_handle *h)
+{
+    (void)id;
+    (void)parent;
+    if (!is_torch_domain(d))
+        return;
+    /* a handle made before this collector was loaded is the static part's */
+    op_begin(!h ? NULL : h->extra1 == NAME_MAGIC ? h->extra2 : h->strA ? name_of(h->strA) : NULL);
+}
+
+static void task_end(const itt_domain *d)
+{
+    if (is_torch_domain(d))
+        op_end();
+}
+
 /* ---- loading ----------------------------------------------------------- */
 
 GT_EXPORT void __itt_api_init(itt_global *g, int init_groups);
 GT_EXPORT long gt_itt_tasks(void);
+GT_EXPORT int gt_torch_ops_init(void);
+GT_EXPORT void gt_torch_op_begin(const char *name);
+GT_EXPORT void gt_torch_op_end(void);
+
+/* Our domain, made once (the ITT static part and the RecordFunction
+ * callback may both ask); false: none (out of memory, capture off). */
+static void make_domain(void)
+{
+    const void *d = gt_nvtx_domain_new(TORCH_DOMAIN);
+    if (d)
+        gt_nvtx_name_category(d, COMPUTE, "compute");
+    our_domain = d;
+}
+
+static bool our_domain_made(void)
+{
+    static pthread_once_t once = PTHREAD_ONCE_INIT;
+    pthread_once(&once, make_domain);
+    return our_domain != NULL;
+}
 
 typedef void (*fn_ptr)(void);
 
@@ -210,10 +241,8 @@ void __itt_api_init(itt_global *g, int init_groups)
     if (!ok && atomic_load(&gt_cap_active))
         gt_cap_warn_once(&once_version, "ITT: an unknown ITT static part (version %lu): ops are not recorded",
                          g->version_major);
-    if (ok && !(our_domain = gt_nvtx_domain_new(TORCH_DOMAIN)))
+    if (ok && !our_domain_made())
         ok = false;
-    if (ok)
-        gt_nvtx_name_category(our_domain, COMPUTE, "compute");
     for (itt_api_info *a = g->api_list_ptr; a->name; a++) {
         if (ok && !strcmp(a->name, "__itt_domain_create"))
             set_fn(a->func_ptr, (fn_ptr)domain_create);
@@ -241,4 +270,25 @@ void __itt_api_init(itt_global *g, int init_groups)
 long gt_itt_tasks(void)
 {
     return atomic_load_explicit(&n_tasks, memory_order_relaxed);
+}
+
+/* ---- RecordFunction callbacks (torch without ITT) ----------------------- */
+
+/* torch 1.13 has no ITT: gtrace_torch's RecordFunction callback
+ * (libtrace/python/record_ops.cpp) calls these at each op's start and end,
+ * and the op becomes the same range, by the same rules, as through ITT. */
+int gt_torch_ops_init(void)
+{
+    gt_cap_init();
+    return atomic_load(&gt_cap_active) && our_domain_made() ? 0 : -1;
+}
+
+void gt_torch_op_begin(const char *name)
+{
+    op_begin(name ? name_of(name) : NULL);
+}
+
+void gt_torch_op_end(void)
+{
+    op_end();
 }

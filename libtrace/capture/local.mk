@@ -33,7 +33,7 @@ libtrace_capture_libgtrace_la_SOURCES = \
 libtrace_capture_libgtrace_la_CPPFLAGS = $(STORE_CPPFLAGS) $(NVTX_CPPFLAGS)
 libtrace_capture_libgtrace_la_CFLAGS = $(AM_CFLAGS) -fvisibility=hidden
 libtrace_capture_libgtrace_la_LDFLAGS = $(AM_LDFLAGS) -module -avoid-version -shared \
-	-export-symbols-regex '^(InitializeInjection|InitializeInjectionNvtx2|InitializeInjectionNvtxExtension|exec(ve|v|vp|vpe|l|lp|le)|cudaProfilerSt(art|op)|cuProfilerSt(art|op)|__itt_api_init|gt_itt_tasks)$$'
+	-export-symbols-regex '^(InitializeInjection|InitializeInjectionNvtx2|InitializeInjectionNvtxExtension|exec(ve|v|vp|vpe|l|lp|le)|cudaProfilerSt(art|op)|cuProfilerSt(art|op)|__itt_api_init|gt_itt_tasks|gt_torch_ops_init|gt_torch_op_(begin|end))$$'
 libtrace_capture_libgtrace_la_LIBADD = $(PTHREAD_LIBS) $(DL_LIBS)
 if HAVE_CUPTI
 libtrace_capture_libgtrace_la_SOURCES += libtrace/capture/cupti_control.h libtrace/capture/cupti.c \

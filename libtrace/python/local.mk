@@ -10,7 +10,8 @@ dist_gtrace_torch_DATA = \
 	libtrace/python/gtrace_torch/itt.py \
 	libtrace/python/gtrace_torch/memory.py \
 	libtrace/python/gtrace_torch/nvtx.py \
-	libtrace/python/gtrace_torch/oom.py
+	libtrace/python/gtrace_torch/oom.py \
+	libtrace/python/gtrace_torch/record.py
 
 # bench/bench_pytorch.sh BUILDDIR: what --pytorch costs a CPU training step.
 EXTRA_DIST += bench/bench_pytorch.sh bench/bench_pytorch.py
@@ -63,6 +64,16 @@ TESTS += tests/integration/pytorch_itt.sh
 endif
 EXTRA_DIST += tests/integration/pytorch_itt.sh tests/integration/pytorch_itt.py
 
+# On a torch without ITT (Debian's 1.13) the ops come through a global
+# RecordFunction callback built for its libtorch (record_ops.cpp): autograd
+# nodes and composite ops named, the counts torch's profiler records, the
+# program's own profile and output unchanged (Debian's python3-torch and
+# libtorch-dev; skipped, 77, without them).
+if HAVE_NVTX
+TESTS += tests/integration/pytorch_record_ops.sh
+endif
+EXTRA_DIST += tests/integration/pytorch_record_ops.sh
+
 # _gtrace_fast.so: the common module call in C (fast.c), for the Python whose
 # headers configure found; installed beside libgtrace-nvtx.so, where the
 # launcher finds it ($GTRACE_TORCH_FAST).
@@ -73,6 +84,18 @@ libtrace_python__gtrace_fast_la_CFLAGS = $(AM_CFLAGS) $(PYTHON_CFLAGS) -fvisibil
 libtrace_python__gtrace_fast_la_LDFLAGS = -module -avoid-version -shared
 endif
 EXTRA_DIST += libtrace/python/fast.c
+
+# _gtrace_torch_ops.so: the ops of a torch without ITT through a RecordFunction
+# callback (record_ops.cpp), for the libtorch configure found; the launcher
+# finds it as it finds _gtrace_fast.so ($GTRACE_TORCH_OPS_LIB).
+if HAVE_TORCH_OPS
+pkglib_LTLIBRARIES += libtrace/python/_gtrace_torch_ops.la
+libtrace_python__gtrace_torch_ops_la_SOURCES = libtrace/python/record_ops.cpp
+libtrace_python__gtrace_torch_ops_la_CXXFLAGS = $(AM_CXXFLAGS) -std=c++17 -fvisibility=hidden
+libtrace_python__gtrace_torch_ops_la_LDFLAGS = -module -avoid-version -shared
+libtrace_python__gtrace_torch_ops_la_LIBADD = -ltorch_cpu -lc10
+endif
+EXTRA_DIST += libtrace/python/record_ops.cpp
 
 # The C path and the Python one give the same ranges and output (Debian's
 # python3-torch and python3-dev; skipped, 77, without them).

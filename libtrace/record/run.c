@@ -386,10 +386,20 @@ static void prepare_python_env(const gt_record_options *o, const char *python_di
      * GTRACE_ITT_LIB tells hooks.py which it is. */
     unsetenv("GTRACE_ITT_LIB");
     const char *itt = getenv("INTEL_LIBITTNOTIFY64");
-    if (has_feature(o->pytorch, "ops") && !has_feature(o->pytorch, "shapes") && !(itt && *itt)) {
+    bool ops = has_feature(o->pytorch, "ops") && !has_feature(o->pytorch, "shapes");
+    if (ops && !(itt && *itt)) {
         setenv("INTEL_LIBITTNOTIFY64", lib, 1);
         setenv("GTRACE_ITT_LIB", lib, 1);
     }
+    /* For a torch without ITT: the RecordFunction callback, where it was
+     * built ($GTRACE_TORCH_OPS_LIB as given; "none": not used), and the
+     * libtorch it is for: record.py loads it only into a process that maps
+     * that one. */
+    const char *rec = getenv("GTRACE_TORCH_OPS_LIB");
+    char rec_path[PATH_MAX];
+    if (ops && !(rec && *rec) && GT_TORCH_CPU_LIB[0] && locate_our_library("_gtrace_torch_ops.so", "python", rec_path))
+        setenv("GTRACE_TORCH_OPS_LIB", rec_path, 1);
+    setenv("GTRACE_TORCH_CPU_LIB", GT_TORCH_CPU_LIB, 1);
 }
 
 static void prepare_env(const gt_record_options *o, const char *lib, const char *socket_name, int64_t t0_ns)

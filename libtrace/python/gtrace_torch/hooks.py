@@ -57,9 +57,10 @@
 # torch.autograd.backward and _BaseDataLoaderIter.__next__ wrapped; ATen ops
 # through torch's ITT profiler into gtrace's ITT collector where torch has
 # ITT (2.x: itt.py, every RecordFunction a range, in C), else through a
-# TorchDispatchMode entered once at start (1.13), which sees every op below
-# autograd; both name backward ops too, on the thread that imported torch
-# and the threads autograd runs on.
+# global RecordFunction callback in C++ built for the libtorch it runs in
+# (Debian's 1.13: record.py), else through a TorchDispatchMode entered once
+# at start, which sees every op below autograd; all name backward ops too,
+# on the thread that imported torch and the threads autograd runs on.
 #
 # A module's backward. Full backward hooks wrap every module's inputs and
 # outputs in an autograd Function, which breaks in-place ops after them (an
@@ -129,9 +130,10 @@ import weakref
 from . import itt as _itt
 from . import nvtx as _nvtx
 from . import oom as _oom
+from . import record as _record
 
 
-_op_itt = None  # with ops through ITT: itt.Ops (bench/ turns it off and on)
+_op_itt = None  # with ops through ITT or the RecordFunction callback: itt.Ops (bench/ turns it off and on)
 BACKWARD_EVERY = 10  # the default of backward-every=N (see "Sampled backward ranges")
 
 
@@ -636,7 +638,7 @@ def install(torch, features, lib_path):
 
     # ---- ATen ops ---------------------------------------------------------
     if ops and not shapes:
-        this._op_itt = _itt.start(torch)
+        this._op_itt = _itt.start(torch) or _record.start(torch)
     if ops and (shapes or this._op_itt is None):
         op_mode[0] = _enter_op_mode(torch, nv, shapes, fast)
 
