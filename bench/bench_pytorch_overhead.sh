@@ -12,8 +12,8 @@
 # --pytorch, for each copy of the hooks in HOOKS (default: this tree's
 # libtrace/python; name two, "OLD NEW", to compare versions round by round).
 # PAIRS (default 400) pairs of steps a step figure, a quarter of that with ops
-# (through ITT on torch 2.x, as --pytorch does; GTRACE_TORCH_OPS=dispatch:
-# the dispatch mode); WIDTH (default 256) the MLP's layer width, for the
+# (through ITT on torch 2.x and the RecordFunction callback on 1.13, as
+# --pytorch does; GTRACE_TORCH_OPS=dispatch: the dispatch mode); WIDTH (default 256) the MLP's layer width, for the
 # step time wanted.
 # Prints every figure and the load; asserts nothing.
 # OMP_NUM_THREADS=1 OMP_WAIT_POLICY=passive on every run.
@@ -49,9 +49,17 @@ if [ -z "${INTEL_LIBITTNOTIFY64:-}" ] && [ -f "$C" ]; then
     GTRACE_ITT_LIB=$C
     export INTEL_LIBITTNOTIFY64 GTRACE_ITT_LIB
 fi
+# On a torch without ITT (Debian's 1.13): the RecordFunction callback
+# (record_ops.cpp), as gtrace --pytorch=...,ops passes it, when BUILDDIR has one.
+R="$B/libtrace/python/.libs/_gtrace_torch_ops.so"
+if [ -z "${GTRACE_TORCH_OPS_LIB:-}" ] && [ -f "$R" ]; then
+    GTRACE_TORCH_OPS_LIB=$R
+    GTRACE_TORCH_CPU_LIB=$(sed -n 's/^#define GT_TORCH_CPU_LIB "\(.*\)"$/\1/p' "$B/config.h")
+    export GTRACE_TORCH_OPS_LIB GTRACE_TORCH_CPU_LIB
+fi
 echo "machine: $(getconf _NPROCESSORS_ONLN) cores, $(uname -sr), $(date -u +%Y-%m-%dT%H:%MZ), MLP width ${WIDTH:-256}"
 echo "C module wrapper: ${GTRACE_TORCH_FAST:-none}"
-echo "ITT collector: ${GTRACE_ITT_LIB:-none}, ops: ${GTRACE_TORCH_OPS:-itt where torch has it}"
+echo "ITT collector: ${GTRACE_ITT_LIB:-none}, RecordFunction callback: ${GTRACE_TORCH_OPS_LIB:-none}, ops: ${GTRACE_TORCH_OPS:-itt or the callback where torch has them}"
 r=1
 while [ "$r" -le "$ROUNDS" ]; do
     for py in $PYS; do

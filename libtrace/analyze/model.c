@@ -640,27 +640,40 @@ cleanup:
  * timeline, CPU ops, comms, the time span or refused rows of other kinds.
  * A device allocation whose call is not in the trace takes main_tid, which
  * counts every call: then the whole model is loaded, as an_model_load. */
-int an_model_load_memory(an_model **out, gt_trace *t)
+int an_load_host_only(an_model **out, gt_trace *t, load_state *ls, int64_t *n_refused)
 {
     static const gt_event_kind host_kinds[] = {GT_EV_NVTX, GT_EV_GPU_MEMORY, GT_EV_HEAP};
-    static const gt_event_kind api_kind[] = {GT_EV_API};
     an_model *m = calloc(1, sizeof *m);
-    int64_t *corrs = NULL;
+    *out = NULL;
+    if (!m)
+        return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
+    m->t = t;
+    loader host = {.m = m, .t = t, .ls = ls, .kinds = host_kinds, .n_kinds = 3, .finish = an_load_finish_host};
+    int rc = an_load_run(&host);
+    if (rc < 0) {
+        gt_error_set(rc, "%s", host.msg);
+        an_model_free(m);
+        return rc;
+    }
+    *n_refused = host.n_refused;
+    *out = m;
+    return 0;
+}
+
+int an_model_load_memory(an_model **out, gt_trace *t)
+{
+    static const gt_event_kind api_kind[] = {GT_EV_API};
+    an_model *m = NULL;
+    int64_t *corrs = NULL, host_refused = 0;
     size_t n_corrs = 0;
     load_state ls;
     bool whole = false;
     int rc;
     memset(&ls, 0, sizeof ls);
     *out = NULL;
-    if (!m)
-        return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
-    m->t = t;
-    loader host = {.m = m, .t = t, .ls = &ls, .kinds = host_kinds, .n_kinds = 3, .finish = an_load_finish_host};
-    loader dev = {.m = m, .t = t, .ls = &ls, .kinds = api_kind, .n_kinds = 1, .finish = an_load_finish_device};
-    if ((rc = an_load_run(&host)) < 0) {
-        gt_error_set(rc, "%s", host.msg);
+    if ((rc = an_load_host_only(&m, t, &ls, &host_refused)) < 0)
         goto cleanup;
-    }
+    loader dev = {.m = m, .t = t, .ls = &ls, .kinds = api_kind, .n_kinds = 1, .finish = an_load_finish_device};
     for (size_t i = 0; i < m->n_mem; i++)
         n_corrs += m->mem[i].op == AN_DEV_ALLOC || m->mem[i].op == AN_DEV_FREE;
     if (n_corrs > 0) {
@@ -689,7 +702,7 @@ int an_model_load_memory(an_model **out, gt_trace *t)
         whole = !a;
         e->tid = a ? a->tid : 0;
     }
-    m->n_refused = dev.n_refused + host.n_refused;
+    m->n_refused = dev.n_refused + host_refused;
     if (!whole) {
         *out = m;
         m = NULL;

@@ -57,6 +57,10 @@ int an_load_run(loader *L);
  * indexes the calls) and host (sorts ranges and memory; the ranges' parents). */
 int an_load_finish_device(an_model *m);
 int an_load_finish_host(an_model *m);
+/* A new model of t's host rows alone (NVTX, device memory, the heap): what a
+ * partial load (memory, a window of steps) starts from; *n_refused its rows
+ * left out. *out NULL on failure (the message set). */
+int an_load_host_only(an_model **out, gt_trace *t, load_state *ls, int64_t *n_refused);
 /* After the loaders: communication ranges, the CPU ops (read through cpu,
  * whose range applies; only for their span when any_kernel) or the compute
  * ranges, and the device timeline sorted. *out_cpu_ops: CPU ops joined it. */

@@ -171,22 +171,15 @@ static int load_device(an_model *m, gt_trace *t, load_state *ls, const an_whole 
 
 int an_model_load_window(an_model **out, gt_trace *t, const an_whole *w, const gt_report_options *opt)
 {
-    static const gt_event_kind host_kinds[] = {GT_EV_NVTX, GT_EV_GPU_MEMORY, GT_EV_HEAP};
-    an_model *m = calloc(1, sizeof *m);
+    an_model *m = NULL;
     load_state ls;
-    int64_t from = 0, to = 0;
+    int64_t from = 0, to = 0, host_refused;
     bool any;
     int rc;
     memset(&ls, 0, sizeof ls);
     *out = NULL;
-    if (!m)
-        return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
-    m->t = t;
-    loader host = {.m = m, .t = t, .ls = &ls, .kinds = host_kinds, .n_kinds = 3, .finish = an_load_finish_host};
-    if ((rc = an_load_run(&host)) < 0) {
-        gt_error_set(rc, "%s", host.msg);
+    if ((rc = an_load_host_only(&m, t, &ls, &host_refused)) < 0)
         goto cleanup;
-    }
     if ((rc = window_of(m, opt, &from, &to, &any)) < 0 || (rc = load_device(m, t, &ls, w, from, to, any)) < 0 ||
         (rc = alloc_threads(m, t, w)) < 0)
         goto cleanup;
