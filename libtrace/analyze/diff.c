@@ -35,6 +35,7 @@ typedef struct side {
 typedef struct given {
     side all;
     bool *busy;         /* (n) left out of every row */
+    bool busy_kept;     /* runs were busy, but too many to leave out: all kept */
     double *slower;     /* (n) an_busy_runs' */
     double *wait;       /* (n) the share of its CPU time spent waiting for one; NaN unknown */
     size_t fastest;     /* an_busy_runs' fastest run; n: none */
@@ -464,7 +465,11 @@ static an_series step_series(const gt_diff_run *run, size_t warm)
 }
 
 /* Leaves out the runs of g that ran on a busier machine (an_busy_runs),
- * unless the side has one run or keep_busy: the others are g->kept. */
+ * unless the side has one run or keep_busy: the others are g->kept. They
+ * are left out only while most of the side, and two runs at least, stay:
+ * where most runs were busy, so was the machine, and the steps of one run
+ * cannot say how runs differ (its interval would be too narrow: a sure
+ * verdict on noise); then every run is kept and g->busy_kept says so. */
 static int find_busy(given *g, const gt_diff_options *opt)
 {
     size_t n = g->all.n;
@@ -488,9 +493,13 @@ static int find_busy(given *g, const gt_diff_options *opt)
     else
         g->slower[0] = NAN;
     free(ser);
+    size_t n_busy = 0;
+    for (size_t i = 0; i < n; i++)
+        n_busy += g->busy[i];
+    g->busy_kept = !opt->keep_busy && n_busy > 0 && (n - n_busy < 2 || 2 * (n - n_busy) < n);
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
-        if (opt->keep_busy)
+        if (opt->keep_busy || g->busy_kept)
             g->busy[i] = false;
         if (g->busy[i])
             continue;
@@ -658,6 +667,8 @@ int gt_diff_compute_runs(gt_diff **out, gt_diff_run *const *before, size_t n_bef
     d->noise_floor = opt->noise_floor;
     d->keep_warmup = opt->keep_warmup;
     d->keep_busy = opt->keep_busy;
+    d->busy_kept[0] = ga.busy_kept;
+    d->busy_kept[1] = gb.busy_kept;
     d->runs_spread = NAN;
     if (steps)
         runs_spread(d, c);
@@ -850,8 +861,13 @@ int gt_diff_print_text(const gt_diff *d, FILE *f)
         }
     }
     fprintf(f, "  each step a sample; medians (mean, p10, p95 where named); 95%% bootstrap interval over runs and "
-               "steps; noise floor %.1f%%%s%s\n\n",
+               "steps; noise floor %.1f%%%s%s\n",
             100 * d->noise_floor, d->keep_warmup ? "; warm-up kept" : "", d->keep_busy ? "; busy runs kept" : "");
+    for (int k = 0; k < 2; k++)
+        if (d->busy_kept[k])
+            fprintf(f, "  %s: most runs, or all but one, ran on a busier machine: all kept (one run's steps "
+                       "cannot say how runs differ)\n", k ? "after" : "before");
+    fputc('\n', f);
     size_t cols;
     char **shown = metric_cells(d, &cols);
     fprintf(f, "%-*s %14s %14s %9s %-20s %s\n", (int)cols, "metric", "before", "after", "change", "95% interval",
@@ -902,6 +918,11 @@ int gt_diff_print_json(const gt_diff *d, FILE *f)
     gt_json_kv_num(j, "noise_floor", d->noise_floor);
     gt_json_kv_bool(j, "keep_warmup", d->keep_warmup);
     gt_json_kv_bool(j, "keep_busy", d->keep_busy);
+    gt_json_key(j, "busy_runs_kept"); /* per side: too many were busy to leave out */
+    gt_json_object(j);
+    gt_json_kv_bool(j, "before", d->busy_kept[0]);
+    gt_json_kv_bool(j, "after", d->busy_kept[1]);
+    gt_json_end(j);
     gt_json_key(j, "runs");
     gt_json_array(j);
     for (size_t i = 0; i < d->n_runs; i++) {

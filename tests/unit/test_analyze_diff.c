@@ -565,6 +565,52 @@ static void test_analyze_diff__a_slowed_run(void)
     free_runs(c, 3);
 }
 
+/* Two of the three runs after were slowed: leaving both out would leave one
+ * run, whose steps cannot say how runs differ (a narrow interval on one
+ * run: a sure verdict on noise). Every run is kept, and the diff says so,
+ * in text and JSON. With one of three slowed, it is left out as before. */
+static void test_analyze_diff__most_runs_busy(void)
+{
+    gt_report *a[3], *b[3];
+    load_runs(a, "most_a", 3, 16, 1, 0);
+    for (int k = 0; k < 3; k++) {
+        double v[60];
+        char name[64];
+        normal(v, 60, k < 2 ? 25.6 : 16, 0.32);
+        snprintf(name, sizeof name, "most_b%d.sqlite", k);
+        b[k] = steps_run(name, v, 60);
+    }
+    gt_diff *d = diff_of(a, b, 3, false);
+    for (int k = 0; k < 6; k++)
+        CU_ASSERT_FALSE(d->runs[k].busy);
+    CU_ASSERT_TRUE(d->runs[3].fast_slower > 0.4 && d->runs[4].fast_slower > 0.4);
+    CU_ASSERT_FALSE(d->busy_kept[0]);
+    CU_ASSERT_TRUE(d->busy_kept[1]);
+    CU_ASSERT_EQUAL(row(d, "step time median")->n_after, 3 * 59);
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    CU_ASSERT_EQUAL(gt_diff_print_text(d, m), 0);
+    CU_ASSERT_EQUAL(gt_diff_print_json(d, m), 0);
+    fclose(m);
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "  after: most runs, or all but one, ran on a busier machine: all kept"));
+    CU_ASSERT_PTR_NULL(strstr(buf, "  before: most runs"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(buf, "\"busy_runs_kept\":{\"before\":false,\"after\":true}"));
+    free(buf);
+    gt_diff_free(d);
+    gt_report_free(b[1]);
+    double v[60];
+    normal(v, 60, 16, 0.32);
+    b[1] = steps_run("most_b1.sqlite", v, 60);
+    d = diff_of(a, b, 3, false);
+    CU_ASSERT_TRUE(d->runs[3].busy);
+    CU_ASSERT_FALSE(d->busy_kept[1]);
+    CU_ASSERT_EQUAL(row(d, "step time median")->n_after, 2 * 59);
+    gt_diff_free(d);
+    free_runs(a, 3);
+    free_runs(b, 3);
+}
+
 /* The runs of test_analyze_diff__a_slowed_run with the scheduler's account:
  * the slowed run waited for a CPU 23% of its time, the others 1%: left out,
  * with that evidence in the header and the shares in --json. The same run
@@ -753,6 +799,7 @@ static const gt_test_case cases[] = {
     {"test_analyze_diff__busy_runs", test_analyze_diff__busy_runs},
     {"test_analyze_diff__busy_needs_waiting", test_analyze_diff__busy_needs_waiting},
     {"test_analyze_diff__busy_evidence", test_analyze_diff__busy_evidence},
+    {"test_analyze_diff__most_runs_busy", test_analyze_diff__most_runs_busy},
     {"test_analyze_diff__a_slowed_run", test_analyze_diff__a_slowed_run},
     {"test_analyze_diff__fastest_steps", test_analyze_diff__fastest_steps},
     {NULL, NULL},
