@@ -10,6 +10,8 @@ libtrace_cli_gtrace_SOURCES = \
 	libtrace/cli/flag_tables.c \
 	libtrace/cli/output.c \
 	libtrace/cli/record.c \
+	libtrace/cli/mem_free.h \
+	libtrace/cli/mem_free.c \
 	libtrace/cli/recover.c \
 	libtrace/cli/merge_cmd.c \
 	libtrace/cli/info.c \
@@ -34,6 +36,13 @@ tests_unit_test_cli_flags_SOURCES = tests/unit/test_cli_flags.c libtrace/cli/fla
 tests_unit_test_cli_flags_CPPFLAGS = -I$(top_srcdir)/libtrace/cli -I$(top_srcdir)/libtrace/base -I$(top_srcdir)/tests/unit
 tests_unit_test_cli_flags_CFLAGS = $(AM_CFLAGS) $(CUNIT_CFLAGS)
 tests_unit_test_cli_flags_LDADD = tests/unit/libgttest.la $(CUNIT_LIBS)
+# the memory free, from meminfo and cgroup files made by the test
+check_PROGRAMS += tests/unit/test_cli_mem_free
+TESTS += tests/unit/test_cli_mem_free
+tests_unit_test_cli_mem_free_SOURCES = tests/unit/test_cli_mem_free.c libtrace/cli/mem_free.c libtrace/cli/mem_free.h
+tests_unit_test_cli_mem_free_CPPFLAGS = -I$(top_srcdir)/libtrace/cli -I$(top_srcdir)/tests/unit
+tests_unit_test_cli_mem_free_CFLAGS = $(AM_CFLAGS) $(CUNIT_CFLAGS)
+tests_unit_test_cli_mem_free_LDADD = tests/unit/libgttest.la $(CUNIT_LIBS)
 endif
 
 # make install staged under a DESTDIR, and the installed programs, library,

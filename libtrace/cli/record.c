@@ -23,6 +23,7 @@
 #include "cli.h"
 #include "flags.h"
 #include "gt_analyze.h"
+#include "mem_free.h"
 
 /* The exit status of a run whose program exited 0 but whose trace is
  * incomplete (events dropped or lost) or was not written (gtrace.1). */
@@ -82,12 +83,27 @@ static bool print_summary(const char *output, int64_t wall_ns, const gt_record_l
  * where the analysis takes seconds (small ones pay nothing). */
 enum { SUMMARY_AUTO_BYTES = 64 << 20 };
 
+/* Keeping it loads the whole trace: about 1.1 times the file's size in
+ * memory (bench/results/2026-12-03-scale-100m.md). With less memory free
+ * than KEEP_NEED times the file, the kernel would kill the launcher for
+ * memory, and the program's exit status would be lost: the report is not
+ * kept (gtrace report analyses when asked). */
+#define KEEP_NEED 1.25
+
 static void keep_report(const char *summary, const char *output)
 {
     struct stat st;
-    if (!strcmp(summary, "off") ||
-        (!strcmp(summary, "auto") && (stat(output, &st) != 0 || st.st_size < SUMMARY_AUTO_BYTES)))
+    bool sized = stat(output, &st) == 0;
+    if (!strcmp(summary, "off") || (!strcmp(summary, "auto") && (!sized || st.st_size < SUMMARY_AUTO_BYTES)))
         return;
+    int64_t free_bytes = gt_mem_free();
+    double need = sized ? KEEP_NEED * (double)st.st_size : 0;
+    if (free_bytes >= 0 && need > (double)free_bytes) {
+        fprintf(stderr, "gtrace: warning: the report was not kept in the trace: keeping it needs about %.0f MiB of "
+                        "memory and %.0f MiB are free (gtrace report analyses the trace instead)\n",
+                need / 1048576, (double)free_bytes / 1048576);
+        return;
+    }
     if (gt_report_keep(output) != 0)
         fprintf(stderr, "gtrace: warning: the report was not kept in the trace: %s\n", gt_error_last());
     else
