@@ -4,7 +4,7 @@
 # rounds (bench_pytorch_overhead.py): the price of one module call (forward
 # and backward with its backward range and without one; forward only) and
 # the step of a 26-module MLP (6 to 11 ms on one idle core; WIDTH below)
-# with steps,modules (backward ranges on one step in 10, the default), with
+# with steps,modules (backward ranges on one step in 25, the default), with
 # backward ranges on every step, each phase of a step (steps,modules), with
 # steps,modules,ops, and under an empty dispatch mode (what any costs: the
 # floor under ops). Each round

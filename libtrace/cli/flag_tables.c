@@ -82,8 +82,8 @@ static bool parse_flight(const char *s, void *field)
 }
 
 /* --pytorch[=LIST]: LIST is a comma-separated subset of these (shapes adds
- * ops) and backward-every=N (module backward ranges on steps 0 to N-1 and
- * every N-th step; hooks.py); no feature means steps,modules. Written back
+ * ops) and backward-every=N (module backward ranges on the first N steps, ten
+ * at most, and every N-th step; hooks.py); no feature means steps,modules. Written back
  * in this order. */
 static const char *const pytorch_features[] = {"steps", "modules", "ops", "shapes"};
 
@@ -244,8 +244,9 @@ static const gt_flag record_rows[] = {
      .help = "a Python PyTorch program marks, unchanged, what LIST names:\n"
              "steps (and their phases: data, forward, backward, optimizer),\n"
              "modules, ops (ATen ops), shapes (ops with input shapes),\n"
-             "backward-every=N (module backward ranges on steps 0..N-1\n"
-             "and every N-th, default 10); default steps,modules"},
+             "backward-every=N (module backward ranges on the first N\n"
+             "steps, ten at most, and every N-th, default 25);\n"
+             "default steps,modules"},
     {.name = "wait-leftovers", .kind = GT_FLAG_INT, .offset = R(wait_leftovers_s), .lo = 0, .hi = WEEK_S,
      .wants = "seconds", .arg = "SECONDS",
      .help = "once PROGRAM ends, wait at most SECONDS for the\n"

@@ -400,6 +400,7 @@ static struct {
     void *domain;
     register_fn reg;        /* nvtxDomainRegisterStringA */
     long every;             /* backward-every=N */
+    long first;             /* steps 0 to min(every, first) - 1 are sampled too */
 } so;
 
 /* Opens this thread's step range, named after steps_of["n"]. */
@@ -487,7 +488,7 @@ static PyObject *step_post(PyObject *module, PyObject *const *args, Py_ssize_t n
     Py_XDECREF(me);
     if (rc < 0)
         return NULL;
-    int sampled = so.every > 0 && (n < so.every || n % so.every == 0);
+    int sampled = so.every > 0 && (n < (so.every < so.first ? so.every : so.first) || n % so.every == 0);
     PyObject *old = PyList_GET_ITEM(so.sampled, 0);
     PyList_SET_ITEM(so.sampled, 0, Py_NewRef(sampled ? Py_True : Py_False));
     Py_DECREF(old);
@@ -507,14 +508,14 @@ static PyObject *open_step_py(PyObject *module, PyObject *unused)
     Py_RETURN_NONE;
 }
 
-/* install_steps(steps_of, sampled, every, optimizer, push, pop, domain, register) */
+/* install_steps(steps_of, sampled, every, first, optimizer, push, pop, domain, register) */
 static PyObject *install_steps(PyObject *module, PyObject *args)
 {
     PyObject *state, *sampled;
-    long every;
+    long every, first;
     unsigned long long optimizer, push, pop, domain, reg;
-    if (!PyArg_ParseTuple(args, "O!O!lKKKKK:install_steps", &PyDict_Type, &state, &PyList_Type, &sampled, &every,
-                          &optimizer, &push, &pop, &domain, &reg))
+    if (!PyArg_ParseTuple(args, "O!O!llKKKKK:install_steps", &PyDict_Type, &state, &PyList_Type, &sampled, &every,
+                          &first, &optimizer, &push, &pop, &domain, &reg))
         return NULL;
     if (PyList_GET_SIZE(sampled) != 1 || !optimizer || !push || !pop || !reg) {
         PyErr_SetString(PyExc_ValueError, "install_steps: sampled a 1-item list, the optimizer's attributes, "
@@ -527,6 +528,7 @@ static PyObject *install_steps(PyObject *module, PyObject *args)
     Py_XSETREF(so.state, Py_NewRef(state));
     Py_XSETREF(so.sampled, Py_NewRef(sampled));
     so.every = every;
+    so.first = first;
     so.optimizer = (const void *)(uintptr_t)optimizer;
     so.push = (push_fn)(uintptr_t)push;
     so.pop = (pop_fn)(uintptr_t)pop;
@@ -571,7 +573,7 @@ static PyMethodDef fast_methods[] = {
      "op_dispatch(mode, func, types, args=(), kwargs=None): an ops mode's __torch_dispatch__, bound"},
     {"install_phases", install_phases, METH_VARARGS, "install_phases(begin, forward, [(func, impl, close, address)])"},
     {"install_steps", install_steps, METH_VARARGS,
-     "install_steps(steps_of, sampled, every, optimizer, push, pop, domain, register)"},
+     "install_steps(steps_of, sampled, every, first, optimizer, push, pop, domain, register)"},
     {"step_pre", (PyCFunction)(void (*)(void))step_pre, METH_FASTCALL, "step_pre(optimizer, ...): before its step"},
     {"step_post", (PyCFunction)(void (*)(void))step_post, METH_FASTCALL, "step_post(optimizer, ...): after its step"},
     {"open_step", open_step_py, METH_NOARGS, "open_step(): this thread's step range opens, named after the count"},

@@ -1,14 +1,15 @@
 #!/bin/sh
 # pytorch_backward_sampled.sh: module backward ranges on sampled steps
 # (`--pytorch=...,backward-every=N`): a node pre-hook costs torch more than a
-# forward range, so by default (N = 10) only steps 0-9 and every 10th step
-# after carry "NAME backward" ranges; every step has its forward ranges and
-# its backward phase. 25 steps of pytorch_train.py's CNN (in-place ReLUs),
-# the losses bit for bit those of the run without --pytorch:
-#   - default: "Net backward" in steps 0-10 and 20 alone, "Net" in all 25;
+# forward range, so by default (N = 25) only the first ten steps and every
+# 25th step after carry "NAME backward" ranges; every step has its forward
+# ranges and its backward phase. 27 steps of pytorch_train.py's CNN
+# (in-place ReLUs), the losses bit for bit those of the run without --pytorch:
+#   - default: "Net backward" in steps 0-9 and 25 alone, "Net" in all 27;
 #     the report says which steps the module table's backward figures are
 #     from ("module_backward_steps"; its text heading) and those figures are
 #     the sums of those steps' ranges, read from the trace;
+#   - backward-every=4: steps 0-3 and every 4th (N under ten: the first N);
 #   - backward-every=1: in every step, and the report says nothing of it;
 #   - backward-every=0: none, the backward phase in every step;
 #   - modules without steps, backward-every=4: each torch.autograd.backward
@@ -17,7 +18,7 @@
 # Debian's python3-torch (1.13); GT_PYTORCH_PYTHONS may name more Pythons
 # with torch (a 2.x in a virtual environment), each checked the same way.
 . "$GT_TOP_SRCDIR/tests/integration/pytorch_common.sh"
-STEPS=25
+STEPS=27
 
 # per_step TRACE NAME: how many NAME ranges start in each step, "N:count" a step
 per_step() {
@@ -49,7 +50,7 @@ check() {
     "$GTRACE" -o plain.sqlite --force "$py" "$TRAIN" --steps $STEPS --inplace --losses > plain.txt 2> err.txt ||
         fail "$tag: without --pytorch: $(cat err.txt)"
     for spec in steps,modules steps,modules,backward-every=1 steps,modules,backward-every=0 \
-                modules,backward-every=4; do
+                steps,modules,backward-every=4 modules,backward-every=4; do
         "$GTRACE" --pytorch=$spec -o "$spec.sqlite" --force "$py" "$TRAIN" --steps $STEPS --inplace --losses \
             > marked.txt 2> err.txt || fail "$tag: --pytorch=$spec: $(cat err.txt)"
         grep -q "annotations are off" err.txt && fail "$tag: --pytorch=$spec: the hooks are off: $(cat err.txt)"
@@ -59,10 +60,12 @@ check() {
 
     all=$(expected $STEPS $(seq 0 $((STEPS - 1))))
     expect_eq "$tag: default: 'Net' in each step" "$all" "$(per_step steps,modules.sqlite Net)"
-    expect_eq "$tag: default: 'Net backward' in steps 0-10, 20" \
-        "$(expected $STEPS 0 1 2 3 4 5 6 7 8 9 10 20)" "$(per_step steps,modules.sqlite 'Net backward')"
-    expect_eq "$tag: default: 'features.0.conv backward' in steps 0-10, 20" \
-        "$(expected $STEPS 0 1 2 3 4 5 6 7 8 9 10 20)" "$(per_step steps,modules.sqlite 'features.0.conv backward')"
+    expect_eq "$tag: default: 'Net backward' in steps 0-9, 25" \
+        "$(expected $STEPS 0 1 2 3 4 5 6 7 8 9 25)" "$(per_step steps,modules.sqlite 'Net backward')"
+    expect_eq "$tag: default: 'features.0.conv backward' in steps 0-9, 25" \
+        "$(expected $STEPS 0 1 2 3 4 5 6 7 8 9 25)" "$(per_step steps,modules.sqlite 'features.0.conv backward')"
+    expect_eq "$tag: every=4: 'Net backward' in steps 0-3, 4, 8, ... 24" \
+        "$(expected $STEPS 0 1 2 3 4 8 12 16 20 24)" "$(per_step steps,modules,backward-every=4.sqlite 'Net backward')"
     expect_eq "$tag: default: the backward phase in each step" "$all" "$(per_step steps,modules.sqlite backward)"
     expect_eq "$tag: every=1: 'Net backward' in each step" "$all" \
         "$(per_step steps,modules,backward-every=1.sqlite 'Net backward')"
@@ -83,17 +86,17 @@ check() {
 import json, sys
 r, (n_bwd, bwd_ns), steps = json.load(open(sys.argv[1])), map(int, sys.argv[2].split()), int(sys.argv[3])
 assert len(r["steps"]) == steps, len(r["steps"])
-assert r["module_backward_steps"] == list(range(11)) + [20], r["module_backward_steps"]
+assert r["module_backward_steps"] == list(range(10)) + [25], r["module_backward_steps"]
 net = [m for m in r["modules"] if m["name"] == "Net"]
 assert len(net) == 1, [m["name"] for m in r["modules"]]
 net = net[0]
 assert net["forward_calls"] == steps + 1, net  # and the evaluation after the last step
-assert net["backward_calls"] == n_bwd == 12, (net, n_bwd)
+assert net["backward_calls"] == n_bwd == 11, (net, n_bwd)
 assert net["backward_total_ns"] == bwd_ns, (net, bwd_ns)
 print("ok: the report: backward from steps %s, Net's backward %d calls, %d ns, as the trace's ranges"
       % (r["module_backward_steps"], n_bwd, bwd_ns))
 PY
-    grep -q "bwd: sampled, the 12 steps of $STEPS with backward ranges (0-10, 20); fwd: every step" r.txt ||
+    grep -q "bwd: sampled, the 11 steps of $STEPS with backward ranges (0-9, 25); fwd: every step" r.txt ||
         fail "$tag: the module table does not say its backward is sampled: $(grep -A2 '^modules' r.txt)"
     echo "ok: $tag: $(grep 'bwd: sampled' r.txt)"
     "$GTRACE" report --json steps,modules,backward-every=1.sqlite > r1.json || fail "$tag: report --json (every=1)"

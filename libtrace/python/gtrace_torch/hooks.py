@@ -81,9 +81,11 @@
 # (registering it and calling Python from the engine), which alone is 3-5%
 # of a 26-module step (bench/results/2026-12-01-pytorch-overhead.md); a
 # forward range costs 1-2 us. So module backward ranges are made on some
-# steps only: with backward-every=N (default 10), steps 0 to N-1 and then
-# every N-th step (N, 2N, ...); 1: every step; 0: none (the backward phase
-# alone). A step is sampled as a whole (each forward and backward in it);
+# steps only: with backward-every=N (default 25), the first N steps but at
+# most ten (0-9: a short run has its figures) and then every N-th step (N,
+# 2N, ...); 1: every step; 0: none (the backward phase alone). A sampled
+# step costs 5-10% more (bench/results/2026-12-03-pytorch-step-hooks.md):
+# 1 in 25 is under 0.4% a step, and a run of 100 steps still has 14. A step is sampled as a whole (each forward and backward in it);
 # without steps, each torch.autograd.backward counts as one. The other
 # steps' module calls get their forward range and nothing else. The report
 # finds the sampled steps as those with module backward ranges and says so.
@@ -134,7 +136,8 @@ from . import record as _record
 
 
 _op_itt = None  # with ops through ITT or the RecordFunction callback: itt.Ops (bench/ turns it off and on)
-BACKWARD_EVERY = 10  # the default of backward-every=N (see "Sampled backward ranges")
+BACKWARD_EVERY = 25  # the default of backward-every=N (see "Sampled backward ranges")
+FIRST_SAMPLED = 10   # steps 0 to min(N, this) - 1 are sampled
 
 
 def backward_every(features):
@@ -219,13 +222,13 @@ def install(torch, features, lib_path):
     n_backward = [0]  # without steps: the backwards ended
 
     def sample(n):
-        sampled[0] = every > 0 and (n < every or n % every == 0)
+        sampled[0] = every > 0 and (n < min(every, FIRST_SAMPLED) or n % every == 0)
 
     this._sampled, this._backward_every = sampled, every  # for bench/bench_pytorch_overhead.py
     if steps and fast is not None:
         # In C (fast.c): the optimizer's step hooks below and the opening of
         # a step, by the same rules and on the same state (steps_of).
-        fast.install_steps(steps_of, sampled, every, address(H_OPTIMIZER), nv.push_address, nv.pop_address,
+        fast.install_steps(steps_of, sampled, every, FIRST_SAMPLED, address(H_OPTIMIZER), nv.push_address, nv.pop_address,
                            nv.domain_address, nv.register_address)
 
     # ---- modules (and the forward phase) --------------------------------
