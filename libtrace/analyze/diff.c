@@ -466,10 +466,11 @@ static an_series step_series(const gt_diff_run *run, size_t warm)
 
 /* Leaves out the runs of g that ran on a busier machine (an_busy_runs),
  * unless the side has one run or keep_busy: the others are g->kept. They
- * are left out only while most of the side, and two runs at least, stay:
- * where most runs were busy, so was the machine, and the steps of one run
- * cannot say how runs differ (its interval would be too narrow: a sure
- * verdict on noise); then every run is kept and g->busy_kept says so. */
+ * are left out only while half the side's runs at least stay: where most
+ * runs were busy, so was the machine, its fastest run was slowed too, and
+ * the few runs left cannot say how runs differ (an interval over one run's
+ * steps is narrow: a sure verdict on noise); then every run is kept and
+ * g->busy_kept says so. */
 static int find_busy(given *g, const gt_diff_options *opt)
 {
     size_t n = g->all.n;
@@ -496,7 +497,7 @@ static int find_busy(given *g, const gt_diff_options *opt)
     size_t n_busy = 0;
     for (size_t i = 0; i < n; i++)
         n_busy += g->busy[i];
-    g->busy_kept = !opt->keep_busy && n_busy > 0 && (n - n_busy < 2 || 2 * (n - n_busy) < n);
+    g->busy_kept = !opt->keep_busy && n_busy > 0 && 2 * (n - n_busy) < n;
     size_t k = 0;
     for (size_t i = 0; i < n; i++) {
         if (opt->keep_busy || g->busy_kept)
@@ -865,8 +866,8 @@ int gt_diff_print_text(const gt_diff *d, FILE *f)
             100 * d->noise_floor, d->keep_warmup ? "; warm-up kept" : "", d->keep_busy ? "; busy runs kept" : "");
     for (int k = 0; k < 2; k++)
         if (d->busy_kept[k])
-            fprintf(f, "  %s: most runs, or all but one, ran on a busier machine: all kept (one run's steps "
-                       "cannot say how runs differ)\n", k ? "after" : "before");
+            fprintf(f, "  %s: most runs ran on a busier machine: all kept (the few left cannot say how runs "
+                       "differ)\n", k ? "after" : "before");
     fputc('\n', f);
     size_t cols;
     char **shown = metric_cells(d, &cols);

@@ -441,8 +441,8 @@ typedef struct gt_diff {
     double noise_floor;
     bool keep_warmup;
     bool keep_busy;
-    bool busy_kept[2];  /* before, after: most of the side's runs (or all but one) ran on a busier
-                         * machine, so none was left out */
+    bool busy_kept[2];  /* before, after: most of the side's runs ran on a busier machine, so
+                         * none was left out */
     /* How much runs of a side differ from each other: the standard deviation
      * of ln(step time p10) between them, pooled (NaN: unknown, no side has
      * two runs compared), over spread_runs[0] runs before, [1] after. */
