@@ -568,7 +568,8 @@ static void test_analyze_diff__a_slowed_run(void)
 /* Two of the three runs after were slowed: leaving both out would leave one
  * run of three, whose steps cannot say how runs differ (a narrow interval on
  * one run: a sure verdict on noise). Every run is kept, and the diff says
- * so, in text and JSON. With one of three slowed, it is left out as before. */
+ * so, in text and JSON. With one of three slowed, it is left out as before,
+ * and so is the slowed one of two (half the side stays). */
 static void test_analyze_diff__most_runs_busy(void)
 {
     gt_report *a[3], *b[3];
@@ -607,6 +608,13 @@ static void test_analyze_diff__most_runs_busy(void)
     CU_ASSERT_FALSE(d->busy_kept[1]);
     CU_ASSERT_EQUAL(row(d, "step time median")->n_after, 2 * 59);
     gt_diff_free(d);
+    gt_report *c[2];
+    load_runs(c, "most_c", 2, 16, 1.6, 0);
+    d = diff_of(a, c, 2, false);
+    CU_ASSERT_TRUE(d->runs[2].busy); /* the first run after, of two */
+    CU_ASSERT_FALSE(d->busy_kept[1]);
+    gt_diff_free(d);
+    free_runs(c, 2);
     free_runs(a, 3);
     free_runs(b, 3);
 }
