@@ -62,7 +62,7 @@ EXTRA_DIST += tests/integration/pytorch_torch2.sh
 if HAVE_NVTX
 TESTS += tests/integration/pytorch_itt.sh
 endif
-EXTRA_DIST += tests/integration/pytorch_itt.sh tests/integration/pytorch_itt.py
+EXTRA_DIST += tests/integration/pytorch_itt.sh tests/integration/pytorch_itt.py tests/integration/pytorch_ops_common.sh
 
 # On a torch without ITT (Debian's 1.13) the ops come through a global
 # RecordFunction callback built for its libtorch (record_ops.cpp): autograd

@@ -27,6 +27,7 @@ INTEROP_NAME=pytorch-itt
 rmdir "$WORK" 2>/dev/null || rm -rf "$WORK"
 WORK=$CAPTURE_WORK
 SCRIPT="$GT_TOP_SRCDIR/tests/integration/pytorch_itt.py"
+. "$GT_TOP_SRCDIR/tests/integration/pytorch_ops_common.sh"
 
 pinned_venv torch "" "$TORCH2_PINS"
 PY="$VENV/bin/python"
@@ -34,8 +35,6 @@ OMP_NUM_THREADS=1
 export OMP_NUM_THREADS
 count_of() { nvtx_count "$1" "$2" 59; }
 field_losses() { "$PY" -c "import json, sys; print(json.load(open(sys.argv[1]))['losses'])" "$1"; }
-# name_of ALIAS: the message of NVTX_EVENTS row ALIAS
-name_of() { echo "coalesce($1.text, (SELECT value FROM StringIds WHERE id = $1.textId))"; }
 
 "$PY" "$SCRIPT" > plain.json 2> err.txt || fail "without gtrace: $(cat err.txt)"
 "$GTRACE" --pytorch=steps,modules,ops -o ops.sqlite "$PY" "$SCRIPT" > traced.json 2> err.txt ||
@@ -51,35 +50,20 @@ expect_eq "aten::linear ranges (ITT: composite ops)" 15 "$(count_of ops.sqlite a
 expect_eq "op ranges in their own domain, category 1 named compute" 1 "$(q ops.sqlite "SELECT count(DISTINCT n.domainId)
     FROM NVTX_EVENTS n WHERE n.eventType = 59 AND n.category = 1 AND EXISTS (SELECT 1 FROM NVTX_EVENTS c
       WHERE c.eventType = 33 AND c.domainId = n.domainId AND c.category = 1 AND $(name_of c) = 'compute')")"
-inside_module() {
-    q ops.sqlite "SELECT count(*) FROM NVTX_EVENTS c WHERE c.eventType = 59 AND $(name_of c) = '$1'
-        AND EXISTS (SELECT 1 FROM NVTX_EVENTS p WHERE p.eventType = 59 AND p.globalTid = c.globalTid
-          AND p.category IS NULL AND $(name_of p) $2 AND p.start <= c.start AND c.\"end\" <= p.\"end\")"
-}
-expect_eq "aten::linear inside a Linear module (0, 2, 4)" 15 "$(inside_module aten::linear "IN ('0', '2', '4')")"
-expect_eq "AddmmBackward0 inside a module's backward" 15 "$(inside_module AddmmBackward0 "GLOB '[024] backward'")"
+expect_eq "aten::linear inside a Linear module (0, 2, 4)" 15 "$(inside_module ops.sqlite aten::linear "IN ('0', '2', '4')")"
+expect_eq "AddmmBackward0 inside a module's backward" 15 "$(inside_module ops.sqlite AddmmBackward0 "GLOB '[024] backward'")"
 
 # the op names and counts of a step, against what torch's profiler recorded
-"$PY" -c "import json, sys
-d = json.load(open(sys.argv[1]))['events']
-skip = ('autograd::engine::evaluate_function: ', 'Optimizer.step#', 'Optimizer.zero_grad#')
-for k in sorted(d):
-    if not k.startswith(skip):
-        print('%s|%d' % (k, d[k]))" plain.json > torch.txt
-ops_of_step() {
-    q ops.sqlite "SELECT $(name_of n), count(*) FROM NVTX_EVENTS n, NVTX_EVENTS s
-        WHERE n.eventType = 59 AND s.eventType = 59 AND n.category = 1 AND s.globalTid = n.globalTid
-          AND $(name_of s) = 'step $1' AND s.start <= n.start AND n.\"end\" <= s.\"end\" GROUP BY 1 ORDER BY 1"
-}
+torch_ops plain.json > torch.txt
 [ "$(wc -l < torch.txt)" -gt 20 ] || fail "torch's profiler recorded too few ops: $(cat torch.txt)"
 for s in 1 2 3; do
-    ops_of_step $s > step$s.txt
+    ops_of_step ops.sqlite $s > step$s.txt
     diff torch.txt step$s.txt > d.txt || fail "step $s: the ops differ from torch's profiler's: $(cat d.txt)"
     echo "ok: step $s: $(wc -l < step$s.txt) op names, the counts torch's profiler recorded"
 done
 # step 4: only step 3's loss.detach(), which comes after its optimizer step
 expect_eq "op ranges in step 4 (the program's profile: none of its ops)" "aten::detach|1 detach|1" \
-    "$(ops_of_step 4 | tr '\n' ' ' | sed 's/ $//')"
+    "$(ops_of_step ops.sqlite 4 | tr '\n' ' ' | sed 's/ $//')"
 
 GTRACE_TORCH_OPS=dispatch "$GTRACE" --pytorch=steps,modules,ops -o dispatch.sqlite "$PY" "$SCRIPT" \
     > dispatch.json 2> err.txt || fail "GTRACE_TORCH_OPS=dispatch: the program failed: $(cat err.txt)"

@@ -17,17 +17,18 @@
 #     marks itself;
 #   - the module loads only where the process maps the libtorch it was built
 #     for; GTRACE_TORCH_OPS=dispatch and GTRACE_TORCH_OPS_LIB=none give the
-#     dispatch mode, the output unchanged.
+#     dispatch mode, the output unchanged; a GTRACE_TORCH_OPS_LIB that does
+#     not load is one line on stderr, and the dispatch mode.
 # Skips (77) without python3-torch, on a torch with ITT (pytorch_itt.sh),
 # and where configure found no libtorch-dev (the module is not built).
 . "$GT_TOP_SRCDIR/tests/integration/pytorch_common.sh"
 SCRIPT="$GT_TOP_SRCDIR/tests/integration/pytorch_itt.py"
+. "$GT_TOP_SRCDIR/tests/integration/pytorch_ops_common.sh"
 LIB="$GT_TOP_BUILDDIR/libtrace/python/.libs/_gtrace_torch_ops.so"
 [ -f "$LIB" ] || { echo "SKIP: _gtrace_torch_ops.so not built (configure found no libtorch: apt-get install libtorch-dev)"; exit 77; }
 "$PY" -c "import torch, sys; sys.exit(0 if torch.profiler.itt.is_available() else 1)" 2>/dev/null &&
     { echo "SKIP: this torch has ITT: its ops come through it (pytorch_itt.sh)"; exit 77; }
 field() { "$PY" -c "import json, sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])" "$1" "$2"; }
-name_of() { echo "coalesce($1.text, (SELECT value FROM StringIds WHERE id = $1.textId))"; }
 
 "$PY" "$SCRIPT" > plain.json 2> err.txt || fail "without gtrace: $(cat err.txt)"
 "$GTRACE" --pytorch=steps,modules,ops -o ops.sqlite "$PY" "$SCRIPT" > traced.json 2> err.txt ||
@@ -41,35 +42,20 @@ expect_eq "aten::linear ranges (composite ops)" 18 "$(count_of ops.sqlite aten::
 expect_eq "op ranges in their own domain, category 1 named compute" 1 "$(q ops.sqlite "SELECT count(DISTINCT n.domainId)
     FROM NVTX_EVENTS n WHERE n.eventType = 59 AND n.category = 1 AND EXISTS (SELECT 1 FROM NVTX_EVENTS c
       WHERE c.eventType = 33 AND c.domainId = n.domainId AND c.category = 1 AND $(name_of c) = 'compute')")"
-inside_module() {
-    q ops.sqlite "SELECT count(*) FROM NVTX_EVENTS c WHERE c.eventType = 59 AND $(name_of c) = '$1'
-        AND EXISTS (SELECT 1 FROM NVTX_EVENTS p WHERE p.eventType = 59 AND p.globalTid = c.globalTid
-          AND p.category IS NULL AND $(name_of p) $2 AND p.start <= c.start AND c.\"end\" <= p.\"end\")"
-}
-expect_eq "aten::linear inside a Linear module (0, 2, 4)" 18 "$(inside_module aten::linear "IN ('0', '2', '4')")"
+expect_eq "aten::linear inside a Linear module (0, 2, 4)" 18 "$(inside_module ops.sqlite aten::linear "IN ('0', '2', '4')")"
 expect_eq "AddmmBackward0 inside a module's backward (1 step in 10 sampled: all 6)" 18 \
-    "$(inside_module AddmmBackward0 "GLOB '[024] backward'")"
+    "$(inside_module ops.sqlite AddmmBackward0 "GLOB '[024] backward'")"
 
 # the op names and counts of each step, against what torch's profiler recorded
-"$PY" -c "import json, sys
-d = json.load(open(sys.argv[1]))['events']
-skip = ('autograd::engine::evaluate_function: ', 'Optimizer.step#', 'Optimizer.zero_grad#')
-for k in sorted(d):
-    if not k.startswith(skip):
-        print('%s|%d' % (k, d[k]))" plain.json > torch.txt
-ops_of_step() {
-    q ops.sqlite "SELECT $(name_of n), count(*) FROM NVTX_EVENTS n, NVTX_EVENTS s
-        WHERE n.eventType = 59 AND s.eventType = 59 AND n.category = 1 AND s.globalTid = n.globalTid
-          AND $(name_of s) = 'step $1' AND s.start <= n.start AND n.\"end\" <= s.\"end\" GROUP BY 1 ORDER BY 1"
-}
+torch_ops plain.json > torch.txt
 [ "$(wc -l < torch.txt)" -gt 20 ] || fail "torch's profiler recorded too few ops: $(cat torch.txt)"
 for s in 1 2 3; do
-    ops_of_step $s > step$s.txt
+    ops_of_step ops.sqlite $s > step$s.txt
     diff torch.txt step$s.txt > d.txt || fail "step $s: the ops differ from torch's profiler's: $(cat d.txt)"
     echo "ok: step $s: $(wc -l < step$s.txt) op names, the counts torch's profiler recorded"
 done
 # step 4, profiled by the program too: its ops, and the profiler's own ranges
-ops_of_step 4 | grep -v '^\(aten::detach\|detach\)|' > step4.txt
+ops_of_step ops.sqlite 4 | grep -v '^\(aten::detach\|detach\)|' > step4.txt
 grep -v '^\(aten::detach\|detach\)|' torch.txt > torch4.txt
 diff torch4.txt step4.txt > d.txt || fail "step 4 (under the program's profiler): the ops differ: $(cat d.txt)"
 echo "ok: step 4, under the program's own profiler: its ops as in the other steps"
@@ -90,4 +76,9 @@ for how in "GTRACE_TORCH_OPS=dispatch" "GTRACE_TORCH_OPS_LIB=none"; do
     expect_eq "$how: aten::addmm ranges (3 Linear, 6 steps)" 18 \
         "$(count_of dispatch.sqlite aten::addmm)"
 done
+GTRACE_TORCH_OPS_LIB=/nonexistent/ops.so "$GTRACE" --pytorch=steps,modules,ops -o bad.sqlite "$PY" "$SCRIPT" \
+    > bad.json 2> err.txt || fail "a GTRACE_TORCH_OPS_LIB that does not load: the program failed: $(cat err.txt)"
+expect_eq "a bad GTRACE_TORCH_OPS_LIB: its line" 1 "$(grep -c '^gtrace: GTRACE_TORCH_OPS_LIB=/nonexistent/ops.so: .*(ops go through the dispatch mode)$' err.txt)"
+expect_eq "a bad GTRACE_TORCH_OPS_LIB: the losses as without gtrace" "$(field plain.json losses)" "$(field bad.json losses)"
+expect_eq "a bad GTRACE_TORCH_OPS_LIB: the dispatch mode's aten::addmm ranges" 18 "$(count_of bad.sqlite aten::addmm)"
 echo "PASS"

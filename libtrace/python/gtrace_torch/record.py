@@ -19,6 +19,7 @@
 import atexit
 import ctypes
 import os
+import sys
 
 from .itt import Ops
 
@@ -50,12 +51,14 @@ def start(torch):
         ours = ctypes.CDLL(None)  # libgtrace.so, preloaded
         begin, end, init = ours.gt_torch_op_begin, ours.gt_torch_op_end, ours.gt_torch_ops_init
         ops = ctypes.CDLL(lib)
-    except (OSError, AttributeError):
+        start_ops, pause = ops.gtrace_ops_start, ops.gtrace_ops_pause
+    except (OSError, AttributeError) as e:
+        sys.stderr.write("gtrace: GTRACE_TORCH_OPS_LIB=%s: %s (ops go through the dispatch mode)\n" % (lib, e))
         return None
     if init() != 0:
         return None
     as_ptr = ctypes.c_void_p
-    if ops.gtrace_ops_start(ctypes.cast(begin, as_ptr), ctypes.cast(end, as_ptr)) != 0:
+    if start_ops(ctypes.cast(begin, as_ptr), ctypes.cast(end, as_ptr)) != 0:
         return None
-    atexit.register(ops.gtrace_ops_pause, 1)  # none after the program's end (as itt.py)
-    return Ops(lambda: ops.gtrace_ops_pause(1), lambda: ops.gtrace_ops_pause(0))
+    atexit.register(pause, 1)  # none after the program's end (as itt.py)
+    return Ops(lambda: pause(1), lambda: pause(0))
