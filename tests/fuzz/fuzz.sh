@@ -6,8 +6,9 @@
 # samples/nvtx_features, each where it can be had; for `gtrace import`, the
 # torch.profiler traces (plain and gzipped) and memory snapshot pickles of
 # tests/fixtures/pytorch.
-#   GT_FUZZ_SECONDS  no input starts after this many seconds but the fixed cases (default 45)
-#   GT_FUZZ_SEED     first random case (default 1): the same seed, the same inputs
+#   GT_FUZZ_SECONDS  no input starts after this many seconds but the fixed cases (default 25)
+#   GT_FUZZ_SEED     first random case: the same seed, the same inputs (default: drawn from
+#                    the commit, so each commit fuzzes other inputs; 1 outside git)
 #   GT_FUZZ_JOBS     inputs fuzzed side by side (default 2)
 #   GT_FUZZ_CASES    SEEDNAME:CASE,... runs just those (a failure's remake line)
 #   GT_FUZZ_WINDOW=1 also the viewer's window under xvfb-run (fixed cases)
@@ -49,8 +50,12 @@ for f in "$PT"/mlp_1rank/*.pt.trace.json.gz "$PT"/ddp_2rank/rank0.*.pt.trace.jso
 done
 ls "$SEEDS"/*.sqlite >/dev/null 2>&1 || { echo "skip: no seed trace (no fixtures, trainer or samples)"; exit 77; }
 
-set -- --gtrace "$GTRACE" --seeds "$SEEDS" --work "$WORK" --seconds "${GT_FUZZ_SECONDS:-45}" \
-    --seed "${GT_FUZZ_SEED:-1}" --jobs "${GT_FUZZ_JOBS:-2}"
+seed=${GT_FUZZ_SEED:-}
+if [ -z "$seed" ]; then
+    head=$(git -C "$GT_TOP_SRCDIR" rev-parse --short=7 HEAD 2>/dev/null) && seed=$(printf '%d' "0x$head") || seed=1
+fi
+set -- --gtrace "$GTRACE" --seeds "$SEEDS" --work "$WORK" --seconds "${GT_FUZZ_SECONDS:-25}" \
+    --seed "$seed" --jobs "${GT_FUZZ_JOBS:-2}"
 [ -x "$B/viewer/gtrace-view" ] && set -- "$@" --view "$B/viewer/gtrace-view"
 [ "${GT_FUZZ_WINDOW:-0}" = 1 ] && command -v xvfb-run >/dev/null 2>&1 && set -- "$@" --window
 [ -n "${GT_FUZZ_CASES:-}" ] && set -- "$@" --cases "$GT_FUZZ_CASES"

@@ -245,13 +245,28 @@ def list_at(d, key):
     return v if isinstance(v, list) else []
 
 
+def distinct(xs):
+    """The dicts of xs, each once: an earlier mutation may have shared one object
+    100000 times, and walking every reference would take minutes."""
+    seen, out = set(), []
+    for x in xs:
+        if isinstance(x, dict) and id(x) not in seen:
+            seen.add(id(x))
+            out.append(x)
+    return out
+
+
+def segments_of(d):
+    return distinct(list_at(d, "segments"))
+
+
 def blocks_of(d):
-    return [b for s in list_at(d, "segments") if isinstance(s, dict) for b in list_at(s, "blocks")
-            if isinstance(b, dict)]
+    return distinct(b for s in segments_of(d) for b in list_at(s, "blocks"))
 
 
 def actions_of(d):
-    return [a for t in list_at(d, "device_traces") if isinstance(t, list) for a in t if isinstance(a, dict)]
+    traces = {id(t): t for t in list_at(d, "device_traces") if isinstance(t, list)}.values()
+    return distinct(a for t in traces for a in t)
 
 
 def p_memo_sharing(d, rnd):
@@ -275,7 +290,7 @@ def p_memo_frames(d, rnd):
         x["frames"] = frames
         n += 1
     blocks = [b for b in blocks_of(d)][:1]
-    segs = [s for s in list_at(d, "segments") if isinstance(s, dict)]
+    segs = segments_of(d)
     if blocks and segs:
         segs[0]["blocks"] = blocks * rnd.choice([1000, 10000])
     return "%d frames shared by %d blocks and actions" % (len(frames), n)
@@ -333,7 +348,7 @@ def p_extreme(d, rnd):
     keys = ["address", "size", "total_size", "requested_size", "allocated_size", "addr", "time_us", "stream",
             "device", "line"]
     done = []
-    xs = [s for s in list_at(d, "segments") if isinstance(s, dict)] + blocks_of(d) + actions_of(d)
+    xs = segments_of(d) + blocks_of(d) + actions_of(d)
     for x in rnd.sample(xs, min(len(xs), rnd.choice([1, 3, 10]))) if xs else []:
         k = rnd.choice([k for k in keys if k in x] or keys)
         x[k] = rnd.choice(EXTREMES + [2**64 - 1, 2**100, -2**100])
@@ -343,7 +358,7 @@ def p_extreme(d, rnd):
 
 def p_wrong_type(d, rnd):
     done = []
-    xs = [d] + [s for s in list_at(d, "segments") if isinstance(s, dict)] + blocks_of(d) + actions_of(d)
+    xs = [d] + segments_of(d) + blocks_of(d) + actions_of(d)
     for x in rnd.sample(xs, min(len(xs), rnd.choice([1, 3, 10]))):
         if not x:
             continue
@@ -355,7 +370,7 @@ def p_wrong_type(d, rnd):
 
 def p_drop(d, rnd):
     done = []
-    xs = [d] + [s for s in list_at(d, "segments") if isinstance(s, dict)] + blocks_of(d) + actions_of(d)
+    xs = [d] + segments_of(d) + blocks_of(d) + actions_of(d)
     for x in rnd.sample(xs, min(len(xs), rnd.choice([1, 3]))):
         if x:
             k = rnd.choice(sorted(x, key=str))
