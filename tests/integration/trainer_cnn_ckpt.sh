@@ -39,11 +39,11 @@ same() {
     cmp -s "$work/$name.full" "$work/$name.resumed" || fail "$name: the final checkpoints differ"
 }
 same resnet 4 10 --model cnn-resnet
-same guide 7 12 --model cnn-guide --optimizer sgd --lr 0.05 --momentum 0.9
+same guide 7 12 --model cnn-guide --layout nchw --optimizer sgd --lr 0.05 --momentum 0.9
 # the first steps overflow and are skipped: a resume that forgot the learned scale would skip again
 same resnet-fp16 5 10 --model cnn-resnet --amp fp16 --init-scale 1e8
 grep -q '"loss_scale":"' "$work/resnet-fp16.k" || fail "resnet-fp16.k: no loss scale saved"
-same guide-ema 7 12 --model cnn-guide --ema 0.9
+same guide-ema 7 12 --model cnn-guide --layout nchw --ema 0.9
 grep -q '"ema.params":' "$work/guide-ema.k" || fail "guide-ema.k: no EMA saved"
 
 # the tensors, as safetensors readers see them
