@@ -40,8 +40,9 @@ run resnet --model cnn-resnet --epochs 2 --batch 32 --lr 0.003
 run guide --model cnn-guide --epochs 2 --batch 32 --conv-autotune on
 echo "$out" | grep -q "conv-autotune timed [1-9][0-9]* conv shape" ||
     { echo "FAIL: --conv-autotune on: no shapes timed"; fails=1; }
-run resnet-sgd-accum --model cnn-resnet --epochs 3 --batch 16 --accum 2 --optimizer sgd --lr 0.1 \
-    --lr-schedule cosine --bias-before-bn off
+run resnet-accum --model cnn-resnet --epochs 2 --batch 16 --accum 2 --lr 0.003 --bias-before-bn off
+run guide-sgd-cosine --model cnn-guide --layout nchw --epochs 2 --batch 16 --accum 2 --optimizer sgd --lr 0.1 \
+    --lr-schedule cosine
 # mixed precision learns too (cnn-resnet under --amp: its steps against fp32's below)
 run guide-bf16 --model cnn-guide --epochs 2 --batch 32 --conv-autotune on --amp bf16
 run guide-fp16-nchw --model cnn-guide --epochs 2 --batch 32 --amp fp16 --layout nchw
