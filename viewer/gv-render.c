@@ -547,6 +547,80 @@ void gv_render_time_axis(cairo_t *cr, const GvView *v, double y, double h)
     draw_ticks(&c, y, h);
 }
 
+/* The steps ruler's shades: steps alternate between two; an aligned
+ * trace's steps are tinted by how they compare with their partners: red
+ * slower, green faster. */
+enum { RULER_SHADES = 6 };
+static const double ruler_rgb[RULER_SHADES][3] = {
+    {0.70, 0.78, 0.90}, {0.78, 0.84, 0.90}, /* plain */
+    {0.94, 0.62, 0.60}, {0.97, 0.72, 0.70}, /* slower than its partner */
+    {0.62, 0.86, 0.66}, {0.72, 0.92, 0.74}, /* faster */
+};
+
+/* Step i's shade, and its partner in the other trace (NULL: none). */
+static int ruler_shade(const GvView *v, const gt_step *s, size_t i, const GvStepPair **out_pair)
+{
+    const GvStepPair *p = gv_view_warped(v) ? gv_align_pair_at(v->align, 1, s->start_ns) : NULL;
+    if (p && p->start_ns[1] != s->start_ns)
+        p = NULL;
+    if (out_pair)
+        *out_pair = p;
+    int tint = 0;
+    if (p) {
+        int64_t da = p->end_ns[0] - p->start_ns[0], db = p->end_ns[1] - p->start_ns[1];
+        double rel = da > 0 ? (double)(db - da) / (double)da : 0;
+        tint = rel > 0.01 ? 1 : rel < -0.01 ? 2 : 0;
+    }
+    return tint * 2 + (int)(i % 2);
+}
+
+/* Shade k's runs ([a, b) pairs) as one path, filled once. */
+static void fill_runs(GvDrawCtx *c, int k, const double *runs, size_t n)
+{
+    for (size_t j = 0; j < n; j++)
+        cairo_rectangle(c->cr, runs[2 * j], GV_AXIS_H + 1, runs[2 * j + 1] - runs[2 * j], GV_RULER_H - 2);
+    cairo_set_source_rgb(c->cr, ruler_rgb[k][0], ruler_rgb[k][1], ruler_rgb[k][2]);
+    cairo_fill(c->cr);
+}
+
+/* The steps' boxes: one path a shade (a zoomed-out view of a long run holds
+ * tens of thousands of steps, and a fill each took hundreds of ms a frame),
+ * each shade's steps merged where they touch at whole pixels: steps in time
+ * order make at most a run a pixel column; a shade whose runs fill the
+ * buffer (steps of several processes out of order) is filled there. */
+static void draw_ruler(GvDrawCtx *c, const gt_report *r)
+{
+    const GvView *v = c->v;
+    size_t cap = (size_t)(v->width > 0 ? v->width : 1) + 2, n[RULER_SHADES] = {0};
+    double *runs = g_new(double, RULER_SHADES * cap * 2);
+    for (size_t i = 0; i < r->n_steps; i++) {
+        const gt_step *s = &r->steps[i];
+        if (s->end_ns < c->t_left_ns || s->start_ns > c->t_right_ns)
+            continue;
+        int k = ruler_shade(v, s, i, NULL);
+        double x0 = floor(gv_render_clampx(v, gv_view_x(v, s->start_ns)));
+        double x1 = floor(gv_render_clampx(v, gv_view_x(v, s->end_ns)) + 0.5);
+        if (x1 < x0 + 1)
+            x1 = x0 + 1;
+        double *mine = runs + k * cap * 2, *last = mine + (n[k] ? n[k] - 1 : 0) * 2;
+        if (n[k] && x0 <= last[1] && x1 >= last[0]) { /* touches the run before: one */
+            last[0] = x0 < last[0] ? x0 : last[0];
+            last[1] = x1 > last[1] ? x1 : last[1];
+            continue;
+        }
+        if (n[k] == cap) {
+            fill_runs(c, k, mine, n[k]);
+            n[k] = 0;
+        }
+        mine[2 * n[k]] = x0, mine[2 * n[k] + 1] = x1;
+        n[k]++;
+    }
+    for (int k = 0; k < RULER_SHADES; k++)
+        if (n[k])
+            fill_runs(c, k, runs + k * cap * 2, n[k]);
+    g_free(runs);
+}
+
 static void draw_axis(GvDrawCtx *c)
 {
     const GvView *v = c->v;
@@ -555,41 +629,28 @@ static void draw_axis(GvDrawCtx *c)
     cairo_rectangle(cr, 0, 0, v->width, GV_AXIS_H);
     cairo_fill(cr);
     draw_ticks(c, 0, GV_AXIS_H);
-    /* Steps from the analysis, alternating shades; an aligned trace's steps
-     * are tinted by how they compare with their partners: red slower, green faster. */
+    /* Steps from the analysis (ruler_shade) */
     const gt_report *r = gv_trace_model_report(c->m);
     cairo_set_source_rgb(cr, 0.97, 0.97, 0.97);
     cairo_rectangle(cr, 0, GV_AXIS_H, v->width, GV_RULER_H);
     cairo_fill(cr);
-    for (size_t i = 0; r && i < r->n_steps; i++) {
+    if (r)
+        draw_ruler(c, r);
+    for (size_t i = 0; r && i < r->n_steps; i++) { /* the names of steps wide enough for one */
         const gt_step *s = &r->steps[i];
         if (s->end_ns < c->t_left_ns || s->start_ns > c->t_right_ns)
             continue;
         double x0 = gv_render_clampx(v, gv_view_x(v, s->start_ns)), x1 = gv_render_clampx(v, gv_view_x(v, s->end_ns));
-        double rgb[3] = {i % 2 ? 0.78 : 0.70, i % 2 ? 0.84 : 0.78, 0.90};
-        const GvStepPair *p = gv_view_warped(v) ? gv_align_pair_at(v->align, 1, s->start_ns) : NULL;
-        if (p && p->start_ns[1] != s->start_ns)
-            p = NULL;
-        if (p) {
-            int64_t da = p->end_ns[0] - p->start_ns[0], db = p->end_ns[1] - p->start_ns[1];
-            double rel = da > 0 ? (double)(db - da) / (double)da : 0;
-            if (rel > 0.01) {
-                rgb[0] = i % 2 ? 0.97 : 0.94, rgb[1] = i % 2 ? 0.72 : 0.62, rgb[2] = i % 2 ? 0.70 : 0.60;
-            } else if (rel < -0.01) {
-                rgb[0] = i % 2 ? 0.72 : 0.62, rgb[1] = i % 2 ? 0.92 : 0.86, rgb[2] = i % 2 ? 0.74 : 0.66;
-            }
-        }
-        cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
-        cairo_rectangle(cr, x0, GV_AXIS_H + 1, x1 - x0 > 1 ? x1 - x0 : 1, GV_RULER_H - 2);
-        cairo_fill(cr);
-        if (x1 - x0 > 40) {
-            char buf[96];
-            if (p)
-                step_diff_label(buf, sizeof buf, s, p);
-            else
-                snprintf(buf, sizeof buf, "step %lld", (long long)s->number);
-            gv_render_text_at(c, (x0 > GV_LABEL_W ? x0 : GV_LABEL_W) + 2, GV_AXIS_H + 1, x1 - x0 - 4, buf, 0.1);
-        }
+        if (x1 - x0 <= 40)
+            continue;
+        const GvStepPair *p = NULL;
+        ruler_shade(v, s, i, &p);
+        char buf[96];
+        if (p)
+            step_diff_label(buf, sizeof buf, s, p);
+        else
+            snprintf(buf, sizeof buf, "step %lld", (long long)s->number);
+        gv_render_text_at(c, (x0 > GV_LABEL_W ? x0 : GV_LABEL_W) + 2, GV_AXIS_H + 1, x1 - x0 - 4, buf, 0.1);
     }
     gv_render_text_at(c, 6, 2, GV_LABEL_W - 10, "time", 0.35);
     gv_render_text_at(c, 6, GV_AXIS_H + 1, GV_LABEL_W - 10,
