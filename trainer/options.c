@@ -10,6 +10,7 @@
 #include "error.h"
 #include "flags.h"
 #include "model_cnn.h"
+#include "ops.h"
 
 #include <limits.h>
 #include <stdint.h>
@@ -249,8 +250,10 @@ static void cnn_flags(tr_options *o, int argc, char **argv)
         o->epochs = 1;
     tr_options_on("--bias-before-bn", o->bias_before_bn ? o->bias_before_bn : "on");
     bool tune = tr_options_on("--conv-autotune", o->conv_autotune);
-    if (!o->layout) /* the autotuner chooses among the NCHW algorithms */
-        o->layout = cpu && !tune ? "nhwc" : "nchw";
+    /* NHWC's direct kernels where the CPU holds them in registers (AVX-512);
+     * the autotuner chooses among the NCHW algorithms */
+    if (!o->layout)
+        o->layout = cpu && !tune && op_conv2d_nhwc_vectorized_cpu() ? "nhwc" : "nchw";
     if (tr_flag_pick("--layout", o->layout) == 0 && !cpu) {
         fprintf(stderr, "trainer: --layout nhwc is the cpu backend's; --backend %s has nchw only\n", o->backend);
         exit(2);

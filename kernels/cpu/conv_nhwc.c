@@ -260,6 +260,15 @@ static const drivers *pick(void)
     return &base;
 }
 
+int op_conv2d_nhwc_vectorized_cpu(void)
+{
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+    return pick()->fwd_row == fwd_row_avx512;
+#else
+    return 0;
+#endif
+}
+
 /* ---- shapes whose channels do not fill vectors: plain loops on the same layouts ---- */
 
 static void fwd_image_plain(float *y, const float *xp, const float *wt, const float *bias, int OH, int OW, int C,
