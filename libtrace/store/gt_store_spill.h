@@ -1,9 +1,10 @@
 /* gt_store_spill.h: maps kept on disk in a private temporary SQLite file
  * (deleted when closed) behind a page cache of fixed size, for code that
  * must remember something per event of a trace of any size in bounded
- * memory (the Chrome export's correlation ids and NVTX projections): a few
- * bits per int64 key (gt_flagmap), and time spans grown per key and read
- * back in time order (gt_spanmap).
+ * memory (the Chrome export's correlation ids, launches and NVTX
+ * projections): a few bits per int64 key (gt_flagmap), two integers and a
+ * tag per key (gt_pairmap), and time spans grown per key and read back in
+ * time order (gt_spanmap).
  * It holds no trace and reads none; the store owns it because the store is
  * the code that speaks SQL. Part of the store's public API (gt_store.h
  * conventions: 0 or a negative gt_status, gt_error_last()). */
@@ -27,6 +28,14 @@ int gt_flagmap_or(gt_flagmap *m, int64_t key, unsigned bits);
 int gt_flagmap_get(gt_flagmap *m, int64_t key, unsigned *out_bits);
 /* Closes and deletes its file; NULL is fine. */
 void gt_flagmap_free(gt_flagmap *m);
+
+/* Two integers and a small tag by key: the last put of a key is what get
+ * gives (1), or 0 for a key never put. */
+typedef struct gt_pairmap gt_pairmap;
+int gt_pairmap_new(gt_pairmap **out);
+int gt_pairmap_put(gt_pairmap *m, int64_t key, int64_t x, int64_t y, int tag);
+int gt_pairmap_get(gt_pairmap *m, int64_t key, int64_t *x, int64_t *y, int *tag);
+void gt_pairmap_free(gt_pairmap *m);
 
 /* Spans by key (a, b, c): each key's earliest start, latest end and count. */
 typedef struct gt_spanmap gt_spanmap;

@@ -1,4 +1,5 @@
-/* spill.c: gt_flagmap (key -> bits) and gt_spanmap (key -> span and count),
+/* spill.c: gt_flagmap (key -> bits), gt_pairmap (key -> two integers and a
+ * tag) and gt_spanmap (key -> span and count),
  * each in a private temporary SQLite database (the empty file name: SQLite
  * makes the file and deletes it at close). One table, one transaction for
  * the map's whole life (nothing in it needs to survive a crash), no
@@ -51,6 +52,18 @@ static int open_db(sqlite3 **db, const char *create)
     return rc;
 }
 
+/* A database holding `create`, and its two statements. */
+static int open_map(sqlite3 **db, const char *create, const char *put_sql, sqlite3_stmt **put, const char *get_sql,
+                    sqlite3_stmt **get)
+{
+    int rc = open_db(db, create);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_prepare_v2(*db, put_sql, -1, put, NULL);
+    if (rc == SQLITE_OK)
+        rc = sqlite3_prepare_v2(*db, get_sql, -1, get, NULL);
+    return rc == SQLITE_OK ? 0 : fail_db(*db, rc, "opening it");
+}
+
 int gt_flagmap_new(gt_flagmap **out)
 {
     if (!out)
@@ -59,16 +72,12 @@ int gt_flagmap_new(gt_flagmap **out)
     gt_flagmap *m = calloc(1, sizeof *m);
     if (!m)
         return gt_error_set(GT_ERR_NOMEM, "temporary file: out of memory");
-    int rc = open_db(&m->db, "CREATE TABLE f (k INTEGER PRIMARY KEY, bits INTEGER NOT NULL)");
-    if (rc == SQLITE_OK)
-        rc = sqlite3_prepare_v2(m->db, "INSERT INTO f (k, bits) VALUES (?1, ?2) "
-                                       "ON CONFLICT (k) DO UPDATE SET bits = bits | ?2", -1, &m->put, NULL);
-    if (rc == SQLITE_OK)
-        rc = sqlite3_prepare_v2(m->db, "SELECT bits FROM f WHERE k = ?1", -1, &m->get, NULL);
-    if (rc != SQLITE_OK) {
-        int err = fail_db(m->db, rc, "opening it");
+    int rc = open_map(&m->db, "CREATE TABLE f (k INTEGER PRIMARY KEY, bits INTEGER NOT NULL)",
+                      "INSERT INTO f (k, bits) VALUES (?1, ?2) ON CONFLICT (k) DO UPDATE SET bits = bits | ?2",
+                      &m->put, "SELECT bits FROM f WHERE k = ?1", &m->get);
+    if (rc < 0) {
         gt_flagmap_free(m);
-        return err;
+        return rc;
     }
     *out = m;
     return 0;
@@ -103,6 +112,71 @@ void gt_flagmap_free(gt_flagmap *m)
     sqlite3_finalize(m->put);
     sqlite3_finalize(m->get);
     sqlite3_close(m->db); /* the open transaction is rolled back: nothing to keep */
+    free(m);
+}
+
+/* ---- gt_pairmap ------------------------------------------------------------ */
+
+struct gt_pairmap {
+    sqlite3 *db;
+    sqlite3_stmt *put, *get;
+};
+
+int gt_pairmap_new(gt_pairmap **out)
+{
+    if (!out)
+        return gt_error_set(GT_ERR_INVALID, "gt_pairmap_new: no output");
+    *out = NULL;
+    gt_pairmap *m = calloc(1, sizeof *m);
+    if (!m)
+        return gt_error_set(GT_ERR_NOMEM, "temporary file: out of memory");
+    int rc = open_map(&m->db, "CREATE TABLE p (k INTEGER PRIMARY KEY, x INTEGER NOT NULL, y INTEGER NOT NULL, "
+                              "tag INTEGER NOT NULL)",
+                      "INSERT OR REPLACE INTO p (k, x, y, tag) VALUES (?1, ?2, ?3, ?4)", &m->put,
+                      "SELECT x, y, tag FROM p WHERE k = ?1", &m->get);
+    if (rc < 0) {
+        gt_pairmap_free(m);
+        return rc;
+    }
+    *out = m;
+    return 0;
+}
+
+int gt_pairmap_put(gt_pairmap *m, int64_t key, int64_t x, int64_t y, int tag)
+{
+    if (!m)
+        return gt_error_set(GT_ERR_INVALID, "gt_pairmap_put: no map");
+    sqlite3_bind_int64(m->put, 1, key);
+    sqlite3_bind_int64(m->put, 2, x);
+    sqlite3_bind_int64(m->put, 3, y);
+    sqlite3_bind_int64(m->put, 4, tag);
+    int rc = sqlite3_step(m->put);
+    sqlite3_reset(m->put);
+    return rc == SQLITE_DONE ? 0 : fail_db(m->db, rc, "writing");
+}
+
+int gt_pairmap_get(gt_pairmap *m, int64_t key, int64_t *x, int64_t *y, int *tag)
+{
+    if (!m || !x || !y || !tag)
+        return gt_error_set(GT_ERR_INVALID, "gt_pairmap_get: bad argument");
+    sqlite3_bind_int64(m->get, 1, key);
+    int rc = sqlite3_step(m->get);
+    if (rc == SQLITE_ROW) {
+        *x = sqlite3_column_int64(m->get, 0);
+        *y = sqlite3_column_int64(m->get, 1);
+        *tag = (int)sqlite3_column_int64(m->get, 2);
+    }
+    sqlite3_reset(m->get);
+    return rc == SQLITE_ROW ? 1 : rc == SQLITE_DONE ? 0 : fail_db(m->db, rc, "reading");
+}
+
+void gt_pairmap_free(gt_pairmap *m)
+{
+    if (!m)
+        return;
+    sqlite3_finalize(m->put);
+    sqlite3_finalize(m->get);
+    sqlite3_close(m->db);
     free(m);
 }
 

@@ -8,6 +8,7 @@
  * not by the change counters; a page size under 512 or not a power of 2,
  * or 65536 (written 1); a file cut inside its last page. */
 #include "gt_store.h"
+#include "gt_store_spill.h"
 #include "gt_test.h"
 #include "schema.h"
 
@@ -295,6 +296,31 @@ static void test_store_edges__range_limits_on_rows(void)
     gt_trace_free(t);
 }
 
+/* gt_pairmap keeps the last put of each key, and says 0 for a key never
+ * put; many keys, out of order, go through its page cache to its file. */
+static void test_store_edges__pairmap(void)
+{
+    gt_pairmap *m = NULL;
+    int64_t x, y;
+    int tag;
+    CU_ASSERT_EQUAL_FATAL(gt_pairmap_new(&m), 0);
+    CU_ASSERT_EQUAL(gt_pairmap_get(m, 7, &x, &y, &tag), 0);
+    for (int64_t k = 0; k < 200000; k++) {
+        int64_t key = (k * 7919) % 200000 - 100000; /* negative keys too */
+        CU_ASSERT_EQUAL_FATAL(gt_pairmap_put(m, key, key * 3, -key, (int)(k & 3)), 0);
+    }
+    CU_ASSERT_EQUAL_FATAL(gt_pairmap_put(m, 5, 50, 500, 2), 0); /* put again: replaced */
+    CU_ASSERT_EQUAL(gt_pairmap_get(m, 5, &x, &y, &tag), 1);
+    CU_ASSERT(x == 50 && y == 500 && tag == 2);
+    CU_ASSERT_EQUAL(gt_pairmap_get(m, -99999, &x, &y, &tag), 1);
+    CU_ASSERT(x == -299997 && y == 99999);
+    CU_ASSERT_EQUAL(gt_pairmap_get(m, 100000, &x, &y, &tag), 0);
+    CU_ASSERT(gt_pairmap_get(m, 5, &x, NULL, &tag) < 0);
+    CU_ASSERT(gt_pairmap_put(NULL, 1, 1, 1, 0) < 0);
+    gt_pairmap_free(m);
+    gt_pairmap_free(NULL);
+}
+
 static const gt_test_case cases[] = {
     {"test_store_edges__range_limits_on_rows", test_store_edges__range_limits_on_rows},
     {"test_store_edges__header_checks", test_store_edges__header_checks},
@@ -303,6 +329,7 @@ static const gt_test_case cases[] = {
     {"test_store_edges__rank_from_launcher", test_store_edges__rank_from_launcher},
     {"test_store_edges__next_schema_version", test_store_edges__next_schema_version},
     {"test_store_edges__writer_orders_rows", test_store_edges__writer_orders_rows},
+    {"test_store_edges__pairmap", test_store_edges__pairmap},
     {NULL, NULL},
 };
 
