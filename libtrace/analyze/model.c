@@ -110,8 +110,10 @@ static void group_ranges_by_thread(an_model *m)
             tids[b] = tids[b - 1];
             tids[b - 1] = t;
         }
-    an_range *out = malloc(m->n_ranges * sizeof *out);
-    if (!out)
+    /* each range's place, then the ranges moved there in place (a cycle at
+     * a time): 4 bytes a range beside them, not a second array of them */
+    uint32_t *dest = m->n_ranges < UINT32_MAX ? malloc(m->n_ranges * sizeof *dest) : NULL;
+    if (!dest)
         return; /* an_sort() still gets it right, more slowly */
     memset(first, 0, sizeof first);
     for (size_t i = 0; i < m->n_ranges; i++) {
@@ -137,10 +139,19 @@ static void group_ranges_by_thread(an_model *m)
             else
                 hi = mid;
         }
-        out[first[lo]++] = m->ranges[i];
+        dest[i] = (uint32_t)first[lo]++;
     }
-    free(m->ranges);
-    m->ranges = out;
+    for (size_t i = 0; i < m->n_ranges; i++) {
+        while (dest[i] != i) { /* the range at i goes to dest[i]: swapped there, it is in place */
+            uint32_t j = dest[i];
+            an_range r = m->ranges[j];
+            m->ranges[j] = m->ranges[i];
+            m->ranges[i] = r;
+            dest[i] = dest[j];
+            dest[j] = j;
+        }
+    }
+    free(dest);
 }
 
 /* The arrays each loader fills, sorted by that loader (on its thread). */
