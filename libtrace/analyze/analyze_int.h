@@ -53,6 +53,16 @@ typedef struct an_api {
     int16_t foreign; /* another event class (nsys 2.x wraps calls in class 67 copies) */
 } an_api;
 
+/* Which call of a correlation id is its launch, met in start order (the
+ * model's map, model_index.c, and the Chrome export's on disk): a later
+ * call replaces the one kept when that one is a wrapper of another class,
+ * or a driver call and the later one is not a wrapper. So the first
+ * runtime call wins, else the last driver call, else the last wrapper. */
+static inline bool an_call_replaces(bool kept_driver, bool kept_foreign, bool later_foreign)
+{
+    return kept_foreign || (kept_driver && !later_foreign);
+}
+
 typedef struct an_range { /* an NVTX range on one thread */
     int64_t start_ns, end_ns, tid;
     gt_string_id text;
@@ -197,6 +207,9 @@ int an_whole_text(char **out, size_t *out_bytes, const an_whole *w);
 const char *an_whole_key(void);
 /* The facts of a kept body; false: not all of them, or not as written here. */
 bool an_whole_parse(an_whole *w, const char *body, size_t n);
+/* The facts kept in t at close; false: none, another build's, or the file
+ * changed since (report_kept.c). */
+bool an_whole_read(an_whole *w, gt_trace *t);
 
 /* Pieces of the report, each in its own file. */
 int an_summary(gt_report *r, const an_model *m, const gt_report_options *opt);
@@ -250,12 +263,18 @@ typedef struct an_mem_action {
     int64_t tid, callchain, alloc_ns; /* who made it, and when (for frames) */
     int8_t action;
     int64_t pid;  /* the process whose allocator did it */
-    int64_t seq;  /* order within its process */
+    int64_t seq;  /* its place in the order handed out */
 } an_mem_action;
-/* Every process's actions, each replayed on its own, in time order. */
+/* Every process's actions, each replayed on its own, in time order (at one
+ * time by pid, each allocator's in the order it made them). */
 int an_memory_actions(const an_model *m, an_mem_action **out, size_t *out_n);
 /* One process's actions (pid -1: every process's). */
 int an_memory_actions_pid(const an_model *m, int64_t pid, an_mem_action **out, size_t *out_n);
+/* The same actions, in the same order, handed to fn one at a time and not
+ * kept: memory for the live allocations only. fn returns 0 to go on, 1 to
+ * stop (then this returns 0), or a negative status, which this returns. */
+typedef int (*an_mem_action_fn)(void *ctx, const an_mem_action *a);
+int an_memory_each_action(const an_model *m, int64_t pid, an_mem_action_fn fn, void *ctx);
 /* Communication per rank and step (r's steps and window must be set). */
 int an_comm_measure(gt_comm *cm, const an_model *m, const gt_report *r, const gt_report_options *opt);
 void an_comm_clear(gt_comm *cm);

@@ -90,6 +90,11 @@ typedef struct out {
     int64_t base_ns; /* the trace's first time: small numbers keep precision */
     rowset threads, streams;
     gt_flagmap *corr; /* F_* by flow key; one "s" and one "f" per flow id */
+    const an_model *m; /* the NVTX ranges (projections), steps and memory */
+    /* the launch call (thread, start) of each correlation id, on disk where
+     * the model holds no calls (a memory part); NULL: the model's */
+    gt_pairmap *launches;
+    gt_spanmap *proj; /* the NVTX ranges' spans on the device: annotations() */
     step_range *steps;
     size_t n_steps;
     int64_t n_async; /* ids of NVTX start/end ranges */
@@ -225,9 +230,24 @@ static bool is_plain_call(const gt_api_call *a)
     return a->event_class == GT_API_RUNTIME || a->event_class == GT_API_DRIVER;
 }
 
+/* The launch of a call's correlation id, kept as an_model_launch picks it
+ * (an_call_replaces); tag: 1 a driver call, 2 a wrapper. */
+static int note_launch(gt_pairmap *launches, const gt_api_call *a)
+{
+    int64_t tid, start;
+    int tag;
+    if (a->correlation_id == 0)
+        return 0;
+    bool driver = a->event_class == GT_API_DRIVER, foreign = !is_plain_call(a);
+    int rc = gt_pairmap_get(launches, a->correlation_id, &tid, &start, &tag);
+    if (rc != 0 && (rc < 0 || !an_call_replaces(tag & 1, tag & 2, foreign)))
+        return rc < 0 ? rc : 0;
+    return gt_pairmap_put(launches, a->correlation_id, a->global_tid, a->start_ns, (driver ? 1 : 0) | (foreign ? 2 : 0));
+}
+
 /* Pass 1: correlation ids on each side (F_HOST, F_DEV; F_PLAIN: those of
  * runtime and driver calls), and the devices seen. */
-static int collect(gt_trace *t, int64_t pid, gt_flagmap *map, int32_t *devs, size_t *n_devs)
+static int collect(gt_trace *t, int64_t pid, gt_flagmap *map, gt_pairmap *launches, int32_t *devs, size_t *n_devs)
 {
     static const gt_event_kind dk[] = {GT_EV_KERNEL, GT_EV_MEMCPY, GT_EV_MEMSET, GT_EV_API};
     gt_iter *it = NULL;
@@ -248,6 +268,9 @@ static int collect(gt_trace *t, int64_t pid, gt_flagmap *map, int32_t *devs, siz
             default: corr = ev.u.api.correlation_id; p = ev.u.api.global_tid; break;
             }
             p = gt_pid_of(p);
+            /* every process's: the model's map is of them all */
+            if (ev.kind == GT_EV_API && launches && (rc = note_launch(launches, &ev.u.api)) < 0)
+                break;
             if (pid >= 0 && p != pid)
                 continue;
             unsigned bits = ev.kind != GT_EV_API ? F_DEV : is_plain_call(&ev.u.api) ? F_HOST | F_PLAIN : F_HOST;
@@ -279,6 +302,52 @@ static int64_t step_number(const out *o, int64_t pid, int64_t start_ns, int64_t 
     return -1;
 }
 
+/* Each kernel, copy and memset counts for the ranges its launch call was in
+ * (the innermost and every enclosing one), on its own stream, as Kineto
+ * projects record_function ranges: it widens their spans in o->proj (on
+ * disk, about one per range and stream), which annotations() writes. */
+static void project(out *o, const gt_event *ev)
+{
+    int64_t corr, start, end, tid, at;
+    int32_t device, stream;
+    int tag;
+    switch (ev->kind) {
+    case GT_EV_KERNEL: {
+        const gt_kernel *k = &ev->u.kernel;
+        corr = k->correlation_id, start = k->start_ns, end = k->end_ns, device = k->device_id, stream = k->stream_id;
+        break;
+    }
+    case GT_EV_MEMCPY: {
+        const gt_memcpy *c = &ev->u.memcpy;
+        corr = c->correlation_id, start = c->start_ns, end = c->end_ns, device = c->device_id, stream = c->stream_id;
+        break;
+    }
+    case GT_EV_MEMSET: {
+        const gt_memset *c = &ev->u.memset;
+        corr = c->correlation_id, start = c->start_ns, end = c->end_ns, device = c->device_id, stream = c->stream_id;
+        break;
+    }
+    default:
+        return;
+    }
+    const an_model *m = o->m;
+    if (o->launches) {
+        int rc = corr ? gt_pairmap_get(o->launches, corr, &tid, &at, &tag) : 0;
+        remember(o, rc);
+        if (rc != 1)
+            return;
+    } else {
+        const an_api *l = an_model_launch(m, corr);
+        if (!l)
+            return;
+        tid = l->tid, at = l->start_ns;
+    }
+    if (!keep(o, gt_pid_of(tid)))
+        return;
+    for (int64_t r = an_model_range_at(m, tid, at); r >= 0 && o->rc == 0; r = m->ranges[r].parent)
+        remember(o, gt_spanmap_add(o->proj, r, device, stream, start, end));
+}
+
 static int emit_kind(gt_trace *t, out *o, gt_event_kind kind)
 {
     gt_iter *it = NULL;
@@ -290,6 +359,7 @@ static int emit_kind(gt_trace *t, out *o, gt_event_kind kind)
     while ((rc = gt_iter_next(it, &ev)) == 1) {
         if (!an_row_ok(&ev))
             continue; /* times or sizes out of range: left out, as the analysis leaves them out */
+        project(o, &ev);
         switch (kind) {
         case GT_EV_KERNEL: {
             const gt_kernel *k = &ev.u.kernel;
@@ -491,29 +561,11 @@ static int annotation(void *ctx, const gt_span_row *p)
     return 0;
 }
 
-/* Each kernel, copy and memset counts for the ranges its launch call was in
- * (the innermost and every enclosing one), on its own stream, as Kineto
- * projects record_function ranges. The spans, one per range and stream,
- * are kept on disk (about one per range) and come out by start. */
+/* The spans project() gathered, by start. */
 static int annotations(const an_model *m, out *o)
 {
-    gt_spanmap *ps = NULL;
-    int rc = gt_spanmap_new(&ps);
-    for (size_t i = 0; i < m->n_acts && rc == 0; i++) {
-        const an_act *a = &m->acts[i];
-        if (a->kind == GT_EV_CPU_OP)
-            continue;
-        const an_api *l = an_model_launch(m, a->corr);
-        if (!l || !keep(o, gt_pid_of(l->tid)))
-            continue;
-        for (int64_t r = an_model_range_at(m, l->tid, l->start_ns); r >= 0 && rc == 0; r = m->ranges[r].parent)
-            rc = gt_spanmap_add(ps, r, a->device, a->stream, a->start_ns, a->end_ns);
-    }
     annot_ctx ctx = {m, o};
-    if (rc == 0)
-        rc = gt_spanmap_each(ps, annotation, &ctx);
-    gt_spanmap_free(ps);
-    return rc;
+    return gt_spanmap_each(o->proj, annotation, &ctx);
 }
 
 /* ---- a CPU trace's device timeline ------------------------------------------ */
@@ -576,70 +628,98 @@ static void standin(const an_model *m, out *o)
 /* The allocator's history: a counter of allocated and reserved bytes on the
  * device's row (the process's when the trace has no device), one sample per
  * time at which they changed; and Kineto's "[memory]" instant event on the
- * allocating thread for each block allocated (bytes > 0) or freed (< 0). */
-static int memory(const an_model *m, out *o, const int32_t *devs, size_t n_devs)
+ * allocating thread for each block allocated (bytes > 0) or freed (< 0).
+ * The actions come one at a time (an_memory_each_action), each written once
+ * the next one is known. */
+typedef struct mem_out {
+    out *o;
+    const an_model *m;
+    bool on_device, any, pending;
+    int32_t device;
+    int64_t counter_pid, counter_tid, allocated, reserved;
+    an_mem_action prev; /* the action waiting for the next one */
+} mem_out;
+
+/* One action; next: the one after it, NULL at the end. */
+static void mem_action(mem_out *s, const an_mem_action *a, const an_mem_action *next)
 {
-    an_mem_action *acts = NULL;
-    size_t n = 0;
-    int rc = an_memory_actions(m, &acts, &n);
-    if (rc < 0)
-        return rc;
-    bool on_device = n_devs > 0;
-    int64_t counter_pid = on_device ? devs[0] : gt_pid_of(m->main_tid);
-    int64_t counter_tid = m->main_tid;
-    if (!on_device && o->pid >= 0 && gt_pid_of(m->main_tid) != o->pid) {
-        counter_pid = o->pid; /* the first allocating thread of the process names it */
-        for (size_t i = 0; i < n && counter_tid == m->main_tid; i++)
-            if (acts[i].tid && gt_pid_of(acts[i].tid) == o->pid)
-                counter_tid = acts[i].tid;
+    out *o = s->o;
+    if (!keep(o, a->pid))
+        return;
+    if (!s->on_device && !s->any && gt_pid_of(s->counter_tid) == s->counter_pid)
+        seen_thread(o, s->counter_tid); /* so that the counter's process gets a name */
+    s->any = true;
+    switch (a->action) { /* sizes are checked at load; their sums saturate */
+    case AN_ACT_ALLOC: s->allocated = gt_sat_add(s->allocated, a->bytes); break;
+    case AN_ACT_FREE: s->allocated = gt_sat_add(s->allocated, -a->bytes); break;
+    case AN_ACT_SEG_ALLOC: s->reserved = gt_sat_add(s->reserved, a->bytes); break;
+    case AN_ACT_SEG_FREE: s->reserved = gt_sat_add(s->reserved, -a->bytes); break;
     }
-    bool any = false;
-    int64_t allocated = 0, reserved = 0;
-    for (size_t i = 0; i < n; i++) {
-        const an_mem_action *a = &acts[i];
-        if (!keep(o, a->pid))
-            continue;
-        if (!on_device && !any && gt_pid_of(counter_tid) == counter_pid)
-            seen_thread(o, counter_tid); /* so that the counter's process gets a name */
-        any = true;
-        switch (a->action) { /* sizes are checked at load; their sums saturate */
-        case AN_ACT_ALLOC: allocated = gt_sat_add(allocated, a->bytes); break;
-        case AN_ACT_FREE: allocated = gt_sat_add(allocated, -a->bytes); break;
-        case AN_ACT_SEG_ALLOC: reserved = gt_sat_add(reserved, a->bytes); break;
-        case AN_ACT_SEG_FREE: reserved = gt_sat_add(reserved, -a->bytes); break;
-        }
-        if (a->action == AN_ACT_ALLOC || a->action == AN_ACT_FREE) {
-            int64_t tid = a->tid ? a->tid : m->main_tid;
-            seen_thread(o, tid);
-            gt_json *j = event(o, "i");
-            gt_json_kv_str(j, "s", "t");
-            gt_json_kv_str(j, "cat", "cpu_instant_event");
-            gt_json_kv_str(j, "name", "[memory]");
-            pid_tid(j, gt_pid_of(tid), gt_tid_of(tid));
-            ts(o, a->t_ns);
-            args(j);
-            gt_json_kv_int(j, "Device Type", on_device ? 1 : 0);
-            gt_json_kv_int(j, "Device Id", on_device ? devs[0] : -1);
-            gt_json_key(j, "Addr");
-            gt_json_uint(j, a->address);
-            gt_json_kv_int(j, "Bytes", a->action == AN_ACT_ALLOC ? a->bytes : -a->bytes);
-            gt_json_kv_int(j, "Total Allocated", allocated);
-            gt_json_kv_int(j, "Total Reserved", reserved);
-            end_args(j);
-        }
-        if (i + 1 < n && acts[i + 1].t_ns == a->t_ns && keep(o, acts[i + 1].pid))
-            continue; /* one sample per time, once it settled */
-        gt_json *j = event(o, "C");
-        gt_json_kv_str(j, "name", on_device ? "GPU memory" : "memory");
-        pid_tid(j, counter_pid, 0);
+    if (a->action == AN_ACT_ALLOC || a->action == AN_ACT_FREE) {
+        int64_t tid = a->tid ? a->tid : s->m->main_tid;
+        seen_thread(o, tid);
+        gt_json *j = event(o, "i");
+        gt_json_kv_str(j, "s", "t");
+        gt_json_kv_str(j, "cat", "cpu_instant_event");
+        gt_json_kv_str(j, "name", "[memory]");
+        pid_tid(j, gt_pid_of(tid), gt_tid_of(tid));
         ts(o, a->t_ns);
         args(j);
-        gt_json_kv_int(j, "allocated", allocated);
-        gt_json_kv_int(j, "reserved", reserved);
+        gt_json_kv_int(j, "Device Type", s->on_device ? 1 : 0);
+        gt_json_kv_int(j, "Device Id", s->device);
+        gt_json_key(j, "Addr");
+        gt_json_uint(j, a->address);
+        gt_json_kv_int(j, "Bytes", a->action == AN_ACT_ALLOC ? a->bytes : -a->bytes);
+        gt_json_kv_int(j, "Total Allocated", s->allocated);
+        gt_json_kv_int(j, "Total Reserved", s->reserved);
         end_args(j);
     }
-    free(acts);
-    return 0;
+    if (next && next->t_ns == a->t_ns && keep(o, next->pid))
+        return; /* one sample per time, once it settled */
+    gt_json *j = event(o, "C");
+    gt_json_kv_str(j, "name", s->on_device ? "GPU memory" : "memory");
+    pid_tid(j, s->counter_pid, 0);
+    ts(o, a->t_ns);
+    args(j);
+    gt_json_kv_int(j, "allocated", s->allocated);
+    gt_json_kv_int(j, "reserved", s->reserved);
+    end_args(j);
+}
+
+static int mem_next(void *ctx, const an_mem_action *a)
+{
+    mem_out *s = ctx;
+    if (s->pending)
+        mem_action(s, &s->prev, a);
+    s->prev = *a;
+    s->pending = true;
+    return s->o->rc;
+}
+
+/* The process's first allocating thread names the counter's row. */
+static int mem_first_thread(void *ctx, const an_mem_action *a)
+{
+    mem_out *s = ctx;
+    if (!a->tid || gt_pid_of(a->tid) != s->counter_pid)
+        return 0;
+    s->counter_tid = a->tid;
+    return 1;
+}
+
+static int memory(const an_model *m, out *o, const int32_t *devs, size_t n_devs)
+{
+    mem_out s = {.o = o, .m = m, .on_device = n_devs > 0, .device = n_devs > 0 ? devs[0] : -1,
+                 .counter_pid = n_devs > 0 ? devs[0] : gt_pid_of(m->main_tid), .counter_tid = m->main_tid};
+    int rc = 0;
+    if (!s.on_device && o->pid >= 0 && gt_pid_of(m->main_tid) != o->pid) {
+        s.counter_pid = o->pid;
+        rc = an_memory_each_action(m, -1, mem_first_thread, &s);
+    }
+    if (rc == 0)
+        rc = an_memory_each_action(m, -1, mem_next, &s);
+    if (rc == 0 && s.pending)
+        mem_action(&s, &s.prev, NULL);
+    return rc;
 }
 
 /* ---- names of the rows ----------------------------------------------------- */
@@ -846,10 +926,26 @@ int gt_export_chrome_process(gt_trace *t, int64_t pid, int32_t rank, int32_t wor
     int rc;
     if (!t || !f || rank < 0 || world_size <= rank)
         return gt_error_set(GT_ERR_INVALID, "gt_export_chrome: missing argument");
-    /* the base is the analysis's first time: that of the rows in range */
-    if ((rc = gt_flagmap_new(&o.corr)) < 0 || (rc = collect(t, pid, o.corr, devs, &n_devs)) < 0 || (rc = an_model_load(&m, t)) < 0 ||
-        (rc = find_steps(&o, m)) < 0)
+    /* Where the close kept the whole-trace facts, the model's memory part is
+     * enough (the ranges, the allocator's events and their calls): the facts
+     * give the time base and the main thread, the launches come from disk.
+     * A CPU trace's stand-in device timeline needs the whole model. */
+    an_whole w;
+    bool part = an_whole_read(&w, t) && !w.cpu_timeline;
+    if ((rc = gt_flagmap_new(&o.corr)) < 0 || (rc = gt_spanmap_new(&o.proj)) < 0 ||
+        (part && (rc = gt_pairmap_new(&o.launches)) < 0) || (rc = collect(t, pid, o.corr, o.launches, devs, &n_devs)) < 0 ||
+        (rc = part ? an_model_load_memory(&m, t) : an_model_load(&m, t)) < 0)
         goto cleanup;
+    if (part) {
+        m->main_tid = w.main_tid;
+        m->span_start_ns = w.span_start_ns;
+        m->span_end_ns = w.span_end_ns;
+        m->cpu_timeline = false;
+    }
+    o.m = m;
+    if ((rc = find_steps(&o, m)) < 0)
+        goto cleanup;
+    /* the base is the analysis's first time: that of the rows in range */
     o.base_ns = m->span_start_ns;
     o.cpu_timeline = m->cpu_timeline;
     /* "rank": with a space, as json.dump writes it: HTA finds the rank with
@@ -891,6 +987,8 @@ cleanup:
     free(o.threads.v);
     free(o.streams.v);
     gt_flagmap_free(o.corr);
+    gt_pairmap_free(o.launches);
+    gt_spanmap_free(o.proj);
     free(o.steps);
     return rc;
 }

@@ -21,6 +21,7 @@ libtrace_analyze_libgtanalyze_la_SOURCES = \
 	libtrace/analyze/gaps.c \
 	libtrace/analyze/memory_int.h \
 	libtrace/analyze/memory.c \
+	libtrace/analyze/memory_history.c \
 	libtrace/analyze/memory_leaks.c \
 	libtrace/analyze/memory_state.c \
 	libtrace/analyze/memory_at.c \

@@ -3,9 +3,9 @@
  * blocks), and device allocations (cudaMalloc level). From the replay come
  * the peaks of allocated and reserved bytes, fragmentation, churn per step,
  * the allocator's actions (for exports) and its history (totals after each
- * event and every allocation's lives, an_mem_hist). Leaks and spikes are
- * read off a finished replay in memory_leaks.c; the state at a moment off
- * the history in memory_state.c.
+ * event and every allocation's lives, an_mem_hist), which memory_history.c
+ * hands out. Leaks and spikes are read off a finished replay in
+ * memory_leaks.c; the state at a moment off the history in memory_state.c.
  *
  * Allocated bytes are the live blocks; reserved bytes the live segments.
  * A trace without an allocator's events has only device allocations: then
@@ -182,10 +182,11 @@ static int32_t row_device(const dev_of *dv, const an_mem *e)
     return lo < dv->n && dv->v[lo].tid == e->tid ? dv->v[lo].device : -1;
 }
 
-static void split_free(mem_split *sp)
+void mem_split_free(mem_split *sp)
 {
     for (size_t i = 0; i < sp->n; i++)
-        free(sp->v[i].ev);
+        if (!sp->v[i].borrowed)
+            free(sp->v[i].ev);
     free(sp->v);
     memset(sp, 0, sizeof *sp);
 }
@@ -222,7 +223,7 @@ static size_t split_find(const mem_split *sp, int64_t pid)
 }
 
 /* The model's rows by process and device, each allocator's in time order. */
-static int split_procs(mem_split *sp, const an_model *m)
+int mem_split_procs(mem_split *sp, const an_model *m)
 {
     dev_of dv;
     int rc = 0;
@@ -254,7 +255,7 @@ static int split_procs(mem_split *sp, const an_model *m)
                 cap = ncap;
             }
             memmove(&sp->v[k + 1], &sp->v[k], (sp->n - k) * sizeof *sp->v);
-            sp->v[k] = (proc_mem){pid, dev, NULL, 0};
+            sp->v[k] = (proc_mem){pid, dev, NULL, 0, false};
             sp->n++;
         }
         sp->v[k].n++;
@@ -271,6 +272,11 @@ static int split_procs(mem_split *sp, const an_model *m)
         sp->v[w++] = sp->v[k];
     }
     sp->n = w;
+    if (sp->n == 1 && sp->v[0].n == m->n_mem) { /* one allocator's every row: the model's own */
+        sp->v[0].ev = m->mem;
+        sp->v[0].borrowed = true;
+        goto cleanup;
+    }
     for (size_t k = 0; k < sp->n; k++) {
         if (!(sp->v[k].ev = malloc(sp->v[k].n * sizeof *sp->v[k].ev)))
             goto nomem;
@@ -292,7 +298,7 @@ static int split_procs(mem_split *sp, const an_model *m)
     goto cleanup;
 nomem:
     rc = gt_error_set(GT_ERR_NOMEM, "analyze: out of memory sorting allocations by process");
-    split_free(sp);
+    mem_split_free(sp);
 cleanup:
     free(dv.v);
     return rc;
@@ -300,9 +306,10 @@ cleanup:
 
 /* ---- replay ------------------------------------------------------------- */
 
-static void replay_free(replay *rp)
+void mem_replay_free(replay *rp)
 {
     free(rp->recs);
+    free(rp->spare);
     for (int k = 0; k < 3; k++)
         map_clear(&rp->live[k]);
     map_clear(&rp->heap_blocks);
@@ -320,19 +327,13 @@ static int count_heap_block(replay *rp, uint64_t heap, int64_t delta)
 
 static int log_one(replay *rp, int8_t action, const rec *r, int64_t t_ns, int64_t bytes)
 {
-    actlog *lg = rp->log;
-    if (lg->n == lg->cap) {
-        size_t ncap = lg->cap ? lg->cap * 2 : 1024;
-        an_mem_action *nl = realloc(lg->v, ncap * sizeof *nl);
-        if (!nl)
-            return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory logging allocations");
-        lg->v = nl;
-        lg->cap = ncap;
-    }
-    lg->v[lg->n++] = (an_mem_action){.t_ns = t_ns, .address = r->address, .bytes = bytes, .stream = r->stream,
-                                     .tid = r->tid, .callchain = r->callchain, .alloc_ns = r->start_ns,
-                                     .action = action, .pid = rp->p->pid};
-    return 0;
+    emitter *em = rp->out;
+    an_mem_action a = {.t_ns = t_ns, .address = r->address, .bytes = bytes, .stream = r->stream, .tid = r->tid,
+                       .callchain = r->callchain, .alloc_ns = r->start_ns, .action = action, .pid = rp->p->pid,
+                       .seq = em->n++};
+    if (em->status == 0)
+        em->status = em->fn(em->ctx, &a);
+    return em->status < 0 ? em->status : 0;
 }
 
 /* What a trace reader of PyTorch's allocator would have seen: a device
@@ -340,7 +341,7 @@ static int log_one(replay *rp, int8_t action, const rec *r, int64_t t_ns, int64_
  * no regions, or both. */
 static int log_rec(replay *rp, const rec *r, bool alloc, int64_t t_ns, int64_t bytes)
 {
-    if (!rp->log)
+    if (!rp->out)
         return 0;
     bool seg = r->kind == REC_SEGMENT || (r->kind == REC_DEVICE && !rp->has_segments);
     bool blk = r->kind == REC_BLOCK || (r->kind == REC_DEVICE && !rp->has_blocks);
@@ -428,11 +429,22 @@ static int end_rec(replay *rp, int64_t idx, int64_t t_ns)
         return rc;
     r->end_ns = t_ns;
     account(rp, r->kind, -r->bytes, t_ns);
-    return log_rec(rp, r, false, t_ns, r->bytes);
+    if ((rc = log_rec(rp, r, false, t_ns, r->bytes)) < 0 || !rp->out)
+        return rc;
+    if (rp->n_spare == rp->cap_spare) {
+        size_t ncap = rp->cap_spare ? rp->cap_spare * 2 : 1024;
+        int64_t *ns = realloc(rp->spare, ncap * sizeof *ns);
+        if (!ns)
+            return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory replaying allocations");
+        rp->spare = ns;
+        rp->cap_spare = ncap;
+    }
+    rp->spare[rp->n_spare++] = idx;
+    return 0;
 }
 
 /* One row of the replay's process (row_ok holds). */
-static int replay_event(replay *rp, const an_mem *e)
+int mem_replay_event(replay *rp, const an_mem *e)
 {
     int8_t kind = e->op == AN_BLOCK_ALLOC || e->op == AN_BLOCK_FREE ? REC_BLOCK
                 : e->op == AN_SEG_ALLOC || e->op == AN_SEG_FREE ? REC_SEGMENT
@@ -486,7 +498,7 @@ static int replay_event(replay *rp, const an_mem *e)
             return rc;
         return log_rec(rp, r, true, e->t_ns, r->bytes);
     }
-    if (rp->n_recs == rp->cap_recs) {
+    if (rp->n_spare == 0 && rp->n_recs == rp->cap_recs) {
         size_t ncap = rp->cap_recs ? rp->cap_recs * 2 : 1024;
         rec *nr = realloc(rp->recs, ncap * sizeof *nr);
         if (!nr)
@@ -494,19 +506,17 @@ static int replay_event(replay *rp, const an_mem *e)
         rp->recs = nr;
         rp->cap_recs = ncap;
     }
-    rp->recs[rp->n_recs] = (rec){e->t_ns, AN_ALIVE, address, e->heap, e->bytes, e->tid, e->callchain, e->stream, kind,
-                                 -1};
-    if ((rc = life_open(rp, &rp->recs[rp->n_recs], e->t_ns)) < 0)
-        return rc;
-    if ((rc = map_put(mp, key, (int64_t)rp->n_recs)) < 0 ||
+    int64_t idx = rp->n_spare > 0 ? rp->spare[--rp->n_spare] : (int64_t)rp->n_recs++;
+    rec *r = &rp->recs[idx];
+    *r = (rec){e->t_ns, AN_ALIVE, address, e->heap, e->bytes, e->tid, e->callchain, e->stream, kind, -1};
+    if ((rc = life_open(rp, r, e->t_ns)) < 0 || (rc = map_put(mp, key, idx)) < 0 ||
         (kind == REC_BLOCK && (rc = count_heap_block(rp, e->heap, 1)) < 0))
         return rc;
-    rp->n_recs++;
     account(rp, kind, e->bytes, e->t_ns);
-    return log_rec(rp, &rp->recs[rp->n_recs - 1], true, e->t_ns, e->bytes);
+    return log_rec(rp, r, true, e->t_ns, e->bytes);
 }
 
-static void replay_init(replay *rp, const an_model *m, const proc_mem *p)
+void mem_replay_init(replay *rp, const an_model *m, const proc_mem *p)
 {
     memset(rp, 0, sizeof *rp);
     rp->m = m;
@@ -526,7 +536,7 @@ static int replay_until(replay *rp, size_t from, int64_t until_ns, size_t *out_n
     size_t i = from;
     int rc;
     for (; i < rp->p->n && rp->p->ev[i].t_ns <= until_ns; i++)
-        if ((rc = replay_event(rp, &rp->p->ev[i])) < 0)
+        if ((rc = mem_replay_event(rp, &rp->p->ev[i])) < 0)
             return rc;
     *out_next = i;
     return 0;
@@ -540,7 +550,7 @@ static int memory_of(gt_memory *mem, const an_model *m, const proc_mem *p, gt_st
     int rc = 0;
     size_t next = 0;
     memset(mem, 0, sizeof *mem);
-    replay_init(&rp, m, p);
+    mem_replay_init(&rp, m, p);
     mem->pid = p->pid;
     mem->has_blocks = rp.has_blocks;
     mem->has_segments = rp.has_segments;
@@ -589,7 +599,7 @@ static int memory_of(gt_memory *mem, const an_model *m, const proc_mem *p, gt_st
     if ((rc = mem_find_leaks(mem, &rp, steps, n_steps)) < 0 || (rc = mem_find_spikes(mem, &rp, steps, n_steps)) < 0)
         goto cleanup;
 cleanup:
-    replay_free(&rp);
+    mem_replay_free(&rp);
     return rc;
 }
 
@@ -655,7 +665,7 @@ static int total_of(gt_memory *mem, const an_model *m, const mem_split *sp)
         goto cleanup;
     }
     for (size_t k = 0; k < sp->n; k++)
-        replay_init(&rps[k], m, &sp->v[k]);
+        mem_replay_init(&rps[k], m, &sp->v[k]);
     for (;;) {
         size_t best = sp->n;
         for (size_t k = 0; k < sp->n; k++)
@@ -666,7 +676,7 @@ static int total_of(gt_memory *mem, const an_model *m, const mem_split *sp)
         replay *rp = &rps[best];
         const an_mem *e = &sp->v[best].ev[next[best]++];
         int64_t a0 = rp->allocated, r0 = rp->reserved;
-        if ((rc = replay_event(rp, e)) < 0)
+        if ((rc = mem_replay_event(rp, e)) < 0)
             goto cleanup;
         allocated = gt_sat_add(allocated, gt_sat_sub(rp->allocated, a0));
         reserved = gt_sat_add(reserved, gt_sat_sub(rp->reserved, r0));
@@ -681,7 +691,7 @@ static int total_of(gt_memory *mem, const an_model *m, const mem_split *sp)
     }
 cleanup:
     for (size_t k = 0; rps && k < sp->n; k++)
-        replay_free(&rps[k]);
+        mem_replay_free(&rps[k]);
     free(rps);
     free(next);
     return rc;
@@ -774,7 +784,7 @@ int an_memory(gt_memory *mem, const an_model *m, gt_step *steps, size_t n_steps)
         steps[s].n_dev_allocs = steps[s].n_dev_frees = steps[s].n_block_allocs = steps[s].n_block_frees = 0;
         steps[s].allocated_end_bytes = 0;
     }
-    if ((rc = split_procs(&sp, m)) < 0)
+    if ((rc = mem_split_procs(&sp, m)) < 0)
         return rc;
     mem->n_skipped_rows = sp.n_skipped;
     if (m->t) {
@@ -812,7 +822,7 @@ int an_memory(gt_memory *mem, const an_model *m, gt_step *steps, size_t n_steps)
     if ((rc = total_of(mem, m, &sp)) < 0 || (rc = summarize(mem)) < 0)
         goto cleanup;
 cleanup:
-    split_free(&sp);
+    mem_split_free(&sp);
     return rc;
 }
 
@@ -841,7 +851,7 @@ int an_memory_pids(const an_model *m, int64_t **out, size_t *out_n)
     int rc;
     *out = NULL;
     *out_n = 0;
-    if ((rc = split_procs(&sp, m)) < 0)
+    if ((rc = mem_split_procs(&sp, m)) < 0)
         return rc;
     if (sp.n > 0) {
         if (!(*out = malloc(sp.n * sizeof **out)))
@@ -850,123 +860,6 @@ int an_memory_pids(const an_model *m, int64_t **out, size_t *out_n)
             if (*out_n == 0 || (*out)[*out_n - 1] != sp.v[i].pid)
                 (*out)[(*out_n)++] = sp.v[i].pid;
     }
-    split_free(&sp);
-    return rc;
-}
-
-static int cmp_action(const void *a, const void *b)
-{
-    const an_mem_action *x = a, *y = b;
-    if (x->t_ns != y->t_ns)
-        return x->t_ns < y->t_ns ? -1 : 1;
-    if (x->pid != y->pid)
-        return x->pid < y->pid ? -1 : 1;
-    return (x->seq > y->seq) - (x->seq < y->seq);
-}
-
-int an_memory_actions_pid(const an_model *m, int64_t pid, an_mem_action **out, size_t *out_n)
-{
-    mem_split sp;
-    actlog log = {0};
-    int rc;
-    *out = NULL;
-    *out_n = 0;
-    if ((rc = split_procs(&sp, m)) < 0)
-        return rc;
-    for (size_t k = 0; k < sp.n && rc == 0; k++) {
-        if (pid >= 0 && sp.v[k].pid != pid)
-            continue;
-        replay rp;
-        size_t next;
-        replay_init(&rp, m, &sp.v[k]);
-        rp.log = &log;
-        rc = replay_until(&rp, 0, INT64_MAX, &next);
-        replay_free(&rp);
-    }
-    if (rc == 0) {
-        /* processes one after the other: into time order, each process's
-         * actions in the order it made them */
-        for (size_t i = 0; i < log.n; i++)
-            log.v[i].seq = (int64_t)i;
-        if (log.n > 1)
-            qsort(log.v, log.n, sizeof *log.v, cmp_action);
-        *out = log.v;
-        *out_n = log.n;
-        log.v = NULL;
-    }
-    free(log.v);
-    split_free(&sp);
-    return rc;
-}
-
-int an_memory_actions(const an_model *m, an_mem_action **out, size_t *out_n)
-{
-    return an_memory_actions_pid(m, -1, out, out_n);
-}
-
-/* ---- history ------------------------------------------------------------ */
-
-void an_mem_hists_free(an_mem_hist *v, size_t n)
-{
-    for (size_t i = 0; v && i < n; i++) {
-        free(v[i].samples);
-        free(v[i].lives);
-        free(v[i].span_at);
-        free(v[i].span);
-    }
-    free(v);
-}
-
-/* One process's whole replay, every event's totals and every life kept. */
-static int hist_of(an_mem_hist *h, const an_model *m, const proc_mem *p)
-{
-    replay rp;
-    int rc = 0;
-    h->pid = p->pid;
-    h->device = p->device;
-    replay_init(&rp, m, p);
-    rp.hist = h;
-    if (p->n && !(h->samples = malloc(p->n * sizeof *h->samples)))
-        goto nomem;
-    for (size_t i = 0; i < p->n; i++) {
-        if ((rc = replay_event(&rp, &p->ev[i])) < 0)
-            goto cleanup;
-        h->samples[h->n_samples++] = (gt_mem_sample){p->ev[i].t_ns, rp.allocated, rp.reserved};
-    }
-    if (h->device < 0)
-        h->device = rp.device >= 0 ? rp.device : -1;
-    rc = an_mem_hist_index(h);
-    goto cleanup;
-nomem:
-    rc = gt_error_set(GT_ERR_NOMEM, "analyze: out of memory recording allocations");
-cleanup:
-    replay_free(&rp);
-    return rc;
-}
-
-int an_memory_hists(an_mem_hist **out, size_t *out_n, const an_model *m)
-{
-    mem_split sp;
-    an_mem_hist *v = NULL;
-    int rc;
-    *out = NULL;
-    *out_n = 0;
-    if ((rc = split_procs(&sp, m)) < 0)
-        return rc;
-    if (!(v = calloc(sp.n ? sp.n : 1, sizeof *v))) {
-        rc = gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
-        goto cleanup;
-    }
-    v[0].device = -1;
-    for (size_t k = 0; k < sp.n && rc == 0; k++)
-        rc = hist_of(&v[k], m, &sp.v[k]);
-    if (rc == 0) {
-        *out = v;
-        *out_n = sp.n ? sp.n : 1; /* none: one empty process 0 */
-        v = NULL;
-    }
-cleanup:
-    an_mem_hists_free(v, sp.n);
-    split_free(&sp);
+    mem_split_free(&sp);
     return rc;
 }

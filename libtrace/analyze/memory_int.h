@@ -24,14 +24,16 @@ typedef struct live_map { /* address -> rec index of the live ones; open address
     size_t cap, n_used;
 } live_map;
 
-/* The rows of one allocator, in time order (a copy of the model's): a
- * process's on one device, or all of a process's when some rows do not say
- * their device (device -1). */
+/* The rows of one allocator, in time order (a copy of the model's, or the
+ * model's own when they are all one allocator's): a process's on one
+ * device, or all of a process's when some rows do not say their device
+ * (device -1). */
 typedef struct proc_mem {
     int64_t pid; /* 0: rows without a thread */
     int32_t device;
     an_mem *ev;
     size_t n;
+    bool borrowed; /* ev is the model's */
 } proc_mem;
 
 typedef struct mem_split {
@@ -39,10 +41,12 @@ typedef struct mem_split {
     int64_t n_skipped;     /* rows no replay can use */
 } mem_split;
 
-typedef struct actlog { /* the allocator's history, for exports */
-    an_mem_action *v;
-    size_t n, cap;
-} actlog;
+typedef struct emitter { /* the allocator's actions, for exports */
+    an_mem_action_fn fn;
+    void *ctx;
+    int64_t n;  /* handed out so far: the next one's seq */
+    int status; /* fn's first non-zero answer */
+} emitter;
 
 typedef struct replay {
     const an_model *m;
@@ -55,9 +59,20 @@ typedef struct replay {
     int64_t allocated, reserved;
     int64_t peak_alloc, peak_alloc_ns, peak_res, peak_res_ns, res_at_peak_alloc;
     int64_t n_ops[7];
-    actlog *log; /* NULL: not logging */
+    emitter *out; /* NULL: not handing out actions */
+    /* records ended, to be reused: only while handing out actions, when
+     * nothing reads a record after its end */
+    int64_t *spare; size_t n_spare, cap_spare;
     an_mem_hist *hist; /* NULL: not recording the history */
 } replay;
+
+/* memory.c's replay, for memory_history.c: the model's rows by allocator
+ * (each one's in time order), and one allocator's replay, row by row. */
+int mem_split_procs(mem_split *sp, const an_model *m);
+void mem_split_free(mem_split *sp);
+void mem_replay_init(replay *rp, const an_model *m, const proc_mem *p);
+int mem_replay_event(replay *rp, const an_mem *e); /* a row of rp's allocator */
+void mem_replay_free(replay *rp);
 
 /* Leaks (never freed, growing step over step) and spikes (short-lived
  * blocks at a step's peak) of a finished replay, into mem. */

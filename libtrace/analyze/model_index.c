@@ -51,11 +51,9 @@ int an_index_calls(an_model *m)
     m->corr_vals = NULL;
     m->corr_dense = NULL;
     m->corr_cap = m->corr_dense_n = 0;
-    /* Correlation map. A call wins over an earlier one of the same id when
-     * that one is a wrapper of another class, or a driver call and this one
-     * is not a wrapper: a runtime call over the driver call it made, both
-     * over a wrapper. */
-#define CORR_WINS(old, cur) ((old)->foreign || ((old)->driver && !(cur)->foreign))
+    /* Correlation map: a runtime call over the driver call it made, both
+     * over a wrapper (an_call_replaces). */
+#define CORR_WINS(old, cur) an_call_replaces((old)->driver, (old)->foreign, (cur)->foreign)
     int64_t lo = INT64_MAX, hi = INT64_MIN;
     for (size_t i = 0; i < m->n_apis; i++) {
         int64_t k = m->apis[i].corr;

@@ -139,12 +139,21 @@ int gt_report_kept_state(gt_trace *t)
     return rc;
 }
 
+bool an_whole_read(an_whole *w, gt_trace *t)
+{
+    char *body = NULL;
+    size_t n = 0;
+    if (gt_trace_summary(t, an_whole_key(), gt_report_kept_version(), (void **)&body, &n) < 0)
+        return false;
+    bool ok = an_whole_parse(w, body, n);
+    free(body);
+    return ok;
+}
+
 /* A report of steps from the window alone, where the close kept the
  * whole-trace facts (report_window.c); *out_read false: read the whole. */
 int gt_report_compute_window(gt_report **out, bool *out_read, gt_trace *t, const gt_report_options *opt)
 {
-    char *body = NULL;
-    size_t n = 0;
     an_whole w;
     an_model *m = NULL;
     *out = NULL;
@@ -152,11 +161,7 @@ int gt_report_compute_window(gt_report **out, bool *out_read, gt_trace *t, const
     if (!t || !opt || (opt->step_first < 0 && opt->step_last < 0))
         return 0;
     /* no facts (or another build's, or a changed file's): the whole model */
-    if (gt_trace_summary(t, an_whole_key(), gt_report_kept_version(), (void **)&body, &n) < 0)
-        return 0;
-    bool ok = an_whole_parse(&w, body, n);
-    free(body);
-    if (!ok)
+    if (!an_whole_read(&w, t))
         return 0;
     int rc = an_model_load_window(&m, t, &w, opt);
     if (rc == 0)
