@@ -4,6 +4,7 @@
  * at a step, with who allocated each block; two processes whose heaps have
  * the same handles and addresses; rows with impossible times and sizes. */
 #include "analyze_fixture.h"
+#include "analyze_int.h"
 
 #include <pthread.h>
 #include <string.h>
@@ -403,6 +404,79 @@ static void test_analyze_memory__two_processes_same_handles(void)
     gt_trace_free(t);
 }
 
+/* Two processes whose allocators act at the same times: the actions handed
+ * out one at a time (an_memory_each_action) are the actions kept
+ * (an_memory_actions), in time order, at one time by pid, and add up to
+ * what each process still holds. A block made where one was freed takes
+ * the freed one's record while handing out: nothing changes. */
+typedef struct act_seen { an_mem_action v[256]; size_t n; int answer; } act_seen;
+
+static int see_action(void *ctx, const an_mem_action *a)
+{
+    act_seen *s = ctx;
+    if (s->n < 256)
+        s->v[s->n] = *a;
+    s->n++;
+    return s->answer;
+}
+
+static void test_analyze_memory__actions_in_order(void)
+{
+    fx f;
+    fx_open(&f, "actions.sqlite");
+    fx_process(&f, RANK0, "a");
+    fx_process(&f, RANK1, "b");
+    for (int r = 1; r >= 0; r--) { /* rank 1's rows written first */
+        int64_t pid = r ? RANK1 : RANK0;
+        heap_on(&f, pid, 1 * US, GT_HEAP_REGISTER, 1, HEAP1, 16 * MIB);
+        for (int i = 0; i < 50; i++) {
+            uint64_t at = HEAP1 + (uint64_t)(i % 4) * MIB;
+            heap_on(&f, pid, (10 + i) * US, GT_REGION_REGISTER, 1, at, MIB);
+            heap_on(&f, pid, (10 + i) * US + 500, GT_REGION_UNREGISTER, 1, at, 0);
+        }
+        heap_on(&f, pid, 100 * US, GT_REGION_REGISTER, 1, HEAP1, (r + 1) * MIB);
+    }
+    gt_trace *t = fx_close(&f);
+    an_model *m = NULL;
+    CU_ASSERT_EQUAL_FATAL(an_model_load(&m, t), 0);
+    an_mem_action *v = NULL;
+    size_t n = 0;
+    CU_ASSERT_EQUAL_FATAL(an_memory_actions(m, &v, &n), 0);
+    CU_ASSERT_EQUAL_FATAL(n, 2 * (1 + 50 + 50 + 1)); /* the segment, 50 blocks made and freed, one kept */
+    int64_t held[2] = {0, 0};
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0) {
+            CU_ASSERT_TRUE(v[i - 1].t_ns < v[i].t_ns || (v[i - 1].t_ns == v[i].t_ns && v[i - 1].pid < v[i].pid));
+            CU_ASSERT_TRUE(v[i - 1].seq < v[i].seq);
+        }
+        int64_t *h = &held[v[i].pid == RANK1];
+        *h += v[i].action == AN_ACT_ALLOC ? v[i].bytes : v[i].action == AN_ACT_FREE ? -v[i].bytes : 0;
+    }
+    CU_ASSERT_EQUAL(held[0], 1 * MIB);
+    CU_ASSERT_EQUAL(held[1], 2 * MIB);
+    act_seen *s = calloc(1, sizeof *s);
+    CU_ASSERT_EQUAL(an_memory_each_action(m, -1, see_action, s), 0);
+    CU_ASSERT_EQUAL_FATAL(s->n, n);
+    for (size_t i = 0; i < n; i++)
+        CU_ASSERT_TRUE(s->v[i].t_ns == v[i].t_ns && s->v[i].pid == v[i].pid && s->v[i].action == v[i].action &&
+                       s->v[i].address == v[i].address && s->v[i].bytes == v[i].bytes);
+    /* one process's; a stop after the first; a failure passed on */
+    *s = (act_seen){.answer = 0};
+    CU_ASSERT_EQUAL(an_memory_each_action(m, RANK1, see_action, s), 0);
+    CU_ASSERT_EQUAL(s->n, n / 2);
+    CU_ASSERT_EQUAL(s->v[0].pid, RANK1);
+    *s = (act_seen){.answer = 1};
+    CU_ASSERT_EQUAL(an_memory_each_action(m, -1, see_action, s), 0);
+    CU_ASSERT_EQUAL(s->n, 1);
+    *s = (act_seen){.answer = GT_ERR_IO};
+    CU_ASSERT_EQUAL(an_memory_each_action(m, -1, see_action, s), GT_ERR_IO);
+    CU_ASSERT_EQUAL(s->n, 1);
+    free(s);
+    free(v);
+    an_model_free(m);
+    gt_trace_free(t);
+}
+
 /* Rows no replay can use (extreme times, negative or absurd sizes, a block
  * past the end of the address space) are left out and counted; the rest
  * replays as if they were not there. Nothing overflows (configure
@@ -577,6 +651,7 @@ static const gt_test_case cases[] = {
     {"test_analyze_memory__heap_reset", test_analyze_memory__heap_reset},
     {"test_analyze_memory__heap_unregister", test_analyze_memory__heap_unregister},
     {"test_analyze_memory__two_processes_same_handles", test_analyze_memory__two_processes_same_handles},
+    {"test_analyze_memory__actions_in_order", test_analyze_memory__actions_in_order},
     {"test_analyze_memory__extreme_rows", test_analyze_memory__extreme_rows},
     {NULL, NULL},
 };
