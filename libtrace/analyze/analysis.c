@@ -178,20 +178,18 @@ char *gt_analysis_block_origin(const gt_analysis *a, int64_t pid, uint64_t addre
 /* ---- on an open trace: the memory part of an analysis, per call ---------- */
 
 /* These load only the model's memory part (an_model_load_memory): the
- * device timeline of a big trace is most of it, and none of it is read. */
+ * device timeline of a big trace is most of it, and none of it is read;
+ * the allocator's state is replayed up to the moment, keeping no history. */
 
 static int states(gt_mem_states **out, gt_trace *t, int64_t pid, int64_t at_ns, int64_t step)
 {
     an_model *m = NULL;
-    an_mem_hist *v = NULL;
-    size_t n = 0;
     int rc;
     *out = NULL;
     if (!t)
         return gt_error_set(GT_ERR_INVALID, "gt_memory_states: no trace");
-    if ((rc = an_model_load_memory(&m, t)) == 0 && (rc = an_memory_hists(&v, &n, m)) == 0)
-        rc = an_mem_states(out, m, v, n, pid, at_ns, step);
-    an_mem_hists_free(v, n);
+    if ((rc = an_model_load_memory(&m, t)) == 0)
+        rc = an_memory_states_at(out, m, pid, at_ns, step);
     an_model_free(m);
     return rc;
 }

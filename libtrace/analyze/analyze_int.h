@@ -252,6 +252,21 @@ int an_mem_hist_find(size_t *out, const an_mem_hist *v, size_t n, int64_t pid, c
  * the moment its own step `step` (else the trace's) peaked. */
 int an_mem_states(gt_mem_states **out, const an_model *m, const an_mem_hist *v, size_t n, int64_t pid,
                   int64_t at_ns, int64_t step);
+/* How an_mem_states_read asks an allocator (v[k]) when its step peaked and
+ * what it held at a moment: from its history (an_mem_states), or from a
+ * replay up to then (an_memory_states_at, which keeps no history). */
+typedef struct an_mem_reader {
+    int (*peak)(void *ctx, const an_model *m, size_t k, const gt_step *step, int64_t *out_ns);
+    int (*state)(void *ctx, const an_model *m, size_t k, int64_t at_ns, gt_mem_state **out);
+    void *ctx;
+} an_mem_reader;
+/* an_mem_states with v telling the allocators only (pid, device, n_samples
+ * 0 for none), and rd answering for them. */
+int an_mem_states_read(gt_mem_states **out, const an_model *m, const an_mem_hist *v, size_t n, int64_t pid,
+                       int64_t at_ns, int64_t step, const an_mem_reader *rd);
+/* an_mem_states from replays of the model: memory for one allocator's live
+ * blocks at a time, not every event's history (memory_history.c). */
+int an_memory_states_at(gt_mem_states **out, const an_model *m, int64_t pid, int64_t at_ns, int64_t step);
 
 /* The allocator's history as PyTorch's trace actions (for memviz). */
 enum { AN_ACT_ALLOC, AN_ACT_FREE, AN_ACT_SEG_ALLOC, AN_ACT_SEG_FREE };

@@ -429,7 +429,7 @@ static int end_rec(replay *rp, int64_t idx, int64_t t_ns)
         return rc;
     r->end_ns = t_ns;
     account(rp, r->kind, -r->bytes, t_ns);
-    if ((rc = log_rec(rp, r, false, t_ns, r->bytes)) < 0 || !rp->out)
+    if ((rc = log_rec(rp, r, false, t_ns, r->bytes)) < 0 || !rp->reuse)
         return rc;
     if (rp->n_spare == rp->cap_spare) {
         size_t ncap = rp->cap_spare ? rp->cap_spare * 2 : 1024;
@@ -531,7 +531,7 @@ void mem_replay_init(replay *rp, const an_model *m, const proc_mem *p)
 }
 
 /* Replays rows with time <= until_ns; returns the index of the next one. */
-static int replay_until(replay *rp, size_t from, int64_t until_ns, size_t *out_next)
+int mem_replay_until(replay *rp, size_t from, int64_t until_ns, size_t *out_next)
 {
     size_t i = from;
     int rc;
@@ -540,6 +540,77 @@ static int replay_until(replay *rp, size_t from, int64_t until_ns, size_t *out_n
             return rc;
     *out_next = i;
     return 0;
+}
+
+/* The device of p's device allocations as a whole replay of p finds it: -1
+ * none, -2 several. */
+static int32_t rows_device(const proc_mem *p)
+{
+    int32_t device = -1;
+    for (size_t i = 0; i < p->n; i++)
+        if (p->ev[i].op == AN_DEV_ALLOC)
+            device = device == -1 || device == (int32_t)p->ev[i].heap ? (int32_t)p->ev[i].heap : -2;
+    return device;
+}
+
+static int cmp_life_from(const void *a, const void *b)
+{
+    const gt_mem_life *x = a, *y = b;
+    if (x->from_ns != y->from_ns)
+        return x->from_ns < y->from_ns ? -1 : 1;
+    return (x->address > y->address) - (x->address < y->address);
+}
+
+int mem_replay_moment(const replay *rp, int64_t t_ns, an_mem_hist *h)
+{
+    memset(h, 0, sizeof *h);
+    h->pid = rp->p->pid;
+    int32_t whole = rp->p->device < 0 ? rows_device(rp->p) : rp->p->device;
+    h->device = whole >= 0 ? whole : -1;
+    size_t n = 0;
+    for (int k = 0; k < 3; k++)
+        for (size_t i = 0; i < rp->live[k].cap; i++)
+            n += rp->live[k].vals[i] >= 0;
+    if (!(h->samples = malloc(sizeof *h->samples)) || !(h->lives = malloc((n ? n : 1) * sizeof *h->lives)))
+        return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory building the allocator state");
+    h->samples[h->n_samples++] = (gt_mem_sample){t_ns, rp->allocated, rp->reserved};
+    for (int k = 0; k < 3; k++)
+        for (size_t i = 0; i < rp->live[k].cap; i++) {
+            if (rp->live[k].vals[i] < 0)
+                continue;
+            const rec *r = &rp->recs[rp->live[k].vals[i]];
+            uint8_t roles = rec_roles(rp, r);
+            if (roles)
+                h->lives[h->n_lives++] = (gt_mem_life){r->start_ns, AN_ALIVE, r->start_ns, r->bytes, r->tid,
+                                                       r->callchain, r->address, roles, r->kind == REC_SEGMENT};
+        }
+    h->cap_lives = n;
+    if (h->n_lives > 1)
+        qsort(h->lives, h->n_lives, sizeof *h->lives, cmp_life_from);
+    return an_mem_hist_index(h);
+}
+
+int mem_replay_step_peak(const an_model *m, const proc_mem *p, const gt_step *step, int64_t *out_ns)
+{
+    replay rp;
+    size_t i;
+    mem_replay_init(&rp, m, p);
+    rp.reuse = true;
+    int rc = mem_replay_until(&rp, 0, step->start_ns, &i);
+    int64_t best = rp.allocated;
+    *out_ns = step->start_ns;
+    for (; rc == 0 && i < p->n && p->ev[i].t_ns < step->end_ns; i++) {
+        if ((rc = mem_replay_event(&rp, &p->ev[i])) < 0)
+            break;
+        if (i + 1 < p->n && p->ev[i + 1].t_ns == p->ev[i].t_ns)
+            continue; /* events of one nanosecond settle before we look */
+        if (rp.allocated > best) {
+            best = rp.allocated;
+            *out_ns = p->ev[i].t_ns;
+        }
+    }
+    mem_replay_free(&rp);
+    return rc;
 }
 
 /* One process's figures: its replay, step by step, so each step gets its
@@ -557,10 +628,10 @@ static int memory_of(gt_memory *mem, const an_model *m, const proc_mem *p, gt_st
     mem->has_device = rp.has_device;
     for (size_t s = 0; s < n_steps; s++) {
         int64_t before[7];
-        if ((rc = replay_until(&rp, next, just_before(steps[s].start_ns), &next)) < 0)
+        if ((rc = mem_replay_until(&rp, next, just_before(steps[s].start_ns), &next)) < 0)
             goto cleanup;
         memcpy(before, rp.n_ops, sizeof before);
-        if ((rc = replay_until(&rp, next, just_before(steps[s].end_ns), &next)) < 0)
+        if ((rc = mem_replay_until(&rp, next, just_before(steps[s].end_ns), &next)) < 0)
             goto cleanup;
         steps[s].n_dev_allocs = rp.n_ops[AN_DEV_ALLOC] - before[AN_DEV_ALLOC];
         steps[s].n_dev_frees = rp.n_ops[AN_DEV_FREE] - before[AN_DEV_FREE];
@@ -568,7 +639,7 @@ static int memory_of(gt_memory *mem, const an_model *m, const proc_mem *p, gt_st
         steps[s].n_block_frees = rp.n_ops[AN_BLOCK_FREE] - before[AN_BLOCK_FREE];
         steps[s].allocated_end_bytes = rp.allocated;
     }
-    if ((rc = replay_until(&rp, next, INT64_MAX, &next)) < 0)
+    if ((rc = mem_replay_until(&rp, next, INT64_MAX, &next)) < 0)
         goto cleanup;
     mem->device_id = p->device >= 0 ? p->device : rp.device == -2 ? -1 : rp.device;
     mem->peak_allocated_bytes = rp.peak_alloc;

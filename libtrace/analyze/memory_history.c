@@ -27,6 +27,7 @@ int an_memory_each_action(const an_model *m, int64_t pid, an_mem_action_fn fn, v
         if (pid >= 0 && sp.v[k].pid != pid)
             continue;
         mem_replay_init(&rps[n], m, &sp.v[k]);
+        rps[n].reuse = true;
         rps[n++].out = &em;
     }
     while (rc == 0 && em.status == 0) {
@@ -146,6 +147,61 @@ int an_memory_hists(an_mem_hist **out, size_t *out_n, const an_model *m)
     }
 cleanup:
     an_mem_hists_free(v, sp.n);
+    mem_split_free(&sp);
+    return rc;
+}
+
+/* ---- the allocator at a moment, from replays --------------------------- */
+
+static int replay_peak(void *ctx, const an_model *m, size_t k, const gt_step *step, int64_t *out_ns)
+{
+    const mem_split *sp = ctx;
+    *out_ns = step->start_ns;
+    return k < sp->n ? mem_replay_step_peak(m, &sp->v[k], step, out_ns) : 0;
+}
+
+static int replay_state(void *ctx, const an_model *m, size_t k, int64_t at_ns, gt_mem_state **out)
+{
+    const mem_split *sp = ctx;
+    an_mem_hist *h = calloc(1, sizeof *h);
+    int rc = h ? 0 : gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
+    if (rc == 0 && k < sp->n) {
+        replay rp;
+        size_t next;
+        mem_replay_init(&rp, m, &sp->v[k]);
+        rp.reuse = true;
+        if ((rc = mem_replay_until(&rp, 0, at_ns, &next)) == 0)
+            rc = mem_replay_moment(&rp, at_ns, h);
+        mem_replay_free(&rp);
+    } else if (rc == 0) {
+        h->device = -1; /* no allocator: an empty one, as an_memory_hists has */
+    }
+    if (rc == 0)
+        rc = an_mem_hist_state(out, m, h, at_ns);
+    an_mem_hists_free(h, h ? 1 : 0);
+    return rc;
+}
+
+int an_memory_states_at(gt_mem_states **out, const an_model *m, int64_t pid, int64_t at_ns, int64_t step)
+{
+    mem_split sp;
+    int rc;
+    *out = NULL;
+    if ((rc = mem_split_procs(&sp, m)) < 0)
+        return rc;
+    /* the allocators as an_memory_hists lists them, without their histories */
+    size_t n = sp.n ? sp.n : 1;
+    an_mem_hist *v = calloc(n, sizeof *v);
+    if (!v) {
+        mem_split_free(&sp);
+        return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
+    }
+    v[0].device = -1;
+    for (size_t k = 0; k < sp.n; k++)
+        v[k] = (an_mem_hist){.pid = sp.v[k].pid, .device = sp.v[k].device, .n_samples = sp.v[k].n};
+    an_mem_reader rd = {replay_peak, replay_state, &sp};
+    rc = an_mem_states_read(out, m, v, n, pid, at_ns, step, &rd);
+    free(v);
     mem_split_free(&sp);
     return rc;
 }

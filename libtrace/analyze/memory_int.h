@@ -60,8 +60,9 @@ typedef struct replay {
     int64_t peak_alloc, peak_alloc_ns, peak_res, peak_res_ns, res_at_peak_alloc;
     int64_t n_ops[7];
     emitter *out; /* NULL: not handing out actions */
-    /* records ended, to be reused: only while handing out actions, when
-     * nothing reads a record after its end */
+    /* reuse ended records (spare): where nothing reads a record after its
+     * end (handing out actions, a state at one moment) */
+    bool reuse;
     int64_t *spare; size_t n_spare, cap_spare;
     an_mem_hist *hist; /* NULL: not recording the history */
 } replay;
@@ -72,7 +73,16 @@ int mem_split_procs(mem_split *sp, const an_model *m);
 void mem_split_free(mem_split *sp);
 void mem_replay_init(replay *rp, const an_model *m, const proc_mem *p);
 int mem_replay_event(replay *rp, const an_mem *e); /* a row of rp's allocator */
+/* Rows from index from with time <= until_ns; *out_next: the next one's. */
+int mem_replay_until(replay *rp, size_t from, int64_t until_ns, size_t *out_next);
 void mem_replay_free(replay *rp);
+/* rp's state now as the history of the moment t_ns: its totals the only
+ * sample, its live records lives never ended (memory_state.c reads it as
+ * any history); h's arrays are malloc'd. */
+int mem_replay_moment(const replay *rp, int64_t t_ns, an_mem_hist *h);
+/* When the allocator p peaked in step, as an_mem_hist_step_peak finds it
+ * in p's history, from a replay that keeps none. */
+int mem_replay_step_peak(const an_model *m, const proc_mem *p, const gt_step *step, int64_t *out_ns);
 
 /* Leaks (never freed, growing step over step) and spikes (short-lived
  * blocks at a step's peak) of a finished replay, into mem. */

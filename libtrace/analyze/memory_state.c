@@ -276,8 +276,28 @@ int an_mem_hist_find(size_t *out, const an_mem_hist *v, size_t n, int64_t pid, c
                         (long long)pid, none ? "none" : list);
 }
 
+/* The history's own answers (an_mem_states). */
+static int hist_peak(void *ctx, const an_model *m, size_t k, const gt_step *step, int64_t *out_ns)
+{
+    *out_ns = an_mem_hist_step_peak(&((const an_mem_hist *)ctx)[k], step);
+    return 0;
+}
+
+static int hist_state(void *ctx, const an_model *m, size_t k, int64_t at_ns, gt_mem_state **out)
+{
+    const an_mem_hist *v = ctx;
+    return an_mem_hist_state(out, m, &v[k], at_ns);
+}
+
 int an_mem_states(gt_mem_states **out, const an_model *m, const an_mem_hist *v, size_t n, int64_t pid,
                   int64_t at_ns, int64_t step)
+{
+    an_mem_reader rd = {hist_peak, hist_state, (void *)v};
+    return an_mem_states_read(out, m, v, n, pid, at_ns, step, &rd);
+}
+
+int an_mem_states_read(gt_mem_states **out, const an_model *m, const an_mem_hist *v, size_t n, int64_t pid,
+                       int64_t at_ns, int64_t step, const an_mem_reader *rd)
 {
     an_steps all = {0}, own = {0};
     gt_mem_states *ss = NULL;
@@ -315,9 +335,10 @@ int an_mem_states(gt_mem_states **out, const an_model *m, const an_mem_hist *v, 
                                   (long long)step, all.n, all.n ? "" : ": no NVTX range named \"step N\"");
                 goto cleanup;
             }
-            when = an_mem_hist_step_peak(&v[k], st);
+            if ((rc = rd->peak(rd->ctx, m, k, st, &when)) < 0)
+                goto cleanup;
         }
-        if ((rc = an_mem_hist_state(&ss->v[ss->n], m, &v[k], when)) < 0)
+        if ((rc = rd->state(rd->ctx, m, k, when, &ss->v[ss->n])) < 0)
             goto cleanup;
         ss->v[ss->n++]->step = step;
     }

@@ -477,6 +477,92 @@ static void test_analyze_memory__actions_in_order(void)
     gt_trace_free(t);
 }
 
+/* The allocator at a moment from a replay up to it (an_memory_states_at,
+ * what gtrace memory uses) is the state the whole history gives
+ * (an_mem_states, what the viewer uses): at every event's time, just
+ * before and after, and at every step's peak, on each trace here. */
+static void same_state_replayed(const gt_mem_state *a, const gt_mem_state *b)
+{
+    CU_ASSERT_EQUAL(a->pid, b->pid);
+    CU_ASSERT_EQUAL(a->device_id, b->device_id);
+    CU_ASSERT_EQUAL(a->at_ns, b->at_ns);
+    CU_ASSERT_EQUAL(a->step, b->step);
+    CU_ASSERT_EQUAL(a->allocated_bytes, b->allocated_bytes);
+    CU_ASSERT_EQUAL(a->reserved_bytes, b->reserved_bytes);
+    CU_ASSERT_EQUAL(a->n_unplaced, b->n_unplaced);
+    CU_ASSERT_EQUAL_FATAL(a->n_segments, b->n_segments);
+    CU_ASSERT_EQUAL_FATAL(a->n_blocks, b->n_blocks);
+    for (size_t i = 0; i < a->n_segments; i++)
+        CU_ASSERT_TRUE(a->segments[i].address == b->segments[i].address && a->segments[i].bytes == b->segments[i].bytes &&
+                       a->segments[i].alloc_ns == b->segments[i].alloc_ns &&
+                       a->segments[i].allocated_bytes == b->segments[i].allocated_bytes &&
+                       a->segments[i].first_block == b->segments[i].first_block &&
+                       a->segments[i].n_blocks == b->segments[i].n_blocks);
+    for (size_t i = 0; i < a->n_blocks; i++)
+        CU_ASSERT_TRUE(a->blocks[i].address == b->blocks[i].address && a->blocks[i].bytes == b->blocks[i].bytes &&
+                       a->blocks[i].alloc_ns == b->blocks[i].alloc_ns && a->blocks[i].global_tid == b->blocks[i].global_tid &&
+                       strcmp(a->blocks[i].origin, b->blocks[i].origin) == 0);
+}
+
+static void same_states(const an_model *m, const an_mem_hist *v, size_t n, int64_t pid, int64_t at_ns, int64_t step)
+{
+    gt_mem_states *h = NULL, *r = NULL;
+    int rh = an_mem_states(&h, m, v, n, pid, at_ns, step), rr = an_memory_states_at(&r, m, pid, at_ns, step);
+    CU_ASSERT_EQUAL_FATAL(rh, rr);
+    if (rh == 0) {
+        CU_ASSERT_EQUAL_FATAL(h->n, r->n);
+        for (size_t i = 0; i < h->n; i++)
+            same_state_replayed(h->v[i], r->v[i]);
+    }
+    gt_mem_states_free(h);
+    gt_mem_states_free(r);
+}
+
+/* Device allocations only (segments that are their own blocks), one made
+ * and freed in the same nanosecond as another; and no allocation at all. */
+static gt_trace *device_trace(void)
+{
+    fx f;
+    fx_open(&f, "dev_state.sqlite");
+    fx_range(&f, 0, 1 * MS, "step 0");
+    fx_devmem(&f, 100 * US, GT_DEVMEM_ALLOC, 0x7f0000000000ULL, 100 * MIB);
+    fx_range(&f, 2 * MS, 3 * MS, "step 1");
+    fx_devmem(&f, 2100 * US, GT_DEVMEM_ALLOC, 0x7f0010000000ULL, 20 * MIB);
+    fx_devmem(&f, 2500 * US, GT_DEVMEM_FREE, 0x7f0010000000ULL, 20 * MIB);
+    fx_devmem(&f, 2500 * US, GT_DEVMEM_ALLOC, 0x7f0010000000ULL, 8 * MIB);
+    return fx_close(&f);
+}
+
+static gt_trace *no_memory_trace(void)
+{
+    fx f;
+    fx_open(&f, "no_mem.sqlite");
+    fx_range(&f, 0, 1 * MS, "step 0");
+    return fx_close(&f);
+}
+
+static void test_analyze_memory__state_by_replay(void)
+{
+    gt_trace *traces[] = {allocator_trace(), two_ranks_trace(), device_trace(), no_memory_trace()};
+    for (size_t ti = 0; ti < sizeof traces / sizeof traces[0]; ti++) {
+        an_model *m = NULL;
+        an_mem_hist *v = NULL;
+        size_t n = 0;
+        CU_ASSERT_EQUAL_FATAL(an_model_load_memory(&m, traces[ti]), 0);
+        CU_ASSERT_EQUAL_FATAL(an_memory_hists(&v, &n, m), 0);
+        for (size_t i = 0; i < m->n_mem; i++)
+            for (int64_t d = -1; d <= 1; d++)
+                same_states(m, v, n, -1, m->mem[i].t_ns + d, -1);
+        for (int64_t s = 0; s < 8; s++)
+            same_states(m, v, n, -1, 0, s);
+        same_states(m, v, n, RANK1, 3 * MS + 150 * US, -1);
+        same_states(m, v, n, 777, 0, -1);
+        an_mem_hists_free(v, n);
+        an_model_free(m);
+        gt_trace_free(traces[ti]);
+    }
+}
+
 /* Rows no replay can use (extreme times, negative or absurd sizes, a block
  * past the end of the address space) are left out and counted; the rest
  * replays as if they were not there. Nothing overflows (configure
@@ -652,6 +738,7 @@ static const gt_test_case cases[] = {
     {"test_analyze_memory__heap_unregister", test_analyze_memory__heap_unregister},
     {"test_analyze_memory__two_processes_same_handles", test_analyze_memory__two_processes_same_handles},
     {"test_analyze_memory__actions_in_order", test_analyze_memory__actions_in_order},
+    {"test_analyze_memory__state_by_replay", test_analyze_memory__state_by_replay},
     {"test_analyze_memory__extreme_rows", test_analyze_memory__extreme_rows},
     {NULL, NULL},
 };
