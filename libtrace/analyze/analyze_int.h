@@ -65,9 +65,11 @@ static inline bool an_call_replaces(bool kept_driver, bool kept_foreign, bool la
 
 typedef struct an_range { /* an NVTX range on one thread */
     int64_t start_ns, end_ns, tid;
-    gt_string_id text;
-    int64_t parent; /* index of the enclosing range of the same thread; -1 none */
+    uint32_t text;  /* its gt_string_id (row_ok refuses one beyond 32 bits) */
+    int32_t parent; /* index of the enclosing range of the same thread; -1 none */
 } an_range;
+/* One per range, millions of them: the loader holds at most INT32_MAX */
+_Static_assert(sizeof(an_range) == 32, "an_range: 32 bytes");
 
 /* A communication interval on a host thread: an NVTX range of a category
  * named "communication" (NCCL kernels stay on the device timeline, acts). */

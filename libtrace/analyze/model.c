@@ -327,7 +327,9 @@ static bool row_ok(const gt_event *ev, int64_t start_ns, int64_t end_ns)
     if (!time_ok(start_ns) || !time_ok(end_ns))
         return false;
     switch (ev->kind) {
-    case GT_EV_NVTX: return true; /* ranges ending before they start are not ranges (below) */
+    /* ranges ending before they start are not ranges (below); names are
+     * string ids, which a range holds in 32 bits */
+    case GT_EV_NVTX: return ev->u.nvtx.text >= 0 && ev->u.nvtx.text <= UINT32_MAX;
     case GT_EV_MEMCPY: return end_ns >= start_ns && bytes_ok(ev->u.memcpy.bytes);
     case GT_EV_MEMSET: return end_ns >= start_ns && bytes_ok(ev->u.memset.bytes);
     case GT_EV_GPU_MEMORY: return bytes_ok(ev->u.gpu_memory.bytes);
@@ -455,9 +457,13 @@ static int load_kind(loader *L, gt_event_kind kind, bool span_only)
                 note_category(ls, an_str(m, n->text), n->global_tid, n->domain_id, n->category);
             if ((n->event_type != GT_NVTX_PUSHPOP && n->event_type != GT_NVTX_STARTEND) || n->end_ns < n->start_ns)
                 break;
+            if (m->n_ranges == INT32_MAX) { /* a parent is an int32_t */
+                rc = gt_error_set(GT_ERR_NOMEM, "analyze: more NVTX ranges than the analysis holds (%d)", INT32_MAX);
+                goto cleanup;
+            }
             if ((rc = GROW(m->ranges, m->n_ranges, caps[3])) < 0)
                 goto cleanup;
-            m->ranges[m->n_ranges++] = (an_range){n->start_ns, n->end_ns, n->global_tid, n->text, -1};
+            m->ranges[m->n_ranges++] = (an_range){n->start_ns, n->end_ns, n->global_tid, (uint32_t)n->text, -1};
             if (n->category != 0) {
                 if ((rc = GROW(ls->ops, ls->n_ops, ls->cap_ops)) < 0)
                     goto cleanup;

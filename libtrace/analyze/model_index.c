@@ -32,7 +32,7 @@ int an_index_ranges(an_model *m)
             depth = 0;
         while (depth > 0 && m->ranges[stack[depth - 1]].end_ns <= r->start_ns)
             depth--;
-        r->parent = depth > 0 ? stack[depth - 1] : -1;
+        r->parent = depth > 0 ? (int32_t)stack[depth - 1] : -1;
         if ((rc = GROW(stack, depth, cap)) < 0)
             break;
         stack[depth++] = (int64_t)i;
