@@ -80,38 +80,55 @@ void gt_json_end(gt_json *j)
     fputc(j->is_object & bit ? '}' : ']', j->f);
 }
 
+/* s as a JSON string. Bytes that need nothing go out a run at a time (one
+ * fwrite for a whole plain name, not one per character: the exports write
+ * millions of names). */
 static void escaped(FILE *f, const char *s)
 {
-    const unsigned char *p = (const unsigned char *)(s ? s : "");
+    const unsigned char *p = (const unsigned char *)(s ? s : ""), *run = p;
     fputc('"', f);
-    while (*p) {
+    for (;;) {
         unsigned char c = *p;
-        if (c == '"' || c == '\\') {
-            fputc('\\', f);
-            fputc(c, f);
-            p++;
-        } else if (c < 0x20) {
-            switch (c) {
-            case '\n': fputs("\\n", f); break;
-            case '\r': fputs("\\r", f); break;
-            case '\t': fputs("\\t", f); break;
-            default: fprintf(f, "\\u%04x", c); break;
-            }
-            p++;
-        } else {
-            /* Names come from traced programs: bytes that are not UTF-8
-             * become U+FFFD so the document stays valid JSON. */
-            int n = gt_utf8_len(p);
-            if (n == 0) {
-                fputs("\\ufffd", f);
-                p++;
-            } else {
-                fwrite(p, 1, (size_t)n, f);
-                p += n;
-            }
+        /* Names come from traced programs: bytes that are not UTF-8
+         * become U+FFFD so the document stays valid JSON. */
+        int n = c >= 0x20 && c != '"' && c != '\\' ? gt_utf8_len(p) : 0;
+        if (n > 0) {
+            p += n;
+            continue;
         }
+        if (p > run)
+            fwrite(run, 1, (size_t)(p - run), f);
+        if (c == 0)
+            break;
+        switch (c) {
+        case '"': fputs("\\\"", f); break;
+        case '\\': fputs("\\\\", f); break;
+        case '\n': fputs("\\n", f); break;
+        case '\r': fputs("\\r", f); break;
+        case '\t': fputs("\\t", f); break;
+        default:
+            if (c < 0x20)
+                fprintf(f, "\\u%04x", c);
+            else
+                fputs("\\ufffd", f);
+            break;
+        }
+        run = ++p;
     }
     fputc('"', f);
+}
+
+/* An integer's digits (a minus first if neg), without printf: the exports
+ * write several numbers per event. */
+static void digits(FILE *f, bool neg, uint64_t v)
+{
+    char buf[24], *e = buf + sizeof buf, *b = e;
+    do
+        *--b = (char)('0' + v % 10);
+    while ((v /= 10) != 0);
+    if (neg)
+        *--b = '-';
+    fwrite(b, 1, (size_t)(e - b), f);
 }
 
 void gt_json_key(gt_json *j, const char *key)
@@ -136,13 +153,13 @@ void gt_json_str(gt_json *j, const char *s)
 void gt_json_int(gt_json *j, int64_t v)
 {
     before_item(j, false);
-    fprintf(j->f, "%lld", (long long)v);
+    digits(j->f, v < 0, v < 0 ? 0 - (uint64_t)v : (uint64_t)v); /* INT64_MIN has no positive int64 */
 }
 
 void gt_json_uint(gt_json *j, uint64_t v)
 {
     before_item(j, false);
-    fprintf(j->f, "%llu", (unsigned long long)v);
+    digits(j->f, false, v);
 }
 
 void gt_json_num(gt_json *j, double v)
@@ -161,7 +178,9 @@ void gt_json_milli(gt_json *j, int64_t v)
     before_item(j, false);
     /* the magnitude as unsigned: INT64_MIN has no positive int64 */
     uint64_t m = v < 0 ? 0 - (uint64_t)v : (uint64_t)v;
-    fprintf(j->f, "%s%llu.%03llu", v < 0 ? "-" : "", (unsigned long long)(m / 1000), (unsigned long long)(m % 1000));
+    char frac[4] = {'.', (char)('0' + m / 100 % 10), (char)('0' + m / 10 % 10), (char)('0' + m % 10)};
+    digits(j->f, v < 0, m / 1000);
+    fwrite(frac, 1, sizeof frac, j->f);
 }
 
 void gt_json_bool(gt_json *j, bool v)
