@@ -3,9 +3,12 @@
  * an_mem_hist): the totals from the samples, the live segments and blocks
  * from the lives: those of the chunk begun last by then and the chunk's
  * span (the older lives still alive as it began; see an_mem_hist).
- * No replay runs per query and nothing here is static, so a loaded
- * analysis answers any number of queries, from any threads. This file does
- * not replay events, nor judge them (leaks and spikes are memory.c's). */
+ * The viewer's histories are whole: no replay runs per query and nothing
+ * here is static, so a loaded analysis answers any number of queries, from
+ * any threads. gtrace memory asks through a reader (an_mem_states_read)
+ * whose history is of the one moment, made by a replay up to it
+ * (memory_history.c). This file does not replay events, nor judge them
+ * (leaks and spikes are memory.c's). */
 #include "analyze_int.h"
 
 #include <stdlib.h>
