@@ -24,8 +24,9 @@
  *   metadata: a name for every process, thread and stream that appears.
  * One file holds every process, or one process (a rank of a distributed
  * job, as PyTorch writes one file per rank). Times are microseconds with
- * nanosecond decimals. Events stream through the reader; annotations, steps
- * and memory come from the analysis model. */
+ * nanosecond decimals. Events stream through the reader; the NVTX ranges
+ * (projections, steps) and the allocator's actions come from the analysis
+ * model, only its memory part where the close kept the whole-trace facts. */
 #include "analyze_int.h"
 #include "gt_labels.h"
 #include "gt_store_spill.h"
