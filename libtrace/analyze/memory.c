@@ -428,6 +428,8 @@ static int end_rec(replay *rp, int64_t idx, int64_t t_ns)
     if (r->kind == REC_BLOCK && (rc = count_heap_block(rp, r->heap, -1)) < 0)
         return rc;
     r->end_ns = t_ns;
+    if (rp->spikes)
+        mem_spike_note(rp->spikes, r);
     account(rp, r->kind, -r->bytes, t_ns);
     if ((rc = log_rec(rp, r, false, t_ns, r->bytes)) < 0 || !rp->reuse)
         return rc;
@@ -508,7 +510,7 @@ int mem_replay_event(replay *rp, const an_mem *e)
     }
     int64_t idx = rp->n_spare > 0 ? rp->spare[--rp->n_spare] : (int64_t)rp->n_recs++;
     rec *r = &rp->recs[idx];
-    *r = (rec){e->t_ns, AN_ALIVE, address, e->heap, e->bytes, e->tid, e->callchain, e->stream, kind, -1};
+    *r = (rec){e->t_ns, AN_ALIVE, address, e->heap, e->bytes, e->tid, e->callchain, e->stream, kind, -1, rp->n_made++};
     if ((rc = life_open(rp, r, e->t_ns)) < 0 || (rc = map_put(mp, key, idx)) < 0 ||
         (kind == REC_BLOCK && (rc = count_heap_block(rp, e->heap, 1)) < 0))
         return rc;
@@ -622,6 +624,15 @@ static int memory_of(gt_memory *mem, const an_model *m, const proc_mem *p, gt_st
     size_t next = 0;
     memset(mem, 0, sizeof *mem);
     mem_replay_init(&rp, m, p);
+    /* leaks are the live records at the end, spikes noted as they end:
+     * records of freed blocks can be reused */
+    spike_watch sw = {.kind = rp.has_blocks ? REC_BLOCK : REC_DEVICE, .max_life = mem_spike_max_life(m, steps, n_steps)};
+    rp.spikes = &sw;
+    rp.reuse = true;
+    if (sw.max_life < 0) {
+        rc = gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
+        goto cleanup;
+    }
     mem->pid = p->pid;
     mem->has_blocks = rp.has_blocks;
     mem->has_segments = rp.has_segments;

@@ -16,6 +16,7 @@ typedef struct rec { /* one allocation, from its birth to its free */
     int32_t stream;
     int8_t kind;
     int64_t life; /* its open life in the history; -1 none (or not recording) */
+    int64_t seq;  /* made the seq-th in its replay: the order of records reused */
 } rec;
 
 typedef struct live_map { /* address -> rec index of the live ones; open addressing */
@@ -41,6 +42,17 @@ typedef struct mem_split {
     int64_t n_skipped;     /* rows no replay can use */
 } mem_split;
 
+/* The biggest blocks that lived a short time, noted as they end (a replay
+ * that reuses records has no record of them at its end): the first
+ * MEM_SPIKES by bytes, then by when they were made. */
+enum { MEM_SPIKES = 10 };
+typedef struct spike_watch {
+    int8_t kind;      /* REC_BLOCK, or REC_DEVICE for a process without blocks */
+    int64_t max_life; /* longer lives are not spikes */
+    rec top[MEM_SPIKES];
+    size_t n;
+} spike_watch;
+
 typedef struct emitter { /* the allocator's actions, for exports */
     an_mem_action_fn fn;
     void *ctx;
@@ -64,6 +76,8 @@ typedef struct replay {
      * end (handing out actions, a state at one moment) */
     bool reuse;
     int64_t *spare; size_t n_spare, cap_spare;
+    int64_t n_made;       /* records made: the next one's seq */
+    spike_watch *spikes;  /* NULL: not watching */
     an_mem_hist *hist; /* NULL: not recording the history */
 } replay;
 
@@ -84,8 +98,13 @@ int mem_replay_moment(const replay *rp, int64_t t_ns, an_mem_hist *h);
  * in p's history, from a replay that keeps none. */
 int mem_replay_step_peak(const an_model *m, const proc_mem *p, const gt_step *step, int64_t *out_ns);
 
-/* Leaks (never freed, growing step over step) and spikes (short-lived
- * blocks at a step's peak) of a finished replay, into mem. */
+/* How long a spike lives at most: half a median step (a hundredth of the
+ * trace without steps); -1: out of memory. And a record just ended, for w. */
+int64_t mem_spike_max_life(const an_model *m, const gt_step *steps, size_t n_steps);
+void mem_spike_note(spike_watch *w, const rec *r);
+/* Leaks (never freed, growing step over step: the live records) and spikes
+ * (short-lived blocks at a step's peak: rp->spikes) of a finished replay,
+ * into mem. */
 int mem_find_leaks(gt_memory *mem, const replay *rp, const gt_step *steps, size_t n_steps);
 int mem_find_spikes(gt_memory *mem, const replay *rp, const gt_step *steps, size_t n_steps);
 

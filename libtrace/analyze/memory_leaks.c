@@ -21,20 +21,36 @@ typedef struct leak_group {
     int64_t first_ns, last_ns, first_tid;
 } leak_group;
 
+typedef struct made { int64_t seq, idx; } made; /* a live record, by when it was made */
+
+static int cmp_made(const void *a, const void *b)
+{
+    const made *x = a, *y = b;
+    return (x->seq > y->seq) - (x->seq < y->seq);
+}
+
 int mem_find_leaks(gt_memory *mem, const replay *rp, const gt_step *steps, size_t n_steps)
 {
     const an_model *m = rp->m;
     int8_t kind = rp->has_blocks ? REC_BLOCK : REC_DEVICE;
     leak_group *gs = NULL;
-    size_t n_g = 0, cap_g = 0, n_leaks = 0;
+    size_t n_g = 0, cap_g = 0, n_leaks = 0, n_live = 0;
     int rc = 0;
     /* "Grew step over step" needs steps to compare. */
     if (n_steps < 3)
         return 0;
-    for (size_t i = 0; i < rp->n_recs; i++) {
-        const rec *r = &rp->recs[i];
-        if (r->kind != kind || r->end_ns != AN_ALIVE)
-            continue;
+    /* the live records of the kind, in the order they were made */
+    const live_map *lm = &rp->live[kind];
+    made *live = malloc((lm->cap ? lm->cap : 1) * sizeof *live);
+    if (!live)
+        return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory finding leaks");
+    for (size_t h = 0; h < lm->cap; h++)
+        if (lm->vals[h] >= 0)
+            live[n_live++] = (made){rp->recs[lm->vals[h]].seq, lm->vals[h]};
+    if (n_live > 1)
+        qsort(live, n_live, sizeof *live, cmp_made);
+    for (size_t i = 0; i < n_live; i++) {
+        const rec *r = &rp->recs[live[i].idx];
         int64_t ri = r->tid ? an_model_range_at(m, r->tid, r->start_ns) : -1;
         gt_string_id range = ri >= 0 ? m->ranges[ri].text : 0;
         size_t g = 0;
@@ -105,55 +121,69 @@ int mem_find_leaks(gt_memory *mem, const replay *rp, const gt_step *steps, size_
         }
 cleanup:
     free(gs);
+    free(live);
     return rc;
 }
 
+int64_t mem_spike_max_life(const an_model *m, const gt_step *steps, size_t n_steps)
+{
+    if (n_steps == 0)
+        return gt_sat_sub(m->span_end_ns, m->span_start_ns) / 100;
+    int64_t *d = malloc(n_steps * sizeof *d);
+    if (!d)
+        return -1;
+    for (size_t i = 0; i < n_steps; i++)
+        d[i] = gt_sat_sub(steps[i].end_ns, steps[i].start_ns);
+    qsort(d, n_steps, sizeof *d, gt_cmp_i64);
+    int64_t max_life = d[n_steps / 2] / 2;
+    free(d);
+    return max_life;
+}
+
+/* a before b: more bytes, then made earlier */
+static bool spike_before(const rec *a, const rec *b)
+{
+    return a->bytes > b->bytes || (a->bytes == b->bytes && a->seq < b->seq);
+}
+
+void mem_spike_note(spike_watch *w, const rec *r)
+{
+    if (r->kind != w->kind || r->end_ns - r->start_ns > w->max_life)
+        return;
+    size_t at;
+    if (w->n < MEM_SPIKES)
+        at = w->n++;
+    else if (spike_before(r, &w->top[MEM_SPIKES - 1]))
+        at = MEM_SPIKES - 1; /* the last one leaves */
+    else
+        return;
+    w->top[at] = *r;
+    for (; at > 0 && spike_before(&w->top[at], &w->top[at - 1]); at--) { /* kept in order */
+        rec t = w->top[at];
+        w->top[at] = w->top[at - 1];
+        w->top[at - 1] = t;
+    }
+}
+
 /* Spikes: blocks of at least a tenth of the peak that lived less than half a
- * median step (a hundredth of the trace without steps). */
+ * median step (mem_spike_max_life), biggest first. */
 int mem_find_spikes(gt_memory *mem, const replay *rp, const gt_step *steps, size_t n_steps)
 {
     const an_model *m = rp->m;
-    int8_t kind = rp->has_blocks ? REC_BLOCK : REC_DEVICE;
-    int64_t max_life;
-    if (n_steps > 0) {
-        int64_t *d = malloc(n_steps * sizeof *d);
-        if (!d)
-            return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
-        for (size_t i = 0; i < n_steps; i++)
-            d[i] = gt_sat_sub(steps[i].end_ns, steps[i].start_ns);
-        qsort(d, n_steps, sizeof *d, gt_cmp_i64);
-        max_life = d[n_steps / 2] / 2;
-        free(d);
-    } else {
-        max_life = gt_sat_sub(m->span_end_ns, m->span_start_ns) / 100;
-    }
+    const spike_watch *w = rp->spikes;
     int64_t min_bytes = rp->peak_alloc / 10;
-    if (min_bytes <= 0)
+    size_t n_top = 0;
+    if (!w || min_bytes <= 0)
         return 0;
-    enum { MAX_SPIKES = 10 };
-    size_t top[MAX_SPIKES], n_top = 0;
-    for (size_t i = 0; i < rp->n_recs; i++) {
-        const rec *r = &rp->recs[i];
-        if (r->kind != kind || r->end_ns == AN_ALIVE || r->bytes < min_bytes || r->end_ns - r->start_ns > max_life)
-            continue;
-        if (n_top < MAX_SPIKES) {
-            top[n_top++] = i;
-        } else {
-            size_t mn = 0;
-            for (size_t k = 1; k < n_top; k++)
-                if (rp->recs[top[k]].bytes < rp->recs[top[mn]].bytes)
-                    mn = k;
-            if (r->bytes > rp->recs[top[mn]].bytes)
-                top[mn] = i;
-        }
-    }
+    while (n_top < w->n && w->top[n_top].bytes >= min_bytes)
+        n_top++;
     if (n_top == 0)
         return 0;
     mem->spikes = calloc(n_top, sizeof *mem->spikes);
     if (!mem->spikes)
         return gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
     for (size_t k = 0; k < n_top; k++) {
-        const rec *r = &rp->recs[top[k]];
+        const rec *r = &w->top[k];
         gt_spike *s = &mem->spikes[mem->n_spikes++];
         s->pid = rp->p->pid;
         s->origin = an_model_origin(m, r->tid, r->start_ns, r->callchain);
@@ -166,11 +196,5 @@ int mem_find_spikes(gt_memory *mem, const replay *rp, const gt_step *steps, size
         int st = step_of(steps, n_steps, r->start_ns);
         s->step = st >= 0 ? steps[st].number : -1;
     }
-    for (size_t a = 1; a < mem->n_spikes; a++)
-        for (size_t b = a; b > 0 && mem->spikes[b].bytes > mem->spikes[b - 1].bytes; b--) {
-            gt_spike t = mem->spikes[b];
-            mem->spikes[b] = mem->spikes[b - 1];
-            mem->spikes[b - 1] = t;
-        }
     return 0;
 }

@@ -93,6 +93,52 @@ static void test_analyze_memory__leak_and_spike(void)
     gt_trace_free(t);
 }
 
+/* More short-lived blocks than the report lists: the ten biggest, and
+ * among blocks of one size the first made, biggest first, then by time.
+ * The replay reuses the record of each freed block: the spikes are noted
+ * as they end, the leak read off the live records at the end. */
+static void test_analyze_memory__spikes_kept_as_they_end(void)
+{
+    static const int mib[] = {1, 2, 8, 3, 8, 4, 8, 5, 8, 6, 8, 7, 8, 1, 8};
+    fx f;
+    fx_open(&f, "spikes.sqlite");
+    fx_heap(&f, 1 * US, GT_HEAP_REGISTER, 1, HEAP1, 256 * MIB);
+    fx_heap(&f, 2 * US, GT_REGION_REGISTER, 1, HEAP1, 16 * MIB); /* held throughout */
+    for (int i = 0; i < 6; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "step %d", i);
+        fx_range(&f, (1 + 10 * i) * MS, (11 + 10 * i) * MS, name);
+        fx_range(&f, (2 + 10 * i) * MS, (2 + 10 * i) * MS + 500 * US, "cache");
+        fx_heap(&f, (2 + 10 * i) * MS + 100 * US, GT_REGION_REGISTER, 1, HEAP1 + 0x8000000 + (uint64_t)i * 4096, 4096);
+    }
+    for (size_t k = 0; k < sizeof mib / sizeof mib[0]; k++) {
+        int64_t t0 = 3 * MS + (int64_t)k * 3 * MS; /* one at a time, each 100 us */
+        fx_heap(&f, t0, GT_REGION_REGISTER, 1, HEAP1 + 32 * MIB, mib[k] * MIB);
+        fx_heap(&f, t0 + 100 * US, GT_REGION_UNREGISTER, 1, HEAP1 + 32 * MIB, 0);
+    }
+    gt_trace *t = fx_close(&f);
+    gt_report *r = fx_report(t, NULL);
+    const gt_memory *m = &r->memory;
+    /* a tenth of the 24 MiB peak: the 1 and 2 MiB blocks are no spikes; of
+     * the 12 others the 4 and 3 MiB ones are the eleventh and twelfth */
+    static const int want[] = {8, 8, 8, 8, 8, 8, 8, 7, 6, 5};
+    CU_ASSERT_EQUAL_FATAL(m->n_spikes, 10);
+    for (size_t k = 0; k < 10; k++) {
+        CU_ASSERT_EQUAL(m->spikes[k].bytes, want[k] * MIB);
+        CU_ASSERT_EQUAL(m->spikes[k].end_ns - m->spikes[k].start_ns, 100 * US);
+        if (k > 0 && want[k] == want[k - 1])
+            CU_ASSERT_TRUE(m->spikes[k].start_ns > m->spikes[k - 1].start_ns);
+    }
+    CU_ASSERT_EQUAL(m->spikes[0].start_ns, 3 * MS + 2 * 3 * MS); /* the first 8 MiB block */
+    CU_ASSERT_EQUAL_FATAL(m->n_leaks, 1); /* 4 KiB a step, never freed */
+    CU_ASSERT_EQUAL(m->leaks[0].n_alive, 6);
+    CU_ASSERT_EQUAL(m->leaks[0].first_ns, 2 * MS + 100 * US);
+    CU_ASSERT_EQUAL(m->leaks[0].last_ns, 52 * MS + 100 * US);
+    CU_ASSERT_STRING_EQUAL(m->leaks[0].origin, "step 0 > cache");
+    gt_report_free(r);
+    gt_trace_free(t);
+}
+
 /* The same steps with the cache freed every step: no leak, rule silent. */
 static void test_analyze_memory__no_leak(void)
 {
@@ -738,6 +784,7 @@ static const gt_test_case cases[] = {
     {"test_analyze_memory__heap_unregister", test_analyze_memory__heap_unregister},
     {"test_analyze_memory__two_processes_same_handles", test_analyze_memory__two_processes_same_handles},
     {"test_analyze_memory__actions_in_order", test_analyze_memory__actions_in_order},
+    {"test_analyze_memory__spikes_kept_as_they_end", test_analyze_memory__spikes_kept_as_they_end},
     {"test_analyze_memory__state_by_replay", test_analyze_memory__state_by_replay},
     {"test_analyze_memory__extreme_rows", test_analyze_memory__extreme_rows},
     {NULL, NULL},
