@@ -746,8 +746,10 @@ static int total_of(gt_memory *mem, const an_model *m, const mem_split *sp)
         rc = gt_error_set(GT_ERR_NOMEM, "analyze: out of memory");
         goto cleanup;
     }
-    for (size_t k = 0; k < sp->n; k++)
+    for (size_t k = 0; k < sp->n; k++) {
         mem_replay_init(&rps[k], m, &sp->v[k]);
+        rps[k].reuse = true; /* only the totals are read */
+    }
     for (;;) {
         size_t best = sp->n;
         for (size_t k = 0; k < sp->n; k++)
