@@ -45,11 +45,13 @@ static void stack_push(stacker *b, size_t bi, int64_t t)
 /* Takes a block off the stack; every block above it moves down by its size. */
 static void stack_remove(stacker *b, size_t bi, int64_t t)
 {
+    if (!g_ptr_array_index(b->bands, bi))
+        return; /* never stacked (past the cap): no search of the whole stack */
     guint pos = b->stack->len;
     while (pos > 0 && g_array_index(b->stack, guint, pos - 1) != bi) /* recent blocks go first */
         pos--;
     if (pos == 0)
-        return; /* never stacked (past the cap) */
+        return;
     pos--;
     g_array_remove_index(b->stack, pos);
     int64_t bytes = b->blocks[bi].bytes;
