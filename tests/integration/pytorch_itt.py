@@ -2,9 +2,11 @@
 # and Tanh between them, MSELoss, SGD with momentum) trained for 6 steps on
 # fixed data; step 4 runs under the program's own torch.profiler.profile().
 # Prints one JSON line: the losses (hex floats, bit for bit), the profiled
-# step's ops as key_averages() counts them (name: count) and its CPU events
-# as the profiler recorded them (RecordFunction's, before key_averages
-# merges an op with an only child of its name: name: count).
+# step's op names as key_averages() lists them and its CPU events as the
+# profiler recorded them (RecordFunction's: name: count). key_averages'
+# counts are left out: it merges an op with an only child of its name when
+# their microsecond times nest, which varies from run to run with or
+# without gtrace (aten::div_ counted once or twice, 1.13).
 import json
 
 import torch
@@ -32,7 +34,7 @@ for i in range(6):
     if i == 4:
         with torch.profiler.profile() as prof:
             losses.append(step())
-        ops = {e.key: e.count for e in prof.key_averages()}
+        ops = sorted({e.key for e in prof.key_averages()})
         for e in prof.profiler.kineto_results.events():
             if e.device_type() == torch.autograd.DeviceType.CPU:
                 events[e.name()] = events.get(e.name(), 0) + 1

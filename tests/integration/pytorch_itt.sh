@@ -6,8 +6,9 @@
 # pytorch_compile.sh uses; pytorch_itt.py: a small deterministic model, 6
 # steps, step 4 under the program's own torch.profiler.profile()):
 #   - the program's output, its losses bit for bit and what its own
-#     profiler recorded (key_averages and raw events), are those of the run
-#     without gtrace: gtrace's profiler steps aside while the program's runs;
+#     profiler recorded (its raw events, the op names key_averages
+#     lists), are those of the run without gtrace: gtrace's profiler
+#     steps aside while the program's runs;
 #   - the op ranges are RecordFunction's: autograd nodes (AddmmBackward0) and
 #     composite ops (aten::linear), which the dispatch mode never sees;
 #   - they nest: aten::linear inside its Linear module's range, each

@@ -6,8 +6,8 @@
 # deterministic model, 6 steps, step 4 under the program's own
 # torch.profiler.profile()):
 #   - the program's output, its losses bit for bit and what its own
-#     profiler recorded (key_averages and raw events), are those of the run
-#     without gtrace;
+#     profiler recorded (its raw events, the op names key_averages
+#     lists), are those of the run without gtrace;
 #   - the op ranges are RecordFunction's: autograd nodes (AddmmBackward0)
 #     and composite ops (aten::linear), which the dispatch mode never sees,
 #     in their own domain's category "compute", nested in the modules;
