@@ -44,6 +44,9 @@ EXTRA_DIST += bench/bench_long_run.sh
 # memory per event (bench/results/2026-12-03-scale-100m.md).
 EXTRA_DIST += bench/bench_scale.sh
 
+# Whole-process timings of two commands in turn (the results' A/B figures).
+EXTRA_DIST += bench/alternate.py
+
 # What --pytorch costs (in one process, hooks off and on), torch's own
 # profiler on the same step, and how often gtrace diff calls noise a change.
 EXTRA_DIST += bench/bench_pytorch_overhead.sh bench/bench_pytorch_overhead.py bench/bench_pytorch_profiler.py \
