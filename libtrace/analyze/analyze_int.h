@@ -213,6 +213,18 @@ bool an_whole_parse(an_whole *w, const char *body, size_t n);
  * changed since (report_kept.c). */
 bool an_whole_read(an_whole *w, gt_trace *t);
 
+/* The Chrome export's processes (export_ranks.c). A set of a few hundred
+ * keys at most (threads, streams, processes), in the order added. */
+typedef struct an_rowset {
+    int64_t *v;
+    size_t n, cap;
+} an_rowset;
+int an_rowset_add(an_rowset *s, int64_t k);
+/* The processes with events to export, ascending (malloc'd): those of m's
+ * calls, ranges and allocator actions, and with calls_from (a model without
+ * the calls: its memory part) those of the trace's calls, read from disk. */
+int an_export_pids(const an_model *m, gt_trace *calls_from, int64_t **pids_out, size_t *out_n);
+
 /* Pieces of the report, each in its own file. */
 int an_summary(gt_report *r, const an_model *m, const gt_report_options *opt);
 /* The devices of m's device timeline, in the order it meets them (at most AN_MAX_DEVICES). */

@@ -53,32 +53,6 @@
  * export's memory does not grow with the trace. */
 enum { F_HOST = 1, F_DEV = 2, F_PLAIN = 4, F_STARTED = 8, F_ENDED = 16 };
 
-/* Rows that appeared, for their names: host threads (global tid) and device
- * streams ((device << 32) | stream); a few hundred at most in practice. */
-typedef struct rowset {
-    int64_t *v;
-    size_t n, cap;
-} rowset;
-
-static int rowset_add(rowset *s, int64_t k)
-{
-    if (s->n > 0 && s->v[s->n - 1] == k)
-        return 0;
-    for (size_t i = 0; i < s->n; i++)
-        if (s->v[i] == k)
-            return 0;
-    if (s->n == s->cap) {
-        size_t ncap = s->cap ? s->cap * 2 : 32;
-        int64_t *nv = realloc(s->v, ncap * sizeof *nv);
-        if (!nv)
-            return gt_error_set(GT_ERR_NOMEM, "chrome export: out of memory");
-        s->v = nv;
-        s->cap = ncap;
-    }
-    s->v[s->n++] = k;
-    return 0;
-}
-
 /* A step range of a process, exported under PyTorch's name for an
  * iteration, "ProfilerStep#N", which HTA looks for. */
 typedef struct step_range {
@@ -89,7 +63,7 @@ typedef struct out {
     gt_json *j;      /* in the array of events */
     int64_t pid;     /* the process exported; -1: all */
     int64_t base_ns; /* the trace's first time: small numbers keep precision */
-    rowset threads, streams;
+    an_rowset threads, streams; /* host threads (global tid), device streams ((device << 32) | stream) */
     gt_flagmap *corr; /* F_* by flow key; one "s" and one "f" per flow id */
     const an_model *m; /* the NVTX ranges (projections), steps and memory */
     /* the launch call (thread, start) of each correlation id, on disk where
@@ -137,14 +111,14 @@ static void remember(out *o, int rc)
 
 static void seen_thread(out *o, int64_t global_tid)
 {
-    int rc = rowset_add(&o->threads, global_tid);
+    int rc = an_rowset_add(&o->threads, global_tid);
     if (rc < 0 && o->rc == 0)
         o->rc = rc;
 }
 
 static void seen_stream(out *o, int32_t device, int32_t stream)
 {
-    int rc = rowset_add(&o->streams, (int64_t)((uint64_t)(uint32_t)device << 32 | (uint32_t)stream));
+    int rc = an_rowset_add(&o->streams, (int64_t)((uint64_t)(uint32_t)device << 32 | (uint32_t)stream));
     if (rc < 0 && o->rc == 0)
         o->rc = rc;
 }
@@ -755,10 +729,10 @@ static int metadata(gt_trace *t, out *o, const int32_t *devs, size_t n_devs)
     char name[64];
     const gt_process *ps = gt_trace_processes(t, &n_ps);
     const gt_thread *ths = gt_trace_threads(t, &n_ts);
-    rowset pids = {0};
+    an_rowset pids = {0};
     int rc = 0;
     for (size_t i = 0; i < o->threads.n && rc == 0; i++)
-        rc = rowset_add(&pids, gt_pid_of(o->threads.v[i]));
+        rc = an_rowset_add(&pids, gt_pid_of(o->threads.v[i]));
     if (rc < 0)
         goto cleanup;
     sort_i64(pids.v, pids.n);
@@ -807,90 +781,12 @@ cleanup:
     return rc;
 }
 
-/* The processes that have events to export, ascending (malloc'd). */
-static int model_pids(const an_model *m, int64_t **pids_out, size_t *out_n)
-{
-    rowset ps = {0};
-    int rc = 0;
-    for (size_t i = 0; i < m->n_apis && rc == 0; i++)
-        rc = rowset_add(&ps, gt_pid_of(m->apis[i].tid));
-    for (size_t i = 0; i < m->n_ranges && rc == 0; i++)
-        rc = rowset_add(&ps, gt_pid_of(m->ranges[i].tid));
-    for (size_t i = 0; i < m->n_acts && rc == 0; i++)
-        if (m->acts[i].pid > 0 || m->acts[i].tid)
-            rc = rowset_add(&ps, m->acts[i].tid ? gt_pid_of(m->acts[i].tid) : m->acts[i].pid);
-    if (rc < 0) {
-        free(ps.v);
-        return rc;
-    }
-    sort_i64(ps.v, ps.n);
-    *pids_out = ps.v;
-    *out_n = ps.n;
-    return 0;
-}
-
-static int cmp_rank(const void *a, const void *b)
-{
-    const gt_chrome_rank *x = a, *y = b;
-    return (x->rank > y->rank) - (x->rank < y->rank);
-}
-
-/* Ranks of the model's processes: see gt_export_chrome_ranks. */
-static int ranks_of(gt_chrome_rank **ranks_out, size_t *out_n, gt_trace *t, const an_model *m)
-{
-    int64_t *pids = NULL;
-    size_t n = 0, n_ps;
-    int rc = model_pids(m, &pids, &n);
-    if (rc < 0)
-        return rc;
-    *ranks_out = NULL;
-    *out_n = 0;
-    if (n == 0)
-        return 0;
-    gt_chrome_rank *r = malloc(n * sizeof *r);
-    if (!r) {
-        free(pids);
-        return gt_error_set(GT_ERR_NOMEM, "chrome export: out of memory");
-    }
-    const gt_process *ps = gt_trace_processes(t, &n_ps);
-    bool recorded = true;
-    for (size_t i = 0; i < n; i++) {
-        r[i] = (gt_chrome_rank){pids[i], -1};
-        for (size_t k = 0; k < n_ps; k++)
-            if (gt_pid_of(ps[k].global_pid) == pids[i] && ps[k].rank >= 0)
-                r[i].rank = ps[k].rank;
-        recorded = recorded && r[i].rank >= 0 && r[i].rank < (int64_t)n;
-        for (size_t k = 0; k < i && recorded; k++)
-            recorded = r[k].rank != r[i].rank;
-    }
-    for (size_t i = 0; i < n && !recorded; i++)
-        r[i].rank = (int32_t)i; /* by pid, as the report lists ranks */
-    if (n > 1)
-        qsort(r, n, sizeof *r, cmp_rank);
-    free(pids);
-    *ranks_out = r;
-    *out_n = n;
-    return 0;
-}
-
-int gt_export_chrome_ranks(gt_chrome_rank **ranks_out, size_t *out_n, gt_trace *t)
-{
-    an_model *m = NULL;
-    if (!ranks_out || !out_n || !t)
-        return gt_error_set(GT_ERR_INVALID, "gt_export_chrome_ranks: missing argument");
-    int rc = an_model_load(&m, t);
-    if (rc == 0)
-        rc = ranks_of(ranks_out, out_n, t, m);
-    an_model_free(m);
-    return rc;
-}
-
 /* The step ranges of the processes exported, for their PyTorch names. */
 static int find_steps(out *o, const an_model *m)
 {
     int64_t *pids = NULL;
     size_t n = 0;
-    int rc = model_pids(m, &pids, &n);
+    int rc = an_export_pids(m, NULL, &pids, &n);
     for (size_t i = 0; i < n && rc == 0; i++) {
         if (!keep(o, pids[i]))
             continue;

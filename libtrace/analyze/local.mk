@@ -46,6 +46,7 @@ libtrace_analyze_libgtanalyze_la_SOURCES = \
 	libtrace/analyze/diff_samples.c \
 	libtrace/analyze/diff.c \
 	libtrace/analyze/export_chrome.c \
+	libtrace/analyze/export_ranks.c \
 	libtrace/analyze/export_csv.c \
 	libtrace/analyze/export_memviz.c
 libtrace_analyze_libgtanalyze_la_CPPFLAGS = $(ANALYZE_CPPFLAGS)
