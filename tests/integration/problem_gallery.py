@@ -3,6 +3,8 @@
     its twin, the trainer; columns: rules that fired anywhere) and checks it:
     each problem's rule fires on the problem and not on its twin, and no rule
     fires on a twin, the clean program or the trainer. Exit 1 on a miss.
+  check FILE NAME RULE: one run's verdict by the same rules (RULE: the one
+    that must fire, - none); prints what is wrong, exit 1 if anything is.
   gains DIR PROGRAM...: for each problem, the step time change gtrace diff
     measured (twin against problem) beside the gain its rule promised per
     step, as a Markdown table. Times are reported, never asserted.
@@ -17,6 +19,24 @@ import sys
 def fired(path):
     r = json.load(open(path))
     return r, {a["rule"]: a for a in r["advice"] if a["fired"]}
+
+
+def faults(name, want, f):
+    """What is wrong with one run's advice: a miss of `want`, or any rule
+    firing where none should (want None)."""
+    bad = []
+    if want and want not in f:
+        bad.append("%s: %s did not fire" % (name, want))
+    if want is None:
+        bad += ["%s: %s fired (%s)" % (name, c, f[c]["evidence"]) for c in sorted(f)]
+    return bad
+
+
+def check(path, name, rule):
+    bad = faults(name, None if rule == "-" else rule, fired(path)[1])
+    for b in bad:
+        print(b)
+    return 1 if bad else 0
 
 
 def matrix(d, progs):
@@ -36,12 +56,10 @@ def matrix(d, progs):
             mark = "X" if c in f else "."
             if c == want and c not in f:
                 mark = "-"  # a miss
-                bad.append("%s: %s did not fire" % (name, c))
             elif c in f and c != want:
                 mark = "!" if want is None else "x"  # x: another rule on a problem, allowed
-                if want is None:
-                    bad.append("%s: %s fired (%s)" % (name, c, f[c]["evidence"]))
             cells.append(mark.center(len(c)))
+        bad += faults(name, want, f)
         print("%-*s  %s" % (w, name, "  ".join(cells)))
     print("X: the expected rule fired; x: another rule on a problem; !: a false firing; -: a miss")
     n_prob = sum(1 for _, r in progs if r != "-")
@@ -80,5 +98,7 @@ def gains(d, progs):
 
 if __name__ == "__main__":
     mode, d = sys.argv[1], sys.argv[2]
+    if mode == "check":
+        sys.exit(check(d, sys.argv[3], sys.argv[4]))
     progs = [tuple(p.split("=", 1)) for p in sys.argv[3:]]
     sys.exit(matrix(d, progs) if mode == "matrix" else gains(d, progs))
