@@ -4,20 +4,21 @@
 # event. Writing the trace (bench_report's synthetic GPU-shaped run), keeping
 # its report as the launcher does at close, `gtrace report` (kept, and
 # --no-summary), `--steps A:B`, `memory --at T`, `export --format chrome`
-# and bench_viewer's first frames and pans.
+# (to /dev/null, and one file per rank into DIR/ranks/, removed after) and
+# bench_viewer's first frames and pans.
 #
 #   sh ../bench/bench_scale.sh [EVENTS] [DIR] [STEPS...]   (from a build folder)
 #
 # EVENTS 100000000 and DIR /tmp/scale by default; the trace is DIR/scale-EVENTS.sqlite,
 # written once and reused. STEPS: any of write keep report nosummary steps
-# memory export viewer (all by default). CEIL_KB (2097152: 2 GiB) is the
+# memory export ranks viewer (all by default). CEIL_KB (2097152: 2 GiB) is the
 # `ulimit -v` the reading steps run under; NOLIMIT=1 runs them without one
 # (to see what they would take). Nothing is asserted: it prints figures.
 set -u
 N=${1:-100000000}
 D=${2:-/tmp/scale}
 [ $# -ge 2 ] && shift 2 || shift $#
-STEPS=${*:-write keep report nosummary steps memory export viewer}
+STEPS=${*:-write keep report nosummary steps memory export ranks viewer}
 CEIL_KB=${CEIL_KB:-2097152}
 NOLIMIT=${NOLIMIT:-0}
 B=$(pwd)
@@ -77,6 +78,11 @@ for s in $STEPS; do
                    sed -n 's/.*"wall_ns":\([0-9]*\).*/\1/p')
             run memory 1 nice -n 5 "$B/libtrace/cli/gtrace" memory --at "$(( ${wall:-2} / 2 ))" "$T" ;;
     export) run export 1 nice -n 5 "$B/libtrace/cli/gtrace" export "$T" --format chrome -o /dev/null --force ;;
+    ranks) # one file per rank, the folder HTA reads (written, measured, removed)
+           rm -rf "$D/ranks"
+           run ranks 1 nice -n 5 "$B/libtrace/cli/gtrace" export "$T" --format chrome -o "$D/ranks/"
+           du -sm "$D/ranks" | awk '{ printf "ranks: %d MB in the folder\n", $1 }'
+           rm -rf "$D/ranks" ;;
     viewer) if [ -x "$B/bench/bench_viewer" ]; then
                 run viewer 0 nice -n 5 "$B/bench/bench_viewer" -r 1 -i "$T"
                 grep -i 'first\|frames\|pans\|rows in' "$D/out-viewer.txt" | head -n 12
