@@ -221,9 +221,10 @@ typedef struct an_rowset {
 } an_rowset;
 int an_rowset_add(an_rowset *s, int64_t k);
 /* The processes with events to export, ascending (malloc'd): those of m's
- * calls, ranges and allocator actions, and with calls_from (a model without
- * the calls: its memory part) those of the trace's calls, read from disk. */
-int an_export_pids(const an_model *m, gt_trace *calls_from, int64_t **pids_out, size_t *out_n);
+ * calls, ranges, activities and allocator actions, and with rows_from (a
+ * model without calls and activities: its memory part) those of the trace's
+ * calls and activities, read from disk. */
+int an_export_pids(const an_model *m, gt_trace *rows_from, int64_t **pids_out, size_t *out_n);
 
 /* Pieces of the report, each in its own file. */
 int an_summary(gt_report *r, const an_model *m, const gt_report_options *opt);

@@ -1,8 +1,8 @@
 /* export_ranks.c: the processes a Chrome export holds and the rank each is
  * given, for the one-file-per-rank export (DIR/) and --pid. Where the close
- * kept the whole-trace facts, the model's memory part and one pass over the
- * calls find them, as the export itself reads that part: the trace is never
- * held whole. */
+ * kept the whole-trace facts, the model's memory part and a pass over the
+ * calls and device work find them, as the export itself reads that part:
+ * the trace is never held whole. */
 #include "analyze_int.h"
 
 #include <stdlib.h>
@@ -26,22 +26,38 @@ int an_rowset_add(an_rowset *s, int64_t k)
     return 0;
 }
 
-/* The processes of t's calls, read from disk (a model's memory part holds none). */
-static int call_pids(an_rowset *ps, gt_trace *t)
+/* The processes of t's calls and of the work the whole model holds as
+ * activities (kernels, copies, memsets, CPU ops), read from disk: a model's
+ * memory part holds none of them. */
+static int row_pids(an_rowset *ps, gt_trace *t)
 {
-    gt_iter *it = NULL;
-    gt_event ev;
-    int rc = gt_iter_new(&it, t, GT_EV_API, INT64_MIN, INT64_MAX);
-    while (rc == 0 && (rc = gt_iter_next(it, &ev)) == 1)
-        rc = an_row_ok(&ev) ? an_rowset_add(ps, gt_pid_of(ev.u.api.global_tid)) : 0;
-    gt_iter_free(it);
+    static const gt_event_kind kinds[] = {GT_EV_API, GT_EV_KERNEL, GT_EV_MEMCPY, GT_EV_MEMSET, GT_EV_CPU_OP};
+    int rc = 0;
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0] && rc == 0; k++) {
+        gt_iter *it = NULL;
+        gt_event ev;
+        rc = gt_iter_new(&it, t, kinds[k], INT64_MIN, INT64_MAX);
+        while (rc == 0 && (rc = gt_iter_next(it, &ev)) == 1) {
+            if (!an_row_ok(&ev)) {
+                rc = 0;
+                continue;
+            }
+            int64_t id = ev.kind == GT_EV_API      ? ev.u.api.global_tid
+                         : ev.kind == GT_EV_KERNEL ? ev.u.kernel.global_pid
+                         : ev.kind == GT_EV_MEMCPY ? ev.u.memcpy.global_pid
+                         : ev.kind == GT_EV_MEMSET ? ev.u.memset.global_pid
+                                                   : ev.u.cpu_op.global_tid;
+            rc = an_rowset_add(ps, gt_pid_of(id));
+        }
+        gt_iter_free(it);
+    }
     return rc < 0 ? rc : 0;
 }
 
-int an_export_pids(const an_model *m, gt_trace *calls_from, int64_t **pids_out, size_t *out_n)
+int an_export_pids(const an_model *m, gt_trace *rows_from, int64_t **pids_out, size_t *out_n)
 {
     an_rowset ps = {0};
-    int rc = calls_from ? call_pids(&ps, calls_from) : 0;
+    int rc = rows_from ? row_pids(&ps, rows_from) : 0;
     for (size_t i = 0; i < m->n_apis && rc == 0; i++)
         rc = an_rowset_add(&ps, gt_pid_of(m->apis[i].tid));
     for (size_t i = 0; i < m->n_ranges && rc == 0; i++)
