@@ -565,7 +565,9 @@ static void same_states(const an_model *m, const an_mem_hist *v, size_t n, int64
 }
 
 /* Device allocations only (segments that are their own blocks), one made
- * and freed in the same nanosecond as another; and no allocation at all. */
+ * and freed in the same nanosecond as another, and step 1 at its peak twice
+ * (120 MiB at 2.1 and 2.7 ms, other blocks: the step's peak is the first);
+ * and no allocation at all. */
 static gt_trace *device_trace(void)
 {
     fx f;
@@ -576,6 +578,7 @@ static gt_trace *device_trace(void)
     fx_devmem(&f, 2100 * US, GT_DEVMEM_ALLOC, 0x7f0010000000ULL, 20 * MIB);
     fx_devmem(&f, 2500 * US, GT_DEVMEM_FREE, 0x7f0010000000ULL, 20 * MIB);
     fx_devmem(&f, 2500 * US, GT_DEVMEM_ALLOC, 0x7f0010000000ULL, 8 * MIB);
+    fx_devmem(&f, 2700 * US, GT_DEVMEM_ALLOC, 0x7f0020000000ULL, 12 * MIB);
     return fx_close(&f);
 }
 
@@ -603,6 +606,14 @@ static void test_analyze_memory__state_by_replay(void)
             same_states(m, v, n, -1, 0, s);
         same_states(m, v, n, RANK1, 3 * MS + 150 * US, -1);
         same_states(m, v, n, 777, 0, -1);
+        if (ti == 2) { /* step 1 peaks twice: the first is its peak */
+            gt_mem_states *r = NULL;
+            CU_ASSERT_EQUAL_FATAL(an_memory_states_at(&r, m, -1, 0, 1), 0);
+            CU_ASSERT_EQUAL_FATAL(r->n, 1);
+            CU_ASSERT_TRUE(r->v[0]->at_ns >= 2100 * US && r->v[0]->at_ns < 2500 * US);
+            CU_ASSERT_EQUAL(r->v[0]->allocated_bytes, 120 * MIB);
+            gt_mem_states_free(r);
+        }
         an_mem_hists_free(v, n);
         an_model_free(m);
         gt_trace_free(traces[ti]);
